@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Enumerations of the pypto API (names and values follow PyPTO)."""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "RunMode",
+    "TileOpFormat",
+    "StatusType",
+    "CastMode",
+    "SaturationMode",
+    "PrecisionType",
+    "CompStage",
+]
+
+
+class RunMode(enum.IntEnum):
+    """Where a jit kernel executes: ``runtime_options={"run_mode": pypto.RunMode.SIM}``."""
+
+    NPU = 0
+    SIM = 1
+
+
+class TileOpFormat(enum.Enum):
+    """Storage layout of a tensor. NZ pads the last dim to 32 bytes and the second-to-last to 16."""
+
+    TILEOP_ND = 0
+    TILEOP_NZ = 1
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StatusType(enum.Enum):
+    """Markers for annotation shape lists: ``pypto.Tensor([pypto.DYNAMIC, 128], pypto.DT_FP32)``.
+
+    DYNAMIC (alias DYN): the size may change between calls without a new compile.
+    STATIC: the size is taken from the tensor; a new size compiles a new specialization.
+    """
+
+    DYNAMIC = 1
+    DYN = 1  # alias of DYNAMIC
+    STATIC = 2
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CastMode(enum.Enum):
+    """Rounding of ``pypto.cast``."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+    CAST_FLOOR = 3
+    CAST_CEIL = 4
+    CAST_TRUNC = 5
+    CAST_ODD = 6
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SaturationMode(enum.Enum):
+    """Saturation of ``pypto.cast``."""
+
+    OFF = 0
+    ON = 1
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PrecisionType(enum.Enum):
+    """Precision of ``pypto.div``."""
+
+    INTRINSIC = 0
+    HIGH_PRECISION = 1
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CompStage(enum.IntEnum):
+    """``host_options["compile_stage"]``: where compilation stops. Anything but ALL_COMPLETE
+    compiles without running."""
+
+    ALL_COMPLETE = 0
+    TENSOR_GRAPH = 1
+    TILE_GRAPH = 2
+    EXECUTE_GRAPH = 3
+    CODEGEN_INSTRUCTION = 4
+    CODEGEN_BINARY = 5

@@ -1,0 +1,387 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``pypto.Tensor``: the parameter annotation and the in-kernel tensor handle.
+
+Outside a kernel trace, ``pypto.Tensor(shape, dtype, format=...)`` and ``pypto.Tensor[[shape],
+dtype]`` build a :class:`TensorAnnotation` describing a jit parameter::
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor[[pypto.DYNAMIC, 128], pypto.DT_FP16],
+          y: pypto.Tensor([4, 8], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
+          z: pypto.Tensor()):          # any rank/shape/dtype, every axis static
+        ...
+
+Shape entries: an int (that exact size), ``pypto.DYNAMIC``/``pypto.DYN`` (may change between
+calls without recompiling), ``pypto.STATIC`` (taken from the tensor; a new size recompiles),
+``pypto.frontend.dynamic("N")`` (dynamic, and every axis named N must agree), and a trailing
+``...`` (any number of further static axes). Without ``...`` the rank must match exactly.
+Without a dtype the torch tensor's dtype is used.
+
+Inside a kernel being traced, ``pypto.Tensor(shape, dtype)`` allocates a local tensor, and the
+kernel's parameters are :class:`Tensor` handles supporting ``+ - * / @ **``, unary ``-``,
+comparisons, ``&``/``|``/``~`` on bool tensors, slicing and slice assignment.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional, Tuple
+
+from . import _tracer
+from ._dtypes import DataType
+from ._enums import StatusType, TileOpFormat
+from ._errors import PyptoTypeError, PyptoValueError, user_location
+from ._symbolic import SymbolicScalar
+
+__all__ = ["Tensor", "TensorAnnotation", "tensor"]
+
+
+def _fmt_entry(e: Any) -> str:
+    if e is Ellipsis:
+        return "..."
+    if isinstance(e, StatusType):
+        return e.name
+    return str(e)
+
+
+class TensorAnnotation:
+    """Describes a tensor parameter of a jit kernel (see the module docstring)."""
+
+    __slots__ = ("shape", "dtype", "format", "name", "has_ellipsis")
+
+    def __init__(self, shape: Any = None, dtype: Optional[DataType] = None,
+                 format: Optional[TileOpFormat] = None, name: str = ""):
+        if dtype is not None and not isinstance(dtype, DataType):
+            raise PyptoTypeError(
+                f"pypto.Tensor: dtype must be a pypto DataType such as pypto.DT_FP32, got "
+                f"{type(dtype).__name__} {dtype!r}")
+        if format is not None and not isinstance(format, TileOpFormat):
+            raise PyptoTypeError(
+                f"pypto.Tensor: format must be pypto.TileOpFormat.TILEOP_ND or TILEOP_NZ, got "
+                f"{type(format).__name__} {format!r}")
+        if not isinstance(name, str):
+            raise PyptoTypeError(f"pypto.Tensor: name must be a str, got {name!r}")
+        self.dtype = dtype
+        self.format = format
+        self.name = name
+        self.has_ellipsis = False
+        self.shape: Optional[Tuple[Any, ...]] = None
+        if shape is None or shape is Ellipsis:
+            return
+        if not isinstance(shape, (list, tuple)):
+            raise PyptoTypeError(
+                f"pypto.Tensor: shape must be a list such as [pypto.DYNAMIC, 128], got "
+                f"{type(shape).__name__} {shape!r}")
+        entries = []
+        for i, e in enumerate(shape):
+            if e is Ellipsis:
+                if i != len(shape) - 1:
+                    raise PyptoValueError(
+                        f"pypto.Tensor: '...' may only be the last entry of a shape, got "
+                        f"{list(map(_fmt_entry, shape))}")
+                self.has_ellipsis = True
+                continue
+            if isinstance(e, bool) or not isinstance(e, (numbers.Integral, StatusType,
+                                                         SymbolicScalar)):
+                raise PyptoTypeError(
+                    f"pypto.Tensor: shape entry {i} is {type(e).__name__} {e!r}; expected an int, "
+                    "pypto.DYNAMIC, pypto.DYN, pypto.STATIC, pypto.frontend.dynamic(name) or a "
+                    "trailing '...'")
+            if isinstance(e, SymbolicScalar) and e.op != "sym":
+                raise PyptoValueError(
+                    f"pypto.Tensor: shape entry {i} is the expression {e}; a dynamic axis must "
+                    "be a plain symbol such as pypto.frontend.dynamic('N')")
+            if isinstance(e, numbers.Integral) and e < 1:
+                hint = " (use pypto.DYNAMIC for a dynamic axis)" if e == -1 else ""
+                raise PyptoValueError(
+                    f"pypto.Tensor: shape entry {i} is {e}; sizes must be >= 1{hint}")
+            entries.append(int(e) if isinstance(e, numbers.Integral) else e)
+        self.shape = tuple(entries)
+
+    @classmethod
+    def from_subscript(cls, params: Any) -> "TensorAnnotation":
+        """``Tensor[[shape], dtype, format, "name", {"format": ...}]`` in any order."""
+        if not isinstance(params, tuple):
+            params = (params,)
+        if not params:
+            raise PyptoValueError(
+                "pypto.Tensor[]: give at least a shape, e.g. pypto.Tensor[[16, 32], pypto.DT_FP32]")
+        kw: dict = {}
+
+        def put(key, value):
+            if key in kw:
+                raise PyptoValueError(f"pypto.Tensor[...]: {key} given twice")
+            kw[key] = value
+
+        for item in params:
+            if isinstance(item, (list, tuple)) or item is Ellipsis:
+                put("shape", item)
+            elif isinstance(item, DataType):
+                put("dtype", item)
+            elif isinstance(item, TileOpFormat):
+                put("format", item)
+            elif isinstance(item, str):
+                put("name", item)
+            elif isinstance(item, dict):
+                for k, v in item.items():
+                    if k not in ("shape", "dtype", "format", "name"):
+                        raise PyptoValueError(
+                            f"pypto.Tensor[...]: unknown key {k!r} in dict; valid keys are "
+                            "'shape', 'dtype', 'format', 'name'")
+                    put(k, v)
+            else:
+                raise PyptoTypeError(
+                    f"pypto.Tensor[...]: item {item!r} is not a shape list, a DataType, a "
+                    "TileOpFormat, a name or a dict")
+        return cls(**kw)
+
+    @property
+    def is_fully_static(self) -> bool:
+        """True when the shape is a list of ints only (a full static shape)."""
+        return (self.shape is not None and not self.has_ellipsis
+                and all(isinstance(e, int) for e in self.shape))
+
+    def __repr__(self) -> str:
+        parts = []
+        if self.shape is not None:
+            entries = [_fmt_entry(e) for e in self.shape] + (["..."] if self.has_ellipsis else [])
+            parts.append("[" + ", ".join(entries) + "]")
+        if self.dtype is not None:
+            parts.append(self.dtype.name)
+        if self.format is not None:
+            parts.append(f"format={self.format.name}")
+        if self.name:
+            parts.append(f"name={self.name!r}")
+        return f"pypto.Tensor({', '.join(parts)})"
+
+
+class Tensor:
+    """In-kernel tensor handle; calling ``Tensor(...)`` outside a trace gives an annotation.
+
+    Inside a kernel being traced, ``pypto.Tensor([64, 64], pypto.DT_FP32)`` allocates an
+    uninitialized local tensor (write it before reading).
+    """
+
+    __slots__ = ("_value", "__weakref__")
+
+    def __new__(cls, shape: Any = None, dtype: Optional[DataType] = None, name: str = "",
+                format: Optional[TileOpFormat] = None):
+        if _tracer.current() is None:
+            return TensorAnnotation(shape, dtype, format, name)
+        return _ops.alloc(shape, dtype, format=format)
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        pass  # construction happens in __new__ / _wrap
+
+    def __class_getitem__(cls, params: Any) -> TensorAnnotation:
+        return TensorAnnotation.from_subscript(params)
+
+    @classmethod
+    def _wrap(cls, value: Any) -> "Tensor":
+        obj = object.__new__(cls)
+        obj._value = value
+        return obj
+
+    # -- properties -----------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Tuple[Any, ...]:
+        """Sizes per axis: ints, or SymbolicScalars for dynamic axes."""
+        return tuple(d if isinstance(d, SymbolicScalar) else int(d) for d in self._value.shape)
+
+    @property
+    def valid_shape(self) -> Optional[Tuple[Any, ...]]:
+        return self._value.valid_shape
+
+    @property
+    def dtype(self) -> DataType:
+        return self._value.dtype
+
+    @property
+    def format(self) -> TileOpFormat:
+        return self._value.format
+
+    @property
+    def ndim(self) -> int:
+        return len(self._value.shape)
+
+    def dim(self) -> int:
+        return len(self._value.shape)
+
+    @property
+    def name(self) -> Optional[str]:
+        return self._value.name
+
+    @property
+    def value(self):
+        """The IR Value this handle refers to."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"pypto.Tensor({self._value.ref()}: {self._value.type_str()})"
+
+    def __bool__(self) -> bool:
+        raise PyptoTypeError(
+            f"the truth value of a pypto.Tensor is not defined ({user_location()}); use "
+            "pypto.where(cond, a, b) for element-wise selection")
+
+    def __iter__(self):
+        raise PyptoTypeError(
+            f"a pypto.Tensor cannot be iterated ({user_location()}); use pypto.loop with "
+            "pypto.view or slicing")
+
+    __hash__ = object.__hash__
+
+    # -- operators ------------------------------------------------------------------------
+
+    def __add__(self, o):
+        return _ops._binary_operator("add", self, o)
+
+    def __radd__(self, o):
+        return _ops._binary_operator("add", self, o)
+
+    def __sub__(self, o):
+        return _ops._binary_operator("sub", self, o)
+
+    def __rsub__(self, o):
+        return _ops._reflected_sub(o, self)
+
+    def __mul__(self, o):
+        return _ops._binary_operator("mul", self, o)
+
+    def __rmul__(self, o):
+        return _ops._binary_operator("mul", self, o)
+
+    def __truediv__(self, o):
+        return _ops._binary_operator("div", self, o)
+
+    def __rtruediv__(self, o):
+        return _ops._reflected_div(o, self)
+
+    def __floordiv__(self, o):
+        return _ops.floor(_ops._binary_operator("div", self, o))
+
+    def __mod__(self, o):
+        return _ops._binary_operator("remainder", self, o)
+
+    def __pow__(self, o):
+        return _ops.pow(self, o)
+
+    def __matmul__(self, o):
+        return _ops._matmul_operator(self, o)
+
+    def __rmatmul__(self, o):
+        return _ops._matmul_operator(o, self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __pos__(self):
+        return self
+
+    def __eq__(self, o):  # type: ignore[override]
+        return _ops._compare_operator("eq", self, o)
+
+    def __ne__(self, o):  # type: ignore[override]
+        return _ops._compare_operator("ne", self, o)
+
+    def __lt__(self, o):
+        return _ops._compare_operator("lt", self, o)
+
+    def __le__(self, o):
+        return _ops._compare_operator("le", self, o)
+
+    def __gt__(self, o):
+        return _ops._compare_operator("gt", self, o)
+
+    def __ge__(self, o):
+        return _ops._compare_operator("ge", self, o)
+
+    def __and__(self, o):
+        return _ops.logical_and(self, o)
+
+    def __or__(self, o):
+        return _ops.logical_or(self, o)
+
+    def __invert__(self):
+        return _ops.logical_not(self)
+
+    def __getitem__(self, key):
+        return _ops._getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _ops._setitem(self, key, value)
+
+    # -- method forms of common ops ---------------------------------------------------------
+
+    def view(self, shape, offsets, *, valid_shape=None, dtype=None):
+        return _ops.view(self, shape, offsets, valid_shape=valid_shape, dtype=dtype)
+
+    def reshape(self, *shape, valid_shape=None, inplace=False):
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = shape[0]
+        return _ops.reshape(self, list(shape), valid_shape=valid_shape, inplace=inplace)
+
+    def transpose(self, dim0, dim1):
+        return _ops.transpose(self, dim0, dim1)
+
+    def permute(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = dims[0]
+        return _ops.permute(self, list(dims))
+
+    def unsqueeze(self, dim):
+        return _ops.unsqueeze(self, dim)
+
+    def cast(self, dtype, mode=None, satmode=None):
+        return _ops.cast(self, dtype, mode=mode, satmode=satmode)
+
+    def sum(self, dim=-1, keepdim=False):
+        return _ops.sum(self, dim, keepdim)
+
+    def amax(self, dim=-1, keepdim=False):
+        return _ops.amax(self, dim, keepdim)
+
+    def amin(self, dim=-1, keepdim=False):
+        return _ops.amin(self, dim, keepdim)
+
+    def exp(self):
+        return _ops.exp(self)
+
+    def log(self):
+        return _ops.log(self)
+
+    def sqrt(self):
+        return _ops.sqrt(self)
+
+    def rsqrt(self):
+        return _ops.rsqrt(self)
+
+    def abs(self):
+        return _ops.abs(self)
+
+    def neg(self):
+        return _ops.neg(self)
+
+    def sigmoid(self):
+        return _ops.sigmoid(self)
+
+    def relu(self):
+        return _ops.relu(self)
+
+    def tanh(self):
+        return _ops.tanh(self)
+
+    def reciprocal(self):
+        return _ops.reciprocal(self)
+
+    def clone(self):
+        return _ops.clone(self)
+
+
+#: PyPTO's lower-case alias.
+tensor = Tensor
+
+from . import _ops  # noqa: E402  (cycle: _ops builds Tensor handles)

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Typed errors. User-input errors (ConfigError, TraceError) are thrown before simulation
+// starts and say where the problem is and how to fix it; ModelError is an internal
+// invariant violation. Clients catch them at one boundary (the CLI maps each to an exit
+// code, the Python module to an exception class).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace pypto {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A bad configuration value, option or command-line flag.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A malformed, truncated or inconsistent trace file.
+class TraceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A broken internal invariant (a bug in the model, never the user's fault).
+class ModelError : public Error {
+ public:
+  using Error::Error;
+};
+
+[[noreturn]] void throw_model_error(const char* file, int line, const std::string& msg);
+
+}  // namespace pypto
+
+// Never compiled out: the model's invariants are cheap compared to what a silent wrong
+// answer costs a user.
+#define NPU_CHECK(cond, msg)                                              \
+  do {                                                                    \
+    if (!(cond)) ::pypto::throw_model_error(__FILE__, __LINE__, (msg));   \
+  } while (0)

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// The hardware abstraction the runtime drives. The simulator implements it with modelled
+// registers and costs (each call advances the calling thread's local clock); a real
+// backend implements it with the AICore registers. The runtime never measures time
+// itself, so a policy behaves identically on both.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pypto/sched/types.h"
+
+namespace pypto::sched {
+
+enum class AicpuOp : std::uint8_t {
+  kResolveEdge,  // one successor edge walked (predecessor count decremented)
+  kQueueOp,      // one locked operation on a shared ready queue
+  kFairScan,     // one scan of the other threads' idle flags (fair modes)
+};
+
+class Hal {
+ public:
+  virtual ~Hal() = default;
+
+  // Contract: thread t reads core c's completion register now. Appends the tasks that
+  // finished since the last read of c, in finishing order (at most the running and the
+  // pending task). Charges one poll.
+  virtual void poll(ThreadId t, CoreId c, std::vector<TaskId>& finished) = 0;
+
+  // Contract: thread t writes `task` into core c's register: the running slot if the
+  // runtime believes c idle, else the pending slot. Charges one dispatch.
+  virtual void send(ThreadId t, TaskId task, CoreId c) = 0;
+
+  // Contract: thread t executes an AICPU-type task inline (it returns when done).
+  virtual void run_inline(ThreadId t, TaskId task) = 0;
+
+  // Contract: charges n operations of kind op to thread t.
+  virtual void charge(ThreadId t, AicpuOp op, std::uint32_t n) = 0;
+
+  // Contract: thread t's local clock now (diagnostics and barrier bookkeeping only).
+  virtual TimePs now(ThreadId t) const = 0;
+};
+
+}  // namespace pypto::sched

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device-side runtime of the schedule AICPU threads (DESIGN.md "Agents" and "The four
+// device_sched_mode policies"): per-core running/pending slots as the threads believe
+// them, per-device-task shared ready queues, per-thread staging buffers, dependency
+// resolution (HUB nodes inline), the last-wave rule, device-task drain and barrier, and
+// parallel-loop device tasks. Timing-agnostic: every action goes through a Hal.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pypto/sched/hal.h"
+#include "pypto/sched/machine_view.h"
+#include "pypto/sched/policy.h"
+#include "pypto/sched/task_graph.h"
+
+namespace pypto::sched {
+
+struct MachineShape {
+  std::uint32_t aic = 0;      // AIC cores, ids [0, aic)
+  std::uint32_t aiv = 0;      // AIV cores, ids [aic, aic + aiv); cluster k owns aic + 2k, +1
+  std::uint32_t threads = 1;  // schedule threads; thread i owns a contiguous block of
+                              // clusters (its AICs and their AIVs)
+  std::uint32_t staging_capacity = 256;  // per-thread local ready buffer
+  std::uint32_t parallelism = 1;         // device_sched_parallelism
+};
+
+// What one poll round did, for the backend's wake-up bookkeeping.
+struct RoundResult {
+  std::uint32_t completions = 0;  // tasks observed finished
+  std::uint32_t dispatches = 0;   // tasks sent to cores
+  bool pushed_shared[kNumDispatchTypes] = {false, false};  // new work for other threads
+  bool in_flight = false;         // the thread still has tasks on its cores
+  struct Finished {
+    DeviceTaskId dt;
+    TimePs time_ps;  // serial: the last barrier arrival; parallel: when it was observed
+  };
+  std::vector<Finished> finished_device_tasks;  // completed during this round
+};
+
+struct ThreadStats {
+  std::uint64_t rounds = 0, polls = 0, resolves = 0, dispatches = 0;
+};
+
+class Scheduler {
+ public:
+  // Contract: graph and policy outlive the scheduler. Throws ConfigError if a device task
+  // needs a core type the machine lacks.
+  Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& policy);
+  ~Scheduler();
+
+  // Device-task admission. Serial device tasks run alone; device tasks of one parallel
+  // group run up to `parallelism` at once.
+  // Contract: admissible() is true for the next device task in order.
+  bool admissible(DeviceTaskId dt) const;
+  // Makes dt's zero-predecessor tasks ready (HUBs resolved at once, AICPU tasks run by
+  // `hal` on thread 0). Returns the number of resolve edges walked while building.
+  std::uint64_t admit(DeviceTaskId dt, Hal& hal);
+  std::uint32_t active_device_tasks() const;
+  bool all_done() const { return done_device_tasks_ == graph_.device_tasks.size(); }
+
+  // One poll round of thread t (DESIGN.md order: poll, send-before-resolve, resolve,
+  // flush, dispatch, publish). Contract: called by the backend whenever thread t runs;
+  // all effects go through hal.
+  RoundResult run_round(ThreadId t, Hal& hal);
+
+  // Whether thread t could place a task of type ct now (an idle core, or a free pending
+  // slot it may fill) and work exists for it: used by backends to skip idle rounds.
+  bool has_dispatchable_work(ThreadId t) const;
+  bool has_in_flight(ThreadId t) const;
+  // Thread t's cores that hold a task, in the order a poll round reads them.
+  void in_flight_cores(ThreadId t, std::vector<CoreId>& out) const;
+  // True while any ready queue of an admitted device task is non-empty.
+  bool shared_work_left() const;
+
+  const ThreadStats& stats(ThreadId t) const;
+  const MachineShape& shape() const { return shape_; }
+  const TaskGraph& graph() const { return graph_; }
+  ThreadId owner(CoreId c) const;
+  // Ready tasks waiting in shared queues and staging buffers, per type (counter tracks).
+  std::uint64_t ready_depth(CoreType ct) const;
+
+ private:
+  friend class MachineView;
+  struct Impl;
+  const TaskGraph& graph_;
+  MachineShape shape_;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t done_device_tasks_ = 0;
+};
+
+}  // namespace pypto::sched

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// The task graph as the runtime sees it: device tasks (stitch batches) of leaf tasks with
+// successor lists in flat arrays. Columns instead of per-task structs keep a 10M-task
+// graph near 100 bytes per task and make the hot loops cache friendly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pypto/sched/types.h"
+
+namespace pypto::sched {
+
+// One memory range a task reads or writes (global-memory address space: inputs, outputs,
+// workspace). The simulator pushes these through L2 and HBM.
+struct MemAccess {
+  std::uint64_t addr = 0;
+  std::uint32_t bytes = 0;
+  std::uint32_t is_write = 0;
+};
+
+// A device task: the unit the control-flow AICPU hands to the schedule threads. Its tasks
+// occupy [first_task, first_task + num_tasks) in the graph.
+struct DeviceTask {
+  TaskId first_task = 0;
+  std::uint32_t num_tasks = 0;
+  std::uint32_t num_roots = 0;       // root-function instances stitched into it
+  std::uint32_t seq_no = 0;          // as named in the source (PyPTO seqNo)
+  std::uint32_t parallel_group = 0;  // 0: serial; k>0: consecutive device tasks with the
+                                     // same k come from one pypto.loop(parallel=True) and
+                                     // may overlap up to device_sched_parallelism
+  std::uint32_t count[4] = {0, 0, 0, 0};  // tasks per CoreType
+};
+
+inline constexpr std::uint32_t kNoRecord = 0xFFFFFFFFu;
+
+struct TaskGraph {
+  // ---- per-task columns (all of size num_tasks(), except the *_begin offsets: +1) ----
+  std::vector<CoreType> core_type;
+  std::vector<DeviceTaskId> device_task;
+  std::vector<std::uint32_t> root;         // root-instance index (global, dense)
+  std::vector<std::uint32_t> kernel;       // index into kernel_names
+  std::vector<std::uint32_t> orig_id;      // task id as written in the source trace
+  std::vector<std::uint32_t> succ_begin;   // CSR offsets into succ
+  std::vector<TaskId> succ;                // successors, same device task only
+  std::vector<std::uint32_t> pred_count;   // initial predecessor count
+  std::vector<std::uint32_t> recorded_ns;  // recorded duration, kNoRecord if none
+  std::vector<std::uint32_t> mem_begin;    // CSR offsets into mem (empty: no memory info)
+  std::vector<MemAccess> mem;
+  std::vector<std::uint32_t> compute_cycles;  // AICore cycles of the busiest compute pipe
+  std::vector<std::uint16_t> tiles;           // tiles per task (pipes overlap when > 1)
+
+  std::vector<DeviceTask> device_tasks;
+  std::vector<std::string> kernel_names;
+
+  // Recorded on a board: makespan of the whole recording (first start to last end).
+  std::optional<TimePs> recorded_makespan_ps;
+  std::string source;  // where it came from, for messages and stats
+
+  std::size_t num_tasks() const { return core_type.size(); }
+  std::size_t num_edges() const { return succ.size(); }
+  bool has_memory() const { return !mem_begin.empty(); }
+  bool has_recorded(TaskId t) const { return recorded_ns[t] != kNoRecord; }
+
+  // Successors of t as a [begin, end) index range into succ.
+  std::uint32_t succ_first(TaskId t) const { return succ_begin[t]; }
+  std::uint32_t succ_last(TaskId t) const { return succ_begin[t + 1]; }
+
+  // Approximate resident bytes of the graph (for the memory benchmark and progress).
+  std::size_t memory_bytes() const;
+};
+
+// Builds a TaskGraph incrementally. Importers add tasks in order (ids are dense and
+// assigned in call order) and successors by dense id; finish() validates and derives the
+// rest. Contract: finish() is called once; afterwards the builder is empty.
+class TaskGraphBuilder {
+ public:
+  struct Task {
+    CoreType core_type = CoreType::kAiv;
+    std::uint32_t device_task_seq = 0;  // device task key (seqNo); tasks are grouped by it
+    std::uint32_t root = 0;
+    std::uint32_t orig_id = 0;
+    std::uint32_t kernel = 0;
+    std::uint32_t recorded_ns = kNoRecord;
+    std::uint32_t compute_cycles = 0;
+    std::uint16_t tiles = 1;
+    std::uint32_t parallel_group = 0;
+  };
+
+  explicit TaskGraphBuilder(std::string source) { g_.source = std::move(source); }
+
+  // Interns a kernel name and returns its index.
+  std::uint32_t kernel_index(const std::string& name);
+
+  // Appends a task and returns its dense id. Successors and memory ranges added next
+  // (before the next add_task) belong to it.
+  TaskId add_task(const Task& t);
+  void add_successor(TaskId succ) { g_.succ.push_back(succ); }
+  void add_memory(const MemAccess& m);
+
+  // Re-keys an already added task's device task. Importers that stitch after reading (the
+  // device task of a task depends on the sizes of later roots) call it before finish().
+  void set_device_task(TaskId t, std::uint32_t device_task_seq, std::uint32_t parallel_group) {
+    seq_of_task_[t] = device_task_seq;
+    group_of_task_[t] = parallel_group;
+  }
+
+  std::size_t num_tasks() const { return g_.core_type.size(); }
+  TaskGraph& graph() { return g_; }
+
+  // Validates and completes the graph:
+  //  - every successor id exists (else TraceError naming the task);
+  //  - tasks are grouped by device task in first-appearance order (reorders if needed);
+  //  - edges from a later device task to an earlier one are errors; edges to later device
+  //    tasks are dropped, because device tasks run one after another;
+  //  - predecessor counts are derived, and a cycle is a TraceError that prints it.
+  TaskGraph finish();
+
+ private:
+  TaskGraph g_;
+  std::vector<std::uint32_t> seq_of_task_;  // device_task_seq per task before grouping
+  std::vector<std::uint32_t> group_of_task_;
+  std::unordered_map<std::string, std::uint32_t> kernel_lookup_;
+};
+
+// Human-readable name of task t for messages: "task 1048577 (seqNo 0)".
+std::string describe_task(const TaskGraph& g, TaskId t);
+
+}  // namespace pypto::sched

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// device_sched_mode 1 (L2 affinity): a successor is sent at once to the core that just
+// freed (else a busy core's pending slot); no send-before-resolve; the shared queue is
+// popped newest first except for a thread's first batch. Effect: depth-first chains.
+#include <memory>
+
+#include "l2_affinity_rule.h"
+
+namespace pypto::sched {
+namespace {
+
+class L2Affinity final : public Policy {
+ public:
+  bool send_before_resolve(const MachineView&, ThreadId) const override { return false; }
+  CoreId direct_send(const MachineView& m, ThreadId t, TaskId ready, CoreId) override {
+    return rule_.target(m, t, ready, /*allow_pending=*/true);
+  }
+  std::size_t pick_shared(const MachineView&, ThreadId, CoreType, const ReadyQueueView& q,
+                          bool first_batch) override {
+    return L2AffinityRule::pick(q, first_batch);
+  }
+
+ private:
+  L2AffinityRule rule_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_l2_affinity() { return std::make_unique<L2Affinity>(); }
+
+}  // namespace pypto::sched

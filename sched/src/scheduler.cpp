@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pypto/sched/scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+#include "pypto/sched/errors.h"
+
+namespace pypto::sched {
+namespace {
+
+constexpr int idx(CoreType ct) { return static_cast<int>(ct); }
+constexpr CoreType kTypes[kNumDispatchTypes] = {CoreType::kAic, CoreType::kAiv};
+
+struct Core {
+  TaskId running = kNoTask;
+  TaskId pending = kNoTask;
+  ThreadId owner = 0;
+  CoreType type = CoreType::kAic;
+};
+
+// One admitted device task.
+struct Ctx {
+  DeviceTaskId dt = 0;
+  bool parallel = false;
+  std::vector<TaskId> queue[kNumDispatchTypes];  // shared ready queues, [head, size)
+  std::size_t head[kNumDispatchTypes] = {0, 0};
+  std::uint32_t unsent[kNumDispatchTypes] = {0, 0};
+  std::uint64_t sent = 0, total = 0, completed = 0;
+  std::vector<std::uint8_t> arrived;      // per thread, serial device tasks
+  std::uint32_t arrived_count = 0;
+  TimePs barrier_ps = 0;                  // latest arrival
+  std::vector<std::uint8_t> first_taken;  // [thread * 2 + type]: first batch taken
+
+  std::size_t queued(int ct) const { return queue[ct].size() - head[ct]; }
+};
+
+struct Thread {
+  CoreId begin[kNumDispatchTypes] = {0, 0};
+  CoreId end[kNumDispatchTypes] = {0, 0};
+  std::vector<CoreId> run_ready[kNumDispatchTypes];  // fully idle; back = most recently freed
+  std::uint32_t cursor[kNumDispatchTypes] = {0, 0};  // round-robin over pending slots
+  std::vector<TaskId> staging[kNumDispatchTypes];
+  std::uint32_t in_flight_cores = 0;
+  bool idle_flag[kNumDispatchTypes] = {true, true};
+  ThreadStats stats;
+  std::vector<TaskId> polled;
+  std::vector<std::pair<TaskId, CoreId>> finished;
+};
+
+}  // namespace
+
+struct Scheduler::Impl {
+  Impl(const TaskGraph& g, const MachineShape& s, Policy& p, Scheduler& self)
+      : graph(g), shape(s), policy(p), fair(p.fair()), view(self) {}
+
+  const TaskGraph& graph;
+  MachineShape shape;
+  Policy& policy;
+  bool fair;
+  MachineView view;
+  std::vector<Core> cores;
+  std::vector<Thread> threads;
+  std::vector<std::uint32_t> pred;  // remaining predecessors (valid for admitted tasks)
+  std::vector<Ctx> ctxs;            // active device tasks (at most `parallelism`)
+  RoundResult* round = nullptr;     // result of the round in progress
+  std::uint64_t admit_edges = 0;
+
+  std::uint32_t cores_of(int ct) const { return ct == 0 ? shape.aic : shape.aiv; }
+
+  Ctx& ctx_of_task(TaskId t) {
+    const DeviceTaskId dt = graph.device_task[t];
+    for (auto& c : ctxs) {
+      if (c.dt == dt) return c;
+    }
+    throw ModelError("task " + std::to_string(t) + " belongs to a device task not admitted");
+  }
+  const Ctx* find_ctx(DeviceTaskId dt) const {
+    for (const auto& c : ctxs) {
+      if (c.dt == dt) return &c;
+    }
+    return nullptr;
+  }
+
+  bool other_thread_idle(ThreadId t, int ct, Hal* hal) {
+    if (shape.threads <= 1) return false;
+    if (!fair) return true;  // flags keep their initial "idle" value on the device
+    if (hal != nullptr) hal->charge(t, AicpuOp::kFairScan, shape.threads - 1);
+    for (ThreadId o = 0; o < shape.threads; ++o) {
+      if (o != t && threads[o].idle_flag[ct]) return true;
+    }
+    return false;
+  }
+
+  // ---- sending -------------------------------------------------------------------------
+  void send(ThreadId t, TaskId task, CoreId c, Hal& hal) {
+    Core& co = cores[c];
+    Thread& th = threads[t];
+    const int ct = idx(co.type);
+    NPU_CHECK(co.owner == t, "policy sent a task to a core of another thread");
+    NPU_CHECK(co.type == graph.core_type[task], "task sent to a core of the wrong type");
+    if (co.running == kNoTask) {
+      co.running = task;
+      auto& rr = th.run_ready[ct];
+      auto it = std::find(rr.rbegin(), rr.rend(), c);
+      NPU_CHECK(it != rr.rend(), "idle core missing from the run-ready list");
+      rr.erase(std::next(it).base());
+      ++th.in_flight_cores;
+    } else {
+      NPU_CHECK(co.pending == kNoTask, "task sent to a core with both slots full");
+      co.pending = task;
+    }
+    Ctx& x = ctx_of_task(task);
+    ++x.sent;
+    --x.unsent[ct];
+    ++th.stats.dispatches;
+    if (round != nullptr) ++round->dispatches;
+    hal.send(t, task, c);
+  }
+
+  // A busy core of thread t with a free pending slot, round-robin; kNoCore if none.
+  CoreId next_pending_core(ThreadId t, int ct) {
+    Thread& th = threads[t];
+    const std::uint32_t n = th.end[ct] - th.begin[ct];
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const CoreId c = th.begin[ct] + (th.cursor[ct] + k) % n;
+      if (cores[c].running != kNoTask && cores[c].pending == kNoTask) {
+        th.cursor[ct] = (th.cursor[ct] + k + 1) % n;
+        return c;
+      }
+    }
+    return kNoCore;
+  }
+
+  std::uint32_t free_pending_count(ThreadId t, int ct) const {
+    const Thread& th = threads[t];
+    std::uint32_t n = 0;
+    for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+      n += (cores[c].running != kNoTask && cores[c].pending == kNoTask) ? 1 : 0;
+    }
+    return n;
+  }
+
+  // How many cores of type ct thread t may fill now (DESIGN.md fairness and last wave).
+  std::uint32_t may_fill(ThreadId t, int ct, const Ctx& x, Hal& hal) {
+    const auto idle = static_cast<std::uint32_t>(threads[t].run_ready[ct].size());
+    bool only_idle = !policy.may_prefill_pending(view, t, kTypes[ct]);
+    if (fair) hal.charge(t, AicpuOp::kFairScan, shape.threads > 1 ? shape.threads - 1 : 0);
+    const bool last_wave = shape.threads > 1 && x.unsent[ct] <= cores_of(ct);
+    if (!only_idle && last_wave && other_thread_idle(t, ct, nullptr)) only_idle = true;
+    return only_idle ? idle : idle + free_pending_count(t, ct);
+  }
+
+  void push_shared(Ctx& x, int ct, TaskId task) {
+    x.queue[ct].push_back(task);
+    if (round != nullptr) round->pushed_shared[ct] = true;
+  }
+
+  // ---- staging buffer ------------------------------------------------------------------
+  // Newest staged tasks go to the thread's fully idle cores; the rest, oldest first, to
+  // the shared queue.
+  void flush_local(ThreadId t, int ct, Hal& hal) {
+    Thread& th = threads[t];
+    auto& st = th.staging[ct];
+    if (st.empty()) return;
+    while (!st.empty() && !th.run_ready[ct].empty()) {
+      const TaskId task = st.back();
+      st.pop_back();
+      send(t, task, th.run_ready[ct].back(), hal);
+    }
+    if (!st.empty()) {
+      hal.charge(t, AicpuOp::kQueueOp, 1);
+      for (TaskId task : st) push_shared(ctx_of_task(task), ct, task);
+      st.clear();
+    }
+  }
+
+  void spill(ThreadId t, int ct, Hal& hal) {
+    auto& st = threads[t].staging[ct];
+    hal.charge(t, AicpuOp::kQueueOp, 1);
+    for (TaskId task : st) push_shared(ctx_of_task(task), ct, task);
+    st.clear();
+  }
+
+  // ---- dependency resolution -----------------------------------------------------------
+  void push_ready(ThreadId t, TaskId s, CoreId producer, Hal& hal) {
+    const int ct = idx(graph.core_type[s]);
+    Ctx& x = ctx_of_task(s);
+    if (!x.parallel) {
+      const CoreId c = policy.direct_send(view, t, s, producer);
+      if (c != kNoCore) {
+        NPU_CHECK(c < cores.size() && cores[c].owner == t && cores[c].pending == kNoTask &&
+                      cores[c].type == graph.core_type[s],
+                  "policy direct_send returned a core it may not fill");
+        send(t, s, c, hal);
+        return;
+      }
+    }
+    auto& st = threads[t].staging[ct];
+    st.push_back(s);
+    if (st.size() >= shape.staging_capacity) spill(t, ct, hal);
+    if (fair && x.queued(ct) == 0) flush_local(t, ct, hal);
+  }
+
+  void resolve(ThreadId t, TaskId task, CoreId producer, Hal& hal) {
+    const std::uint32_t b = graph.succ_first(task), e = graph.succ_last(task);
+    if (b == e) return;
+    hal.charge(t, AicpuOp::kResolveEdge, e - b);
+    threads[t].stats.resolves += e - b;
+    for (std::uint32_t i = b; i < e; ++i) {
+      const TaskId s = graph.succ[i];
+      if (--pred[s] != 0) continue;
+      switch (graph.core_type[s]) {
+        case CoreType::kHub:
+          resolve(t, s, producer, hal);
+          break;
+        case CoreType::kAicpu: {
+          hal.run_inline(t, s);
+          Ctx& x = ctx_of_task(s);
+          ++x.sent;
+          ++x.completed;
+          resolve(t, s, kNoCore, hal);
+          break;
+        }
+        default:
+          push_ready(t, s, producer, hal);
+      }
+    }
+  }
+
+  // ---- shared-queue dispatch -----------------------------------------------------------
+  void dispatch_shared(ThreadId t, int ct, bool force_head, Hal& hal) {
+    Thread& th = threads[t];
+    for (auto& x : ctxs) {
+      if (x.queued(ct) == 0) continue;
+      std::uint32_t k = may_fill(t, ct, x, hal);
+      if (k == 0) return;
+      hal.charge(t, AicpuOp::kQueueOp, 1);
+      std::uint8_t& first = x.first_taken[t * kNumDispatchTypes + ct];
+      const bool first_batch = first == 0;
+      while (k > 0 && x.queued(ct) > 0) {
+        auto& q = x.queue[ct];
+        std::size_t pick = 0;
+        if (!force_head) {
+          pick = policy.pick_shared(view, t, kTypes[ct],
+                                    ReadyQueueView(q.data() + x.head[ct], x.queued(ct)),
+                                    first_batch);
+          NPU_CHECK(pick < x.queued(ct), "policy pick_shared returned an index out of range");
+        }
+        TaskId task;
+        if (pick == 0) {
+          task = q[x.head[ct]++];
+        } else if (pick + 1 == x.queued(ct)) {
+          task = q.back();
+          q.pop_back();
+        } else {
+          auto it = q.begin() + static_cast<std::ptrdiff_t>(x.head[ct] + pick);
+          task = *it;
+          q.erase(it);
+        }
+        CoreId c = th.run_ready[ct].empty() ? next_pending_core(t, ct) : th.run_ready[ct].back();
+        NPU_CHECK(c != kNoCore, "no core to fill although may_fill allowed it");
+        send(t, task, c, hal);
+        --k;
+      }
+      first = 1;
+      if (x.queued(ct) == 0) {  // keep the queue's memory, drop consumed entries
+        x.queue[ct].clear();
+        x.head[ct] = 0;
+      }
+    }
+  }
+};
+
+// ---- construction ----------------------------------------------------------------------
+Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& policy)
+    : graph_(graph), shape_(shape), impl_(std::make_unique<Impl>(graph, shape, policy, *this)) {
+  if (shape.threads == 0) throw ConfigError("schedule threads: 0; need at least 1");
+  if (shape.aic == 0 && shape.aiv == 0) throw ConfigError("the machine has no cores");
+  if (shape.aic > 0 && shape.aiv % shape.aic != 0) {
+    throw ConfigError("AIV cores (" + std::to_string(shape.aiv) +
+                      ") must be a multiple of AIC cores (" + std::to_string(shape.aic) + ")");
+  }
+  const std::uint32_t clusters = shape.aic;
+  if (shape.threads > std::max<std::uint32_t>(clusters, 1)) {
+    throw ConfigError("schedule threads (" + std::to_string(shape.threads) +
+                      ") exceed the number of AICore clusters (" + std::to_string(clusters) +
+                      ")");
+  }
+  for (const auto& d : graph.device_tasks) {
+    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+      if (d.count[ct] > 0 && impl_->cores_of(ct) == 0) {
+        throw ConfigError("device task seqNo " + std::to_string(d.seq_no) + " has " +
+                          std::to_string(d.count[ct]) + " " +
+                          std::string(to_string(kTypes[ct])) +
+                          " tasks but the chip has no " + std::string(to_string(kTypes[ct])) +
+                          " cores");
+      }
+    }
+  }
+  const std::uint32_t per_aic = shape.aic > 0 ? shape.aiv / shape.aic : 0;
+  impl_->cores.resize(shape.aic + shape.aiv);
+  impl_->threads.resize(shape.threads);
+  for (ThreadId t = 0; t < shape.threads; ++t) {
+    Thread& th = impl_->threads[t];
+    const std::uint32_t c0 = t * clusters / shape.threads, c1 = (t + 1) * clusters / shape.threads;
+    th.begin[0] = c0;
+    th.end[0] = c1;
+    th.begin[1] = shape.aic + c0 * per_aic;
+    th.end[1] = shape.aic + c1 * per_aic;
+    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+      // Reverse order: the first dispatch lands on the lowest core id.
+      for (CoreId c = th.end[ct]; c > th.begin[ct]; --c) {
+        Core& co = impl_->cores[c - 1];
+        co.owner = t;
+        co.type = kTypes[ct];
+        th.run_ready[ct].push_back(c - 1);
+      }
+    }
+  }
+  impl_->pred.assign(graph.num_tasks(), 0);
+}
+
+Scheduler::~Scheduler() = default;
+
+bool Scheduler::admissible(DeviceTaskId dt) const {
+  const auto& ctxs = impl_->ctxs;
+  if (ctxs.empty()) return true;
+  const std::uint32_t g = graph_.device_tasks[dt].parallel_group;
+  if (g == 0 || ctxs.size() >= shape_.parallelism) return false;
+  for (const auto& c : ctxs) {
+    if (!c.parallel || graph_.device_tasks[c.dt].parallel_group != g) return false;
+  }
+  return true;
+}
+
+std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
+  NPU_CHECK(admissible(dt), "device task admitted out of order");
+  const DeviceTask& d = graph_.device_tasks[dt];
+  Impl& m = *impl_;
+  m.ctxs.emplace_back();
+  Ctx& x = m.ctxs.back();
+  x.dt = dt;
+  x.parallel = d.parallel_group != 0 && shape_.parallelism > 1;
+  x.unsent[0] = d.count[0];
+  x.unsent[1] = d.count[1];
+  x.total = std::uint64_t{d.count[0]} + d.count[1] + d.count[idx(CoreType::kAicpu)];
+  x.arrived.assign(shape_.threads, 0);
+  x.first_taken.assign(std::size_t{shape_.threads} * kNumDispatchTypes, 0);
+  const TaskId b = d.first_task, e = d.first_task + d.num_tasks;
+  for (TaskId t = b; t < e; ++t) m.pred[t] = graph_.pred_count[t];
+  // The control-flow AICPU builds the ready queues in task order and resolves
+  // zero-predecessor HUBs at once ("resolve early").
+  std::uint64_t edges = 0;
+  std::vector<TaskId> work;
+  for (TaskId t = b; t < e; ++t) {
+    if (graph_.pred_count[t] == 0) work.push_back(t);
+  }
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    const TaskId t = work[i];
+    const CoreType ct = graph_.core_type[t];
+    if (is_dispatchable(ct)) {
+      x.queue[idx(ct)].push_back(t);
+      continue;
+    }
+    if (ct == CoreType::kAicpu) {
+      hal.run_inline(0, t);
+      ++x.sent;
+      ++x.completed;
+    }
+    for (std::uint32_t k = graph_.succ_first(t); k < graph_.succ_last(t); ++k) {
+      ++edges;
+      if (--m.pred[graph_.succ[k]] == 0) work.push_back(graph_.succ[k]);
+    }
+  }
+  return edges;
+}
+
+std::uint32_t Scheduler::active_device_tasks() const {
+  return static_cast<std::uint32_t>(impl_->ctxs.size());
+}
+
+// ---- the poll round ----------------------------------------------------------------------
+RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
+  Impl& m = *impl_;
+  Thread& th = m.threads[t];
+  RoundResult r;
+  m.round = &r;
+  ++th.stats.rounds;
+  bool serial_active = false;
+  for (const auto& x : m.ctxs) serial_active |= !x.parallel;
+
+  for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+    bool had_in_flight = false;
+    th.finished.clear();
+    // 1. Poll the cores of this type that hold tasks.
+    for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+      Core& co = m.cores[c];
+      if (co.running == kNoTask) continue;
+      had_in_flight = true;
+      th.polled.clear();
+      hal.poll(t, c, th.polled);
+      ++th.stats.polls;
+      for (TaskId task : th.polled) {
+        if (task == co.running) {
+          co.running = co.pending;
+          co.pending = kNoTask;
+        } else {
+          NPU_CHECK(false, "core reported a task it was not running");
+        }
+        th.finished.emplace_back(task, c);
+      }
+      if (co.running == kNoTask) {
+        --th.in_flight_cores;
+        th.run_ready[ct].push_back(c);
+      }
+    }
+    if (had_in_flight) {
+      // 2. Send before resolve: keep the cores busy before the slow resolve walk.
+      if (serial_active && m.policy.send_before_resolve(m.view, t)) {
+        m.dispatch_shared(t, ct, /*force_head=*/true, hal);
+      }
+      // 3. Resolve successors of what finished.
+      for (auto [task, core] : th.finished) {
+        ++m.ctx_of_task(task).completed;
+        m.resolve(t, task, core, hal);
+      }
+      r.completions += static_cast<std::uint32_t>(th.finished.size());
+      // 4. Publish staged tasks: newest to idle cores, the rest to the shared queue.
+      for (int k = 0; k < kNumDispatchTypes; ++k) m.flush_local(t, k, hal);
+    }
+    // 5. Take from the shared queue in the policy's order.
+    m.dispatch_shared(t, ct, /*force_head=*/false, hal);
+    // 6. Fair modes publish whether this thread has a fully idle core.
+    if (m.fair) th.idle_flag[ct] = !th.run_ready[ct].empty();
+  }
+
+  // Device-task completion: serial ones drain and meet at a barrier; parallel ones end
+  // when every task has completed.
+  for (std::size_t i = 0; i < m.ctxs.size();) {
+    Ctx& x = m.ctxs[i];
+    bool done = false;
+    if (x.parallel) {
+      done = x.completed == x.total;
+      x.barrier_ps = hal.now(t);
+    } else if (x.sent == x.total && th.in_flight_cores == 0 && x.arrived[t] == 0) {
+      x.arrived[t] = 1;
+      ++x.arrived_count;
+      x.barrier_ps = std::max(x.barrier_ps, hal.now(t));
+      done = x.arrived_count == m.shape.threads;
+    }
+    if (done) {
+      r.finished_device_tasks.push_back({x.dt, x.barrier_ps});
+      m.ctxs.erase(m.ctxs.begin() + static_cast<std::ptrdiff_t>(i));
+      ++done_device_tasks_;
+    } else {
+      ++i;
+    }
+  }
+  r.in_flight = th.in_flight_cores > 0;
+  m.round = nullptr;
+  return r;
+}
+
+bool Scheduler::has_in_flight(ThreadId t) const { return impl_->threads[t].in_flight_cores > 0; }
+
+void Scheduler::in_flight_cores(ThreadId t, std::vector<CoreId>& out) const {
+  out.clear();
+  const Thread& th = impl_->threads[t];
+  for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+    for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+      if (impl_->cores[c].running != kNoTask) out.push_back(c);
+    }
+  }
+}
+
+bool Scheduler::shared_work_left() const {
+  for (const auto& x : impl_->ctxs) {
+    if (x.queued(0) > 0 || x.queued(1) > 0) return true;
+  }
+  return false;
+}
+
+bool Scheduler::has_dispatchable_work(ThreadId t) const {
+  const Impl& m = *impl_;
+  const Thread& th = m.threads[t];
+  for (const auto& x : m.ctxs) {
+    if (!x.parallel && x.sent == x.total && th.in_flight_cores == 0 && x.arrived[t] == 0) {
+      return true;  // must arrive at the barrier
+    }
+    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+      if (x.queued(ct) == 0) continue;
+      if (!th.run_ready[ct].empty() || m.free_pending_count(t, ct) > 0) return true;
+    }
+  }
+  return false;
+}
+
+const ThreadStats& Scheduler::stats(ThreadId t) const { return impl_->threads[t].stats; }
+ThreadId Scheduler::owner(CoreId c) const { return impl_->cores[c].owner; }
+
+std::uint64_t Scheduler::ready_depth(CoreType ct) const {
+  const int k = idx(ct);
+  std::uint64_t n = 0;
+  for (const auto& x : impl_->ctxs) n += x.queued(k);
+  for (const auto& th : impl_->threads) n += th.staging[k].size();
+  return n;
+}
+
+// ---- MachineView ---------------------------------------------------------------------------
+const TaskGraph& MachineView::graph() const { return s_.graph_; }
+std::uint32_t MachineView::num_threads() const { return s_.shape_.threads; }
+std::uint32_t MachineView::num_cores(CoreType ct) const { return s_.impl_->cores_of(idx(ct)); }
+CoreType MachineView::core_type(CoreId c) const { return s_.impl_->cores[c].type; }
+ThreadId MachineView::owner(CoreId c) const { return s_.impl_->cores[c].owner; }
+CoreId MachineView::first_core(ThreadId t, CoreType ct) const {
+  return s_.impl_->threads[t].begin[idx(ct)];
+}
+CoreId MachineView::end_core(ThreadId t, CoreType ct) const {
+  return s_.impl_->threads[t].end[idx(ct)];
+}
+TaskId MachineView::running(CoreId c) const { return s_.impl_->cores[c].running; }
+TaskId MachineView::pending(CoreId c) const { return s_.impl_->cores[c].pending; }
+std::size_t MachineView::idle_count(ThreadId t, CoreType ct) const {
+  return s_.impl_->threads[t].run_ready[idx(ct)].size();
+}
+CoreId MachineView::idle_core(ThreadId t, CoreType ct, std::size_t i) const {
+  return s_.impl_->threads[t].run_ready[idx(ct)][i];
+}
+bool MachineView::other_thread_idle(ThreadId t, CoreType ct) const {
+  return const_cast<Scheduler::Impl&>(*s_.impl_).other_thread_idle(t, idx(ct), nullptr);
+}
+std::uint32_t MachineView::remaining_unsent(DeviceTaskId dt, CoreType ct) const {
+  const Ctx* x = s_.impl_->find_ctx(dt);
+  return x == nullptr ? 0 : x->unsent[idx(ct)];
+}
+
+}  // namespace pypto::sched

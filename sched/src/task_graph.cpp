@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pypto/sched/task_graph.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "pypto/sched/errors.h"
+
+namespace pypto::sched {
+
+namespace {
+
+template <class T>
+std::size_t column_bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+std::string task_name(std::uint32_t orig_id, std::uint32_t seq) {
+  return "task " + std::to_string(orig_id) + " (seqNo " + std::to_string(seq) + ")";
+}
+
+// Applies a permutation to a column: out[new_pos[t]] = in[t].
+template <class T>
+void permute(std::vector<T>& col, const std::vector<TaskId>& new_pos) {
+  std::vector<T> out(col.size());
+  for (std::size_t t = 0; t < col.size(); ++t) out[new_pos[t]] = col[t];
+  col.swap(out);
+}
+
+// Permutes a CSR (offsets of size n+1 plus payload) so that row t moves to new_pos[t].
+template <class T, class Fn>
+void permute_csr(std::vector<std::uint32_t>& begin, std::vector<T>& payload,
+                 const std::vector<TaskId>& new_pos, Fn&& map_item) {
+  const std::size_t n = begin.size() - 1;
+  std::vector<std::uint32_t> new_begin(n + 1, 0);
+  for (std::size_t t = 0; t < n; ++t) new_begin[new_pos[t] + 1] = begin[t + 1] - begin[t];
+  for (std::size_t i = 0; i < n; ++i) new_begin[i + 1] += new_begin[i];
+  std::vector<T> out(payload.size());
+  for (std::size_t t = 0; t < n; ++t) {
+    std::uint32_t w = new_begin[new_pos[t]];
+    for (std::uint32_t e = begin[t]; e < begin[t + 1]; ++e) out[w++] = map_item(payload[e]);
+  }
+  begin.swap(new_begin);
+  payload.swap(out);
+}
+
+}  // namespace
+
+std::size_t TaskGraph::memory_bytes() const {
+  std::size_t b = sizeof(TaskGraph);
+  b += column_bytes(core_type) + column_bytes(device_task) + column_bytes(root) +
+       column_bytes(kernel) + column_bytes(orig_id) + column_bytes(succ_begin) +
+       column_bytes(succ) + column_bytes(pred_count) + column_bytes(recorded_ns) +
+       column_bytes(mem_begin) + column_bytes(mem) + column_bytes(compute_cycles) +
+       column_bytes(tiles) + column_bytes(device_tasks) + column_bytes(kernel_names);
+  for (const auto& k : kernel_names) b += k.capacity();
+  return b + source.capacity();
+}
+
+std::uint32_t TaskGraphBuilder::kernel_index(const std::string& name) {
+  auto it = kernel_lookup_.find(name);
+  if (it != kernel_lookup_.end()) return it->second;
+  const auto idx = static_cast<std::uint32_t>(g_.kernel_names.size());
+  g_.kernel_names.push_back(name);
+  kernel_lookup_.emplace(name, idx);
+  return idx;
+}
+
+TaskId TaskGraphBuilder::add_task(const Task& t) {
+  const auto id = static_cast<TaskId>(g_.core_type.size());
+  NPU_CHECK(id != kNoTask, "task graph holds at most 2^32-1 tasks");
+  g_.core_type.push_back(t.core_type);
+  g_.root.push_back(t.root);
+  g_.kernel.push_back(t.kernel);
+  g_.orig_id.push_back(t.orig_id);
+  g_.recorded_ns.push_back(t.recorded_ns);
+  g_.compute_cycles.push_back(t.compute_cycles);
+  g_.tiles.push_back(t.tiles);
+  g_.succ_begin.push_back(static_cast<std::uint32_t>(g_.succ.size()));
+  if (!g_.mem_begin.empty()) g_.mem_begin.push_back(static_cast<std::uint32_t>(g_.mem.size()));
+  seq_of_task_.push_back(t.device_task_seq);
+  group_of_task_.push_back(t.parallel_group);
+  return id;
+}
+
+void TaskGraphBuilder::add_memory(const MemAccess& m) {
+  NPU_CHECK(!g_.core_type.empty(), "add_memory() before the first add_task()");
+  // The memory CSR is created lazily so that graphs without memory information cost
+  // nothing: every task before the first one with memory has an empty range at 0.
+  if (g_.mem_begin.empty()) g_.mem_begin.assign(g_.core_type.size(), 0);
+  g_.mem.push_back(m);
+}
+
+TaskGraph TaskGraphBuilder::finish() {
+  TaskGraph& g = g_;
+  const std::size_t n = g.core_type.size();
+  NPU_CHECK(g.succ.size() <= 0xFFFFFFFFull, "task graph holds at most 2^32-1 edges");
+  NPU_CHECK(g.mem.size() <= 0xFFFFFFFFull, "task graph holds at most 2^32-1 memory ranges");
+  g.succ_begin.push_back(static_cast<std::uint32_t>(g.succ.size()));
+  if (!g.mem_begin.empty()) g.mem_begin.push_back(static_cast<std::uint32_t>(g.mem.size()));
+
+  // 1. Every successor must name a task.
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
+      if (g.succ[e] >= n) {
+        throw TraceError(task_name(g.orig_id[t], seq_of_task_[t]) + ": successor " +
+                         std::to_string(g.succ[e]) + " is not a task of the trace");
+      }
+    }
+  }
+
+  // 2. Group index per task, in first-appearance order of the device-task key. Consecutive
+  // tasks almost always share a key, so the hash map is consulted only on a change.
+  std::vector<std::uint32_t> group_seq;  // key per group
+  std::vector<std::uint32_t> group_pg;   // parallel group per group
+  std::vector<std::uint32_t> group_first_task;  // orig id of the first task, for messages
+  g.device_task.resize(n);
+  {
+    std::unordered_map<std::uint32_t, std::uint32_t> group_of_seq;
+    std::uint32_t last_seq = 0, last_group = kNoTask;
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::uint32_t seq = seq_of_task_[t];
+      if (last_group == kNoTask || seq != last_seq) {
+        auto [it, inserted] =
+            group_of_seq.emplace(seq, static_cast<std::uint32_t>(group_seq.size()));
+        if (inserted) {
+          group_seq.push_back(seq);
+          group_pg.push_back(group_of_task_[t]);
+          group_first_task.push_back(g.orig_id[t]);
+        }
+        last_seq = seq;
+        last_group = it->second;
+      }
+      if (group_of_task_[t] != group_pg[last_group]) {
+        throw TraceError("device task seqNo " + std::to_string(seq) +
+                         " mixes parallel groups " + std::to_string(group_pg[last_group]) +
+                         " (task " + std::to_string(group_first_task[last_group]) + ") and " +
+                         std::to_string(group_of_task_[t]) + " (task " +
+                         std::to_string(g.orig_id[t]) + "); a device task belongs to one group");
+      }
+      g.device_task[t] = last_group;
+    }
+  }
+  std::vector<std::uint32_t>().swap(seq_of_task_);
+  std::vector<std::uint32_t>().swap(group_of_task_);
+
+  // 3. Stable counting sort by group when the groups interleave.
+  if (!std::is_sorted(g.device_task.begin(), g.device_task.end())) {
+    std::vector<TaskId> new_pos(n);
+    {
+      std::vector<std::uint32_t> next(group_seq.size() + 1, 0);
+      for (std::size_t t = 0; t < n; ++t) ++next[g.device_task[t] + 1];
+      for (std::size_t i = 0; i + 1 < next.size(); ++i) next[i + 1] += next[i];
+      for (std::size_t t = 0; t < n; ++t) new_pos[t] = next[g.device_task[t]]++;
+    }
+    permute(g.core_type, new_pos);
+    permute(g.device_task, new_pos);
+    permute(g.root, new_pos);
+    permute(g.kernel, new_pos);
+    permute(g.orig_id, new_pos);
+    permute(g.recorded_ns, new_pos);
+    permute(g.compute_cycles, new_pos);
+    permute(g.tiles, new_pos);
+    permute_csr(g.succ_begin, g.succ, new_pos, [&](TaskId s) { return new_pos[s]; });
+    if (!g.mem_begin.empty()) {
+      permute_csr(g.mem_begin, g.mem, new_pos, [](const MemAccess& m) { return m; });
+    }
+  }
+
+  // 4. Keep edges inside a device task; drop edges into later ones (device tasks run one
+  // after another, so they are satisfied anyway); an edge back in time cannot be honoured.
+  {
+    std::uint32_t w = 0;
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::uint32_t begin = g.succ_begin[t], end = g.succ_begin[t + 1];
+      g.succ_begin[t] = w;
+      const std::uint32_t dt = g.device_task[t];
+      for (std::uint32_t e = begin; e < end; ++e) {
+        const TaskId s = g.succ[e];
+        const std::uint32_t ds = g.device_task[s];
+        if (ds == dt) {
+          g.succ[w++] = s;
+        } else if (ds < dt) {
+          throw TraceError(task_name(g.orig_id[t], group_seq[dt]) + ": successor task " +
+                           std::to_string(g.orig_id[s]) + " is in device task seqNo " +
+                           std::to_string(group_seq[ds]) +
+                           ", which runs earlier; an edge may only lead to the same or a later "
+                           "device task");
+        }
+      }
+    }
+    g.succ_begin[n] = w;
+    g.succ.resize(w);
+  }
+
+  // 5. Predecessor counts.
+  g.pred_count.assign(n, 0);
+  for (const TaskId s : g.succ) ++g.pred_count[s];
+
+  // 6. Device tasks.
+  g.device_tasks.assign(group_seq.size(), DeviceTask{});
+  for (std::size_t d = 0; d < group_seq.size(); ++d) {
+    g.device_tasks[d].seq_no = group_seq[d];
+    g.device_tasks[d].parallel_group = group_pg[d];
+  }
+  for (std::size_t t = n; t-- > 0;) g.device_tasks[g.device_task[t]].first_task = TaskId(t);
+  for (std::size_t t = 0; t < n; ++t) {
+    DeviceTask& d = g.device_tasks[g.device_task[t]];
+    ++d.num_tasks;
+    ++d.count[static_cast<int>(g.core_type[t])];
+  }
+  {
+    // Distinct roots per device task. Roots are dense in practice, so a "last device task
+    // seen" array indexed by root does it in O(n); sparse ids fall back to a hash set.
+    const std::uint32_t max_root = n ? *std::max_element(g.root.begin(), g.root.end()) : 0;
+    if (max_root <= 4 * n + 1024) {
+      std::vector<std::uint32_t> seen(std::size_t(max_root) + 1, kNoTask);
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::uint32_t d = g.device_task[t];
+        if (seen[g.root[t]] != d) {
+          seen[g.root[t]] = d;
+          ++g.device_tasks[d].num_roots;
+        }
+      }
+    } else {
+      std::unordered_set<std::uint64_t> seen;
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::uint64_t key = (std::uint64_t(g.device_task[t]) << 32) | g.root[t];
+        if (seen.insert(key).second) ++g.device_tasks[g.device_task[t]].num_roots;
+      }
+    }
+  }
+
+  // 7. Cycle check (Kahn). Edges never leave a device task, so one pass over the whole
+  // graph is the same as one per device task.
+  {
+    std::vector<std::uint32_t> remaining(g.pred_count);
+    std::vector<TaskId> queue;
+    queue.reserve(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      if (remaining[t] == 0) queue.push_back(TaskId(t));
+    }
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const TaskId t = queue[head];
+      for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
+        if (--remaining[g.succ[e]] == 0) queue.push_back(g.succ[e]);
+      }
+    }
+    if (queue.size() != n) {
+      // Every unfinished task has an unfinished predecessor, so walking predecessors among
+      // them must revisit a task: the walk from there on is a cycle.
+      std::vector<TaskId>().swap(queue);
+      std::vector<std::uint32_t> pred_begin(n + 1, 0);
+      for (std::size_t t = 0; t < n; ++t) {
+        if (remaining[t] == 0) continue;
+        for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
+          if (remaining[g.succ[e]] != 0) ++pred_begin[g.succ[e] + 1];
+        }
+      }
+      for (std::size_t i = 0; i < n; ++i) pred_begin[i + 1] += pred_begin[i];
+      std::vector<TaskId> preds(pred_begin[n]);
+      {
+        std::vector<std::uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
+        for (std::size_t t = 0; t < n; ++t) {
+          if (remaining[t] == 0) continue;
+          for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
+            if (remaining[g.succ[e]] != 0) preds[fill[g.succ[e]]++] = TaskId(t);
+          }
+        }
+      }
+      TaskId cur = 0;
+      while (remaining[cur] == 0) ++cur;
+      std::vector<std::uint32_t> step(n, kNoTask);
+      std::vector<TaskId> walk;
+      while (step[cur] == kNoTask) {
+        step[cur] = static_cast<std::uint32_t>(walk.size());
+        walk.push_back(cur);
+        NPU_CHECK(pred_begin[cur] != pred_begin[cur + 1], "cycle walk lost its way");
+        cur = preds[pred_begin[cur]];
+      }
+      // walk[step[cur]..] lists the cycle against the edge direction; print it along the
+      // edges, starting from its smallest task.
+      std::vector<TaskId> cycle(walk.begin() + step[cur], walk.end());
+      std::reverse(cycle.begin(), cycle.end());
+      std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+      std::string msg = "dependency cycle in seqNo " +
+                        std::to_string(group_seq[g.device_task[cycle[0]]]) + ": ";
+      for (const TaskId t : cycle) msg += "task " + std::to_string(g.orig_id[t]) + " -> ";
+      msg += "task " + std::to_string(g.orig_id[cycle[0]]);
+      throw TraceError(msg);
+    }
+  }
+
+  TaskGraph out = std::move(g_);
+  g_ = TaskGraph{};
+  kernel_lookup_.clear();
+  return out;
+}
+
+std::string describe_task(const TaskGraph& g, TaskId t) {
+  return task_name(g.orig_id[t], g.device_tasks[g.device_task[t]].seq_no);
+}
+
+}  // namespace pypto::sched

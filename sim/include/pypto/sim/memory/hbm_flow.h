@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// HBM as a fluid flow model: every transfer in flight gets an equal share of the aggregate
+// bandwidth, capped by what one core can draw. When a transfer starts or ends the others'
+// rates change. Equal shares let us keep one "virtual service" clock V(t) with
+// dV/dt = rate(n): a flow of B bytes started at V0 ends when V reaches V0 + B, so each
+// start/end is O(log n). Plain C++, driven by the SystemC Hbm module.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "pypto/sched/types.h"
+
+namespace pypto::sim {
+
+class HbmFlowModel {
+ public:
+  // aggregate and per-flow rates in bytes per picosecond (both > 0).
+  HbmFlowModel(double aggregate_bytes_per_ps, double per_flow_cap_bytes_per_ps);
+
+  // Contract: `now` never decreases across calls. Starts a transfer of `bytes` (> 0)
+  // carrying an opaque tag returned when it completes.
+  void start(sched::TimePs now, std::uint64_t bytes, std::uint64_t tag);
+
+  // Time at which the earliest transfer in flight completes if nothing else starts
+  // (kNever when idle). Rounded up to a whole picosecond.
+  sched::TimePs next_completion() const;
+
+  // Advances to `now` and appends, in completion order, the tags of transfers that have
+  // completed at or before `now`.
+  void complete_until(sched::TimePs now, std::vector<std::uint64_t>& done_tags);
+
+  std::size_t in_flight() const { return heap_.size(); }
+  std::uint64_t total_bytes() const { return total_bytes_; }
+  // Time with at least one transfer in flight (for achieved bandwidth).
+  sched::TimePs busy_ps() const { return busy_ps_; }
+
+ private:
+  double rate() const;  // per-flow bytes/ps with the current number of flows
+  void advance(sched::TimePs now);
+
+  struct Flow {
+    double finish_v;
+    std::uint64_t seq;  // FIFO tie-break for equal finish, keeps results deterministic
+    std::uint64_t tag;
+    bool operator>(const Flow& o) const {
+      return finish_v != o.finish_v ? finish_v > o.finish_v : seq > o.seq;
+    }
+  };
+  // Completion time of f from the current state, rounded up to a whole ps; never before t_.
+  // next_completion() and complete_until() both use it, so complete_until(next_completion())
+  // always completes at least one flow whatever the floating-point rounding.
+  sched::TimePs finish_ps(const Flow& f) const;
+
+  double agg_, cap_;
+  // Anchor: virtual service v_ (bytes delivered to each flow in flight) at time t_. It moves
+  // only when the set of flows changes, so predictions do not drift with how often the
+  // caller polls.
+  double v_ = 0;
+  sched::TimePs t_ = 0;
+  sched::TimePs clock_ps_ = 0;  // latest `now` seen (monotonicity check, busy_ps_)
+  std::uint64_t seq_ = 0;
+  std::uint64_t total_bytes_ = 0;
+  sched::TimePs busy_ps_ = 0;
+  std::priority_queue<Flow, std::vector<Flow>, std::greater<>> heap_;
+  // Tags of flows that advance() found complete (start() may pass a completion time before
+  // the caller asked for it); complete_until() hands them out in order.
+  std::vector<std::uint64_t> finished_;
+};
+
+}  // namespace pypto::sim

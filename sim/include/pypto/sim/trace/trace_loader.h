@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading task traces into a TaskGraph. The format is detected from content:
+//  - native pypto-sim NDJSON (traces/FORMAT.md), streamed in chunks through simdjson;
+//  - PyPTO board recordings: dyn_topo.txt (CSV) or topo.json, joined with
+//    tilefwk_L1_prof_data.json (--prof) on (seqNo, taskId);
+//  - PyPTO's fixed-latency task graph JSON.
+// Every user error is a TraceError naming the file and line (or record) and what was
+// expected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pypto/sched/runtime_options.h"
+#include "pypto/sched/task_graph.h"
+#include "pypto/sim/config/chip_config.h"
+
+namespace pypto::sim {
+
+enum class TraceFormat { kNative, kDynTopo, kTopoJson, kFixedLatency };
+const char* to_string(TraceFormat f);
+
+// Looks at the first bytes of the file; throws TraceError if it matches no format.
+TraceFormat detect_trace_format(const std::string& path);
+
+struct LoadOptions {
+  std::string prof_path;  // tilefwk_L1_prof_data.json for dyn_topo/topo.json; may be empty
+  // Native traces without device-task ids are stitched by the runtime's rules
+  // (stitch_function_max_num roots, <=60000 leaf tasks per device task).
+  sched::RuntimeOptions runtime;
+};
+
+struct LoadedTrace {
+  sched::TaskGraph graph;
+  TraceFormat format = TraceFormat::kNative;
+  std::string chip_hint;  // chip named in the trace header, if any
+  // Board recordings: non-HUB tasks of the topology without a prof record. They are kept as
+  // zero-cost dependency nodes (recorded 0 ns), as DESIGN.md prescribes; callers report the
+  // count because a large one means the prof file and the topology do not match.
+  std::uint64_t unrecorded_tasks = 0;
+  // topo.json (one device task, seqNo 0): prof records of other seqNos, which are skipped.
+  std::uint64_t ignored_prof_records = 0;
+};
+
+// Loads and validates (ids, cycles, missing prof records). `chip` prices tile ops and
+// converts board ticks (chip.chip.board_clock_mhz).
+LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const ChipConfig& chip);
+
+}  // namespace pypto::sim

@@ -1,0 +1,867 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pypto/sim/config/config_loader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <type_traits>
+
+#include "pypto/sched/errors.h"
+
+namespace pypto::cfg {
+namespace {
+
+using sim::ChipConfig;
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------
+// The field table: every ChipConfig field once, with its range, unit and meaning. Reading,
+// --set, validate(), to_yaml(), describe() and first_difference() all walk this table.
+
+// An extra rule that involves other fields; returns what is wrong, or nullopt.
+using Check = std::optional<std::string> (*)(const ChipConfig&);
+
+struct FieldSpec {
+  const char* section;
+  const char* key;
+  const char* unit;  // "" when dimensionless
+  double lo;         // numeric range [lo, hi] or (lo, hi]; strings: lo = 1 means non-empty
+  double hi;
+  bool lo_open;
+  const char* doc;
+  Check check = nullptr;
+  const char* check_doc = nullptr;  // the extra rule, for describe()
+};
+
+FieldSpec num(const char* sec, const char* key, const char* unit, double lo, double hi,
+              const char* doc) {
+  return FieldSpec{sec, key, unit, lo, hi, false, doc};
+}
+// Strictly positive reals such as clock rates: (0, hi].
+FieldSpec positive(const char* sec, const char* key, const char* unit, double hi, const char* doc) {
+  return FieldSpec{sec, key, unit, 0, hi, true, doc};
+}
+FieldSpec text(const char* sec, const char* key, bool non_empty, const char* doc) {
+  return FieldSpec{sec, key, "", non_empty ? 1.0 : 0.0, 0, false, doc};
+}
+FieldSpec with(FieldSpec f, Check check, const char* check_doc) {
+  f.check = check;
+  f.check_doc = check_doc;
+  return f;
+}
+
+// Generous but finite limits: they exist to catch typos (a missing unit prefix, an extra
+// zero) and values that would overflow the picosecond clock, not to forbid what-ifs.
+constexpr double kMaxCycles = 1e8;  // 0.05 s at 2 GHz per single operation
+constexpr double kMaxNs = 1e8;      // 0.1 s
+constexpr double kMaxMhz = 10000;   // 10 GHz
+constexpr double kMaxBytesPerCycle = 65536;
+constexpr double kMaxBufferKib = 1 << 20;  // 1 GiB of on-core buffer
+
+template <class Visit>
+void for_each_field(Visit&& v) {
+  using C = ChipConfig;
+  using Chip = C::Chip;
+  using Cores = C::Cores;
+  using Aicpu = C::Aicpu;
+  using L2 = C::L2;
+  using Hbm = C::Hbm;
+  using Cost = C::Cost;
+  using Ws = C::Workspace;
+
+  v(text("chip", "name", true, "short chip name; a preset's equals its file name"), &C::chip,
+    &Chip::name);
+  v(text("chip", "description", false, "human-readable chip name"), &C::chip, &Chip::description);
+  v(num("chip", "launch_early_mode_default", "", 0, 2,
+        "launch_early_mode when the run does not set it (0 capture only, 1 always, 2 never)"),
+    &C::chip, &Chip::launch_early_mode_default);
+  v(positive("chip", "board_clock_mhz", "MHz", kMaxMhz, "tick rate of recorded board traces"),
+    &C::chip, &Chip::board_clock_mhz);
+
+  v(num("cores", "aic", "", 1, 128, "cube cores, one per cluster"), &C::cores, &Cores::aic);
+  v(num("cores", "aiv_per_aic", "", 1, 4, "vector cores per cluster"), &C::cores,
+    &Cores::aiv_per_aic);
+  v(positive("cores", "freq_mhz", "MHz", kMaxMhz, "AICore clock"), &C::cores, &Cores::freq_mhz);
+  v(num("cores", "ub_kib", "KiB", 1, kMaxBufferKib, "unified buffer per vector core"), &C::cores,
+    &Cores::ub_kib);
+  v(num("cores", "l1_kib", "KiB", 1, kMaxBufferKib, "L1 buffer per cube core"), &C::cores,
+    &Cores::l1_kib);
+  v(num("cores", "l0a_kib", "KiB", 1, kMaxBufferKib, "L0A (left matrix) buffer"), &C::cores,
+    &Cores::l0a_kib);
+  v(num("cores", "l0b_kib", "KiB", 1, kMaxBufferKib, "L0B (right matrix) buffer"), &C::cores,
+    &Cores::l0b_kib);
+  v(num("cores", "l0c_kib", "KiB", 1, kMaxBufferKib, "L0C (accumulator) buffer"), &C::cores,
+    &Cores::l0c_kib);
+  v(num("cores", "cube_m", "", 1, 256, "cube fractal M"), &C::cores, &Cores::cube_m);
+  v(num("cores", "cube_n", "", 1, 256, "cube fractal N"), &C::cores, &Cores::cube_n);
+  v(num("cores", "cube_k", "", 1, 256, "cube fractal K (fp16/bf16)"), &C::cores, &Cores::cube_k);
+  v(num("cores", "start_latency_ns", "ns", 0, kMaxNs, "AICore kernel launch to first handshake"),
+    &C::cores, &Cores::start_latency_ns);
+  v(with(
+        num("cores", "handshake_cores", "", 1, 128 * 5,
+            "dispatch starts once this many cores said hello"),
+        [](const C& c) -> std::optional<std::string> {
+          const std::uint64_t total =
+              std::uint64_t{c.cores.aic} * (1 + std::uint64_t{c.cores.aiv_per_aic});
+          if (c.cores.handshake_cores <= total) return std::nullopt;
+          return std::to_string(c.cores.handshake_cores) + " exceeds the " + std::to_string(total) +
+                 " cores of the chip (aic * (1 + aiv_per_aic))";
+        },
+        "at most aic * (1 + aiv_per_aic)"),
+    &C::cores, &Cores::handshake_cores);
+  v(num("cores", "slot_switch_cycles", "cycles", 0, kMaxCycles,
+        "pending slot becomes running when the current task ends"),
+    &C::cores, &Cores::slot_switch_cycles);
+
+  // One AICPU always runs the control flow, so at least two exist.
+  v(num("aicpu", "count", "", 2, 64, "AICPUs on the chip (one runs the control flow)"), &C::aicpu,
+    &Aicpu::count);
+  v(with(
+        num("aicpu", "max_sched_threads", "", 1, 63,
+            "most schedule threads; launch_sched_aicpu_num above it means automatic"),
+        [](const C& c) -> std::optional<std::string> {
+          if (c.aicpu.max_sched_threads <= c.aicpu.count - 1) return std::nullopt;
+          return std::to_string(c.aicpu.max_sched_threads) +
+                 " exceeds aicpu.count - 1 = " + std::to_string(c.aicpu.count - 1) +
+                 ": one AICPU runs the control flow";
+        },
+        "at most aicpu.count - 1"),
+    &C::aicpu, &Aicpu::max_sched_threads);
+  v(num("aicpu", "cores_per_thread", "", 1, 1024,
+        "automatic thread count = min(max_sched_threads, ceil(aic / this))"),
+    &C::aicpu, &Aicpu::cores_per_thread);
+  v(positive("aicpu", "freq_mhz", "MHz", kMaxMhz, "AICPU clock"), &C::aicpu, &Aicpu::freq_mhz);
+  v(num("aicpu", "poll_cycles", "cycles", 0, kMaxCycles, "per core polled"), &C::aicpu,
+    &Aicpu::poll_cycles);
+  v(num("aicpu", "resolve_cycles", "cycles", 0, kMaxCycles, "per successor edge resolved"),
+    &C::aicpu, &Aicpu::resolve_cycles);
+  v(num("aicpu", "dispatch_cycles", "cycles", 0, kMaxCycles, "per task dispatched"), &C::aicpu,
+    &Aicpu::dispatch_cycles);
+  v(num("aicpu", "device_task_build_cycles", "cycles", 0, kMaxCycles, "per device task built"),
+    &C::aicpu, &Aicpu::device_task_build_cycles);
+  v(num("aicpu", "stitch_cycles_per_task", "cycles", 0, kMaxCycles,
+        "per leaf task of a root being stitched"),
+    &C::aicpu, &Aicpu::stitch_cycles_per_task);
+  v(num("aicpu", "submit_cycles", "cycles", 0, kMaxCycles, "per device task submitted"), &C::aicpu,
+    &Aicpu::submit_cycles);
+  v(num("aicpu", "barrier_cycles", "cycles", 0, kMaxCycles,
+        "schedule threads meet between device tasks"),
+    &C::aicpu, &Aicpu::barrier_cycles);
+  v(num("aicpu", "queue_op_cycles", "cycles", 0, kMaxCycles, "shared ready-queue lock + op"),
+    &C::aicpu, &Aicpu::queue_op_cycles);
+  v(num("aicpu", "fair_scan_cycles_per_thread", "cycles", 0, kMaxCycles,
+        "modes 2/3: idle-flag scan, per thread"),
+    &C::aicpu, &Aicpu::fair_scan_cycles_per_thread);
+  v(num("aicpu", "launch_latency_ns", "ns", 0, kMaxNs, "AICPU kernel start-up"), &C::aicpu,
+    &Aicpu::launch_latency_ns);
+  v(num("aicpu", "staging_buffer_tasks", "tasks", 1, 1 << 20, "per-thread local ready buffer"),
+    &C::aicpu, &Aicpu::staging_buffer_tasks);
+
+  v(with(
+        num("l2", "size_kib", "KiB", 1, 1 << 24, "L2 capacity"),
+        [](const C& c) -> std::optional<std::string> {
+          const std::uint64_t set_bytes = std::uint64_t{c.l2.line_bytes} * c.l2.ways;
+          if ((c.l2.size_kib * 1024) % set_bytes == 0) return std::nullopt;
+          return std::to_string(c.l2.size_kib) +
+                 " KiB is not a whole number of sets of line_bytes * ways = " +
+                 std::to_string(set_bytes) + " bytes";
+        },
+        "size_kib * 1024 a multiple of line_bytes * ways"),
+    &C::l2, &L2::size_kib);
+  v(with(
+        num("l2", "line_bytes", "bytes", 32, 4096, "L2 line size"),
+        [](const C& c) -> std::optional<std::string> {
+          const std::uint32_t b = c.l2.line_bytes;
+          if ((b & (b - 1)) == 0) return std::nullopt;
+          return std::to_string(b) + " is not a power of two";
+        },
+        "a power of two"),
+    &C::l2, &L2::line_bytes);
+  v(num("l2", "ways", "", 1, 64, "associativity"), &C::l2, &L2::ways);
+  v(num("l2", "hit_latency_cycles", "cycles", 0, kMaxCycles, "AICore cycles per hit"), &C::l2,
+    &L2::hit_latency_cycles);
+  v(num("l2", "read_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle, "read rate per core"),
+    &C::l2, &L2::read_bytes_per_cycle);
+  v(num("l2", "write_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle, "write rate per core"),
+    &C::l2, &L2::write_bytes_per_cycle);
+
+  v(num("hbm", "size_gib", "GiB", 1, 1 << 20, "HBM capacity"), &C::hbm, &Hbm::size_gib);
+  v(num("hbm", "bytes_per_cycle_per_core", "B/cycle", 1, kMaxBytesPerCycle,
+        "GM rate one core can draw (AICore cycles)"),
+    &C::hbm, &Hbm::bytes_per_cycle_per_core);
+  v(positive("hbm", "aggregate_gbps", "GB/s", 1e6, "shared by all transfers in flight (1e9 B/s)"),
+    &C::hbm, &Hbm::aggregate_gbps);
+  v(num("hbm", "latency_ns", "ns", 0, kMaxNs, "fixed latency per transfer"), &C::hbm,
+    &Hbm::latency_ns);
+
+  v(num("cost", "mte_read_latency_cycles", "cycles", 0, kMaxCycles, "GM -> UB/L1 fixed part"),
+    &C::cost, &Cost::mte_read_latency_cycles);
+  v(num("cost", "mte_write_latency_cycles", "cycles", 0, kMaxCycles, "UB/L0C -> GM fixed part"),
+    &C::cost, &Cost::mte_write_latency_cycles);
+  v(num("cost", "vec_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle, "vector unit throughput"),
+    &C::cost, &Cost::vec_bytes_per_cycle);
+  v(num("cost", "vec_start_latency_cycles", "cycles", 0, kMaxCycles, "vector op start latency"),
+    &C::cost, &Cost::vec_start_latency_cycles);
+  v(num("cost", "cube_fixed_cycles", "cycles", 0, kMaxCycles, "fixed part of an mmad tile"),
+    &C::cost, &Cost::cube_fixed_cycles);
+  v(num("cost", "task_overhead_cycles", "cycles", 0, kMaxCycles, "leaf task prologue + epilogue"),
+    &C::cost, &Cost::task_overhead_cycles);
+
+  v(with(
+        num("workspace", "capacity_mib", "MiB", 1, 1 << 30, "device memory reserved for workspace"),
+        [](const C& c) -> std::optional<std::string> {
+          if (c.workspace.capacity_mib <= c.hbm.size_gib * 1024) return std::nullopt;
+          return std::to_string(c.workspace.capacity_mib) + " MiB exceeds the HBM capacity of " +
+                 std::to_string(c.hbm.size_gib * 1024) + " MiB (hbm.size_gib)";
+        },
+        "at most hbm.size_gib * 1024"),
+    &C::workspace, &Ws::capacity_mib);
+}
+
+std::string dotted_key(const FieldSpec& f) { return std::string(f.section) + "." + f.key; }
+
+// ---------------------------------------------------------------------------------------
+// Formatting helpers.
+
+// Shortest text that reads back to exactly `v`; whole numbers without an exponent
+// (1000000, not 1e+06).
+std::string format_double(double v) {
+  if (std::abs(v) < 1e15 && v == std::trunc(v)) {
+    return std::to_string(static_cast<long long>(v));
+  }
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+template <class T>
+std::string format_value(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return "'" + v + "'";
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return format_double(v);
+  } else {
+    return std::to_string(v);
+  }
+}
+
+template <class T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, std::string>) return "string";
+  if constexpr (std::is_same_v<T, bool>) return "bool";
+  if constexpr (std::is_same_v<T, std::uint32_t>) return "uint32";
+  if constexpr (std::is_same_v<T, std::uint64_t>) return "uint64";
+  if constexpr (std::is_same_v<T, std::int64_t>) return "int64";
+  if constexpr (std::is_same_v<T, double>) return "real";
+}
+
+template <class T>
+std::string expected_text() {
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  if constexpr (std::is_same_v<T, bool>) return "true or false";
+  if constexpr (std::is_unsigned_v<T>) return "an unsigned integer";
+  if constexpr (std::is_same_v<T, std::int64_t>) return "an integer";
+  if constexpr (std::is_same_v<T, double>) return "a number";
+}
+
+std::string range_text(const FieldSpec& f) {
+  return std::string(f.lo_open ? "(" : "[") + format_double(f.lo) + ", " + format_double(f.hi) +
+         "]";
+}
+
+// "file:line:col" with 1-based line and column; just the file when the mark is unknown.
+std::string location(const std::string& file, const YAML::Mark& m) {
+  if (m.line < 0) return file;
+  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+// How a bad value is shown after "got".
+std::string shown(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return "nothing (null)";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  if (n.Tag() == "!") return "the quoted string \"" + n.Scalar() + "\"";
+  return "'" + n.Scalar() + "'";
+}
+
+// ---------------------------------------------------------------------------------------
+// Scalar decoding. Each returns the complaint ("expected ..., got ...") or nullopt.
+
+template <class T>
+bool parse_integer(const std::string& s, T& out, bool& too_large) {
+  too_large = false;
+  const char* b = s.data();
+  const char* e = b + s.size();
+  bool negative = false;
+  if (b != e && (*b == '+' || *b == '-')) {
+    negative = *b == '-';
+    ++b;
+  }
+  int base = 10;
+  if (e - b > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')) {
+    base = 16;
+    b += 2;
+  } else if (e - b > 2 && b[0] == '0' && b[1] == 'o') {
+    base = 8;
+    b += 2;
+  }
+  if (b == e || *b == '+' || *b == '-') return false;
+  std::uint64_t magnitude = 0;
+  const auto res = std::from_chars(b, e, magnitude, base);
+  if (res.ptr != e) return false;
+  if (res.ec == std::errc::result_out_of_range) {
+    too_large = !negative || std::is_signed_v<T>;
+    return false;
+  }
+  if (res.ec != std::errc()) return false;
+  if constexpr (std::is_unsigned_v<T>) {
+    if (negative && magnitude != 0) return false;
+    if (magnitude > std::numeric_limits<T>::max()) {
+      too_large = true;
+      return false;
+    }
+    out = static_cast<T>(magnitude);
+  } else {
+    const auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    if (magnitude > max + (negative ? 1 : 0)) {
+      too_large = true;
+      return false;
+    }
+    // -2^63 has no positive counterpart, so negate in unsigned arithmetic.
+    out = negative ? static_cast<T>(0 - magnitude) : static_cast<T>(magnitude);
+  }
+  return true;
+}
+
+// Decodes into a temporary so that a rejected value leaves the field untouched.
+template <class T>
+std::optional<std::string> decode(const YAML::Node& n, T& out) {
+  const std::string complaint = "expected " + expected_text<T>() + ", got " + shown(n);
+  if (!n.IsScalar()) return complaint;
+  T value{};
+  if constexpr (std::is_same_v<T, std::string>) {
+    value = n.Scalar();
+  } else {
+    // A quoted "16" is a string in YAML; taking it as a number would hide a mistake.
+    if (n.Tag() == "!") return complaint;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!YAML::convert<bool>::decode(n, value)) return complaint;
+    } else if constexpr (std::is_integral_v<T>) {
+      bool too_large = false;
+      if (!parse_integer(n.Scalar(), value, too_large)) {
+        if (!too_large) return complaint;
+        return "expected " + expected_text<T>() + " of at most " +
+               std::to_string(std::numeric_limits<T>::max()) + ", got " + shown(n);
+      }
+    } else {
+      std::string s = n.Scalar();
+      if (!s.empty() && s[0] == '+') s.erase(0, 1);
+      const auto res = std::from_chars(s.data(), s.data() + s.size(), value);
+      if (s.empty() || res.ec != std::errc() || res.ptr != s.data() + s.size()) {
+        return complaint;
+      }
+    }
+  }
+  out = value;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading.
+
+// Where a key's current value came from ("f.yaml:12:9", "--set l2.ways=0"), so that a
+// validation error can point there.
+using Origins = std::map<std::string, std::string>;
+
+struct Violation {
+  std::string key;
+  std::string message;
+};
+
+template <class T>
+std::optional<std::string> out_of_range(const FieldSpec& f, const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (f.lo >= 1 && v.empty()) return std::string("must not be empty");
+    return std::nullopt;
+  } else {
+    const double x = static_cast<double>(v);
+    // Written so that NaN fails.
+    const bool above_lo = f.lo_open ? x > f.lo : x >= f.lo;
+    if (above_lo && x <= f.hi) return std::nullopt;
+    return format_value(v) + " is out of range " + range_text(f);
+  }
+}
+
+std::optional<Violation> find_violation(const ChipConfig& c) {
+  std::optional<Violation> found;
+  // Ranges first: the extra rules divide by and subtract from other fields, which must
+  // already be known to be in range.
+  for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
+    if (found) return;
+    if (auto why = out_of_range(f, (c.*sec).*mem)) found = Violation{dotted_key(f), *why};
+  });
+  for_each_field([&](const FieldSpec& f, auto, auto) {
+    if (found || f.check == nullptr) return;
+    if (auto why = f.check(c)) found = Violation{dotted_key(f), *why};
+  });
+  return found;
+}
+
+void throw_if_invalid(const ChipConfig& c, const Origins& origins, const std::string& fallback) {
+  const auto v = find_violation(c);
+  if (!v) return;
+  std::string msg = v->key + ": " + v->message;
+  if (const auto it = origins.find(v->key); it != origins.end()) {
+    msg += " (" + it->second + ")";
+  } else if (!fallback.empty()) {
+    msg += " (" + fallback + ")";
+  }
+  throw ConfigError(msg);
+}
+
+enum class Mode { kPreset, kUser };
+
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(location(file, e.mark) + ": invalid YAML: " + e.msg);
+  }
+}
+
+std::string read_file(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    throw ConfigError(std::string(what) + " '" + path + "' does not exist");
+  }
+  if (fs::is_directory(path, ec)) {
+    throw ConfigError(std::string(what) + " '" + path + "' is a directory, not a YAML file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (!in) throw ConfigError(std::string("cannot read ") + what + " '" + path + "'");
+  return ss.str();
+}
+
+ChipConfig load_node(const YAML::Node& root, const std::string& file, Mode mode, Origins& origins) {
+  const auto presence =
+      mode == Mode::kPreset ? Reader::Presence::kRequired : Reader::Presence::kOptional;
+  Reader top(root, "", file, presence);
+  ChipConfig c;
+  if (mode == Mode::kPreset) {
+    if (top.has("base")) {
+      throw ConfigError("base (" + top.where("base") +
+                        "): a preset must set every key itself and cannot use 'base'");
+    }
+  } else if (top.has("base")) {
+    std::string base;
+    top.read(base, "base");
+    try {
+      c = load_chip_preset(base);
+    } catch (const ConfigError& e) {
+      throw ConfigError("base (" + top.where("base") + "): " + e.what());
+    }
+  }
+  std::vector<std::pair<std::string, Reader>> sections;
+  for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
+    auto it = std::find_if(sections.begin(), sections.end(),
+                           [&](const auto& s) { return s.first == f.section; });
+    if (it == sections.end()) {
+      sections.emplace_back(f.section, top.section(f.section));
+      it = sections.end() - 1;
+    }
+    Reader& r = it->second;
+    r.read((c.*sec).*mem, f.key);
+    if (r.has(f.key)) origins[dotted_key(f)] = r.where(f.key);
+  });
+  for (const auto& s : sections) s.second.finish();
+  top.finish();
+  return c;
+}
+
+ChipConfig load_text(const std::string& text, const std::string& file, Mode mode,
+                     Origins& origins) {
+  const YAML::Node root = parse_yaml(text, file);
+  return load_node(root, file, mode, origins);
+}
+
+std::string compiled_config_dir() {
+#ifdef PYPTO_CONFIG_DIR
+  return PYPTO_CONFIG_DIR;
+#else
+  return "";
+#endif
+}
+
+// The dotted keys that apply_override accepts.
+std::vector<std::string> all_keys() {
+  std::vector<std::string> keys;
+  for_each_field([&](const FieldSpec& f, auto, auto) { keys.push_back(dotted_key(f)); });
+  return keys;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+// Applies one assignment and records where the value came from.
+void apply_override_impl(ChipConfig& c, const std::string& assignment, Origins* origins) {
+  const std::string where = "--set " + assignment;
+  const auto eq = assignment.find('=');
+  const std::string key = eq == std::string::npos ? "" : trim(assignment.substr(0, eq));
+  if (key.empty()) {
+    throw ConfigError(where + ": expected key.path=value, e.g. l2.ways=8");
+  }
+  const std::string value = assignment.substr(eq + 1);
+  bool found = false;
+  for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
+    if (found || dotted_key(f) != key) return;
+    found = true;
+    YAML::Node node;
+    try {
+      node = YAML::Load(value);
+    } catch (const YAML::ParserException& e) {
+      throw ConfigError(where + ": invalid YAML value: " + e.msg);
+    }
+    if (auto why = decode(node, (c.*sec).*mem)) throw ConfigError(where + ": " + *why);
+    if (origins != nullptr) (*origins)[key] = where;
+  });
+  if (found) return;
+  std::string msg = where + ": unknown key '" + key + "'";
+  if (const auto near = closest_match(key, all_keys())) {
+    msg += "; did you mean '" + *near + "'?";
+  } else {
+    msg += " (pypto-sim config --describe lists every key)";
+  }
+  throw ConfigError(msg);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Reader
+
+Reader::Reader(const YAML::Node& node, std::string path, std::string file, Presence presence)
+    : path_(std::move(path)), file_(std::move(file)), presence_(presence), mark_(node.Mark()) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  const std::string self = path_.empty() ? "the top level" : path_;
+  if (!node.IsMap()) {
+    throw ConfigError(self + " (" + location(file_, mark_) + "): expected a map of keys, got " +
+                      shown(node));
+  }
+  // Copies, not references: yaml-cpp's iterators hand out temporaries.
+  for (const auto& kv : node) {
+    const YAML::Node k = kv.first;
+    if (!k.IsScalar()) {
+      throw ConfigError("in " + self + " (" + location(file_, k.Mark()) +
+                        "): keys must be plain names, got " + shown(k));
+    }
+    if (find(k.Scalar()) != nullptr) {
+      throw ConfigError("duplicate key '" + k.Scalar() + "' in " + self + " (" +
+                        location(file_, k.Mark()) + ")");
+    }
+    entries_.push_back(Entry{k.Scalar(), k.Mark(), kv.second, false});
+  }
+}
+
+Reader::Entry* Reader::find(const std::string& key) {
+  for (auto& e : entries_) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+const Reader::Entry* Reader::find(const std::string& key) const {
+  for (const auto& e : entries_) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+std::string Reader::dotted(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+const Reader::Entry* Reader::take(const std::string& key) {
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
+  Entry* e = find(key);
+  if (e == nullptr) {
+    if (presence_ == Presence::kRequired) {
+      const std::string self = path_.empty() ? "at the top level" : "in " + path_;
+      throw ConfigError("missing required key '" + key + "' " + self + " (" +
+                        location(file_, mark_) + ")");
+    }
+    return nullptr;
+  }
+  e->used = true;
+  return e;
+}
+
+template <class T>
+void Reader::read_any(T& field, const std::string& key) {
+  const Entry* e = take(key);
+  if (e == nullptr) return;
+  if (auto why = decode(e->value, field)) {
+    throw ConfigError(dotted(key) + " (" + where(key) + "): " + *why);
+  }
+}
+
+void Reader::read(std::string& field, const std::string& key) { read_any(field, key); }
+void Reader::read(bool& field, const std::string& key) { read_any(field, key); }
+void Reader::read(std::uint32_t& field, const std::string& key) { read_any(field, key); }
+void Reader::read(std::uint64_t& field, const std::string& key) { read_any(field, key); }
+void Reader::read(std::int64_t& field, const std::string& key) { read_any(field, key); }
+void Reader::read(double& field, const std::string& key) { read_any(field, key); }
+
+Reader Reader::section(const std::string& key) {
+  const Entry* e = take(key);
+  if (e == nullptr) return Reader(YAML::Node(), dotted(key), file_, presence_);
+  return Reader(e->value, dotted(key), file_, presence_);
+}
+
+bool Reader::has(const std::string& key) const { return find(key) != nullptr; }
+
+std::optional<YAML::Mark> Reader::value_mark(const std::string& key) const {
+  const Entry* e = find(key);
+  if (e == nullptr) return std::nullopt;
+  // yaml-cpp marks an empty value at the start of the next token; the key is clearer.
+  if (e->value.IsNull()) return e->key_mark;
+  return e->value.Mark();
+}
+
+std::string Reader::where(const std::string& key) const {
+  const auto m = value_mark(key);
+  return m ? location(file_, *m) : file_;
+}
+
+void Reader::finish() const {
+  for (const auto& e : entries_) {
+    if (e.used) continue;
+    std::string msg = "unknown key '" + e.key + "' " +
+                      (path_.empty() ? std::string("at the top level") : "in " + path_) + " (" +
+                      location(file_, e.key_mark) + ")";
+    if (const auto near = closest_match(e.key, known_)) {
+      msg += "; did you mean '" + *near + "'?";
+    } else if (!known_.empty()) {
+      msg += "; known keys:";
+      for (const auto& k : known_) msg += " " + k;
+    }
+    throw ConfigError(msg);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Suggestions
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[n][m];
+}
+
+std::optional<std::string> closest_match(const std::string& word,
+                                         const std::vector<std::string>& candidates) {
+  // One edit for short words, up to a third of the word for long ones: beyond that the
+  // "suggestion" is noise.
+  const std::size_t limit = word.size() <= 4 ? 1 : std::max<std::size_t>(2, word.size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_d = limit + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------
+// Public API
+
+sim::ChipConfig load_chip_config_text(const std::string& text, const std::string& file_name) {
+  Origins origins;
+  ChipConfig c = load_text(text, file_name, Mode::kUser, origins);
+  throw_if_invalid(c, origins, file_name);
+  return c;
+}
+
+sim::ChipConfig load_chip_config_file(const std::string& path) {
+  return load_chip_config_text(read_file(path, "config file"), path);
+}
+
+std::string chip_preset_dir() {
+  std::error_code ec;
+  if (const char* env = std::getenv("PYPTO_CONFIG_DIR"); env != nullptr && *env != '\0') {
+    if (!fs::is_directory(env, ec)) {
+      throw ConfigError(std::string("PYPTO_CONFIG_DIR='") + env + "' is not a directory");
+    }
+    return env;
+  }
+  const std::string dir = compiled_config_dir();
+  if (dir.empty() || !fs::is_directory(dir, ec)) {
+    throw ConfigError("cannot find the chip presets" +
+                      (dir.empty() ? std::string() : " (looked in '" + dir + "')") +
+                      "; set PYPTO_CONFIG_DIR to the configs/ directory or use --config FILE");
+  }
+  return dir;
+}
+
+std::vector<std::string> list_chip_presets() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(chip_preset_dir())) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+sim::ChipConfig load_chip_preset(const std::string& name) {
+  const auto names = list_chip_presets();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string msg = "unknown chip '" + name + "'";
+    if (const auto near = closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
+    msg += " Known chips:";
+    for (const auto& n : names) msg += " " + n;
+    throw ConfigError(msg);
+  }
+  const std::string path = (fs::path(chip_preset_dir()) / (name + ".yaml")).string();
+  Origins origins;
+  ChipConfig c = load_text(read_file(path, "chip preset"), path, Mode::kPreset, origins);
+  if (c.chip.name != name) {
+    throw ConfigError("chip.name (" + origins["chip.name"] + "): '" + c.chip.name +
+                      "' must equal the preset's file name '" + name + "'");
+  }
+  throw_if_invalid(c, origins, path);
+  return c;
+}
+
+void apply_override(sim::ChipConfig& c, const std::string& assignment) {
+  apply_override_impl(c, assignment, nullptr);
+}
+
+sim::ChipConfig resolve_chip_config(const std::string& chip, const std::string& config_file,
+                                    const std::vector<std::string>& overrides) {
+  if (!chip.empty() && !config_file.empty()) {
+    throw ConfigError(
+        "use either --chip or --config, not both (a config file can start from a "
+        "preset with 'base: " +
+        chip + "')");
+  }
+  Origins origins;
+  std::string fallback;
+  ChipConfig c;
+  if (!config_file.empty()) {
+    c = load_text(read_file(config_file, "config file"), config_file, Mode::kUser, origins);
+    fallback = config_file;
+  } else {
+    c = load_chip_preset(chip.empty() ? "a2" : chip);
+  }
+  for (const auto& a : overrides) apply_override_impl(c, a, &origins);
+  throw_if_invalid(c, origins, fallback);
+  return c;
+}
+
+void validate(const sim::ChipConfig& c) { throw_if_invalid(c, {}, ""); }
+
+std::string to_yaml(const sim::ChipConfig& c) {
+  YAML::Emitter out;
+  out << YAML::Comment("pypto-sim chip config; keys and ranges: pypto-sim config --describe")
+      << YAML::Newline;
+  out << YAML::BeginMap;
+  std::string open;
+  for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
+    if (open != f.section) {
+      if (!open.empty()) out << YAML::EndMap;
+      out << YAML::Key << f.section << YAML::Value << YAML::BeginMap;
+      open = f.section;
+    }
+    const auto& v = (c.*sec).*mem;
+    using T = std::decay_t<decltype(v)>;
+    out << YAML::Key << f.key << YAML::Value;
+    if constexpr (std::is_same_v<T, std::string>) {
+      out << YAML::DoubleQuoted << v;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      out << format_double(v);  // shortest exact text, not 17 digits
+    } else {
+      out << v;
+    }
+    if (*f.unit != '\0') out << YAML::Comment(f.unit);
+  });
+  if (!open.empty()) out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string describe() {
+  const ChipConfig defaults;
+  std::ostringstream os;
+  os << "Chip config keys (defaults: Atlas A2). Set them in a YAML file (--config), or with\n"
+        "--set key=value. Ranges are inclusive unless written (lo, hi].\n\n";
+  os << std::left << std::setw(38) << "key" << std::setw(8) << "type" << std::setw(9) << "unit"
+     << std::setw(18) << "default"
+     << "range"
+     << "\n";
+  for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
+    const auto& v = (defaults.*sec).*mem;
+    using T = std::decay_t<decltype(v)>;
+    std::string range;
+    if constexpr (std::is_same_v<T, std::string>) {
+      range = f.lo >= 1 ? "non-empty" : "any";
+    } else {
+      range = range_text(f);
+    }
+    if (f.check_doc != nullptr) range += "; " + std::string(f.check_doc);
+    os << std::setw(38) << dotted_key(f) << std::setw(8) << type_name<T>() << std::setw(9)
+       << (*f.unit != '\0' ? f.unit : "-") << std::setw(18) << format_value(v) << range << "\n"
+       << "    " << f.doc << "\n";
+  });
+  return os.str();
+}
+
+std::vector<std::string> chip_config_keys() { return all_keys(); }
+
+std::optional<std::string> first_difference(const sim::ChipConfig& a, const sim::ChipConfig& b) {
+  std::optional<std::string> diff;
+  for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
+    if (!diff && !((a.*sec).*mem == (b.*sec).*mem)) diff = dotted_key(f);
+  });
+  return diff;
+}
+
+}  // namespace pypto::cfg

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pypto/sim/cost_model.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "pypto/sched/errors.h"
+
+namespace pypto::sim {
+
+namespace {
+
+// The single table of tile ops. factor multiplies the vector beats (cycles at
+// cost.vec_bytes_per_cycle); start_latency_cycles is the per-op pipeline delay of the A2A3
+// instruction model (pypto-costmodel.md section 2.3: add/sub 6, mul 7, max/min 9, exp 12,
+// div/sqrt 13, ln 14, reductions 23, everything else 8). Cube and data-movement rows leave
+// both at 0: mmad is priced from the fractal, copies through L2/HBM by the simulator, and
+// views cost nothing.
+struct OpInfo {
+  std::string_view name;
+  TilePipe pipe;
+  std::uint32_t factor;
+  std::uint32_t start_latency_cycles;
+};
+
+constexpr OpInfo kOps[] = {
+    // Data movement and views: 0 cycles here.
+    {"copy_in", TilePipe::kMte2, 0, 0},
+    {"copy_out", TilePipe::kMte3, 0, 0},
+    {"view", TilePipe::kNone, 0, 0},
+    {"reshape", TilePipe::kNone, 0, 0},
+    {"assemble", TilePipe::kNone, 0, 0},
+    // Cube.
+    {"mmad", TilePipe::kCube, 0, 0},
+    // Vector, one pass over the data.
+    {"add", TilePipe::kVec, 1, 6},
+    {"sub", TilePipe::kVec, 1, 6},
+    {"mul", TilePipe::kVec, 1, 7},
+    {"maximum", TilePipe::kVec, 1, 9},
+    {"minimum", TilePipe::kVec, 1, 9},
+    {"neg", TilePipe::kVec, 1, 8},
+    {"abs", TilePipe::kVec, 1, 8},
+    {"relu", TilePipe::kVec, 1, 8},
+    {"cast", TilePipe::kVec, 1, 8},
+    {"clone", TilePipe::kVec, 1, 8},
+    {"expand_clone", TilePipe::kVec, 1, 8},
+    {"transpose", TilePipe::kVec, 1, 8},  // moves every element through the vector unit
+    {"eq", TilePipe::kVec, 1, 8},
+    {"ne", TilePipe::kVec, 1, 8},
+    {"lt", TilePipe::kVec, 1, 8},
+    {"le", TilePipe::kVec, 1, 8},
+    {"gt", TilePipe::kVec, 1, 8},
+    {"ge", TilePipe::kVec, 1, 8},
+    {"where", TilePipe::kVec, 1, 8},
+    {"clip", TilePipe::kVec, 1, 8},
+    {"full", TilePipe::kVec, 1, 8},
+    {"fill", TilePipe::kVec, 1, 8},
+    // Vector, transcendental and division: half the throughput.
+    {"exp", TilePipe::kVec, 2, 12},
+    {"log", TilePipe::kVec, 2, 14},
+    {"sqrt", TilePipe::kVec, 2, 13},
+    {"rsqrt", TilePipe::kVec, 2, 13},
+    {"div", TilePipe::kVec, 2, 13},
+    {"reciprocal", TilePipe::kVec, 2, 13},
+    {"pow", TilePipe::kVec, 2, 8},
+    {"sigmoid", TilePipe::kVec, 2, 8},
+    {"tanh", TilePipe::kVec, 2, 8},
+    // Vector, reductions and row-wise softmax-style ops (shape is the input tile).
+    {"sum", TilePipe::kVec, 4, 23},
+    {"amax", TilePipe::kVec, 4, 23},
+    {"amin", TilePipe::kVec, 4, 23},
+    {"prod", TilePipe::kVec, 4, 23},
+    {"rowsum", TilePipe::kVec, 4, 23},
+    {"rowmax", TilePipe::kVec, 4, 23},
+    {"rowmin", TilePipe::kVec, 4, 23},
+    {"softmax", TilePipe::kVec, 4, 23},
+};
+constexpr std::size_t kNumOps = sizeof(kOps) / sizeof(kOps[0]);
+
+// kOps sorted by name, built once, for binary search (trace loading prices every tile op).
+const std::array<const OpInfo*, kNumOps>& sorted_ops() {
+  static const std::array<const OpInfo*, kNumOps> sorted = [] {
+    std::array<const OpInfo*, kNumOps> a{};
+    for (std::size_t i = 0; i < kNumOps; ++i) a[i] = &kOps[i];
+    std::sort(a.begin(), a.end(),
+              [](const OpInfo* x, const OpInfo* y) { return x->name < y->name; });
+    return a;
+  }();
+  return sorted;
+}
+
+const OpInfo* find_op(std::string_view name) {
+  const auto& ops = sorted_ops();
+  const auto it = std::lower_bound(ops.begin(), ops.end(), name,
+                                   [](const OpInfo* o, std::string_view n) { return o->name < n; });
+  return it != ops.end() && (*it)->name == name ? *it : nullptr;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1u : 0u)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+[[noreturn]] void throw_unknown_op(std::string_view name) {
+  std::string msg = "unknown tile op '" + std::string(name) + "'";
+  std::string_view best;
+  std::size_t best_d = 3;  // suggest only close names
+  for (const OpInfo* o : sorted_ops()) {
+    const std::size_t d = edit_distance(name, o->name);
+    if (d < best_d) {
+      best_d = d;
+      best = o->name;
+    }
+  }
+  if (!best.empty()) msg += " (did you mean '" + std::string(best) + "'?)";
+  msg += "; known:";
+  const char* sep = " ";
+  for (const OpInfo* o : sorted_ops()) {
+    msg += sep;
+    msg += o->name;
+    sep = ", ";
+  }
+  throw TraceError(msg);
+}
+
+const OpInfo& lookup(std::string_view name) {
+  const OpInfo* o = find_op(name);
+  if (o == nullptr) throw_unknown_op(name);
+  return *o;
+}
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+[[noreturn]] void throw_too_large(const TileOp& op) {
+  throw TraceError("tile op '" + op.op + "' with shape " + shape_string(op.shape) +
+                   " costs more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) +
+                   " cycles; expected a tile that fits on a core");
+}
+
+void require_positive(std::uint32_t value, const char* key) {
+  if (value == 0) throw ConfigError(std::string(key) + " = 0 is not valid; expected > 0");
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0); }
+
+std::uint64_t mul_checked(std::uint64_t a, std::uint64_t b, const TileOp& op) {
+  std::uint64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw_too_large(op);
+  return r;
+}
+
+std::uint32_t to_cycles(std::uint64_t cycles, const TileOp& op) {
+  if (cycles > std::numeric_limits<std::uint32_t>::max()) throw_too_large(op);
+  return static_cast<std::uint32_t>(cycles);
+}
+
+std::uint32_t mmad_cycles(const TileOp& op, const ChipConfig& chip) {
+  if (op.shape.size() != 3) {
+    throw TraceError("tile op 'mmad' needs shape [M, K, N]; got " + shape_string(op.shape));
+  }
+  if (op.dtype != DType::kFp16 && op.dtype != DType::kBf16 && op.dtype != DType::kInt8 &&
+      op.dtype != DType::kFp32) {
+    throw TraceError("tile op 'mmad' does not support dtype " + std::string(to_string(op.dtype)) +
+                     "; expected fp16, bf16, int8 or fp32");
+  }
+  require_positive(chip.cores.cube_m, "cores.cube_m");
+  require_positive(chip.cores.cube_n, "cores.cube_n");
+  require_positive(chip.cores.cube_k, "cores.cube_k");
+  // cube_k is the fp16 depth of the fractal; a K step covers the same bytes in any dtype.
+  const std::uint64_t k0 =
+      std::max<std::uint64_t>(1, chip.cores.cube_k * 2u / dtype_bytes(op.dtype));
+  const auto m = static_cast<std::uint64_t>(op.shape[0]);
+  const auto k = static_cast<std::uint64_t>(op.shape[1]);
+  const auto n = static_cast<std::uint64_t>(op.shape[2]);
+  std::uint64_t fractals =
+      mul_checked(ceil_div(m, chip.cores.cube_m), ceil_div(n, chip.cores.cube_n), op);
+  fractals = mul_checked(fractals, ceil_div(k, k0), op);
+  return to_cycles(fractals + chip.cost.cube_fixed_cycles, op);
+}
+
+std::uint32_t vector_cycles(const TileOp& op, const OpInfo& info, const ChipConfig& chip) {
+  require_positive(chip.cost.vec_bytes_per_cycle, "cost.vec_bytes_per_cycle");
+  std::uint64_t bytes = dtype_bytes(op.dtype);
+  for (const std::int64_t d : op.shape)
+    bytes = mul_checked(bytes, static_cast<std::uint64_t>(d), op);
+  const std::uint64_t beats = ceil_div(bytes, chip.cost.vec_bytes_per_cycle);
+  return to_cycles(mul_checked(beats, info.factor, op) + info.start_latency_cycles, op);
+}
+
+}  // namespace
+
+std::uint32_t dtype_bytes(DType d) {
+  switch (d) {
+    case DType::kFp32:
+      return 4;
+    case DType::kFp16:
+      return 2;
+    case DType::kBf16:
+      return 2;
+    case DType::kInt8:
+      return 1;
+    case DType::kInt16:
+      return 2;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kBool:
+      return 1;
+  }
+  return 0;
+}
+
+std::string_view to_string(DType d) {
+  switch (d) {
+    case DType::kFp32:
+      return "fp32";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kBool:
+      return "bool";
+  }
+  return "?";
+}
+
+bool parse_dtype(std::string_view s, DType* out) {
+  static constexpr struct {
+    std::string_view name;
+    DType type;
+  } kNames[] = {
+      {"fp32", DType::kFp32},   {"float32", DType::kFp32},  {"float", DType::kFp32},
+      {"fp16", DType::kFp16},   {"float16", DType::kFp16},  {"half", DType::kFp16},
+      {"bf16", DType::kBf16},   {"bfloat16", DType::kBf16}, {"int8", DType::kInt8},
+      {"int16", DType::kInt16}, {"int32", DType::kInt32},   {"int", DType::kInt32},
+      {"int64", DType::kInt64}, {"long", DType::kInt64},    {"bool", DType::kBool},
+  };
+  const auto lower = [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  };
+  for (const auto& n : kNames) {
+    if (n.name.size() != s.size()) continue;
+    if (std::equal(s.begin(), s.end(), n.name.begin(),
+                   [&](char a, char b) { return lower(a) == b; })) {
+      *out = n.type;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_known_tile_op(std::string_view op) { return find_op(op) != nullptr; }
+
+TilePipe tile_op_pipe(std::string_view op) { return lookup(op).pipe; }
+
+std::vector<std::string> known_tile_ops() {
+  std::vector<std::string> names;
+  names.reserve(kNumOps);
+  for (const OpInfo* o : sorted_ops()) names.emplace_back(o->name);
+  return names;
+}
+
+std::uint32_t tile_op_cycles(const TileOp& op, const ChipConfig& chip) {
+  const OpInfo& info = lookup(op.op);
+  for (const std::int64_t d : op.shape) {
+    if (d < 0) {
+      throw TraceError("tile op '" + op.op + "' has negative dimension " + std::to_string(d) +
+                       " in shape " + shape_string(op.shape) + "; expected sizes >= 0");
+    }
+  }
+  switch (info.pipe) {
+    case TilePipe::kNone:
+    case TilePipe::kMte2:
+    case TilePipe::kMte3:
+      return 0;  // priced by the simulator through L2/HBM, or free
+    case TilePipe::kCube:
+      return mmad_cycles(op, chip);
+    case TilePipe::kVec:
+      return vector_cycles(op, info, chip);
+  }
+  return 0;
+}
+
+}  // namespace pypto::sim

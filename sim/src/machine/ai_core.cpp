@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ai_core.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hbm.h"
+#include "sched_thread.h"
+
+namespace pypto::sim {
+
+using sched::kNever;
+using sched::kNoTask;
+using sched::TaskId;
+using sched::TimePs;
+
+AiCore::AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id)
+    : sc_module(name), m_(m), id_(id) {
+  SC_METHOD(step);
+  sensitive << ev_;
+  dont_initialize();
+}
+
+void AiCore::assign(TaskId task, TimePs at_ps) {
+  NPU_CHECK(inbox_n_ < 2, "more than two tasks written to one core");
+  inbox_[inbox_n_++] = {task, at_ps};
+  if (inbox_n_ == 2 && inbox_[1].at < inbox_[0].at) std::swap(inbox_[0], inbox_[1]);
+  ev_.notify(ps_delay(at_ps - now_ps()));
+}
+
+void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
+  int keep = 0;
+  for (int i = 0; i < done_n_; ++i) {
+    if (done_[i].end <= t_ps) {
+      out.push_back(done_[i].task);
+    } else {
+      done_[keep++] = done_[i];
+    }
+  }
+  done_n_ = keep;
+  // The running task's end is already known and due by the poll's time, although
+  // SystemC has not reached it yet (the thread's clock runs ahead within a round).
+  if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish <= t_ps) {
+    out.push_back(run_.task);
+    run_.collected = true;
+  }
+}
+
+TimePs AiCore::earliest_known_finish() const {
+  TimePs t = kNever;
+  for (int i = 0; i < done_n_; ++i) t = std::min(t, done_[i].end);
+  if (run_.task != kNoTask && !run_.collected) t = std::min(t, run_.finish);
+  return t;
+}
+
+TimePs AiCore::combine(TimePs read_ps) const {
+  // Multi-tile tasks double-buffer: the pipes overlap and the slowest one dominates.
+  if (run_.overlap) return std::max({read_ps, run_.compute, run_.write});
+  return read_ps + run_.compute + run_.write;
+}
+
+void AiCore::start(TaskId task, TimePs t0) {
+  const auto& g = m_.graph;
+  const auto& tm = m_.tm;
+  run_ = Running{};
+  run_.task = task;
+  run_.start = t0;
+  if (g.has_recorded(task)) {
+    run_.finish = t0 + TimePs{g.recorded_ns[task]} * 1000;
+  } else {
+    std::uint64_t read_bytes = 0, write_bytes = 0, hit_read = 0, hbm_bytes = 0;
+    if (g.has_memory()) {
+      for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
+        const auto& a = g.mem[i];
+        const auto r = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
+        if (a.is_write != 0) {
+          write_bytes += a.bytes;
+        } else {
+          read_bytes += a.bytes;
+          hit_read += r.hit_bytes;
+        }
+        hbm_bytes += r.miss_bytes + r.writeback_bytes;
+        m_.l2_hit_bytes += r.hit_bytes;
+        m_.l2_miss_bytes += r.miss_bytes;
+      }
+    }
+    const double cyc = tm.aicore_ps_per_cycle;
+    const auto& cost = m_.chip.cost;
+    run_.pre = std::llround((cost.task_overhead_cycles +
+                             (read_bytes > 0 ? cost.mte_read_latency_cycles : 0)) * cyc);
+    run_.post = std::llround((write_bytes > 0 ? cost.mte_write_latency_cycles : 0) * cyc);
+    run_.l2_read = std::llround(static_cast<double>(hit_read) / tm.l2_read_bytes_per_ps);
+    run_.write = std::llround(static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps);
+    run_.compute = std::llround(g.compute_cycles[task] * cyc);
+    run_.overlap = g.tiles[task] > 1;
+    if (hbm_bytes == 0) {
+      run_.finish = t0 + run_.pre + combine(run_.l2_read) + run_.post;
+    } else {
+      run_.flow_start = now_ps();
+      m_.hbm->start(hbm_bytes, id_);  // finish becomes known when the transfer ends
+    }
+  }
+  if (run_.finish != kNever) m_.threads[m_.scheduler->owner(id_)]->on_finish_known(id_, run_.finish);
+}
+
+void AiCore::on_flow_done() {
+  const TimePs hbm_ps = now_ps() - run_.flow_start + m_.tm.hbm_latency_ps;
+  run_.finish = run_.start + run_.pre + combine(run_.l2_read + hbm_ps) + run_.post;
+  m_.threads[m_.scheduler->owner(id_)]->on_finish_known(id_, run_.finish);
+  arm();
+}
+
+void AiCore::finish_running() {
+  const TaskId task = run_.task;
+  const TimePs end = run_.finish;
+  if (!run_.collected) done_[done_n_++] = {task, end};
+  busy_ps_ += end - run_.start;
+  ++tasks_;
+  if (m_.opt.record_timeline) {
+    auto& tl = m_.result.timeline;
+    tl.start_ps[task] = run_.start;
+    tl.end_ps[task] = end;
+    tl.core[task] = static_cast<std::uint16_t>(id_);
+  }
+  run_ = Running{};
+  ++m_.tasks_done;
+  if (m_.opt.on_task_done) m_.opt.on_task_done(task);
+  if (m_.opt.progress && m_.tasks_done % m_.opt.progress_every_tasks == 0) {
+    m_.opt.progress(m_.tasks_done, m_.graph.num_tasks());
+  }
+  if (pending_ != kNoTask) {
+    const TaskId next = pending_;
+    pending_ = kNoTask;
+    start(next, end + m_.tm.slot_switch_ps);
+  }
+}
+
+void AiCore::arm() {
+  TimePs next = run_.finish;
+  if (inbox_n_ > 0) next = std::min(next, inbox_[0].at);
+  if (next != kNever) ev_.notify(ps_delay(next - now_ps()));
+}
+
+void AiCore::step() {
+  try {
+    ++m_.events;
+    const TimePs now = now_ps();
+    if (run_.task != kNoTask && run_.finish <= now) finish_running();
+    while (inbox_n_ > 0 && inbox_[0].at <= now) {
+      const TaskId task = inbox_[0].task;
+      inbox_[0] = inbox_[1];
+      --inbox_n_;
+      if (run_.task == kNoTask) {
+        start(task, now);
+      } else {
+        NPU_CHECK(pending_ == kNoTask, "a task was written over a full pending slot");
+        pending_ = task;
+      }
+    }
+    arm();
+  } catch (...) {
+    m_.fail(std::current_exception());
+  }
+}
+
+}  // namespace pypto::sim

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// One AICore (AIC or AIV) of the persistent AICore kernel: a running and a pending slot.
+// The core starts the pending task as soon as the running one ends; a task's duration is
+// its recorded one, or the cost model over its memory traffic (through L2 and, for
+// misses, the shared HBM) and compute.
+#pragma once
+
+#include <systemc>
+
+#include "machine.h"
+
+namespace pypto::sim {
+
+class AiCore : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(AiCore);
+  AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id);
+
+  // Contract: called by the owning schedule thread; `task` reaches the core's register at
+  // `at_ps` (>= now). At most one running and one pending task are ever outstanding.
+  void assign(sched::TaskId task, sched::TimePs at_ps);
+
+  // Contract: called by the owning thread's poll at its local time t_ps. Appends tasks
+  // whose completion is known and at or before t_ps, in order, and forgets them.
+  void collect(sched::TimePs t_ps, std::vector<sched::TaskId>& out);
+
+  // Earliest completion not yet collected whose time is known (kNever if none).
+  sched::TimePs earliest_known_finish() const;
+
+  // Contract: called by Hbm when this core's transfer has completed at now.
+  void on_flow_done();
+
+  std::uint64_t busy_ps() const { return busy_ps_; }
+  std::uint64_t tasks() const { return tasks_; }
+
+ private:
+  void step();
+  void start(sched::TaskId task, sched::TimePs t0);
+  void finish_running();
+  void arm();
+  sched::TimePs combine(sched::TimePs read_ps) const;
+
+  Machine& m_;
+  sched::CoreId id_;
+  sc_core::sc_event ev_;
+
+  struct Running {
+    sched::TaskId task = sched::kNoTask;
+    sched::TimePs start = 0, finish = sched::kNever;
+    bool collected = false;  // the thread saw the completion before it happened in SystemC
+    // cost-model pieces while an HBM transfer is in flight
+    sched::TimePs flow_start = 0, pre = 0, post = 0, l2_read = 0, compute = 0, write = 0;
+    bool overlap = false;
+  } run_;
+  sched::TaskId pending_ = sched::kNoTask;
+  struct Inbox {
+    sched::TaskId task;
+    sched::TimePs at;
+  } inbox_[2];
+  int inbox_n_ = 0;
+  struct Done {
+    sched::TaskId task;
+    sched::TimePs end;
+  } done_[2];
+  int done_n_ = 0;
+  std::uint64_t busy_ps_ = 0, tasks_ = 0;
+};
+
+}  // namespace pypto::sim

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "control_flow.h"
+
+#include <algorithm>
+
+#include "sched_thread.h"
+
+namespace pypto::sim {
+
+using sched::TimePs;
+
+ControlFlow::ControlFlow(sc_core::sc_module_name name, Machine& m, TimePs start_ps)
+    : sc_module(name),
+      m_(m),
+      start_ps_(start_ps),
+      clock_ps_(start_ps),
+      release_ps_(std::max(start_ps, m.dispatch_start_ps)) {
+  SC_METHOD(step);
+  sensitive << ev_;
+  dont_initialize();
+}
+
+void ControlFlow::start_of_simulation() { ev_.notify(ps_delay(start_ps_)); }
+
+void ControlFlow::on_device_task_done(sched::DeviceTaskId dt, TimePs at_ps) {
+  const auto& d = m_.graph.device_tasks[dt];
+  const bool serial = d.parallel_group == 0 || m_.opt.runtime.device_sched_parallelism <= 1;
+  const TimePs end = at_ps + (serial ? m_.tm.barrier_ps : 0);
+  release_ps_ = std::max(release_ps_, end);
+  makespan_ps_ = std::max(makespan_ps_, end);
+  const TimePs now = now_ps();
+  ev_.notify(ps_delay(release_ps_ > now ? release_ps_ - now : 0));
+}
+
+void ControlFlow::step() {
+  try {
+    ++m_.events;
+    const TimePs now = now_ps();
+    const auto& dts = m_.graph.device_tasks;
+    for (;;) {
+      // 1. Build ahead while the submit queue has room.
+      while (next_build_ < dts.size() && next_build_ < next_admit_ + kSubmitQueueDepth) {
+        const auto& d = dts[next_build_];
+        const TimePs cost = m_.tm.device_task_build_ps + m_.tm.stitch_per_task_ps * d.num_tasks;
+        const TimePs begin = clock_ps_;
+        clock_ps_ += cost;
+        busy_ps_ += cost;
+        built_at_.push_back(clock_ps_ + m_.tm.submit_ps);
+        if (m_.opt.record_aicpu_events &&
+            m_.result.timeline.aicpu.size() < m_.opt.max_aicpu_events) {
+          m_.result.timeline.aicpu.push_back(
+              {static_cast<std::uint32_t>(m_.threads.size()), begin, clock_ps_, 0, 0});
+        }
+        ++next_build_;
+      }
+      if (next_admit_ == dts.size()) return;
+      // 2. Admit the next device task once built and released.
+      const TimePs ready = std::max(built_at_.front(), release_ps_);
+      if (ready > now) {
+        ev_.notify(ps_delay(ready - now));
+        return;
+      }
+      if (!m_.scheduler->admissible(static_cast<sched::DeviceTaskId>(next_admit_))) return;
+      m_.scheduler->admit(static_cast<sched::DeviceTaskId>(next_admit_),
+                          m_.threads.front()->hal());
+      built_at_.pop_front();
+      ++next_admit_;
+      for (auto* t : m_.threads) t->on_work(now);
+    }
+  } catch (...) {
+    m_.fail(std::current_exception());
+  }
+}
+
+}  // namespace pypto::sim

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The control-flow AICPU: builds device tasks one after another (build cost plus a stitch
+// cost per leaf task), working ahead of execution up to the submit-queue depth, and hands
+// each to the schedule threads once it is built and the runtime admits it (serial device
+// tasks after the previous one's barrier; parallel-loop ones up to the parallelism).
+#pragma once
+
+#include <deque>
+#include <systemc>
+
+#include "machine.h"
+
+namespace pypto::sim {
+
+class ControlFlow : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(ControlFlow);
+  // start_ps: when the control-flow AICPU kernel starts running.
+  ControlFlow(sc_core::sc_module_name name, Machine& m, sched::TimePs start_ps);
+
+  // Contract: called by a schedule thread when device task dt has finished at at_ps.
+  void on_device_task_done(sched::DeviceTaskId dt, sched::TimePs at_ps);
+
+  sched::TimePs makespan_ps() const { return makespan_ps_; }
+  sched::TimePs busy_ps() const { return busy_ps_; }
+  std::uint64_t admitted() const { return next_admit_; }
+
+ private:
+  void start_of_simulation() override;
+  void step();
+  static constexpr std::uint32_t kSubmitQueueDepth = 64;
+
+  Machine& m_;
+  sc_core::sc_event ev_;
+  sched::TimePs start_ps_;
+  sched::TimePs clock_ps_;    // when the control flow is free to build the next one
+  sched::TimePs release_ps_;  // earliest admission of the next device task
+  std::deque<sched::TimePs> built_at_;
+  std::uint64_t next_build_ = 0, next_admit_ = 0;
+  sched::TimePs makespan_ps_ = 0, busy_ps_ = 0;
+};
+
+}  // namespace pypto::sim

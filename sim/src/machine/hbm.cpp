@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hbm.h"
+
+#include "ai_core.h"
+
+namespace pypto::sim {
+
+Hbm::Hbm(sc_core::sc_module_name name, Machine& m) : sc_module(name), m_(m) {
+  SC_METHOD(step);
+  sensitive << ev_;
+  dont_initialize();
+}
+
+void Hbm::start(std::uint64_t bytes, sched::CoreId core) {
+  m_.hbm_model.start(now_ps(), bytes, core);
+  arm();
+}
+
+void Hbm::arm() {
+  const sched::TimePs t = m_.hbm_model.next_completion();
+  if (t == sched::kNever) return;
+  const sched::TimePs now = now_ps();
+  ev_.notify(ps_delay(t > now ? t - now : 0));
+}
+
+void Hbm::step() {
+  try {
+    ++m_.events;
+    done_.clear();
+    m_.hbm_model.complete_until(now_ps(), done_);
+    for (std::uint64_t core : done_) m_.cores[core]->on_flow_done();
+    arm();
+  } catch (...) {
+    m_.fail(std::current_exception());
+  }
+}
+
+}  // namespace pypto::sim

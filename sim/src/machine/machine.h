@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// State shared by the SystemC modules of one simulation (internal to sim/). Modules call
+// each other directly; SystemC events are used only to advance time.
+#pragma once
+
+#include <exception>
+#include <systemc>
+#include <vector>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sched/scheduler.h"
+#include "pypto/sched/task_graph.h"
+#include "pypto/sim/config/chip_config.h"
+#include "pypto/sim/memory/hbm_flow.h"
+#include "pypto/sim/memory/l2_cache.h"
+#include "pypto/sim/simulation.h"
+
+namespace pypto::sim {
+
+class AiCore;
+class SchedThread;
+class ControlFlow;
+class Hbm;
+
+inline sc_core::sc_time ps_delay(sched::TimePs ps) { return sc_core::sc_time::from_value(ps); }
+inline sched::TimePs now_ps() { return sc_core::sc_time_stamp().value(); }
+
+struct Machine {
+  Machine(const sched::TaskGraph& g, const ChipConfig& c, const SimOptions& o, SimResult& r)
+      : graph(g),
+        chip(c),
+        tm(derive(c)),
+        opt(o),
+        result(r),
+        l2(c.l2.size_kib * 1024, c.l2.line_bytes, c.l2.ways),
+        hbm_model(derive(c).hbm_bytes_per_ps, derive(c).hbm_core_bytes_per_ps) {}
+
+  const sched::TaskGraph& graph;
+  const ChipConfig& chip;
+  DerivedTiming tm;
+  const SimOptions& opt;
+  SimResult& result;
+  L2Cache l2;
+  HbmFlowModel hbm_model;
+  sched::Scheduler* scheduler = nullptr;
+
+  std::vector<AiCore*> cores;
+  std::vector<SchedThread*> threads;
+  ControlFlow* control = nullptr;
+  Hbm* hbm = nullptr;
+
+  sched::TimePs dispatch_start_ps = 0;  // AICore handshake done: threads may dispatch
+  std::uint64_t tasks_done = 0;
+  std::uint64_t events = 0;
+  std::uint64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
+  std::exception_ptr error;  // first exception raised inside a process
+
+  // Processes catch everything and stop the simulation; simulate() rethrows.
+  void fail(std::exception_ptr e) {
+    if (!error) error = e;
+    sc_core::sc_stop();
+  }
+};
+
+}  // namespace pypto::sim

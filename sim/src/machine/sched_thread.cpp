@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sched_thread.h"
+
+#include <algorithm>
+
+#include "ai_core.h"
+#include "control_flow.h"
+
+namespace pypto::sim {
+
+using sched::kNever;
+using sched::TimePs;
+
+SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, sched::ThreadId id)
+    : sc_module(name), m_(m), id_(id) {
+  SC_METHOD(step);
+  sensitive << ev_;
+  dont_initialize();
+  poll_offset_.assign(m.cores.size(), 0);
+}
+
+// ---- sched::Hal ----------------------------------------------------------------------------
+void SchedThread::poll(sched::ThreadId, sched::CoreId c, std::vector<sched::TaskId>& finished) {
+  local_ += m_.tm.poll_ps;
+  ++stats_.polls;
+  m_.cores[c]->collect(local_, finished);
+}
+
+void SchedThread::send(sched::ThreadId, sched::TaskId task, sched::CoreId c) {
+  local_ += m_.tm.dispatch_ps;
+  m_.cores[c]->assign(task, local_);
+}
+
+void SchedThread::run_inline(sched::ThreadId, sched::TaskId task) {
+  const TimePs start = local_;
+  if (m_.graph.has_recorded(task)) local_ += TimePs{m_.graph.recorded_ns[task]} * 1000;
+  if (m_.opt.record_timeline) {
+    m_.result.timeline.start_ps[task] = start;
+    m_.result.timeline.end_ps[task] = local_;
+  }
+  ++m_.tasks_done;
+  if (m_.opt.on_task_done) m_.opt.on_task_done(task);
+}
+
+void SchedThread::charge(sched::ThreadId, sched::AicpuOp op, std::uint32_t n) {
+  switch (op) {
+    case sched::AicpuOp::kResolveEdge:
+      local_ += m_.tm.resolve_ps * n;
+      break;
+    case sched::AicpuOp::kQueueOp:
+      local_ += m_.tm.queue_op_ps * n;
+      break;
+    case sched::AicpuOp::kFairScan:
+      local_ += m_.tm.fair_scan_per_thread_ps * n;
+      break;
+  }
+}
+
+// ---- waking ----------------------------------------------------------------------------------
+void SchedThread::wake_at(TimePs t) {
+  const TimePs now = now_ps();
+  ev_.notify(ps_delay(t > now ? t - now : 0));
+}
+
+TimePs SchedThread::grid_wake(sched::CoreId core, TimePs finish_ps) const {
+  // Round k reads this core at grid0_ + k*period_ + (offset+1)*poll; wake for the first
+  // round whose read is not earlier than the completion.
+  const TimePs base = grid0_ + TimePs{poll_offset_[core] + 1} * m_.tm.poll_ps;
+  const TimePs k = finish_ps > base ? (finish_ps - base + period_ - 1) / period_ : 0;
+  return grid0_ + k * period_;
+}
+
+void SchedThread::enter_polling(TimePs round_start) {
+  static thread_local std::vector<sched::CoreId> busy;
+  m_.scheduler->in_flight_cores(id_, busy);
+  if (busy.empty()) {
+    mode_ = Mode::kIdle;
+    return;
+  }
+  mode_ = Mode::kPolling;
+  grid0_ = round_start;
+  polled_cores_ = static_cast<std::uint32_t>(busy.size());
+  period_ = TimePs{polled_cores_} * m_.tm.poll_ps;
+  TimePs wake = kNever;
+  for (std::uint32_t i = 0; i < busy.size(); ++i) {
+    poll_offset_[busy[i]] = i;
+    const TimePs f = m_.cores[busy[i]]->earliest_known_finish();
+    if (f != kNever) wake = std::min(wake, grid_wake(busy[i], f));
+  }
+  if (wake != kNever) wake_at(wake);
+}
+
+void SchedThread::on_finish_known(sched::CoreId core, TimePs finish_ps) {
+  if (mode_ == Mode::kPolling) wake_at(grid_wake(core, finish_ps));
+}
+
+void SchedThread::on_work(TimePs at_ps) {
+  if (mode_ == Mode::kIdle) {
+    wake_at(at_ps);
+  } else if (mode_ == Mode::kPolling) {
+    const TimePs k = at_ps > grid0_ ? (at_ps - grid0_ + period_ - 1) / period_ : 0;
+    wake_at(grid0_ + k * period_);
+  }
+}
+
+// ---- one poll round --------------------------------------------------------------------------
+void SchedThread::step() {
+  try {
+    ++m_.events;
+    const TimePs now = now_ps();
+    if (mode_ == Mode::kPolling && period_ > 0 && now > grid0_) {
+      // The rounds skipped since grid0_ polled every busy core and found nothing.
+      const TimePs skipped = (now - grid0_) / period_;
+      stats_.rounds += skipped;
+      stats_.polls += skipped * polled_cores_;
+    }
+    ++stats_.rounds;
+    local_ = now;
+    const sched::RoundResult r = m_.scheduler->run_round(id_, *this);
+    const bool work = r.completions > 0 || r.dispatches > 0;
+    if (work) {
+      stats_.busy_ps += local_ - now;
+      stats_.dispatches += r.dispatches;
+      auto& tl = m_.result.timeline;
+      if (m_.opt.record_aicpu_events) {
+        if (tl.aicpu.size() < m_.opt.max_aicpu_events) {
+          tl.aicpu.push_back({id_, now, local_, r.completions, r.dispatches});
+          const std::uint64_t aic = m_.scheduler->ready_depth(sched::CoreType::kAic);
+          const std::uint64_t aiv = m_.scheduler->ready_depth(sched::CoreType::kAiv);
+          if (aic != last_depth_[0] || aiv != last_depth_[1]) {
+            tl.depth.push_back({local_, static_cast<std::uint32_t>(aic),
+                                static_cast<std::uint32_t>(aiv)});
+            last_depth_[0] = aic;
+            last_depth_[1] = aiv;
+          }
+        } else {
+          tl.aicpu_truncated = true;
+        }
+      }
+    }
+    for (const auto& f : r.finished_device_tasks) m_.control->on_device_task_done(f.dt, f.time_ps);
+    const bool others = r.pushed_shared[0] || r.pushed_shared[1] ||
+                        (work && m_.scheduler->shared_work_left());
+    if (others) {
+      for (auto* t : m_.threads) {
+        if (t != this) t->on_work(local_);
+      }
+    }
+    if (work && m_.scheduler->has_dispatchable_work(id_)) {
+      mode_ = Mode::kActive;
+      wake_at(local_);
+    } else {
+      enter_polling(local_);
+    }
+  } catch (...) {
+    m_.fail(std::current_exception());
+  }
+}
+
+}  // namespace pypto::sim

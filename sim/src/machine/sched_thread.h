@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// One schedule AICPU thread. Each activation is one poll round of the sched/ runtime,
+// executed at the round's start with the thread's local clock advancing by every charged
+// operation (poll, resolve, dispatch, queue and fairness costs); tasks reach the cores at
+// the local time they were sent. Rounds that would find nothing are skipped: the thread
+// sleeps until the round, on its polling grid, in which a known completion is seen, or
+// until new work is pushed.
+#pragma once
+
+#include <systemc>
+#include <vector>
+
+#include "machine.h"
+#include "pypto/sched/hal.h"
+
+namespace pypto::sim {
+
+class SchedThread : public sc_core::sc_module, private sched::Hal {
+ public:
+  SC_HAS_PROCESS(SchedThread);
+  SchedThread(sc_core::sc_module_name name, Machine& m, sched::ThreadId id);
+
+  // Contract: a core of this thread learned its current task ends at finish_ps.
+  void on_finish_known(sched::CoreId core, sched::TimePs finish_ps);
+  // Contract: new work may be available for this thread from at_ps on.
+  void on_work(sched::TimePs at_ps);
+
+  sched::Hal& hal() { return *this; }
+  const ThreadStatsOut& stats() const { return stats_; }
+  ThreadStatsOut& stats() { return stats_; }
+
+ private:
+  // sched::Hal
+  void poll(sched::ThreadId t, sched::CoreId c, std::vector<sched::TaskId>& finished) override;
+  void send(sched::ThreadId t, sched::TaskId task, sched::CoreId c) override;
+  void run_inline(sched::ThreadId t, sched::TaskId task) override;
+  void charge(sched::ThreadId t, sched::AicpuOp op, std::uint32_t n) override;
+  sched::TimePs now(sched::ThreadId t) const override { return local_; }
+
+  void step();
+  void wake_at(sched::TimePs t);
+  sched::TimePs grid_wake(sched::CoreId core, sched::TimePs finish_ps) const;
+  void enter_polling(sched::TimePs round_start);
+
+  Machine& m_;
+  sched::ThreadId id_;
+  sc_core::sc_event ev_;
+  sched::TimePs local_ = 0;
+  enum class Mode { kActive, kPolling, kIdle } mode_ = Mode::kIdle;
+  sched::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_
+  std::vector<std::uint32_t> poll_offset_;  // per core (global id): position in a poll round
+  std::uint32_t polled_cores_ = 0;
+  ThreadStatsOut stats_;
+  std::uint64_t last_depth_[2] = {~0ull, ~0ull};
+};
+
+}  // namespace pypto::sim

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// simulate(): builds the SystemC model of the chip for one run, runs it to completion and
+// gathers the statistics. Each run gets a fresh SystemC simulation context, so a process
+// (the CLI's compare, the Python module) can run any number of simulations.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <systemc>
+
+#include "machine/ai_core.h"
+#include "machine/control_flow.h"
+#include "machine/hbm.h"
+#include "machine/machine.h"
+#include "machine/sched_thread.h"
+#include "pypto/sched/errors.h"
+#include "pypto/sched/registry.h"
+#include "pypto/sim/simulation.h"
+#include "pypto/sim/workspace.h"
+
+namespace pypto::sim {
+namespace {
+
+// SystemC keeps its kernel in a global context that allows one elaboration. Before every
+// run after the first we install a fresh context. The very first context is never
+// deleted: SystemC's own static objects refer to it until the process exits.
+void fresh_systemc_context() {
+  static bool used = false;
+  static sc_core::sc_simcontext* const original = sc_core::sc_get_curr_simcontext();
+  if (used) {
+    sc_core::sc_simcontext* old = sc_core::sc_curr_simcontext;
+    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+    if (old != original) delete old;
+  }
+  used = true;
+  // Errors inside the kernel become exceptions; informational chatter is dropped.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_THROW);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+}
+
+std::string stuck_message(const sched::TaskGraph& g, const sched::Scheduler& s,
+                          std::uint64_t admitted) {
+  std::string msg = "simulation stopped before the end: " + std::to_string(admitted) + " of " +
+                    std::to_string(g.device_tasks.size()) + " device tasks admitted";
+  if (admitted > 0 && admitted <= g.device_tasks.size()) {
+    msg += "; device task seqNo " + std::to_string(g.device_tasks[admitted - 1].seq_no) +
+           " never completed";
+  }
+  return msg;
+}
+
+}  // namespace
+
+std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested) {
+  const std::uint32_t max_threads = std::min(chip.aicpu.max_sched_threads, chip.cores.aic);
+  const std::uint32_t per = std::max<std::uint32_t>(chip.aicpu.cores_per_thread, 1);
+  const std::uint32_t automatic =
+      std::max<std::uint32_t>(1, std::min(max_threads, (chip.cores.aic + per - 1) / per));
+  if (requested <= 0 || requested > static_cast<std::int64_t>(max_threads)) return automatic;
+  return static_cast<std::uint32_t>(requested);
+}
+
+SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt) {
+  sched::validate(opt.runtime);
+  fresh_systemc_context();
+  const auto wall0 = std::chrono::steady_clock::now();
+
+  SimResult res;
+  Machine m(graph, chip, opt, res);
+  std::unique_ptr<sched::Policy> policy = sched::Registry::global().create(opt.runtime.policy);
+  sched::MachineShape shape;
+  shape.aic = chip.cores.aic;
+  shape.aiv = chip.cores.aic * chip.cores.aiv_per_aic;
+  shape.threads = sched_thread_count(chip, opt.runtime.launch_sched_aicpu_num);
+  shape.staging_capacity = chip.aicpu.staging_buffer_tasks;
+  shape.parallelism = static_cast<std::uint32_t>(opt.runtime.device_sched_parallelism);
+  sched::Scheduler scheduler(graph, shape, *policy);
+  m.scheduler = &scheduler;
+
+  const std::size_t n = graph.num_tasks();
+  if (opt.record_timeline) {
+    res.timeline.start_ps.assign(n, 0);
+    res.timeline.end_ps.assign(n, 0);
+    res.timeline.core.assign(n, 0xFFFF);
+  }
+
+  // Start-up (DESIGN.md launch_early_mode): without early launch the AICPU kernels start
+  // only after the AICore kernel has started; dispatch waits for the core handshake.
+  const std::int64_t early_mode = opt.runtime.launch_early_mode >= 0
+                                      ? opt.runtime.launch_early_mode
+                                      : chip.chip.launch_early_mode_default;
+  const bool early = early_mode == 1;
+  const sched::TimePs aicore_start = m.tm.aicore_start_ps;
+  const sched::TimePs aicpu_start =
+      early ? m.tm.aicpu_launch_ps : aicore_start + m.tm.aicpu_launch_ps;
+  m.dispatch_start_ps = std::max(aicpu_start, aicore_start);
+
+  std::vector<std::unique_ptr<AiCore>> cores;
+  cores.reserve(shape.aic + shape.aiv);
+  for (sched::CoreId c = 0; c < shape.aic + shape.aiv; ++c) {
+    const bool aic = c < shape.aic;
+    const std::string name = aic ? "aic_" + std::to_string(c) : "aiv_" + std::to_string(c - shape.aic);
+    cores.push_back(std::make_unique<AiCore>(name.c_str(), m, c));
+    m.cores.push_back(cores.back().get());
+  }
+  Hbm hbm("hbm", m);
+  m.hbm = &hbm;
+  std::vector<std::unique_ptr<SchedThread>> threads;
+  for (sched::ThreadId t = 0; t < shape.threads; ++t) {
+    const std::string name = "sched_" + std::to_string(t);
+    threads.push_back(std::make_unique<SchedThread>(name.c_str(), m, t));
+    m.threads.push_back(threads.back().get());
+  }
+  ControlFlow control("control_flow", m, aicpu_start);
+  m.control = &control;
+
+  sc_core::sc_start();
+  if (m.error) std::rethrow_exception(m.error);
+  if (!scheduler.all_done()) throw ModelError(stuck_message(graph, scheduler, control.admitted()));
+
+  // ---- statistics ----
+  SimStats& s = res.stats;
+  s.chip = chip.chip.name;
+  s.policy = opt.runtime.policy;
+  s.source = graph.source;
+  s.makespan_ps = control.makespan_ps();
+  s.device_tasks = graph.device_tasks.size();
+  s.edges = graph.num_edges();
+  s.sched_threads = shape.threads;
+  for (std::size_t t = 0; t < n; ++t) {
+    if (graph.core_type[t] == sched::CoreType::kHub) ++s.hub_tasks;
+  }
+  s.tasks = n - s.hub_tasks;
+  s.first_start_ps = sched::kNever;
+  for (std::size_t c = 0; c < cores.size(); ++c) {
+    CoreTypeStats& ct = c < shape.aic ? s.aic : s.aiv;
+    ++ct.count;
+    ct.busy_ps += cores[c]->busy_ps();
+    ct.tasks += cores[c]->tasks();
+  }
+  for (CoreTypeStats* ct : {&s.aic, &s.aiv}) {
+    ct->utilization = ct->count == 0 || s.makespan_ps == 0
+                          ? 0.0
+                          : static_cast<double>(ct->busy_ps) /
+                                (static_cast<double>(ct->count) * static_cast<double>(s.makespan_ps));
+  }
+  if (opt.record_timeline) {
+    for (std::size_t t = 0; t < n; ++t) {
+      if (!sched::is_dispatchable(graph.core_type[t])) continue;
+      s.first_start_ps = std::min(s.first_start_ps, res.timeline.start_ps[t]);
+      s.last_end_ps = std::max(s.last_end_ps, res.timeline.end_ps[t]);
+    }
+  }
+  if (s.first_start_ps == sched::kNever) s.first_start_ps = 0;
+  for (sched::ThreadId t = 0; t < shape.threads; ++t) {
+    ThreadStatsOut ts = threads[t]->stats();
+    ts.resolves = scheduler.stats(t).resolves;
+    s.threads.push_back(ts);
+  }
+  s.control_busy_ps = control.busy_ps();
+  s.l2_hit_lines = m.l2.hit_lines();
+  s.l2_miss_lines = m.l2.miss_lines();
+  s.l2_hit_bytes = m.l2_hit_bytes;
+  s.l2_miss_bytes = m.l2_miss_bytes;
+  s.hbm_bytes = m.hbm_model.total_bytes();
+  s.hbm_busy_ps = m.hbm_model.busy_ps();
+  const WorkspaceUsage ws = workspace_usage(graph, shape.parallelism);
+  s.workspace_peak_bytes = ws.peak_bytes;
+  s.workspace_minimum_bytes = ws.minimum_bytes;
+  s.workspace_capacity_bytes = chip.workspace.capacity_mib * 1024 * 1024;
+  if (graph.recorded_makespan_ps) {
+    s.has_recorded = true;
+    s.recorded_makespan_ps = *graph.recorded_makespan_ps;
+  }
+  s.sim_events = m.events;
+  s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return res;
+}
+
+}  // namespace pypto::sim

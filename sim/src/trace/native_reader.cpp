@@ -1,0 +1,733 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reader of the native NDJSON trace (traces/FORMAT.md). The file is streamed in chunks cut
+// at line boundaries and each line is parsed with simdjson On-Demand straight into the
+// TaskGraphBuilder, so a 10M-task trace never exists as text or DOM in memory.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sched/stitcher.h"
+#include "pypto/sim/cost_model.h"
+#include "readers.h"
+
+namespace pypto::sim::trace_detail {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+using sched::CoreType;
+using sched::TaskGraphBuilder;
+
+constexpr std::size_t kChunkBytes = std::size_t(4) << 20;
+constexpr std::uint64_t kFormatVersion = 1;
+constexpr const char* kTaskKeys =
+    "id, core, kernel, root, dt, pg, succ, start, end, dur, mem, ops, tiles";
+
+// Keys of all record kinds; a record's kind follows from which keys it has.
+enum Key : std::uint32_t {
+  kId = 1u << 0,
+  kCore = 1u << 1,
+  kKernel = 1u << 2,
+  kRoot = 1u << 3,
+  kDt = 1u << 4,
+  kPg = 1u << 5,
+  kSucc = 1u << 6,
+  kStart = 1u << 7,
+  kEnd = 1u << 8,
+  kDur = 1u << 9,
+  kMem = 1u << 10,
+  kOps = 1u << 11,
+  kTiles = 1u << 12,
+  kDeviceTask = 1u << 13,
+  kParallelGroup = 1u << 14,
+  kUnknown = 0,
+};
+
+Key key_of(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      if (k == "id") return kId;
+      if (k == "dt") return kDt;
+      if (k == "pg") return kPg;
+      break;
+    case 3:
+      if (k == "end") return kEnd;
+      if (k == "dur") return kDur;
+      if (k == "mem") return kMem;
+      if (k == "ops") return kOps;
+      break;
+    case 4:
+      if (k == "core") return kCore;
+      if (k == "root") return kRoot;
+      if (k == "succ") return kSucc;
+      break;
+    case 5:
+      if (k == "start") return kStart;
+      if (k == "tiles") return kTiles;
+      break;
+    case 6:
+      if (k == "kernel") return kKernel;
+      break;
+    case 11:
+      if (k == "device_task") return kDeviceTask;
+      break;
+    case 14:
+      if (k == "parallel_group") return kParallelGroup;
+      break;
+    default:
+      break;
+  }
+  return kUnknown;
+}
+
+bool is_structural_error(simdjson::error_code e) {
+  return e != simdjson::INCORRECT_TYPE && e != simdjson::NUMBER_OUT_OF_RANGE;
+}
+
+// Direct-mapped cache from exact text to a value: traces repeat a handful of kernel names
+// and op lists millions of times, and a hit costs one hash and one compare.
+template <class V>
+class TextCache {
+ public:
+  V* find(std::string_view text, std::size_t h) {
+    Slot& s = slots_[h % kSlots];
+    return s.used && s.text == text ? &s.value : nullptr;
+  }
+  void put(std::string_view text, std::size_t h, V v) {
+    Slot& s = slots_[h % kSlots];
+    s.text.assign(text.data(), text.size());
+    s.value = v;
+    s.used = true;
+  }
+
+ private:
+  static constexpr std::size_t kSlots = 256;
+  struct Slot {
+    std::string text;
+    V value{};
+    bool used = false;
+  };
+  Slot slots_[kSlots];
+};
+
+class NativeReader {
+ public:
+  NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip)
+      : path_(path), opts_(opts), chip_(chip), builder_(path) {}
+
+  LoadedTrace run();
+
+ private:
+  struct DeviceTaskInfo {
+    std::uint32_t parallel_group = 0;
+    bool declared = false;  // a device-task record exists
+    std::uint64_t decl_line = 0;
+    std::uint64_t first_task_line = 0;
+  };
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw TraceError(path_ + ":" + std::to_string(line_) + ": " + msg);
+  }
+  [[noreturn]] void fail_json(simdjson::error_code e) const {
+    std::string msg = std::string("malformed JSON: ") + simdjson::error_message(e);
+    if (last_line_unterminated_) msg += " (the file ends inside this line: truncated?)";
+    fail(msg);
+  }
+  [[noreturn]] void fail_type(od::value& v, std::string_view what, simdjson::error_code e);
+
+  void process_line(const char* p, std::size_t len, std::size_t capacity);
+  void parse_header(od::object& obj);
+  void parse_record(od::object& obj);
+  void add_task();
+  void add_device_task_record();
+
+  std::uint64_t get_u64(od::value& v, std::string_view what, std::uint64_t max);
+  std::string_view get_str(od::value& v, std::string_view what);
+  void parse_succ(od::value& v);
+  void parse_mem(od::value& v);
+  std::uint32_t parse_ops(od::value& v);
+  std::uint32_t price_ops(std::string_view raw);
+
+  const std::string& path_;
+  const LoadOptions& opts_;
+  const ChipConfig& chip_;
+  TaskGraphBuilder builder_;
+  od::parser parser_;
+  od::parser ops_parser_;
+  std::uint64_t line_ = 0;
+  bool last_line_unterminated_ = false;
+
+  // header
+  bool header_seen_ = false;
+  bool header_has_tasks_ = false;
+  std::uint64_t header_tasks_ = 0;
+  std::string chip_hint_;
+
+  // the record being parsed
+  std::uint32_t seen_ = 0;
+  std::uint64_t f_id_ = 0, f_root_ = 0, f_dt_ = 0, f_pg_ = 0, f_start_ = 0, f_end_ = 0,
+                f_dur_ = 0, f_tiles_ = 1, f_device_task_ = 0, f_parallel_group_ = 0;
+  CoreType f_core_ = CoreType::kAiv;
+  std::uint32_t f_kernel_ = 0;
+  std::uint32_t unnamed_kernel_ = sched::kNoTask;
+  std::uint32_t f_cycles_ = 0;
+  std::vector<sched::TaskId> f_succ_;
+  std::vector<sched::MemAccess> f_mem_;
+
+  // across records
+  int dt_mode_ = -1;  // -1: no task yet; 0: no task has "dt"; 1: every task has "dt"
+  std::uint64_t first_task_line_ = 0;
+  std::uint64_t first_dt_record_line_ = 0;
+  bool have_prev_root_ = false;
+  std::uint64_t prev_root_ = 0;
+  std::uint32_t prev_pg_ = 0;
+  std::uint32_t dense_root_ = 0;
+  std::vector<std::uint32_t> task_pg_;  // no-"dt" traces: input to the stitcher
+  std::unordered_map<std::uint32_t, DeviceTaskInfo> device_tasks_;
+  std::uint64_t max_succ_ = 0, max_succ_line_ = 0, max_succ_task_ = 0;
+  bool any_succ_ = false;
+  bool any_interval_ = false;
+  std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
+  TextCache<std::uint32_t> kernel_cache_;
+  TextCache<std::uint32_t> ops_cache_;
+  simdjson::padded_string ops_text_;
+};
+
+void NativeReader::fail_type(od::value& v, std::string_view what, simdjson::error_code e) {
+  if (is_structural_error(e)) fail_json(e);
+  std::string got;
+  od::json_type t;
+  if (v.type().get(t) == simdjson::SUCCESS) {
+    switch (t) {
+      case od::json_type::array: got = "an array"; break;
+      case od::json_type::object: got = "an object"; break;
+      default: {
+        std::string_view tok = v.raw_json_token();
+        while (!tok.empty() && std::strchr(" \t\r\n", tok.back())) tok.remove_suffix(1);
+        if (tok.size() > 40) tok = tok.substr(0, 40);
+        got = std::string(tok);
+      }
+    }
+  } else {
+    got = "something else";
+  }
+  fail("expected " + std::string(what) + ", got " + got);
+}
+
+std::uint64_t NativeReader::get_u64(od::value& v, std::string_view what, std::uint64_t max) {
+  std::uint64_t x = 0;
+  const auto e = v.get_uint64().get(x);
+  if (e) fail_type(v, what, e);
+  if (x > max) {
+    fail("expected " + std::string(what) + " (at most " + std::to_string(max) + "), got " +
+         std::to_string(x));
+  }
+  return x;
+}
+
+std::string_view NativeReader::get_str(od::value& v, std::string_view what) {
+  std::string_view s;
+  const auto e = v.get_string().get(s);
+  if (e) fail_type(v, what, e);
+  return s;
+}
+
+void NativeReader::parse_succ(od::value& v) {
+  od::array arr;
+  if (const auto e = v.get_array().get(arr)) fail_type(v, "\"succ\" to be an array of task ids", e);
+  for (auto item : arr) {
+    od::value x;
+    if (const auto e = item.get(x)) fail_json(e);
+    const std::uint64_t id =
+        get_u64(x, "each entry of \"succ\" to be a task id", sched::kNoTask - 1);
+    f_succ_.push_back(static_cast<sched::TaskId>(id));
+  }
+}
+
+void NativeReader::parse_mem(od::value& v) {
+  constexpr std::string_view kWhat = "each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"]";
+  od::array arr;
+  if (const auto e = v.get_array().get(arr)) {
+    fail_type(v, "\"mem\" to be an array of [address, bytes, \"r\"|\"w\"]", e);
+  }
+  for (auto item : arr) {
+    od::value entry;
+    if (const auto e = item.get(entry)) fail_json(e);
+    od::array fields;
+    if (const auto e = entry.get_array().get(fields)) fail_type(entry, kWhat, e);
+    sched::MemAccess m;
+    int n = 0;
+    for (auto field : fields) {
+      od::value x;
+      if (const auto e = field.get(x)) fail_json(e);
+      switch (n++) {
+        case 0: m.addr = get_u64(x, "a \"mem\" address to be a non-negative integer", ~0ull); break;
+        case 1:
+          m.bytes = static_cast<std::uint32_t>(
+              get_u64(x, "a \"mem\" size to be a byte count", 0xFFFFFFFFull));
+          if (m.bytes == 0) fail("a \"mem\" range of 0 bytes; give at least 1 byte");
+          break;
+        case 2: {
+          const std::string_view kind = get_str(x, "a \"mem\" access kind \"r\" or \"w\"");
+          if (kind == "r") {
+            m.is_write = 0;
+          } else if (kind == "w") {
+            m.is_write = 1;
+          } else {
+            fail("expected a \"mem\" access kind \"r\" or \"w\", got \"" + std::string(kind) + "\"");
+          }
+          break;
+        }
+        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+      }
+    }
+    if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
+    f_mem_.push_back(m);
+  }
+}
+
+std::uint32_t NativeReader::parse_ops(od::value& v) {
+  od::array arr;
+  if (const auto e = v.get_array().get(arr)) {
+    fail_type(v, "\"ops\" to be an array of [\"op\", \"dtype\", [dims...]]", e);
+  }
+  std::string_view raw;
+  if (const auto e = arr.raw_json().get(raw)) fail_json(e);
+  while (!raw.empty() && std::strchr(" \t\r\n", raw.back())) raw.remove_suffix(1);
+  const std::size_t h = std::hash<std::string_view>{}(raw);
+  if (const std::uint32_t* hit = ops_cache_.find(raw, h)) return *hit;
+  const std::uint32_t cycles = price_ops(raw);
+  ops_cache_.put(raw, h, cycles);
+  return cycles;
+}
+
+// Prices an op list seen for the first time. It is parsed again on its own (the main
+// document has moved past it), which is cheap because the cache makes this rare.
+std::uint32_t NativeReader::price_ops(std::string_view raw) {
+  constexpr std::string_view kWhat = "each entry of \"ops\" to be [\"op\", \"dtype\", [dims...]]";
+  ops_text_ = simdjson::padded_string(raw);
+  od::document doc;
+  if (const auto e = ops_parser_.iterate(ops_text_).get(doc)) fail_json(e);
+  od::array arr;
+  if (const auto e = doc.get_array().get(arr)) fail_json(e);
+  std::uint64_t total = 0;
+  for (auto item : arr) {
+    od::value entry;
+    if (const auto e = item.get(entry)) fail_json(e);
+    od::array fields;
+    if (const auto e = entry.get_array().get(fields)) fail_type(entry, kWhat, e);
+    TileOp op;
+    int n = 0;
+    for (auto field : fields) {
+      od::value x;
+      if (const auto e = field.get(x)) fail_json(e);
+      switch (n++) {
+        case 0: {
+          const std::string_view name = get_str(x, "a tile op name (a string)");
+          if (!is_known_tile_op(name)) {
+            fail("unknown tile op \"" + std::string(name) + "\" in \"ops\"");
+          }
+          op.op = std::string(name);
+          break;
+        }
+        case 1: {
+          const std::string_view dt = get_str(x, "a dtype such as \"fp16\"");
+          if (!parse_dtype(dt, &op.dtype)) {
+            fail("unknown dtype \"" + std::string(dt) + "\" in \"ops\" (expected fp32, fp16, "
+                 "bf16, int8, int16, int32, int64 or bool)");
+          }
+          break;
+        }
+        case 2: {
+          od::array dims;
+          if (const auto e = x.get_array().get(dims)) fail_type(x, "a tile shape [dims...]", e);
+          for (auto d : dims) {
+            od::value dv;
+            if (const auto e = d.get(dv)) fail_json(e);
+            const std::uint64_t dim = get_u64(dv, "a tile dimension (a positive integer)",
+                                              0x7FFFFFFFull);
+            if (dim == 0) fail("a tile dimension of 0 in \"ops\"");
+            op.shape.push_back(static_cast<std::int64_t>(dim));
+          }
+          break;
+        }
+        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+      }
+    }
+    if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
+    try {
+      total += tile_op_cycles(op, chip_);
+    } catch (const TraceError& e) {
+      fail(e.what());
+    }
+  }
+  if (total > 0xFFFFFFFFull) fail("the \"ops\" of one task add up to more than 2^32 cycles");
+  return static_cast<std::uint32_t>(total);
+}
+
+void NativeReader::parse_header(od::object& obj) {
+  bool has_format = false, has_version = false;
+  for (auto field_res : obj) {
+    od::field field;
+    if (const auto e = std::move(field_res).get(field)) fail_json(e);
+    std::string_view key;
+    if (const auto e = field.unescaped_key().get(key)) fail_json(e);
+    od::value v = field.value();
+    if (key == "format") {
+      const std::string_view f = get_str(v, "\"format\" to be \"pypto-sim-trace\"");
+      if (f != "pypto-sim-trace") {
+        fail("expected \"format\" to be \"pypto-sim-trace\", got \"" + std::string(f) + "\"");
+      }
+      has_format = true;
+    } else if (key == "version") {
+      const std::uint64_t ver = get_u64(v, "\"version\" to be an integer", ~0ull);
+      if (ver != kFormatVersion) {
+        fail("unsupported trace format version " + std::to_string(ver) +
+             "; this build reads version " + std::to_string(kFormatVersion));
+      }
+      has_version = true;
+    } else if (key == "chip") {
+      chip_hint_ = std::string(get_str(v, "\"chip\" to be a chip name"));
+    } else if (key == "time_unit") {
+      const std::string_view u = get_str(v, "\"time_unit\" to be \"ns\"");
+      if (u != "ns") fail("unsupported \"time_unit\" \"" + std::string(u) + "\"; version 1 uses \"ns\"");
+    } else if (key == "tasks") {
+      header_tasks_ = get_u64(v, "\"tasks\" to be the task count", sched::kNoTask - 1);
+      header_has_tasks_ = true;
+    } else if (key == "generator") {
+      get_str(v, "\"generator\" to be a string");
+    } else {
+      fail("unknown key \"" + std::string(key) +
+           "\" in the header (known: format, version, chip, time_unit, tasks, generator)");
+    }
+  }
+  if (!has_format) fail("the first line must be the header {\"format\":\"pypto-sim-trace\",...}");
+  if (!has_version) fail("the header has no \"version\"; this build reads version 1");
+  header_seen_ = true;
+}
+
+void NativeReader::parse_record(od::object& obj) {
+  seen_ = 0;
+  f_succ_.clear();
+  f_mem_.clear();
+  f_tiles_ = 1;
+  f_cycles_ = 0;
+  f_pg_ = 0;
+  f_root_ = 0;
+  for (auto field_res : obj) {
+    od::field field;
+    if (const auto e = std::move(field_res).get(field)) fail_json(e);
+    std::string_view key;
+    if (const auto e = field.unescaped_key().get(key)) fail_json(e);
+    od::value v = field.value();
+    const Key k = key_of(key);
+    if (k == kUnknown) {
+      fail("unknown key \"" + std::string(key) + "\" (a task record has: " + kTaskKeys +
+           "; a device-task record has: device_task, parallel_group)");
+    }
+    if (seen_ & k) fail("duplicate key \"" + std::string(key) + "\"");
+    seen_ |= k;
+    switch (k) {
+      case kId: f_id_ = get_u64(v, "\"id\" to be a task id", sched::kNoTask - 1); break;
+      case kCore: {
+        const std::string_view s = get_str(v, "\"core\" to be one of AIC, AIV, HUB, AICPU");
+        const auto ct = sched::parse_core_type(s);
+        if (!ct) {
+          fail("expected \"core\" to be one of AIC, AIV, HUB, AICPU, got \"" + std::string(s) +
+               "\"");
+        }
+        f_core_ = *ct;
+        break;
+      }
+      case kKernel: {
+        const std::string_view s = get_str(v, "\"kernel\" to be a string");
+        const std::size_t h = std::hash<std::string_view>{}(s);
+        if (const std::uint32_t* hit = kernel_cache_.find(s, h)) {
+          f_kernel_ = *hit;
+        } else {
+          f_kernel_ = builder_.kernel_index(std::string(s));
+          kernel_cache_.put(s, h, f_kernel_);
+        }
+        break;
+      }
+      case kRoot: f_root_ = get_u64(v, "\"root\" to be a root-instance index", 0xFFFFFFFEull); break;
+      case kDt: f_dt_ = get_u64(v, "\"dt\" to be a device-task id", 0xFFFFFFFFull); break;
+      case kPg: f_pg_ = get_u64(v, "\"pg\" to be a parallel-group id", 0xFFFFFFFFull); break;
+      case kSucc: parse_succ(v); break;
+      case kStart: f_start_ = get_u64(v, "\"start\" to be a time in ns", ~0ull); break;
+      case kEnd: f_end_ = get_u64(v, "\"end\" to be a time in ns", ~0ull); break;
+      case kDur: f_dur_ = get_u64(v, "\"dur\" to be a duration in ns", sched::kNoRecord - 1); break;
+      case kMem: parse_mem(v); break;
+      case kOps: f_cycles_ = parse_ops(v); break;
+      case kTiles:
+        f_tiles_ = get_u64(v, "\"tiles\" to be a tile count", 0xFFFF);
+        if (f_tiles_ == 0) fail("expected \"tiles\" to be at least 1, got 0");
+        break;
+      case kDeviceTask:
+        f_device_task_ = get_u64(v, "\"device_task\" to be a device-task id", 0xFFFFFFFFull);
+        break;
+      case kParallelGroup:
+        f_parallel_group_ =
+            get_u64(v, "\"parallel_group\" to be a parallel-group id", 0xFFFFFFFFull);
+        break;
+      case kUnknown: break;
+    }
+  }
+  if (seen_ & (kDeviceTask | kParallelGroup)) {
+    if (seen_ & ~(kDeviceTask | kParallelGroup)) {
+      fail("a record mixes device-task keys (device_task, parallel_group) with task keys");
+    }
+    add_device_task_record();
+  } else {
+    add_task();
+  }
+}
+
+void NativeReader::add_device_task_record() {
+  if (!(seen_ & kDeviceTask)) fail("a device-task record needs \"device_task\"");
+  if (dt_mode_ == 0) {
+    fail("a device-task record, but the tasks have no \"dt\" (first task on line " +
+         std::to_string(first_task_line_) + "); \"dt\" is needed to refer to device tasks");
+  }
+  const auto key = static_cast<std::uint32_t>(f_device_task_);
+  auto [it, inserted] = device_tasks_.try_emplace(key);
+  if (!inserted) {
+    if (it->second.declared) fail("device task " + std::to_string(key) + " is declared twice");
+    fail("the record of device task " + std::to_string(key) + " comes after its first task (line " +
+         std::to_string(it->second.first_task_line) + "); declare a device task before its tasks");
+  }
+  it->second.declared = true;
+  it->second.decl_line = line_;
+  it->second.parallel_group = static_cast<std::uint32_t>(f_parallel_group_);
+  if (first_dt_record_line_ == 0) first_dt_record_line_ = line_;
+}
+
+void NativeReader::add_task() {
+  if (!(seen_ & kId)) fail("a task record needs \"id\"");
+  if (!(seen_ & kCore)) fail("a task record needs \"core\" (AIC, AIV, HUB or AICPU)");
+  const std::size_t n = builder_.num_tasks();
+  if (f_id_ != n) {
+    fail("expected \"id\" " + std::to_string(n) + " (ids are dense and in file order), got " +
+         std::to_string(f_id_));
+  }
+  // "dt" is all-or-none; the first task decides.
+  const bool has_dt = (seen_ & kDt) != 0;
+  if (dt_mode_ < 0) {
+    dt_mode_ = has_dt ? 1 : 0;
+    first_task_line_ = line_;
+    if (!has_dt && first_dt_record_line_ != 0) {
+      fail("the trace declares device tasks (line " + std::to_string(first_dt_record_line_) +
+           ") but this task has no \"dt\"");
+    }
+  } else if (has_dt != (dt_mode_ == 1)) {
+    fail(std::string(has_dt ? "this task has \"dt\" but" : "this task has no \"dt\" but") +
+         " the first task (line " + std::to_string(first_task_line_) +
+         (has_dt ? ") has none" : ") has one") + "; \"dt\" is all-or-none");
+  }
+
+  // Roots are renumbered densely; they must not decrease (the tasks of a root instance
+  // are contiguous, as the control flow emits them).
+  const auto pg = static_cast<std::uint32_t>(f_pg_);
+  if (!have_prev_root_ || f_root_ != prev_root_) {
+    if (have_prev_root_ && f_root_ < prev_root_) {
+      fail("\"root\" " + std::to_string(f_root_) + " is smaller than the previous task's root " +
+           std::to_string(prev_root_) + "; roots must be non-decreasing");
+    }
+    if (have_prev_root_) ++dense_root_;
+    have_prev_root_ = true;
+    prev_root_ = f_root_;
+  } else if (dt_mode_ == 0 && pg != prev_pg_) {
+    fail("\"pg\" " + std::to_string(pg) + " differs from the earlier tasks of root " +
+         std::to_string(f_root_) + " (" + std::to_string(prev_pg_) +
+         "); a root belongs to one parallel group");
+  }
+  prev_pg_ = pg;
+
+  TaskGraphBuilder::Task t;
+  t.core_type = f_core_;
+  t.root = dense_root_;
+  t.orig_id = static_cast<std::uint32_t>(f_id_);
+  if (!(seen_ & kKernel)) {
+    if (unnamed_kernel_ == sched::kNoTask) unnamed_kernel_ = builder_.kernel_index("unnamed");
+    f_kernel_ = unnamed_kernel_;
+  }
+  t.kernel = f_kernel_;
+  t.compute_cycles = f_cycles_;
+  t.tiles = static_cast<std::uint16_t>(f_tiles_);
+  t.parallel_group = pg;
+  if (dt_mode_ == 1) {
+    const auto key = static_cast<std::uint32_t>(f_dt_);
+    auto [it, inserted] = device_tasks_.try_emplace(key);
+    DeviceTaskInfo& info = it->second;
+    if (info.first_task_line == 0) {
+      info.first_task_line = line_;
+      if (!info.declared) info.parallel_group = pg;
+    }
+    if (!(seen_ & kPg)) {
+      t.parallel_group = info.parallel_group;
+    } else if (pg != info.parallel_group) {
+      fail("\"pg\" " + std::to_string(pg) + " differs from device task " + std::to_string(key) +
+           "'s parallel group " + std::to_string(info.parallel_group) + " (line " +
+           std::to_string(info.declared ? info.decl_line : info.first_task_line) + ")");
+    }
+    t.device_task_seq = key;
+  } else {
+    task_pg_.push_back(pg);
+  }
+
+  const bool has_start = (seen_ & kStart) != 0, has_end = (seen_ & kEnd) != 0;
+  if (has_start != has_end) fail("\"start\" and \"end\" go together; give both or \"dur\" alone");
+  if (has_start) {
+    if (seen_ & kDur) fail("give either \"start\"/\"end\" or \"dur\", not both");
+    if (f_end_ < f_start_) {
+      fail("\"end\" " + std::to_string(f_end_) + " is before \"start\" " +
+           std::to_string(f_start_));
+    }
+    if (f_end_ - f_start_ >= sched::kNoRecord) {
+      fail("the task lasts " + std::to_string(f_end_ - f_start_) +
+           " ns, more than the 2^32-2 ns a task may last");
+    }
+    t.recorded_ns = static_cast<std::uint32_t>(f_end_ - f_start_);
+    any_interval_ = true;
+    min_start_ = std::min(min_start_, f_start_);
+    max_end_ = std::max(max_end_, f_end_);
+  } else if (seen_ & kDur) {
+    t.recorded_ns = static_cast<std::uint32_t>(f_dur_);
+  }
+
+  builder_.add_task(t);
+  for (const sched::TaskId s : f_succ_) {
+    builder_.add_successor(s);
+    if (!any_succ_ || s > max_succ_) {
+      any_succ_ = true;
+      max_succ_ = s;
+      max_succ_line_ = line_;
+      max_succ_task_ = f_id_;
+    }
+  }
+  for (const sched::MemAccess& m : f_mem_) builder_.add_memory(m);
+}
+
+void NativeReader::process_line(const char* p, std::size_t len, std::size_t capacity) {
+  ++line_;
+  std::size_t i = 0;
+  while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r')) ++i;
+  if (i == len) return;  // blank lines are allowed anywhere
+  od::document doc;
+  if (const auto e = parser_.iterate(p, len, capacity).get(doc)) fail_json(e);
+  od::object obj;
+  if (const auto e = doc.get_object().get(obj)) {
+    if (e == simdjson::INCORRECT_TYPE) fail("expected one JSON object per line");
+    fail_json(e);
+  }
+  if (!header_seen_) {
+    parse_header(obj);
+  } else {
+    parse_record(obj);
+  }
+  // After the object, the document must be exhausted: more text means a second value on
+  // the line (or garbage), which NDJSON does not allow.
+  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) {
+    fail("unexpected text after the JSON object (one record per line)");
+  }
+}
+
+LoadedTrace NativeReader::run() {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
+  // The buffer holds whole lines plus simdjson's padding; a line longer than the buffer
+  // doubles it.
+  std::vector<char> buf(kChunkBytes + simdjson::SIMDJSON_PADDING);
+  std::size_t have = 0;
+  bool eof = false;
+  while (true) {
+    const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - have;
+    if (!eof && room > 0) {
+      const std::size_t got = std::fread(buf.data() + have, 1, room, file.get());
+      if (std::ferror(file.get())) throw TraceError(path_ + ": read error after line " +
+                                                    std::to_string(line_));
+      have += got;
+      if (got < room) eof = true;
+    }
+    std::size_t end = have;
+    if (!eof) {
+      const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
+      if (!nl) {
+        buf.resize((buf.size() - simdjson::SIMDJSON_PADDING) * 2 + simdjson::SIMDJSON_PADDING);
+        continue;
+      }
+      end = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+    }
+    const char* p = buf.data();
+    const char* stop = buf.data() + end;
+    const char* alloc_end = buf.data() + buf.size();
+    while (p < stop) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::size_t(stop - p)));
+      const char* line_end = nl ? nl : stop;
+      last_line_unterminated_ = !nl;
+      process_line(p, std::size_t(line_end - p), std::size_t(alloc_end - p));
+      p = nl ? nl + 1 : stop;
+    }
+    std::memmove(buf.data(), buf.data() + end, have - end);
+    have -= end;
+    if (eof && have == 0) break;
+  }
+  last_line_unterminated_ = false;
+
+  if (!header_seen_) throw TraceError(path_ + ": no header line");
+  const std::size_t n = builder_.num_tasks();
+  if (n == 0) throw TraceError(path_ + ": the trace has no task records");
+  if (header_has_tasks_ && header_tasks_ != n) {
+    throw TraceError(path_ + ": the header announces " + std::to_string(header_tasks_) +
+                     " tasks but the file has " + std::to_string(n) +
+                     (n < header_tasks_ ? " (truncated?)" : ""));
+  }
+  if (any_succ_ && max_succ_ >= n) {
+    throw TraceError(path_ + ":" + std::to_string(max_succ_line_) + ": task " +
+                     std::to_string(max_succ_task_) + " lists successor " +
+                     std::to_string(max_succ_) + ", but the trace has only " + std::to_string(n) +
+                     " tasks (ids 0.." + std::to_string(n - 1) + ")");
+  }
+  if (dt_mode_ == 0) {
+    // No device-task ids: stitch the roots as the control-flow AICPU would.
+    const std::vector<std::uint32_t> dts =
+        sched::stitch_device_tasks(builder_.graph().root, task_pg_, opts_.runtime);
+    for (std::size_t t = 0; t < n; ++t) {
+      builder_.set_device_task(static_cast<sched::TaskId>(t), dts[t], task_pg_[t]);
+    }
+    std::vector<std::uint32_t>().swap(task_pg_);
+  }
+  const bool has_interval = any_interval_;
+  const std::uint64_t span_ns = has_interval ? max_end_ - min_start_ : 0;
+  LoadedTrace out;
+  try {
+    out.graph = builder_.finish();
+  } catch (const TraceError& e) {
+    throw TraceError(path_ + ": " + e.what());
+  }
+  if (has_interval) out.graph.recorded_makespan_ps = span_ns * 1000;
+  out.format = TraceFormat::kNative;
+  out.chip_hint = chip_hint_;
+  return out;
+}
+
+}  // namespace
+
+LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip) {
+  NativeReader reader(path, opts, chip);
+  return reader.run();
+}
+
+}  // namespace pypto::sim::trace_detail

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal interface between load_trace() and the per-format readers (not installed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "pypto/sim/trace/trace_loader.h"
+
+namespace pypto::sim::trace_detail {
+
+// traces/FORMAT.md; streamed, never holds the whole file.
+LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip);
+
+// dyn_topo.txt or topo.json joined with opts.prof_path.
+LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOptions& opts,
+                       const ChipConfig& chip);
+
+// PyPTO's fixed-latency task graph JSON.
+LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip);
+
+// Whole file as a string; TraceError naming the path if it cannot be read.
+std::string read_file(const std::string& path);
+
+// 1-based line and column of byte offset `pos` in `text`.
+struct LineCol {
+  std::size_t line = 1, col = 1;
+};
+LineCol line_col(std::string_view text, std::size_t pos);
+
+// Converts a duration in ticks of a clock_mhz clock to nanoseconds (rounded to nearest) for
+// TaskGraph::recorded_ns; TraceError (with `where` as prefix) if it does not fit.
+std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::string& where);
+
+// Parses a whole JSON file; a syntax error becomes a TraceError "path:line:col: ...".
+nlohmann::json parse_json(const std::string& path, const std::string& text);
+
+// Field access for the record-oriented JSON formats; `where` names the record
+// ("topo.json: record 3 (taskId 5)"). Missing or mistyped fields throw TraceError.
+const nlohmann::json& json_field(const nlohmann::json& obj, const char* key, const std::string& where);
+std::uint64_t json_uint(const nlohmann::json& v, const char* key, const std::string& where,
+                        std::uint64_t max);
+std::string json_string(const nlohmann::json& v, const char* key, const std::string& where);
+// Short rendering of a JSON value for messages.
+std::string json_brief(const nlohmann::json& v);
+
+}  // namespace pypto::sim::trace_detail

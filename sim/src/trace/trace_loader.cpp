@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+// Format detection and dispatch to the per-format readers.
+#include "pypto/sim/trace/trace_loader.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "pypto/sched/errors.h"
+#include "readers.h"
+
+namespace pypto::sim {
+
+namespace trace_detail {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw TraceError(path + ": read error: " + std::strerror(errno));
+  return std::move(ss).str();
+}
+
+LineCol line_col(std::string_view text, std::size_t pos) {
+  LineCol lc;
+  const std::size_t end = std::min(pos, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++lc.line;
+      lc.col = 1;
+    } else {
+      ++lc.col;
+    }
+  }
+  return lc;
+}
+
+std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::string& where) {
+  const double ns = std::nearbyint(static_cast<double>(ticks) * 1000.0 / clock_mhz);
+  if (!(ns >= 0) || ns >= static_cast<double>(sched::kNoRecord)) {
+    throw TraceError(where + ": duration of " + std::to_string(ticks) + " ticks at " +
+                     std::to_string(clock_mhz) + " MHz does not fit in 32-bit nanoseconds");
+  }
+  return static_cast<std::uint32_t>(ns);
+}
+
+nlohmann::json parse_json(const std::string& path, const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's byte is 1-based: the last character it read.
+    const LineCol lc = line_col(text, e.byte == 0 ? 0 : e.byte - 1);
+    std::string what = e.what();
+    const std::size_t cut = what.find(": ", what.find("parse error"));
+    if (cut != std::string::npos) what = what.substr(cut + 2);
+    throw TraceError(path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
+                     ": invalid JSON: " + what);
+  }
+}
+
+std::string json_brief(const nlohmann::json& v) {
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 40) + "...";
+  return s;
+}
+
+const nlohmann::json& json_field(const nlohmann::json& obj, const char* key,
+                                 const std::string& where) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) throw TraceError(where + ": missing \"" + key + "\"");
+  return *it;
+}
+
+std::uint64_t json_uint(const nlohmann::json& v, const char* key, const std::string& where,
+                        std::uint64_t max) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+    throw TraceError(where + ": expected \"" + key + "\" to be a non-negative integer, got " +
+                     json_brief(v));
+  }
+  const auto x = v.get<std::uint64_t>();
+  if (x > max) {
+    throw TraceError(where + ": \"" + key + "\" " + std::to_string(x) + " is larger than " +
+                     std::to_string(max));
+  }
+  return x;
+}
+
+std::string json_string(const nlohmann::json& v, const char* key, const std::string& where) {
+  if (!v.is_string()) {
+    throw TraceError(where + ": expected \"" + key + "\" to be a string, got " + json_brief(v));
+  }
+  return v.get<std::string>();
+}
+
+}  // namespace trace_detail
+
+namespace {
+
+using nlohmann::json;
+
+// SAX handler that stops after the keys of the first element of a top-level array, so
+// detection reads a prefix of a possibly large file without building a DOM.
+struct FirstObjectKeys {
+  int depth = 0;
+  bool root_is_array = false;
+  bool first_is_object = false;
+  bool empty_array = false;
+  bool done = false;
+  std::set<std::string> keys;
+
+  bool first_element_scalar() {
+    if (depth == 1) {
+      done = true;
+      return false;
+    }
+    return true;
+  }
+  bool null() { return first_element_scalar(); }
+  bool boolean(bool) { return first_element_scalar(); }
+  bool number_integer(json::number_integer_t) { return first_element_scalar(); }
+  bool number_unsigned(json::number_unsigned_t) { return first_element_scalar(); }
+  bool number_float(json::number_float_t, const std::string&) { return first_element_scalar(); }
+  bool string(std::string&) { return first_element_scalar(); }
+  bool binary(json::binary_t&) { return first_element_scalar(); }
+  bool start_object(std::size_t) {
+    if (depth == 0) {
+      done = true;  // a top-level object: not one of the array formats
+      return false;
+    }
+    if (depth == 1) first_is_object = true;
+    ++depth;
+    return true;
+  }
+  bool key(std::string& k) {
+    if (depth == 2) keys.insert(k);
+    return true;
+  }
+  bool end_object() {
+    if (--depth == 1) {
+      done = true;
+      return false;
+    }
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (depth == 0) root_is_array = true;
+    if (depth == 1) return first_element_scalar();
+    ++depth;
+    return true;
+  }
+  bool end_array() {
+    if (--depth == 0) {
+      empty_array = true;
+      done = true;
+      return false;
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+};
+
+std::string format_list() {
+  return "expected one of: native pypto-sim NDJSON (first line "
+         "{\"format\":\"pypto-sim-trace\",\"version\":1,...}), dyn_topo.txt (CSV with header "
+         "seqNo,taskId,...), topo.json (JSON array of {taskId, funcName, successors}), or PyPTO's "
+         "fixed-latency JSON (array of {taskId, funcName, coreType, execTime, successors, "
+         "remainingPredecessors})";
+}
+
+}  // namespace
+
+const char* to_string(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::kNative: return "native";
+    case TraceFormat::kDynTopo: return "dyn_topo";
+    case TraceFormat::kTopoJson: return "topo_json";
+    case TraceFormat::kFixedLatency: return "fixed_latency";
+  }
+  return "?";
+}
+
+TraceFormat detect_trace_format(const std::string& path) {
+  // Every format identifies itself in its first record; 1 MiB holds that with room to spare.
+  constexpr std::size_t kPrefixBytes = 1 << 20;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  std::string prefix(kPrefixBytes, '\0');
+  const std::size_t got = std::fread(prefix.data(), 1, prefix.size(), f);
+  const bool read_error = std::ferror(f) != 0;
+  std::fclose(f);
+  if (read_error) throw TraceError(path + ": read error");
+  prefix.resize(got);
+
+  const std::size_t first = prefix.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw TraceError(path + ": the file is empty; " + format_list());
+  const std::string_view rest = std::string_view(prefix).substr(first);
+  const std::string_view first_line = rest.substr(0, rest.find('\n'));
+
+  if (rest[0] == '{') {
+    const json header = json::parse(first_line, nullptr, /*allow_exceptions=*/false);
+    if (header.is_object() && header.contains("format") && header["format"] == "pypto-sim-trace") {
+      return TraceFormat::kNative;
+    }
+    throw TraceError(path + ":1: starts with a JSON object that is not a pypto-sim trace header; " +
+                     format_list());
+  }
+  if (first_line.substr(0, 12) == "seqNo,taskId") return TraceFormat::kDynTopo;
+  if (rest[0] == '[') {
+    FirstObjectKeys sax;
+    json::sax_parse(rest, &sax);
+    if (sax.done && sax.empty_array) throw TraceError(path + ": the JSON array is empty (no tasks)");
+    if (sax.done && sax.first_is_object) {
+      if (sax.keys.count("execTime")) return TraceFormat::kFixedLatency;
+      if (sax.keys.count("funcName")) return TraceFormat::kTopoJson;
+      if (sax.keys.count("blockIdx") || sax.keys.count("tasks")) {
+        throw TraceError(path + ": this is a board profile (tilefwk_L1_prof_data.json), not a "
+                         "task graph: pass it with --prof and give dyn_topo.txt or topo.json as "
+                         "the trace");
+      }
+    }
+  }
+  throw TraceError(path + ": unknown trace format; " + format_list());
+}
+
+LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const ChipConfig& chip) {
+  const TraceFormat format = detect_trace_format(path);
+  if (!opts.prof_path.empty() && format != TraceFormat::kDynTopo &&
+      format != TraceFormat::kTopoJson) {
+    throw ConfigError("--prof " + opts.prof_path + " is only used with dyn_topo.txt or topo.json, "
+                      "but " + path + " is a " + to_string(format) + " trace");
+  }
+  switch (format) {
+    case TraceFormat::kNative: return trace_detail::load_native(path, opts, chip);
+    case TraceFormat::kDynTopo:
+    case TraceFormat::kTopoJson: return trace_detail::load_board(path, format, opts, chip);
+    case TraceFormat::kFixedLatency: return trace_detail::load_fixed_latency(path, chip);
+  }
+  throw TraceError(path + ": unknown trace format");
+}
+
+}  // namespace pypto::sim

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: Apache-2.0
+// Chip configuration: presets, user files, --set overrides, validation, derived timing.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sim/config/chip_config.h"
+#include "pypto/sim/config/config_loader.h"
+
+using Catch::Matchers::Contains;
+using pypto::ConfigError;
+using pypto::sim::ChipConfig;
+namespace cfg = pypto::cfg;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSourceConfigs = std::string(PYPTO_SOURCE_DIR) + "/configs";
+
+// Sets (or unsets) PYPTO_CONFIG_DIR for one test and restores it afterwards.
+class ConfigDirEnv {
+ public:
+  explicit ConfigDirEnv(const std::optional<std::string>& dir) {
+    if (const char* old = std::getenv("PYPTO_CONFIG_DIR")) old_ = old;
+    if (dir) {
+      setenv("PYPTO_CONFIG_DIR", dir->c_str(), 1);
+    } else {
+      unsetenv("PYPTO_CONFIG_DIR");
+    }
+  }
+  ~ConfigDirEnv() {
+    if (old_) {
+      setenv("PYPTO_CONFIG_DIR", old_->c_str(), 1);
+    } else {
+      unsetenv("PYPTO_CONFIG_DIR");
+    }
+  }
+  ConfigDirEnv(const ConfigDirEnv&) = delete;
+  ConfigDirEnv& operator=(const ConfigDirEnv&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
+
+// A fresh directory under the system temp dir, removed with its contents at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    static int counter = 0;
+    path_ = fs::temp_directory_path() /
+            ("pypto_cfg_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path p = path_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+// Loads `text` as a user file named t.yaml (the name only appears in messages).
+ChipConfig load(const std::string& text) { return cfg::load_chip_config_text(text, "t.yaml"); }
+
+}  // namespace
+
+TEST_CASE("every preset loads and round-trips through YAML", "[config]") {
+  ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
+  const auto names = cfg::list_chip_presets();
+  for (const char* expected : {"950dt", "950pr", "a2", "a3"}) {
+    CHECK(std::find(names.begin(), names.end(), expected) != names.end());
+  }
+  for (const auto& name : names) {
+    INFO("preset " << name);
+    const ChipConfig c = cfg::load_chip_preset(name);
+    CHECK(c.chip.name == name);
+    const std::string text = cfg::to_yaml(c);
+    const ChipConfig again = cfg::load_chip_config_text(text, name + " (emitted)");
+    CHECK(cfg::first_difference(c, again) == std::nullopt);
+    // The emitter is deterministic, so YAML -> struct -> YAML is a fixed point.
+    CHECK(cfg::to_yaml(again) == text);
+  }
+}
+
+TEST_CASE("the presets carry DESIGN.md's numbers", "[config]") {
+  ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
+  struct Row {
+    const char* name;
+    std::uint32_t aic, aicpu, sched, early;
+    double freq_mhz, board_mhz, gbps;
+    std::uint64_t l2_kib, hbm_gib;
+    std::uint32_t gm, l2_read, l2_write, ub, l0c;
+  };
+  const Row rows[] = {
+      {"a2", 24, 6, 4, 0, 1850, 50, 1600, 192 * 1024, 64, 32, 110, 86, 192, 128},
+      {"a3", 24, 6, 4, 0, 1850, 50, 1600, 192 * 1024, 32, 32, 110, 86, 192, 128},
+      {"950pr", 32, 8, 6, 2, 1650, 1000, 1600, 128 * 1024, 128, 31, 100, 100, 248, 256},
+      {"950dt", 32, 8, 6, 2, 1650, 1000, 4000, 128 * 1024, 96, 61, 100, 100, 248, 256},
+  };
+  for (const Row& r : rows) {
+    INFO("preset " << r.name);
+    const ChipConfig c = cfg::load_chip_preset(r.name);
+    CHECK(c.cores.aic == r.aic);
+    CHECK(c.cores.aic * c.cores.aiv_per_aic == 2 * r.aic);
+    CHECK(c.aicpu.count == r.aicpu);
+    CHECK(c.aicpu.max_sched_threads == r.sched);
+    CHECK(c.chip.launch_early_mode_default == r.early);
+    CHECK(c.cores.freq_mhz == r.freq_mhz);
+    CHECK(c.chip.board_clock_mhz == r.board_mhz);
+    CHECK(c.hbm.aggregate_gbps == r.gbps);
+    CHECK(c.l2.size_kib == r.l2_kib);
+    CHECK(c.hbm.size_gib == r.hbm_gib);
+    CHECK(c.hbm.bytes_per_cycle_per_core == r.gm);
+    CHECK(c.l2.read_bytes_per_cycle == r.l2_read);
+    CHECK(c.l2.write_bytes_per_cycle == r.l2_write);
+    CHECK(c.cores.ub_kib == r.ub);
+    CHECK(c.cores.l1_kib == 512);
+    CHECK(c.cores.l0a_kib == 64);
+    CHECK(c.cores.l0b_kib == 64);
+    CHECK(c.cores.l0c_kib == r.l0c);
+    CHECK((c.cores.cube_m == 16 && c.cores.cube_n == 16 && c.cores.cube_k == 16));
+    CHECK(c.l2.line_bytes == 512);
+    CHECK(c.aicpu.freq_mhz == 1800);
+    CHECK(c.aicpu.poll_cycles == 240);
+    CHECK(c.aicpu.resolve_cycles == 390);
+    CHECK(c.aicpu.dispatch_cycles == 200);
+    CHECK(c.aicpu.device_task_build_cycles == 10000);
+  }
+}
+
+TEST_CASE("a file from disk is read and reports its own path", "[config]") {
+  TempDir dir;
+  const std::string path = dir.write("mine.yaml", "cores:\n  aic: 8\n");
+  const ChipConfig c = cfg::load_chip_config_file(path);
+  CHECK(c.cores.aic == 8);
+  CHECK(c.cores.aiv_per_aic == 2);  // untouched: the struct default
+  CHECK(c.l2.ways == ChipConfig{}.l2.ways);
+
+  const std::string bad = dir.write("bad.yaml", "l2:\n  wyas: 8\n");
+  CHECK_THROWS_WITH(cfg::load_chip_config_file(bad), Contains(bad + ":2:3"));
+  CHECK_THROWS_WITH(cfg::load_chip_config_file(dir.path() + "/none.yaml"),
+                    Contains("none.yaml' does not exist"));
+  CHECK_THROWS_WITH(cfg::load_chip_config_file(dir.path()), Contains("is a directory"));
+}
+
+TEST_CASE("an empty file means all defaults", "[config]") {
+  const ChipConfig c = load("");
+  CHECK(cfg::first_difference(c, ChipConfig{}) == std::nullopt);
+  CHECK(cfg::first_difference(load("# only a comment\n"), ChipConfig{}) == std::nullopt);
+}
+
+TEST_CASE("unknown keys are rejected with a suggestion", "[config]") {
+  CHECK_THROWS_WITH(load("l2:\n  size_kib: 1024\n  wyas: 8\n"),
+                    Contains("unknown key 'wyas' in l2 (t.yaml:3:3); did you mean 'ways'?"));
+  CHECK_THROWS_WITH(
+      load("l22:\n  ways: 8\n"),
+      Contains("unknown key 'l22' at the top level (t.yaml:1:1); did you mean 'l2'?"));
+  CHECK_THROWS_WITH(load("aicpu:\n  pol_cycles: 8\n"), Contains("did you mean 'poll_cycles'?"));
+  // Nothing close: no guess, but the keys that exist.
+  CHECK_THROWS_WITH(load("hbm:\n  frobnicate: 1\n"),
+                    Contains("unknown key 'frobnicate' in hbm (t.yaml:2:3); known keys: size_gib"));
+  try {
+    load("hbm:\n  frobnicate: 1\n");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), !Contains("did you mean"));
+  }
+}
+
+TEST_CASE("values of the wrong type are rejected", "[config]") {
+  CHECK_THROWS_WITH(load("l2:\n  ways: sixteen\n"),
+                    Contains("l2.ways (t.yaml:2:9): expected an unsigned integer, got 'sixteen'"));
+  CHECK_THROWS_WITH(load("cores:\n  freq_mhz: fast\n"),
+                    Contains("cores.freq_mhz (t.yaml:2:13): expected a number, got 'fast'"));
+  CHECK_THROWS_WITH(load("l2:\n  ways: [1, 2]\n"),
+                    Contains("expected an unsigned integer, got a list"));
+  CHECK_THROWS_WITH(load("l2:\n  ways:\n"),
+                    Contains("l2.ways (t.yaml:2:3): expected an unsigned integer, got nothing"));
+  // A quoted number is a string in YAML; silently converting it would hide a mistake.
+  CHECK_THROWS_WITH(load("l2:\n  ways: \"16\"\n"), Contains("got the quoted string \"16\""));
+  CHECK_THROWS_WITH(load("chip:\n  name: [a2]\n"),
+                    Contains("chip.name (t.yaml:2:9): expected a string"));
+  CHECK_THROWS_WITH(load("l2: 5\n"), Contains("l2 (t.yaml:1:5): expected a map of keys, got '5'"));
+  CHECK_THROWS_WITH(load("- a\n- b\n"), Contains("the top level (t.yaml:1:1): expected a map"));
+}
+
+TEST_CASE("negative or fractional or too large integers are rejected", "[config]") {
+  CHECK_THROWS_WITH(load("l2:\n  ways: -1\n"),
+                    Contains("l2.ways (t.yaml:2:9): expected an unsigned integer, got '-1'"));
+  CHECK_THROWS_WITH(load("l2:\n  ways: 1.5\n"),
+                    Contains("expected an unsigned integer, got '1.5'"));
+  CHECK_THROWS_WITH(load("l2:\n  ways: 1e3\n"),
+                    Contains("expected an unsigned integer, got '1e3'"));
+  CHECK_THROWS_WITH(
+      load("l2:\n  ways: 4294967296\n"),
+      Contains("expected an unsigned integer of at most 4294967295, got '4294967296'"));
+  CHECK_THROWS_WITH(load("l2:\n  size_kib: 18446744073709551616\n"),
+                    Contains("of at most 18446744073709551615"));
+  // Hexadecimal, octal and an explicit '+' are YAML integers.
+  CHECK(load("l2:\n  ways: 0x10\n").l2.ways == 16);
+  CHECK(load("l2:\n  ways: 0o10\n").l2.ways == 8);
+  CHECK(load("l2:\n  ways: +4\n").l2.ways == 4);
+  CHECK(load("cores:\n  freq_mhz: 1000\n").cores.freq_mhz == 1000.0);
+  CHECK(load("cores:\n  freq_mhz: 1.65e3\n").cores.freq_mhz == 1650.0);
+}
+
+TEST_CASE("malformed YAML and duplicate keys are errors with a position", "[config]") {
+  CHECK_THROWS_WITH(load("l2:\n  ways: [1, 2\n"), Contains("t.yaml:"));
+  CHECK_THROWS_WITH(load("l2:\n  ways: [1, 2\n"), Contains("invalid YAML"));
+  CHECK_THROWS_WITH(load("l2:\n  ways: 8\n  ways: 4\n"),
+                    Contains("duplicate key 'ways' in l2 (t.yaml:3:3)"));
+}
+
+TEST_CASE("impossible values are errors naming key and value and range", "[config]") {
+  CHECK_THROWS_WITH(load("l2:\n  ways: 0\n"),
+                    Contains("l2.ways: 0 is out of range [1, 64] (t.yaml:2:9)"));
+  CHECK_THROWS_WITH(load("cores:\n  freq_mhz: 0\n"),
+                    Contains("cores.freq_mhz: 0 is out of range (0, 10000]"));
+  CHECK_THROWS_WITH(load("cores:\n  freq_mhz: -5\n"), Contains("-5 is out of range (0, 10000]"));
+  CHECK_THROWS_WITH(load("cores:\n  freq_mhz: nan\n"), Contains("nan is out of range"));
+  CHECK_THROWS_WITH(load("cores:\n  aic: 129\n"),
+                    Contains("cores.aic: 129 is out of range [1, 128]"));
+  CHECK_THROWS_WITH(load("cores:\n  aiv_per_aic: 5\n"),
+                    Contains("cores.aiv_per_aic: 5 is out of range [1, 4]"));
+  CHECK_THROWS_WITH(load("chip:\n  launch_early_mode_default: 3\n"),
+                    Contains("chip.launch_early_mode_default: 3 is out of range [0, 2]"));
+  CHECK_THROWS_WITH(load("l2:\n  line_bytes: 16\n"), Contains("16 is out of range [32, 4096]"));
+  CHECK_THROWS_WITH(load("l2:\n  line_bytes: 384\n"),
+                    Contains("l2.line_bytes: 384 is not a power of two (t.yaml:2:15)"));
+  // 1004 KiB is not a whole number of 512 B x 16-way sets (8 KiB): 125.5 sets.
+  CHECK_THROWS_WITH(load("l2:\n  size_kib: 1004\n"),
+                    Contains("l2.size_kib: 1004 KiB is not a whole number of sets of "
+                             "line_bytes * ways = 8192 bytes"));
+  CHECK(load("l2:\n  size_kib: 1000\n").l2.size_kib == 1000);  // 125 sets
+  CHECK_THROWS_WITH(load("aicpu:\n  count: 6\n  max_sched_threads: 6\n"),
+                    Contains("aicpu.max_sched_threads: 6 exceeds aicpu.count - 1 = 5"));
+  CHECK_THROWS_WITH(load("aicpu:\n  count: 1\n"),
+                    Contains("aicpu.count: 1 is out of range [2, 64]"));
+  // The rule involves aicpu.count, which this file set: the message points at the rule's key
+  // and says which file.
+  CHECK_THROWS_WITH(
+      load("aicpu:\n  count: 3\n"),
+      Contains("aicpu.max_sched_threads: 5 exceeds aicpu.count - 1 = 2: one AICPU runs the "
+               "control flow (t.yaml)"));
+  CHECK_THROWS_WITH(
+      load("hbm:\n  size_gib: 8\n"),
+      Contains("workspace.capacity_mib: 16384 MiB exceeds the HBM capacity of 8192 MiB"));
+  CHECK_THROWS_WITH(load("cores:\n  aic: 1\n  aiv_per_aic: 1\n"),
+                    Contains("cores.handshake_cores: 4 exceeds the 2 cores of the chip"));
+  CHECK_THROWS_WITH(load("chip:\n  name: \"\"\n"), Contains("chip.name: must not be empty"));
+
+  ChipConfig c;
+  c.l2.ways = 65;
+  CHECK_THROWS_WITH(cfg::validate(c), "l2.ways: 65 is out of range [1, 64]");
+  c = ChipConfig{};
+  c.hbm.aggregate_gbps = 0;
+  CHECK_THROWS_WITH(cfg::validate(c), "hbm.aggregate_gbps: 0 is out of range (0, 1000000]");
+  CHECK_NOTHROW(cfg::validate(ChipConfig{}));
+}
+
+TEST_CASE("set overrides change any value", "[config]") {
+  ChipConfig c;
+  cfg::apply_override(c, "l2.ways=8");
+  cfg::apply_override(c, "aicpu.poll_cycles=300");
+  cfg::apply_override(c, "cores.freq_mhz=1650.5");
+  cfg::apply_override(c, "chip.description=my chip");
+  cfg::apply_override(c, " hbm.size_gib = 8");
+  CHECK(c.l2.ways == 8);
+  CHECK(c.aicpu.poll_cycles == 300);
+  CHECK(c.cores.freq_mhz == 1650.5);
+  CHECK(c.chip.description == "my chip");
+  CHECK(c.hbm.size_gib == 8);  // below the 16 GiB of workspace
+  CHECK_THROWS_WITH(cfg::validate(c), Contains("workspace.capacity_mib"));
+  cfg::apply_override(c, "workspace.capacity_mib=1024");
+  CHECK_NOTHROW(cfg::validate(c));
+}
+
+TEST_CASE("set overrides reach every key: a2 values set one by one turn 950dt into a2",
+          "[config]") {
+  ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
+  const ChipConfig a2 = cfg::load_chip_preset("a2");
+  ChipConfig c = cfg::load_chip_preset("950dt");
+  const YAML::Node a2_yaml = YAML::Load(cfg::to_yaml(a2));
+  for (const auto& key : cfg::chip_config_keys()) {
+    const auto dot = key.find('.');
+    const std::string value = a2_yaml[key.substr(0, dot)][key.substr(dot + 1)].Scalar();
+    INFO(key << "=" << value);
+    cfg::apply_override(c, key + "=" + value);
+  }
+  CHECK(cfg::first_difference(c, a2) == std::nullopt);
+  CHECK(cfg::first_difference(cfg::load_chip_preset("950dt"), a2) == std::string("chip.name"));
+}
+
+TEST_CASE("bad set overrides name the argument", "[config]") {
+  ChipConfig c;
+  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=abc"),
+                    "--set l2.ways=abc: expected an unsigned integer, got 'abc'");
+  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=-3"),
+                    Contains("--set l2.ways=-3: expected an unsigned integer"));
+  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.wyas=8"),
+                    "--set l2.wyas=8: unknown key 'l2.wyas'; did you mean 'l2.ways'?");
+  CHECK_THROWS_WITH(cfg::apply_override(c, "ways=8"),
+                    Contains("unknown key 'ways' (pypto-sim config --describe lists every key)"));
+  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways"),
+                    "--set l2.ways: expected key.path=value, e.g. l2.ways=8");
+  CHECK_THROWS_WITH(cfg::apply_override(c, "=8"), Contains("expected key.path=value"));
+  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=[1,2]"), Contains("got a list"));
+  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways="), Contains("got nothing (null)"));
+  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=[1"), Contains("invalid YAML"));
+  CHECK(c.l2.ways == ChipConfig{}.l2.ways);  // failed assignments change nothing
+}
+
+TEST_CASE("resolve_chip_config combines --chip/--config and --set", "[config]") {
+  ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
+  const ChipConfig c = cfg::resolve_chip_config("950pr", "", {"l2.ways=8", "cores.aic=16"});
+  CHECK(c.chip.name == "950pr");
+  CHECK(c.l2.ways == 8);
+  CHECK(c.cores.aic == 16);
+  CHECK(c.hbm.size_gib == 128);
+  CHECK(cfg::resolve_chip_config("", "", {}).chip.name == "a2");
+  CHECK_THROWS_WITH(cfg::resolve_chip_config("a3", "", {"l2.ways=0"}),
+                    "l2.ways: 0 is out of range [1, 64] (--set l2.ways=0)");
+  CHECK_THROWS_WITH(cfg::resolve_chip_config("a3", "x.yaml", {}),
+                    Contains("use either --chip or --config, not both"));
+
+  TempDir dir;
+  const std::string file = dir.write("c.yaml", "base: a3\naicpu:\n  count: 4\n");
+  // The file alone is inconsistent (a3's 4 threads need 5 AICPUs); --set repairs it.
+  CHECK_THROWS_WITH(
+      cfg::resolve_chip_config("", file, {}),
+      Contains("aicpu.max_sched_threads: 4 exceeds aicpu.count - 1 = 3: one AICPU runs the "
+               "control flow (" +
+               file + ")"));
+  const ChipConfig d = cfg::resolve_chip_config("", file, {"aicpu.max_sched_threads=3"});
+  CHECK(d.aicpu.count == 4);
+  CHECK(d.aicpu.max_sched_threads == 3);
+  CHECK(d.hbm.size_gib == 32);
+}
+
+TEST_CASE("a partial file can start from a preset with base", "[config]") {
+  ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
+  const ChipConfig c = load("base: 950dt\nl2:\n  size_kib: 65536\naicpu:\n  poll_cycles: 120\n");
+  CHECK(c.chip.name == "950dt");
+  CHECK(c.l2.size_kib == 65536);
+  CHECK(c.aicpu.poll_cycles == 120);
+  CHECK(c.hbm.size_gib == 96);
+  CHECK(c.hbm.aggregate_gbps == 4000);
+  CHECK(c.cores.aic == 32);
+  ChipConfig expected = cfg::load_chip_preset("950dt");
+  expected.l2.size_kib = 65536;
+  expected.aicpu.poll_cycles = 120;
+  CHECK(cfg::first_difference(c, expected) == std::nullopt);
+
+  CHECK_THROWS_WITH(load("base: a4\n"),
+                    Contains("base (t.yaml:1:7): unknown chip 'a4'; did you mean 'a2'?"));
+  CHECK_THROWS_WITH(load("base: 7\n"), Contains("unknown chip '7'"));
+  CHECK_THROWS_WITH(load("base: [a2]\n"), Contains("base (t.yaml:1:7): expected a string"));
+}
+
+TEST_CASE("an unknown preset name lists the presets", "[config]") {
+  ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
+  CHECK_THROWS_WITH(cfg::load_chip_preset("a4"), Contains("unknown chip 'a4'; did you mean 'a2'?"));
+  CHECK_THROWS_WITH(cfg::load_chip_preset("a4"), Contains("Known chips: 950dt 950pr a2 a3"));
+  CHECK_THROWS_WITH(cfg::load_chip_preset("950"), Contains("Known chips:"));
+  CHECK_THROWS_WITH(cfg::load_chip_preset("../configs/a2"), Contains("unknown chip"));
+  CHECK_THROWS_WITH(cfg::load_chip_preset("A2"), Contains("did you mean 'a2'?"));
+}
+
+TEST_CASE("presets are complete and self-named and found through the config dir", "[config]") {
+  TempDir dir;
+  std::string full;
+  {
+    ConfigDirEnv source(kSourceConfigs);
+    full = cfg::to_yaml(cfg::load_chip_preset("a2"));
+  }
+  ConfigDirEnv env(dir.path());
+  // A copy of a2 under another name must carry that name.
+  dir.write("mychip.yaml", full);
+  CHECK_THROWS_WITH(cfg::load_chip_preset("mychip"),
+                    Contains("'a2' must equal the preset's file name 'mychip'"));
+  dir.write("a2.yaml", full);
+  CHECK(cfg::load_chip_preset("a2").cores.aic == 24);
+  CHECK(cfg::list_chip_presets() == std::vector<std::string>{"a2", "mychip"});
+
+  dir.write("short.yaml", "chip:\n  name: short\n");
+  CHECK_THROWS_WITH(cfg::load_chip_preset("short"),
+                    Contains("missing required key 'description' in chip"));
+  dir.write("based.yaml", "base: a2\n");
+  CHECK_THROWS_WITH(cfg::load_chip_preset("based"),
+                    Contains("a preset must set every key itself and cannot use 'base'"));
+  dir.write("notes.txt", "not a preset");
+  CHECK(cfg::list_chip_presets().size() == 4);  // a2, based, mychip, short
+
+  ConfigDirEnv missing(dir.path() + "/nope");
+  CHECK_THROWS_WITH(cfg::list_chip_presets(), Contains("PYPTO_CONFIG_DIR='"));
+  CHECK_THROWS_WITH(cfg::list_chip_presets(), Contains("' is not a directory"));
+}
+
+TEST_CASE("without PYPTO_CONFIG_DIR the presets come from the source tree", "[config]") {
+  ConfigDirEnv unset(std::nullopt);
+  CHECK(fs::equivalent(cfg::chip_preset_dir(), kSourceConfigs));
+  CHECK(cfg::load_chip_preset("a3").chip.name == "a3");
+}
+
+TEST_CASE("derive converts to picoseconds", "[config]") {
+  const auto d = pypto::sim::derive(ChipConfig{});  // A2: AICPU 1.8 GHz, AICore 1.85 GHz
+  CHECK(d.aicpu_ps_per_cycle == Approx(555.5556));
+  CHECK(d.aicore_ps_per_cycle == Approx(540.5405));
+  CHECK(d.poll_ps == 133333);                // 240 cycles / 1.8 GHz = 133333.3 ps
+  CHECK(d.resolve_ps == 216667);             // 390 -> 216666.7
+  CHECK(d.dispatch_ps == 111111);            // 200 -> 111111.1
+  CHECK(d.device_task_build_ps == 5555556);  // 10000 -> 5555555.6
+  CHECK(d.stitch_per_task_ps == 16667);      // 30 -> 16666.7
+  CHECK(d.submit_ps == 55556);
+  CHECK(d.barrier_ps == 166667);
+  CHECK(d.queue_op_ps == 22222);
+  CHECK(d.fair_scan_per_thread_ps == 11111);
+  CHECK(d.aicpu_launch_ps == 3000000);
+  CHECK(d.aicore_start_ps == 2000000);
+  CHECK(d.slot_switch_ps == 10811);     // 20 cycles / 1.85 GHz = 10810.8 ps
+  CHECK(d.l2_hit_latency_ps == 27027);  // 50 -> 27027.03
+  CHECK(d.hbm_latency_ps == 150000);
+  CHECK(d.board_tick_ps == 20000);                   // 50 MHz
+  CHECK(d.hbm_bytes_per_ps == Approx(1.6));          // 1600 GB/s
+  CHECK(d.hbm_core_bytes_per_ps == Approx(0.0592));  // 32 B x 1.85e9 /s
+  CHECK(d.l2_read_bytes_per_ps == Approx(0.2035));   // 110 x 1.85e9
+  CHECK(d.l2_write_bytes_per_ps == Approx(0.1591));  // 86 x 1.85e9
+  CHECK(d.aiv == 48);
+
+  ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
+  const auto dt = pypto::sim::derive(cfg::load_chip_preset("950dt"));
+  CHECK(dt.board_tick_ps == 1000);  // 1 GHz
+  CHECK(dt.aiv == 64);
+  CHECK(dt.hbm_bytes_per_ps == Approx(4.0));
+  CHECK(dt.hbm_core_bytes_per_ps == Approx(0.10065));  // 61 B x 1.65e9
+  CHECK(dt.slot_switch_ps == 12121);                   // 20 / 1.65 GHz = 12121.2
+
+  ChipConfig bad;
+  bad.aicpu.freq_mhz = 0;  // skipped validate(): derive must not divide its way into UB
+  CHECK_THROWS_WITH(pypto::sim::derive(bad), Contains("aicpu.poll_cycles"));
+}
+
+TEST_CASE("describe lists every key with type and unit and default and range", "[config]") {
+  const std::string text = cfg::describe();
+  const auto keys = cfg::chip_config_keys();
+  CHECK(keys.size() == 50);  // every field of ChipConfig, counted by hand
+  for (const auto& k : keys) {
+    INFO(k);
+    CHECK(text.find("\n" + k + " ") != std::string::npos);
+  }
+  CHECK_THAT(text, Contains("l2.ways"));
+  CHECK_THAT(text, Contains("uint32  -        16                [1, 64]"));
+  CHECK_THAT(text, Contains("cores.freq_mhz"));
+  CHECK_THAT(text, Contains("real    MHz      1850              (0, 10000]"));
+  CHECK_THAT(text, Contains("[1, 63]; at most aicpu.count - 1"));
+  CHECK_THAT(text, Contains("'a2'"));
+}
+
+TEST_CASE("Reader binds generic fields and checks presence", "[config]") {
+  const YAML::Node n = YAML::Load("policy: fifo\nlookahead: -8\nwarm: yes\nratio: 0.25\n");
+  cfg::Reader r(n, "scheduler", "s.yaml");
+  std::string policy;
+  std::int64_t lookahead = 0;
+  bool warm = false;
+  double ratio = 0;
+  std::uint32_t absent = 7;
+  r.read(policy, "policy");
+  r.read(lookahead, "lookahead");
+  r.read(warm, "warm");
+  r.read(ratio, "ratio");
+  r.read(absent, "absent");
+  CHECK_NOTHROW(r.finish());
+  CHECK(policy == "fifo");
+  CHECK(lookahead == -8);
+  CHECK(warm);
+  CHECK(ratio == 0.25);
+  CHECK(absent == 7);
+  CHECK(r.where("ratio") == "s.yaml:4:8");
+  CHECK(r.where("absent") == "s.yaml");
+
+  cfg::Reader strict(YAML::Load("a: maybe\nb: 9223372036854775808\n"), "x", "s.yaml",
+                     cfg::Reader::Presence::kRequired);
+  bool a = false;
+  std::int64_t b = 0;
+  CHECK_THROWS_WITH(strict.read(a, "a"), "x.a (s.yaml:1:4): expected true or false, got 'maybe'");
+  CHECK_THROWS_WITH(strict.read(b, "b"),
+                    Contains("expected an integer of at most 9223372036854775807"));
+  CHECK_THROWS_WITH(strict.read(b, "c"), "missing required key 'c' in x (s.yaml:1:1)");
+  CHECK_THROWS_WITH(cfg::Reader(YAML::Load("? [a]\n: 1\n"), "", "s.yaml"),
+                    Contains("keys must be plain names"));
+  std::int64_t lowest = 0;
+  cfg::Reader low(YAML::Load("v: -9223372036854775808\n"), "", "s.yaml");
+  low.read(lowest, "v");
+  CHECK(lowest == std::numeric_limits<std::int64_t>::min());
+}
+
+TEST_CASE("suggestions only for plausible typos", "[config]") {
+  CHECK(cfg::edit_distance("wyas", "ways") == 1);  // a transposition is one edit
+  CHECK(cfg::edit_distance("kitten", "sitting") == 3);
+  CHECK(cfg::edit_distance("", "abc") == 3);
+  CHECK(cfg::closest_match("wyas", {"ways", "line_bytes"}) == std::string("ways"));
+  CHECK(cfg::closest_match("zzz", {"ways", "aic"}) == std::nullopt);
+  CHECK(cfg::closest_match("hit_latncy_cycle", {"hit_latency_cycles"}) ==
+        std::string("hit_latency_cycles"));
+}
