@@ -113,6 +113,7 @@ struct Scheduler::Impl {
     Ctx& x = ctx_of_task(task);
     ++x.sent;
     --x.unsent[ct];
+    if (x.sent == x.total && round != nullptr) round->all_sent = true;
     ++th.stats.dispatches;
     if (round != nullptr) ++round->dispatches;
     hal.send(t, task, c);

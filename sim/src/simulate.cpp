@@ -3,6 +3,7 @@
 // gathers the statistics. Each run gets a fresh SystemC simulation context, so a process
 // (the CLI's compare, the Python module) can run any number of simulations.
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -25,6 +26,7 @@ namespace {
 // run after the first we install a fresh context. The very first context is never
 // deleted: SystemC's own static objects refer to it until the process exits.
 void fresh_systemc_context() {
+  ::setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);  // keep stdout for our own output
   static bool used = false;
   static sc_core::sc_simcontext* const original = sc_core::sc_get_curr_simcontext();
   if (used) {

@@ -139,7 +139,7 @@ void SchedThread::step() {
       }
     }
     for (const auto& f : r.finished_device_tasks) m_.control->on_device_task_done(f.dt, f.time_ps);
-    const bool others = r.pushed_shared[0] || r.pushed_shared[1] ||
+    const bool others = r.pushed_shared[0] || r.pushed_shared[1] || r.all_sent ||
                         (work && m_.scheduler->shared_work_left());
     if (others) {
       for (auto* t : m_.threads) {

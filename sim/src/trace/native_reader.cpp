@@ -31,6 +31,7 @@ using sched::TaskGraphBuilder;
 
 constexpr std::size_t kChunkBytes = std::size_t(4) << 20;
 constexpr std::uint64_t kFormatVersion = 1;
+constexpr sched::TaskId kReserveProbe = 1 << 16;
 constexpr const char* kTaskKeys =
     "id, core, kernel, root, dt, pg, succ, start, end, dur, mem, ops, tiles";
 
@@ -136,21 +137,26 @@ class NativeReader {
     std::uint64_t first_task_line = 0;
   };
 
-  [[noreturn]] void fail(const std::string& msg) const {
+  [[noreturn]] __attribute__((noinline, cold)) void fail(const std::string& msg) const {
     throw TraceError(path_ + ":" + std::to_string(line_) + ": " + msg);
   }
-  [[noreturn]] void fail_json(simdjson::error_code e) const {
+  [[noreturn]] __attribute__((noinline, cold)) void fail_json(simdjson::error_code e) const {
     std::string msg = std::string("malformed JSON: ") + simdjson::error_message(e);
     if (last_line_unterminated_) msg += " (the file ends inside this line: truncated?)";
     fail(msg);
   }
-  [[noreturn]] void fail_type(od::value& v, std::string_view what, simdjson::error_code e);
+  [[noreturn]] __attribute__((noinline, cold)) void fail_type(od::value& v, std::string_view what,
+                                                               simdjson::error_code e);
+  [[noreturn]] __attribute__((noinline, cold)) void fail_range(std::string_view what,
+                                                                std::uint64_t max,
+                                                                std::uint64_t got);
 
   void process_line(const char* p, std::size_t len, std::size_t capacity);
   void parse_header(od::object& obj);
   void parse_record(od::object& obj);
   void add_task();
   void add_device_task_record();
+  void reserve_edges_and_memory();
 
   std::uint64_t get_u64(od::value& v, std::string_view what, std::uint64_t max);
   std::string_view get_str(od::value& v, std::string_view what);
@@ -225,22 +231,53 @@ void NativeReader::fail_type(od::value& v, std::string_view what, simdjson::erro
   fail("expected " + std::string(what) + ", got " + got);
 }
 
-std::uint64_t NativeReader::get_u64(od::value& v, std::string_view what, std::uint64_t max) {
+void NativeReader::fail_range(std::string_view what, std::uint64_t max, std::uint64_t got) {
+  fail("expected " + std::string(what) + " (at most " + std::to_string(max) + "), got " +
+       std::to_string(got));
+}
+
+inline std::uint64_t NativeReader::get_u64(od::value& v, std::string_view what,
+                                           std::uint64_t max) {
   std::uint64_t x = 0;
   const auto e = v.get_uint64().get(x);
-  if (e) fail_type(v, what, e);
-  if (x > max) {
-    fail("expected " + std::string(what) + " (at most " + std::to_string(max) + "), got " +
-         std::to_string(x));
-  }
+  if (simdjson_unlikely(e)) fail_type(v, what, e);
+  if (simdjson_unlikely(x > max)) fail_range(what, max, x);
   return x;
 }
 
-std::string_view NativeReader::get_str(od::value& v, std::string_view what) {
+// Strings without escapes (all that real traces contain) are returned as views of the
+// input, which skips simdjson's copy into its string buffer; others are unescaped.
+inline std::string_view NativeReader::get_str(od::value& v, std::string_view what) {
+  const std::string_view tok = v.raw_json_token();
+  if (simdjson_likely(tok.size() >= 2 && tok[0] == '"')) {
+    const char* body = tok.data() + 1;
+    const void* q = std::memchr(body, '"', tok.size() - 1);
+    if (q && !std::memchr(body, '\\', std::size_t(static_cast<const char*>(q) - body))) {
+      od::raw_json_string skip;
+      if (const auto e = v.get_raw_json_string().get(skip)) fail_json(e);
+      return std::string_view(body, std::size_t(static_cast<const char*>(q) - body));
+    }
+  }
   std::string_view s;
   const auto e = v.get_string().get(s);
   if (e) fail_type(v, what, e);
   return s;
+}
+
+// The same for keys.
+inline std::string_view field_key(od::field& field, simdjson::error_code* err) {
+  const char* body = field.key().raw();
+  const char* q = body;
+  while (*q != '"') {
+    if (*q == '\\') {
+      std::string_view k;
+      *err = field.unescaped_key().get(k);
+      return k;
+    }
+    ++q;
+  }
+  *err = simdjson::SUCCESS;
+  return std::string_view(body, std::size_t(q - body));
 }
 
 void NativeReader::parse_succ(od::value& v) {
@@ -383,7 +420,7 @@ void NativeReader::parse_header(od::object& obj) {
     if (const auto e = std::move(field_res).get(field)) fail_json(e);
     std::string_view key;
     if (const auto e = field.unescaped_key().get(key)) fail_json(e);
-    od::value v = field.value();
+    od::value& v = field.value();
     if (key == "format") {
       const std::string_view f = get_str(v, "\"format\" to be \"pypto-sim-trace\"");
       if (f != "pypto-sim-trace") {
@@ -412,6 +449,20 @@ void NativeReader::parse_header(od::object& obj) {
            "\" in the header (known: format, version, chip, time_unit, tasks, generator)");
     }
   }
+  if (header_has_tasks_) {
+    // Only a hint for allocation (checked at the end), capped so that a wrong header
+    // cannot make us reserve absurd amounts.
+    const std::size_t n = std::min<std::uint64_t>(header_tasks_, std::uint64_t(1) << 28);
+    sched::TaskGraph& g = builder_.graph();
+    g.core_type.reserve(n);
+    g.root.reserve(n);
+    g.kernel.reserve(n);
+    g.orig_id.reserve(n);
+    g.recorded_ns.reserve(n);
+    g.compute_cycles.reserve(n);
+    g.tiles.reserve(n);
+    g.succ_begin.reserve(n + 1);
+  }
   if (!has_format) fail("the first line must be the header {\"format\":\"pypto-sim-trace\",...}");
   if (!has_version) fail("the header has no \"version\"; this build reads version 1");
   header_seen_ = true;
@@ -428,9 +479,10 @@ void NativeReader::parse_record(od::object& obj) {
   for (auto field_res : obj) {
     od::field field;
     if (const auto e = std::move(field_res).get(field)) fail_json(e);
-    std::string_view key;
-    if (const auto e = field.unescaped_key().get(key)) fail_json(e);
-    od::value v = field.value();
+    simdjson::error_code key_err;
+    const std::string_view key = field_key(field, &key_err);
+    if (key_err) fail_json(key_err);
+    od::value& v = field.value();
     const Key k = key_of(key);
     if (k == kUnknown) {
       fail("unknown key \"" + std::string(key) + "\" (a task record has: " + kTaskKeys +
@@ -511,6 +563,20 @@ void NativeReader::add_device_task_record() {
   it->second.decl_line = line_;
   it->second.parallel_group = static_cast<std::uint32_t>(f_parallel_group_);
   if (first_dt_record_line_ == 0) first_dt_record_line_ = line_;
+}
+
+// Once a sample of tasks has been read, the edge and memory columns are reserved for the
+// announced task count at the sample's density: growing them by doubling would copy
+// gigabytes for a 10M-task trace.
+void NativeReader::reserve_edges_and_memory() {
+  sched::TaskGraph& g = builder_.graph();
+  const double scale = 1.05 * static_cast<double>(header_tasks_) / (kReserveProbe + 1);
+  const auto want = [&](std::size_t have) {
+    return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
+  };
+  g.succ.reserve(want(g.succ.size()));
+  g.mem.reserve(want(g.mem.size()));
+  if (!g.mem_begin.empty()) g.mem_begin.reserve(header_tasks_ + 1);
 }
 
 void NativeReader::add_task() {
@@ -606,7 +672,8 @@ void NativeReader::add_task() {
     t.recorded_ns = static_cast<std::uint32_t>(f_dur_);
   }
 
-  builder_.add_task(t);
+  const sched::TaskId id = builder_.add_task(t);
+  if (simdjson_unlikely(id == kReserveProbe && header_has_tasks_)) reserve_edges_and_memory();
   for (const sched::TaskId s : f_succ_) {
     builder_.add_successor(s);
     if (!any_succ_ || s > max_succ_) {

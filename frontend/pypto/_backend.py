@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The seam between the frontend and whatever compiles and executes a traced kernel.
+
+Flow of one jit call (see ``_jit``)::
+
+    kernel_ir = trace(...)                               # pypto.ir.Kernel, cached
+    compiled  = compile(kernel_ir, options)              # cached with it
+    report    = get_backend(run_mode).run(compiled, tensors, bindings, options)
+
+* :func:`compile` is backend-independent (the same TaskProgram feeds SIM and NPU). Until the
+  C++ compiler exists it returns the IR itself; the compiler will plug in here (a
+  ``pypto._C.compile(kernel_ir.to_dict(), options)`` call, see IR.md).
+* A :class:`Backend` executes a compiled kernel on the caller's torch tensors in place.
+  Backends live in a registry keyed by run mode: :func:`register_backend`,
+  :func:`get_backend`, and :func:`use_backend` (a context manager that temporarily replaces
+  one, e.g. in tests or to plug in an experimental executor).
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import importlib
+import os
+from typing import Any, Dict, Iterator, List, Mapping, Optional
+
+from . import ir
+from ._enums import RunMode
+from ._errors import PyptoNotImplementedError, PyptoRuntimeError, PyptoValueError
+
+__all__ = ["Backend", "SimBackend", "NpuBackend", "compile", "register_backend", "get_backend",
+           "use_backend", "registered_backends"]
+
+
+class Backend(abc.ABC):
+    """Executes compiled kernels for one run mode.
+
+    Contract: the jit wrapper calls :meth:`run` once per kernel call, after validation, with
+    the object :func:`compile` returned for this specialization (shared by every call of
+    it: do not mutate it). ``tensors`` are the torch tensors in kernel-parameter order
+    (inputs and outputs alike; outputs are written in place). ``bindings`` maps each dynamic
+    dimension symbol of the IR (``Kernel.symbols``) to its size in this call. ``options``
+    holds the resolved option dicts (``{"runtime_options": {...}, "host_options": {...},
+    ...}``, defaults filled). The return value (a report object or None) becomes the
+    wrapper's ``last_report``.
+    """
+
+    #: Registry name, also used in messages.
+    name: str = ""
+
+    @abc.abstractmethod
+    def run(self, compiled: Any, tensors: List[Any], bindings: Mapping[str, int],
+            options: Mapping[str, Mapping[str, Any]]) -> Any:
+        """Runs one kernel call; see the class contract."""
+
+
+def _native() -> Optional[Any]:
+    """The compiled extension ``pypto._C``, or None when it is not built."""
+    try:
+        return importlib.import_module("pypto._C")
+    except ImportError:
+        return None
+
+
+def _native_entry(module: Any, entry: str, what: str) -> Any:
+    fn = getattr(module, entry, None)
+    if fn is None:
+        raise PyptoNotImplementedError(
+            f"{what} needs pypto._C.{entry}, which this build of pypto._C does not provide; "
+            "rebuild it with tools/setup.sh")
+    return fn
+
+
+class SimBackend(Backend):
+    """run_mode=SIM: executes on the simulator in ``pypto._C`` (numbers and a timing report)."""
+
+    name = "sim"
+
+    def run(self, compiled, tensors, bindings, options):
+        native = _native()
+        if native is None:
+            raise PyptoNotImplementedError(
+                "SIM execution needs the compiled pypto._C module; build it with tools/setup.sh")
+        return _native_entry(native, "run_sim", "SIM execution")(
+            compiled, tensors, dict(bindings), _plain(options))
+
+
+class NpuBackend(Backend):
+    """run_mode=NPU: launches on an Ascend device through CANN and torch_npu."""
+
+    name = "npu"
+
+    def run(self, compiled, tensors, bindings, options):
+        has_cann = bool(os.environ.get("ASCEND_HOME_PATH"))
+        try:
+            importlib.import_module("torch_npu")
+            has_torch_npu = True
+        except ImportError:
+            has_torch_npu = False
+        if not (has_cann and has_torch_npu):
+            raise PyptoRuntimeError(
+                "run_mode=NPU needs CANN (ASCEND_HOME_PATH) and torch_npu; use "
+                "runtime_options={'run_mode': pypto.RunMode.SIM}")
+        native = _native()
+        if native is None:
+            raise PyptoNotImplementedError(
+                "NPU execution needs the compiled pypto._C module; build it with tools/setup.sh")
+        return _native_entry(native, "run_npu", "NPU execution")(
+            compiled, tensors, dict(bindings), _plain(options))
+
+
+def _plain(options: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    return {g: dict(v) for g, v in options.items()}
+
+
+def compile(kernel_ir: ir.Kernel, options: Mapping[str, Mapping[str, Any]]) -> Any:  # noqa: A001
+    """Compiles a traced kernel; the result is cached per specialization and passed to
+    :meth:`Backend.run`.
+
+    Contract: called once per new specialization (never per call), from the jit wrapper, on
+    the calling thread. When ``pypto._C`` provides ``compile``, it receives
+    ``kernel_ir.to_dict()`` and the option dicts and its result is returned. Otherwise the IR
+    itself is returned, so a backend can still inspect what it would run.
+    """
+    native = _native()
+    fn = getattr(native, "compile", None) if native is not None else None
+    if fn is None:
+        return kernel_ir
+    return fn(kernel_ir.to_dict(), _plain(options))
+
+
+_REGISTRY: Dict[RunMode, Backend] = {}
+
+
+def register_backend(run_mode: RunMode, backend: Backend, *, replace: bool = False) -> None:
+    """Registers ``backend`` for ``run_mode``. A second registration for the same mode raises
+    unless ``replace=True``."""
+    if not isinstance(backend, Backend):
+        raise PyptoValueError(f"register_backend: {backend!r} is not a pypto Backend")
+    mode = RunMode(run_mode)
+    if mode in _REGISTRY and not replace:
+        raise PyptoValueError(
+            f"register_backend: run mode {mode.name} already has backend "
+            f"'{_REGISTRY[mode].name}'; pass replace=True to replace it")
+    _REGISTRY[mode] = backend
+
+
+def get_backend(run_mode: RunMode) -> Backend:
+    """The backend registered for ``run_mode``."""
+    try:
+        mode = RunMode(run_mode)
+    except ValueError:
+        raise PyptoValueError(f"invalid run mode {run_mode!r}; expected RunMode.NPU or "
+                              "RunMode.SIM") from None
+    backend = _REGISTRY.get(mode)
+    if backend is None:
+        raise PyptoRuntimeError(f"no backend registered for run mode {mode.name}")
+    return backend
+
+
+def registered_backends() -> Dict[str, str]:
+    """Run mode name -> backend name."""
+    return {m.name: b.name for m, b in sorted(_REGISTRY.items())}
+
+
+@contextlib.contextmanager
+def use_backend(run_mode: RunMode, backend: Backend) -> Iterator[Backend]:
+    """Temporarily replaces the backend of ``run_mode`` (restored on exit)."""
+    mode = RunMode(run_mode)
+    previous = _REGISTRY.get(mode)
+    register_backend(mode, backend, replace=True)
+    try:
+        yield backend
+    finally:
+        if previous is None:
+            _REGISTRY.pop(mode, None)
+        else:
+            _REGISTRY[mode] = previous
+
+
+def _register_builtin() -> None:
+    register_backend(RunMode.SIM, SimBackend())
+    register_backend(RunMode.NPU, NpuBackend())
+
+
+_register_builtin()

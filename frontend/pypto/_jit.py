@@ -1,0 +1,646 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``@pypto.frontend.jit``: turns a Python kernel into a traced, cached, executable kernel.
+
+Example::
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def add_kernel(a: pypto.Tensor([3], pypto.DT_FP32),
+                   b: pypto.Tensor([3], pypto.DT_FP32),
+                   out: pypto.Tensor([3], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8)
+        out[:] = a + b
+
+    add_kernel(x, y, z)          # writes z in place, returns None
+    z = add_kernel(x, y)         # trailing outputs with a full static annotation are allocated
+    add_kernel.warmup(x, y, z)   # trace + compile only
+    add_kernel.cache.clear()     # forget every specialization
+
+The wrapper follows Triton's ``@jit``: ``fn=None`` plus keyword-only option dicts, a lazy
+cache keyed by specialization (kept in ``kernel.cache``, resettable), explicit ``warmup``,
+and compile hooks (``pypto.frontend.hooks``). A specialization is the tuple of tensor dtypes,
+formats, devices and static sizes (DYNAMIC axes excluded), the non-tensor argument values,
+the plain-constant globals and closure values the kernel reads, and the run mode.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import enum
+import functools
+import inspect
+import os
+import textwrap
+import threading
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from . import _backend, _tracer, ir
+from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
+from ._enums import CompStage, RunMode, StatusType, TileOpFormat
+from ._errors import PyptoError, PyptoRuntimeError, PyptoTypeError, PyptoValueError
+from ._options import resolve_options
+from ._symbolic import SymbolicScalar
+from ._tensor import Tensor, TensorAnnotation
+
+__all__ = ["jit", "JitKernel", "KernelCache", "CompiledKernel", "CompileEvent", "hooks",
+           "dynamic", "function"]
+
+#: Callables invoked with a :class:`CompileEvent` each time any kernel compiles a new
+#: specialization (Triton-style hook; tests count compiles with it).
+hooks: List[Callable[["CompileEvent"], None]] = []
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    """What a compile hook receives."""
+
+    kernel: "JitKernel"
+    key: tuple
+    ir: ir.Kernel
+    compiled: Any
+    warmup: bool
+
+
+@dataclass(eq=False)
+class CompiledKernel:
+    """One cached specialization: the traced IR and what the backend compiler made of it."""
+
+    key: tuple
+    ir: ir.Kernel
+    compiled: Any
+    options: Dict[str, Dict[str, Any]]
+
+
+class KernelCache:
+    """Specialization cache of one jit kernel. ``clear()`` resets it (tests use that)."""
+
+    def __init__(self) -> None:
+        self._entries: Dict[tuple, CompiledKernel] = {}
+        self._lock = threading.RLock()
+        #: Number of specializations traced and compiled since creation or the last clear().
+        self.compile_count = 0
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.compile_count = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: tuple) -> bool:
+        return key in self._entries
+
+    def get(self, key: tuple) -> Optional[CompiledKernel]:
+        return self._entries.get(key)
+
+    def keys(self) -> List[tuple]:
+        return list(self._entries)
+
+    def entries(self) -> List[CompiledKernel]:
+        return list(self._entries.values())
+
+
+def dynamic(name: str) -> SymbolicScalar:
+    """A named dynamic axis for annotations: ``pypto.Tensor([pypto.frontend.dynamic("N"), 64],
+    ...)``. Axes sharing a name must have the same size in a call."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise PyptoValueError(f"pypto.frontend.dynamic: name must be an identifier, got {name!r}")
+    return SymbolicScalar(name)
+
+
+def function(fn: Callable) -> Callable:
+    """Legacy marker for kernel helpers. Helpers are plain Python here, so this returns
+    ``fn`` unchanged."""
+    return fn
+
+
+def _ordinal(n: int) -> str:
+    if 10 <= n % 100 <= 20:
+        suffix = "th"
+    else:
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+@dataclass
+class _Param:
+    name: str
+    is_tensor: bool
+    annotation: Optional[TensorAnnotation] = None
+    positional: bool = True
+    has_default: bool = False
+    default: Any = None
+
+    @property
+    def allocatable(self) -> bool:
+        """An omitted output can be allocated: full static shape and a torch-storable dtype."""
+        a = self.annotation
+        return (a is not None and a.is_fully_static and a.dtype is not None
+                and to_torch_dtype(a.dtype) is not None)
+
+
+@dataclass(frozen=True)
+class _TensorSpec:
+    dtype: DataType
+    format: TileOpFormat
+    dims: Tuple[Any, ...]  # int for static axes, symbol name (str) for dynamic ones
+    device: str
+
+
+_MISSING = object()
+
+
+def _freeze(v: Any) -> Any:
+    """A hashable stand-in for a non-tensor argument or global in the cache key."""
+    if v is None or isinstance(v, (bool, int, float, str, bytes, complex)):
+        return (type(v).__name__, v)
+    if isinstance(v, enum.Enum):
+        return ("enum", type(v).__qualname__, v.name)
+    if isinstance(v, SymbolicScalar):
+        return ("sym", v.key)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_freeze(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple(sorted(((_freeze(k), _freeze(x)) for k, x in v.items()), key=repr)))
+    if isinstance(v, (set, frozenset)):
+        return ("set", tuple(sorted((_freeze(x) for x in v), key=repr)))
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return ("dataclass", type(v).__qualname__,
+                tuple((f.name, _freeze(getattr(v, f.name))) for f in dataclasses.fields(v)))
+    if isinstance(v, torch.dtype):
+        return ("torch.dtype", str(v))
+    try:
+        hash(v)
+        return ("object", type(v).__qualname__, v)  # identity-hashed objects stay alive in the key
+    except TypeError:
+        return ("repr", type(v).__qualname__, repr(v))
+
+
+def _global_names(code: types.CodeType) -> List[str]:
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.extend(_global_names(c))
+    return names
+
+
+def _is_pypto_loop(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (isinstance(f, ast.Name) and f.id == "loop") or (
+        isinstance(f, ast.Attribute) and f.attr == "loop")
+
+
+def _scan_source(fn: Callable) -> List[str]:
+    """Problems found in the kernel source: returning a value, break/return in pypto.loop."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    fdef = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                None)
+    if fdef is None:
+        return []
+    where = os.path.basename(fn.__code__.co_filename)
+    problems: List[str] = []
+    name = fn.__name__
+
+    class Visitor(ast.NodeVisitor):
+        def __init__(self) -> None:
+            self.loops: List[str] = []  # "pypto" or "plain", innermost last
+
+        def _skip(self, node: ast.AST) -> None:
+            pass  # nested functions, lambdas and classes have their own returns
+
+        visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _skip
+
+        def visit_Return(self, node: ast.Return) -> None:
+            line = start + node.lineno - 1
+            returns_value = node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None)
+            if returns_value:
+                problems.append(
+                    f"kernel '{name}' returns a value at {where}:{line}: returning values from "
+                    "a @pypto.frontend.jit kernel is not supported; write the result into an "
+                    "output tensor instead (e.g. out[:] = result)")
+            elif "pypto" in self.loops:
+                problems.append(
+                    f"kernel '{name}': 'return' inside a pypto.loop body at {where}:{line} is not "
+                    "supported; use `continue` or a condition instead")
+
+        def visit_Break(self, node: ast.Break) -> None:
+            if self.loops and self.loops[-1] == "pypto":
+                problems.append(
+                    f"kernel '{name}': 'break' inside a pypto.loop body at {where}:"
+                    f"{start + node.lineno - 1} is not supported; a device loop always runs all "
+                    "its iterations (use a condition, or bound the loop instead)")
+
+        def _loop(self, node: ast.AST, kind: str) -> None:
+            for f in ("target", "iter", "test"):
+                if hasattr(node, f):
+                    self.visit(getattr(node, f))
+            self.loops.append(kind)
+            for s in node.body:
+                self.visit(s)
+            self.loops.pop()
+            for s in node.orelse:
+                self.visit(s)
+
+        def visit_For(self, node: ast.For) -> None:
+            self._loop(node, "pypto" if _is_pypto_loop(node.iter) else "plain")
+
+        def visit_While(self, node: ast.While) -> None:
+            self._loop(node, "plain")
+
+    v = Visitor()
+    for stmt in fdef.body:
+        v.visit(stmt)
+    return problems
+
+
+def _actual_format(t: torch.Tensor) -> Optional[TileOpFormat]:
+    """Storage format of an NPU tensor (torch_npu format 29 is NZ); None for CPU tensors, which
+    have no NZ storage."""
+    if t.device.type != "npu":
+        return None
+    try:
+        import torch_npu  # noqa: F401
+
+        code = torch_npu.get_npu_format(t)
+    except Exception:  # torch_npu missing or too old: nothing to check against
+        return None
+    return TileOpFormat.TILEOP_NZ if code == 29 else TileOpFormat.TILEOP_ND
+
+
+class JitKernel:
+    """The callable a ``@pypto.frontend.jit`` decoration returns.
+
+    Attributes: ``cache`` (:class:`KernelCache`), ``compile_count``, ``last_report`` (what the
+    backend returned for the last call, None before), ``function`` (IR of the most recent
+    compile, None before), ``run_mode``, ``options`` (resolved option dicts).
+    """
+
+    def __init__(self, fn: Callable, *, host_options=None, runtime_options=None,
+                 codegen_options=None, pass_options=None, verify_options=None,
+                 debug_options=None):
+        if not inspect.isfunction(fn):
+            hint = ""
+            if isinstance(fn, dict):
+                hint = "; options are keyword-only: @pypto.frontend.jit(runtime_options={...})"
+            raise PyptoTypeError(
+                f"jit decorator can only be used on functions, got {type(fn).__name__}{hint}")
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+        self._params = self._classify(fn)
+        self._tensor_params = [p for p in self._params if p.is_tensor]
+        self._nontensor_params = [p for p in self._params if not p.is_tensor]
+        self._pos_nontensor = [p for p in self._nontensor_params if p.positional]
+        self.options = resolve_options(
+            {"host_options": host_options, "runtime_options": runtime_options,
+             "codegen_options": codegen_options, "pass_options": pass_options,
+             "verify_options": verify_options, "debug_options": debug_options},
+            tensor_names=[p.name for p in self._tensor_params])
+        self.run_mode = RunMode(self.options["runtime_options"]["run_mode"])
+        self._source_problems = _scan_source(fn)
+        self._global_names = self._referenced_globals(fn)
+        self.cache = KernelCache()
+        self.last_report: Any = None
+        self.function: Optional[ir.Kernel] = None
+
+    # -- decoration-time analysis -----------------------------------------------------------
+
+    def _annotation(self, fn: Callable, raw: Any) -> Any:
+        if isinstance(raw, str):
+            # `from __future__ import annotations`: evaluate like typing.get_type_hints would.
+            try:
+                return eval(raw, fn.__globals__)  # noqa: S307 - the user's own annotation text
+            except Exception:
+                return raw
+        return raw
+
+    def _classify(self, fn: Callable) -> List[_Param]:
+        params: List[_Param] = []
+        seen_nontensor: List[str] = []
+        for p in inspect.signature(fn).parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise PyptoTypeError(
+                    f"kernel '{fn.__name__}': *args/**kwargs parameters are not supported "
+                    f"('{p.name}')")
+            ann = self._annotation(fn, p.annotation)
+            is_tensor = isinstance(ann, TensorAnnotation) or ann is Tensor
+            if ann is Tensor:
+                ann = TensorAnnotation()  # bare class: any shape, dtype from torch
+            positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            if is_tensor:
+                if not positional:
+                    raise PyptoValueError(
+                        f"kernel '{fn.__name__}': tensor parameter '{p.name}' is keyword-only; "
+                        "tensor parameters must be positional and come first")
+                if seen_nontensor:
+                    raise PyptoValueError(
+                        "Non-tensor parameters must come after all tensor parameters. Found "
+                        f"tensor parameter '{p.name}' after non-tensor parameter(s) "
+                        f"{', '.join(repr(n) for n in seen_nontensor)} in kernel "
+                        f"'{fn.__name__}'.")
+                params.append(_Param(p.name, True, ann))
+            else:
+                seen_nontensor.append(p.name)
+                has_default = p.default is not p.empty
+                params.append(_Param(p.name, False, None, positional, has_default,
+                                     p.default if has_default else None))
+        return params
+
+    def _referenced_globals(self, fn: Callable) -> List[str]:
+        out = []
+        for name in dict.fromkeys(_global_names(fn.__code__)):
+            v = fn.__globals__.get(name, _MISSING)
+            if isinstance(v, (types.ModuleType, types.FunctionType, type, JitKernel,
+                              types.BuiltinFunctionType)):
+                continue
+            if v is _MISSING and not hasattr(__builtins__, name):
+                continue  # attribute names (x.shape) also land in co_names
+            out.append(name)
+        return out
+
+    # -- public API -------------------------------------------------------------------------
+
+    @property
+    def compile_count(self) -> int:
+        return self.cache.compile_count
+
+    def __repr__(self) -> str:
+        return f"<pypto jit kernel {self.__name__} run_mode={self.run_mode.name}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        tensors, allocated, values = self._bind(args, kwargs)
+        specs, bindings = self._validate(tensors)
+        run_mode = self._run_mode()
+        entry = self._get_or_compile(specs, values, run_mode, warmup=False)
+        self._check_omitted(entry, allocated)
+        if self.options["host_options"].get("compile_stage", 0) != CompStage.ALL_COMPLETE:
+            return self._outputs(tensors, allocated)
+        backend = _backend.get_backend(run_mode)
+        self.last_report = backend.run(entry.compiled, list(tensors), bindings, entry.options)
+        return self._outputs(tensors, allocated)
+
+    def warmup(self, *args: Any, **kwargs: Any) -> CompiledKernel:
+        """Validates the arguments and traces/compiles their specialization without running.
+        Returns the cache entry (``.ir`` is the traced :class:`pypto.ir.Kernel`)."""
+        tensors, allocated, values = self._bind(args, kwargs)
+        specs, _ = self._validate(tensors)
+        entry = self._get_or_compile(specs, values, self._run_mode(), warmup=True)
+        self._check_omitted(entry, allocated)
+        return entry
+
+    # -- call steps -------------------------------------------------------------------------
+
+    def _run_mode(self) -> RunMode:
+        # PyPTO: CAMODEL_LOG_PATH in the environment forces the simulator.
+        return RunMode.SIM if os.environ.get("CAMODEL_LOG_PATH") else self.run_mode
+
+    def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
+        n = len(self._tensor_params)
+        tensors = list(args[:n])
+        allocated: List[int] = []
+        if len(args) < n:
+            missing = self._tensor_params[len(args):]
+            if not all(p.allocatable for p in missing):
+                bad = [p.name for p in missing if not p.allocatable]
+                raise PyptoValueError(
+                    f"Expected at least {n} tensor argument(s), got {len(args)}. Missing tensor "
+                    f"parameter(s): {', '.join(repr(p.name) for p in missing)}; an omitted "
+                    "trailing output is allocated only when its annotation gives a full static "
+                    f"shape and a dtype, which {', '.join(repr(b) for b in bad)} does not.")
+            device = next((t.device for t in tensors if isinstance(t, torch.Tensor)),
+                          torch.device("cpu"))
+            for p in missing:
+                a = p.annotation
+                allocated.append(len(tensors))
+                tensors.append(torch.zeros(list(a.shape), dtype=to_torch_dtype(a.dtype),
+                                           device=device))
+        rest = args[n:]
+        if len(rest) > len(self._pos_nontensor):
+            raise PyptoTypeError(
+                f"Too many positional arguments: expected {n} tensor(s) and up to "
+                f"{len(self._pos_nontensor)} non-tensor(s), got {len(args)} total.")
+        values: Dict[str, Any] = {}
+        for p, v in zip(self._pos_nontensor, rest):
+            values[p.name] = v
+        valid = [p.name for p in self._nontensor_params]
+        unknown = [k for k in kwargs if k not in valid]
+        if unknown:
+            hint = ""
+            tensor_kw = [k for k in unknown if k in {p.name for p in self._tensor_params}]
+            if tensor_kw:
+                hint = f" Tensor parameters ({', '.join(tensor_kw)}) must be passed positionally."
+            raise PyptoTypeError(
+                f"Unknown keyword argument(s): {unknown}. Valid non-tensor parameters: "
+                f"{valid}.{hint}")
+        for k, v in kwargs.items():
+            if k in values:
+                raise PyptoTypeError(f"Non-tensor argument '{k}' was given both positionally "
+                                     "and by keyword.")
+            values[k] = v
+        for p in self._nontensor_params:
+            if p.name not in values:
+                if not p.has_default:
+                    raise PyptoTypeError(f"Missing required non-tensor argument '{p.name}'.")
+                values[p.name] = p.default
+            if isinstance(values[p.name], torch.Tensor):
+                raise PyptoTypeError(
+                    f"Non-tensor parameter '{p.name}' must not be a torch.Tensor. Use positional "
+                    "arguments for tensors.")
+        return tensors, allocated, values
+
+    def _validate(self, tensors: Sequence[Any]):
+        specs: List[_TensorSpec] = []
+        bindings: Dict[str, int] = {}
+        sources: Dict[str, Tuple[int, str, int]] = {}
+        device = None
+        for i, (p, t) in enumerate(zip(self._tensor_params, tensors)):
+            ordinal = _ordinal(i + 1)
+            who = f"(parameter '{p.name}')"
+            if not isinstance(t, torch.Tensor):
+                raise PyptoTypeError(
+                    f"Input {i + 1} (index {i}, parameter '{p.name}') must be a torch.Tensor, got "
+                    f"{type(t).__name__}")
+            if not t.is_contiguous():
+                raise PyptoValueError(
+                    f"The {ordinal} input tensor {who} is not contiguous; pass "
+                    "tensor.contiguous() (kernels read tensors as dense row-major memory)")
+            if device is None:
+                device = t.device
+            elif t.device != device:
+                raise PyptoValueError(
+                    f"All input tensors must be on the same device: the {ordinal} input tensor "
+                    f"{who} is on {t.device}, the 1st on {device}")
+            a = p.annotation
+            if a.dtype is not None:
+                if not accepts_torch_dtype(a.dtype, t.dtype):
+                    raise PyptoValueError(
+                        f"The dtype of {ordinal} input tensor {t.dtype} does not match the dtype "
+                        f"of input tensor definition {a.dtype} {who}.")
+                dtype = a.dtype
+            else:
+                dtype = from_torch_dtype(t.dtype)
+                if dtype is None:
+                    raise PyptoValueError(
+                        f"The dtype of {ordinal} input tensor {t.dtype} is not supported {who}.")
+            shape = list(t.shape) or [1]
+            if dtype.is_fp4 and t.dtype == torch.uint8:
+                shape[-1] *= 2  # two FP4 elements per byte
+            dims: List[Any] = list(shape)
+            if a.shape is not None:
+                want = len(a.shape)
+                if (a.has_ellipsis and len(shape) < want) or (not a.has_ellipsis
+                                                              and len(shape) != want):
+                    at_least = "at least " if a.has_ellipsis else ""
+                    raise PyptoValueError(
+                        f"The number of dimensions of {ordinal} input tensor {len(shape)} does "
+                        f"not match the number of dimensions of input tensor definition "
+                        f"{at_least}{want} {who}.")
+                for axis, e in enumerate(a.shape):
+                    if isinstance(e, int):
+                        if shape[axis] != e:
+                            raise PyptoValueError(
+                                f"The shape of {ordinal} input tensor {shape} does not match the "
+                                f"shape of input tensor definition {a!r} at axis {axis} "
+                                f"(expected {e}, got {shape[axis]}) {who}.")
+                    elif e is StatusType.DYNAMIC or isinstance(e, SymbolicScalar):
+                        sym = e.name if isinstance(e, SymbolicScalar) else f"{p.name}.shape[{axis}]"
+                        prev = sources.get(sym)
+                        if prev is not None and bindings[sym] != shape[axis]:
+                            raise PyptoValueError(
+                                f"Dynamic dimension '{sym}' is {bindings[sym]} in the "
+                                f"{_ordinal(prev[0] + 1)} input tensor (parameter '{prev[1]}', "
+                                f"axis {prev[2]}) but {shape[axis]} in the {ordinal} input tensor "
+                                f"{who}, axis {axis}.")
+                        sources.setdefault(sym, (i, p.name, axis))
+                        bindings[sym] = shape[axis]
+                        dims[axis] = sym
+            fmt = a.format or TileOpFormat.TILEOP_ND
+            actual = _actual_format(t)
+            if actual is not None and t.dtype != torch.uint8 and actual is not fmt:
+                raise PyptoValueError(
+                    f"The format of {ordinal} input tensor {actual} does not match the format of "
+                    f"input tensor definition {fmt} {who}.")
+            specs.append(_TensorSpec(dtype, fmt, tuple(dims), t.device.type))
+        return specs, bindings
+
+    def _key(self, specs: Sequence[_TensorSpec], values: Dict[str, Any],
+             run_mode: RunMode) -> tuple:
+        g = self.fn.__globals__
+        globals_key = tuple((n, _freeze(g.get(n, _MISSING) if n in g else None))
+                            for n in self._global_names)
+        closure_key = ()
+        if self.fn.__closure__:
+            closure_key = tuple(
+                (n, _freeze(c.cell_contents) if not isinstance(
+                    c.cell_contents, (types.ModuleType, types.FunctionType, type)) else None)
+                for n, c in zip(self.fn.__code__.co_freevars, self.fn.__closure__))
+        return (
+            tuple((s.dtype.name, s.format.name, s.dims, s.device) for s in specs),
+            tuple((p.name, _freeze(values[p.name])) for p in self._nontensor_params),
+            globals_key,
+            closure_key,
+            int(run_mode),
+        )
+
+    def _get_or_compile(self, specs, values, run_mode: RunMode, warmup: bool) -> CompiledKernel:
+        key = self._key(specs, values, run_mode)
+        entry = self.cache.get(key)
+        if entry is not None:
+            return entry
+        with self.cache._lock:
+            entry = self.cache.get(key)
+            if entry is not None:
+                return entry
+            kernel_ir = self._trace(specs, values)
+            options = {g: dict(v) for g, v in self.options.items()}
+            options["runtime_options"]["run_mode"] = int(run_mode)
+            compiled = _backend.compile(kernel_ir, options)
+            entry = CompiledKernel(key=key, ir=kernel_ir, compiled=compiled, options=options)
+            self.cache._entries[key] = entry
+            self.cache.compile_count += 1
+            self.function = kernel_ir
+        event = CompileEvent(kernel=self, key=key, ir=kernel_ir, compiled=compiled, warmup=warmup)
+        for hook in list(hooks):
+            hook(event)
+        return entry
+
+    def _trace(self, specs: Sequence[_TensorSpec], values: Dict[str, Any]) -> ir.Kernel:
+        if self._source_problems:
+            raise PyptoValueError(self._source_problems[0])
+        name = self.__name__
+        tracer = _tracer.Tracer(name)
+        pos = [values[p.name] for p in self._pos_nontensor]
+        kw = {p.name: values[p.name] for p in self._nontensor_params if not p.positional}
+        where = f"kernel '{name}'"
+        try:
+            with tracer:
+                handles = []
+                for p, s in zip(self._tensor_params, specs):
+                    shape = [SymbolicScalar(d) if isinstance(d, str) else d for d in s.dims]
+                    handles.append(Tensor._wrap(tracer.add_param(p.name, shape, s.dtype, s.format)))
+                explorer = _tracer.PathExplorer(where)
+                while explorer.start_path():
+                    scope = tracer.push_variant(None, explorer)
+                    ret = self.fn(*handles, *pos, **kw)
+                    if ret is not None:
+                        raise PyptoValueError(
+                            f"kernel '{name}' returned a value ({type(ret).__name__}): returning "
+                            "values from a @pypto.frontend.jit kernel is not supported; write the "
+                            "result into an output tensor instead (e.g. out[:] = result)")
+                    tracer.check_top(scope, where)
+                    tracer.pop_variant(scope, where)
+                    explorer.end_path()
+        except PyptoError:
+            raise
+        except Exception as e:  # the kernel's own Python failed: say where we were
+            e.add_note(f"(while tracing pypto kernel '{name}')")
+            raise
+        return tracer.finish()
+
+    def _check_omitted(self, entry: CompiledKernel, allocated: Sequence[int]) -> None:
+        for i in allocated:
+            p = entry.ir.params[i]
+            if not p.is_output_written:
+                raise PyptoValueError(
+                    f"Tensor parameter '{p.name}' was omitted from the call, but kernel "
+                    f"'{self.__name__}' never writes it, so it is an input: pass it explicitly.")
+
+    @staticmethod
+    def _outputs(tensors: Sequence[Any], allocated: Sequence[int]) -> Any:
+        if not allocated:
+            return None
+        if len(allocated) == 1:
+            return tensors[allocated[0]]
+        return tuple(tensors[i] for i in allocated)
+
+
+def jit(fn: Optional[Callable] = None, *, host_options: Optional[dict] = None,
+        runtime_options: Optional[dict] = None, codegen_options: Optional[dict] = None,
+        pass_options: Optional[dict] = None, verify_options: Optional[dict] = None,
+        debug_options: Optional[dict] = None) -> Any:
+    """Decorator: ``@pypto.frontend.jit`` or ``@pypto.frontend.jit(runtime_options={...})``.
+
+    Options are validated at decoration (unknown keys, types and ranges raise at once). See
+    the module docstring for call semantics.
+    """
+    opts = dict(host_options=host_options, runtime_options=runtime_options,
+                codegen_options=codegen_options, pass_options=pass_options,
+                verify_options=verify_options, debug_options=debug_options)
+
+    def decorate(f: Callable) -> JitKernel:
+        return JitKernel(f, **opts)
+
+    if fn is None:
+        return decorate
+    return decorate(fn)

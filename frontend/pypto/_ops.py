@@ -1,0 +1,1272 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The kernel language: tiling, control flow and tensor operations usable in a jit kernel.
+
+Every function records into the kernel being traced (see ``_tracer``) and returns a new
+``Tensor`` handle; none computes data. Shapes may hold SymbolicScalars (dynamic axes, tails).
+
+Example::
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 128], pypto.DT_FP32),
+          y: pypto.Tensor([pypto.DYNAMIC, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64, 128)
+        n = x.shape[0]
+        for i in pypto.loop(pypto.ceildiv(n, 64)):
+            rows = pypto.min(n - i * 64, 64)
+            t = pypto.view(x, [64, 128], [i * 64, 0], valid_shape=[rows, 128])
+            y[i * 64:, :] = pypto.exp(t)
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+import sys
+from typing import Any, List, Optional, Sequence, Tuple
+
+from . import _tracer
+from . import ir
+from ._dtypes import DataType
+from ._enums import CastMode, PrecisionType, SaturationMode, TileOpFormat
+from ._errors import (PyptoNotImplementedError, PyptoTypeError, PyptoValueError,
+                      user_location)
+from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
+                        smax, smin)
+from ._tensor import Tensor
+
+_bmin, _bmax, _bsum, _babs = builtins.min, builtins.max, builtins.sum, builtins.abs
+
+__all__ = [
+    "set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "set_semantic_label",
+    "loop", "is_loop_begin", "is_loop_end", "cond", "min", "max", "ceildiv",
+    "view", "assemble", "reshape", "transpose", "permute", "unsqueeze", "expand_clone",
+    "concat", "cast", "clone", "full", "zeros", "ones",
+    "add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
+    "relu", "sigmoid", "tanh", "floor", "maximum", "minimum", "remainder", "clip", "where", "pow",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
+    "sum", "amax", "amin", "softmax", "matmul",
+]
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _fail(cls, api: str, msg: str):
+    raise cls(f"pypto.{api}: {msg} ({user_location()})")
+
+
+def _tr(api: str) -> _tracer.Tracer:
+    return _tracer.require(f"pypto.{api}")
+
+
+def _val(x: Any, api: str, what: str = "input") -> ir.Value:
+    if isinstance(x, Tensor):
+        return x._value
+    _fail(PyptoTypeError, api, f"{what} must be a pypto.Tensor, got {type(x).__name__} {x!r}")
+
+
+def _wrap(v: ir.Value) -> Tensor:
+    return Tensor._wrap(v)
+
+
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, (numbers.Number, SymbolicScalar)) and not isinstance(x, Tensor)
+
+
+def _dim(d: Any, api: str, what: str = "size") -> Any:
+    """An int or a non-constant integer SymbolicScalar."""
+    if isinstance(d, bool):
+        _fail(PyptoTypeError, api, f"{what} must be an int or a symbolic scalar, got bool {d}")
+    if isinstance(d, numbers.Integral):
+        return int(d)
+    if isinstance(d, SymbolicScalar):
+        if d.is_bool:
+            _fail(PyptoTypeError, api, f"{what} must be an integer, got the condition {d}")
+        c = const_value(d)
+        return d if c is None else int(c)
+    _fail(PyptoTypeError, api, f"{what} must be an int or a symbolic scalar, got "
+          f"{type(d).__name__} {d!r}")
+
+
+def _dim_eq(a: Any, b: Any) -> Optional[bool]:
+    """True/False when decidable, None when two symbolic sizes cannot be compared."""
+    c = const_value(compare("eq", as_expr(a), as_expr(b)))
+    return None if c is None else bool(c)
+
+
+def _fmt(shape: Sequence[Any]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _norm_axis(axis: Any, rank: int, api: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        _fail(PyptoTypeError, api, f"dim must be an int, got {axis!r}")
+    a = int(axis)
+    if not -rank <= a < rank:
+        _fail(PyptoValueError, api, f"dim {axis} is out of range for a {rank}-D tensor "
+              f"(expected [{-rank}, {rank - 1}])")
+    return a + rank if a < 0 else a
+
+
+def _need_vec(tr: _tracer.Tracer, api: str) -> None:
+    if tr.top.vec_tile is None:
+        _fail(PyptoValueError, api, "needs vector tile shapes: call "
+              "pypto.set_vec_tile_shapes(...) before it")
+
+
+def _check_numeric(v: ir.Value, api: str) -> None:
+    if v.dtype is DataType.DT_BOOL:
+        _fail(PyptoTypeError, api, "does not accept DT_BOOL tensors")
+
+
+def _check_float(v: ir.Value, api: str) -> None:
+    if not v.dtype.is_float:
+        _fail(PyptoTypeError, api, f"needs a floating-point tensor, got {v.dtype}; "
+              "use pypto.cast first")
+
+
+def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:
+    if isinstance(x, SymbolicScalar):
+        c = const_value(x)
+        if c is None:
+            if x.is_bool:
+                _fail(PyptoTypeError, api, f"a symbolic condition {x} is not a tensor operand")
+            return ir.Scalar(x, dtype)
+        x = c
+    if isinstance(x, bool):
+        if dtype is not DataType.DT_BOOL:
+            _fail(PyptoTypeError, api, f"bool scalar {x} with a {dtype} tensor")
+        return ir.Scalar(bool(x), dtype)
+    if isinstance(x, numbers.Integral):
+        return ir.Scalar(int(x), dtype)
+    if isinstance(x, numbers.Real):
+        if not dtype.is_float:
+            _fail(PyptoTypeError, api, f"float scalar {x} with an integer tensor {dtype}; "
+                  "cast the tensor first")
+        return ir.Scalar(float(x), dtype)
+    _fail(PyptoTypeError, api, f"operand must be a pypto.Tensor or a Python number, got "
+          f"{type(x).__name__} {x!r}")
+
+
+def _broadcast(values: Sequence[ir.Value], api: str) -> Tuple[Tuple[Any, ...],
+                                                              Optional[Tuple[Any, ...]]]:
+    """Numpy-style broadcast of the shapes; returns (shape, valid_shape or None)."""
+    rank = _bmax(v.rank for v in values)
+    out: List[Any] = []
+    valid: List[Any] = []
+    any_valid = any(v.valid_shape is not None for v in values)
+    for axis in range(rank):
+        dims = []
+        for v in values:
+            i = axis - (rank - v.rank)
+            if i >= 0:
+                vs = v.valid_shape[i] if v.valid_shape is not None else v.shape[i]
+                dims.append((v.shape[i], vs))
+        chosen = None
+        for d, vs in dims:
+            if _dim_eq(d, 1):
+                continue
+            if chosen is None:
+                chosen = (d, vs)
+                continue
+            eq = _dim_eq(chosen[0], d)
+            if eq is None:
+                _fail(PyptoValueError, api, "cannot tell whether the symbolic sizes "
+                      f"{chosen[0]} and {d} are equal (shapes "
+                      f"{', '.join(_fmt(v.shape) for v in values)}); use pypto.view to make "
+                      "tiles of the same shape")
+            if not eq:
+                _fail(PyptoValueError, api, "cannot broadcast shapes "
+                      f"{', '.join(_fmt(v.shape) for v in values)}")
+            chosen = (chosen[0], _combine_valid(chosen[1], vs))
+        if chosen is None:
+            chosen = (1, 1)
+        out.append(chosen[0])
+        valid.append(chosen[1])
+    return tuple(out), (tuple(valid) if any_valid else None)
+
+
+def _combine_valid(a: Any, b: Any) -> Any:
+    if _dim_eq(a, b):
+        return a
+    c = smin(a, b)
+    return const_value(c) if c.is_const() else c
+
+
+# --- tiling and labels -----------------------------------------------------------------------
+
+
+def set_vec_tile_shapes(*dims: Any) -> None:
+    """Vector tile size per axis (1 to 4 positive ints) for the ops that follow in this scope.
+
+    Example: ``pypto.set_vec_tile_shapes(64, 128)``. Scoped like PyPTO's config: a value set
+    inside a pypto.loop body is in force until the end of that body only.
+    """
+    tr = _tr("set_vec_tile_shapes")
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    if not 1 <= len(dims) <= 4:
+        _fail(PyptoValueError, "set_vec_tile_shapes", f"expects 1 to 4 sizes, got {len(dims)}")
+    out = []
+    for i, d in enumerate(dims):
+        c = const_value(d) if not isinstance(d, bool) else None
+        if c is None or isinstance(c, bool) or c <= 0:
+            _fail(PyptoValueError, "set_vec_tile_shapes",
+                  f"size {i} is {d!r}; every size must be a positive int")
+        out.append(int(c))
+    tr.top.vec_tile = tuple(out)
+
+
+def get_vec_tile_shapes() -> Optional[Tuple[int, ...]]:
+    """The vector tile shape in force, or None."""
+    return _tr("get_vec_tile_shapes").top.vec_tile
+
+
+def _tile_pair(x: Any, what: str, sizes: Tuple[int, ...]) -> Tuple[int, ...]:
+    api = "set_cube_tile_shapes"
+    if not isinstance(x, (list, tuple)) or len(x) not in sizes:
+        _fail(PyptoValueError, api, f"{what} must be a list [L0, L1]"
+              f"{' or [L0, L1a, L1b]' if 3 in sizes else ''}, got {x!r}")
+    vals = []
+    for v in x:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
+            _fail(PyptoValueError, api, f"{what} entries must be positive ints, got {x!r}")
+        vals.append(int(v))
+    for l1 in vals[1:]:
+        if l1 % vals[0] != 0:
+            _fail(PyptoValueError, api, f"{what}: L1 tile {l1} is not a multiple of the L0 tile "
+                  f"{vals[0]}")
+    return tuple(vals)
+
+
+def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int],
+                         enable_split_k: bool = False) -> None:
+    """Cube (matmul) tiling: each of m, k, n is ``[L0, L1]``; k may have a third entry (the L1
+    tile of the right operand; defaults to k[1]). Required before ``pypto.matmul``.
+
+    Example: ``pypto.set_cube_tile_shapes([64, 64], [64, 256], [128, 128])``.
+    """
+    tr = _tr("set_cube_tile_shapes")
+    mm = _tile_pair(m, "m", (2,))
+    kk = _tile_pair(k, "k", (2, 3))
+    nn = _tile_pair(n, "n", (2,))
+    if len(kk) == 2:
+        kk = (kk[0], kk[1], kk[1])
+    if not isinstance(enable_split_k, bool):
+        _fail(PyptoTypeError, "set_cube_tile_shapes", "enable_split_k must be a bool")
+    tr.top.cube_tile = ir.CubeTile(m=mm, k=kk, n=nn, enable_split_k=enable_split_k)
+
+
+def set_semantic_label(label: str) -> None:
+    """Attaches ``label`` to the ops that follow in this scope (used by pass options)."""
+    import re
+
+    tr = _tr("set_semantic_label")
+    if not isinstance(label, str) or not label:
+        _fail(PyptoTypeError, "set_semantic_label", f"label must be a non-empty str, got {label!r}")
+    if re.fullmatch(r"func\d+_\d+", label):
+        _fail(PyptoValueError, "set_semantic_label",
+              f"label {label!r} is reserved (pattern func<N>_<M>)")
+    tr.top.label = label
+
+
+# --- control flow ----------------------------------------------------------------------------
+
+
+def _loop_bound(x: Any, what: str) -> Any:
+    if isinstance(x, bool) or not isinstance(x, (numbers.Integral, SymbolicScalar)):
+        _fail(PyptoTypeError, "loop", f"{what} must be an int or a symbolic scalar, got "
+              f"{type(x).__name__} {x!r}")
+    return _dim(x, "loop", what)
+
+
+class loop:
+    """A device loop: ``for i in pypto.loop(stop)`` / ``pypto.loop(start, stop, step=1, *, name,
+    idx_name, unroll_list, parallel, submit_before_loop)``.
+
+    ``i`` is a SymbolicScalar. The body is traced once per path through symbolic ``if``
+    conditions (``if pypto.is_loop_begin(i):``); each path becomes a guarded root variant.
+    ``parallel=True`` promises independent iterations (with ``device_sched_parallelism``).
+    ``break`` and ``return`` are not allowed in the body; ``continue`` ends the iteration.
+    Values made in the body do not leave it: update tensors in place (``acc[:] = ...``).
+    """
+
+    def __init__(self, *args: Any, name: Optional[str] = None, idx_name: Optional[str] = None,
+                 unroll_list: Optional[Sequence[int]] = None, parallel: bool = False,
+                 submit_before_loop: bool = False):
+        if len(args) == 1:
+            start, stop, step = 0, args[0], 1
+        elif len(args) == 2:
+            (start, stop), step = args, 1
+        elif len(args) == 3:
+            start, stop, step = args
+        else:
+            _fail(PyptoTypeError, "loop", f"expects (stop), (start, stop) or (start, stop, step), "
+                  f"got {len(args)} positional arguments")
+        self.start = _loop_bound(start, "start")
+        self.stop = _loop_bound(stop, "stop")
+        self.step = _loop_bound(step, "step")
+        if isinstance(self.step, SymbolicScalar) or self.step <= 0:
+            _fail(PyptoValueError, "loop", f"step must be a positive int, got {step!r}")
+        if name is not None and not isinstance(name, str):
+            _fail(PyptoTypeError, "loop", f"name must be a str, got {name!r}")
+        if idx_name is not None and (not isinstance(idx_name, str) or not idx_name.isidentifier()):
+            _fail(PyptoValueError, "loop", f"idx_name must be an identifier, got {idx_name!r}")
+        for flag, fname in ((parallel, "parallel"), (submit_before_loop, "submit_before_loop")):
+            if not isinstance(flag, bool):
+                _fail(PyptoTypeError, "loop", f"{fname} must be a bool, got {flag!r}")
+        factors = {1}
+        if unroll_list is not None:
+            if not isinstance(unroll_list, (list, tuple)):
+                _fail(PyptoTypeError, "loop", f"unroll_list must be a list of ints, got "
+                      f"{unroll_list!r}")
+            for f in unroll_list:
+                if isinstance(f, bool) or not isinstance(f, numbers.Integral) or f <= 0:
+                    _fail(PyptoValueError, "loop", f"unroll_list entries must be positive ints, "
+                          f"got {unroll_list!r}")
+                factors.add(int(f))
+        self.unroll_list = tuple(sorted(factors, reverse=True))
+        self.name = name
+        self.idx_name = idx_name
+        self.parallel = parallel
+        self.submit_before_loop = submit_before_loop
+        self.loc = user_location()
+
+    def __iter__(self):
+        tr = _tr("loop")
+        where = f"pypto.loop at {self.loc}"
+        ol = tr.begin_loop(self.start, self.stop, self.step, idx_name=self.idx_name,
+                           name=self.name, parallel=self.parallel,
+                           unroll_list=self.unroll_list,
+                           submit_before_loop=self.submit_before_loop, loc=self.loc)
+        explorer = _tracer.PathExplorer(where)
+        frame = sys._getframe(1)  # the frame running the `for` statement
+        while explorer.start_path():
+            scope = tr.push_variant(ol.node, explorer)
+            snapshot = _handle_locals(frame)
+            yield ol.index
+            tr.check_top(scope, where)
+            _check_rebinding(frame, snapshot, scope, where)
+            tr.pop_variant(scope, where)
+            explorer.end_path()
+        tr.end_loop(ol)
+
+
+def _handle_locals(frame) -> dict:
+    return {k: v for k, v in frame.f_locals.items() if isinstance(v, (Tensor, SymbolicScalar))}
+
+
+def _check_rebinding(frame, snapshot: dict, scope: _tracer.Scope, where: str) -> None:
+    """Rejects loop-carried Python variables, which tracing cannot represent: a variable read
+    in the body and rebound there (``acc = acc + x``) would need its new value in the next
+    iteration, but the body is traced only once."""
+    now = frame.f_locals
+    for name, old in snapshot.items():
+        new = now.get(name, old)
+        if new is old:
+            continue
+        if isinstance(old, Tensor) and old._value.id in scope.consumed:
+            raise PyptoValueError(
+                f"{where}: variable '{name}' is read in the loop body and then reassigned "
+                "there; values do not carry from one pypto.loop iteration to the next. Keep "
+                f"the running value in a tensor created before the loop and update it in "
+                f"place: {name}[:] = ...  (or pypto.assemble)")
+        if (isinstance(old, SymbolicScalar) and isinstance(new, SymbolicScalar)
+                and not old.is_const() and new.key != old.key and new.contains(old)):
+            raise PyptoValueError(
+                f"{where}: scalar variable '{name}' is updated from its own value in the loop "
+                f"body ({name} = {new}); symbolic scalars do not carry across pypto.loop "
+                "iterations. Compute it from the loop index instead (e.g. off = i * tile)")
+
+
+def is_loop_begin(index: SymbolicScalar) -> SymbolicScalar:
+    """``index == start`` of the pypto.loop whose index is ``index``."""
+    ol = _tr("is_loop_begin").find_loop(index, "pypto.is_loop_begin")
+    return compare("eq", ol.index, ol.start)
+
+
+def is_loop_end(index: SymbolicScalar) -> SymbolicScalar:
+    """``index + step >= stop``: the last iteration of the pypto.loop of ``index``."""
+    ol = _tr("is_loop_end").find_loop(index, "pypto.is_loop_end")
+    return compare("ge", ol.index + ol.step, ol.stop)
+
+
+def cond(x: Any) -> Any:
+    """Identity (PyPTO needs it only in its legacy recording mode)."""
+    return x
+
+
+def min(a: Any, b: Any) -> Any:  # noqa: A001 - PyPTO's name
+    """Minimum of two ints or symbolic scalars (an int when both are ints)."""
+    if isinstance(a, SymbolicScalar) or isinstance(b, SymbolicScalar):
+        r = smin(a, b)
+        return r.args[0] if r.op == "const" else r
+    return _bmin(a, b)
+
+
+def max(a: Any, b: Any) -> Any:  # noqa: A001
+    """Maximum of two ints or symbolic scalars."""
+    if isinstance(a, SymbolicScalar) or isinstance(b, SymbolicScalar):
+        r = smax(a, b)
+        return r.args[0] if r.op == "const" else r
+    return _bmax(a, b)
+
+
+def ceildiv(a: Any, b: Any) -> Any:
+    """``(a + b - 1) // b``."""
+    if isinstance(a, SymbolicScalar) or isinstance(b, SymbolicScalar):
+        r = floordiv(as_expr(a) + b - 1, as_expr(b))
+        return r.args[0] if r.op == "const" else r
+    return (a + b - 1) // b
+
+
+# --- creation --------------------------------------------------------------------------------
+
+
+def _shape_arg(shape: Any, api: str) -> Tuple[Any, ...]:
+    if isinstance(shape, (numbers.Integral, SymbolicScalar)) and not isinstance(shape, bool):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)):
+        _fail(PyptoTypeError, api, f"shape must be a list of sizes, got {shape!r}")
+    out = tuple(_dim(d, api) for d in shape)
+    for d in out:
+        if isinstance(d, int) and d < 1:
+            _fail(PyptoValueError, api, f"sizes must be >= 1, got shape {_fmt(out)}")
+    return out
+
+
+def _valid_arg(valid_shape: Any, shape: Tuple[Any, ...], api: str) -> Optional[Tuple[Any, ...]]:
+    if valid_shape is None:
+        return None
+    if not isinstance(valid_shape, (list, tuple)) or len(valid_shape) != len(shape):
+        _fail(PyptoValueError, api, f"valid_shape must be a list of {len(shape)} sizes, got "
+              f"{valid_shape!r}")
+    out = tuple(_dim(d, api, "valid_shape entry") for d in valid_shape)
+    for v, d in zip(out, shape):
+        if isinstance(v, int) and isinstance(d, int) and not 0 <= v <= d:
+            _fail(PyptoValueError, api, f"valid_shape {_fmt(out)} exceeds shape {_fmt(shape)}")
+    return out
+
+
+def _dtype_arg(dtype: Any, api: str) -> DataType:
+    if not isinstance(dtype, DataType):
+        _fail(PyptoTypeError, api, f"dtype must be a pypto DataType such as pypto.DT_FP32, got "
+              f"{dtype!r}")
+    return dtype
+
+
+def alloc(shape: Any, dtype: Optional[DataType] = None,
+          format: Optional[TileOpFormat] = None) -> Tensor:
+    """A local, uninitialized tensor (``pypto.Tensor(shape, dtype)`` inside a kernel)."""
+    tr = _tr("Tensor")
+    if shape is None:
+        _fail(PyptoValueError, "Tensor", "a local tensor needs a shape")
+    for d in (shape if isinstance(shape, (list, tuple)) else [shape]):
+        if d is Ellipsis or not isinstance(d, (numbers.Integral, SymbolicScalar)):
+            _fail(PyptoTypeError, "Tensor", f"a local tensor needs concrete sizes (ints or "
+                  f"symbolic scalars), got {shape!r}")
+    shp = _shape_arg(shape, "Tensor")
+    dt = DataType.DT_FP32 if dtype is None else _dtype_arg(dtype, "Tensor")
+    fmt = TileOpFormat.TILEOP_ND if format is None else format
+    return _wrap(tr.emit_op("alloc", [], {}, shp, dt, fmt))
+
+
+def full(size: Any, value: Any, dtype: DataType, *, valid_shape: Any = None) -> Tensor:
+    """A tensor of ``size`` filled with ``value`` (a number or a symbolic scalar)."""
+    tr = _tr("full")
+    shp = _shape_arg(size, "full")
+    dt = _dtype_arg(dtype, "full")
+    _need_vec(tr, "full")
+    sc = _scalar(value, dt, "full")
+    return _wrap(tr.emit_op("full", [sc], {}, shp, dt,
+                            valid_shape=_valid_arg(valid_shape, shp, "full")))
+
+
+def _size_args(size: Tuple[Any, ...]) -> Any:
+    return size[0] if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
+
+
+def zeros(*size: Any, dtype: DataType = DataType.DT_FP32, valid_shape: Any = None) -> Tensor:
+    """``pypto.zeros(64, 128, dtype=pypto.DT_FP16)`` or ``pypto.zeros([64, 128], ...)``."""
+    return full(_size_args(size), 0.0 if dtype.is_float else 0, dtype, valid_shape=valid_shape)
+
+
+def ones(*size: Any, dtype: DataType = DataType.DT_FP32, valid_shape: Any = None) -> Tensor:
+    return full(_size_args(size), 1.0 if dtype.is_float else 1, dtype, valid_shape=valid_shape)
+
+
+# --- element-wise ----------------------------------------------------------------------------
+
+
+def _binary(op: str, x: Any, y: Any, *, out_dtype: Optional[DataType] = None,
+            attrs: Optional[dict] = None, numeric: bool = True) -> Tensor:
+    """x must be a tensor; y a tensor or scalar. Tensors must share a dtype."""
+    tr = _tr(op)
+    xv = _val(x, op)
+    if numeric:
+        _check_numeric(xv, op)
+    if isinstance(y, Tensor):
+        yv = y._value
+        if yv.dtype is not xv.dtype:
+            _fail(PyptoTypeError, op, f"dtype mismatch: {xv.dtype} and {yv.dtype}; use pypto.cast")
+        shape, valid = _broadcast([xv, yv], op)
+        inputs = [xv, yv]
+    else:
+        inputs = [xv, _scalar(y, xv.dtype, op)]
+        shape, valid = xv.shape, xv.valid_shape
+    _need_vec(tr, op)
+    return _wrap(tr.emit_op(op, inputs, attrs or {}, shape, out_dtype or xv.dtype,
+                            valid_shape=valid))
+
+
+def _commutative(op: str, x: Any, y: Any) -> Tensor:
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        x, y = y, x
+    return _binary(op, x, y)
+
+
+def add(x: Any, y: Any) -> Tensor:
+    """Element-wise ``x + y`` (broadcasting; one side may be a Python number)."""
+    return _commutative("add", x, y)
+
+
+def sub(x: Any, y: Any) -> Tensor:
+    """Element-wise ``x - y``."""
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        return _reflected_sub(x, y)
+    return _binary("sub", x, y)
+
+
+def mul(x: Any, y: Any) -> Tensor:
+    return _commutative("mul", x, y)
+
+
+def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise ``x / y``; ``precision_type`` defaults to HIGH_PRECISION."""
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        return _reflected_div(x, y)
+    attrs = {}
+    if precision_type is not None:
+        if not isinstance(precision_type, PrecisionType):
+            _fail(PyptoTypeError, "div", f"precision_type must be a pypto.PrecisionType, got "
+                  f"{precision_type!r}")
+        attrs["precision_type"] = precision_type
+    return _binary("div", x, y, attrs=attrs)
+
+
+def maximum(x: Any, y: Any) -> Tensor:
+    return _commutative("maximum", x, y)
+
+
+def minimum(x: Any, y: Any) -> Tensor:
+    return _commutative("minimum", x, y)
+
+
+def remainder(x: Any, y: Any) -> Tensor:
+    """Element-wise ``x % y`` (Python sign convention)."""
+    return _binary("remainder", x, y)
+
+
+def pow(x: Any, y: Any) -> Tensor:  # noqa: A001
+    """Element-wise ``x ** y``; ``y`` may be a tensor or a number."""
+    if not isinstance(x, Tensor):
+        _fail(PyptoNotImplementedError, "pow", "a scalar base is not supported; write "
+              "pypto.exp(y * math.log(base))")
+    return _binary("pow", x, y)
+
+
+def _reflected_sub(s: Any, t: Tensor) -> Tensor:
+    # s - t == -(t - s): keeps the scalar in the second operand slot (as PyPTO lowers it).
+    return neg(_binary("sub", t, s))
+
+
+def _reflected_div(s: Any, t: Tensor) -> Tensor:
+    # s / t == reciprocal(t) * s
+    return _binary("mul", reciprocal(t), s)
+
+
+def _binary_operator(op: str, x: Tensor, y: Any) -> Any:
+    if not isinstance(y, Tensor) and not _is_scalar(y):
+        return NotImplemented
+    if op == "add":
+        return add(x, y)
+    if op == "sub":
+        return sub(x, y)
+    if op == "mul":
+        return mul(x, y)
+    if op == "div":
+        return div(x, y)
+    return _binary(op, x, y)
+
+
+def _unary(op: str, x: Any, *, float_only: bool = False) -> Tensor:
+    tr = _tr(op)
+    xv = _val(x, op)
+    _check_numeric(xv, op)
+    if float_only:
+        _check_float(xv, op)
+    _need_vec(tr, op)
+    return _wrap(tr.emit_op(op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+
+
+def neg(x: Tensor) -> Tensor:
+    return _unary("neg", x)
+
+
+def abs(x: Tensor) -> Tensor:  # noqa: A001
+    return _unary("abs", x)
+
+
+def relu(x: Tensor) -> Tensor:
+    return _unary("relu", x)
+
+
+def exp(x: Tensor) -> Tensor:
+    return _unary("exp", x, float_only=True)
+
+
+def log(x: Tensor) -> Tensor:
+    return _unary("log", x, float_only=True)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    return _unary("sqrt", x, float_only=True)
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    return _unary("rsqrt", x, float_only=True)
+
+
+def reciprocal(x: Tensor) -> Tensor:
+    return _unary("reciprocal", x, float_only=True)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return _unary("sigmoid", x, float_only=True)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return _unary("tanh", x, float_only=True)
+
+
+def floor(x: Tensor) -> Tensor:
+    """Rounds toward -inf (float tensors); integer tensors are returned unchanged."""
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _unary("floor", x, float_only=True)
+
+
+_FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _compare(op: str, x: Any, y: Any) -> Tensor:
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        op, x, y = _FLIPPED[op], y, x
+    return _binary(op, x, y, out_dtype=DataType.DT_BOOL, numeric=False)
+
+
+def _compare_operator(op: str, x: Tensor, y: Any) -> Any:
+    if not isinstance(y, Tensor) and not _is_scalar(y):
+        return NotImplemented
+    return _compare(op, x, y)
+
+
+def eq(x: Any, y: Any) -> Tensor:
+    """Element-wise ``x == y`` as DT_BOOL."""
+    return _compare("eq", x, y)
+
+
+def ne(x: Any, y: Any) -> Tensor:
+    return _compare("ne", x, y)
+
+
+def lt(x: Any, y: Any) -> Tensor:
+    return _compare("lt", x, y)
+
+
+def le(x: Any, y: Any) -> Tensor:
+    return _compare("le", x, y)
+
+
+def gt(x: Any, y: Any) -> Tensor:
+    return _compare("gt", x, y)
+
+
+def ge(x: Any, y: Any) -> Tensor:
+    return _compare("ge", x, y)
+
+
+def _logical(op: str, x: Any, y: Any = None) -> Tensor:
+    for t in (x, y) if y is not None else (x,):
+        if isinstance(t, Tensor) and t._value.dtype is not DataType.DT_BOOL:
+            _fail(PyptoTypeError, op, f"needs DT_BOOL tensors, got {t._value.dtype}")
+    if y is None:
+        tr = _tr(op)
+        xv = _val(x, op)
+        _need_vec(tr, op)
+        return _wrap(tr.emit_op(op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+    if not isinstance(x, Tensor):
+        x, y = y, x
+    return _binary(op, x, y, numeric=False)
+
+
+def logical_and(x: Any, y: Any) -> Tensor:
+    return _logical("logical_and", x, y)
+
+
+def logical_or(x: Any, y: Any) -> Tensor:
+    return _logical("logical_or", x, y)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    return _logical("logical_not", x)
+
+
+def where(condition: Tensor, x: Any, y: Any) -> Tensor:
+    """Element-wise ``x if condition else y``; x and y may be tensors or numbers."""
+    tr = _tr("where")
+    cv = _val(condition, "where", "condition")
+    if cv.dtype is not DataType.DT_BOOL:
+        _fail(PyptoTypeError, "where", f"condition must be a DT_BOOL tensor, got {cv.dtype}")
+    tensors = [t._value for t in (x, y) if isinstance(t, Tensor)]
+    if not tensors:
+        _fail(PyptoTypeError, "where", "x or y must be a tensor (the result dtype comes from it)")
+    dtype = tensors[0].dtype
+    if any(t.dtype is not dtype for t in tensors):
+        _fail(PyptoTypeError, "where", f"dtype mismatch: {tensors[0].dtype} and {tensors[1].dtype}")
+    inputs = [cv] + [t._value if isinstance(t, Tensor) else _scalar(t, dtype, "where")
+                     for t in (x, y)]
+    shape, valid = _broadcast([cv] + tensors, "where")
+    _need_vec(tr, "where")
+    return _wrap(tr.emit_op("where", inputs, {}, shape, dtype, valid_shape=valid))
+
+
+def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clamps to ``[min, max]`` (either may be None, a number or a tensor). Recorded as
+    ``maximum`` then ``minimum`` with attribute ``composite="clip"``."""
+    tr = _tr("clip")
+    _val(x, "clip")
+    if min is None and max is None:
+        _fail(PyptoValueError, "clip", "give min, max or both")
+    saved, tr.composite = tr.composite, "clip"
+    try:
+        out = x
+        if min is not None:
+            out = _binary("maximum", out, min)
+        if max is not None:
+            out = _binary("minimum", out, max)
+    finally:
+        tr.composite = saved
+    return out
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+
+def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    tr = _tr(op)
+    xv = _val(x, op)
+    _check_numeric(xv, op)
+    if not isinstance(keepdim, bool):
+        _fail(PyptoTypeError, op, f"keepdim must be a bool, got {keepdim!r}")
+    dims_in = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    if not dims_in:
+        _fail(PyptoValueError, op, "dim must not be empty")
+    dims = sorted({_norm_axis(d, xv.rank, op) for d in dims_in})
+    shape, valid = [], []
+    for axis, d in enumerate(xv.shape):
+        vs = xv.valid_shape[axis] if xv.valid_shape is not None else d
+        if axis in dims:
+            if keepdim:
+                shape.append(1)
+                valid.append(1)
+        else:
+            shape.append(d)
+            valid.append(vs)
+    if not shape:
+        shape, valid = [1], [1]
+    _need_vec(tr, op)
+    return _wrap(tr.emit_op(op, [xv], {"dims": dims, "keepdim": keepdim}, shape, xv.dtype,
+                            valid_shape=valid if xv.valid_shape is not None else None))
+
+
+def sum(x: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Sum over ``dim`` (an int or a list of ints)."""
+    return _reduce("sum", x, dim, keepdim)
+
+
+def amax(x: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:
+    return _reduce("amax", x, dim, keepdim)
+
+
+def amin(x: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:
+    return _reduce("amin", x, dim, keepdim)
+
+
+# --- data movement ---------------------------------------------------------------------------
+
+
+def cast(x: Tensor, dtype: DataType, mode: Optional[CastMode] = None,
+         satmode: Optional[SaturationMode] = None) -> Tensor:
+    """Converts to ``dtype`` with rounding ``mode`` (default CAST_NONE) and ``satmode``."""
+    tr = _tr("cast")
+    xv = _val(x, "cast")
+    dt = _dtype_arg(dtype, "cast")
+    mode = CastMode.CAST_NONE if mode is None else mode
+    satmode = SaturationMode.OFF if satmode is None else satmode
+    if not isinstance(mode, CastMode):
+        _fail(PyptoTypeError, "cast", f"mode must be a pypto.CastMode, got {mode!r}")
+    if not isinstance(satmode, SaturationMode):
+        _fail(PyptoTypeError, "cast", f"satmode must be a pypto.SaturationMode, got {satmode!r}")
+    _need_vec(tr, "cast")
+    return _wrap(tr.emit_op("cast", [xv], {"mode": mode, "satmode": satmode}, xv.shape, dt,
+                            valid_shape=xv.valid_shape))
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy of ``x``."""
+    tr = _tr("clone")
+    xv = _val(x, "clone")
+    return _wrap(tr.emit_op("clone", [xv], {}, xv.shape, xv.dtype, xv.format, xv.valid_shape))
+
+
+def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape: Any = None,
+         dtype: Optional[DataType] = None) -> Tensor:
+    """The window of static ``shape`` at ``offsets`` (ints or symbolic) of ``x``.
+
+    ``valid_shape`` gives the live extent of a tail window; only that part is read. Without
+    it, the valid extent is derived from ``x``'s own valid_shape. ``dtype`` reinterprets bits
+    (the last axis scales by the size ratio).
+    """
+    tr = _tr("view")
+    xv = _val(x, "view")
+    shp = _shape_arg(shape, "view")
+    if not isinstance(offsets, (list, tuple)) or len(offsets) != xv.rank or len(shp) != xv.rank:
+        _fail(PyptoValueError, "view", f"shape and offsets need {xv.rank} entries for a "
+              f"{xv.rank}-D tensor, got shape {list(shape)!r} and offsets {offsets!r}")
+    offs = tuple(_dim(o, "view", "offset") for o in offsets)
+    for axis, (o, s, d) in enumerate(zip(offs, shp, xv.shape)):
+        if isinstance(o, int) and o < 0:
+            _fail(PyptoValueError, "view", f"offset {o} on axis {axis} is negative")
+        end = const_value(as_expr(o) + s)
+        if end is not None and isinstance(d, int) and end > d and valid_shape is None:
+            _fail(PyptoValueError, "view", f"window {_fmt(shp)} at offsets {_fmt(offs)} exceeds "
+                  f"the shape {_fmt(xv.shape)} on axis {axis}; pass valid_shape for a tail")
+    valid = _valid_arg(valid_shape, shp, "view")
+    if valid is None and xv.valid_shape is not None:
+        valid = tuple(_simplify(smin(s, smax(as_expr(v) - o, 0)))
+                      for s, v, o in zip(shp, xv.valid_shape, offs))
+    attrs: dict = {"offsets": list(offs)}
+    out_dtype = xv.dtype
+    if dtype is not None:
+        out_dtype = _dtype_arg(dtype, "view")
+        if out_dtype.bits != xv.dtype.bits:
+            last = shp[-1]
+            if not isinstance(last, int) or (last * xv.dtype.bits) % out_dtype.bits:
+                _fail(PyptoValueError, "view", f"cannot reinterpret {xv.dtype} as {out_dtype}: "
+                      f"the last size {last} does not scale to a whole number of elements")
+            shp = shp[:-1] + (last * xv.dtype.bits // out_dtype.bits,)
+            valid = None if valid is None else valid[:-1] + (shp[-1],)
+        attrs["dtype"] = out_dtype
+    return _wrap(tr.emit_op("view", [xv], attrs, shp, out_dtype, xv.format, valid))
+
+
+def _simplify(e: Any) -> Any:
+    c = const_value(e)
+    return e if c is None else int(c)
+
+
+def reshape(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None,
+            inplace: bool = False) -> Tensor:
+    """Same elements, new shape (one entry may be -1). A non-inplace reshape needs int sizes."""
+    tr = _tr("reshape")
+    xv = _val(x, "reshape")
+    if not isinstance(shape, (list, tuple)):
+        _fail(PyptoTypeError, "reshape", f"shape must be a list, got {shape!r}")
+    entries = list(shape)
+    infer = [i for i, d in enumerate(entries) if isinstance(d, numbers.Integral) and d == -1]
+    if len(infer) > 1:
+        _fail(PyptoValueError, "reshape", f"only one -1 is allowed, got {list(shape)!r}")
+    if not inplace and (any(isinstance(d, SymbolicScalar) and not d.is_const() for d in entries)
+                        or any(isinstance(d, SymbolicScalar) for d in xv.shape)):
+        _fail(PyptoValueError, "reshape", "reshape() requires integer shape when using "
+              "non-inplace reshape; use inplace=True for dynamic shapes")
+    total = as_expr(1)
+    for d in xv.shape:
+        total = total * d
+    if infer:
+        known = as_expr(1)
+        for i, d in enumerate(entries):
+            if i != infer[0]:
+                known = known * _dim(d, "reshape")
+        q = const_value(floordiv(total, known))
+        r = const_value(total % known)
+        if q is None or r != 0:
+            _fail(PyptoValueError, "reshape", f"cannot infer -1 in {list(shape)!r} from "
+                  f"{_fmt(xv.shape)}")
+        entries[infer[0]] = q
+    shp = _shape_arg(entries, "reshape")
+    new_total = as_expr(1)
+    for d in shp:
+        new_total = new_total * d
+    if _dim_eq(total, new_total) is False:
+        _fail(PyptoValueError, "reshape", f"cannot reshape {_fmt(xv.shape)} "
+              f"({total} elements) to {_fmt(shp)}")
+    if not isinstance(inplace, bool):
+        _fail(PyptoTypeError, "reshape", "inplace must be a bool")
+    return _wrap(tr.emit_op("reshape", [xv], {"inplace": inplace}, shp, xv.dtype, xv.format,
+                            _valid_arg(valid_shape, shp, "reshape")))
+
+
+def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
+    """Reorders the axes: output axis i is input axis ``dims[i]``."""
+    tr = _tr("permute")
+    xv = _val(x, "permute")
+    if not isinstance(dims, (list, tuple)) or len(dims) != xv.rank:
+        _fail(PyptoValueError, "permute", f"dims must list {xv.rank} axes, got {dims!r}")
+    d = [_norm_axis(a, xv.rank, "permute") for a in dims]
+    if sorted(d) != list(range(xv.rank)):
+        _fail(PyptoValueError, "permute", f"dims {list(dims)!r} is not a permutation")
+    return _permute_op(tr, "permute", xv, d, {"dims": d})
+
+
+def _permute_op(tr, op, xv, d, attrs):
+    _need_vec(tr, op)
+    shape = [xv.shape[a] for a in d]
+    valid = None if xv.valid_shape is None else [xv.valid_shape[a] for a in d]
+    return _wrap(tr.emit_op(op, [xv], attrs, shape, xv.dtype, valid_shape=valid))
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swaps two axes."""
+    tr = _tr("transpose")
+    xv = _val(x, "transpose")
+    a = _norm_axis(dim0, xv.rank, "transpose")
+    b = _norm_axis(dim1, xv.rank, "transpose")
+    d = list(range(xv.rank))
+    d[a], d[b] = d[b], d[a]
+    return _permute_op(tr, "transpose", xv, d, {"dims": [a, b]})
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """Inserts an axis of size 1 at ``dim`` (recorded as an in-place reshape)."""
+    tr = _tr("unsqueeze")
+    xv = _val(x, "unsqueeze")
+    a = _norm_axis(dim, xv.rank + 1, "unsqueeze")
+    shape = list(xv.shape)
+    shape.insert(a, 1)
+    valid = None
+    if xv.valid_shape is not None:
+        valid = list(xv.valid_shape)
+        valid.insert(a, 1)
+    return _wrap(tr.emit_op("reshape", [xv], {"inplace": True}, shape, xv.dtype, xv.format,
+                            valid))
+
+
+def expand_clone(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None) -> Tensor:
+    """Broadcasts size-1 axes of ``x`` to ``shape`` into a new tensor."""
+    tr = _tr("expand_clone")
+    xv = _val(x, "expand_clone")
+    shp = _shape_arg(shape, "expand_clone")
+    if len(shp) != xv.rank:
+        _fail(PyptoValueError, "expand_clone", f"shape {_fmt(shp)} must have rank {xv.rank}")
+    for axis, (src, dst) in enumerate(zip(xv.shape, shp)):
+        if not (_dim_eq(src, 1) or _dim_eq(src, dst)):
+            _fail(PyptoValueError, "expand_clone", f"cannot expand {_fmt(xv.shape)} to "
+                  f"{_fmt(shp)} (axis {axis})")
+    _need_vec(tr, "expand_clone")
+    return _wrap(tr.emit_op("expand_clone", [xv], {}, shp, xv.dtype,
+                            valid_shape=_valid_arg(valid_shape, shp, "expand_clone")))
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Joins tensors along ``dim``; the other sizes and the dtypes must match."""
+    tr = _tr("concat")
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        _fail(PyptoValueError, "concat", "expects a non-empty list of tensors")
+    vals = [_val(t, "concat") for t in tensors]
+    first = vals[0]
+    a = _norm_axis(dim, first.rank, "concat")
+    total: Any = as_expr(0)
+    for v in vals:
+        if v.rank != first.rank or v.dtype is not first.dtype:
+            _fail(PyptoValueError, "concat", f"all tensors need rank {first.rank} and dtype "
+                  f"{first.dtype}, got {v.dtype}{_fmt(v.shape)}")
+        for axis in range(first.rank):
+            if axis != a and _dim_eq(v.shape[axis], first.shape[axis]) is not True:
+                _fail(PyptoValueError, "concat", f"shapes {_fmt(first.shape)} and "
+                      f"{_fmt(v.shape)} differ outside dim {a}")
+        total = total + v.shape[a]
+    shape = list(first.shape)
+    shape[a] = _simplify(total)
+    _need_vec(tr, "concat")
+    return _wrap(tr.emit_op("concat", vals, {"dim": a}, shape, first.dtype))
+
+
+def _write(tr: _tracer.Tracer, src: ir.Value, offsets: Sequence[Any], dst: ir.Value, api: str,
+           attrs: Optional[dict] = None, region: Optional[Sequence[Optional[Any]]] = None,
+           exact: Optional[Sequence[bool]] = None) -> None:
+    if src.rank != dst.rank:
+        _fail(PyptoValueError, api, f"source rank {src.rank} {_fmt(src.shape)} does not match "
+              f"destination rank {dst.rank} {_fmt(dst.shape)}")
+    if src.dtype is not dst.dtype:
+        _fail(PyptoTypeError, api, f"source dtype {src.dtype} does not match destination dtype "
+              f"{dst.dtype}; use pypto.cast")
+    if len(offsets) != dst.rank:
+        _fail(PyptoValueError, api, f"needs {dst.rank} offsets, got {len(offsets)}")
+    offs = tuple(_dim(o, api, "offset") for o in offsets)
+    for axis in range(dst.rank):
+        o, s, d = offs[axis], src.shape[axis], dst.shape[axis]
+        if isinstance(o, int) and o < 0:
+            _fail(PyptoValueError, api, f"offset {o} on axis {axis} is negative")
+        if region is not None and region[axis] is not None:
+            same = _dim_eq(region[axis], s)
+            if exact[axis] and same is False:
+                _fail(PyptoValueError, api, f"the slice has size {region[axis]} on axis {axis} "
+                      f"but the value has shape {_fmt(src.shape)}")
+        end = const_value(as_expr(o) + s)
+        if end is not None and isinstance(d, int) and end > d and src.valid_shape is None:
+            _fail(PyptoValueError, api, f"writing {_fmt(src.shape)} at offsets {_fmt(offs)} "
+                  f"exceeds the destination shape {_fmt(dst.shape)} on axis {axis}")
+    tr.emit_write(dst, src, offs, attrs, api=f"pypto.{api}")
+
+
+def assemble(src: Any, offsets: Any, dst: Any = None, parallel: bool = False) -> None:
+    """Writes ``src`` into ``dst`` at ``offsets``: ``pypto.assemble(tile, [i * 64, 0], out)``,
+    or several at once: ``pypto.assemble([(t0, offs0), (t1, offs1)], out, parallel=True)``.
+    Only the valid region of ``src`` is written."""
+    tr = _tr("assemble")
+    if isinstance(src, (list, tuple)):
+        if dst is not None:
+            _fail(PyptoTypeError, "assemble", "the list form is assemble([(src, offsets), ...], "
+                  "dst, parallel=False)")
+        dst, items = offsets, src
+    else:
+        items = [(src, offsets)]
+    if not isinstance(parallel, bool):
+        _fail(PyptoTypeError, "assemble", f"parallel must be a bool, got {parallel!r}")
+    dv = _val(dst, "assemble", "dst")
+    for item in items:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            _fail(PyptoTypeError, "assemble", f"list items must be (src, offsets) pairs, got "
+                  f"{item!r}")
+        sv = _val(item[0], "assemble", "src")
+        offs = item[1]
+        if not isinstance(offs, (list, tuple)):
+            _fail(PyptoTypeError, "assemble", f"offsets must be a list, got {offs!r}")
+        _write(tr, sv, offs, dv, "assemble", {"parallel": True} if parallel else None)
+
+
+# --- indexing --------------------------------------------------------------------------------
+
+
+def _normalize_key(t: Tensor, key: Any, api: str):
+    """-> list of (kind, start, size_or_None, exact) per axis; kind 'slice' or 'index'."""
+    xv = t._value
+    if not isinstance(key, tuple):
+        key = (key,)
+    if _bsum(1 for k in key if k is Ellipsis) > 1:
+        _fail(PyptoValueError, api, "at most one '...' is allowed in an index")
+    n_real = _bsum(1 for k in key if k is not Ellipsis)
+    if n_real > xv.rank:
+        _fail(PyptoValueError, api, f"too many indices ({n_real}) for a {xv.rank}-D tensor")
+    expanded: List[Any] = []
+    for k in key:
+        if k is Ellipsis:
+            expanded.extend([slice(None)] * (xv.rank - n_real))
+        else:
+            expanded.append(k)
+    expanded.extend([slice(None)] * (xv.rank - len(expanded)))
+    out = []
+    for axis, (k, dim) in enumerate(zip(expanded, xv.shape)):
+        if isinstance(k, slice):
+            if k.step is not None and const_value(k.step) != 1:
+                _fail(PyptoValueError, api, f"step must be 1 or None, got {k.step!r}")
+            start = 0 if k.start is None else _dim(k.start, api, "slice start")
+            start = _neg_index(start, dim, axis, api)
+            if k.stop is None:
+                size = _simplify(as_expr(dim) - start)
+                out.append(("slice", start, size, False))
+                continue
+            stop = _neg_index(_dim(k.stop, api, "slice stop"), dim, axis, api)
+            size = const_value(as_expr(stop) - start)
+            if size is None:
+                _fail(PyptoValueError, api, f"slice {start}:{stop} on axis {axis} must have a "
+                      "size that simplifies to an int (stop - start)")
+            if size <= 0:
+                _fail(PyptoValueError, api, f"slice {start}:{stop} on axis {axis} is empty")
+            if isinstance(dim, int) and isinstance(stop, int) and stop > dim:
+                _fail(PyptoValueError, api, f"slice {start}:{stop} exceeds size {dim} of axis "
+                      f"{axis}")
+            out.append(("slice", start, int(size), True))
+        elif isinstance(k, (numbers.Integral, SymbolicScalar)) and not isinstance(k, bool):
+            idx = _neg_index(_dim(k, api, "index"), dim, axis, api)
+            if isinstance(idx, int) and isinstance(dim, int) and idx >= dim:
+                _fail(PyptoValueError, api, f"index {k} is out of range for size {dim} of axis "
+                      f"{axis}")
+            out.append(("index", idx, 1, True))
+        else:
+            _fail(PyptoTypeError, api, f"unsupported index {k!r} on axis {axis}; use ints, "
+                  "slices with step 1, symbolic scalars or '...'")
+    return out
+
+
+def _neg_index(i: Any, dim: Any, axis: int, api: str) -> Any:
+    if isinstance(i, int) and i < 0:
+        if not isinstance(dim, int):
+            _fail(PyptoValueError, api, f"negative index {i} on dynamic axis {axis}")
+        if i + dim < 0:
+            _fail(PyptoValueError, api, f"index {i} is out of range for size {dim} of axis "
+                  f"{axis}")
+        return i + dim
+    return i
+
+
+def _getitem(t: Tensor, key: Any) -> Any:
+    api = "Tensor.__getitem__"
+    tr = _tr(api)
+    xv = t._value
+    norm = _normalize_key(t, key, api)
+    if all(kind == "index" for kind, *_ in norm):
+        # x[i, j]: an element read, which becomes a run-time scalar (PyPTO: GetTensorData).
+        if xv.name is None or not xv.dtype.is_int:
+            _fail(PyptoValueError, api, "reading one element is supported only from integer "
+                  f"kernel input tensors, not from {xv.ref()} ({xv.dtype}); use slicing to get "
+                  "a tile")
+        tr.use(xv, api)
+        return load(xv.name, [start for _, start, _, _ in norm])
+    if all(kind == "slice" and isinstance(start, int) and start == 0 and
+           _dim_eq(size, d) is True for (kind, start, size, _), d in zip(norm, xv.shape)):
+        return t
+    shape = [size for _, _, size, _ in norm]
+    offsets = [start for _, start, _, _ in norm]
+    out = view(t, shape, offsets)
+    dropped = [axis for axis, (kind, *_) in enumerate(norm) if kind == "index"]
+    if dropped:
+        ov = out._value
+        keep = [a for a in range(ov.rank) if a not in dropped]
+        valid = None if ov.valid_shape is None else [ov.valid_shape[a] for a in keep]
+        out = _wrap(tr.emit_op("reshape", [ov], {"inplace": True},
+                               [ov.shape[a] for a in keep], ov.dtype, ov.format, valid))
+    return out
+
+
+def _setitem(t: Tensor, key: Any, value: Any) -> None:
+    api = "Tensor.__setitem__"
+    tr = _tr(api)
+    dv = t._value
+    norm = _normalize_key(t, key, api)
+    offsets = [start for _, start, _, _ in norm]
+    region = [size for _, _, size, _ in norm]
+    exact = [ex for *_, ex in norm]
+    if isinstance(value, Tensor):
+        sv = value._value
+    elif _is_scalar(value):
+        sv = full(region, value, dv.dtype)._value
+    else:
+        _fail(PyptoTypeError, api, f"can only assign a pypto.Tensor or a number, got "
+              f"{type(value).__name__}")
+    index_axes = [a for a, (kind, *_) in enumerate(norm) if kind == "index"]
+    if index_axes and sv.rank == dv.rank - len(index_axes):
+        shape = list(sv.shape)
+        valid = None if sv.valid_shape is None else list(sv.valid_shape)
+        for a in index_axes:
+            shape.insert(a, 1)
+            if valid is not None:
+                valid.insert(a, 1)
+        sv = tr.emit_op("reshape", [sv], {"inplace": True}, shape, sv.dtype, sv.format, valid)
+    _write(tr, sv, offsets, dv, "Tensor.__setitem__", region=region, exact=exact)
+
+
+# --- composites and matmul -------------------------------------------------------------------
+
+
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """Softmax over ``dim``, computed in FP32: cast -> amax -> sub -> exp -> sum -> div ->
+    cast back. Every recorded op carries ``composite="softmax"``."""
+    tr = _tr("softmax")
+    xv = _val(x, "softmax")
+    _check_float(xv, "softmax")
+    saved, tr.composite = tr.composite, "softmax"
+    try:
+        orig = xv.dtype
+        xf = cast(x, DataType.DT_FP32) if orig is not DataType.DT_FP32 else x
+        m = amax(xf, dim, keepdim=True)
+        e = exp(sub(xf, m))
+        s = sum(e, dim, keepdim=True)
+        r = div(e, s)
+        return cast(r, orig) if orig is not DataType.DT_FP32 else r
+    finally:
+        tr.composite = saved
+
+
+_MATMUL_IN = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32, DataType.DT_INT8,
+              DataType.DT_FP8, DataType.DT_HF8, DataType.DT_FP8E4M3, DataType.DT_FP8E5M2}
+_MATMUL_FLOAT_OUT = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32}
+
+
+def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
+           b_trans: bool = False, c_matrix_nz: bool = False, extend_params: Any = None) -> Tensor:
+    """``a @ b`` on the cube unit: 2-D ``[M, K] x [K, N]`` or batched (3-D/4-D, batch sizes
+    broadcast when 1). ``a_trans``/``b_trans`` read the operand transposed. int8 inputs need
+    ``out_dtype=DT_INT32``. Needs ``pypto.set_cube_tile_shapes`` first."""
+    tr = _tr("matmul")
+    av = _val(a, "matmul", "a")
+    bv = _val(b, "matmul", "b")
+    odt = _dtype_arg(out_dtype, "matmul")
+    for flag, name in ((a_trans, "a_trans"), (b_trans, "b_trans"), (c_matrix_nz, "c_matrix_nz")):
+        if not isinstance(flag, bool):
+            _fail(PyptoTypeError, "matmul", f"{name} must be a bool, got {flag!r}")
+    if extend_params:
+        _fail(PyptoNotImplementedError, "matmul", "extend_params (bias, scale, relu) is not "
+              "supported yet")
+    if not 2 <= av.rank <= 4 or av.rank != bv.rank:
+        _fail(PyptoValueError, "matmul", f"operands must both be 2-D, 3-D or 4-D, got "
+              f"{_fmt(av.shape)} and {_fmt(bv.shape)}")
+    if av.dtype is not bv.dtype:
+        _fail(PyptoTypeError, "matmul", f"operand dtypes differ: {av.dtype} and {bv.dtype}")
+    if av.dtype not in _MATMUL_IN:
+        _fail(PyptoTypeError, "matmul", f"unsupported operand dtype {av.dtype}")
+    if av.dtype is DataType.DT_INT8 and odt is not DataType.DT_INT32:
+        _fail(PyptoTypeError, "matmul", f"int8 operands need out_dtype DT_INT32, got {odt}")
+    if av.dtype is not DataType.DT_INT8 and odt not in _MATMUL_FLOAT_OUT:
+        _fail(PyptoTypeError, "matmul", f"out_dtype must be DT_FP16, DT_BF16 or DT_FP32 for "
+              f"{av.dtype} operands, got {odt}")
+
+    def mk(v: ir.Value, trans: bool):
+        r, c = v.shape[-2], v.shape[-1]
+        vr, vc = v.valid_shape[-2:] if v.valid_shape is not None else (r, c)
+        return ((c, r), (vc, vr)) if trans else ((r, c), (vr, vc))
+
+    (m, k), (vm, _) = mk(av, a_trans)
+    (k2, n), (_, vn) = mk(bv, b_trans)
+    if _dim_eq(k, k2) is not True:
+        _fail(PyptoValueError, "matmul", f"inner sizes differ: a is {_fmt(av.shape)}"
+              f"{' (transposed)' if a_trans else ''}, b is {_fmt(bv.shape)}"
+              f"{' (transposed)' if b_trans else ''}")
+    batch: List[Any] = []
+    for axis in range(av.rank - 2):
+        da, db = av.shape[axis], bv.shape[axis]
+        if _dim_eq(da, 1):
+            batch.append(db)
+        elif _dim_eq(db, 1) or _dim_eq(da, db):
+            batch.append(da)
+        else:
+            _fail(PyptoValueError, "matmul", f"batch sizes differ: {_fmt(av.shape)} and "
+                  f"{_fmt(bv.shape)}")
+    if tr.top.cube_tile is None:
+        _fail(PyptoValueError, "matmul", "needs cube tile shapes: call "
+              "pypto.set_cube_tile_shapes(m, k, n) before it")
+    valid = None
+    if av.valid_shape is not None or bv.valid_shape is not None:
+        valid = batch + [vm, vn]
+    fmt = TileOpFormat.TILEOP_NZ if c_matrix_nz else TileOpFormat.TILEOP_ND
+    attrs = {"a_trans": a_trans, "b_trans": b_trans, "c_matrix_nz": c_matrix_nz}
+    return _wrap(tr.emit_op("matmul", [av, bv], attrs, batch + [m, n], odt, fmt, valid))
+
+
+def _matmul_operator(a: Any, b: Any) -> Any:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        return NotImplemented
+    bdt = b._value.dtype
+    return matmul(a, b, DataType.DT_INT32 if bdt is DataType.DT_INT8 else bdt)

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a run leaves behind: stats.json (the numbers), trace.json (Chrome trace events for
+// Perfetto: a track per core and per AICPU thread, an X event per task, dependency
+// flows, ready-queue counters) and swim.json (PyPTO's swimlane shape), plus the summary
+// tables printed by the CLI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pypto/sched/task_graph.h"
+#include "pypto/sim/config/chip_config.h"
+#include "pypto/sim/simulation.h"
+
+namespace pypto::sim {
+
+struct ReportOptions {
+  bool trace_json = true;
+  bool swim_json = true;
+  std::size_t max_flow_edges = 200'000;  // dependency arrows beyond this are left out
+};
+
+// stats.json content. Keys are ordered and numbers exact, so two runs of the same input
+// and config give byte-identical files apart from the wall-clock fields (wall_s,
+// tasks_per_s).
+nlohmann::ordered_json stats_json(const SimResult& r);
+
+// Writes stats.json, trace.json and swim.json into dir (created if needed). Returns the
+// paths written. Throws pypto::Error if a file cannot be written.
+std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
+                                       const ChipConfig& chip, const SimResult& r,
+                                       const ReportOptions& opt);
+
+// Human-readable summary of one run (the CLI's stdout).
+std::string summary_table(const SimResult& r);
+
+// Side-by-side table of several runs of the same trace (first run is the baseline).
+std::string compare_table(const std::vector<SimResult>& runs);
+
+}  // namespace pypto::sim

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pypto/sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "pypto/sched/errors.h"
+
+namespace pypto::sim {
+namespace {
+
+using nlohmann::ordered_json;
+using sched::CoreType;
+
+double ns(std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; }
+double us(std::uint64_t ps) { return static_cast<double>(ps) / 1e6; }
+// Round to a fixed number of decimals so printed ratios do not depend on the last bit.
+double round_to(double v, int digits) {
+  const double f = std::pow(10.0, digits);
+  return std::round(v * f) / f;
+}
+
+ordered_json core_stats(const CoreTypeStats& c) {
+  return ordered_json{{"count", c.count},
+                      {"tasks", c.tasks},
+                      {"busy_ns", ns(c.busy_ps)},
+                      {"utilization", round_to(c.utilization, 6)}};
+}
+
+std::ofstream open_out(const std::string& path) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw Error("cannot write " + path);
+  return f;
+}
+
+void close_out(std::ofstream& f, const std::string& path) {
+  f.flush();
+  if (!f) throw Error("error while writing " + path + " (disk full?)");
+}
+
+}  // namespace
+
+nlohmann::ordered_json stats_json(const SimResult& r) {
+  const SimStats& s = r.stats;
+  ordered_json j;
+  j["schema"] = "pypto-sim-stats/1";
+  j["chip"] = s.chip;
+  j["policy"] = s.policy;
+  j["source"] = s.source;
+  j["makespan_ns"] = ns(s.makespan_ps);
+  j["task_span_ns"] = ns(s.last_end_ps - std::min(s.first_start_ps, s.last_end_ps));
+  j["tasks"] = s.tasks;
+  j["hub_tasks"] = s.hub_tasks;
+  j["edges"] = s.edges;
+  j["device_tasks"] = s.device_tasks;
+  j["cores"] = ordered_json{{"AIC", core_stats(s.aic)}, {"AIV", core_stats(s.aiv)}};
+  ordered_json threads = ordered_json::array();
+  for (std::size_t t = 0; t < s.threads.size(); ++t) {
+    const auto& th = s.threads[t];
+    threads.push_back(ordered_json{{"thread", t},
+                                   {"rounds", th.rounds},
+                                   {"polls", th.polls},
+                                   {"resolves", th.resolves},
+                                   {"dispatches", th.dispatches},
+                                   {"busy_ns", ns(th.busy_ps)}});
+  }
+  j["aicpu"] = ordered_json{{"sched_threads", s.sched_threads},
+                            {"threads", threads},
+                            {"control_flow_busy_ns", ns(s.control_busy_ps)}};
+  const std::uint64_t lines = s.l2_hit_lines + s.l2_miss_lines;
+  j["l2"] = ordered_json{{"hits", s.l2_hit_lines},
+                         {"misses", s.l2_miss_lines},
+                         {"hit_rate", lines == 0 ? 0.0 : round_to(double(s.l2_hit_lines) / lines, 6)},
+                         {"hit_bytes", s.l2_hit_bytes},
+                         {"miss_bytes", s.l2_miss_bytes}};
+  j["hbm"] = ordered_json{
+      {"bytes", s.hbm_bytes},
+      {"busy_ns", ns(s.hbm_busy_ps)},
+      {"achieved_gbps",
+       s.makespan_ps == 0 ? 0.0 : round_to(double(s.hbm_bytes) / double(s.makespan_ps) * 1000.0, 3)}};
+  j["workspace"] = ordered_json{{"peak_bytes", s.workspace_peak_bytes},
+                                {"minimum_bytes", s.workspace_minimum_bytes},
+                                {"capacity_bytes", s.workspace_capacity_bytes}};
+  if (s.has_recorded) {
+    const std::uint64_t sim_span = s.last_end_ps - std::min(s.first_start_ps, s.last_end_ps);
+    const double err = s.recorded_makespan_ps == 0
+                           ? 0.0
+                           : (double(sim_span) - double(s.recorded_makespan_ps)) /
+                                 double(s.recorded_makespan_ps) * 100.0;
+    j["replay"] = ordered_json{{"recorded_makespan_ns", ns(s.recorded_makespan_ps)},
+                               {"simulated_makespan_ns", ns(sim_span)},
+                               {"error_pct", round_to(err, 3)}};
+  }
+  j["sim_events"] = s.sim_events;
+  // Wall-clock fields last: the only ones that differ between identical runs.
+  j["wall_s"] = s.wall_s;
+  j["tasks_per_s"] = s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0;
+  return j;
+}
+
+namespace {
+
+void write_trace(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
+                 const ReportOptions& opt) {
+  std::ofstream f = open_out(path);
+  const Timeline& tl = r.timeline;
+  const std::uint32_t aic = r.stats.aic.count;
+  const std::uint32_t cores = aic + r.stats.aiv.count;
+  const auto nthreads = static_cast<std::uint32_t>(r.stats.threads.size());
+  bool first = true;
+  auto emit = [&](const ordered_json& e) {
+    f << (first ? "\n" : ",\n") << e.dump();
+    first = false;
+  };
+  f << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  // Track names: pid 1 = AICore (tid = core id), pid 2 = AICPU (tid = thread, last = control).
+  emit({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "AICore"}}}});
+  emit({{"ph", "M"}, {"pid", 2}, {"name", "process_name"}, {"args", {{"name", "AICPU"}}}});
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    const std::string name = c < aic ? "AIC " + std::to_string(c) : "AIV " + std::to_string(c - aic);
+    emit({{"ph", "M"}, {"pid", 1}, {"tid", c}, {"name", "thread_name"}, {"args", {{"name", name}}}});
+    emit({{"ph", "M"}, {"pid", 1}, {"tid", c}, {"name", "thread_sort_index"}, {"args", {{"sort_index", c}}}});
+  }
+  for (std::uint32_t t = 0; t <= nthreads; ++t) {
+    const std::string name = t < nthreads ? "sched " + std::to_string(t) : "control flow";
+    emit({{"ph", "M"}, {"pid", 2}, {"tid", t}, {"name", "thread_name"}, {"args", {{"name", name}}}});
+  }
+  // One X event per task on its core.
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == 0xFFFF) continue;
+    const auto& d = g.device_tasks[g.device_task[t]];
+    emit({{"ph", "X"},
+          {"pid", 1},
+          {"tid", tl.core[t]},
+          {"name", g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]]},
+          {"ts", us(tl.start_ps[t])},
+          {"dur", us(tl.end_ps[t] - tl.start_ps[t])},
+          {"args", {{"taskId", g.orig_id[t]}, {"seqNo", d.seq_no}, {"root", g.root[t]}}}});
+  }
+  // Dependency arrows from a producer's end to its consumer's start.
+  std::size_t flows = 0;
+  for (sched::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
+    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == 0xFFFF) continue;
+    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t) && flows < opt.max_flow_edges; ++i) {
+      const sched::TaskId s = g.succ[i];
+      if (!sched::is_dispatchable(g.core_type[s]) || tl.core[s] == 0xFFFF) continue;
+      ++flows;
+      emit({{"ph", "s"}, {"pid", 1}, {"tid", tl.core[t]}, {"name", "dep"}, {"cat", "dep"},
+            {"id", flows}, {"ts", us(tl.end_ps[t]) - 1e-6}});
+      emit({{"ph", "f"}, {"bp", "e"}, {"pid", 1}, {"tid", tl.core[s]}, {"name", "dep"},
+            {"cat", "dep"}, {"id", flows}, {"ts", us(tl.start_ps[s])}});
+    }
+  }
+  // AICPU work and ready-queue depth.
+  for (const auto& a : tl.aicpu) {
+    const bool control = a.thread == nthreads;
+    emit({{"ph", "X"},
+          {"pid", 2},
+          {"tid", a.thread},
+          {"name", control ? "build device task" : "poll round"},
+          {"ts", us(a.start_ps)},
+          {"dur", us(a.end_ps - a.start_ps)},
+          {"args", {{"completions", a.completions}, {"dispatches", a.dispatches}}}});
+  }
+  for (const auto& d : tl.depth) {
+    emit({{"ph", "C"}, {"pid", 2}, {"name", "ready queue"}, {"ts", us(d.time_ps)},
+          {"args", {{"AIC", d.aic}, {"AIV", d.aiv}}}});
+  }
+  f << "\n],\"metadata\":"
+    << ordered_json{{"generator", "pypto-sim"},
+                    {"chip", r.stats.chip},
+                    {"policy", r.stats.policy},
+                    {"dependency_arrows", flows},
+                    {"dependency_arrows_truncated", flows >= opt.max_flow_edges},
+                    {"aicpu_events_truncated", tl.aicpu_truncated}}
+           .dump()
+    << "}\n";
+  close_out(f, path);
+}
+
+// PyPTO's swimlane shape, in the chip's board-counter ticks so that it lines up with a
+// recorded tilefwk_L1_prof_data.json (and can be read back as one).
+void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipConfig& chip,
+                const SimResult& r) {
+  const Timeline& tl = r.timeline;
+  const std::uint32_t aic = r.stats.aic.count;
+  const std::uint32_t cores = aic + r.stats.aiv.count;
+  const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
+  std::vector<std::vector<sched::TaskId>> per_core(cores);
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF) per_core[tl.core[t]].push_back(t);
+  }
+  std::ofstream f = open_out(path);
+  f << "[";
+  bool first_block = true;
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    auto& v = per_core[c];
+    if (v.empty()) continue;
+    std::stable_sort(v.begin(), v.end(),
+                     [&](sched::TaskId a, sched::TaskId b) { return tl.start_ps[a] < tl.start_ps[b]; });
+    f << (first_block ? "\n" : ",\n") << "{\"blockIdx\":" << c << ",\"coreType\":\""
+      << (c < aic ? "AIC" : "AIV") << "\",\"tasks\":[";
+    first_block = false;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const sched::TaskId t = v[i];
+      const auto start = static_cast<std::uint64_t>(std::llround(tl.start_ps[t] * ticks_per_ps));
+      const auto end = static_cast<std::uint64_t>(std::llround(tl.end_ps[t] * ticks_per_ps));
+      f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no
+        << ",\"taskId\":" << g.orig_id[t] << ",\"execStart\":" << start
+        << ",\"execEnd\":" << end << "}";
+    }
+    f << "]}";
+  }
+  f << "\n]\n";
+  close_out(f, path);
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+double aicpu_busy_pct(const SimStats& s) {
+  if (s.threads.empty() || s.makespan_ps == 0) return 0.0;
+  std::uint64_t busy = 0;
+  for (const auto& t : s.threads) busy += t.busy_ps;
+  return 100.0 * double(busy) / (double(s.makespan_ps) * double(s.threads.size()));
+}
+
+double hit_rate_pct(const SimStats& s) {
+  const std::uint64_t lines = s.l2_hit_lines + s.l2_miss_lines;
+  return lines == 0 ? 0.0 : 100.0 * double(s.l2_hit_lines) / double(lines);
+}
+
+}  // namespace
+
+std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
+                                       const ChipConfig& chip, const SimResult& r,
+                                       const ReportOptions& opt) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error("cannot create output folder " + dir + ": " + ec.message());
+  std::vector<std::string> written;
+  const std::string stats = dir + "/stats.json";
+  {
+    std::ofstream f = open_out(stats);
+    f << stats_json(r).dump(2) << "\n";
+    close_out(f, stats);
+  }
+  written.push_back(stats);
+  const bool have_timeline = r.timeline.core.size() == g.num_tasks();
+  if (opt.trace_json && have_timeline) {
+    write_trace(dir + "/trace.json", g, r, opt);
+    written.push_back(dir + "/trace.json");
+  }
+  if (opt.swim_json && have_timeline) {
+    write_swim(dir + "/swim.json", g, chip, r);
+    written.push_back(dir + "/swim.json");
+  }
+  return written;
+}
+
+std::string summary_table(const SimResult& r) {
+  const SimStats& s = r.stats;
+  std::ostringstream o;
+  o << "chip " << s.chip << ", policy " << s.policy << ", " << s.sched_threads
+    << " schedule threads\n";
+  o << "  makespan        " << fmt("%.3f", ns(s.makespan_ps) / 1000.0) << " us\n";
+  o << "  tasks           " << s.tasks << " in " << s.device_tasks << " device tasks ("
+    << s.hub_tasks << " HUB)\n";
+  o << "  AIC utilization " << fmt("%.1f", 100 * s.aic.utilization) << " % of " << s.aic.count
+    << " cores\n";
+  o << "  AIV utilization " << fmt("%.1f", 100 * s.aiv.utilization) << " % of " << s.aiv.count
+    << " cores\n";
+  o << "  AICPU busy      " << fmt("%.1f", aicpu_busy_pct(s)) << " % (schedule threads)\n";
+  o << "  L2 hit rate     " << fmt("%.1f", hit_rate_pct(s)) << " % of "
+    << (s.l2_hit_lines + s.l2_miss_lines) << " line accesses\n";
+  o << "  HBM             " << s.hbm_bytes << " bytes\n";
+  if (s.has_recorded) {
+    const auto j = stats_json(r);
+    o << "  recorded        " << fmt("%.3f", ns(s.recorded_makespan_ps) / 1000.0)
+      << " us (simulated task span " << fmt("%.3f", j["replay"]["simulated_makespan_ns"].get<double>() / 1000.0)
+      << " us, error " << fmt("%+.2f", j["replay"]["error_pct"].get<double>()) << " %)\n";
+  }
+  o << "  wall            " << fmt("%.3f", s.wall_s) << " s ("
+    << fmt("%.0f", s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0) << " tasks/s)\n";
+  return o.str();
+}
+
+std::string compare_table(const std::vector<SimResult>& runs) {
+  std::ostringstream o;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-12s %14s %9s %8s %8s %8s %10s\n", "policy", "makespan_us",
+                "speedup", "AIC_%", "AIV_%", "L2_hit%", "AICPU_%");
+  o << line;
+  const double base = runs.empty() ? 0.0 : double(runs.front().stats.makespan_ps);
+  for (const auto& r : runs) {
+    const SimStats& s = r.stats;
+    std::snprintf(line, sizeof line, "%-12s %14.3f %8.3fx %8.1f %8.1f %8.1f %10.1f\n",
+                  s.policy.c_str(), ns(s.makespan_ps) / 1000.0,
+                  s.makespan_ps == 0 ? 0.0 : base / double(s.makespan_ps), 100 * s.aic.utilization,
+                  100 * s.aiv.utilization, hit_rate_pct(s), aicpu_busy_pct(s));
+    o << line;
+  }
+  return o.str();
+}
+
+}  // namespace pypto::sim

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+// pypto-sim: the command-line client of the simulator library (sim/). It parses flags,
+// loads the chip config and the trace, runs, writes reports and maps each error type to
+// an exit status: 2 for user errors (bad flags, config, trace), 3 for internal errors,
+// 1 for I/O failures.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sched/registry.h"
+#include "pypto/sched/runtime_options.h"
+#include "pypto/sim/config/config_loader.h"
+#include "pypto/sim/report.h"
+#include "pypto/sim/simulation.h"
+#include "pypto/sim/trace/synthetic.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+namespace po = boost::program_options;
+using namespace pypto;
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: pypto-sim <command> [options]
+
+commands:
+  run TRACE        replay a task trace on the chip model, write stats.json, trace.json, swim.json
+  compare TRACE    run several policies on the same trace and print one table
+  gen              write a synthetic native trace
+  config           show a chip configuration (--describe lists every key)
+  policies         list the scheduling policies
+Run 'pypto-sim <command> --help' for the options of a command.
+)";
+
+struct UsageError : Error {
+  using Error::Error;
+};
+
+// Flags shared by run and compare: chip, trace and the runtime options of a trace.
+struct Common {
+  std::string trace, prof, chip, config, out, mode;
+  std::vector<std::string> sets;
+  std::int64_t stitch = 128, parallelism = 1, aicpu_num = 7, early = -1;
+  bool no_trace = false, quiet = false;
+};
+
+po::options_description common_options(Common& c) {
+  po::options_description d("options");
+  d.add_options()
+      ("help,h", "show this help")
+      ("prof", po::value(&c.prof), "tilefwk_L1_prof_data.json with recorded times (board traces)")
+      ("chip", po::value(&c.chip), "chip preset: a2, a3, 950pr, 950dt (default a2)")
+      ("config", po::value(&c.config), "chip config YAML file (may start with 'base: <preset>')")
+      ("set", po::value(&c.sets)->composing(), "override a config value: --set l2.ways=8 (repeatable)")
+      ("device-sched-mode,sched-mode", po::value(&c.mode),
+       "policy: 0 fifo, 1 l2_affinity, 2 fair, 3 l2_fair, or a registered name (default 0)")
+      ("stitch-function-max-num", po::value(&c.stitch)->default_value(128),
+       "roots per device task when the trace leaves stitching to the runtime [1, 1024]")
+      ("device-sched-parallelism", po::value(&c.parallelism)->default_value(1),
+       "concurrent device tasks of a parallel loop [1, 8]")
+      ("launch-sched-aicpu-num", po::value(&c.aicpu_num)->default_value(7),
+       "schedule AICPU threads [1, 7]; above the chip's maximum: automatic")
+      ("launch-early-mode", po::value(&c.early)->default_value(-1),
+       "0 early launch only in capture mode, 1 always, 2 never (default: the chip's)")
+      ("out,o", po::value(&c.out), "output folder (default: a new folder under ./output/)")
+      ("no-trace", po::bool_switch(&c.no_trace), "write stats.json only (large traces)")
+      ("quiet,q", po::bool_switch(&c.quiet), "no summary table, no progress bar");
+  return d;
+}
+
+sched::RuntimeOptions runtime_options(const Common& c) {
+  sched::RuntimeOptions o;
+  if (!c.mode.empty()) o.policy = sched::parse_policy(c.mode);
+  o.stitch_function_max_num = c.stitch;
+  o.device_sched_parallelism = c.parallelism;
+  o.launch_sched_aicpu_num = c.aicpu_num;
+  o.launch_early_mode = c.early;
+  sched::validate(o);
+  return o;
+}
+
+std::string default_out_dir(const std::string& trace, const std::string& tag) {
+  std::string stem = trace;
+  if (const auto slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  if (const auto dot = stem.find('.'); dot != std::string::npos) stem = stem.substr(0, dot);
+  const std::time_t now = std::time(nullptr);
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", std::localtime(&now));
+  return "output/" + stem + "_" + tag + "_" + ts + "_" + std::to_string(::getpid());
+}
+
+// A progress bar on stderr, only on a terminal and only once a run has taken a second.
+struct Progress {
+  bool enabled;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last = t0;
+  bool drawn = false;
+  explicit Progress(bool quiet) : enabled(!quiet && ::isatty(STDERR_FILENO) == 1) {}
+  void operator()(std::uint64_t done, std::uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - t0 < std::chrono::seconds(1) || now - last < std::chrono::milliseconds(100)) return;
+    last = now;
+    const int width = 40;
+    const int filled = total == 0 ? width : static_cast<int>(width * done / total);
+    std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
+              << done << "/" << total << " tasks" << std::flush;
+    drawn = true;
+  }
+  void finish() {
+    if (drawn) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  }
+};
+
+sim::SimResult run_one(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+                       const sched::RuntimeOptions& rt, bool timeline, bool quiet) {
+  sim::SimOptions opt;
+  opt.runtime = rt;
+  opt.record_timeline = timeline;
+  opt.record_aicpu_events = timeline;
+  Progress bar(quiet);
+  if (bar.enabled) opt.progress = [&bar](std::uint64_t d, std::uint64_t t) { bar(d, t); };
+  sim::SimResult r = sim::simulate(g, chip, opt);
+  bar.finish();
+  return r;
+}
+
+void parse(int argc, char** argv, po::options_description& d, po::positional_options_description& p,
+           po::variables_map& vm) {
+  po::store(po::command_line_parser(argc, argv).options(d).positional(p).run(), vm);
+  po::notify(vm);
+}
+
+int cmd_run(int argc, char** argv, bool compare) {
+  Common c;
+  std::string policies = "0,1,2,3";
+  po::options_description d = common_options(c);
+  d.add_options()("trace", po::value(&c.trace), "trace file");
+  if (compare) d.add_options()("policies", po::value(&policies), "policies to compare: 0,1,2,3 or names");
+  po::positional_options_description p;
+  p.add("trace", 1);
+  po::variables_map vm;
+  parse(argc, argv, d, p, vm);
+  if (vm.count("help") != 0) {
+    std::cout << "usage: pypto-sim " << (compare ? "compare" : "run") << " TRACE [options]\n" << d;
+    return 0;
+  }
+  if (c.trace.empty()) throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") + " TRACE [options]");
+  const sim::ChipConfig chip = cfg::resolve_chip_config(c.chip, c.config, c.sets);
+  sched::RuntimeOptions rt = runtime_options(c);
+  sim::LoadOptions lo;
+  lo.prof_path = c.prof;
+  lo.runtime = rt;
+  const sim::LoadedTrace trace = sim::load_trace(c.trace, lo, chip);
+  if (trace.unrecorded_tasks > 0) {
+    std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
+              << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "
+                 "dependency nodes\n";
+  }
+  if (!compare) {
+    const sim::SimResult r = run_one(trace.graph, chip, rt, !c.no_trace, c.quiet);
+    const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
+    sim::ReportOptions ro;
+    ro.trace_json = ro.swim_json = !c.no_trace;
+    const auto files = sim::write_reports(out, trace.graph, chip, r, ro);
+    if (!c.quiet) {
+      std::cout << sim::summary_table(r) << "reports in " << out << "/\n";
+    }
+    return 0;
+  }
+  std::vector<std::string> names;
+  std::stringstream ss(policies);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) names.push_back(sched::parse_policy(item));
+  }
+  if (names.empty()) throw UsageError("--policies: no policy given");
+  std::vector<sim::SimResult> runs;
+  const std::string out = c.out.empty() ? default_out_dir(c.trace, "compare") : c.out;
+  for (const auto& n : names) {
+    rt.policy = n;
+    runs.push_back(run_one(trace.graph, chip, rt, !c.no_trace, c.quiet));
+    sim::ReportOptions ro;
+    ro.trace_json = ro.swim_json = !c.no_trace;
+    sim::write_reports(out + "/" + n, trace.graph, chip, runs.back(), ro);
+  }
+  std::cout << "trace " << c.trace << " on " << chip.chip.name << " (" << trace.graph.num_tasks()
+            << " tasks)\n"
+            << sim::compare_table(runs) << "reports in " << out << "/<policy>/\n";
+  return 0;
+}
+
+int cmd_gen(int argc, char** argv) {
+  sim::SyntheticSpec s;
+  std::string out;
+  bool no_memory = false;
+  po::options_description d("options");
+  d.add_options()("help,h", "show this help")
+      ("shape", po::value(&s.shape)->default_value("mix"), "mix, chain, fanout, loops or independent")
+      ("tasks", po::value(&s.tasks)->default_value(1000), "number of tasks")
+      ("seed", po::value(&s.seed)->default_value(1), "random seed")
+      ("tasks-per-root", po::value(&s.tasks_per_root)->default_value(8), "tasks per loop body")
+      ("recorded", po::bool_switch(&s.recorded), "give every task a recorded duration")
+      ("no-memory", po::bool_switch(&no_memory), "no memory ranges")
+      ("out,o", po::value(&out), "output file (default: stdout)");
+  po::positional_options_description p;
+  po::variables_map vm;
+  parse(argc, argv, d, p, vm);
+  if (vm.count("help") != 0) {
+    std::cout << "usage: pypto-sim gen [options]\n" << d;
+    return 0;
+  }
+  s.memory = !no_memory;
+  if (out.empty()) {
+    sim::write_synthetic_trace(s, std::cout);
+    return 0;
+  }
+  std::ofstream f(out, std::ios::binary);
+  if (!f) throw Error("cannot write " + out);
+  sim::write_synthetic_trace(s, f);
+  f.flush();
+  if (!f) throw Error("error while writing " + out);
+  return 0;
+}
+
+int cmd_config(int argc, char** argv) {
+  std::string chip, config;
+  std::vector<std::string> sets;
+  bool describe = false, list = false;
+  po::options_description d("options");
+  d.add_options()("help,h", "show this help")
+      ("chip", po::value(&chip), "chip preset")
+      ("config", po::value(&config), "chip config YAML file")
+      ("set", po::value(&sets)->composing(), "override a value")
+      ("describe", po::bool_switch(&describe), "list every key with unit, default and range")
+      ("list", po::bool_switch(&list), "list the chip presets");
+  po::positional_options_description p;
+  po::variables_map vm;
+  parse(argc, argv, d, p, vm);
+  if (vm.count("help") != 0) {
+    std::cout << "usage: pypto-sim config [options]\n" << d;
+    return 0;
+  }
+  if (list) {
+    for (const auto& n : cfg::list_chip_presets()) std::cout << n << "\n";
+  } else if (describe) {
+    std::cout << cfg::describe();
+  } else {
+    std::cout << cfg::to_yaml(cfg::resolve_chip_config(chip, config, sets));
+  }
+  return 0;
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::cout << "pypto-sim 0.1.0\n";
+    return 0;
+  }
+  if (cmd == "run") return cmd_run(argc - 1, argv + 1, false);
+  if (cmd == "compare") return cmd_run(argc - 1, argv + 1, true);
+  if (cmd == "gen") return cmd_gen(argc - 1, argv + 1);
+  if (cmd == "config") return cmd_config(argc - 1, argv + 1);
+  if (cmd == "policies" || cmd == "--list-policies") {
+    for (const auto& e : sched::Registry::global().list()) {
+      std::cout << e.name << "  " << e.description << "\n";
+    }
+    return 0;
+  }
+  std::vector<std::string> cmds = {"run", "compare", "gen", "config", "policies"};
+  std::string msg = "unknown command '" + cmd + "'";
+  const std::string guess = sched::closest_match(cmd, cmds);
+  if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+  throw UsageError(msg + " (commands: run, compare, gen, config, policies)");
+}
+
+int run_cli(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const po::error& e) {
+    std::cerr << "pypto-sim: " << e.what() << "\n";
+    return 2;
+  } catch (const UsageError& e) {
+    std::cerr << "pypto-sim: " << e.what() << "\n";
+    return 2;
+  } catch (const ConfigError& e) {
+    std::cerr << "pypto-sim: config error: " << e.what() << "\n";
+    return 2;
+  } catch (const TraceError& e) {
+    std::cerr << "pypto-sim: trace error: " << e.what() << "\n";
+    return 2;
+  } catch (const ModelError& e) {
+    std::cerr << "pypto-sim: " << e.what() << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "pypto-sim: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+// libsystemc.so brings a main() that prints a banner and calls sc_main(). Our own main()
+// takes precedence (simulations start from inside the commands); sc_main is still defined
+// because the library refers to it, and does the same thing.
+extern "C" int sc_main(int argc, char** argv) { return run_cli(argc, argv); }
+
+int main(int argc, char** argv) {
+  ::setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  return run_cli(argc, argv);
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Idempotent set-up: installs the Debian packages the project needs (if missing), builds
+# with CMake + Ninja, and installs the CLI into .venv/bin/pypto-sim. The venv is made over
+# Debian's /usr/bin/python3 with --system-site-packages (torch, numpy, pytest come from
+# Debian). Environment: BUILD_DIR (default build), BUILD_TYPE (Release), SANITIZE=1.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+PACKAGES=(cmake ninja-build g++ pkg-config libsystemc-dev libyaml-cpp-dev catch2
+          libboost-program-options-dev libsimdjson-dev nlohmann-json3-dev
+          pybind11-dev python3-dev python3-venv python3-pybind11 python3-numpy python3-pytest
+          python3-torch python3-matplotlib)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR="${BUILD_DIR:-build}"
+BUILD_TYPE="${BUILD_TYPE:-Release}"
+SAN=OFF; [[ "${SANITIZE:-0}" == 1 ]] && SAN=ON
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPYPTO_SANITIZE="$SAN" \
+      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+
+if [[ ! -x .venv/bin/python ]]; then
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+if [[ "$SAN" == OFF ]]; then
+  ln -sf "$ROOT/$BUILD_DIR/tools/pypto-sim" .venv/bin/pypto-sim
+  # The pypto package is used in place from frontend/ (a .pth file puts it on sys.path).
+  SITE="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  echo "$ROOT/frontend" > "$SITE/pypto_sim_frontend.pth"
+fi
+echo "setup: built $BUILD_DIR ($BUILD_TYPE, sanitizers $SAN); CLI at .venv/bin/pypto-sim"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The project's test command: set-up, then every test. Runs the C++ suite (Catch2 through
+# ctest) in a Release build and again in an AddressSanitizer+UBSan build, then the Python
+# tests. Set QUICK=1 to skip the sanitizer build.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+JOBS="$(nproc)"
+
+echo "== build (Release) =="
+BUILD_DIR=build tools/setup.sh
+echo "== C++ tests (Release) =="
+ctest --test-dir build --output-on-failure -j "$JOBS"
+
+if [[ "${QUICK:-0}" != 1 ]]; then
+  echo "== build (ASan+UBSan) =="
+  BUILD_DIR=build-asan BUILD_TYPE=Debug SANITIZE=1 tools/setup.sh
+  echo "== C++ tests (ASan+UBSan) =="
+  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+fi
+
+if [[ -d tests/frontend ]] && compgen -G "tests/frontend/test_*.py" >/dev/null; then
+  echo "== Python tests =="
+  .venv/bin/python -m pytest -q tests/frontend
+fi
+echo "== CLI smoke test =="
+tools/smoke.sh
