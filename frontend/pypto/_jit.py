@@ -358,14 +358,14 @@ class JitKernel:
         return params
 
     def _referenced_globals(self, fn: Callable) -> List[str]:
+        # Names the kernel reads that are bound to data (not modules, functions or classes) at
+        # decoration; attribute names (x.shape) also land in co_names but are not globals.
         out = []
         for name in dict.fromkeys(_global_names(fn.__code__)):
             v = fn.__globals__.get(name, _MISSING)
-            if isinstance(v, (types.ModuleType, types.FunctionType, type, JitKernel,
-                              types.BuiltinFunctionType)):
+            if v is _MISSING or isinstance(v, (types.ModuleType, types.FunctionType, type,
+                                               JitKernel, types.BuiltinFunctionType)):
                 continue
-            if v is _MISSING and not hasattr(__builtins__, name):
-                continue  # attribute names (x.shape) also land in co_names
             out.append(name)
         return out
 
@@ -537,8 +537,7 @@ class JitKernel:
     def _key(self, specs: Sequence[_TensorSpec], values: Dict[str, Any],
              run_mode: RunMode) -> tuple:
         g = self.fn.__globals__
-        globals_key = tuple((n, _freeze(g.get(n, _MISSING) if n in g else None))
-                            for n in self._global_names)
+        globals_key = tuple((n, _freeze(g.get(n))) for n in self._global_names)
         closure_key = ()
         if self.fn.__closure__:
             closure_key = tuple(

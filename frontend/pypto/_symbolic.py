@@ -552,6 +552,10 @@ def _minmax(op: str, a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
         if op == "min":
             return a if diff <= 0 else b
         return a if diff >= 0 else b
+    # min(a, min(a, b)) == min(a, b) (same for max).
+    for x, y in ((a, b), (b, a)):
+        if y._op == op and any(x._key == arg._key for arg in y._args):
+            return y
     if repr(a._key) > repr(b._key):
         a, b = b, a
     return SymbolicScalar._node(op, (a, b))

@@ -80,6 +80,7 @@ class PathExplorer:
         self._fresh: List[bool] = []
         self.conds: List[Tuple[SymbolicScalar, bool]] = []
         self._known: Dict[tuple, bool] = {}
+        self._equal: Dict[str, SymbolicScalar] = {}  # symbol -> value, from taken equalities
 
     def start_path(self) -> bool:
         """Begins the next path; False when every combination has been explored."""
@@ -95,6 +96,7 @@ class PathExplorer:
         self._fresh = []
         self.conds = []
         self._known = {}
+        self._equal = {}
         return True
 
     def decide(self, cond: SymbolicScalar) -> bool:
@@ -103,11 +105,21 @@ class PathExplorer:
         neg = logical_not(cond).key
         if neg in self._known:
             return not self._known[neg]
+        if self._equal:
+            # Under a taken `i == 0`, a later `i == 1` is simply false: no new path.
+            reduced = cond.subs(self._equal)
+            if reduced.is_const():
+                return bool(reduced.args[0])
         i = len(self._fresh)
         outcome = self._prefix[i] if i < len(self._prefix) else True
         self._fresh.append(outcome)
         self.conds.append((cond, outcome))
         self._known[cond.key] = outcome
+        if cond.op in ("eq", "ne") and outcome == (cond.op == "eq"):
+            for a, b in (cond.args, cond.args[::-1]):
+                if a.op == "sym" and a.name not in b.free_symbols():
+                    self._equal[a.name] = b
+                    break
         return outcome
 
     def end_path(self) -> None:

@@ -407,7 +407,9 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
           co.running = co.pending;
           co.pending = kNoTask;
         } else {
-          NPU_CHECK(false, "core reported a task it was not running");
+          NPU_CHECK(false, "core " + std::to_string(c) + " reported task " + std::to_string(task) +
+                               " but runs " + std::to_string(co.running) + " with " +
+                               std::to_string(co.pending) + " pending");
         }
         th.finished.emplace_back(task, c);
       }

@@ -58,6 +58,8 @@ void SchedThread::charge(sched::ThreadId, sched::AicpuOp op, std::uint32_t n) {
 
 // ---- waking ----------------------------------------------------------------------------------
 void SchedThread::wake_at(TimePs t) {
+  // A thread is one AICPU: its next round cannot begin before the last one ended.
+  t = std::max(t, local_);
   const TimePs now = now_ps();
   ev_.notify(ps_delay(t > now ? t - now : 0));
 }
@@ -107,6 +109,9 @@ void SchedThread::on_work(TimePs at_ps) {
 void SchedThread::step() {
   try {
     ++m_.events;
+    // Drop wake-ups requested for later times: this round re-arms from scratch, and a
+    // stale earlier one must not start a round before this one has ended.
+    ev_.cancel();
     const TimePs now = now_ps();
     if (mode_ == Mode::kPolling && period_ > 0 && now > grid0_) {
       // The rounds skipped since grid0_ polled every busy core and found nothing.
