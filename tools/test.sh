@@ -25,5 +25,3 @@ if [[ -d tests/frontend ]] && compgen -G "tests/frontend/test_*.py" >/dev/null; 
   echo "== Python tests =="
   .venv/bin/python -m pytest -q tests/frontend
 fi
-echo "== CLI smoke test =="
-tools/smoke.sh

@@ -24,16 +24,14 @@ the plain-constant globals and closure values the kernel reads, and the run mode
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import enum
 import functools
 import inspect
 import os
-import textwrap
 import threading
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -41,8 +39,9 @@ import torch
 from . import _backend, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
-from ._errors import PyptoError, PyptoRuntimeError, PyptoTypeError, PyptoValueError
+from ._errors import PyptoError, PyptoTypeError, PyptoValueError
 from ._options import resolve_options
+from ._source import scan_kernel
 from ._symbolic import SymbolicScalar
 from ._tensor import Tensor, TensorAnnotation
 
@@ -189,82 +188,6 @@ def _global_names(code: types.CodeType) -> List[str]:
     return names
 
 
-def _is_pypto_loop(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    f = node.func
-    return (isinstance(f, ast.Name) and f.id == "loop") or (
-        isinstance(f, ast.Attribute) and f.attr == "loop")
-
-
-def _scan_source(fn: Callable) -> List[str]:
-    """Problems found in the kernel source: returning a value, break/return in pypto.loop."""
-    try:
-        lines, start = inspect.getsourcelines(fn)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError):
-        return []
-    fdef = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
-                None)
-    if fdef is None:
-        return []
-    where = os.path.basename(fn.__code__.co_filename)
-    problems: List[str] = []
-    name = fn.__name__
-
-    class Visitor(ast.NodeVisitor):
-        def __init__(self) -> None:
-            self.loops: List[str] = []  # "pypto" or "plain", innermost last
-
-        def _skip(self, node: ast.AST) -> None:
-            pass  # nested functions, lambdas and classes have their own returns
-
-        visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _skip
-
-        def visit_Return(self, node: ast.Return) -> None:
-            line = start + node.lineno - 1
-            returns_value = node.value is not None and not (
-                isinstance(node.value, ast.Constant) and node.value.value is None)
-            if returns_value:
-                problems.append(
-                    f"kernel '{name}' returns a value at {where}:{line}: returning values from "
-                    "a @pypto.frontend.jit kernel is not supported; write the result into an "
-                    "output tensor instead (e.g. out[:] = result)")
-            elif "pypto" in self.loops:
-                problems.append(
-                    f"kernel '{name}': 'return' inside a pypto.loop body at {where}:{line} is not "
-                    "supported; use `continue` or a condition instead")
-
-        def visit_Break(self, node: ast.Break) -> None:
-            if self.loops and self.loops[-1] == "pypto":
-                problems.append(
-                    f"kernel '{name}': 'break' inside a pypto.loop body at {where}:"
-                    f"{start + node.lineno - 1} is not supported; a device loop always runs all "
-                    "its iterations (use a condition, or bound the loop instead)")
-
-        def _loop(self, node: ast.AST, kind: str) -> None:
-            for f in ("target", "iter", "test"):
-                if hasattr(node, f):
-                    self.visit(getattr(node, f))
-            self.loops.append(kind)
-            for s in node.body:
-                self.visit(s)
-            self.loops.pop()
-            for s in node.orelse:
-                self.visit(s)
-
-        def visit_For(self, node: ast.For) -> None:
-            self._loop(node, "pypto" if _is_pypto_loop(node.iter) else "plain")
-
-        def visit_While(self, node: ast.While) -> None:
-            self._loop(node, "plain")
-
-    v = Visitor()
-    for stmt in fdef.body:
-        v.visit(stmt)
-    return problems
-
-
 def _actual_format(t: torch.Tensor) -> Optional[TileOpFormat]:
     """Storage format of an NPU tensor (torch_npu format 29 is NZ); None for CPU tensors, which
     have no NZ storage."""
@@ -308,7 +231,7 @@ class JitKernel:
              "verify_options": verify_options, "debug_options": debug_options},
             tensor_names=[p.name for p in self._tensor_params])
         self.run_mode = RunMode(self.options["runtime_options"]["run_mode"])
-        self._source_problems = _scan_source(fn)
+        self._source_problems = scan_kernel(fn)
         self._global_names = self._referenced_globals(fn)
         self.cache = KernelCache()
         self.last_report: Any = None

@@ -32,6 +32,7 @@ from ._errors import (PyptoNotImplementedError, PyptoTypeError, PyptoValueError,
                       user_location)
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
                         smax, smin)
+from ._source import loop_carried_names
 from ._tensor import Tensor
 
 _bmin, _bmax, _bsum, _babs = builtins.min, builtins.max, builtins.sum, builtins.abs
@@ -341,42 +342,54 @@ class loop:
                            submit_before_loop=self.submit_before_loop, loc=self.loc)
         explorer = _tracer.PathExplorer(where)
         frame = sys._getframe(1)  # the frame running the `for` statement
+        carried = loop_carried_names(frame.f_code, frame.f_lineno)
         while explorer.start_path():
             scope = tr.push_variant(ol.node, explorer)
-            snapshot = _handle_locals(frame)
+            snapshot = _watched_locals(frame, carried)
             yield ol.index
             tr.check_top(scope, where)
-            _check_rebinding(frame, snapshot, scope, where)
+            _check_rebinding(frame, snapshot, carried, scope, where)
             tr.pop_variant(scope, where)
             explorer.end_path()
         tr.end_loop(ol)
 
 
-def _handle_locals(frame) -> dict:
-    return {k: v for k, v in frame.f_locals.items() if isinstance(v, (Tensor, SymbolicScalar))}
+def _watched_locals(frame, carried) -> dict:
+    return {k: v for k, v in frame.f_locals.items()
+            if k in carried or isinstance(v, (Tensor, SymbolicScalar))}
 
 
-def _check_rebinding(frame, snapshot: dict, scope: _tracer.Scope, where: str) -> None:
-    """Rejects loop-carried Python variables, which tracing cannot represent: a variable read
-    in the body and rebound there (``acc = acc + x``) would need its new value in the next
-    iteration, but the body is traced only once."""
+def _carried_error(where: str, name: str, old: Any) -> PyptoValueError:
+    if isinstance(old, Tensor):
+        fix = (f"keep it in a tensor created before the loop and update it in place: "
+               f"{name}[:] = ...  (or pypto.assemble)")
+    else:
+        fix = "compute it from the loop index instead (e.g. off = i * tile)"
+    return PyptoValueError(
+        f"{where}: variable '{name}' is read in the loop body and then reassigned there, so "
+        "Python would carry its new value into the next iteration, but a pypto.loop body is "
+        f"traced once (per branch path), not once per iteration; {fix}")
+
+
+def _check_rebinding(frame, snapshot: dict, carried, scope: _tracer.Scope, where: str) -> None:
+    """Rejects loop-carried Python variables, which tracing cannot represent. Found from the
+    source (``carried``: read before assigned in the body) and, where the source is not
+    available, from tensors the body read and then rebound."""
     now = frame.f_locals
     for name, old in snapshot.items():
         new = now.get(name, old)
         if new is old:
             continue
+        if name in carried:
+            if (isinstance(old, numbers.Number) and isinstance(new, numbers.Number)
+                    and old == new):
+                continue
+            raise _carried_error(where, name, old)
         if isinstance(old, Tensor) and old._value.id in scope.consumed:
-            raise PyptoValueError(
-                f"{where}: variable '{name}' is read in the loop body and then reassigned "
-                "there; values do not carry from one pypto.loop iteration to the next. Keep "
-                f"the running value in a tensor created before the loop and update it in "
-                f"place: {name}[:] = ...  (or pypto.assemble)")
+            raise _carried_error(where, name, old)
         if (isinstance(old, SymbolicScalar) and isinstance(new, SymbolicScalar)
                 and not old.is_const() and new.key != old.key and new.contains(old)):
-            raise PyptoValueError(
-                f"{where}: scalar variable '{name}' is updated from its own value in the loop "
-                f"body ({name} = {new}); symbolic scalars do not carry across pypto.loop "
-                "iterations. Compute it from the loop index instead (e.g. off = i * tile)")
+            raise _carried_error(where, name, old)
 
 
 def is_loop_begin(index: SymbolicScalar) -> SymbolicScalar:

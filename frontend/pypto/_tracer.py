@@ -284,6 +284,9 @@ class Tracer:
             self.check_expr(d, op)
         for d in valid_shape or ():
             self.check_expr(d, op)
+        for a in attrs.values():
+            for e in (a if isinstance(a, (list, tuple)) else (a,)):
+                self.check_expr(e, op)
         out = self.new_value(shape, dtype, fmt, valid_shape)
         scope = self.top
         attrs = dict(attrs)

@@ -240,7 +240,7 @@ TEST_CASE("impossible values are errors naming key and value and range", "[confi
   CHECK_THROWS_WITH(load("cores:\n  aic: 129\n"),
                     Contains("cores.aic: 129 is out of range [1, 128]"));
   CHECK_THROWS_WITH(load("cores:\n  aiv_per_aic: 5\n"),
-                    Contains("cores.aiv_per_aic: 5 is out of range [1, 4]"));
+                    Contains("cores.aiv_per_aic: 5 is out of range [0, 4]"));
   CHECK_THROWS_WITH(load("chip:\n  launch_early_mode_default: 3\n"),
                     Contains("chip.launch_early_mode_default: 3 is out of range [0, 2]"));
   CHECK_THROWS_WITH(load("l2:\n  line_bytes: 16\n"), Contains("16 is out of range [32, 4096]"));

@@ -17,6 +17,7 @@
 #include "pypto/sched/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
+#include "pypto/sched/suggest.h"
 #include "pypto/sim/config/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
@@ -281,8 +282,7 @@ int dispatch(int argc, char** argv) {
   }
   std::vector<std::string> cmds = {"run", "compare", "gen", "config", "policies"};
   std::string msg = "unknown command '" + cmd + "'";
-  const std::string guess = sched::closest_match(cmd, cmds);
-  if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+  if (const auto guess = sched::closest_match(cmd, cmds)) msg += "; did you mean '" + *guess + "'?";
   throw UsageError(msg + " (commands: run, compare, gen, config, policies)");
 }
 

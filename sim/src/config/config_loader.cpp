@@ -87,7 +87,7 @@ void for_each_field(Visit&& v) {
     &C::chip, &Chip::board_clock_mhz);
 
   v(num("cores", "aic", "", 1, 128, "cube cores, one per cluster"), &C::cores, &Cores::aic);
-  v(num("cores", "aiv_per_aic", "", 1, 4, "vector cores per cluster"), &C::cores,
+  v(num("cores", "aiv_per_aic", "", 0, 4, "vector cores per cluster (0: a cube-only chip)"), &C::cores,
     &Cores::aiv_per_aic);
   v(positive("cores", "freq_mhz", "MHz", kMaxMhz, "AICore clock"), &C::cores, &Cores::freq_mhz);
   v(num("cores", "ub_kib", "KiB", 1, kMaxBufferKib, "unified buffer per vector core"), &C::cores,
@@ -675,39 +675,6 @@ void Reader::finish() const {
 // ---------------------------------------------------------------------------------------
 // Suggestions
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  const std::size_t n = a.size(), m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= n; ++i) {
-    for (std::size_t j = 1; j <= m; ++j) {
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[n][m];
-}
-
-std::optional<std::string> closest_match(const std::string& word,
-                                         const std::vector<std::string>& candidates) {
-  // One edit for short words, up to a third of the word for long ones: beyond that the
-  // "suggestion" is noise.
-  const std::size_t limit = word.size() <= 4 ? 1 : std::max<std::size_t>(2, word.size() / 3);
-  std::optional<std::string> best;
-  std::size_t best_d = limit + 1;
-  for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  return best;
-}
 
 // ---------------------------------------------------------------------------------------
 // Public API

@@ -43,7 +43,4 @@ class Registry {
 // Adds fifo, l2_affinity, fair and l2_fair (device_sched_mode 0..3).
 void register_builtin(Registry& r);
 
-// Closest candidate by edit distance, or "" when nothing is close (used for "did you mean").
-std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
-
 }  // namespace pypto::sched

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "pypto/sched/suggest.h"
 #include "pypto/sim/config/chip_config.h"
 
 namespace pypto::cfg {
@@ -85,11 +86,9 @@ class Reader {
   YAML::Mark mark_;
 };
 
-// Optimal-string-alignment edit distance (a transposition costs 1), for "did you mean".
-std::size_t edit_distance(const std::string& a, const std::string& b);
-// The candidate closest to `word` if it is close enough to be a plausible typo.
-std::optional<std::string> closest_match(const std::string& word,
-                                         const std::vector<std::string>& candidates);
+// Shared with the policy registry and the CLI (pypto/sched/suggest.h).
+using sched::closest_match;
+using sched::edit_distance;
 
 // Reads a chip config from a YAML file. Sections and keys are optional: absent keys keep
 // the struct defaults (Atlas A2), or, with a top-level `base: <preset>`, that preset's

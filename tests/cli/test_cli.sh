@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end tests of the pypto-sim CLI: every command, the report files, determinism,
+# and exit status 2 with a message naming the file/line or key for each bad input.
+# Usage: test_cli.sh PYPTO_SIM SOURCE_DIR
+set -uo pipefail
+SIM="$1"; SRC="$2"
+SAMPLES="$SRC/traces/samples"
+TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
+pass=0; fail=0
+
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+
+# expect_error NAME PATTERN -- command...: exit status 2 and one stderr line matching PATTERN.
+expect_error() {
+  local name="$1" pattern="$2"; shift 3
+  "$@" >"$TMP/out" 2>"$TMP/err"; local rc=$?
+  if [[ $rc -ne 2 ]]; then bad "$name: exit $rc, want 2 ($(head -c 300 "$TMP/err"))"; return; fi
+  if ! grep -qE -- "$pattern" "$TMP/err"; then bad "$name: stderr '$(cat "$TMP/err")' lacks /$pattern/"; return; fi
+  if [[ $(wc -l <"$TMP/err") -ne 1 ]]; then bad "$name: want one line, got: $(cat "$TMP/err")"; return; fi
+  ok "$name"
+}
+
+strip_wall() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.pop("wall_s"); d.pop("tasks_per_s"); print(json.dumps(d, sort_keys=True))' "$1"; }
+
+# --- run on the board recording -------------------------------------------------------
+if "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/r1" >"$TMP/out" 2>&1; then
+  ok "run board recording"
+else
+  bad "run board recording: $(cat "$TMP/out")"
+fi
+/usr/bin/python3 - "$TMP/r1" <<'PY' && ok "report files are well formed" || bad "report files"
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/stats.json"))
+for k in ["makespan_ns", "tasks", "device_tasks", "cores", "aicpu", "l2", "hbm", "workspace",
+          "wall_s", "tasks_per_s", "replay"]:
+    assert k in s, k
+assert s["tasks"] == 9 and s["device_tasks"] == 2, s
+assert s["replay"]["recorded_makespan_ns"] == 26600.0
+t = json.load(open(d + "/trace.json"))
+ev = t["traceEvents"]
+assert sum(1 for e in ev if e["ph"] == "X" and e["pid"] == 1) == 9
+assert any(e["ph"] == "s" for e in ev) and any(e["ph"] == "f" for e in ev)
+assert any(e["ph"] == "C" for e in ev)
+w = json.load(open(d + "/swim.json"))
+assert sum(len(b["tasks"]) for b in w) == 9
+assert all({"blockIdx", "coreType", "tasks"} <= set(b) for b in w)
+PY
+"$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/r2" -q >/dev/null 2>&1
+if [[ "$(strip_wall "$TMP/r1/stats.json")" == "$(strip_wall "$TMP/r2/stats.json")" ]]; then
+  ok "stats.json is deterministic"
+else
+  bad "stats.json differs between identical runs"
+fi
+cmp -s "$TMP/r1/swim.json" "$TMP/r2/swim.json" && ok "swim.json is deterministic" || bad "swim.json differs"
+
+# --- other formats and commands ---------------------------------------------------------
+for f in fixed_task_topo.json pipeline.ndjson; do
+  "$SIM" run "$SAMPLES/$f" -o "$TMP/$f" -q >"$TMP/out" 2>&1 && ok "run $f" || bad "run $f: $(cat "$TMP/out")"
+done
+"$SIM" run "$SAMPLES/topo.json" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/topo" -q >"$TMP/out" 2>&1 \
+  && ok "run topo.json" || bad "run topo.json: $(cat "$TMP/out")"
+if "$SIM" compare "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/cmp" >"$TMP/out" 2>&1 \
+   && [[ $(grep -cE "^(fifo|l2_affinity|fair|l2_fair) " "$TMP/out") -eq 4 ]]; then
+  ok "compare prints four policies"
+else
+  bad "compare: $(cat "$TMP/out")"
+fi
+"$SIM" gen --shape loops --tasks 500 -o "$TMP/gen.ndjson" && "$SIM" run "$TMP/gen.ndjson" --sched-mode 3 -o "$TMP/gen" -q \
+  && ok "gen + run mode 3" || bad "gen + run"
+"$SIM" gen --shape mix --tasks 300 --seed 7 -o "$TMP/g1" && "$SIM" gen --shape mix --tasks 300 --seed 7 -o "$TMP/g2" \
+  && cmp -s "$TMP/g1" "$TMP/g2" && ok "gen is deterministic" || bad "gen determinism"
+"$SIM" policies | grep -q l2_fair && ok "policies lists l2_fair" || bad "policies"
+"$SIM" config --chip 950dt | grep -q "aic: 32" && ok "config shows a preset" || bad "config"
+
+# --- bad input: exit 2, one line naming the place -------------------------------------
+printf '{"format":"pypto-sim-trace","version":1}\n{"id":0,"core":"AIV","succ":[5]}\n' >"$TMP/unknown_succ.ndjson"
+expect_error "unknown successor" "unknown_succ.ndjson.*5" -- "$SIM" run "$TMP/unknown_succ.ndjson" -o "$TMP/x"
+printf '{"format":"pypto-sim-trace","version":1}\n{"id":0,"core":"AIV","succ":[1]}\n{"id":1,"core":"AIV","succ":[0]}\n' >"$TMP/cycle.ndjson"
+expect_error "dependency cycle" "cycle.*0.*1" -- "$SIM" run "$TMP/cycle.ndjson" -o "$TMP/x"
+printf '{"format":"pypto-sim-trace","version":1}\n{"id":0,"core":"AIV","succ":[}\n' >"$TMP/malformed.ndjson"
+expect_error "malformed line" "malformed.ndjson:2" -- "$SIM" run "$TMP/malformed.ndjson" -o "$TMP/x"
+head -c 700 "$SAMPLES/fixed_task_topo.json" >"$TMP/truncated.json"
+expect_error "truncated JSON" "truncated.json" -- "$SIM" run "$TMP/truncated.json" -o "$TMP/x"
+expect_error "missing --prof" "prof" -- "$SIM" run "$SAMPLES/dyn_topo.txt" -o "$TMP/x"
+printf '[{"blockIdx":0,"coreType":"AIV","tasks":[{"seqNo":0,"taskId":999,"execStart":1,"execEnd":2}]}]\n' >"$TMP/prof_unknown.json"
+expect_error "prof record of no task" "999" -- "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$TMP/prof_unknown.json" -o "$TMP/x"
+expect_error "missing trace file" "no_such_file" -- "$SIM" run "$TMP/no_such_file.ndjson" -o "$TMP/x"
+printf 'base: a2\nl2:\n  wyas: 8\n' >"$TMP/typo.yaml"
+expect_error "config unknown key" "wyas.*typo.yaml:3.*ways" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --config "$TMP/typo.yaml" -o "$TMP/x"
+printf 'base: a2\nl2:\n  ways: sixteen\n' >"$TMP/type.yaml"
+expect_error "config wrong type" "l2.ways.*type.yaml:3" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --config "$TMP/type.yaml" -o "$TMP/x"
+expect_error "config out of range" "l2.ways: 0 is out of range" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set l2.ways=0 -o "$TMP/x"
+expect_error "unknown chip" "unknown chip.*a2" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --chip a22 -o "$TMP/x"
+expect_error "bad sched mode" "device_sched_mode: 7 is out of range \[0, 3\]" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --sched-mode 7 -o "$TMP/x"
+expect_error "unknown policy name" "did you mean 'fair'" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --sched-mode fiar -o "$TMP/x"
+expect_error "stitch out of range" "stitch_function_max_num: 0" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --stitch-function-max-num 0 -o "$TMP/x"
+expect_error "unknown flag" "unrecognised|unrecognized" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --frobnicate
+expect_error "no cores of a type" "AIV tasks but the chip has no AIV cores" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set cores.aiv_per_aic=0 -o "$TMP/x"
+expect_error "unknown command" "did you mean 'run'" -- "$SIM" rnu
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The compile/run seam: backend registry and the built-in backends' failure modes."""
+
+import pytest
+import torch
+
+import pypto
+from pypto import _backend, ir
+
+from conftest import RecordingBackend
+
+
+def test_builtin_backends_registered():
+    assert _backend.registered_backends() == {"NPU": "npu", "SIM": "sim"}
+    assert isinstance(_backend.get_backend(pypto.RunMode.SIM), _backend.SimBackend)
+    assert isinstance(_backend.get_backend(0), _backend.NpuBackend)
+
+
+def test_duplicate_registration_raises():
+    with pytest.raises(pypto.PyptoValueError,
+                       match="run mode SIM already has backend 'sim'; pass replace=True"):
+        _backend.register_backend(pypto.RunMode.SIM, RecordingBackend())
+
+
+def test_register_rejects_non_backends_and_bad_modes():
+    with pytest.raises(pypto.PyptoValueError, match="is not a pypto Backend"):
+        _backend.register_backend(pypto.RunMode.SIM, object())
+    with pytest.raises(pypto.PyptoValueError, match="invalid run mode 5"):
+        _backend.get_backend(5)
+
+
+def test_use_backend_restores_previous():
+    sim = _backend.get_backend(pypto.RunMode.SIM)
+    double = RecordingBackend()
+    with _backend.use_backend(pypto.RunMode.SIM, double):
+        assert _backend.get_backend(pypto.RunMode.SIM) is double
+    assert _backend.get_backend(pypto.RunMode.SIM) is sim
+
+
+def test_compile_returns_ir_without_native_module():
+    kir = ir.Kernel(name="k", params=[], variants=[ir.Variant(conds=[])])
+    assert _backend.compile(kir, {}) is kir
+
+
+def test_compile_and_run_use_native_module_when_present(monkeypatch):
+    calls = []
+
+    class FakeNative:
+        @staticmethod
+        def compile(ir_dict, options):
+            calls.append(("compile", ir_dict["name"]))
+            return "program"
+
+        @staticmethod
+        def run_sim(compiled, tensors, bindings, options):
+            calls.append(("run_sim", compiled, len(tensors), bindings))
+            return {"makespan_cycles": 1}
+
+    monkeypatch.setattr(_backend, "_native", lambda: FakeNative)
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def k(x: pypto.Tensor([pypto.DYNAMIC], pypto.DT_FP32)):
+        pass
+
+    k(torch.zeros(5))
+    assert calls == [("compile", "k"), ("run_sim", "program", 1, {"x.shape[0]": 5})]
+    assert k.last_report == {"makespan_cycles": 1}
+
+
+def test_native_module_without_entry_point(monkeypatch):
+    monkeypatch.setattr(_backend, "_native", lambda: object())
+    with pytest.raises(pypto.PyptoNotImplementedError,
+                       match="SIM execution needs pypto._C.run_sim, which this build"):
+        _backend.SimBackend().run(None, [], {}, {})
+
+
+def test_sim_backend_without_native_module():
+    with pytest.raises(NotImplementedError,
+                       match=r"SIM execution needs the compiled pypto._C module; build it with "
+                             r"tools/setup.sh"):
+        _backend.SimBackend().run(None, [], {}, {})

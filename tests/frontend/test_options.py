@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Option dicts of @pypto.frontend.jit: every runtime_options key, plus the other groups."""
+
+import pytest
+
+import pypto
+from pypto._options import SCHEMAS, resolve_options, validate_group
+
+RANGES = {
+    "device_sched_mode": (0, 3),
+    "stitch_function_max_num": (1, 1024),
+    "max_workspace_kb": (0, 2147483647),
+    "run_mode": (0, 1),
+    "valid_shape_optimize": (0, 1),
+    "device_sched_parallelism": (1, 8),
+    "launch_sched_aicpu_num": (1, 7),
+    "launch_early_mode": (0, 2),
+}
+
+
+def kernel(x: pypto.Tensor([4], pypto.DT_FP32)):
+    pass
+
+
+def decorate(**opts):
+    return pypto.frontend.jit(**opts)(kernel)
+
+
+def test_every_runtime_key_is_covered():
+    assert set(SCHEMAS["runtime_options"]) == set(RANGES) | {"ready_on_host_tensors"}
+
+
+@pytest.mark.parametrize("key", sorted(RANGES))
+def test_runtime_int_bounds_accepted(key):
+    lo, hi = RANGES[key]
+    for v in (lo, hi):
+        k = decorate(runtime_options={key: v})
+        assert k.options["runtime_options"][key] == v
+
+
+@pytest.mark.parametrize("key", sorted(RANGES))
+def test_runtime_int_out_of_range_names_key_value_range(key):
+    lo, hi = RANGES[key]
+    for v in (lo - 1, hi + 1):
+        with pytest.raises(pypto.PyptoValueError) as e:
+            decorate(runtime_options={key: v})
+        assert f"runtime_options['{key}']: {v} is out of range [{lo}, {hi}]" in str(e.value)
+
+
+@pytest.mark.parametrize("key", sorted(RANGES))
+def test_runtime_int_wrong_type(key):
+    with pytest.raises(pypto.PyptoTypeError,
+                       match=rf"runtime_options\['{key}'\]: expected int, got str '1'"):
+        decorate(runtime_options={key: "1"})
+    with pytest.raises(pypto.PyptoTypeError, match=r"expected int, got float 1.0"):
+        decorate(runtime_options={key: 1.0})
+
+
+@pytest.mark.parametrize("key", sorted(RANGES))
+def test_bool_is_not_an_int(key):
+    with pytest.raises(pypto.PyptoTypeError,
+                       match=rf"\['{key}'\]: expected int, got bool True \(bools are not"):
+        decorate(runtime_options={key: True})
+
+
+def test_run_mode_out_of_range_mentions_run_mode_names():
+    with pytest.raises(pypto.PyptoValueError,
+                       match=r"\['run_mode'\]: 2 is out of range \[0, 1\] \(invalid run mode: "
+                             r"it must be RunMode.NPU or RunMode.SIM\)"):
+        decorate(runtime_options={"run_mode": 2})
+
+
+def test_run_mode_enum_stored_as_int():
+    k = decorate(runtime_options={"run_mode": pypto.RunMode.SIM})
+    assert k.options["runtime_options"]["run_mode"] == 1
+    assert k.run_mode is pypto.RunMode.SIM
+
+
+def test_run_mode_default_from_ascend_home_path(monkeypatch):
+    assert decorate().run_mode is pypto.RunMode.SIM
+    monkeypatch.setenv("ASCEND_HOME_PATH", "/usr/local/Ascend/ascend-toolkit/latest")
+    assert decorate().run_mode is pypto.RunMode.NPU
+    assert decorate(runtime_options={"run_mode": 1}).run_mode is pypto.RunMode.SIM
+
+
+def test_unknown_key_did_you_mean():
+    with pytest.raises(pypto.PyptoValueError) as e:
+        decorate(runtime_options={"device_sched_mod": 1})
+    msg = str(e.value)
+    assert "runtime_options: unknown key 'device_sched_mod'; did you mean 'device_sched_mode'?" in msg
+    assert "Valid keys: device_sched_mode, stitch_function_max_num" in msg
+
+
+def test_unknown_key_without_close_match():
+    with pytest.raises(pypto.PyptoValueError, match=r"unknown key 'zzz'\. Valid keys:"):
+        decorate(runtime_options={"zzz": 1})
+
+
+def test_ready_on_host_tensors():
+    k = decorate(runtime_options={"ready_on_host_tensors": ["x"]})
+    assert k.options["runtime_options"]["ready_on_host_tensors"] == ["x"]
+    with pytest.raises(pypto.PyptoTypeError,
+                       match=r"\['ready_on_host_tensors'\]\[1\]: expected str, got int 3"):
+        decorate(runtime_options={"ready_on_host_tensors": ["x", 3]})
+    with pytest.raises(pypto.PyptoTypeError,
+                       match=r"\['ready_on_host_tensors'\]: expected list of str, got str 'x'"):
+        decorate(runtime_options={"ready_on_host_tensors": "x"})
+    with pytest.raises(pypto.PyptoValueError,
+                       match=r"\['ready_on_host_tensors'\]\[0\]: 'y' is not a tensor parameter"):
+        decorate(runtime_options={"ready_on_host_tensors": ["y"]})
+
+
+def test_defaults_filled_and_none_dropped():
+    k = decorate(runtime_options={"device_sched_mode": None})
+    rt = k.options["runtime_options"]
+    assert rt["device_sched_mode"] == 0
+    assert rt["stitch_function_max_num"] == 128
+    assert rt["max_workspace_kb"] == 0
+    assert rt["device_sched_parallelism"] == 1
+    assert rt["launch_sched_aicpu_num"] == 7
+    assert rt["ready_on_host_tensors"] == []
+    assert "launch_early_mode" not in rt  # chip default, decided by the backend
+    assert k.options["host_options"]["compile_stage"] == 0
+
+
+def test_option_dict_must_be_a_dict():
+    with pytest.raises(pypto.PyptoTypeError, match="runtime_options must be a dict, got list"):
+        decorate(runtime_options=[("run_mode", 1)])
+    with pytest.raises(pypto.PyptoTypeError, match="keys must be str, got int 1"):
+        decorate(runtime_options={1: 1})
+
+
+@pytest.mark.parametrize("group, opts, exc, message", [
+    ("host_options", {"compile_stage": 6}, pypto.PyptoValueError,
+     r"host_options\['compile_stage'\]: 6 is out of range \[0, 5\]"),
+    ("host_options", {"compile_monitor_enable": 3}, pypto.PyptoValueError,
+     r"\['compile_monitor_enable'\]: 3 is out of range \[0, 2\]"),
+    ("host_options", {"compile_stag": 0}, pypto.PyptoValueError,
+     "did you mean 'compile_stage'"),
+    ("codegen_options", {"support_dynamic_aligned": 1}, pypto.PyptoTypeError,
+     r"codegen_options\['support_dynamic_aligned'\]: expected bool, got int 1"),
+    ("codegen_options", {"soc_version": 910}, pypto.PyptoTypeError,
+     r"\['soc_version'\]: expected str, got int 910"),
+    ("pass_options", {"ooo_sched_mode": "FAST"}, pypto.PyptoValueError,
+     r"\['ooo_sched_mode'\]: 'FAST' is not one of '', 'GAPMIN', 'HLF'"),
+    ("pass_options", {"sg_set_ooo_scope": 0}, pypto.PyptoValueError,
+     r"\['sg_set_ooo_scope'\]: 0 is out of range: expected -1 or \[1, 100000\]"),
+    ("pass_options", {"sg_set_tunevf_mode": 3}, pypto.PyptoValueError,
+     r"\['sg_set_tunevf_mode'\]: 3 is out of range \[0, 2\]"),
+    ("pass_options", {"vec_nbuffer_setting": {0: 2, "DEFAULT": 1}}, pypto.PyptoValueError,
+     "int keys cannot be mixed"),
+    ("pass_options", {"cube_l1_reuse_setting": {0: (1, "a")}}, pypto.PyptoTypeError,
+     r"expected an int or an \(int, int\) pair"),
+    ("pass_options", {"sg_set_scope": 1.5}, pypto.PyptoTypeError,
+     r"expected int or \(int, bool, bool\)"),
+    ("verify_options", {"pass_verify_error_tol": [1e-3]}, pypto.PyptoTypeError,
+     r"expected \[atol, rtol\]"),
+    ("verify_options", {"pass_verify_error_tol": [1e-3, -1]}, pypto.PyptoValueError,
+     r"\['pass_verify_error_tol'\]\[1\]: -1 must be >= 0"),
+    ("verify_options", {"pass_verify_pass_filter": ["all", 1]}, pypto.PyptoTypeError,
+     r"\['pass_verify_pass_filter'\]\[1\]: expected str, got int 1"),
+    ("debug_options", {"runtime_debug_mode": 5}, pypto.PyptoValueError,
+     r"debug_options\['runtime_debug_mode'\]: 5 is out of range \[0, 4\]"),
+    ("debug_options", {"compile_debug_mode": 3}, pypto.PyptoValueError,
+     r"\['compile_debug_mode'\]: 3 is out of range \[0, 2\]"),
+    ("debug_options", {"dump_pass_graph": "all"}, pypto.PyptoTypeError,
+     r"expected list of str, got str 'all'"),
+])
+def test_other_groups(group, opts, exc, message):
+    with pytest.raises(exc, match=message):
+        decorate(**{group: opts})
+
+
+def test_other_groups_accept_valid_values():
+    k = decorate(
+        host_options={"compile_stage": pypto.CompStage.TENSOR_GRAPH, "compile_timeout": 30},
+        codegen_options={"support_dynamic_aligned": True, "soc_version": "Ascend910B"},
+        pass_options={"vec_nbuffer_setting": {-1: 2, 0: 1},
+                      "cube_l1_reuse_setting": {"DEFAULT": (2, 1)},
+                      "sg_set_scope": (1, True, False), "sg_set_ooo_scope": -1,
+                      "ooo_sched_mode": "HLF", "enable_slice": True},
+        verify_options={"enable_pass_verify": True, "pass_verify_pass_filter": ["all"],
+                        "pass_verify_error_tol": [1e-2, 1e-2]},
+        debug_options={"runtime_debug_mode": 1, "dump_pass_graph": ["ExpandFunction"]})
+    assert k.options["host_options"]["compile_stage"] == 1
+    assert k.options["verify_options"]["pass_verify_error_tol"] == [0.01, 0.01]
+
+
+def test_validate_group_returns_clean_copy():
+    src = {"run_mode": pypto.RunMode.NPU, "device_sched_mode": None}
+    out = validate_group("runtime_options", src)
+    assert out == {"run_mode": 0} and type(out["run_mode"]) is int
+    assert "device_sched_mode" in src  # the caller's dict is not modified
+
+
+def test_resolve_rejects_unknown_group():
+    with pytest.raises(pypto.PyptoValueError, match="unknown option group"):
+        resolve_options({"runtime": {}})

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The two examples of the pypto.frontend.jit API document, traced and run through a backend
+test double (SIM execution itself lives in pypto._C)."""
+
+import pytest
+import torch
+
+import pypto
+from pypto import ir
+
+
+# Example 1, verbatim apart from the CPU device (no NPU here).
+@pypto.frontend.jit
+def add_kernel(
+    a: pypto.Tensor([3], pypto.DT_FP32),
+    b: pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
+    out: pypto.Tensor([3], pypto.DT_FP32)
+):
+    pypto.set_vec_tile_shapes(2, 8)
+    out[:] = pypto.add(a, b)
+
+
+# Example 2.
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def kernel_npu(x: pypto.Tensor):
+    ...
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def kernel_sim(x: pypto.Tensor):
+    ...
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    for k in (add_kernel, kernel_npu, kernel_sim):
+        k.cache.clear()
+
+
+def test_example1_omitted_output_is_allocated_and_returned(recorder):
+    assert add_kernel.run_mode is pypto.RunMode.SIM  # no ASCEND_HOME_PATH in the tests
+    x = torch.randn(3, dtype=torch.float32)
+    y = torch.randn(3, dtype=torch.float32)
+    result = add_kernel(x, y)
+    assert isinstance(result, torch.Tensor)
+    assert result.shape == (3,) and result.dtype == torch.float32
+    (call,) = recorder.calls
+    assert len(call["tensors"]) == 3
+    assert call["tensors"][0] is x and call["tensors"][1] is y and call["tensors"][2] is result
+    kir = call["compiled"]
+    assert isinstance(kir, ir.Kernel)
+    assert [p.format for p in kir.params] == [pypto.TileOpFormat.TILEOP_ND,
+                                              pypto.TileOpFormat.TILEOP_NZ,
+                                              pypto.TileOpFormat.TILEOP_ND]
+    add, write = kir.variants[0].body
+    assert add.op == "add" and add.vec_tile == (2, 8)
+    assert write.dst is kir.params[2].value and write.src is add.out
+    assert kir.params[2].is_output_written
+
+
+def test_example1_with_all_tensors_returns_none(recorder):
+    x, y, z = torch.randn(3), torch.randn(3), torch.empty(3)
+    assert add_kernel(x, y, z) is None
+    assert recorder.calls[0]["tensors"][2] is z
+
+
+def test_example1_without_simulator_module_needs_pypto_c():
+    with pytest.raises(NotImplementedError) as e:
+        add_kernel(torch.randn(3), torch.randn(3))
+    assert str(e.value) == ("SIM execution needs the compiled pypto._C module; build it with "
+                            "tools/setup.sh")
+
+
+def test_omitted_tensor_that_is_only_read_is_an_error(recorder):
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([3], pypto.DT_FP32), b: pypto.Tensor([3], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8)
+        a[:] = a + b
+
+    with pytest.raises(pypto.PyptoValueError,
+                       match="Tensor parameter 'b' was omitted from the call, but kernel 'k' "
+                             "never writes it, so it is an input: pass it explicitly."):
+        k(torch.zeros(3))
+    assert recorder.calls == []
+
+
+def test_two_omitted_outputs_come_back_as_a_tuple(recorder):
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([2, 2], pypto.DT_FP32), o1: pypto.Tensor([2, 2], pypto.DT_FP32),
+          o2: pypto.Tensor([2], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(2, 2)
+        o1[:] = a
+        o2[:] = 0
+
+    r1, r2 = k(torch.zeros(2, 2))
+    assert r1.shape == (2, 2) and r2.dtype == torch.int32
+    tensors = recorder.calls[0]["tensors"]
+    assert tensors[1] is r1 and tensors[2] is r2
+
+
+def test_example2_npu_mode_without_cann_is_a_clear_error():
+    with pytest.raises(pypto.PyptoRuntimeError) as e:
+        kernel_npu(torch.randn(4))
+    assert str(e.value) == (
+        "run_mode=NPU needs CANN (ASCEND_HOME_PATH) and torch_npu; use "
+        "runtime_options={'run_mode': pypto.RunMode.SIM}")
+    assert kernel_npu.compile_count == 1  # traced and compiled before the launch failed
+
+
+def test_example2_npu_mode_with_cann_path_but_no_torch_npu(monkeypatch):
+    monkeypatch.setenv("ASCEND_HOME_PATH", "/usr/local/Ascend")
+    with pytest.raises(pypto.PyptoRuntimeError, match="needs CANN .* and torch_npu"):
+        kernel_npu(torch.randn(4))
+
+
+def test_example2_sim_mode(recorder):
+    x = torch.randn(2, 5)
+    assert kernel_sim(x) is None
+    kir = recorder.calls[0]["compiled"]
+    assert kir.params[0].shape == (2, 5) and kir.variants[0].body == []

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// End-to-end checks of the SystemC model: timing worked out by hand from the config's
+// costs, the analytical makespan of independent tasks, the sample board recording,
+// determinism, and several simulations in one process.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sim/config/config_loader.h"
+#include "pypto/sim/report.h"
+#include "pypto/sim/simulation.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+using namespace pypto;
+using sched::CoreType;
+using sched::TaskGraphBuilder;
+using sched::TimePs;
+
+namespace {
+
+// Recorded-duration tasks: {type, duration_ns, successors}.
+struct T {
+  CoreType type;
+  std::uint32_t ns;
+  std::vector<sched::TaskId> succ;
+};
+
+sched::TaskGraph graph_of(const std::vector<T>& tasks) {
+  TaskGraphBuilder b("test");
+  const auto k = b.kernel_index("k");
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    TaskGraphBuilder::Task t;
+    t.core_type = tasks[i].type;
+    t.root = static_cast<std::uint32_t>(i);
+    t.orig_id = static_cast<std::uint32_t>(i);
+    t.kernel = k;
+    t.recorded_ns = tasks[i].ns;
+    b.add_task(t);
+    for (auto s : tasks[i].succ) b.add_successor(s);
+  }
+  return b.finish();
+}
+
+// Converts AICPU cycles the way derive() does (nearest picosecond).
+TimePs aicpu_ps(const sim::ChipConfig& c, double cycles) {
+  return static_cast<TimePs>(std::llround(cycles * 1e6 / c.aicpu.freq_mhz));
+}
+
+}  // namespace
+
+TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[sim]") {
+  // One cluster, one schedule thread, one AIV core in use.
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  cfg::apply_override(chip, "cores.aic=1");
+  cfg::apply_override(chip, "cores.aiv_per_aic=1");
+  cfg::apply_override(chip, "cores.handshake_cores=1");
+  cfg::validate(chip);
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 10000, {1}}, {CoreType::kAiv, 10000, {}}});
+  sim::SimOptions opt;
+  const sim::SimResult r = sim::simulate(g, chip, opt);
+  const auto& tl = r.timeline;
+
+  // A2 has no early launch: AICPU kernels start after the AICore kernel has started.
+  const TimePs aicpu_start = TimePs{chip.cores.start_latency_ns} * 1000 +
+                             TimePs{chip.aicpu.launch_latency_ns} * 1000;
+  const TimePs built = aicpu_start +
+                       aicpu_ps(chip, chip.aicpu.device_task_build_cycles) +
+                       aicpu_ps(chip, chip.aicpu.stitch_cycles_per_task) * 2 +
+                       aicpu_ps(chip, chip.aicpu.submit_cycles);
+  // The admitting round takes T0 from the shared queue: one queue operation, one dispatch.
+  const TimePs t0 = built + aicpu_ps(chip, chip.aicpu.queue_op_cycles) +
+                    aicpu_ps(chip, chip.aicpu.dispatch_cycles);
+  CHECK(tl.start_ps[0] == t0);
+  CHECK(tl.end_ps[0] == t0 + 10'000'000);
+  // T1 follows after: the poll that sees T0 finished (within one poll period), one resolved
+  // edge, and the dispatch of the staged task straight to the now idle core.
+  const TimePs gap = tl.start_ps[1] - tl.end_ps[0];
+  const TimePs fixed = aicpu_ps(chip, chip.aicpu.resolve_cycles) + aicpu_ps(chip, chip.aicpu.dispatch_cycles);
+  CHECK(gap >= fixed);
+  CHECK(gap < fixed + aicpu_ps(chip, chip.aicpu.poll_cycles));
+  REQUIRE(r.stats.threads.size() == 1);
+  CHECK(r.stats.threads[0].dispatches == 2);
+  CHECK(r.stats.threads[0].resolves == 1);
+  CHECK(r.stats.tasks == 2);
+}
+
+TEST_CASE("independent equal tasks finish within 2% of the analytical makespan", "[sim]") {
+  // 9600 AIV tasks of 10 us on the 48 AIV cores of an A2: from the first dispatch, the
+  // cores need N * d / K = 2000 us. (Before it, the control flow builds the device task.)
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  std::vector<T> tasks(9600, T{CoreType::kAiv, 10000, {}});
+  const sched::TaskGraph g = graph_of(tasks);
+  sim::SimOptions opt;
+  const sim::SimResult r = sim::simulate(g, chip, opt);
+  const double analytical_ps = 9600.0 / 48.0 * 10e6;
+  const double span = static_cast<double>(r.stats.last_end_ps - r.stats.first_start_ps);
+  CHECK(span >= analytical_ps);
+  CHECK(span <= analytical_ps * 1.02);
+  CHECK(r.stats.aiv.tasks == 9600);
+}
+
+TEST_CASE("the sample board recording replays close to its recorded makespan", "[sim][replay]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  sim::LoadOptions lo;
+  lo.prof_path = std::string(PYPTO_SOURCE_DIR) + "/traces/samples/tilefwk_L1_prof_data.json";
+  const auto trace =
+      sim::load_trace(std::string(PYPTO_SOURCE_DIR) + "/traces/samples/dyn_topo.txt", lo, chip);
+  sim::SimOptions opt;
+  const sim::SimResult r = sim::simulate(trace.graph, chip, opt);
+  const auto j = sim::stats_json(r);
+  REQUIRE(j.contains("replay"));
+  CHECK(j["replay"]["recorded_makespan_ns"].get<double>() == Approx(26600.0));
+  // Every recorded task keeps its recorded duration.
+  CHECK(r.timeline.end_ps[1] - r.timeline.start_ps[1] == 6'000'000);  // 300 ticks at 50 MHz
+  CHECK(std::abs(j["replay"]["error_pct"].get<double>()) < 25.0);
+  CHECK(r.stats.device_tasks == 2);
+  CHECK(r.stats.tasks == 9);
+  CHECK(r.stats.hub_tasks == 1);
+}
+
+TEST_CASE("the same input gives byte-identical stats apart from wall-clock fields", "[sim]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a3");
+  std::vector<T> tasks;
+  for (std::uint32_t i = 0; i < 600; ++i) {
+    std::vector<sched::TaskId> succ;
+    if (i + 3 < 600) succ.push_back(i + 3);
+    tasks.push_back({i % 3 == 0 ? CoreType::kAic : CoreType::kAiv, 1000 + 37 * (i % 11), succ});
+  }
+  const sched::TaskGraph g = graph_of(tasks);
+  sim::SimOptions opt;
+  opt.runtime.policy = "l2_fair";
+  auto a = sim::stats_json(sim::simulate(g, chip, opt));
+  auto b = sim::stats_json(sim::simulate(g, chip, opt));
+  for (auto* j : {&a, &b}) {
+    j->erase("wall_s");
+    j->erase("tasks_per_s");
+  }
+  CHECK(a.dump() == b.dump());
+}
+
+TEST_CASE("policies differ on a fan-out with more ready tasks than cores", "[sim]") {
+  // One AIV producer releases 200 consumers on 48 AIV cores: the policies' pending-slot
+  // rules change when the cores are filled, so the makespans differ, and every run ends.
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  std::vector<T> tasks;
+  std::vector<sched::TaskId> fan;
+  for (sched::TaskId i = 1; i <= 200; ++i) fan.push_back(i);
+  tasks.push_back({CoreType::kAiv, 2000, fan});
+  for (int i = 0; i < 200; ++i) tasks.push_back({CoreType::kAiv, 3000 + 10 * (i % 7), {}});
+  const sched::TaskGraph g = graph_of(tasks);
+  std::vector<std::uint64_t> makespans;
+  for (const char* p : {"fifo", "l2_affinity", "fair", "l2_fair"}) {
+    sim::SimOptions opt;
+    opt.runtime.policy = p;
+    const auto r = sim::simulate(g, chip, opt);
+    CHECK(r.stats.tasks == 201);
+    makespans.push_back(r.stats.makespan_ps);
+  }
+  CHECK(makespans[0] != makespans[2]);
+}
+
+TEST_CASE("a task type without cores on the chip is a configuration error", "[sim]") {
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sched::TaskGraph g = graph_of({{CoreType::kAic, 100, {}}});
+  cfg::apply_override(chip, "cores.aic=1");
+  sim::SimOptions opt;
+  opt.runtime.policy = "nope";
+  CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
+}
