@@ -22,7 +22,8 @@ Module map: ``_tensor`` (Tensor annotation and handle), ``_ops`` (the kernel lan
 
 from . import ir
 from ._dtypes import DataType
-from ._enums import CastMode, CompStage, PrecisionType, RunMode, SaturationMode, StatusType, TileOpFormat
+from ._enums import (CastMode, CompStage, PrecisionType, RunMode, SaturationMode, StatusType,
+                     TileOpFormat)
 from ._errors import (PyptoError, PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeError,
                       PyptoValueError)
 from ._symbolic import SymbolicScalar

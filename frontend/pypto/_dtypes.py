@@ -122,7 +122,8 @@ def to_torch_dtype(dtype: DataType) -> Optional[torch.dtype]:
 
 
 def accepts_torch_dtype(annotation: DataType, dtype: torch.dtype) -> bool:
-    """Whether a torch tensor of ``dtype`` may be passed for a parameter annotated ``annotation``."""
+    """Whether a torch tensor of ``dtype`` may be passed for a parameter annotated
+    ``annotation``."""
     if _FROM_TORCH.get(dtype) is annotation:
         return True
     return dtype == torch.uint8 and annotation in _UINT8_STORAGE

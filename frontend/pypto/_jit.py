@@ -19,7 +19,13 @@ The wrapper follows Triton's ``@jit``: ``fn=None`` plus keyword-only option dict
 cache keyed by specialization (kept in ``kernel.cache``, resettable), explicit ``warmup``,
 and compile hooks (``pypto.frontend.hooks``). A specialization is the tuple of tensor dtypes,
 formats, devices and static sizes (DYNAMIC axes excluded), the non-tensor argument values,
-the plain-constant globals and closure values the kernel reads, and the run mode.
+the plain-constant globals and closure values the kernel reads, the option dicts and the
+run mode.
+
+Formats: a CPU tensor has no NZ storage, so a CPU tensor passed for a ``TILEOP_NZ``
+parameter is accepted as the logical (ND) data and the parameter keeps format NZ in the IR
+(the simulator models the NZ layout). For NPU tensors the storage format reported by
+torch_npu must match the annotation.
 """
 
 from __future__ import annotations
@@ -231,6 +237,7 @@ class JitKernel:
              "verify_options": verify_options, "debug_options": debug_options},
             tensor_names=[p.name for p in self._tensor_params])
         self.run_mode = RunMode(self.options["runtime_options"]["run_mode"])
+        self._options_key = _freeze(self.options)
         self._source_problems = scan_kernel(fn)
         self._global_names = self._referenced_globals(fn)
         self.cache = KernelCache()
@@ -472,6 +479,7 @@ class JitKernel:
             tuple((p.name, _freeze(values[p.name])) for p in self._nontensor_params),
             globals_key,
             closure_key,
+            self._options_key,
             int(run_mode),
         )
 

@@ -163,6 +163,9 @@ class Tensor:
 
     __slots__ = ("_value", "__weakref__")
 
+    # numpy scalars on the left (np.float32(2) * t) defer to our reflected operators.
+    __array_ufunc__ = None
+
     def __new__(cls, shape: Any = None, dtype: Optional[DataType] = None, name: str = "",
                 format: Optional[TileOpFormat] = None):
         if _tracer.current() is None:

@@ -289,7 +289,16 @@ TaskGraph TaskGraphBuilder::finish() {
       std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
       std::string msg = "dependency cycle in seqNo " +
                         std::to_string(group_seq[g.device_task[cycle[0]]]) + ": ";
-      for (const TaskId t : cycle) msg += "task " + std::to_string(g.orig_id[t]) + " -> ";
+      // A long cycle is abbreviated: its start and end locate it well enough.
+      constexpr std::size_t kHead = 8, kTail = 3;
+      for (std::size_t i = 0; i < cycle.size(); ++i) {
+        if (cycle.size() > kHead + kTail + 1 && i == kHead) {
+          msg += "... (" + std::to_string(cycle.size() - kHead - kTail) + " more tasks) -> ";
+          i = cycle.size() - kTail - 1;
+          continue;
+        }
+        msg += "task " + std::to_string(g.orig_id[cycle[i]]) + " -> ";
+      }
       msg += "task " + std::to_string(g.orig_id[cycle[0]]);
       throw TraceError(msg);
     }

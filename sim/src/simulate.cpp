@@ -99,6 +99,9 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   const sched::TimePs aicpu_start =
       early ? m.tm.aicpu_launch_ps : aicore_start + m.tm.aicpu_launch_ps;
   m.dispatch_start_ps = std::max(aicpu_start, aicore_start);
+  // Value-dependent control flow waits for the first AICore handshake (WaitAicoreStart).
+  const sched::TimePs control_start =
+      graph.control_waits_for_aicore ? std::max(aicpu_start, aicore_start) : aicpu_start;
 
   std::vector<std::unique_ptr<AiCore>> cores;
   cores.reserve(shape.aic + shape.aiv);
@@ -116,7 +119,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
     threads.push_back(std::make_unique<SchedThread>(name.c_str(), m, t));
     m.threads.push_back(threads.back().get());
   }
-  ControlFlow control("control_flow", m, aicpu_start);
+  ControlFlow control("control_flow", m, control_start);
   m.control = &control;
 
   sc_core::sc_start();

@@ -72,7 +72,8 @@ def test_bad_shape_types(shape, message):
 
 
 def test_bad_dtype_and_format():
-    with pytest.raises(pypto.PyptoTypeError, match=r"dtype must be a pypto DataType.*torch.float32"):
+    with pytest.raises(pypto.PyptoTypeError,
+                       match=r"dtype must be a pypto DataType.*torch.float32"):
         pypto.Tensor([3], torch.float32)
     with pytest.raises(pypto.PyptoTypeError, match="format must be pypto.TileOpFormat"):
         pypto.Tensor([3], pypto.DT_FP32, format="NZ")

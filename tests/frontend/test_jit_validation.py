@@ -56,7 +56,8 @@ def test_tensor_after_non_tensor_is_rejected_at_decoration():
 
 
 def test_varargs_and_keyword_only_tensor_rejected():
-    with pytest.raises(pypto.PyptoTypeError, match=r"\*args/\*\*kwargs parameters are not supported"):
+    with pytest.raises(pypto.PyptoTypeError,
+                       match=r"\*args/\*\*kwargs parameters are not supported"):
         @pypto.frontend.jit
         def k(x: pypto.Tensor([4], pypto.DT_FP32), *rest):
             pass
@@ -155,7 +156,8 @@ def test_not_a_torch_tensor():
     k = make_kernel()
     a, b, out = tensors()
     with pytest.raises(pypto.PyptoTypeError,
-                       match=r"Input 2 \(index 1, parameter 'b'\) must be a torch.Tensor, got list"):
+                       match=r"Input 2 \(index 1, parameter 'b'\) must be a torch.Tensor, "
+                             r"got list"):
         k.warmup(a, [1, 2], out, 1.0)
 
 

@@ -87,7 +87,8 @@ def test_unknown_key_did_you_mean():
     with pytest.raises(pypto.PyptoValueError) as e:
         decorate(runtime_options={"device_sched_mod": 1})
     msg = str(e.value)
-    assert "runtime_options: unknown key 'device_sched_mod'; did you mean 'device_sched_mode'?" in msg
+    assert ("runtime_options: unknown key 'device_sched_mod'; did you mean "
+            "'device_sched_mode'?") in msg
     assert "Valid keys: device_sched_mode, stitch_function_max_num" in msg
 
 

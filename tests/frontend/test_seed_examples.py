@@ -9,35 +9,34 @@ import pypto
 from pypto import ir
 
 
-# Example 1, verbatim apart from the CPU device (no NPU here).
-@pypto.frontend.jit
-def add_kernel(
-    a: pypto.Tensor([3], pypto.DT_FP32),
-    b: pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
-    out: pypto.Tensor([3], pypto.DT_FP32)
-):
-    pypto.set_vec_tile_shapes(2, 8)
-    out[:] = pypto.add(a, b)
+def seed_kernels():
+    """The document's kernels, decorated inside the test so that the environment fixture
+    (no ASCEND_HOME_PATH) decides the default run mode."""
 
+    # Example 1, verbatim apart from the CPU device at the call site (no NPU here).
+    @pypto.frontend.jit
+    def add_kernel(
+        a: pypto.Tensor([3], pypto.DT_FP32),
+        b: pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
+        out: pypto.Tensor([3], pypto.DT_FP32)
+    ):
+        pypto.set_vec_tile_shapes(2, 8)
+        out[:] = pypto.add(a, b)
 
-# Example 2.
-@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
-def kernel_npu(x: pypto.Tensor):
-    ...
+    # Example 2.
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def kernel_npu(x: pypto.Tensor):
+        ...
 
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def kernel_sim(x: pypto.Tensor):
+        ...
 
-@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
-def kernel_sim(x: pypto.Tensor):
-    ...
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    for k in (add_kernel, kernel_npu, kernel_sim):
-        k.cache.clear()
+    return add_kernel, kernel_npu, kernel_sim
 
 
 def test_example1_omitted_output_is_allocated_and_returned(recorder):
+    add_kernel, _, _ = seed_kernels()
     assert add_kernel.run_mode is pypto.RunMode.SIM  # no ASCEND_HOME_PATH in the tests
     x = torch.randn(3, dtype=torch.float32)
     y = torch.randn(3, dtype=torch.float32)
@@ -59,12 +58,14 @@ def test_example1_omitted_output_is_allocated_and_returned(recorder):
 
 
 def test_example1_with_all_tensors_returns_none(recorder):
+    add_kernel, _, _ = seed_kernels()
     x, y, z = torch.randn(3), torch.randn(3), torch.empty(3)
     assert add_kernel(x, y, z) is None
     assert recorder.calls[0]["tensors"][2] is z
 
 
 def test_example1_without_simulator_module_needs_pypto_c():
+    add_kernel, _, _ = seed_kernels()
     with pytest.raises(NotImplementedError) as e:
         add_kernel(torch.randn(3), torch.randn(3))
     assert str(e.value) == ("SIM execution needs the compiled pypto._C module; build it with "
@@ -99,6 +100,7 @@ def test_two_omitted_outputs_come_back_as_a_tuple(recorder):
 
 
 def test_example2_npu_mode_without_cann_is_a_clear_error():
+    _, kernel_npu, _ = seed_kernels()
     with pytest.raises(pypto.PyptoRuntimeError) as e:
         kernel_npu(torch.randn(4))
     assert str(e.value) == (
@@ -108,12 +110,14 @@ def test_example2_npu_mode_without_cann_is_a_clear_error():
 
 
 def test_example2_npu_mode_with_cann_path_but_no_torch_npu(monkeypatch):
+    _, kernel_npu, _ = seed_kernels()
     monkeypatch.setenv("ASCEND_HOME_PATH", "/usr/local/Ascend")
     with pytest.raises(pypto.PyptoRuntimeError, match="needs CANN .* and torch_npu"):
         kernel_npu(torch.randn(4))
 
 
 def test_example2_sim_mode(recorder):
+    _, _, kernel_sim = seed_kernels()
     x = torch.randn(2, 5)
     assert kernel_sim(x) is None
     kir = recorder.calls[0]["compiled"]

@@ -96,10 +96,10 @@ def test_reductions_cast_and_shape_ops():
         m = pypto.amax(a, -1)                               # [4]
         c = pypto.cast(a, F32, mode=pypto.CastMode.CAST_RINT)
         t = pypto.transpose(c, 0, 1)                        # [8, 4]
-        r = pypto.reshape(t, [2, -1])                       # [2, 16]
+        pypto.reshape(t, [2, -1])                           # [2, 16]
         u = pypto.unsqueeze(m, 0)                           # [1, 4]
         e = pypto.expand_clone(u, [8, 4])
-        cc = pypto.concat([s, s], dim=1)                    # [4, 2]
+        pypto.concat([s, s], dim=1)                         # [4, 2]
         out[:] = t + pypto.cast(e, F32)
 
     ops = body(trace(k, torch.zeros(4, 8, dtype=torch.float16), torch.zeros(8, 4)))
@@ -601,3 +601,123 @@ def test_tensor_truth_value_is_rejected():
             pass
 
     assert "the truth value of a pypto.Tensor is not defined" in trace_error(k, torch.zeros(4))
+
+
+# --- more of the op surface ------------------------------------------------------------------
+
+
+def test_clip_logical_full_and_method_forms():
+    def k(a: pypto.Tensor([2, 4], F32), m: pypto.Tensor([2, 4], pypto.DT_BOOL),
+          out: pypto.Tensor([4, 2], F32)):
+        pypto.set_vec_tile_shapes(2, 4)
+        assert pypto.get_vec_tile_shapes() == (2, 4)
+        c = pypto.clip(a, min=-1.0, max=1.0)
+        keep = pypto.cond(m & (a > 0.0)) | ~m
+        z = pypto.where(keep, c, pypto.ones(2, 4))
+        out[:] = z.permute(1, 0).exp()
+
+    ops = body(trace(k, torch.zeros(2, 4), torch.zeros(2, 4, dtype=torch.bool),
+                     torch.zeros(4, 2)))
+    names = [s.op for s in ops if isinstance(s, ir.Op)]
+    assert names == ["maximum", "minimum", "gt", "logical_and", "logical_not", "logical_or",
+                     "full", "where", "permute", "exp"]
+    assert [s.attrs.get("composite") for s in ops[:2]] == ["clip", "clip"]
+    assert [s.inputs[1].value for s in ops[:2]] == [-1.0, 1.0]
+    full = ops[6]
+    assert full.inputs[0].value == 1.0 and full.out.shape == (2, 4)
+    assert ops[8].attrs == {"dims": [1, 0]} and ops[8].out.shape == (4, 2)
+
+
+def test_view_and_reshape_errors():
+    def out_of_bounds(a: pypto.Tensor([8, 8], F32)):
+        pypto.view(a, [4, 8], [6, 0])
+
+    assert ("pypto.view: window [4, 8] at offsets [6, 0] exceeds the shape [8, 8] on axis 0; "
+            "pass valid_shape for a tail") in trace_error(out_of_bounds, torch.zeros(8, 8))
+
+    def bad_reshape(a: pypto.Tensor([8, 8], F32)):
+        pypto.reshape(a, [3, -1])
+
+    assert "cannot infer -1 in [3, -1] from [8, 8]" in trace_error(bad_reshape, torch.zeros(8, 8))
+
+    def dyn_reshape(a: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
+        pypto.reshape(a, [-1])
+
+    assert ("reshape() requires integer shape when using non-inplace reshape; use inplace=True "
+            "for dynamic shapes") in trace_error(dyn_reshape, torch.zeros(8, 8))
+
+    def bad_valid(a: pypto.Tensor([8, 8], F32)):
+        pypto.view(a, [4, 8], [0, 0], valid_shape=[5, 8])
+
+    assert "valid_shape [5, 8] exceeds shape [4, 8]" in trace_error(bad_valid, torch.zeros(8, 8))
+
+
+def test_tail_window_may_pass_the_end_with_valid_shape():
+    def k(a: pypto.Tensor([10, 8], F32), out: pypto.Tensor([10, 8], F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for i in pypto.loop(3, idx_name="i"):
+            rows = pypto.min(10 - i * 4, 4)
+            t = pypto.view(a, [4, 8], [i * 4, 0], valid_shape=[rows, 8])
+            pypto.assemble(t, [i * 4, 0], out)
+
+    (loop,) = body(trace(k, torch.zeros(10, 8), torch.zeros(10, 8)))
+    view, write = loop.variants[0].body
+    assert [view.out.valid_shape[0].eval({"i": i}) for i in range(3)] == [4, 4, 2]
+    assert write.src is view.out
+
+
+def test_matmul_dtype_rules():
+    def int8_needs_int32(a: pypto.Tensor([16, 16], pypto.DT_INT8)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        pypto.matmul(a, a, pypto.DT_FP16)
+
+    assert "int8 operands need out_dtype DT_INT32, got DT_FP16" in trace_error(
+        int8_needs_int32, torch.zeros(16, 16, dtype=torch.int8))
+
+    def mixed(a: pypto.Tensor([16, 16], pypto.DT_FP16), b: pypto.Tensor([16, 16], F32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        pypto.matmul(a, b, F32)
+
+    assert "operand dtypes differ: DT_FP16 and DT_FP32" in trace_error(
+        mixed, torch.zeros(16, 16, dtype=torch.float16), torch.zeros(16, 16))
+
+
+def test_scalar_type_rules():
+    def float_scalar_int_tensor(a: pypto.Tensor([4], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4)
+        a * 0.5
+
+    assert "float scalar 0.5 with an integer tensor DT_INT32; cast the tensor first" in \
+        trace_error(float_scalar_int_tensor, torch.zeros(4, dtype=torch.int32))
+
+    def loop_index_operand(a: pypto.Tensor([4], pypto.DT_INT32),
+                           out: pypto.Tensor([4], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4)
+        for i in pypto.loop(3, idx_name="i"):
+            out[:] = a + i
+
+    (loop,) = body(trace(loop_index_operand, torch.zeros(4, dtype=torch.int32),
+                         torch.zeros(4, dtype=torch.int32)))
+    add = loop.variants[0].body[0]
+    assert add.inputs[1].to_dict() == {"expr": {"sym": "i"}, "dtype": "DT_INT32"}
+
+
+def test_loop_argument_validation():
+    def bad_step(a: pypto.Tensor([4], F32)):
+        for _ in pypto.loop(0, 4, 0):
+            pass
+
+    assert "pypto.loop: step must be a positive int, got 0" in trace_error(bad_step, torch.zeros(4))
+
+    def bad_stop(a: pypto.Tensor([4], F32)):
+        for _ in pypto.loop(2.5):
+            pass
+
+    assert "stop must be an int or a symbolic scalar, got float 2.5" in trace_error(
+        bad_stop, torch.zeros(4))
+
+    def not_an_index(a: pypto.Tensor([pypto.DYNAMIC], F32)):
+        pypto.is_loop_begin(a.shape[0])
+
+    assert "pypto.is_loop_begin expects the index of an enclosing pypto.loop" in trace_error(
+        not_an_index, torch.zeros(4))

@@ -214,6 +214,9 @@ void for_each_field(Visit&& v) {
     &C::cost, &Cost::cube_fixed_cycles);
   v(num("cost", "task_overhead_cycles", "cycles", 0, kMaxCycles, "leaf task prologue + epilogue"),
     &C::cost, &Cost::task_overhead_cycles);
+  v(num("cost", "dynamic_shape_overhead_cycles", "cycles", 0, kMaxCycles,
+        "extra scalar work of a dynamic-shape leaf (valid_shape_optimize skips it on main blocks)"),
+    &C::cost, &Cost::dynamic_shape_overhead_cycles);
 
   v(with(
         num("workspace", "capacity_mib", "MiB", 1, 1 << 30, "device memory reserved for workspace"),

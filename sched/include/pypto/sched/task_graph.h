@@ -56,6 +56,10 @@ struct TaskGraph {
   std::vector<DeviceTask> device_tasks;
   std::vector<std::string> kernel_names;
 
+  // The kernel's control flow reads tensor values that are not ready on the host
+  // (ready_on_host_tensors), so it must wait for the AICore start handshake.
+  bool control_waits_for_aicore = false;
+
   // Recorded on a board: makespan of the whole recording (first start to last end).
   std::optional<TimePs> recorded_makespan_ps;
   std::string source;  // where it came from, for messages and stats

@@ -75,6 +75,9 @@ struct ChipConfig {
     std::uint32_t vec_start_latency_cycles = 15;
     std::uint32_t cube_fixed_cycles = 20;
     std::uint32_t task_overhead_cycles = 100;      // leaf prologue/epilogue
+    // A leaf compiled for dynamic shapes computes its offsets and sizes at run time; with
+    // valid_shape_optimize the full (main) blocks of a dynamic loop use the static leaf.
+    std::uint32_t dynamic_shape_overhead_cycles = 200;
   } cost;
 
   struct Workspace {
