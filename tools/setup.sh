@@ -25,9 +25,12 @@ fi
 
 BUILD_DIR="${BUILD_DIR:-build}"
 BUILD_TYPE="${BUILD_TYPE:-Release}"
-SAN=OFF; [[ "${SANITIZE:-0}" == 1 ]] && SAN=ON
+SAN=OFF; PY=ON
+# The sanitizer build skips the Python module: an ASan extension cannot load into a
+# normal interpreter.
+[[ "${SANITIZE:-0}" == 1 ]] && { SAN=ON; PY=OFF; }
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPYPTO_SANITIZE="$SAN" \
-      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+      -DPYPTO_BUILD_PYTHON="$PY" -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 
 if [[ ! -x .venv/bin/python ]]; then
@@ -38,5 +41,8 @@ if [[ "$SAN" == OFF ]]; then
   # The pypto package is used in place from frontend/ (a .pth file puts it on sys.path).
   SITE="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   echo "$ROOT/frontend" > "$SITE/pypto_sim_frontend.pth"
+  for mod in "$BUILD_DIR"/frontend/bindings/_C*.so; do
+    [[ -e "$mod" ]] && ln -sf "$ROOT/$mod" frontend/pypto/
+  done
 fi
 echo "setup: built $BUILD_DIR ($BUILD_TYPE, sanitizers $SAN); CLI at .venv/bin/pypto-sim"

@@ -21,12 +21,14 @@ from __future__ import annotations
 import abc
 import contextlib
 import importlib
+import logging
 import os
 from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from . import ir
 from ._enums import RunMode
 from ._errors import PyptoNotImplementedError, PyptoRuntimeError, PyptoValueError
+from ._report import Report
 
 __all__ = ["Backend", "SimBackend", "NpuBackend", "compile", "register_backend", "get_backend",
            "use_backend", "registered_backends"]
@@ -81,8 +83,13 @@ class SimBackend(Backend):
         if native is None:
             raise PyptoNotImplementedError(
                 "SIM execution needs the compiled pypto._C module; build it with tools/setup.sh")
-        return _native_entry(native, "run_sim", "SIM execution")(
+        raw = _native_entry(native, "run_sim", "SIM execution")(
             compiled, tensors, dict(bindings), _plain(options))
+        log = logging.getLogger("pypto")
+        for line in raw["log"]:
+            log.info("%s", line)
+        return Report(path=raw["path"], stats=raw["stats"], log=list(raw["log"]),
+                      tasks=int(raw["tasks"]), tile_ops=int(raw["tile_ops"]))
 
 
 class NpuBackend(Backend):

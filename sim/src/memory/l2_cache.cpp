@@ -5,6 +5,10 @@
 
 #include "pypto/sched/errors.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace pypto::sim {
 
 namespace {
@@ -13,7 +17,55 @@ namespace {
 // typo in l2.size_kib from turning into a multi-gigabyte allocation (or bad_alloc).
 constexpr std::uint64_t kMaxLines = std::uint64_t{1} << 26;
 
+// Largest compact tag: tags are 32 bits and 0 marks an empty way.
+constexpr std::uint64_t kMaxCompactTag = 0xFFFFFFFFull;
+constexpr std::uint64_t kNibbleOnes = 0x1111111111111111ull;
+constexpr std::uint64_t kNibbleHighs = 0x8888888888888888ull;
+
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// Bit w set where tags[w] == tag. A fixed trip count so the compiler unrolls it fully.
+template <unsigned kSlots>
+inline unsigned match_mask(const std::uint32_t* tags, std::uint32_t tag) {
+#if defined(__SSE2__)
+  static_assert(kSlots == 4 || kSlots == 8 || kSlots == 16, "compact sets hold 4, 8 or 16 ways");
+  const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
+  const auto* v = reinterpret_cast<const __m128i*>(tags);
+  const __m128i e0 = _mm_cmpeq_epi32(_mm_load_si128(v), key);
+  if constexpr (kSlots == 4) {
+    return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(e0)));
+  } else {
+    // Each 32-bit all-ones/zero lane narrows to one byte; movemask then gives one bit a way.
+    const __m128i e1 = _mm_cmpeq_epi32(_mm_load_si128(v + 1), key);
+    const __m128i e01 = _mm_packs_epi32(e0, e1);
+    if constexpr (kSlots == 8) {
+      return static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(e01, _mm_setzero_si128())));
+    } else {
+      const __m128i e2 = _mm_cmpeq_epi32(_mm_load_si128(v + 2), key);
+      const __m128i e3 = _mm_cmpeq_epi32(_mm_load_si128(v + 3), key);
+      return static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_packs_epi16(e01, _mm_packs_epi32(e2, e3))));
+    }
+  }
+#else
+  unsigned m = 0;
+  for (unsigned w = 0; w < kSlots; ++w) m |= static_cast<unsigned>(tags[w] == tag) << w;
+  return m;
+#endif
+}
+
+// Moves way w to rank 0 of an order word, shifting the ways that were more recent down by
+// one rank. Exactly one nibble holds w (the word is a permutation of 0..15), and the lowest
+// zero nibble of order ^ (w * 0x111...) is found exactly by the borrow trick (borrows only
+// produce false positives above a true zero).
+inline std::uint64_t move_to_front(std::uint64_t order, unsigned w) {
+  const std::uint64_t x = order ^ (w * kNibbleOnes);
+  const std::uint64_t zero = (x - kNibbleOnes) & ~x & kNibbleHighs;
+  const unsigned rank_bits = static_cast<unsigned>(__builtin_ctzll(zero)) - 3;  // 4 * rank
+  const std::uint64_t newer = (std::uint64_t{1} << rank_bits) - 1;  // nibbles below the rank
+  const std::uint64_t through = (newer << 4) | 0xF;  // nibbles up to and including the rank
+  return (order & ~through) | ((order & newer) << 4) | w;
+}
 
 }  // namespace
 
@@ -41,27 +93,151 @@ L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32
   while ((std::uint64_t{1} << line_shift_) < line_bytes) ++line_shift_;
   ways_ = ways;
   sets_ = size_bytes / set_bytes;
-  tag_.assign(lines, 0);
-  stamp_.assign(lines, 0);
-  dirty_.assign(lines, 0);
-  fill_.assign(sets_, 0);
+
+  // A direct-mapped cache gains nothing from the compact record (and would pay 32 B a line).
+  compact_slots_ = ways < 2 ? 0 : ways <= 4 ? 4 : ways <= 8 ? 8 : ways <= 16 ? 16 : 0;
+  if (compact_slots_ == 0) {
+    tag_.assign(lines, 0);
+    stamp_.assign(lines, 0);
+    dirty_.assign(lines, 0);
+    fill_.assign(sets_, 0);
+    return;
+  }
+  // sets_ <= 2^26, so the product fits in 64 bits.
+  compact_line_limit_ = kMaxCompactTag * sets_;
+  lru_active_ = ways == 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * ways)) - 1;
+  // Ways ways-1 .. 0 from rank 0 up, then the unused slots at their own rank: way 0 is the
+  // first victim, then way 1, ... Unused slots never move since no tag of theirs can match.
+  std::uint64_t order = 0;
+  for (unsigned rank = 0; rank < 16; ++rank) {
+    const std::uint64_t way = rank < ways ? ways - 1 - rank : rank;
+    order |= way << (4 * rank);
+  }
+  auto init = [&](auto& v) {
+    v.resize(sets_);
+    for (auto& s : v) {
+      for (auto& t : s.tag) t = 0;
+      s.order = order;
+      s.dirty = 0;
+    }
+  };
+  if (compact_slots_ == 4) init(compact4_);
+  if (compact_slots_ == 8) init(compact8_);
+  if (compact_slots_ == 16) init(compact16_);
 }
 
 L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
-  Result r;
-  if (bytes == 0) return r;
+  if (bytes == 0) return Result{};
   NPU_CHECK(bytes - 1 <= ~std::uint64_t{0} - addr, "L2 access range wraps past 2^64");
 
+  Lines l;
   const std::uint64_t last_byte = addr + (bytes - 1);
-  const std::uint64_t first_line = addr >> line_shift_;
-  const std::uint64_t last_line = last_byte >> line_shift_;
+  l.first = addr >> line_shift_;
+  l.last = last_byte >> line_shift_;
   const std::uint64_t mask = line_bytes_ - 1;
   // Bytes touched in the first and last line; every line in between is touched whole.
-  const std::uint64_t head_bytes = first_line == last_line ? bytes : line_bytes_ - (addr & mask);
-  const std::uint64_t tail_bytes = (last_byte & mask) + 1;
+  l.head_bytes = l.first == l.last ? bytes : line_bytes_ - (addr & mask);
+  l.tail_bytes = (last_byte & mask) + 1;
 
-  // One division per call: consecutive lines map to consecutive sets, so walk the set index
-  // instead of taking line % sets_ per line (the L2 is rarely a power-of-two number of sets).
+  // Lines only grow within an access, so the last one has the largest tag.
+  if (compact_slots_ != 0 && l.last >= compact_line_limit_) {
+    if (compact_slots_ == 4) convert_to_generic(compact4_);
+    if (compact_slots_ == 8) convert_to_generic(compact8_);
+    if (compact_slots_ == 16) convert_to_generic(compact16_);
+  }
+  switch (compact_slots_) {
+    case 16:
+      return access_compact(compact16_, l, is_write);
+    case 8:
+      return access_compact(compact8_, l, is_write);
+    case 4:
+      return access_compact(compact4_, l, is_write);
+    default:
+      return access_generic(l, is_write);
+  }
+}
+
+template <unsigned kSlots>
+L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l,
+                                        bool is_write) {
+  // One division per call: consecutive lines map to consecutive sets, so walk the set record
+  // and bump the tag when the walk wraps (the L2 is rarely a power-of-two number of sets).
+  CompactSet<kSlots>* const begin = sets.data();
+  CompactSet<kSlots>* const end = begin + sets_;
+  CompactSet<kSlots>* s = begin + l.first % sets_;
+  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
+  const unsigned victim_shift = 4 * (ways_ - 1);
+  const std::uint64_t active = lru_active_;
+  const unsigned write_bit = is_write ? 1u : 0u;
+  std::uint64_t writebacks = 0;
+
+  // Touches the line `tag` of set `s`; true when it needs a fill from HBM. `whole` says the
+  // access covers the line, so a write miss allocates without a fill.
+  auto touch = [&](CompactSet<kSlots>& set, bool whole) -> bool {
+    const unsigned hit = match_mask<kSlots>(set.tag, tag);
+    if (__builtin_expect(hit != 0, 1)) {
+      const unsigned way = static_cast<unsigned>(__builtin_ctz(hit));
+      // Most hits are on the set's most recent line (a consumer reading what its producer
+      // just wrote); skip the reorder then.
+      if (__builtin_expect((set.order & 0xF) != way, 0)) set.order = move_to_front(set.order, way);
+      set.dirty = static_cast<std::uint16_t>(set.dirty | (write_bit << way));
+      return false;
+    }
+    // The victim holds the last active rank; every other active rank moves down by one.
+    const std::uint64_t order = set.order;
+    const unsigned way = static_cast<unsigned>(order >> victim_shift) & 0xF;
+    set.order = (order & ~active) | ((order << 4) & active) | way;
+    writebacks += (set.dirty >> way) & 1u;  // empty ways are never dirty
+    set.dirty = static_cast<std::uint16_t>((set.dirty & ~(1u << way)) | (write_bit << way));
+    set.tag[way] = tag;
+    return !(is_write && whole);
+  };
+  auto next = [&] {
+    if (++s == end) {
+      s = begin;
+      ++tag;
+    }
+  };
+
+  Result r;
+  const std::uint64_t line_bytes = line_bytes_;
+  // First line, then the whole middle lines, then the last line.
+  if (touch(*s, l.head_bytes == line_bytes)) {
+    r.miss_bytes += line_bytes;
+    ++miss_lines_;
+  } else {
+    r.hit_bytes += l.head_bytes;
+    ++hit_lines_;
+  }
+  if (l.last != l.first) {
+    const std::uint64_t middle = l.last - l.first - 1;
+    std::uint64_t fills = 0;
+    for (std::uint64_t i = 0; i < middle; ++i) {
+      next();
+      fills += touch(*s, true);
+    }
+    r.miss_bytes += fills * line_bytes;
+    r.hit_bytes += (middle - fills) * line_bytes;
+    miss_lines_ += fills;
+    hit_lines_ += middle - fills;
+
+    next();
+    if (touch(*s, l.tail_bytes == line_bytes)) {
+      r.miss_bytes += line_bytes;
+      ++miss_lines_;
+    } else {
+      r.hit_bytes += l.tail_bytes;
+      ++hit_lines_;
+    }
+  }
+  r.writeback_bytes = writebacks * line_bytes;
+  return r;
+}
+
+L2Cache::Result L2Cache::access_generic(const Lines& l, bool is_write) {
+  Result r;
+  const std::uint64_t first_line = l.first, last_line = l.last;
+  // One division per call: walk the set index instead of taking line % sets_ per line.
   std::uint64_t set = first_line % sets_;
   std::uint64_t* const tags = tag_.data();
   std::uint64_t* const stamps = stamp_.data();
@@ -71,7 +247,7 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
 
   for (std::uint64_t line = first_line;; ++line) {
     const std::uint64_t touched =
-        line == first_line ? head_bytes : (line == last_line ? tail_bytes : line_bytes_);
+        line == first_line ? l.head_bytes : (line == last_line ? l.tail_bytes : line_bytes_);
     const std::uint64_t base = set * ways;
     std::uint64_t* const set_tags = tags + base;
 
@@ -121,10 +297,55 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
   return r;
 }
 
-std::uint64_t L2Cache::resident_lines() const {
+template <unsigned kSlots>
+void L2Cache::convert_to_generic(std::vector<CompactSet<kSlots>>& sets) {
+  const std::uint64_t lines = sets_ * ways_;
+  tag_.assign(lines, 0);
+  stamp_.assign(lines, 0);
+  dirty_.assign(lines, 0);
+  fill_.assign(sets_, 0);
+  for (std::uint64_t set = 0; set < sets_; ++set) {
+    const CompactSet<kSlots>& s = sets[set];
+    const std::uint64_t base = set * ways_;
+    for (unsigned rank = 0; rank < ways_; ++rank) {
+      const unsigned way = static_cast<unsigned>(s.order >> (4 * rank)) & 0xF;
+      if (s.tag[way] == 0) continue;
+      // Both layouts fill ways 0, 1, ..., so the filled ways are a prefix here too. Stamps
+      // only need to order the ways of one set: the most recent gets the largest.
+      tag_[base + way] = (std::uint64_t{s.tag[way]} - 1) * sets_ + set;
+      stamp_[base + way] = ways_ - rank;
+      dirty_[base + way] = static_cast<std::uint8_t>((s.dirty >> way) & 1u);
+      ++fill_[set];
+    }
+  }
+  clock_ = ways_;
+  std::vector<CompactSet<kSlots>>().swap(sets);
+  compact_slots_ = 0;
+}
+
+template <unsigned kSlots>
+std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& sets) const {
   std::uint64_t n = 0;
-  for (const std::uint32_t f : fill_) n += f;
+  for (const auto& s : sets) {
+    for (const std::uint32_t t : s.tag) n += t != 0;
+  }
   return n;
+}
+
+std::uint64_t L2Cache::resident_lines() const {
+  switch (compact_slots_) {
+    case 16:
+      return compact_resident(compact16_);
+    case 8:
+      return compact_resident(compact8_);
+    case 4:
+      return compact_resident(compact4_);
+    default: {
+      std::uint64_t n = 0;
+      for (const std::uint32_t f : fill_) n += f;
+      return n;
+    }
+  }
 }
 
 }  // namespace pypto::sim

@@ -34,18 +34,55 @@ class L2Cache {
   std::uint32_t line_bytes() const { return line_bytes_; }
 
  private:
+  // Two layouts hold the same state; every cache starts in the first one it qualifies for.
+  //
+  // Compact (2..16 ways): one record per set, so a set's metadata is one or two host cache
+  // lines and a range's consecutive sets are consecutive records (80 B per 16-way set instead
+  // of 272 B spread over four arrays). A tag is line / sets + 1 (0 = empty way) and fits 32
+  // bits; LRU order is a permutation of 4-bit way numbers, so a hit is a move-to-front and
+  // the victim is the last nibble, with no clock that could overflow. Empty ways sit at the
+  // LRU end in ascending order, so a set fills ways 0, 1, ... like the generic layout.
+  template <unsigned kSlots>
+  struct alignas(16) CompactSet {
+    std::uint32_t tag[kSlots];  // slots at or above ways_ stay 0 forever
+    std::uint64_t order;        // nibble i = the way at recency rank i (0 = most recent)
+    std::uint16_t dirty;        // bit w = way w is dirty
+  };
+
+  // Generic (1 way, more than 16 ways, or after a line whose tag needs more than 32 bits):
+  // per way a 64-bit line address, a 64-bit LRU stamp and a dirty byte, set-major.
+  struct Lines {
+    std::uint64_t first, last, head_bytes, tail_bytes;
+  };
+  template <unsigned kSlots>
+  Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l, bool is_write);
+  Result access_generic(const Lines& l, bool is_write);
+  // Moves the compact state into the generic arrays, keeping every line, dirty bit and the
+  // LRU order of every set; the cache stays generic afterwards.
+  template <unsigned kSlots>
+  void convert_to_generic(std::vector<CompactSet<kSlots>>& sets);
+  template <unsigned kSlots>
+  std::uint64_t compact_resident(const std::vector<CompactSet<kSlots>>& sets) const;
+
   std::uint32_t line_bytes_ = 0, line_shift_ = 0, ways_ = 0;
   std::uint64_t sets_ = 0;
-  // Per way: tag (line address), LRU stamp and dirty bit, set-major; valid only below
-  // fill_ of its set.
+
+  unsigned compact_slots_ = 0;  // 4, 8 or 16 while compact (which vector is live), else 0
+  std::vector<CompactSet<4>> compact4_;
+  std::vector<CompactSet<8>> compact8_;
+  std::vector<CompactSet<16>> compact16_;
+  std::uint64_t compact_line_limit_ = 0;  // first line whose tag does not fit 32 bits
+  std::uint64_t lru_active_ = 0;          // nibbles 0 .. ways_-1 of an order word
+
+  // Generic layout. Per set: ways in use. Lines are never invalidated, so a set fills ways
+  // 0, 1, ... in order: hits scan only the filled ways and a miss in a set that is not full
+  // takes the next way without an LRU scan.
   std::vector<std::uint64_t> tag_;
   std::vector<std::uint64_t> stamp_;
   std::vector<std::uint8_t> dirty_;
-  // Per set: ways in use. Lines are never invalidated, so a set fills ways 0, 1, ... in
-  // order: hits scan only the filled ways and a miss in a set that is not full takes the
-  // next way without an LRU scan (halves the cost of cold fills).
   std::vector<std::uint32_t> fill_;
   std::uint64_t clock_ = 0;
+
   std::uint64_t hit_lines_ = 0, miss_lines_ = 0;
 };
 

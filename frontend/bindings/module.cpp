@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+// pypto._C: the thin native layer under the Python frontend. It hands the traced IR to the
+// compiler, runs launches on the simulator with functional execution of every task in
+// simulated order, and writes the reports. Errors keep their type: ConfigError and
+// TraceError become pypto's ValueError subclass, ModelError its RuntimeError subclass.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "pypto/compiler/compile.h"
+#include "pypto/compiler/program.h"
+#include "pypto/sched/errors.h"
+#include "pypto/sched/registry.h"
+#include "pypto/sched/runtime_options.h"
+#include "pypto/sim/config/config_loader.h"
+#include "pypto/sim/report.h"
+#include "pypto/sim/simulation.h"
+
+namespace py = pybind11;
+using namespace pypto;
+
+namespace {
+
+// Compiled kernels live in Python as this handle (shared: launches never mutate it).
+struct KernelHandle {
+  std::shared_ptr<const compiler::CompiledKernel> kernel;
+  std::string name;
+  std::string ir_json;
+};
+
+// Hooks for tests and benchmarks: how many times compile() ran in this process.
+std::uint64_t g_compiles = 0;
+
+compiler::DType dtype_of(const py::handle& tensor) {
+  const std::string s = py::str(tensor.attr("dtype"));  // "torch.float16"
+  const std::string name = s.rfind("torch.", 0) == 0 ? s.substr(6) : s;
+  compiler::DType d;
+  if (!sim::parse_dtype(name, &d)) {
+    throw ConfigError("tensors of dtype " + s +
+                      " are not supported in SIM (float32, float16, bfloat16, int8, int16, "
+                      "int32, int64, bool)");
+  }
+  return d;
+}
+
+std::int64_t int_option(const py::dict& d, const char* key, std::int64_t dflt) {
+  if (!d.contains(key) || d[key].is_none()) return dflt;
+  return d[key].cast<std::int64_t>();
+}
+
+sched::RuntimeOptions runtime_options(const py::dict& options) {
+  sched::RuntimeOptions o;
+  if (!options.contains("runtime_options")) return o;
+  const py::dict rt = options["runtime_options"].cast<py::dict>();
+  o.policy = sched::policy_for_mode(int_option(rt, "device_sched_mode", 0));
+  o.stitch_function_max_num = int_option(rt, "stitch_function_max_num", o.stitch_function_max_num);
+  o.max_workspace_kb = int_option(rt, "max_workspace_kb", o.max_workspace_kb);
+  o.valid_shape_optimize = int_option(rt, "valid_shape_optimize", o.valid_shape_optimize);
+  o.device_sched_parallelism = int_option(rt, "device_sched_parallelism", o.device_sched_parallelism);
+  o.launch_sched_aicpu_num = int_option(rt, "launch_sched_aicpu_num", o.launch_sched_aicpu_num);
+  o.launch_early_mode = int_option(rt, "launch_early_mode", o.launch_early_mode);
+  if (rt.contains("ready_on_host_tensors") && !rt["ready_on_host_tensors"].is_none()) {
+    o.ready_on_host_tensors = rt["ready_on_host_tensors"].cast<std::vector<std::string>>();
+  }
+  sched::validate(o);
+  return o;
+}
+
+// The chip a SIM run models: $PYPTO_SIM_CHIP (a preset name or a YAML file), else A2.
+const sim::ChipConfig& sim_chip() {
+  static std::map<std::string, sim::ChipConfig> cache;
+  const char* env = std::getenv("PYPTO_SIM_CHIP");
+  const std::string key = env != nullptr && *env != '\0' ? env : "a2";
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    const bool file = key.find('/') != std::string::npos || key.find(".yaml") != std::string::npos;
+    it = cache.emplace(key, file ? cfg::resolve_chip_config("", key, {})
+                                 : cfg::resolve_chip_config(key, "", {}))
+             .first;
+  }
+  return it->second;
+}
+
+std::string output_dir(const std::string& kernel) {
+  const char* env = std::getenv("PYPTO_OUTPUT_DIR");
+  const std::string root = env != nullptr && *env != '\0' ? env : "output";
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", std::localtime(&t));
+  char tail[32];
+  std::snprintf(tail, sizeof tail, "_%06lld_%d", static_cast<long long>(usec), static_cast<int>(::getpid()));
+  return root + "/" + kernel + "_" + ts + tail;
+}
+
+KernelHandle compile_kernel(const py::object& ir, const py::object& /*options*/) {
+  KernelHandle h;
+  h.ir_json = py::str(py::module_::import("json").attr("dumps")(ir));
+  h.kernel = compiler::compile(h.ir_json);
+  h.name = compiler::kernel_name(*h.kernel);
+  ++g_compiles;
+  return h;
+}
+
+py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                 const py::dict& options) {
+  const sim::ChipConfig& chip = sim_chip();
+  compiler::LaunchOptions lo;
+  lo.runtime = runtime_options(options);
+  std::vector<compiler::LaunchTensor> args;
+  for (const auto& t : tensors) {
+    compiler::LaunchTensor a;
+    a.dtype = dtype_of(t);
+    for (const auto& d : t.attr("shape")) a.shape.push_back(d.cast<std::int64_t>());
+    a.data = reinterpret_cast<std::uint8_t*>(t.attr("data_ptr")().cast<std::uintptr_t>());
+    a.size_bytes = t.attr("numel")().cast<std::uint64_t>() * t.attr("element_size")().cast<std::uint64_t>();
+    args.push_back(std::move(a));
+  }
+  std::map<std::string, std::int64_t> b;
+  for (const auto& kv : bindings) b[kv.first.cast<std::string>()] = kv.second.cast<std::int64_t>();
+
+  std::string dir;
+  std::vector<std::string> log;
+  sim::SimResult result;
+  compiler::Launch launch;
+  {
+    py::gil_scoped_release nogil;  // compile output, simulation and execution are pure C++
+    launch = compiler::instantiate(*h.kernel, args, b, lo, chip);
+    std::vector<std::uint8_t> workspace(launch.workspace_bytes);
+    compiler::GlobalMemory mem;
+    for (const auto& a : args) {
+      mem.base.push_back(a.data);
+      mem.size_bytes.push_back(a.size_bytes);
+      mem.dtype.push_back(a.dtype);
+    }
+    mem.base.push_back(workspace.data());
+    mem.size_bytes.push_back(workspace.size());
+    mem.dtype.push_back(compiler::DType::kInt8);
+    compiler::ExecScratch scratch;
+    sim::SimOptions so;
+    so.runtime = lo.runtime;
+    so.on_task_done = [&](sched::TaskId t) { compiler::execute(launch.programs[t], mem, scratch); };
+    result = sim::simulate(launch.graph, chip, so);
+    dir = output_dir(h.name);
+    sim::write_reports(dir, launch.graph, chip, result, sim::ReportOptions{});
+  }
+  py::dict r;
+  r["path"] = dir;
+  r["stats"] = py::module_::import("json").attr("loads")(sim::stats_json(result).dump());
+  r["log"] = launch.log;
+  r["tile_ops"] = launch.tile_ops;
+  r["tasks"] = launch.graph.num_tasks();
+  return r;
+}
+
+void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                const py::dict& options, const std::string& path) {
+  compiler::LaunchOptions lo;
+  lo.runtime = runtime_options(options);
+  std::vector<compiler::LaunchTensor> args;
+  for (const auto& t : tensors) {
+    compiler::LaunchTensor a;
+    a.dtype = dtype_of(t);
+    for (const auto& d : t.attr("shape")) a.shape.push_back(d.cast<std::int64_t>());
+    a.data = reinterpret_cast<std::uint8_t*>(t.attr("data_ptr")().cast<std::uintptr_t>());
+    a.size_bytes = t.attr("numel")().cast<std::uint64_t>() * t.attr("element_size")().cast<std::uint64_t>();
+    args.push_back(std::move(a));
+  }
+  std::map<std::string, std::int64_t> b;
+  for (const auto& kv : bindings) b[kv.first.cast<std::string>()] = kv.second.cast<std::int64_t>();
+  const compiler::Launch l = compiler::instantiate(*h.kernel, args, b, lo, sim_chip());
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot write " + path);
+  compiler::write_native_trace(l, sim_chip(), f);
+}
+
+}  // namespace
+
+// libsystemc.so refers to sc_main (its own main() calls it); this module never uses that
+// main, but the symbol must resolve when Python loads the extension.
+extern "C" int sc_main(int, char**) { return 1; }
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "pypto-sim native layer: compiler, simulator and reports";
+  py::class_<KernelHandle>(m, "CompiledKernel")
+      .def_readonly("name", &KernelHandle::name)
+      .def_readonly("ir_json", &KernelHandle::ir_json);
+  m.def("compile", &compile_kernel, py::arg("ir"), py::arg("options"),
+        "Compiles a kernel IR dict (frontend/pypto/IR.md) once per specialization.");
+  m.def("run_sim", &run_sim, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
+        py::arg("options"),
+        "Runs one launch on the simulator; writes outputs in place and the reports.");
+  m.def("dump_trace", &dump_trace, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
+        py::arg("options"), py::arg("path"),
+        "Writes the launch as a native trace that `pypto-sim run` replays.");
+  m.def("compile_count", [] { return g_compiles; });
+  m.def("policies", [] {
+    std::vector<std::string> names;
+    for (const auto& e : sched::Registry::global().list()) names.push_back(e.name);
+    return names;
+  });
+
+  // Typed errors keep their meaning in Python.
+  py::object errors = py::module_::import("pypto._errors");
+  // Kept for the life of the process (released handles are never destroyed at exit).
+  static py::handle value_error = errors.attr("PyptoValueError").release();
+  static py::handle runtime_error = errors.attr("PyptoRuntimeError").release();
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ConfigError& e) {
+      PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
+    } catch (const TraceError& e) {
+      PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
+    } catch (const ModelError& e) {
+      PyErr_SetObject(runtime_error.ptr(), py::str(e.what()).ptr());
+    } catch (const Error& e) {
+      PyErr_SetObject(runtime_error.ptr(), py::str(e.what()).ptr());
+    }
+  });
+}
