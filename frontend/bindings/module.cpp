@@ -214,8 +214,8 @@ PYBIND11_MODULE(_C, m) {
   // Typed errors keep their meaning in Python.
   py::object errors = py::module_::import("pypto._errors");
   // Kept for the life of the process (released handles are never destroyed at exit).
-  static py::handle value_error = errors.attr("PyptoValueError").release();
-  static py::handle runtime_error = errors.attr("PyptoRuntimeError").release();
+  static py::handle value_error = py::object(errors.attr("PyptoValueError")).release();
+  static py::handle runtime_error = py::object(errors.attr("PyptoRuntimeError")).release();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

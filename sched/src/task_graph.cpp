@@ -115,8 +115,8 @@ TaskGraph TaskGraphBuilder::finish() {
 
   // 2. Group index per task, in first-appearance order of the device-task key. Consecutive
   // tasks almost always share a key, so the hash map is consulted only on a change.
-  std::vector<std::uint32_t> group_seq;  // key per group
-  std::vector<std::uint32_t> group_pg;   // parallel group per group
+  std::vector<std::uint32_t> group_seq;         // key per group
+  std::vector<std::uint32_t> group_pg;          // parallel group per group
   std::vector<std::uint32_t> group_first_task;  // orig id of the first task, for messages
   g.device_task.resize(n);
   {
@@ -136,9 +136,9 @@ TaskGraph TaskGraphBuilder::finish() {
         last_group = it->second;
       }
       if (group_of_task_[t] != group_pg[last_group]) {
-        throw TraceError("device task seqNo " + std::to_string(seq) +
-                         " mixes parallel groups " + std::to_string(group_pg[last_group]) +
-                         " (task " + std::to_string(group_first_task[last_group]) + ") and " +
+        throw TraceError("device task seqNo " + std::to_string(seq) + " mixes parallel groups " +
+                         std::to_string(group_pg[last_group]) + " (task " +
+                         std::to_string(group_first_task[last_group]) + ") and " +
                          std::to_string(group_of_task_[t]) + " (task " +
                          std::to_string(g.orig_id[t]) + "); a device task belongs to one group");
       }
@@ -287,8 +287,8 @@ TaskGraph TaskGraphBuilder::finish() {
       std::vector<TaskId> cycle(walk.begin() + step[cur], walk.end());
       std::reverse(cycle.begin(), cycle.end());
       std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-      std::string msg = "dependency cycle in seqNo " +
-                        std::to_string(group_seq[g.device_task[cycle[0]]]) + ": ";
+      std::string msg =
+          "dependency cycle in seqNo " + std::to_string(group_seq[g.device_task[cycle[0]]]) + ": ";
       // A long cycle is abbreviated: its start and end locate it well enough.
       constexpr std::size_t kHead = 8, kTail = 3;
       for (std::size_t i = 0; i < cycle.size(); ++i) {

@@ -2,7 +2,6 @@
 // TaskGraphBuilder (CSR, predecessor counts, device-task grouping, edge rules, cycles) and
 // the stitcher.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -226,8 +225,9 @@ TEST_CASE("a long cycle is abbreviated in the message, and the walk is iterative
 }
 
 TEST_CASE("a device task may not mix parallel groups") {
-  CHECK_THROWS_WITH(build({{3, {}, CoreType::kAiv, 0, 1}, {3, {}, CoreType::kAiv, 1, 2}}),
-                    Contains("device task seqNo 3 mixes parallel groups 1 (task 0) and 2 (task 1)"));
+  CHECK_THROWS_WITH(
+      build({{3, {}, CoreType::kAiv, 0, 1}, {3, {}, CoreType::kAiv, 1, 2}}),
+      Contains("device task seqNo 3 mixes parallel groups 1 (task 0) and 2 (task 1)"));
   const TaskGraph g = build({{0, {}, CoreType::kAiv, 0, 2}, {1, {}, CoreType::kAiv, 1, 2}});
   CHECK(g.device_tasks[0].parallel_group == 2);
   CHECK(g.device_tasks[1].parallel_group == 2);

@@ -2,6 +2,11 @@
 // L2Cache on access patterns worked out by hand. Most cases use a tiny cache of 4 sets x 2 ways
 // x 64 B lines (512 B): line L lives in set L % 4, so byte addresses 0, 256, 512, 768 all map
 // to set 0.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "pypto/sched/errors.h"
@@ -204,4 +209,194 @@ TEST_CASE("L2: the constructor rejects impossible geometries", "[l2][errors]") {
   CHECK_THROWS_WITH(L2Cache(1000, 64, 2), Contains("l2.size = 1000") && Contains("128"));
   CHECK_THROWS_WITH(L2Cache(0, 64, 2), Contains("l2.size = 0"));
   CHECK_THROWS_WITH(L2Cache(1ull << 40, 512, 16), Contains("l2.size") && Contains("at most"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Differential test against a reference model that states the policy in the most direct way:
+// per set a list of resident lines, most recent first. L2Cache keeps a faster layout (compact
+// per-set records with 32-bit tags and a nibble LRU order for 2..16 ways, 64-bit tags and
+// stamps otherwise, converting from the first to the second when a tag does not fit 32 bits),
+// and every layout must give the same Result and counters on every access.
+
+namespace {
+
+class ReferenceL2 {
+ public:
+  ReferenceL2(std::uint64_t size_bytes, std::uint64_t line_bytes, std::uint64_t ways)
+      : line_bytes_(line_bytes), ways_(ways), sets_(size_bytes / line_bytes / ways) {
+    sets_lru_.resize(sets_);
+  }
+
+  L2Cache::Result access(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
+    L2Cache::Result r;
+    if (bytes == 0) return r;
+    const std::uint64_t end = addr + (bytes - 1);  // last byte, inclusive
+    for (std::uint64_t line = addr / line_bytes_;; ++line) {
+      const std::uint64_t lo = std::max(addr, line * line_bytes_);
+      const std::uint64_t hi = std::min(end, line * line_bytes_ + (line_bytes_ - 1));
+      const std::uint64_t touched = hi - lo + 1;
+      auto& set = sets_lru_[line % sets_];
+      auto it =
+          std::find_if(set.begin(), set.end(), [&](const Entry& e) { return e.line == line; });
+      if (it != set.end()) {
+        Entry e = *it;
+        e.dirty = e.dirty || is_write;
+        set.erase(it);
+        set.insert(set.begin(), e);
+        r.hit_bytes += touched;
+        ++hit_lines;
+      } else {
+        if (set.size() == ways_) {
+          if (set.back().dirty) r.writeback_bytes += line_bytes_;
+          set.pop_back();
+        }
+        set.insert(set.begin(), Entry{line, is_write});
+        if (is_write && touched == line_bytes_) {
+          r.hit_bytes += touched;
+          ++hit_lines;
+        } else {
+          r.miss_bytes += line_bytes_;
+          ++miss_lines;
+        }
+      }
+      if (line == end / line_bytes_) break;
+    }
+    return r;
+  }
+
+  std::uint64_t resident_lines() const {
+    std::uint64_t n = 0;
+    for (const auto& s : sets_lru_) n += s.size();
+    return n;
+  }
+
+  std::uint64_t hit_lines = 0, miss_lines = 0;
+
+ private:
+  struct Entry {
+    std::uint64_t line;
+    bool dirty;
+  };
+  std::uint64_t line_bytes_, ways_, sets_;
+  std::vector<std::vector<Entry>> sets_lru_;
+};
+
+// Runs `ops` random accesses on both models and compares after each; returns the number of
+// accesses that were compared. Addresses come from a window of 3x the cache starting at one
+// of `bases` (chosen per access; only bases[0] for the first `first_base_only` accesses), so
+// lines are reused, evicted and written back often.
+std::uint64_t run_differential(std::uint64_t sets, std::uint32_t line_bytes, std::uint32_t ways,
+                               const std::vector<std::uint64_t>& bases, std::uint64_t seed,
+                               int ops, int first_base_only = 0) {
+  const std::uint64_t size = sets * ways * line_bytes;
+  L2Cache fast(size, line_bytes, ways);
+  ReferenceL2 ref(size, line_bytes, ways);
+  std::mt19937_64 rng(seed);
+  const std::uint64_t window = 3 * size;
+  std::uint64_t compared = 0;
+  for (int i = 0; i < ops; ++i) {
+    const std::uint64_t base = i < first_base_only ? bases[0] : bases[rng() % bases.size()];
+    std::uint64_t addr = base + rng() % window;
+    std::uint64_t bytes = 0;
+    switch (rng() % 4) {
+      case 0:  // within a line or two, unaligned
+        bytes = rng() % (2 * line_bytes + 1);
+        break;
+      case 1:  // whole aligned lines
+        addr -= addr % line_bytes;
+        bytes = line_bytes * (1 + rng() % (2 * sets));
+        break;
+      case 2:  // a long unaligned range, up to the whole cache and beyond
+        bytes = 1 + rng() % (size + size / 2);
+        break;
+      default:  // re-touch a short range just below the previous one
+        bytes = 1 + rng() % (4 * line_bytes);
+        break;
+    }
+    // Keep the range below 2^64 (the wrap check has its own test).
+    if (bytes > 0 && bytes - 1 > ~std::uint64_t{0} - addr) bytes = ~std::uint64_t{0} - addr + 1;
+    const bool is_write = rng() % 2 == 0;
+    const L2Cache::Result got = fast.access(addr, bytes, is_write);
+    const L2Cache::Result want = ref.access(addr, bytes, is_write);
+    INFO("sets " << sets << " line " << line_bytes << " ways " << ways << " seed " << seed
+                 << " op " << i << ": access(" << addr << ", " << bytes << ", "
+                 << (is_write ? "write" : "read") << ")");
+    REQUIRE(got.hit_bytes == want.hit_bytes);
+    REQUIRE(got.miss_bytes == want.miss_bytes);
+    REQUIRE(got.writeback_bytes == want.writeback_bytes);
+    REQUIRE(fast.hit_lines() == ref.hit_lines);
+    REQUIRE(fast.miss_lines() == ref.miss_lines);
+    REQUIRE(fast.resident_lines() == ref.resident_lines());
+    ++compared;
+  }
+  return compared;
+}
+
+}  // namespace
+
+TEST_CASE("L2: random accesses match a list-based LRU reference for every way count", "[l2]") {
+  // Ways 1 and above 16 use the generic layout, 2..16 the compact one with 4, 8 or 16 slots
+  // (fewer ways than slots included). Set counts include 1 and non-powers of two.
+  for (const std::uint32_t ways : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 15u, 16u, 17u, 33u, 64u}) {
+    for (const std::uint64_t sets : {1u, 3u, 4u, 7u}) {
+      for (const std::uint32_t line_bytes : {1u, 64u}) {
+        const std::uint64_t seed = ways * 1000 + sets * 10 + line_bytes;
+        CHECK(run_differential(sets, line_bytes, ways, {0}, seed, 400) == 400);
+      }
+    }
+  }
+}
+
+TEST_CASE("L2: long runs on one set keep matching the reference", "[l2]") {
+  // Every access lands in the same few ways, so hits come from every LRU rank and the
+  // per-set order is rewritten thousands of times.
+  for (const std::uint32_t ways : {2u, 4u, 8u, 13u, 16u, 20u}) {
+    CHECK(run_differential(1, 64, ways, {0}, 99 + ways, 5000) == 5000);
+  }
+}
+
+TEST_CASE("L2: tags that outgrow 32 bits keep every line, dirty bit and LRU order", "[l2]") {
+  // The compact layout stores line / sets + 1 in 32 bits. The first line whose tag does not
+  // fit moves the whole cache to the generic layout mid-stream: 300 accesses near 0 fill the
+  // compact sets first, then accesses near 0, on both sides of that boundary and at the top
+  // of the address space must keep matching the reference.
+  for (const std::uint32_t ways : {2u, 6u, 16u}) {
+    for (const std::uint64_t sets : {1u, 5u}) {
+      const std::uint32_t line_bytes = 64;
+      const std::uint64_t size = sets * ways * line_bytes;
+      const std::uint64_t first_wide_line = 0xFFFFFFFFull * sets;  // tag 2^32, no longer fits
+      const std::uint64_t boundary = first_wide_line * line_bytes;
+      const std::vector<std::uint64_t> bases = {0, 0, 0, boundary - 2 * size,
+                                                ~std::uint64_t{0} - 3 * size + 1};
+      CHECK(run_differential(sets, line_bytes, ways, bases, ways * 7 + sets, 900, 300) == 900);
+    }
+  }
+}
+
+TEST_CASE("L2: the largest 32-bit tag stays compact and the next line converts", "[l2]") {
+  // 16 ways x 3 sets x 64 B. Line (2^32 - 1) * 3 - 1 has tag 2^32 - 1, the largest that fits.
+  L2Cache c(3 * 16 * 64, 64, 16);
+  const std::uint64_t last_narrow = (0xFFFFFFFFull * 3 - 1) * kLine;
+  // Fill set 2 (lines 2, 5, 8, ... and the narrow-tag line): the narrow-tag line first, dirty.
+  c.access(last_narrow, kLine, true);
+  for (std::uint64_t i = 1; i < 16; ++i) c.access((3 * i + 2) * kLine, kLine, false);
+  CHECK(c.resident_lines() == 16);
+  CHECK(read_hits(c, last_narrow));  // now the most recent of set 2; line 5 is the LRU
+  // The next line (set 0, tag 2^32) converts the layout.
+  auto r = c.access(last_narrow + kLine, kLine, false);
+  CHECK(r.miss_bytes == kLine);
+  CHECK(c.resident_lines() == 17);
+  r = c.access(50 * kLine, kLine, false);  // set 2: evicts line 5, clean
+  CHECK(r.writeback_bytes == 0);
+  CHECK_FALSE(read_hits(c, 5 * kLine));  // evicts line 8
+  CHECK(read_hits(c, last_narrow));      // most recent again: [narrow, 5, 50, 47, ..., 11]
+  // 15 misses push out 11..47, 50 and 5, all clean; the 16th evicts the dirty narrow line.
+  std::uint64_t writeback = 0;
+  for (std::uint64_t i = 0; i < 15; ++i) {
+    writeback += c.access((3 * (1000 + i) + 2) * kLine, kLine, false).writeback_bytes;
+  }
+  CHECK(writeback == 0);
+  r = c.access((3 * 2000 + 2) * kLine, kLine, false);
+  CHECK(r.writeback_bytes == kLine);
+  CHECK_FALSE(read_hits(c, last_narrow));
 }

@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: Apache-2.0
+// Trace readers: format detection, the samples in traces/samples (numbers worked out in
+// traces/samples/README.md), every user error, and the synthetic generator.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sim/cost_model.h"
+#include "pypto/sim/trace/synthetic.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+using Catch::Matchers::Contains;
+using pypto::ConfigError;
+using pypto::TraceError;
+using pypto::sched::CoreType;
+using pypto::sched::kNoRecord;
+using pypto::sched::TaskGraph;
+using pypto::sched::TaskId;
+using namespace pypto::sim;
+
+namespace {
+
+std::string sample(const std::string& name) {
+  return std::string(PYPTO_SOURCE_DIR) + "/traces/samples/" + name;
+}
+
+// A scratch directory for bad inputs, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "pypto-trace-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    dir_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+ private:
+  std::string dir_;
+};
+
+LoadedTrace load(const std::string& path, const std::string& prof = "") {
+  LoadOptions o;
+  o.prof_path = prof;
+  return load_trace(path, o, ChipConfig{});
+}
+
+// Index of the task with (seqNo, orig id).
+TaskId find(const TaskGraph& g, std::uint32_t seq, std::uint32_t orig) {
+  for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (g.orig_id[t] == orig && g.device_tasks[g.device_task[t]].seq_no == seq) return t;
+  }
+  FAIL("no task " << orig << " in seqNo " << seq);
+  return 0;
+}
+
+std::string kernel_of(const TaskGraph& g, TaskId t) { return g.kernel_names[g.kernel[t]]; }
+
+const std::string kHeader = "{\"format\":\"pypto-sim-trace\",\"version\":1}\n";
+
+}  // namespace
+
+// ---- detection ----
+
+TEST_CASE("formats are detected from content") {
+  CHECK(detect_trace_format(sample("pipeline.ndjson")) == TraceFormat::kNative);
+  CHECK(detect_trace_format(sample("dyn_topo.txt")) == TraceFormat::kDynTopo);
+  CHECK(detect_trace_format(sample("topo.json")) == TraceFormat::kTopoJson);
+  CHECK(detect_trace_format(sample("fixed_task_topo.json")) == TraceFormat::kFixedLatency);
+  CHECK(std::string(to_string(TraceFormat::kTopoJson)) == "topo_json");
+}
+
+TEST_CASE("detection rejects what matches no format, naming the formats") {
+  TempDir tmp;
+  CHECK_THROWS_WITH(detect_trace_format(tmp.write("x.csv", "a,b,c\n1,2,3\n")),
+                    Contains("x.csv: unknown trace format; expected one of: native") &&
+                        Contains("dyn_topo.txt") && Contains("topo.json") &&
+                        Contains("fixed-latency"));
+  CHECK_THROWS_WITH(detect_trace_format(tmp.write("e.ndjson", " \n\n")),
+                    Contains("e.ndjson: the file is empty"));
+  CHECK_THROWS_WITH(detect_trace_format(tmp.write("o.json", "{\"format\":\"other\"}\n")),
+                    Contains("o.json:1: starts with a JSON object that is not a pypto-sim trace "
+                             "header"));
+  CHECK_THROWS_WITH(detect_trace_format(tmp.write("a.json", "[]")),
+                    Contains("a.json: the JSON array is empty"));
+  CHECK_THROWS_WITH(detect_trace_format(sample("tilefwk_L1_prof_data.json")),
+                    Contains("board profile (tilefwk_L1_prof_data.json), not a task graph: pass "
+                             "it with --prof"));
+  CHECK_THROWS_WITH(detect_trace_format(tmp.write("none", "")), Contains("the file is empty"));
+  CHECK_THROWS_WITH(detect_trace_format(tmp.write("missing", "") + ".nope"),
+                    Contains("missing.nope: cannot open"));
+}
+
+// ---- PyPTO board recording ----
+
+TEST_CASE("dyn_topo.txt + prof: the sample board recording") {
+  const LoadedTrace lt = load(sample("dyn_topo.txt"), sample("tilefwk_L1_prof_data.json"));
+  const TaskGraph& g = lt.graph;
+  CHECK(lt.format == TraceFormat::kDynTopo);
+  REQUIRE(g.num_tasks() == 10);
+  REQUIRE(g.device_tasks.size() == 2);
+  CHECK(g.device_tasks[0].seq_no == 0);
+  CHECK(g.device_tasks[0].num_tasks == 7);
+  CHECK(g.device_tasks[0].num_roots == 3);  // rootIndex 0, 1 and the HUB's 7
+  CHECK(g.device_tasks[0].count[int(CoreType::kAiv)] == 4);
+  CHECK(g.device_tasks[0].count[int(CoreType::kAic)] == 2);
+  CHECK(g.device_tasks[0].count[int(CoreType::kHub)] == 1);
+  CHECK(g.device_tasks[1].seq_no == 1);
+  CHECK(g.device_tasks[1].num_tasks == 3);
+  CHECK(g.device_tasks[1].num_roots == 1);
+  // 50 MHz: one tick is 20 ns. Task 1 of seqNo 0: 1000110 -> 1000410 = 300 ticks.
+  CHECK(g.recorded_ns[find(g, 0, 1)] == 6000);
+  CHECK(g.recorded_ns[find(g, 0, 0)] == 2000);
+  CHECK(g.recorded_ns[find(g, 0, 1048578)] == 1600);
+  CHECK(g.recorded_ns[find(g, 1, 1)] == 6000);
+  // The HUB has no record: a zero-cost dependency node joining both epilogues.
+  const TaskId hub = find(g, 0, 7340032);
+  CHECK(g.core_type[hub] == CoreType::kHub);
+  CHECK(g.recorded_ns[hub] == 0);
+  CHECK(g.pred_count[hub] == 2);
+  CHECK(lt.unrecorded_tasks == 0);
+  CHECK(g.core_type[find(g, 0, 1048577)] == CoreType::kAic);
+  CHECK(kernel_of(g, find(g, 0, 1048577)) == "leaf1");
+  // 6 edges in seqNo 0, 2 in seqNo 1.
+  CHECK(g.num_edges() == 8);
+  // 1000000 -> 1001330 = 1330 ticks = 26.6 us.
+  REQUIRE(g.recorded_makespan_ps.has_value());
+  CHECK(*g.recorded_makespan_ps == 26600000);
+}
+
+TEST_CASE("topo.json + prof: device task 0 only, other seqNos skipped and counted") {
+  const LoadedTrace lt = load(sample("topo.json"), sample("tilefwk_L1_prof_data.json"));
+  const TaskGraph& g = lt.graph;
+  CHECK(lt.format == TraceFormat::kTopoJson);
+  REQUIRE(g.num_tasks() == 7);
+  REQUIRE(g.device_tasks.size() == 1);
+  CHECK(lt.ignored_prof_records == 3);
+  // topo.json has no core types: they come from the prof blocks; the hub has no record.
+  CHECK(g.core_type[find(g, 0, 1)] == CoreType::kAic);
+  CHECK(g.core_type[find(g, 0, 0)] == CoreType::kAiv);
+  CHECK(g.core_type[find(g, 0, 7340032)] == CoreType::kHub);
+  CHECK(lt.unrecorded_tasks == 1);
+  CHECK(kernel_of(g, find(g, 0, 1048577)) == "qk_matmul");
+  CHECK(g.recorded_ns[find(g, 0, 1048577)] == 6000);
+  CHECK(g.device_tasks[0].num_roots == 3);  // taskId >> 20: 0, 1, 7
+  CHECK(g.num_edges() == 6);
+  // 1000000 -> 1000805 = 805 ticks = 16.1 us.
+  CHECK(*g.recorded_makespan_ps == 16100000);
+}
+
+TEST_CASE("board readers accept the variants real files have") {
+  TempDir tmp;
+  // No seqNo (everything is seqNo 0), subGraphId instead of leafIndex, a coreType suffix.
+  const std::string topo =
+      tmp.write("dyn_topo.txt",
+                "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
+                "staticSuccCount,successors\n"
+                "0,0,0,1000,10,0,5000,AIV_0,0,-1,1,1,\n"  // a trailing comma
+                "0,1,0,18446744073709551615,11,1,5001,AIC,1,-1,0\n"
+                "0,2,0,1000,12,2,5002,AIC,2,-1,0\n");  // no prof record
+  const std::string prof = tmp.write(
+      "prof.json",
+      R"([{"blockIdx":0,"coreType":"AIV_0","tasks":[{"taskId":0,"subGraphId":0,"execStart":10,"execEnd":60,"extra":1}]},
+          {"blockIdx":1,"coreType":"AIC","tasks":[{"taskId":1,"execStart":70,"execEnd":170}]}])");
+  const LoadedTrace lt = load(topo, prof);
+  REQUIRE(lt.graph.num_tasks() == 3);
+  CHECK(lt.graph.recorded_ns[0] == 1000);
+  CHECK(lt.graph.recorded_ns[1] == 2000);
+  // An AIC task without a record is kept as a zero-cost dependency node and counted.
+  CHECK(lt.graph.core_type[2] == CoreType::kAic);
+  CHECK(lt.graph.recorded_ns[2] == 0);
+  CHECK(lt.unrecorded_tasks == 1);
+  CHECK(*lt.graph.recorded_makespan_ps == 160 * 20000ull);
+}
+
+TEST_CASE("board recording errors name the file and the line or record") {
+  TempDir tmp;
+  const std::string prof_path = sample("tilefwk_L1_prof_data.json");
+  const std::string kCsvHeader =
+      "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
+      "staticSuccCount,successors\n";
+
+  CHECK_THROWS_WITH(load(sample("dyn_topo.txt")),
+                    Contains("dyn_topo.txt: a dyn_topo.txt topology needs --prof "
+                             "tilefwk_L1_prof_data.json with the recorded times"));
+  CHECK_THROWS_WITH(load(sample("topo.json")),
+                    Contains("topo.json: a topo.json topology needs --prof"));
+
+  const std::string unknown_succ =
+      tmp.write("t1.txt", kCsvHeader + "0,0,0,1,1,0,1,AIV,0,-1,1,1\n0,1,0,1,1,0,1,AIV,0,-1,1,5\n");
+  CHECK_THROWS_WITH(load(unknown_succ, prof_path),
+                    Contains("t1.txt:3: successor 5 of task 1 is not a task of seqNo 0"));
+
+  const std::string few_cols =
+      tmp.write("t2.txt", kCsvHeader + "0,0,0,1,1,0,1,AIV,0,-1,0\n0,1,0\n");
+  CHECK_THROWS_WITH(load(few_cols, prof_path),
+                    Contains("t2.txt:3: expected at least 11 columns") && Contains("got 3"));
+
+  const std::string not_int = tmp.write("t3.txt", kCsvHeader + "0,0,x,1,1,0,1,AIV,0,-1,0\n");
+  CHECK_THROWS_WITH(
+      load(not_int, prof_path),
+      Contains("t3.txt:2: column rootIndex: expected an integer") && Contains("got \"x\""));
+  const std::string not_int2 = tmp.write("t3b.txt", kCsvHeader + "0,0,0,1,1,0,1,AIV,0,-1,0,7z\n");
+  CHECK_THROWS_WITH(load(not_int2, prof_path),
+                    Contains("t3b.txt:2: column successors (column 12): expected an integer"));
+  const std::string bad_hash = tmp.write("t3c.txt", kCsvHeader + "0,0,0,abc,1,0,1,AIV,0,-1,0\n");
+  CHECK_THROWS_WITH(load(bad_hash, prof_path),
+                    Contains("t3c.txt:2: column rootHash: expected an integer, got \"abc\""));
+
+  const std::string bad_core = tmp.write("t4.txt", kCsvHeader + "0,0,0,1,1,0,1,GPU,0,-1,0\n");
+  CHECK_THROWS_WITH(load(bad_core, prof_path),
+                    Contains("t4.txt:2: column coreType: expected AIC, AIV, HUB or AICPU, got "
+                             "\"GPU\""));
+
+  const std::string bad_header = tmp.write("t5.txt", "seqNo,taskId,root\n0,0,0\n");
+  CHECK_THROWS_WITH(load(bad_header, prof_path),
+                    Contains("t5.txt:1: header column 3 is \"root\", expected \"rootIndex\""));
+
+  const std::string dup = tmp.write("t6.txt", kCsvHeader +
+                                                  "0,0,0,1,1,0,1,AIV,0,-1,0\n\n"
+                                                  "0,0,0,1,1,0,1,AIV,0,-1,0\n");
+  CHECK_THROWS_WITH(load(dup, prof_path),
+                    Contains("t6.txt:4: task 0 of seqNo 0 already appears on line 2"));
+
+  const std::string too_many_static =
+      tmp.write("t7.txt", kCsvHeader + "0,0,0,1,1,0,1,AIV,0,-1,2,1\n0,1,0,1,1,0,1,AIV,0,-1,0\n");
+  CHECK_THROWS_WITH(load(too_many_static, prof_path),
+                    Contains("t7.txt:2: staticSuccCount is 2 but the line lists 1 successors"));
+
+  // Prof problems.
+  const std::string topo = tmp.write("dyn_topo.txt", kCsvHeader + "0,0,0,1,1,0,1,AIV,0,-1,0\n");
+  const std::string p_unknown = tmp.write(
+      "p1.json",
+      R"([{"blockIdx":3,"coreType":"AIV","tasks":[{"seqNo":0,"taskId":0,"execStart":1,"execEnd":2},{"seqNo":0,"taskId":99,"execStart":1,"execEnd":2}]}])");
+  CHECK_THROWS_WITH(load(topo, p_unknown),
+                    Contains("p1.json: block 0 (blockIdx 3), record 1: seqNo 0 taskId 99 is not "
+                             "a task of") &&
+                        Contains("dyn_topo.txt"));
+  const std::string p_syntax = tmp.write("p2.json", "[\n  {\"blockIdx\": 0,\n   \"tasks\" [] }\n]");
+  CHECK_THROWS_WITH(load(topo, p_syntax), Contains("p2.json:3:12: invalid JSON"));
+  const std::string p_type = tmp.write(
+      "p3.json",
+      R"([{"blockIdx":0,"coreType":"AIV","tasks":[{"taskId":0,"execStart":"1","execEnd":2}]}])");
+  CHECK_THROWS_WITH(load(topo, p_type),
+                    Contains("p3.json: block 0 (blockIdx 0), record 0: expected \"execStart\" to "
+                             "be a non-negative integer, got \"1\""));
+  const std::string p_core = tmp.write(
+      "p4.json",
+      R"([{"blockIdx":0,"coreType":"AIC","tasks":[{"taskId":0,"execStart":1,"execEnd":2}]}])");
+  CHECK_THROWS_WITH(load(topo, p_core),
+                    Contains("p4.json: block 0 (blockIdx 0), record 0: taskId 0 (seqNo 0) is an "
+                             "AIV task in") &&
+                        Contains("dyn_topo.txt:2, but this block's "
+                                 "coreType is AIC"));
+  const std::string p_dup = tmp.write(
+      "p5.json",
+      R"([{"blockIdx":0,"coreType":"AIV","tasks":[{"taskId":0,"execStart":1,"execEnd":2},{"taskId":0,"execStart":3,"execEnd":4}]}])");
+  CHECK_THROWS_WITH(load(topo, p_dup),
+                    Contains("p5.json: block 0 (blockIdx 0), record 1: a second record for taskId "
+                             "0 (seqNo 0); the first is block 0, record 0"));
+  const std::string p_back = tmp.write(
+      "p6.json",
+      R"([{"blockIdx":0,"coreType":"AIV","tasks":[{"taskId":0,"execStart":5,"execEnd":2}]}])");
+  CHECK_THROWS_WITH(load(topo, p_back), Contains("record 0: execEnd 2 is before execStart 5"));
+  const std::string p_none =
+      tmp.write("p7.json", R"([{"blockIdx":0,"coreType":"AIV","tasks":[]}])");
+  CHECK_THROWS_WITH(load(topo, p_none), Contains("p7.json: none of its 0 records is a task of"));
+  const std::string p_missing = tmp.write(
+      "p8.json", R"([{"blockIdx":0,"coreType":"AIV","tasks":[{"taskId":0,"execStart":5}]}])");
+  CHECK_THROWS_WITH(load(topo, p_missing),
+                    Contains("p8.json: block 0 (blockIdx 0), record 0: missing \"execEnd\""));
+
+  // topo.json problems.
+  const std::string tj = tmp.write("tj.json", R"([{"taskId":0,"funcName":"a","successors":[1]},
+    {"funcName":"b","successors":[]}])");
+  CHECK_THROWS_WITH(load(tj, prof_path), Contains("tj.json: record 1: missing \"taskId\""));
+  const std::string tj2 =
+      tmp.write("tj2.json", R"([{"taskId":0,"funcName":"a","successors":[5]}])");
+  CHECK_THROWS_WITH(load(tj2, prof_path),
+                    Contains("tj2.json record 0: successor 5 of task 0 is not a task of seqNo 0"));
+}
+
+TEST_CASE("a cycle in a board topology is reported with the file") {
+  TempDir tmp;
+  const std::string topo =
+      tmp.write("cyc.txt",
+                "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
+                "staticSuccCount,successors\n"
+                "0,0,0,1,1,0,1,AIV,0,-1,1,1\n"
+                "0,1,0,1,1,0,1,AIV,0,-1,1,0\n");
+  const std::string prof = tmp.write(
+      "p.json",
+      R"([{"blockIdx":0,"coreType":"AIV","tasks":[{"taskId":0,"execStart":1,"execEnd":2}]}])");
+  CHECK_THROWS_WITH(load(topo, prof),
+                    Contains("cyc.txt: dependency cycle in seqNo 0: task 0 -> task 1 -> task 0"));
+}
+
+// ---- fixed-latency ----
+
+TEST_CASE("fixed-latency sample: execTime in AICore cycles at 1.85 GHz") {
+  const LoadedTrace lt = load(sample("fixed_task_topo.json"));
+  const TaskGraph& g = lt.graph;
+  CHECK(lt.format == TraceFormat::kFixedLatency);
+  REQUIRE(g.num_tasks() == 7);
+  REQUIRE(g.device_tasks.size() == 1);
+  CHECK(g.recorded_ns[0] == 2000);  // 3700 cycles
+  CHECK(g.recorded_ns[1] == 6000);  // 11100 cycles
+  CHECK(g.recorded_ns[2] == 1600);  // 2960 cycles
+  CHECK(g.core_type[6] == CoreType::kHub);
+  CHECK(g.recorded_ns[6] == 0);
+  CHECK(g.pred_count == std::vector<std::uint32_t>{0, 1, 1, 0, 1, 1, 2});
+  CHECK(kernel_of(g, 1) == "qk_matmul");
+  CHECK(g.device_tasks[0].num_roots == 3);
+  CHECK_FALSE(g.recorded_makespan_ps.has_value());
+}
+
+TEST_CASE("fixed-latency errors") {
+  TempDir tmp;
+  const std::string mismatch = tmp.write("f1.json", R"([
+    {"taskId":0,"funcName":"a","coreType":"AIV","execTime":10,"successors":[1],"remainingPredecessors":0},
+    {"taskId":1,"funcName":"b","coreType":"AIC","execTime":10,"successors":[],"remainingPredecessors":2}])");
+  CHECK_THROWS_WITH(load(mismatch),
+                    Contains("f1.json: record 1 (taskId 1): remainingPredecessors is 2 but 1 "
+                             "tasks list it as a successor"));
+  const std::string unknown = tmp.write("f2.json", R"([
+    {"taskId":0,"funcName":"a","coreType":"AIV","execTime":10,"successors":[4],"remainingPredecessors":0}])");
+  CHECK_THROWS_WITH(load(unknown),
+                    Contains("f2.json: record 0 (taskId 0): successor 4 is not a task of"));
+  const std::string hub = tmp.write("f3.json", R"([
+    {"taskId":0,"funcName":"h","coreType":"HUB","execTime":5,"successors":[],"remainingPredecessors":0}])");
+  CHECK_THROWS_WITH(load(hub), Contains("f3.json: record 0 (taskId 0): a HUB task is a zero-cost "
+                                        "dependency node, but its execTime is 5"));
+  const std::string core = tmp.write("f4.json", R"([
+    {"taskId":0,"funcName":"h","coreType":"TPU","execTime":5,"successors":[],"remainingPredecessors":0}])");
+  CHECK_THROWS_WITH(load(core),
+                    Contains("f4.json: record 0 (taskId 0): expected \"coreType\" to be AIC, AIV "
+                             "or HUB, got \"TPU\""));
+  const std::string missing = tmp.write("f5.json", R"([
+    {"taskId":0,"funcName":"h","coreType":"AIV","execTime":5,"successors":[]}])");
+  CHECK_THROWS_WITH(load(missing),
+                    Contains("f5.json: record 0 (taskId 0): missing \"remainingPredecessors\""));
+  const std::string syntax = tmp.write("f6.json", "[\n{\"taskId\":0,\"execTime\":1,}\n]");
+  CHECK_THROWS_WITH(load(syntax), Contains("f6.json:2:"));
+  CHECK_THROWS_WITH(load(syntax), Contains("invalid JSON"));
+  const std::string cycle = tmp.write("f7.json", R"([
+    {"taskId":0,"funcName":"a","coreType":"AIV","execTime":10,"successors":[1],"remainingPredecessors":1},
+    {"taskId":1,"funcName":"b","coreType":"AIC","execTime":10,"successors":[0],"remainingPredecessors":1}])");
+  CHECK_THROWS_WITH(load(cycle),
+                    Contains("f7.json: dependency cycle in seqNo 0: task 0 -> task 1 -> task 0"));
+  LoadOptions o;
+  o.prof_path = sample("tilefwk_L1_prof_data.json");
+  CHECK_THROWS_AS(load_trace(sample("fixed_task_topo.json"), o, ChipConfig{}), ConfigError);
+  CHECK_THROWS_WITH(load_trace(sample("pipeline.ndjson"), o, ChipConfig{}),
+                    Contains("is only used with dyn_topo.txt or topo.json"));
+}
+
+// ---- native ----
+
+TEST_CASE("native sample: the same pipeline with memory, ops and recorded times") {
+  const LoadedTrace lt = load(sample("pipeline.ndjson"));
+  const TaskGraph& g = lt.graph;
+  CHECK(lt.format == TraceFormat::kNative);
+  CHECK(lt.chip_hint == "a2");
+  REQUIRE(g.num_tasks() == 10);
+  REQUIRE(g.device_tasks.size() == 2);
+  CHECK(g.device_tasks[0].num_tasks == 7);
+  CHECK(g.device_tasks[1].seq_no == 1);
+  CHECK(g.core_type[6] == CoreType::kHub);
+  CHECK(g.pred_count[6] == 2);
+  CHECK(g.num_edges() == 8);
+  CHECK(g.recorded_ns[1] == 6000);
+  CHECK(g.recorded_ns[6] == kNoRecord);
+  CHECK(*g.recorded_makespan_ps == 26600000);
+  // Memory: the matmul reads what the prologue wrote, plus the weights, and writes its tile.
+  REQUIRE(g.has_memory());
+  REQUIRE(g.mem_begin[2] - g.mem_begin[1] == 3);
+  const auto& prologue_out = g.mem[g.mem_begin[0] + 1];
+  const auto& matmul_in = g.mem[g.mem_begin[1]];
+  CHECK(prologue_out.is_write == 1);
+  CHECK(matmul_in.is_write == 0);
+  CHECK(matmul_in.addr == prologue_out.addr);
+  CHECK(matmul_in.bytes == 32768);
+  CHECK(g.mem_begin[7] - g.mem_begin[6] == 0);  // the HUB moves nothing
+  // Ops are priced by the cost model.
+  TileOp mmad{"mmad", DType::kFp16, {128, 128, 128}};
+  CHECK(g.compute_cycles[1] == tile_op_cycles(mmad, ChipConfig{}));
+  CHECK(g.compute_cycles[1] > 0);
+  CHECK(g.compute_cycles[6] == 0);
+  CHECK(kernel_of(g, 2) == "epilogue_vec");
+
+  // Same graph and times as the board recording it was written from.
+  const LoadedTrace board = load(sample("dyn_topo.txt"), sample("tilefwk_L1_prof_data.json"));
+  CHECK(board.graph.succ == g.succ);
+  CHECK(board.graph.pred_count == g.pred_count);
+  for (TaskId t = 0; t < 10; ++t) {
+    if (t != 6) CHECK(board.graph.recorded_ns[t] == g.recorded_ns[t]);
+  }
+}
+
+TEST_CASE("native traces without dt are stitched by the runtime options") {
+  TempDir tmp;
+  // Roots 0..4 of two tasks each; every root's last task feeds the next root's first.
+  std::string text = "{\"format\":\"pypto-sim-trace\",\"version\":1,\"tasks\":10}\n";
+  for (int i = 0; i < 10; ++i) {
+    text += "{\"id\":" + std::to_string(i) + ",\"core\":\"" + (i % 2 ? "AIC" : "AIV") +
+            "\",\"root\":" + std::to_string(i / 2) +
+            (i < 9 ? ",\"succ\":[" + std::to_string(i + 1) + "]" : std::string()) +
+            ",\"dur\":" + std::to_string(100 * (i + 1)) + "}\n";
+  }
+  const std::string path = tmp.write("stitch.ndjson", text);
+  LoadOptions o;
+  o.runtime.stitch_function_max_num = 2;
+  const LoadedTrace lt = load_trace(path, o, ChipConfig{});
+  const TaskGraph& g = lt.graph;
+  REQUIRE(g.device_tasks.size() == 3);  // roots {0,1}, {2,3}, {4}
+  CHECK(g.device_tasks[0].num_tasks == 4);
+  CHECK(g.device_tasks[0].num_roots == 2);
+  CHECK(g.device_tasks[2].num_tasks == 2);
+  CHECK(g.device_tasks[2].seq_no == 2);
+  CHECK(g.num_edges() == 7);  // 3 -> 4 and 7 -> 8 lead into later device tasks
+  CHECK(g.recorded_ns[9] == 1000);
+  CHECK(kernel_of(g, 0) == "unnamed");
+  CHECK_FALSE(g.recorded_makespan_ps.has_value());
+  CHECK_FALSE(g.has_memory());
+
+  o.runtime.stitch_function_max_num = 128;
+  CHECK(load_trace(path, o, ChipConfig{}).graph.device_tasks.size() == 1);
+}
+
+TEST_CASE("native traces: dt, device-task records, blank lines and CRLF") {
+  TempDir tmp;
+  const std::string path = tmp.write(
+      "dt.ndjson",
+      "\r\n" + kHeader +
+          "{\"device_task\":4,\"parallel_group\":1}\r\n"
+          "\n"
+          "{\"id\":0,\"core\":\"AIV\",\"dt\":4,\"root\":0}\r\n"
+          "   \n"
+          "{\"id\":1,\"core\":\"AIC_0\",\"dt\":2,\"root\":1,\"pg\":1,\"start\":10,\"end\":15,"
+          "\"tiles\":4}\n"
+          "{\"id\":2,\"core\":\"AICPU\",\"dt\":4,\"root\":1,\"pg\":1,\"succ\":[0]}");
+  const LoadedTrace lt = load(path);
+  const TaskGraph& g = lt.graph;
+  REQUIRE(g.device_tasks.size() == 2);
+  CHECK(g.device_tasks[0].seq_no == 4);
+  CHECK(g.device_tasks[0].parallel_group == 1);
+  CHECK(g.device_tasks[0].num_tasks == 2);
+  CHECK(g.device_tasks[1].seq_no == 2);
+  CHECK(g.orig_id == std::vector<std::uint32_t>{0, 2, 1});
+  CHECK(g.core_type[1] == CoreType::kAicpu);
+  CHECK(g.pred_count[0] == 1);
+  CHECK(g.tiles[2] == 4);
+  CHECK(g.recorded_ns[2] == 5);
+  CHECK(*g.recorded_makespan_ps == 5000);
+}
+
+TEST_CASE("native trace errors name the file and the line") {
+  TempDir tmp;
+  struct Case {
+    std::string body;  // lines after the header
+    std::string expected;
+  };
+  const std::string t0 = "{\"id\":0,\"core\":\"AIV\"}\n";
+  const std::vector<Case> cases = {
+      {t0 + "{\"id\":1,\"core\":\"AIV\",}\n", "bad.ndjson:3: malformed JSON"},
+      {t0 + "{\"id\":1,\"core\":\"AI", "bad.ndjson:3: malformed JSON"},
+      {t0 + "[1,2]\n", "bad.ndjson:3: expected one JSON object per line"},
+      {t0 + "{\"id\":1,\"core\":\"AIV\"} {\"id\":2}\n",
+       "bad.ndjson:3: unexpected text after the JSON object (one record per line)"},
+      {t0 + "{\"id\":1,\n\"core\":\"AIV\"}\n", "bad.ndjson:3: malformed JSON"},
+      {t0 + "{\"id\":1,\n\"core\":\"AIV\"}\n{\"id\":2,\"core\":\"AIV\"}\n",
+       "bad.ndjson:4: text left over from the record on line 3; a record must fit on one line"},
+      {"{\"id\":0,\"core\":\"XYZ\"}\n",
+       "bad.ndjson:2: expected \"core\" to be one of AIC, AIV, HUB, AICPU, got \"XYZ\""},
+      {"{\"id\":0,\"core\":\"AIV\",\"start\":\"12\",\"end\":20}\n",
+       "bad.ndjson:2: expected \"start\" to be a time in ns, got \"12\""},
+      {"{\"id\":0,\"core\":\"AIV\",\"succ\":[1.5]}\n",
+       "bad.ndjson:2: expected each entry of \"succ\" to be a task id, got 1.5"},
+      {"{\"id\":0,\"core\":\"AIV\",\"root\":-1}\n",
+       "bad.ndjson:2: expected \"root\" to be a root-instance index, got -1"},
+      {"{\"id\":0,\"core\":5}\n",
+       "bad.ndjson:2: expected \"core\" to be one of AIC, AIV, HUB, AICPU, got 5"},
+      {"{\"id\":0,\"core\":\"AIV\",\"mem\":{}}\n",
+       "bad.ndjson:2: expected \"mem\" to be an array of [address, bytes, \"r\"|\"w\"], got an "
+       "object"},
+      {"{\"id\":0,\"core\":\"AIV\",\"colour\":1}\n",
+       "bad.ndjson:2: unknown key \"colour\" (a task record has: id, core, kernel"},
+      {"{\"id\":0,\"core\":\"AIV\",\"core\":\"AIC\"}\n", "bad.ndjson:2: duplicate key \"core\""},
+      {"{\"core\":\"AIV\"}\n", "bad.ndjson:2: a task record needs \"id\""},
+      {"{\"id\":0}\n", "bad.ndjson:2: a task record needs \"core\""},
+      {t0 + "{\"id\":3,\"core\":\"AIV\"}\n",
+       "bad.ndjson:3: expected \"id\" 1 (ids are dense and in file order), got 3"},
+      {"{\"id\":0,\"core\":\"AIV\",\"root\":5}\n{\"id\":1,\"core\":\"AIV\",\"root\":3}\n",
+       "bad.ndjson:3: \"root\" 3 is smaller than the previous task's root 5; roots must be "
+       "non-decreasing"},
+      {"{\"id\":0,\"core\":\"AIV\",\"dt\":0}\n{\"id\":1,\"core\":\"AIV\"}\n",
+       "bad.ndjson:3: this task has no \"dt\" but the first task (line 2) has one; \"dt\" is "
+       "all-or-none"},
+      {t0 + "{\"id\":1,\"core\":\"AIV\",\"dt\":0}\n",
+       "bad.ndjson:3: this task has \"dt\" but the first task (line 2) has none"},
+      {"{\"device_task\":0}\n{\"id\":0,\"core\":\"AIV\"}\n",
+       "bad.ndjson:3: the trace declares device tasks (line 2) but this task has no \"dt\""},
+      {"{\"id\":0,\"core\":\"AIV\",\"dt\":0}\n{\"device_task\":0}\n",
+       "bad.ndjson:3: the record of device task 0 comes after its first task (line 2)"},
+      {"{\"device_task\":0,\"id\":0}\n",
+       "bad.ndjson:2: a record mixes device-task keys (device_task, parallel_group) with task "
+       "keys"},
+      {"{\"id\":0,\"core\":\"AIV\",\"dt\":0,\"pg\":1}\n{\"id\":1,\"core\":\"AIV\",\"dt\":0,"
+       "\"pg\":2}\n",
+       "bad.ndjson:3: \"pg\" 2 differs from device task 0's parallel group 1 (line 2)"},
+      {"{\"id\":0,\"core\":\"AIV\",\"pg\":1}\n{\"id\":1,\"core\":\"AIV\"}\n",
+       "bad.ndjson:3: \"pg\" 0 differs from the earlier tasks of root 0 (1)"},
+      {"{\"id\":0,\"core\":\"AIV\",\"start\":5}\n",
+       "bad.ndjson:2: \"start\" and \"end\" go together; give both or \"dur\" alone"},
+      {"{\"id\":0,\"core\":\"AIV\",\"start\":5,\"end\":7,\"dur\":2}\n",
+       "bad.ndjson:2: give either \"start\"/\"end\" or \"dur\", not both"},
+      {"{\"id\":0,\"core\":\"AIV\",\"start\":5,\"end\":3}\n",
+       "bad.ndjson:2: \"end\" 3 is before \"start\" 5"},
+      {"{\"id\":0,\"core\":\"AIV\",\"tiles\":0}\n",
+       "bad.ndjson:2: expected \"tiles\" to be at least 1, got 0"},
+      {"{\"id\":0,\"core\":\"AIV\",\"tiles\":70000}\n",
+       "bad.ndjson:2: expected \"tiles\" to be a tile count (at most 65535), got 70000"},
+      {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,0,\"r\"]]}\n",
+       "bad.ndjson:2: a \"mem\" range of 0 bytes"},
+      {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8,\"x\"]]}\n",
+       "bad.ndjson:2: expected a \"mem\" access kind \"r\" or \"w\", got \"x\""},
+      {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8]]}\n",
+       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"], got 2 "
+       "fields"},
+      {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"fma\",\"fp16\",[16]]]}\n",
+       "bad.ndjson:2: unknown tile op \"fma\" in \"ops\""},
+      {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp8\",[16]]]}\n",
+       "bad.ndjson:2: unknown dtype \"fp8\" in \"ops\""},
+      {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp16\",[16,0]]]}\n",
+       "bad.ndjson:2: a tile dimension of 0 in \"ops\""},
+      {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp16\"]]}\n",
+       "bad.ndjson:2: expected each entry of \"ops\" to be [\"op\", \"dtype\", [dims...]], got 2 "
+       "fields"},
+      {"{\"id\":0,\"core\":\"AIV\",\"succ\":[1]}\n{\"id\":1,\"core\":\"AIV\",\"succ\":[5,2]}\n",
+       "bad.ndjson:3: task 1 lists successor 5, but the trace has only 2 tasks (ids 0..1)"},
+      {"{\"id\":0,\"core\":\"AIV\",\"succ\":[1]}\n{\"id\":1,\"core\":\"AIV\",\"succ\":[0]}\n",
+       "bad.ndjson: dependency cycle in seqNo 0: task 0 -> task 1 -> task 0"},
+      {"{\"id\":0,\"core\":\"AIV\",\"dt\":1}\n{\"id\":1,\"core\":\"AIV\",\"dt\":0,\"succ\":[0]}\n",
+       "bad.ndjson: task 1 (seqNo 0): successor task 0 is in device task seqNo 1, which runs "
+       "earlier"},
+      {"{\"id\":0,\"core\":\"HUB\",\"dur\":5}\n",
+       "bad.ndjson:2: a HUB task is a zero-cost dependency node; it takes no \"start\""},
+      {"", "bad.ndjson: the trace has no task records"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.body);
+    const std::string path = tmp.write("bad.ndjson", kHeader + c.body);
+    CHECK_THROWS_WITH(load(path), Contains(c.expected));
+  }
+  // The unterminated last line is flagged as a possible truncation.
+  CHECK_THROWS_WITH(load(tmp.write("trunc.ndjson", kHeader + t0 + "{\"id\":1,\"core\":\"AI")),
+                    Contains("trunc.ndjson:3: malformed JSON") && Contains("truncated?"));
+}
+
+TEST_CASE("native header errors") {
+  TempDir tmp;
+  CHECK_THROWS_WITH(
+      load(tmp.write("v.ndjson", "{\"format\":\"pypto-sim-trace\",\"version\":2}\n")),
+      Contains("v.ndjson:1: unsupported trace format version 2; this build reads version 1"));
+  CHECK_THROWS_WITH(load(tmp.write("nv.ndjson", "{\"format\":\"pypto-sim-trace\"}\n")),
+                    Contains("nv.ndjson:1: the header has no \"version\""));
+  CHECK_THROWS_WITH(
+      load(tmp.write("k.ndjson", "{\"format\":\"pypto-sim-trace\",\"version\":1,\"x\":1}\n")),
+      Contains("k.ndjson:1: unknown key \"x\" in the header"));
+  CHECK_THROWS_WITH(
+      load(tmp.write("u.ndjson",
+                     "{\"format\":\"pypto-sim-trace\",\"version\":1,\"time_unit\":"
+                     "\"us\"}\n")),
+      Contains("u.ndjson:1: unsupported \"time_unit\" \"us\"; version 1 uses \"ns\""));
+  CHECK_THROWS_WITH(
+      load(tmp.write("n.ndjson", "{\"format\":\"pypto-sim-trace\",\"version\":1,\"tasks\":3}\n" +
+                                     std::string("{\"id\":0,\"core\":\"AIV\"}\n"))),
+      Contains("n.ndjson: the header announces 3 tasks but the file has 1 (truncated?)"));
+}
+
+TEST_CASE("native errors deep in a large file carry the exact line") {
+  // 40000 synthetic tasks, about 7 MB: past simdjson's 1 MiB batches and the 4 MiB chunks.
+  SyntheticSpec spec;
+  spec.tasks = 40000;
+  std::ostringstream os;
+  write_synthetic_trace(spec, os);
+  const std::string text = os.str();
+  REQUIRE(text.size() > (std::size_t(5) << 20));
+  // Line starts: line k (1-based) is the header for k == 1, task k - 2 otherwise.
+  std::vector<std::size_t> starts = {0};
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] == '\n') starts.push_back(i + 1);
+  }
+  REQUIRE(starts.size() == 40001);
+  TempDir tmp;
+  CHECK(load(tmp.write("ok.ndjson", text)).graph.num_tasks() == 40000);
+  for (const std::size_t line : {7001u, 28001u, 39999u}) {
+    INFO("line " << line);
+    // Replace the line's "kernel" key by an unknown one of the same length.
+    std::string bad = text;
+    const std::size_t k = bad.find("\"kernel\"", starts[line - 1]);
+    REQUIRE(k < starts[line]);
+    bad.replace(k, 8, "\"kernal\"");
+    CHECK_THROWS_WITH(load(tmp.write("big.ndjson", bad)),
+                      Contains("big.ndjson:" + std::to_string(line) + ": unknown key \"kernal\""));
+    // Two records on one line, and malformed JSON, at the same place.
+    std::string two = text;
+    two[starts[line] - 1] = ' ';  // join the line with the next one
+    CHECK_THROWS_WITH(
+        load(tmp.write("two.ndjson", two)),
+        Contains("two.ndjson:" + std::to_string(line) + ": unexpected text after the JSON object"));
+    std::string broken = text;
+    broken.insert(starts[line] - 1, ",");  // a trailing comma after the object
+    CHECK_THROWS_WITH(load(tmp.write("broken.ndjson", broken)),
+                      Contains("broken.ndjson:" + std::to_string(line) + ": "));
+  }
+}
+
+TEST_CASE("native lines longer than the parser's batch and the read chunk") {
+  // Task 1 lists 400000 successors (about 3 MB on one line), task 2 about 6 MB.
+  auto long_succ = [](std::uint32_t id, std::uint32_t n) {
+    std::string line = "{\"id\":" + std::to_string(id) + ",\"core\":\"AIV\",\"succ\":[";
+    for (std::uint32_t i = 0; i < n; ++i) line += (i ? ",4" : "4");
+    return line + "]}\n";
+  };
+  const std::string body = "{\"id\":0,\"core\":\"AIV\"}\n" + long_succ(1, 400000) +
+                           long_succ(2, 800000) + "{\"id\":3,\"core\":\"AIC\"}\n" +
+                           "{\"id\":4,\"core\":\"AIV\"}\n";
+  TempDir tmp;
+  const TaskGraph g = load(tmp.write("long.ndjson", kHeader + body)).graph;
+  REQUIRE(g.num_tasks() == 5);
+  CHECK(g.pred_count[4] == 1200000);
+  CHECK(g.core_type[3] == CoreType::kAic);
+  CHECK_THROWS_WITH(load(tmp.write("long2.ndjson", kHeader + body + "{\"id\":5}\n")),
+                    Contains("long2.ndjson:7: a task record needs \"core\""));
+}
+
+// ---- synthetic traces ----
+
+TEST_CASE("synthetic traces are deterministic and load") {
+  for (const std::string shape : {"mix", "chain", "fanout", "loops", "independent"}) {
+    INFO(shape);
+    SyntheticSpec spec;
+    spec.tasks = 1000;
+    spec.shape = shape;
+    std::ostringstream a, b, c;
+    write_synthetic_trace(spec, a);
+    write_synthetic_trace(spec, b);
+    CHECK(a.str() == b.str());
+    spec.seed = 2;
+    write_synthetic_trace(spec, c);
+    CHECK(a.str() != c.str());
+    TempDir tmp;
+    const LoadedTrace lt = load(tmp.write(shape + ".ndjson", a.str()));
+    CHECK(lt.graph.num_tasks() == 1000);
+    CHECK(lt.graph.has_memory());
+    // 125 roots of 8 tasks fit one device task at the default 128 roots.
+    CHECK(lt.graph.device_tasks.size() == 1);
+    CHECK(lt.graph.device_tasks[0].num_roots == 125);
+    for (TaskId t = 0; t < 1000; ++t) CHECK(lt.graph.compute_cycles[t] > 0);
+  }
+}
+
+TEST_CASE("synthetic: a consumer reads exactly the region its producer wrote") {
+  for (const std::string shape : {"mix", "chain", "fanout", "loops"}) {
+    INFO(shape);
+    SyntheticSpec spec;
+    spec.tasks = 3000;
+    spec.shape = shape;
+    std::ostringstream os;
+    write_synthetic_trace(spec, os);
+    TempDir tmp;
+    const TaskGraph g = load(tmp.write("s.ndjson", os.str())).graph;
+    REQUIRE(g.num_edges() > 0);
+    std::size_t checked = 0;
+    for (TaskId u = 0; u < g.num_tasks(); ++u) {
+      // Each task writes exactly one region, 16..64 KiB.
+      std::size_t writes = 0;
+      pypto::sched::MemAccess out;
+      for (std::uint32_t m = g.mem_begin[u]; m < g.mem_begin[u + 1]; ++m) {
+        if (g.mem[m].is_write) {
+          ++writes;
+          out = g.mem[m];
+        }
+      }
+      REQUIRE(writes == 1);
+      CHECK(out.bytes >= 16384);
+      CHECK(out.bytes <= 65536);
+      for (std::uint32_t e = g.succ_first(u); e < g.succ_last(u); ++e) {
+        const TaskId v = g.succ[e];
+        bool reads = false;
+        for (std::uint32_t m = g.mem_begin[v]; m < g.mem_begin[v + 1]; ++m) {
+          reads |= !g.mem[m].is_write && g.mem[m].addr == out.addr && g.mem[m].bytes == out.bytes;
+        }
+        CHECK(reads);
+        ++checked;
+      }
+    }
+    CHECK(checked == g.num_edges());
+  }
+}
+
+TEST_CASE("synthetic shapes have their structure") {
+  TempDir tmp;
+  auto make = [&](const std::string& shape, bool recorded, std::uint64_t n) {
+    SyntheticSpec spec;
+    spec.tasks = n;
+    spec.shape = shape;
+    spec.recorded = recorded;
+    spec.memory = false;
+    std::ostringstream os;
+    write_synthetic_trace(spec, os);
+    return load(tmp.write(shape + ".ndjson", os.str())).graph;
+  };
+  // independent: no edges, equal recorded durations, AIC for every third task.
+  const TaskGraph ind = make("independent", true, 300);
+  CHECK(ind.num_edges() == 0);
+  CHECK_FALSE(ind.has_memory());
+  for (TaskId t = 0; t < 300; ++t) {
+    CHECK(ind.recorded_ns[t] == 1000);
+    CHECK(ind.core_type[t] == (t % 3 == 0 ? CoreType::kAic : CoreType::kAiv));
+  }
+  // chain: one chain through all 100 tasks (a single device task here).
+  const TaskGraph chain = make("chain", false, 100);
+  CHECK(chain.num_edges() == 99);
+  for (TaskId t = 1; t < 100; ++t) CHECK(chain.pred_count[t] == 1);
+  CHECK(chain.recorded_ns[0] == kNoRecord);
+  // fanout: per root of 8, 1 -> 6 -> 1: 12 edges per root.
+  const TaskGraph fan = make("fanout", false, 80);
+  CHECK(fan.num_edges() == 120);
+  CHECK(fan.pred_count[7] == 6);
+  // loops: chains of 8 per root plus one edge from each root's last task to the next's last.
+  const TaskGraph loops = make("loops", false, 80);
+  CHECK(loops.num_edges() == 10 * 7 + 9);
+  CHECK(loops.pred_count[15] == 2);
+  CHECK(loops.core_type[1] == CoreType::kAic);
+  // A partial last root works.
+  CHECK(make("fanout", false, 13).num_tasks() == 13);
+  CHECK(make("mix", false, 1).num_tasks() == 1);
+}
+
+TEST_CASE("synthetic traces stitch by the runtime options") {
+  SyntheticSpec spec;
+  spec.tasks = 1000;  // 125 roots of 8
+  std::ostringstream os;
+  write_synthetic_trace(spec, os);
+  TempDir tmp;
+  const std::string path = tmp.write("s.ndjson", os.str());
+  LoadOptions o;
+  o.runtime.stitch_function_max_num = 10;
+  CHECK(load_trace(path, o, ChipConfig{}).graph.device_tasks.size() == 13);
+}
+
+TEST_CASE("synthetic spec errors") {
+  std::ostringstream os;
+  SyntheticSpec spec;
+  spec.shape = "spiral";
+  CHECK_THROWS_WITH(write_synthetic_trace(spec, os),
+                    Contains("synthetic trace shape \"spiral\" is unknown; expected mix, chain, "
+                             "fanout, loops or independent"));
+  spec.shape = "mix";
+  spec.tasks = 0;
+  CHECK_THROWS_AS(write_synthetic_trace(spec, os), ConfigError);
+  spec.tasks = 10;
+  spec.tasks_per_root = 0;
+  CHECK_THROWS_WITH(write_synthetic_trace(spec, os), Contains("tasks_per_root must be at least 1"));
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/sim/memory/l2_cache.h"
 
+#include <algorithm>
 #include <string>
 
 #include "pypto/sched/errors.h"
@@ -106,8 +107,9 @@ L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32
   // sets_ <= 2^26, so the product fits in 64 bits.
   compact_line_limit_ = kMaxCompactTag * sets_;
   lru_active_ = ways == 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * ways)) - 1;
-  // Ways ways-1 .. 0 from rank 0 up, then the unused slots at their own rank: way 0 is the
-  // first victim, then way 1, ... Unused slots never move since no tag of theirs can match.
+  // Ways ways-1 .. 0 from rank 0 up, so way 0 is the first victim, then way 1, ...; then the
+  // unused slots at their own rank. Those never move: their tags stay 0 and never match, and
+  // a miss only rotates ranks below ways.
   std::uint64_t order = 0;
   for (unsigned rank = 0; rank < 16; ++rank) {
     const std::uint64_t way = rank < ways ? ways - 1 - rank : rank;
@@ -147,89 +149,97 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
   }
   switch (compact_slots_) {
     case 16:
-      return access_compact(compact16_, l, is_write);
+      return is_write ? access_compact<16, true>(compact16_, l)
+                      : access_compact<16, false>(compact16_, l);
     case 8:
-      return access_compact(compact8_, l, is_write);
+      return is_write ? access_compact<8, true>(compact8_, l)
+                      : access_compact<8, false>(compact8_, l);
     case 4:
-      return access_compact(compact4_, l, is_write);
+      return is_write ? access_compact<4, true>(compact4_, l)
+                      : access_compact<4, false>(compact4_, l);
     default:
       return access_generic(l, is_write);
   }
 }
 
-template <unsigned kSlots>
-L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l,
-                                        bool is_write) {
-  // One division per call: consecutive lines map to consecutive sets, so walk the set record
-  // and bump the tag when the walk wraps (the L2 is rarely a power-of-two number of sets).
-  CompactSet<kSlots>* const begin = sets.data();
-  CompactSet<kSlots>* const end = begin + sets_;
-  CompactSet<kSlots>* s = begin + l.first % sets_;
-  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
+template <unsigned kSlots, bool kWrite>
+L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
+  using Set = CompactSet<kSlots>;
   const unsigned victim_shift = 4 * (ways_ - 1);
   const std::uint64_t active = lru_active_;
-  const unsigned write_bit = is_write ? 1u : 0u;
   std::uint64_t writebacks = 0;
 
-  // Touches the line `tag` of set `s`; true when it needs a fill from HBM. `whole` says the
-  // access covers the line, so a write miss allocates without a fill.
-  auto touch = [&](CompactSet<kSlots>& set, bool whole) -> bool {
+  // Touches line `tag` of `set`, making it the most recent (and dirty for a write); true
+  // when it was not resident and took a way.
+  auto touch = [victim_shift, active, &writebacks](Set& set, std::uint32_t tag) -> bool {
     const unsigned hit = match_mask<kSlots>(set.tag, tag);
     if (__builtin_expect(hit != 0, 1)) {
       const unsigned way = static_cast<unsigned>(__builtin_ctz(hit));
       // Most hits are on the set's most recent line (a consumer reading what its producer
       // just wrote); skip the reorder then.
-      if (__builtin_expect((set.order & 0xF) != way, 0)) set.order = move_to_front(set.order, way);
-      set.dirty = static_cast<std::uint16_t>(set.dirty | (write_bit << way));
+      if ((set.order & 0xF) != way) set.order = move_to_front(set.order, way);
+      if (kWrite) set.dirty = static_cast<std::uint16_t>(set.dirty | (1u << way));
       return false;
     }
     // The victim holds the last active rank; every other active rank moves down by one.
     const std::uint64_t order = set.order;
     const unsigned way = static_cast<unsigned>(order >> victim_shift) & 0xF;
     set.order = (order & ~active) | ((order << 4) & active) | way;
-    writebacks += (set.dirty >> way) & 1u;  // empty ways are never dirty
-    set.dirty = static_cast<std::uint16_t>((set.dirty & ~(1u << way)) | (write_bit << way));
+    const unsigned bit = 1u << way;
+    writebacks += (set.dirty & bit) != 0;  // empty ways are never dirty
+    set.dirty = static_cast<std::uint16_t>(kWrite ? set.dirty | bit : set.dirty & ~bit);
     set.tag[way] = tag;
-    return !(is_write && whole);
-  };
-  auto next = [&] {
-    if (++s == end) {
-      s = begin;
-      ++tag;
-    }
+    return true;
   };
 
   Result r;
   const std::uint64_t line_bytes = line_bytes_;
-  // First line, then the whole middle lines, then the last line.
-  if (touch(*s, l.head_bytes == line_bytes)) {
-    r.miss_bytes += line_bytes;
-    ++miss_lines_;
-  } else {
-    r.hit_bytes += l.head_bytes;
-    ++hit_lines_;
-  }
-  if (l.last != l.first) {
-    const std::uint64_t middle = l.last - l.first - 1;
-    std::uint64_t fills = 0;
-    for (std::uint64_t i = 0; i < middle; ++i) {
-      next();
-      fills += touch(*s, true);
-    }
-    r.miss_bytes += fills * line_bytes;
-    r.hit_bytes += (middle - fills) * line_bytes;
-    miss_lines_ += fills;
-    hit_lines_ += middle - fills;
-
-    next();
-    if (touch(*s, l.tail_bytes == line_bytes)) {
+  // A partial first or last line counts its touched bytes on a hit and the whole line on a
+  // fill; a write that covers the line allocates without a fill and counts as a hit.
+  auto account_end = [&](bool allocated, std::uint64_t touched) {
+    if (allocated && !(kWrite && touched == line_bytes)) {
       r.miss_bytes += line_bytes;
       ++miss_lines_;
     } else {
-      r.hit_bytes += l.tail_bytes;
+      r.hit_bytes += touched;
       ++hit_lines_;
     }
+  };
+
+  // One division per call: consecutive lines map to consecutive sets, so walk the set records
+  // and bump the tag when the walk wraps (the L2 is rarely a power-of-two number of sets).
+  Set* const begin = sets.data();
+  Set* const end = begin + sets_;
+  Set* s = begin + l.first % sets_;
+  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
+  account_end(touch(*s, tag), l.head_bytes);
+  if (l.last == l.first) {
+    r.writeback_bytes = writebacks * line_bytes;
+    return r;
   }
+  if (++s == end) {
+    s = begin;
+    ++tag;
+  }
+  // Whole middle lines, in runs that end where the set index wraps.
+  const std::uint64_t middle = l.last - l.first - 1;
+  std::uint64_t allocated = 0;
+  for (std::uint64_t left = middle; left != 0;) {
+    const std::uint64_t run = std::min<std::uint64_t>(left, static_cast<std::uint64_t>(end - s));
+    for (Set* const stop = s + run; s != stop; ++s) allocated += touch(*s, tag);
+    left -= run;
+    if (s == end) {
+      s = begin;
+      ++tag;
+    }
+  }
+  // Reads fill every allocated line; writes cover them whole and fill none.
+  const std::uint64_t fills = kWrite ? 0 : allocated;
+  r.miss_bytes += fills * line_bytes;
+  r.hit_bytes += (middle - fills) * line_bytes;
+  miss_lines_ += fills;
+  hit_lines_ += middle - fills;
+  account_end(touch(*s, tag), l.tail_bytes);
   r.writeback_bytes = writebacks * line_bytes;
   return r;
 }

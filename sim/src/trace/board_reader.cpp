@@ -20,9 +20,9 @@ namespace {
 using nlohmann::json;
 using sched::CoreType;
 
-constexpr const char* kDynTopoColumns[] = {"seqNo",    "taskId",  "rootIndex", "rootHash",
-                                           "opmagic",  "leafIndex", "leafHash", "coreType",
-                                           "psgId",    "wrapId",  "staticSuccCount"};
+constexpr const char* kDynTopoColumns[] = {"seqNo",   "taskId",    "rootIndex",      "rootHash",
+                                           "opmagic", "leafIndex", "leafHash",       "coreType",
+                                           "psgId",   "wrapId",    "staticSuccCount"};
 constexpr std::size_t kFixedColumns = 11;
 
 struct TopoTask {
@@ -57,7 +57,9 @@ struct Topology {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
   return s;
 }
 
@@ -66,7 +68,8 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out) {
   std::size_t pos = 0;
   while (true) {
     const std::size_t comma = line.find(',', pos);
-    out.push_back(trim(line.substr(pos, comma == std::string_view::npos ? line.npos : comma - pos)));
+    out.push_back(
+        trim(line.substr(pos, comma == std::string_view::npos ? line.npos : comma - pos)));
     if (comma == std::string_view::npos) break;
     pos = comma + 1;
   }
@@ -277,7 +280,9 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   for (std::size_t b = 0; b < prof.size(); ++b) {
     const json& block = prof[b];
     std::string bwhere = prof_path + ": block " + std::to_string(b);
-    if (!block.is_object()) throw TraceError(bwhere + ": expected an object, got " + json_brief(block));
+    if (!block.is_object()) {
+      throw TraceError(bwhere + ": expected an object, got " + json_brief(block));
+    }
     if (const auto it = block.find("blockIdx"); it != block.end()) {
       bwhere += " (blockIdx " + std::to_string(json_uint(*it, "blockIdx", bwhere, ~0ull)) + ")";
     }
@@ -296,17 +301,19 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
       ++total_records;
       const json& rec = records[r];
       const std::string where = bwhere + ", record " + std::to_string(r);
-      if (!rec.is_object()) throw TraceError(where + ": expected an object, got " + json_brief(rec));
+      if (!rec.is_object()) {
+        throw TraceError(where + ": expected an object, got " + json_brief(rec));
+      }
       const auto task_id = static_cast<std::uint32_t>(
           json_uint(json_field(rec, "taskId", where), "taskId", where, 0xFFFFFFFFull));
       std::uint32_t seq = 0;
       if (const auto it = rec.find("seqNo"); it != rec.end()) {
         seq = static_cast<std::uint32_t>(json_uint(*it, "seqNo", where, 0xFFFFFFFFull));
       }
-      const std::uint64_t start = json_uint(json_field(rec, "execStart", where), "execStart",
-                                            where, ~0ull);
-      const std::uint64_t end = json_uint(json_field(rec, "execEnd", where), "execEnd", where,
-                                          ~0ull);
+      const std::uint64_t start =
+          json_uint(json_field(rec, "execStart", where), "execStart", where, ~0ull);
+      const std::uint64_t end =
+          json_uint(json_field(rec, "execEnd", where), "execEnd", where, ~0ull);
       const auto found = topo.index.find(Topology::key(seq, task_id));
       if (found == topo.index.end()) {
         if (!dyn && seq != 0) {
@@ -321,7 +328,8 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
       if (t.recorded_ns != sched::kNoRecord) {
         throw TraceError(where + ": a second record for taskId " + std::to_string(task_id) +
                          " (seqNo " + std::to_string(seq) + "); the first is block " +
-                         std::to_string(t.prof_block) + ", record " + std::to_string(t.prof_record));
+                         std::to_string(t.prof_block) + ", record " +
+                         std::to_string(t.prof_record));
       }
       if (t.core_known && t.core != *block_core) {
         throw TraceError(where + ": taskId " + std::to_string(task_id) + " (seqNo " +

@@ -42,8 +42,8 @@ LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip) 
     t.orig_id = static_cast<std::uint32_t>(rec["taskId"].get<std::uint64_t>());
     const std::string where =
         path + ": record " + std::to_string(i) + " (taskId " + std::to_string(t.orig_id) + ")";
-    t.kernel = builder.kernel_index(json_string(json_field(rec, "funcName", where), "funcName",
-                                                where));
+    t.kernel =
+        builder.kernel_index(json_string(json_field(rec, "funcName", where), "funcName", where));
     const std::string core = json_string(json_field(rec, "coreType", where), "coreType", where);
     const auto ct = sched::parse_core_type(core);
     if (!ct) {
@@ -53,13 +53,17 @@ LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip) 
     t.core_type = *ct;
     const json& exec = json_field(rec, "execTime", where);
     if (!exec.is_number() || exec.get<double>() < 0) {
-      throw TraceError(where + ": expected \"execTime\" to be a non-negative number of cycles, "
-                       "got " + json_brief(exec));
+      throw TraceError(where +
+                       ": expected \"execTime\" to be a non-negative number of cycles, "
+                       "got " +
+                       json_brief(exec));
     }
     const double cycles = exec.get<double>();
     if (t.core_type == sched::CoreType::kHub && cycles != 0) {
-      throw TraceError(where + ": a HUB task is a zero-cost dependency node, but its execTime "
-                       "is " + json_brief(exec));
+      throw TraceError(where +
+                       ": a HUB task is a zero-cost dependency node, but its execTime "
+                       "is " +
+                       json_brief(exec));
     }
     const double ns = std::nearbyint(cycles * 1000.0 / chip.cores.freq_mhz);
     if (ns >= static_cast<double>(sched::kNoRecord)) {
@@ -68,9 +72,9 @@ LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip) 
     }
     t.recorded_ns = static_cast<std::uint32_t>(ns);
     t.root = roots.emplace(t.orig_id >> 20, static_cast<std::uint32_t>(roots.size())).first->second;
-    remaining[i] = static_cast<std::uint32_t>(json_uint(
-        json_field(rec, "remainingPredecessors", where), "remainingPredecessors", where,
-        0xFFFFFFFFull));
+    remaining[i] =
+        static_cast<std::uint32_t>(json_uint(json_field(rec, "remainingPredecessors", where),
+                                             "remainingPredecessors", where, 0xFFFFFFFFull));
     builder.add_task(t);
     const json& succ = json_field(rec, "successors", where);
     if (!succ.is_array()) {
@@ -100,8 +104,7 @@ LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip) 
       throw TraceError(path + ": record " + std::to_string(i) + " (taskId " +
                        std::to_string(out.graph.orig_id[i]) + "): remainingPredecessors is " +
                        std::to_string(remaining[i]) + " but " +
-                       std::to_string(out.graph.pred_count[i]) +
-                       " tasks list it as a successor");
+                       std::to_string(out.graph.pred_count[i]) + " tasks list it as a successor");
     }
   }
   out.format = TraceFormat::kFixedLatency;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reader of the native NDJSON trace (traces/FORMAT.md). The file is streamed in chunks cut
-// at line boundaries and each line is parsed with simdjson On-Demand straight into the
-// TaskGraphBuilder, so a 10M-task trace never exists as text or DOM in memory.
+// Reader of the native NDJSON trace (traces/FORMAT.md). The file is read in 4 MiB chunks
+// cut at line boundaries; simdjson On-Demand (iterate_many) walks each chunk's records
+// straight into the TaskGraphBuilder, so a 10M-task trace never exists as text or DOM in
+// memory. Line numbers for messages are recovered from record offsets.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -147,10 +148,10 @@ class NativeReader {
     fail(msg);
   }
   [[noreturn]] __attribute__((noinline, cold)) void fail_type(od::value& v, std::string_view what,
-                                                               simdjson::error_code e);
+                                                              simdjson::error_code e);
   [[noreturn]] __attribute__((noinline, cold)) void fail_range(std::string_view what,
-                                                                std::uint64_t max,
-                                                                std::uint64_t got);
+                                                               std::uint64_t max,
+                                                               std::uint64_t got);
 
   void process_line(const char* p, std::size_t len, std::size_t capacity);
   void process_lines(const char* p, const char* stop, const char* alloc_end);
@@ -158,26 +159,25 @@ class NativeReader {
   void check_single_value(const char* p, std::size_t len);
   void parse_header(od::object& obj);
   void parse_record(od::object& obj);
-  __attribute__((noinline)) void handle_field(std::string_view key, od::value& v);
+  void handle_field(std::string_view key, od::value& v);
   void add_task();
   void add_device_task_record();
   void reserve_edges_and_memory();
 
   std::uint64_t get_u64(od::value& v, std::string_view what, std::uint64_t max);
   std::string_view get_str(od::value& v, std::string_view what);
-  // Kept out of line so that the field loop of parse_record stays small (GCC otherwise
-  // spills the field iterator around them, which costs ~25% of the read time).
-  __attribute__((noinline)) void parse_succ(od::value& v);
-  __attribute__((noinline)) void parse_mem(od::value& v);
-  __attribute__((noinline)) std::uint32_t parse_ops(od::value& v);
-  __attribute__((noinline)) std::uint32_t parse_kernel(od::value& v);
+  void parse_succ(od::value& v);
+  void parse_mem(od::value& v);
+  std::uint32_t parse_ops(od::value& v);
+  std::uint32_t parse_kernel(od::value& v);
   std::uint32_t price_ops(std::string_view raw);
 
   const std::string& path_;
   const LoadOptions& opts_;
   const ChipConfig& chip_;
   TaskGraphBuilder builder_;
-  od::parser parser_;
+  od::parser parser_;       // iterate_many over chunks
+  od::parser line_parser_;  // the line-by-line path (a chunk's stream may still be open)
   od::parser ops_parser_;
   od::parser check_parser_;
   simdjson::padded_string check_text_;
@@ -192,8 +192,8 @@ class NativeReader {
 
   // the record being parsed
   std::uint32_t seen_ = 0;
-  std::uint64_t f_id_ = 0, f_root_ = 0, f_dt_ = 0, f_pg_ = 0, f_start_ = 0, f_end_ = 0,
-                f_dur_ = 0, f_tiles_ = 1, f_device_task_ = 0, f_parallel_group_ = 0;
+  std::uint64_t f_id_ = 0, f_root_ = 0, f_dt_ = 0, f_pg_ = 0, f_start_ = 0, f_end_ = 0, f_dur_ = 0,
+                f_tiles_ = 1, f_device_task_ = 0, f_parallel_group_ = 0;
   CoreType f_core_ = CoreType::kAiv;
   std::uint32_t f_kernel_ = 0;
   std::uint32_t unnamed_kernel_ = sched::kNoTask;
@@ -226,8 +226,12 @@ void NativeReader::fail_type(od::value& v, std::string_view what, simdjson::erro
   od::json_type t;
   if (v.type().get(t) == simdjson::SUCCESS) {
     switch (t) {
-      case od::json_type::array: got = "an array"; break;
-      case od::json_type::object: got = "an object"; break;
+      case od::json_type::array:
+        got = "an array";
+        break;
+      case od::json_type::object:
+        got = "an object";
+        break;
       default: {
         std::string_view tok = v.raw_json_token();
         while (!tok.empty() && std::strchr(" \t\r\n", tok.back())) tok.remove_suffix(1);
@@ -246,8 +250,7 @@ void NativeReader::fail_range(std::string_view what, std::uint64_t max, std::uin
        std::to_string(got));
 }
 
-inline std::uint64_t NativeReader::get_u64(od::value& v, std::string_view what,
-                                           std::uint64_t max) {
+inline std::uint64_t NativeReader::get_u64(od::value& v, std::string_view what, std::uint64_t max) {
   std::uint64_t x = 0;
   const auto e = v.get_uint64().get(x);
   if (simdjson_unlikely(e)) fail_type(v, what, e);
@@ -319,7 +322,9 @@ void NativeReader::parse_mem(od::value& v) {
       od::value x;
       if (const auto e = field.get(x)) fail_json(e);
       switch (n++) {
-        case 0: m.addr = get_u64(x, "a \"mem\" address to be a non-negative integer", ~0ull); break;
+        case 0:
+          m.addr = get_u64(x, "a \"mem\" address to be a non-negative integer", ~0ull);
+          break;
         case 1:
           m.bytes = static_cast<std::uint32_t>(
               get_u64(x, "a \"mem\" size to be a byte count", 0xFFFFFFFFull));
@@ -332,11 +337,13 @@ void NativeReader::parse_mem(od::value& v) {
           } else if (kind == "w") {
             m.is_write = 1;
           } else {
-            fail("expected a \"mem\" access kind \"r\" or \"w\", got \"" + std::string(kind) + "\"");
+            fail("expected a \"mem\" access kind \"r\" or \"w\", got \"" + std::string(kind) +
+                 "\"");
           }
           break;
         }
-        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+        default:
+          fail("expected " + std::string(kWhat) + ", got more than 3 fields");
       }
     }
     if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
@@ -400,7 +407,8 @@ std::uint32_t NativeReader::price_ops(std::string_view raw) {
         case 1: {
           const std::string_view dt = get_str(x, "a dtype such as \"fp16\"");
           if (!parse_dtype(dt, &op.dtype)) {
-            fail("unknown dtype \"" + std::string(dt) + "\" in \"ops\" (expected fp32, fp16, "
+            fail("unknown dtype \"" + std::string(dt) +
+                 "\" in \"ops\" (expected fp32, fp16, "
                  "bf16, int8, int16, int32, int64 or bool)");
           }
           break;
@@ -411,14 +419,15 @@ std::uint32_t NativeReader::price_ops(std::string_view raw) {
           for (auto d : dims) {
             od::value dv;
             if (const auto e = d.get(dv)) fail_json(e);
-            const std::uint64_t dim = get_u64(dv, "a tile dimension (a positive integer)",
-                                              0x7FFFFFFFull);
+            const std::uint64_t dim =
+                get_u64(dv, "a tile dimension (a positive integer)", 0x7FFFFFFFull);
             if (dim == 0) fail("a tile dimension of 0 in \"ops\"");
             op.shape.push_back(static_cast<std::int64_t>(dim));
           }
           break;
         }
-        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+        default:
+          fail("expected " + std::string(kWhat) + ", got more than 3 fields");
       }
     }
     if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
@@ -457,7 +466,9 @@ void NativeReader::parse_header(od::object& obj) {
       chip_hint_ = std::string(get_str(v, "\"chip\" to be a chip name"));
     } else if (key == "time_unit") {
       const std::string_view u = get_str(v, "\"time_unit\" to be \"ns\"");
-      if (u != "ns") fail("unsupported \"time_unit\" \"" + std::string(u) + "\"; version 1 uses \"ns\"");
+      if (u != "ns") {
+        fail("unsupported \"time_unit\" \"" + std::string(u) + "\"; version 1 uses \"ns\"");
+      }
     } else if (key == "tasks") {
       header_tasks_ = get_u64(v, "\"tasks\" to be the task count", sched::kNoTask - 1);
       header_has_tasks_ = true;
@@ -497,27 +508,48 @@ void NativeReader::handle_field(std::string_view key, od::value& v) {
   if (seen_ & k) fail("duplicate key \"" + std::string(key) + "\"");
   seen_ |= k;
   switch (k) {
-    case kId: f_id_ = get_u64(v, "\"id\" to be a task id", sched::kNoTask - 1); break;
+    case kId:
+      f_id_ = get_u64(v, "\"id\" to be a task id", sched::kNoTask - 1);
+      break;
     case kCore: {
       const std::string_view s = get_str(v, "\"core\" to be one of AIC, AIV, HUB, AICPU");
       const auto ct = sched::parse_core_type(s);
       if (!ct) {
-        fail("expected \"core\" to be one of AIC, AIV, HUB, AICPU, got \"" + std::string(s) +
-             "\"");
+        fail("expected \"core\" to be one of AIC, AIV, HUB, AICPU, got \"" + std::string(s) + "\"");
       }
       f_core_ = *ct;
       break;
     }
-    case kKernel: f_kernel_ = parse_kernel(v); break;
-    case kRoot: f_root_ = get_u64(v, "\"root\" to be a root-instance index", 0xFFFFFFFEull); break;
-    case kDt: f_dt_ = get_u64(v, "\"dt\" to be a device-task id", 0xFFFFFFFFull); break;
-    case kPg: f_pg_ = get_u64(v, "\"pg\" to be a parallel-group id", 0xFFFFFFFFull); break;
-    case kSucc: parse_succ(v); break;
-    case kStart: f_start_ = get_u64(v, "\"start\" to be a time in ns", ~0ull); break;
-    case kEnd: f_end_ = get_u64(v, "\"end\" to be a time in ns", ~0ull); break;
-    case kDur: f_dur_ = get_u64(v, "\"dur\" to be a duration in ns", sched::kNoRecord - 1); break;
-    case kMem: parse_mem(v); break;
-    case kOps: f_cycles_ = parse_ops(v); break;
+    case kKernel:
+      f_kernel_ = parse_kernel(v);
+      break;
+    case kRoot:
+      f_root_ = get_u64(v, "\"root\" to be a root-instance index", 0xFFFFFFFEull);
+      break;
+    case kDt:
+      f_dt_ = get_u64(v, "\"dt\" to be a device-task id", 0xFFFFFFFFull);
+      break;
+    case kPg:
+      f_pg_ = get_u64(v, "\"pg\" to be a parallel-group id", 0xFFFFFFFFull);
+      break;
+    case kSucc:
+      parse_succ(v);
+      break;
+    case kStart:
+      f_start_ = get_u64(v, "\"start\" to be a time in ns", ~0ull);
+      break;
+    case kEnd:
+      f_end_ = get_u64(v, "\"end\" to be a time in ns", ~0ull);
+      break;
+    case kDur:
+      f_dur_ = get_u64(v, "\"dur\" to be a duration in ns", sched::kNoRecord - 1);
+      break;
+    case kMem:
+      parse_mem(v);
+      break;
+    case kOps:
+      f_cycles_ = parse_ops(v);
+      break;
     case kTiles:
       f_tiles_ = get_u64(v, "\"tiles\" to be a tile count", 0xFFFF);
       if (f_tiles_ == 0) fail("expected \"tiles\" to be at least 1, got 0");
@@ -526,10 +558,10 @@ void NativeReader::handle_field(std::string_view key, od::value& v) {
       f_device_task_ = get_u64(v, "\"device_task\" to be a device-task id", 0xFFFFFFFFull);
       break;
     case kParallelGroup:
-      f_parallel_group_ =
-          get_u64(v, "\"parallel_group\" to be a parallel-group id", 0xFFFFFFFFull);
+      f_parallel_group_ = get_u64(v, "\"parallel_group\" to be a parallel-group id", 0xFFFFFFFFull);
       break;
-    case kUnknown: break;
+    case kUnknown:
+      break;
   }
 }
 
@@ -665,6 +697,12 @@ void NativeReader::add_task() {
     task_pg_.push_back(pg);
   }
 
+  // A HUB is resolved inline by the AICPU and never runs: a time, memory or ops on it
+  // would be silently ignored, so they are refused.
+  if (f_core_ == CoreType::kHub && (seen_ & (kStart | kEnd | kDur | kMem | kOps))) {
+    fail("a HUB task is a zero-cost dependency node; it takes no \"start\", \"end\", "
+         "\"dur\", \"mem\" or \"ops\"");
+  }
   const bool has_start = (seen_ & kStart) != 0, has_end = (seen_ & kEnd) != 0;
   if (has_start != has_end) fail("\"start\" and \"end\" go together; give both or \"dur\" alone");
   if (has_start) {
@@ -705,7 +743,7 @@ void NativeReader::process_line(const char* p, std::size_t len, std::size_t capa
   while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r')) ++i;
   if (i == len) return;  // blank lines are allowed anywhere
   od::document doc;
-  if (const auto e = parser_.iterate(p, len, capacity).get(doc)) fail_json(e);
+  if (const auto e = line_parser_.iterate(p, len, capacity).get(doc)) fail_json(e);
   od::object obj;
   if (const auto e = doc.get_object().get(obj)) {
     if (e == simdjson::INCORRECT_TYPE) fail("expected one JSON object per line");
@@ -739,7 +777,7 @@ void NativeReader::process_lines(const char* p, const char* stop, const char* al
 // longer than a batch, a truncated last line) hands the rest of the chunk, from the line
 // after the last record taken, to the line-by-line path, which reports the exact line.
 void NativeReader::process_chunk(const char* base, std::size_t len, const char* alloc_end) {
-  std::size_t done = 0;            // end of the line of the last record taken
+  std::size_t done = 0;             // end of the line of the last record taken
   std::uint64_t done_line = line_;  // its line number
   od::document_stream stream;
   if (parser_.iterate_many(base, len, kBatchBytes).get(stream) != simdjson::SUCCESS) {
@@ -749,12 +787,15 @@ void NativeReader::process_chunk(const char* base, std::size_t len, const char* 
     // simdjson 3.0.1 reports the first record of a new batch at the end of the previous
     // record (before the separating whitespace): move to the record itself.
     std::size_t off = it.current_index();
-    while (off < len && (base[off] == '\n' || base[off] == ' ' || base[off] == '\t' ||
-                         base[off] == '\r')) {
+    while (off < len &&
+           (base[off] == '\n' || base[off] == ' ' || base[off] == '\t' || base[off] == '\r')) {
       ++off;
     }
+    if (off < done) {
+      line_ = done_line;
+      fail("unexpected text after the JSON object (one record per line)");
+    }
     line_ = done_line + 1;
-    if (off < done) fail("unexpected text after the JSON object (one record per line)");
     // Between the previous record's line and this record there may only be blank lines;
     // anything else is the tail of a record that spanned lines.
     for (std::size_t i = done; i < off; ++i) {
@@ -762,7 +803,8 @@ void NativeReader::process_chunk(const char* base, std::size_t len, const char* 
       if (c == '\n') {
         ++line_;
       } else if (c != ' ' && c != '\t' && c != '\r') {
-        fail("a record must fit on one line");
+        fail("text left over from the record on line " + std::to_string(done_line) +
+             "; a record must fit on one line");
       }
     }
     auto doc_ref = *it;
@@ -805,9 +847,11 @@ void NativeReader::check_single_value(const char* p, std::size_t len) {
   if (const auto e = check_parser_.iterate(check_text_).get(doc)) fail_json(e);
   od::object obj;
   std::string_view raw;
-  if (doc.get_object().get(obj) != simdjson::SUCCESS || obj.raw_json().get(raw)) {
-    fail("expected one JSON object per line");
+  if (const auto e = doc.get_object().get(obj)) {
+    if (e == simdjson::INCORRECT_TYPE) fail("expected one JSON object per line");
+    fail_json(e);
   }
+  if (const auto e = obj.raw_json().get(raw)) fail_json(e);
   if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) {
     fail("unexpected text after the JSON object (one record per line)");
   }
@@ -826,8 +870,9 @@ LoadedTrace NativeReader::run() {
     const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - have;
     if (!eof && room > 0) {
       const std::size_t got = std::fread(buf.data() + have, 1, room, file.get());
-      if (std::ferror(file.get())) throw TraceError(path_ + ": read error after line " +
-                                                    std::to_string(line_));
+      if (std::ferror(file.get())) {
+        throw TraceError(path_ + ": read error after line " + std::to_string(line_));
+      }
       have += got;
       if (got < room) eof = true;
     }

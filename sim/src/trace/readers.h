@@ -40,7 +40,8 @@ nlohmann::json parse_json(const std::string& path, const std::string& text);
 
 // Field access for the record-oriented JSON formats; `where` names the record
 // ("topo.json: record 3 (taskId 5)"). Missing or mistyped fields throw TraceError.
-const nlohmann::json& json_field(const nlohmann::json& obj, const char* key, const std::string& where);
+const nlohmann::json& json_field(const nlohmann::json& obj, const char* key,
+                                 const std::string& where);
 std::uint64_t json_uint(const nlohmann::json& v, const char* key, const std::string& where,
                         std::uint64_t max);
 std::string json_string(const nlohmann::json& v, const char* key, const std::string& where);

@@ -154,16 +154,23 @@ class Generator {
       s = pick == 0 ? Shape::kChain : pick == 1 ? Shape::kFanout : Shape::kLoops;
     }
     switch (s) {
-      case Shape::kChain: pattern_chain(m, "chain_vec", "chain_mm"); break;
-      case Shape::kFanout: pattern_fanout(m); break;
-      case Shape::kLoops: pattern_chain(m, "epilogue_vec", "qk_matmul"); break;
+      case Shape::kChain:
+        pattern_chain(m, "chain_vec", "chain_mm");
+        break;
+      case Shape::kFanout:
+        pattern_fanout(m);
+        break;
+      case Shape::kLoops:
+        pattern_chain(m, "epilogue_vec", "qk_matmul");
+        break;
       case Shape::kIndependent:
         for (std::uint64_t j = 0; j < m; ++j) {
           tasks_[j].cube = (first + j) % 3 == 0;
           tasks_[j].kernel = tasks_[j].cube ? "indep_mm" : "indep_vec";
         }
         break;
-      case Shape::kMix: break;
+      case Shape::kMix:
+        break;
     }
     if (s == Shape::kLoops) tasks_[0].kernel = "prologue_vec";
 
@@ -221,8 +228,11 @@ class Generator {
           in_cursor_ = (in_cursor_ + t.out.bytes) % (kInputBytes - (64 << 10));
           put_mem(in, 'r');
         }
-        if (t.cube) put_mem(Region{kWeightBase + below(kWeightTiles) * kWeightTileBytes,
-                                   static_cast<std::uint32_t>(kWeightTileBytes)}, 'r');
+        if (t.cube) {
+          put_mem(Region{kWeightBase + below(kWeightTiles) * kWeightTileBytes,
+                         static_cast<std::uint32_t>(kWeightTileBytes)},
+                  'r');
+        }
         put_mem(t.out, 'w');
         buf_sep_ = false;
         w_.put(']');
@@ -233,7 +243,8 @@ class Generator {
         w_.put(",128,128]]]");
       } else {
         const std::uint64_t rows = t.out.bytes / 256;  // fp16 rows of 128 elements
-        w_.put((first + j) % 3 == 2 ? ",\"ops\":[[\"exp\",\"fp16\",[" : ",\"ops\":[[\"add\",\"fp16\",[");
+        w_.put((first + j) % 3 == 2 ? ",\"ops\":[[\"exp\",\"fp16\",["
+                                    : ",\"ops\":[[\"add\",\"fp16\",[");
         w_.num(rows);
         w_.put(",128]]]");
       }

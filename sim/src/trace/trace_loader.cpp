@@ -165,9 +165,13 @@ struct FirstObjectKeys {
     }
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    error_position = position;
+    error = e.what();
     return false;
   }
+  std::size_t error_position = 0;  // 1-based byte of the syntax error, 0 if none
+  std::string error;
 };
 
 std::string format_list() {
@@ -182,10 +186,14 @@ std::string format_list() {
 
 const char* to_string(TraceFormat f) {
   switch (f) {
-    case TraceFormat::kNative: return "native";
-    case TraceFormat::kDynTopo: return "dyn_topo";
-    case TraceFormat::kTopoJson: return "topo_json";
-    case TraceFormat::kFixedLatency: return "fixed_latency";
+    case TraceFormat::kNative:
+      return "native";
+    case TraceFormat::kDynTopo:
+      return "dyn_topo";
+    case TraceFormat::kTopoJson:
+      return "topo_json";
+    case TraceFormat::kFixedLatency:
+      return "fixed_latency";
   }
   return "?";
 }
@@ -219,12 +227,25 @@ TraceFormat detect_trace_format(const std::string& path) {
   if (rest[0] == '[') {
     FirstObjectKeys sax;
     json::sax_parse(rest, &sax);
-    if (sax.done && sax.empty_array) throw TraceError(path + ": the JSON array is empty (no tasks)");
+    if (!sax.done && sax.error_position != 0 && sax.error_position <= rest.size()) {
+      // A syntax error inside the prefix (not just the prefix ending early).
+      const trace_detail::LineCol lc =
+          trace_detail::line_col(prefix, first + sax.error_position - 1);
+      std::string what = sax.error;
+      const std::size_t cut = what.find(": ", what.find("parse error"));
+      if (cut != std::string::npos) what = what.substr(cut + 2);
+      throw TraceError(path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
+                       ": invalid JSON: " + what);
+    }
+    if (sax.done && sax.empty_array) {
+      throw TraceError(path + ": the JSON array is empty (no tasks)");
+    }
     if (sax.done && sax.first_is_object) {
       if (sax.keys.count("execTime")) return TraceFormat::kFixedLatency;
       if (sax.keys.count("funcName")) return TraceFormat::kTopoJson;
       if (sax.keys.count("blockIdx") || sax.keys.count("tasks")) {
-        throw TraceError(path + ": this is a board profile (tilefwk_L1_prof_data.json), not a "
+        throw TraceError(path +
+                         ": this is a board profile (tilefwk_L1_prof_data.json), not a "
                          "task graph: pass it with --prof and give dyn_topo.txt or topo.json as "
                          "the trace");
       }
@@ -237,14 +258,19 @@ LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const C
   const TraceFormat format = detect_trace_format(path);
   if (!opts.prof_path.empty() && format != TraceFormat::kDynTopo &&
       format != TraceFormat::kTopoJson) {
-    throw ConfigError("--prof " + opts.prof_path + " is only used with dyn_topo.txt or topo.json, "
-                      "but " + path + " is a " + to_string(format) + " trace");
+    throw ConfigError("--prof " + opts.prof_path +
+                      " is only used with dyn_topo.txt or topo.json, "
+                      "but " +
+                      path + " is a " + to_string(format) + " trace");
   }
   switch (format) {
-    case TraceFormat::kNative: return trace_detail::load_native(path, opts, chip);
+    case TraceFormat::kNative:
+      return trace_detail::load_native(path, opts, chip);
     case TraceFormat::kDynTopo:
-    case TraceFormat::kTopoJson: return trace_detail::load_board(path, format, opts, chip);
-    case TraceFormat::kFixedLatency: return trace_detail::load_fixed_latency(path, chip);
+    case TraceFormat::kTopoJson:
+      return trace_detail::load_board(path, format, opts, chip);
+    case TraceFormat::kFixedLatency:
+      return trace_detail::load_fixed_latency(path, chip);
   }
   throw TraceError(path + ": unknown trace format");
 }

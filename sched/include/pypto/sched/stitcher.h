@@ -34,8 +34,8 @@ namespace pypto::sched {
 // whether that is acceptable.
 //
 // Example: roots {0,0,1,1,1,2} with stitch_function_max_num = 2 -> {0,0,0,0,0,1}.
-std::vector<std::uint32_t> stitch_device_tasks(const std::vector<std::uint32_t>& task_root,
-                                               const std::vector<std::uint32_t>& task_parallel_group,
-                                               const RuntimeOptions& opts);
+std::vector<std::uint32_t> stitch_device_tasks(
+    const std::vector<std::uint32_t>& task_root,
+    const std::vector<std::uint32_t>& task_parallel_group, const RuntimeOptions& opts);
 
 }  // namespace pypto::sched

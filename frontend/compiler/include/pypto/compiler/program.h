@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "pypto/sim/cost_model.h"  // DType
@@ -31,7 +32,8 @@ struct GlobalRegion {
 
 // A dense, row-major local tile. Values are held as double and rounded to `dtype` after
 // every instruction that writes the tile, so results match torch's per-op rounding for
-// fp16/bf16/fp32 and wrap like torch for the integer types.
+// fp16/bf16/fp32 and wrap like torch for the integer types. (int64 values are exact only up
+// to 2^53 in magnitude, the precision of a double.)
 struct LocalTile {
   DType dtype = DType::kFp32;
   std::uint8_t rank = 0;
@@ -59,6 +61,36 @@ enum class TileOpcode : std::uint8_t {
   kMatmul,
 };
 
+// Semantics execute() implements (torch CPU, x86-64, where the two could differ):
+//  - Operands are exact values of their tile's dtype; each op computes in double and rounds
+//    once to dst's dtype. For + - * / and sqrt this equals torch's fp32 opmath for fp16/bf16
+//    and fp32 arithmetic for fp32 (double rounding is innocuous at these precisions);
+//    transcendental ops are correctly rounded rather than torch's (SLEEF) approximations.
+//  - A scalar operand is first rounded to the dtype of the tile it combines with (the other
+//    operand of a binary op; dst for kWhere), as torch does with a Python scalar
+//    (x_fp16 + 0.1 adds fp16(0.1)). Two scalar operands are used as given.
+//  - Integer results wrap two's-complement; + - * on integer tiles are done in 64-bit integer
+//    arithmetic. Conversions from a floating value to an integer dtype truncate like
+//    torch's .to(): NaN, inf and values outside int32 (int64 for kInt64) give torch's x86
+//    result (INT32_MIN / INT64_MIN, then the low bits for int8/int16).
+//  - kDiv: true division rounded to dst; with an integer dst and integer operands it is C
+//    division truncating toward zero. kRemainder: result has the divisor's sign (fmod-based
+//    for floats). Integer division or remainder by zero throws (torch raises
+//    ZeroDivisionError).
+//  - kMaximum/kMinimum, kReduceMax/kReduceMin propagate NaN. kRelu keeps NaN.
+//  - kReduceSum accumulates in double (int64 for integer sources) and rounds once (torch
+//    accumulates fp16/bf16 in fp32 and fp32 pairwise in fp32: last-bit differences are
+//    possible on long fp32 reductions).
+//  - kCast to a floating dtype rounds per cast_mode: kNone/kRint nearest-even, kRound
+//    nearest-away, kFloor down, kCeil up, kTrunc toward zero, kOdd round-to-odd; a cast to the
+//    same floating dtype with kRint/kRound/kFloor/kCeil/kTrunc rounds to an integral value
+//    (AscendC's float->float cast). To an integer dtype: kNone/kTrunc truncate, kRint
+//    half-even, kRound half-away, kFloor, kCeil; kOdd is rejected. `saturate` clamps to
+//    the dtype's finite range instead (NaN -> 0 for integers, stays NaN for floats).
+
+// Name of an opcode without the k ("load", "reduce_sum", ...), for diagnostics.
+std::string_view to_string(TileOpcode op);
+
 enum class CastMode : std::uint8_t { kNone, kRint, kRound, kFloor, kCeil, kTrunc, kOdd };
 
 struct TileInstr {
@@ -72,6 +104,7 @@ struct TileInstr {
   std::uint8_t perm[kMaxRank] = {0, 1, 2, 3};  // kPermute
   std::uint8_t accumulate = 0;             // kMatmul
   CastMode cast_mode = CastMode::kNone;    // kCast
+  std::uint8_t saturate = 0;               // kCast: 1 = pypto SaturationMode.ON
 };
 
 // One leaf task's program.
@@ -88,13 +121,19 @@ struct GlobalMemory {
   std::vector<DType> dtype;  // element type each buffer was declared with (diagnostics)
 };
 
-// Reusable scratch space for execute() (local tiles), so tasks do not allocate.
+// Reusable scratch space for execute() (local tiles), so tasks do not allocate. One per
+// thread; execute() owns its contents during the call.
 struct ExecScratch {
   std::vector<std::vector<double>> tiles;
+  std::vector<std::uint8_t> written;  // per local: written yet by this task's program
+  std::vector<double> row;            // one converted row of a kStore
+  std::vector<std::int64_t> int_acc;  // exact accumulators of integer kReduceSum
 };
 
 // Runs one task's program. Throws pypto::ModelError (naming the instruction) if a region
-// falls outside its buffer or shapes disagree: a compiler bug, never silent corruption.
+// falls outside its buffer or shapes disagree, a local is read before any instruction wrote
+// it, or an index is out of range: a compiler bug, never silent corruption. Instructions
+// before the failing one have taken effect (stores included).
 void execute(const TaskProgram& p, const GlobalMemory& mem, ExecScratch& scratch);
 
 // Round-trip a double through a dtype the way torch stores it (fp16/bf16 round to

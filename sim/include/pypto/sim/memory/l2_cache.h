@@ -34,11 +34,12 @@ class L2Cache {
   std::uint32_t line_bytes() const { return line_bytes_; }
 
  private:
-  // Two layouts hold the same state; every cache starts in the first one it qualifies for.
+  // Two layouts hold the same state. access() is the simulator's hottest function (a task
+  // touches ~200 lines), so most caches use the compact one; the generic one covers the rest.
   //
   // Compact (2..16 ways): one record per set, so a set's metadata is one or two host cache
   // lines and a range's consecutive sets are consecutive records (80 B per 16-way set instead
-  // of 272 B spread over four arrays). A tag is line / sets + 1 (0 = empty way) and fits 32
+  // of 276 B spread over four arrays). A tag is line / sets + 1 (0 = empty way) and fits 32
   // bits; LRU order is a permutation of 4-bit way numbers, so a hit is a move-to-front and
   // the victim is the last nibble, with no clock that could overflow. Empty ways sit at the
   // LRU end in ascending order, so a set fills ways 0, 1, ... like the generic layout.
@@ -49,13 +50,15 @@ class L2Cache {
     std::uint16_t dirty;        // bit w = way w is dirty
   };
 
-  // Generic (1 way, more than 16 ways, or after a line whose tag needs more than 32 bits):
-  // per way a 64-bit line address, a 64-bit LRU stamp and a dirty byte, set-major.
+  // Generic (1 way, more than 16 ways, or from the first line whose tag needs more than 32
+  // bits on): per way a 64-bit line address, a 64-bit LRU stamp and a dirty byte, set-major.
+
+  // The lines one access touches and the bytes it touches in the first and the last.
   struct Lines {
     std::uint64_t first, last, head_bytes, tail_bytes;
   };
-  template <unsigned kSlots>
-  Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l, bool is_write);
+  template <unsigned kSlots, bool kWrite>
+  Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
   Result access_generic(const Lines& l, bool is_write);
   // Moves the compact state into the generic arrays, keeping every line, dirty bit and the
   // LRU order of every set; the cache stays generic afterwards.

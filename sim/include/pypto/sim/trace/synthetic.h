@@ -20,8 +20,8 @@ struct SyntheticSpec {
   // "independent" (no edges; task i is AIC when i % 3 == 0, else AIV).
   std::string shape = "mix";
   std::uint32_t seed = 1;
-  bool memory = true;    // "mem": a consumer reads exactly the region its producer wrote
-  bool recorded = false; // "dur" per task; "independent" uses 1000 ns for every task
+  bool memory = true;     // "mem": a consumer reads exactly the region its producer wrote
+  bool recorded = false;  // "dur" per task; "independent" uses 1000 ns for every task
   std::uint32_t tasks_per_root = 8;
 };
 

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the compiler: exact memory dependencies between leaf tasks. Tasks are fed in
+// program order with the byte ranges they read and write; the tracker remembers, per byte
+// range of every buffer, the last writer and the readers since that write, and reports
+// RAW (reader after writer), WAR (writer after readers) and WAW (writer after writer)
+// predecessors. Only predecessors in the same device task are reported: device tasks run
+// one after another, so edges between them are never needed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "pypto/compiler/program.h"
+
+namespace pypto::compiler::detail {
+
+// Calls f(byte_offset, bytes) for every maximal contiguous run of bytes the region covers
+// (rows of the region after dropping broadcast and size-1 axes and merging contiguous
+// axes), in increasing address order for row-major regions. Nothing for an empty region.
+void for_each_segment(const GlobalRegion& r,
+                      const std::function<void(std::uint64_t, std::uint64_t)>& f);
+
+class DepTracker {
+ public:
+  // buffer_bytes[i]: size of buffer i; accesses must stay inside it.
+  explicit DepTracker(const std::vector<std::uint64_t>& buffer_bytes);
+
+  // Starts task `task` (ids strictly increasing) of device task `device_task` (non-decreasing).
+  void begin_task(std::uint32_t task, std::uint32_t device_task);
+  // Record an access of the current task; reads of a task must come before its writes.
+  void read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes);
+  void write(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes);
+  // Predecessors of the current task found so far, each once.
+  const std::vector<std::uint32_t>& preds() const { return preds_; }
+
+ private:
+  static constexpr std::uint32_t kChunkBytes = 8192;
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+  // The pieces of a chunk partition [0, kChunkBytes); piece i ends where piece i+1 begins.
+  struct Piece {
+    std::uint32_t begin;
+    std::uint32_t writer;   // last writing task, or kNone
+    std::uint32_t readers;  // head of the reader list (nodes_), or kNone
+  };
+  struct Node {
+    std::uint32_t task;
+    std::uint32_t next;
+    std::uint32_t walked;  // task+1 of the last writer that walked this node
+  };
+
+  void access(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes, bool is_write);
+  void access_chunk(std::vector<Piece>& pieces, std::uint32_t a, std::uint32_t b, bool is_write);
+  void add_pred(std::uint32_t t);
+  std::vector<Piece>& chunk(std::uint32_t buffer, std::uint64_t index);
+
+  std::vector<std::vector<std::int32_t>> chunk_of_;  // per buffer: chunk index or -1
+  std::vector<std::vector<Piece>> chunks_;
+  std::vector<Node> nodes_;
+  std::vector<std::uint32_t> device_task_of_;  // per task seen
+  std::vector<std::uint32_t> seen_;            // per task: cur_+1 when already a pred
+  std::vector<std::uint32_t> preds_;
+  std::uint32_t cur_ = 0, cur_dt_ = 0;
+};
+
+}  // namespace pypto::compiler::detail

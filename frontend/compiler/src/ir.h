@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the compiler: the parsed kernel IR (frontend/pypto/IR.md) and the plan that
+// lowering makes of it (fusion groups, materialised values, absorbed writes). Everything
+// here is immutable after compile(); instantiate() only reads it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pypto/compiler/compile.h"
+
+namespace pypto::compiler::detail {
+
+// ---- expressions --------------------------------------------------------------------------
+
+using ExprId = std::int32_t;
+inline constexpr ExprId kNoExpr = -1;
+
+enum class ExprKind : std::uint8_t {
+  kConst, kSym,
+  kAdd, kSub, kMul, kFloorDiv, kMod, kMin, kMax,  // integer, n-ary folds left
+  kEq, kNe, kLt, kLe, kGt, kGe,                   // boolean result
+  kAnd, kOr, kNot,                                // boolean operands
+  kLoad,                                          // element of an integer tensor parameter
+};
+
+struct ExprNode {
+  ExprKind kind = ExprKind::kConst;
+  bool is_bool = false;
+  std::int64_t value = 0;      // kConst
+  std::int32_t slot = -1;      // kSym: symbol slot; kLoad: parameter index
+  std::int32_t first_arg = 0;  // into Kernel::expr_args
+  std::int32_t num_args = 0;
+};
+
+// ---- values ---------------------------------------------------------------------------------
+
+enum class StorageClass : std::uint8_t {
+  kRootInner,  // lives and dies inside one root instance: per-root bump allocator
+  kLaunch,     // crosses root instances: its own workspace region for the whole launch
+};
+
+struct ValueInfo {
+  std::int64_t ir_id = 0;
+  std::vector<ExprId> shape;
+  std::vector<ExprId> valid;  // empty: valid == shape
+  DType dtype = DType::kFp32;
+  bool static_extent = true;  // shape and valid shape are constants
+  std::string shape_key;      // canonical text of shape (fusion compares it)
+  int param = -1;             // parameter index, or -1
+  int def_stmt = -1;          // producing op statement, or -1 for parameters
+  std::vector<int> uses;      // statements that read or write it (inputs, write src/dst)
+  // Decided by lowering:
+  bool materialised = false;  // has its own storage (not a local-only tile or an alias)
+  bool copy_view = false;     // view/reshape that must copy (copy semantics would differ)
+  int base = -1;              // value whose storage it aliases (itself when it has storage)
+  StorageClass storage = StorageClass::kRootInner;
+  bool parallel_copies = false;  // made inside a parallel loop: one region per parallel slot
+  int launch_slot = -1;          // kLaunch: index of its workspace region
+};
+
+// ---- statements -----------------------------------------------------------------------------
+
+enum class OpKind : std::uint8_t {
+  kAlloc, kFull,
+  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kRemainder, kPow,
+  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
+  kNeg, kAbs, kRelu, kExp, kLog, kSqrt, kRsqrt, kReciprocal, kSigmoid, kTanh, kFloor,
+  kLogicalNot, kWhere, kCast, kClone, kExpandClone,
+  kSum, kAmax, kAmin,
+  kView, kReshape, kTranspose, kPermute, kConcat, kMatmul,
+};
+
+const char* op_name(OpKind k);
+bool is_elementwise(OpKind k);  // fusable into one AIV task per tile
+
+struct Operand {
+  int value = -1;        // tensor operand (value index), or -1 for a scalar
+  double constant = 0;   // scalar constant
+  ExprId expr = kNoExpr; // run-time integer scalar
+};
+
+struct CubeTile {
+  std::int64_t m[2] = {0, 0};
+  std::int64_t k[3] = {0, 0, 0};
+  std::int64_t n[2] = {0, 0};
+};
+
+struct LoopInfo;
+
+enum class StmtKind : std::uint8_t { kOp, kWrite, kLoop };
+
+struct Stmt {
+  StmtKind kind = StmtKind::kOp;
+  std::string loc;
+  int segment = 0;           // straight-line run of its body (a root when executed)
+  bool in_parallel = false;  // inside a pypto.loop(parallel=True)
+  std::vector<std::int64_t> vec_tile;  // empty: none
+
+  // kOp
+  OpKind op = OpKind::kAlloc;
+  std::vector<Operand> inputs;
+  int out = -1;
+  CubeTile cube;
+  bool has_cube = false;
+  std::vector<int> dims;             // sum/amax/amin: reduced axes; transpose/permute: perm
+  bool keepdim = false;
+  CastMode cast_mode = CastMode::kNone;
+  std::vector<ExprId> offsets;       // view offsets; write offsets
+  bool a_trans = false, b_trans = false;
+  int concat_dim = 0;
+
+  // kWrite
+  int dst = -1;
+  int src = -1;
+
+  // kLoop
+  int loop = -1;  // index into Kernel::loops
+};
+
+struct Variant {
+  ExprId guard = kNoExpr;
+  std::vector<int> body;  // statement indices
+  std::vector<int> plan;  // unit indices in order; a Loop is a unit of kind kLoop
+};
+
+struct LoopInfo {
+  int stmt = -1;
+  std::int32_t index_slot = -1;
+  ExprId start = kNoExpr, stop = kNoExpr, step = kNoExpr;
+  bool parallel = false;
+  bool submit_before_loop = false;
+  bool has_nested_loop = false;
+  std::vector<std::int64_t> unroll;  // descending, ends with 1
+  std::vector<Variant> variants;
+};
+
+// ---- plan -----------------------------------------------------------------------------------
+
+enum class UnitKind : std::uint8_t {
+  kEltwise,    // fusion group: one AIV task per output tile
+  kReduce,     // sum/amax/amin
+  kMatmul,     // AIC tasks per (batch, M tile, N tile)
+  kPermute,    // transpose/permute: permuted-stride load
+  kConcat,     // copies of regions
+  kCopyWrite,  // a Write not absorbed into its producer: tiled copy
+  kView,       // alias (or copy when copy_view)
+  kReshape,    // alias when expressible as a strided region, else copy
+  kAlloc,      // storage only
+  kLoop,
+};
+
+struct Unit {
+  UnitKind kind = UnitKind::kEltwise;
+  std::vector<int> ops;            // statements (kEltwise: the chain; others: the one op)
+  std::vector<int> writes;         // absorbed Write statements (stores to their dst)
+  std::vector<int> ext_inputs;     // kEltwise: values loaded from memory
+  std::vector<int> stores;         // kEltwise: values stored to their own storage
+  int stmt = -1;                   // kCopyWrite: the write; kLoop: the loop statement
+  bool dynamic = false;            // extents depend on symbols (dynamic-shape leaf)
+  std::string kernel;              // leaf kernel name
+  std::string loc;                 // of the first statement (messages)
+};
+
+// ---- kernel ---------------------------------------------------------------------------------
+
+struct Param {
+  std::string name;
+  int value = -1;
+  DType dtype = DType::kFp32;
+  std::vector<ExprId> shape;
+  bool written = false;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Param> params;
+  std::vector<std::string> symbols;     // dynamic-dimension symbols: slots 0..n-1
+  std::vector<std::string> slot_names;  // every slot: symbols, then loop indices
+  std::vector<ExprNode> exprs;
+  std::vector<ExprId> expr_args;
+  std::vector<ValueInfo> values;
+  std::vector<Stmt> stmts;
+  std::vector<LoopInfo> loops;
+  std::vector<Variant> variants;        // kernel body
+  std::vector<Unit> units;
+  int num_launch_slots = 0;
+  bool has_parallel_loop = false;
+};
+
+// Lowering (lower.cpp): decides materialisation, aliases, fusion groups and absorbed writes,
+// and fills Variant::plan, Kernel::units and the lowering fields of ValueInfo.
+void lower(Kernel& k);
+
+// Evaluation context of instantiate(): symbol values, and the tensors that `load` reads.
+struct Env {
+  std::vector<std::int64_t> slot;
+  std::vector<std::uint8_t> bound;
+  const std::vector<LaunchTensor>* tensors = nullptr;
+  const std::vector<std::string>* ready_on_host = nullptr;
+  bool* waits_for_aicore = nullptr;
+  const std::string* loc = nullptr;  // statement being evaluated (messages)
+};
+
+// Evaluates an integer or boolean expression (booleans as 0/1) with Python floor semantics.
+// Throws ConfigError naming *env.loc for a division by zero, an overflow, an unbound symbol
+// or a `load` outside its tensor.
+std::int64_t eval(const Kernel& k, ExprId e, Env& env);
+bool is_const(const Kernel& k, ExprId e);
+
+}  // namespace pypto::compiler::detail
+
+namespace pypto::compiler {
+
+class CompiledKernel {
+ public:
+  detail::Kernel k;
+};
+
+}  // namespace pypto::compiler
