@@ -25,7 +25,7 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   NPU_CHECK(inbox_n_ < 2, "more than two tasks written to one core");
   inbox_[inbox_n_++] = {task, at_ps};
   if (inbox_n_ == 2 && inbox_[1].at < inbox_[0].at) std::swap(inbox_[0], inbox_[1]);
-  ev_.notify(ps_delay(at_ps - now_ps()));
+  arm();
 }
 
 void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
@@ -138,12 +138,17 @@ void AiCore::finish_running() {
 void AiCore::arm() {
   TimePs next = run_.finish;
   if (inbox_n_ > 0) next = std::min(next, inbox_[0].at);
+  if (next == armed_ps_) return;
+  // Only ever one pending wake-up, at the earliest thing this core has to do.
+  if (armed_ps_ != kNever) ev_.cancel();
+  armed_ps_ = next;
   if (next != kNever) ev_.notify(ps_delay(next - now_ps()));
 }
 
 void AiCore::step() {
   try {
     ++m_.events;
+    armed_ps_ = kNever;
     const TimePs now = now_ps();
     if (run_.task != kNoTask && run_.finish <= now) finish_running();
     while (inbox_n_ > 0 && inbox_[0].at <= now) {

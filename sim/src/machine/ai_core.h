@@ -64,6 +64,7 @@ class AiCore : public sc_core::sc_module {
   } done_[2];
   int done_n_ = 0;
   std::uint64_t busy_ps_ = 0, tasks_ = 0;
+  sched::TimePs armed_ps_ = sched::kNever;  // time of the pending wake-up
 };
 
 }  // namespace pypto::sim

@@ -17,15 +17,21 @@ void Hbm::start(std::uint64_t bytes, sched::CoreId core) {
 }
 
 void Hbm::arm() {
-  const sched::TimePs t = m_.hbm_model.next_completion();
-  if (t == sched::kNever) return;
+  // A new transfer usually delays the others: move the pending wake-up instead of letting
+  // it fire early for nothing (SystemC keeps only the earlier of two notifications).
   const sched::TimePs now = now_ps();
-  ev_.notify(ps_delay(t > now ? t - now : 0));
+  sched::TimePs t = m_.hbm_model.next_completion();
+  if (t != sched::kNever && t < now) t = now;
+  if (t == armed_ps_) return;
+  if (armed_ps_ != sched::kNever) ev_.cancel();
+  armed_ps_ = t;
+  if (t != sched::kNever) ev_.notify(ps_delay(t - now));
 }
 
 void Hbm::step() {
   try {
     ++m_.events;
+    armed_ps_ = sched::kNever;
     done_.clear();
     m_.hbm_model.complete_until(now_ps(), done_);
     for (std::uint64_t core : done_) m_.cores[core]->on_flow_done();

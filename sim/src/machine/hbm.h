@@ -23,6 +23,7 @@ class Hbm : public sc_core::sc_module {
   Machine& m_;
   sc_core::sc_event ev_;
   std::vector<std::uint64_t> done_;
+  sched::TimePs armed_ps_ = sched::kNever;  // time of the pending wake-up
 };
 
 }  // namespace pypto::sim
