@@ -22,5 +22,8 @@ $SIM compare "$OUT/mix20k.ndjson" --chip a3 -o "$OUT/mix20k"
 echo
 echo "== 3. the same workload on an Ascend 950DT =="
 $SIM compare "$OUT/mix20k.ndjson" --chip 950dt -o "$OUT/mix20k_950dt"
+/usr/bin/python3 tools/plot.py "$OUT"/mix20k_950dt/{fifo,l2_affinity,fair,l2_fair} -o "$OUT/policies_950dt.png" >/dev/null
+/usr/bin/python3 tools/plot.py "$OUT/board/fifo" -o "$OUT/board_swimlane.png" >/dev/null
 echo
+echo "Pictures: $OUT/policies_950dt.png (policies side by side), $OUT/board_swimlane.png (swimlane)."
 echo "Open any $OUT/*/<policy>/trace.json in https://ui.perfetto.dev (Open trace file)."

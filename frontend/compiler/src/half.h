@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <vector>
 
 #ifdef __FAST_MATH__
 #error "the fp16/bf16 rounding needs IEEE arithmetic: build without -ffast-math"
@@ -91,11 +90,31 @@ struct SmallFloat {
     return double_of(bits_of(r) | sign);
   }
 
+  // encode<kNearestEven>, by the same hardware rounding: the sum's fraction field counts
+  // units of the result's last place, which is the significand the format stores (plus the
+  // implicit bit, which carries into the exponent field; a rounding carry does the same).
+  static std::uint32_t encode_nearest_even(double v) {
+    const std::uint64_t b = bits_of(v);
+    const std::uint32_t sign = (b >> 63) != 0 ? kSignBit : 0;
+    const std::uint64_t abs = b & ~(std::uint64_t(1) << 63);
+    constexpr std::uint64_t kOverflowBits = std::uint64_t(kBias + 1 + 1023) << 52;
+    if (abs >= kOverflowBits) {
+      return sign | (abs > 0x7ff0000000000000ULL ? kQuietNan : kExpMask);
+    }
+    const double min_normal = double_of(std::uint64_t(kEmin + 1023) << 52);
+    const double p = std::max(double_of(abs & 0x7ff0000000000000ULL), min_normal);
+    const double sum = double_of(abs) + p * double_of(std::uint64_t(52 - kManBits + 1023) << 52);
+    const std::uint64_t units = bits_of(sum) & ((std::uint64_t(1) << 52) - 1);
+    const int e = int(bits_of(p) >> 52) - 1023;
+    return sign | std::uint32_t((std::uint64_t(e - kEmin) << kManBits) + units);
+  }
+
   // v rounded in direction R to this format, as a bit pattern. A single rounding straight
   // from double, so it equals float -> format for every value a float holds. Overflow gives
   // inf when the direction rounds away from zero, else the largest finite value (IEEE 754).
   template <Rounding R>
   static std::uint32_t encode(double v) {
+    if constexpr (R == Rounding::kNearestEven) return encode_nearest_even(v);
     const std::uint64_t b = bits_of(v);
     const bool neg = (b >> 63) != 0;
     const std::uint32_t sign = neg ? kSignBit : 0;
@@ -170,14 +189,30 @@ struct SmallFloat {
 
 using Fp16 = SmallFloat<5, 10>;
 
-// Every fp16 value as a float (256 KiB, built on first use): a load decodes with one lookup.
-inline const float* fp16_table() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (std::uint32_t h = 0; h < 65536; ++h) t[h] = float(Fp16::decode(h));
-    return t;
-  }();
-  return table.data();
+// fp16 decoding for bulk loads: per (sign, exponent) pair a scale and the implicit bit, so
+// normals and subnormals share one branch-free formula (a 65536-entry table is no faster once
+// the tiles compete for the cache). inf and NaN take the generic path.
+struct Fp16Decoder {
+  double scale[64];
+  std::int32_t implicit[64];
+  Fp16Decoder() {
+    for (int hi = 0; hi < 64; ++hi) {
+      const int e = hi & 31;
+      const double s = double_of(std::uint64_t((e != 0 ? e : 1) - 25 + 1023) << 52);
+      scale[hi] = (hi & 32) != 0 ? -s : s;
+      implicit[hi] = e != 0 ? 1024 : 0;
+    }
+  }
+  double operator()(std::uint16_t h) const {
+    const unsigned hi = h >> 10;
+    if ((hi & 31) == 31) return Fp16::decode(h);
+    return double(std::int32_t(h & 1023) + implicit[hi]) * scale[hi];
+  }
+};
+
+inline const Fp16Decoder& fp16_decoder() {
+  static const Fp16Decoder decoder;
+  return decoder;
 }
 
 // bf16 is the upper half of a float.

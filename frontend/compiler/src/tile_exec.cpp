@@ -217,7 +217,7 @@ struct HalfElem {
     std::uint16_t h;
     std::memcpy(&h, q, sizeof h);
     if constexpr (std::is_same_v<F, Fp16>) {
-      return detail::fp16_table()[h];
+      return detail::fp16_decoder()(h);
     } else {
       return detail::bf16_decode_fast(h);
     }
@@ -301,18 +301,18 @@ void load_box(double* out, const std::uint8_t* buf, const GlobalRegion& r) {
   const Dims4 st = pad_stride(r.stride, r.rank);
   const std::int64_t n3 = n.n[3];
   const std::int64_t s3 = st.n[3];
-  [[maybe_unused]] const float* fp16 = D == DType::kFp16 ? detail::fp16_table() : nullptr;
+  [[maybe_unused]] const detail::Fp16Decoder& fp16 = detail::fp16_decoder();
   for (std::int64_t i0 = 0; i0 < n.n[0]; ++i0) {
     for (std::int64_t i1 = 0; i1 < n.n[1]; ++i1) {
       for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2) {
         const std::int64_t off = r.offset_elems + i0 * st.n[0] + i1 * st.n[1] + i2 * st.n[2];
         const std::uint8_t* q = buf + off * kEb;
         if constexpr (D == DType::kFp16) {
-          if (s3 == 1) {  // the common contiguous fp16 row: one table lookup per element
+          if (s3 == 1) {  // the common contiguous fp16 row, without a call per element
             for (std::int64_t j = 0; j < n3; ++j) {
               std::uint16_t h;
               std::memcpy(&h, q + j * kEb, sizeof h);
-              out[j] = fp16[h];
+              out[j] = fp16(h);
             }
             out += n3;
             continue;
