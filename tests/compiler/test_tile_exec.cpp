@@ -2,6 +2,7 @@
 // The tile executor against values worked out by hand and read off torch 1.13 (CPU).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -316,6 +317,71 @@ TEST_CASE("fp16 conversions agree with GCC's _Float16 everywhere", "[tile_exec][
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("fp32 -> fp16 stores and casts agree with _Float16 in every direction",
+          "[tile_exec][dtype][cast]") {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+  std::uniform_int_distribution<int> expo(-27, 16);
+  const int n = 4096;
+  std::vector<double> v(n);
+  for (int i = 0; i < n; ++i) {
+    const float f = std::ldexp(mant(rng), expo(rng));
+    v[std::size_t(i)] = (i & 1) ? -f : f;
+  }
+  v[0] = 0.0;
+  v[1] = -0.0;
+  v[2] = 65504;
+  v[3] = 1.5;  // exact: every direction gives it back
+
+  // A store converts with torch's rounding (nearest-even, overflow to inf).
+  Harness h;
+  const std::int32_t t = h.input(DType::kFp32, {n}, v);
+  const std::uint32_t out = h.buffer(DType::kFp16, std::vector<double>(std::size_t(n), 0));
+  h.store(t, out);
+  h.run();
+  std::size_t bad_store = 0;
+  for (int i = 0; i < n; ++i) {
+    std::uint16_t got;
+    std::memcpy(&got, h.bufs[out].bytes.data() + 2 * i, 2);
+    if (got != fp16_bits(v[std::size_t(i)])) ++bad_store;
+  }
+  CHECK(bad_store == 0);
+
+  // Saturating nearest-even: _Float16's rounding, clamped to +-65504.
+  const auto sat = cast(DType::kFp32, v, DType::kFp16, CastMode::kRint, true);
+  // Directed modes bracket the value with neighbouring fp16 values.
+  const auto down = cast(DType::kFp32, v, DType::kFp16, CastMode::kFloor);
+  const auto up = cast(DType::kFp32, v, DType::kFp16, CastMode::kCeil);
+  const auto trunc = cast(DType::kFp32, v, DType::kFp16, CastMode::kTrunc);
+  const auto away = cast(DType::kFp32, v, DType::kFp16, CastMode::kRound);
+  const auto odd = cast(DType::kFp32, v, DType::kFp16, CastMode::kOdd);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < std::size_t(n); ++i) {
+    const double x = v[i];
+    const double rne = fp16_value(fp16_bits(x));
+    if (sat[i] != std::clamp(rne, -65504.0, 65504.0)) ++bad;
+    const bool exact = rne == x;
+    if (exact) {
+      if (down[i] != x || up[i] != x || trunc[i] != x || away[i] != x || odd[i] != x) ++bad;
+      continue;
+    }
+    // Neighbours: no fp16 value lies strictly between down and up.
+    if (!(down[i] < x && x < up[i])) ++bad;
+    const double lo_mag = std::fabs(x < 0 ? up[i] : down[i]);
+    const double hi_mag = std::fabs(x < 0 ? down[i] : up[i]);
+    if (std::isfinite(hi_mag) && fp16_bits(hi_mag) != fp16_bits(lo_mag) + 1) ++bad;
+    if (std::isinf(hi_mag) && lo_mag != 65504) ++bad;
+    if (trunc[i] != (x < 0 ? up[i] : down[i])) ++bad;
+    // Away from zero agrees with nearest-even except on ties.
+    const bool tie = std::fabs(x) - lo_mag == hi_mag - std::fabs(x);
+    if (away[i] != (tie ? (x < 0 ? down[i] : up[i]) : rne)) ++bad;
+    // Round-to-odd picks the neighbour whose last bit is set (overflow saturates to 65504).
+    const double odd_mag = std::isinf(hi_mag) || (fp16_bits(lo_mag) & 1) ? lo_mag : hi_mag;
+    if (odd[i] != (x < 0 ? -odd_mag : odd_mag)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
 TEST_CASE("bf16 rounding matches torch", "[tile_exec][dtype]") {
   CHECK(round_to_dtype(1.00390625, DType::kBf16) == 1.0);  // tie: to the even 1.0
   CHECK(round_to_dtype(1.01171875, DType::kBf16) == 1.015625);  // tie: to the even 1.015625
@@ -400,6 +466,23 @@ TEST_CASE("a strided load reads a window of a larger tensor", "[tile_exec][load]
   in.region.stride[0] = 5;
   h.run();
   CHECK(h.tile(t) == std::vector<double>{6, 7, 8, 11, 12, 13});
+}
+
+TEST_CASE("a tail load fills the prefix box and keeps the rest", "[tile_exec][load]") {
+  // A 3x5 tensor, the tail tile at rows 2.., columns 3..: a [1, 2] box of a [2, 4] local
+  // that was zero-filled first (as the compiler does for tails).
+  Harness h;
+  std::vector<double> m(15);
+  for (int i = 0; i < 15; ++i) m[std::size_t(i)] = i + 1;
+  const std::uint32_t buf = h.buffer(DType::kFp16, m);
+  const std::int32_t t = h.local(DType::kFp32, {2, 4});
+  h.emit(TileOpcode::kFill, t).scalar_operand = 1;
+  TileInstr& in = h.load(t, buf, 2 * 5 + 3);
+  in.region.shape[0] = 1;
+  in.region.shape[1] = 2;
+  in.region.stride[0] = 5;
+  h.run();
+  CHECK(h.tile(t) == std::vector<double>{14, 15, 0, 0, 0, 0, 0, 0});
 }
 
 TEST_CASE("a tail store touches only the valid box", "[tile_exec][store]") {
@@ -810,13 +893,21 @@ TEST_CASE("malformed programs are ModelErrors naming the instruction", "[tile_ex
                                    Contains("local 1 [3, 2] fp32") &&
                                    Contains("differ in shape"));
   }
-  SECTION("load shape differs from its dst") {
+  SECTION("load larger than its dst") {
+    Harness h;
+    const std::uint32_t buf = h.buffer(DType::kFp32, std::vector<double>(8, 1));
+    const std::int32_t t = h.local(DType::kFp32, {2, 3});
+    h.load(t, buf).region.shape[1] = 4;
+    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 0 (load)") &&
+                                   Contains("is not a prefix box of dst local 0 [2, 3] fp32"));
+  }
+  SECTION("partial load into a local nothing wrote") {
     Harness h;
     const std::uint32_t buf = h.buffer(DType::kFp32, std::vector<double>(6, 1));
     const std::int32_t t = h.local(DType::kFp32, {2, 3});
     h.load(t, buf).region.shape[1] = 2;
     CHECK_THROWS_WITH(h.run(), Contains("tile instruction 0 (load)") &&
-                                   Contains("does not have the shape of dst"));
+                                   Contains("fills only part of dst"));
   }
   SECTION("store larger than its src") {
     Harness h;

@@ -10,6 +10,7 @@
 //  3. Lay out the workspace and patch every region to a real buffer offset.
 //  4. Exact memory dependencies (deps.cpp), memory ranges and costs -> TaskGraphBuilder.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <unordered_map>
@@ -174,6 +175,7 @@ class Instance {
   const sim::ChipConfig& chip_;
 
   Env env_;
+  std::string kernel_loc_;
   bool waits_ = false;
   std::vector<RtVal> vals_;
   std::vector<TaskRec> tasks_;
@@ -220,7 +222,8 @@ void Instance::check_options() const {
 }
 
 void Instance::bind() {
-  const std::string kName = "kernel " + k_.name;
+  kernel_loc_ = "kernel " + k_.name;
+  const std::string& kName = kernel_loc_;
   env_.slot.assign(k_.slot_names.size(), 0);
   env_.bound.assign(k_.slot_names.size(), 0);
   env_.tensors = &tensors_;
@@ -498,8 +501,16 @@ void Instance::load(TaskBuilder& tb, int local, const GlobalRegion& r, const Sto
   const LocalTile& lt = tb.p.locals[local];
   bool whole = r.rank == lt.rank;
   for (int k = 0; k < r.rank && whole; ++k) whole = r.shape[k] == lt.shape[k];
-  if (!whole) tb.clipped = true;
-  if (region_empty(r)) return;  // nothing valid: the local stays zero
+  if (!whole) {
+    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is zero.
+    tb.clipped = true;
+    TileInstr f;
+    f.op = TileOpcode::kFill;
+    f.dst = local;
+    f.scalar_operand = 1;
+    tb.p.instrs.push_back(f);
+    if (region_empty(r)) return;
+  }
   check_bounds(r, st, name, loc, false);
   TileInstr in;
   in.op = TileOpcode::kLoad;
@@ -645,7 +656,7 @@ void for_each_tile(int rank, const std::int64_t* extent, const std::int64_t* til
     if (extent[k] <= 0) return;
     count[k] = ceil_div(extent[k], tile[k]);
   }
-  std::int64_t off[kMaxRank], len[kMaxRank];
+  std::int64_t off[kMaxRank] = {0, 0, 0, 0}, len[kMaxRank] = {1, 1, 1, 1};
   while (true) {
     for (int k = 0; k < rank; ++k) {
       off[k] = idx[k] * tile[k];
@@ -690,54 +701,53 @@ void Instance::emit_group(const Unit& u) {
     woffs.push_back(eval_offsets(k_.stmts[w].offsets));
   }
   env_.loc = &u.loc;
+  // Values whose valid part this group delivers (to their own storage or a write).
+  std::vector<int> delivered = u.stores;
+  for (const int w : u.writes) delivered.push_back(k_.stmts[w].src);
   std::unordered_map<int, int> local_of;
   for_each_tile(r, S.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
-    std::int64_t ext[kMaxRank];
-    // Stores first: a tile that stores nothing valid is not a task.
-    bool any = false;
-    for (const int v : u.stores) {
-      bool nonempty = true;
-      for (int k = 0; k < r; ++k) nonempty = nonempty && std::min(len[k], vals_[v].valid[k] - off[k]) > 0;
-      any = any || nonempty;
+    // The tile computes on the part some delivered value has valid; nothing valid: no task.
+    std::int64_t E[kMaxRank], ext[kMaxRank];
+    for (int k = 0; k < r; ++k) {
+      std::int64_t e = 0;
+      for (const int v : delivered) e = std::max(e, std::min(len[k], vals_[v].valid[k] - off[k]));
+      E[k] = e;
+      if (e <= 0) return;
     }
-    for (const int w : u.writes) {
-      const RtVal& src = vals_[k_.stmts[w].src];
+    bool any = false;
+    for (const int v : delivered) {
       bool nonempty = true;
-      for (int k = 0; k < r; ++k) nonempty = nonempty && std::min(len[k], src.valid[k] - off[k]) > 0;
+      for (int k = 0; k < r; ++k) nonempty = nonempty && vals_[v].valid[k] - off[k] > 0;
       any = any || nonempty;
     }
     if (!any) return;
     TaskBuilder tb;
     local_of.clear();
     bool full = true;
-    for (int k = 0; k < r; ++k) full = full && len[k] == T[k];
+    for (int k = 0; k < r; ++k) full = full && E[k] == T[k];
     for (const int x : u.ext_inputs) {
       const RtVal& xv = vals_[x];
-      const int loc_idx = tb.local(k_.values[x].dtype, r, len);
+      const int loc_idx = tb.local(k_.values[x].dtype, r, E);
       local_of[x] = loc_idx;
       // Broadcast (numpy, aligned right): missing or size-1 axes are read with stride 0.
       GlobalRegion reg = xv.region;
       reg.rank = static_cast<std::uint8_t>(r);
-      reg.offset_elems = xv.region.offset_elems;
-      bool empty = false;
       for (int k = 0; k < r; ++k) {
         const int kx = k - (r - xv.rank);
         if (kx < 0 || (xv.shape[kx] == 1 && S.shape[k] != 1)) {
-          reg.shape[k] = len[k];
+          reg.shape[k] = kx >= 0 && xv.valid[kx] <= 0 ? 0 : E[k];
           reg.stride[k] = 0;
-          if (kx >= 0 && xv.valid[kx] <= 0) empty = true;
         } else {
-          reg.shape[k] = clamp0(std::min(len[k], xv.valid[kx] - off[k]));
+          reg.shape[k] = clamp0(std::min(E[k], xv.valid[kx] - off[k]));
           reg.stride[k] = xv.region.stride[kx];
           reg.offset_elems += off[k] * xv.region.stride[kx];
         }
       }
-      if (empty) reg.shape[0] = 0;
       load(tb, loc_idx, reg, xv.storage, value_name(x), u.loc);
     }
     for (std::size_t i = 0; i < u.ops.size(); ++i) {
       const Stmt& st = k_.stmts[u.ops[i]];
-      const int dst = tb.local(k_.values[st.out].dtype, r, len);
+      const int dst = tb.local(k_.values[st.out].dtype, r, E);
       local_of[st.out] = dst;
       TileInstr in;
       in.op = opcode_of(st.op);
@@ -755,13 +765,13 @@ void Instance::emit_group(const Unit& u) {
       tb.p.instrs.push_back(in);
     }
     for (const int v : u.stores) {
-      for (int k = 0; k < r; ++k) ext[k] = std::min(len[k], vals_[v].valid[k] - off[k]);
+      for (int k = 0; k < r; ++k) ext[k] = std::min(E[k], vals_[v].valid[k] - off[k]);
       store(tb, local_of.at(v), sub_region(vals_[v], off, ext, r), vals_[v].storage, value_name(v), u.loc);
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       const RtVal& src = vals_[w.src];
-      for (int k = 0; k < r; ++k) ext[k] = clamp0(std::min(len[k], src.valid[k] - off[k]));
+      for (int k = 0; k < r; ++k) ext[k] = clamp0(std::min(E[k], src.valid[k] - off[k]));
       GlobalRegion reg;
       if (write_region(w, woffs[wi].data(), off, ext, &reg)) {
         store(tb, local_of.at(w.src), reg, vals_[w.dst].storage, value_name(w.dst), w.loc);
@@ -805,78 +815,86 @@ void Instance::emit_reduce(const Unit& u) {
     if (reduced[k]) T[k] = grid[k] = 1;
     else grid[k] = x.shape[k];
   }
-  // Output axis of input axis k (keepdim form when the output dropped it): -1 if none.
+  // Output axis of input axis k (-1 when the output dropped it).
   int yaxis[kMaxRank];
   for (int k = 0, j = 0; k < r; ++k) {
     if (st.keepdim) yaxis[k] = k;
     else yaxis[k] = reduced[k] ? -1 : j++;
   }
+  const bool scalar_out = kept.empty() && !st.keepdim;  // output shape [1]
   std::vector<std::vector<std::int64_t>> woffs;
   for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
   const DType xd = k_.values[xin].dtype;
   const DType yd = k_.values[st.out].dtype;
-  // Builds the keepdim-form region of `v` (the output or a write destination) for a tile.
+  // The keepdim-form region (rank r) of `v` (the output or a write destination whose axes
+  // are the output's, shifted by base_off) for a tile of extent E at `off`.
   const auto out_region = [&](const RtVal& v, const std::int64_t* base_off, const std::int64_t* off,
-                              const std::int64_t* len, const RtVal& valid_of, GlobalRegion* reg) {
+                              const std::int64_t* E, GlobalRegion* reg) {
     *reg = v.region;
     reg->rank = static_cast<std::uint8_t>(r);
     for (int k = 0; k < r; ++k) {
       const int a = yaxis[k];
-      if (reduced[k] && a < 0) {
+      if (a < 0) {
         reg->shape[k] = 1;
         reg->stride[k] = 0;
         continue;
       }
       const std::int64_t o = reduced[k] ? 0 : off[k];
-      const std::int64_t vext = reduced[k] ? std::min<std::int64_t>(1, valid_of.valid[a])
-                                           : std::min(len[k], valid_of.valid[a] - o);
-      reg->shape[k] = clamp0(vext);
+      reg->shape[k] = reduced[k] ? std::min<std::int64_t>(1, y.valid[a]) : clamp0(std::min(E[k], y.valid[a] - o));
       reg->stride[k] = v.region.stride[a];
       reg->offset_elems += (base_off[a] + o) * v.region.stride[a];
     }
-    if (kept.empty() && !st.keepdim && valid_of.valid[0] <= 0) reg->shape[0] = 0;
+    if (scalar_out) {
+      reg->offset_elems += base_off[0] * v.region.stride[0];
+      if (y.valid[0] <= 0) reg->shape[0] = 0;
+    }
   };
+  const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
   for_each_tile(r, grid, T, [&](const std::int64_t* off, const std::int64_t* len) {
-    TaskBuilder tb;
-    std::int64_t in_shape[kMaxRank], out_shape[kMaxRank];
+    std::int64_t E[kMaxRank], in_shape[kMaxRank], out_shape[kMaxRank];
     for (int k = 0; k < r; ++k) {
-      in_shape[k] = reduced[k] ? std::max<std::int64_t>(1, x.valid[k]) : len[k];
-      out_shape[k] = reduced[k] ? 1 : len[k];
+      if (reduced[k]) {
+        E[k] = 1;
+        in_shape[k] = std::max<std::int64_t>(1, x.valid[k]);
+      } else {
+        E[k] = std::min(len[k], y.valid[yaxis[k]] - off[k]);
+        if (E[k] <= 0) return;
+        in_shape[k] = E[k];
+      }
+      out_shape[k] = E[k];
     }
-    const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
+    if (scalar_out && y.valid[0] <= 0) return;
+    TaskBuilder tb;
     GlobalRegion sreg;
-    bool any = false;
-    if (need_out) {
-      out_region(y, zero, off, len, y, &sreg);
-      any = !region_empty(sreg);
-    }
+    if (need_out) out_region(y, zero, off, E, &sreg);
     std::vector<GlobalRegion> wregs(u.writes.size());
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       const RtVal& d = vals_[w.dst];
-      out_region(d, woffs[wi].data(), off, len, y, &wregs[wi]);
+      out_region(d, woffs[wi].data(), off, E, &wregs[wi]);
       // Bounds of the destination, in its own axes.
-      for (int k = 0; k < r; ++k) {
-        const int a = yaxis[k];
-        if (a < 0 || wregs[wi].shape[k] == 0) continue;
-        const std::int64_t o = woffs[wi][a] + (reduced[k] ? 0 : off[k]);
-        if (o < 0 || o + wregs[wi].shape[k] > d.shape[a]) {
+      for (int a = 0; a < d.rank; ++a) {
+        std::int64_t o = woffs[wi][a], n = 1;
+        for (int k = 0; k < r; ++k) {
+          if (yaxis[k] == a) {
+            o += reduced[k] ? 0 : off[k];
+            n = wregs[wi].shape[k];
+          }
+        }
+        if (n > 0 && (o < 0 || o + n > d.shape[a])) {
           throw ConfigError(w.loc + ": the write covers [" + std::to_string(o) + ", " +
-                            std::to_string(o + wregs[wi].shape[k]) + ") on axis " +
-                            std::to_string(a) + " of " + value_name(w.dst) + ", which has size " +
-                            std::to_string(d.shape[a]));
+                            std::to_string(o + n) + ") on axis " + std::to_string(a) + " of " +
+                            value_name(w.dst) + ", which has size " + std::to_string(d.shape[a]));
         }
       }
-      any = any || !region_empty(wregs[wi]);
     }
-    if (!any) return;
     const int lin = tb.local(xd, r, in_shape);
     const int lout = tb.local(yd, r, out_shape);
     GlobalRegion lreg = x.region;
     lreg.rank = static_cast<std::uint8_t>(r);
     for (int k = 0; k < r; ++k) {
       const std::int64_t o = reduced[k] ? 0 : off[k];
-      lreg.shape[k] = reduced[k] ? x.valid[k] : clamp0(std::min(len[k], x.valid[k] - off[k]));
+      lreg.shape[k] = reduced[k] ? x.valid[k] : clamp0(std::min(E[k], x.valid[k] - off[k]));
       lreg.offset_elems += o * x.region.stride[k];
     }
     load(tb, lin, lreg, x.storage, value_name(xin), u.loc);
@@ -892,9 +910,26 @@ void Instance::emit_reduce(const Unit& u) {
       store(tb, lout, wregs[wi], vals_[w.dst].storage, value_name(w.dst), w.loc);
     }
     bool full = true;
-    for (int k = 0; k < r; ++k) full = full && (reduced[k] || len[k] == T[k]);
+    for (int k = 0; k < r; ++k) {
+      full = full && (reduced[k] ? x.valid[k] == x.shape[k] : E[k] == T[k]);
+    }
     commit(tb, u, sched::CoreType::kAiv, full, 1);
   });
+}
+
+// Rank-2 view of the last two axes of a region whose other axes have extent 1 here.
+GlobalRegion last_two_axes(const GlobalRegion& reg, int R) {
+  GlobalRegion r2 = reg;
+  r2.rank = 2;
+  r2.shape[0] = reg.shape[R - 2];
+  r2.shape[1] = reg.shape[R - 1];
+  r2.stride[0] = reg.stride[R - 2];
+  r2.stride[1] = reg.stride[R - 1];
+  for (int k = 2; k < kMaxRank; ++k) {
+    r2.shape[k] = 1;
+    r2.stride[k] = 0;
+  }
+  return r2;
 }
 
 void Instance::emit_matmul(const Unit& u) {
@@ -919,11 +954,23 @@ void Instance::emit_matmul(const Unit& u) {
                       std::to_string(N) + ", the output is " + std::to_string(y.shape[R - 2]) +
                       "x" + std::to_string(y.shape[R - 1]));
   }
+  for (int k = 0; k < nb; ++k) {
+    const bool ok = (a.shape[k] == 1 || a.shape[k] == y.shape[k]) &&
+                    (b.shape[k] == 1 || b.shape[k] == y.shape[k]);
+    if (!ok) {
+      throw ConfigError(u.loc + ": matmul batch axis " + std::to_string(k) + " has sizes " +
+                        std::to_string(a.shape[k]) + " and " + std::to_string(b.shape[k]) +
+                        " for an output of " + std::to_string(y.shape[k]));
+    }
+  }
   const std::int64_t tm = st.cube.m[1], tn = st.cube.n[1], tk = st.cube.k[1];
   const DType ad = k_.values[ai].dtype;
   const DType acc_d = ad == DType::kInt8 ? DType::kInt32 : DType::kFp32;
   const DType yd = k_.values[st.out].dtype;
-  const std::int64_t VAm = a.valid[am], VAk = a.valid[ak], VBk = b.valid[bk], VBn = b.valid[bn];
+  // Elements past a valid extent are padding: they would contribute zeros, so the K loop
+  // stops at the valid depth of both operands.
+  const std::int64_t Kv = std::min({K, a.valid[ak], b.valid[bk]});
+  const std::int64_t ksteps = Kv > 0 ? ceil_div(Kv, tk) : 0;
   std::vector<std::vector<std::int64_t>> woffs;
   for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
   // Grid: batch axes (tile 1), then M and N tiles.
@@ -936,16 +983,16 @@ void Instance::emit_matmul(const Unit& u) {
   grid[R - 1] = N;
   T[R - 2] = tm;
   T[R - 1] = tn;
-  const std::int64_t ksteps = K > 0 ? ceil_div(K, tk) : 0;
   for_each_tile(R, grid, T, [&](const std::int64_t* off, const std::int64_t* len) {
-    const std::int64_t m0 = off[R - 2], n0 = off[R - 1], mL = len[R - 2], nL = len[R - 1];
+    const std::int64_t m0 = off[R - 2], n0 = off[R - 1];
     std::int64_t ext[kMaxRank];
     for (int k = 0; k < nb; ++k) ext[k] = std::min<std::int64_t>(1, y.valid[k] - off[k]);
-    ext[R - 2] = std::min(mL, y.valid[R - 2] - m0);
-    ext[R - 1] = std::min(nL, y.valid[R - 1] - n0);
-    bool nonempty = true;
-    for (int k = 0; k < R; ++k) nonempty = nonempty && ext[k] > 0;
-    if (!nonempty) return;
+    ext[R - 2] = std::min(len[R - 2], y.valid[R - 2] - m0);
+    ext[R - 1] = std::min(len[R - 1], y.valid[R - 1] - n0);
+    for (int k = 0; k < R; ++k) {
+      if (ext[k] <= 0) return;
+    }
+    const std::int64_t mE = ext[R - 2], nE = ext[R - 1];
     TaskBuilder tb;
     // Batch offsets of the operands (broadcast where their batch size is 1).
     std::int64_t a_off = a.region.offset_elems, b_off = b.region.offset_elems;
@@ -953,9 +1000,9 @@ void Instance::emit_matmul(const Unit& u) {
       if (a.shape[k] != 1) a_off += off[k] * a.region.stride[k];
       if (b.shape[k] != 1) b_off += off[k] * b.region.stride[k];
     }
-    const std::int64_t a_rows = clamp0(std::min(mL, VAm - m0));
-    const std::int64_t b_cols = clamp0(std::min(nL, VBn - n0));
-    const std::int64_t acc_shape[2] = {mL, nL};
+    const std::int64_t a_rows = clamp0(std::min(mE, a.valid[am] - m0));
+    const std::int64_t b_cols = clamp0(std::min(nE, b.valid[bn] - n0));
+    const std::int64_t acc_shape[2] = {mE, nE};
     const int lacc = tb.local(acc_d, 2, acc_shape);
     int la_full = -1, lb_full = -1, la_tail = -1, lb_tail = -1;
     if (ksteps == 0) {
@@ -966,8 +1013,8 @@ void Instance::emit_matmul(const Unit& u) {
       tb.p.instrs.push_back(f);
     }
     for (std::int64_t s = 0; s < ksteps; ++s) {
-      const std::int64_t k0 = s * tk, kL = std::min(tk, K - k0);
-      const std::int64_t ash[2] = {mL, kL}, bsh[2] = {kL, nL};
+      const std::int64_t k0 = s * tk, kL = std::min(tk, Kv - k0);
+      const std::int64_t ash[2] = {mE, kL}, bsh[2] = {kL, nE};
       int& la = kL == tk ? la_full : la_tail;
       int& lb = kL == tk ? lb_full : lb_tail;
       if (la < 0) la = tb.local(ad, 2, ash);
@@ -975,14 +1022,14 @@ void Instance::emit_matmul(const Unit& u) {
       GlobalRegion ra = a.region;
       ra.rank = 2;
       ra.shape[0] = a_rows;
-      ra.shape[1] = clamp0(std::min(kL, VAk - k0));
+      ra.shape[1] = kL;
       ra.stride[0] = a.region.stride[am];
       ra.stride[1] = a.region.stride[ak];
       ra.offset_elems = a_off + m0 * a.region.stride[am] + k0 * a.region.stride[ak];
       load(tb, la, ra, a.storage, value_name(ai), u.loc);
       GlobalRegion rb = b.region;
       rb.rank = 2;
-      rb.shape[0] = clamp0(std::min(kL, VBk - k0));
+      rb.shape[0] = kL;
       rb.shape[1] = b_cols;
       rb.stride[0] = b.region.stride[bk];
       rb.stride[1] = b.region.stride[bn];
@@ -1005,24 +1052,20 @@ void Instance::emit_matmul(const Unit& u) {
       c.src[0] = lacc;
       tb.p.instrs.push_back(c);
     }
-    // Dependencies and traffic: whole K panels instead of one range per K step.
-    std::vector<Access> panels;
-    for (const Access& x : tb.acc) {
-      if (!x.write) continue;
-      panels.push_back(x);
-    }
+    // Dependencies and traffic: whole K panels instead of one range per K step (the loads
+    // are all the task has recorded so far).
     tb.acc.clear();
     if (ksteps > 0) {
       GlobalRegion pa = a.region;
       pa.rank = 2;
       pa.shape[0] = a_rows;
-      pa.shape[1] = clamp0(std::min(K, VAk));
+      pa.shape[1] = Kv;
       pa.stride[0] = a.region.stride[am];
       pa.stride[1] = a.region.stride[ak];
       pa.offset_elems = a_off + m0 * a.region.stride[am];
       GlobalRegion pb = b.region;
       pb.rank = 2;
-      pb.shape[0] = clamp0(std::min(K, VBk));
+      pb.shape[0] = Kv;
       pb.shape[1] = b_cols;
       pb.stride[0] = b.region.stride[bk];
       pb.stride[1] = b.region.stride[bn];
@@ -1030,41 +1073,19 @@ void Instance::emit_matmul(const Unit& u) {
       if (!region_empty(pa)) tb.acc.push_back(Access{pa, false});
       if (!region_empty(pb)) tb.acc.push_back(Access{pb, false});
     }
-    const std::int64_t lshape[2] = {mL, nL};
-    (void)lshape;
     if (need_out) {
-      GlobalRegion reg = sub_region(y, off, ext, R);
-      // Store as a rank-2 box: the batch axes have extent 1 here.
-      GlobalRegion r2 = reg;
-      r2.rank = 2;
-      r2.shape[0] = reg.shape[R - 2];
-      r2.shape[1] = reg.shape[R - 1];
-      r2.stride[0] = reg.stride[R - 2];
-      r2.stride[1] = reg.stride[R - 1];
-      for (int k = 2; k < kMaxRank; ++k) {
-        r2.shape[k] = 1;
-        r2.stride[k] = 0;
-      }
-      store(tb, lout, r2, y.storage, value_name(st.out), u.loc);
+      store(tb, lout, last_two_axes(sub_region(y, off, ext, R), R), y.storage,
+            value_name(st.out), u.loc);
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       GlobalRegion reg;
       if (!write_region(w, woffs[wi].data(), off, ext, &reg)) continue;
-      GlobalRegion r2 = reg;
-      r2.rank = 2;
-      r2.shape[0] = reg.shape[R - 2];
-      r2.shape[1] = reg.shape[R - 1];
-      r2.stride[0] = reg.stride[R - 2];
-      r2.stride[1] = reg.stride[R - 1];
-      for (int k = 2; k < kMaxRank; ++k) {
-        r2.shape[k] = 1;
-        r2.stride[k] = 0;
-      }
-      store(tb, lout, r2, vals_[w.dst].storage, value_name(w.dst), w.loc);
+      store(tb, lout, last_two_axes(reg, R), vals_[w.dst].storage, value_name(w.dst), w.loc);
     }
-    const bool full = mL == tm && nL == tn && (ksteps == 0 || K % tk == 0);
-    const auto tiles = static_cast<std::uint16_t>(std::min<std::int64_t>(std::max<std::int64_t>(ksteps, 1), 0xFFFF));
+    const bool full = mE == tm && nE == tn && Kv == K && K % tk == 0;
+    const auto tiles =
+        static_cast<std::uint16_t>(std::min<std::int64_t>(std::max<std::int64_t>(ksteps, 1), 0xFFFF));
     commit(tb, u, sched::CoreType::kAic, full, tiles);
   });
 }
@@ -1086,35 +1107,33 @@ void Instance::emit_permute(const Unit& u) {
   for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
   const DType d = k_.values[st.out].dtype;
   for_each_tile(r, y.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
-    std::int64_t ext[kMaxRank];
-    bool nonempty = true;
+    std::int64_t E[kMaxRank];
     for (int k = 0; k < r; ++k) {
-      ext[k] = std::min(len[k], y.valid[k] - off[k]);
-      nonempty = nonempty && ext[k] > 0;
+      E[k] = std::min(len[k], y.valid[k] - off[k]);
+      if (E[k] <= 0) return;
     }
-    if (!nonempty) return;
     TaskBuilder tb;
-    const int l = tb.local(d, r, len);
+    const int l = tb.local(d, r, E);
     // The load IS the transpose: output axis k walks input axis perm[k].
     GlobalRegion reg = x.region;
     reg.rank = static_cast<std::uint8_t>(r);
     for (int k = 0; k < r; ++k) {
       const int p = st.dims[k];
-      reg.shape[k] = clamp0(std::min(len[k], x.valid[p] - off[k]));
+      reg.shape[k] = clamp0(std::min(E[k], x.valid[p] - off[k]));
       reg.stride[k] = x.region.stride[p];
       reg.offset_elems += off[k] * x.region.stride[p];
     }
     load(tb, l, reg, x.storage, value_name(xin), u.loc);
-    if (need_out) store(tb, l, sub_region(y, off, ext, r), y.storage, value_name(st.out), u.loc);
+    if (need_out) store(tb, l, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       GlobalRegion wr;
-      if (write_region(w, woffs[wi].data(), off, ext, &wr)) {
+      if (write_region(w, woffs[wi].data(), off, E, &wr)) {
         store(tb, l, wr, vals_[w.dst].storage, value_name(w.dst), w.loc);
       }
     }
     bool full = true;
-    for (int k = 0; k < r; ++k) full = full && len[k] == T[k];
+    for (int k = 0; k < r; ++k) full = full && E[k] == T[k];
     commit(tb, u, sched::CoreType::kAiv, full, 1);
   });
 }
@@ -1149,15 +1168,13 @@ void Instance::emit_concat(const Unit& u) {
     }
     for_each_tile(r, x.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
       std::int64_t ext[kMaxRank], yoff[kMaxRank];
-      bool nonempty = true;
       for (int k = 0; k < r; ++k) {
         yoff[k] = off[k] + (k == dim ? shift : 0);
         ext[k] = std::min({len[k], x.valid[k] - off[k], y.valid[k] - yoff[k]});
-        nonempty = nonempty && ext[k] > 0;
+        if (ext[k] <= 0) return;
       }
-      if (!nonempty) return;
       TaskBuilder tb;
-      const int l = tb.local(d, r, len);
+      const int l = tb.local(d, r, ext);
       load(tb, l, sub_region(x, off, ext, r), x.storage, value_name(in.value), u.loc);
       if (need_out) store(tb, l, sub_region(y, yoff, ext, r), y.storage, value_name(st.out), u.loc);
       for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
@@ -1168,7 +1185,7 @@ void Instance::emit_concat(const Unit& u) {
         }
       }
       bool full = true;
-      for (int k = 0; k < r; ++k) full = full && len[k] == T[k];
+      for (int k = 0; k < r; ++k) full = full && ext[k] == T[k];
       commit(tb, u, sched::CoreType::kAiv, full, 1);
     });
     shift += x.shape[dim];
@@ -1186,14 +1203,12 @@ void Instance::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& ds
   const DType d = src.region.dtype;
   for_each_tile(r, src.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
     std::int64_t ext[kMaxRank];
-    bool nonempty = true;
     for (int k = 0; k < r; ++k) {
       ext[k] = std::min(len[k], src.valid[k] - off[k]);
-      nonempty = nonempty && ext[k] > 0;
+      if (ext[k] <= 0) return;
     }
-    if (!nonempty) return;
     TaskBuilder tb;
-    const int l = tb.local(d, r, len);
+    const int l = tb.local(d, r, ext);
     load(tb, l, sub_region(src, off, ext, r), src.storage,
          src.storage.value >= 0 ? value_name(src.storage.value) : "the source", u.loc);
     GlobalRegion dr = dst;
@@ -1203,7 +1218,7 @@ void Instance::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& ds
     }
     store(tb, l, dr, dst_st, dst_name, u.loc);
     bool full = true;
-    for (int k = 0; k < r; ++k) full = full && len[k] == T[k];
+    for (int k = 0; k < r; ++k) full = full && ext[k] == T[k];
     commit(tb, u, sched::CoreType::kAiv, full, 1);
   });
 }

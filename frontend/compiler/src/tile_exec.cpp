@@ -293,8 +293,9 @@ Dims4 pad_stride(const std::int64_t* stride, int rank) {
   return d;
 }
 
+// Loads the region's box into the same-index prefix of a dst tile of padded shape `dn`.
 template <DType D>
-void load_box(double* out, const std::uint8_t* buf, const GlobalRegion& r) {
+void load_box(double* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r) {
   using E = Elem<D>;
   constexpr std::int64_t kEb = sizeof(typename E::S);
   const Dims4 n = pad_shape(r.shape, r.rank);
@@ -307,6 +308,7 @@ void load_box(double* out, const std::uint8_t* buf, const GlobalRegion& r) {
       for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2) {
         const std::int64_t off = r.offset_elems + i0 * st.n[0] + i1 * st.n[1] + i2 * st.n[2];
         const std::uint8_t* q = buf + off * kEb;
+        double* out = dst + ((i0 * dn.n[1] + i1) * dn.n[2] + i2) * dn.n[3];
         if constexpr (D == DType::kFp16) {
           if (s3 == 1) {  // the common contiguous fp16 row, without a call per element
             for (std::int64_t j = 0; j < n3; ++j) {
@@ -314,7 +316,6 @@ void load_box(double* out, const std::uint8_t* buf, const GlobalRegion& r) {
               std::memcpy(&h, q + j * kEb, sizeof h);
               out[j] = fp16(h);
             }
-            out += n3;
             continue;
           }
         }
@@ -325,7 +326,6 @@ void load_box(double* out, const std::uint8_t* buf, const GlobalRegion& r) {
         } else {
           for (std::int64_t j = 0; j < n3; ++j) out[j] = E::get(q + j * s3 * kEb);
         }
-        out += n3;
       }
     }
   }
@@ -642,7 +642,8 @@ class Executor {
       o.s = in.scalar[i];
       if (partner) {
         o.dtype = partner->t->dtype;
-        o.s = round_value(o.s, o.dtype, IntConv::kFromFloat);
+        o.s = round_value(o.s, o.dtype,
+                          std::trunc(o.s) == o.s ? IntConv::kWrap : IntConv::kFromFloat);
         o.integral = !is_float(o.dtype);
       } else {
         o.dtype = std::trunc(o.s) == o.s ? DType::kInt64 : DType::kFp32;
@@ -710,13 +711,24 @@ class Executor {
   void load(const TileInstr& in) {
     const TileRef d = tile(in.dst, "dst");
     const GlobalRegion& r = in.region;
-    bool same = r.rank == d.t->rank;
-    for (int k = 0; same && k < r.rank; ++k) same = r.shape[k] == d.t->shape[k];
-    if (!same) fail(region_desc(r) + " does not have the shape of dst " + tile_desc(in.dst));
+    bool fits = r.rank == d.t->rank;
+    bool whole = fits;
+    for (int k = 0; fits && k < r.rank; ++k) {
+      fits = r.shape[k] <= d.t->shape[k];
+      whole = whole && r.shape[k] == d.t->shape[k];
+    }
+    if (!fits) fail(region_desc(r) + " is not a prefix box of dst " + tile_desc(in.dst));
+    if (!whole && !s_.written[std::size_t(in.dst)]) {
+      fail(region_desc(r) + " fills only part of dst " + tile_desc(in.dst) +
+           ", which no instruction wrote before (the rest would be undefined)");
+    }
     const std::uint8_t* buf = region_buffer(r);
     if (buf) {
-      with_dtype(r.dtype, [&](auto tag) { load_box<decltype(tag)::value>(d.data, buf, r); });
+      const Dims4 dn = pad_shape(d.t->shape, d.t->rank);
+      with_dtype(r.dtype,
+                 [&](auto tag) { load_box<decltype(tag)::value>(d.data, dn, buf, r); });
     }
+    // The part outside a prefix box already holds dst's dtype: rounding it again is a no-op.
     if (r.dtype != d.t->dtype) {
       round_inplace(d.data, d.n, d.t->dtype,
                     is_float(r.dtype) ? IntConv::kFromFloat : IntConv::kWrap);
@@ -977,7 +989,7 @@ class Executor {
     if (zero_divisor) fail("integer division by zero (torch raises ZeroDivisionError)");
     // Max/min of operands already in dst's dtype select one of them: nothing to round.
     const bool selects = (in.op == TileOpcode::kMaximum || in.op == TileOpcode::kMinimum) &&
-                         a.dtype == dt && b.dtype == dt;
+                         a.dtype == dt && b.dtype == dt && !(a.scalar && b.scalar);
     // Integer-domain results were narrowed to dst already.
     if (!exact01 && !selects && !int_domain) round_inplace(y, n, dt, IntConv::kFromFloat);
     done(in.dst);

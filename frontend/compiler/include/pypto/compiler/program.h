@@ -42,13 +42,17 @@ struct LocalTile {
 
 enum class TileOpcode : std::uint8_t {
   // data movement
-  kLoad,    // dst <- region (region.shape == dst.shape; strides may be 0 = broadcast)
-  kStore,   // region <- src (region.shape: the valid part, a prefix box of src)
+  kLoad,    // dst <- region (strides may be 0 = broadcast). region.shape <= dst.shape per
+            // axis, a prefix box at the same indices; a smaller box keeps the rest of dst
+            // (which an earlier instruction must have written, e.g. a kFill of zeros)
+  kStore,   // region <- src (region.shape: the valid part, a prefix box of src; no stride 0
+            // on an axis of extent > 1, which would write one element several times)
   kFill,    // dst <- scalar
   kCopy,    // dst <- src0 (same element count, row-major order: reshape)
   kPermute, // dst <- src0 with axes permuted: dst axis k is src axis perm[k]
   kCast,    // dst <- src0 converted to dst's dtype, rounding per `cast_mode`
-  // element-wise, same shapes (operand b may be the scalar when scalar_operand == 1)
+  // element-wise, same shapes (operand i is scalar[i] when scalar_operand bit i is set:
+  // bit 1 for b, bit 0 for a in reflected ops)
   kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kRemainder, kPow,
   kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
   kNeg, kAbs, kRelu, kExp, kLog, kSqrt, kRsqrt, kReciprocal, kSigmoid, kTanh, kFloor,

@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compact graph compiler: kernel IR -> leaf tasks, root instances, device tasks,
+// workspace, dependencies, programs. Kernels are small hand-written IR texts; expected task
+// counts, regions, edges and numbers are worked out by hand in the comments.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pypto/compiler/compile.h"
+#include "pypto/compiler/program.h"
+#include "pypto/sched/errors.h"
+#include "pypto/sim/config/chip_config.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+using Catch::Matchers::Contains;
+using pypto::ConfigError;
+using pypto::compiler::DType;
+using pypto::compiler::GlobalRegion;
+using pypto::compiler::Launch;
+using pypto::compiler::LaunchOptions;
+using pypto::compiler::LaunchTensor;
+using pypto::compiler::TaskProgram;
+using pypto::compiler::TileInstr;
+using pypto::compiler::TileOpcode;
+using pypto::sched::CoreType;
+
+namespace {
+
+// ---- IR text helpers (each returns one JSON fragment) ----
+
+std::string val(int id, const std::string& shape, const std::string& dt = "DT_FP32",
+                const std::string& valid = "null") {
+  return R"({"id":)" + std::to_string(id) + R"(,"shape":)" + shape + R"(,"dtype":")" + dt +
+         R"(","format":"TILEOP_ND","valid_shape":)" + valid + "}";
+}
+
+std::string param(const std::string& name, int id, const std::string& shape,
+                  const std::string& dt = "DT_FP32") {
+  return R"({"name":")" + name + R"(","value":)" + std::to_string(id) + R"(,"shape":)" + shape +
+         R"(,"dtype":")" + dt + R"(","format":"TILEOP_ND","dynamic_axes":[],"is_output_written":false})";
+}
+
+// An op statement; `extra` adds keys such as "attrs", "vec_tile", "cube_tile".
+std::string op(const std::string& name, const std::string& inputs, const std::string& out,
+               const std::string& loc, const std::string& extra = "") {
+  return R"({"kind":"op","op":")" + name + R"(","inputs":[)" + inputs + R"(],"out":)" + out +
+         R"(,"loc":")" + loc + "\"" + (extra.empty() ? "" : "," + extra) + "}";
+}
+
+std::string in(int id) { return R"({"value":)" + std::to_string(id) + "}"; }
+std::string cst(double v) {
+  std::ostringstream s;
+  s << R"({"const":)" << v << R"(,"dtype":"DT_FP32"})";
+  return s.str();
+}
+
+std::string write(int dst, int src, const std::string& offsets, const std::string& loc,
+                  const std::string& extra = "") {
+  return R"({"kind":"write","dst":)" + std::to_string(dst) + R"(,"src":)" + std::to_string(src) +
+         R"(,"offsets":)" + offsets + R"(,"attrs":{},"loc":")" + loc + "\"" +
+         (extra.empty() ? "" : "," + extra) + "}";
+}
+
+std::string variant(const std::string& guard, const std::string& body) {
+  return R"({"guard":)" + guard + R"(,"conds":[],"body":[)" + body + "]}";
+}
+
+std::string loop(const std::string& index, const std::string& start, const std::string& stop,
+                 const std::string& variants, const std::string& loc,
+                 const std::string& extra = "") {
+  return R"({"kind":"loop","index":")" + index + R"(","start":)" + start + R"(,"stop":)" + stop +
+         R"(,"step":1,"unroll_list":[1],"name":null,"loc":")" + loc + R"(","variants":[)" +
+         variants + "]" + (extra.empty() ? "" : "," + extra) + "}";
+}
+
+std::string kernel(const std::string& name, const std::string& params, const std::string& symbols,
+                   const std::string& body) {
+  return R"({"format":"pypto-kernel-ir","version":1,"name":")" + name + R"(","params":[)" +
+         params + R"(],"symbols":[)" + symbols + R"(],"variants":[)" + variant("true", body) +
+         "]}";
+}
+
+std::string sym(const std::string& name) { return R"({"sym":")" + name + "\"}"; }
+std::string ex(const std::string& o, const std::string& a, const std::string& b) {
+  return R"({"op":")" + o + R"(","args":[)" + a + "," + b + "]}";
+}
+
+// ---- host tensors and execution ----
+
+struct Host {
+  std::vector<std::vector<std::uint8_t>> data;
+  std::vector<LaunchTensor> tensors;
+
+  void add(const std::string& name, DType d, std::vector<std::int64_t> shape,
+           const std::vector<double>& values = {}) {
+    std::int64_t n = 1;
+    for (const auto s : shape) n *= s;
+    const std::uint32_t es = pypto::sim::dtype_bytes(d);
+    data.emplace_back(static_cast<std::size_t>(n) * es, 0);
+    for (std::size_t i = 0; i < values.size(); ++i) set(data.back(), d, i, values[i]);
+    LaunchTensor t;
+    t.name = name;
+    t.dtype = d;
+    t.shape = std::move(shape);
+    tensors.push_back(t);
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      tensors[i].data = data[i].data();
+      tensors[i].size_bytes = data[i].size();
+    }
+  }
+
+  static void set(std::vector<std::uint8_t>& b, DType d, std::size_t i, double v) {
+    if (d == DType::kFp32) {
+      const float f = static_cast<float>(v);
+      std::memcpy(b.data() + i * 4, &f, 4);
+    } else if (d == DType::kInt32) {
+      const std::int32_t x = static_cast<std::int32_t>(v);
+      std::memcpy(b.data() + i * 4, &x, 4);
+    } else {
+      FAIL("test helper: unsupported dtype");
+    }
+  }
+
+  float f32(std::size_t tensor, std::size_t i) const {
+    float f;
+    std::memcpy(&f, data[tensor].data() + i * 4, 4);
+    return f;
+  }
+};
+
+pypto::sim::ChipConfig chip() { return pypto::sim::ChipConfig{}; }
+
+Launch make(const std::string& ir, Host& h, const std::map<std::string, std::int64_t>& b = {},
+            LaunchOptions opt = {}) {
+  auto k = pypto::compiler::compile(ir);
+  return pypto::compiler::instantiate(*k, h.tensors, b, opt, chip());
+}
+
+// Runs every task's program in task order (a topological order: edges only go forward).
+void execute(const Launch& l, Host& h) {
+  std::vector<std::uint8_t> ws(l.workspace_bytes, 0);
+  pypto::compiler::GlobalMemory mem;
+  for (std::size_t i = 0; i < h.data.size(); ++i) {
+    mem.base.push_back(h.data[i].data());
+    mem.size_bytes.push_back(h.data[i].size());
+    mem.dtype.push_back(h.tensors[i].dtype);
+  }
+  mem.base.push_back(ws.data());
+  mem.size_bytes.push_back(ws.size());
+  mem.dtype.push_back(DType::kFp32);
+  pypto::compiler::ExecScratch scratch;
+  for (std::size_t t = 0; t < l.programs.size(); ++t) {
+    pypto::compiler::execute(l.programs[t], mem, scratch);
+  }
+}
+
+std::vector<double> iota(std::size_t n, double scale = 1.0, double start = 0.0) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = start + scale * static_cast<double>(i);
+  return v;
+}
+
+int count_op(const TaskProgram& p, TileOpcode op) {
+  int n = 0;
+  for (const TileInstr& in : p.instrs) n += in.op == op;
+  return n;
+}
+
+std::vector<const TileInstr*> instrs_of(const TaskProgram& p, TileOpcode op) {
+  std::vector<const TileInstr*> out;
+  for (const TileInstr& in : p.instrs) {
+    if (in.op == op) out.push_back(&in);
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> succs(const pypto::sched::TaskGraph& g, std::uint32_t t) {
+  return {g.succ.begin() + g.succ_first(t), g.succ.begin() + g.succ_last(t)};
+}
+
+std::string kernel_of(const Launch& l, std::uint32_t t) {
+  return l.graph.kernel_names[l.graph.kernel[t]];
+}
+
+// out[:] = (a + b) * 2 on 5x7 fp32 with 4x4 tiles.
+std::string addmul_ir() {
+  return kernel("addmul",
+                param("a", 0, "[5,7]") + "," + param("b", 1, "[5,7]") + "," + param("out", 2, "[5,7]"),
+                "",
+                op("add", in(0) + "," + in(1), val(3, "[5,7]"), "k.py:3", R"("vec_tile":[4,4])") + "," +
+                    op("mul", in(3) + "," + cst(2.0), val(4, "[5,7]"), "k.py:4", R"("vec_tile":[4,4])") +
+                    "," + write(2, 4, "[0,0]", "k.py:4"));
+}
+
+}  // namespace
+
+TEST_CASE("element-wise chain: one fused AIV task per tile, tails, only needed stores",
+          "[compiler]") {
+  Host h;
+  h.add("a", DType::kFp32, {5, 7}, iota(35));
+  h.add("b", DType::kFp32, {5, 7}, iota(35, 0.5, 1.0));
+  h.add("out", DType::kFp32, {5, 7});
+  const Launch l = make(addmul_ir(), h);
+  // 5x7 with 4x4 tiles: 2 x 2 tiles, extents 4x4, 4x3, 1x4, 1x3.
+  REQUIRE(l.graph.num_tasks() == 4);
+  REQUIRE(l.roots == 1);
+  REQUIRE(l.graph.device_tasks.size() == 1);
+  CHECK(l.workspace_bytes == 0);  // nothing crosses tasks: no intermediate is stored
+  CHECK(l.graph.num_edges() == 0);
+  CHECK(l.tile_ops == 8);  // add + mul per tile
+  const std::int64_t ext[4][2] = {{4, 4}, {4, 3}, {1, 4}, {1, 3}};
+  const std::int64_t offset[4] = {0, 4, 28, 32};
+  for (std::uint32_t t = 0; t < 4; ++t) {
+    CHECK(l.graph.core_type[t] == CoreType::kAiv);
+    CHECK(kernel_of(l, t) == "add_mul_f32");
+    const TaskProgram& p = l.programs[t];
+    CHECK(count_op(p, TileOpcode::kLoad) == 2);
+    CHECK(count_op(p, TileOpcode::kAdd) == 1);
+    CHECK(count_op(p, TileOpcode::kMul) == 1);
+    const auto stores = instrs_of(p, TileOpcode::kStore);
+    REQUIRE(stores.size() == 1);  // only the written value, straight into out
+    const GlobalRegion& r = stores[0]->region;
+    CHECK(r.buffer == 2);
+    CHECK(r.offset_elems == offset[t]);
+    CHECK(r.shape[0] == ext[t][0]);
+    CHECK(r.shape[1] == ext[t][1]);
+    CHECK(r.stride[0] == 7);
+    CHECK(r.stride[1] == 1);
+    // Memory ranges the simulator sees: one row segment per row of each of 3 regions.
+    CHECK(l.graph.mem_begin[t + 1] - l.graph.mem_begin[t] == 3 * ext[t][0]);
+  }
+  // Cost: add fp32 4x4 = 64 B -> 1 beat + 6; mul -> 1 + 7.
+  CHECK(l.graph.compute_cycles[0] == 7 + 8);
+  execute(l, h);
+  for (std::size_t i = 0; i < 35; ++i) {
+    const double a = static_cast<double>(i), b = 1.0 + 0.5 * static_cast<double>(i);
+    CHECK(h.f32(2, i) == Approx((a + b) * 2));
+  }
+}
+
+TEST_CASE("a fused value used outside the group is stored to workspace once", "[compiler]") {
+  // t = a + 1 (8x8, tiles 4x8), out[:] = t * 2, s = sum(t, dim 1) -> a reduction outside
+  // the group reads t, so t is stored; t*2 goes straight to out.
+  const std::string ir = kernel(
+      "keep", param("a", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("s", 2, "[8]"), "",
+      op("add", in(0) + "," + cst(1), val(3, "[8,8]"), "k.py:2", R"("vec_tile":[4,8])") + "," +
+          op("mul", in(3) + "," + cst(2), val(4, "[8,8]"), "k.py:3", R"("vec_tile":[4,8])") + "," +
+          write(1, 4, "[0,0]", "k.py:3") + "," +
+          op("sum", in(3), val(5, "[8]"), "k.py:4",
+             R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,8])") +
+          "," + write(2, 5, "[0]", "k.py:4"));
+  Host h;
+  h.add("a", DType::kFp32, {8, 8}, iota(64));
+  h.add("out", DType::kFp32, {8, 8});
+  h.add("s", DType::kFp32, {8});
+  const Launch l = make(ir, h);
+  // 2 group tasks (add_mul) + 2 reduction tasks (rows 0-3, 4-7).
+  REQUIRE(l.graph.num_tasks() == 4);
+  CHECK(kernel_of(l, 0) == "add_mul_f32");
+  CHECK(kernel_of(l, 2) == "sum_f32");
+  for (int t = 0; t < 2; ++t) CHECK(count_op(l.programs[t], TileOpcode::kStore) == 2);
+  CHECK(l.workspace_bytes == 8 * 8 * 4);  // t, aligned to 512
+  // Each reduction task reads the rows its group task stored: exactly one edge each.
+  CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{2});
+  CHECK(succs(l.graph, 1) == std::vector<std::uint32_t>{3});
+  execute(l, h);
+  for (int r = 0; r < 8; ++r) {
+    double sum = 0;
+    for (int c = 0; c < 8; ++c) {
+      sum += r * 8 + c + 1;
+      CHECK(h.f32(1, static_cast<std::size_t>(r * 8 + c)) == Approx(2.0 * (r * 8 + c + 1)));
+    }
+    CHECK(h.f32(2, static_cast<std::size_t>(r)) == Approx(sum));
+  }
+}
+
+TEST_CASE("matmul: AIC tasks per output tile, K split with accumulate", "[compiler]") {
+  // a [64, 96] fp32 @ b [96, 32] fp32 -> out fp32; cube m=32, k=32, n=32 ->
+  // 2 x 1 output tiles, 3 K steps each.
+  const std::string ir = kernel(
+      "mm", param("a", 0, "[64,96]") + "," + param("b", 1, "[96,32]") + "," + param("c", 2, "[64,32]"),
+      "",
+      op("matmul", in(0) + "," + in(1), val(3, "[64,32]"), "k.py:5",
+         R"("attrs":{"a_trans":false,"b_trans":false,"c_matrix_nz":false},)"
+         R"("cube_tile":{"m":[16,32],"k":[16,32,32],"n":[16,32],"enable_split_k":false})") +
+          "," + write(2, 3, "[0,0]", "k.py:5"));
+  Host h;
+  std::vector<double> a(64 * 96), b(96 * 32);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>((i * 7) % 5) - 2.0;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>((i * 3) % 7) - 3.0;
+  h.add("a", DType::kFp32, {64, 96}, a);
+  h.add("b", DType::kFp32, {96, 32}, b);
+  h.add("c", DType::kFp32, {64, 32});
+  const Launch l = make(ir, h);
+  REQUIRE(l.graph.num_tasks() == 2);
+  for (std::uint32_t t = 0; t < 2; ++t) {
+    CHECK(l.graph.core_type[t] == CoreType::kAic);
+    CHECK(kernel_of(l, t) == "matmul_f32");
+    CHECK(l.graph.tiles[t] == 3);
+    const auto mm = instrs_of(l.programs[t], TileOpcode::kMatmul);
+    REQUIRE(mm.size() == 3);
+    CHECK(mm[0]->accumulate == 0);
+    CHECK(mm[1]->accumulate == 1);
+    CHECK(mm[2]->accumulate == 1);
+    CHECK(count_op(l.programs[t], TileOpcode::kLoad) == 6);
+    CHECK(count_op(l.programs[t], TileOpcode::kCast) == 0);  // fp32 accumulator = output
+    // 3 x mmad fp32 {32,32,32}: ceil(32/16)^2 * ceil(32/8) + 20 = 36 each.
+    CHECK(l.graph.compute_cycles[t] == 3 * 36);
+  }
+  // Second task: A rows 32..63 of every K step.
+  const auto loads = instrs_of(l.programs[1], TileOpcode::kLoad);
+  CHECK(loads[0]->region.offset_elems == 32 * 96);
+  CHECK(loads[2]->region.offset_elems == 32 * 96 + 32);
+  execute(l, h);
+  for (int i = 0; i < 64; i += 9) {
+    for (int j = 0; j < 32; j += 5) {
+      double ref = 0;
+      for (int k = 0; k < 96; ++k) ref += a[i * 96 + k] * b[k * 32 + j];
+      CHECK(h.f32(2, static_cast<std::size_t>(i * 32 + j)) == Approx(ref));
+    }
+  }
+}
+
+TEST_CASE("matmul with fp16 output casts the accumulator; b_trans uses permuted strides",
+          "[compiler]") {
+  const std::string ir = kernel(
+      "mmt", param("a", 0, "[16,40]", "DT_FP16") + "," + param("b", 1, "[24,40]", "DT_FP16") + "," +
+                 param("c", 2, "[16,24]", "DT_FP16"),
+      "",
+      op("matmul", in(0) + "," + in(1), val(3, "[16,24]", "DT_FP16"), "k.py:5",
+         R"("attrs":{"a_trans":false,"b_trans":true,"c_matrix_nz":false},)"
+         R"("cube_tile":{"m":[16,16],"k":[16,32],"n":[16,16],"enable_split_k":false})") +
+          "," + write(2, 3, "[0,0]", "k.py:5"));
+  Host h;
+  h.add("a", DType::kFp16, {16, 40});
+  h.add("b", DType::kFp16, {24, 40});
+  h.add("c", DType::kFp16, {16, 24});
+  const Launch l = make(ir, h);
+  // N = 24 in tiles of 16 -> 2 tasks; K = 40 in steps of 32 -> 2 steps (32 + 8).
+  REQUIRE(l.graph.num_tasks() == 2);
+  const TaskProgram& p = l.programs[1];
+  CHECK(count_op(p, TileOpcode::kCast) == 1);
+  const auto loads = instrs_of(p, TileOpcode::kLoad);
+  REQUIRE(loads.size() == 4);
+  // B K-slice of the second N tile, second K step: b[16.., 32..] read as [K=8, N=8].
+  const GlobalRegion& rb = loads[3]->region;
+  CHECK(rb.shape[0] == 8);
+  CHECK(rb.shape[1] == 8);
+  CHECK(rb.stride[0] == 1);
+  CHECK(rb.stride[1] == 40);
+  CHECK(rb.offset_elems == 16 * 40 + 32);
+  const auto store = instrs_of(p, TileOpcode::kStore);
+  REQUIRE(store.size() == 1);
+  CHECK(store[0]->region.shape[1] == 8);  // N tail
+}
+
+namespace {
+
+// scale_rows of IR.md section 7: x [n, 64], tiles of 32 rows; iteration 0 doubles, the
+// others copy.
+std::string scale_rows_ir() {
+  const std::string n = sym("x.shape[0]");
+  const std::string i = sym("i");
+  const std::string off = "[" + ex("mul", i, "32") + ",0]";
+  const std::string valid = "[" + ex("min", "32", ex("sub", n, ex("mul", i, "32"))) + ",64]";
+  const std::string stop = ex("floordiv", ex("add", n, "31"), "32");
+  const std::string view_attrs = R"("attrs":{"offsets":)" + off + "}";
+  const std::string v0 =
+      variant(ex("eq", i, "0"),
+              op("view", in(0), val(2, "[32,64]", "DT_FP32", valid), "t.py:8", view_attrs) + "," +
+                  op("mul", in(2) + "," + cst(2.0), val(3, "[32,64]", "DT_FP32", valid), "t.py:10",
+                     R"("vec_tile":[32,64])") +
+                  "," + write(1, 3, off, "t.py:10", R"("vec_tile":[32,64])"));
+  const std::string v1 =
+      variant(ex("ne", i, "0"),
+              op("view", in(0), val(4, "[32,64]", "DT_FP32", valid), "t.py:8", view_attrs) + "," +
+                  write(1, 4, off, "t.py:12", R"("vec_tile":[32,64])"));
+  return R"({"format":"pypto-kernel-ir","version":1,"name":"scale_rows","params":[)" +
+         std::string(R"({"name":"x","value":0,"shape":[)") + n + R"(,64],"dtype":"DT_FP32"},)" +
+         R"({"name":"y","value":1,"shape":[{"sym":"y.shape[0]"},64],"dtype":"DT_FP32"}],)" +
+         R"("symbols":[{"name":"x.shape[0]","sources":[{"param":"x","axis":0}]},)" +
+         R"({"name":"y.shape[0]","sources":[{"param":"y","axis":0}]}],"variants":[)" +
+         variant("true", loop("i", "0", stop, v0 + "," + v1, "t.py:7")) + "]}";
+}
+
+}  // namespace
+
+TEST_CASE("loop with two variants: one root per iteration, the right variant each time",
+          "[compiler]") {
+  const auto k = pypto::compiler::compile(scale_rows_ir());
+  Host h;
+  h.add("x", DType::kFp32, {100, 64}, iota(6400, 1.0, 1.0));
+  h.add("y", DType::kFp32, {100, 64});
+  const Launch l = pypto::compiler::instantiate(*k, h.tensors, {{"x.shape[0]", 100}, {"y.shape[0]", 100}},
+                                                LaunchOptions{}, chip());
+  // ceil(100 / 32) = 4 iterations, one task each (one 32x64 tile per iteration).
+  REQUIRE(l.roots == 4);
+  REQUIRE(l.graph.num_tasks() == 4);
+  CHECK(kernel_of(l, 0) == "mul_f32");
+  for (std::uint32_t t = 1; t < 4; ++t) CHECK(kernel_of(l, t) == "copy_f32");
+  for (std::uint32_t t = 0; t < 4; ++t) CHECK(l.graph.root[t] == t);
+  // The last iteration covers rows 96..99 only: a 4-row tail.
+  const auto st = instrs_of(l.programs[3], TileOpcode::kStore);
+  REQUIRE(st.size() == 1);
+  CHECK(st[0]->region.shape[0] == 4);
+  CHECK(st[0]->region.offset_elems == 96 * 64);
+  const auto ld = instrs_of(l.programs[3], TileOpcode::kLoad);
+  REQUIRE(ld.size() == 1);
+  CHECK(ld[0]->region.shape[0] == 4);  // never reads past row 99
+  execute(l, h);
+  for (std::size_t r = 0; r < 100; r += 7) {
+    const double x = 1.0 + static_cast<double>(r * 64 + 5);
+    CHECK(h.f32(1, r * 64 + 5) == Approx(r < 32 ? 2 * x : x));
+  }
+
+  SECTION("the same compiled kernel with another dynamic size") {
+    Host h2;
+    h2.add("x", DType::kFp32, {64, 64}, iota(4096));
+    h2.add("y", DType::kFp32, {64, 64});
+    const Launch l2 = pypto::compiler::instantiate(
+        *k, h2.tensors, {{"x.shape[0]", 64}, {"y.shape[0]", 64}}, LaunchOptions{}, chip());
+    CHECK(l2.roots == 2);
+    CHECK(l2.graph.num_tasks() == 2);
+    execute(l2, h2);
+    CHECK(h2.f32(1, 63 * 64 + 1) == Approx(63 * 64 + 1));
+    CHECK(h2.f32(1, 31 * 64 + 1) == Approx(2 * (31 * 64 + 1)));
+  }
+  SECTION("a binding that disagrees with the tensor is rejected") {
+    CHECK_THROWS_WITH(pypto::compiler::instantiate(*k, h.tensors,
+                                                   {{"x.shape[0]", 99}, {"y.shape[0]", 100}},
+                                                   LaunchOptions{}, chip()),
+                      Contains("tensor \"x\" has size 100 on axis 0, expected 99"));
+    CHECK_THROWS_WITH(pypto::compiler::instantiate(*k, h.tensors, {{"y.shape[0]", 100}},
+                                                   LaunchOptions{}, chip()),
+                      Contains("no binding for dynamic dimension \"x.shape[0]\""));
+  }
+}
+
+TEST_CASE("valid_shape_optimize: only full blocks of a dynamic loop skip the dynamic overhead",
+          "[compiler]") {
+  const auto k = pypto::compiler::compile(scale_rows_ir());
+  Host h;
+  h.add("x", DType::kFp32, {40, 64});
+  h.add("y", DType::kFp32, {40, 64});
+  const std::map<std::string, std::int64_t> b = {{"x.shape[0]", 40}, {"y.shape[0]", 40}};
+  const std::uint32_t dyn = chip().cost.dynamic_shape_overhead_cycles;
+  LaunchOptions off;
+  const Launch l0 = pypto::compiler::instantiate(*k, h.tensors, b, off, chip());
+  LaunchOptions on;
+  on.runtime.valid_shape_optimize = 1;
+  const Launch l1 = pypto::compiler::instantiate(*k, h.tensors, b, on, chip());
+  REQUIRE(l0.graph.num_tasks() == 2);  // rows 0-31 (full), 32-39 (tail)
+  // mul fp32 32x64 = 8 KiB -> 32 beats + 7.
+  CHECK(l0.graph.compute_cycles[0] == 39 + dyn);
+  CHECK(l1.graph.compute_cycles[0] == 39);
+  CHECK(l0.graph.compute_cycles[1] == dyn);  // the tail copy: no compute, dynamic leaf
+  CHECK(l1.graph.compute_cycles[1] == dyn);
+}
+
+namespace {
+
+// loop i in [0, n): out[i*4:(i+1)*4, :] = x[i*4:..] + 1; each iteration one 4x16 task.
+std::string rows_loop_ir(int n, const std::string& loop_extra = "", const std::string& before = "") {
+  const std::string i = sym("i");
+  const std::string off = "[" + ex("mul", i, "4") + ",0]";
+  const std::string body =
+      op("view", in(0), val(10, "[4,16]"), "r.py:3", R"("attrs":{"offsets":)" + off + "}") + "," +
+      op("add", in(10) + "," + cst(1), val(11, "[4,16]"), "r.py:4", R"("vec_tile":[4,16])") + "," +
+      write(1, 11, off, "r.py:4");
+  const std::string rows = std::to_string(4 * n);
+  return kernel("rows", param("x", 0, "[" + rows + ",16]") + "," + param("out", 1, "[" + rows + ",16]") +
+                            "," + param("z", 2, "[4,16]"),
+                "",
+                before + loop("i", "0", std::to_string(n), variant("true", body), "r.py:2", loop_extra));
+}
+
+Host rows_host(int n) {
+  Host h;
+  h.add("x", DType::kFp32, {4 * n, 16}, iota(static_cast<std::size_t>(64 * n)));
+  h.add("out", DType::kFp32, {4 * n, 16});
+  h.add("z", DType::kFp32, {4, 16});
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("stitching: roots per device task, submit_before_loop, parallel loops", "[compiler]") {
+  SECTION("stitch_function_max_num roots per device task") {
+    Host h = rows_host(10);
+    LaunchOptions opt;
+    opt.runtime.stitch_function_max_num = 4;
+    const Launch l = make(rows_loop_ir(10), h, {}, opt);
+    REQUIRE(l.roots == 10);
+    REQUIRE(l.graph.device_tasks.size() == 3);
+    CHECK(l.graph.device_tasks[0].num_roots == 4);
+    CHECK(l.graph.device_tasks[1].num_roots == 4);
+    CHECK(l.graph.device_tasks[2].num_roots == 2);
+    for (const auto& d : l.graph.device_tasks) CHECK(d.parallel_group == 0);
+    execute(l, h);
+    CHECK(h.f32(1, 39 * 16 + 3) == Approx(39 * 16 + 3 + 1));
+  }
+  SECTION("submit_before_loop closes the device task holding the statements before it") {
+    // z[:] = z + 1 before the loop: its own root; the loop's roots would join it otherwise.
+    const std::string before =
+        op("add", in(2) + "," + cst(1), val(20, "[4,16]"), "r.py:1", R"("vec_tile":[4,16])") + "," +
+        write(2, 20, "[0,0]", "r.py:1") + ",";
+    Host h = rows_host(3);
+    const Launch plain = make(rows_loop_ir(3, "", before), h);
+    CHECK(plain.roots == 4);
+    CHECK(plain.graph.device_tasks.size() == 1);
+    const Launch barrier = make(rows_loop_ir(3, R"("submit_before_loop":true)", before), h);
+    REQUIRE(barrier.graph.device_tasks.size() == 2);
+    CHECK(barrier.graph.device_tasks[0].num_roots == 1);
+    CHECK(barrier.graph.device_tasks[1].num_roots == 3);
+  }
+  SECTION("a parallel loop: one device task per iteration, one parallel group") {
+    const std::string after =
+        "," + op("add", in(2) + "," + cst(1), val(20, "[4,16]"), "r.py:9", R"("vec_tile":[4,16])") +
+        "," + write(2, 20, "[0,0]", "r.py:9");
+    std::string ir = rows_loop_ir(3, R"("parallel":true)");
+    ir.insert(ir.size() - 3, after);  // a statement after the loop, in the kernel body
+    Host h = rows_host(3);
+    LaunchOptions opt;
+    opt.runtime.device_sched_parallelism = 2;
+    const Launch l = make(ir, h, {}, opt);
+    REQUIRE(l.graph.device_tasks.size() == 4);
+    const std::uint32_t g = l.graph.device_tasks[0].parallel_group;
+    CHECK(g != 0);
+    CHECK(l.graph.device_tasks[1].parallel_group == g);
+    CHECK(l.graph.device_tasks[2].parallel_group == g);
+    CHECK(l.graph.device_tasks[3].parallel_group == 0);
+    for (const auto& d : l.graph.device_tasks) CHECK(d.num_roots == 1);
+  }
+  SECTION("unroll_list puts several iterations in one root") {
+    Host h = rows_host(5);
+    std::string ir = rows_loop_ir(5);
+    const std::string from = R"("unroll_list":[1])";
+    ir.replace(ir.find(from), from.size(), R"("unroll_list":[4,1])");
+    const Launch l = make(ir, h);
+    CHECK(l.roots == 2);  // iterations 0-3, then 4
+    CHECK(l.graph.num_tasks() == 5);
+    execute(l, h);
+    CHECK(h.f32(1, 19 * 16) == Approx(19 * 16 + 1));
+  }
+}
+
+TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoint tiles",
+          "[compiler]") {
+  SECTION("RAW across roots through a write then a view of the same region") {
+    // loop i in [0, 2): i == 0: y[0:4] = x * 2;  i != 0: out[:] = y[0:4] + 1.
+    const std::string i = sym("i");
+    const std::string v0 = variant(
+        ex("eq", i, "0"),
+        op("mul", in(0) + "," + cst(2), val(10, "[4,16]"), "d.py:3", R"("vec_tile":[4,16])") + "," +
+            write(1, 10, "[0,0]", "d.py:3"));
+    const std::string v1 = variant(
+        ex("ne", i, "0"),
+        op("view", in(1), val(11, "[4,16]"), "d.py:5", R"("attrs":{"offsets":[0,0]})") + "," +
+            op("add", in(11) + "," + cst(1), val(12, "[4,16]"), "d.py:5", R"("vec_tile":[4,16])") + "," +
+            write(2, 12, "[0,0]", "d.py:5"));
+    const std::string ir = kernel(
+        "raw", param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]") + "," + param("out", 2, "[4,16]"),
+        "", loop("i", "0", "2", v0 + "," + v1, "d.py:2"));
+    Host h;
+    h.add("x", DType::kFp32, {4, 16}, iota(64));
+    h.add("y", DType::kFp32, {8, 16});
+    h.add("out", DType::kFp32, {4, 16});
+    const Launch l = make(ir, h);
+    REQUIRE(l.graph.num_tasks() == 2);
+    CHECK(l.graph.root[0] == 0);
+    CHECK(l.graph.root[1] == 1);
+    CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{1});
+    execute(l, h);
+    CHECK(h.f32(2, 17) == Approx(2 * 17 + 1));
+  }
+  SECTION("WAR: a later root overwrites what an earlier root read") {
+    // loop i in [0, 2): i == 0: out[:] = y[0:4] * 1;  i != 0: y[0:4] = x + 0.
+    const std::string i = sym("i");
+    const std::string v0 = variant(
+        ex("eq", i, "0"),
+        op("view", in(1), val(11, "[4,16]"), "d.py:3", R"("attrs":{"offsets":[0,0]})") + "," +
+            op("mul", in(11) + "," + cst(1), val(12, "[4,16]"), "d.py:3", R"("vec_tile":[4,16])") + "," +
+            write(2, 12, "[0,0]", "d.py:3"));
+    const std::string v1 = variant(
+        ex("ne", i, "0"),
+        op("add", in(0) + "," + cst(0), val(10, "[4,16]"), "d.py:5", R"("vec_tile":[4,16])") + "," +
+            write(1, 10, "[0,0]", "d.py:5"));
+    const std::string ir = kernel(
+        "war", param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]") + "," + param("out", 2, "[4,16]"),
+        "", loop("i", "0", "2", v0 + "," + v1, "d.py:2"));
+    Host h;
+    h.add("x", DType::kFp32, {4, 16}, iota(64, 1.0, 100.0));
+    h.add("y", DType::kFp32, {8, 16}, iota(128));
+    h.add("out", DType::kFp32, {4, 16});
+    const Launch l = make(ir, h);
+    REQUIRE(l.graph.num_tasks() == 2);
+    CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{1});
+    execute(l, h);
+    CHECK(h.f32(2, 5) == Approx(5));      // read before the overwrite
+    CHECK(h.f32(1, 5) == Approx(105));
+  }
+  SECTION("no false dependency between disjoint tiles of one tensor") {
+    // out[:] = x + 1 in 4x4 tiles, then z[:] = out * 2 in the same tiles: each consumer
+    // waits for exactly its producer tile; producers are independent.
+    const std::string ir = kernel(
+        "tiles", param("x", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("z", 2, "[8,8]"),
+        "",
+        op("add", in(0) + "," + cst(1), val(3, "[8,8]"), "d.py:2", R"("vec_tile":[4,4])") + "," +
+            write(1, 3, "[0,0]", "d.py:2") + "," +
+            op("view", in(1), val(4, "[8,8]"), "d.py:3", R"("attrs":{"offsets":[0,0]})") + "," +
+            op("mul", in(4) + "," + cst(2), val(5, "[8,8]"), "d.py:3", R"("vec_tile":[4,4])") + "," +
+            write(2, 5, "[0,0]", "d.py:3"));
+    Host h;
+    h.add("x", DType::kFp32, {8, 8}, iota(64));
+    h.add("out", DType::kFp32, {8, 8});
+    h.add("z", DType::kFp32, {8, 8});
+    const Launch l = make(ir, h);
+    REQUIRE(l.graph.num_tasks() == 8);
+    CHECK(l.graph.num_edges() == 4);
+    for (std::uint32_t t = 0; t < 4; ++t) {
+      CHECK(succs(l.graph, t) == std::vector<std::uint32_t>{t + 4});
+      CHECK(l.graph.pred_count[t] == 0);
+    }
+    execute(l, h);
+    CHECK(h.f32(2, 63) == Approx(2 * 64));
+  }
+}
+
+TEST_CASE("copy semantics of views are kept when the source is overwritten", "[compiler]") {
+  // v = x[0:4]; x[0:4] = y; out[:] = v + 0 -> out holds the OLD rows of x.
+  const std::string ir = kernel(
+      "viewcopy", param("x", 0, "[8,16]") + "," + param("y", 1, "[4,16]") + "," + param("out", 2, "[4,16]"),
+      "",
+      op("view", in(0), val(3, "[4,16]"), "v.py:2", R"("attrs":{"offsets":[0,0]})") + "," +
+          write(0, 1, "[0,0]", "v.py:3") + "," +
+          op("add", in(3) + "," + cst(0), val(4, "[4,16]"), "v.py:4", R"("vec_tile":[4,16])") + "," +
+          write(2, 4, "[0,0]", "v.py:4"));
+  Host h;
+  h.add("x", DType::kFp32, {8, 16}, iota(128));
+  h.add("y", DType::kFp32, {4, 16}, iota(64, 0.0, -1.0));
+  h.add("out", DType::kFp32, {4, 16});
+  const Launch l = make(ir, h);
+  REQUIRE(l.graph.num_tasks() == 3);  // copy of the view, the write, the add
+  execute(l, h);
+  CHECK(h.f32(2, 9) == Approx(9));
+  CHECK(h.f32(0, 9) == Approx(-1));
+}
+
+TEST_CASE("in-place update acc = acc + x fuses load and store in one task per tile",
+          "[compiler]") {
+  const std::string ir = kernel(
+      "inplace", param("acc", 0, "[8,8]") + "," + param("x", 1, "[8,8]"), "",
+      op("add", in(0) + "," + in(1), val(2, "[8,8]"), "i.py:2", R"("vec_tile":[4,8])") + "," +
+          write(0, 2, "[0,0]", "i.py:2"));
+  Host h;
+  h.add("acc", DType::kFp32, {8, 8}, iota(64));
+  h.add("x", DType::kFp32, {8, 8}, iota(64, 0.0, 3.0));
+  const Launch l = make(ir, h);
+  REQUIRE(l.graph.num_tasks() == 2);
+  CHECK(l.graph.num_edges() == 0);
+  execute(l, h);
+  CHECK(h.f32(0, 40) == Approx(43));
+}
+
+TEST_CASE("reduction and transpose tasks", "[compiler]") {
+  SECTION("sum over the last axis with a row tail") {
+    const std::string ir = kernel(
+        "rsum", param("x", 0, "[5,7]") + "," + param("s", 1, "[5]"), "",
+        op("sum", in(0), val(2, "[5]"), "s.py:2", R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,7])") +
+            "," + write(1, 2, "[0]", "s.py:2"));
+    Host h;
+    h.add("x", DType::kFp32, {5, 7}, iota(35));
+    h.add("s", DType::kFp32, {5});
+    const Launch l = make(ir, h);
+    REQUIRE(l.graph.num_tasks() == 2);  // rows 0-3, row 4
+    const auto red = instrs_of(l.programs[1], TileOpcode::kReduceSum);
+    REQUIRE(red.size() == 1);
+    CHECK(red[0]->reduce_mask == 2);
+    CHECK(l.programs[1].locals[red[0]->dst].shape[0] == 1);
+    CHECK(l.programs[1].locals[red[0]->dst].shape[1] == 1);
+    execute(l, h);
+    for (int r = 0; r < 5; ++r) CHECK(h.f32(1, static_cast<std::size_t>(r)) == Approx(49.0 * r + 21.0));
+  }
+  SECTION("transpose is a permuted-stride load") {
+    const std::string ir = kernel(
+        "tr", param("x", 0, "[5,7]") + "," + param("y", 1, "[7,5]"), "",
+        op("transpose", in(0), val(2, "[7,5]"), "t.py:2", R"("attrs":{"dims":[0,1]},"vec_tile":[4,4])") +
+            "," + write(1, 2, "[0,0]", "t.py:2"));
+    Host h;
+    h.add("x", DType::kFp32, {5, 7}, iota(35));
+    h.add("y", DType::kFp32, {7, 5});
+    const Launch l = make(ir, h);
+    REQUIRE(l.graph.num_tasks() == 4);
+    const auto ld = instrs_of(l.programs[0], TileOpcode::kLoad);
+    REQUIRE(ld.size() == 1);
+    CHECK(ld[0]->region.stride[0] == 1);
+    CHECK(ld[0]->region.stride[1] == 7);
+    CHECK(l.tile_ops == 0);
+    execute(l, h);
+    for (int r = 0; r < 7; ++r) {
+      for (int c = 0; c < 5; ++c) {
+        CHECK(h.f32(1, static_cast<std::size_t>(r * 5 + c)) == Approx(c * 7 + r));
+      }
+    }
+  }
+}
+
+namespace {
+
+// loop i in [0, n): t = exp(x[i*4:.., :]) (4x64 fp32 = 1 KiB, stored for the reduction),
+// s[i*4:..] = sum(t, 1). Each root keeps 1 KiB of root-inner workspace.
+std::string ws_ir(int n) {
+  const std::string i = sym("i");
+  const std::string off = "[" + ex("mul", i, "4") + ",0]";
+  const std::string body =
+      op("view", in(0), val(10, "[4,64]"), "w.py:3", R"("attrs":{"offsets":)" + off + "}") + "," +
+      op("exp", in(10), val(11, "[4,64]"), "w.py:4", R"("vec_tile":[4,64])") + "," +
+      op("sum", in(11), val(12, "[4]"), "w.py:5", R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,64])") +
+      "," + write(1, 12, "[" + ex("mul", i, "4") + "]", "w.py:5");
+  return kernel("ws", param("x", 0, "[" + std::to_string(4 * n) + ",64]") + "," +
+                          param("s", 1, "[" + std::to_string(4 * n) + "]"),
+                "", loop("i", "0", std::to_string(n), variant("true", body), "w.py:2"));
+}
+
+}  // namespace
+
+TEST_CASE("workspace: minimum, recommendation, error, memory-driven stitching", "[compiler]") {
+  Host h;
+  h.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
+  h.add("s", DType::kFp32, {32});
+  SECTION("default: stitch depth from stitch_function_max_num and the recommendation") {
+    const Launch l = make(ws_ir(8), h);
+    CHECK(l.minimum_workspace_bytes == 1024);
+    CHECK(l.graph.device_tasks.size() == 1);
+    CHECK(l.workspace_bytes == 8 * 1024);  // 8 roots of one device task, disjoint slices
+    REQUIRE(!l.log.empty());
+    CHECK(l.log[0] ==
+          "Recommended: set max_workspace_kb near 128KB and above 1KB to activate memory-driven mode.");
+    // Roots of one device task use disjoint slices: no WAR edges between iterations.
+    CHECK(l.graph.num_edges() == 8);  // exp -> sum in each root
+    execute(l, h);
+    double ref = 0;
+    for (int c = 0; c < 64; ++c) ref += std::exp(0.001 * (28 * 64 + c));
+    CHECK(h.f32(1, 28) == Approx(ref).epsilon(1e-5));
+  }
+  SECTION("max_workspace_kb at or below the minimum is an error with PyPTO's message") {
+    LaunchOptions opt;
+    opt.runtime.max_workspace_kb = 1;
+    CHECK_THROWS_AS(make(ws_ir(8), h, {}, opt), ConfigError);
+    CHECK_THROWS_WITH(make(ws_ir(8), h, {}, opt),
+                      "max_workspace_kb=1KB must be greater than the minimum runnable workspace=1KB");
+  }
+  SECTION("memory-driven: a device task closes when the next root does not fit") {
+    LaunchOptions opt;
+    opt.runtime.max_workspace_kb = 3;
+    const Launch l = make(ws_ir(8), h, {}, opt);
+    // 3 KiB holds three 1 KiB roots: 8 roots -> 3 + 3 + 2.
+    REQUIRE(l.graph.device_tasks.size() == 3);
+    CHECK(l.graph.device_tasks[0].num_roots == 3);
+    CHECK(l.graph.device_tasks[2].num_roots == 2);
+    CHECK(l.workspace_bytes == 3 * 1024);
+    CHECK_THAT(l.log.back(), Contains("k_eff=3") && Contains("memory_driven=1"));
+    execute(l, h);
+    double ref = 0;
+    for (int c = 0; c < 64; ++c) ref += std::exp(0.001 * (31 * 64 + c));
+    CHECK(h.f32(1, 31) == Approx(ref).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("a loop bound read from tensor data waits for the AICore unless ready on host",
+          "[compiler]") {
+  const std::string load = R"({"op":"load","param":"lens","args":[0]})";
+  const std::string body =
+      op("view", in(0), val(10, "[4,16]"), "l.py:3", R"("attrs":{"offsets":[)" + ex("mul", sym("i"), "4") + ",0]}") +
+      "," + op("add", in(10) + "," + cst(1), val(11, "[4,16]"), "l.py:3", R"("vec_tile":[4,16])") + "," +
+      write(1, 11, "[" + ex("mul", sym("i"), "4") + ",0]", "l.py:3");
+  const std::string ir = kernel(
+      "lens", param("x", 0, "[16,16]") + "," + param("out", 1, "[16,16]") + "," + param("lens", 2, "[1]", "DT_INT32"),
+      "", loop("i", "0", load, variant("true", body), "l.py:2"));
+  Host h;
+  h.add("x", DType::kFp32, {16, 16});
+  h.add("out", DType::kFp32, {16, 16});
+  h.add("lens", DType::kInt32, {1}, {3});
+  const Launch l = make(ir, h);
+  CHECK(l.roots == 3);
+  CHECK(l.graph.control_waits_for_aicore);
+  LaunchOptions opt;
+  opt.runtime.ready_on_host_tensors = {"lens"};
+  const Launch l2 = make(ir, h, {}, opt);
+  CHECK_FALSE(l2.graph.control_waits_for_aicore);
+}
+
+TEST_CASE("unsupported or malformed IR is a ConfigError naming the statement", "[compiler]") {
+  const std::string params = param("x", 0, "[8]") + "," + param("y", 1, "[8]");
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel(
+                        "bad", params, "", op("topk", in(0), val(2, "[8]"), "bad.py:12", R"("vec_tile":[8])"))),
+                    Contains("bad.py:12") && Contains("\"topk\" is not supported"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", params, "", op("exp", in(0), val(2, "[8]"), "bad.py:4"))),
+                    Contains("bad.py:4") && Contains("no vec_tile"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", param("x", 0, "[8]", "DT_UINT8"), "", "")),
+                    Contains("DT_UINT8 is not supported"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel(
+                        "bad", params, "",
+                        op("add", in(0) + "," + in(7), val(2, "[8]"), "bad.py:5", R"("vec_tile":[8])"))),
+                    Contains("bad.py:5") && Contains("undefined value %7"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel(
+                        "bad", params, "",
+                        loop("i", "0", sym("n"), variant("true", ""), "bad.py:9"))),
+                    Contains("bad.py:9") && Contains("unknown symbol \"n\""));
+  CHECK_THROWS_WITH(pypto::compiler::compile("{\"format\": 1"), Contains("malformed JSON"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(R"({"format":"pypto-kernel-ir","version":2})"),
+                    Contains("version 1"));
+}
+
+TEST_CASE("run-time user errors name the statement", "[compiler]") {
+  SECTION("a symbolic write offset outside the destination") {
+    const std::string ir = kernel(
+        "oob", param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]"), "",
+        loop("i", "0", "3",
+             variant("true", op("add", in(0) + "," + cst(1), val(2, "[4,16]"), "o.py:3", R"("vec_tile":[4,16])") +
+                                 "," + write(1, 2, "[" + ex("mul", sym("i"), "4") + ",0]", "o.py:4")),
+             "o.py:2"));
+    Host h;
+    h.add("x", DType::kFp32, {4, 16});
+    h.add("y", DType::kFp32, {8, 16});
+    CHECK_THROWS_WITH(make(ir, h), Contains("o.py:4") && Contains("[8, 12) on axis 0"));
+  }
+  SECTION("a run-time division by zero") {
+    const std::string ir = kernel(
+        "dz", param("x", 0, "[4]"), "",
+        loop("i", "0", ex("floordiv", "4", ex("sub", sym("i"), sym("i"))), variant("true", ""), "z.py:2"));
+    Host h;
+    h.add("x", DType::kFp32, {4});
+    CHECK_THROWS_WITH(make(ir, h), Contains("z.py:2") && Contains("division by zero"));
+  }
+  SECTION("options out of range") {
+    Host h;
+    h.add("a", DType::kFp32, {5, 7});
+    h.add("b", DType::kFp32, {5, 7});
+    h.add("out", DType::kFp32, {5, 7});
+    LaunchOptions opt;
+    opt.runtime.stitch_function_max_num = 0;
+    CHECK_THROWS_WITH(make(addmul_ir(), h, {}, opt),
+                      Contains("runtime.stitch_function_max_num: 0 is out of range"));
+  }
+}
+
+TEST_CASE("floor semantics of run-time expressions", "[compiler]") {
+  // loop i in [0, (-7 // 2) + 6) = [0, 2) and [0, (-7 % 2) + 1) = [0, 2).
+  for (const std::string& stop : {ex("add", ex("floordiv", "-7", "2"), "6"), ex("add", ex("mod", "-7", "2"), "1")}) {
+    const std::string body = op("add", in(0) + "," + cst(1), val(2, "[4]"), "f.py:3", R"("vec_tile":[4])") +
+                             "," + write(0, 2, "[0]", "f.py:3");
+    Host h;
+    h.add("x", DType::kFp32, {4});
+    const Launch l = make(kernel("fl", param("x", 0, "[4]"), "", loop("i", "0", stop, variant("true", body), "f.py:2")), h);
+    CHECK(l.roots == 2);
+  }
+}
+
+TEST_CASE("native trace dump replays with the same device tasks and edges", "[compiler]") {
+  Host h = rows_host(6);
+  LaunchOptions opt;
+  opt.runtime.stitch_function_max_num = 4;
+  const Launch l = make(rows_loop_ir(6), h, {}, opt);
+  std::ostringstream text;
+  pypto::compiler::write_native_trace(l, chip(), text);
+  // Line by line: header, device-task records, one record per task.
+  std::istringstream lines(text.str());
+  std::string line;
+  std::getline(lines, line);
+  const auto header = nlohmann::json::parse(line);
+  CHECK(header["format"] == "pypto-sim-trace");
+  CHECK(header["tasks"] == l.graph.num_tasks());
+  const std::string path = "/tmp/pypto_test_compile_trace.ndjson";
+  {
+    std::ofstream f(path);
+    f << text.str();
+  }
+  pypto::sim::LoadOptions lo;
+  const auto loaded = pypto::sim::load_trace(path, lo, chip());
+  std::remove(path.c_str());
+  const auto& g = loaded.graph;
+  REQUIRE(g.num_tasks() == l.graph.num_tasks());
+  REQUIRE(g.device_tasks.size() == l.graph.device_tasks.size());
+  for (std::size_t t = 0; t < g.num_tasks(); ++t) {
+    CHECK(g.device_task[t] == l.graph.device_task[t]);
+    CHECK(g.root[t] == l.graph.root[t]);
+    CHECK(g.compute_cycles[t] == l.graph.compute_cycles[t]);
+    CHECK(g.kernel_names[g.kernel[t]] == l.graph.kernel_names[l.graph.kernel[t]]);
+    CHECK(succs(g, static_cast<std::uint32_t>(t)) == succs(l.graph, static_cast<std::uint32_t>(t)));
+    CHECK(g.mem_begin[t + 1] - g.mem_begin[t] == l.graph.mem_begin[t + 1] - l.graph.mem_begin[t]);
+  }
+}
+
+// ---- timing (hidden: run with `test_compile "[.perf]"`) ----
+
+TEST_CASE("instantiate time: 4096x4096 fp32 add, 64x64 tiles", "[.perf]") {
+  const std::string ir = kernel(
+      "big", param("a", 0, "[4096,4096]") + "," + param("b", 1, "[4096,4096]") + "," + param("c", 2, "[4096,4096]"),
+      "",
+      op("add", in(0) + "," + in(1), val(3, "[4096,4096]"), "p.py:2", R"("vec_tile":[64,64])") + "," +
+          write(2, 3, "[0,0]", "p.py:2"));
+  Host h;
+  h.add("a", DType::kFp32, {4096, 4096});
+  h.add("b", DType::kFp32, {4096, 4096});
+  h.add("c", DType::kFp32, {4096, 4096});
+  const auto k = pypto::compiler::compile(ir);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Launch l = pypto::compiler::instantiate(*k, h.tensors, {}, LaunchOptions{}, chip());
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  WARN("4096 tasks, " << l.graph.mem.size() << " memory ranges: instantiate " << ms << " ms");
+  CHECK(l.graph.num_tasks() == 4096);
+}
+
+TEST_CASE("instantiate time: 1024-iteration loop", "[.perf]") {
+  Host h = rows_host(1024);
+  const auto k = pypto::compiler::compile(rows_loop_ir(1024));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Launch l = pypto::compiler::instantiate(*k, h.tensors, {}, LaunchOptions{}, chip());
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  WARN("1024 roots: instantiate " << ms << " ms");
+  CHECK(l.roots == 1024);
+}
