@@ -189,7 +189,7 @@ void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& 
 
 // libsystemc.so refers to sc_main (its own main() calls it); this module never uses that
 // main, but the symbol must resolve when Python loads the extension.
-extern "C" int sc_main(int, char**) { return 1; }
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char**) { return 1; }
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "pypto-sim native layer: compiler, simulator and reports";

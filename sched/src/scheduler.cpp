@@ -331,6 +331,8 @@ bool Scheduler::admissible(DeviceTaskId dt) const {
   if (g == 0 || ctxs.size() >= shape_.parallelism) return false;
   for (const auto& c : ctxs) {
     if (!c.parallel || graph_.device_tasks[c.dt].parallel_group != g) return false;
+    // Iterations j and j+P share a workspace copy: j+P waits until j has finished.
+    if (c.dt + shape_.parallelism <= dt) return false;
   }
   return true;
 }

@@ -3,17 +3,17 @@
 // workspace, dependencies, programs. Kernels are small hand-written IR texts; expected task
 // counts, regions, edges and numbers are worked out by hand in the comments.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/program.h"
@@ -46,7 +46,8 @@ std::string val(int id, const std::string& shape, const std::string& dt = "DT_FP
 std::string param(const std::string& name, int id, const std::string& shape,
                   const std::string& dt = "DT_FP32") {
   return R"({"name":")" + name + R"(","value":)" + std::to_string(id) + R"(,"shape":)" + shape +
-         R"(,"dtype":")" + dt + R"(","format":"TILEOP_ND","dynamic_axes":[],"is_output_written":false})";
+         R"(,"dtype":")" + dt +
+         R"(","format":"TILEOP_ND","dynamic_axes":[],"is_output_written":false})";
 }
 
 // An op statement; `extra` adds keys such as "attrs", "vec_tile", "cube_tile".
@@ -84,9 +85,8 @@ std::string loop(const std::string& index, const std::string& start, const std::
 
 std::string kernel(const std::string& name, const std::string& params, const std::string& symbols,
                    const std::string& body) {
-  return R"({"format":"pypto-kernel-ir","version":1,"name":")" + name + R"(","params":[)" +
-         params + R"(],"symbols":[)" + symbols + R"(],"variants":[)" + variant("true", body) +
-         "]}";
+  return R"({"format":"pypto-kernel-ir","version":1,"name":")" + name + R"(","params":[)" + params +
+         R"(],"symbols":[)" + symbols + R"(],"variants":[)" + variant("true", body) + "]}";
 }
 
 std::string sym(const std::string& name) { return R"({"sym":")" + name + "\"}"; }
@@ -193,12 +193,12 @@ std::string kernel_of(const Launch& l, std::uint32_t t) {
 
 // out[:] = (a + b) * 2 on 5x7 fp32 with 4x4 tiles.
 std::string addmul_ir() {
-  return kernel("addmul",
-                param("a", 0, "[5,7]") + "," + param("b", 1, "[5,7]") + "," + param("out", 2, "[5,7]"),
-                "",
-                op("add", in(0) + "," + in(1), val(3, "[5,7]"), "k.py:3", R"("vec_tile":[4,4])") + "," +
-                    op("mul", in(3) + "," + cst(2.0), val(4, "[5,7]"), "k.py:4", R"("vec_tile":[4,4])") +
-                    "," + write(2, 4, "[0,0]", "k.py:4"));
+  return kernel(
+      "addmul",
+      param("a", 0, "[5,7]") + "," + param("b", 1, "[5,7]") + "," + param("out", 2, "[5,7]"), "",
+      op("add", in(0) + "," + in(1), val(3, "[5,7]"), "k.py:3", R"("vec_tile":[4,4])") + "," +
+          op("mul", in(3) + "," + cst(2.0), val(4, "[5,7]"), "k.py:4", R"("vec_tile":[4,4])") +
+          "," + write(2, 4, "[0,0]", "k.py:4"));
 }
 
 }  // namespace
@@ -251,7 +251,8 @@ TEST_CASE("a fused value used outside the group is stored to workspace once", "[
   // t = a + 1 (8x8, tiles 4x8), out[:] = t * 2, s = sum(t, dim 1) -> a reduction outside
   // the group reads t, so t is stored; t*2 goes straight to out.
   const std::string ir = kernel(
-      "keep", param("a", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("s", 2, "[8]"), "",
+      "keep", param("a", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("s", 2, "[8]"),
+      "",
       op("add", in(0) + "," + cst(1), val(3, "[8,8]"), "k.py:2", R"("vec_tile":[4,8])") + "," +
           op("mul", in(3) + "," + cst(2), val(4, "[8,8]"), "k.py:3", R"("vec_tile":[4,8])") + "," +
           write(1, 4, "[0,0]", "k.py:3") + "," +
@@ -268,7 +269,7 @@ TEST_CASE("a fused value used outside the group is stored to workspace once", "[
   CHECK(kernel_of(l, 0) == "add_mul_f32");
   CHECK(kernel_of(l, 2) == "sum_f32");
   for (int t = 0; t < 2; ++t) CHECK(count_op(l.programs[t], TileOpcode::kStore) == 2);
-  CHECK(l.workspace_bytes == 8 * 8 * 4);  // t, aligned to 512
+  CHECK(l.workspace_bytes == 512);  // t: 8x8 fp32 = 256 B, allocations are L2-line (512 B) aligned
   // Each reduction task reads the rows its group task stored: exactly one edge each.
   CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{2});
   CHECK(succs(l.graph, 1) == std::vector<std::uint32_t>{3});
@@ -287,7 +288,8 @@ TEST_CASE("matmul: AIC tasks per output tile, K split with accumulate", "[compil
   // a [64, 96] fp32 @ b [96, 32] fp32 -> out fp32; cube m=32, k=32, n=32 ->
   // 2 x 1 output tiles, 3 K steps each.
   const std::string ir = kernel(
-      "mm", param("a", 0, "[64,96]") + "," + param("b", 1, "[96,32]") + "," + param("c", 2, "[64,32]"),
+      "mm",
+      param("a", 0, "[64,96]") + "," + param("b", 1, "[96,32]") + "," + param("c", 2, "[64,32]"),
       "",
       op("matmul", in(0) + "," + in(1), val(3, "[64,32]"), "k.py:5",
          R"("attrs":{"a_trans":false,"b_trans":false,"c_matrix_nz":false},)"
@@ -332,14 +334,15 @@ TEST_CASE("matmul: AIC tasks per output tile, K split with accumulate", "[compil
 
 TEST_CASE("matmul with fp16 output casts the accumulator; b_trans uses permuted strides",
           "[compiler]") {
-  const std::string ir = kernel(
-      "mmt", param("a", 0, "[16,40]", "DT_FP16") + "," + param("b", 1, "[24,40]", "DT_FP16") + "," +
+  const std::string ir =
+      kernel("mmt",
+             param("a", 0, "[16,40]", "DT_FP16") + "," + param("b", 1, "[24,40]", "DT_FP16") + "," +
                  param("c", 2, "[16,24]", "DT_FP16"),
-      "",
-      op("matmul", in(0) + "," + in(1), val(3, "[16,24]", "DT_FP16"), "k.py:5",
-         R"("attrs":{"a_trans":false,"b_trans":true,"c_matrix_nz":false},)"
-         R"("cube_tile":{"m":[16,16],"k":[16,32],"n":[16,16],"enable_split_k":false})") +
-          "," + write(2, 3, "[0,0]", "k.py:5"));
+             "",
+             op("matmul", in(0) + "," + in(1), val(3, "[16,24]", "DT_FP16"), "k.py:5",
+                R"("attrs":{"a_trans":false,"b_trans":true,"c_matrix_nz":false},)"
+                R"("cube_tile":{"m":[16,16],"k":[16,32],"n":[16,16],"enable_split_k":false})") +
+                 "," + write(2, 3, "[0,0]", "k.py:5"));
   Host h;
   h.add("a", DType::kFp16, {16, 40});
   h.add("b", DType::kFp16, {24, 40});
@@ -400,8 +403,8 @@ TEST_CASE("loop with two variants: one root per iteration, the right variant eac
   Host h;
   h.add("x", DType::kFp32, {100, 64}, iota(6400, 1.0, 1.0));
   h.add("y", DType::kFp32, {100, 64});
-  const Launch l = pypto::compiler::instantiate(*k, h.tensors, {{"x.shape[0]", 100}, {"y.shape[0]", 100}},
-                                                LaunchOptions{}, chip());
+  const Launch l = pypto::compiler::instantiate(
+      *k, h.tensors, {{"x.shape[0]", 100}, {"y.shape[0]", 100}}, LaunchOptions{}, chip());
   // ceil(100 / 32) = 4 iterations, one task each (one 32x64 tile per iteration).
   REQUIRE(l.roots == 4);
   REQUIRE(l.graph.num_tasks() == 4);
@@ -435,13 +438,13 @@ TEST_CASE("loop with two variants: one root per iteration, the right variant eac
     CHECK(h2.f32(1, 31 * 64 + 1) == Approx(2 * (31 * 64 + 1)));
   }
   SECTION("a binding that disagrees with the tensor is rejected") {
-    CHECK_THROWS_WITH(pypto::compiler::instantiate(*k, h.tensors,
-                                                   {{"x.shape[0]", 99}, {"y.shape[0]", 100}},
-                                                   LaunchOptions{}, chip()),
-                      Contains("tensor \"x\" has size 100 on axis 0, expected 99"));
-    CHECK_THROWS_WITH(pypto::compiler::instantiate(*k, h.tensors, {{"y.shape[0]", 100}},
-                                                   LaunchOptions{}, chip()),
-                      Contains("no binding for dynamic dimension \"x.shape[0]\""));
+    CHECK_THROWS_WITH(
+        pypto::compiler::instantiate(*k, h.tensors, {{"x.shape[0]", 99}, {"y.shape[0]", 100}},
+                                     LaunchOptions{}, chip()),
+        Contains("tensor \"x\" has size 100 on axis 0, expected 99"));
+    CHECK_THROWS_WITH(
+        pypto::compiler::instantiate(*k, h.tensors, {{"y.shape[0]", 100}}, LaunchOptions{}, chip()),
+        Contains("no binding for dynamic dimension \"x.shape[0]\""));
   }
 }
 
@@ -469,7 +472,8 @@ TEST_CASE("valid_shape_optimize: only full blocks of a dynamic loop skip the dyn
 namespace {
 
 // loop i in [0, n): out[i*4:(i+1)*4, :] = x[i*4:..] + 1; each iteration one 4x16 task.
-std::string rows_loop_ir(int n, const std::string& loop_extra = "", const std::string& before = "") {
+std::string rows_loop_ir(int n, const std::string& loop_extra = "", const std::string& before = "",
+                         const std::string& after = "") {
   const std::string i = sym("i");
   const std::string off = "[" + ex("mul", i, "4") + ",0]";
   const std::string body =
@@ -477,10 +481,13 @@ std::string rows_loop_ir(int n, const std::string& loop_extra = "", const std::s
       op("add", in(10) + "," + cst(1), val(11, "[4,16]"), "r.py:4", R"("vec_tile":[4,16])") + "," +
       write(1, 11, off, "r.py:4");
   const std::string rows = std::to_string(4 * n);
-  return kernel("rows", param("x", 0, "[" + rows + ",16]") + "," + param("out", 1, "[" + rows + ",16]") +
-                            "," + param("z", 2, "[4,16]"),
+  return kernel("rows",
+                param("x", 0, "[" + rows + ",16]") + "," + param("out", 1, "[" + rows + ",16]") +
+                    "," + param("z", 2, "[4,16]"),
                 "",
-                before + loop("i", "0", std::to_string(n), variant("true", body), "r.py:2", loop_extra));
+                before +
+                    loop("i", "0", std::to_string(n), variant("true", body), "r.py:2", loop_extra) +
+                    after);
 }
 
 Host rows_host(int n) {
@@ -526,8 +533,7 @@ TEST_CASE("stitching: roots per device task, submit_before_loop, parallel loops"
     const std::string after =
         "," + op("add", in(2) + "," + cst(1), val(20, "[4,16]"), "r.py:9", R"("vec_tile":[4,16])") +
         "," + write(2, 20, "[0,0]", "r.py:9");
-    std::string ir = rows_loop_ir(3, R"("parallel":true)");
-    ir.insert(ir.size() - 3, after);  // a statement after the loop, in the kernel body
+    const std::string ir = rows_loop_ir(3, R"("parallel":true)", "", after);
     Host h = rows_host(3);
     LaunchOptions opt;
     opt.runtime.device_sched_parallelism = 2;
@@ -565,10 +571,11 @@ TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoi
     const std::string v1 = variant(
         ex("ne", i, "0"),
         op("view", in(1), val(11, "[4,16]"), "d.py:5", R"("attrs":{"offsets":[0,0]})") + "," +
-            op("add", in(11) + "," + cst(1), val(12, "[4,16]"), "d.py:5", R"("vec_tile":[4,16])") + "," +
-            write(2, 12, "[0,0]", "d.py:5"));
+            op("add", in(11) + "," + cst(1), val(12, "[4,16]"), "d.py:5", R"("vec_tile":[4,16])") +
+            "," + write(2, 12, "[0,0]", "d.py:5"));
     const std::string ir = kernel(
-        "raw", param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]") + "," + param("out", 2, "[4,16]"),
+        "raw",
+        param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]") + "," + param("out", 2, "[4,16]"),
         "", loop("i", "0", "2", v0 + "," + v1, "d.py:2"));
     Host h;
     h.add("x", DType::kFp32, {4, 16}, iota(64));
@@ -588,14 +595,15 @@ TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoi
     const std::string v0 = variant(
         ex("eq", i, "0"),
         op("view", in(1), val(11, "[4,16]"), "d.py:3", R"("attrs":{"offsets":[0,0]})") + "," +
-            op("mul", in(11) + "," + cst(1), val(12, "[4,16]"), "d.py:3", R"("vec_tile":[4,16])") + "," +
-            write(2, 12, "[0,0]", "d.py:3"));
+            op("mul", in(11) + "," + cst(1), val(12, "[4,16]"), "d.py:3", R"("vec_tile":[4,16])") +
+            "," + write(2, 12, "[0,0]", "d.py:3"));
     const std::string v1 = variant(
         ex("ne", i, "0"),
         op("add", in(0) + "," + cst(0), val(10, "[4,16]"), "d.py:5", R"("vec_tile":[4,16])") + "," +
             write(1, 10, "[0,0]", "d.py:5"));
     const std::string ir = kernel(
-        "war", param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]") + "," + param("out", 2, "[4,16]"),
+        "war",
+        param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]") + "," + param("out", 2, "[4,16]"),
         "", loop("i", "0", "2", v0 + "," + v1, "d.py:2"));
     Host h;
     h.add("x", DType::kFp32, {4, 16}, iota(64, 1.0, 100.0));
@@ -605,20 +613,20 @@ TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoi
     REQUIRE(l.graph.num_tasks() == 2);
     CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{1});
     execute(l, h);
-    CHECK(h.f32(2, 5) == Approx(5));      // read before the overwrite
+    CHECK(h.f32(2, 5) == Approx(5));  // read before the overwrite
     CHECK(h.f32(1, 5) == Approx(105));
   }
   SECTION("no false dependency between disjoint tiles of one tensor") {
     // out[:] = x + 1 in 4x4 tiles, then z[:] = out * 2 in the same tiles: each consumer
     // waits for exactly its producer tile; producers are independent.
     const std::string ir = kernel(
-        "tiles", param("x", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("z", 2, "[8,8]"),
-        "",
+        "tiles",
+        param("x", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("z", 2, "[8,8]"), "",
         op("add", in(0) + "," + cst(1), val(3, "[8,8]"), "d.py:2", R"("vec_tile":[4,4])") + "," +
             write(1, 3, "[0,0]", "d.py:2") + "," +
             op("view", in(1), val(4, "[8,8]"), "d.py:3", R"("attrs":{"offsets":[0,0]})") + "," +
-            op("mul", in(4) + "," + cst(2), val(5, "[8,8]"), "d.py:3", R"("vec_tile":[4,4])") + "," +
-            write(2, 5, "[0,0]", "d.py:3"));
+            op("mul", in(4) + "," + cst(2), val(5, "[8,8]"), "d.py:3", R"("vec_tile":[4,4])") +
+            "," + write(2, 5, "[0,0]", "d.py:3"));
     Host h;
     h.add("x", DType::kFp32, {8, 8}, iota(64));
     h.add("out", DType::kFp32, {8, 8});
@@ -638,12 +646,12 @@ TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoi
 TEST_CASE("copy semantics of views are kept when the source is overwritten", "[compiler]") {
   // v = x[0:4]; x[0:4] = y; out[:] = v + 0 -> out holds the OLD rows of x.
   const std::string ir = kernel(
-      "viewcopy", param("x", 0, "[8,16]") + "," + param("y", 1, "[4,16]") + "," + param("out", 2, "[4,16]"),
-      "",
+      "viewcopy",
+      param("x", 0, "[8,16]") + "," + param("y", 1, "[4,16]") + "," + param("out", 2, "[4,16]"), "",
       op("view", in(0), val(3, "[4,16]"), "v.py:2", R"("attrs":{"offsets":[0,0]})") + "," +
           write(0, 1, "[0,0]", "v.py:3") + "," +
-          op("add", in(3) + "," + cst(0), val(4, "[4,16]"), "v.py:4", R"("vec_tile":[4,16])") + "," +
-          write(2, 4, "[0,0]", "v.py:4"));
+          op("add", in(3) + "," + cst(0), val(4, "[4,16]"), "v.py:4", R"("vec_tile":[4,16])") +
+          "," + write(2, 4, "[0,0]", "v.py:4"));
   Host h;
   h.add("x", DType::kFp32, {8, 16}, iota(128));
   h.add("y", DType::kFp32, {4, 16}, iota(64, 0.0, -1.0));
@@ -655,12 +663,11 @@ TEST_CASE("copy semantics of views are kept when the source is overwritten", "[c
   CHECK(h.f32(0, 9) == Approx(-1));
 }
 
-TEST_CASE("in-place update acc = acc + x fuses load and store in one task per tile",
-          "[compiler]") {
-  const std::string ir = kernel(
-      "inplace", param("acc", 0, "[8,8]") + "," + param("x", 1, "[8,8]"), "",
-      op("add", in(0) + "," + in(1), val(2, "[8,8]"), "i.py:2", R"("vec_tile":[4,8])") + "," +
-          write(0, 2, "[0,0]", "i.py:2"));
+TEST_CASE("in-place update acc = acc + x fuses load and store in one task per tile", "[compiler]") {
+  const std::string ir =
+      kernel("inplace", param("acc", 0, "[8,8]") + "," + param("x", 1, "[8,8]"), "",
+             op("add", in(0) + "," + in(1), val(2, "[8,8]"), "i.py:2", R"("vec_tile":[4,8])") +
+                 "," + write(0, 2, "[0,0]", "i.py:2"));
   Host h;
   h.add("acc", DType::kFp32, {8, 8}, iota(64));
   h.add("x", DType::kFp32, {8, 8}, iota(64, 0.0, 3.0));
@@ -673,10 +680,10 @@ TEST_CASE("in-place update acc = acc + x fuses load and store in one task per ti
 
 TEST_CASE("reduction and transpose tasks", "[compiler]") {
   SECTION("sum over the last axis with a row tail") {
-    const std::string ir = kernel(
-        "rsum", param("x", 0, "[5,7]") + "," + param("s", 1, "[5]"), "",
-        op("sum", in(0), val(2, "[5]"), "s.py:2", R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,7])") +
-            "," + write(1, 2, "[0]", "s.py:2"));
+    const std::string ir = kernel("rsum", param("x", 0, "[5,7]") + "," + param("s", 1, "[5]"), "",
+                                  op("sum", in(0), val(2, "[5]"), "s.py:2",
+                                     R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,7])") +
+                                      "," + write(1, 2, "[0]", "s.py:2"));
     Host h;
     h.add("x", DType::kFp32, {5, 7}, iota(35));
     h.add("s", DType::kFp32, {5});
@@ -688,13 +695,14 @@ TEST_CASE("reduction and transpose tasks", "[compiler]") {
     CHECK(l.programs[1].locals[red[0]->dst].shape[0] == 1);
     CHECK(l.programs[1].locals[red[0]->dst].shape[1] == 1);
     execute(l, h);
-    for (int r = 0; r < 5; ++r) CHECK(h.f32(1, static_cast<std::size_t>(r)) == Approx(49.0 * r + 21.0));
+    for (int r = 0; r < 5; ++r)
+      CHECK(h.f32(1, static_cast<std::size_t>(r)) == Approx(49.0 * r + 21.0));
   }
   SECTION("transpose is a permuted-stride load") {
-    const std::string ir = kernel(
-        "tr", param("x", 0, "[5,7]") + "," + param("y", 1, "[7,5]"), "",
-        op("transpose", in(0), val(2, "[7,5]"), "t.py:2", R"("attrs":{"dims":[0,1]},"vec_tile":[4,4])") +
-            "," + write(1, 2, "[0,0]", "t.py:2"));
+    const std::string ir = kernel("tr", param("x", 0, "[5,7]") + "," + param("y", 1, "[7,5]"), "",
+                                  op("transpose", in(0), val(2, "[7,5]"), "t.py:2",
+                                     R"("attrs":{"dims":[0,1]},"vec_tile":[4,4])") +
+                                      "," + write(1, 2, "[0,0]", "t.py:2"));
     Host h;
     h.add("x", DType::kFp32, {5, 7}, iota(35));
     h.add("y", DType::kFp32, {7, 5});
@@ -724,10 +732,12 @@ std::string ws_ir(int n) {
   const std::string body =
       op("view", in(0), val(10, "[4,64]"), "w.py:3", R"("attrs":{"offsets":)" + off + "}") + "," +
       op("exp", in(10), val(11, "[4,64]"), "w.py:4", R"("vec_tile":[4,64])") + "," +
-      op("sum", in(11), val(12, "[4]"), "w.py:5", R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,64])") +
+      op("sum", in(11), val(12, "[4]"), "w.py:5",
+         R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,64])") +
       "," + write(1, 12, "[" + ex("mul", i, "4") + "]", "w.py:5");
-  return kernel("ws", param("x", 0, "[" + std::to_string(4 * n) + ",64]") + "," +
-                          param("s", 1, "[" + std::to_string(4 * n) + "]"),
+  return kernel("ws",
+                param("x", 0, "[" + std::to_string(4 * n) + ",64]") + "," +
+                    param("s", 1, "[" + std::to_string(4 * n) + "]"),
                 "", loop("i", "0", std::to_string(n), variant("true", body), "w.py:2"));
 }
 
@@ -744,7 +754,8 @@ TEST_CASE("workspace: minimum, recommendation, error, memory-driven stitching", 
     CHECK(l.workspace_bytes == 8 * 1024);  // 8 roots of one device task, disjoint slices
     REQUIRE(!l.log.empty());
     CHECK(l.log[0] ==
-          "Recommended: set max_workspace_kb near 128KB and above 1KB to activate memory-driven mode.");
+          "Recommended: set max_workspace_kb near 128KB and above 1KB to activate memory-driven "
+          "mode.");
     // Roots of one device task use disjoint slices: no WAR edges between iterations.
     CHECK(l.graph.num_edges() == 8);  // exp -> sum in each root
     execute(l, h);
@@ -756,8 +767,9 @@ TEST_CASE("workspace: minimum, recommendation, error, memory-driven stitching", 
     LaunchOptions opt;
     opt.runtime.max_workspace_kb = 1;
     CHECK_THROWS_AS(make(ws_ir(8), h, {}, opt), ConfigError);
-    CHECK_THROWS_WITH(make(ws_ir(8), h, {}, opt),
-                      "max_workspace_kb=1KB must be greater than the minimum runnable workspace=1KB");
+    CHECK_THROWS_WITH(
+        make(ws_ir(8), h, {}, opt),
+        "max_workspace_kb=1KB must be greater than the minimum runnable workspace=1KB");
   }
   SECTION("memory-driven: a device task closes when the next root does not fit") {
     LaunchOptions opt;
@@ -780,12 +792,14 @@ TEST_CASE("a loop bound read from tensor data waits for the AICore unless ready 
           "[compiler]") {
   const std::string load = R"({"op":"load","param":"lens","args":[0]})";
   const std::string body =
-      op("view", in(0), val(10, "[4,16]"), "l.py:3", R"("attrs":{"offsets":[)" + ex("mul", sym("i"), "4") + ",0]}") +
-      "," + op("add", in(10) + "," + cst(1), val(11, "[4,16]"), "l.py:3", R"("vec_tile":[4,16])") + "," +
-      write(1, 11, "[" + ex("mul", sym("i"), "4") + ",0]", "l.py:3");
-  const std::string ir = kernel(
-      "lens", param("x", 0, "[16,16]") + "," + param("out", 1, "[16,16]") + "," + param("lens", 2, "[1]", "DT_INT32"),
-      "", loop("i", "0", load, variant("true", body), "l.py:2"));
+      op("view", in(0), val(10, "[4,16]"), "l.py:3",
+         R"("attrs":{"offsets":[)" + ex("mul", sym("i"), "4") + ",0]}") +
+      "," + op("add", in(10) + "," + cst(1), val(11, "[4,16]"), "l.py:3", R"("vec_tile":[4,16])") +
+      "," + write(1, 11, "[" + ex("mul", sym("i"), "4") + ",0]", "l.py:3");
+  const std::string ir = kernel("lens",
+                                param("x", 0, "[16,16]") + "," + param("out", 1, "[16,16]") + "," +
+                                    param("lens", 2, "[1]", "DT_INT32"),
+                                "", loop("i", "0", load, variant("true", body), "l.py:2"));
   Host h;
   h.add("x", DType::kFp32, {16, 16});
   h.add("out", DType::kFp32, {16, 16});
@@ -801,21 +815,24 @@ TEST_CASE("a loop bound read from tensor data waits for the AICore unless ready 
 
 TEST_CASE("unsupported or malformed IR is a ConfigError naming the statement", "[compiler]") {
   const std::string params = param("x", 0, "[8]") + "," + param("y", 1, "[8]");
-  CHECK_THROWS_WITH(pypto::compiler::compile(kernel(
-                        "bad", params, "", op("topk", in(0), val(2, "[8]"), "bad.py:12", R"("vec_tile":[8])"))),
-                    Contains("bad.py:12") && Contains("\"topk\" is not supported"));
-  CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", params, "", op("exp", in(0), val(2, "[8]"), "bad.py:4"))),
+  CHECK_THROWS_WITH(
+      pypto::compiler::compile(kernel(
+          "bad", params, "", op("topk", in(0), val(2, "[8]"), "bad.py:12", R"("vec_tile":[8])"))),
+      Contains("bad.py:12") && Contains("\"topk\" is not supported"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(
+                        kernel("bad", params, "", op("exp", in(0), val(2, "[8]"), "bad.py:4"))),
                     Contains("bad.py:4") && Contains("no vec_tile"));
-  CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", param("x", 0, "[8]", "DT_UINT8"), "", "")),
-                    Contains("DT_UINT8 is not supported"));
-  CHECK_THROWS_WITH(pypto::compiler::compile(kernel(
-                        "bad", params, "",
-                        op("add", in(0) + "," + in(7), val(2, "[8]"), "bad.py:5", R"("vec_tile":[8])"))),
+  CHECK_THROWS_WITH(
+      pypto::compiler::compile(kernel("bad", param("x", 0, "[8]", "DT_UINT8"), "", "")),
+      Contains("DT_UINT8 is not supported"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", params, "",
+                                                    op("add", in(0) + "," + in(7), val(2, "[8]"),
+                                                       "bad.py:5", R"("vec_tile":[8])"))),
                     Contains("bad.py:5") && Contains("undefined value %7"));
-  CHECK_THROWS_WITH(pypto::compiler::compile(kernel(
-                        "bad", params, "",
-                        loop("i", "0", sym("n"), variant("true", ""), "bad.py:9"))),
-                    Contains("bad.py:9") && Contains("unknown symbol \"n\""));
+  CHECK_THROWS_WITH(
+      pypto::compiler::compile(
+          kernel("bad", params, "", loop("i", "0", sym("n"), variant("true", ""), "bad.py:9"))),
+      Contains("bad.py:9") && Contains("unknown symbol \"n\""));
   CHECK_THROWS_WITH(pypto::compiler::compile("{\"format\": 1"), Contains("malformed JSON"));
   CHECK_THROWS_WITH(pypto::compiler::compile(R"({"format":"pypto-kernel-ir","version":2})"),
                     Contains("version 1"));
@@ -826,8 +843,10 @@ TEST_CASE("run-time user errors name the statement", "[compiler]") {
     const std::string ir = kernel(
         "oob", param("x", 0, "[4,16]") + "," + param("y", 1, "[8,16]"), "",
         loop("i", "0", "3",
-             variant("true", op("add", in(0) + "," + cst(1), val(2, "[4,16]"), "o.py:3", R"("vec_tile":[4,16])") +
-                                 "," + write(1, 2, "[" + ex("mul", sym("i"), "4") + ",0]", "o.py:4")),
+             variant("true", op("add", in(0) + "," + cst(1), val(2, "[4,16]"), "o.py:3",
+                                R"("vec_tile":[4,16])") +
+                                 "," +
+                                 write(1, 2, "[" + ex("mul", sym("i"), "4") + ",0]", "o.py:4")),
              "o.py:2"));
     Host h;
     h.add("x", DType::kFp32, {4, 16});
@@ -835,12 +854,13 @@ TEST_CASE("run-time user errors name the statement", "[compiler]") {
     CHECK_THROWS_WITH(make(ir, h), Contains("o.py:4") && Contains("[8, 12) on axis 0"));
   }
   SECTION("a run-time division by zero") {
-    const std::string ir = kernel(
-        "dz", param("x", 0, "[4]"), "",
-        loop("i", "0", ex("floordiv", "4", ex("sub", sym("i"), sym("i"))), variant("true", ""), "z.py:2"));
+    const std::string ir =
+        kernel("dz", param("x", 0, "[4]"), R"({"name":"n","sources":[]})",
+               loop("i", "0", ex("floordiv", "4", sym("n")), variant("true", ""), "z.py:2"));
     Host h;
     h.add("x", DType::kFp32, {4});
-    CHECK_THROWS_WITH(make(ir, h), Contains("z.py:2") && Contains("division by zero"));
+    CHECK_THROWS_WITH(make(ir, h, {{"n", 0}}), Contains("z.py:2") && Contains("division by zero"));
+    CHECK_NOTHROW(make(ir, h, {{"n", 2}}));
   }
   SECTION("options out of range") {
     Host h;
@@ -856,12 +876,16 @@ TEST_CASE("run-time user errors name the statement", "[compiler]") {
 
 TEST_CASE("floor semantics of run-time expressions", "[compiler]") {
   // loop i in [0, (-7 // 2) + 6) = [0, 2) and [0, (-7 % 2) + 1) = [0, 2).
-  for (const std::string& stop : {ex("add", ex("floordiv", "-7", "2"), "6"), ex("add", ex("mod", "-7", "2"), "1")}) {
-    const std::string body = op("add", in(0) + "," + cst(1), val(2, "[4]"), "f.py:3", R"("vec_tile":[4])") +
-                             "," + write(0, 2, "[0]", "f.py:3");
+  for (const std::string& stop :
+       {ex("add", ex("floordiv", "-7", "2"), "6"), ex("add", ex("mod", "-7", "2"), "1")}) {
+    const std::string body =
+        op("add", in(0) + "," + cst(1), val(2, "[4]"), "f.py:3", R"("vec_tile":[4])") + "," +
+        write(0, 2, "[0]", "f.py:3");
     Host h;
     h.add("x", DType::kFp32, {4});
-    const Launch l = make(kernel("fl", param("x", 0, "[4]"), "", loop("i", "0", stop, variant("true", body), "f.py:2")), h);
+    const Launch l = make(kernel("fl", param("x", 0, "[4]"), "",
+                                 loop("i", "0", stop, variant("true", body), "f.py:2")),
+                          h);
     CHECK(l.roots == 2);
   }
 }
@@ -880,7 +904,8 @@ TEST_CASE("native trace dump replays with the same device tasks and edges", "[co
   const auto header = nlohmann::json::parse(line);
   CHECK(header["format"] == "pypto-sim-trace");
   CHECK(header["tasks"] == l.graph.num_tasks());
-  const std::string path = "/tmp/pypto_test_compile_trace.ndjson";
+  const std::string path =
+      "/tmp/pypto_test_compile_trace_" + std::to_string(::getpid()) + ".ndjson";
   {
     std::ofstream f(path);
     f << text.str();
@@ -901,14 +926,210 @@ TEST_CASE("native trace dump replays with the same device tasks and edges", "[co
   }
 }
 
+TEST_CASE("an accumulator made before a loop lives across roots", "[compiler]") {
+  // acc = full([4,16], 0); loop i in [0,3): acc[:] = acc + x[i*4:.., :]; out[:] = acc.
+  const std::string i = sym("i");
+  const std::string body =
+      op("view", in(0), val(11, "[4,16]"), "a.py:4",
+         R"("attrs":{"offsets":[)" + ex("mul", i, "4") + ",0]}") +
+      "," + op("add", in(10) + "," + in(11), val(12, "[4,16]"), "a.py:5", R"("vec_tile":[4,16])") +
+      "," + write(10, 12, "[0,0]", "a.py:5");
+  const std::string ir =
+      kernel("acc", param("x", 0, "[12,16]") + "," + param("out", 1, "[4,16]"), "",
+             op("full", cst(0), val(10, "[4,16]"), "a.py:2", R"("vec_tile":[4,16])") + "," +
+                 loop("i", "0", "3", variant("true", body), "a.py:3") + "," +
+                 write(1, 10, "[0,0]", "a.py:6"));
+  Host h;
+  h.add("x", DType::kFp32, {12, 16}, iota(192));
+  h.add("out", DType::kFp32, {4, 16});
+  const Launch l = make(ir, h);
+  // Roots: the fill, 3 iterations (one fused load-add-store task each), the final copy.
+  REQUIRE(l.roots == 5);
+  REQUIRE(l.graph.num_tasks() == 5);
+  CHECK(kernel_of(l, 0) == "full_f32");
+  CHECK(kernel_of(l, 1) == "add_f32");
+  CHECK(kernel_of(l, 4) == "copy_f32");
+  for (std::uint32_t t = 0; t < 4; ++t)
+    CHECK(succs(l.graph, t) == std::vector<std::uint32_t>{t + 1});
+  CHECK(l.workspace_bytes == 512);  // the accumulator's launch-lifetime region
+  CHECK(l.minimum_workspace_bytes == 1024);
+  execute(l, h);
+  CHECK(h.f32(1, 5) == Approx(5 + 69 + 133));
+}
+
+TEST_CASE("broadcast loads, where with scalars, cast, expression scalars", "[compiler]") {
+  // loop i in [0,2): out_i = cast(where(a > b_row, a, i + 10)) with b_row [1, 8] broadcast.
+  const std::string i = sym("i");
+  const std::string body =
+      op("gt", in(0) + "," + in(1), val(10, "[4,8]", "DT_BOOL"), "b.py:3", R"("vec_tile":[4,8])") +
+      "," +
+      op("where",
+         in(10) + "," + in(0) + "," + R"({"expr":)" + ex("add", i, "10") + R"(,"dtype":"DT_FP32"})",
+         val(11, "[4,8]"), "b.py:3", R"("vec_tile":[4,8])") +
+      "," +
+      op("cast", in(11), val(12, "[4,8]", "DT_INT32"), "b.py:4",
+         R"("attrs":{"mode":"CAST_FLOOR","satmode":"OFF"},"vec_tile":[4,8])") +
+      "," + write(2, 12, "[" + ex("mul", i, "4") + ",0]", "b.py:4");
+  const std::string ir = kernel("bw",
+                                param("a", 0, "[4,8]") + "," + param("b", 1, "[1,8]") + "," +
+                                    param("out", 2, "[8,8]", "DT_INT32"),
+                                "", loop("i", "0", "2", variant("true", body), "b.py:2"));
+  Host h;
+  h.add("a", DType::kFp32, {4, 8}, iota(32, 0.5, 0.25));
+  h.add("b", DType::kFp32, {1, 8}, iota(8, 1.0, 4.0));
+  h.add("out", DType::kInt32, {8, 8});
+  const Launch l = make(ir, h);
+  REQUIRE(l.graph.num_tasks() == 2);
+  CHECK(kernel_of(l, 0) == "gt_where_cast_i32");
+  const auto ld = instrs_of(l.programs[0], TileOpcode::kLoad);
+  REQUIRE(ld.size() == 2);
+  CHECK(ld[1]->region.stride[0] == 0);  // b's single row read for every row of the tile
+  const auto wh = instrs_of(l.programs[1], TileOpcode::kWhere);
+  REQUIRE(wh.size() == 1);
+  CHECK(wh[0]->scalar_operand == 4);
+  CHECK(wh[0]->scalar[2] == 11);  // i + 10 in the second iteration
+  execute(l, h);
+  std::int32_t v[64];
+  std::memcpy(v, h.data[2].data(), sizeof v);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      const double a = 0.25 + 0.5 * (r * 8 + c), b = 4.0 + c;
+      CHECK(v[r * 8 + c] == (a > b ? static_cast<int>(std::floor(a)) : 10));
+      CHECK(v[32 + r * 8 + c] == (a > b ? static_cast<int>(std::floor(a)) : 11));
+    }
+  }
+}
+
+TEST_CASE("concat copies regions; reshape aliases contiguous data and copies the rest",
+          "[compiler]") {
+  SECTION("concat") {
+    const std::string ir = kernel(
+        "cat",
+        param("a", 0, "[2,4]") + "," + param("b", 1, "[3,4]") + "," + param("out", 2, "[5,4]"), "",
+        op("concat", in(0) + "," + in(1), val(3, "[5,4]"), "c.py:2",
+           R"("attrs":{"dim":0},"vec_tile":[2,4])") +
+            "," + write(2, 3, "[0,0]", "c.py:2"));
+    Host h;
+    h.add("a", DType::kFp32, {2, 4}, iota(8));
+    h.add("b", DType::kFp32, {3, 4}, iota(12, 1.0, 100.0));
+    h.add("out", DType::kFp32, {5, 4});
+    const Launch l = make(ir, h);
+    CHECK(l.graph.num_tasks() == 3);  // a: 1 tile; b: rows 0-1, row 2
+    execute(l, h);
+    CHECK(h.f32(2, 7) == Approx(7));
+    CHECK(h.f32(2, 8) == Approx(100));
+    CHECK(h.f32(2, 19) == Approx(111));
+  }
+  SECTION("reshape of a contiguous tensor is an alias") {
+    const std::string ir =
+        kernel("rs", param("x", 0, "[4,8]") + "," + param("out", 1, "[2,16]"), "",
+               op("reshape", in(0), val(2, "[2,16]"), "r.py:2", R"("attrs":{"inplace":false})") +
+                   "," + op("neg", in(2), val(3, "[2,16]"), "r.py:3", R"("vec_tile":[2,16])") +
+                   "," + write(1, 3, "[0,0]", "r.py:3"));
+    Host h;
+    h.add("x", DType::kFp32, {4, 8}, iota(32));
+    h.add("out", DType::kFp32, {2, 16});
+    const Launch l = make(ir, h);
+    REQUIRE(l.graph.num_tasks() == 1);
+    CHECK(instrs_of(l.programs[0], TileOpcode::kLoad)[0]->region.buffer == 0);
+    execute(l, h);
+    CHECK(h.f32(1, 17) == Approx(-17));
+  }
+  SECTION("reshape of a strided window copies it first") {
+    // x[0:2, 0:4] of an [4, 8] tensor is not contiguous: flatten it through a copy.
+    const std::string ir =
+        kernel("rs2", param("x", 0, "[4,8]") + "," + param("out", 1, "[8]"), "",
+               op("view", in(0), val(2, "[2,4]"), "r.py:2", R"("attrs":{"offsets":[1,2]})") + "," +
+                   op("reshape", in(2), val(3, "[8]"), "r.py:3", R"("attrs":{"inplace":false})") +
+                   "," + op("neg", in(3), val(4, "[8]"), "r.py:4", R"("vec_tile":[8])") + "," +
+                   write(1, 4, "[0]", "r.py:4"));
+    Host h;
+    h.add("x", DType::kFp32, {4, 8}, iota(32));
+    h.add("out", DType::kFp32, {8});
+    const Launch l = make(ir, h);
+    REQUIRE(l.graph.num_tasks() == 2);
+    CHECK(kernel_of(l, 0) == "copy_f32");
+    CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{1});
+    execute(l, h);
+    const double want[8] = {10, 11, 12, 13, 18, 19, 20, 21};
+    for (int k = 0; k < 8; ++k) CHECK(h.f32(1, static_cast<std::size_t>(k)) == Approx(-want[k]));
+  }
+}
+
+TEST_CASE("ops on whole dynamic tensors are tiled with the bound sizes", "[compiler]") {
+  const std::string ir =
+      R"({"format":"pypto-kernel-ir","version":1,"name":"dyn","params":[)"
+      R"({"name":"x","value":0,"shape":[{"sym":"n"},64],"dtype":"DT_FP32"},)"
+      R"({"name":"y","value":1,"shape":[{"sym":"n"},64],"dtype":"DT_FP32"}],)"
+      R"("symbols":[{"name":"n","sources":[{"param":"x","axis":0},{"param":"y","axis":0}]}],)"
+      R"("variants":[)" +
+      variant("true",
+              op("exp", in(0), val(2, "[" + sym("n") + ",64]"), "y.py:2", R"("vec_tile":[32,64])") +
+                  "," + write(1, 2, "[0,0]", "y.py:2")) +
+      "]}";
+  const auto k = pypto::compiler::compile(ir);
+  for (const std::int64_t n : {70, 32}) {
+    Host h;
+    h.add("x", DType::kFp32, {n, 64}, iota(static_cast<std::size_t>(n * 64), 0.01));
+    h.add("y", DType::kFp32, {n, 64});
+    const Launch l =
+        pypto::compiler::instantiate(*k, h.tensors, {{"n", n}}, LaunchOptions{}, chip());
+    CHECK(l.graph.num_tasks() == static_cast<std::size_t>((n + 31) / 32));
+    execute(l, h);
+    CHECK(h.f32(1, static_cast<std::size_t>(n * 64 - 1)) ==
+          Approx(std::exp(0.01 * (n * 64 - 1))).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("parallel iterations get their own workspace copies", "[compiler]") {
+  std::string ir = ws_ir(4);
+  const std::string from = R"("unroll_list":[1],)";
+  ir.replace(ir.find(from), from.size(), R"("unroll_list":[1],"parallel":true,)");
+  Host h;
+  h.add("x", DType::kFp32, {16, 64}, iota(1024, 0.001));
+  h.add("s", DType::kFp32, {16});
+  LaunchOptions opt;
+  opt.runtime.device_sched_parallelism = 2;
+  const Launch l = make(ir, h, {}, opt);
+  REQUIRE(l.graph.device_tasks.size() == 4);
+  CHECK(l.workspace_bytes == 2 * 1024);
+  CHECK(l.minimum_workspace_bytes == 2 * 1024);  // total(1) scales with the parallelism
+  // The exp task of each iteration stores t: iterations 0 and 2 share copy 0, 1 and 3 copy 1.
+  std::vector<std::int64_t> where;
+  for (std::uint32_t t = 0; t < l.graph.num_tasks(); t += 2) {
+    const auto st = instrs_of(l.programs[t], TileOpcode::kStore);
+    REQUIRE(st.size() == 1);
+    CHECK(st[0]->region.buffer == 2);
+    where.push_back(st[0]->region.offset_elems);
+  }
+  CHECK(where == std::vector<std::int64_t>{0, 256, 0, 256});
+  execute(l, h);
+  double ref = 0;
+  for (int c = 0; c < 64; ++c) ref += std::exp(0.001 * (13 * 64 + c));
+  CHECK(h.f32(1, 13) == Approx(ref).epsilon(1e-5));
+}
+
+TEST_CASE("a load of a tensor the kernel writes is rejected", "[compiler]") {
+  const std::string body =
+      op("add", in(0) + "," + cst(1), val(2, "[4]", "DT_INT32"), "w.py:3", R"("vec_tile":[4])") +
+      "," + write(1, 2, "[0]", "w.py:3");
+  const std::string ir = kernel(
+      "lw", param("x", 0, "[4]", "DT_INT32") + "," + param("n", 1, "[4]", "DT_INT32"), "",
+      loop("i", "0", R"({"op":"load","param":"n","args":[0]})", variant("true", body), "w.py:2"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(ir),
+                    Contains("w.py:2") && Contains("reads tensor \"n\""));
+}
+
 // ---- timing (hidden: run with `test_compile "[.perf]"`) ----
 
 TEST_CASE("instantiate time: 4096x4096 fp32 add, 64x64 tiles", "[.perf]") {
   const std::string ir = kernel(
-      "big", param("a", 0, "[4096,4096]") + "," + param("b", 1, "[4096,4096]") + "," + param("c", 2, "[4096,4096]"),
+      "big",
+      param("a", 0, "[4096,4096]") + "," + param("b", 1, "[4096,4096]") + "," +
+          param("c", 2, "[4096,4096]"),
       "",
-      op("add", in(0) + "," + in(1), val(3, "[4096,4096]"), "p.py:2", R"("vec_tile":[64,64])") + "," +
-          write(2, 3, "[0,0]", "p.py:2"));
+      op("add", in(0) + "," + in(1), val(3, "[4096,4096]"), "p.py:2", R"("vec_tile":[64,64])") +
+          "," + write(2, 3, "[0,0]", "p.py:2"));
   Host h;
   h.add("a", DType::kFp32, {4096, 4096});
   h.add("b", DType::kFp32, {4096, 4096});
@@ -916,7 +1137,8 @@ TEST_CASE("instantiate time: 4096x4096 fp32 add, 64x64 tiles", "[.perf]") {
   const auto k = pypto::compiler::compile(ir);
   const auto t0 = std::chrono::steady_clock::now();
   const Launch l = pypto::compiler::instantiate(*k, h.tensors, {}, LaunchOptions{}, chip());
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   WARN("4096 tasks, " << l.graph.mem.size() << " memory ranges: instantiate " << ms << " ms");
   CHECK(l.graph.num_tasks() == 4096);
 }
@@ -926,7 +1148,35 @@ TEST_CASE("instantiate time: 1024-iteration loop", "[.perf]") {
   const auto k = pypto::compiler::compile(rows_loop_ir(1024));
   const auto t0 = std::chrono::steady_clock::now();
   const Launch l = pypto::compiler::instantiate(*k, h.tensors, {}, LaunchOptions{}, chip());
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   WARN("1024 roots: instantiate " << ms << " ms");
   CHECK(l.roots == 1024);
+}
+
+TEST_CASE("instantiate time: 60,000 tasks of 64-row tiles", "[.perf]") {
+  // a[:] = exp(a) on fp16 [16000, 3840] with 64x16 tiles: 250 x 240 = 60,000 tasks, each
+  // reading and writing 64 rows of 32 bytes.
+  const std::string ir = kernel(
+      "many", param("a", 0, "[16000,3840]", "DT_FP16"), "",
+      op("exp", in(0), val(1, "[16000,3840]", "DT_FP16"), "p.py:2", R"("vec_tile":[64,16])") + "," +
+          write(0, 1, "[0,0]", "p.py:2"));
+  Host h;
+  h.data.emplace_back(std::size_t{16000} * 3840 * 2, 0);
+  LaunchTensor t;
+  t.name = "a";
+  t.dtype = DType::kFp16;
+  t.shape = {16000, 3840};
+  t.data = h.data.back().data();
+  t.size_bytes = h.data.back().size();
+  h.tensors.push_back(t);
+  const auto k = pypto::compiler::compile(ir);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Launch l = pypto::compiler::instantiate(*k, h.tensors, {}, LaunchOptions{}, chip());
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  WARN(l.graph.num_tasks() << " tasks, " << l.graph.mem.size() << " memory ranges: instantiate "
+                           << ms << " ms");
+  CHECK(l.graph.num_tasks() == 60000);
+  CHECK(l.graph.num_edges() == 0);
 }

@@ -435,7 +435,7 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
   CHECK(d.queue_op_ps == 22222);
   CHECK(d.fair_scan_per_thread_ps == 11111);
   CHECK(d.aicpu_launch_ps == 3000000);
-  CHECK(d.aicore_start_ps == 2000000);
+  CHECK(d.aicore_start_ps == 5000000);
   CHECK(d.slot_switch_ps == 10811);     // 20 cycles / 1.85 GHz = 10810.8 ps
   CHECK(d.l2_hit_latency_ps == 27027);  // 50 -> 27027.03
   CHECK(d.hbm_latency_ps == 150000);

@@ -29,6 +29,14 @@ class RecordingBackend(_backend.Backend):
 
 
 @pytest.fixture(autouse=True)
+def _frontend_only(request, monkeypatch):
+    """The frontend tests check tracing and validation without the native module (as if it
+    were not built); only the SIM end-to-end tests (test_sim_*) use pypto._C."""
+    if not request.module.__name__.split(".")[-1].startswith("test_sim_"):
+        monkeypatch.setattr(_backend, "_native", lambda: None)
+
+
+@pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
     """No CANN in the environment unless a test sets it: run_mode defaults to SIM."""
     monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
@@ -38,8 +46,10 @@ def _clean_env(monkeypatch):
 
 
 @pytest.fixture
-def recorder():
-    """A RecordingBackend registered for SIM (and restored afterwards)."""
+def recorder(monkeypatch):
+    """A RecordingBackend registered for SIM (and restored afterwards). The native module is
+    hidden so that the backend receives the traced IR itself."""
+    monkeypatch.setattr(_backend, "_native", lambda: None)
     backend = RecordingBackend()
     with _backend.use_backend(pypto.RunMode.SIM, backend):
         yield backend

@@ -37,7 +37,8 @@ def test_use_backend_restores_previous():
     assert _backend.get_backend(pypto.RunMode.SIM) is sim
 
 
-def test_compile_returns_ir_without_native_module():
+def test_compile_returns_ir_without_native_module(monkeypatch):
+    monkeypatch.setattr(_backend, "_native", lambda: None)
     kir = ir.Kernel(name="k", params=[], variants=[ir.Variant(conds=[])])
     assert _backend.compile(kir, {}) is kir
 
@@ -54,7 +55,8 @@ def test_compile_and_run_use_native_module_when_present(monkeypatch):
         @staticmethod
         def run_sim(compiled, tensors, bindings, options):
             calls.append(("run_sim", compiled, len(tensors), bindings))
-            return {"makespan_cycles": 1}
+            return {"path": "out/k", "stats": {"makespan_ns": 1.5}, "log": ["hello"], "tasks": 1,
+                    "tile_ops": 2}
 
     monkeypatch.setattr(_backend, "_native", lambda: FakeNative)
 
@@ -64,7 +66,8 @@ def test_compile_and_run_use_native_module_when_present(monkeypatch):
 
     k(torch.zeros(5))
     assert calls == [("compile", "k"), ("run_sim", "program", 1, {"x.shape[0]": 5})]
-    assert k.last_report == {"makespan_cycles": 1}
+    assert k.last_report.makespan_ns == 1.5
+    assert k.last_report.path == "out/k" and k.last_report.log == ["hello"]
 
 
 def test_native_module_without_entry_point(monkeypatch):
@@ -74,7 +77,8 @@ def test_native_module_without_entry_point(monkeypatch):
         _backend.SimBackend().run(None, [], {}, {})
 
 
-def test_sim_backend_without_native_module():
+def test_sim_backend_without_native_module(monkeypatch):
+    monkeypatch.setattr(_backend, "_native", lambda: None)
     with pytest.raises(NotImplementedError,
                        match=r"SIM execution needs the compiled pypto._C module; build it with "
                              r"tools/setup.sh"):

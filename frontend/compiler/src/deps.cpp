@@ -8,54 +8,11 @@
 #include "deps.h"
 
 #include <algorithm>
-#include <array>
 #include <string>
 
 #include "pypto/sched/errors.h"
 
 namespace pypto::compiler::detail {
-
-void for_each_segment(const GlobalRegion& r,
-                      const std::function<void(std::uint64_t, std::uint64_t)>& f) {
-  struct Axis {
-    std::int64_t extent;
-    std::int64_t stride;
-  };
-  std::array<Axis, kMaxRank> ax{};
-  int n = 0;
-  for (int k = 0; k < r.rank; ++k) {
-    if (r.shape[k] <= 0) return;  // empty region
-    if (r.shape[k] == 1 || r.stride[k] == 0) continue;  // same bytes again
-    ax[n++] = Axis{r.shape[k], r.stride[k]};
-  }
-  // Outermost (largest stride) first, then merge axes that continue each other.
-  std::stable_sort(ax.begin(), ax.begin() + n,
-                   [](const Axis& a, const Axis& b) { return a.stride > b.stride; });
-  int m = 0;
-  for (int k = 0; k < n; ++k) {
-    if (m > 0 && ax[m - 1].stride == ax[k].extent * ax[k].stride) {
-      ax[m - 1] = Axis{ax[m - 1].extent * ax[k].extent, ax[k].stride};
-    } else {
-      ax[m++] = ax[k];
-    }
-  }
-  const std::uint64_t es = sim::dtype_bytes(r.dtype);
-  std::int64_t run = 1;  // elements per segment
-  int outer = m;
-  if (m > 0 && ax[m - 1].stride == 1) {
-    run = ax[m - 1].extent;
-    outer = m - 1;
-  }
-  std::array<std::int64_t, kMaxRank> idx{};
-  while (true) {
-    std::int64_t off = r.offset_elems;
-    for (int k = 0; k < outer; ++k) off += idx[k] * ax[k].stride;
-    f(static_cast<std::uint64_t>(off) * es, static_cast<std::uint64_t>(run) * es);
-    int k = outer - 1;
-    while (k >= 0 && ++idx[k] == ax[k].extent) idx[k--] = 0;
-    if (k < 0) break;
-  }
-}
 
 DepTracker::DepTracker(const std::vector<std::uint64_t>& buffer_bytes) {
   chunk_of_.resize(buffer_bytes.size());
@@ -161,7 +118,8 @@ void DepTracker::access_chunk(std::vector<Piece>& p, std::uint32_t a, std::uint3
     }
   }
   p[i] = Piece{a, cur_, kNone};
-  p.erase(p.begin() + static_cast<std::ptrdiff_t>(i) + 1, p.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+  p.erase(p.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+          p.begin() + static_cast<std::ptrdiff_t>(j) + 1);
 }
 
 }  // namespace pypto::compiler::detail

@@ -7,8 +7,9 @@
 // one after another, so edges between them are never needed.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "pypto/compiler/program.h"
@@ -18,8 +19,47 @@ namespace pypto::compiler::detail {
 // Calls f(byte_offset, bytes) for every maximal contiguous run of bytes the region covers
 // (rows of the region after dropping broadcast and size-1 axes and merging contiguous
 // axes), in increasing address order for row-major regions. Nothing for an empty region.
-void for_each_segment(const GlobalRegion& r,
-                      const std::function<void(std::uint64_t, std::uint64_t)>& f);
+template <class F>
+void for_each_segment(const GlobalRegion& r, F&& f) {
+  struct Axis {
+    std::int64_t extent;
+    std::int64_t stride;
+  };
+  std::array<Axis, kMaxRank> ax{};
+  int n = 0;
+  for (int k = 0; k < r.rank; ++k) {
+    if (r.shape[k] <= 0) return;                        // empty region
+    if (r.shape[k] == 1 || r.stride[k] == 0) continue;  // the same bytes again
+    ax[n++] = Axis{r.shape[k], r.stride[k]};
+  }
+  // Outermost (largest stride) first, then merge axes that continue each other.
+  std::stable_sort(ax.begin(), ax.begin() + n,
+                   [](const Axis& a, const Axis& b) { return a.stride > b.stride; });
+  int m = 0;
+  for (int k = 0; k < n; ++k) {
+    if (m > 0 && ax[m - 1].stride == ax[k].extent * ax[k].stride) {
+      ax[m - 1] = Axis{ax[m - 1].extent * ax[k].extent, ax[k].stride};
+    } else {
+      ax[m++] = ax[k];
+    }
+  }
+  const std::uint64_t es = sim::dtype_bytes(r.dtype);
+  std::int64_t run = 1;  // elements per segment
+  int outer = m;
+  if (m > 0 && ax[m - 1].stride == 1) {
+    run = ax[m - 1].extent;
+    outer = m - 1;
+  }
+  std::array<std::int64_t, kMaxRank> idx{};
+  while (true) {
+    std::int64_t off = r.offset_elems;
+    for (int k = 0; k < outer; ++k) off += idx[k] * ax[k].stride;
+    f(static_cast<std::uint64_t>(off) * es, static_cast<std::uint64_t>(run) * es);
+    int k = outer - 1;
+    while (k >= 0 && ++idx[k] == ax[k].extent) idx[k--] = 0;
+    if (k < 0) break;
+  }
+}
 
 class DepTracker {
  public:

@@ -16,10 +16,11 @@ namespace {
   throw ConfigError((env.loc != nullptr ? *env.loc : std::string("kernel IR")) + ": " + msg);
 }
 
-std::int64_t checked(bool overflow, std::int64_t v, const Env& env, const char* op) {
-  if (overflow) fail(env, std::string("64-bit integer overflow in '") + op + "' while evaluating a "
-                          "run-time expression");
-  return v;
+void check_overflow(bool overflow, const Env& env, const char* op) {
+  if (overflow)
+    fail(env, std::string("64-bit integer overflow in '") + op +
+                  "' while evaluating a "
+                  "run-time expression");
 }
 
 std::int64_t read_element(const Kernel& k, const ExprNode& n, const std::int64_t* idx, Env& env) {
@@ -49,10 +50,26 @@ std::int64_t read_element(const Kernel& k, const ExprNode& n, const std::int64_t
   }
   const std::uint8_t* src = t.data + flat * es;
   switch (t.dtype) {
-    case DType::kInt8: { std::int8_t v; std::memcpy(&v, src, 1); return v; }
-    case DType::kInt16: { std::int16_t v; std::memcpy(&v, src, 2); return v; }
-    case DType::kInt32: { std::int32_t v; std::memcpy(&v, src, 4); return v; }
-    case DType::kInt64: { std::int64_t v; std::memcpy(&v, src, 8); return v; }
+    case DType::kInt8: {
+      std::int8_t v;
+      std::memcpy(&v, src, 1);
+      return v;
+    }
+    case DType::kInt16: {
+      std::int16_t v;
+      std::memcpy(&v, src, 2);
+      return v;
+    }
+    case DType::kInt32: {
+      std::int32_t v;
+      std::memcpy(&v, src, 4);
+      return v;
+    }
+    case DType::kInt64: {
+      std::int64_t v;
+      std::memcpy(&v, src, 8);
+      return v;
+    }
     case DType::kBool: return src[0] != 0 ? 1 : 0;
     default: fail(env, "load of \"" + p.name + "\": expected an integer tensor");
   }
@@ -66,22 +83,31 @@ std::int64_t eval(const Kernel& k, ExprId e, Env& env) {
   const ExprNode& n = k.exprs[e];
   const ExprId* args = k.expr_args.data() + n.first_arg;
   switch (n.kind) {
-    case ExprKind::kConst:
-      return n.value;
+    case ExprKind::kConst: return n.value;
     case ExprKind::kSym:
       if (!env.bound[n.slot]) {
-        fail(env, "symbol \"" + k.slot_names[n.slot] + "\" has no value here (a loop index used "
-                  "outside its loop, or a dynamic dimension without a binding)");
+        fail(env, "symbol \"" + k.slot_names[n.slot] +
+                      "\" has no value here (a loop index used "
+                      "outside its loop, or a dynamic dimension without a binding)");
       }
       return env.slot[n.slot];
-    case ExprKind::kAdd: case ExprKind::kMul: case ExprKind::kMin: case ExprKind::kMax: {
+    case ExprKind::kAdd:
+    case ExprKind::kMul:
+    case ExprKind::kMin:
+    case ExprKind::kMax: {
       std::int64_t acc = eval(k, args[0], env);
       for (std::int32_t i = 1; i < n.num_args; ++i) {
         const std::int64_t b = eval(k, args[i], env);
         std::int64_t r = 0;
         switch (n.kind) {
-          case ExprKind::kAdd: acc = checked(__builtin_add_overflow(acc, b, &r), r, env, "add"); break;
-          case ExprKind::kMul: acc = checked(__builtin_mul_overflow(acc, b, &r), r, env, "mul"); break;
+          case ExprKind::kAdd:
+            check_overflow(__builtin_add_overflow(acc, b, &r), env, "add");
+            acc = r;
+            break;
+          case ExprKind::kMul:
+            check_overflow(__builtin_mul_overflow(acc, b, &r), env, "mul");
+            acc = r;
+            break;
           case ExprKind::kMin: acc = std::min(acc, b); break;
           default: acc = std::max(acc, b); break;
         }
@@ -91,12 +117,14 @@ std::int64_t eval(const Kernel& k, ExprId e, Env& env) {
     case ExprKind::kSub: {
       const std::int64_t a = eval(k, args[0], env), b = eval(k, args[1], env);
       std::int64_t r = 0;
-      return checked(__builtin_sub_overflow(a, b, &r), r, env, "sub");
+      check_overflow(__builtin_sub_overflow(a, b, &r), env, "sub");
+      return r;
     }
-    case ExprKind::kFloorDiv: case ExprKind::kMod: {
+    case ExprKind::kFloorDiv:
+    case ExprKind::kMod: {
       const std::int64_t a = eval(k, args[0], env), b = eval(k, args[1], env);
       if (b == 0) fail(env, "division by zero in a run-time expression");
-      if (a == INT64_MIN && b == -1) checked(true, 0, env, "floordiv");
+      check_overflow(a == INT64_MIN && b == -1, env, "floordiv");
       std::int64_t q = a / b;
       if ((a % b != 0) && ((a < 0) != (b < 0))) --q;  // Python rounds toward -inf
       return n.kind == ExprKind::kFloorDiv ? q : a - q * b;
@@ -117,11 +145,11 @@ std::int64_t eval(const Kernel& k, ExprId e, Env& env) {
         if (eval(k, args[i], env)) return 1;
       }
       return 0;
-    case ExprKind::kNot:
-      return eval(k, args[0], env) ? 0 : 1;
+    case ExprKind::kNot: return eval(k, args[0], env) ? 0 : 1;
     case ExprKind::kLoad: {
       std::int64_t idx[kMaxRank + 4] = {};
-      for (std::int32_t i = 0; i < n.num_args && i < kMaxRank + 4; ++i) idx[i] = eval(k, args[i], env);
+      for (std::int32_t i = 0; i < n.num_args && i < kMaxRank + 4; ++i)
+        idx[i] = eval(k, args[i], env);
       return read_element(k, n, idx, env);
     }
   }

@@ -270,8 +270,10 @@ void Instance::bind() {
     }
     const std::uint64_t bytes = elems * sim::dtype_bytes(p.dtype);
     if (t.size_bytes < bytes || (bytes > 0 && t.data == nullptr)) {
-      throw ConfigError(where + " has " + std::to_string(t.size_bytes) + " bytes of host data, "
-                        "expected " + std::to_string(bytes));
+      throw ConfigError(where + " has " + std::to_string(t.size_bytes) +
+                        " bytes of host data, "
+                        "expected " +
+                        std::to_string(bytes));
     }
     v.has_region = true;
     v.region.buffer = static_cast<std::uint32_t>(i);
@@ -286,7 +288,8 @@ void Instance::bind() {
     v.storage = Storage{static_cast<std::uint32_t>(i), 0, bytes, p.value};
     vals_[p.value] = v;
   }
-  par_ = k_.has_parallel_loop ? static_cast<std::uint32_t>(opt_.runtime.device_sched_parallelism) : 1;
+  par_ =
+      k_.has_parallel_loop ? static_cast<std::uint32_t>(opt_.runtime.device_sched_parallelism) : 1;
   slot_bytes_.assign(static_cast<std::size_t>(k_.num_launch_slots) * par_, 0);
 }
 
@@ -309,7 +312,8 @@ void Instance::exec_variants(const std::vector<Variant>& vs, const std::string& 
     }
     return;
   }
-  throw ConfigError(loc + ": no variant guard holds for the current values (the IR promises "
+  throw ConfigError(loc +
+                    ": no variant guard holds for the current values (the IR promises "
                     "exactly one)");
 }
 
@@ -490,8 +494,9 @@ void Instance::check_bounds(const GlobalRegion& r, const Storage& st, const std:
   const std::int64_t st_hi = st.base_bytes + static_cast<std::int64_t>(st.size_bytes);
   if (lo < st.base_bytes || hi > st_hi) {
     throw ConfigError(loc + ": " + (write ? "writes" : "reads") + " bytes [" +
-                      std::to_string(lo - st.base_bytes) + ", " + std::to_string(hi - st.base_bytes) +
-                      ") of " + name + ", which has " + std::to_string(st.size_bytes) +
+                      std::to_string(lo - st.base_bytes) + ", " +
+                      std::to_string(hi - st.base_bytes) + ") of " + name + ", which has " +
+                      std::to_string(st.size_bytes) +
                       " bytes; check the offsets and valid_shape that lead here");
   }
 }
@@ -556,7 +561,8 @@ void Instance::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool
   TaskRec t;
   t.core = core;
   t.root = static_cast<std::uint32_t>(roots_.size());
-  auto [it, inserted] = kernel_ids_.emplace(u.kernel, static_cast<std::uint32_t>(kernel_names_.size()));
+  auto [it, inserted] =
+      kernel_ids_.emplace(u.kernel, static_cast<std::uint32_t>(kernel_names_.size()));
   if (inserted) kernel_names_.push_back(u.kernel);
   t.kernel = it->second;
   std::uint64_t cycles = 0;
@@ -638,7 +644,8 @@ TileOpcode opcode_of(OpKind k) {
     case OpKind::kLogicalNot: return TileOpcode::kLogicalNot;
     case OpKind::kWhere: return TileOpcode::kWhere;
     case OpKind::kCast: return TileOpcode::kCast;
-    case OpKind::kClone: case OpKind::kExpandClone: return TileOpcode::kCopy;
+    case OpKind::kClone:
+    case OpKind::kExpandClone: return TileOpcode::kCopy;
     case OpKind::kSum: return TileOpcode::kReduceSum;
     case OpKind::kAmax: return TileOpcode::kReduceMax;
     case OpKind::kAmin: return TileOpcode::kReduceMin;
@@ -681,7 +688,16 @@ void Instance::emit_group(const Unit& u) {
   std::int64_t T[kMaxRank];
   tile_sizes(first.vec_tile, r, T);
   for (const int x : u.ext_inputs) {
-    NPU_CHECK(vals_[x].has_region, "fusion group input without storage: " + value_name(x));
+    const RtVal& xv = vals_[x];
+    NPU_CHECK(xv.has_region, "fusion group input without storage: " + value_name(x));
+    for (int k = r - xv.rank; k < r; ++k) {
+      const std::int64_t d = xv.shape[k - (r - xv.rank)];
+      if (d != 1 && d != S.shape[k]) {
+        throw ConfigError(u.loc + ": " + value_name(x) + " has size " + std::to_string(d) +
+                          " on axis " + std::to_string(k - (r - xv.rank)) +
+                          ", which does not broadcast to " + std::to_string(S.shape[k]));
+      }
+    }
   }
   // Scalars once per execution (expression scalars depend on loop indices).
   std::vector<std::array<double, 3>> scalars(u.ops.size());
@@ -691,7 +707,8 @@ void Instance::emit_group(const Unit& u) {
     for (std::size_t j = 0; j < st.inputs.size() && j < 3; ++j) {
       const Operand& o = st.inputs[j];
       if (o.value < 0) {
-        scalars[i][j] = o.expr != kNoExpr ? static_cast<double>(eval(k_, o.expr, env_)) : o.constant;
+        scalars[i][j] =
+            o.expr != kNoExpr ? static_cast<double>(eval(k_, o.expr, env_)) : o.constant;
       }
     }
   }
@@ -766,7 +783,8 @@ void Instance::emit_group(const Unit& u) {
     }
     for (const int v : u.stores) {
       for (int k = 0; k < r; ++k) ext[k] = std::min(E[k], vals_[v].valid[k] - off[k]);
-      store(tb, local_of.at(v), sub_region(vals_[v], off, ext, r), vals_[v].storage, value_name(v), u.loc);
+      store(tb, local_of.at(v), sub_region(vals_[v], off, ext, r), vals_[v].storage, value_name(v),
+            u.loc);
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
@@ -812,14 +830,18 @@ void Instance::emit_reduce(const Unit& u) {
   }
   std::int64_t grid[kMaxRank];
   for (int k = 0; k < r; ++k) {
-    if (reduced[k]) T[k] = grid[k] = 1;
-    else grid[k] = x.shape[k];
+    if (reduced[k])
+      T[k] = grid[k] = 1;
+    else
+      grid[k] = x.shape[k];
   }
   // Output axis of input axis k (-1 when the output dropped it).
   int yaxis[kMaxRank];
   for (int k = 0, j = 0; k < r; ++k) {
-    if (st.keepdim) yaxis[k] = k;
-    else yaxis[k] = reduced[k] ? -1 : j++;
+    if (st.keepdim)
+      yaxis[k] = k;
+    else
+      yaxis[k] = reduced[k] ? -1 : j++;
   }
   const bool scalar_out = kept.empty() && !st.keepdim;  // output shape [1]
   std::vector<std::vector<std::int64_t>> woffs;
@@ -840,7 +862,8 @@ void Instance::emit_reduce(const Unit& u) {
         continue;
       }
       const std::int64_t o = reduced[k] ? 0 : off[k];
-      reg->shape[k] = reduced[k] ? std::min<std::int64_t>(1, y.valid[a]) : clamp0(std::min(E[k], y.valid[a] - o));
+      reg->shape[k] = reduced[k] ? std::min<std::int64_t>(1, y.valid[a])
+                                 : clamp0(std::min(E[k], y.valid[a] - o));
       reg->stride[k] = v.region.stride[a];
       reg->offset_elems += (base_off[a] + o) * v.region.stride[a];
     }
@@ -949,10 +972,10 @@ void Instance::emit_matmul(const Unit& u) {
   const int bk = st.b_trans ? R - 1 : R - 2, bn = st.b_trans ? R - 2 : R - 1;
   const std::int64_t M = a.shape[am], K = a.shape[ak], N = b.shape[bn];
   if (b.shape[bk] != K || y.shape[R - 2] != M || y.shape[R - 1] != N) {
-    throw ConfigError(u.loc + ": matmul sizes disagree: a gives M=" + std::to_string(M) + " K=" +
-                      std::to_string(K) + ", b gives K=" + std::to_string(b.shape[bk]) + " N=" +
-                      std::to_string(N) + ", the output is " + std::to_string(y.shape[R - 2]) +
-                      "x" + std::to_string(y.shape[R - 1]));
+    throw ConfigError(u.loc + ": matmul sizes disagree: a gives M=" + std::to_string(M) +
+                      " K=" + std::to_string(K) + ", b gives K=" + std::to_string(b.shape[bk]) +
+                      " N=" + std::to_string(N) + ", the output is " +
+                      std::to_string(y.shape[R - 2]) + "x" + std::to_string(y.shape[R - 1]));
   }
   for (int k = 0; k < nb; ++k) {
     const bool ok = (a.shape[k] == 1 || a.shape[k] == y.shape[k]) &&
@@ -1074,8 +1097,8 @@ void Instance::emit_matmul(const Unit& u) {
       if (!region_empty(pb)) tb.acc.push_back(Access{pb, false});
     }
     if (need_out) {
-      store(tb, lout, last_two_axes(sub_region(y, off, ext, R), R), y.storage,
-            value_name(st.out), u.loc);
+      store(tb, lout, last_two_axes(sub_region(y, off, ext, R), R), y.storage, value_name(st.out),
+            u.loc);
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
@@ -1084,8 +1107,8 @@ void Instance::emit_matmul(const Unit& u) {
       store(tb, lout, last_two_axes(reg, R), vals_[w.dst].storage, value_name(w.dst), w.loc);
     }
     const bool full = mE == tm && nE == tn && Kv == K && K % tk == 0;
-    const auto tiles =
-        static_cast<std::uint16_t>(std::min<std::int64_t>(std::max<std::int64_t>(ksteps, 1), 0xFFFF));
+    const auto tiles = static_cast<std::uint16_t>(
+        std::min<std::int64_t>(std::max<std::int64_t>(ksteps, 1), 0xFFFF));
     commit(tb, u, sched::CoreType::kAic, full, tiles);
   });
 }
@@ -1198,8 +1221,10 @@ void Instance::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& ds
   NPU_CHECK(src.has_region, "copy source without storage");
   const int r = src.rank;
   std::int64_t T[kMaxRank];
-  if (vec_tile.empty()) copy_tile_sizes(src, T);
-  else tile_sizes(vec_tile, r, T);
+  if (vec_tile.empty())
+    copy_tile_sizes(src, T);
+  else
+    tile_sizes(vec_tile, r, T);
   const DType d = src.region.dtype;
   for_each_tile(r, src.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
     std::int64_t ext[kMaxRank];
@@ -1268,7 +1293,8 @@ void Instance::emit_view(const Unit& u) {
       ok = ok && (v.region.offset_elems * fb) % tb == 0;
       if (!ok) {
         throw ConfigError(u.loc + ": view with dtype " + std::string(sim::to_string(to)) +
-                          " of a " + std::string(sim::to_string(from)) + " region that is not "
+                          " of a " + std::string(sim::to_string(from)) +
+                          " region that is not "
                           "dense on its last axis or not aligned to the new element size is not "
                           "supported");
       }
@@ -1435,18 +1461,20 @@ void Instance::stitch(Launch& l) {
         start_dt(r.pgroup, r.piter);
       } else if (nroots + 1 > kmax || ntasks + r.num_tasks > leaf_cap ||
                  (memory_driven && used + r.bytes > capacity)) {
-        throw ConfigError(r.ploc + ": one iteration of this parallel loop needs more than one "
-                          "device task (" + std::to_string(nroots + 1) + " roots, " +
-                          std::to_string(ntasks + r.num_tasks) + " leaf tasks, " +
-                          std::to_string(used + r.bytes) + " workspace bytes; limits " +
-                          std::to_string(kmax) + " roots, " + std::to_string(leaf_cap) +
-                          " leaf tasks" + (memory_driven ? ", " + std::to_string(capacity) + " bytes" : std::string()) +
-                          "); each iteration of a parallel loop is one device task");
+        throw ConfigError(
+            r.ploc +
+            ": one iteration of this parallel loop needs more than one "
+            "device task (" +
+            std::to_string(nroots + 1) + " roots, " + std::to_string(ntasks + r.num_tasks) +
+            " leaf tasks, " + std::to_string(used + r.bytes) + " workspace bytes; limits " +
+            std::to_string(kmax) + " roots, " + std::to_string(leaf_cap) + " leaf tasks" +
+            (memory_driven ? ", " + std::to_string(capacity) + " bytes" : std::string()) +
+            "); each iteration of a parallel loop is one device task");
       }
     } else {
-      const bool close = open && (cur_pg != 0 || r.barrier || nroots >= kmax ||
-                                  ntasks + r.num_tasks > leaf_cap ||
-                                  (memory_driven ? used + r.bytes > capacity : nroots >= depth));
+      const bool close =
+          open && (cur_pg != 0 || r.barrier || nroots >= kmax || ntasks + r.num_tasks > leaf_cap ||
+                   (memory_driven ? used + r.bytes > capacity : nroots >= depth));
       if (!open || close) start_dt(0, 0);
     }
     if (r.num_tasks > leaf_cap) {
@@ -1498,35 +1526,33 @@ void Instance::build_graph(Launch& l) {
   std::vector<std::uint64_t> buffer_bytes;
   for (const LaunchTensor& t : tensors_) buffer_bytes.push_back(t.size_bytes);
   buffer_bytes.push_back(l.workspace_bytes);
+  // Pass 1: dependencies, in program order (reads of a task before its writes).
   DepTracker deps(buffer_bytes);
   std::vector<std::uint32_t> pred_begin{0}, preds;
-  std::vector<std::uint32_t> mem_begin{0};
-  std::vector<sched::MemAccess> mem;
-  const auto base_addr = [&](std::uint32_t buffer) {
-    return static_cast<std::uint64_t>(buffer + 1) << 40;
-  };
+  pred_begin.reserve(n + 1);
+  std::uint64_t segments = 0;
   for (std::size_t t = 0; t < n; ++t) {
     const TaskRec& tr = tasks_[t];
     deps.begin_task(static_cast<std::uint32_t>(t), roots_[tr.root].dt);
-    for (int pass = 0; pass < 2; ++pass) {  // reads, then writes
+    for (int pass = 0; pass < 2; ++pass) {
       for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
         const Access& x = acc_[a];
         if (x.write != (pass == 1)) continue;
         NPU_CHECK(x.r.buffer <= nT, "unpatched region in task " + std::to_string(t));
         for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
-          NPU_CHECK(off + bytes <= buffer_bytes[x.r.buffer],
-                    "task " + std::to_string(t) + " touches bytes outside buffer " +
-                        std::to_string(x.r.buffer));
-          if (x.write) deps.write(x.r.buffer, off, bytes);
-          else deps.read(x.r.buffer, off, bytes);
-          mem.push_back(sched::MemAccess{base_addr(x.r.buffer) + off,
-                                         static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u});
+          NPU_CHECK(off + bytes <= buffer_bytes[x.r.buffer], "task " + std::to_string(t) +
+                                                                 " touches bytes outside buffer " +
+                                                                 std::to_string(x.r.buffer));
+          if (x.write)
+            deps.write(x.r.buffer, off, bytes);
+          else
+            deps.read(x.r.buffer, off, bytes);
+          ++segments;
         });
       }
     }
     preds.insert(preds.end(), deps.preds().begin(), deps.preds().end());
     pred_begin.push_back(static_cast<std::uint32_t>(preds.size()));
-    mem_begin.push_back(static_cast<std::uint32_t>(mem.size()));
   }
   // Successor lists from predecessor lists.
   std::vector<std::uint32_t> succ_begin(n + 1, 0), succ(preds.size());
@@ -1540,7 +1566,11 @@ void Instance::build_graph(Launch& l) {
       }
     }
   }
+  std::vector<std::uint32_t>().swap(preds);
+  // Pass 2: the graph, memory ranges streamed straight into it.
   sched::TaskGraphBuilder b("compiled kernel " + k_.name);
+  b.graph().mem.reserve(segments);
+  b.graph().succ.reserve(succ.size());
   std::vector<std::uint32_t> first_of_dt;
   std::vector<std::uint32_t> dt_of_task(n);
   for (std::size_t t = 0; t < n; ++t) {
@@ -1559,7 +1589,17 @@ void Instance::build_graph(Launch& l) {
     task.parallel_group = root.pgroup;
     b.add_task(task);
     for (std::uint32_t e = succ_begin[t]; e < succ_begin[t + 1]; ++e) b.add_successor(succ[e]);
-    for (std::uint32_t m = mem_begin[t]; m < mem_begin[t + 1]; ++m) b.add_memory(mem[m]);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
+        const Access& x = acc_[a];
+        if (x.write != (pass == 1)) continue;
+        const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
+        for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
+          b.add_memory(
+              sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u});
+        });
+      }
+    }
   }
   l.graph = b.finish();
   l.graph.control_waits_for_aicore = waits_;
@@ -1592,8 +1632,8 @@ Launch Instance::run() {
 }  // namespace detail
 
 Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
-                   const std::map<std::string, std::int64_t>& bindings,
-                   const LaunchOptions& opt, const sim::ChipConfig& chip) {
+                   const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
+                   const sim::ChipConfig& chip) {
   return detail::Instance(k.k, tensors, bindings, opt, chip).run();
 }
 

@@ -18,11 +18,25 @@ using ExprId = std::int32_t;
 inline constexpr ExprId kNoExpr = -1;
 
 enum class ExprKind : std::uint8_t {
-  kConst, kSym,
-  kAdd, kSub, kMul, kFloorDiv, kMod, kMin, kMax,  // integer, n-ary folds left
-  kEq, kNe, kLt, kLe, kGt, kGe,                   // boolean result
-  kAnd, kOr, kNot,                                // boolean operands
-  kLoad,                                          // element of an integer tensor parameter
+  kConst,
+  kSym,
+  kAdd,
+  kSub,
+  kMul,
+  kFloorDiv,
+  kMod,
+  kMin,
+  kMax,  // integer, n-ary folds left
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,  // boolean result
+  kAnd,
+  kOr,
+  kNot,   // boolean operands
+  kLoad,  // element of an integer tensor parameter
 };
 
 struct ExprNode {
@@ -63,22 +77,58 @@ struct ValueInfo {
 // ---- statements -----------------------------------------------------------------------------
 
 enum class OpKind : std::uint8_t {
-  kAlloc, kFull,
-  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kRemainder, kPow,
-  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
-  kNeg, kAbs, kRelu, kExp, kLog, kSqrt, kRsqrt, kReciprocal, kSigmoid, kTanh, kFloor,
-  kLogicalNot, kWhere, kCast, kClone, kExpandClone,
-  kSum, kAmax, kAmin,
-  kView, kReshape, kTranspose, kPermute, kConcat, kMatmul,
+  kAlloc,
+  kFull,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,
+  kRemainder,
+  kPow,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLogicalAnd,
+  kLogicalOr,
+  kNeg,
+  kAbs,
+  kRelu,
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kReciprocal,
+  kSigmoid,
+  kTanh,
+  kFloor,
+  kLogicalNot,
+  kWhere,
+  kCast,
+  kClone,
+  kExpandClone,
+  kSum,
+  kAmax,
+  kAmin,
+  kView,
+  kReshape,
+  kTranspose,
+  kPermute,
+  kConcat,
+  kMatmul,
 };
 
 const char* op_name(OpKind k);
 bool is_elementwise(OpKind k);  // fusable into one AIV task per tile
 
 struct Operand {
-  int value = -1;        // tensor operand (value index), or -1 for a scalar
-  double constant = 0;   // scalar constant
-  ExprId expr = kNoExpr; // run-time integer scalar
+  int value = -1;         // tensor operand (value index), or -1 for a scalar
+  double constant = 0;    // scalar constant
+  ExprId expr = kNoExpr;  // run-time integer scalar
 };
 
 struct CubeTile {
@@ -94,8 +144,8 @@ enum class StmtKind : std::uint8_t { kOp, kWrite, kLoop };
 struct Stmt {
   StmtKind kind = StmtKind::kOp;
   std::string loc;
-  int segment = 0;           // straight-line run of its body (a root when executed)
-  bool in_parallel = false;  // inside a pypto.loop(parallel=True)
+  int segment = 0;                     // straight-line run of its body (a root when executed)
+  bool in_parallel = false;            // inside a pypto.loop(parallel=True)
   std::vector<std::int64_t> vec_tile;  // empty: none
 
   // kOp
@@ -104,10 +154,10 @@ struct Stmt {
   int out = -1;
   CubeTile cube;
   bool has_cube = false;
-  std::vector<int> dims;             // sum/amax/amin: reduced axes; transpose/permute: perm
+  std::vector<int> dims;  // sum/amax/amin: reduced axes; transpose/permute: perm
   bool keepdim = false;
   CastMode cast_mode = CastMode::kNone;
-  std::vector<ExprId> offsets;       // view offsets; write offsets
+  std::vector<ExprId> offsets;  // view offsets; write offsets
   bool a_trans = false, b_trans = false;
   int concat_dim = 0;
 
@@ -153,14 +203,14 @@ enum class UnitKind : std::uint8_t {
 
 struct Unit {
   UnitKind kind = UnitKind::kEltwise;
-  std::vector<int> ops;            // statements (kEltwise: the chain; others: the one op)
-  std::vector<int> writes;         // absorbed Write statements (stores to their dst)
-  std::vector<int> ext_inputs;     // kEltwise: values loaded from memory
-  std::vector<int> stores;         // kEltwise: values stored to their own storage
-  int stmt = -1;                   // kCopyWrite: the write; kLoop: the loop statement
-  bool dynamic = false;            // extents depend on symbols (dynamic-shape leaf)
-  std::string kernel;              // leaf kernel name
-  std::string loc;                 // of the first statement (messages)
+  std::vector<int> ops;         // statements (kEltwise: the chain; others: the one op)
+  std::vector<int> writes;      // absorbed Write statements (stores to their dst)
+  std::vector<int> ext_inputs;  // kEltwise: values loaded from memory
+  std::vector<int> stores;      // kEltwise: values stored to their own storage
+  int stmt = -1;                // kCopyWrite: the write; kLoop: the loop statement
+  bool dynamic = false;         // extents depend on symbols (dynamic-shape leaf)
+  std::string kernel;           // leaf kernel name
+  std::string loc;              // of the first statement (messages)
 };
 
 // ---- kernel ---------------------------------------------------------------------------------
@@ -183,7 +233,7 @@ struct Kernel {
   std::vector<ValueInfo> values;
   std::vector<Stmt> stmts;
   std::vector<LoopInfo> loops;
-  std::vector<Variant> variants;        // kernel body
+  std::vector<Variant> variants;  // kernel body
   std::vector<Unit> units;
   int num_launch_slots = 0;
   bool has_parallel_loop = false;

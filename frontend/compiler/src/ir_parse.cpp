@@ -3,11 +3,10 @@
 // lowered (lower.cpp). Every rejection is a ConfigError that names the statement's "loc"
 // (or the top-level key) and what the compiler expected.
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "ir.h"
 #include "pypto/sched/errors.h"
@@ -25,27 +24,48 @@ struct OpEntry {
 };
 
 constexpr OpEntry kOps[] = {
-    {"alloc", OpKind::kAlloc},       {"full", OpKind::kFull},
-    {"add", OpKind::kAdd},           {"sub", OpKind::kSub},
-    {"mul", OpKind::kMul},           {"div", OpKind::kDiv},
-    {"maximum", OpKind::kMaximum},   {"minimum", OpKind::kMinimum},
-    {"remainder", OpKind::kRemainder}, {"pow", OpKind::kPow},
-    {"eq", OpKind::kEq},             {"ne", OpKind::kNe},
-    {"lt", OpKind::kLt},             {"le", OpKind::kLe},
-    {"gt", OpKind::kGt},             {"ge", OpKind::kGe},
-    {"logical_and", OpKind::kLogicalAnd}, {"logical_or", OpKind::kLogicalOr},
-    {"neg", OpKind::kNeg},           {"abs", OpKind::kAbs},
-    {"relu", OpKind::kRelu},         {"exp", OpKind::kExp},
-    {"log", OpKind::kLog},           {"sqrt", OpKind::kSqrt},
-    {"rsqrt", OpKind::kRsqrt},       {"reciprocal", OpKind::kReciprocal},
-    {"sigmoid", OpKind::kSigmoid},   {"tanh", OpKind::kTanh},
-    {"floor", OpKind::kFloor},       {"logical_not", OpKind::kLogicalNot},
-    {"where", OpKind::kWhere},       {"cast", OpKind::kCast},
-    {"clone", OpKind::kClone},       {"expand_clone", OpKind::kExpandClone},
-    {"sum", OpKind::kSum},           {"amax", OpKind::kAmax},
-    {"amin", OpKind::kAmin},         {"view", OpKind::kView},
-    {"reshape", OpKind::kReshape},   {"transpose", OpKind::kTranspose},
-    {"permute", OpKind::kPermute},   {"concat", OpKind::kConcat},
+    {"alloc", OpKind::kAlloc},
+    {"full", OpKind::kFull},
+    {"add", OpKind::kAdd},
+    {"sub", OpKind::kSub},
+    {"mul", OpKind::kMul},
+    {"div", OpKind::kDiv},
+    {"maximum", OpKind::kMaximum},
+    {"minimum", OpKind::kMinimum},
+    {"remainder", OpKind::kRemainder},
+    {"pow", OpKind::kPow},
+    {"eq", OpKind::kEq},
+    {"ne", OpKind::kNe},
+    {"lt", OpKind::kLt},
+    {"le", OpKind::kLe},
+    {"gt", OpKind::kGt},
+    {"ge", OpKind::kGe},
+    {"logical_and", OpKind::kLogicalAnd},
+    {"logical_or", OpKind::kLogicalOr},
+    {"neg", OpKind::kNeg},
+    {"abs", OpKind::kAbs},
+    {"relu", OpKind::kRelu},
+    {"exp", OpKind::kExp},
+    {"log", OpKind::kLog},
+    {"sqrt", OpKind::kSqrt},
+    {"rsqrt", OpKind::kRsqrt},
+    {"reciprocal", OpKind::kReciprocal},
+    {"sigmoid", OpKind::kSigmoid},
+    {"tanh", OpKind::kTanh},
+    {"floor", OpKind::kFloor},
+    {"logical_not", OpKind::kLogicalNot},
+    {"where", OpKind::kWhere},
+    {"cast", OpKind::kCast},
+    {"clone", OpKind::kClone},
+    {"expand_clone", OpKind::kExpandClone},
+    {"sum", OpKind::kSum},
+    {"amax", OpKind::kAmax},
+    {"amin", OpKind::kAmin},
+    {"view", OpKind::kView},
+    {"reshape", OpKind::kReshape},
+    {"transpose", OpKind::kTranspose},
+    {"permute", OpKind::kPermute},
+    {"concat", OpKind::kConcat},
     {"matmul", OpKind::kMatmul},
 };
 
@@ -60,27 +80,51 @@ std::string supported_ops() {
 
 bool is_binary(OpKind k) {
   switch (k) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kRemainder: case OpKind::kPow:
-    case OpKind::kEq: case OpKind::kNe: case OpKind::kLt: case OpKind::kLe: case OpKind::kGt:
-    case OpKind::kGe: case OpKind::kLogicalAnd: case OpKind::kLogicalOr:
-      return true;
-    default:
-      return false;
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kMaximum:
+    case OpKind::kMinimum:
+    case OpKind::kRemainder:
+    case OpKind::kPow:
+    case OpKind::kEq:
+    case OpKind::kNe:
+    case OpKind::kLt:
+    case OpKind::kLe:
+    case OpKind::kGt:
+    case OpKind::kGe:
+    case OpKind::kLogicalAnd:
+    case OpKind::kLogicalOr: return true;
+    default: return false;
   }
 }
 
 bool is_unary(OpKind k) {
   switch (k) {
-    case OpKind::kNeg: case OpKind::kAbs: case OpKind::kRelu: case OpKind::kExp:
-    case OpKind::kLog: case OpKind::kSqrt: case OpKind::kRsqrt: case OpKind::kReciprocal:
-    case OpKind::kSigmoid: case OpKind::kTanh: case OpKind::kFloor: case OpKind::kLogicalNot:
-    case OpKind::kCast: case OpKind::kClone: case OpKind::kExpandClone: case OpKind::kSum:
-    case OpKind::kAmax: case OpKind::kAmin: case OpKind::kView: case OpKind::kReshape:
-    case OpKind::kTranspose: case OpKind::kPermute:
-      return true;
-    default:
-      return false;
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kRelu:
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kRsqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kFloor:
+    case OpKind::kLogicalNot:
+    case OpKind::kCast:
+    case OpKind::kClone:
+    case OpKind::kExpandClone:
+    case OpKind::kSum:
+    case OpKind::kAmax:
+    case OpKind::kAmin:
+    case OpKind::kView:
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kPermute: return true;
+    default: return false;
   }
 }
 
@@ -138,13 +182,15 @@ class Parser {
   }
   static std::string need_string(const Json& obj, const char* key, const std::string& ctx) {
     const Json& v = need(obj, key, ctx);
-    if (!v.is_string()) fail_at(ctx, std::string("\"") + key + "\" must be a string, got " + v.dump());
+    if (!v.is_string())
+      fail_at(ctx, std::string("\"") + key + "\" must be a string, got " + v.dump());
     return v.get<std::string>();
   }
   static bool opt_bool(const Json& obj, const char* key, bool def, const std::string& ctx) {
     const auto it = obj.find(key);
     if (it == obj.end() || it->is_null()) return def;
-    if (!it->is_boolean()) fail_at(ctx, std::string("\"") + key + "\" must be a bool, got " + it->dump());
+    if (!it->is_boolean())
+      fail_at(ctx, std::string("\"") + key + "\" must be a bool, got " + it->dump());
     return it->get<bool>();
   }
   static std::int64_t need_int(const Json& v, const std::string& what, const std::string& ctx) {
@@ -166,14 +212,16 @@ class Parser {
     for (const auto& [name, d] : kMap) {
       if (s == name) return d;
     }
-    fail_at(ctx, "dtype " + s + " is not supported by the compiler (supported: DT_FP32, DT_FP16, "
-                 "DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_BOOL)");
+    fail_at(ctx, "dtype " + s +
+                     " is not supported by the compiler (supported: DT_FP32, DT_FP16, "
+                     "DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_BOOL)");
   }
 
   void declare_slot(const std::string& name, const std::string& ctx) {
     if (!slot_of_.emplace(name, static_cast<int>(k_.slot_names.size())).second) {
-      fail_at(ctx, "symbol \"" + name + "\" is declared twice (symbol and loop index names must "
-                   "be unique)");
+      fail_at(ctx, "symbol \"" + name +
+                       "\" is declared twice (symbol and loop index names must "
+                       "be unique)");
     }
     k_.slot_names.push_back(name);
   }
@@ -220,12 +268,15 @@ class Parser {
     const std::string op = need_string(j, "op", ctx);
     const Json& args = need_array(j, "args", ctx);
     static const std::pair<const char*, ExprKind> kKinds[] = {
-        {"add", ExprKind::kAdd}, {"sub", ExprKind::kSub}, {"mul", ExprKind::kMul},
-        {"floordiv", ExprKind::kFloorDiv}, {"mod", ExprKind::kMod}, {"min", ExprKind::kMin},
-        {"max", ExprKind::kMax}, {"eq", ExprKind::kEq}, {"ne", ExprKind::kNe},
-        {"lt", ExprKind::kLt}, {"le", ExprKind::kLe}, {"gt", ExprKind::kGt},
-        {"ge", ExprKind::kGe}, {"and", ExprKind::kAnd}, {"or", ExprKind::kOr},
-        {"not", ExprKind::kNot}, {"load", ExprKind::kLoad},
+        {"add", ExprKind::kAdd},   {"sub", ExprKind::kSub},
+        {"mul", ExprKind::kMul},   {"floordiv", ExprKind::kFloorDiv},
+        {"mod", ExprKind::kMod},   {"min", ExprKind::kMin},
+        {"max", ExprKind::kMax},   {"eq", ExprKind::kEq},
+        {"ne", ExprKind::kNe},     {"lt", ExprKind::kLt},
+        {"le", ExprKind::kLe},     {"gt", ExprKind::kGt},
+        {"ge", ExprKind::kGe},     {"and", ExprKind::kAnd},
+        {"or", ExprKind::kOr},     {"not", ExprKind::kNot},
+        {"load", ExprKind::kLoad},
     };
     bool found = false;
     for (const auto& [name, kind] : kKinds) {
@@ -249,25 +300,35 @@ class Parser {
       }
     };
     switch (n.kind) {
-      case ExprKind::kAdd: case ExprKind::kMul: case ExprKind::kMin: case ExprKind::kMax:
+      case ExprKind::kAdd:
+      case ExprKind::kMul:
+      case ExprKind::kMin:
+      case ExprKind::kMax:
         count_is(arg_ids.size() >= 2);
         all_are(false);
         break;
-      case ExprKind::kSub: case ExprKind::kFloorDiv: case ExprKind::kMod:
+      case ExprKind::kSub:
+      case ExprKind::kFloorDiv:
+      case ExprKind::kMod:
         count_is(arg_ids.size() == 2);
         all_are(false);
         break;
-      case ExprKind::kEq: case ExprKind::kNe:
+      case ExprKind::kEq:
+      case ExprKind::kNe:
         count_is(arg_ids.size() == 2);
         n.is_bool = true;
         if (k_.exprs[arg_ids[0]].is_bool != k_.exprs[arg_ids[1]].is_bool) all_are(false);
         break;
-      case ExprKind::kLt: case ExprKind::kLe: case ExprKind::kGt: case ExprKind::kGe:
+      case ExprKind::kLt:
+      case ExprKind::kLe:
+      case ExprKind::kGt:
+      case ExprKind::kGe:
         count_is(arg_ids.size() == 2);
         all_are(false);
         n.is_bool = true;
         break;
-      case ExprKind::kAnd: case ExprKind::kOr:
+      case ExprKind::kAnd:
+      case ExprKind::kOr:
         count_is(arg_ids.size() >= 2);
         all_are(true);
         n.is_bool = true;
@@ -287,18 +348,19 @@ class Parser {
         if (p < 0) fail_at(ctx, "\"load\" reads unknown tensor parameter \"" + param + "\"");
         const Param& pr = k_.params[p];
         if (pr.dtype == DType::kFp32 || pr.dtype == DType::kFp16 || pr.dtype == DType::kBf16) {
-          fail_at(ctx, "\"load\" reads tensor \"" + param + "\" of a floating-point dtype; "
-                       "expected an integer tensor");
+          fail_at(ctx, "\"load\" reads tensor \"" + param +
+                           "\" of a floating-point dtype; "
+                           "expected an integer tensor");
         }
         if (arg_ids.size() != pr.shape.size()) {
           fail_at(ctx, "\"load\" of \"" + param + "\" needs " + std::to_string(pr.shape.size()) +
                            " indices, got " + std::to_string(arg_ids.size()));
         }
         n.slot = p;
+        loads_.emplace_back(p, ctx);
         break;
       }
-      default:
-        break;
+      default: break;
     }
     n.first_arg = static_cast<std::int32_t>(k_.expr_args.size());
     n.num_args = static_cast<std::int32_t>(arg_ids.size());
@@ -363,8 +425,10 @@ class Parser {
     for (const Param& q : k_.params) {
       if (q.name == pr.name) fail_at(pctx, "parameter name is used twice");
     }
-    Json v = {{"id", need(p, "value", pctx)}, {"shape", need(p, "shape", pctx)},
-              {"dtype", need(p, "dtype", pctx)}, {"valid_shape", nullptr}};
+    Json v = {{"id", need(p, "value", pctx)},
+              {"shape", need(p, "shape", pctx)},
+              {"dtype", need(p, "dtype", pctx)},
+              {"valid_shape", nullptr}};
     pr.value = add_value(v, pctx);
     k_.values[pr.value].param = static_cast<int>(k_.params.size());
     pr.written = opt_bool(p, "is_output_written", false, pctx);
@@ -405,9 +469,10 @@ class Parser {
   int parse_stmt(const Json& s, const ParseScope& scope) {
     const std::string kind = need_string(s, "kind", "kernel IR statement");
     const auto loc_it = s.find("loc");
-    const std::string loc = (loc_it != s.end() && loc_it->is_string() && !loc_it->get<std::string>().empty())
-                                ? loc_it->get<std::string>()
-                                : "kernel IR statement";
+    const std::string loc =
+        (loc_it != s.end() && loc_it->is_string() && !loc_it->get<std::string>().empty())
+            ? loc_it->get<std::string>()
+            : "kernel IR statement";
     Stmt st;
     st.loc = loc;
     st.segment = segment_;
@@ -518,8 +583,8 @@ class Parser {
       }
     }
     if (!found) {
-      fail_at(loc, "op \"" + name + "\" is not supported by the compiler (supported: " +
-                       supported_ops() + ")");
+      fail_at(loc, "op \"" + name +
+                       "\" is not supported by the compiler (supported: " + supported_ops() + ")");
     }
     for (const Json& in : need_array(s, "inputs", loc)) st.inputs.push_back(parse_operand(in, loc));
     const Json empty = Json::object();
@@ -527,16 +592,17 @@ class Parser {
     const Json& attrs = (attrs_it != s.end() && attrs_it->is_object()) ? *attrs_it : empty;
     st.vec_tile = parse_vec_tile(s, loc);
     if (const auto it = s.find("cube_tile"); it != s.end() && !it->is_null()) {
-      const auto read = [&](const char* key, std::int64_t* dst, std::size_t min_n, std::size_t max_n) {
+      const auto read = [&](const char* key, std::int64_t* dst, std::size_t min_n,
+                            std::size_t max_n) {
         const Json& a = need(*it, key, loc);
         if (!a.is_array() || a.size() < min_n || a.size() > max_n) {
-          fail_at(loc, std::string("cube_tile \"") + key + "\" must list " +
-                           std::to_string(min_n) + ".." + std::to_string(max_n) + " sizes, got " +
-                           a.dump());
+          fail_at(loc, std::string("cube_tile \"") + key + "\" must list " + std::to_string(min_n) +
+                           ".." + std::to_string(max_n) + " sizes, got " + a.dump());
         }
         for (std::size_t i = 0; i < a.size(); ++i) {
           dst[i] = need_int(a[i], "a cube tile size", loc);
-          if (dst[i] <= 0) fail_at(loc, std::string("cube_tile \"") + key + "\" sizes must be positive");
+          if (dst[i] <= 0)
+            fail_at(loc, std::string("cube_tile \"") + key + "\" sizes must be positive");
         }
         if (a.size() < max_n) dst[max_n - 1] = dst[max_n - 2];
       };
@@ -552,8 +618,8 @@ class Parser {
 
   const ValueInfo& tensor_input(const Stmt& st, std::size_t i) {
     if (i >= st.inputs.size() || st.inputs[i].value < 0) {
-      fail_at(st.loc, std::string(op_name(st.op)) + ": input " + std::to_string(i) +
-                          " must be a tensor");
+      fail_at(st.loc,
+              std::string(op_name(st.op)) + ": input " + std::to_string(i) + " must be a tensor");
     }
     return k_.values[st.inputs[i].value];
   }
@@ -566,7 +632,8 @@ class Parser {
     } else if (d.is_array()) {
       for (const Json& a : d) out.push_back(static_cast<int>(need_int(a, "an axis", st.loc)));
     } else {
-      fail_at(st.loc, std::string(op_name(st.op)) + ": attrs \"" + key + "\" must be axes, got " + d.dump());
+      fail_at(st.loc, std::string(op_name(st.op)) + ": attrs \"" + key + "\" must be axes, got " +
+                          d.dump());
     }
     return out;
   }
@@ -577,16 +644,17 @@ class Parser {
     const std::size_t rank = out.shape.size();
     const auto need_inputs = [&](std::size_t n) {
       if (st.inputs.size() != n) {
-        fail_at(loc, std::string(op_name(st.op)) + " takes " + std::to_string(n) +
-                         " inputs, got " + std::to_string(st.inputs.size()));
+        fail_at(loc, std::string(op_name(st.op)) + " takes " + std::to_string(n) + " inputs, got " +
+                         std::to_string(st.inputs.size()));
       }
     };
     const bool compute = st.op != OpKind::kAlloc && st.op != OpKind::kClone &&
                          st.op != OpKind::kView && st.op != OpKind::kReshape &&
                          st.op != OpKind::kMatmul;
     if (compute && st.vec_tile.empty()) {
-      fail_at(loc, std::string(op_name(st.op)) + " has no vec_tile; call "
-                   "pypto.set_vec_tile_shapes before compute ops");
+      fail_at(loc, std::string(op_name(st.op)) +
+                       " has no vec_tile; call "
+                       "pypto.set_vec_tile_shapes before compute ops");
     }
     if (st.op == OpKind::kAlloc) {
       need_inputs(0);
@@ -598,11 +666,13 @@ class Parser {
       tensor_input(st, 0);
     } else if (st.op == OpKind::kWhere) {
       need_inputs(3);
-      if (tensor_input(st, 0).dtype != DType::kBool) fail_at(loc, "where: the condition must be DT_BOOL");
+      if (tensor_input(st, 0).dtype != DType::kBool)
+        fail_at(loc, "where: the condition must be DT_BOOL");
     } else if (st.op == OpKind::kConcat) {
       if (st.inputs.empty()) fail_at(loc, "concat needs at least one input");
       for (std::size_t i = 0; i < st.inputs.size(); ++i) {
-        if (tensor_input(st, i).shape.size() != rank) fail_at(loc, "concat: inputs must have the output's rank");
+        if (tensor_input(st, i).shape.size() != rank)
+          fail_at(loc, "concat: inputs must have the output's rank");
       }
       const Json& d = need(attrs, "dim", loc);
       st.concat_dim = static_cast<int>(need_int(d, "concat \"dim\"", loc));
@@ -630,7 +700,9 @@ class Parser {
       need_inputs(1);
       const ValueInfo& in = tensor_input(st, 0);
       switch (st.op) {
-        case OpKind::kSum: case OpKind::kAmax: case OpKind::kAmin: {
+        case OpKind::kSum:
+        case OpKind::kAmax:
+        case OpKind::kAmin: {
           st.dims = parse_axes(attrs, "dims", st);
           st.keepdim = opt_bool(attrs, "keepdim", false, loc);
           std::sort(st.dims.begin(), st.dims.end());
@@ -644,17 +716,19 @@ class Parser {
           const std::size_t want = st.keepdim ? in.shape.size() : std::max<std::size_t>(kept, 1);
           if (rank != want) {
             fail_at(loc, std::string(op_name(st.op)) + ": output rank " + std::to_string(rank) +
-                             " does not match the reduction (expected " + std::to_string(want) + ")");
+                             " does not match the reduction (expected " + std::to_string(want) +
+                             ")");
           }
           break;
         }
         case OpKind::kCast: {
           const auto it = attrs.find("mode");
-          const std::string mode = (it != attrs.end() && it->is_string()) ? it->get<std::string>() : "CAST_NONE";
+          const std::string mode =
+              (it != attrs.end() && it->is_string()) ? it->get<std::string>() : "CAST_NONE";
           static const std::pair<const char*, CastMode> kModes[] = {
-              {"CAST_NONE", CastMode::kNone}, {"CAST_RINT", CastMode::kRint},
+              {"CAST_NONE", CastMode::kNone},   {"CAST_RINT", CastMode::kRint},
               {"CAST_ROUND", CastMode::kRound}, {"CAST_FLOOR", CastMode::kFloor},
-              {"CAST_CEIL", CastMode::kCeil}, {"CAST_TRUNC", CastMode::kTrunc},
+              {"CAST_CEIL", CastMode::kCeil},   {"CAST_TRUNC", CastMode::kTrunc},
               {"CAST_ODD", CastMode::kOdd}};
           bool ok = false;
           for (const auto& [n, m] : kModes) {
@@ -675,9 +749,11 @@ class Parser {
           }
           break;
         }
-        case OpKind::kTranspose: case OpKind::kPermute: {
+        case OpKind::kTranspose:
+        case OpKind::kPermute: {
           const std::vector<int> d = parse_axes(attrs, "dims", st);
-          if (in.shape.size() != rank) fail_at(loc, "transpose/permute: output rank differs from input");
+          if (in.shape.size() != rank)
+            fail_at(loc, "transpose/permute: output rank differs from input");
           std::vector<int> perm(rank);
           for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<int>(i);
           if (st.op == OpKind::kTranspose) {
@@ -689,34 +765,56 @@ class Parser {
           } else {
             std::vector<int> sorted = d;
             std::sort(sorted.begin(), sorted.end());
-            if (sorted != perm) fail_at(loc, "permute: dims is not a permutation of 0.." + std::to_string(rank - 1));
+            if (sorted != perm)
+              fail_at(loc, "permute: dims is not a permutation of 0.." + std::to_string(rank - 1));
             perm = d;
           }
           st.dims = perm;
           break;
         }
-        case OpKind::kExpandClone: case OpKind::kClone: case OpKind::kNeg: case OpKind::kAbs:
-        case OpKind::kRelu: case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt:
-        case OpKind::kRsqrt: case OpKind::kReciprocal: case OpKind::kSigmoid: case OpKind::kTanh:
-        case OpKind::kFloor: case OpKind::kLogicalNot:
+        case OpKind::kExpandClone:
+        case OpKind::kClone:
+        case OpKind::kNeg:
+        case OpKind::kAbs:
+        case OpKind::kRelu:
+        case OpKind::kExp:
+        case OpKind::kLog:
+        case OpKind::kSqrt:
+        case OpKind::kRsqrt:
+        case OpKind::kReciprocal:
+        case OpKind::kSigmoid:
+        case OpKind::kTanh:
+        case OpKind::kFloor:
+        case OpKind::kLogicalNot:
           if (in.shape.size() != rank) {
             fail_at(loc, std::string(op_name(st.op)) + ": output rank differs from input");
           }
           break;
-        default:
-          break;
+        default: break;
       }
     }
     if (is_elementwise(st.op)) {
       for (const Operand& o : st.inputs) {
         if (o.value >= 0 && k_.values[o.value].shape.size() > rank) {
-          fail_at(loc, std::string(op_name(st.op)) + ": an input has a higher rank than the output");
+          fail_at(loc,
+                  std::string(op_name(st.op)) + ": an input has a higher rank than the output");
         }
       }
     }
   }
 
   void finish() {
+    // The control flow evaluates `load` when the launch is built, before any task ran, so it
+    // sees the tensor as passed in. A tensor the kernel writes would be read too early.
+    for (const auto& [p, ctx] : loads_) {
+      if (k_.params[p].written) {
+        fail_at(ctx,
+                "the control flow reads tensor \"" + k_.params[p].name +
+                    "\" (a load), which "
+                    "the kernel also writes; loads are evaluated before the kernel's tasks run, "
+                    "so only tensors the kernel does not write may be read");
+      }
+    }
     // Uses of every value.
     for (std::size_t s = 0; s < k_.stmts.size(); ++s) {
       const Stmt& st = k_.stmts[s];
@@ -734,6 +832,7 @@ class Parser {
   Kernel& k_;
   std::unordered_map<std::string, int> slot_of_;
   std::unordered_map<std::int64_t, int> value_of_;
+  std::vector<std::pair<int, std::string>> loads_;  // (parameter, loc) of every `load`
   int segment_ = 0;
 };
 
@@ -748,14 +847,24 @@ const char* op_name(OpKind k) {
 
 bool is_elementwise(OpKind k) {
   switch (k) {
-    case OpKind::kFull: case OpKind::kWhere: case OpKind::kCast: case OpKind::kClone:
-    case OpKind::kExpandClone: case OpKind::kNeg: case OpKind::kAbs: case OpKind::kRelu:
-    case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt: case OpKind::kRsqrt:
-    case OpKind::kReciprocal: case OpKind::kSigmoid: case OpKind::kTanh: case OpKind::kFloor:
-    case OpKind::kLogicalNot:
-      return true;
-    default:
-      return is_binary(k);
+    case OpKind::kFull:
+    case OpKind::kWhere:
+    case OpKind::kCast:
+    case OpKind::kClone:
+    case OpKind::kExpandClone:
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kRelu:
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kRsqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kFloor:
+    case OpKind::kLogicalNot: return true;
+    default: return is_binary(k);
   }
 }
 

@@ -83,7 +83,8 @@ class Lowering {
 
   int base_of(int value) const {
     int v = value;
-    while (is_alias_op(v) && !k_.values[v].copy_view) v = k_.stmts[k_.values[v].def_stmt].inputs[0].value;
+    while (is_alias_op(v) && !k_.values[v].copy_view)
+      v = k_.stmts[k_.values[v].def_stmt].inputs[0].value;
     return v;
   }
 
@@ -95,8 +96,7 @@ class Lowering {
           if (o.value == value) return true;
         }
         return false;
-      case StmtKind::kWrite:
-        return st.src == value || st.dst == value;
+      case StmtKind::kWrite: return st.src == value || st.dst == value;
       case StmtKind::kLoop:
         for (const Variant& v : k_.loops[st.loop].variants) {
           for (const int b : v.body) {
@@ -130,7 +130,8 @@ class Lowering {
     }
     for (std::size_t s = 0; s < k_.stmts.size(); ++s) {
       const Stmt& st = k_.stmts[s];
-      if (st.kind != StmtKind::kOp || (st.op != OpKind::kView && st.op != OpKind::kReshape)) continue;
+      if (st.kind != StmtKind::kOp || (st.op != OpKind::kView && st.op != OpKind::kReshape))
+        continue;
       ValueInfo& v = k_.values[st.out];
       if (v.copy_view) continue;
       const int base = base_of(st.out);
@@ -325,9 +326,12 @@ class Lowering {
       close(o, plan);
       UnitKind kind = UnitKind::kView;
       switch (st.op) {
-        case OpKind::kSum: case OpKind::kAmax: case OpKind::kAmin: kind = UnitKind::kReduce; break;
+        case OpKind::kSum:
+        case OpKind::kAmax:
+        case OpKind::kAmin: kind = UnitKind::kReduce; break;
         case OpKind::kMatmul: kind = UnitKind::kMatmul; break;
-        case OpKind::kTranspose: case OpKind::kPermute: kind = UnitKind::kPermute; break;
+        case OpKind::kTranspose:
+        case OpKind::kPermute: kind = UnitKind::kPermute; break;
         case OpKind::kConcat: kind = UnitKind::kConcat; break;
         case OpKind::kReshape: kind = UnitKind::kReshape; break;
         case OpKind::kView: kind = UnitKind::kView; break;  // a copying view
@@ -352,10 +356,9 @@ class Lowering {
     }
     for (Unit& u : k_.units) {
       switch (u.kind) {
-        case UnitKind::kAlloc:
-          k_.values[k_.stmts[u.ops[0]].out].materialised = true;
-          break;
-        case UnitKind::kView: case UnitKind::kReshape: {
+        case UnitKind::kAlloc: k_.values[k_.stmts[u.ops[0]].out].materialised = true; break;
+        case UnitKind::kView:
+        case UnitKind::kReshape: {
           ValueInfo& v = k_.values[k_.stmts[u.ops[0]].out];
           if (v.copy_view) v.materialised = true;
           break;
@@ -376,27 +379,30 @@ class Lowering {
             }
             for (const Operand& o : k_.stmts[s].inputs) {
               if (o.value >= 0 && !produced.count(o.value) &&
-                  std::find(u.ext_inputs.begin(), u.ext_inputs.end(), o.value) == u.ext_inputs.end()) {
+                  std::find(u.ext_inputs.begin(), u.ext_inputs.end(), o.value) ==
+                      u.ext_inputs.end()) {
                 u.ext_inputs.push_back(o.value);
               }
             }
           }
           break;
         }
-        case UnitKind::kReduce: case UnitKind::kMatmul: case UnitKind::kPermute:
+        case UnitKind::kReduce:
+        case UnitKind::kMatmul:
+        case UnitKind::kPermute:
         case UnitKind::kConcat: {
           ValueInfo& v = k_.values[k_.stmts[u.ops[0]].out];
           std::set<int> inside(u.writes.begin(), u.writes.end());
           for (const int use : v.uses) v.materialised = v.materialised || !inside.count(use);
           break;
         }
-        default:
-          break;
+        default: break;
       }
     }
     for (ValueInfo& v : k_.values) {
       if (v.param >= 0) continue;
-      const bool maybe = v.materialised || (v.def_stmt >= 0 && k_.stmts[v.def_stmt].op == OpKind::kReshape);
+      const bool maybe =
+          v.materialised || (v.def_stmt >= 0 && k_.stmts[v.def_stmt].op == OpKind::kReshape);
       if (maybe && v.storage == StorageClass::kLaunch) v.launch_slot = k_.num_launch_slots++;
     }
   }
@@ -424,7 +430,9 @@ class Lowering {
           u.kernel = name + "_" + dtype_tag(k_.values[k_.stmts[u.ops.back()].out].dtype);
           break;
         }
-        case UnitKind::kReduce: case UnitKind::kPermute: case UnitKind::kConcat: {
+        case UnitKind::kReduce:
+        case UnitKind::kPermute:
+        case UnitKind::kConcat: {
           const Stmt& st = k_.stmts[u.ops[0]];
           u.kernel = std::string(op_name(st.op)) + "_" + dtype_tag(k_.values[st.out].dtype);
           break;
@@ -437,11 +445,11 @@ class Lowering {
         case UnitKind::kCopyWrite:
           u.kernel = "copy_" + dtype_tag(k_.values[k_.stmts[u.stmt].src].dtype);
           break;
-        case UnitKind::kView: case UnitKind::kReshape:
+        case UnitKind::kView:
+        case UnitKind::kReshape:
           u.kernel = "copy_" + dtype_tag(k_.values[k_.stmts[u.ops[0]].out].dtype);
           break;
-        default:
-          break;
+        default: break;
       }
     }
   }

@@ -3,9 +3,8 @@
 // `pypto-sim run` replays with the same device tasks, edges, memory ranges and tile ops.
 // Written by hand rather than through a JSON DOM: a launch may hold 60,000 tasks with
 // dozens of ranges each, and only kernel names need escaping.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "pypto/compiler/compile.h"
 #include "task_cost.h"
@@ -18,9 +17,9 @@ void write_native_trace(const Launch& l, const sim::ChipConfig& chip, std::ostre
   std::string line;
   line.reserve(4096);
   line = "{\"format\":\"pypto-sim-trace\",\"version\":1,\"chip\":" +
-         nlohmann::json(chip.chip.name).dump() + ",\"time_unit\":\"ns\",\"tasks\":" +
-         std::to_string(n) + ",\"generator\":" +
-         nlohmann::json("pypto compiler: " + g.source).dump() + "}\n";
+         nlohmann::json(chip.chip.name).dump() +
+         ",\"time_unit\":\"ns\",\"tasks\":" + std::to_string(n) +
+         ",\"generator\":" + nlohmann::json("pypto compiler: " + g.source).dump() + "}\n";
   out << line;
   std::vector<std::string> kernels;
   kernels.reserve(g.kernel_names.size());
@@ -35,8 +34,8 @@ void write_native_trace(const Launch& l, const sim::ChipConfig& chip, std::ostre
     }
     line.clear();
     line += "{\"id\":" + std::to_string(t) + ",\"core\":\"" +
-            std::string(sched::to_string(g.core_type[t])) + "\",\"kernel\":" +
-            kernels[g.kernel[t]] + ",\"root\":" + std::to_string(g.root[t]) +
+            std::string(sched::to_string(g.core_type[t])) +
+            "\",\"kernel\":" + kernels[g.kernel[t]] + ",\"root\":" + std::to_string(g.root[t]) +
             ",\"dt\":" + std::to_string(d.seq_no);
     if (g.succ_first(t) != g.succ_last(t)) {
       line += ",\"succ\":[";

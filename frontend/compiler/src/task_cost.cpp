@@ -16,7 +16,8 @@ void shape_of(const LocalTile& t, sim::TileOp* out) {
 bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
   const char* name = nullptr;
   switch (in.op) {
-    case TileOpcode::kLoad: case TileOpcode::kStore: return false;
+    case TileOpcode::kLoad:
+    case TileOpcode::kStore: return false;
     case TileOpcode::kFill: name = "full"; break;
     case TileOpcode::kCopy: name = "clone"; break;
     case TileOpcode::kPermute: name = "transpose"; break;
@@ -32,9 +33,9 @@ bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
     // ops one compare-like pass.
     case TileOpcode::kRemainder: name = "div"; break;
     case TileOpcode::kFloor: name = "cast"; break;
-    case TileOpcode::kLogicalAnd: case TileOpcode::kLogicalOr: case TileOpcode::kLogicalNot:
-      name = "eq";
-      break;
+    case TileOpcode::kLogicalAnd:
+    case TileOpcode::kLogicalOr:
+    case TileOpcode::kLogicalNot: name = "eq"; break;
     case TileOpcode::kPow: name = "pow"; break;
     case TileOpcode::kEq: name = "eq"; break;
     case TileOpcode::kNe: name = "ne"; break;

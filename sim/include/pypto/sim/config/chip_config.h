@@ -29,7 +29,7 @@ struct ChipConfig {
     std::uint32_t l0b_kib = 64;
     std::uint32_t l0c_kib = 128;
     std::uint32_t cube_m = 16, cube_n = 16, cube_k = 16;  // fractal
-    std::uint32_t start_latency_ns = 2000;   // AICore kernel launch to first handshake
+    std::uint32_t start_latency_ns = 5000;   // AICore kernel launch to first handshake
     std::uint32_t handshake_cores = 4;       // dispatch starts once this many said hello
     std::uint32_t slot_switch_cycles = 20;   // pending -> running when the current ends
   } cores;
