@@ -113,11 +113,7 @@ KernelHandle compile_kernel(const py::object& ir, const py::object& /*options*/)
   return h;
 }
 
-py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
-                 const py::dict& options) {
-  const sim::ChipConfig& chip = sim_chip();
-  compiler::LaunchOptions lo;
-  lo.runtime = runtime_options(options);
+std::vector<compiler::LaunchTensor> launch_tensors(const py::list& tensors) {
   std::vector<compiler::LaunchTensor> args;
   for (const auto& t : tensors) {
     compiler::LaunchTensor a;
@@ -127,8 +123,22 @@ py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict&
     a.size_bytes = t.attr("numel")().cast<std::uint64_t>() * t.attr("element_size")().cast<std::uint64_t>();
     args.push_back(std::move(a));
   }
+  return args;
+}
+
+std::map<std::string, std::int64_t> launch_bindings(const py::dict& bindings) {
   std::map<std::string, std::int64_t> b;
   for (const auto& kv : bindings) b[kv.first.cast<std::string>()] = kv.second.cast<std::int64_t>();
+  return b;
+}
+
+py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                 const py::dict& options) {
+  const sim::ChipConfig& chip = sim_chip();
+  compiler::LaunchOptions lo;
+  lo.runtime = runtime_options(options);
+  const std::vector<compiler::LaunchTensor> args = launch_tensors(tensors);
+  const std::map<std::string, std::int64_t> b = launch_bindings(bindings);
 
   std::string dir;
   std::vector<std::string> log;
@@ -168,21 +178,30 @@ void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& 
                 const py::dict& options, const std::string& path) {
   compiler::LaunchOptions lo;
   lo.runtime = runtime_options(options);
-  std::vector<compiler::LaunchTensor> args;
-  for (const auto& t : tensors) {
-    compiler::LaunchTensor a;
-    a.dtype = dtype_of(t);
-    for (const auto& d : t.attr("shape")) a.shape.push_back(d.cast<std::int64_t>());
-    a.data = reinterpret_cast<std::uint8_t*>(t.attr("data_ptr")().cast<std::uintptr_t>());
-    a.size_bytes = t.attr("numel")().cast<std::uint64_t>() * t.attr("element_size")().cast<std::uint64_t>();
-    args.push_back(std::move(a));
-  }
-  std::map<std::string, std::int64_t> b;
-  for (const auto& kv : bindings) b[kv.first.cast<std::string>()] = kv.second.cast<std::int64_t>();
-  const compiler::Launch l = compiler::instantiate(*h.kernel, args, b, lo, sim_chip());
+  const compiler::Launch l = compiler::instantiate(*h.kernel, launch_tensors(tensors),
+                                                   launch_bindings(bindings), lo, sim_chip());
   std::ofstream f(path, std::ios::binary);
   if (!f) throw Error("cannot write " + path);
   compiler::write_native_trace(l, sim_chip(), f);
+}
+
+// Builds the launch (tiling, tasks, dependencies, stitching) without running it: the
+// compile-throughput benchmark times this.
+py::dict instantiate_only(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                          const py::dict& options) {
+  compiler::LaunchOptions lo;
+  lo.runtime = runtime_options(options);
+  const auto args = launch_tensors(tensors);
+  const auto b = launch_bindings(bindings);
+  const auto t0 = std::chrono::steady_clock::now();
+  const compiler::Launch l = compiler::instantiate(*h.kernel, args, b, lo, sim_chip());
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  py::dict r;
+  r["tasks"] = l.graph.num_tasks();
+  r["tile_ops"] = l.tile_ops;
+  r["device_tasks"] = l.graph.device_tasks.size();
+  r["seconds"] = s;
+  return r;
 }
 
 }  // namespace
@@ -204,6 +223,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("dump_trace", &dump_trace, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
         py::arg("options"), py::arg("path"),
         "Writes the launch as a native trace that `pypto-sim run` replays.");
+  m.def("instantiate", &instantiate_only, py::arg("compiled"), py::arg("tensors"),
+        py::arg("bindings"), py::arg("options"),
+        "Builds a launch without running it; returns task and tile-op counts and seconds.");
   m.def("compile_count", [] { return g_compiles; });
   m.def("policies", [] {
     std::vector<std::string> names;

@@ -45,7 +45,7 @@ import torch
 from . import _backend, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
-from ._errors import PyptoError, PyptoTypeError, PyptoValueError
+from ._errors import PyptoNotImplementedError, PyptoError, PyptoTypeError, PyptoValueError
 from ._options import resolve_options
 from ._source import scan_kernel
 from ._symbolic import SymbolicScalar
@@ -328,6 +328,24 @@ class JitKernel:
         entry = self._get_or_compile(specs, values, self._run_mode(), warmup=True)
         self._check_omitted(entry, allocated)
         return entry
+
+    def dump_trace(self, path: str, *args: Any, **kwargs: Any) -> str:
+        """Compiles the kernel for these arguments and writes the launch as a native trace
+        (traces/FORMAT.md) that ``pypto-sim run PATH`` replays; nothing is executed.
+
+        Example::
+
+            add_kernel.dump_trace("add.ndjson", x, y)   # then: pypto-sim run add.ndjson
+        """
+        tensors, _, values = self._bind(args, kwargs)
+        specs, bindings = self._validate(tensors)
+        entry = self._get_or_compile(specs, values, RunMode.SIM, warmup=True)
+        native = _backend._native()
+        if native is None or not hasattr(native, "dump_trace"):
+            raise PyptoNotImplementedError(
+                "dump_trace needs the compiled pypto._C module; build it with tools/setup.sh")
+        native.dump_trace(entry.compiled, list(tensors), bindings, entry.options, str(path))
+        return str(path)
 
     # -- call steps -------------------------------------------------------------------------
 

@@ -403,3 +403,24 @@ def test_option_valid_shape_optimize_shortens_main_blocks():
     off, on = run(0), run(1)
     busy = lambda r: r.stats["cores"]["AIV"]["busy_ns"]  # noqa: E731
     assert busy(on) < busy(off)
+
+
+# ---- a compiled kernel as a native trace ---------------------------------------------------
+def test_dump_trace_replays_with_the_cli(tmp_path):
+    import subprocess
+    import sys
+    k = make_row_scale()
+    x, y = rand((100, 64), torch.float32), torch.zeros(100, 64)
+    path = k.dump_trace(tmp_path / "row_scale.ndjson", x, y)
+    assert torch.equal(y, torch.zeros(100, 64))  # dumping runs nothing
+    cli = os.path.join(sys.prefix, "bin", "pypto-sim")
+    res = subprocess.run([cli, "run", path, "-o", str(tmp_path / "replay"), "-q"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    with open(tmp_path / "replay" / "stats.json") as fh:
+        replay = json.load(fh)
+    k(x, y)
+    assert replay["tasks"] == k.last_report.stats["tasks"] == 4
+    assert replay["device_tasks"] == k.last_report.stats["device_tasks"]
+    # Same tasks, costs and addresses: the replay takes as long as the SIM call.
+    assert replay["makespan_ns"] == pytest.approx(k.last_report.makespan_ns, rel=1e-9)

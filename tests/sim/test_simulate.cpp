@@ -146,7 +146,7 @@ TEST_CASE("policies differ on a fan-out with more ready tasks than cores", "[sim
   std::vector<sched::TaskId> fan;
   for (sched::TaskId i = 1; i <= 200; ++i) fan.push_back(i);
   tasks.push_back({CoreType::kAiv, 2000, fan});
-  for (int i = 0; i < 200; ++i) tasks.push_back({CoreType::kAiv, 3000 + 10 * (i % 7), {}});
+  for (std::uint32_t i = 0; i < 200; ++i) tasks.push_back({CoreType::kAiv, 3000 + 10 * (i % 7), {}});
   const sched::TaskGraph g = graph_of(tasks);
   std::vector<std::uint64_t> makespans;
   for (const char* p : {"fifo", "l2_affinity", "fair", "l2_fair"}) {

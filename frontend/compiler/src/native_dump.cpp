@@ -55,11 +55,13 @@ void write_native_trace(const Launch& l, const sim::ChipConfig& chip, std::ostre
       }
       line += ']';
     }
+    std::uint64_t ops_cycles = 0;
     if (t < l.programs.size()) {
       bool first = true;
       const TaskProgram& p = l.programs[t];
       for (const TileInstr& in : p.instrs) {
         if (!detail::priced_op(p, in, &op)) continue;
+        ops_cycles += sim::tile_op_cycles(op, chip);
         line += first ? ",\"ops\":[" : ",";
         first = false;
         line += "[\"" + op.op + "\",\"" + std::string(sim::to_string(op.dtype)) + "\",[";
@@ -72,6 +74,10 @@ void write_native_trace(const Launch& l, const sim::ChipConfig& chip, std::ostre
       if (!first) line += ']';
     }
     if (g.tiles[t] != 1) line += ",\"tiles\":" + std::to_string(g.tiles[t]);
+    // Compute the ops do not explain (the dynamic-shape overhead of the leaf).
+    if (g.compute_cycles[t] > ops_cycles) {
+      line += ",\"cycles\":" + std::to_string(g.compute_cycles[t] - ops_cycles);
+    }
     line += "}\n";
     out << line;
   }

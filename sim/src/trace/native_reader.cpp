@@ -35,7 +35,7 @@ constexpr std::size_t kBatchBytes = std::size_t(1) << 20;
 constexpr std::uint64_t kFormatVersion = 1;
 constexpr sched::TaskId kReserveProbe = 1 << 16;
 constexpr const char* kTaskKeys =
-    "id, core, kernel, root, dt, pg, succ, start, end, dur, mem, ops, tiles";
+    "id, core, kernel, root, dt, pg, succ, start, end, dur, mem, ops, tiles, cycles";
 
 // Keys of all record kinds; a record's kind follows from which keys it has.
 enum Key : std::uint32_t {
@@ -54,6 +54,7 @@ enum Key : std::uint32_t {
   kTiles = 1u << 12,
   kDeviceTask = 1u << 13,
   kParallelGroup = 1u << 14,
+  kCycles = 1u << 15,
   kUnknown = 0,
 };
 
@@ -81,6 +82,7 @@ Key key_of(std::string_view k) {
       break;
     case 6:
       if (k == "kernel") return kKernel;
+      if (k == "cycles") return kCycles;
       break;
     case 11:
       if (k == "device_task") return kDeviceTask;
@@ -198,6 +200,7 @@ class NativeReader {
   std::uint32_t f_kernel_ = 0;
   std::uint32_t unnamed_kernel_ = sched::kNoTask;
   std::uint32_t f_cycles_ = 0;
+  std::uint64_t f_extra_cycles_ = 0;  // "cycles": compute beyond the ops (e.g. dynamic-shape work)
   std::vector<sched::TaskId> f_succ_;
   std::vector<sched::MemAccess> f_mem_;
 
@@ -550,6 +553,9 @@ void NativeReader::handle_field(std::string_view key, od::value& v) {
     case kOps:
       f_cycles_ = parse_ops(v);
       break;
+    case kCycles:
+      f_extra_cycles_ = get_u64(v, "\"cycles\" to be a cycle count", 0xFFFFFFFFull);
+      break;
     case kTiles:
       f_tiles_ = get_u64(v, "\"tiles\" to be a tile count", 0xFFFF);
       if (f_tiles_ == 0) fail("expected \"tiles\" to be at least 1, got 0");
@@ -571,6 +577,7 @@ void NativeReader::parse_record(od::object& obj) {
   f_mem_.clear();
   f_tiles_ = 1;
   f_cycles_ = 0;
+  f_extra_cycles_ = 0;
   f_pg_ = 0;
   f_root_ = 0;
   for (auto field_res : obj) {
@@ -674,7 +681,9 @@ void NativeReader::add_task() {
     f_kernel_ = unnamed_kernel_;
   }
   t.kernel = f_kernel_;
-  t.compute_cycles = f_cycles_;
+  const std::uint64_t cycles = std::uint64_t{f_cycles_} + f_extra_cycles_;
+  if (cycles > 0xFFFFFFFFull) fail("the task's compute cycles (ops + \"cycles\") exceed 2^32-1");
+  t.compute_cycles = static_cast<std::uint32_t>(cycles);
   t.tiles = static_cast<std::uint16_t>(f_tiles_);
   t.parallel_group = pg;
   if (dt_mode_ == 1) {
