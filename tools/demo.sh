@@ -22,6 +22,9 @@ $SIM compare "$OUT/mix20k.ndjson" --chip a3 -o "$OUT/mix20k"
 echo
 echo "== 3. the same workload on an Ascend 950DT =="
 $SIM compare "$OUT/mix20k.ndjson" --chip 950dt -o "$OUT/mix20k_950dt"
+echo
+echo "== 4. a kernel author's view: @pypto.frontend.jit attention in SIM =="
+PYPTO_OUTPUT_DIR="$OUT/kernels" .venv/bin/python tools/demo_kernel.py
 /usr/bin/python3 tools/plot.py "$OUT"/mix20k_950dt/{fifo,l2_affinity,fair,l2_fair} -o "$OUT/policies_950dt.png" >/dev/null
 /usr/bin/python3 tools/plot.py "$OUT/board/fifo" -o "$OUT/board_swimlane.png" >/dev/null
 echo
