@@ -146,9 +146,8 @@ Launch make(const std::string& ir, Host& h, const std::map<std::string, std::int
   return pypto::compiler::instantiate(*k, h.tensors, b, opt, chip());
 }
 
-// Runs every task's program in task order (a topological order: edges only go forward).
-void execute(const Launch& l, Host& h) {
-  std::vector<std::uint8_t> ws(l.workspace_bytes, 0);
+// The launch's global memory: the host tensors, then the workspace `ws`.
+pypto::compiler::GlobalMemory memory_of(Host& h, std::vector<std::uint8_t>& ws) {
   pypto::compiler::GlobalMemory mem;
   for (std::size_t i = 0; i < h.data.size(); ++i) {
     mem.base.push_back(h.data[i].data());
@@ -158,6 +157,13 @@ void execute(const Launch& l, Host& h) {
   mem.base.push_back(ws.data());
   mem.size_bytes.push_back(ws.size());
   mem.dtype.push_back(DType::kFp32);
+  return mem;
+}
+
+// Runs every task's program in task order (a topological order: edges only go forward).
+void execute(const Launch& l, Host& h) {
+  std::vector<std::uint8_t> ws(l.workspace_bytes, 0);
+  const pypto::compiler::GlobalMemory mem = memory_of(h, ws);
   pypto::compiler::ExecScratch scratch;
   for (std::size_t t = 0; t < l.programs.size(); ++t) {
     pypto::compiler::execute(l.programs[t], mem, scratch);
@@ -1189,15 +1195,7 @@ namespace {
 // completes it (what pypto._C.run_sim does).
 void simulate_and_execute(const pypto::sched::TaskGraph& g, const Launch& l, Host& h) {
   std::vector<std::uint8_t> ws(l.workspace_bytes, 0);
-  pypto::compiler::GlobalMemory mem;
-  for (std::size_t i = 0; i < h.data.size(); ++i) {
-    mem.base.push_back(h.data[i].data());
-    mem.size_bytes.push_back(h.data[i].size());
-    mem.dtype.push_back(h.tensors[i].dtype);
-  }
-  mem.base.push_back(ws.data());
-  mem.size_bytes.push_back(ws.size());
-  mem.dtype.push_back(DType::kFp32);
+  const pypto::compiler::GlobalMemory mem = memory_of(h, ws);
   pypto::compiler::ExecScratch scratch;
   pypto::sim::SimOptions opt;
   opt.on_task_done = [&](pypto::sched::TaskId t) { execute(l.programs[t], mem, scratch); };
