@@ -17,7 +17,7 @@ if [[ "${QUICK:-0}" != 1 ]]; then
   echo "== build (ASan+UBSan) =="
   BUILD_DIR=build-asan BUILD_TYPE=Debug SANITIZE=1 tools/setup.sh
   echo "== C++ tests (ASan+UBSan) =="
-  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$JOBS"
 fi
 
