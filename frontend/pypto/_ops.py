@@ -612,54 +612,42 @@ def _binary_operator(op: str, x: Tensor, y: Any) -> Any:
     return _binary(op, x, y)
 
 
+def _emit_same_shape(tr: _tracer.Tracer, op: str, xv: ir.Value) -> Tensor:
+    """Records a one-input op whose result has the input's shape, valid shape and dtype."""
+    _need_vec(tr, op)
+    return _wrap(tr.emit_op(op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+
+
 def _unary(op: str, x: Any, *, float_only: bool = False) -> Tensor:
     tr = _tr(op)
     xv = _val(x, op)
     _check_numeric(xv, op)
     if float_only:
         _check_float(xv, op)
-    _need_vec(tr, op)
-    return _wrap(tr.emit_op(op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+    return _emit_same_shape(tr, op, xv)
 
 
-def neg(x: Tensor) -> Tensor:
-    return _unary("neg", x)
+def _unary_op(op: str, *, float_only: bool = False):
+    """The public wrapper ``pypto.<op>(x)`` of an element-wise math op (same name, signature
+    and module as a hand-written ``def``)."""
+
+    def wrapper(x: Tensor) -> Tensor:
+        return _unary(op, x, float_only=float_only)
+
+    wrapper.__name__ = wrapper.__qualname__ = op
+    return wrapper
 
 
-def abs(x: Tensor) -> Tensor:  # noqa: A001
-    return _unary("abs", x)
-
-
-def relu(x: Tensor) -> Tensor:
-    return _unary("relu", x)
-
-
-def exp(x: Tensor) -> Tensor:
-    return _unary("exp", x, float_only=True)
-
-
-def log(x: Tensor) -> Tensor:
-    return _unary("log", x, float_only=True)
-
-
-def sqrt(x: Tensor) -> Tensor:
-    return _unary("sqrt", x, float_only=True)
-
-
-def rsqrt(x: Tensor) -> Tensor:
-    return _unary("rsqrt", x, float_only=True)
-
-
-def reciprocal(x: Tensor) -> Tensor:
-    return _unary("reciprocal", x, float_only=True)
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    return _unary("sigmoid", x, float_only=True)
-
-
-def tanh(x: Tensor) -> Tensor:
-    return _unary("tanh", x, float_only=True)
+neg = _unary_op("neg")
+abs = _unary_op("abs")  # noqa: A001
+relu = _unary_op("relu")
+exp = _unary_op("exp", float_only=True)
+log = _unary_op("log", float_only=True)
+sqrt = _unary_op("sqrt", float_only=True)
+rsqrt = _unary_op("rsqrt", float_only=True)
+reciprocal = _unary_op("reciprocal", float_only=True)
+sigmoid = _unary_op("sigmoid", float_only=True)
+tanh = _unary_op("tanh", float_only=True)
 
 
 def floor(x: Tensor) -> Tensor:
@@ -684,29 +672,23 @@ def _compare_operator(op: str, x: Tensor, y: Any) -> Any:
     return _compare(op, x, y)
 
 
-def eq(x: Any, y: Any) -> Tensor:
-    """Element-wise ``x == y`` as DT_BOOL."""
-    return _compare("eq", x, y)
+def _compare_op(op: str, doc: Optional[str] = None):
+    """The public wrapper ``pypto.<op>(x, y)`` of an element-wise comparison."""
+
+    def wrapper(x: Any, y: Any) -> Tensor:
+        return _compare(op, x, y)
+
+    wrapper.__name__ = wrapper.__qualname__ = op
+    wrapper.__doc__ = doc
+    return wrapper
 
 
-def ne(x: Any, y: Any) -> Tensor:
-    return _compare("ne", x, y)
-
-
-def lt(x: Any, y: Any) -> Tensor:
-    return _compare("lt", x, y)
-
-
-def le(x: Any, y: Any) -> Tensor:
-    return _compare("le", x, y)
-
-
-def gt(x: Any, y: Any) -> Tensor:
-    return _compare("gt", x, y)
-
-
-def ge(x: Any, y: Any) -> Tensor:
-    return _compare("ge", x, y)
+eq = _compare_op("eq", """Element-wise ``x == y`` as DT_BOOL.""")
+ne = _compare_op("ne")
+lt = _compare_op("lt")
+le = _compare_op("le")
+gt = _compare_op("gt")
+ge = _compare_op("ge")
 
 
 def _logical(op: str, x: Any, y: Any = None) -> Tensor:
@@ -715,9 +697,7 @@ def _logical(op: str, x: Any, y: Any = None) -> Tensor:
             _fail(PyptoTypeError, op, f"needs DT_BOOL tensors, got {t._value.dtype}")
     if y is None:
         tr = _tr(op)
-        xv = _val(x, op)
-        _need_vec(tr, op)
-        return _wrap(tr.emit_op(op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+        return _emit_same_shape(tr, op, _val(x, op))
     if not isinstance(x, Tensor):
         x, y = y, x
     return _binary(op, x, y, numeric=False)

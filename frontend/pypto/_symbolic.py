@@ -19,6 +19,7 @@ traced kernel makes the tracer explore both outcomes (see ``_tracer``).
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
@@ -42,6 +43,22 @@ _CMP_FN = {
     "ge": lambda a, b: a >= b,
 }
 _CMP_TEXT = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _operator(op: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
+    """A binary operator method of SymbolicScalar building node ``op`` (``reflected``: the
+    ``__r*__`` form, with the other operand on the left). Ints and bools on the other side
+    become constants; any other type gets NotImplemented so that Python can try its operator."""
+
+    def method(self, o):
+        o = _coerce(o)
+        if o is None:
+            return NotImplemented
+        # _BUILD is looked up per call: the builders are defined below the class.
+        return _BUILD[op](o, self) if reflected else _BUILD[op](self, o)
+
+    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return method
 
 
 class SymbolicScalar:
@@ -214,45 +231,16 @@ class SymbolicScalar:
 
     # -- operators ------------------------------------------------------------------------
 
-    def __add__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else add(self, o)
-
-    def __radd__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else add(o, self)
-
-    def __sub__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else sub(self, o)
-
-    def __rsub__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else sub(o, self)
-
-    def __mul__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else mul(self, o)
-
-    def __rmul__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else mul(o, self)
-
-    def __floordiv__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else floordiv(self, o)
-
-    def __rfloordiv__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else floordiv(o, self)
-
-    def __mod__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else mod(self, o)
-
-    def __rmod__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else mod(o, self)
+    __add__ = _operator("add")
+    __radd__ = _operator("add", reflected=True)
+    __sub__ = _operator("sub")
+    __rsub__ = _operator("sub", reflected=True)
+    __mul__ = _operator("mul")
+    __rmul__ = _operator("mul", reflected=True)
+    __floordiv__ = _operator("floordiv")
+    __rfloordiv__ = _operator("floordiv", reflected=True)
+    __mod__ = _operator("mod")
+    __rmod__ = _operator("mod", reflected=True)
 
     def __truediv__(self, o):
         raise PyptoTypeError(
@@ -266,41 +254,15 @@ class SymbolicScalar:
     def __pos__(self):
         return self
 
-    def __eq__(self, o):  # type: ignore[override]
-        o = _coerce(o)
-        return NotImplemented if o is None else compare("eq", self, o)
-
-    def __ne__(self, o):  # type: ignore[override]
-        o = _coerce(o)
-        return NotImplemented if o is None else compare("ne", self, o)
-
-    def __lt__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else compare("lt", self, o)
-
-    def __le__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else compare("le", self, o)
-
-    def __gt__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else compare("gt", self, o)
-
-    def __ge__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else compare("ge", self, o)
-
-    def __and__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else logical_and(self, o)
-
-    __rand__ = __and__
-
-    def __or__(self, o):
-        o = _coerce(o)
-        return NotImplemented if o is None else logical_or(self, o)
-
-    __ror__ = __or__
+    __eq__ = _operator("eq")  # type: ignore[assignment]
+    __ne__ = _operator("ne")  # type: ignore[assignment]
+    __lt__ = _operator("lt")
+    __le__ = _operator("le")
+    __gt__ = _operator("gt")
+    __ge__ = _operator("ge")
+    # & and | are symmetric, so the reflected forms keep the operands in place.
+    __and__ = __rand__ = _operator("and")
+    __or__ = __ror__ = _operator("or")
 
     def __invert__(self):
         return logical_not(self)
@@ -339,17 +301,15 @@ def const_value(x: Any) -> Optional[Union[int, bool]]:
 
 def as_expr(x: Any) -> SymbolicScalar:
     """Converts an int, bool or SymbolicScalar into a SymbolicScalar."""
-    if isinstance(x, SymbolicScalar):
-        return x
-    if isinstance(x, bool):
-        return _bool(x)
-    if isinstance(x, numbers.Integral):
-        return _const(int(x))
-    raise PyptoTypeError(
-        f"expected an int or a symbolic scalar, got {type(x).__name__} {x!r}")
+    e = _coerce(x)
+    if e is None:
+        raise PyptoTypeError(
+            f"expected an int or a symbolic scalar, got {type(x).__name__} {x!r}")
+    return e
 
 
 def _coerce(x: Any) -> Optional[SymbolicScalar]:
+    """as_expr, but None for a type that is not an expression."""
     if isinstance(x, SymbolicScalar):
         return x
     if isinstance(x, bool):
@@ -416,21 +376,17 @@ def _lin(e: SymbolicScalar):
     if op == "const":
         return {}, e._args[0]
     if op in ("add", "sub"):
-        ta, ca = _lin(e._args[0])
-        tb, cb = _lin(e._args[1])
-        sign = 1 if op == "add" else -1
-        terms = dict(ta)
-        for k, (atom, co) in tb.items():
-            prev = terms.get(k)
-            terms[k] = (atom, (prev[1] if prev else 0) + sign * co)
-        return terms, ca + sign * cb
+        return _lin_combine(e._args[0], e._args[1], 1 if op == "add" else -1)
     if op == "mul":
         a, b = e._args
         if b._op == "const":
-            t, c = _lin(a)
-            s = b._args[0]
-            return {k: (atom, co * s) for k, (atom, co) in t.items()}, c * s
+            return _lin_scale(*_lin(a), b._args[0])
     return {e._key: (e, 1)}, 0
+
+
+def _lin_scale(terms, c: int, s: int):
+    """The linear form times the constant ``s``."""
+    return {k: (atom, co * s) for k, (atom, co) in terms.items()}, c * s
 
 
 def _from_lin(terms, c: int) -> SymbolicScalar:
@@ -501,9 +457,7 @@ def mul(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
     if a._op == "const":
         a, b = b, a
     if b._op == "const":
-        t, c = _lin(a)
-        s = b._args[0]
-        return _from_lin({k: (atom, co * s) for k, (atom, co) in t.items()}, c * s)
+        return _from_lin(*_lin_scale(*_lin(a), b._args[0]))
     if repr(a._key) > repr(b._key):
         a, b = b, a
     return SymbolicScalar._node("mul", (a, b))
@@ -644,10 +598,8 @@ def load(param: str, indices) -> SymbolicScalar:
 _BUILD = {
     "add": add, "sub": sub, "mul": mul, "floordiv": floordiv, "mod": mod,
     "min": smin, "max": smax,
-    "eq": lambda a, b: compare("eq", a, b), "ne": lambda a, b: compare("ne", a, b),
-    "lt": lambda a, b: compare("lt", a, b), "le": lambda a, b: compare("le", a, b),
-    "gt": lambda a, b: compare("gt", a, b), "ge": lambda a, b: compare("ge", a, b),
     "and": logical_and, "or": logical_or, "not": logical_not,
+    **{op: functools.partial(compare, op) for op in _CMP},
 }
 
 

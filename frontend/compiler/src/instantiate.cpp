@@ -97,6 +97,37 @@ struct TaskBuilder {
   }
 };
 
+// Row-major dense strides for v's shape, starting at v.region's offset.
+void set_dense_layout(RtVal& v) {
+  v.region.rank = static_cast<std::uint8_t>(v.rank);
+  std::int64_t stride = 1;
+  for (int a = v.rank - 1; a >= 0; --a) {
+    v.region.shape[a] = v.shape[a];
+    v.region.stride[a] = stride;
+    stride *= v.shape[a];
+  }
+}
+
+// Whether a tile of extents `ext` is a whole tile of sizes T (no tail on any axis).
+bool covers_tile(const std::int64_t* ext, const std::int64_t* T, int rank) {
+  bool full = true;
+  for (int k = 0; k < rank; ++k) full = full && ext[k] == T[k];
+  return full;
+}
+
+// 2-D region over axes (row_axis, col_axis) of `base`, rows x cols elements from `offset`.
+GlobalRegion region_2d(const GlobalRegion& base, std::int64_t rows, std::int64_t cols, int row_axis,
+                       int col_axis, std::int64_t offset) {
+  GlobalRegion r = base;
+  r.rank = 2;
+  r.shape[0] = rows;
+  r.shape[1] = cols;
+  r.stride[0] = base.stride[row_axis];
+  r.stride[1] = base.stride[col_axis];
+  r.offset_elems = offset;
+  return r;
+}
+
 bool region_empty(const GlobalRegion& r) {
   for (int k = 0; k < r.rank; ++k) {
     if (r.shape[k] <= 0) return true;
@@ -128,6 +159,9 @@ class Instance {
   RtVal make_val(int value);
   Storage allocate(int value, std::uint64_t bytes);
   void give_dense_storage(int value, RtVal& v);
+  // Evaluates the shape of a unit's output `out`, with dense storage when it is materialised.
+  // False when the unit has nothing to emit (the output is neither materialised nor written).
+  bool make_output(const Unit& u, int out);
   std::string value_name(int value) const;
 
   // ---- units ----
@@ -162,6 +196,15 @@ class Instance {
   void commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
               std::uint16_t tiles);
   std::vector<std::int64_t> eval_offsets(const std::vector<ExprId>& offs);
+  // Destination offsets of each write the unit absorbed (u.writes order).
+  std::vector<std::vector<std::int64_t>> write_offsets(const Unit& u);
+  // Stores `local` (a tile at `off` of extent `ext`) to every write of the unit.
+  void store_writes(TaskBuilder& tb, int local, const Unit& u,
+                    const std::vector<std::vector<std::int64_t>>& woffs, const std::int64_t* off,
+                    const std::int64_t* ext);
+  // Rejects a write that covers [o, o + n) on `axis` of a destination of size `size`.
+  void check_write_span(const Stmt& w, int axis, std::int64_t o, std::int64_t n,
+                        std::int64_t size) const;
 
   // ---- post passes ----
   void stitch(Launch& l);
@@ -278,13 +321,7 @@ void Instance::bind() {
     v.has_region = true;
     v.region.buffer = static_cast<std::uint32_t>(i);
     v.region.dtype = p.dtype;
-    v.region.rank = static_cast<std::uint8_t>(v.rank);
-    std::int64_t stride = 1;
-    for (int a = v.rank - 1; a >= 0; --a) {
-      v.region.shape[a] = v.shape[a];
-      v.region.stride[a] = stride;
-      stride *= v.shape[a];
-    }
+    set_dense_layout(v);
     v.storage = Storage{static_cast<std::uint32_t>(i), 0, bytes, p.value};
     vals_[p.value] = v;
   }
@@ -438,19 +475,26 @@ void Instance::give_dense_storage(int value, RtVal& v) {
   v.region.buffer = v.storage.buffer;
   v.region.offset_elems = v.storage.base_bytes / es;
   v.region.dtype = info.dtype;
-  v.region.rank = static_cast<std::uint8_t>(v.rank);
-  std::int64_t stride = 1;
-  for (int a = v.rank - 1; a >= 0; --a) {
-    v.region.shape[a] = v.shape[a];
-    v.region.stride[a] = stride;
-    stride *= v.shape[a];
-  }
+  set_dense_layout(v);
+}
+
+bool Instance::make_output(const Unit& u, int out) {
+  vals_[out] = make_val(out);
+  const bool need_out = k_.values[out].materialised;
+  if (need_out) give_dense_storage(out, vals_[out]);
+  return need_out || !u.writes.empty();
 }
 
 std::vector<std::int64_t> Instance::eval_offsets(const std::vector<ExprId>& offs) {
   std::vector<std::int64_t> out(offs.size());
   for (std::size_t i = 0; i < offs.size(); ++i) out[i] = eval(k_, offs[i], env_);
   return out;
+}
+
+std::vector<std::vector<std::int64_t>> Instance::write_offsets(const Unit& u) {
+  std::vector<std::vector<std::int64_t>> woffs;
+  for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
+  return woffs;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -539,6 +583,15 @@ void Instance::store(TaskBuilder& tb, int local, const GlobalRegion& r, const St
   tb.acc.push_back(Access{r, true});
 }
 
+void Instance::check_write_span(const Stmt& w, int axis, std::int64_t o, std::int64_t n,
+                                std::int64_t size) const {
+  if (n > 0 && (o < 0 || o + n > size)) {
+    throw ConfigError(w.loc + ": the write covers [" + std::to_string(o) + ", " +
+                      std::to_string(o + n) + ") on axis " + std::to_string(axis) + " of " +
+                      value_name(w.dst) + ", which has size " + std::to_string(size));
+  }
+}
+
 bool Instance::write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,
                             const std::int64_t* ext, GlobalRegion* out) {
   const RtVal& d = vals_[w.dst];
@@ -546,14 +599,22 @@ bool Instance::write_region(const Stmt& w, const std::int64_t* woff, const std::
   std::int64_t o[kMaxRank];
   for (int k = 0; k < d.rank; ++k) {
     o[k] = woff[k] + off[k];
-    if (ext[k] > 0 && (o[k] < 0 || o[k] + ext[k] > d.shape[k])) {
-      throw ConfigError(w.loc + ": the write covers [" + std::to_string(o[k]) + ", " +
-                        std::to_string(o[k] + ext[k]) + ") on axis " + std::to_string(k) + " of " +
-                        value_name(w.dst) + ", which has size " + std::to_string(d.shape[k]));
-    }
+    check_write_span(w, k, o[k], ext[k], d.shape[k]);
   }
   *out = sub_region(d, o, ext, d.rank);
   return !region_empty(*out);
+}
+
+void Instance::store_writes(TaskBuilder& tb, int local, const Unit& u,
+                            const std::vector<std::vector<std::int64_t>>& woffs,
+                            const std::int64_t* off, const std::int64_t* ext) {
+  for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
+    const Stmt& w = k_.stmts[u.writes[wi]];
+    GlobalRegion wr;
+    if (write_region(w, woffs[wi].data(), off, ext, &wr)) {
+      store(tb, local, wr, vals_[w.dst].storage, value_name(w.dst), w.loc);
+    }
+  }
 }
 
 void Instance::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
@@ -740,8 +801,7 @@ void Instance::emit_group(const Unit& u) {
     if (!any) return;
     TaskBuilder tb;
     local_of.clear();
-    bool full = true;
-    for (int k = 0; k < r; ++k) full = full && E[k] == T[k];
+    const bool full = covers_tile(E, T, r);
     for (const int x : u.ext_inputs) {
       const RtVal& xv = vals_[x];
       const int loc_idx = tb.local(k_.values[x].dtype, r, E);
@@ -804,10 +864,8 @@ void Instance::emit_reduce(const Unit& u) {
   const int xin = st.inputs[0].value;
   const RtVal& x = vals_[xin];
   NPU_CHECK(x.has_region, "reduction input without storage");
-  vals_[st.out] = make_val(st.out);
   const bool need_out = k_.values[st.out].materialised;
-  if (need_out) give_dense_storage(st.out, vals_[st.out]);
-  if (!need_out && u.writes.empty()) return;
+  if (!make_output(u, st.out)) return;
   const RtVal& y = vals_[st.out];
   const int r = x.rank;
   bool reduced[kMaxRank] = {false, false, false, false};
@@ -844,8 +902,7 @@ void Instance::emit_reduce(const Unit& u) {
       yaxis[k] = reduced[k] ? -1 : j++;
   }
   const bool scalar_out = kept.empty() && !st.keepdim;  // output shape [1]
-  std::vector<std::vector<std::int64_t>> woffs;
-  for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
+  const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType xd = k_.values[xin].dtype;
   const DType yd = k_.values[st.out].dtype;
   // The keepdim-form region (rank r) of `v` (the output or a write destination whose axes
@@ -904,11 +961,7 @@ void Instance::emit_reduce(const Unit& u) {
             n = wregs[wi].shape[k];
           }
         }
-        if (n > 0 && (o < 0 || o + n > d.shape[a])) {
-          throw ConfigError(w.loc + ": the write covers [" + std::to_string(o) + ", " +
-                            std::to_string(o + n) + ") on axis " + std::to_string(a) + " of " +
-                            value_name(w.dst) + ", which has size " + std::to_string(d.shape[a]));
-        }
+        check_write_span(w, a, o, n, d.shape[a]);
       }
     }
     const int lin = tb.local(xd, r, in_shape);
@@ -961,10 +1014,8 @@ void Instance::emit_matmul(const Unit& u) {
   const RtVal& a = vals_[ai];
   const RtVal& b = vals_[bi];
   NPU_CHECK(a.has_region && b.has_region, "matmul operand without storage");
-  vals_[st.out] = make_val(st.out);
   const bool need_out = k_.values[st.out].materialised;
-  if (need_out) give_dense_storage(st.out, vals_[st.out]);
-  if (!need_out && u.writes.empty()) return;
+  if (!make_output(u, st.out)) return;
   const RtVal& y = vals_[st.out];
   const int R = y.rank, nb = R - 2;
   // Axes of M and K in a, K and N in b.
@@ -994,8 +1045,7 @@ void Instance::emit_matmul(const Unit& u) {
   // stops at the valid depth of both operands.
   const std::int64_t Kv = std::min({K, a.valid[ak], b.valid[bk]});
   const std::int64_t ksteps = Kv > 0 ? ceil_div(Kv, tk) : 0;
-  std::vector<std::vector<std::int64_t>> woffs;
-  for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
+  const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   // Grid: batch axes (tile 1), then M and N tiles.
   std::int64_t grid[kMaxRank], T[kMaxRank];
   for (int k = 0; k < nb; ++k) {
@@ -1042,21 +1092,13 @@ void Instance::emit_matmul(const Unit& u) {
       int& lb = kL == tk ? lb_full : lb_tail;
       if (la < 0) la = tb.local(ad, 2, ash);
       if (lb < 0) lb = tb.local(ad, 2, bsh);
-      GlobalRegion ra = a.region;
-      ra.rank = 2;
-      ra.shape[0] = a_rows;
-      ra.shape[1] = kL;
-      ra.stride[0] = a.region.stride[am];
-      ra.stride[1] = a.region.stride[ak];
-      ra.offset_elems = a_off + m0 * a.region.stride[am] + k0 * a.region.stride[ak];
+      const GlobalRegion ra =
+          region_2d(a.region, a_rows, kL, am, ak,
+                    a_off + m0 * a.region.stride[am] + k0 * a.region.stride[ak]);
       load(tb, la, ra, a.storage, value_name(ai), u.loc);
-      GlobalRegion rb = b.region;
-      rb.rank = 2;
-      rb.shape[0] = kL;
-      rb.shape[1] = b_cols;
-      rb.stride[0] = b.region.stride[bk];
-      rb.stride[1] = b.region.stride[bn];
-      rb.offset_elems = b_off + k0 * b.region.stride[bk] + n0 * b.region.stride[bn];
+      const GlobalRegion rb =
+          region_2d(b.region, kL, b_cols, bk, bn,
+                    b_off + k0 * b.region.stride[bk] + n0 * b.region.stride[bn]);
       load(tb, lb, rb, b.storage, value_name(bi), u.loc);
       TileInstr mm;
       mm.op = TileOpcode::kMatmul;
@@ -1079,20 +1121,10 @@ void Instance::emit_matmul(const Unit& u) {
     // are all the task has recorded so far).
     tb.acc.clear();
     if (ksteps > 0) {
-      GlobalRegion pa = a.region;
-      pa.rank = 2;
-      pa.shape[0] = a_rows;
-      pa.shape[1] = Kv;
-      pa.stride[0] = a.region.stride[am];
-      pa.stride[1] = a.region.stride[ak];
-      pa.offset_elems = a_off + m0 * a.region.stride[am];
-      GlobalRegion pb = b.region;
-      pb.rank = 2;
-      pb.shape[0] = Kv;
-      pb.shape[1] = b_cols;
-      pb.stride[0] = b.region.stride[bk];
-      pb.stride[1] = b.region.stride[bn];
-      pb.offset_elems = b_off + n0 * b.region.stride[bn];
+      const GlobalRegion pa =
+          region_2d(a.region, a_rows, Kv, am, ak, a_off + m0 * a.region.stride[am]);
+      const GlobalRegion pb =
+          region_2d(b.region, Kv, b_cols, bk, bn, b_off + n0 * b.region.stride[bn]);
       if (!region_empty(pa)) tb.acc.push_back(Access{pa, false});
       if (!region_empty(pb)) tb.acc.push_back(Access{pb, false});
     }
@@ -1118,16 +1150,13 @@ void Instance::emit_permute(const Unit& u) {
   const int xin = st.inputs[0].value;
   const RtVal& x = vals_[xin];
   NPU_CHECK(x.has_region, "transpose input without storage");
-  vals_[st.out] = make_val(st.out);
   const bool need_out = k_.values[st.out].materialised;
-  if (need_out) give_dense_storage(st.out, vals_[st.out]);
-  if (!need_out && u.writes.empty()) return;
+  if (!make_output(u, st.out)) return;
   const RtVal& y = vals_[st.out];
   const int r = y.rank;
   std::int64_t T[kMaxRank];
   tile_sizes(st.vec_tile, r, T);
-  std::vector<std::vector<std::int64_t>> woffs;
-  for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
+  const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType d = k_.values[st.out].dtype;
   for_each_tile(r, y.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
     std::int64_t E[kMaxRank];
@@ -1148,31 +1177,20 @@ void Instance::emit_permute(const Unit& u) {
     }
     load(tb, l, reg, x.storage, value_name(xin), u.loc);
     if (need_out) store(tb, l, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
-    for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
-      const Stmt& w = k_.stmts[u.writes[wi]];
-      GlobalRegion wr;
-      if (write_region(w, woffs[wi].data(), off, E, &wr)) {
-        store(tb, l, wr, vals_[w.dst].storage, value_name(w.dst), w.loc);
-      }
-    }
-    bool full = true;
-    for (int k = 0; k < r; ++k) full = full && E[k] == T[k];
-    commit(tb, u, sched::CoreType::kAiv, full, 1);
+    store_writes(tb, l, u, woffs, off, E);
+    commit(tb, u, sched::CoreType::kAiv, covers_tile(E, T, r), 1);
   });
 }
 
 void Instance::emit_concat(const Unit& u) {
   const Stmt& st = k_.stmts[u.ops[0]];
-  vals_[st.out] = make_val(st.out);
   const bool need_out = k_.values[st.out].materialised;
-  if (need_out) give_dense_storage(st.out, vals_[st.out]);
-  if (!need_out && u.writes.empty()) return;
+  if (!make_output(u, st.out)) return;
   const RtVal& y = vals_[st.out];
   const int r = y.rank, dim = st.concat_dim;
   std::int64_t T[kMaxRank];
   tile_sizes(st.vec_tile, r, T);
-  std::vector<std::vector<std::int64_t>> woffs;
-  for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
+  const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType d = k_.values[st.out].dtype;
   std::int64_t shift = 0;
   for (const Operand& in : st.inputs) {
@@ -1200,16 +1218,8 @@ void Instance::emit_concat(const Unit& u) {
       const int l = tb.local(d, r, ext);
       load(tb, l, sub_region(x, off, ext, r), x.storage, value_name(in.value), u.loc);
       if (need_out) store(tb, l, sub_region(y, yoff, ext, r), y.storage, value_name(st.out), u.loc);
-      for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
-        const Stmt& w = k_.stmts[u.writes[wi]];
-        GlobalRegion wr;
-        if (write_region(w, woffs[wi].data(), yoff, ext, &wr)) {
-          store(tb, l, wr, vals_[w.dst].storage, value_name(w.dst), w.loc);
-        }
-      }
-      bool full = true;
-      for (int k = 0; k < r; ++k) full = full && ext[k] == T[k];
-      commit(tb, u, sched::CoreType::kAiv, full, 1);
+      store_writes(tb, l, u, woffs, yoff, ext);
+      commit(tb, u, sched::CoreType::kAiv, covers_tile(ext, T, r), 1);
     });
     shift += x.shape[dim];
   }
@@ -1242,9 +1252,7 @@ void Instance::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& ds
       dr.shape[k] = ext[k];
     }
     store(tb, l, dr, dst_st, dst_name, u.loc);
-    bool full = true;
-    for (int k = 0; k < r; ++k) full = full && ext[k] == T[k];
-    commit(tb, u, sched::CoreType::kAiv, full, 1);
+    commit(tb, u, sched::CoreType::kAiv, covers_tile(ext, T, r), 1);
   });
 }
 
@@ -1255,12 +1263,7 @@ void Instance::emit_copy_write(const Unit& u) {
   NPU_CHECK(src.has_region && d.has_region, "write operand without storage");
   const std::vector<std::int64_t> woff = eval_offsets(w.offsets);
   for (int k = 0; k < d.rank; ++k) {
-    const std::int64_t ext = std::min(src.shape[k], src.valid[k]);
-    if (ext > 0 && (woff[k] < 0 || woff[k] + ext > d.shape[k])) {
-      throw ConfigError(w.loc + ": the write covers [" + std::to_string(woff[k]) + ", " +
-                        std::to_string(woff[k] + ext) + ") on axis " + std::to_string(k) + " of " +
-                        value_name(w.dst) + ", which has size " + std::to_string(d.shape[k]));
-    }
+    check_write_span(w, k, woff[k], std::min(src.shape[k], src.valid[k]), d.shape[k]);
   }
   std::int64_t full_ext[kMaxRank];
   for (int k = 0; k < d.rank; ++k) full_ext[k] = src.shape[k];
@@ -1526,7 +1529,16 @@ void Instance::build_graph(Launch& l) {
   std::vector<std::uint64_t> buffer_bytes;
   for (const LaunchTensor& t : tensors_) buffer_bytes.push_back(t.size_bytes);
   buffer_bytes.push_back(l.workspace_bytes);
-  // Pass 1: dependencies, in program order (reads of a task before its writes).
+  // A task's accesses, its reads before its writes (a task that reads and writes the same bytes
+  // depends on their previous writer, not on itself).
+  const auto each_access = [&](const TaskRec& tr, auto&& f) {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
+        if (acc_[a].write == (pass == 1)) f(acc_[a]);
+      }
+    }
+  };
+  // Pass 1: dependencies, in program order.
   DepTracker deps(buffer_bytes);
   std::vector<std::uint32_t> pred_begin{0}, preds;
   pred_begin.reserve(n + 1);
@@ -1534,23 +1546,19 @@ void Instance::build_graph(Launch& l) {
   for (std::size_t t = 0; t < n; ++t) {
     const TaskRec& tr = tasks_[t];
     deps.begin_task(static_cast<std::uint32_t>(t), roots_[tr.root].dt);
-    for (int pass = 0; pass < 2; ++pass) {
-      for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
-        const Access& x = acc_[a];
-        if (x.write != (pass == 1)) continue;
-        NPU_CHECK(x.r.buffer <= nT, "unpatched region in task " + std::to_string(t));
-        for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
-          NPU_CHECK(off + bytes <= buffer_bytes[x.r.buffer], "task " + std::to_string(t) +
-                                                                 " touches bytes outside buffer " +
-                                                                 std::to_string(x.r.buffer));
-          if (x.write)
-            deps.write(x.r.buffer, off, bytes);
-          else
-            deps.read(x.r.buffer, off, bytes);
-          ++segments;
-        });
-      }
-    }
+    each_access(tr, [&](const Access& x) {
+      NPU_CHECK(x.r.buffer <= nT, "unpatched region in task " + std::to_string(t));
+      for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
+        NPU_CHECK(off + bytes <= buffer_bytes[x.r.buffer], "task " + std::to_string(t) +
+                                                               " touches bytes outside buffer " +
+                                                               std::to_string(x.r.buffer));
+        if (x.write)
+          deps.write(x.r.buffer, off, bytes);
+        else
+          deps.read(x.r.buffer, off, bytes);
+        ++segments;
+      });
+    });
     preds.insert(preds.end(), deps.preds().begin(), deps.preds().end());
     pred_begin.push_back(static_cast<std::uint32_t>(preds.size()));
   }
@@ -1589,17 +1597,13 @@ void Instance::build_graph(Launch& l) {
     task.parallel_group = root.pgroup;
     b.add_task(task);
     for (std::uint32_t e = succ_begin[t]; e < succ_begin[t + 1]; ++e) b.add_successor(succ[e]);
-    for (int pass = 0; pass < 2; ++pass) {
-      for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
-        const Access& x = acc_[a];
-        if (x.write != (pass == 1)) continue;
-        const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
-        for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
-          b.add_memory(
-              sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u});
-        });
-      }
-    }
+    each_access(tr, [&](const Access& x) {
+      const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
+      for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
+        b.add_memory(
+            sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u});
+      });
+    });
   }
   l.graph = b.finish();
   l.graph.control_waits_for_aicore = waits_;

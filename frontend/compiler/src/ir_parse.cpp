@@ -100,7 +100,8 @@ bool is_binary(OpKind k) {
   }
 }
 
-bool is_unary(OpKind k) {
+// The one-input element-wise math ops: output shape, rank and dtype are the input's.
+bool is_unary_math(OpKind k) {
   switch (k) {
     case OpKind::kNeg:
     case OpKind::kAbs:
@@ -113,7 +114,14 @@ bool is_unary(OpKind k) {
     case OpKind::kSigmoid:
     case OpKind::kTanh:
     case OpKind::kFloor:
-    case OpKind::kLogicalNot:
+    case OpKind::kLogicalNot: return true;
+    default: return false;
+  }
+}
+
+bool is_unary(OpKind k) {
+  if (is_unary_math(k)) return true;
+  switch (k) {
     case OpKind::kCast:
     case OpKind::kClone:
     case OpKind::kExpandClone:
@@ -772,25 +780,15 @@ class Parser {
           st.dims = perm;
           break;
         }
-        case OpKind::kExpandClone:
-        case OpKind::kClone:
-        case OpKind::kNeg:
-        case OpKind::kAbs:
-        case OpKind::kRelu:
-        case OpKind::kExp:
-        case OpKind::kLog:
-        case OpKind::kSqrt:
-        case OpKind::kRsqrt:
-        case OpKind::kReciprocal:
-        case OpKind::kSigmoid:
-        case OpKind::kTanh:
-        case OpKind::kFloor:
-        case OpKind::kLogicalNot:
-          if (in.shape.size() != rank) {
+        default: {
+          // Copies and the element-wise math ops keep the input's rank (reshape need not).
+          const bool same_rank =
+              st.op == OpKind::kClone || st.op == OpKind::kExpandClone || is_unary_math(st.op);
+          if (same_rank && in.shape.size() != rank) {
             fail_at(loc, std::string(op_name(st.op)) + ": output rank differs from input");
           }
           break;
-        default: break;
+        }
       }
     }
     if (is_elementwise(st.op)) {
@@ -851,20 +849,8 @@ bool is_elementwise(OpKind k) {
     case OpKind::kWhere:
     case OpKind::kCast:
     case OpKind::kClone:
-    case OpKind::kExpandClone:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kRelu:
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kRsqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kFloor:
-    case OpKind::kLogicalNot: return true;
-    default: return is_binary(k);
+    case OpKind::kExpandClone: return true;
+    default: return is_binary(k) || is_unary_math(k);
   }
 }
 

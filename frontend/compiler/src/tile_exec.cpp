@@ -161,6 +161,10 @@ double to_float(double v, DType d, Rounding r, bool saturate) {
   }
 }
 
+// How values of dtype `from` become integers: float values truncate like torch's .to(),
+// integer values wrap.
+IntConv int_conv_from(DType from) { return is_float(from) ? IntConv::kFromFloat : IntConv::kWrap; }
+
 double round_value(double v, DType d, IntConv c) {
   return is_float(d) ? to_float(v, d, Rounding::kNearestEven, false) : to_int(v, d, c);
 }
@@ -293,42 +297,55 @@ Dims4 pad_stride(const std::int64_t* stride, int rank) {
   return d;
 }
 
+// Walks the innermost rows of region r's box, which has the same indices in a dense tile of
+// padded shape `tn`: row(q, t) gets the row's element offset q in the buffer and t in the tile.
+template <class Row>
+void for_each_box_row(const GlobalRegion& r, const Dims4& tn, Row&& row) {
+  const Dims4 n = pad_shape(r.shape, r.rank);
+  const Dims4 st = pad_stride(r.stride, r.rank);
+  for (std::int64_t i0 = 0; i0 < n.n[0]; ++i0) {
+    for (std::int64_t i1 = 0; i1 < n.n[1]; ++i1) {
+      for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2) {
+        row(r.offset_elems + i0 * st.n[0] + i1 * st.n[1] + i2 * st.n[2],
+            ((i0 * tn.n[1] + i1) * tn.n[2] + i2) * tn.n[3]);
+      }
+    }
+  }
+}
+
+// Length and element stride of the innermost rows of region r's box.
+std::int64_t row_length(const GlobalRegion& r) { return pad_shape(r.shape, r.rank).n[3]; }
+std::int64_t row_stride(const GlobalRegion& r) { return pad_stride(r.stride, r.rank).n[3]; }
+
 // Loads the region's box into the same-index prefix of a dst tile of padded shape `dn`.
 template <DType D>
 void load_box(double* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r) {
   using E = Elem<D>;
   constexpr std::int64_t kEb = sizeof(typename E::S);
-  const Dims4 n = pad_shape(r.shape, r.rank);
-  const Dims4 st = pad_stride(r.stride, r.rank);
-  const std::int64_t n3 = n.n[3];
-  const std::int64_t s3 = st.n[3];
+  const std::int64_t n3 = row_length(r);
+  const std::int64_t s3 = row_stride(r);
   [[maybe_unused]] const detail::Fp16Decoder& fp16 = detail::fp16_decoder();
-  for (std::int64_t i0 = 0; i0 < n.n[0]; ++i0) {
-    for (std::int64_t i1 = 0; i1 < n.n[1]; ++i1) {
-      for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2) {
-        const std::int64_t off = r.offset_elems + i0 * st.n[0] + i1 * st.n[1] + i2 * st.n[2];
-        const std::uint8_t* q = buf + off * kEb;
-        double* out = dst + ((i0 * dn.n[1] + i1) * dn.n[2] + i2) * dn.n[3];
-        if constexpr (D == DType::kFp16) {
-          if (s3 == 1) {  // the common contiguous fp16 row, without a call per element
-            for (std::int64_t j = 0; j < n3; ++j) {
-              std::uint16_t h;
-              std::memcpy(&h, q + j * kEb, sizeof h);
-              out[j] = fp16(h);
-            }
-            continue;
-          }
+  for_each_box_row(r, dn, [&](std::int64_t off, std::int64_t tile_off) {
+    const std::uint8_t* q = buf + off * kEb;
+    double* out = dst + tile_off;
+    if constexpr (D == DType::kFp16) {
+      if (s3 == 1) {  // the common contiguous fp16 row, without a call per element
+        for (std::int64_t j = 0; j < n3; ++j) {
+          std::uint16_t h;
+          std::memcpy(&h, q + j * kEb, sizeof h);
+          out[j] = fp16(h);
         }
-        if (s3 == 1) {
-          for (std::int64_t j = 0; j < n3; ++j) out[j] = E::get(q + j * kEb);
-        } else if (s3 == 0) {
-          std::fill(out, out + n3, E::get(q));
-        } else {
-          for (std::int64_t j = 0; j < n3; ++j) out[j] = E::get(q + j * s3 * kEb);
-        }
+        return;
       }
     }
-  }
+    if (s3 == 1) {
+      for (std::int64_t j = 0; j < n3; ++j) out[j] = E::get(q + j * kEb);
+    } else if (s3 == 0) {
+      std::fill(out, out + n3, E::get(q));
+    } else {
+      for (std::int64_t j = 0; j < n3; ++j) out[j] = E::get(q + j * s3 * kEb);
+    }
+  });
 }
 
 // Stores the region's box from a src tile of padded shape `sn`. With kConv, `conv` maps each
@@ -338,29 +355,22 @@ void store_box(std::uint8_t* buf, const GlobalRegion& r, const double* src, cons
                std::vector<double>& row, Conv conv) {
   using E = Elem<D>;
   constexpr std::int64_t kEb = sizeof(typename E::S);
-  const Dims4 n = pad_shape(r.shape, r.rank);
-  const Dims4 st = pad_stride(r.stride, r.rank);
-  const std::int64_t n3 = n.n[3];
-  const std::int64_t s3 = st.n[3];
+  const std::int64_t n3 = row_length(r);
+  const std::int64_t s3 = row_stride(r);
   if (kConv) row.resize(std::size_t(n3));
-  for (std::int64_t i0 = 0; i0 < n.n[0]; ++i0) {
-    for (std::int64_t i1 = 0; i1 < n.n[1]; ++i1) {
-      for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2) {
-        const std::int64_t off = r.offset_elems + i0 * st.n[0] + i1 * st.n[1] + i2 * st.n[2];
-        std::uint8_t* q = buf + off * kEb;
-        const double* s = src + ((i0 * sn.n[1] + i1) * sn.n[2] + i2) * sn.n[3];
-        if (kConv) {
-          for (std::int64_t j = 0; j < n3; ++j) row[std::size_t(j)] = conv(s[j]);
-          s = row.data();
-        }
-        if (s3 == 1) {
-          for (std::int64_t j = 0; j < n3; ++j) E::put(q + j * kEb, s[j]);
-        } else {
-          for (std::int64_t j = 0; j < n3; ++j) E::put(q + j * s3 * kEb, s[j]);
-        }
-      }
+  for_each_box_row(r, sn, [&](std::int64_t off, std::int64_t tile_off) {
+    std::uint8_t* q = buf + off * kEb;
+    const double* s = src + tile_off;
+    if (kConv) {
+      for (std::int64_t j = 0; j < n3; ++j) row[std::size_t(j)] = conv(s[j]);
+      s = row.data();
     }
-  }
+    if (s3 == 1) {
+      for (std::int64_t j = 0; j < n3; ++j) E::put(q + j * kEb, s[j]);
+    } else {
+      for (std::int64_t j = 0; j < n3; ++j) E::put(q + j * s3 * kEb, s[j]);
+    }
+  });
 }
 
 std::string shape_str(const std::int64_t* shape, int rank) {
@@ -661,6 +671,11 @@ class Executor {
 
   void done(std::int32_t dst) { s_.written[std::size_t(dst)] = 1; }
 
+  // Rounds tile d, holding values of dtype `from`, into its own dtype's value set.
+  static void convert_from(const TileRef& d, DType from) {
+    round_inplace(d.data, d.n, d.t->dtype, int_conv_from(from));
+  }
+
   // ---- instructions ---------------------------------------------------------------------------
 
   void step(const TileInstr& in) {
@@ -730,8 +745,7 @@ class Executor {
     }
     // The part outside a prefix box already holds dst's dtype: rounding it again is a no-op.
     if (r.dtype != d.t->dtype) {
-      round_inplace(d.data, d.n, d.t->dtype,
-                    is_float(r.dtype) ? IntConv::kFromFloat : IntConv::kWrap);
+      convert_from(d, r.dtype);
     }
     done(in.dst);
   }
@@ -759,7 +773,7 @@ class Executor {
       if (src.t->dtype == D) {
         store_box<D, false>(buf, r, src.data, sn, s_.row, [](double v) { return v; });
       } else {
-        const IntConv ic = is_float(src.t->dtype) ? IntConv::kFromFloat : IntConv::kWrap;
+        const IntConv ic = int_conv_from(src.t->dtype);
         store_box<D, true>(buf, r, src.data, sn, s_.row,
                            [ic](double v) { return round_value(v, D, ic); });
       }
@@ -782,10 +796,7 @@ class Executor {
            " differ in element count");
     }
     if (d.data != s.data) std::copy(s.data, s.data + s.n, d.data);
-    if (d.t->dtype != s.t->dtype) {
-      round_inplace(d.data, d.n, d.t->dtype,
-                    is_float(s.t->dtype) ? IntConv::kFromFloat : IntConv::kWrap);
-    }
+    if (d.t->dtype != s.t->dtype) convert_from(d, s.t->dtype);
     done(in.dst);
   }
 
@@ -825,10 +836,7 @@ class Executor {
         }
       }
     }
-    if (d.t->dtype != s.t->dtype) {
-      round_inplace(d.data, d.n, d.t->dtype,
-                    is_float(s.t->dtype) ? IntConv::kFromFloat : IntConv::kWrap);
-    }
+    if (d.t->dtype != s.t->dtype) convert_from(d, s.t->dtype);
     done(in.dst);
   }
 
@@ -889,100 +897,67 @@ class Executor {
     const std::int64_t n = d.n;
     bool zero_divisor = false;
     bool exact01 = false;  // result is 0/1: representable in every dtype
+    // Arithmetic runs on 64-bit integers when both operands and dst are integral (exact and
+    // wrapping like torch), else on doubles.
+    const auto arith = [&](auto int_op, auto float_op) {
+      if (int_domain) {
+        run_binary_int(y, a, b, n, dt, int_op);
+      } else {
+        run_binary(y, a, b, n, float_op);
+      }
+    };
+    const auto predicate = [&](auto test) {
+      run_binary(y, a, b, n, [test](double u, double v) { return double(test(u, v)); });
+      exact01 = true;
+    };
     switch (in.op) {
-      case TileOpcode::kAdd:
-        if (int_domain) {
-          run_binary_int(y, a, b, n, dt, wrap_add);
-        } else {
-          run_binary(y, a, b, n, [](double u, double v) { return u + v; });
-        }
-        break;
-      case TileOpcode::kSub:
-        if (int_domain) {
-          run_binary_int(y, a, b, n, dt, wrap_sub);
-        } else {
-          run_binary(y, a, b, n, [](double u, double v) { return u - v; });
-        }
-        break;
-      case TileOpcode::kMul:
-        if (int_domain) {
-          run_binary_int(y, a, b, n, dt, wrap_mul);
-        } else {
-          run_binary(y, a, b, n, [](double u, double v) { return u * v; });
-        }
-        break;
+      case TileOpcode::kAdd: arith(wrap_add, [](double u, double v) { return u + v; }); break;
+      case TileOpcode::kSub: arith(wrap_sub, [](double u, double v) { return u - v; }); break;
+      case TileOpcode::kMul: arith(wrap_mul, [](double u, double v) { return u * v; }); break;
       case TileOpcode::kDiv:
-        if (int_domain) {
-          run_binary_int(y, a, b, n, dt, [&zero_divisor](std::int64_t u, std::int64_t v) {
-            if (v == 0) {
-              zero_divisor = true;
-              return std::int64_t(0);
-            }
-            return v == -1 ? wrap_sub(0, u) : u / v;
-          });
-        } else {
-          run_binary(y, a, b, n, [](double u, double v) { return u / v; });
-        }
+        arith(
+            [&zero_divisor](std::int64_t u, std::int64_t v) {
+              if (v == 0) {
+                zero_divisor = true;
+                return std::int64_t(0);
+              }
+              return v == -1 ? wrap_sub(0, u) : u / v;
+            },
+            [](double u, double v) { return u / v; });
         break;
       case TileOpcode::kRemainder:
-        if (int_domain) {
-          run_binary_int(y, a, b, n, dt, [&zero_divisor](std::int64_t u, std::int64_t v) {
-            if (v == 0) {
-              zero_divisor = true;
-              return std::int64_t(0);
-            }
-            std::int64_t r = v == -1 ? 0 : u % v;
-            if (r != 0 && ((r < 0) != (v < 0))) r += v;
-            return r;
-          });
-        } else {
-          run_binary(y, a, b, n, [](double u, double v) {
-            double r = std::fmod(u, v);
-            if (r != 0 && ((v < 0) != (r < 0))) r += v;
-            return r;
-          });
-        }
+        arith(
+            [&zero_divisor](std::int64_t u, std::int64_t v) {
+              if (v == 0) {
+                zero_divisor = true;
+                return std::int64_t(0);
+              }
+              std::int64_t r = v == -1 ? 0 : u % v;
+              if (r != 0 && ((r < 0) != (v < 0))) r += v;
+              return r;
+            },
+            [](double u, double v) {
+              double r = std::fmod(u, v);
+              if (r != 0 && ((v < 0) != (r < 0))) r += v;
+              return r;
+            });
         break;
       case TileOpcode::kPow:
-        if (int_domain) {
-          run_binary_int(y, a, b, n, dt, int_pow);
-        } else {
-          run_binary(y, a, b, n, [](double u, double v) { return std::pow(u, v); });
-        }
+        arith(int_pow, [](double u, double v) { return std::pow(u, v); });
         break;
       case TileOpcode::kMaximum: run_binary(y, a, b, n, nan_max); break;
       case TileOpcode::kMinimum: run_binary(y, a, b, n, nan_min); break;
-      case TileOpcode::kEq:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u == v); });
-        exact01 = true;
-        break;
-      case TileOpcode::kNe:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u != v); });
-        exact01 = true;
-        break;
-      case TileOpcode::kLt:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u < v); });
-        exact01 = true;
-        break;
-      case TileOpcode::kLe:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u <= v); });
-        exact01 = true;
-        break;
-      case TileOpcode::kGt:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u > v); });
-        exact01 = true;
-        break;
-      case TileOpcode::kGe:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u >= v); });
-        exact01 = true;
-        break;
+      case TileOpcode::kEq: predicate([](double u, double v) { return u == v; }); break;
+      case TileOpcode::kNe: predicate([](double u, double v) { return u != v; }); break;
+      case TileOpcode::kLt: predicate([](double u, double v) { return u < v; }); break;
+      case TileOpcode::kLe: predicate([](double u, double v) { return u <= v; }); break;
+      case TileOpcode::kGt: predicate([](double u, double v) { return u > v; }); break;
+      case TileOpcode::kGe: predicate([](double u, double v) { return u >= v; }); break;
       case TileOpcode::kLogicalAnd:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u != 0 && v != 0); });
-        exact01 = true;
+        predicate([](double u, double v) { return u != 0 && v != 0; });
         break;
       case TileOpcode::kLogicalOr:
-        run_binary(y, a, b, n, [](double u, double v) { return double(u != 0 || v != 0); });
-        exact01 = true;
+        predicate([](double u, double v) { return u != 0 || v != 0; });
         break;
       default: fail("not a binary opcode");
     }
@@ -1130,10 +1105,7 @@ class Executor {
       default: fail("not a reduction opcode");
     }
     const bool selects = !is_sum && s.t->dtype == d.t->dtype;
-    if (!selects) {
-      round_inplace(y, d.n, d.t->dtype,
-                    is_float(s.t->dtype) ? IntConv::kFromFloat : IntConv::kWrap);
-    }
+    if (!selects) convert_from(d, s.t->dtype);
     done(in.dst);
   }
 
