@@ -22,6 +22,12 @@ AiCore::AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id)
 }
 
 void AiCore::assign(TaskId task, TimePs at_ps) {
+  // A task written while the running one will certainly still run at `at_ps` lands in the
+  // pending slot then; take it there now and save a wake-up (the common case: prefill).
+  if (run_.task != kNoTask && pending_ == kNoTask && inbox_n_ == 0 && earliest_end() > at_ps) {
+    pending_ = task;
+    return;
+  }
   NPU_CHECK(inbox_n_ < 2, "more than two tasks written to one core");
   inbox_[inbox_n_++] = {task, at_ps};
   if (inbox_n_ == 2 && inbox_[1].at < inbox_[0].at) std::swap(inbox_[0], inbox_[1]);
@@ -51,6 +57,13 @@ TimePs AiCore::earliest_known_finish() const {
   for (int i = 0; i < done_n_; ++i) t = std::min(t, done_[i].end);
   if (run_.task != kNoTask && !run_.collected) t = std::min(t, run_.finish);
   return t;
+}
+
+TimePs AiCore::earliest_end() const {
+  if (run_.finish != kNever) return run_.finish;
+  // An HBM transfer is in flight: the task ends no earlier than if it completed now.
+  return std::max(run_.start, now_ps()) + run_.pre + combine(run_.l2_read + m_.tm.hbm_latency_ps) +
+         run_.post;
 }
 
 TimePs AiCore::combine(TimePs read_ps) const {

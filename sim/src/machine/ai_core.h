@@ -39,6 +39,7 @@ class AiCore : public sc_core::sc_module {
   void finish_running();
   void arm();
   sched::TimePs combine(sched::TimePs read_ps) const;
+  sched::TimePs earliest_end() const;  // lower bound of the running task's end
 
   Machine& m_;
   sched::CoreId id_;
