@@ -3,7 +3,6 @@
 // gathers the statistics. Each run gets a fresh SystemC simulation context, so a process
 // (the CLI's compare, the Python module) can run any number of simulations.
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -14,6 +13,7 @@
 #include "machine/hbm.h"
 #include "machine/machine.h"
 #include "machine/sched_thread.h"
+#include "machine/systemc_context.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sim/simulation.h"
@@ -21,27 +21,6 @@
 
 namespace pypto::sim {
 namespace {
-
-// SystemC keeps its kernel in a global context that allows one elaboration. Before every
-// run after the first we install a fresh context. The very first context is never
-// deleted: SystemC's own static objects refer to it until the process exits.
-void fresh_systemc_context() {
-  ::setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);  // keep stdout for our own output
-  static bool used = false;
-  static sc_core::sc_simcontext* const original = sc_core::sc_get_curr_simcontext();
-  if (used) {
-    sc_core::sc_simcontext* old = sc_core::sc_curr_simcontext;
-    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
-    if (old != original) delete old;
-  }
-  used = true;
-  // Errors inside the kernel become exceptions; informational chatter is dropped.
-  sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_THROW);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
-}
 
 std::string stuck_message(const sched::TaskGraph& g, const sched::Scheduler& s,
                           std::uint64_t admitted) {

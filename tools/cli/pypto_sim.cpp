@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/suggest.h"
+#include "pypto/sim/bench.h"
 #include "pypto/sim/config/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
@@ -37,6 +39,7 @@ commands:
   gen              write a synthetic native trace
   config           show a chip configuration (--describe lists every key)
   policies         list the scheduling policies
+  bench            benchmark suite: speed against the SystemC ceiling, scaling, policies
 Run 'pypto-sim <command> --help' for the options of a command.
 )";
 
@@ -256,6 +259,66 @@ int cmd_config(int argc, char** argv) {
   return 0;
 }
 
+// "10k,100k,1M" -> {10000, 100000, 1000000}
+std::vector<std::uint64_t> parse_sizes(const std::string& list) {
+  std::vector<std::uint64_t> sizes;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    std::uint64_t mult = 1;
+    std::string digits = item;
+    if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) mult = 1'000;
+    if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'M')) mult = 1'000'000;
+    if (mult != 1) digits.pop_back();
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+        digits.size() > 10) {
+      throw UsageError("--sizes: '" + item + "' is not a task count (expected e.g. 10k,100k,1M)");
+    }
+    sizes.push_back(std::stoull(digits) * mult);
+  }
+  if (sizes.empty()) throw UsageError("--sizes: no size given (expected e.g. 10k,100k,1M)");
+  return sizes;
+}
+
+int cmd_bench(int argc, char** argv) {
+  sim::BenchOptions o;
+  std::string sizes;
+  bool no_frontend = false;
+  po::options_description d("options");
+  d.add_options()("help,h", "show this help")
+      ("quick", po::bool_switch(&o.quick), "smoke test: 10k and 100k tasks, one round (< 1 min)")
+      ("out,o", po::value(&o.out_dir), "output folder (default: output/bench_<timestamp>)")
+      ("sizes", po::value(&sizes), "scaling sizes, e.g. 10k,100k,1M,10M (the default)")
+      ("trace-dir", po::value(&o.trace_dir), "where synthetic traces are kept and reused "
+       "(default: the output folder)")
+      ("rounds", po::value(&o.rounds), "interleaved repetitions, median taken (default 3; quick 1)")
+      ("chip", po::value(&o.chip)->default_value("a2"), "chip preset")
+      ("no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py");
+  po::positional_options_description p;
+  po::variables_map vm;
+  parse(argc, argv, d, p, vm);
+  if (vm.count("help") != 0) {
+    std::cout << "usage: pypto-sim bench [options]\n" << d;
+    return 0;
+  }
+  if (!sizes.empty()) o.sizes = parse_sizes(sizes);
+  o.frontend = !no_frontend;
+  if (o.out_dir.empty()) {
+    const std::time_t now = std::time(nullptr);
+    char ts[32];
+    std::strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", std::localtime(&now));
+    o.out_dir = std::string("output/bench_") + ts;
+  }
+  o.self_exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  const nlohmann::ordered_json j = sim::run_bench(o, std::cerr);
+  const std::string path = o.out_dir + "/bench.json";
+  std::ofstream f(path);
+  f << j.dump(2) << "\n";
+  f.flush();
+  if (!f) throw Error("cannot write " + path);
+  std::cout << sim::bench_table(j) << "bench.json in " << path << "\n";
+  return 0;
+}
+
 int dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -274,16 +337,17 @@ int dispatch(int argc, char** argv) {
   if (cmd == "compare") return cmd_run(argc - 1, argv + 1, true);
   if (cmd == "gen") return cmd_gen(argc - 1, argv + 1);
   if (cmd == "config") return cmd_config(argc - 1, argv + 1);
+  if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
   if (cmd == "policies" || cmd == "--list-policies") {
     for (const auto& e : sched::Registry::global().list()) {
       std::cout << e.name << "  " << e.description << "\n";
     }
     return 0;
   }
-  std::vector<std::string> cmds = {"run", "compare", "gen", "config", "policies"};
+  std::vector<std::string> cmds = {"run", "compare", "gen", "config", "policies", "bench"};
   std::string msg = "unknown command '" + cmd + "'";
   if (const auto guess = sched::closest_match(cmd, cmds)) msg += "; did you mean '" + *guess + "'?";
-  throw UsageError(msg + " (commands: run, compare, gen, config, policies)");
+  throw UsageError(msg + " (commands: run, compare, gen, config, policies, bench)");
 }
 
 int run_cli(int argc, char** argv) {

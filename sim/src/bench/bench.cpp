@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: Apache-2.0
+// run_bench(): the suite behind `pypto-sim bench`. Speed ratios are measured side by side
+// in one process, rounds interleaved and medians taken, because the machine it runs on is
+// shared and noisy; memory per task is the peak RSS of a child process per trace size, the
+// only honest way to see what one run of that size needs.
+#include "pypto/sim/bench.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sim/config/config_loader.h"
+#include "pypto/sim/simulation.h"
+#include "pypto/sim/trace/synthetic.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+extern char** environ;
+
+namespace pypto::sim {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+// ---- the reference models' costs -------------------------------------------------------
+
+MinimalCosts minimal_costs(const ChipConfig& chip) {
+  const DerivedTiming tm = derive(chip);
+  MinimalCosts c;
+  c.poll_ps = tm.poll_ps;
+  c.resolve_ps = tm.resolve_ps;
+  c.dispatch_ps = tm.dispatch_ps;
+  c.aicore_ps_per_cycle = tm.aicore_ps_per_cycle;
+  c.threads = sched_thread_count(chip, 7);
+  c.aic = chip.cores.aic;
+  c.aiv = chip.cores.aic * chip.cores.aiv_per_aic;
+  return c;
+}
+
+sched::TimePs minimal_task_ps(const sched::TaskGraph& g, const MinimalCosts& costs,
+                              sched::TaskId t) {
+  if (g.core_type[t] == sched::CoreType::kHub) return 0;
+  if (g.has_recorded(t)) return sched::TimePs{g.recorded_ns[t]} * 1000;
+  if (g.compute_cycles[t] > 0) {
+    return static_cast<sched::TimePs>(
+        std::llround(g.compute_cycles[t] * costs.aicore_ps_per_cycle));
+  }
+  return costs.fixed_task_ps;
+}
+
+namespace {
+
+// Targets of the issue, next to which the measured numbers are printed.
+constexpr double kTargetRatio = 0.40;
+constexpr double kTargetModelTasksPerS = 1e6;
+constexpr double kTargetRssBytesPerTask = 200;
+constexpr double kTargetCompileTileOpsPerS = 1e6;
+constexpr double kTargetCachedCallMs = 2.0;
+constexpr double kFlatTolerance = 0.25;  // per-task cost from 100k up: within +-25%
+constexpr std::uint64_t kFlatFrom = 100'000;
+constexpr std::uint64_t kRepeatUpTo = 1'000'000;  // larger scaling sizes run once
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+std::string loadavg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return f ? a + " " + b + " " + c : std::string("unknown");
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+// This process's peak resident set (VmHWM), 0 if /proc is unavailable.
+std::uint64_t self_peak_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // kB
+  }
+  return 0;
+}
+
+std::string human_count(std::uint64_t n) {
+  if (n >= 1'000'000 && n % 1'000'000 == 0) return std::to_string(n / 1'000'000) + "M";
+  if (n >= 1'000 && n % 1'000 == 0) return std::to_string(n / 1'000) + "k";
+  return std::to_string(n);
+}
+
+// ---- synthetic traces --------------------------------------------------------------------
+
+SyntheticSpec trace_spec(std::uint64_t tasks) {
+  SyntheticSpec s;
+  s.tasks = tasks;
+  s.shape = "mix";
+  return s;
+}
+
+// The spec's trace in dir, generated unless a complete one is there. Files are written
+// under a temporary name and renamed, so an existing name is always a complete trace; its
+// header must still name the same spec (a file of that name from elsewhere is rewritten).
+std::string ensure_trace(const std::string& dir, const SyntheticSpec& s, std::ostream& progress) {
+  const std::string path = dir + "/mix_" + human_count(s.tasks) + "_seed" + std::to_string(s.seed) +
+                           "_r" + std::to_string(s.tasks_per_root) + ".ndjson";
+  const std::string want_tasks = "\"tasks\":" + std::to_string(s.tasks) + ",";
+  const std::string want_gen = "shape=" + s.shape + " seed=" + std::to_string(s.seed) +
+                               " tasks_per_root=" + std::to_string(s.tasks_per_root) + "\"";
+  if (fs::exists(path)) {
+    const std::string head = read_first_line(path);
+    if (head.find(want_tasks) != std::string::npos && head.find(want_gen) != std::string::npos) {
+      progress << "bench: reusing " << path << "\n";
+      return path;
+    }
+  }
+  progress << "bench: generating " << path << " ..." << std::flush;
+  const auto t0 = Clock::now();
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  try {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw Error("cannot write " + tmp);
+    write_synthetic_trace(s, f);
+    f.flush();
+    if (!f) throw Error("error while writing " + tmp + " (disk full?)");
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw;
+  }
+  fs::rename(tmp, path);
+  progress << " " << std::fixed << std::setprecision(1) << seconds_since(t0) << " s\n"
+           << std::defaultfloat;
+  return path;
+}
+
+// ---- child processes -----------------------------------------------------------------------
+
+struct ChildResult {
+  int status = 0;  // wait status
+  rusage usage{};
+  double wall_s = 0;
+  std::string output;  // stdout (when captured)
+};
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
+  return "wait status " + std::to_string(status);
+}
+
+// Runs argv[0] with argv; stderr goes to err_path; stdout is captured if `capture`, else
+// also goes to err_path. cwd: the child's working directory (empty: ours).
+ChildResult run_child(const std::vector<std::string>& argv, const std::string& err_path,
+                      bool capture, const std::string& cwd = "") {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int pipe_fd[2] = {-1, -1};
+  if (capture && ::pipe(pipe_fd) != 0) throw Error("cannot create a pipe for " + argv[0]);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (capture) {
+    posix_spawn_file_actions_adddup2(&fa, pipe_fd[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, pipe_fd[0]);
+    posix_spawn_file_actions_addclose(&fa, pipe_fd[1]);
+  } else {
+    posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+  }
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  ChildResult r;
+  const auto t0 = Clock::now();
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (capture) ::close(pipe_fd[1]);
+  if (rc != 0) {
+    if (capture) ::close(pipe_fd[0]);
+    throw Error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  }
+  if (capture) {
+    char buf[4096];
+    for (ssize_t n; (n = ::read(pipe_fd[0], buf, sizeof buf)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      r.output.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(pipe_fd[0]);
+  }
+  while (::wait4(pid, &r.status, 0, &r.usage) < 0) {
+    if (errno != EINTR) throw Error("cannot wait for " + argv[0] + ": " + std::strerror(errno));
+  }
+  r.wall_s = seconds_since(t0);
+  return r;
+}
+
+std::string tail_of_file(const std::string& path, std::size_t max_chars = 400) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  if (s.size() > max_chars) s = "..." + s.substr(s.size() - max_chars);
+  return s;
+}
+
+// One scaling point: `runs` child runs of the CLI on the trace; the median simulation wall
+// time, the largest peak RSS.
+ordered_json scaling_point(const BenchOptions& opt, const std::string& trace, std::uint64_t tasks,
+                           int runs, const std::string& dir, std::ostream& progress) {
+  std::vector<double> walls, process_walls;
+  long max_rss_kib = 0;
+  const std::uint64_t floor_bytes = self_peak_rss_bytes();
+  std::uint64_t sim_tasks = 0;
+  for (int r = 0; r < runs; ++r) {
+    const std::string out = dir + "/run" + std::to_string(r);
+    const std::string log = dir + "/run" + std::to_string(r) + ".log";
+    fs::create_directories(out);
+    progress << "bench: scaling " << human_count(tasks) << " run " << (r + 1) << "/" << runs
+             << " ..." << std::flush;
+    const ChildResult c =
+        run_child({opt.self_exe, "run", trace, "--chip", opt.chip, "--no-trace", "-q", "-o", out},
+                  log, false);
+    if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+      throw Error("bench: '" + opt.self_exe + " run " + trace + "' failed (" +
+                  describe_status(c.status) + "): " + tail_of_file(log));
+    }
+    std::ifstream f(out + "/stats.json");
+    if (!f) throw Error("bench: the child run left no " + out + "/stats.json");
+    const nlohmann::json stats = nlohmann::json::parse(f);
+    sim_tasks = stats.at("tasks").get<std::uint64_t>() + stats.at("hub_tasks").get<std::uint64_t>();
+    // The CLI exits non-zero when a run stops early; checked again, because a scaling
+    // number of a run that skipped tasks would be a lie.
+    if (sim_tasks != tasks) {
+      throw ModelError("bench: the " + human_count(tasks) + "-task run reports " +
+                       std::to_string(sim_tasks) + " tasks");
+    }
+    walls.push_back(stats.at("wall_s").get<double>());
+    process_walls.push_back(c.wall_s);
+    max_rss_kib = std::max(max_rss_kib, c.usage.ru_maxrss);
+    progress << " " << std::fixed << std::setprecision(2) << walls.back() << " s sim, " << c.wall_s
+             << " s process, " << (c.usage.ru_maxrss / 1024) << " MiB peak\n"
+             << std::defaultfloat;
+  }
+  const double wall = median(walls);
+  const double rss_bytes = static_cast<double>(max_rss_kib) * 1024.0;
+  ordered_json p;
+  p["tasks"] = tasks;
+  p["wall_s"] = wall;
+  p["tasks_per_s"] = wall > 0 ? static_cast<double>(tasks) / wall : 0.0;
+  p["us_per_task"] = wall * 1e6 / static_cast<double>(tasks);
+  p["rss_bytes_per_task"] = rss_bytes / static_cast<double>(tasks);
+  p["peak_rss_bytes"] = static_cast<std::uint64_t>(rss_bytes);
+  // A child's ru_maxrss cannot be below the bench process's own peak when it was started;
+  // at or below that floor the figure is only an upper bound.
+  p["rss_floor_bytes"] = floor_bytes;
+  p["rss_is_upper_bound"] = rss_bytes <= static_cast<double>(floor_bytes);
+  p["process_wall_s"] = median(process_walls);  // includes reading the trace
+  p["runs"] = runs;
+  p["completed_all_tasks"] = true;
+  return p;
+}
+
+// ---- the frontend script ---------------------------------------------------------------------
+
+std::string repo_root(const BenchOptions& opt) {
+  if (!opt.repo_root.empty()) return opt.repo_root;
+  if (const char* env = std::getenv("PYPTO_ROOT"); env != nullptr && *env != '\0') return env;
+  return fs::path(PYPTO_CONFIG_DIR).parent_path().string();  // the source tree we came from
+}
+
+void run_frontend(const BenchOptions& opt, ordered_json& j, std::ostream& progress) {
+  const char* keys[] = {"compile_tile_ops_per_s", "cached_call_ms", "sim_us_per_task_python"};
+  for (const char* k : keys) j[k] = nullptr;
+  auto fail = [&](const std::string& why) {
+    j["frontend_error"] = why;
+    progress << "bench: frontend not measured: " << why << "\n";
+  };
+  if (!opt.frontend) return fail("skipped (--no-frontend)");
+  const std::string root = repo_root(opt);
+  const std::string python = root + "/.venv/bin/python";
+  const std::string script = root + "/tools/bench_frontend.py";
+  if (!fs::exists(script)) return fail(script + " does not exist");
+  if (::access(python.c_str(), X_OK) != 0) {
+    return fail(python + " does not exist (run tools/setup.sh)");
+  }
+  std::vector<std::string> argv = {python, script};
+  if (opt.quick) argv.push_back("--quick");
+  progress << "bench: frontend (" << script << ") ..." << std::flush;
+  const std::string log = opt.out_dir + "/frontend.log";
+  ChildResult c;
+  try {
+    c = run_child(argv, log, true, root);
+  } catch (const Error& e) {
+    progress << "\n";
+    return fail(e.what());
+  }
+  progress << " " << std::fixed << std::setprecision(1) << c.wall_s << " s\n" << std::defaultfloat;
+  if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+    return fail("bench_frontend.py failed (" + describe_status(c.status) +
+                "): " + tail_of_file(log));
+  }
+  // The script prints one JSON object (on one line or pretty-printed). Stray prints before
+  // it must not break the bench: failing the whole output, try from each line that opens
+  // an object, last first.
+  nlohmann::json obj = nlohmann::json::parse(c.output, nullptr, false);
+  for (std::size_t pos = c.output.size(); !obj.is_object() && pos > 0;) {
+    pos = c.output.rfind('{', pos - 1);
+    if (pos == std::string::npos) break;
+    if (pos == 0 || c.output[pos - 1] == '\n')
+      obj = nlohmann::json::parse(c.output.substr(pos), nullptr, false);
+  }
+  if (!obj.is_object()) {
+    return fail("bench_frontend.py printed no JSON object (stdout: '" + c.output.substr(0, 200) +
+                "')");
+  }
+  for (const char* k : keys) {
+    if (!obj.contains(k) || !(obj[k].is_number() || obj[k].is_null())) {
+      return fail(std::string("bench_frontend.py output lacks a number for '") + k + "'");
+    }
+  }
+  for (const char* k : keys) j[k] = obj[k];
+  j["frontend"] = obj;  // everything the script reported (sizes, raw times)
+}
+
+// ---- targets ---------------------------------------------------------------------------------
+
+// One target of the issue with the measured value; `met` is null when the value was not
+// measured, or measured under other conditions than the target's (`note` says which).
+ordered_json target(const std::string& what, const char* unit, const char* op, double goal,
+                    const ordered_json& v, const std::string& note = "") {
+  ordered_json t;
+  t["target"] = what;
+  t["unit"] = unit;
+  t["goal"] = goal;
+  t["measured"] = v;
+  if (v.is_number() && note.empty()) {
+    const double x = v.get<double>();
+    t["met"] = std::string(op) == ">=" ? x >= goal : x <= goal;
+  } else {
+    t["met"] = nullptr;
+  }
+  if (!note.empty()) t["note"] = note;
+  return t;
+}
+
+}  // namespace
+
+// ---- the suite --------------------------------------------------------------------------------
+
+ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
+  BenchOptions opt = in;
+  if (opt.out_dir.empty()) throw ConfigError("bench: no output folder given");
+  if (opt.self_exe.empty() || ::access(opt.self_exe.c_str(), X_OK) != 0) {
+    throw ConfigError("bench: the pypto-sim binary '" + opt.self_exe +
+                      "' is not executable (needed for the scaling child runs)");
+  }
+  if (opt.sizes.empty()) {
+    opt.sizes = opt.quick ? std::vector<std::uint64_t>{10'000, 100'000}
+                          : std::vector<std::uint64_t>{10'000, 100'000, 1'000'000, 10'000'000};
+  }
+  for (const std::uint64_t s : opt.sizes) {
+    if (s == 0 || s > 0xFFFFFFFEull) {
+      throw ConfigError("bench: --sizes: " + std::to_string(s) +
+                        " is out of range [1, 4294967294] tasks");
+    }
+  }
+  std::sort(opt.sizes.begin(), opt.sizes.end());
+  opt.sizes.erase(std::unique(opt.sizes.begin(), opt.sizes.end()), opt.sizes.end());
+  if (opt.headline_tasks == 0) opt.headline_tasks = opt.quick ? 100'000 : 1'000'000;
+  if (opt.rounds <= 0) opt.rounds = opt.quick ? 1 : 3;
+  if (opt.trace_dir.empty()) opt.trace_dir = opt.out_dir;
+  fs::create_directories(opt.out_dir);
+  fs::create_directories(opt.trace_dir);
+
+  const auto t_start = Clock::now();
+  const ChipConfig chip = cfg::load_chip_preset(opt.chip);
+  ordered_json j;
+  j["schema"] = "pypto-sim-bench/1";
+  j["quick"] = opt.quick;
+  j["chip"] = chip.chip.name;
+  j["machine"] = ordered_json{{"cpus", std::thread::hardware_concurrency()},
+                              {"cpu", cpu_model()},
+                              {"loadavg_start", loadavg()}};
+
+  // ---- 2. scaling, one child process per run ----
+  // First, while this process is small: Linux carries a process's peak RSS across exec
+  // into the child it becomes (and a spawned child starts from our memory), so a child's
+  // ru_maxrss is at least ours. Each point records that floor.
+  ordered_json scaling = ordered_json::array();
+  ordered_json scaling_flatness;
+  for (const std::uint64_t n : opt.sizes) {
+    const std::string trace = ensure_trace(opt.trace_dir, trace_spec(n), progress);
+    const int runs = n <= kRepeatUpTo ? opt.rounds : 1;
+    scaling.push_back(
+        scaling_point(opt, trace, n, runs, opt.out_dir + "/scaling/" + human_count(n), progress));
+  }
+  // Flatness: every size from 100k up within +-25% of the 100k (smallest such) cost.
+  {
+    double base = 0, worst = 0, lo_us = 0, hi_us = 0;
+    std::size_t points = 0;
+    double rss_first = 0, rss_last = 0;
+    for (const auto& p : scaling) {
+      if (p["tasks"].get<std::uint64_t>() < kFlatFrom) continue;
+      const double us = p["us_per_task"].get<double>();
+      const double rss = p["rss_bytes_per_task"].get<double>();
+      if (points == 0) {
+        base = us;
+        lo_us = hi_us = us;
+        rss_first = rss;
+      }
+      lo_us = std::min(lo_us, us);
+      hi_us = std::max(hi_us, us);
+      worst = std::max(worst, std::abs(us / base - 1.0));
+      rss_last = rss;
+      ++points;
+    }
+    ordered_json f;
+    f["from_tasks"] = kFlatFrom;
+    f["points"] = points;
+    if (points >= 2) {
+      f["max_over_min_us_per_task"] = hi_us / lo_us;
+      f["max_deviation_from_first"] = worst;
+      f["flat_within_25pct"] = worst <= kFlatTolerance;
+      // The fixed part of the RSS (binary, SystemC, buffers) spreads over more tasks as
+      // the size grows, so per-task memory must fall or stay; 5% slack for allocator noise.
+      f["memory_per_task_grows"] = rss_last > rss_first * 1.05;
+    } else {
+      f["max_over_min_us_per_task"] = nullptr;
+      f["max_deviation_from_first"] = nullptr;
+      f["flat_within_25pct"] = nullptr;
+      f["memory_per_task_grows"] = nullptr;
+      f["note"] = "needs two sizes of at least 100k tasks";
+    }
+    scaling_flatness = f;
+  }
+
+  // ---- 1. the model against the ceiling and the heap DES, side by side ----
+  const std::string headline_trace =
+      ensure_trace(opt.trace_dir, trace_spec(opt.headline_tasks), progress);
+  progress << "bench: loading " << headline_trace << " ..." << std::flush;
+  auto t0 = Clock::now();
+  LoadOptions lo;
+  const LoadedTrace loaded = load_trace(headline_trace, lo, chip);
+  const sched::TaskGraph& g = loaded.graph;
+  const double load_s = seconds_since(t0);
+  progress << " " << std::fixed << std::setprecision(2) << load_s << " s\n" << std::defaultfloat;
+  std::uint64_t hubs = 0;
+  for (const auto ct : g.core_type) hubs += ct == sched::CoreType::kHub ? 1 : 0;
+  const std::uint64_t tasks = g.num_tasks() - hubs;  // what the model's tasks/s counts
+  const MinimalCosts costs = minimal_costs(chip);
+
+  SimOptions sim_opt;
+  sim_opt.record_timeline = false;
+  sim_opt.record_aicpu_events = false;
+  std::vector<double> model_tps, ceiling_tps, heap_tps, ratios;
+  SimStats model_stats;
+  MinimalResult ceiling_res, heap_res;
+  for (int r = 0; r < opt.rounds; ++r) {
+    // Rotate the order each round so that no model always runs first (cold caches,
+    // allocator growth) or last.
+    double m = 0, c = 0, h = 0;
+    for (int k = 0; k < 3; ++k) {
+      switch ((k + r) % 3) {
+        case 0: {
+          const SimResult res = simulate(g, chip, sim_opt);
+          if (res.stats.tasks != tasks) {
+            throw ModelError("bench: the full model completed " + std::to_string(res.stats.tasks) +
+                             " of " + std::to_string(tasks) + " tasks");
+          }
+          model_stats = res.stats;
+          m = static_cast<double>(tasks) / res.stats.wall_s;
+          break;
+        }
+        case 1:
+          ceiling_res = run_ceiling(g, costs);  // throws unless every task completed
+          c = static_cast<double>(tasks) / ceiling_res.wall_s;
+          break;
+        case 2:
+          heap_res = run_heap_des(g, costs);
+          h = static_cast<double>(tasks) / heap_res.wall_s;
+          break;
+      }
+    }
+    model_tps.push_back(m);
+    ceiling_tps.push_back(c);
+    heap_tps.push_back(h);
+    ratios.push_back(m / c);
+    progress << "bench: round " << (r + 1) << "/" << opt.rounds << " on "
+             << human_count(opt.headline_tasks) << " tasks: model " << std::llround(m)
+             << " tasks/s, ceiling " << std::llround(c) << ", heap DES " << std::llround(h) << "\n";
+  }
+  j["trace"] = ordered_json{{"path", headline_trace},
+                            {"shape", "mix"},
+                            {"tasks", tasks},
+                            {"edges", g.num_edges()},
+                            {"device_tasks", g.device_tasks.size()},
+                            {"load_s", load_s}};
+  j["rounds"] = opt.rounds;
+  j["model_tasks_per_s"] = median(model_tps);
+  j["ceiling_tasks_per_s"] = median(ceiling_tps);
+  j["ratio_to_ceiling"] = median(ratios);  // per-round ratios: both halves saw the same load
+  j["heap_des_tasks_per_s"] = median(heap_tps);
+  j["ceiling_over_heap_des"] = median(ceiling_tps) / median(heap_tps);
+  j["headline_detail"] =
+      ordered_json{{"model_runs_tasks_per_s", model_tps},
+                   {"ceiling_runs_tasks_per_s", ceiling_tps},
+                   {"heap_des_runs_tasks_per_s", heap_tps},
+                   {"model_makespan_ns", static_cast<double>(model_stats.makespan_ps) / 1000.0},
+                   {"ceiling_makespan_ns", static_cast<double>(ceiling_res.makespan_ps) / 1000.0},
+                   {"heap_des_makespan_ns", static_cast<double>(heap_res.makespan_ps) / 1000.0},
+                   {"model_activations", model_stats.sim_events},
+                   {"ceiling_activations", ceiling_res.activations},
+                   {"heap_des_events", heap_res.activations},
+                   {"sched_threads", costs.threads},
+                   {"cores", costs.aic + costs.aiv}};
+
+  j["scaling"] = scaling;
+  j["scaling_flatness"] = scaling_flatness;
+
+  // ---- 3. per-policy cost on the same graph ----
+  const std::vector<std::string> policies = {"fifo", "l2_affinity", "fair", "l2_fair"};
+  std::vector<std::vector<double>> policy_tps(policies.size());
+  for (int r = 0; r < opt.rounds; ++r) {
+    for (std::size_t p = 0; p < policies.size(); ++p) {
+      SimOptions po = sim_opt;
+      po.runtime.policy = policies[p];
+      const SimResult res = simulate(g, chip, po);
+      if (res.stats.tasks != tasks) {
+        throw ModelError("bench: policy " + policies[p] + " completed " +
+                         std::to_string(res.stats.tasks) + " of " + std::to_string(tasks) +
+                         " tasks");
+      }
+      policy_tps[p].push_back(static_cast<double>(tasks) / res.stats.wall_s);
+    }
+  }
+  ordered_json pol = ordered_json::object();
+  for (std::size_t p = 0; p < policies.size(); ++p) pol[policies[p]] = median(policy_tps[p]);
+  progress << "bench: policies on " << human_count(opt.headline_tasks) << " tasks:";
+  for (std::size_t p = 0; p < policies.size(); ++p) {
+    progress << " " << policies[p] << " " << std::llround(median(policy_tps[p]));
+  }
+  progress << " tasks/s\n";
+  j["policies"] = pol;
+  j["policies_trace_tasks"] = tasks;
+
+  // ---- 4. the frontend ----
+  run_frontend(opt, j, progress);
+
+  // ---- 6. targets ----
+  ordered_json rss_at_10m = nullptr;
+  for (const auto& p : scaling) {
+    if (p["tasks"].get<std::uint64_t>() == 10'000'000) rss_at_10m = p["rss_bytes_per_task"];
+  }
+  const std::string not_1m = opt.headline_tasks == 1'000'000
+                                 ? ""
+                                 : "measured on " + human_count(opt.headline_tasks) + " tasks";
+  const std::string not_10m = rss_at_10m.is_null() ? "10M tasks not in the sizes" : "";
+  const std::string no_frontend = j.contains("frontend_error") ? "frontend not measured" : "";
+  ordered_json targets = ordered_json::array();
+  targets.push_back(target("full model >= 40% of the bare SystemC ceiling, 1M tasks", "ratio",
+                           ">=", kTargetRatio, j["ratio_to_ceiling"], not_1m));
+  targets.push_back(target("full model >= 1,000,000 tasks/s, 1M tasks", "tasks/s",
+                           ">=", kTargetModelTasksPerS, j["model_tasks_per_s"], not_1m));
+  targets.push_back(target("<= 200 bytes resident per task at 10M tasks", "B/task",
+                           "<=", kTargetRssBytesPerTask, rss_at_10m, not_10m));
+  targets.push_back(target("compile >= 1,000,000 tile ops/s", "tile ops/s", ">=",
+                           kTargetCompileTileOpsPerS, j["compile_tile_ops_per_s"], no_frontend));
+  targets.push_back(target("cached small-kernel call < 2 ms", "ms", "<=", kTargetCachedCallMs,
+                           j["cached_call_ms"], no_frontend));
+  j["targets"] = targets;
+  j["all_tasks_completed"] = true;  // every measurement above throws otherwise
+  j["machine"]["loadavg_end"] = loadavg();
+  j["bench_wall_s"] = seconds_since(t_start);
+  return j;
+}
+
+// ---- the table ----------------------------------------------------------------------------------
+
+namespace {
+
+std::string num(const ordered_json& v, const char* format = "%.0f") {
+  if (!v.is_number()) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v.get<double>());
+  return buf;
+}
+
+// 1234567 -> "1,234,567"
+std::string grouped(const ordered_json& v) {
+  if (!v.is_number()) return "n/a";
+  std::string s = std::to_string(std::llround(v.get<double>()));
+  for (int i = static_cast<int>(s.size()) - 3; i > 0 && s[i - 1] != '-'; i -= 3) s.insert(i, ",");
+  return s;
+}
+
+std::string pad(std::string s, std::size_t w, bool right = true) {
+  if (s.size() >= w) return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+}  // namespace
+
+std::string bench_table(const ordered_json& j) {
+  std::ostringstream o;
+  o << "pypto-sim bench (" << j.value("chip", "?") << (j.value("quick", false) ? ", quick" : "")
+    << "; " << j["machine"].value("cpus", 0u) << " CPUs, load "
+    << j["machine"].value("loadavg_start", "?") << " -> " << j["machine"].value("loadavg_end", "?")
+    << ")\n\n";
+  o << "model vs ceiling: mix trace of " << grouped(j["trace"]["tasks"]) << " tasks, "
+    << j.value("rounds", 0) << " interleaved round(s), medians\n";
+  o << "  full model (SystemC)     " << pad(grouped(j["model_tasks_per_s"]), 12) << " tasks/s\n";
+  o << "  bare SystemC ceiling     " << pad(grouped(j["ceiling_tasks_per_s"]), 12) << " tasks/s\n";
+  o << "  C++ heap event loop      " << pad(grouped(j["heap_des_tasks_per_s"]), 12) << " tasks/s\n";
+  const ordered_json ratio_pct = j["ratio_to_ceiling"].is_number()
+                                     ? ordered_json(100 * j["ratio_to_ceiling"].get<double>())
+                                     : ordered_json(nullptr);
+  o << "  model / ceiling          " << pad(num(ratio_pct, "%.1f"), 12) << " %\n\n";
+  o << "scaling (one child process per run; wall = simulation only)\n";
+  o << "  " << pad("tasks", 10) << pad("wall s", 10) << pad("tasks/s", 13) << pad("us/task", 10)
+    << pad("RSS B/task", 12) << pad("peak MiB", 10) << pad("runs", 6) << "\n";
+  for (const auto& p : j["scaling"]) {
+    o << "  " << pad(grouped(p["tasks"]), 10) << pad(num(p["wall_s"], "%.3f"), 10)
+      << pad(grouped(p["tasks_per_s"]), 13) << pad(num(p["us_per_task"], "%.3f"), 10)
+      << pad(num(p["rss_bytes_per_task"], "%.0f"), 12)
+      << pad(num(ordered_json(p["peak_rss_bytes"].get<double>() / (1024.0 * 1024.0)), "%.0f"), 10)
+      << pad(std::to_string(p.value("runs", 0)), 6) << "\n";
+  }
+  const auto& f = j["scaling_flatness"];
+  if (f["flat_within_25pct"].is_boolean()) {
+    o << "  per-task cost from 100k up: max deviation "
+      << num(ordered_json(100 * f["max_deviation_from_first"].get<double>()), "%.0f")
+      << " % of the 100k cost -> " << (f["flat_within_25pct"].get<bool>() ? "flat" : "NOT FLAT")
+      << " (limit +-25 %); memory per task "
+      << (f["memory_per_task_grows"].get<bool>() ? "GROWS" : "does not grow") << "\n\n";
+  } else {
+    o << "  per-task flatness: " << f.value("note", "") << "\n\n";
+  }
+  o << "policies (" << grouped(j["policies_trace_tasks"]) << " tasks, tasks/s)\n";
+  for (auto it = j["policies"].begin(); it != j["policies"].end(); ++it) {
+    o << "  " << pad(it.key(), 14, false) << pad(grouped(it.value()), 12) << "\n";
+  }
+  o << "\nfrontend\n";
+  o << "  compile                  " << pad(grouped(j["compile_tile_ops_per_s"]), 12)
+    << " tile ops/s\n";
+  o << "  cached small-kernel call " << pad(num(j["cached_call_ms"], "%.3f"), 12) << " ms\n";
+  o << "  SIM from Python          " << pad(num(j["sim_us_per_task_python"], "%.3f"), 12)
+    << " us/task\n";
+  if (j.contains("frontend_error"))
+    o << "  (not measured: " << j["frontend_error"].get<std::string>() << ")\n";
+  o << "\ntargets\n";
+  for (const auto& t : j["targets"]) {
+    const std::string unit = t.value("unit", "");
+    std::string measured;
+    if (!t["measured"].is_number()) {
+      measured = "n/a";
+    } else if (unit == "ratio") {
+      measured = num(ordered_json(100 * t["measured"].get<double>()), "%.1f") + " %";
+    } else if (unit == "ms") {
+      measured = num(t["measured"], "%.3f") + " ms";
+    } else {
+      measured = grouped(t["measured"]) + " " + unit;
+    }
+    const std::string met = t["met"].is_boolean() ? (t["met"].get<bool>() ? "met" : "NOT MET")
+                            : t.contains("note")  ? "(" + t["note"].get<std::string>() + ")"
+                                                  : "not measured";
+    o << "  " << pad(t["target"].get<std::string>(), 52, false) << pad(measured, 22) << "  " << met
+      << "\n";
+  }
+  o << "\nevery run completed every task: "
+    << (j.value("all_tasks_completed", false) ? "yes" : "NO") << "; bench took "
+    << num(j["bench_wall_s"], "%.1f") << " s\n";
+  return o.str();
+}
+
+}  // namespace pypto::sim

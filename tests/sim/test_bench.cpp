@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// The benchmark's reference models (bare SystemC ceiling and heap event loop): makespans
+// worked out by hand from the fixed costs, the same answer from both on graphs without
+// simultaneous events, the completion check, and run_bench's option errors.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "pypto/sched/errors.h"
+#include "pypto/sim/bench.h"
+#include "pypto/sim/config/config_loader.h"
+#include "pypto/sim/trace/synthetic.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+using namespace pypto;
+using Catch::Matchers::Contains;
+using sched::CoreType;
+using sched::TaskGraphBuilder;
+
+namespace {
+
+// {type, device task, recorded ns (kNoRecord: none), successors}
+struct T {
+  CoreType type;
+  std::uint32_t dt;
+  std::uint32_t ns;
+  std::vector<sched::TaskId> succ;
+};
+
+sched::TaskGraph graph_of(const std::vector<T>& tasks) {
+  TaskGraphBuilder b("test");
+  const auto k = b.kernel_index("k");
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    TaskGraphBuilder::Task t;
+    t.core_type = tasks[i].type;
+    t.device_task_seq = tasks[i].dt;
+    t.root = static_cast<std::uint32_t>(i);
+    t.orig_id = static_cast<std::uint32_t>(i);
+    t.kernel = k;
+    t.recorded_ns = tasks[i].ns;
+    b.add_task(t);
+    for (auto s : tasks[i].succ) b.add_successor(s);
+  }
+  return b.finish();
+}
+
+// Round numbers so that the expected makespans can be added up by hand.
+sim::MinimalCosts small_costs(std::uint32_t threads, std::uint32_t clusters) {
+  sim::MinimalCosts c;
+  c.poll_ps = 10;
+  c.resolve_ps = 20;
+  c.dispatch_ps = 30;
+  c.fixed_task_ps = 1'000'000;
+  c.aicore_ps_per_cycle = 500;
+  c.threads = threads;
+  c.aic = clusters;
+  c.aiv = 2 * clusters;
+  return c;
+}
+
+std::string temp_dir(const std::string& tag) {
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("pypto_bench_" + tag + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("reference models: a two-task chain costs dispatch, poll and resolve", "[bench]") {
+  // A (AIC, 1 us) -> B (AIV, 2 us), one thread, one cluster.
+  const auto g = graph_of({{CoreType::kAic, 0, 1000, {1}}, {CoreType::kAiv, 0, 2000, {}}});
+  const auto costs = small_costs(1, 1);
+  // Round at 0: dispatch A at 30, ends 1'000'030. Round at 1'000'030: poll (+10), collect A,
+  // resolve A->B (+20), dispatch B (+30) at 1'000'090, ends 3'000'090.
+  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+    CHECK(r.tasks_done == 2);
+    CHECK(r.makespan_ps == 3'000'090);
+    CHECK(r.wall_s > 0);
+  }
+}
+
+TEST_CASE("reference models: device tasks run one after another", "[bench]") {
+  // Two independent AIC tasks in different device tasks: B becomes ready only when A is
+  // collected. Round at 1'000'030: poll (+10) collects A, dispatch B (+30) at 1'000'070.
+  const auto g = graph_of({{CoreType::kAic, 0, 1000, {}}, {CoreType::kAic, 1, 1000, {}}});
+  const auto costs = small_costs(1, 1);
+  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+    CHECK(r.tasks_done == 2);
+    CHECK(r.makespan_ps == 2'000'070);
+  }
+}
+
+TEST_CASE("reference models: HUB tasks complete inline, tasks without time take 1 us", "[bench]") {
+  // A (AIC, no record, no compute: 1 us) -> H (HUB) -> B (AIV, 2 us). Collect A at
+  // 1'000'040, resolve A->H (+20), H inline, resolve H->B (+20), dispatch B (+30) at
+  // 1'000'110, ends 3'000'110.
+  const auto g = graph_of({{CoreType::kAic, 0, sched::kNoRecord, {1}},
+                           {CoreType::kHub, 0, sched::kNoRecord, {2}},
+                           {CoreType::kAiv, 0, 2000, {}}});
+  const auto costs = small_costs(1, 1);
+  CHECK(sim::minimal_task_ps(g, costs, 0) == 1'000'000);
+  CHECK(sim::minimal_task_ps(g, costs, 1) == 0);
+  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+    CHECK(r.tasks_done == 3);
+    CHECK(r.makespan_ps == 3'000'110);
+  }
+}
+
+TEST_CASE("reference models: threads share one FIFO per core type", "[bench]") {
+  // Four 1 us AIC tasks, two threads with one AIC each. Each thread dispatches one at 30
+  // (whichever runs first leaves the rest and wakes the other); at 1'000'030 each polls
+  // (+10), collects and dispatches the next (+30): two waves, makespan 2'000'070.
+  const auto g = graph_of({{CoreType::kAic, 0, 1000, {}},
+                           {CoreType::kAic, 0, 1000, {}},
+                           {CoreType::kAic, 0, 1000, {}},
+                           {CoreType::kAic, 0, 1000, {}}});
+  const auto costs = small_costs(2, 2);
+  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+    CHECK(r.tasks_done == 4);
+    CHECK(r.makespan_ps == 2'000'070);
+  }
+}
+
+TEST_CASE("reference models: a task no core can run is reported, not skipped", "[bench]") {
+  const auto g = graph_of({{CoreType::kAic, 0, 1000, {1}}, {CoreType::kAiv, 0, 1000, {}}});
+  auto costs = small_costs(1, 1);
+  costs.aiv = 0;  // the AIV task can never be dispatched
+  CHECK_THROWS_WITH(sim::run_ceiling(g, costs), Contains("completed 1 of 2 tasks"));
+  CHECK_THROWS_WITH(sim::run_heap_des(g, costs), Contains("completed 1 of 2 tasks"));
+}
+
+TEST_CASE("reference models: A2 costs and agents", "[bench]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sim::MinimalCosts c = sim::minimal_costs(chip);
+  // launch_sched_aicpu_num 7 is above A2's maximum of 4: automatic, ceil(24 / 8) = 3.
+  CHECK(c.threads == 3);
+  CHECK(c.aic == 24);
+  CHECK(c.aiv == 48);
+  // 240, 390 and 200 cycles at 1800 MHz, to the nearest picosecond.
+  CHECK(c.poll_ps == 133'333);
+  CHECK(c.resolve_ps == 216'667);
+  CHECK(c.dispatch_ps == 111'111);
+}
+
+TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[bench]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const std::string dir = temp_dir("models");
+  const auto load = [&](const std::string& shape, std::uint64_t n) {
+    sim::SyntheticSpec s;
+    s.shape = shape;
+    s.tasks = n;
+    const std::string path = dir + "/" + shape + ".ndjson";
+    {
+      std::ofstream f(path);
+      sim::write_synthetic_trace(s, f);
+    }
+    return sim::load_trace(path, sim::LoadOptions{}, chip).graph;
+  };
+  const sim::MinimalCosts costs = sim::minimal_costs(chip);
+  // One chain: never two events at the same time, so the kernels cannot order ties
+  // differently and both models give the same makespan.
+  const auto chain = load("chain", 3000);
+  const auto c1 = sim::run_ceiling(chain, costs);
+  const auto h1 = sim::run_heap_des(chain, costs);
+  CHECK(c1.tasks_done == 3000);
+  CHECK(h1.tasks_done == 3000);
+  CHECK(c1.makespan_ps == h1.makespan_ps);
+  CHECK(c1.makespan_ps > 0);
+  // A mix: every task completes in both; ties may be ordered differently, so the makespans
+  // are only close.
+  const auto mix = load("mix", 20000);
+  const auto c2 = sim::run_ceiling(mix, costs);
+  const auto h2 = sim::run_heap_des(mix, costs);
+  CHECK(c2.tasks_done == 20000);
+  CHECK(h2.tasks_done == 20000);
+  CHECK(static_cast<double>(c2.makespan_ps) ==
+        Approx(static_cast<double>(h2.makespan_ps)).epsilon(0.05));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run_bench rejects bad options with one clear line", "[bench]") {
+  std::ostringstream progress;
+  sim::BenchOptions o;
+  o.out_dir = temp_dir("opts");
+  o.self_exe = "/nonexistent/pypto-sim";
+  CHECK_THROWS_AS(sim::run_bench(o, progress), ConfigError);
+  CHECK_THROWS_WITH(sim::run_bench(o, progress),
+                    Contains("'/nonexistent/pypto-sim' is not executable"));
+  o.self_exe = "/bin/true";
+  o.sizes = {1000, 0};
+  CHECK_THROWS_WITH(sim::run_bench(o, progress), Contains("--sizes: 0 is out of range"));
+  o.out_dir.clear();
+  CHECK_THROWS_WITH(sim::run_bench(o, progress), Contains("no output folder"));
+  std::filesystem::remove_all(temp_dir("opts"));
+}
