@@ -424,3 +424,55 @@ def test_dump_trace_replays_with_the_cli(tmp_path):
     assert replay["device_tasks"] == k.last_report.stats["device_tasks"]
     # Same tasks, costs and addresses: the replay takes as long as the SIM call.
     assert replay["makespan_ns"] == pytest.approx(k.last_report.makespan_ns, rel=1e-9)
+
+
+# ---- shape and data-movement ops -----------------------------------------------------------
+@pytest.mark.parametrize("pt,tt,tol", FLOATS)
+def test_shape_ops_against_torch(pt, tt, tol):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([12, 20], pt), b: pypto.Tensor([12, 20], pt),
+          t_out: pypto.Tensor([20, 12], pt), cat: pypto.Tensor([24, 20], pt),
+          r_out: pypto.Tensor([20, 12], pt), e_out: pypto.Tensor([2, 12, 20], pt),
+          misc: pypto.Tensor([12, 20], pt), asm: pypto.Tensor([16, 24], pt)):
+        pypto.set_vec_tile_shapes(8, 8)
+        t_out[:] = pypto.transpose(a, 0, 1)
+        cat[:] = pypto.concat([a, b], 0)
+        r_out[:] = pypto.reshape(a, [20, 12])
+        pypto.set_vec_tile_shapes(1, 8, 8)
+        e_out[:] = pypto.expand_clone(pypto.unsqueeze(a, 0), [2, 12, 20])
+        pypto.set_vec_tile_shapes(8, 8)
+        ones = pypto.ones(12, 20, dtype=pt)
+        misc[:] = pypto.clip(a, -0.5, 0.5) + pypto.pow(pypto.abs(b) + ones, 2.0) + pypto.zeros(12, 20, dtype=pt)
+        asm[:] = pypto.full([16, 24], 3.0, pt)
+        pypto.assemble(pypto.view(b, [4, 6], [2, 3]), [5, 7], asm)
+
+    a, b = rand((12, 20), tt, seed=20), rand((12, 20), tt, seed=21)
+    outs = [torch.zeros(s, dtype=tt) for s in [(20, 12), (24, 20), (20, 12), (2, 12, 20), (12, 20), (16, 24)]]
+    k(a, b, *outs)
+    t_out, cat, r_out, e_out, misc, asm = outs
+    assert torch.equal(t_out, a.T)
+    assert torch.equal(cat, torch.cat([a, b], 0))
+    assert torch.equal(r_out, a.reshape(20, 12))
+    assert torch.equal(e_out, a.unsqueeze(0).expand(2, 12, 20))
+    af, bf = a.float(), b.float()
+    want = (af.clamp(-0.5, 0.5).to(tt).float() + ((bf.abs().to(tt).float() + 1).to(tt).float() ** 2).to(tt).float()).to(tt)
+    close(misc, want, tol)
+    want_asm = torch.full((16, 24), 3.0, dtype=tt)
+    want_asm[5:9, 7:13] = b[2:6, 3:9]
+    assert torch.equal(asm, want_asm)
+
+
+def test_permute_and_batched_reduction():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([3, 10, 14], F32), p: pypto.Tensor([14, 3, 10], F32),
+          s: pypto.Tensor([3, 14], F32)):
+        pypto.set_vec_tile_shapes(4, 4, 4)
+        p[:] = pypto.permute(x, [2, 0, 1])
+        pypto.set_vec_tile_shapes(2, 10, 8)
+        s[:] = pypto.sum(x, 1)
+
+    x = rand((3, 10, 14), torch.float32, seed=22)
+    p, s = torch.zeros(14, 3, 10), torch.zeros(3, 14)
+    k(x, p, s)
+    assert torch.equal(p, x.permute(2, 0, 1))
+    close(s, x.sum(1), 1e-5)

@@ -14,6 +14,12 @@ using sched::kNoTask;
 using sched::TaskId;
 using sched::TimePs;
 
+namespace {
+// Non-negative picoseconds to the nearest integer (std::llround is a libm call per value,
+// and this runs five times per task).
+inline TimePs round_ps(double v) { return static_cast<TimePs>(v + 0.5); }
+}  // namespace
+
 AiCore::AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id)
     : sc_module(name), m_(m), id_(id) {
   SC_METHOD(step);
@@ -59,6 +65,11 @@ TimePs AiCore::earliest_known_finish() const {
   return t;
 }
 
+SchedThread* AiCore::owner() {
+  if (owner_ == nullptr) owner_ = m_.threads[m_.scheduler->owner(id_)];
+  return owner_;
+}
+
 TimePs AiCore::earliest_end() const {
   if (run_.finish != kNever) return run_.finish;
   // An HBM transfer is in flight: the task ends no earlier than if it completed now.
@@ -99,12 +110,12 @@ void AiCore::start(TaskId task, TimePs t0) {
     }
     const double cyc = tm.aicore_ps_per_cycle;
     const auto& cost = m_.chip.cost;
-    run_.pre = std::llround((cost.task_overhead_cycles +
+    run_.pre = round_ps((cost.task_overhead_cycles +
                              (read_bytes > 0 ? cost.mte_read_latency_cycles : 0)) * cyc);
-    run_.post = std::llround((write_bytes > 0 ? cost.mte_write_latency_cycles : 0) * cyc);
-    run_.l2_read = std::llround(static_cast<double>(hit_read) / tm.l2_read_bytes_per_ps);
-    run_.write = std::llround(static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps);
-    run_.compute = std::llround(g.compute_cycles[task] * cyc);
+    run_.post = round_ps((write_bytes > 0 ? cost.mte_write_latency_cycles : 0) * cyc);
+    run_.l2_read = round_ps(static_cast<double>(hit_read) / tm.l2_read_bytes_per_ps);
+    run_.write = round_ps(static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps);
+    run_.compute = round_ps(g.compute_cycles[task] * cyc);
     run_.overlap = g.tiles[task] > 1;
     if (hbm_bytes == 0) {
       run_.finish = t0 + run_.pre + combine(run_.l2_read) + run_.post;
@@ -113,13 +124,13 @@ void AiCore::start(TaskId task, TimePs t0) {
       m_.hbm->start(hbm_bytes, id_);  // finish becomes known when the transfer ends
     }
   }
-  if (run_.finish != kNever) m_.threads[m_.scheduler->owner(id_)]->on_finish_known(id_, run_.finish);
+  if (run_.finish != kNever) owner()->on_finish_known(id_, run_.finish);
 }
 
 void AiCore::on_flow_done() {
   const TimePs hbm_ps = now_ps() - run_.flow_start + m_.tm.hbm_latency_ps;
   run_.finish = run_.start + run_.pre + combine(run_.l2_read + hbm_ps) + run_.post;
-  m_.threads[m_.scheduler->owner(id_)]->on_finish_known(id_, run_.finish);
+  owner()->on_finish_known(id_, run_.finish);
   arm();
 }
 

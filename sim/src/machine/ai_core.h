@@ -11,6 +11,8 @@
 
 namespace pypto::sim {
 
+class SchedThread;
+
 class AiCore : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(AiCore);
@@ -40,9 +42,11 @@ class AiCore : public sc_core::sc_module {
   void arm();
   sched::TimePs combine(sched::TimePs read_ps) const;
   sched::TimePs earliest_end() const;  // lower bound of the running task's end
+  SchedThread* owner();                 // the schedule thread that owns this core
 
   Machine& m_;
   sched::CoreId id_;
+  SchedThread* owner_ = nullptr;  // resolved on first use (threads are built after cores)
   sc_core::sc_event ev_;
 
   struct Running {
