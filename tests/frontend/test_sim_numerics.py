@@ -331,6 +331,8 @@ def test_option_max_workspace_kb(caplog):
     import re
     near, above = map(int, re.search(r"near (\d+)KB and above (\d+)KB", rec[0]).groups())
     assert near > above > 0
+    ws = r.stats["workspace"]
+    assert 0 < ws["minimum_bytes"] <= above * 1024 < ws["peak_bytes"]
     with pytest.raises(ValueError, match=rf"max_workspace_kb={above}KB must be greater than the "
                                          rf"minimum runnable workspace={above}KB"):
         softmax_rows({"max_workspace_kb": above})
