@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "graph_helpers.h"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,34 +21,11 @@
 using namespace pypto;
 using Catch::Matchers::Contains;
 using sched::CoreType;
-using sched::TaskGraphBuilder;
+using pypto::testing::graph_of;
+using pypto::testing::T;
 
 namespace {
 
-// {type, device task, recorded ns (kNoRecord: none), successors}
-struct T {
-  CoreType type;
-  std::uint32_t dt;
-  std::uint32_t ns;
-  std::vector<sched::TaskId> succ;
-};
-
-sched::TaskGraph graph_of(const std::vector<T>& tasks) {
-  TaskGraphBuilder b("test");
-  const auto k = b.kernel_index("k");
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    TaskGraphBuilder::Task t;
-    t.core_type = tasks[i].type;
-    t.device_task_seq = tasks[i].dt;
-    t.root = static_cast<std::uint32_t>(i);
-    t.orig_id = static_cast<std::uint32_t>(i);
-    t.kernel = k;
-    t.recorded_ns = tasks[i].ns;
-    b.add_task(t);
-    for (auto s : tasks[i].succ) b.add_successor(s);
-  }
-  return b.finish();
-}
 
 // Round numbers so that the expected makespans can be added up by hand.
 sim::MinimalCosts small_costs(std::uint32_t threads, std::uint32_t clusters) {
@@ -73,7 +52,7 @@ std::string temp_dir(const std::string& tag) {
 
 TEST_CASE("reference models: a two-task chain costs dispatch, poll and resolve", "[bench]") {
   // A (AIC, 1 us) -> B (AIV, 2 us), one thread, one cluster.
-  const auto g = graph_of({{CoreType::kAic, 0, 1000, {1}}, {CoreType::kAiv, 0, 2000, {}}});
+  const auto g = graph_of({{CoreType::kAic, 1000, {1}, 0}, {CoreType::kAiv, 2000, {}, 0}});
   const auto costs = small_costs(1, 1);
   // Round at 0: dispatch A at 30, ends 1'000'030. Round at 1'000'030: poll (+10), collect A,
   // resolve A->B (+20), dispatch B (+30) at 1'000'090, ends 3'000'090.
@@ -87,7 +66,7 @@ TEST_CASE("reference models: a two-task chain costs dispatch, poll and resolve",
 TEST_CASE("reference models: device tasks run one after another", "[bench]") {
   // Two independent AIC tasks in different device tasks: B becomes ready only when A is
   // collected. Round at 1'000'030: poll (+10) collects A, dispatch B (+30) at 1'000'070.
-  const auto g = graph_of({{CoreType::kAic, 0, 1000, {}}, {CoreType::kAic, 1, 1000, {}}});
+  const auto g = graph_of({{CoreType::kAic, 1000, {}, 0}, {CoreType::kAic, 1000, {}, 1}});
   const auto costs = small_costs(1, 1);
   for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
     CHECK(r.tasks_done == 2);
@@ -99,9 +78,9 @@ TEST_CASE("reference models: HUB tasks complete inline, tasks without time take 
   // A (AIC, no record, no compute: 1 us) -> H (HUB) -> B (AIV, 2 us). Collect A at
   // 1'000'040, resolve A->H (+20), H inline, resolve H->B (+20), dispatch B (+30) at
   // 1'000'110, ends 3'000'110.
-  const auto g = graph_of({{CoreType::kAic, 0, sched::kNoRecord, {1}},
-                           {CoreType::kHub, 0, sched::kNoRecord, {2}},
-                           {CoreType::kAiv, 0, 2000, {}}});
+  const auto g = graph_of({{CoreType::kAic, sched::kNoRecord, {1}, 0},
+                           {CoreType::kHub, sched::kNoRecord, {2}, 0},
+                           {CoreType::kAiv, 2000, {}, 0}});
   const auto costs = small_costs(1, 1);
   CHECK(sim::minimal_task_ps(g, costs, 0) == 1'000'000);
   CHECK(sim::minimal_task_ps(g, costs, 1) == 0);
@@ -115,10 +94,10 @@ TEST_CASE("reference models: threads share one FIFO per core type", "[bench]") {
   // Four 1 us AIC tasks, two threads with one AIC each. Each thread dispatches one at 30
   // (whichever runs first leaves the rest and wakes the other); at 1'000'030 each polls
   // (+10), collects and dispatches the next (+30): two waves, makespan 2'000'070.
-  const auto g = graph_of({{CoreType::kAic, 0, 1000, {}},
-                           {CoreType::kAic, 0, 1000, {}},
-                           {CoreType::kAic, 0, 1000, {}},
-                           {CoreType::kAic, 0, 1000, {}}});
+  const auto g = graph_of({{CoreType::kAic, 1000, {}, 0},
+                           {CoreType::kAic, 1000, {}, 0},
+                           {CoreType::kAic, 1000, {}, 0},
+                           {CoreType::kAic, 1000, {}, 0}});
   const auto costs = small_costs(2, 2);
   for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
     CHECK(r.tasks_done == 4);
@@ -127,7 +106,7 @@ TEST_CASE("reference models: threads share one FIFO per core type", "[bench]") {
 }
 
 TEST_CASE("reference models: a task no core can run is reported, not skipped", "[bench]") {
-  const auto g = graph_of({{CoreType::kAic, 0, 1000, {1}}, {CoreType::kAiv, 0, 1000, {}}});
+  const auto g = graph_of({{CoreType::kAic, 1000, {1}, 0}, {CoreType::kAiv, 1000, {}, 0}});
   auto costs = small_costs(1, 1);
   costs.aiv = 0;  // the AIV task can never be dispatched
   CHECK_THROWS_WITH(sim::run_ceiling(g, costs), Contains("completed 1 of 2 tasks"));

@@ -3,6 +3,8 @@
 // costs, the analytical makespan of independent tasks, the sample board recording,
 // determinism, and several simulations in one process.
 #include <catch2/catch.hpp>
+
+#include "graph_helpers.h"
 #include <cmath>
 
 #include "pypto/sched/errors.h"
@@ -13,33 +15,12 @@
 
 using namespace pypto;
 using sched::CoreType;
-using sched::TaskGraphBuilder;
+using pypto::testing::graph_of;
+using pypto::testing::T;
 using sched::TimePs;
 
 namespace {
 
-// Recorded-duration tasks: {type, duration_ns, successors}.
-struct T {
-  CoreType type;
-  std::uint32_t ns;
-  std::vector<sched::TaskId> succ;
-};
-
-sched::TaskGraph graph_of(const std::vector<T>& tasks) {
-  TaskGraphBuilder b("test");
-  const auto k = b.kernel_index("k");
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    TaskGraphBuilder::Task t;
-    t.core_type = tasks[i].type;
-    t.root = static_cast<std::uint32_t>(i);
-    t.orig_id = static_cast<std::uint32_t>(i);
-    t.kernel = k;
-    t.recorded_ns = tasks[i].ns;
-    b.add_task(t);
-    for (auto s : tasks[i].succ) b.add_successor(s);
-  }
-  return b.finish();
-}
 
 // Converts AICPU cycles the way derive() does (nearest picosecond).
 TimePs aicpu_ps(const sim::ChipConfig& c, double cycles) {
