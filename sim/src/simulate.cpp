@@ -104,6 +104,12 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   sc_core::sc_start();
   if (m.error) std::rethrow_exception(m.error);
   if (!scheduler.all_done()) throw ModelError(stuck_message(graph, scheduler, control.admitted()));
+  {
+    // Promised HBM transfers leave the flow model lazily: retire those still held so that
+    // its busy time covers them (every one ended before the last task did).
+    std::vector<std::uint64_t> unreported;
+    m.hbm_model.complete_until(now_ps(), unreported);
+  }
 
   // ---- statistics ----
   SimStats& s = res.stats;

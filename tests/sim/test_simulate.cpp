@@ -148,3 +148,73 @@ TEST_CASE("a task type without cores on the chip is a configuration error", "[si
   opt.runtime.policy = "nope";
   CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
 }
+
+namespace {
+
+// n independent AIV tasks, each reading its own cold 512 KiB (all L2 misses, no compute).
+sched::TaskGraph cold_readers(std::size_t n, std::uint32_t bytes) {
+  sched::TaskGraphBuilder b("test");
+  const auto k = b.kernel_index("k");
+  for (std::size_t i = 0; i < n; ++i) {
+    sched::TaskGraphBuilder::Task t;
+    t.core_type = CoreType::kAiv;
+    t.root = static_cast<std::uint32_t>(i);
+    t.orig_id = static_cast<std::uint32_t>(i);
+    t.kernel = k;
+    b.add_task(t);
+    b.add_memory(sched::MemAccess{(std::uint64_t{i} + 1) << 24, bytes, 0});
+  }
+  return b.finish();
+}
+
+}  // namespace
+
+TEST_CASE("HBM ends known at the start stay exact, and are withdrawn when flows slow down",
+          "[sim][hbm]") {
+  // A2: per-core cap 32 B/cycle at 1850 MHz = 0.0592 B/ps, aggregate 1.6 B/ps, so up to
+  // K = 27 transfers run at the cap. A 512 KiB read takes 8.86 us alone, longer than it
+  // takes to dispatch 30 tasks, so all transfers overlap.
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sim::DerivedTiming tm = sim::derive(chip);
+  const std::uint32_t bytes = 512 * 1024;
+  REQUIRE(std::floor(tm.hbm_bytes_per_ps / tm.hbm_core_bytes_per_ps) == 27);
+  // Alone (or with at most 26 others): overhead + MTE read latency, the transfer at the cap,
+  // the HBM latency; no compute, no L2 hits, no writes.
+  const TimePs pre = static_cast<TimePs>(
+      (chip.cost.task_overhead_cycles + chip.cost.mte_read_latency_cycles) *
+          tm.aicore_ps_per_cycle + 0.5);
+  const TimePs alone = pre + static_cast<TimePs>(std::ceil(bytes / tm.hbm_core_bytes_per_ps)) +
+                       tm.hbm_latency_ps;
+  sim::SimOptions opt;
+
+  SECTION("27 transfers: every one runs at the cap, its end is exact") {
+    const sim::SimResult r = sim::simulate(cold_readers(27, bytes), chip, opt);
+    REQUIRE(r.stats.tasks == 27);
+    for (std::size_t i = 0; i < 27; ++i) {
+      CHECK(r.timeline.end_ps[i] - r.timeline.start_ps[i] == alone);
+    }
+    CHECK(r.stats.hbm_bytes == 27ull * bytes);
+  }
+
+  SECTION("30 transfers: the 28th start slows every transfer in flight") {
+    const sim::SimResult r = sim::simulate(cold_readers(30, bytes), chip, opt);
+    REQUIRE(r.stats.tasks == 30);
+    std::vector<TimePs> starts(r.timeline.start_ps.begin(), r.timeline.start_ps.end());
+    std::sort(starts.begin(), starts.end());
+    const TimePs crowded = starts[27];  // from here on 28 transfers share the aggregate
+    REQUIRE(crowded < starts[0] + alone - tm.hbm_latency_ps);  // all 27 still in flight
+    TimePs first = sched::kNever, last = 0;
+    for (std::size_t i = 0; i < 30; ++i) {
+      const TimePs d = r.timeline.end_ps[i] - r.timeline.start_ps[i];
+      // The first 27 were promised `alone` at their start; the promise was withdrawn and
+      // the slower shared rate gives a later end. The last three never ran at the cap.
+      CHECK(d > alone);
+      first = std::min(first, r.timeline.start_ps[i]);
+      last = std::max(last, r.timeline.end_ps[i]);
+    }
+    // All bytes went through the aggregate bandwidth.
+    CHECK(static_cast<double>(last - first - pre - tm.hbm_latency_ps) >=
+          30.0 * bytes / tm.hbm_bytes_per_ps);
+    CHECK(r.stats.hbm_bytes == 30ull * bytes);
+  }
+}

@@ -52,16 +52,23 @@ void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
   done_n_ = keep;
   // The running task's end is already known and due by the poll's time, although
   // SystemC has not reached it yet (the thread's clock runs ahead within a round).
-  if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish <= t_ps) {
+  // A finish that a later HBM start could still delay is not collected early.
+  if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish <= t_ps &&
+      run_.final_from <= now_ps()) {
     out.push_back(run_.task);
     run_.collected = true;
   }
 }
 
-TimePs AiCore::earliest_known_finish() const {
+TimePs AiCore::earliest_known_finish(TimePs& final_from) const {
   TimePs t = kNever;
+  final_from = 0;
   for (int i = 0; i < done_n_; ++i) t = std::min(t, done_[i].end);
-  if (run_.task != kNoTask && !run_.collected) t = std::min(t, run_.finish);
+  // Done tasks ended before the running one started: they come first when present.
+  if (t == kNever && run_.task != kNoTask && !run_.collected && run_.finish != kNever) {
+    t = run_.finish;
+    final_from = run_.final_from;
+  }
   return t;
 }
 
@@ -121,17 +128,40 @@ void AiCore::start(TaskId task, TimePs t0) {
       run_.finish = t0 + run_.pre + combine(run_.l2_read) + run_.post;
     } else {
       run_.flow_start = now_ps();
-      m_.hbm->start(hbm_bytes, id_);  // finish becomes known when the transfer ends
+      // The transfer's end is either promised now (every flow runs at the per-core cap) or
+      // known when it completes; a promise may be revoked until it has passed.
+      const TimePs flow_end = m_.hbm->start(hbm_bytes, id_);
+      if (flow_end != kNever) {
+        run_.final_from = flow_end;
+        run_.finish = finish_after_flow(flow_end);
+      }
     }
   }
-  if (run_.finish != kNever) owner()->on_finish_known(id_, run_.finish);
+  if (run_.finish != kNever) owner()->on_finish_known(id_, run_.finish, run_.final_from);
+}
+
+TimePs AiCore::finish_after_flow(TimePs flow_end_ps) const {
+  const TimePs hbm_ps = flow_end_ps - run_.flow_start + m_.tm.hbm_latency_ps;
+  return run_.start + run_.pre + combine(run_.l2_read + hbm_ps) + run_.post;
 }
 
 void AiCore::on_flow_done() {
-  const TimePs hbm_ps = now_ps() - run_.flow_start + m_.tm.hbm_latency_ps;
-  run_.finish = run_.start + run_.pre + combine(run_.l2_read + hbm_ps) + run_.post;
-  owner()->on_finish_known(id_, run_.finish);
+  run_.finish = finish_after_flow(now_ps());
+  run_.final_from = 0;
+  owner()->on_finish_known(id_, run_.finish, 0);
   arm();
+}
+
+void AiCore::on_flow_revoked() {
+  const TimePs old_finish = run_.finish;
+  const TimePs old_final_from = run_.final_from;
+  NPU_CHECK(run_.task != kNoTask && old_finish != kNever && !run_.collected &&
+                old_final_from > now_ps(),
+            "an HBM promise was revoked after it could be relied on");
+  run_.finish = kNever;
+  run_.final_from = 0;
+  owner()->on_finish_revoked(id_, old_finish, old_final_from);
+  arm();  // drop the wake-up at the old finish
 }
 
 void AiCore::finish_running() {

@@ -23,14 +23,20 @@ class AiCore : public sc_core::sc_module {
   void assign(sched::TaskId task, sched::TimePs at_ps);
 
   // Contract: called by the owning thread's poll at its local time t_ps. Appends tasks
-  // whose completion is known and at or before t_ps, in order, and forgets them.
+  // whose completion is known, can no longer change and is at or before t_ps, in order,
+  // and forgets them.
   void collect(sched::TimePs t_ps, std::vector<sched::TaskId>& out);
 
-  // Earliest completion not yet collected whose time is known (kNever if none).
-  sched::TimePs earliest_known_finish() const;
+  // Earliest completion not yet collected whose time is known (kNever if none). final_from
+  // is set to the time from which it can no longer change (a promised HBM transfer's end;
+  // 0 if it is final already): a poll before that time does not collect it.
+  sched::TimePs earliest_known_finish(sched::TimePs& final_from) const;
 
   // Contract: called by Hbm when this core's transfer has completed at now.
   void on_flow_done();
+  // Contract: called by Hbm at now when the promised end of this core's transfer (returned
+  // by Hbm::start) was withdrawn; on_flow_done() follows when it completes.
+  void on_flow_revoked();
 
   std::uint64_t busy_ps() const { return busy_ps_; }
   std::uint64_t tasks() const { return tasks_; }
@@ -41,6 +47,7 @@ class AiCore : public sc_core::sc_module {
   void finish_running();
   void arm();
   sched::TimePs combine(sched::TimePs read_ps) const;
+  sched::TimePs finish_after_flow(sched::TimePs flow_end_ps) const;
   sched::TimePs earliest_end() const;  // lower bound of the running task's end
   SchedThread* owner();                 // the schedule thread that owns this core
 
@@ -53,6 +60,8 @@ class AiCore : public sc_core::sc_module {
     sched::TaskId task = sched::kNoTask;
     sched::TimePs start = 0, finish = sched::kNever;
     bool collected = false;  // the thread saw the completion before it happened in SystemC
+    // finish comes from a promised HBM end and may still be revoked before this time
+    sched::TimePs final_from = 0;
     // cost-model pieces while an HBM transfer is in flight
     sched::TimePs flow_start = 0, pre = 0, post = 0, l2_read = 0, compute = 0, write = 0;
     bool overlap = false;

@@ -11,15 +11,20 @@ Hbm::Hbm(sc_core::sc_module_name name, Machine& m) : sc_module(name), m_(m) {
   dont_initialize();
 }
 
-void Hbm::start(std::uint64_t bytes, sched::CoreId core) {
-  m_.hbm_model.start(now_ps(), bytes, core);
+sched::TimePs Hbm::start(std::uint64_t bytes, sched::CoreId core) {
+  const sched::TimePs end = m_.hbm_model.start(now_ps(), bytes, core, /*promise=*/true);
+  revoked_.clear();
+  m_.hbm_model.take_revoked(revoked_);
+  for (std::uint64_t c : revoked_) m_.cores[c]->on_flow_revoked();
   arm();
+  return end;
 }
 
 void Hbm::arm() {
   // A new transfer usually delays the others: move the pending wake-up instead of letting
   // it fire early for nothing (SystemC keeps only the earlier of two notifications).
   const sched::TimePs now = now_ps();
+  // Promised transfers need no wake-up: their cores already know when they end.
   sched::TimePs t = m_.hbm_model.next_completion();
   if (t != sched::kNever && t < now) t = now;
   if (t == armed_ps_) return;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// HBM as a SystemC module around HbmFlowModel: wakes only when a transfer completes.
+// HBM as a SystemC module around HbmFlowModel: wakes only when a transfer whose end was not
+// known at its start completes.
 #pragma once
 
 #include <systemc>
@@ -14,15 +15,18 @@ class Hbm : public sc_core::sc_module {
   SC_HAS_PROCESS(Hbm);
   Hbm(sc_core::sc_module_name name, Machine& m);
 
-  // Contract: called by a core at now; the core's on_flow_done() runs when it completes.
-  void start(std::uint64_t bytes, sched::CoreId core);
+  // Contract: called by a core at now. Returns the transfer's end when it is fixed unless a
+  // later start slows the flows down (see HbmFlowModel::start); the core then gets
+  // on_flow_revoked() if that happens, and on_flow_done() when the transfer completes.
+  // Returns kNever otherwise: on_flow_done() runs when it completes.
+  sched::TimePs start(std::uint64_t bytes, sched::CoreId core);
 
  private:
   void step();
   void arm();
   Machine& m_;
   sc_core::sc_event ev_;
-  std::vector<std::uint64_t> done_;
+  std::vector<std::uint64_t> done_, revoked_;
   sched::TimePs armed_ps_ = sched::kNever;  // time of the pending wake-up
 };
 

@@ -59,9 +59,14 @@ void SchedThread::charge(sched::ThreadId, sched::AicpuOp op, std::uint32_t n) {
 // ---- waking ----------------------------------------------------------------------------------
 void SchedThread::wake_at(TimePs t) {
   // A thread is one AICPU: its next round cannot begin before the last one ended.
-  t = std::max(t, local_);
   const TimePs now = now_ps();
-  ev_.notify(ps_delay(t > now ? t - now : 0));
+  t = std::max({t, local_, now});
+  // SystemC keeps only the earlier of two notifications; track it so that a withdrawn
+  // finish can tell whether it was the reason for the pending one. (Notify even when a
+  // pending one is earlier: that keeps SystemC's queue, and so the order of processes at
+  // equal times, as it was before promises existed.)
+  armed_ps_ = std::min(armed_ps_, t);
+  ev_.notify(ps_delay(t - now));
 }
 
 TimePs SchedThread::grid_wake(sched::CoreId core, TimePs finish_ps) const {
@@ -72,28 +77,52 @@ TimePs SchedThread::grid_wake(sched::CoreId core, TimePs finish_ps) const {
   return grid0_ + k * period_;
 }
 
+TimePs SchedThread::finish_wake(sched::CoreId core, TimePs finish_ps,
+                                TimePs final_from_ps) const {
+  // A promised finish is seen by the first round on the grid that reads it, but not before
+  // it is final: the same round as when the finish becomes known only then.
+  return std::max(grid_wake(core, finish_ps), final_from_ps);
+}
+
+TimePs SchedThread::known_finish_wake() const {
+  TimePs wake = kNever;
+  for (const sched::CoreId c : busy_) {
+    TimePs final_from = 0;
+    const TimePs f = m_.cores[c]->earliest_known_finish(final_from);
+    if (f != kNever) wake = std::min(wake, finish_wake(c, f, final_from));
+  }
+  return wake;
+}
+
 void SchedThread::enter_polling(TimePs round_start) {
-  static thread_local std::vector<sched::CoreId> busy;
-  m_.scheduler->in_flight_cores(id_, busy);
-  if (busy.empty()) {
+  m_.scheduler->in_flight_cores(id_, busy_);
+  if (busy_.empty()) {
     mode_ = Mode::kIdle;
     return;
   }
   mode_ = Mode::kPolling;
   grid0_ = round_start;
-  polled_cores_ = static_cast<std::uint32_t>(busy.size());
+  polled_cores_ = static_cast<std::uint32_t>(busy_.size());
   period_ = TimePs{polled_cores_} * m_.tm.poll_ps;
-  TimePs wake = kNever;
-  for (std::uint32_t i = 0; i < busy.size(); ++i) {
-    poll_offset_[busy[i]] = i;
-    const TimePs f = m_.cores[busy[i]]->earliest_known_finish();
-    if (f != kNever) wake = std::min(wake, grid_wake(busy[i], f));
-  }
+  for (std::uint32_t i = 0; i < busy_.size(); ++i) poll_offset_[busy_[i]] = i;
+  const TimePs wake = known_finish_wake();
   if (wake != kNever) wake_at(wake);
 }
 
-void SchedThread::on_finish_known(sched::CoreId core, TimePs finish_ps) {
-  if (mode_ == Mode::kPolling) wake_at(grid_wake(core, finish_ps));
+void SchedThread::on_finish_known(sched::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
+  if (mode_ == Mode::kPolling) wake_at(finish_wake(core, finish_ps, final_from_ps));
+}
+
+void SchedThread::on_finish_revoked(sched::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
+  if (mode_ != Mode::kPolling) return;  // an active thread re-arms after its round anyway
+  const TimePs w = std::max({finish_wake(core, finish_ps, final_from_ps), local_, now_ps()});
+  if (w != armed_ps_) return;  // something earlier wakes the thread: that round re-arms
+  // The withdrawn finish may be the only reason for the pending wake-up: re-arm from the
+  // remaining ones so that no round runs for it (a round the event path would not run).
+  ev_.cancel();
+  armed_ps_ = kNever;
+  const TimePs wake = std::min(work_wake_ps_, known_finish_wake());
+  if (wake != kNever) wake_at(wake);
 }
 
 void SchedThread::on_work(TimePs at_ps) {
@@ -101,7 +130,9 @@ void SchedThread::on_work(TimePs at_ps) {
     wake_at(at_ps);
   } else if (mode_ == Mode::kPolling) {
     const TimePs k = at_ps > grid0_ ? (at_ps - grid0_ + period_ - 1) / period_ : 0;
-    wake_at(grid0_ + k * period_);
+    const TimePs t = grid0_ + k * period_;
+    work_wake_ps_ = std::min(work_wake_ps_, t);
+    wake_at(t);
   }
 }
 
@@ -112,6 +143,8 @@ void SchedThread::step() {
     // Drop wake-ups requested for later times: this round re-arms from scratch, and a
     // stale earlier one must not start a round before this one has ended.
     ev_.cancel();
+    armed_ps_ = kNever;
+    work_wake_ps_ = kNever;
     const TimePs now = now_ps();
     if (mode_ == Mode::kPolling && period_ > 0 && now > grid0_) {
       // The rounds skipped since grid0_ polled every busy core and found nothing.

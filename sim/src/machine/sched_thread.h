@@ -20,8 +20,13 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   SC_HAS_PROCESS(SchedThread);
   SchedThread(sc_core::sc_module_name name, Machine& m, sched::ThreadId id);
 
-  // Contract: a core of this thread learned its current task ends at finish_ps.
-  void on_finish_known(sched::CoreId core, sched::TimePs finish_ps);
+  // Contract: a core of this thread learned its current task ends at finish_ps; a poll sees
+  // it only from final_from_ps on (before that a later HBM start may still delay it).
+  void on_finish_known(sched::CoreId core, sched::TimePs finish_ps, sched::TimePs final_from_ps);
+  // Contract: the finish a core announced with on_finish_known is withdrawn (it is unknown
+  // until announced again); the core has already forgotten it.
+  void on_finish_revoked(sched::CoreId core, sched::TimePs finish_ps,
+                         sched::TimePs final_from_ps);
   // Contract: new work may be available for this thread from at_ps on.
   void on_work(sched::TimePs at_ps);
 
@@ -40,6 +45,9 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   void step();
   void wake_at(sched::TimePs t);
   sched::TimePs grid_wake(sched::CoreId core, sched::TimePs finish_ps) const;
+  sched::TimePs finish_wake(sched::CoreId core, sched::TimePs finish_ps,
+                            sched::TimePs final_from_ps) const;
+  sched::TimePs known_finish_wake() const;
   void enter_polling(sched::TimePs round_start);
 
   Machine& m_;
@@ -50,6 +58,9 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   sched::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_
   std::vector<std::uint32_t> poll_offset_;  // per core (global id): position in a poll round
   std::uint32_t polled_cores_ = 0;
+  std::vector<sched::CoreId> busy_;         // cores polled while kPolling
+  sched::TimePs armed_ps_ = sched::kNever;  // pending wake-up (the earliest asked for)
+  sched::TimePs work_wake_ps_ = sched::kNever;  // earliest wake-up asked for by on_work
   ThreadStatsOut stats_;
   std::uint64_t last_depth_[2] = {~0ull, ~0ull};
 };

@@ -29,7 +29,7 @@ HbmFlowModel::HbmFlowModel(double aggregate_bytes_per_ps, double per_flow_cap_by
 }
 
 double HbmFlowModel::rate() const {
-  const std::size_t n = heap_.size();
+  const std::size_t n = in_flight();
   return n == 0 ? 0.0 : std::min(cap_, agg_ / static_cast<double>(n));
 }
 
@@ -45,13 +45,25 @@ sched::TimePs HbmFlowModel::finish_ps(const Flow& f) const {
 
 void HbmFlowModel::advance(sched::TimePs now) {
   NPU_CHECK(now >= clock_ps_, "HBM flow model driven backwards in time");
-  while (!heap_.empty()) {
-    const sched::TimePs tf = finish_ps(heap_.top());
-    if (tf > now) break;
+  for (;;) {
+    const sched::TimePs te = heap_.empty() ? sched::kNever : finish_ps(heap_.top());
+    const sched::TimePs tp = promised_.empty() ? sched::kNever : promised_.top().end_ps;
+    const sched::TimePs tf = std::min(te, tp);
+    if (tf > now) break;  // also when nothing is in flight: now < kNever
     // t_ <= clock_ps_ always, and flows in flight are busy from clock_ps_ up to tf.
     if (tf > clock_ps_) {
       busy_ps_ += tf - clock_ps_;
       clock_ps_ = tf;
+    }
+    if (tp < te) {
+      // Promised flows exist only while every flow runs at the cap, and the one leaving
+      // keeps it so: nobody's rate changes, so the anchor stays (no rounding drift).
+      while (!promised_.empty() && promised_.top().end_ps <= tf) promised_.pop();
+      if (in_flight() == 0) {
+        v_ = 0;
+        t_ = tf;
+      }
+      continue;
     }
     // Every flow whose finish, computed from the state before any of them leaves, rounds to
     // tf completes at tf; the survivors then share the bandwidth they free.
@@ -69,20 +81,49 @@ void HbmFlowModel::advance(sched::TimePs now) {
       heap_.pop();
     }
     t_ = tf;
-    v_ = heap_.empty() ? 0.0 : v_done;  // restart from 0 when idle: keeps doubles precise
+    v_ = in_flight() == 0 ? 0.0 : v_done;  // restart from 0 when idle: keeps doubles precise
   }
-  if (!heap_.empty()) busy_ps_ += now - clock_ps_;
+  if (in_flight() != 0) busy_ps_ += now - clock_ps_;
   clock_ps_ = now;
-  if (heap_.empty()) t_ = now;
+  if (in_flight() == 0) t_ = now;
 }
 
-void HbmFlowModel::start(sched::TimePs now, std::uint64_t bytes, std::uint64_t tag) {
+sched::TimePs HbmFlowModel::start(sched::TimePs now, std::uint64_t bytes, std::uint64_t tag,
+                                  bool promise) {
   advance(now);
   // Re-anchor at `now`: the rate is about to change for everyone in flight.
   v_ += static_cast<double>(now - t_) * rate();
   t_ = now;
-  heap_.push(Flow{v_ + static_cast<double>(bytes), seq_++, tag});
+  const double finish_v = v_ + static_cast<double>(bytes);
   total_bytes_ += bytes;
+  const double n = static_cast<double>(in_flight() + 1);
+  if (agg_ / n >= cap_) {  // the same test as rate(): everyone, this one too, keeps the cap
+    if (promise) {
+      // At the cap from now to its end, as the flow would run if left to the event path.
+      const double dt = std::ceil(static_cast<double>(bytes) / cap_);
+      if (dt < 0x1p62 && now < sched::kNever / 2) {
+        const sched::TimePs end = now + static_cast<sched::TimePs>(dt);
+        promised_.push(Promised{end, finish_v, seq_++, tag});
+        return end;
+      }
+    }
+  } else {
+    // The flows slow down: every pending promise is withdrawn and its flow now follows the
+    // shared rate like the others. Promises ending at or before `now` were kept (advance).
+    while (!promised_.empty()) {
+      const Promised& p = promised_.top();
+      heap_.push(Flow{p.finish_v, p.seq, p.tag});
+      revoked_.push_back(p.tag);
+      promised_.pop();
+    }
+  }
+  heap_.push(Flow{finish_v, seq_++, tag});
+  return sched::kNever;
+}
+
+void HbmFlowModel::take_revoked(std::vector<std::uint64_t>& tags) {
+  tags.insert(tags.end(), revoked_.begin(), revoked_.end());
+  revoked_.clear();
 }
 
 sched::TimePs HbmFlowModel::next_completion() const {

@@ -21,17 +21,31 @@ class HbmFlowModel {
 
   // Contract: `now` never decreases across calls. Starts a transfer of `bytes` (> 0)
   // carrying an opaque tag returned when it completes.
-  void start(sched::TimePs now, std::uint64_t bytes, std::uint64_t tag);
+  //
+  // With `promise` set, and if every transfer in flight (this one included) still runs at
+  // the per-flow cap, the transfer's end is fixed unless a later start pushes the count
+  // above floor(aggregate / cap): start() then returns that end and complete_until() never
+  // reports the tag. Otherwise (and always without `promise`) it returns kNever and the
+  // completion is reported by complete_until(). A start that makes the flows slow down
+  // withdraws every promise still pending: see take_revoked().
+  sched::TimePs start(sched::TimePs now, std::uint64_t bytes, std::uint64_t tag,
+                      bool promise = false);
 
-  // Time at which the earliest transfer in flight completes if nothing else starts
-  // (kNever when idle). Rounded up to a whole picosecond.
+  // Appends the tags whose promised end was withdrawn since the last call, in the order the
+  // promises would have ended, and forgets them. Their completions are reported by
+  // complete_until() like any unpromised transfer.
+  void take_revoked(std::vector<std::uint64_t>& tags);
+
+  // Time at which the earliest transfer that complete_until() will report completes if
+  // nothing else starts (kNever if none; promised transfers are not counted). Rounded up to
+  // a whole picosecond.
   sched::TimePs next_completion() const;
 
-  // Advances to `now` and appends, in completion order, the tags of transfers that have
-  // completed at or before `now`.
+  // Advances to `now` and appends, in completion order, the tags of unpromised transfers that
+  // have completed at or before `now`.
   void complete_until(sched::TimePs now, std::vector<std::uint64_t>& done_tags);
 
-  std::size_t in_flight() const { return heap_.size(); }
+  std::size_t in_flight() const { return heap_.size() + promised_.size(); }
   std::uint64_t total_bytes() const { return total_bytes_; }
   // Time with at least one transfer in flight (for achieved bandwidth).
   sched::TimePs busy_ps() const { return busy_ps_; }
@@ -63,7 +77,22 @@ class HbmFlowModel {
   std::uint64_t seq_ = 0;
   std::uint64_t total_bytes_ = 0;
   sched::TimePs busy_ps_ = 0;
+  // Unpromised flows, by virtual finish.
   std::priority_queue<Flow, std::vector<Flow>, std::greater<>> heap_;
+  // Promised flows, by promised end. They exist only while every flow runs at the cap, so
+  // one leaving changes no rate and needs no re-anchoring; finish_v is kept for the day the
+  // promise is withdrawn and the flow joins heap_.
+  struct Promised {
+    sched::TimePs end_ps;
+    double finish_v;
+    std::uint64_t seq;
+    std::uint64_t tag;
+    bool operator>(const Promised& o) const {
+      return end_ps != o.end_ps ? end_ps > o.end_ps : seq > o.seq;
+    }
+  };
+  std::priority_queue<Promised, std::vector<Promised>, std::greater<>> promised_;
+  std::vector<std::uint64_t> revoked_;
   // Tags of flows that advance() found complete (start() may pass a completion time before
   // the caller asked for it); complete_until() hands them out in order.
   std::vector<std::uint64_t> finished_;
