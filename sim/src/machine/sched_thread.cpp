@@ -62,10 +62,10 @@ void SchedThread::wake_at(TimePs t) {
   const TimePs now = now_ps();
   t = std::max({t, local_, now});
   // SystemC keeps only the earlier of two notifications; track it so that a withdrawn
-  // finish can tell whether it was the reason for the pending one. (Notify even when a
-  // pending one is earlier: that keeps SystemC's queue, and so the order of processes at
-  // equal times, as it was before promises existed.)
-  armed_ps_ = std::min(armed_ps_, t);
+  // finish can tell whether it was the reason for the pending one, and skip the call when
+  // an earlier wake-up is already pending.
+  if (t >= armed_ps_) return;
+  armed_ps_ = t;
   ev_.notify(ps_delay(t - now));
 }
 
