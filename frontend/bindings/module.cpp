@@ -230,6 +230,7 @@ PYBIND11_MODULE(_C, m) {
         py::arg("bindings"), py::arg("options"),
         "Builds a launch without running it; returns task and tile-op counts and seconds.");
   m.def("compile_count", [] { return g_compiles; });
+  m.def("chips", [] { return cfg::list_chip_presets(); }, "The chip presets (configs/*.yaml).");
   m.def("policies", [] {
     std::vector<std::string> names;
     for (const auto& e : sched::Registry::global().list()) names.push_back(e.name);

@@ -478,3 +478,15 @@ def test_permute_and_batched_reduction():
     k(x, p, s)
     assert torch.equal(p, x.permute(2, 0, 1))
     close(s, x.sum(1), 1e-5)
+
+
+def test_pypto_sim_lists_policies_and_chips(monkeypatch):
+    import pypto.sim
+    assert pypto.sim.policies()[:4] == ["fifo", "l2_affinity", "fair", "l2_fair"]
+    assert {"a2", "a3", "950pr", "950dt"} <= set(pypto.sim.chips())
+
+
+def test_pypto_sim_chip_selects_the_model(monkeypatch):
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "950dt")
+    report = tiled_add({})
+    assert report.stats["chip"] == "950dt" and report.stats["cores"]["AIC"]["count"] == 32
