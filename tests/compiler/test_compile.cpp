@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/temp_dir.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/program.h"
 #include "pypto/sched/errors.h"
@@ -911,15 +912,10 @@ TEST_CASE("native trace dump replays with the same device tasks and edges", "[co
   const auto header = nlohmann::json::parse(line);
   CHECK(header["format"] == "pypto-sim-trace");
   CHECK(header["tasks"] == l.graph.num_tasks());
-  const std::string path =
-      "/tmp/pypto_test_compile_trace_" + std::to_string(::getpid()) + ".ndjson";
-  {
-    std::ofstream f(path);
-    f << text.str();
-  }
+  const pypto::testing::TempDir tmp;
+  const std::string path = tmp.write("dump.ndjson", text.str());
   pypto::sim::LoadOptions lo;
   const auto loaded = pypto::sim::load_trace(path, lo, chip());
-  std::remove(path.c_str());
   const auto& g = loaded.graph;
   REQUIRE(g.num_tasks() == l.graph.num_tasks());
   REQUIRE(g.device_tasks.size() == l.graph.device_tasks.size());

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "../common/temp_dir.h"
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -52,32 +54,7 @@ class ConfigDirEnv {
   std::optional<std::string> old_;
 };
 
-// A fresh directory under the system temp dir, removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("pypto_cfg_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using pypto::testing::TempDir;
 
 // Loads `text` as a user file named t.yaml (the name only appears in messages).
 ChipConfig load(const std::string& text) { return cfg::load_chip_config_text(text, "t.yaml"); }

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../common/temp_dir.h"
 #include "graph_helpers.h"
 #include <cstdio>
 #include <filesystem>
@@ -39,13 +40,6 @@ sim::MinimalCosts small_costs(std::uint32_t threads, std::uint32_t clusters) {
   c.aic = clusters;
   c.aiv = 2 * clusters;
   return c;
-}
-
-std::string temp_dir(const std::string& tag) {
-  const auto p = std::filesystem::temp_directory_path() /
-                 ("pypto_bench_" + tag + "_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(p);
-  return p.string();
 }
 
 }  // namespace
@@ -128,7 +122,8 @@ TEST_CASE("reference models: A2 costs and agents", "[bench]") {
 
 TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[bench]") {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  const std::string dir = temp_dir("models");
+  const pypto::testing::TempDir tmp;
+  const std::string& dir = tmp.path();
   const auto load = [&](const std::string& shape, std::uint64_t n) {
     sim::SyntheticSpec s;
     s.shape = shape;
@@ -159,13 +154,13 @@ TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[be
   CHECK(h2.tasks_done == 20000);
   CHECK(static_cast<double>(c2.makespan_ps) ==
         Approx(static_cast<double>(h2.makespan_ps)).epsilon(0.05));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("run_bench rejects bad options with one clear line", "[bench]") {
   std::ostringstream progress;
   sim::BenchOptions o;
-  o.out_dir = temp_dir("opts");
+  const pypto::testing::TempDir tmp;
+  o.out_dir = tmp.path();
   o.self_exe = "/nonexistent/pypto-sim";
   CHECK_THROWS_AS(sim::run_bench(o, progress), ConfigError);
   CHECK_THROWS_WITH(sim::run_bench(o, progress),
@@ -175,5 +170,4 @@ TEST_CASE("run_bench rejects bad options with one clear line", "[bench]") {
   CHECK_THROWS_WITH(sim::run_bench(o, progress), Contains("--sizes: 0 is out of range"));
   o.out_dir.clear();
   CHECK_THROWS_WITH(sim::run_bench(o, progress), Contains("no output folder"));
-  std::filesystem::remove_all(temp_dir("opts"));
 }

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "../common/temp_dir.h"
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -32,27 +34,7 @@ std::string sample(const std::string& name) {
   return std::string(PYPTO_SOURCE_DIR) + "/traces/samples/" + name;
 }
 
-// A scratch directory for bad inputs, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "pypto-trace-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    dir_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-
- private:
-  std::string dir_;
-};
+using pypto::testing::TempDir;
 
 LoadedTrace load(const std::string& path, const std::string& prof = "") {
   LoadOptions o;
