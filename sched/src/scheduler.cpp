@@ -82,10 +82,10 @@ struct Scheduler::Impl {
     return nullptr;
   }
 
-  bool other_thread_idle(ThreadId t, int ct, Hal* hal) {
+  // The scan's cost is charged by the caller that makes the dispatch decision (may_fill).
+  bool other_thread_idle(ThreadId t, int ct) const {
     if (shape.threads <= 1) return false;
     if (!fair) return true;  // flags keep their initial "idle" value on the device
-    if (hal != nullptr) hal->charge(t, AicpuOp::kFairScan, shape.threads - 1);
     for (ThreadId o = 0; o < shape.threads; ++o) {
       if (o != t && threads[o].idle_flag[ct]) return true;
     }
@@ -148,7 +148,7 @@ struct Scheduler::Impl {
     bool only_idle = !policy.may_prefill_pending(view, t, kTypes[ct]);
     if (fair) hal.charge(t, AicpuOp::kFairScan, shape.threads > 1 ? shape.threads - 1 : 0);
     const bool last_wave = shape.threads > 1 && x.unsent[ct] <= cores_of(ct);
-    if (!only_idle && last_wave && other_thread_idle(t, ct, nullptr)) only_idle = true;
+    if (!only_idle && last_wave && other_thread_idle(t, ct)) only_idle = true;
     return only_idle ? idle : idle + free_pending_count(t, ct);
   }
 
@@ -533,7 +533,7 @@ CoreId MachineView::idle_core(ThreadId t, CoreType ct, std::size_t i) const {
   return s_.impl_->threads[t].run_ready[idx(ct)][i];
 }
 bool MachineView::other_thread_idle(ThreadId t, CoreType ct) const {
-  return const_cast<Scheduler::Impl&>(*s_.impl_).other_thread_idle(t, idx(ct), nullptr);
+  return s_.impl_->other_thread_idle(t, idx(ct));
 }
 std::uint32_t MachineView::remaining_unsent(DeviceTaskId dt, CoreType ct) const {
   const Ctx* x = s_.impl_->find_ctx(dt);

@@ -33,7 +33,7 @@ struct Machine {
         opt(o),
         result(r),
         l2(c.l2.size_kib * 1024, c.l2.line_bytes, c.l2.ways),
-        hbm_model(derive(c).hbm_bytes_per_ps, derive(c).hbm_core_bytes_per_ps) {}
+        hbm_model(tm.hbm_bytes_per_ps, tm.hbm_core_bytes_per_ps) {}
 
   const sched::TaskGraph& graph;
   const ChipConfig& chip;

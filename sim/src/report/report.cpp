@@ -42,6 +42,18 @@ void close_out(std::ofstream& f, const std::string& path) {
   if (!f) throw Error("error while writing " + path + " (disk full?)");
 }
 
+// First task start to last task end: what a board recording's makespan measures.
+std::uint64_t task_span_ps(const SimStats& s) {
+  return s.last_end_ps - std::min(s.first_start_ps, s.last_end_ps);
+}
+
+// How far the simulated task span is from the recorded makespan, in percent.
+double replay_error_pct(const SimStats& s) {
+  if (s.recorded_makespan_ps == 0) return 0.0;
+  return (double(task_span_ps(s)) - double(s.recorded_makespan_ps)) /
+         double(s.recorded_makespan_ps) * 100.0;
+}
+
 }  // namespace
 
 nlohmann::ordered_json stats_json(const SimResult& r) {
@@ -52,7 +64,7 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
   j["policy"] = s.policy;
   j["source"] = s.source;
   j["makespan_ns"] = ns(s.makespan_ps);
-  j["task_span_ns"] = ns(s.last_end_ps - std::min(s.first_start_ps, s.last_end_ps));
+  j["task_span_ns"] = ns(task_span_ps(s));
   j["tasks"] = s.tasks;
   j["hub_tasks"] = s.hub_tasks;
   j["edges"] = s.edges;
@@ -86,14 +98,9 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
                                 {"minimum_bytes", s.workspace_minimum_bytes},
                                 {"capacity_bytes", s.workspace_capacity_bytes}};
   if (s.has_recorded) {
-    const std::uint64_t sim_span = s.last_end_ps - std::min(s.first_start_ps, s.last_end_ps);
-    const double err = s.recorded_makespan_ps == 0
-                           ? 0.0
-                           : (double(sim_span) - double(s.recorded_makespan_ps)) /
-                                 double(s.recorded_makespan_ps) * 100.0;
     j["replay"] = ordered_json{{"recorded_makespan_ns", ns(s.recorded_makespan_ps)},
-                               {"simulated_makespan_ns", ns(sim_span)},
-                               {"error_pct", round_to(err, 3)}};
+                               {"simulated_makespan_ns", ns(task_span_ps(s))},
+                               {"error_pct", round_to(replay_error_pct(s), 3)}};
   }
   j["sim_events"] = s.sim_events;
   // Wall-clock fields last: the only ones that differ between identical runs.
@@ -282,10 +289,9 @@ std::string summary_table(const SimResult& r) {
     << (s.l2_hit_lines + s.l2_miss_lines) << " line accesses\n";
   o << "  HBM             " << s.hbm_bytes << " bytes\n";
   if (s.has_recorded) {
-    const auto j = stats_json(r);
     o << "  recorded        " << fmt("%.3f", ns(s.recorded_makespan_ps) / 1000.0)
-      << " us (simulated task span " << fmt("%.3f", j["replay"]["simulated_makespan_ns"].get<double>() / 1000.0)
-      << " us, error " << fmt("%+.2f", j["replay"]["error_pct"].get<double>()) << " %)\n";
+      << " us (simulated task span " << fmt("%.3f", ns(task_span_ps(s)) / 1000.0) << " us, error "
+      << fmt("%+.2f", replay_error_pct(s)) << " %)\n";
   }
   o << "  wall            " << fmt("%.3f", s.wall_s) << " s ("
     << fmt("%.0f", s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0) << " tasks/s)\n";
