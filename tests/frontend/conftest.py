@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the frontend tests."""
 
+import importlib
+import json
 import os
 import sys
 
@@ -53,3 +55,80 @@ def recorder(monkeypatch):
     backend = RecordingBackend()
     with _backend.use_backend(pypto.RunMode.SIM, backend):
         yield backend
+
+
+# --- Golden SIM results ----------------------------------------------------------------------
+# Every SIM call of the test_sim_* modules is recorded (stats.json without wall-clock fields,
+# task and tile-op counts, the log, a SHA-256 of every tensor after the call) and compared with
+# tests/golden/python_sim.json, so a change of the model or the compiler shows up as a
+# reviewed diff. PYPTO_GOLDEN_UPDATE=1 (tools/update_golden.sh) rewrites the records instead.
+
+_GOLDEN_DIR = os.path.join(os.path.dirname(__file__), "..", "golden")
+_GOLDEN_PY = os.path.join(_GOLDEN_DIR, "python_sim.json")
+sys.path.insert(0, os.path.abspath(_GOLDEN_DIR))
+import golden as _golden  # noqa: E402
+
+_UPDATE = os.environ.get("PYPTO_GOLDEN_UPDATE") == "1"
+_updated = {}
+
+
+def _tensor_digest(t):
+    import ctypes
+    import hashlib
+
+    c = t.detach().contiguous()
+    return hashlib.sha256(ctypes.string_at(c.data_ptr(), c.numel() * c.element_size())).hexdigest()
+
+
+def _load_golden():
+    if not os.path.exists(_GOLDEN_PY):
+        return {}
+    with open(_GOLDEN_PY, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(autouse=True)
+def _golden_sim_results(request, monkeypatch):
+    if not request.module.__name__.split(".")[-1].startswith("test_sim_"):
+        yield
+        return
+    native = importlib.import_module("pypto._C")
+    real = native.run_sim
+    calls = []
+
+    def recording_run_sim(compiled, tensors, bindings, options):
+        raw = real(compiled, tensors, bindings, options)
+        calls.append({"stats": _golden.strip_wall(raw["stats"]), "tasks": raw["tasks"],
+                      "tile_ops": raw["tile_ops"], "log": list(raw["log"]),
+                      "tensors": [_tensor_digest(t) for t in tensors]})
+        return raw
+
+    monkeypatch.setattr(native, "run_sim", recording_run_sim)
+    import torch
+
+    torch.manual_seed(0)  # tests drawing unseeded inputs get the same ones in every run
+    yield
+    node = request.node.nodeid
+    if _UPDATE:
+        _updated[node] = calls
+        return
+    expected = _load_golden().get(node)
+    if expected is None:
+        if calls:
+            pytest.fail(f"{node}: {len(calls)} SIM call(s) without a golden record in "
+                        f"{_GOLDEN_PY}; run tools/update_golden.sh and review the diff")
+        return
+    lines = _golden.diff(expected, calls)
+    if lines:
+        pytest.fail(f"{node}: SIM results differ from {_GOLDEN_PY} (update deliberately with "
+                    "tools/update_golden.sh):\n  " + "\n  ".join(lines[:40]))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _UPDATE or not _updated:
+        return
+    merged = _load_golden()
+    merged.update({k: v for k, v in _updated.items() if v})
+    with open(_GOLDEN_PY, "w", encoding="utf-8") as f:
+        json.dump(dict(sorted(merged.items())), f, indent=1, sort_keys=True)
+        f.write("\n")
