@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The hardware abstraction the runtime drives. The simulator implements it with modelled
-// registers and costs (each call advances the calling thread's local clock); a real
-// backend implements it with the AICore registers. The runtime never measures time
-// itself, so a policy behaves identically on both.
+// The hardware abstraction the runtime drives. Today its one implementation is the
+// simulator's (sim/src/machine/sched_thread.cpp: modelled registers and costs, each call
+// advancing the calling thread's local clock); the NPU backend is to be a second one over
+// the AICore registers. The runtime never measures time itself, so a policy makes the same
+// decisions whichever implementation drives it.
 #pragma once
 
 #include <cstdint>
