@@ -114,8 +114,8 @@ void EmitContext::copy_tile_sizes(const RtVal& v, std::int64_t* out) {
   }
 }
 
-GlobalRegion EmitContext::sub_region(const RtVal& v, const std::int64_t* off, const std::int64_t* ext,
-                                  int rank) {
+GlobalRegion EmitContext::sub_region(const RtVal& v, const std::int64_t* off,
+                                     const std::int64_t* ext, int rank) {
   GlobalRegion r = v.region;
   r.rank = static_cast<std::uint8_t>(rank);
   for (int k = 0; k < rank; ++k) {
@@ -126,7 +126,7 @@ GlobalRegion EmitContext::sub_region(const RtVal& v, const std::int64_t* off, co
 }
 
 void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,
-                            const std::string& loc, bool write) const {
+                               const std::string& loc, bool write) const {
   const std::int64_t es = sim::dtype_bytes(r.dtype);
   std::int64_t last = r.offset_elems;
   for (int k = 0; k < r.rank; ++k) last += (r.shape[k] - 1) * r.stride[k];
@@ -143,7 +143,7 @@ void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const s
 }
 
 void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-                    const std::string& name, const std::string& loc) {
+                       const std::string& name, const std::string& loc) {
   const LocalTile& lt = tb.p.locals[local];
   bool whole = r.rank == lt.rank;
   for (int k = 0; k < r.rank && whole; ++k) whole = r.shape[k] == lt.shape[k];
@@ -167,7 +167,7 @@ void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const 
 }
 
 void EmitContext::store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-                     const std::string& name, const std::string& loc) {
+                        const std::string& name, const std::string& loc) {
   if (region_empty(r)) return;
   const LocalTile& lt = tb.p.locals[local];
   for (int k = 0; k < r.rank; ++k) tb.clipped = tb.clipped || r.shape[k] != lt.shape[k];
@@ -181,7 +181,7 @@ void EmitContext::store(TaskBuilder& tb, int local, const GlobalRegion& r, const
 }
 
 void EmitContext::check_write_span(const Stmt& w, int axis, std::int64_t o, std::int64_t n,
-                                std::int64_t size) const {
+                                   std::int64_t size) const {
   if (n > 0 && (o < 0 || o + n > size)) {
     throw ConfigError(w.loc + ": the write covers [" + std::to_string(o) + ", " +
                       std::to_string(o + n) + ") on axis " + std::to_string(axis) + " of " +
@@ -190,7 +190,7 @@ void EmitContext::check_write_span(const Stmt& w, int axis, std::int64_t o, std:
 }
 
 bool EmitContext::write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,
-                            const std::int64_t* ext, GlobalRegion* out) {
+                               const std::int64_t* ext, GlobalRegion* out) {
   const RtVal& d = vals_[w.dst];
   NPU_CHECK(d.has_region, "write destination without storage");
   std::int64_t o[kMaxRank];
@@ -203,8 +203,8 @@ bool EmitContext::write_region(const Stmt& w, const std::int64_t* woff, const st
 }
 
 void EmitContext::store_writes(TaskBuilder& tb, int local, const Unit& u,
-                            const std::vector<std::vector<std::int64_t>>& woffs,
-                            const std::int64_t* off, const std::int64_t* ext) {
+                               const std::vector<std::vector<std::int64_t>>& woffs,
+                               const std::int64_t* off, const std::int64_t* ext) {
   for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
     const Stmt& w = k_.stmts[u.writes[wi]];
     GlobalRegion wr;
@@ -215,7 +215,7 @@ void EmitContext::store_writes(TaskBuilder& tb, int local, const Unit& u,
 }
 
 void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
-                      std::uint16_t tiles) {
+                         std::uint16_t tiles) {
   TaskRec t;
   t.core = core;
   t.root = static_cast<std::uint32_t>(roots_.size());

@@ -143,8 +143,8 @@ void EmitContext::emit_concat(const Unit& u) {
 }
 
 void EmitContext::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& dst,
-                         const Storage& dst_st, const std::vector<std::int64_t>& vec_tile,
-                         const std::string& dst_name) {
+                            const Storage& dst_st, const std::vector<std::int64_t>& vec_tile,
+                            const std::string& dst_name) {
   NPU_CHECK(src.has_region, "copy source without storage");
   const int r = src.rank;
   std::int64_t T[kMaxRank];

@@ -3,14 +3,14 @@
 // and vec_tile, lowering's UnitKind::kEltwise) as one AIV task per output tile, broadcasting
 // its inputs numpy-style and computing only the valid part some delivered value needs.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "instance.h"
 #include "pypto/sched/errors.h"
-#include <array>
-#include <unordered_map>
 
 namespace pypto::compiler::detail {
 

@@ -7,10 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "deps.h"
 #include "instance.h"
 #include "pypto/sched/errors.h"
-
-#include "deps.h"
 
 namespace pypto::compiler::detail {
 

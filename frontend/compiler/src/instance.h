@@ -29,7 +29,7 @@ namespace pypto::compiler::detail {
 
 inline constexpr std::uint32_t kRootBuffer = 0xFFFF0000u;      // root-inner pool, root-relative
 inline constexpr std::uint32_t kSlotBufferBase = 0x80000000u;  // + launch region id
-inline constexpr std::uint64_t kAlignBytes = 512;  // one L2 line: values never share one
+inline constexpr std::uint64_t kAlignBytes = 512;          // one L2 line: values never share one
 inline constexpr std::int64_t kCopyTileBytes = 64 * 1024;  // copies without a vec_tile
 
 inline std::uint64_t align_up(std::uint64_t x, std::uint64_t a) { return (x + a - 1) / a * a; }
@@ -96,7 +96,6 @@ struct TaskBuilder {
     return static_cast<int>(p.locals.size() - 1);
   }
 };
-
 
 // Row-major dense strides for v's shape, starting at v.region's offset.
 inline void set_dense_layout(RtVal& v) {
@@ -175,10 +174,10 @@ class EmitContext {
   // ---- units ----
   // Emits the tasks of unit u (any kind but kLoop) into the open root.
   void exec_unit(const Unit& u);
-  void emit_group(const Unit& u);       // emit_elementwise.cpp
-  void emit_reduce(const Unit& u);      // emit_reduce.cpp
-  void emit_matmul(const Unit& u);      // emit_matmul.cpp
-  void emit_permute(const Unit& u);     // emit_data_movement.cpp, as are the five below
+  void emit_group(const Unit& u);    // emit_elementwise.cpp
+  void emit_reduce(const Unit& u);   // emit_reduce.cpp
+  void emit_matmul(const Unit& u);   // emit_matmul.cpp
+  void emit_permute(const Unit& u);  // emit_data_movement.cpp, as are the five below
   void emit_concat(const Unit& u);
   void emit_copy_write(const Unit& u);
   void emit_view(const Unit& u);

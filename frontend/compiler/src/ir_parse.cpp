@@ -626,7 +626,9 @@ class Parser {
       }
     } else if (family == OpFamily::kPermute) {
       const std::vector<int> d = parse_axes(attrs, "dims", st);
-      if (in.shape.size() != rank) fail_at(loc, "transpose/permute: output rank differs from input");
+      if (in.shape.size() != rank) {
+        fail_at(loc, "transpose/permute: output rank differs from input");
+      }
       std::vector<int> perm(rank);
       for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<int>(i);
       if (st.op == OpKind::kTranspose) {

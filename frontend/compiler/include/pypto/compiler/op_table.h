@@ -69,14 +69,14 @@ enum class OpKind : std::uint8_t {
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
 enum class OpFamily : std::uint8_t {
-  kAlloc,        // storage only
+  kAlloc,    // storage only
   kEltwise,  // fusable into one AIV task per output tile (emit_elementwise.cpp)
-  kReduce,       // sum/amax/amin over axes (emit_reduce.cpp)
-  kMatmul,       // AIC tasks per (batch, M tile, N tile) (emit_matmul.cpp)
-  kPermute,      // permuted-stride load (emit_data_movement.cpp)
-  kConcat,       // copies of regions (emit_data_movement.cpp)
-  kView,         // alias, or a copy when lowering says so (emit_data_movement.cpp)
-  kReshape,      // alias when expressible as a strided region, else copy
+  kReduce,   // sum/amax/amin over axes (emit_reduce.cpp)
+  kMatmul,   // AIC tasks per (batch, M tile, N tile) (emit_matmul.cpp)
+  kPermute,  // permuted-stride load (emit_data_movement.cpp)
+  kConcat,   // copies of regions (emit_data_movement.cpp)
+  kView,     // alias, or a copy when lowering says so (emit_data_movement.cpp)
+  kReshape,  // alias when expressible as a strided region, else copy
 };
 
 // The operands an op takes ("inputs" of the IR statement).
@@ -125,9 +125,7 @@ constexpr bool is_cube_dtype(DType d) {
 }
 
 // DTypeRule::kMatmul: the accumulator (L0C) dtype of a matmul over operands of dtype d.
-constexpr DType cube_acc_dtype(DType d) {
-  return d == DType::kInt8 ? DType::kInt32 : DType::kFp32;
-}
+constexpr DType cube_acc_dtype(DType d) { return d == DType::kInt8 ? DType::kInt32 : DType::kFp32; }
 
 // No tile instruction: the op's emitter builds its own program (or none).
 inline constexpr TileOpcode kNoTileOp = static_cast<TileOpcode>(0xFF);
@@ -221,18 +219,18 @@ inline const OpInfo* find_op(const char* name) {
 
 // Names of the enums above, as pypto._C.op_table() reports them.
 constexpr const char* to_string(OpFamily f) {
-  constexpr const char* kNames[] = {"alloc", "elementwise", "reduce", "matmul",
-                                    "permute", "concat", "view", "reshape"};
+  constexpr const char* kNames[] = {"alloc",   "elementwise", "reduce", "matmul",
+                                    "permute", "concat",      "view",   "reshape"};
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(OpForm f) {
-  constexpr const char* kNames[] = {"nullary", "fill", "unary", "binary",
-                                    "select", "pair", "variadic"};
+  constexpr const char* kNames[] = {"nullary", "fill", "unary",   "binary",
+                                    "select",  "pair", "variadic"};
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(DTypeRule r) {
-  constexpr const char* kNames[] = {"declared", "any", "numeric", "float", "compare",
-                                    "logical", "select", "cast", "matmul"};
+  constexpr const char* kNames[] = {"declared", "any",    "numeric", "float", "compare",
+                                    "logical",  "select", "cast",    "matmul"};
   return kNames[static_cast<std::size_t>(r)];
 }
 
@@ -255,7 +253,7 @@ enum class TileExec : std::uint8_t {
 
 struct TileOpInfo {
   TileOpcode op;
-  const char* name;     // diagnostics ("reduce_sum")
+  const char* name;  // diagnostics ("reduce_sum")
   TileExec exec;
   const char* cost_op;  // the cost-model op (configs' tile_op_cycles rows) it is priced as;
                         // nullptr: data movement, priced by the simulator through L2 and HBM
