@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pypto/compiler/compile.h"
+#include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sched/registry.h"
@@ -236,6 +237,24 @@ PYBIND11_MODULE(_C, m) {
     for (const auto& e : sched::Registry::global().list()) names.push_back(e.name);
     return names;
   });
+  m.def(
+      "op_table",
+      [] {
+        py::list rows;
+        for (const compiler::OpInfo& e : compiler::kOpTable) {
+          py::dict r;
+          r["name"] = e.name;
+          r["family"] = compiler::to_string(e.family);
+          r["form"] = compiler::to_string(e.form);
+          r["arity"] = compiler::arity(e.form);
+          r["dtype_rule"] = compiler::to_string(e.dtype);
+          r["needs_vec_tile"] = e.needs_vec_tile;
+          rows.append(r);
+        }
+        return rows;
+      },
+      "The kernel-IR ops (pypto/compiler/op_table.h): name, family, operand form, arity (-1: "
+      "one or more), dtype rule and whether it needs a vec_tile, one dict per op.");
 
   // Typed errors keep their meaning in Python.
   py::object errors = py::module_::import("pypto._errors");

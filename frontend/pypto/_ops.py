@@ -20,16 +20,17 @@ Example::
 from __future__ import annotations
 
 import builtins
+import importlib
 import numbers
 import sys
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _tracer
 from . import ir
 from ._dtypes import DataType
 from ._enums import CastMode, PrecisionType, SaturationMode, TileOpFormat
-from ._errors import (PyptoNotImplementedError, PyptoTypeError, PyptoValueError,
-                      user_location)
+from ._errors import (PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeError,
+                      PyptoValueError, user_location)
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
                         smax, smin)
 from ._source import loop_carried_names
@@ -47,6 +48,32 @@ __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
     "sum", "amax", "amin", "softmax", "matmul",
 ]
+
+
+# --- the op table ---------------------------------------------------------------------------
+
+
+def _load_op_table() -> Dict[str, Dict[str, Any]]:
+    """The compiler's op table (frontend/compiler/include/pypto/compiler/op_table.h), by IR op
+    name: family, operand form, arity, dtype rule, needs_vec_tile. Read from ``pypto._C``
+    directly (not through ``_backend``), as every build of pypto has it."""
+    try:
+        native = importlib.import_module("pypto._C")
+    except ImportError as e:
+        raise ImportError("pypto needs its native module pypto._C, which holds the op table; "
+                          "build it with tools/setup.sh") from e
+    return {row["name"]: row for row in native.op_table()}
+
+
+_OPS = _load_op_table()
+
+
+def _op(name: str) -> Dict[str, Any]:
+    """The table row of IR op ``name``."""
+    row = _OPS.get(name)
+    if row is None:
+        raise PyptoRuntimeError(f"internal: op {name!r} is not in the compiler's op table")
+    return row
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -110,7 +137,8 @@ def _norm_axis(axis: Any, rank: int, api: str) -> int:
 
 
 def _need_vec(tr: _tracer.Tracer, api: str) -> None:
-    if tr.top.vec_tile is None:
+    """Rejects op ``api`` outside set_vec_tile_shapes when the op table says it needs one."""
+    if _op(api)["needs_vec_tile"] and tr.top.vec_tile is None:
         _fail(PyptoValueError, api, "needs vector tile shapes: call "
               "pypto.set_vec_tile_shapes(...) before it")
 
@@ -124,6 +152,38 @@ def _check_float(v: ir.Value, api: str) -> None:
     if not v.dtype.is_float:
         _fail(PyptoTypeError, api, f"needs a floating-point tensor, got {v.dtype}; "
               "use pypto.cast first")
+
+
+def _check_dtype(op: str, v: ir.Value) -> None:
+    """Applies the op table's dtype rule of ``op`` to ``v``, its (first) tensor operand."""
+    rule = _op(op)["dtype_rule"]
+    if rule in ("numeric", "float"):
+        _check_numeric(v, op)
+    if rule == "float":
+        _check_float(v, op)
+    elif rule == "logical" and v.dtype is not DataType.DT_BOOL:
+        _fail(PyptoTypeError, op, f"needs DT_BOOL tensors, got {v.dtype}")
+    elif rule == "select" and v.dtype is not DataType.DT_BOOL:
+        _fail(PyptoTypeError, op, f"condition must be a DT_BOOL tensor, got {v.dtype}")
+
+
+def _result_dtype(op: str, dtype: DataType) -> DataType:
+    """The result dtype of element-wise ``op`` over operands of ``dtype`` (its dtype rule)."""
+    return DataType.DT_BOOL if _op(op)["dtype_rule"] == "compare" else dtype
+
+
+def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, Any],
+          shape: Sequence[Any], dtype: DataType, fmt: TileOpFormat = TileOpFormat.TILEOP_ND,
+          valid_shape: Optional[Sequence[Any]] = None) -> ir.Value:
+    """Records op ``op`` (``Tracer.emit_op``) after the op table's checks: a known op, the
+    table's number of inputs, a vec tile in force if it needs one."""
+    row = _op(op)
+    n = row["arity"]
+    if (n >= 0 and len(inputs) != n) or (n < 0 and not inputs):
+        raise PyptoRuntimeError(f"internal: pypto.{op} recorded {len(inputs)} inputs; the op "
+                                f"table says {n if n >= 0 else 'one or more'}")
+    _need_vec(tr, op)
+    return tr.emit_op(op, inputs, attrs, shape, dtype, fmt, valid_shape)
 
 
 def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:
@@ -481,7 +541,7 @@ def alloc(shape: Any, dtype: Optional[DataType] = None,
     shp = _shape_arg(shape, "Tensor")
     dt = DataType.DT_FP32 if dtype is None else _dtype_arg(dtype, "Tensor")
     fmt = TileOpFormat.TILEOP_ND if format is None else format
-    return _wrap(tr.emit_op("alloc", [], {}, shp, dt, fmt))
+    return _wrap(_emit(tr, "alloc", [], {}, shp, dt, fmt))
 
 
 def full(size: Any, value: Any, dtype: DataType, *, valid_shape: Any = None) -> Tensor:
@@ -489,10 +549,10 @@ def full(size: Any, value: Any, dtype: DataType, *, valid_shape: Any = None) -> 
     tr = _tr("full")
     shp = _shape_arg(size, "full")
     dt = _dtype_arg(dtype, "full")
-    _need_vec(tr, "full")
+    _need_vec(tr, "full")  # before the fill value's checks: a missing tile is reported first
     sc = _scalar(value, dt, "full")
-    return _wrap(tr.emit_op("full", [sc], {}, shp, dt,
-                            valid_shape=_valid_arg(valid_shape, shp, "full")))
+    return _wrap(_emit(tr, "full", [sc], {}, shp, dt,
+                           valid_shape=_valid_arg(valid_shape, shp, "full")))
 
 
 def _size_args(size: Tuple[Any, ...]) -> Any:
@@ -511,13 +571,12 @@ def ones(*size: Any, dtype: DataType = DataType.DT_FP32, valid_shape: Any = None
 # --- element-wise ----------------------------------------------------------------------------
 
 
-def _binary(op: str, x: Any, y: Any, *, out_dtype: Optional[DataType] = None,
-            attrs: Optional[dict] = None, numeric: bool = True) -> Tensor:
-    """x must be a tensor; y a tensor or scalar. Tensors must share a dtype."""
+def _binary(op: str, x: Any, y: Any, *, attrs: Optional[dict] = None) -> Tensor:
+    """x must be a tensor; y a tensor or scalar. Tensors must share a dtype; the op table's
+    dtype rule of ``op`` says which and what the result is."""
     tr = _tr(op)
     xv = _val(x, op)
-    if numeric:
-        _check_numeric(xv, op)
+    _check_dtype(op, xv)
     if isinstance(y, Tensor):
         yv = y._value
         if yv.dtype is not xv.dtype:
@@ -527,9 +586,8 @@ def _binary(op: str, x: Any, y: Any, *, out_dtype: Optional[DataType] = None,
     else:
         inputs = [xv, _scalar(y, xv.dtype, op)]
         shape, valid = xv.shape, xv.valid_shape
-    _need_vec(tr, op)
-    return _wrap(tr.emit_op(op, inputs, attrs or {}, shape, out_dtype or xv.dtype,
-                            valid_shape=valid))
+    return _wrap(_emit(tr, op, inputs, attrs or {}, shape, _result_dtype(op, xv.dtype),
+                       valid_shape=valid))
 
 
 def _commutative(op: str, x: Any, y: Any) -> Tensor:
@@ -614,25 +672,22 @@ def _binary_operator(op: str, x: Tensor, y: Any) -> Any:
 
 def _emit_same_shape(tr: _tracer.Tracer, op: str, xv: ir.Value) -> Tensor:
     """Records a one-input op whose result has the input's shape, valid shape and dtype."""
-    _need_vec(tr, op)
-    return _wrap(tr.emit_op(op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+    return _wrap(_emit(tr, op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
 
 
-def _unary(op: str, x: Any, *, float_only: bool = False) -> Tensor:
+def _unary(op: str, x: Any) -> Tensor:
     tr = _tr(op)
     xv = _val(x, op)
-    _check_numeric(xv, op)
-    if float_only:
-        _check_float(xv, op)
+    _check_dtype(op, xv)
     return _emit_same_shape(tr, op, xv)
 
 
-def _unary_op(op: str, *, float_only: bool = False):
+def _unary_op(op: str):
     """The public wrapper ``pypto.<op>(x)`` of an element-wise math op (same name, signature
-    and module as a hand-written ``def``)."""
+    and module as a hand-written ``def``); its dtype rule is the op table's."""
 
     def wrapper(x: Tensor) -> Tensor:
-        return _unary(op, x, float_only=float_only)
+        return _unary(op, x)
 
     wrapper.__name__ = wrapper.__qualname__ = op
     return wrapper
@@ -641,20 +696,20 @@ def _unary_op(op: str, *, float_only: bool = False):
 neg = _unary_op("neg")
 abs = _unary_op("abs")  # noqa: A001
 relu = _unary_op("relu")
-exp = _unary_op("exp", float_only=True)
-log = _unary_op("log", float_only=True)
-sqrt = _unary_op("sqrt", float_only=True)
-rsqrt = _unary_op("rsqrt", float_only=True)
-reciprocal = _unary_op("reciprocal", float_only=True)
-sigmoid = _unary_op("sigmoid", float_only=True)
-tanh = _unary_op("tanh", float_only=True)
+exp = _unary_op("exp")
+log = _unary_op("log")
+sqrt = _unary_op("sqrt")
+rsqrt = _unary_op("rsqrt")
+reciprocal = _unary_op("reciprocal")
+sigmoid = _unary_op("sigmoid")
+tanh = _unary_op("tanh")
 
 
 def floor(x: Tensor) -> Tensor:
     """Rounds toward -inf (float tensors); integer tensors are returned unchanged."""
     if isinstance(x, Tensor) and not x._value.dtype.is_float:
         return x
-    return _unary("floor", x, float_only=True)
+    return _unary("floor", x)
 
 
 _FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -663,7 +718,7 @@ _FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "l
 def _compare(op: str, x: Any, y: Any) -> Tensor:
     if not isinstance(x, Tensor) and isinstance(y, Tensor):
         op, x, y = _FLIPPED[op], y, x
-    return _binary(op, x, y, out_dtype=DataType.DT_BOOL, numeric=False)
+    return _binary(op, x, y)
 
 
 def _compare_operator(op: str, x: Tensor, y: Any) -> Any:
@@ -693,14 +748,14 @@ ge = _compare_op("ge")
 
 def _logical(op: str, x: Any, y: Any = None) -> Tensor:
     for t in (x, y) if y is not None else (x,):
-        if isinstance(t, Tensor) and t._value.dtype is not DataType.DT_BOOL:
-            _fail(PyptoTypeError, op, f"needs DT_BOOL tensors, got {t._value.dtype}")
+        if isinstance(t, Tensor):
+            _check_dtype(op, t._value)
     if y is None:
         tr = _tr(op)
         return _emit_same_shape(tr, op, _val(x, op))
     if not isinstance(x, Tensor):
         x, y = y, x
-    return _binary(op, x, y, numeric=False)
+    return _binary(op, x, y)
 
 
 def logical_and(x: Any, y: Any) -> Tensor:
@@ -719,8 +774,7 @@ def where(condition: Tensor, x: Any, y: Any) -> Tensor:
     """Element-wise ``x if condition else y``; x and y may be tensors or numbers."""
     tr = _tr("where")
     cv = _val(condition, "where", "condition")
-    if cv.dtype is not DataType.DT_BOOL:
-        _fail(PyptoTypeError, "where", f"condition must be a DT_BOOL tensor, got {cv.dtype}")
+    _check_dtype("where", cv)
     tensors = [t._value for t in (x, y) if isinstance(t, Tensor)]
     if not tensors:
         _fail(PyptoTypeError, "where", "x or y must be a tensor (the result dtype comes from it)")
@@ -730,8 +784,7 @@ def where(condition: Tensor, x: Any, y: Any) -> Tensor:
     inputs = [cv] + [t._value if isinstance(t, Tensor) else _scalar(t, dtype, "where")
                      for t in (x, y)]
     shape, valid = _broadcast([cv] + tensors, "where")
-    _need_vec(tr, "where")
-    return _wrap(tr.emit_op("where", inputs, {}, shape, dtype, valid_shape=valid))
+    return _wrap(_emit(tr, "where", inputs, {}, shape, dtype, valid_shape=valid))
 
 
 def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
@@ -759,7 +812,7 @@ def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
     tr = _tr(op)
     xv = _val(x, op)
-    _check_numeric(xv, op)
+    _check_dtype(op, xv)
     if not isinstance(keepdim, bool):
         _fail(PyptoTypeError, op, f"keepdim must be a bool, got {keepdim!r}")
     dims_in = list(dim) if isinstance(dim, (list, tuple)) else [dim]
@@ -778,9 +831,8 @@ def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
             valid.append(vs)
     if not shape:
         shape, valid = [1], [1]
-    _need_vec(tr, op)
-    return _wrap(tr.emit_op(op, [xv], {"dims": dims, "keepdim": keepdim}, shape, xv.dtype,
-                            valid_shape=valid if xv.valid_shape is not None else None))
+    return _wrap(_emit(tr, op, [xv], {"dims": dims, "keepdim": keepdim}, shape, xv.dtype,
+                           valid_shape=valid if xv.valid_shape is not None else None))
 
 
 def sum(x: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A001
@@ -811,16 +863,15 @@ def cast(x: Tensor, dtype: DataType, mode: Optional[CastMode] = None,
         _fail(PyptoTypeError, "cast", f"mode must be a pypto.CastMode, got {mode!r}")
     if not isinstance(satmode, SaturationMode):
         _fail(PyptoTypeError, "cast", f"satmode must be a pypto.SaturationMode, got {satmode!r}")
-    _need_vec(tr, "cast")
-    return _wrap(tr.emit_op("cast", [xv], {"mode": mode, "satmode": satmode}, xv.shape, dt,
-                            valid_shape=xv.valid_shape))
+    return _wrap(_emit(tr, "cast", [xv], {"mode": mode, "satmode": satmode}, xv.shape, dt,
+                           valid_shape=xv.valid_shape))
 
 
 def clone(x: Tensor) -> Tensor:
     """A copy of ``x``."""
     tr = _tr("clone")
     xv = _val(x, "clone")
-    return _wrap(tr.emit_op("clone", [xv], {}, xv.shape, xv.dtype, xv.format, xv.valid_shape))
+    return _wrap(_emit(tr, "clone", [xv], {}, xv.shape, xv.dtype, xv.format, xv.valid_shape))
 
 
 def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape: Any = None,
@@ -861,7 +912,7 @@ def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape
             shp = shp[:-1] + (last * xv.dtype.bits // out_dtype.bits,)
             valid = None if valid is None else valid[:-1] + (shp[-1],)
         attrs["dtype"] = out_dtype
-    return _wrap(tr.emit_op("view", [xv], attrs, shp, out_dtype, xv.format, valid))
+    return _wrap(_emit(tr, "view", [xv], attrs, shp, out_dtype, xv.format, valid))
 
 
 def _simplify(e: Any) -> Any:
@@ -907,8 +958,8 @@ def reshape(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None,
               f"({total} elements) to {_fmt(shp)}")
     if not isinstance(inplace, bool):
         _fail(PyptoTypeError, "reshape", "inplace must be a bool")
-    return _wrap(tr.emit_op("reshape", [xv], {"inplace": inplace}, shp, xv.dtype, xv.format,
-                            _valid_arg(valid_shape, shp, "reshape")))
+    return _wrap(_emit(tr, "reshape", [xv], {"inplace": inplace}, shp, xv.dtype, xv.format,
+                           _valid_arg(valid_shape, shp, "reshape")))
 
 
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
@@ -924,10 +975,9 @@ def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
 
 
 def _permute_op(tr, op, xv, d, attrs):
-    _need_vec(tr, op)
     shape = [xv.shape[a] for a in d]
     valid = None if xv.valid_shape is None else [xv.valid_shape[a] for a in d]
-    return _wrap(tr.emit_op(op, [xv], attrs, shape, xv.dtype, valid_shape=valid))
+    return _wrap(_emit(tr, op, [xv], attrs, shape, xv.dtype, valid_shape=valid))
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -952,8 +1002,8 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     if xv.valid_shape is not None:
         valid = list(xv.valid_shape)
         valid.insert(a, 1)
-    return _wrap(tr.emit_op("reshape", [xv], {"inplace": True}, shape, xv.dtype, xv.format,
-                            valid))
+    return _wrap(_emit(tr, "reshape", [xv], {"inplace": True}, shape, xv.dtype, xv.format,
+                           valid))
 
 
 def expand_clone(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None) -> Tensor:
@@ -967,9 +1017,9 @@ def expand_clone(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None) ->
         if not (_dim_eq(src, 1) or _dim_eq(src, dst)):
             _fail(PyptoValueError, "expand_clone", f"cannot expand {_fmt(xv.shape)} to "
                   f"{_fmt(shp)} (axis {axis})")
-    _need_vec(tr, "expand_clone")
-    return _wrap(tr.emit_op("expand_clone", [xv], {}, shp, xv.dtype,
-                            valid_shape=_valid_arg(valid_shape, shp, "expand_clone")))
+    _need_vec(tr, "expand_clone")  # before valid_shape's checks: a missing tile first
+    return _wrap(_emit(tr, "expand_clone", [xv], {}, shp, xv.dtype,
+                           valid_shape=_valid_arg(valid_shape, shp, "expand_clone")))
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -992,8 +1042,7 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         total = total + v.shape[a]
     shape = list(first.shape)
     shape[a] = _simplify(total)
-    _need_vec(tr, "concat")
-    return _wrap(tr.emit_op("concat", vals, {"dim": a}, shape, first.dtype))
+    return _wrap(_emit(tr, "concat", vals, {"dim": a}, shape, first.dtype))
 
 
 def _write(tr: _tracer.Tracer, src: ir.Value, offsets: Sequence[Any], dst: ir.Value, api: str,
@@ -1139,8 +1188,8 @@ def _getitem(t: Tensor, key: Any) -> Any:
         ov = out._value
         keep = [a for a in range(ov.rank) if a not in dropped]
         valid = None if ov.valid_shape is None else [ov.valid_shape[a] for a in keep]
-        out = _wrap(tr.emit_op("reshape", [ov], {"inplace": True},
-                               [ov.shape[a] for a in keep], ov.dtype, ov.format, valid))
+        out = _wrap(_emit(tr, "reshape", [ov], {"inplace": True},
+                              [ov.shape[a] for a in keep], ov.dtype, ov.format, valid))
     return out
 
 
@@ -1167,7 +1216,7 @@ def _setitem(t: Tensor, key: Any, value: Any) -> None:
             shape.insert(a, 1)
             if valid is not None:
                 valid.insert(a, 1)
-        sv = tr.emit_op("reshape", [sv], {"inplace": True}, shape, sv.dtype, sv.format, valid)
+        sv = _emit(tr, "reshape", [sv], {"inplace": True}, shape, sv.dtype, sv.format, valid)
     _write(tr, sv, offsets, dv, "Tensor.__setitem__", region=region, exact=exact)
 
 
@@ -1255,7 +1304,7 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
         valid = batch + [vm, vn]
     fmt = TileOpFormat.TILEOP_NZ if c_matrix_nz else TileOpFormat.TILEOP_ND
     attrs = {"a_trans": a_trans, "b_trans": b_trans, "c_matrix_nz": c_matrix_nz}
-    return _wrap(tr.emit_op("matmul", [av, bv], attrs, batch + [m, n], odt, fmt, valid))
+    return _wrap(_emit(tr, "matmul", [av, bv], attrs, batch + [m, n], odt, fmt, valid))
 
 
 def _matmul_operator(a: Any, b: Any) -> Any:

@@ -17,6 +17,7 @@
 
 #include "../common/temp_dir.h"
 #include "pypto/compiler/compile.h"
+#include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sim/config/chip_config.h"
@@ -844,6 +845,67 @@ TEST_CASE("unsupported or malformed IR is a ConfigError naming the statement", "
   CHECK_THROWS_WITH(pypto::compiler::compile("{\"format\": 1"), Contains("malformed JSON"));
   CHECK_THROWS_WITH(pypto::compiler::compile(R"({"format":"pypto-kernel-ir","version":2})"),
                     Contains("version 1"));
+}
+
+TEST_CASE("the op table: one row per op, and the parser takes names and arity from it",
+          "[compiler]") {
+  using pypto::compiler::kOpTable;
+  using pypto::compiler::kTileOpTable;
+  using pypto::compiler::OpFamily;
+  using pypto::compiler::OpForm;
+  using pypto::compiler::TileExec;
+  std::set<std::string> names;
+  std::string supported;
+  for (const auto& e : kOpTable) {
+    CHECK(names.insert(e.name).second);
+    REQUIRE(pypto::compiler::find_op(e.name) == &e);
+    supported += (supported.empty() ? "" : ", ") + std::string(e.name);
+    // Element-wise and reduction ops compute with one instruction of the matching class.
+    if (e.family == OpFamily::kEltwise || e.family == OpFamily::kReduce) {
+      const auto* t = pypto::compiler::find_tile_op(e.tile);
+      REQUIRE(t != nullptr);
+      if (e.form == OpForm::kBinary) CHECK(t->exec == TileExec::kBinary);
+      if (e.form == OpForm::kSelect) CHECK(t->exec == TileExec::kWhere);
+      if (e.family == OpFamily::kReduce) CHECK(t->exec == TileExec::kReduce);
+    }
+  }
+  CHECK(pypto::compiler::find_op("topk") == nullptr);
+  CHECK(pypto::compiler::find_op("ad") == nullptr);
+  CHECK(pypto::compiler::find_op("add_") == nullptr);
+  for (const auto& t : kTileOpTable) {
+    CHECK(pypto::compiler::to_string(t.op) == t.name);
+    const bool moves = t.op == TileOpcode::kLoad || t.op == TileOpcode::kStore;
+    CHECK((t.cost_op == nullptr) == moves);
+  }
+  const std::string params = param("x", 0, "[8]") + "," + param("y", 1, "[8]");
+  const auto compile_one = [&](const std::string& name, const std::string& inputs,
+                               const std::string& extra) {
+    return pypto::compiler::compile(
+        kernel("t", params, "", op(name, inputs, val(2, "[8]"), "t.py:1", extra)));
+  };
+  CHECK_THROWS_WITH(compile_one("topk", in(0), R"("vec_tile":[8])"),
+                    Contains("(supported: " + supported + ")"));
+  for (const auto& e : kOpTable) {
+    INFO(e.name);
+    // Without a vec_tile, exactly the ops that need one are rejected for it.
+    std::string msg;
+    try {
+      compile_one(e.name, in(0), "");
+    } catch (const ConfigError& err) {
+      msg = err.what();
+    }
+    CHECK((msg.find(std::string(e.name) + " has no vec_tile") != std::string::npos) ==
+          e.needs_vec_tile);
+    // One input too many for a fixed arity.
+    const int n = pypto::compiler::arity(e.form);
+    if (n < 0) continue;
+    std::string inputs = in(0);
+    for (int i = 0; i < n; ++i) inputs += "," + in(1);
+    const std::string tiles = R"("vec_tile":[8],"cube_tile":{"m":[8,8],"k":[8,8],"n":[8,8]})";
+    CHECK_THROWS_WITH(compile_one(e.name, inputs, tiles),
+                      Contains(std::string(e.name) + " takes " + std::to_string(n) +
+                               " inputs, got " + std::to_string(n + 1)));
+  }
 }
 
 TEST_CASE("run-time user errors name the statement", "[compiler]") {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pypto/compiler/compile.h"
+#include "pypto/compiler/op_table.h"
 
 namespace pypto::compiler::detail {
 
@@ -76,54 +77,10 @@ struct ValueInfo {
 
 // ---- statements -----------------------------------------------------------------------------
 
-enum class OpKind : std::uint8_t {
-  kAlloc,
-  kFull,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMaximum,
-  kMinimum,
-  kRemainder,
-  kPow,
-  kEq,
-  kNe,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kLogicalAnd,
-  kLogicalOr,
-  kNeg,
-  kAbs,
-  kRelu,
-  kExp,
-  kLog,
-  kSqrt,
-  kRsqrt,
-  kReciprocal,
-  kSigmoid,
-  kTanh,
-  kFloor,
-  kLogicalNot,
-  kWhere,
-  kCast,
-  kClone,
-  kExpandClone,
-  kSum,
-  kAmax,
-  kAmin,
-  kView,
-  kReshape,
-  kTranspose,
-  kPermute,
-  kConcat,
-  kMatmul,
-};
+// OpKind, op_info() and op_name() come from the op table (pypto/compiler/op_table.h).
 
-const char* op_name(OpKind k);
-bool is_elementwise(OpKind k);  // fusable into one AIV task per tile
+// Fusable into one AIV task per tile.
+inline bool is_elementwise(OpKind k) { return op_info(k).family == OpFamily::kEltwise; }
 
 struct Operand {
   int value = -1;         // tensor operand (value index), or -1 for a scalar

@@ -18,122 +18,14 @@ namespace {
 
 using Json = nlohmann::json;
 
-struct OpEntry {
-  const char* name;
-  OpKind kind;
-};
-
-constexpr OpEntry kOps[] = {
-    {"alloc", OpKind::kAlloc},
-    {"full", OpKind::kFull},
-    {"add", OpKind::kAdd},
-    {"sub", OpKind::kSub},
-    {"mul", OpKind::kMul},
-    {"div", OpKind::kDiv},
-    {"maximum", OpKind::kMaximum},
-    {"minimum", OpKind::kMinimum},
-    {"remainder", OpKind::kRemainder},
-    {"pow", OpKind::kPow},
-    {"eq", OpKind::kEq},
-    {"ne", OpKind::kNe},
-    {"lt", OpKind::kLt},
-    {"le", OpKind::kLe},
-    {"gt", OpKind::kGt},
-    {"ge", OpKind::kGe},
-    {"logical_and", OpKind::kLogicalAnd},
-    {"logical_or", OpKind::kLogicalOr},
-    {"neg", OpKind::kNeg},
-    {"abs", OpKind::kAbs},
-    {"relu", OpKind::kRelu},
-    {"exp", OpKind::kExp},
-    {"log", OpKind::kLog},
-    {"sqrt", OpKind::kSqrt},
-    {"rsqrt", OpKind::kRsqrt},
-    {"reciprocal", OpKind::kReciprocal},
-    {"sigmoid", OpKind::kSigmoid},
-    {"tanh", OpKind::kTanh},
-    {"floor", OpKind::kFloor},
-    {"logical_not", OpKind::kLogicalNot},
-    {"where", OpKind::kWhere},
-    {"cast", OpKind::kCast},
-    {"clone", OpKind::kClone},
-    {"expand_clone", OpKind::kExpandClone},
-    {"sum", OpKind::kSum},
-    {"amax", OpKind::kAmax},
-    {"amin", OpKind::kAmin},
-    {"view", OpKind::kView},
-    {"reshape", OpKind::kReshape},
-    {"transpose", OpKind::kTranspose},
-    {"permute", OpKind::kPermute},
-    {"concat", OpKind::kConcat},
-    {"matmul", OpKind::kMatmul},
-};
-
+// "supported: alloc, full, ..." of the unknown-op message: the op table's names in order.
 std::string supported_ops() {
   std::string s;
-  for (const auto& e : kOps) {
+  for (const OpInfo& e : kOpTable) {
     if (!s.empty()) s += ", ";
     s += e.name;
   }
   return s;
-}
-
-bool is_binary(OpKind k) {
-  switch (k) {
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kMaximum:
-    case OpKind::kMinimum:
-    case OpKind::kRemainder:
-    case OpKind::kPow:
-    case OpKind::kEq:
-    case OpKind::kNe:
-    case OpKind::kLt:
-    case OpKind::kLe:
-    case OpKind::kGt:
-    case OpKind::kGe:
-    case OpKind::kLogicalAnd:
-    case OpKind::kLogicalOr: return true;
-    default: return false;
-  }
-}
-
-// The one-input element-wise math ops: output shape, rank and dtype are the input's.
-bool is_unary_math(OpKind k) {
-  switch (k) {
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kRelu:
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kRsqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kFloor:
-    case OpKind::kLogicalNot: return true;
-    default: return false;
-  }
-}
-
-bool is_unary(OpKind k) {
-  if (is_unary_math(k)) return true;
-  switch (k) {
-    case OpKind::kCast:
-    case OpKind::kClone:
-    case OpKind::kExpandClone:
-    case OpKind::kSum:
-    case OpKind::kAmax:
-    case OpKind::kAmin:
-    case OpKind::kView:
-    case OpKind::kReshape:
-    case OpKind::kTranspose:
-    case OpKind::kPermute: return true;
-    default: return false;
-  }
 }
 
 class Parser {
@@ -583,14 +475,9 @@ class Parser {
   void parse_op(const Json& s, Stmt& st) {
     const std::string& loc = st.loc;
     const std::string name = need_string(s, "op", loc);
-    bool found = false;
-    for (const auto& e : kOps) {
-      if (name == e.name) {
-        st.op = e.kind;
-        found = true;
-      }
-    }
-    if (!found) {
+    const OpInfo* info = find_op(name.c_str());
+    if (info != nullptr) st.op = info->kind;
+    if (info == nullptr) {
       fail_at(loc, "op \"" + name +
                        "\" is not supported by the compiler (supported: " + supported_ops() + ")");
     }
@@ -646,150 +533,154 @@ class Parser {
     return out;
   }
 
+  static void need_inputs(const Stmt& st, std::size_t n) {
+    if (st.inputs.size() != n) {
+      fail_at(st.loc, std::string(op_name(st.op)) + " takes " + std::to_string(n) +
+                          " inputs, got " + std::to_string(st.inputs.size()));
+    }
+  }
+
+  // Operands and attributes of a concat (OpForm::kVariadic).
+  void check_concat(Stmt& st, const Json& attrs) {
+    const std::string& loc = st.loc;
+    const std::size_t rank = k_.values[st.out].shape.size();
+    if (st.inputs.empty()) fail_at(loc, "concat needs at least one input");
+    for (std::size_t i = 0; i < st.inputs.size(); ++i) {
+      if (tensor_input(st, i).shape.size() != rank)
+        fail_at(loc, "concat: inputs must have the output's rank");
+    }
+    const Json& d = need(attrs, "dim", loc);
+    st.concat_dim = static_cast<int>(need_int(d, "concat \"dim\"", loc));
+    if (st.concat_dim < 0 || static_cast<std::size_t>(st.concat_dim) >= rank) {
+      fail_at(loc, "concat: dim " + std::to_string(st.concat_dim) + " is outside 0.." +
+                       std::to_string(rank - 1));
+    }
+  }
+
+  // Operands and attributes of a matmul (OpForm::kPair, DTypeRule::kMatmul).
+  void check_matmul(Stmt& st, const Json& attrs) {
+    const std::string& loc = st.loc;
+    const std::size_t rank = k_.values[st.out].shape.size();
+    need_inputs(st, 2);
+    const ValueInfo& a = tensor_input(st, 0);
+    const ValueInfo& b = tensor_input(st, 1);
+    if (a.shape.size() != rank || b.shape.size() != rank || rank < 2) {
+      fail_at(loc, "matmul: operands and output need equal ranks 2..4");
+    }
+    if (!st.has_cube) fail_at(loc, "matmul has no cube_tile; call pypto.set_cube_tile_shapes");
+    st.a_trans = opt_bool(attrs, "a_trans", false, loc);
+    st.b_trans = opt_bool(attrs, "b_trans", false, loc);
+    if (a.dtype != b.dtype) fail_at(loc, "matmul: operand dtypes differ");
+    if (!is_cube_dtype(a.dtype)) {
+      fail_at(loc, "matmul: operand dtype " + std::string(sim::to_string(a.dtype)) +
+                       " is not supported (expected fp16, bf16, fp32 or int8)");
+    }
+  }
+
+  // Attributes and output rank of a one-tensor op (OpForm::kUnary), by family.
+  void check_unary(Stmt& st, const Json& attrs) {
+    const std::string& loc = st.loc;
+    const std::size_t rank = k_.values[st.out].shape.size();
+    need_inputs(st, 1);
+    const ValueInfo& in = tensor_input(st, 0);
+    const OpFamily family = op_info(st.op).family;
+    if (family == OpFamily::kReduce) {
+      st.dims = parse_axes(attrs, "dims", st);
+      st.keepdim = opt_bool(attrs, "keepdim", false, loc);
+      std::sort(st.dims.begin(), st.dims.end());
+      for (const int d : st.dims) {
+        if (d < 0 || static_cast<std::size_t>(d) >= in.shape.size()) {
+          fail_at(loc, std::string(op_name(st.op)) + ": axis " + std::to_string(d) +
+                           " is outside 0.." + std::to_string(in.shape.size() - 1));
+        }
+      }
+      const std::size_t kept = in.shape.size() - st.dims.size();
+      const std::size_t want = st.keepdim ? in.shape.size() : std::max<std::size_t>(kept, 1);
+      if (rank != want) {
+        fail_at(loc, std::string(op_name(st.op)) + ": output rank " + std::to_string(rank) +
+                         " does not match the reduction (expected " + std::to_string(want) + ")");
+      }
+    } else if (st.op == OpKind::kCast) {
+      const auto it = attrs.find("mode");
+      const std::string mode =
+          (it != attrs.end() && it->is_string()) ? it->get<std::string>() : "CAST_NONE";
+      static const std::pair<const char*, CastMode> kModes[] = {
+          {"CAST_NONE", CastMode::kNone},   {"CAST_RINT", CastMode::kRint},
+          {"CAST_ROUND", CastMode::kRound}, {"CAST_FLOOR", CastMode::kFloor},
+          {"CAST_CEIL", CastMode::kCeil},   {"CAST_TRUNC", CastMode::kTrunc},
+          {"CAST_ODD", CastMode::kOdd}};
+      bool ok = false;
+      for (const auto& [n, m] : kModes) {
+        if (mode == n) {
+          st.cast_mode = m;
+          ok = true;
+        }
+      }
+      if (!ok) fail_at(loc, "cast: unknown mode \"" + mode + "\"");
+      if (in.shape.size() != rank) fail_at(loc, "cast: output rank differs from input");
+    } else if (family == OpFamily::kView) {
+      st.offsets = parse_expr_list(need(attrs, "offsets", loc), "view \"offsets\"", loc);
+      if (st.offsets.size() != in.shape.size() || rank != in.shape.size()) {
+        fail_at(loc, "view: offsets and output need the input's rank " +
+                         std::to_string(in.shape.size()));
+      }
+    } else if (family == OpFamily::kPermute) {
+      const std::vector<int> d = parse_axes(attrs, "dims", st);
+      if (in.shape.size() != rank) {
+        fail_at(loc, "transpose/permute: output rank differs from input");
+      }
+      std::vector<int> perm(rank);
+      for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<int>(i);
+      if (st.op == OpKind::kTranspose) {
+        if (d.size() != 2 || d[0] < 0 || d[1] < 0 || static_cast<std::size_t>(d[0]) >= rank ||
+            static_cast<std::size_t>(d[1]) >= rank) {
+          fail_at(loc, "transpose: dims must be two axes of the input");
+        }
+        std::swap(perm[d[0]], perm[d[1]]);
+      } else {
+        std::vector<int> sorted = d;
+        std::sort(sorted.begin(), sorted.end());
+        if (sorted != perm)
+          fail_at(loc, "permute: dims is not a permutation of 0.." + std::to_string(rank - 1));
+        perm = d;
+      }
+      st.dims = perm;
+    } else if (family == OpFamily::kEltwise && in.shape.size() != rank) {
+      // Copies and the element-wise math ops keep the input's rank (reshape need not).
+      fail_at(loc, std::string(op_name(st.op)) + ": output rank differs from input");
+    }
+  }
+
   void check_op(Stmt& st, const Json& attrs) {
     const std::string& loc = st.loc;
-    const ValueInfo& out = k_.values[st.out];
-    const std::size_t rank = out.shape.size();
-    const auto need_inputs = [&](std::size_t n) {
-      if (st.inputs.size() != n) {
-        fail_at(loc, std::string(op_name(st.op)) + " takes " + std::to_string(n) + " inputs, got " +
-                         std::to_string(st.inputs.size()));
-      }
-    };
-    const bool compute = st.op != OpKind::kAlloc && st.op != OpKind::kClone &&
-                         st.op != OpKind::kView && st.op != OpKind::kReshape &&
-                         st.op != OpKind::kMatmul;
-    if (compute && st.vec_tile.empty()) {
-      fail_at(loc, std::string(op_name(st.op)) +
+    const OpInfo& info = op_info(st.op);
+    const std::size_t rank = k_.values[st.out].shape.size();
+    if (info.needs_vec_tile && st.vec_tile.empty()) {
+      fail_at(loc, std::string(info.name) +
                        " has no vec_tile; call "
                        "pypto.set_vec_tile_shapes before compute ops");
     }
-    if (st.op == OpKind::kAlloc) {
-      need_inputs(0);
-    } else if (st.op == OpKind::kFull) {
-      need_inputs(1);
-      if (st.inputs[0].value >= 0) fail_at(loc, "full: the fill value must be a scalar");
-    } else if (is_binary(st.op)) {
-      need_inputs(2);
-      tensor_input(st, 0);
-    } else if (st.op == OpKind::kWhere) {
-      need_inputs(3);
-      if (tensor_input(st, 0).dtype != DType::kBool)
-        fail_at(loc, "where: the condition must be DT_BOOL");
-    } else if (st.op == OpKind::kConcat) {
-      if (st.inputs.empty()) fail_at(loc, "concat needs at least one input");
-      for (std::size_t i = 0; i < st.inputs.size(); ++i) {
-        if (tensor_input(st, i).shape.size() != rank)
-          fail_at(loc, "concat: inputs must have the output's rank");
-      }
-      const Json& d = need(attrs, "dim", loc);
-      st.concat_dim = static_cast<int>(need_int(d, "concat \"dim\"", loc));
-      if (st.concat_dim < 0 || static_cast<std::size_t>(st.concat_dim) >= rank) {
-        fail_at(loc, "concat: dim " + std::to_string(st.concat_dim) + " is outside 0.." +
-                         std::to_string(rank - 1));
-      }
-    } else if (st.op == OpKind::kMatmul) {
-      need_inputs(2);
-      const ValueInfo& a = tensor_input(st, 0);
-      const ValueInfo& b = tensor_input(st, 1);
-      if (a.shape.size() != rank || b.shape.size() != rank || rank < 2) {
-        fail_at(loc, "matmul: operands and output need equal ranks 2..4");
-      }
-      if (!st.has_cube) fail_at(loc, "matmul has no cube_tile; call pypto.set_cube_tile_shapes");
-      st.a_trans = opt_bool(attrs, "a_trans", false, loc);
-      st.b_trans = opt_bool(attrs, "b_trans", false, loc);
-      if (a.dtype != b.dtype) fail_at(loc, "matmul: operand dtypes differ");
-      if (a.dtype != DType::kFp16 && a.dtype != DType::kBf16 && a.dtype != DType::kFp32 &&
-          a.dtype != DType::kInt8) {
-        fail_at(loc, "matmul: operand dtype " + std::string(sim::to_string(a.dtype)) +
-                         " is not supported (expected fp16, bf16, fp32 or int8)");
-      }
-    } else if (is_unary(st.op)) {
-      need_inputs(1);
-      const ValueInfo& in = tensor_input(st, 0);
-      switch (st.op) {
-        case OpKind::kSum:
-        case OpKind::kAmax:
-        case OpKind::kAmin: {
-          st.dims = parse_axes(attrs, "dims", st);
-          st.keepdim = opt_bool(attrs, "keepdim", false, loc);
-          std::sort(st.dims.begin(), st.dims.end());
-          for (const int d : st.dims) {
-            if (d < 0 || static_cast<std::size_t>(d) >= in.shape.size()) {
-              fail_at(loc, std::string(op_name(st.op)) + ": axis " + std::to_string(d) +
-                               " is outside 0.." + std::to_string(in.shape.size() - 1));
-            }
-          }
-          const std::size_t kept = in.shape.size() - st.dims.size();
-          const std::size_t want = st.keepdim ? in.shape.size() : std::max<std::size_t>(kept, 1);
-          if (rank != want) {
-            fail_at(loc, std::string(op_name(st.op)) + ": output rank " + std::to_string(rank) +
-                             " does not match the reduction (expected " + std::to_string(want) +
-                             ")");
-          }
-          break;
+    switch (info.form) {
+      case OpForm::kNullary: need_inputs(st, 0); break;
+      case OpForm::kFill:
+        need_inputs(st, 1);
+        if (st.inputs[0].value >= 0) {
+          fail_at(loc, std::string(info.name) + ": the fill value must be a scalar");
         }
-        case OpKind::kCast: {
-          const auto it = attrs.find("mode");
-          const std::string mode =
-              (it != attrs.end() && it->is_string()) ? it->get<std::string>() : "CAST_NONE";
-          static const std::pair<const char*, CastMode> kModes[] = {
-              {"CAST_NONE", CastMode::kNone},   {"CAST_RINT", CastMode::kRint},
-              {"CAST_ROUND", CastMode::kRound}, {"CAST_FLOOR", CastMode::kFloor},
-              {"CAST_CEIL", CastMode::kCeil},   {"CAST_TRUNC", CastMode::kTrunc},
-              {"CAST_ODD", CastMode::kOdd}};
-          bool ok = false;
-          for (const auto& [n, m] : kModes) {
-            if (mode == n) {
-              st.cast_mode = m;
-              ok = true;
-            }
-          }
-          if (!ok) fail_at(loc, "cast: unknown mode \"" + mode + "\"");
-          if (in.shape.size() != rank) fail_at(loc, "cast: output rank differs from input");
-          break;
+        break;
+      case OpForm::kBinary:
+        need_inputs(st, 2);
+        tensor_input(st, 0);
+        break;
+      case OpForm::kSelect:
+        need_inputs(st, 3);
+        if (tensor_input(st, 0).dtype != DType::kBool) {
+          fail_at(loc, std::string(info.name) + ": the condition must be DT_BOOL");
         }
-        case OpKind::kView: {
-          st.offsets = parse_expr_list(need(attrs, "offsets", loc), "view \"offsets\"", loc);
-          if (st.offsets.size() != in.shape.size() || rank != in.shape.size()) {
-            fail_at(loc, "view: offsets and output need the input's rank " +
-                             std::to_string(in.shape.size()));
-          }
-          break;
-        }
-        case OpKind::kTranspose:
-        case OpKind::kPermute: {
-          const std::vector<int> d = parse_axes(attrs, "dims", st);
-          if (in.shape.size() != rank)
-            fail_at(loc, "transpose/permute: output rank differs from input");
-          std::vector<int> perm(rank);
-          for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<int>(i);
-          if (st.op == OpKind::kTranspose) {
-            if (d.size() != 2 || d[0] < 0 || d[1] < 0 || static_cast<std::size_t>(d[0]) >= rank ||
-                static_cast<std::size_t>(d[1]) >= rank) {
-              fail_at(loc, "transpose: dims must be two axes of the input");
-            }
-            std::swap(perm[d[0]], perm[d[1]]);
-          } else {
-            std::vector<int> sorted = d;
-            std::sort(sorted.begin(), sorted.end());
-            if (sorted != perm)
-              fail_at(loc, "permute: dims is not a permutation of 0.." + std::to_string(rank - 1));
-            perm = d;
-          }
-          st.dims = perm;
-          break;
-        }
-        default: {
-          // Copies and the element-wise math ops keep the input's rank (reshape need not).
-          const bool same_rank =
-              st.op == OpKind::kClone || st.op == OpKind::kExpandClone || is_unary_math(st.op);
-          if (same_rank && in.shape.size() != rank) {
-            fail_at(loc, std::string(op_name(st.op)) + ": output rank differs from input");
-          }
-          break;
-        }
-      }
+        break;
+      case OpForm::kVariadic: check_concat(st, attrs); break;
+      case OpForm::kPair: check_matmul(st, attrs); break;
+      case OpForm::kUnary: check_unary(st, attrs); break;
     }
     if (is_elementwise(st.op)) {
       for (const Operand& o : st.inputs) {
@@ -835,25 +726,6 @@ class Parser {
 };
 
 }  // namespace
-
-const char* op_name(OpKind k) {
-  for (const auto& e : kOps) {
-    if (e.kind == k) return e.name;
-  }
-  return "?";
-}
-
-bool is_elementwise(OpKind k) {
-  switch (k) {
-    case OpKind::kFull:
-    case OpKind::kWhere:
-    case OpKind::kCast:
-    case OpKind::kClone:
-    case OpKind::kExpandClone: return true;
-    default: return is_binary(k) || is_unary_math(k);
-  }
-}
-
 }  // namespace detail
 
 std::shared_ptr<const CompiledKernel> compile(const std::string& ir_json) {

@@ -77,8 +77,8 @@ class Lowering {
   bool is_alias_op(int value) const {
     const ValueInfo& v = k_.values[value];
     if (v.def_stmt < 0) return false;
-    const OpKind op = k_.stmts[v.def_stmt].op;
-    return op == OpKind::kView || op == OpKind::kReshape;
+    const OpFamily f = op_info(k_.stmts[v.def_stmt].op).family;
+    return f == OpFamily::kView || f == OpFamily::kReshape;
   }
 
   int base_of(int value) const {
@@ -325,16 +325,13 @@ class Lowering {
       }
       close(o, plan);
       UnitKind kind = UnitKind::kView;
-      switch (st.op) {
-        case OpKind::kSum:
-        case OpKind::kAmax:
-        case OpKind::kAmin: kind = UnitKind::kReduce; break;
-        case OpKind::kMatmul: kind = UnitKind::kMatmul; break;
-        case OpKind::kTranspose:
-        case OpKind::kPermute: kind = UnitKind::kPermute; break;
-        case OpKind::kConcat: kind = UnitKind::kConcat; break;
-        case OpKind::kReshape: kind = UnitKind::kReshape; break;
-        case OpKind::kView: kind = UnitKind::kView; break;  // a copying view
+      switch (op_info(st.op).family) {
+        case OpFamily::kReduce: kind = UnitKind::kReduce; break;
+        case OpFamily::kMatmul: kind = UnitKind::kMatmul; break;
+        case OpFamily::kPermute: kind = UnitKind::kPermute; break;
+        case OpFamily::kConcat: kind = UnitKind::kConcat; break;
+        case OpFamily::kReshape: kind = UnitKind::kReshape; break;
+        case OpFamily::kView: kind = UnitKind::kView; break;  // a copying view
         default: break;
       }
       const int u = new_unit(kind, s);

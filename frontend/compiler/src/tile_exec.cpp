@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "half.h"
+#include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/sched/errors.h"
 
@@ -21,48 +22,8 @@ using detail::Fp32;
 using detail::Rounding;
 
 std::string_view to_string(TileOpcode op) {
-  switch (op) {
-    case TileOpcode::kLoad: return "load";
-    case TileOpcode::kStore: return "store";
-    case TileOpcode::kFill: return "fill";
-    case TileOpcode::kCopy: return "copy";
-    case TileOpcode::kPermute: return "permute";
-    case TileOpcode::kCast: return "cast";
-    case TileOpcode::kAdd: return "add";
-    case TileOpcode::kSub: return "sub";
-    case TileOpcode::kMul: return "mul";
-    case TileOpcode::kDiv: return "div";
-    case TileOpcode::kMaximum: return "maximum";
-    case TileOpcode::kMinimum: return "minimum";
-    case TileOpcode::kRemainder: return "remainder";
-    case TileOpcode::kPow: return "pow";
-    case TileOpcode::kEq: return "eq";
-    case TileOpcode::kNe: return "ne";
-    case TileOpcode::kLt: return "lt";
-    case TileOpcode::kLe: return "le";
-    case TileOpcode::kGt: return "gt";
-    case TileOpcode::kGe: return "ge";
-    case TileOpcode::kLogicalAnd: return "logical_and";
-    case TileOpcode::kLogicalOr: return "logical_or";
-    case TileOpcode::kNeg: return "neg";
-    case TileOpcode::kAbs: return "abs";
-    case TileOpcode::kRelu: return "relu";
-    case TileOpcode::kExp: return "exp";
-    case TileOpcode::kLog: return "log";
-    case TileOpcode::kSqrt: return "sqrt";
-    case TileOpcode::kRsqrt: return "rsqrt";
-    case TileOpcode::kReciprocal: return "reciprocal";
-    case TileOpcode::kSigmoid: return "sigmoid";
-    case TileOpcode::kTanh: return "tanh";
-    case TileOpcode::kFloor: return "floor";
-    case TileOpcode::kLogicalNot: return "logical_not";
-    case TileOpcode::kWhere: return "where";
-    case TileOpcode::kReduceSum: return "reduce_sum";
-    case TileOpcode::kReduceMax: return "reduce_max";
-    case TileOpcode::kReduceMin: return "reduce_min";
-    case TileOpcode::kMatmul: return "matmul";
-  }
-  return "unknown";
+  const TileOpInfo* info = find_tile_op(op);
+  return info != nullptr ? info->name : "unknown";
 }
 
 namespace {
@@ -679,46 +640,21 @@ class Executor {
   // ---- instructions ---------------------------------------------------------------------------
 
   void step(const TileInstr& in) {
-    switch (in.op) {
-      case TileOpcode::kLoad: return load(in);
-      case TileOpcode::kStore: return store(in);
-      case TileOpcode::kFill: return fill(in);
-      case TileOpcode::kCopy: return copy(in);
-      case TileOpcode::kPermute: return permute(in);
-      case TileOpcode::kCast: return cast(in);
-      case TileOpcode::kAdd:
-      case TileOpcode::kSub:
-      case TileOpcode::kMul:
-      case TileOpcode::kDiv:
-      case TileOpcode::kMaximum:
-      case TileOpcode::kMinimum:
-      case TileOpcode::kRemainder:
-      case TileOpcode::kPow:
-      case TileOpcode::kEq:
-      case TileOpcode::kNe:
-      case TileOpcode::kLt:
-      case TileOpcode::kLe:
-      case TileOpcode::kGt:
-      case TileOpcode::kGe:
-      case TileOpcode::kLogicalAnd:
-      case TileOpcode::kLogicalOr: return binary(in);
-      case TileOpcode::kNeg:
-      case TileOpcode::kAbs:
-      case TileOpcode::kRelu:
-      case TileOpcode::kExp:
-      case TileOpcode::kLog:
-      case TileOpcode::kSqrt:
-      case TileOpcode::kRsqrt:
-      case TileOpcode::kReciprocal:
-      case TileOpcode::kSigmoid:
-      case TileOpcode::kTanh:
-      case TileOpcode::kFloor:
-      case TileOpcode::kLogicalNot: return unary(in);
-      case TileOpcode::kWhere: return where(in);
-      case TileOpcode::kReduceSum:
-      case TileOpcode::kReduceMax:
-      case TileOpcode::kReduceMin: return reduce(in);
-      case TileOpcode::kMatmul: return matmul(in);
+    const TileOpInfo* info = find_tile_op(in.op);
+    if (info != nullptr) {
+      switch (info->exec) {
+        case TileExec::kLoad: return load(in);
+        case TileExec::kStore: return store(in);
+        case TileExec::kFill: return fill(in);
+        case TileExec::kCopy: return copy(in);
+        case TileExec::kPermute: return permute(in);
+        case TileExec::kCast: return cast(in);
+        case TileExec::kBinary: return binary(in);
+        case TileExec::kUnary: return unary(in);
+        case TileExec::kWhere: return where(in);
+        case TileExec::kReduce: return reduce(in);
+        case TileExec::kMatmul: return matmul(in);
+      }
     }
     fail("unknown opcode " + std::to_string(int(in.op)));
   }

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: Apache-2.0
+// The op table: the one place that says what each kernel-IR op (frontend/pypto/IR.md) and each
+// tile instruction (program.h) is. A row per op; every other site reads it instead of keeping
+// its own list:
+//   ir_parse.cpp         IR names, operand forms (arity), which ops need a vec_tile
+//   lower.cpp            family (which unit kind runs the op), fusable element-wise ops
+//   emit_*.cpp           the tile instruction an element-wise or reduction op compiles to
+//   task_cost.cpp        the cost-model op a tile instruction is priced as (native_dump.cpp too)
+//   tile_exec.cpp        instruction names (diagnostics) and execution class (dispatch)
+//   pypto._C.op_table()  the same rows for frontend/pypto/_ops.py (dtype rules, arity)
+// Header-only (constexpr), so the executor can read it without linking the compiler.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pypto/compiler/program.h"
+
+namespace pypto::compiler {
+
+// ---- kernel-IR ops ----------------------------------------------------------------------------
+
+// Order is the table's (and the "supported: ..." list of the IR parser's message).
+enum class OpKind : std::uint8_t {
+  kAlloc,
+  kFull,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,
+  kRemainder,
+  kPow,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLogicalAnd,
+  kLogicalOr,
+  kNeg,
+  kAbs,
+  kRelu,
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kReciprocal,
+  kSigmoid,
+  kTanh,
+  kFloor,
+  kLogicalNot,
+  kWhere,
+  kCast,
+  kClone,
+  kExpandClone,
+  kSum,
+  kAmax,
+  kAmin,
+  kView,
+  kReshape,
+  kTranspose,
+  kPermute,
+  kConcat,
+  kMatmul,
+};
+
+// How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
+enum class OpFamily : std::uint8_t {
+  kAlloc,    // storage only
+  kEltwise,  // fusable into one AIV task per output tile (emit_elementwise.cpp)
+  kReduce,   // sum/amax/amin over axes (emit_reduce.cpp)
+  kMatmul,   // AIC tasks per (batch, M tile, N tile) (emit_matmul.cpp)
+  kPermute,  // permuted-stride load (emit_data_movement.cpp)
+  kConcat,   // copies of regions (emit_data_movement.cpp)
+  kView,     // alias, or a copy when lowering says so (emit_data_movement.cpp)
+  kReshape,  // alias when expressible as a strided region, else copy
+};
+
+// The operands an op takes ("inputs" of the IR statement).
+enum class OpForm : std::uint8_t {
+  kNullary,   // none
+  kFill,      // one scalar
+  kUnary,     // one tensor
+  kBinary,    // a tensor, then a tensor of the same dtype or a scalar
+  kSelect,    // a DT_BOOL tensor, then two tensors or scalars
+  kPair,      // two tensors
+  kVariadic,  // one or more tensors
+};
+
+// Number of inputs of a form; -1: one or more.
+constexpr int arity(OpForm f) {
+  switch (f) {
+    case OpForm::kNullary: return 0;
+    case OpForm::kFill:
+    case OpForm::kUnary: return 1;
+    case OpForm::kBinary:
+    case OpForm::kPair: return 2;
+    case OpForm::kSelect: return 3;
+    case OpForm::kVariadic: return -1;
+  }
+  return -1;
+}
+
+// Which tensor dtypes an op accepts and which dtype its result has.
+enum class DTypeRule : std::uint8_t {
+  kDeclared,  // no tensor input; the op states its dtype (alloc, full)
+  kAny,       // any dtype (several inputs: all equal); the result keeps it (view may
+              // reinterpret the bits as its "dtype" attribute says)
+  kNumeric,   // not DT_BOOL; the result keeps the input's dtype
+  kFloat,     // floating point only; the result keeps the input's dtype
+  kCompare,   // any dtype (operands equal); the result is DT_BOOL
+  kLogical,   // DT_BOOL only; the result is DT_BOOL
+  kSelect,    // a DT_BOOL condition; the result has the dtype of the value operands
+  kCast,      // any dtype; the result has the dtype the op states
+  kMatmul,    // cube operand dtypes (fp16, bf16, fp32, int8, both equal); the result has the
+              // dtype the op states (int8 accumulates in int32, the others in fp32)
+};
+
+// DTypeRule::kMatmul: the operand dtypes the cube unit takes.
+constexpr bool is_cube_dtype(DType d) {
+  return d == DType::kFp16 || d == DType::kBf16 || d == DType::kFp32 || d == DType::kInt8;
+}
+
+// DTypeRule::kMatmul: the accumulator (L0C) dtype of a matmul over operands of dtype d.
+constexpr DType cube_acc_dtype(DType d) { return d == DType::kInt8 ? DType::kInt32 : DType::kFp32; }
+
+// No tile instruction: the op's emitter builds its own program (or none).
+inline constexpr TileOpcode kNoTileOp = static_cast<TileOpcode>(0xFF);
+
+struct OpInfo {
+  OpKind kind;
+  const char* name;  // IR name; also the Python function and the stem of leaf kernel names
+  OpFamily family;
+  OpForm form;
+  DTypeRule dtype;
+  bool needs_vec_tile;  // traced under pypto.set_vec_tile_shapes (tiles its own output)
+  TileOpcode tile;      // element-wise and reduction ops: the instruction computing the op
+};
+
+namespace table {
+using K = OpKind;
+using F = OpFamily;
+using O = OpForm;
+using D = DTypeRule;
+using T = TileOpcode;
+
+inline constexpr OpInfo kOpTable[] = {
+    // clang-format off
+    // kind, name, family, form, dtype rule, needs_vec_tile, tile instruction
+  {K::kAlloc,       "alloc",        F::kAlloc,   O::kNullary,  D::kDeclared, false, kNoTileOp},
+  {K::kFull,        "full",         F::kEltwise, O::kFill,     D::kDeclared, true,  T::kFill},
+  {K::kAdd,         "add",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kAdd},
+  {K::kSub,         "sub",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kSub},
+  {K::kMul,         "mul",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMul},
+  {K::kDiv,         "div",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kDiv},
+  {K::kMaximum,     "maximum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMaximum},
+  {K::kMinimum,     "minimum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMinimum},
+  {K::kRemainder,   "remainder",    F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kRemainder},
+  {K::kPow,         "pow",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kPow},
+  {K::kEq,          "eq",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kEq},
+  {K::kNe,          "ne",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kNe},
+  {K::kLt,          "lt",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kLt},
+  {K::kLe,          "le",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kLe},
+  {K::kGt,          "gt",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kGt},
+  {K::kGe,          "ge",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kGe},
+  {K::kLogicalAnd,  "logical_and",  F::kEltwise, O::kBinary,   D::kLogical,  true,  T::kLogicalAnd},
+  {K::kLogicalOr,   "logical_or",   F::kEltwise, O::kBinary,   D::kLogical,  true,  T::kLogicalOr},
+  {K::kNeg,         "neg",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kNeg},
+  {K::kAbs,         "abs",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kAbs},
+  {K::kRelu,        "relu",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kRelu},
+  {K::kExp,         "exp",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp},
+  {K::kLog,         "log",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog},
+  {K::kSqrt,        "sqrt",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSqrt},
+  {K::kRsqrt,       "rsqrt",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kRsqrt},
+  {K::kReciprocal,  "reciprocal",   F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kReciprocal},
+  {K::kSigmoid,     "sigmoid",      F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSigmoid},
+  {K::kTanh,        "tanh",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kTanh},
+  {K::kFloor,       "floor",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kFloor},
+  {K::kLogicalNot,  "logical_not",  F::kEltwise, O::kUnary,    D::kLogical,  true,  T::kLogicalNot},
+  {K::kWhere,       "where",        F::kEltwise, O::kSelect,   D::kSelect,   true,  T::kWhere},
+  {K::kCast,        "cast",         F::kEltwise, O::kUnary,    D::kCast,     true,  T::kCast},
+  {K::kClone,       "clone",        F::kEltwise, O::kUnary,    D::kAny,      false, T::kCopy},
+  {K::kExpandClone, "expand_clone", F::kEltwise, O::kUnary,    D::kAny,      true,  T::kCopy},
+  {K::kSum,         "sum",          F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceSum},
+  {K::kAmax,        "amax",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMax},
+  {K::kAmin,        "amin",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMin},
+  {K::kView,        "view",         F::kView,    O::kUnary,    D::kAny,      false, kNoTileOp},
+  {K::kReshape,     "reshape",      F::kReshape, O::kUnary,    D::kAny,      false, kNoTileOp},
+  {K::kTranspose,   "transpose",    F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
+  {K::kPermute,     "permute",      F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
+  {K::kConcat,      "concat",       F::kConcat,  O::kVariadic, D::kAny,      true,  kNoTileOp},
+  {K::kMatmul,      "matmul",       F::kMatmul,  O::kPair,     D::kMatmul,   false, T::kMatmul},
+    // clang-format on
+};
+}  // namespace table
+using table::kOpTable;
+
+inline constexpr std::size_t kNumOps = sizeof(kOpTable) / sizeof(kOpTable[0]);
+
+// Row of op k. Contract: k is an OpKind enumerator (rows are in enum order, checked below).
+constexpr const OpInfo& op_info(OpKind k) { return kOpTable[static_cast<std::size_t>(k)]; }
+
+// The IR name of op k ("add").
+constexpr const char* op_name(OpKind k) { return op_info(k).name; }
+
+// The op named `name`, or nullptr.
+inline const OpInfo* find_op(const char* name) {
+  for (const OpInfo& e : kOpTable) {
+    const char* a = e.name;
+    const char* b = name;
+    while (*a != 0 && *a == *b) ++a, ++b;
+    if (*a == *b) return &e;
+  }
+  return nullptr;
+}
+
+// Names of the enums above, as pypto._C.op_table() reports them.
+constexpr const char* to_string(OpFamily f) {
+  constexpr const char* kNames[] = {"alloc",   "elementwise", "reduce", "matmul",
+                                    "permute", "concat",      "view",   "reshape"};
+  return kNames[static_cast<std::size_t>(f)];
+}
+constexpr const char* to_string(OpForm f) {
+  constexpr const char* kNames[] = {"nullary", "fill", "unary",   "binary",
+                                    "select",  "pair", "variadic"};
+  return kNames[static_cast<std::size_t>(f)];
+}
+constexpr const char* to_string(DTypeRule r) {
+  constexpr const char* kNames[] = {"declared", "any",    "numeric", "float", "compare",
+                                    "logical",  "select", "cast",    "matmul"};
+  return kNames[static_cast<std::size_t>(r)];
+}
+
+// ---- tile instructions ------------------------------------------------------------------------
+
+// How the executor runs an instruction (one handler per class).
+enum class TileExec : std::uint8_t {
+  kLoad,
+  kStore,
+  kFill,
+  kCopy,
+  kPermute,
+  kCast,
+  kBinary,  // element-wise, two operands
+  kUnary,   // element-wise, one operand
+  kWhere,
+  kReduce,  // over the axes of reduce_mask
+  kMatmul,
+};
+
+struct TileOpInfo {
+  TileOpcode op;
+  const char* name;  // diagnostics ("reduce_sum")
+  TileExec exec;
+  const char* cost_op;  // the cost-model op (configs' tile_op_cycles rows) it is priced as;
+                        // nullptr: data movement, priced by the simulator through L2 and HBM
+};
+
+inline constexpr TileOpInfo kTileOpTable[] = {
+    // clang-format off
+    {TileOpcode::kLoad,       "load",        TileExec::kLoad,    nullptr},
+    {TileOpcode::kStore,      "store",       TileExec::kStore,   nullptr},
+    {TileOpcode::kFill,       "fill",        TileExec::kFill,    "full"},
+    {TileOpcode::kCopy,       "copy",        TileExec::kCopy,    "clone"},
+    {TileOpcode::kPermute,    "permute",     TileExec::kPermute, "transpose"},
+    {TileOpcode::kCast,       "cast",        TileExec::kCast,    "cast"},
+    {TileOpcode::kAdd,        "add",         TileExec::kBinary,  "add"},
+    {TileOpcode::kSub,        "sub",         TileExec::kBinary,  "sub"},
+    {TileOpcode::kMul,        "mul",         TileExec::kBinary,  "mul"},
+    {TileOpcode::kDiv,        "div",         TileExec::kBinary,  "div"},
+    {TileOpcode::kMaximum,    "maximum",     TileExec::kBinary,  "maximum"},
+    {TileOpcode::kMinimum,    "minimum",     TileExec::kBinary,  "minimum"},
+    // The cost table has no rows for remainder, floor and the logical ops; they are priced as
+    // the op of the same class: remainder is a division plus a correction, floor a rounding
+    // conversion, the logical ops one compare-like pass.
+    {TileOpcode::kRemainder,  "remainder",   TileExec::kBinary,  "div"},
+    {TileOpcode::kPow,        "pow",         TileExec::kBinary,  "pow"},
+    {TileOpcode::kEq,         "eq",          TileExec::kBinary,  "eq"},
+    {TileOpcode::kNe,         "ne",          TileExec::kBinary,  "ne"},
+    {TileOpcode::kLt,         "lt",          TileExec::kBinary,  "lt"},
+    {TileOpcode::kLe,         "le",          TileExec::kBinary,  "le"},
+    {TileOpcode::kGt,         "gt",          TileExec::kBinary,  "gt"},
+    {TileOpcode::kGe,         "ge",          TileExec::kBinary,  "ge"},
+    {TileOpcode::kLogicalAnd, "logical_and", TileExec::kBinary,  "eq"},
+    {TileOpcode::kLogicalOr,  "logical_or",  TileExec::kBinary,  "eq"},
+    {TileOpcode::kNeg,        "neg",         TileExec::kUnary,   "neg"},
+    {TileOpcode::kAbs,        "abs",         TileExec::kUnary,   "abs"},
+    {TileOpcode::kRelu,       "relu",        TileExec::kUnary,   "relu"},
+    {TileOpcode::kExp,        "exp",         TileExec::kUnary,   "exp"},
+    {TileOpcode::kLog,        "log",         TileExec::kUnary,   "log"},
+    {TileOpcode::kSqrt,       "sqrt",        TileExec::kUnary,   "sqrt"},
+    {TileOpcode::kRsqrt,      "rsqrt",       TileExec::kUnary,   "rsqrt"},
+    {TileOpcode::kReciprocal, "reciprocal",  TileExec::kUnary,   "reciprocal"},
+    {TileOpcode::kSigmoid,    "sigmoid",     TileExec::kUnary,   "sigmoid"},
+    {TileOpcode::kTanh,       "tanh",        TileExec::kUnary,   "tanh"},
+    {TileOpcode::kFloor,      "floor",       TileExec::kUnary,   "cast"},
+    {TileOpcode::kLogicalNot, "logical_not", TileExec::kUnary,   "eq"},
+    {TileOpcode::kWhere,      "where",       TileExec::kWhere,   "where"},
+    {TileOpcode::kReduceSum,  "reduce_sum",  TileExec::kReduce,  "sum"},
+    {TileOpcode::kReduceMax,  "reduce_max",  TileExec::kReduce,  "amax"},
+    {TileOpcode::kReduceMin,  "reduce_min",  TileExec::kReduce,  "amin"},
+    {TileOpcode::kMatmul,     "matmul",      TileExec::kMatmul,  "mmad"},
+    // clang-format on
+};
+
+inline constexpr std::size_t kNumTileOps = sizeof(kTileOpTable) / sizeof(kTileOpTable[0]);
+
+// Row of instruction op, or nullptr for a value that is no TileOpcode (a corrupt program).
+constexpr const TileOpInfo* find_tile_op(TileOpcode op) {
+  const auto i = static_cast<std::size_t>(op);
+  return i < kNumTileOps ? &kTileOpTable[i] : nullptr;
+}
+
+namespace detail {
+constexpr bool op_rows_in_enum_order() {
+  for (std::size_t i = 0; i < kNumOps; ++i) {
+    if (static_cast<std::size_t>(kOpTable[i].kind) != i) return false;
+  }
+  return true;
+}
+constexpr bool tile_rows_in_enum_order() {
+  for (std::size_t i = 0; i < kNumTileOps; ++i) {
+    if (static_cast<std::size_t>(kTileOpTable[i].op) != i) return false;
+  }
+  return true;
+}
+}  // namespace detail
+
+static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
+static_assert(kNumOps == static_cast<std::size_t>(OpKind::kMatmul) + 1, "an OpKind has no row");
+static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kMatmul) + 1,
+              "a TileOpcode has no row");
+
+}  // namespace pypto::compiler

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+// The EmitContext (instance.h): run-time values and their storage, the helpers every emitter
+// builds tasks with (tile sizes, regions, bounds-checked loads and stores, absorbed writes,
+// commit with the task's cost), and the dispatch of a unit to its family's emitter.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "instance.h"
+#include "pypto/sched/errors.h"
+#include "pypto/sim/cost_model.h"
+#include "task_cost.h"
+
+namespace pypto::compiler::detail {
+
+// ---------------------------------------------------------------------------------------------
+// values
+
+std::string EmitContext::value_name(int value) const {
+  const ValueInfo& v = k_.values[value];
+  if (v.param >= 0) return "tensor \"" + k_.params[v.param].name + "\"";
+  return "value %" + std::to_string(v.ir_id);
+}
+
+RtVal EmitContext::make_val(int value) {
+  const ValueInfo& info = k_.values[value];
+  RtVal v;
+  v.rank = static_cast<int>(info.shape.size());
+  for (int a = 0; a < v.rank; ++a) {
+    v.shape[a] = eval(k_, info.shape[a], env_);
+    if (v.shape[a] < 0) {
+      throw ConfigError(*env_.loc + ": " + value_name(value) + " has size " +
+                        std::to_string(v.shape[a]) + " on axis " + std::to_string(a) +
+                        "; expected a size >= 0");
+    }
+    v.valid[a] = info.valid.empty() ? v.shape[a]
+                                    : std::min(v.shape[a], clamp0(eval(k_, info.valid[a], env_)));
+  }
+  return v;
+}
+
+Storage EmitContext::allocate(int value, std::uint64_t bytes) {
+  const ValueInfo& info = k_.values[value];
+  Storage s;
+  s.size_bytes = bytes;
+  s.value = value;
+  if (info.storage == StorageClass::kLaunch) {
+    NPU_CHECK(info.launch_slot >= 0, "launch value without a workspace region");
+    const std::uint32_t copy = info.parallel_copies && in_parallel_ ? piter_ % par_ : 0;
+    const std::size_t id = static_cast<std::size_t>(info.launch_slot) * par_ + copy;
+    slot_bytes_[id] = std::max(slot_bytes_[id], align_up(bytes, kAlignBytes));
+    s.buffer = kSlotBufferBase + static_cast<std::uint32_t>(id);
+    s.base_bytes = 0;
+  } else {
+    NPU_CHECK(root_open_, "root-inner allocation outside a root");
+    s.buffer = kRootBuffer;
+    s.base_bytes = static_cast<std::int64_t>(root_bump_);
+    root_bump_ += align_up(bytes, kAlignBytes);
+  }
+  return s;
+}
+
+void EmitContext::give_dense_storage(int value, RtVal& v) {
+  const ValueInfo& info = k_.values[value];
+  std::uint64_t elems = 1;
+  for (int a = 0; a < v.rank; ++a) elems *= static_cast<std::uint64_t>(v.shape[a]);
+  const std::uint32_t es = sim::dtype_bytes(info.dtype);
+  v.storage = allocate(value, elems * es);
+  v.has_region = true;
+  v.region = GlobalRegion{};
+  v.region.buffer = v.storage.buffer;
+  v.region.offset_elems = v.storage.base_bytes / es;
+  v.region.dtype = info.dtype;
+  set_dense_layout(v);
+}
+
+bool EmitContext::make_output(const Unit& u, int out) {
+  vals_[out] = make_val(out);
+  const bool need_out = k_.values[out].materialised;
+  if (need_out) give_dense_storage(out, vals_[out]);
+  return need_out || !u.writes.empty();
+}
+
+std::vector<std::int64_t> EmitContext::eval_offsets(const std::vector<ExprId>& offs) {
+  std::vector<std::int64_t> out(offs.size());
+  for (std::size_t i = 0; i < offs.size(); ++i) out[i] = eval(k_, offs[i], env_);
+  return out;
+}
+
+std::vector<std::vector<std::int64_t>> EmitContext::write_offsets(const Unit& u) {
+  std::vector<std::vector<std::int64_t>> woffs;
+  for (const int w : u.writes) woffs.push_back(eval_offsets(k_.stmts[w].offsets));
+  return woffs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// task emission helpers
+
+void EmitContext::tile_sizes(const std::vector<std::int64_t>& vt, int rank, std::int64_t* out) {
+  const int n = static_cast<int>(vt.size());
+  for (int k = 0; k < rank; ++k) {
+    const int src = n - rank + k;
+    out[k] = src >= 0 ? vt[src] : 1;
+  }
+}
+
+void EmitContext::copy_tile_sizes(const RtVal& v, std::int64_t* out) {
+  const std::int64_t es = sim::dtype_bytes(v.region.dtype);
+  std::int64_t budget = std::max<std::int64_t>(1, kCopyTileBytes / es);  // elements
+  for (int k = v.rank - 1; k >= 0; --k) {
+    out[k] = std::max<std::int64_t>(1, std::min(v.shape[k], budget));
+    budget = std::max<std::int64_t>(1, budget / out[k]);
+  }
+}
+
+GlobalRegion EmitContext::sub_region(const RtVal& v, const std::int64_t* off,
+                                     const std::int64_t* ext, int rank) {
+  GlobalRegion r = v.region;
+  r.rank = static_cast<std::uint8_t>(rank);
+  for (int k = 0; k < rank; ++k) {
+    r.offset_elems += off[k] * v.region.stride[k];
+    r.shape[k] = clamp0(ext[k]);
+  }
+  return r;
+}
+
+void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,
+                               const std::string& loc, bool write) const {
+  const std::int64_t es = sim::dtype_bytes(r.dtype);
+  std::int64_t last = r.offset_elems;
+  for (int k = 0; k < r.rank; ++k) last += (r.shape[k] - 1) * r.stride[k];
+  const std::int64_t lo = r.offset_elems * es;
+  const std::int64_t hi = (last + 1) * es;
+  const std::int64_t st_hi = st.base_bytes + static_cast<std::int64_t>(st.size_bytes);
+  if (lo < st.base_bytes || hi > st_hi) {
+    throw ConfigError(loc + ": " + (write ? "writes" : "reads") + " bytes [" +
+                      std::to_string(lo - st.base_bytes) + ", " +
+                      std::to_string(hi - st.base_bytes) + ") of " + name + ", which has " +
+                      std::to_string(st.size_bytes) +
+                      " bytes; check the offsets and valid_shape that lead here");
+  }
+}
+
+void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
+                       const std::string& name, const std::string& loc) {
+  const LocalTile& lt = tb.p.locals[local];
+  bool whole = r.rank == lt.rank;
+  for (int k = 0; k < r.rank && whole; ++k) whole = r.shape[k] == lt.shape[k];
+  if (!whole) {
+    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is zero.
+    tb.clipped = true;
+    TileInstr f;
+    f.op = TileOpcode::kFill;
+    f.dst = local;
+    f.scalar_operand = 1;
+    tb.p.instrs.push_back(f);
+    if (region_empty(r)) return;
+  }
+  check_bounds(r, st, name, loc, false);
+  TileInstr in;
+  in.op = TileOpcode::kLoad;
+  in.dst = local;
+  in.region = r;
+  tb.p.instrs.push_back(in);
+  tb.acc.push_back(Access{r, false});
+}
+
+void EmitContext::store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
+                        const std::string& name, const std::string& loc) {
+  if (region_empty(r)) return;
+  const LocalTile& lt = tb.p.locals[local];
+  for (int k = 0; k < r.rank; ++k) tb.clipped = tb.clipped || r.shape[k] != lt.shape[k];
+  check_bounds(r, st, name, loc, true);
+  TileInstr in;
+  in.op = TileOpcode::kStore;
+  in.src[0] = local;
+  in.region = r;
+  tb.p.instrs.push_back(in);
+  tb.acc.push_back(Access{r, true});
+}
+
+void EmitContext::check_write_span(const Stmt& w, int axis, std::int64_t o, std::int64_t n,
+                                   std::int64_t size) const {
+  if (n > 0 && (o < 0 || o + n > size)) {
+    throw ConfigError(w.loc + ": the write covers [" + std::to_string(o) + ", " +
+                      std::to_string(o + n) + ") on axis " + std::to_string(axis) + " of " +
+                      value_name(w.dst) + ", which has size " + std::to_string(size));
+  }
+}
+
+bool EmitContext::write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,
+                               const std::int64_t* ext, GlobalRegion* out) {
+  const RtVal& d = vals_[w.dst];
+  NPU_CHECK(d.has_region, "write destination without storage");
+  std::int64_t o[kMaxRank];
+  for (int k = 0; k < d.rank; ++k) {
+    o[k] = woff[k] + off[k];
+    check_write_span(w, k, o[k], ext[k], d.shape[k]);
+  }
+  *out = sub_region(d, o, ext, d.rank);
+  return !region_empty(*out);
+}
+
+void EmitContext::store_writes(TaskBuilder& tb, int local, const Unit& u,
+                               const std::vector<std::vector<std::int64_t>>& woffs,
+                               const std::int64_t* off, const std::int64_t* ext) {
+  for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
+    const Stmt& w = k_.stmts[u.writes[wi]];
+    GlobalRegion wr;
+    if (write_region(w, woffs[wi].data(), off, ext, &wr)) {
+      store(tb, local, wr, vals_[w.dst].storage, value_name(w.dst), w.loc);
+    }
+  }
+}
+
+void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
+                         std::uint16_t tiles) {
+  TaskRec t;
+  t.core = core;
+  t.root = static_cast<std::uint32_t>(roots_.size());
+  auto [it, inserted] =
+      kernel_ids_.emplace(u.kernel, static_cast<std::uint32_t>(kernel_names_.size()));
+  if (inserted) kernel_names_.push_back(u.kernel);
+  t.kernel = it->second;
+  std::uint64_t cycles = 0;
+  for (const TileInstr& in : tb.p.instrs) {
+    sim::TileOp op;
+    if (!priced_op(tb.p, in, &op)) continue;
+    cycles += sim::tile_op_cycles(op, chip_);
+    ++tile_ops_;
+  }
+  // A leaf whose extents depend on symbols computes them at run time; with
+  // valid_shape_optimize its full blocks run the static leaf instead.
+  if (u.dynamic && !(opt_.runtime.valid_shape_optimize == 1 && full_tile && !tb.clipped)) {
+    cycles += chip_.cost.dynamic_shape_overhead_cycles;
+  }
+  t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
+  t.tiles = tiles;
+  t.acc_begin = static_cast<std::uint32_t>(acc_.size());
+  acc_.insert(acc_.end(), tb.acc.begin(), tb.acc.end());
+  t.acc_end = static_cast<std::uint32_t>(acc_.size());
+  tasks_.push_back(t);
+  progs_.push_back(std::move(tb.p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// units
+
+void EmitContext::exec_unit(const Unit& u) {
+  env_.loc = &u.loc;
+  switch (u.kind) {
+    case UnitKind::kAlloc: {
+      const int out = k_.stmts[u.ops[0]].out;
+      vals_[out] = make_val(out);
+      give_dense_storage(out, vals_[out]);
+      return;
+    }
+    case UnitKind::kView: return emit_view(u);
+    case UnitKind::kReshape: return emit_reshape(u);
+    case UnitKind::kEltwise: return emit_group(u);
+    case UnitKind::kReduce: return emit_reduce(u);
+    case UnitKind::kMatmul: return emit_matmul(u);
+    case UnitKind::kPermute: return emit_permute(u);
+    case UnitKind::kConcat: return emit_concat(u);
+    case UnitKind::kCopyWrite: return emit_copy_write(u);
+    case UnitKind::kLoop: break;
+  }
+  NPU_CHECK(false, "exec_unit: unexpected unit kind");
+}
+
+}  // namespace pypto::compiler::detail

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// The element-wise family: one fusion group (a chain of element-wise ops of one output shape
+// and vec_tile, lowering's UnitKind::kEltwise) as one AIV task per output tile, broadcasting
+// its inputs numpy-style and computing only the valid part some delivered value needs.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "instance.h"
+#include "pypto/sched/errors.h"
+
+namespace pypto::compiler::detail {
+
+void EmitContext::emit_group(const Unit& u) {
+  for (const int s : u.ops) {
+    const int out = k_.stmts[s].out;
+    vals_[out] = make_val(out);
+  }
+  for (const int v : u.stores) give_dense_storage(v, vals_[v]);
+  const Stmt& first = k_.stmts[u.ops.front()];
+  const RtVal S = vals_[first.out];
+  const int r = S.rank;
+  std::int64_t T[kMaxRank];
+  tile_sizes(first.vec_tile, r, T);
+  for (const int x : u.ext_inputs) {
+    const RtVal& xv = vals_[x];
+    NPU_CHECK(xv.has_region, "fusion group input without storage: " + value_name(x));
+    for (int k = r - xv.rank; k < r; ++k) {
+      const std::int64_t d = xv.shape[k - (r - xv.rank)];
+      if (d != 1 && d != S.shape[k]) {
+        throw ConfigError(u.loc + ": " + value_name(x) + " has size " + std::to_string(d) +
+                          " on axis " + std::to_string(k - (r - xv.rank)) +
+                          ", which does not broadcast to " + std::to_string(S.shape[k]));
+      }
+    }
+  }
+  // Scalars once per execution (expression scalars depend on loop indices).
+  std::vector<std::array<double, 3>> scalars(u.ops.size());
+  for (std::size_t i = 0; i < u.ops.size(); ++i) {
+    const Stmt& st = k_.stmts[u.ops[i]];
+    env_.loc = &st.loc;
+    for (std::size_t j = 0; j < st.inputs.size() && j < 3; ++j) {
+      const Operand& o = st.inputs[j];
+      if (o.value < 0) {
+        scalars[i][j] =
+            o.expr != kNoExpr ? static_cast<double>(eval(k_, o.expr, env_)) : o.constant;
+      }
+    }
+  }
+  std::vector<std::vector<std::int64_t>> woffs;
+  for (const int w : u.writes) {
+    env_.loc = &k_.stmts[w].loc;
+    woffs.push_back(eval_offsets(k_.stmts[w].offsets));
+  }
+  env_.loc = &u.loc;
+  // Values whose valid part this group delivers (to their own storage or a write).
+  std::vector<int> delivered = u.stores;
+  for (const int w : u.writes) delivered.push_back(k_.stmts[w].src);
+  std::unordered_map<int, int> local_of;
+  for_each_tile(r, S.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
+    // The tile computes on the part some delivered value has valid; nothing valid: no task.
+    std::int64_t E[kMaxRank], ext[kMaxRank];
+    for (int k = 0; k < r; ++k) {
+      std::int64_t e = 0;
+      for (const int v : delivered) e = std::max(e, std::min(len[k], vals_[v].valid[k] - off[k]));
+      E[k] = e;
+      if (e <= 0) return;
+    }
+    bool any = false;
+    for (const int v : delivered) {
+      bool nonempty = true;
+      for (int k = 0; k < r; ++k) nonempty = nonempty && vals_[v].valid[k] - off[k] > 0;
+      any = any || nonempty;
+    }
+    if (!any) return;
+    TaskBuilder tb;
+    local_of.clear();
+    const bool full = covers_tile(E, T, r);
+    for (const int x : u.ext_inputs) {
+      const RtVal& xv = vals_[x];
+      const int loc_idx = tb.local(k_.values[x].dtype, r, E);
+      local_of[x] = loc_idx;
+      // Broadcast (numpy, aligned right): missing or size-1 axes are read with stride 0.
+      GlobalRegion reg = xv.region;
+      reg.rank = static_cast<std::uint8_t>(r);
+      for (int k = 0; k < r; ++k) {
+        const int kx = k - (r - xv.rank);
+        if (kx < 0 || (xv.shape[kx] == 1 && S.shape[k] != 1)) {
+          reg.shape[k] = kx >= 0 && xv.valid[kx] <= 0 ? 0 : E[k];
+          reg.stride[k] = 0;
+        } else {
+          reg.shape[k] = clamp0(std::min(E[k], xv.valid[kx] - off[k]));
+          reg.stride[k] = xv.region.stride[kx];
+          reg.offset_elems += off[k] * xv.region.stride[kx];
+        }
+      }
+      load(tb, loc_idx, reg, xv.storage, value_name(x), u.loc);
+    }
+    for (std::size_t i = 0; i < u.ops.size(); ++i) {
+      const Stmt& st = k_.stmts[u.ops[i]];
+      const int dst = tb.local(k_.values[st.out].dtype, r, E);
+      local_of[st.out] = dst;
+      TileInstr in;
+      in.op = opcode_of(st.op);
+      in.dst = dst;
+      for (std::size_t j = 0; j < st.inputs.size() && j < 3; ++j) {
+        const Operand& o = st.inputs[j];
+        if (o.value >= 0) {
+          in.src[j] = local_of.at(o.value);
+        } else {
+          in.scalar_operand |= static_cast<std::uint8_t>(1u << j);
+          in.scalar[j] = scalars[i][j];
+        }
+      }
+      in.cast_mode = st.cast_mode;
+      tb.p.instrs.push_back(in);
+    }
+    for (const int v : u.stores) {
+      for (int k = 0; k < r; ++k) ext[k] = std::min(E[k], vals_[v].valid[k] - off[k]);
+      store(tb, local_of.at(v), sub_region(vals_[v], off, ext, r), vals_[v].storage, value_name(v),
+            u.loc);
+    }
+    for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
+      const Stmt& w = k_.stmts[u.writes[wi]];
+      const RtVal& src = vals_[w.src];
+      for (int k = 0; k < r; ++k) ext[k] = clamp0(std::min(E[k], src.valid[k] - off[k]));
+      GlobalRegion reg;
+      if (write_region(w, woffs[wi].data(), off, ext, &reg)) {
+        store(tb, local_of.at(w.src), reg, vals_[w.dst].storage, value_name(w.dst), w.loc);
+      }
+    }
+    commit(tb, u, sched::CoreType::kAiv, full, 1);
+  });
+}
+
+}  // namespace pypto::compiler::detail

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reduction family (sum, amax, amin): one AIV task per tile of the kept axes, each loading
+// the whole valid extent of the reduced axes.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "instance.h"
+#include "pypto/sched/errors.h"
+
+namespace pypto::compiler::detail {
+
+void EmitContext::emit_reduce(const Unit& u) {
+  const Stmt& st = k_.stmts[u.ops[0]];
+  const int xin = st.inputs[0].value;
+  const RtVal& x = vals_[xin];
+  NPU_CHECK(x.has_region, "reduction input without storage");
+  const bool need_out = k_.values[st.out].materialised;
+  if (!make_output(u, st.out)) return;
+  const RtVal& y = vals_[st.out];
+  const int r = x.rank;
+  bool reduced[kMaxRank] = {false, false, false, false};
+  std::uint8_t mask = 0;
+  for (const int d : st.dims) {
+    reduced[d] = true;
+    mask |= static_cast<std::uint8_t>(1u << d);
+  }
+  std::vector<int> kept;
+  for (int k = 0; k < r; ++k) {
+    if (!reduced[k]) kept.push_back(k);
+  }
+  // vec_tile: the input's rank, or (without keepdim) the output's rank over the kept axes.
+  std::int64_t T[kMaxRank];
+  if (!st.keepdim && !kept.empty() && st.vec_tile.size() == kept.size() &&
+      st.vec_tile.size() != static_cast<std::size_t>(r)) {
+    for (std::size_t i = 0; i < kept.size(); ++i) T[kept[i]] = st.vec_tile[i];
+  } else {
+    tile_sizes(st.vec_tile, r, T);
+  }
+  std::int64_t grid[kMaxRank];
+  for (int k = 0; k < r; ++k) {
+    if (reduced[k])
+      T[k] = grid[k] = 1;
+    else
+      grid[k] = x.shape[k];
+  }
+  // Output axis of input axis k (-1 when the output dropped it).
+  int yaxis[kMaxRank];
+  for (int k = 0, j = 0; k < r; ++k) {
+    if (st.keepdim)
+      yaxis[k] = k;
+    else
+      yaxis[k] = reduced[k] ? -1 : j++;
+  }
+  const bool scalar_out = kept.empty() && !st.keepdim;  // output shape [1]
+  const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
+  const DType xd = k_.values[xin].dtype;
+  const DType yd = k_.values[st.out].dtype;
+  // The keepdim-form region (rank r) of `v` (the output or a write destination whose axes
+  // are the output's, shifted by base_off) for a tile of extent E at `off`.
+  const auto out_region = [&](const RtVal& v, const std::int64_t* base_off, const std::int64_t* off,
+                              const std::int64_t* E, GlobalRegion* reg) {
+    *reg = v.region;
+    reg->rank = static_cast<std::uint8_t>(r);
+    for (int k = 0; k < r; ++k) {
+      const int a = yaxis[k];
+      if (a < 0) {
+        reg->shape[k] = 1;
+        reg->stride[k] = 0;
+        continue;
+      }
+      const std::int64_t o = reduced[k] ? 0 : off[k];
+      reg->shape[k] = reduced[k] ? std::min<std::int64_t>(1, y.valid[a])
+                                 : clamp0(std::min(E[k], y.valid[a] - o));
+      reg->stride[k] = v.region.stride[a];
+      reg->offset_elems += (base_off[a] + o) * v.region.stride[a];
+    }
+    if (scalar_out) {
+      reg->offset_elems += base_off[0] * v.region.stride[0];
+      if (y.valid[0] <= 0) reg->shape[0] = 0;
+    }
+  };
+  const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
+  for_each_tile(r, grid, T, [&](const std::int64_t* off, const std::int64_t* len) {
+    std::int64_t E[kMaxRank], in_shape[kMaxRank], out_shape[kMaxRank];
+    for (int k = 0; k < r; ++k) {
+      if (reduced[k]) {
+        E[k] = 1;
+        in_shape[k] = std::max<std::int64_t>(1, x.valid[k]);
+      } else {
+        E[k] = std::min(len[k], y.valid[yaxis[k]] - off[k]);
+        if (E[k] <= 0) return;
+        in_shape[k] = E[k];
+      }
+      out_shape[k] = E[k];
+    }
+    if (scalar_out && y.valid[0] <= 0) return;
+    TaskBuilder tb;
+    GlobalRegion sreg;
+    if (need_out) out_region(y, zero, off, E, &sreg);
+    std::vector<GlobalRegion> wregs(u.writes.size());
+    for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
+      const Stmt& w = k_.stmts[u.writes[wi]];
+      const RtVal& d = vals_[w.dst];
+      out_region(d, woffs[wi].data(), off, E, &wregs[wi]);
+      // Bounds of the destination, in its own axes.
+      for (int a = 0; a < d.rank; ++a) {
+        std::int64_t o = woffs[wi][a], n = 1;
+        for (int k = 0; k < r; ++k) {
+          if (yaxis[k] == a) {
+            o += reduced[k] ? 0 : off[k];
+            n = wregs[wi].shape[k];
+          }
+        }
+        check_write_span(w, a, o, n, d.shape[a]);
+      }
+    }
+    const int lin = tb.local(xd, r, in_shape);
+    const int lout = tb.local(yd, r, out_shape);
+    GlobalRegion lreg = x.region;
+    lreg.rank = static_cast<std::uint8_t>(r);
+    for (int k = 0; k < r; ++k) {
+      const std::int64_t o = reduced[k] ? 0 : off[k];
+      lreg.shape[k] = reduced[k] ? x.valid[k] : clamp0(std::min(E[k], x.valid[k] - off[k]));
+      lreg.offset_elems += o * x.region.stride[k];
+    }
+    load(tb, lin, lreg, x.storage, value_name(xin), u.loc);
+    TileInstr in;
+    in.op = opcode_of(st.op);
+    in.dst = lout;
+    in.src[0] = lin;
+    in.reduce_mask = mask;
+    tb.p.instrs.push_back(in);
+    if (need_out) store(tb, lout, sreg, y.storage, value_name(st.out), u.loc);
+    for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
+      const Stmt& w = k_.stmts[u.writes[wi]];
+      store(tb, lout, wregs[wi], vals_[w.dst].storage, value_name(w.dst), w.loc);
+    }
+    bool full = true;
+    for (int k = 0; k < r; ++k) {
+      full = full && (reduced[k] ? x.valid[k] == x.shape[k] : E[k] == T[k]);
+    }
+    commit(tb, u, sched::CoreType::kAiv, full, 1);
+  });
+}
+
+}  // namespace pypto::compiler::detail

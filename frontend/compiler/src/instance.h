@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to instantiate(): the launch being built. instantiate() runs the kernel's control
+// flow with concrete sizes and builds the launch in four steps, each in its own file:
+//
+//  1. walk.cpp: walk the control flow. Every executed straight-line run of statements is a
+//     root instance; its units emit leaf tasks (programs of tile instructions) tile by tile,
+//     through the EmitContext below (emit_context.cpp) and one emitter per op family
+//     (emit_elementwise.cpp, emit_reduce.cpp, emit_matmul.cpp, emit_data_movement.cpp).
+//     Workspace regions are still symbolic here: root-inner values hold offsets relative to
+//     their root, launch-lifetime values name their region (slot).
+//  2. stitch.cpp: stitch roots into device tasks (stitch_function_max_num or, memory-driven,
+//     the workspace budget; submit_before_loop; one device task per parallel iteration).
+//  3. graph_build.cpp: lay out the workspace and patch every region to a real buffer offset;
+//  4. graph_build.cpp: exact memory dependencies (deps.cpp), memory ranges and costs ->
+//     TaskGraphBuilder.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir.h"
+#include "pypto/sched/errors.h"
+
+namespace pypto::compiler::detail {
+
+inline constexpr std::uint32_t kRootBuffer = 0xFFFF0000u;      // root-inner pool, root-relative
+inline constexpr std::uint32_t kSlotBufferBase = 0x80000000u;  // + launch region id
+inline constexpr std::uint64_t kAlignBytes = 512;          // one L2 line: values never share one
+inline constexpr std::int64_t kCopyTileBytes = 64 * 1024;  // copies without a vec_tile
+
+inline std::uint64_t align_up(std::uint64_t x, std::uint64_t a) { return (x + a - 1) / a * a; }
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+inline std::int64_t clamp0(std::int64_t v) { return v < 0 ? 0 : v; }
+
+// An allocation: where a value's elements live (for bounds checks and naming).
+struct Storage {
+  std::uint32_t buffer = 0;
+  std::int64_t base_bytes = 0;
+  std::uint64_t size_bytes = 0;
+  int value = -1;
+};
+
+// A value at run time: its concrete shape and valid shape, and (if it has one) the strided
+// region of global memory holding it.
+struct RtVal {
+  int rank = 0;
+  std::int64_t shape[kMaxRank] = {1, 1, 1, 1};
+  std::int64_t valid[kMaxRank] = {1, 1, 1, 1};
+  bool has_region = false;
+  GlobalRegion region;
+  Storage storage;
+};
+
+struct TaskRec {
+  sched::CoreType core = sched::CoreType::kAiv;
+  std::uint32_t root = 0;
+  std::uint32_t kernel = 0;
+  std::uint32_t cycles = 0;
+  std::uint16_t tiles = 1;
+  std::uint32_t acc_begin = 0, acc_end = 0;
+};
+
+struct Access {
+  GlobalRegion r;
+  bool write = false;
+};
+
+struct RootRec {
+  std::uint32_t first_task = 0, num_tasks = 0;
+  std::uint64_t bytes = 0;
+  bool barrier = false;
+  std::uint32_t pgroup = 0, piter = 0;
+  std::string ploc;  // parallel loop (messages)
+  std::uint32_t dt = 0;
+  std::uint64_t base = 0;
+};
+
+// Builds one task: locals, instructions and the regions it touches.
+struct TaskBuilder {
+  TaskProgram p;
+  std::vector<Access> acc;
+  bool clipped = false;  // some load/store covers less than its local tile
+
+  int local(DType d, int rank, const std::int64_t* shape) {
+    LocalTile t;
+    t.dtype = d;
+    t.rank = static_cast<std::uint8_t>(rank);
+    for (int k = 0; k < rank; ++k) t.shape[k] = std::max<std::int64_t>(1, shape[k]);
+    p.locals.push_back(t);
+    return static_cast<int>(p.locals.size() - 1);
+  }
+};
+
+// Row-major dense strides for v's shape, starting at v.region's offset.
+inline void set_dense_layout(RtVal& v) {
+  v.region.rank = static_cast<std::uint8_t>(v.rank);
+  std::int64_t stride = 1;
+  for (int a = v.rank - 1; a >= 0; --a) {
+    v.region.shape[a] = v.shape[a];
+    v.region.stride[a] = stride;
+    stride *= v.shape[a];
+  }
+}
+
+// Whether a tile of extents `ext` is a whole tile of sizes T (no tail on any axis).
+inline bool covers_tile(const std::int64_t* ext, const std::int64_t* T, int rank) {
+  bool full = true;
+  for (int k = 0; k < rank; ++k) full = full && ext[k] == T[k];
+  return full;
+}
+
+inline bool region_empty(const GlobalRegion& r) {
+  for (int k = 0; k < r.rank; ++k) {
+    if (r.shape[k] <= 0) return true;
+  }
+  return false;
+}
+
+// The tile instruction computing an element-wise or reduction op (the op table's).
+inline TileOpcode opcode_of(OpKind k) {
+  const TileOpcode t = op_info(k).tile;
+  NPU_CHECK(t != kNoTileOp, std::string("no tile opcode for op ") + op_name(k));
+  return t;
+}
+
+// Iterates the tiles of a grid in row-major order.
+template <class F>
+inline void for_each_tile(int rank, const std::int64_t* extent, const std::int64_t* tile, F&& f) {
+  std::int64_t count[kMaxRank], idx[kMaxRank] = {0, 0, 0, 0};
+  for (int k = 0; k < rank; ++k) {
+    if (extent[k] <= 0) return;
+    count[k] = ceil_div(extent[k], tile[k]);
+  }
+  std::int64_t off[kMaxRank] = {0, 0, 0, 0}, len[kMaxRank] = {1, 1, 1, 1};
+  while (true) {
+    for (int k = 0; k < rank; ++k) {
+      off[k] = idx[k] * tile[k];
+      len[k] = std::min(tile[k], extent[k] - off[k]);
+    }
+    f(off, len);
+    int k = rank - 1;
+    while (k >= 0 && ++idx[k] == count[k]) idx[k--] = 0;
+    if (k < 0) return;
+  }
+}
+
+// What the unit emitters share: the kernel and launch inputs, the values at run time, the
+// tasks emitted so far and the root they go to, and the helpers that build tasks (values and
+// storage, loads and stores with bounds checks, absorbed writes, commit). emit_context.cpp
+// holds the helpers and the dispatch of a unit to its family's emitter.
+class EmitContext {
+ public:
+  EmitContext(const Kernel& k, const std::vector<LaunchTensor>& tensors,
+              const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
+              const sim::ChipConfig& chip)
+      : k_(k), tensors_(tensors), bindings_(bindings), opt_(opt), chip_(chip) {}
+
+ protected:
+  // ---- values and storage ----
+  RtVal make_val(int value);
+  Storage allocate(int value, std::uint64_t bytes);
+  void give_dense_storage(int value, RtVal& v);
+  // Evaluates the shape of a unit's output `out`, with dense storage when it is materialised.
+  // False when the unit has nothing to emit (the output is neither materialised nor written).
+  bool make_output(const Unit& u, int out);
+  std::string value_name(int value) const;
+
+  // ---- units ----
+  // Emits the tasks of unit u (any kind but kLoop) into the open root.
+  void exec_unit(const Unit& u);
+  void emit_group(const Unit& u);    // emit_elementwise.cpp
+  void emit_reduce(const Unit& u);   // emit_reduce.cpp
+  void emit_matmul(const Unit& u);   // emit_matmul.cpp
+  void emit_permute(const Unit& u);  // emit_data_movement.cpp, as are the five below
+  void emit_concat(const Unit& u);
+  void emit_copy_write(const Unit& u);
+  void emit_view(const Unit& u);
+  void emit_reshape(const Unit& u);
+  // Tiled copy of `src` (valid part) into the region `dst` (same shape).
+  void emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& dst, const Storage& dst_st,
+                 const std::vector<std::int64_t>& vec_tile, const std::string& dst_name);
+
+  // ---- task emission helpers ----
+  // Tile sizes: vec_tile aligned right to `rank` (missing leading sizes are 1).
+  static void tile_sizes(const std::vector<std::int64_t>& vt, int rank, std::int64_t* out);
+  static void copy_tile_sizes(const RtVal& v, std::int64_t* out);
+  // A region of `v` starting at element offsets `off` with extents `ext`.
+  static GlobalRegion sub_region(const RtVal& v, const std::int64_t* off, const std::int64_t* ext,
+                                 int rank);
+  void load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
+            const std::string& name, const std::string& loc);
+  void store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
+             const std::string& name, const std::string& loc);
+  void check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,
+                    const std::string& loc, bool write) const;
+  // Destination region of absorbed write w for a tile at `off` of extent `ext` of its source.
+  bool write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,
+                    const std::int64_t* ext, GlobalRegion* out);
+  void commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
+              std::uint16_t tiles);
+  std::vector<std::int64_t> eval_offsets(const std::vector<ExprId>& offs);
+  // Destination offsets of each write the unit absorbed (u.writes order).
+  std::vector<std::vector<std::int64_t>> write_offsets(const Unit& u);
+  // Stores `local` (a tile at `off` of extent `ext`) to every write of the unit.
+  void store_writes(TaskBuilder& tb, int local, const Unit& u,
+                    const std::vector<std::vector<std::int64_t>>& woffs, const std::int64_t* off,
+                    const std::int64_t* ext);
+  // Rejects a write that covers [o, o + n) on `axis` of a destination of size `size`.
+  void check_write_span(const Stmt& w, int axis, std::int64_t o, std::int64_t n,
+                        std::int64_t size) const;
+
+  const Kernel& k_;
+  const std::vector<LaunchTensor>& tensors_;
+  const std::map<std::string, std::int64_t>& bindings_;
+  const LaunchOptions& opt_;
+  const sim::ChipConfig& chip_;
+
+  Env env_;
+  std::string kernel_loc_;
+  bool waits_ = false;
+  std::vector<RtVal> vals_;
+  std::vector<TaskRec> tasks_;
+  std::vector<TaskProgram> progs_;
+  std::vector<Access> acc_;
+  std::vector<RootRec> roots_;
+  std::vector<std::string> kernel_names_;
+  std::unordered_map<std::string, std::uint32_t> kernel_ids_;
+  std::vector<std::string> log_;
+  std::uint64_t tile_ops_ = 0;
+
+  bool root_open_ = false;
+  RootRec cur_;
+  std::uint64_t root_bump_ = 0;
+  bool pending_barrier_ = false;
+  bool in_parallel_ = false;
+  std::uint32_t pgroup_ = 0, piter_ = 0, next_group_ = 1;
+  std::string ploc_;
+  std::uint32_t par_ = 1;  // workspace copies for parallel loops
+  std::vector<std::uint64_t> slot_bytes_;
+  std::vector<std::uint64_t> slot_base_;
+  std::uint64_t launch_bytes_ = 0;
+  std::uint64_t pool_slice_ = 0;
+};
+
+// One launch being built: the control-flow walk over the EmitContext, then the post passes.
+class Instance : public EmitContext {
+ public:
+  using EmitContext::EmitContext;
+
+  // Builds the launch. Contract: called once; throws ConfigError for options, bindings or
+  // tensors the kernel cannot run with (naming the statement where sizes are evaluated).
+  Launch run();
+
+ private:
+  // ---- setup (walk.cpp) ----
+  void check_options() const;
+  void bind();
+
+  // ---- control flow (walk.cpp) ----
+  void exec_variants(const std::vector<Variant>& vs, const std::string& loc);
+  void exec_loop(const Stmt& st);
+  void open_root();
+  void close_root();
+
+  // ---- post passes ----
+  void stitch(Launch& l);       // stitch.cpp
+  void patch();                 // graph_build.cpp
+  void build_graph(Launch& l);  // graph_build.cpp
+};
+
+}  // namespace pypto::compiler::detail

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// instantiate() and Instance::run(): option checks, bindings and parameter tensors, and the
+// control-flow walk (variants, loops, roots). Units are emitted through the EmitContext
+// (emit_context.cpp); roots then go to stitch(), patch() and build_graph().
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "instance.h"
+#include "pypto/sched/errors.h"
+
+namespace pypto::compiler {
+
+namespace detail {
+
+// ---------------------------------------------------------------------------------------------
+// setup
+
+void check_range(const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo || v > hi) {
+    throw ConfigError(std::string("runtime.") + key + ": " + std::to_string(v) +
+                      " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+}
+
+void Instance::check_options() const {
+  const sched::RuntimeOptions& o = opt_.runtime;
+  check_range("stitch_function_max_num", o.stitch_function_max_num, 1,
+              sched::RuntimeOptions::kMaxStitch);
+  check_range("max_workspace_kb", o.max_workspace_kb, 0, sched::RuntimeOptions::kMaxWorkspaceKb);
+  check_range("valid_shape_optimize", o.valid_shape_optimize, 0, 1);
+  check_range("device_sched_parallelism", o.device_sched_parallelism, 1,
+              sched::RuntimeOptions::kMaxParallelism);
+}
+
+void Instance::bind() {
+  kernel_loc_ = "kernel " + k_.name;
+  const std::string& kName = kernel_loc_;
+  env_.slot.assign(k_.slot_names.size(), 0);
+  env_.bound.assign(k_.slot_names.size(), 0);
+  env_.tensors = &tensors_;
+  env_.ready_on_host = &opt_.runtime.ready_on_host_tensors;
+  env_.waits_for_aicore = &waits_;
+  env_.loc = &kName;
+  for (std::size_t s = 0; s < k_.symbols.size(); ++s) {
+    const auto it = bindings_.find(k_.symbols[s]);
+    if (it == bindings_.end()) {
+      throw ConfigError(kName + ": no binding for dynamic dimension \"" + k_.symbols[s] + "\"");
+    }
+    env_.slot[s] = it->second;
+    env_.bound[s] = 1;
+  }
+  if (tensors_.size() != k_.params.size()) {
+    throw ConfigError(kName + ": got " + std::to_string(tensors_.size()) + " tensors, expected " +
+                      std::to_string(k_.params.size()) + " (one per tensor parameter)");
+  }
+  vals_.assign(k_.values.size(), RtVal{});
+  for (std::size_t i = 0; i < k_.params.size(); ++i) {
+    const Param& p = k_.params[i];
+    const LaunchTensor& t = tensors_[i];
+    const std::string where = kName + ": tensor \"" + p.name + "\"";
+    if (t.dtype != p.dtype) {
+      throw ConfigError(where + " has dtype " + std::string(sim::to_string(t.dtype)) +
+                        ", expected " + std::string(sim::to_string(p.dtype)));
+    }
+    if (t.shape.size() != p.shape.size()) {
+      throw ConfigError(where + " has rank " + std::to_string(t.shape.size()) + ", expected " +
+                        std::to_string(p.shape.size()));
+    }
+    RtVal v;
+    v.rank = static_cast<int>(p.shape.size());
+    std::uint64_t elems = 1;
+    for (int a = 0; a < v.rank; ++a) {
+      const std::int64_t want = eval(k_, p.shape[a], env_);
+      if (t.shape[a] != want) {
+        throw ConfigError(where + " has size " + std::to_string(t.shape[a]) + " on axis " +
+                          std::to_string(a) + ", expected " + std::to_string(want) +
+                          " (from the bindings)");
+      }
+      v.shape[a] = v.valid[a] = want;
+      elems *= static_cast<std::uint64_t>(want);
+    }
+    const std::uint64_t bytes = elems * sim::dtype_bytes(p.dtype);
+    if (t.size_bytes < bytes || (bytes > 0 && t.data == nullptr)) {
+      throw ConfigError(where + " has " + std::to_string(t.size_bytes) +
+                        " bytes of host data, "
+                        "expected " +
+                        std::to_string(bytes));
+    }
+    v.has_region = true;
+    v.region.buffer = static_cast<std::uint32_t>(i);
+    v.region.dtype = p.dtype;
+    set_dense_layout(v);
+    v.storage = Storage{static_cast<std::uint32_t>(i), 0, bytes, p.value};
+    vals_[p.value] = v;
+  }
+  par_ =
+      k_.has_parallel_loop ? static_cast<std::uint32_t>(opt_.runtime.device_sched_parallelism) : 1;
+  slot_bytes_.assign(static_cast<std::size_t>(k_.num_launch_slots) * par_, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// control flow
+
+void Instance::exec_variants(const std::vector<Variant>& vs, const std::string& loc) {
+  env_.loc = &loc;
+  for (const Variant& v : vs) {
+    env_.loc = &loc;
+    if (!eval(k_, v.guard, env_)) continue;
+    for (const int ui : v.plan) {
+      const Unit& u = k_.units[ui];
+      if (u.kind == UnitKind::kLoop) {
+        exec_loop(k_.stmts[u.stmt]);
+      } else {
+        open_root();
+        exec_unit(u);
+      }
+    }
+    return;
+  }
+  throw ConfigError(loc +
+                    ": no variant guard holds for the current values (the IR promises "
+                    "exactly one)");
+}
+
+void Instance::exec_loop(const Stmt& st) {
+  const LoopInfo& L = k_.loops[st.loop];
+  env_.loc = &st.loc;
+  const std::int64_t start = eval(k_, L.start, env_);
+  const std::int64_t stop = eval(k_, L.stop, env_);
+  const std::int64_t step = eval(k_, L.step, env_);
+  if (step <= 0) {
+    throw ConfigError(st.loc + ": loop step evaluates to " + std::to_string(step) +
+                      "; expected a positive step");
+  }
+  close_root();
+  if (L.submit_before_loop) pending_barrier_ = true;
+  const std::int64_t n = stop > start ? (stop - start - 1) / step + 1 : 0;
+  const bool par = L.parallel && !in_parallel_;
+  if (par) {
+    in_parallel_ = true;
+    pgroup_ = next_group_++;
+    piter_ = 0;
+    ploc_ = st.loc;
+  }
+  std::vector<std::int64_t> unroll = L.unroll;
+  if (L.has_nested_loop || par) unroll = {1};
+  std::int64_t it = 0;
+  for (const std::int64_t f : unroll) {
+    while (n - it >= f) {
+      for (std::int64_t j = 0; j < f; ++j, ++it) {
+        env_.slot[L.index_slot] = start + it * step;
+        env_.bound[L.index_slot] = 1;
+        exec_variants(L.variants, st.loc);
+      }
+      close_root();
+      if (par) ++piter_;
+    }
+  }
+  env_.bound[L.index_slot] = 0;
+  if (par) {
+    in_parallel_ = false;
+    pgroup_ = 0;
+  }
+}
+
+void Instance::open_root() {
+  if (root_open_) return;
+  root_open_ = true;
+  cur_ = RootRec{};
+  cur_.first_task = static_cast<std::uint32_t>(tasks_.size());
+  cur_.pgroup = in_parallel_ ? pgroup_ : 0;
+  cur_.piter = in_parallel_ ? piter_ : 0;
+  cur_.ploc = in_parallel_ ? ploc_ : std::string();
+  root_bump_ = 0;
+}
+
+void Instance::close_root() {
+  if (!root_open_) return;
+  root_open_ = false;
+  cur_.num_tasks = static_cast<std::uint32_t>(tasks_.size()) - cur_.first_task;
+  if (cur_.num_tasks == 0) return;  // nothing to stitch (only aliases ran)
+  cur_.bytes = root_bump_;
+  cur_.barrier = pending_barrier_;
+  pending_barrier_ = false;
+  roots_.push_back(std::move(cur_));
+}
+
+Launch Instance::run() {
+  check_options();
+  bind();
+  const std::string body_loc = "kernel " + k_.name + " body";
+  exec_variants(k_.variants, body_loc);
+  close_root();
+  Launch l;
+  stitch(l);
+  patch();
+  build_graph(l);
+  l.programs = std::move(progs_);
+  l.tile_ops = tile_ops_;
+  l.roots = static_cast<std::uint32_t>(roots_.size());
+  l.log = std::move(log_);
+  return l;
+}
+
+}  // namespace detail
+
+Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
+                   const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
+                   const sim::ChipConfig& chip) {
+  return detail::Instance(k.k, tensors, bindings, opt, chip).run();
+}
+
+}  // namespace pypto::compiler
