@@ -247,22 +247,8 @@ class Instance {
 // ---------------------------------------------------------------------------------------------
 // setup
 
-void check_range(const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  if (v < lo || v > hi) {
-    throw ConfigError(std::string("runtime.") + key + ": " + std::to_string(v) +
-                      " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-}
-
-void Instance::check_options() const {
-  const sched::RuntimeOptions& o = opt_.runtime;
-  check_range("stitch_function_max_num", o.stitch_function_max_num, 1,
-              sched::RuntimeOptions::kMaxStitch);
-  check_range("max_workspace_kb", o.max_workspace_kb, 0, sched::RuntimeOptions::kMaxWorkspaceKb);
-  check_range("valid_shape_optimize", o.valid_shape_optimize, 0, 1);
-  check_range("device_sched_parallelism", o.device_sched_parallelism, 1,
-              sched::RuntimeOptions::kMaxParallelism);
-}
+// The rules of every runtime option live in sched/ (kRuntimeOptionSpecs).
+void Instance::check_options() const { sched::validate(opt_.runtime); }
 
 void Instance::bind() {
   kernel_loc_ = "kernel " + k_.name;
