@@ -17,23 +17,16 @@ using IntField = std::int64_t RuntimeOptions::*;
 // without default, so that -Wswitch names a RuntimeOption added without a decision here.
 IntField int_field(RuntimeOption id) {
   switch (id) {
-    case RuntimeOption::kStitchFunctionMaxNum:
-      return &RuntimeOptions::stitch_function_max_num;
-    case RuntimeOption::kMaxWorkspaceKb:
-      return &RuntimeOptions::max_workspace_kb;
-    case RuntimeOption::kValidShapeOptimize:
-      return &RuntimeOptions::valid_shape_optimize;
-    case RuntimeOption::kDeviceSchedParallelism:
-      return &RuntimeOptions::device_sched_parallelism;
-    case RuntimeOption::kLaunchSchedAicpuNum:
-      return &RuntimeOptions::launch_sched_aicpu_num;
-    case RuntimeOption::kLaunchEarlyMode:
-      return &RuntimeOptions::launch_early_mode;
+    case RuntimeOption::kStitchFunctionMaxNum: return &RuntimeOptions::stitch_function_max_num;
+    case RuntimeOption::kMaxWorkspaceKb: return &RuntimeOptions::max_workspace_kb;
+    case RuntimeOption::kValidShapeOptimize: return &RuntimeOptions::valid_shape_optimize;
+    case RuntimeOption::kDeviceSchedParallelism: return &RuntimeOptions::device_sched_parallelism;
+    case RuntimeOption::kLaunchSchedAicpuNum: return &RuntimeOptions::launch_sched_aicpu_num;
+    case RuntimeOption::kLaunchEarlyMode: return &RuntimeOptions::launch_early_mode;
     case RuntimeOption::kDeviceSchedMode:
     case RuntimeOption::kRunMode:
     case RuntimeOption::kReadyOnHostTensors:
-    case RuntimeOption::kCount:
-      return nullptr;
+    case RuntimeOption::kCount: return nullptr;
   }
   return nullptr;
 }
@@ -86,8 +79,8 @@ void check_runtime_option(const OptionSpec& spec, std::int64_t v) {
   if (spec.out_of_range == OutOfRange::kAutomatic) return;
   if (spec.has_auto_value && v == spec.auto_value) return;
   if (v < spec.min || v > spec.max) {
-    std::string msg = where(spec) + ": " + std::to_string(v) + " is out of range " +
-                      range_text(spec);
+    std::string msg =
+        where(spec) + ": " + std::to_string(v) + " is out of range " + range_text(spec);
     if (spec.has_auto_value) msg += " (or " + std::to_string(spec.auto_value) + " for the default)";
     throw ConfigError(msg);
   }
@@ -156,7 +149,12 @@ std::string parse_policy(const std::string& value) {
     }
     return policy_for_mode(mode);
   }
-  Registry::global().create(value);  // throws with the known names and a suggestion
+  try {
+    Registry::global().create(value);  // throws with the known names and a suggestion
+  } catch (const ConfigError& e) {
+    const OptionSpec& spec = spec_of(RuntimeOption::kDeviceSchedMode);
+    throw ConfigError(where(spec) + ": " + e.what() + " (or a mode in " + range_text(spec) + ")");
+  }
   return value;
 }
 

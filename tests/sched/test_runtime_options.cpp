@@ -15,10 +15,11 @@ TEST_CASE("runtime option table: PyPTO's names, ranges and defaults", "[options]
     const char* name;
     std::int64_t min, max, dflt;
   };
-  const Row rows[] = {{"device_sched_mode", 0, 3, 0},        {"stitch_function_max_num", 1, 1024, 128},
-                      {"max_workspace_kb", 0, 2147483647, 0}, {"run_mode", 0, 1, 0},
-                      {"valid_shape_optimize", 0, 1, 0},      {"device_sched_parallelism", 1, 8, 1},
-                      {"launch_sched_aicpu_num", 1, 7, 7},    {"launch_early_mode", 0, 2, -1}};
+  const Row rows[] = {
+      {"device_sched_mode", 0, 3, 0},         {"stitch_function_max_num", 1, 1024, 128},
+      {"max_workspace_kb", 0, 2147483647, 0}, {"run_mode", 0, 1, 0},
+      {"valid_shape_optimize", 0, 1, 0},      {"device_sched_parallelism", 1, 8, 1},
+      {"launch_sched_aicpu_num", 1, 7, 7},    {"launch_early_mode", 0, 2, -1}};
   for (const Row& r : rows) {
     const OptionSpec& s = find_runtime_option(r.name);
     CHECK(s.min == r.min);
@@ -64,6 +65,8 @@ TEST_CASE("runtime options: set by name sets the named field", "[options]") {
   CHECK(o.policy == "l2_affinity");
   set_runtime_option(o, "stitch_function_max_num", std::string("16"));
   CHECK(o.stitch_function_max_num == 16);
+  CHECK_THROWS_WITH(set_runtime_option(o, "device_sched_mode", std::string("fiar")),
+                    Contains("runtime.device_sched_mode: unknown policy 'fiar'"));
   CHECK_THROWS_WITH(set_runtime_option(o, "stitch_function_max_num", std::string("16x")),
                     Contains("runtime.stitch_function_max_num: '16x' is not an integer "
                              "(expected [1, 1024])"));
@@ -73,8 +76,7 @@ TEST_CASE("runtime options: set by name sets the named field", "[options]") {
                     Contains("runtime.run_mode: 2 is out of range [0, 1]"));
 }
 
-TEST_CASE("runtime options: out of range is an error naming option, value and range",
-          "[options]") {
+TEST_CASE("runtime options: out of range is an error naming option, value and range", "[options]") {
   RuntimeOptions o;
   CHECK_THROWS_WITH(set_runtime_option(o, "stitch_function_max_num", std::int64_t{1025}),
                     Contains("runtime.stitch_function_max_num: 1025 is out of range [1, 1024]"));

@@ -73,26 +73,25 @@ enum class RuntimeOption : std::size_t {
   kCount,
 };
 
+// Columns: name, type, min, max, default_value, fixed_default, has_auto_value, auto_value,
+// out_of_range, unit, doc, acts_on.
 inline constexpr std::array<OptionSpec, static_cast<std::size_t>(RuntimeOption::kCount)>
     kRuntimeOptionSpecs = {{
-        {"device_sched_mode", OptionType::kPolicy, 0, 3, 0, true, false, 0, OutOfRange::kError,
-         "", "scheduling policy: 0 fifo, 1 l2_affinity, 2 fair, 3 l2_fair",
-         kActsSim | kActsReplay},
+        {"device_sched_mode", OptionType::kPolicy, 0, 3, 0, true, false, 0, OutOfRange::kError, "",
+         "scheduling policy: 0 fifo, 1 l2_affinity, 2 fair, 3 l2_fair", kActsSim | kActsReplay},
         {"stitch_function_max_num", OptionType::kInt, 1, 1024, 128, true, false, 0,
          OutOfRange::kError, "roots", "root functions per stitched device task",
          kActsSim | kActsReplay},
-        {"max_workspace_kb", OptionType::kInt, 0, 2147483647, 0, true, false, 0,
-         OutOfRange::kError, "KB", "workspace budget; >0 enables memory-driven stitching",
-         kActsSim},
+        {"max_workspace_kb", OptionType::kInt, 0, 2147483647, 0, true, false, 0, OutOfRange::kError,
+         "KB", "workspace budget; >0 enables memory-driven stitching", kActsSim},
         {"run_mode", OptionType::kInt, 0, 1, 0, false, false, 0, OutOfRange::kError, "",
          "0 NPU, 1 SIM; default NPU if ASCEND_HOME_PATH is set, else SIM", kActsFrontend},
-        {"valid_shape_optimize", OptionType::kInt, 0, 1, 0, true, false, 0, OutOfRange::kError,
-         "", "static main blocks, dynamic tail in dynamic loops", kActsSim},
+        {"valid_shape_optimize", OptionType::kInt, 0, 1, 0, true, false, 0, OutOfRange::kError, "",
+         "static main blocks, dynamic tail in dynamic loops", kActsSim},
         {"ready_on_host_tensors", OptionType::kStringList, 0, 0, 0, true, false, 0,
          OutOfRange::kError, "", "input tensor names whose data is ready on host", kActsSim},
-        {"device_sched_parallelism", OptionType::kInt, 1, 8, 1, true, false, 0,
-         OutOfRange::kError, "device tasks", "concurrent device tasks of parallel loops",
-         kActsSim | kActsReplay},
+        {"device_sched_parallelism", OptionType::kInt, 1, 8, 1, true, false, 0, OutOfRange::kError,
+         "device tasks", "concurrent device tasks of parallel loops", kActsSim | kActsReplay},
         {"launch_sched_aicpu_num", OptionType::kInt, 1, 7, 7, true, false, 0,
          OutOfRange::kAutomatic, "threads",
          "schedule AICPU threads; <=0 or above the chip's maximum: automatic",
@@ -113,8 +112,7 @@ static_assert(spec_of(RuntimeOption::kMaxWorkspaceKb).name == "max_workspace_kb"
 static_assert(spec_of(RuntimeOption::kRunMode).name == "run_mode");
 static_assert(spec_of(RuntimeOption::kValidShapeOptimize).name == "valid_shape_optimize");
 static_assert(spec_of(RuntimeOption::kReadyOnHostTensors).name == "ready_on_host_tensors");
-static_assert(spec_of(RuntimeOption::kDeviceSchedParallelism).name ==
-              "device_sched_parallelism");
+static_assert(spec_of(RuntimeOption::kDeviceSchedParallelism).name == "device_sched_parallelism");
 static_assert(spec_of(RuntimeOption::kLaunchSchedAicpuNum).name == "launch_sched_aicpu_num");
 static_assert(spec_of(RuntimeOption::kLaunchEarlyMode).name == "launch_early_mode");
 static_assert(static_cast<std::size_t>(spec_of(RuntimeOption::kDeviceSchedMode).max) + 1 ==
