@@ -54,27 +54,56 @@ compiler::DType dtype_of(const py::handle& tensor) {
   return d;
 }
 
-std::int64_t int_option(const py::dict& d, const char* key, std::int64_t dflt) {
-  if (!d.contains(key) || d[key].is_none()) return dflt;
-  return d[key].cast<std::int64_t>();
-}
-
+// The runtime_options dict (already checked by pypto._options) through the table's setters,
+// so the C++ rules apply to it as to the CLI flags.
 sched::RuntimeOptions runtime_options(const py::dict& options) {
   sched::RuntimeOptions o;
   if (!options.contains("runtime_options")) return o;
   const py::dict rt = options["runtime_options"].cast<py::dict>();
-  o.policy = sched::policy_for_mode(int_option(rt, "device_sched_mode", 0));
-  o.stitch_function_max_num = int_option(rt, "stitch_function_max_num", o.stitch_function_max_num);
-  o.max_workspace_kb = int_option(rt, "max_workspace_kb", o.max_workspace_kb);
-  o.valid_shape_optimize = int_option(rt, "valid_shape_optimize", o.valid_shape_optimize);
-  o.device_sched_parallelism = int_option(rt, "device_sched_parallelism", o.device_sched_parallelism);
-  o.launch_sched_aicpu_num = int_option(rt, "launch_sched_aicpu_num", o.launch_sched_aicpu_num);
-  o.launch_early_mode = int_option(rt, "launch_early_mode", o.launch_early_mode);
-  if (rt.contains("ready_on_host_tensors") && !rt["ready_on_host_tensors"].is_none()) {
-    o.ready_on_host_tensors = rt["ready_on_host_tensors"].cast<std::vector<std::string>>();
+  for (const sched::OptionSpec& spec : sched::kRuntimeOptionSpecs) {
+    const py::str key(spec.name.data(), spec.name.size());
+    if (!rt.contains(key) || rt[key].is_none()) continue;
+    if (spec.type == sched::OptionType::kStringList) {
+      sched::set_runtime_option(o, spec.name, rt[key].cast<std::vector<std::string>>());
+    } else {
+      sched::set_runtime_option(o, spec.name, rt[key].cast<std::int64_t>());
+    }
   }
   sched::validate(o);
   return o;
+}
+
+// pypto._C.runtime_option_schema(): sched::kRuntimeOptionSpecs as a list of dicts, the
+// source of the runtime_options schema of frontend/pypto/_options.py.
+py::list runtime_option_schema() {
+  py::list out;
+  for (const sched::OptionSpec& spec : sched::kRuntimeOptionSpecs) {
+    py::dict d;
+    d["name"] = std::string(spec.name);
+    d["type"] = spec.type == sched::OptionType::kStringList ? "list[str]"
+                : spec.type == sched::OptionType::kPolicy   ? "policy"
+                                                            : "int";
+    d["min"] = spec.min;
+    d["max"] = spec.max;
+    if (spec.type == sched::OptionType::kStringList) {
+      d["default"] = py::list();
+    } else if (spec.fixed_default) {
+      d["default"] = spec.default_value;
+    } else {
+      d["default"] = py::none();
+    }
+    d["auto_value"] = spec.has_auto_value ? py::object(py::int_(spec.auto_value)) : py::none();
+    d["out_of_range"] = spec.out_of_range == sched::OutOfRange::kAutomatic ? "automatic" : "error";
+    d["unit"] = std::string(spec.unit);
+    d["doc"] = std::string(spec.doc);
+    py::list acts;
+    if ((spec.acts_on & sched::kActsFrontend) != 0) acts.append("frontend");
+    if ((spec.acts_on & sched::kActsSim) != 0) acts.append("sim");
+    if ((spec.acts_on & sched::kActsReplay) != 0) acts.append("replay");
+    d["acts_on"] = acts;
+    out.append(d);
+  }
+  return out;
 }
 
 // The chip a SIM run models: $PYPTO_SIM_CHIP (a preset name or a YAML file), else A2.
@@ -230,6 +259,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("instantiate", &instantiate_only, py::arg("compiled"), py::arg("tensors"),
         py::arg("bindings"), py::arg("options"),
         "Builds a launch without running it; returns task and tile-op counts and seconds.");
+  m.def("runtime_option_schema", &runtime_option_schema,
+        "The runtime_options table of sched/: name, type, min, max, default, auto_value, "
+        "out_of_range, unit, doc, acts_on.");
   m.def("compile_count", [] { return g_compiles; });
   m.def("chips", [] { return cfg::list_chip_presets(); }, "The chip presets (configs/*.yaml).");
   m.def("policies", [] {

@@ -112,8 +112,14 @@ class NpuBackend(Backend):
         if native is None:
             raise PyptoNotImplementedError(
                 "NPU execution needs the compiled pypto._C module; build it with tools/setup.sh")
-        return _native_entry(native, "run_npu", "NPU execution")(
-            compiled, tensors, dict(bindings), _plain(options))
+        run_npu = getattr(native, "run_npu", None)
+        if run_npu is None:
+            # No build of this version has an NPU launch path, so rebuilding cannot help.
+            raise PyptoNotImplementedError(
+                "run_mode=NPU: the NPU launch path is not implemented in this version of "
+                "pypto-sim (pypto._C has no run_npu), although CANN and torch_npu are present; "
+                "use runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
+        return run_npu(compiled, tensors, dict(bindings), _plain(options))
 
 
 def _plain(options: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:

@@ -19,8 +19,8 @@ The wrapper follows Triton's ``@jit``: ``fn=None`` plus keyword-only option dict
 cache keyed by specialization (kept in ``kernel.cache``, resettable), explicit ``warmup``,
 and compile hooks (``pypto.frontend.hooks``). A specialization is the tuple of tensor dtypes,
 formats, devices and static sizes (DYNAMIC axes excluded), the non-tensor argument values,
-the plain-constant globals and closure values the kernel reads, the option dicts and the
-run mode.
+the plain-constant globals and closure values the kernel reads, the option dicts (without
+the accepted-only options, see ``_options``) and the run mode.
 
 Formats: a CPU tensor has no NZ storage, so a CPU tensor passed for a ``TILEOP_NZ``
 parameter is accepted as the logical (ND) data and the parameter keeps format NZ in the IR
@@ -46,7 +46,7 @@ from . import _backend, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
 from ._errors import PyptoNotImplementedError, PyptoError, PyptoTypeError, PyptoValueError
-from ._options import resolve_options
+from ._options import key_options, resolve_options
 from ._source import scan_kernel
 from ._symbolic import SymbolicScalar
 from ._tensor import Tensor, TensorAnnotation
@@ -237,7 +237,8 @@ class JitKernel:
              "verify_options": verify_options, "debug_options": debug_options},
             tensor_names=[p.name for p in self._tensor_params])
         self.run_mode = RunMode(self.options["runtime_options"]["run_mode"])
-        self._options_key = _freeze(self.options)
+        # Accepted-only options (validated, never acted on) stay out of the key.
+        self._options_key = _freeze(key_options(self.options))
         self._source_problems = scan_kernel(fn)
         self._global_names = self._referenced_globals(fn)
         self.cache = KernelCache()

@@ -7,6 +7,14 @@ only when the first call applies them). Types are strict: a Python ``bool`` is n
 where an int is expected, and an ``IntEnum`` member (``pypto.RunMode.SIM``) counts as its int.
 ``None`` values are dropped, as in PyPTO.
 
+Owners: the ``runtime_options`` schema is not written here. It is the table
+``sched::kRuntimeOptionSpecs`` (sched/include/pypto/sched/runtime_options.h), read through
+``pypto._C.runtime_option_schema()``, so Python, the C++ validation and the ``pypto-sim``
+flags share one set of names, ranges, defaults and out-of-range rules. The other groups are
+Python-only; all of their options except ``host_options['compile_stage']`` are *accepted
+only*: checked like PyPTO checks them, then ignored by pypto-sim, so they are left out of
+the compile-cache key (:func:`key_options`).
+
 Example messages::
 
     runtime_options['device_sched_mode']: 7 is out of range [0, 3]
@@ -16,6 +24,7 @@ Example messages::
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import numbers
 import os
@@ -27,7 +36,7 @@ from ._enums import RunMode
 from ._errors import PyptoTypeError, PyptoValueError
 
 __all__ = ["OPTION_GROUPS", "SCHEMAS", "Option", "validate_group", "resolve_options",
-           "default_run_mode"]
+           "default_run_mode", "key_options", "accepted_only_options"]
 
 INT32_MAX = 2147483647
 
@@ -38,7 +47,14 @@ OPTION_GROUPS = ("host_options", "runtime_options", "codegen_options", "pass_opt
 @dataclass(frozen=True)
 class Option:
     """One accepted key: its type (int, bool, str, list[str], or custom), inclusive range for
-    ints, allowed strings, default (None: no default / decided elsewhere) and meaning."""
+    ints, allowed strings, default (None: no default / decided elsewhere) and meaning.
+
+    ``out_of_range`` is "error" (an int outside ``range`` is rejected) or "automatic" (every
+    int is accepted; outside the range the backend picks its automatic value).
+    ``auto_value`` is an int outside ``range`` that is accepted all the same and means the
+    backend's default. ``accepted_only``: checked, then ignored by pypto-sim (kept out of the
+    compile-cache key). ``unit`` and ``acts_on`` (which parts act on it: "frontend", "sim",
+    "replay") come with the runtime options."""
 
     type: str
     default: Any = None
@@ -46,6 +62,11 @@ class Option:
     choices: Optional[Tuple[str, ...]] = None
     check: Optional[Callable[[str, Any], Any]] = None
     doc: str = ""
+    out_of_range: str = "error"
+    auto_value: Optional[int] = None
+    accepted_only: bool = False
+    unit: str = ""
+    acts_on: Tuple[str, ...] = ()
 
 
 def _where(group: str, key: str) -> str:
@@ -65,12 +86,18 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _check_int(where: str, v: Any, rng: Optional[Tuple[int, int]]) -> int:
+def _check_int(where: str, v: Any, rng: Optional[Tuple[int, int]],
+               opt: Optional[Option] = None) -> int:
     if not _is_int(v):
         _expect(where, "int", v)
     v = int(v)
+    if opt is not None and (opt.out_of_range == "automatic" or v == opt.auto_value):
+        return v
     if rng is not None and not rng[0] <= v <= rng[1]:
-        raise PyptoValueError(f"{where}: {v} is out of range [{rng[0]}, {rng[1]}]")
+        extra = ""
+        if opt is not None and opt.auto_value is not None:
+            extra = f" (or {opt.auto_value} for the default)"
+        raise PyptoValueError(f"{where}: {v} is out of range [{rng[0]}, {rng[1]}]{extra}")
     return v
 
 
@@ -141,26 +168,35 @@ def _check_error_tol(where: str, v: Any) -> list:
     return [float(x) for x in v]
 
 
+def _native_schema() -> list:
+    """The runtime_options table of sched/, from the native module (pypto._C is imported
+    directly: the schema does not depend on which backend runs kernels)."""
+    try:
+        from . import _C
+    except ImportError as e:
+        raise ImportError(
+            "pypto needs its native module pypto._C, which holds the runtime_options schema "
+            "(sched/include/pypto/sched/runtime_options.h); build it with tools/setup.sh") from e
+    return _C.runtime_option_schema()
+
+
+def _runtime_schema(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Option]:
+    out: Dict[str, Option] = {}
+    for r in rows:
+        # A policy is a mode number in Python (names are a pypto-sim CLI extension).
+        typ = "int" if r["type"] == "policy" else r["type"]
+        default = r["default"]
+        if isinstance(default, list):
+            default = tuple(default)
+        out[r["name"]] = Option(
+            typ, default, None if typ == "list[str]" else (r["min"], r["max"]), doc=r["doc"],
+            out_of_range=r["out_of_range"], auto_value=r["auto_value"], unit=r["unit"],
+            acts_on=tuple(r["acts_on"]))
+    return out
+
+
 SCHEMAS: Dict[str, Dict[str, Option]] = {
-    "runtime_options": {
-        "device_sched_mode": Option("int", 0, (0, 3),
-                                    doc="0 FIFO, 1 L2 affinity, 2 fair, 3 both"),
-        "stitch_function_max_num": Option("int", 128, (1, 1024),
-                                          doc="root functions per stitched device task"),
-        "max_workspace_kb": Option("int", 0, (0, INT32_MAX),
-                                   doc="workspace budget; >0 enables memory-driven stitching"),
-        "run_mode": Option("int", None, (0, 1),
-                           doc="0 NPU, 1 SIM; default NPU if ASCEND_HOME_PATH is set, else SIM"),
-        "valid_shape_optimize": Option("int", 0, (0, 1),
-                                       doc="static main blocks, dynamic tail in dynamic loops"),
-        "ready_on_host_tensors": Option("list[str]", (),
-                                        doc="input tensor names whose data is ready on host"),
-        "device_sched_parallelism": Option("int", 1, (1, 8),
-                                           doc="concurrent device tasks of parallel loops"),
-        "launch_sched_aicpu_num": Option("int", 7, (1, 7), doc="schedule AICPU threads"),
-        "launch_early_mode": Option("int", None, (0, 2),
-                                    doc="0 capture only, 1 always, 2 never; default per chip"),
-    },
+    "runtime_options": _runtime_schema(_native_schema()),
     "host_options": {
         "compile_stage": Option("int", 0, (0, 5),
                                 doc="pypto.CompStage; anything but ALL_COMPLETE skips running"),
@@ -203,6 +239,32 @@ SCHEMAS: Dict[str, Dict[str, Option]] = {
     },
 }
 
+#: The options of the Python-only groups that pypto-sim acts on; every other option of
+#: those groups is accepted only (validated, passed to the backend, otherwise ignored).
+_ACTED_ON = {("host_options", "compile_stage")}
+
+for _group, _schema in SCHEMAS.items():
+    if _group == "runtime_options":
+        continue
+    for _key, _opt in _schema.items():
+        if (_group, _key) not in _ACTED_ON:
+            _schema[_key] = dataclasses.replace(_opt, accepted_only=True)
+
+
+def accepted_only_options() -> Dict[str, Tuple[str, ...]]:
+    """Group -> the keys that are accepted and checked but not acted on."""
+    return {g: tuple(k for k, o in schema.items() if o.accepted_only)
+            for g, schema in SCHEMAS.items()
+            if any(o.accepted_only for o in schema.values())}
+
+
+def key_options(resolved: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """The part of resolved option dicts that belongs in the compile-cache key: everything
+    but the accepted-only options (changing one of those never recompiles)."""
+    return {g: {k: v for k, v in vals.items()
+                if not (k in SCHEMAS.get(g, {}) and SCHEMAS[g][k].accepted_only)}
+            for g, vals in resolved.items()}
+
 
 def _check_value(group: str, key: str, opt: Option, v: Any) -> Any:
     where = _where(group, key)
@@ -210,7 +272,7 @@ def _check_value(group: str, key: str, opt: Option, v: Any) -> Any:
         if key == "run_mode" and _is_int(v) and not 0 <= v <= 1:
             raise PyptoValueError(f"{where}: {int(v)} is out of range [0, 1] (invalid run mode: "
                                   "it must be RunMode.NPU or RunMode.SIM)")
-        return _check_int(where, v, opt.range)
+        return _check_int(where, v, opt.range, opt)
     if opt.type == "bool":
         if not isinstance(v, bool):
             _expect(where, "bool", v)

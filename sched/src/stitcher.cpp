@@ -13,12 +13,7 @@ std::vector<std::uint32_t> stitch_device_tasks(
     const std::vector<std::uint32_t>& task_parallel_group, const RuntimeOptions& opts) {
   NPU_CHECK(task_root.size() == task_parallel_group.size(),
             "stitch_device_tasks: one root and one parallel group per task");
-  if (opts.stitch_function_max_num < 1 ||
-      opts.stitch_function_max_num > RuntimeOptions::kMaxStitch) {
-    throw ConfigError(
-        "runtime.stitch_function_max_num: " + std::to_string(opts.stitch_function_max_num) +
-        " is out of range [1, " + std::to_string(RuntimeOptions::kMaxStitch) + "]");
-  }
+  check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
   const std::uint64_t root_cap =
       std::min<std::int64_t>(opts.stitch_function_max_num, RuntimeOptions::kMaxRootsPerDeviceTask);
   const std::uint64_t leaf_cap = RuntimeOptions::kMaxLeafTasksPerDeviceTask;

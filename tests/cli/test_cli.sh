@@ -75,6 +75,27 @@ fi
 "$SIM" policies | grep -q l2_fair && ok "policies lists l2_fair" || bad "policies"
 "$SIM" config --chip 950dt | grep -q "aic: 32" && ok "config shows a preset" || bad "config"
 
+# --- runtime options: flags and --help from sched's table -----------------------------
+help="$("$SIM" run --help | tr -s " \n" " ")"  # one line: --help wraps at 80 columns
+for f in device-sched-mode stitch-function-max-num device-sched-parallelism launch-sched-aicpu-num launch-early-mode; do
+  grep -q -- "--$f" <<<"$help" || bad "run --help lacks --$f"
+done
+grep -qF "([1, 1024] roots, default 128)" <<<"$help" && grep -qF "([1, 7] threads, default 7)" <<<"$help" \
+  && ok "run --help: ranges and defaults from the option table" || bad "run --help: $help"
+# launch_sched_aicpu_num: <=0 or above the chip's maximum (a2: 4) -> the automatic count (3).
+threads() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["aicpu"]["sched_threads"])' "$1/stats.json"; }
+aicpu_ok=1
+for v in 0 -1 99 7:3 2:2 4:4; do
+  n="${v%%:*}"; want="${v#*:}"; [[ "$v" == *:* ]] || want=3
+  if ! "$SIM" run "$SAMPLES/pipeline.ndjson" --launch-sched-aicpu-num "$n" --no-trace -q -o "$TMP/aicpu$n" >"$TMP/out" 2>&1 \
+     || [[ "$(threads "$TMP/aicpu$n")" != "$want" ]]; then
+    aicpu_ok=0; bad "--launch-sched-aicpu-num $n: want $want threads ($(cat "$TMP/out"))"
+  fi
+done
+[[ $aicpu_ok -eq 1 ]] && ok "launch-sched-aicpu-num: <=0 or above the chip's maximum is automatic"
+"$SIM" run "$SAMPLES/pipeline.ndjson" --launch-early-mode -1 --no-trace -q -o "$TMP/early" >/dev/null 2>&1 \
+  && ok "launch-early-mode -1 is the chip's default" || bad "launch-early-mode -1"
+
 # --- bad input: exit 2, one line naming the place -------------------------------------
 printf '{"format":"pypto-sim-trace","version":1}\n{"id":0,"core":"AIV","succ":[5]}\n' >"$TMP/unknown_succ.ndjson"
 expect_error "unknown successor" "unknown_succ.ndjson.*5" -- "$SIM" run "$TMP/unknown_succ.ndjson" -o "$TMP/x"
@@ -97,6 +118,9 @@ expect_error "unknown chip" "unknown chip.*a2" -- "$SIM" run "$SAMPLES/pipeline.
 expect_error "bad sched mode" "device_sched_mode: 7 is out of range \[0, 3\]" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --sched-mode 7 -o "$TMP/x"
 expect_error "unknown policy name" "did you mean 'fair'" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --sched-mode fiar -o "$TMP/x"
 expect_error "stitch out of range" "stitch_function_max_num: 0" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --stitch-function-max-num 0 -o "$TMP/x"
+expect_error "early mode out of range" "launch_early_mode: 3 is out of range \\[0, 2\\]" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --launch-early-mode 3 -o "$TMP/x"
+expect_error "parallelism out of range" "device_sched_parallelism: 9 is out of range \\[1, 8\\]" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --device-sched-parallelism 9 -o "$TMP/x"
+expect_error "option not an integer" "stitch_function_max_num: 'abc' is not an integer" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --stitch-function-max-num abc -o "$TMP/x"
 expect_error "unknown flag" "unrecognised|unrecognized" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --frobnicate
 expect_error "no cores of a type" "AIV tasks but the chip has no AIV cores" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set cores.aiv_per_aic=0 -o "$TMP/x"
 expect_error "unknown command" "did you mean 'run'" -- "$SIM" rnu

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The compile/run seam: backend registry and the built-in backends' failure modes."""
 
+import sys
+import types
+
 import pytest
 import torch
 
@@ -83,3 +86,24 @@ def test_sim_backend_without_native_module(monkeypatch):
                        match=r"SIM execution needs the compiled pypto._C module; build it with "
                              r"tools/setup.sh"):
         _backend.SimBackend().run(None, [], {}, {})
+
+
+def test_npu_without_cann_points_to_sim(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch_npu", None)  # import fails
+    with pytest.raises(pypto.PyptoRuntimeError,
+                       match=r"run_mode=NPU needs CANN \(ASCEND_HOME_PATH\) and torch_npu"):
+        _backend.NpuBackend().run(None, [], {}, {})
+
+
+def test_npu_launch_missing_says_not_implemented_not_rebuild(monkeypatch):
+    """CANN and torch_npu present, but this version has no NPU launch path: the message says
+    so (rebuilding cannot help) and points to SIM."""
+    monkeypatch.setenv("ASCEND_HOME_PATH", "/usr/local/Ascend/ascend-toolkit/latest")
+    monkeypatch.setitem(sys.modules, "torch_npu", types.ModuleType("torch_npu"))
+    monkeypatch.setattr(_backend, "_native", lambda: types.SimpleNamespace(run_sim=None))
+    with pytest.raises(pypto.PyptoNotImplementedError) as e:
+        _backend.NpuBackend().run(None, [], {}, {})
+    msg = str(e.value)
+    assert "the NPU launch path is not implemented in this version of pypto-sim" in msg
+    assert "RunMode.SIM" in msg
+    assert "rebuild" not in msg and "setup.sh" not in msg

@@ -169,3 +169,39 @@ def test_validation_runs_on_cache_hits_too(recorder):
     with pytest.raises(pypto.PyptoValueError, match="The dtype of 2nd input tensor torch.float16"):
         k(torch.zeros(8, 16), torch.zeros(8, 16, dtype=torch.float16))
     assert len(recorder.calls) == 1
+
+
+def options_kernel(**options):
+    @pypto.frontend.jit(**options)
+    def k(x: pypto.Tensor([4], pypto.DT_FP32), y: pypto.Tensor([4], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4)
+        y[:] = x + x
+    return k
+
+
+def test_accepted_only_options_stay_out_of_the_key():
+    """The 25 accepted-only options (pypto._options.accepted_only_options()) are checked but
+    never acted on: changing one does not make a new specialization."""
+    x, y = torch.zeros(4), torch.zeros(4)
+    base = options_kernel(runtime_options=SIM).warmup(x, y).key
+    for opts in ({"debug_options": {"runtime_debug_mode": 1, "dump_pass_graph": ["all"]}},
+                 {"host_options": {"compile_timeout": 30, "compile_monitor_enable": 0}},
+                 {"pass_options": {"sg_set_ooo_scope": 5, "enable_slice": True}},
+                 {"codegen_options": {"soc_version": "Ascend910B"}},
+                 {"verify_options": {"enable_pass_verify": True}}):
+        k = options_kernel(runtime_options=SIM, **opts)
+        entry = k.warmup(x, y)
+        assert entry.key == base, opts
+        group, values = next(iter(opts.items()))
+        for key, v in values.items():  # still validated and handed to the backend
+            assert entry.options[group][key] == v
+
+
+def test_acted_on_options_are_part_of_the_key():
+    x, y = torch.zeros(4), torch.zeros(4)
+    base = options_kernel(runtime_options=SIM).warmup(x, y).key
+    stitched = options_kernel(runtime_options=dict(SIM, stitch_function_max_num=4))
+    assert stitched.warmup(x, y).key != base
+    staged = options_kernel(runtime_options=SIM,
+                            host_options={"compile_stage": pypto.CompStage.TENSOR_GRAPH})
+    assert staged.warmup(x, y).key != base

@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Option dicts of @pypto.frontend.jit: every runtime_options key, plus the other groups."""
 
+import importlib
+
 import pytest
+import torch
 
 import pypto
-from pypto._options import SCHEMAS, resolve_options, validate_group
+from pypto import _backend
+from pypto._options import (SCHEMAS, accepted_only_options, key_options, resolve_options,
+                            validate_group)
 
 RANGES = {
     "device_sched_mode": (0, 3),
@@ -38,13 +43,85 @@ def test_runtime_int_bounds_accepted(key):
         assert k.options["runtime_options"][key] == v
 
 
-@pytest.mark.parametrize("key", sorted(RANGES))
+# Integers outside the range that are accepted: every int for launch_sched_aicpu_num
+# (automatic count), -1 for launch_early_mode (the chip's default).
+ACCEPTED_OUTSIDE = {"launch_sched_aicpu_num": (0, -1, 8, 99), "launch_early_mode": (-1,)}
+
+
+@pytest.mark.parametrize("key", sorted(set(RANGES) - {"launch_sched_aicpu_num"}))
 def test_runtime_int_out_of_range_names_key_value_range(key):
     lo, hi = RANGES[key]
-    for v in (lo - 1, hi + 1):
+    below = lo - 2 if key == "launch_early_mode" else lo - 1
+    for v in (below, hi + 1):
         with pytest.raises(pypto.PyptoValueError) as e:
             decorate(runtime_options={key: v})
         assert f"runtime_options['{key}']: {v} is out of range [{lo}, {hi}]" in str(e.value)
+
+
+@pytest.mark.parametrize("key", sorted(ACCEPTED_OUTSIDE))
+def test_runtime_int_accepted_outside_the_range(key):
+    for v in ACCEPTED_OUTSIDE[key]:
+        assert decorate(runtime_options={key: v}).options["runtime_options"][key] == v
+
+
+def test_launch_early_mode_message_mentions_the_default_value():
+    with pytest.raises(pypto.PyptoValueError,
+                       match=r"\['launch_early_mode'\]: 3 is out of range \[0, 2\] "
+                             r"\(or -1 for the default\)"):
+        decorate(runtime_options={"launch_early_mode": 3})
+
+
+def test_runtime_schema_is_the_sched_table():
+    """runtime_options are not restated in Python: the schema is pypto._C's table."""
+    native = importlib.import_module("pypto._C")
+    rows = native.runtime_option_schema()
+    assert [r["name"] for r in rows] == list(SCHEMAS["runtime_options"])
+    for r in rows:
+        opt = SCHEMAS["runtime_options"][r["name"]]
+        if r["type"] != "list[str]":
+            assert opt.range == (r["min"], r["max"]) == RANGES[r["name"]]
+        assert opt.doc == r["doc"] and opt.out_of_range == r["out_of_range"]
+        assert set(r["acts_on"]) <= {"frontend", "sim", "replay"}
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["launch_sched_aicpu_num"]["out_of_range"] == "automatic"
+    assert by_name["launch_sched_aicpu_num"]["default"] == 7
+    assert by_name["launch_early_mode"]["default"] is None
+    assert by_name["launch_early_mode"]["auto_value"] == -1
+    assert by_name["run_mode"]["acts_on"] == ["frontend"]
+    assert by_name["device_sched_mode"]["type"] == "policy"
+
+
+@pytest.fixture
+def sim_backend(monkeypatch):
+    """The real SIM backend, undoing the frontend-only patch of conftest (these runs are
+    outside test_sim_*, so no golden record: they only read the thread count)."""
+    native = importlib.import_module("pypto._C")
+    monkeypatch.setattr(_backend, "_native", lambda: native)
+
+
+def sched_threads(launch_sched_aicpu_num):
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM,
+                                         "launch_sched_aicpu_num": launch_sched_aicpu_num})
+    def k(x: pypto.Tensor([16, 64], pypto.DT_FP32), y: pypto.Tensor([16, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        y[:] = x + x
+
+    k(torch.ones(16, 64), torch.zeros(16, 64))
+    return k.last_report.stats["aicpu"]["sched_threads"]
+
+
+@pytest.mark.parametrize("chip, automatic", [("a2", 3), ("950pr", 4)])
+def test_launch_sched_aicpu_num_out_of_range_means_automatic(sim_backend, monkeypatch, chip,
+                                                             automatic):
+    """<=0 or above the chip's maximum (a2: 4, 950pr: 6) -> the automatic count
+    min(max, ceil(aic / cores_per_thread)); 1..max is taken as given."""
+    monkeypatch.setenv("PYPTO_SIM_CHIP", chip)
+    for v in (0, -1, 99, 7):
+        assert sched_threads(v) == automatic, v
+    assert sched_threads(2) == 2
+    assert sched_threads(3) == 3
+    if chip == "950pr":
+        assert sched_threads(6) == 6
 
 
 @pytest.mark.parametrize("key", sorted(RANGES))
@@ -185,6 +262,28 @@ def test_other_groups_accept_valid_values():
         debug_options={"runtime_debug_mode": 1, "dump_pass_graph": ["ExpandFunction"]})
     assert k.options["host_options"]["compile_stage"] == 1
     assert k.options["verify_options"]["pass_verify_error_tol"] == [0.01, 0.01]
+
+
+def test_accepted_only_options_are_marked():
+    accepted = accepted_only_options()
+    assert "runtime_options" not in accepted  # every runtime option is acted on
+    assert "compile_stage" not in accepted["host_options"]  # it stops before running
+    assert sum(len(keys) for keys in accepted.values()) == 25
+    assert set(accepted) == {"host_options", "codegen_options", "pass_options",
+                             "verify_options", "debug_options"}
+    for group, keys in accepted.items():
+        for key in keys:
+            assert SCHEMAS[group][key].accepted_only
+
+
+def test_key_options_drop_accepted_only():
+    opts = decorate(host_options={"compile_timeout": 30, "compile_stage": 0},
+                    debug_options={"runtime_debug_mode": 1},
+                    runtime_options={"stitch_function_max_num": 4}).options
+    key = key_options(opts)
+    assert key["host_options"] == {"compile_stage": 0}
+    assert key["debug_options"] == {} and key["pass_options"] == {}
+    assert key["runtime_options"]["stitch_function_max_num"] == 4
 
 
 def test_validate_group_returns_clean_copy():

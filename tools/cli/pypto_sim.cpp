@@ -49,11 +49,25 @@ struct UsageError : Error {
 
 // Flags shared by run and compare: chip, trace and the runtime options of a trace.
 struct Common {
-  std::string trace, prof, chip, config, out, mode;
+  std::string trace, prof, chip, config, out;
   std::vector<std::string> sets;
-  std::int64_t stitch = 128, parallelism = 1, aicpu_num = 7, early = -1;
   bool no_trace = false, quiet = false;
 };
+
+// The flag of a runtime option: its name with '-' for '_' (device_sched_mode also answers
+// to --sched-mode).
+std::string flag_of(const sched::OptionSpec& spec) {
+  std::string flag(spec.name);
+  for (char& ch : flag) {
+    if (ch == '_') ch = '-';
+  }
+  return flag;
+}
+
+// The runtime options that trace replay acts on become flags, with their help from the table.
+bool is_replay_flag(const sched::OptionSpec& spec) {
+  return (spec.acts_on & sched::kActsReplay) != 0 && spec.type != sched::OptionType::kStringList;
+}
 
 po::options_description common_options(Common& c) {
   po::options_description d("options");
@@ -62,30 +76,29 @@ po::options_description common_options(Common& c) {
       ("prof", po::value(&c.prof), "tilefwk_L1_prof_data.json with recorded times (board traces)")
       ("chip", po::value(&c.chip), "chip preset: a2, a3, 950pr, 950dt (default a2)")
       ("config", po::value(&c.config), "chip config YAML file (may start with 'base: <preset>')")
-      ("set", po::value(&c.sets)->composing(), "override a config value: --set l2.ways=8 (repeatable)")
-      ("device-sched-mode,sched-mode", po::value(&c.mode),
-       "policy: 0 fifo, 1 l2_affinity, 2 fair, 3 l2_fair, or a registered name (default 0)")
-      ("stitch-function-max-num", po::value(&c.stitch)->default_value(128),
-       "roots per device task when the trace leaves stitching to the runtime [1, 1024]")
-      ("device-sched-parallelism", po::value(&c.parallelism)->default_value(1),
-       "concurrent device tasks of a parallel loop [1, 8]")
-      ("launch-sched-aicpu-num", po::value(&c.aicpu_num)->default_value(7),
-       "schedule AICPU threads [1, 7]; above the chip's maximum: automatic")
-      ("launch-early-mode", po::value(&c.early)->default_value(-1),
-       "0 early launch only in capture mode, 1 always, 2 never (default: the chip's)")
+      ("set", po::value(&c.sets)->composing(),
+       "override a config value: --set l2.ways=8 (repeatable)");
+  for (const sched::OptionSpec& spec : sched::kRuntimeOptionSpecs) {
+    if (!is_replay_flag(spec)) continue;
+    std::string names = flag_of(spec);
+    if (spec.name == "device_sched_mode") names += ",sched-mode";
+    d.add_options()(names.c_str(), po::value<std::string>(),
+                    sched::runtime_option_help(spec).c_str());
+  }
+  d.add_options()
       ("out,o", po::value(&c.out), "output folder (default: a new folder under ./output/)")
       ("no-trace", po::bool_switch(&c.no_trace), "write stats.json only (large traces)")
       ("quiet,q", po::bool_switch(&c.quiet), "no summary table, no progress bar");
   return d;
 }
 
-sched::RuntimeOptions runtime_options(const Common& c) {
+sched::RuntimeOptions runtime_options(const po::variables_map& vm) {
   sched::RuntimeOptions o;
-  if (!c.mode.empty()) o.policy = sched::parse_policy(c.mode);
-  o.stitch_function_max_num = c.stitch;
-  o.device_sched_parallelism = c.parallelism;
-  o.launch_sched_aicpu_num = c.aicpu_num;
-  o.launch_early_mode = c.early;
+  for (const sched::OptionSpec& spec : sched::kRuntimeOptionSpecs) {
+    if (!is_replay_flag(spec)) continue;
+    const std::string flag = flag_of(spec);
+    if (vm.count(flag) != 0) sched::set_runtime_option(o, spec.name, vm[flag].as<std::string>());
+  }
   sched::validate(o);
   return o;
 }
@@ -156,7 +169,7 @@ int cmd_run(int argc, char** argv, bool compare) {
   }
   if (c.trace.empty()) throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") + " TRACE [options]");
   const sim::ChipConfig chip = cfg::resolve_chip_config(c.chip, c.config, c.sets);
-  sched::RuntimeOptions rt = runtime_options(c);
+  sched::RuntimeOptions rt = runtime_options(vm);
   sim::LoadOptions lo;
   lo.prof_path = c.prof;
   lo.runtime = rt;

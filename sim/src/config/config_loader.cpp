@@ -126,7 +126,7 @@ void for_each_field(Visit&& v) {
     &Aicpu::count);
   v(with(
         num("aicpu", "max_sched_threads", "", 1, 63,
-            "most schedule threads; launch_sched_aicpu_num above it means automatic"),
+            "most schedule threads; launch_sched_aicpu_num above it or <= 0 means automatic"),
         [](const C& c) -> std::optional<std::string> {
           if (c.aicpu.max_sched_threads <= c.aicpu.count - 1) return std::nullopt;
           return std::to_string(c.aicpu.max_sched_threads) +

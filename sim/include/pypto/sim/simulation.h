@@ -91,7 +91,8 @@ struct SimResult {
 };
 
 // Number of schedule threads for a chip and launch_sched_aicpu_num (DESIGN.md: values
-// above the chip's maximum fall back to the automatic count).
+// <= 0 or above the chip's maximum fall back to the automatic count; the option's table
+// in sched/runtime_options.h therefore accepts every integer).
 std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t launch_sched_aicpu_num);
 
 // Runs one simulation. Contract: SystemC allows one elaboration per process, so a process
