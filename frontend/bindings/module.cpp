@@ -162,9 +162,6 @@ py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict&
     so.runtime = lo.runtime;
     so.on_task_done = [&](sched::TaskId t) { compiler::execute(launch.programs[t], mem, scratch); };
     result = sim::simulate(launch.graph, chip, so);
-    // The compiler knows the workspace exactly (the trace-level estimate does not).
-    result.stats.workspace_peak_bytes = launch.workspace_bytes;
-    result.stats.workspace_minimum_bytes = launch.minimum_workspace_bytes;
     dir = output_dir(h.name);
     sim::write_reports(dir, launch.graph, chip, result, sim::ReportOptions{});
   }
