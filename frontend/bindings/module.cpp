@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // pypto._C: the thin native layer under the Python frontend. It converts Python values and
 // hands the traced IR to the compiler and each call to the launch layer (frontend/launch/:
-// simulation, execution of every task in simulated order, reports). Errors keep their type: ConfigError and
-// TraceError become pypto's ValueError subclass, ModelError its RuntimeError subclass.
+// simulation, execution of every task in simulated order, reports). Errors keep their type:
+// ConfigError and TraceError become pypto's ValueError subclass, ModelError its RuntimeError
+// subclass.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -155,8 +156,8 @@ void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& 
                 const py::dict& options, const std::string& path) {
   compiler::LaunchOptions lo;
   lo.runtime = runtime_options(options);
-  launch::dump_trace(*h.kernel, launch_tensors(tensors), launch_bindings(bindings), lo,
-                     sim_chip(), path);
+  launch::dump_trace(*h.kernel, launch_tensors(tensors), launch_bindings(bindings), lo, sim_chip(),
+                     path);
 }
 
 // Builds the launch (tiling, tasks, dependencies, stitching) without running it: the

@@ -151,7 +151,9 @@ Launch make(const std::string& ir, Host& h, const std::map<std::string, std::int
 // Runs every task's program in task order (a topological order: edges only go forward).
 void execute(const Launch& l, Host& h) {
   pypto::launch::HostTileExecutor ex(l, h.tensors);
-  for (std::size_t t = 0; t < l.programs.size(); ++t) ex.execute(static_cast<pypto::sched::TaskId>(t));
+  for (std::size_t t = 0; t < l.programs.size(); ++t) {
+    ex.execute(static_cast<pypto::sched::TaskId>(t));
+  }
 }
 
 std::vector<double> iota(std::size_t n, double scale = 1.0, double start = 0.0) {

@@ -40,7 +40,7 @@ TEST_CASE("workspace formula: fixed bytes, copies per device task, rounded minim
   const WorkspaceModel m{1024, 2, 2, 1024};
   const WorkspaceFigures f = workspace_figures(m, {{3000, false}, {5000, true}}, 2500);
   CHECK(f.peak_bytes == 1024 + 2 * 5000);
-  CHECK(f.minimum_bytes == 6144);  // align_up(1024 + 2 * 2500, 1024)
+  CHECK(f.minimum_bytes == 6144);               // align_up(1024 + 2 * 2500, 1024)
   CHECK(workspace_total(m, 2500, 4) == 21504);  // align_up(1024 + 2 * 4 * 2500, 1024)
   // The trace estimate's model: a serial device task is charged once, a parallel one per copy.
   const WorkspaceModel est{0, 1, 4, 1};
@@ -87,7 +87,7 @@ TEST_CASE("Stitcher: memory-driven mode fills device tasks up to the budget") {
   CHECK(s.base_bytes == std::vector<std::uint64_t>{1024, 2024, 3024, 1024, 2024});
   CHECK(s.workspace.peak_bytes == 4024);
   CHECK(s.workspace.minimum_bytes == 2048);  // align_up(1024 + 1000, 1024)
-  REQUIRE(s.log.size() == 1);  // no recommendation in memory-driven mode
+  REQUIRE(s.log.size() == 1);                // no recommendation in memory-driven mode
   CHECK(s.log[0] ==
         "[workspaceSize] stitch depth: k_eff=3 stitchNumMax=128 stitch_1=2048 "
         "max_workspace_kb=4 memory_driven=1");

@@ -1419,8 +1419,7 @@ void Instance::stitch(Launch& l) {
   // The pool holds par_ equal slices (one per parallel iteration in flight); PyPTO rounds
   // workspace totals to 1 KiB.
   const sched::WorkspaceModel model{launch_bytes_, par_, par_, 1024};
-  sched::StitchResult s =
-      sched::Stitcher(opt_.runtime, model, /*sizes_known=*/true).stitch(roots);
+  sched::StitchResult s = sched::Stitcher(opt_.runtime, model, /*sizes_known=*/true).stitch(roots);
   for (std::size_t i = 0; i < roots_.size(); ++i) {
     roots_[i].dt = s.device_task[i];
     roots_[i].base = s.base_bytes[i];

@@ -65,9 +65,9 @@ sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
                         const sched::RuntimeOptions& runtime, TaskExecutor& executor);
 
 struct SimRun {
-  Launch launch;          // graph, programs, workspace figures, runtime log lines
-  sim::SimResult result;  // stats and timeline
-  std::string report_dir; // where stats.json, trace.json, swim.json went; empty: none
+  Launch launch;           // graph, programs, workspace figures, runtime log lines
+  sim::SimResult result;   // stats and timeline
+  std::string report_dir;  // where stats.json, trace.json, swim.json went; empty: none
 };
 
 // The SIM backend's whole call: instantiate, simulate with a HostTileExecutor (outputs land
