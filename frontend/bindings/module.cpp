@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// pypto._C: the thin native layer under the Python frontend. It hands the traced IR to the
-// compiler, runs launches on the simulator with functional execution of every task in
-// simulated order, and writes the reports. Errors keep their type: ConfigError and
-// TraceError become pypto's ValueError subclass, ModelError its RuntimeError subclass.
+// pypto._C: the thin native layer under the Python frontend. It converts Python values and
+// hands the traced IR to the compiler and each call to the launch layer (frontend/launch/:
+// simulation, execution of every task in simulated order, reports). Errors keep their type:
+// ConfigError and TraceError become pypto's ValueError subclass, ModelError its RuntimeError
+// subclass.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -20,6 +19,7 @@
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
+#include "pypto/launch/launch.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
@@ -164,46 +164,22 @@ std::map<std::string, std::int64_t> launch_bindings(const py::dict& bindings) {
 
 py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                  const py::dict& options) {
-  const sim::ChipConfig& chip = sim_chip();
   compiler::LaunchOptions lo;
   lo.runtime = runtime_options(options);
   const std::vector<compiler::LaunchTensor> args = launch_tensors(tensors);
-  const std::map<std::string, std::int64_t> b = launch_bindings(bindings);
-
-  std::string dir;
-  std::vector<std::string> log;
-  sim::SimResult result;
-  compiler::Launch launch;
+  const launch::Bindings b = launch_bindings(bindings);
+  const sim::ChipConfig& chip = sim_chip();
+  launch::SimRun run;
   {
-    py::gil_scoped_release nogil;  // compile output, simulation and execution are pure C++
-    launch = compiler::instantiate(*h.kernel, args, b, lo, chip);
-    std::vector<std::uint8_t> workspace(launch.workspace_bytes);
-    compiler::GlobalMemory mem;
-    for (const auto& a : args) {
-      mem.base.push_back(a.data);
-      mem.size_bytes.push_back(a.size_bytes);
-      mem.dtype.push_back(a.dtype);
-    }
-    mem.base.push_back(workspace.data());
-    mem.size_bytes.push_back(workspace.size());
-    mem.dtype.push_back(compiler::DType::kInt8);
-    compiler::ExecScratch scratch;
-    sim::SimOptions so;
-    so.runtime = lo.runtime;
-    so.on_task_done = [&](sched::TaskId t) { compiler::execute(launch.programs[t], mem, scratch); };
-    result = sim::simulate(launch.graph, chip, so);
-    // The compiler knows the workspace exactly (the trace-level estimate does not).
-    result.stats.workspace_peak_bytes = launch.workspace_bytes;
-    result.stats.workspace_minimum_bytes = launch.minimum_workspace_bytes;
-    dir = output_dir(h.name);
-    sim::write_reports(dir, launch.graph, chip, result, sim::ReportOptions{});
+    py::gil_scoped_release nogil;  // instantiation, simulation and execution are pure C++
+    run = launch::run_sim(*h.kernel, args, b, lo, chip, output_dir(h.name));
   }
   py::dict r;
-  r["path"] = dir;
-  r["stats"] = py::module_::import("json").attr("loads")(sim::stats_json(result).dump());
-  r["log"] = launch.log;
-  r["tile_ops"] = launch.tile_ops;
-  r["tasks"] = launch.graph.num_tasks();
+  r["path"] = run.report_dir;
+  r["stats"] = py::module_::import("json").attr("loads")(sim::stats_json(run.result).dump());
+  r["log"] = run.launch.log;
+  r["tile_ops"] = run.launch.tile_ops;
+  r["tasks"] = run.launch.graph.num_tasks();
   return r;
 }
 
@@ -211,11 +187,8 @@ void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& 
                 const py::dict& options, const std::string& path) {
   compiler::LaunchOptions lo;
   lo.runtime = runtime_options(options);
-  const compiler::Launch l = compiler::instantiate(*h.kernel, launch_tensors(tensors),
-                                                   launch_bindings(bindings), lo, sim_chip());
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot write " + path);
-  compiler::write_native_trace(l, sim_chip(), f);
+  launch::dump_trace(*h.kernel, launch_tensors(tensors), launch_bindings(bindings), lo, sim_chip(),
+                     path);
 }
 
 // Builds the launch (tiling, tasks, dependencies, stitching) without running it: the
@@ -224,16 +197,13 @@ py::dict instantiate_only(const KernelHandle& h, const py::list& tensors, const 
                           const py::dict& options) {
   compiler::LaunchOptions lo;
   lo.runtime = runtime_options(options);
-  const auto args = launch_tensors(tensors);
-  const auto b = launch_bindings(bindings);
-  const auto t0 = std::chrono::steady_clock::now();
-  const compiler::Launch l = compiler::instantiate(*h.kernel, args, b, lo, sim_chip());
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const launch::TimedLaunch t = launch::instantiate_timed(
+      *h.kernel, launch_tensors(tensors), launch_bindings(bindings), lo, sim_chip());
   py::dict r;
-  r["tasks"] = l.graph.num_tasks();
-  r["tile_ops"] = l.tile_ops;
-  r["device_tasks"] = l.graph.device_tasks.size();
-  r["seconds"] = s;
+  r["tasks"] = t.launch.graph.num_tasks();
+  r["tile_ops"] = t.launch.tile_ops;
+  r["device_tasks"] = t.launch.graph.device_tasks.size();
+  r["seconds"] = t.seconds;
   return r;
 }
 

@@ -8,21 +8,120 @@
 
 namespace pypto::sched {
 
+Stitcher::Stitcher(const RuntimeOptions& opts, const WorkspaceModel& model, bool sizes_known)
+    : opts_(opts), model_(model), sizes_known_(sizes_known) {
+  check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
+  NPU_CHECK(model.serial_copies >= 1 && model.parallel_copies >= 1 && model.align_bytes >= 1,
+            "workspace model: copies and alignment must be at least 1");
+}
+
+StitchResult Stitcher::stitch(const std::vector<StitchRoot>& roots) const {
+  StitchResult res;
+  std::uint64_t largest_root = 0;
+  for (const StitchRoot& r : roots) largest_root = std::max(largest_root, r.workspace_bytes);
+  const std::uint64_t minimum = workspace_total(model_, largest_root, 1);
+  const std::uint64_t kmax = RuntimeOptions::kMaxRootsPerDeviceTask;
+  const std::uint64_t leaf_cap = RuntimeOptions::kMaxLeafTasksPerDeviceTask;
+  const std::uint64_t budget =
+      sizes_known_ ? static_cast<std::uint64_t>(opts_.max_workspace_kb) * 1024 : 0;
+  if (budget > 0 && budget <= minimum) {
+    throw ConfigError("max_workspace_kb=" + std::to_string(opts_.max_workspace_kb) +
+                      "KB must be greater than the minimum runnable workspace=" +
+                      std::to_string(minimum / 1024) + "KB");
+  }
+  const bool memory_driven = budget > 0;
+  std::uint64_t depth = static_cast<std::uint64_t>(opts_.stitch_function_max_num);
+  std::uint64_t capacity = 0;  // root-inner bytes per device task (memory-driven)
+  if (memory_driven) {
+    capacity = (budget - model_.fixed_bytes) / model_.serial_copies;
+    depth = largest_root == 0 ? kmax : std::min<std::uint64_t>(kmax, capacity / largest_root);
+    while (depth > 1 && workspace_total(model_, largest_root, depth) > budget) --depth;
+    depth = std::max<std::uint64_t>(depth, 1);
+  } else if (sizes_known_) {
+    res.log.push_back("Recommended: set max_workspace_kb near " +
+                      std::to_string(workspace_total(model_, largest_root, depth) / 1024) +
+                      "KB and above " + std::to_string(minimum / 1024) +
+                      "KB to activate memory-driven mode.");
+  }
+  if (sizes_known_) {
+    res.log.push_back("[workspaceSize] stitch depth: k_eff=" + std::to_string(depth) +
+                      " stitchNumMax=" + std::to_string(opts_.stitch_function_max_num) +
+                      " stitch_1=" + std::to_string(minimum) +
+                      " max_workspace_kb=" + std::to_string(opts_.max_workspace_kb) +
+                      " memory_driven=" + (memory_driven ? "1" : "0"));
+  }
+
+  res.device_task.resize(roots.size());
+  res.base_bytes.resize(roots.size());
+  bool open = false;
+  std::uint32_t dt = 0, cur_pg = 0, cur_pi = 0;
+  std::uint64_t nroots = 0, ntasks = 0, used = 0;
+  std::vector<DeviceTaskWorkspace> dt_use;
+  std::vector<std::uint32_t> dt_slot;
+  const auto start_dt = [&](std::uint32_t pg, std::uint32_t pi) {
+    if (open) ++dt;
+    open = true;
+    cur_pg = pg;
+    cur_pi = pi;
+    nroots = ntasks = used = 0;
+    dt_use.push_back(DeviceTaskWorkspace{0, pg != 0});
+    dt_slot.push_back(pg != 0 ? pi % model_.parallel_copies : 0);
+  };
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    const StitchRoot& r = roots[i];
+    if (r.parallel_group != 0) {
+      if (!open || cur_pg != r.parallel_group || cur_pi != r.parallel_iteration) {
+        start_dt(r.parallel_group, r.parallel_iteration);
+      } else if (nroots + 1 > kmax || ntasks + r.num_tasks > leaf_cap ||
+                 (memory_driven && used + r.workspace_bytes > capacity)) {
+        throw ConfigError(
+            std::string(r.loc) +
+            ": one iteration of this parallel loop needs more than one "
+            "device task (" +
+            std::to_string(nroots + 1) + " roots, " + std::to_string(ntasks + r.num_tasks) +
+            " leaf tasks, " + std::to_string(used + r.workspace_bytes) +
+            " workspace bytes; limits " + std::to_string(kmax) + " roots, " +
+            std::to_string(leaf_cap) + " leaf tasks" +
+            (memory_driven ? ", " + std::to_string(capacity) + " bytes" : std::string()) +
+            "); each iteration of a parallel loop is one device task");
+      }
+    } else {
+      const bool close =
+          open && (cur_pg != 0 || r.barrier || nroots >= kmax || ntasks + r.num_tasks > leaf_cap ||
+                   (memory_driven ? used + r.workspace_bytes > capacity : nroots >= depth));
+      if (!open || close) start_dt(0, 0);
+    }
+    if (sizes_known_ && r.num_tasks > leaf_cap) {
+      res.log.push_back("root " + std::to_string(i) + " has " + std::to_string(r.num_tasks) +
+                        " leaf tasks, more than the " + std::to_string(leaf_cap) +
+                        " of one device task; it gets a device task of its own");
+    }
+    res.device_task[i] = dt;
+    res.base_bytes[i] = used;  // within its device task's pool slot, fixed up below
+    used += r.workspace_bytes;
+    ++nroots;
+    ntasks += r.num_tasks;
+    dt_use.back().bytes = used;
+  }
+  res.num_device_tasks = open ? dt + 1 : 0;
+  for (const DeviceTaskWorkspace& d : dt_use) {
+    res.pool_slice_bytes = std::max(res.pool_slice_bytes, d.bytes);
+  }
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    res.base_bytes[i] += model_.fixed_bytes + dt_slot[res.device_task[i]] * res.pool_slice_bytes;
+  }
+  res.workspace = workspace_figures(model_, dt_use, largest_root);
+  return res;
+}
+
 std::vector<std::uint32_t> stitch_device_tasks(
     const std::vector<std::uint32_t>& task_root,
     const std::vector<std::uint32_t>& task_parallel_group, const RuntimeOptions& opts) {
   NPU_CHECK(task_root.size() == task_parallel_group.size(),
             "stitch_device_tasks: one root and one parallel group per task");
-  check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
-  const std::uint64_t root_cap =
-      std::min<std::int64_t>(opts.stitch_function_max_num, RuntimeOptions::kMaxRootsPerDeviceTask);
-  const std::uint64_t leaf_cap = RuntimeOptions::kMaxLeafTasksPerDeviceTask;
-
+  const Stitcher stitcher(opts, WorkspaceModel{}, /*sizes_known=*/false);
   const std::size_t n = task_root.size();
-  std::vector<std::uint32_t> out(n);
-  std::uint32_t dt = 0;
-  std::uint64_t open_roots = 0, open_leaves = 0;
-  std::uint32_t open_pg = 0;
+  std::vector<StitchRoot> roots;
   for (std::size_t i = 0; i < n;) {
     // One root instance: the run of tasks sharing task_root[i].
     const std::uint32_t root = task_root[i];
@@ -42,18 +141,19 @@ std::vector<std::uint32_t> stitch_device_tasks(
                        " follows root " + std::to_string(root) +
                        "; roots must be non-decreasing in task order");
     }
-    const std::uint64_t leaves = j - i;
-    if (open_roots > 0 &&
-        (pg != open_pg || pg != 0 || open_roots >= root_cap || open_leaves + leaves > leaf_cap)) {
-      ++dt;
-      open_roots = 0;
-      open_leaves = 0;
-    }
-    open_pg = pg;
-    ++open_roots;
-    open_leaves += leaves;
-    std::fill(out.begin() + i, out.begin() + j, dt);
+    StitchRoot r;
+    r.num_tasks = static_cast<std::uint32_t>(j - i);
+    r.parallel_group = pg;
+    // Traces record no iterations: each root of a parallel group is one.
+    r.parallel_iteration = static_cast<std::uint32_t>(roots.size());
+    roots.push_back(r);
     i = j;
+  }
+  const StitchResult s = stitcher.stitch(roots);
+  std::vector<std::uint32_t> out(n);
+  for (std::size_t r = 0, t = 0; r < roots.size(); ++r) {
+    std::fill(out.begin() + t, out.begin() + t + roots[r].num_tasks, s.device_task[r]);
+    t += roots[r].num_tasks;
   }
   return out;
 }

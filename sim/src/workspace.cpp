@@ -2,18 +2,24 @@
 #include "pypto/sim/workspace.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "pypto/sched/workspace.h"
 
 namespace pypto::sim {
 
 WorkspaceUsage workspace_usage(const sched::TaskGraph& g, std::uint32_t parallelism) {
-  WorkspaceUsage u;
-  if (!g.has_memory()) return u;
+  if (g.workspace) return *g.workspace;
+  if (!g.has_memory()) return WorkspaceUsage{};
+  std::vector<sched::DeviceTaskWorkspace> use;
+  use.reserve(g.device_tasks.size());
+  std::uint64_t largest_root = 0;
   for (const auto& d : g.device_tasks) {
     std::uint64_t dt_bytes = 0, root_bytes = 0;
     std::uint32_t root = d.num_tasks > 0 ? g.root[d.first_task] : 0;
     for (sched::TaskId t = d.first_task; t < d.first_task + d.num_tasks; ++t) {
       if (g.root[t] != root) {
-        u.minimum_bytes = std::max(u.minimum_bytes, root_bytes);
+        largest_root = std::max(largest_root, root_bytes);
         root_bytes = 0;
         root = g.root[t];
       }
@@ -25,11 +31,11 @@ WorkspaceUsage workspace_usage(const sched::TaskGraph& g, std::uint32_t parallel
         }
       }
     }
-    u.minimum_bytes = std::max(u.minimum_bytes, root_bytes);
-    const std::uint64_t copies = d.parallel_group != 0 ? parallelism : 1;
-    u.peak_bytes = std::max(u.peak_bytes, dt_bytes * copies);
+    largest_root = std::max(largest_root, root_bytes);
+    use.push_back(sched::DeviceTaskWorkspace{dt_bytes, d.parallel_group != 0});
   }
-  return u;
+  const sched::WorkspaceModel estimate{0, 1, std::max<std::uint32_t>(parallelism, 1), 1};
+  return sched::workspace_figures(estimate, use, largest_root);
 }
 
 }  // namespace pypto::sim

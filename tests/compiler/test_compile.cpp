@@ -19,6 +19,7 @@
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
+#include "pypto/launch/launch.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sim/config/chip_config.h"
 #include "pypto/sim/simulation.h"
@@ -148,27 +149,11 @@ Launch make(const std::string& ir, Host& h, const std::map<std::string, std::int
   return pypto::compiler::instantiate(*k, h.tensors, b, opt, chip());
 }
 
-// The launch's global memory: the host tensors, then the workspace `ws`.
-pypto::compiler::GlobalMemory memory_of(Host& h, std::vector<std::uint8_t>& ws) {
-  pypto::compiler::GlobalMemory mem;
-  for (std::size_t i = 0; i < h.data.size(); ++i) {
-    mem.base.push_back(h.data[i].data());
-    mem.size_bytes.push_back(h.data[i].size());
-    mem.dtype.push_back(h.tensors[i].dtype);
-  }
-  mem.base.push_back(ws.data());
-  mem.size_bytes.push_back(ws.size());
-  mem.dtype.push_back(DType::kFp32);
-  return mem;
-}
-
 // Runs every task's program in task order (a topological order: edges only go forward).
 void execute(const Launch& l, Host& h) {
-  std::vector<std::uint8_t> ws(l.workspace_bytes, 0);
-  const pypto::compiler::GlobalMemory mem = memory_of(h, ws);
-  pypto::compiler::ExecScratch scratch;
+  pypto::launch::HostTileExecutor ex(l, h.tensors);
   for (std::size_t t = 0; t < l.programs.size(); ++t) {
-    pypto::compiler::execute(l.programs[t], mem, scratch);
+    ex.execute(static_cast<pypto::sched::TaskId>(t));
   }
 }
 
@@ -797,6 +782,27 @@ TEST_CASE("workspace: minimum, recommendation, error, memory-driven stitching", 
   }
 }
 
+TEST_CASE("launch::run_sim: numbers, reports, and the launch's workspace in the stats",
+          "[compiler][sim]") {
+  Host h;
+  h.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
+  h.add("s", DType::kFp32, {32});
+  pypto::testing::TempDir tmp;
+  const std::string dir = tmp.path() + "/run";
+  const pypto::launch::SimRun run = pypto::launch::run_sim(
+      *pypto::compiler::compile(ws_ir(8)), h.tensors, {}, LaunchOptions{}, chip(), dir);
+  CHECK(run.report_dir == dir);
+  CHECK(std::ifstream(dir + "/stats.json").good());
+  CHECK(run.result.stats.tasks == 16);
+  // The compiler's exact figures (TaskGraph::workspace), not the trace estimate.
+  CHECK(run.result.stats.workspace_peak_bytes == 8 * 1024);
+  CHECK(run.result.stats.workspace_minimum_bytes == 1024);
+  CHECK_THAT(run.launch.log[0], Contains("Recommended: set max_workspace_kb near 128KB"));
+  double ref = 0;
+  for (int c = 0; c < 64; ++c) ref += std::exp(0.001 * (28 * 64 + c));
+  CHECK(h.f32(1, 28) == Approx(ref).epsilon(1e-5));
+}
+
 TEST_CASE("a loop bound read from tensor data waits for the AICore unless ready on host",
           "[compiler]") {
   const std::string load = R"({"op":"load","param":"lens","args":[0]})";
@@ -873,7 +879,7 @@ TEST_CASE("the op table: one row per op, and the parser takes names and arity fr
   CHECK(pypto::compiler::find_op("ad") == nullptr);
   CHECK(pypto::compiler::find_op("add_") == nullptr);
   for (const auto& t : kTileOpTable) {
-    CHECK(pypto::compiler::to_string(t.op) == t.name);
+    CHECK(pypto::exec::to_string(t.op) == t.name);
     const bool moves = t.op == TileOpcode::kLoad || t.op == TileOpcode::kStore;
     CHECK((t.cost_op == nullptr) == moves);
   }
@@ -1250,14 +1256,10 @@ TEST_CASE("instantiate time: 60,000 tasks of 64-row tiles", "[.perf]") {
 namespace {
 
 // Runs the launch on the SystemC model, executing each task's program when the model
-// completes it (what pypto._C.run_sim does).
-void simulate_and_execute(const pypto::sched::TaskGraph& g, const Launch& l, Host& h) {
-  std::vector<std::uint8_t> ws(l.workspace_bytes, 0);
-  const pypto::compiler::GlobalMemory mem = memory_of(h, ws);
-  pypto::compiler::ExecScratch scratch;
-  pypto::sim::SimOptions opt;
-  opt.on_task_done = [&](pypto::sched::TaskId t) { execute(l.programs[t], mem, scratch); };
-  pypto::sim::simulate(g, chip(), opt);
+// completes it (the loop of launch::run_sim, on a launch whose graph the test may alter).
+void simulate_and_execute(const Launch& l, Host& h) {
+  pypto::launch::HostTileExecutor ex(l, h.tensors);
+  pypto::launch::simulate(l, chip(), pypto::sched::RuntimeOptions{}, ex);
 }
 
 }  // namespace
@@ -1291,19 +1293,20 @@ TEST_CASE("numbers come from the simulated order: a lost dependency gives wrong 
   for (int k = 0; k < 512; ++k) ref += a[k] * b[k * 64];  // out[0][0]
 
   Host good = fresh();
-  const Launch l = make(ir, good);
+  const pypto::launch::SimRun run = pypto::launch::run_sim(
+      *pypto::compiler::compile(ir), good.tensors, {}, LaunchOptions{}, chip(), "");
+  const Launch& l = run.launch;
   REQUIRE(l.graph.num_tasks() == 2);
   REQUIRE(l.graph.succ_last(0) - l.graph.succ_first(0) == 1);  // matmul -> add
-  simulate_and_execute(l.graph, l, good);
   CHECK(good.f32(2, 0) == Approx(ref));
 
   // The same tasks with the dependency removed.
-  pypto::sched::TaskGraph broken = l.graph;
-  broken.succ.clear();
-  std::fill(broken.succ_begin.begin(), broken.succ_begin.end(), 0u);
-  std::fill(broken.pred_count.begin(), broken.pred_count.end(), 0u);
+  Launch broken = l;
+  broken.graph.succ.clear();
+  std::fill(broken.graph.succ_begin.begin(), broken.graph.succ_begin.end(), 0u);
+  std::fill(broken.graph.pred_count.begin(), broken.graph.pred_count.end(), 0u);
   Host bad = fresh();
-  simulate_and_execute(broken, l, bad);
+  simulate_and_execute(broken, bad);
   CHECK(bad.f32(2, 0) == Approx(1.0));  // c + 1 with c still zero
   CHECK(bad.f32(2, 0) != Approx(ref));
 }

@@ -245,7 +245,6 @@ class EmitContext {
   std::vector<std::uint64_t> slot_bytes_;
   std::vector<std::uint64_t> slot_base_;
   std::uint64_t launch_bytes_ = 0;
-  std::uint64_t pool_slice_ = 0;
 };
 
 // One launch being built: the control-flow walk over the EmitContext, then the post passes.

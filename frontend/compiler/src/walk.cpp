@@ -17,22 +17,8 @@ namespace detail {
 // ---------------------------------------------------------------------------------------------
 // setup
 
-void check_range(const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  if (v < lo || v > hi) {
-    throw ConfigError(std::string("runtime.") + key + ": " + std::to_string(v) +
-                      " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-}
-
-void Instance::check_options() const {
-  const sched::RuntimeOptions& o = opt_.runtime;
-  check_range("stitch_function_max_num", o.stitch_function_max_num, 1,
-              sched::RuntimeOptions::kMaxStitch);
-  check_range("max_workspace_kb", o.max_workspace_kb, 0, sched::RuntimeOptions::kMaxWorkspaceKb);
-  check_range("valid_shape_optimize", o.valid_shape_optimize, 0, 1);
-  check_range("device_sched_parallelism", o.device_sched_parallelism, 1,
-              sched::RuntimeOptions::kMaxParallelism);
-}
+// The rules of every runtime option live in sched/ (kRuntimeOptionSpecs).
+void Instance::check_options() const { sched::validate(opt_.runtime); }
 
 void Instance::bind() {
   kernel_loc_ = "kernel " + k_.name;
@@ -197,6 +183,7 @@ Launch Instance::run() {
   stitch(l);
   patch();
   build_graph(l);
+  l.graph.workspace = sched::WorkspaceFigures{l.workspace_bytes, l.minimum_workspace_bytes};
   l.programs = std::move(progs_);
   l.tile_ops = tile_ops_;
   l.roots = static_cast<std::uint32_t>(roots_.size());

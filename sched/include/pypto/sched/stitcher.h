@@ -1,18 +1,83 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stitching of root instances into device tasks, as the control-flow AICPU does it
-// (DESIGN.md "Control-flow AICPU"; reference/pypto-runtime.md §1.3, §3). Importers of
-// traces that carry no device-task ids use it to recover the device tasks the runtime
-// would have built from the same sequence of roots.
+// (DESIGN.md "Control-flow AICPU"; reference/pypto-runtime.md §1.3, §3). The one
+// implementation of the rule: the compiler stitches the roots of a launch with it (roots
+// know their workspace), and importers of traces that carry no device-task ids recover
+// the device tasks the runtime would have built from the same sequence of roots.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "pypto/sched/runtime_options.h"
+#include "pypto/sched/workspace.h"
 
 namespace pypto::sched {
 
-// Assigns every task a device-task index (0, 1, 2, ... in task order).
+// One root instance, in launch order.
+struct StitchRoot {
+  std::uint32_t num_tasks = 0;           // leaf tasks
+  std::uint64_t workspace_bytes = 0;     // root-inner workspace (0 when none or unknown)
+  bool barrier = false;                  // submit_before_loop: starts a new device task
+  std::uint32_t parallel_group = 0;      // pypto.loop(parallel=True) group; 0: serial
+  std::uint32_t parallel_iteration = 0;  // roots of one iteration share a device task
+  std::string_view loc;                  // the parallel loop, for messages (caller owns it)
+};
+
+struct StitchResult {
+  std::vector<std::uint32_t> device_task;  // per root: 0, 1, 2, ... in root order
+  std::vector<std::uint64_t> base_bytes;   // per root: workspace offset of its region
+  std::uint32_t num_device_tasks = 0;
+  std::uint64_t pool_slice_bytes = 0;  // largest device task's root-inner bytes
+  WorkspaceFigures workspace;          // by the Stitcher's WorkspaceModel
+  // PyPTO's runtime log: the "Recommended: set max_workspace_kb ..." line (root-count mode),
+  // the "[workspaceSize] stitch depth ..." line, and one line per root too large for a
+  // device task. Empty when the roots' sizes are unknown.
+  std::vector<std::string> log;
+};
+
+// Contract: construction validates the options (ConfigError "runtime.stitch_function_max_num:
+// N is out of range [1, 1024]"); stitch() is a pure function of its roots.
+//
+// A root is appended to the open device task unless one of these closes it first:
+//  - it is a barrier root (submit_before_loop);
+//  - the open device task already holds stitch_function_max_num roots (never more than
+//    kMaxRootsPerDeviceTask) or, memory-driven (max_workspace_kb > 0 and sizes known),
+//    the root's bytes would take it above the pool capacity (budget - fixed) / copies;
+//  - the root's tasks would take it above kMaxLeafTasksPerDeviceTask leaf tasks (a root
+//    larger than that on its own gets a device task of its own);
+//  - the parallel group or iteration differs: a device task never mixes parallel groups,
+//    and each iteration of a parallel loop is one device task (as PARALLEL_FOR_BEGIN/END).
+//    An iteration that does not fit one device task is a ConfigError naming root.loc.
+// Memory-driven mode also rejects a budget at or below the minimum runnable workspace with
+// PyPTO's ConfigError ("max_workspace_kb=NKB must be greater than the minimum runnable
+// workspace=MKB").
+//
+// Workspace: each root's region starts at fixed + slot * pool_slice + (bytes of the roots
+// before it in its device task), slot = parallel_iteration % parallel_copies for parallel
+// roots, else 0. The figures are workspace_figures() over the device tasks.
+//
+// Example: 3 serial roots of 100 bytes, stitch_function_max_num = 2, model {fixed 0, 1 copy}
+//   -> device_task {0, 0, 1}, base_bytes {0, 100, 0}, peak 200, minimum 100.
+class Stitcher {
+ public:
+  // sizes_known: the roots carry their workspace bytes (compiled kernels). Traces do not:
+  // they stitch by root count regardless of max_workspace_kb and get no log.
+  Stitcher(const RuntimeOptions& opts, const WorkspaceModel& model, bool sizes_known);
+
+  StitchResult stitch(const std::vector<StitchRoot>& roots) const;
+
+ private:
+  RuntimeOptions opts_;
+  WorkspaceModel model_;
+  bool sizes_known_;
+};
+
+// Trace importers' form: one entry per task instead of per root. Assigns every task a
+// device-task index by Stitcher (sizes unknown; each root of a parallel group is an
+// iteration of its own, so it gets a device task of its own).
 //
 // Contract: task_root[i] is the root-instance index of task i and must be non-decreasing
 // in task order (the tasks of one root are contiguous); task_parallel_group[i] is the
@@ -20,18 +85,6 @@ namespace pypto::sched {
 // tasks of a root. Both vectors have one entry per task. Pure function; throws TraceError
 // for decreasing roots or a root whose tasks disagree on the parallel group, ConfigError if
 // opts.stitch_function_max_num is outside 1..1024.
-//
-// A root is appended to the open device task unless one of these closes it first:
-//  - the open device task already holds stitch_function_max_num roots (and never more
-//    than kMaxRootsPerDeviceTask);
-//  - the root's tasks would take the device task above kMaxLeafTasksPerDeviceTask leaf
-//    tasks (a root larger than that on its own gets a device task of its own);
-//  - the root's parallel group differs from the open device task's, or is not 0: a
-//    device task never mixes parallel groups, and each root of a parallel loop is a device
-//    task of its own (one loop iteration per device task, as PARALLEL_FOR_BEGIN/END do).
-// Memory-driven stitching (max_workspace_kb > 0) needs workspace sizes that traces do not
-// carry; this function applies the root-count rule regardless, and the caller decides
-// whether that is acceptable.
 //
 // Example: roots {0,0,1,1,1,2} with stitch_function_max_num = 2 -> {0,0,0,0,0,1}.
 std::vector<std::uint32_t> stitch_device_tasks(

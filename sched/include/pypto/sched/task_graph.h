@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pypto/sched/types.h"
+#include "pypto/sched/workspace.h"
 
 namespace pypto::sched {
 
@@ -59,6 +60,10 @@ struct TaskGraph {
   // The kernel's control flow reads tensor values that are not ready on the host
   // (ready_on_host_tensors), so it must wait for the AICore start handshake.
   bool control_waits_for_aicore = false;
+
+  // Set by whoever laid the workspace out (the compiler, through its Stitcher); traces leave
+  // it empty and the simulator estimates it from the graph (sim/workspace.h).
+  std::optional<WorkspaceFigures> workspace;
 
   // Recorded on a board: makespan of the whole recording (first start to last end).
   std::optional<TimePs> recorded_makespan_ps;

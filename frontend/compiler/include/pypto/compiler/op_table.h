@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// The op table: the one place that says what each kernel-IR op (frontend/pypto/IR.md) and each
-// tile instruction (program.h) is. A row per op; every other site reads it instead of keeping
-// its own list:
+// The op table: the one place that says what each kernel-IR op (frontend/pypto/IR.md) is, next
+// to the table of tile instructions it compiles to (exec/tile_op_table.h, owned by the program
+// format). A row per op; every other site reads them instead of keeping its own list:
 //   ir_parse.cpp         IR names, operand forms (arity), which ops need a vec_tile
 //   lower.cpp            family (which unit kind runs the op), fusable element-wise ops
 //   emit_*.cpp           the tile instruction an element-wise or reduction op compiles to
 //   task_cost.cpp        the cost-model op a tile instruction is priced as (native_dump.cpp too)
 //   tile_exec.cpp        instruction names (diagnostics) and execution class (dispatch)
 //   pypto._C.op_table()  the same rows for frontend/pypto/_ops.py (dtype rules, arity)
-// Header-only (constexpr), so the executor can read it without linking the compiler.
+// Header-only (constexpr).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "pypto/compiler/program.h"
+#include "pypto/exec/tile_op_table.h"
 
 namespace pypto::compiler {
 
@@ -234,85 +235,13 @@ constexpr const char* to_string(DTypeRule r) {
   return kNames[static_cast<std::size_t>(r)];
 }
 
-// ---- tile instructions ------------------------------------------------------------------------
+// ---- tile instructions: their table belongs to the program format (exec/tile_op_table.h) ----
 
-// How the executor runs an instruction (one handler per class).
-enum class TileExec : std::uint8_t {
-  kLoad,
-  kStore,
-  kFill,
-  kCopy,
-  kPermute,
-  kCast,
-  kBinary,  // element-wise, two operands
-  kUnary,   // element-wise, one operand
-  kWhere,
-  kReduce,  // over the axes of reduce_mask
-  kMatmul,
-};
-
-struct TileOpInfo {
-  TileOpcode op;
-  const char* name;  // diagnostics ("reduce_sum")
-  TileExec exec;
-  const char* cost_op;  // the cost-model op (configs' tile_op_cycles rows) it is priced as;
-                        // nullptr: data movement, priced by the simulator through L2 and HBM
-};
-
-inline constexpr TileOpInfo kTileOpTable[] = {
-    // clang-format off
-    {TileOpcode::kLoad,       "load",        TileExec::kLoad,    nullptr},
-    {TileOpcode::kStore,      "store",       TileExec::kStore,   nullptr},
-    {TileOpcode::kFill,       "fill",        TileExec::kFill,    "full"},
-    {TileOpcode::kCopy,       "copy",        TileExec::kCopy,    "clone"},
-    {TileOpcode::kPermute,    "permute",     TileExec::kPermute, "transpose"},
-    {TileOpcode::kCast,       "cast",        TileExec::kCast,    "cast"},
-    {TileOpcode::kAdd,        "add",         TileExec::kBinary,  "add"},
-    {TileOpcode::kSub,        "sub",         TileExec::kBinary,  "sub"},
-    {TileOpcode::kMul,        "mul",         TileExec::kBinary,  "mul"},
-    {TileOpcode::kDiv,        "div",         TileExec::kBinary,  "div"},
-    {TileOpcode::kMaximum,    "maximum",     TileExec::kBinary,  "maximum"},
-    {TileOpcode::kMinimum,    "minimum",     TileExec::kBinary,  "minimum"},
-    // The cost table has no rows for remainder, floor and the logical ops; they are priced as
-    // the op of the same class: remainder is a division plus a correction, floor a rounding
-    // conversion, the logical ops one compare-like pass.
-    {TileOpcode::kRemainder,  "remainder",   TileExec::kBinary,  "div"},
-    {TileOpcode::kPow,        "pow",         TileExec::kBinary,  "pow"},
-    {TileOpcode::kEq,         "eq",          TileExec::kBinary,  "eq"},
-    {TileOpcode::kNe,         "ne",          TileExec::kBinary,  "ne"},
-    {TileOpcode::kLt,         "lt",          TileExec::kBinary,  "lt"},
-    {TileOpcode::kLe,         "le",          TileExec::kBinary,  "le"},
-    {TileOpcode::kGt,         "gt",          TileExec::kBinary,  "gt"},
-    {TileOpcode::kGe,         "ge",          TileExec::kBinary,  "ge"},
-    {TileOpcode::kLogicalAnd, "logical_and", TileExec::kBinary,  "eq"},
-    {TileOpcode::kLogicalOr,  "logical_or",  TileExec::kBinary,  "eq"},
-    {TileOpcode::kNeg,        "neg",         TileExec::kUnary,   "neg"},
-    {TileOpcode::kAbs,        "abs",         TileExec::kUnary,   "abs"},
-    {TileOpcode::kRelu,       "relu",        TileExec::kUnary,   "relu"},
-    {TileOpcode::kExp,        "exp",         TileExec::kUnary,   "exp"},
-    {TileOpcode::kLog,        "log",         TileExec::kUnary,   "log"},
-    {TileOpcode::kSqrt,       "sqrt",        TileExec::kUnary,   "sqrt"},
-    {TileOpcode::kRsqrt,      "rsqrt",       TileExec::kUnary,   "rsqrt"},
-    {TileOpcode::kReciprocal, "reciprocal",  TileExec::kUnary,   "reciprocal"},
-    {TileOpcode::kSigmoid,    "sigmoid",     TileExec::kUnary,   "sigmoid"},
-    {TileOpcode::kTanh,       "tanh",        TileExec::kUnary,   "tanh"},
-    {TileOpcode::kFloor,      "floor",       TileExec::kUnary,   "cast"},
-    {TileOpcode::kLogicalNot, "logical_not", TileExec::kUnary,   "eq"},
-    {TileOpcode::kWhere,      "where",       TileExec::kWhere,   "where"},
-    {TileOpcode::kReduceSum,  "reduce_sum",  TileExec::kReduce,  "sum"},
-    {TileOpcode::kReduceMax,  "reduce_max",  TileExec::kReduce,  "amax"},
-    {TileOpcode::kReduceMin,  "reduce_min",  TileExec::kReduce,  "amin"},
-    {TileOpcode::kMatmul,     "matmul",      TileExec::kMatmul,  "mmad"},
-    // clang-format on
-};
-
-inline constexpr std::size_t kNumTileOps = sizeof(kTileOpTable) / sizeof(kTileOpTable[0]);
-
-// Row of instruction op, or nullptr for a value that is no TileOpcode (a corrupt program).
-constexpr const TileOpInfo* find_tile_op(TileOpcode op) {
-  const auto i = static_cast<std::size_t>(op);
-  return i < kNumTileOps ? &kTileOpTable[i] : nullptr;
-}
+using exec::find_tile_op;
+using exec::kNumTileOps;
+using exec::kTileOpTable;
+using exec::TileExec;
+using exec::TileOpInfo;
 
 namespace detail {
 constexpr bool op_rows_in_enum_order() {
@@ -321,18 +250,9 @@ constexpr bool op_rows_in_enum_order() {
   }
   return true;
 }
-constexpr bool tile_rows_in_enum_order() {
-  for (std::size_t i = 0; i < kNumTileOps; ++i) {
-    if (static_cast<std::size_t>(kTileOpTable[i].op) != i) return false;
-  }
-  return true;
-}
 }  // namespace detail
 
 static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
 static_assert(kNumOps == static_cast<std::size_t>(OpKind::kMatmul) + 1, "an OpKind has no row");
-static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
-static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kMatmul) + 1,
-              "a TileOpcode has no row");
 
 }  // namespace pypto::compiler

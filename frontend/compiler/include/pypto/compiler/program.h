@@ -1,147 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// The functional content of leaf tasks: what a task does to memory, as a short program of
-// tile instructions over the task's local tiles (its UB/L1/L0 buffers). The compiler
-// (lowering + instantiation) writes these; the SIM backend executes each task's program
-// on host memory when the timing model completes the task, in simulated order.
+// What the compiler emits: leaf-task programs in the executor's format. The format belongs
+// to the executor library (exec/include/pypto/exec/program.h); these declarations make its
+// names the compiler's vocabulary. The compiler never runs a program.
 #pragma once
 
-#include <cstdint>
-#include <string_view>
-#include <vector>
-
-#include "pypto/sim/cost_model.h"  // DType
+#include "pypto/exec/program.h"
 
 namespace pypto::compiler {
 
+using exec::CastMode;
+using exec::GlobalRegion;
+using exec::kMaxRank;
+using exec::LocalTile;
+using exec::TaskProgram;
+using exec::TileInstr;
+using exec::TileOpcode;
 using sim::DType;
-
-inline constexpr int kMaxRank = 4;
-
-// A strided box of global memory (a kernel parameter or the workspace). Element
-// (i0, .., i{rank-1}) of the box lives at element index
-//   offset_elems + sum_k i_k * stride[k]
-// of buffer `buffer`, whose elements have type `dtype`. A stride of 0 broadcasts on load.
-struct GlobalRegion {
-  std::uint32_t buffer = 0;
-  std::int64_t offset_elems = 0;
-  DType dtype = DType::kFp32;
-  std::uint8_t rank = 0;
-  std::int64_t shape[kMaxRank] = {1, 1, 1, 1};
-  std::int64_t stride[kMaxRank] = {0, 0, 0, 0};
-};
-
-// A dense, row-major local tile. Values are held as double and rounded to `dtype` after
-// every instruction that writes the tile, so results match torch's per-op rounding for
-// fp16/bf16/fp32 and wrap like torch for the integer types. (int64 values are exact only up
-// to 2^53 in magnitude, the precision of a double.)
-struct LocalTile {
-  DType dtype = DType::kFp32;
-  std::uint8_t rank = 0;
-  std::int64_t shape[kMaxRank] = {1, 1, 1, 1};
-};
-
-enum class TileOpcode : std::uint8_t {
-  // data movement
-  kLoad,    // dst <- region (strides may be 0 = broadcast). region.shape <= dst.shape per
-            // axis, a prefix box at the same indices; a smaller box keeps the rest of dst
-            // (which an earlier instruction must have written, e.g. a kFill of zeros)
-  kStore,   // region <- src (region.shape: the valid part, a prefix box of src; no stride 0
-            // on an axis of extent > 1, which would write one element several times)
-  kFill,    // dst <- scalar
-  kCopy,    // dst <- src0 (same element count, row-major order: reshape)
-  kPermute, // dst <- src0 with axes permuted: dst axis k is src axis perm[k]
-  kCast,    // dst <- src0 converted to dst's dtype, rounding per `cast_mode`
-  // element-wise, same shapes (operand i is scalar[i] when scalar_operand bit i is set:
-  // bit 1 for b, bit 0 for a in reflected ops)
-  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kRemainder, kPow,
-  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
-  kNeg, kAbs, kRelu, kExp, kLog, kSqrt, kRsqrt, kReciprocal, kSigmoid, kTanh, kFloor,
-  kLogicalNot,
-  kWhere,   // dst <- src0 ? src1 : src2 (src1/src2 may be scalars: scalar_operand bits 1, 2)
-  // reductions over the axes in reduce_mask; dst has size 1 on those axes (keepdim form)
-  kReduceSum, kReduceMax, kReduceMin,
-  // dst[.., M, N] (+)= src0[.., M, K] @ src1[.., K, N]; batch axes equal. accumulate=1 adds
-  // to dst's current contents (K split across instructions); products summed in double.
-  kMatmul,
-};
-
-// Semantics execute() implements (torch CPU, x86-64, where the two could differ):
-//  - Operands are exact values of their tile's dtype; each op computes in double and rounds
-//    once to dst's dtype. For + - * / and sqrt this equals torch's fp32 opmath for fp16/bf16
-//    and fp32 arithmetic for fp32 (double rounding is innocuous at these precisions);
-//    transcendental ops are correctly rounded rather than torch's (SLEEF) approximations.
-//  - A scalar operand is first rounded to the dtype of the tile it combines with (the other
-//    operand of a binary op; dst for kWhere), as torch does with a Python scalar
-//    (x_fp16 + 0.1 adds fp16(0.1)). Two scalar operands are used as given.
-//  - Integer results wrap two's-complement; + - * on integer tiles are done in 64-bit integer
-//    arithmetic. Conversions from a floating value to an integer dtype truncate like
-//    torch's .to(): NaN, inf and values outside int32 (int64 for kInt64) give torch's x86
-//    result (INT32_MIN / INT64_MIN, then the low bits for int8/int16).
-//  - kDiv: true division rounded to dst; with an integer dst and integer operands it is C
-//    division truncating toward zero. kRemainder: result has the divisor's sign (fmod-based
-//    for floats). Integer division or remainder by zero throws (torch raises
-//    ZeroDivisionError).
-//  - kMaximum/kMinimum, kReduceMax/kReduceMin propagate NaN. kRelu keeps NaN.
-//  - kReduceSum accumulates in double (int64 for integer sources) and rounds once (torch
-//    accumulates fp16/bf16 in fp32 and fp32 pairwise in fp32: last-bit differences are
-//    possible on long fp32 reductions).
-//  - kCast to a floating dtype rounds per cast_mode: kNone/kRint nearest-even, kRound
-//    nearest-away, kFloor down, kCeil up, kTrunc toward zero, kOdd round-to-odd; a cast to the
-//    same floating dtype with kRint/kRound/kFloor/kCeil/kTrunc rounds to an integral value
-//    (AscendC's float->float cast). To an integer dtype: kNone/kTrunc truncate, kRint
-//    half-even, kRound half-away, kFloor, kCeil; kOdd is rejected. `saturate` clamps to
-//    the dtype's finite range instead (NaN -> 0 for integers, stays NaN for floats).
-
-// Name of an opcode without the k ("load", "reduce_sum", ...), for diagnostics.
-std::string_view to_string(TileOpcode op);
-
-enum class CastMode : std::uint8_t { kNone, kRint, kRound, kFloor, kCeil, kTrunc, kOdd };
-
-struct TileInstr {
-  TileOpcode op = TileOpcode::kLoad;
-  std::int32_t dst = -1;                   // local tile index
-  std::int32_t src[3] = {-1, -1, -1};      // local tile indices
-  std::uint8_t scalar_operand = 0;         // bit i set: operand i is scalar[i] (not src[i])
-  double scalar[3] = {0, 0, 0};
-  GlobalRegion region;                     // kLoad / kStore
-  std::uint8_t reduce_mask = 0;            // kReduce*: bit k = reduce axis k
-  std::uint8_t perm[kMaxRank] = {0, 1, 2, 3};  // kPermute
-  std::uint8_t accumulate = 0;             // kMatmul
-  CastMode cast_mode = CastMode::kNone;    // kCast
-  std::uint8_t saturate = 0;               // kCast: 1 = pypto SaturationMode.ON
-};
-
-// One leaf task's program.
-struct TaskProgram {
-  std::vector<LocalTile> locals;
-  std::vector<TileInstr> instrs;
-};
-
-// Global memory of one launch: buffer i is `size_bytes[i]` bytes at `base[i]` (host
-// memory: the caller's tensors, then the workspace).
-struct GlobalMemory {
-  std::vector<std::uint8_t*> base;
-  std::vector<std::uint64_t> size_bytes;
-  std::vector<DType> dtype;  // element type each buffer was declared with (diagnostics)
-};
-
-// Reusable scratch space for execute() (local tiles), so tasks do not allocate. One per
-// thread; execute() owns its contents during the call.
-struct ExecScratch {
-  std::vector<std::vector<double>> tiles;
-  std::vector<std::uint8_t> written;  // per local: written yet by this task's program
-  std::vector<double> row;            // one converted row of a kStore
-  std::vector<std::int64_t> int_acc;  // exact accumulators of integer kReduceSum
-};
-
-// Runs one task's program. Throws pypto::ModelError (naming the instruction) if a region
-// falls outside its buffer or shapes disagree, a local is read before any instruction wrote
-// it, or an index is out of range: a compiler bug, never silent corruption. Instructions
-// before the failing one have taken effect (stores included).
-void execute(const TaskProgram& p, const GlobalMemory& mem, ExecScratch& scratch);
-
-// Round-trip a double through a dtype the way torch stores it (fp16/bf16 round to
-// nearest even, integers wrap two's-complement, bool is != 0). Exposed for tests.
-double round_to_dtype(double v, DType d);
 
 }  // namespace pypto::compiler

@@ -14,7 +14,7 @@
 #error "the fp16/bf16 rounding needs IEEE arithmetic: build without -ffast-math"
 #endif
 
-namespace pypto::compiler::detail {
+namespace pypto::exec::detail {
 
 enum class Rounding : std::uint8_t {
   kNearestEven,  // IEEE default; torch's float -> half/bfloat16
@@ -225,4 +225,4 @@ inline double bf16_decode_fast(std::uint16_t h) {
 using Bf16 = SmallFloat<8, 7>;
 using Fp32 = SmallFloat<8, 23>;
 
-}  // namespace pypto::compiler::detail
+}  // namespace pypto::exec::detail

@@ -11,22 +11,22 @@
 #include <random>
 #include <vector>
 
-#include "pypto/compiler/program.h"
+#include "pypto/exec/tile_exec.h"
 #include "pypto/sched/errors.h"
 
 using Catch::Matchers::Contains;
 using pypto::ModelError;
-using pypto::compiler::CastMode;
-using pypto::compiler::DType;
-using pypto::compiler::execute;
-using pypto::compiler::ExecScratch;
-using pypto::compiler::GlobalMemory;
-using pypto::compiler::GlobalRegion;
-using pypto::compiler::LocalTile;
-using pypto::compiler::round_to_dtype;
-using pypto::compiler::TaskProgram;
-using pypto::compiler::TileInstr;
-using pypto::compiler::TileOpcode;
+using pypto::exec::CastMode;
+using pypto::exec::DType;
+using pypto::exec::execute;
+using pypto::exec::ExecScratch;
+using pypto::exec::GlobalMemory;
+using pypto::exec::GlobalRegion;
+using pypto::exec::LocalTile;
+using pypto::exec::round_to_dtype;
+using pypto::exec::TaskProgram;
+using pypto::exec::TileInstr;
+using pypto::exec::TileOpcode;
 
 namespace {
 

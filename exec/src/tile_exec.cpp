@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Functional execution of one leaf task's tile program on host memory (program.h): what makes
+// Functional execution of one leaf task's tile program on host memory (tile_exec.h): what makes
 // SIM runs produce torch's numbers. Each instruction is dispatched once and runs a tight loop
 // over its tile; locals are dense row-major doubles holding exact values of their dtype.
 #include <algorithm>
@@ -10,11 +10,11 @@
 #include <type_traits>
 
 #include "half.h"
-#include "pypto/compiler/op_table.h"
-#include "pypto/compiler/program.h"
+#include "pypto/exec/tile_op_table.h"
+#include "pypto/exec/tile_exec.h"
 #include "pypto/sched/errors.h"
 
-namespace pypto::compiler {
+namespace pypto::exec {
 
 using detail::Bf16;
 using detail::Fp16;
@@ -1106,4 +1106,4 @@ void execute(const TaskProgram& p, const GlobalMemory& mem, ExecScratch& scratch
 
 double round_to_dtype(double v, DType d) { return round_value(v, d, IntConv::kWrap); }
 
-}  // namespace pypto::compiler
+}  // namespace pypto::exec

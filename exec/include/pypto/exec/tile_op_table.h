@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// The table of tile instructions (program.h's TileOpcode): a row per instruction with its name,
+// how the executor runs it, and the cost-model op it is priced as. The executor dispatches on
+// it, the cost model (frontend/compiler/src/task_cost.cpp) prices with it, and the compiler's
+// op table (pypto/compiler/op_table.h) maps each kernel-IR op to one of these rows.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pypto/exec/program.h"
+
+namespace pypto::exec {
+
+// How the executor runs an instruction (one handler per class).
+enum class TileExec : std::uint8_t {
+  kLoad,
+  kStore,
+  kFill,
+  kCopy,
+  kPermute,
+  kCast,
+  kBinary,  // element-wise, two operands
+  kUnary,   // element-wise, one operand
+  kWhere,
+  kReduce,  // over the axes of reduce_mask
+  kMatmul,
+};
+
+struct TileOpInfo {
+  TileOpcode op;
+  const char* name;  // diagnostics ("reduce_sum")
+  TileExec exec;
+  const char* cost_op;  // the cost-model op (configs' tile_op_cycles rows) it is priced as;
+                        // nullptr: data movement, priced by the simulator through L2 and HBM
+};
+
+inline constexpr TileOpInfo kTileOpTable[] = {
+    // clang-format off
+    {TileOpcode::kLoad,       "load",        TileExec::kLoad,    nullptr},
+    {TileOpcode::kStore,      "store",       TileExec::kStore,   nullptr},
+    {TileOpcode::kFill,       "fill",        TileExec::kFill,    "full"},
+    {TileOpcode::kCopy,       "copy",        TileExec::kCopy,    "clone"},
+    {TileOpcode::kPermute,    "permute",     TileExec::kPermute, "transpose"},
+    {TileOpcode::kCast,       "cast",        TileExec::kCast,    "cast"},
+    {TileOpcode::kAdd,        "add",         TileExec::kBinary,  "add"},
+    {TileOpcode::kSub,        "sub",         TileExec::kBinary,  "sub"},
+    {TileOpcode::kMul,        "mul",         TileExec::kBinary,  "mul"},
+    {TileOpcode::kDiv,        "div",         TileExec::kBinary,  "div"},
+    {TileOpcode::kMaximum,    "maximum",     TileExec::kBinary,  "maximum"},
+    {TileOpcode::kMinimum,    "minimum",     TileExec::kBinary,  "minimum"},
+    // The cost table has no rows for remainder, floor and the logical ops; they are priced as
+    // the op of the same class: remainder is a division plus a correction, floor a rounding
+    // conversion, the logical ops one compare-like pass.
+    {TileOpcode::kRemainder,  "remainder",   TileExec::kBinary,  "div"},
+    {TileOpcode::kPow,        "pow",         TileExec::kBinary,  "pow"},
+    {TileOpcode::kEq,         "eq",          TileExec::kBinary,  "eq"},
+    {TileOpcode::kNe,         "ne",          TileExec::kBinary,  "ne"},
+    {TileOpcode::kLt,         "lt",          TileExec::kBinary,  "lt"},
+    {TileOpcode::kLe,         "le",          TileExec::kBinary,  "le"},
+    {TileOpcode::kGt,         "gt",          TileExec::kBinary,  "gt"},
+    {TileOpcode::kGe,         "ge",          TileExec::kBinary,  "ge"},
+    {TileOpcode::kLogicalAnd, "logical_and", TileExec::kBinary,  "eq"},
+    {TileOpcode::kLogicalOr,  "logical_or",  TileExec::kBinary,  "eq"},
+    {TileOpcode::kNeg,        "neg",         TileExec::kUnary,   "neg"},
+    {TileOpcode::kAbs,        "abs",         TileExec::kUnary,   "abs"},
+    {TileOpcode::kRelu,       "relu",        TileExec::kUnary,   "relu"},
+    {TileOpcode::kExp,        "exp",         TileExec::kUnary,   "exp"},
+    {TileOpcode::kLog,        "log",         TileExec::kUnary,   "log"},
+    {TileOpcode::kSqrt,       "sqrt",        TileExec::kUnary,   "sqrt"},
+    {TileOpcode::kRsqrt,      "rsqrt",       TileExec::kUnary,   "rsqrt"},
+    {TileOpcode::kReciprocal, "reciprocal",  TileExec::kUnary,   "reciprocal"},
+    {TileOpcode::kSigmoid,    "sigmoid",     TileExec::kUnary,   "sigmoid"},
+    {TileOpcode::kTanh,       "tanh",        TileExec::kUnary,   "tanh"},
+    {TileOpcode::kFloor,      "floor",       TileExec::kUnary,   "cast"},
+    {TileOpcode::kLogicalNot, "logical_not", TileExec::kUnary,   "eq"},
+    {TileOpcode::kWhere,      "where",       TileExec::kWhere,   "where"},
+    {TileOpcode::kReduceSum,  "reduce_sum",  TileExec::kReduce,  "sum"},
+    {TileOpcode::kReduceMax,  "reduce_max",  TileExec::kReduce,  "amax"},
+    {TileOpcode::kReduceMin,  "reduce_min",  TileExec::kReduce,  "amin"},
+    {TileOpcode::kMatmul,     "matmul",      TileExec::kMatmul,  "mmad"},
+    // clang-format on
+};
+
+inline constexpr std::size_t kNumTileOps = sizeof(kTileOpTable) / sizeof(kTileOpTable[0]);
+
+// Row of instruction op, or nullptr for a value that is no TileOpcode (a corrupt program).
+constexpr const TileOpInfo* find_tile_op(TileOpcode op) {
+  const auto i = static_cast<std::size_t>(op);
+  return i < kNumTileOps ? &kTileOpTable[i] : nullptr;
+}
+
+namespace detail {
+constexpr bool tile_rows_in_enum_order() {
+  for (std::size_t i = 0; i < kNumTileOps; ++i) {
+    if (static_cast<std::size_t>(kTileOpTable[i].op) != i) return false;
+  }
+  return true;
+}
+}  // namespace detail
+
+static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kMatmul) + 1,
+              "a TileOpcode has no row");
+
+}  // namespace pypto::exec

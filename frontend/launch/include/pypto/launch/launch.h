@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// One kernel call, from compiled kernel to results: the run loop of the SIM backend.
+// instantiate (compiler) -> simulate (the SystemC model times the tasks) -> as the model
+// completes each task, a TaskExecutor performs it on memory -> reports. The Python module
+// only converts types and calls run_sim(); a later NPU backend drives the same loop with
+// another executor.
+//
+// Example:
+//   pypto::launch::SimRun r = pypto::launch::run_sim(*kernel, tensors, {{"n", 100}},
+//                                                   LaunchOptions{}, chip, "out/run1");
+//   // tensors' host memory now holds the outputs; r.result.stats, r.launch.log
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "pypto/compiler/compile.h"
+#include "pypto/exec/tile_exec.h"
+#include "pypto/sched/types.h"
+#include "pypto/sim/config/chip_config.h"
+#include "pypto/sim/report.h"
+#include "pypto/sim/simulation.h"
+
+namespace pypto::launch {
+
+using compiler::CompiledKernel;
+using compiler::Launch;
+using compiler::LaunchOptions;
+using compiler::LaunchTensor;
+using Bindings = std::map<std::string, std::int64_t>;  // {dynamic-dim symbol: value}
+
+// The functional half of a backend: performs a task's effect on memory.
+class TaskExecutor {
+ public:
+  virtual ~TaskExecutor() = default;
+  // Contract: called once per task of the launch, as the timing model completes it (a
+  // topological order of the graph the model ran); may throw, which ends the run with that
+  // error. Task ids index the launch's graph and programs.
+  virtual void execute(sched::TaskId t) = 0;
+};
+
+// SIM's executor: runs each task's tile program (exec/) on host memory, the caller's
+// tensors as buffers 0..n-1 and a zeroed workspace of launch.workspace_bytes, which it
+// owns, as buffer n.
+// Contract: `l` and the tensors' host memory outlive the executor.
+class HostTileExecutor final : public TaskExecutor {
+ public:
+  HostTileExecutor(const Launch& l, const std::vector<LaunchTensor>& tensors);
+  void execute(sched::TaskId t) override;
+
+ private:
+  const Launch& launch_;
+  std::vector<std::uint8_t> workspace_;
+  exec::GlobalMemory mem_;
+  exec::ExecScratch scratch_;
+};
+
+// Simulates a built launch with the runtime options of `l`'s instantiation, calling
+// `executor` for each task as the model completes it. The workspace figures in the stats
+// are the launch's own (l.graph.workspace).
+sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
+                        const sched::RuntimeOptions& runtime, TaskExecutor& executor);
+
+struct SimRun {
+  Launch launch;           // graph, programs, workspace figures, runtime log lines
+  sim::SimResult result;   // stats and timeline
+  std::string report_dir;  // where stats.json, trace.json, swim.json went; empty: none
+};
+
+// The SIM backend's whole call: instantiate, simulate with a HostTileExecutor (outputs land
+// in the tensors' host memory), and write the reports to `report_dir` unless it is empty.
+// Throws ConfigError for user errors (arguments, bindings, options), ModelError for bugs.
+SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
+               const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
+               const std::string& report_dir, const sim::ReportOptions& report = {});
+
+// instantiate() with its wall time, for the compile-throughput benchmark.
+struct TimedLaunch {
+  Launch launch;
+  double seconds = 0;
+};
+TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
+                              const Bindings& bindings, const LaunchOptions& opt,
+                              const sim::ChipConfig& chip);
+
+// Instantiates the call and writes it as a native trace (traces/FORMAT.md) to `path`, which
+// `pypto-sim run` replays. Throws pypto::Error if the file cannot be written.
+void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
+                const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
+                const std::string& path);
+
+}  // namespace pypto::launch
