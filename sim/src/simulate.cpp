@@ -13,10 +13,10 @@
 #include "machine/hbm.h"
 #include "machine/machine.h"
 #include "machine/sched_thread.h"
-#include "machine/systemc_context.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sim/simulation.h"
+#include "pypto/sim/systemc_context.h"
 #include "pypto/sim/workspace.h"
 
 namespace pypto::sim {

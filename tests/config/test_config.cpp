@@ -18,6 +18,7 @@
 #include "pypto/sched/errors.h"
 #include "pypto/sim/config/chip_config.h"
 #include "pypto/sim/config/config_loader.h"
+#include "reader.h"  // private to sim/src/config: the Reader is tested directly
 
 using Catch::Matchers::Contains;
 using pypto::ConfigError;

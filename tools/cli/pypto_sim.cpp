@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "pypto/bench/bench.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/suggest.h"
-#include "pypto/sim/bench.h"
 #include "pypto/sim/config/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
@@ -293,7 +293,7 @@ std::vector<std::uint64_t> parse_sizes(const std::string& list) {
 }
 
 int cmd_bench(int argc, char** argv) {
-  sim::BenchOptions o;
+  bench::BenchOptions o;
   std::string sizes;
   bool no_frontend = false;
   po::options_description d("options");
@@ -322,13 +322,13 @@ int cmd_bench(int argc, char** argv) {
     o.out_dir = std::string("output/bench_") + ts;
   }
   o.self_exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  const nlohmann::ordered_json j = sim::run_bench(o, std::cerr);
+  const nlohmann::ordered_json j = bench::run_bench(o, std::cerr);
   const std::string path = o.out_dir + "/bench.json";
   std::ofstream f(path);
   f << j.dump(2) << "\n";
   f.flush();
   if (!f) throw Error("cannot write " + path);
-  std::cout << sim::bench_table(j) << "bench.json in " << path << "\n";
+  std::cout << bench::bench_table(j) << "bench.json in " << path << "\n";
   return 0;
 }
 

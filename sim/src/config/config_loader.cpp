@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/sim/config/config_loader.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -13,8 +15,10 @@
 #include <sstream>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 
 #include "pypto/sched/errors.h"
+#include "reader.h"
 
 namespace pypto::cfg {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "systemc_context.h"
+#include "pypto/sim/systemc_context.h"
 
 #include <cstdlib>
 #include <systemc>

@@ -7,14 +7,15 @@
 #include <catch2/catch.hpp>
 
 #include "../common/temp_dir.h"
-#include "graph_helpers.h"
+#include "../sim/graph_helpers.h"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "pypto/bench/bench.h"
+#include "pypto/bench/reference.h"
 #include "pypto/sched/errors.h"
-#include "pypto/sim/bench.h"
 #include "pypto/sim/config/config_loader.h"
 #include "pypto/sim/trace/synthetic.h"
 #include "pypto/sim/trace/trace_loader.h"
@@ -29,8 +30,8 @@ namespace {
 
 
 // Round numbers so that the expected makespans can be added up by hand.
-sim::MinimalCosts small_costs(std::uint32_t threads, std::uint32_t clusters) {
-  sim::MinimalCosts c;
+bench::MinimalCosts small_costs(std::uint32_t threads, std::uint32_t clusters) {
+  bench::MinimalCosts c;
   c.poll_ps = 10;
   c.resolve_ps = 20;
   c.dispatch_ps = 30;
@@ -50,7 +51,7 @@ TEST_CASE("reference models: a two-task chain costs dispatch, poll and resolve",
   const auto costs = small_costs(1, 1);
   // Round at 0: dispatch A at 30, ends 1'000'030. Round at 1'000'030: poll (+10), collect A,
   // resolve A->B (+20), dispatch B (+30) at 1'000'090, ends 3'000'090.
-  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+  for (const auto& r : {bench::run_ceiling(g, costs), bench::run_heap_des(g, costs)}) {
     CHECK(r.tasks_done == 2);
     CHECK(r.makespan_ps == 3'000'090);
     CHECK(r.wall_s > 0);
@@ -62,7 +63,7 @@ TEST_CASE("reference models: device tasks run one after another", "[bench]") {
   // collected. Round at 1'000'030: poll (+10) collects A, dispatch B (+30) at 1'000'070.
   const auto g = graph_of({{CoreType::kAic, 1000, {}, 0}, {CoreType::kAic, 1000, {}, 1}});
   const auto costs = small_costs(1, 1);
-  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+  for (const auto& r : {bench::run_ceiling(g, costs), bench::run_heap_des(g, costs)}) {
     CHECK(r.tasks_done == 2);
     CHECK(r.makespan_ps == 2'000'070);
   }
@@ -76,9 +77,9 @@ TEST_CASE("reference models: HUB tasks complete inline, tasks without time take 
                            {CoreType::kHub, sched::kNoRecord, {2}, 0},
                            {CoreType::kAiv, 2000, {}, 0}});
   const auto costs = small_costs(1, 1);
-  CHECK(sim::minimal_task_ps(g, costs, 0) == 1'000'000);
-  CHECK(sim::minimal_task_ps(g, costs, 1) == 0);
-  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+  CHECK(bench::minimal_task_ps(g, costs, 0) == 1'000'000);
+  CHECK(bench::minimal_task_ps(g, costs, 1) == 0);
+  for (const auto& r : {bench::run_ceiling(g, costs), bench::run_heap_des(g, costs)}) {
     CHECK(r.tasks_done == 3);
     CHECK(r.makespan_ps == 3'000'110);
   }
@@ -93,7 +94,7 @@ TEST_CASE("reference models: threads share one FIFO per core type", "[bench]") {
                            {CoreType::kAic, 1000, {}, 0},
                            {CoreType::kAic, 1000, {}, 0}});
   const auto costs = small_costs(2, 2);
-  for (const auto& r : {sim::run_ceiling(g, costs), sim::run_heap_des(g, costs)}) {
+  for (const auto& r : {bench::run_ceiling(g, costs), bench::run_heap_des(g, costs)}) {
     CHECK(r.tasks_done == 4);
     CHECK(r.makespan_ps == 2'000'070);
   }
@@ -103,13 +104,13 @@ TEST_CASE("reference models: a task no core can run is reported, not skipped", "
   const auto g = graph_of({{CoreType::kAic, 1000, {1}, 0}, {CoreType::kAiv, 1000, {}, 0}});
   auto costs = small_costs(1, 1);
   costs.aiv = 0;  // the AIV task can never be dispatched
-  CHECK_THROWS_WITH(sim::run_ceiling(g, costs), Contains("completed 1 of 2 tasks"));
-  CHECK_THROWS_WITH(sim::run_heap_des(g, costs), Contains("completed 1 of 2 tasks"));
+  CHECK_THROWS_WITH(bench::run_ceiling(g, costs), Contains("completed 1 of 2 tasks"));
+  CHECK_THROWS_WITH(bench::run_heap_des(g, costs), Contains("completed 1 of 2 tasks"));
 }
 
 TEST_CASE("reference models: A2 costs and agents", "[bench]") {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  const sim::MinimalCosts c = sim::minimal_costs(chip);
+  const bench::MinimalCosts c = bench::minimal_costs(chip);
   // launch_sched_aicpu_num 7 is above A2's maximum of 4: automatic, ceil(24 / 8) = 3.
   CHECK(c.threads == 3);
   CHECK(c.aic == 24);
@@ -135,12 +136,12 @@ TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[be
     }
     return sim::load_trace(path, sim::LoadOptions{}, chip).graph;
   };
-  const sim::MinimalCosts costs = sim::minimal_costs(chip);
+  const bench::MinimalCosts costs = bench::minimal_costs(chip);
   // One chain: never two events at the same time, so the kernels cannot order ties
   // differently and both models give the same makespan.
   const auto chain = load("chain", 3000);
-  const auto c1 = sim::run_ceiling(chain, costs);
-  const auto h1 = sim::run_heap_des(chain, costs);
+  const auto c1 = bench::run_ceiling(chain, costs);
+  const auto h1 = bench::run_heap_des(chain, costs);
   CHECK(c1.tasks_done == 3000);
   CHECK(h1.tasks_done == 3000);
   CHECK(c1.makespan_ps == h1.makespan_ps);
@@ -148,8 +149,8 @@ TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[be
   // A mix: every task completes in both; ties may be ordered differently, so the makespans
   // are only close.
   const auto mix = load("mix", 20000);
-  const auto c2 = sim::run_ceiling(mix, costs);
-  const auto h2 = sim::run_heap_des(mix, costs);
+  const auto c2 = bench::run_ceiling(mix, costs);
+  const auto h2 = bench::run_heap_des(mix, costs);
   CHECK(c2.tasks_done == 20000);
   CHECK(h2.tasks_done == 20000);
   CHECK(static_cast<double>(c2.makespan_ps) ==
@@ -158,16 +159,16 @@ TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[be
 
 TEST_CASE("run_bench rejects bad options with one clear line", "[bench]") {
   std::ostringstream progress;
-  sim::BenchOptions o;
+  bench::BenchOptions o;
   const pypto::testing::TempDir tmp;
   o.out_dir = tmp.path();
   o.self_exe = "/nonexistent/pypto-sim";
-  CHECK_THROWS_AS(sim::run_bench(o, progress), ConfigError);
-  CHECK_THROWS_WITH(sim::run_bench(o, progress),
+  CHECK_THROWS_AS(bench::run_bench(o, progress), ConfigError);
+  CHECK_THROWS_WITH(bench::run_bench(o, progress),
                     Contains("'/nonexistent/pypto-sim' is not executable"));
   o.self_exe = "/bin/true";
   o.sizes = {1000, 0};
-  CHECK_THROWS_WITH(sim::run_bench(o, progress), Contains("--sizes: 0 is out of range"));
+  CHECK_THROWS_WITH(bench::run_bench(o, progress), Contains("--sizes: 0 is out of range"));
   o.out_dir.clear();
-  CHECK_THROWS_WITH(sim::run_bench(o, progress), Contains("no output folder"));
+  CHECK_THROWS_WITH(bench::run_bench(o, progress), Contains("no output folder"));
 }

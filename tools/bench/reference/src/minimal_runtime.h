@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The loop the benchmark's two reference models share (internal to sim/src/bench): the
-// SystemC ceiling and the plain binary-heap event loop differ only in how time advances,
-// so they run this one piece of code through a Backend and do exactly the same work. The
-// semantics are documented at run_ceiling() in pypto/sim/bench.h.
+// The loop the benchmark's two reference models share (internal to pypto_bench_reference):
+// the SystemC ceiling and the plain binary-heap event loop differ only in how time
+// advances, so they run this one piece of code through a Backend and do exactly the same
+// work. The semantics are documented at run_ceiling() in pypto/bench/reference.h.
 //
 // Backend contract:
 //   sched::TimePs now() const;                         current simulated time
@@ -18,10 +18,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "pypto/bench/reference.h"
 #include "pypto/sched/errors.h"
-#include "pypto/sim/bench.h"
 
-namespace pypto::sim::bench_detail {
+namespace pypto::bench::detail {
 
 using sched::CoreId;
 using sched::CoreType;
@@ -221,4 +221,4 @@ class MinimalRuntime {
   TimePs makespan_ = 0;
 };
 
-}  // namespace pypto::sim::bench_detail
+}  // namespace pypto::bench::detail

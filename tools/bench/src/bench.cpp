@@ -3,7 +3,7 @@
 // in one process, rounds interleaved and medians taken, because the machine it runs on is
 // shared and noisy; memory per task is the peak RSS of a child process per trace size, the
 // only honest way to see what one run of that size needs.
-#include "pypto/sim/bench.h"
+#include "pypto/bench/bench.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "pypto/bench/reference.h"
 #include "pypto/sched/errors.h"
 #include "pypto/sim/config/config_loader.h"
 #include "pypto/sim/simulation.h"
@@ -34,37 +35,11 @@
 
 extern char** environ;
 
-namespace pypto::sim {
+namespace pypto::bench {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
-
-// ---- the reference models' costs -------------------------------------------------------
-
-MinimalCosts minimal_costs(const ChipConfig& chip) {
-  const DerivedTiming tm = derive(chip);
-  MinimalCosts c;
-  c.poll_ps = tm.poll_ps;
-  c.resolve_ps = tm.resolve_ps;
-  c.dispatch_ps = tm.dispatch_ps;
-  c.aicore_ps_per_cycle = tm.aicore_ps_per_cycle;
-  c.threads = sched_thread_count(chip, 7);
-  c.aic = chip.cores.aic;
-  c.aiv = chip.cores.aic * chip.cores.aiv_per_aic;
-  return c;
-}
-
-sched::TimePs minimal_task_ps(const sched::TaskGraph& g, const MinimalCosts& costs,
-                              sched::TaskId t) {
-  if (g.core_type[t] == sched::CoreType::kHub) return 0;
-  if (g.has_recorded(t)) return sched::TimePs{g.recorded_ns[t]} * 1000;
-  if (g.compute_cycles[t] > 0) {
-    return static_cast<sched::TimePs>(
-        std::llround(g.compute_cycles[t] * costs.aicore_ps_per_cycle));
-  }
-  return costs.fixed_task_ps;
-}
 
 namespace {
 
@@ -131,8 +106,8 @@ std::string human_count(std::uint64_t n) {
 
 // ---- synthetic traces --------------------------------------------------------------------
 
-SyntheticSpec trace_spec(std::uint64_t tasks) {
-  SyntheticSpec s;
+sim::SyntheticSpec trace_spec(std::uint64_t tasks) {
+  sim::SyntheticSpec s;
   s.tasks = tasks;
   s.shape = "mix";
   return s;
@@ -141,7 +116,8 @@ SyntheticSpec trace_spec(std::uint64_t tasks) {
 // The spec's trace in dir, generated unless a complete one is there. Files are written
 // under a temporary name and renamed, so an existing name is always a complete trace; its
 // header must still name the same spec (a file of that name from elsewhere is rewritten).
-std::string ensure_trace(const std::string& dir, const SyntheticSpec& s, std::ostream& progress) {
+std::string ensure_trace(const std::string& dir, const sim::SyntheticSpec& s,
+                         std::ostream& progress) {
   const std::string path = dir + "/mix_" + human_count(s.tasks) + "_seed" + std::to_string(s.seed) +
                            "_r" + std::to_string(s.tasks_per_root) + ".ndjson";
   const std::string want_tasks = "\"tasks\":" + std::to_string(s.tasks) + ",";
@@ -160,7 +136,7 @@ std::string ensure_trace(const std::string& dir, const SyntheticSpec& s, std::os
   try {
     std::ofstream f(tmp, std::ios::binary);
     if (!f) throw Error("cannot write " + tmp);
-    write_synthetic_trace(s, f);
+    sim::write_synthetic_trace(s, f);
     f.flush();
     if (!f) throw Error("error while writing " + tmp + " (disk full?)");
   } catch (...) {
@@ -310,7 +286,7 @@ ordered_json scaling_point(const BenchOptions& opt, const std::string& trace, st
 std::string repo_root(const BenchOptions& opt) {
   if (!opt.repo_root.empty()) return opt.repo_root;
   if (const char* env = std::getenv("PYPTO_ROOT"); env != nullptr && *env != '\0') return env;
-  return fs::path(PYPTO_CONFIG_DIR).parent_path().string();  // the source tree we came from
+  return PYPTO_SOURCE_DIR;  // the source tree we came from
 }
 
 void run_frontend(const BenchOptions& opt, ordered_json& j, std::ostream& progress) {
@@ -418,7 +394,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   fs::create_directories(opt.trace_dir);
 
   const auto t_start = Clock::now();
-  const ChipConfig chip = cfg::load_chip_preset(opt.chip);
+  const sim::ChipConfig chip = cfg::load_chip_preset(opt.chip);
   ordered_json j;
   j["schema"] = "pypto-sim-bench/1";
   j["quick"] = opt.quick;
@@ -484,8 +460,8 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
       ensure_trace(opt.trace_dir, trace_spec(opt.headline_tasks), progress);
   progress << "bench: loading " << headline_trace << " ..." << std::flush;
   auto t0 = Clock::now();
-  LoadOptions lo;
-  const LoadedTrace loaded = load_trace(headline_trace, lo, chip);
+  sim::LoadOptions lo;
+  const sim::LoadedTrace loaded = sim::load_trace(headline_trace, lo, chip);
   const sched::TaskGraph& g = loaded.graph;
   const double load_s = seconds_since(t0);
   progress << " " << std::fixed << std::setprecision(2) << load_s << " s\n" << std::defaultfloat;
@@ -494,11 +470,11 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   const std::uint64_t tasks = g.num_tasks() - hubs;  // what the model's tasks/s counts
   const MinimalCosts costs = minimal_costs(chip);
 
-  SimOptions sim_opt;
+  sim::SimOptions sim_opt;
   sim_opt.record_timeline = false;
   sim_opt.record_aicpu_events = false;
   std::vector<double> model_tps, ceiling_tps, heap_tps, ratios;
-  SimStats model_stats;
+  sim::SimStats model_stats;
   MinimalResult ceiling_res, heap_res;
   for (int r = 0; r < opt.rounds; ++r) {
     // Rotate the order each round so that no model always runs first (cold caches,
@@ -507,7 +483,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
     for (int k = 0; k < 3; ++k) {
       switch ((k + r) % 3) {
         case 0: {
-          const SimResult res = simulate(g, chip, sim_opt);
+          const sim::SimResult res = sim::simulate(g, chip, sim_opt);
           if (res.stats.tasks != tasks) {
             throw ModelError("bench: the full model completed " + std::to_string(res.stats.tasks) +
                              " of " + std::to_string(tasks) + " tasks");
@@ -567,9 +543,9 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   std::vector<std::vector<double>> policy_tps(policies.size());
   for (int r = 0; r < opt.rounds; ++r) {
     for (std::size_t p = 0; p < policies.size(); ++p) {
-      SimOptions po = sim_opt;
+      sim::SimOptions po = sim_opt;
       po.runtime.policy = policies[p];
-      const SimResult res = simulate(g, chip, po);
+      const sim::SimResult res = sim::simulate(g, chip, po);
       if (res.stats.tasks != tasks) {
         throw ModelError("bench: policy " + policies[p] + " completed " +
                          std::to_string(res.stats.tasks) + " of " + std::to_string(tasks) +
@@ -717,4 +693,4 @@ std::string bench_table(const ordered_json& j) {
   return o.str();
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::bench

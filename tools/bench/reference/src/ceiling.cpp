@@ -9,14 +9,14 @@
 #include <string>
 #include <systemc>
 
-#include "../machine/systemc_context.h"
 #include "minimal_runtime.h"
-#include "pypto/sim/bench.h"
+#include "pypto/bench/reference.h"
+#include "pypto/sim/systemc_context.h"
 
-namespace pypto::sim {
+namespace pypto::bench {
 namespace {
 
-using bench_detail::MinimalRuntime;
+using detail::MinimalRuntime;
 using sched::CoreId;
 using sched::ThreadId;
 using sched::TimePs;
@@ -95,7 +95,7 @@ void ScBackend::wake_thread(ThreadId t, TimePs at) { threads[t]->ev.notify(delay
 }  // namespace
 
 MinimalResult run_ceiling(const sched::TaskGraph& g, const MinimalCosts& costs) {
-  fresh_systemc_context();
+  sim::fresh_systemc_context();
   const auto wall0 = std::chrono::steady_clock::now();
   MinimalResult res;
   {
@@ -127,4 +127,4 @@ MinimalResult run_ceiling(const sched::TaskGraph& g, const MinimalCosts& costs) 
   return res;
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::bench

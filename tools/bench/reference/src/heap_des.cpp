@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "minimal_runtime.h"
-#include "pypto/sim/bench.h"
+#include "pypto/bench/reference.h"
 
-namespace pypto::sim {
+namespace pypto::bench {
 namespace {
 
-using bench_detail::MinimalRuntime;
+using detail::MinimalRuntime;
 using sched::CoreId;
 using sched::kNever;
 using sched::ThreadId;
@@ -78,4 +78,4 @@ MinimalResult run_heap_des(const sched::TaskGraph& g, const MinimalCosts& costs)
   return res;
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::bench
