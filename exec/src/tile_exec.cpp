@@ -12,7 +12,7 @@
 #include "half.h"
 #include "pypto/exec/tile_op_table.h"
 #include "pypto/exec/tile_exec.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::exec {
 

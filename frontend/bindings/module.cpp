@@ -20,10 +20,10 @@
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/launch/launch.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
-#include "pypto/sim/config/config_loader.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 

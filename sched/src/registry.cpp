@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "pypto/sched/errors.h"
-#include "pypto/sched/suggest.h"
+#include "pypto/common/errors.h"
+#include "pypto/common/suggest.h"
 
 namespace pypto::sched {
 

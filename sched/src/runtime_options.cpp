@@ -3,9 +3,9 @@
 
 #include <cctype>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/registry.h"
-#include "pypto/sched/suggest.h"
+#include "pypto/common/suggest.h"
 
 namespace pypto::sched {
 namespace {

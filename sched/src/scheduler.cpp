@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sched {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sched {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sched {
 

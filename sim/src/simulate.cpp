@@ -13,7 +13,7 @@
 #include "machine/hbm.h"
 #include "machine/machine.h"
 #include "machine/sched_thread.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/systemc_context.h"

@@ -15,8 +15,8 @@
 
 #include "pypto/bench/bench.h"
 #include "pypto/bench/reference.h"
-#include "pypto/sched/errors.h"
-#include "pypto/sim/config/config_loader.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sim/trace/synthetic.h"
 #include "pypto/sim/trace/trace_loader.h"
 

@@ -20,8 +20,8 @@
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/launch/launch.h"
-#include "pypto/sched/errors.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/chip_config.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/trace_loader.h"
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "pypto/sched/errors.h"
-#include "pypto/sim/config/chip_config.h"
-#include "pypto/sim/config/config_loader.h"
-#include "reader.h"  // private to sim/src/config: the Reader is tested directly
+#include "pypto/common/errors.h"
+#include "pypto/model/chip_config.h"
+#include "pypto/model/config_loader.h"
+#include "reader.h"  // private to model/src: the Reader is tested directly
 
 using Catch::Matchers::Contains;
 using pypto::ConfigError;

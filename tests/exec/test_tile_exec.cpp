@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "pypto/exec/tile_exec.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 using Catch::Matchers::Contains;
 using pypto::ModelError;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "policy_harness.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
 

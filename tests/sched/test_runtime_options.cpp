@@ -3,7 +3,7 @@
 // out-of-range rules and the help text, all derived from kRuntimeOptionSpecs.
 #include <catch2/catch.hpp>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/runtime_options.h"
 
 using namespace pypto;

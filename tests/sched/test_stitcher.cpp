@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/stitcher.h"
 #include "pypto/sched/workspace.h"
 

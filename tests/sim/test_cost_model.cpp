@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "pypto/sched/errors.h"
-#include "pypto/sim/cost_model.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/cost_model.h"
 
 using Catch::Matchers::Contains;
 using namespace pypto::sim;

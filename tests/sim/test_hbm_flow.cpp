@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sim/memory/hbm_flow.h"
 
 using Catch::Matchers::Contains;

@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sim/memory/l2_cache.h"
 
 using Catch::Matchers::Contains;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "graph_helpers.h"
-#include "pypto/sim/config/config_loader.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sim/simulation.h"
 
 using namespace pypto;

@@ -7,8 +7,8 @@
 #include "graph_helpers.h"
 #include <cmath>
 
-#include "pypto/sched/errors.h"
-#include "pypto/sim/config/config_loader.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/trace_loader.h"

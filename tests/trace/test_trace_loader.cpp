@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "pypto/sched/errors.h"
-#include "pypto/sim/cost_model.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/cost_model.h"
 #include "pypto/sim/trace/synthetic.h"
 #include "pypto/sim/trace/trace_loader.h"
 

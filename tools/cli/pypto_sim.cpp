@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "pypto/bench/bench.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
-#include "pypto/sched/suggest.h"
-#include "pypto/sim/config/config_loader.h"
+#include "pypto/common/suggest.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/synthetic.h"

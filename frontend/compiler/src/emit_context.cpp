@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "instance.h"
-#include "pypto/sched/errors.h"
-#include "pypto/sim/cost_model.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/cost_model.h"
 #include "task_cost.h"
 
 namespace pypto::compiler::detail {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "instance.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::compiler::detail {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "ir.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::compiler::detail {
 

@@ -9,7 +9,7 @@
 
 #include "deps.h"
 #include "instance.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::compiler::detail {
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "ir.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::compiler::detail {
 

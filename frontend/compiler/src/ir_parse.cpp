@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "ir.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::compiler {
 

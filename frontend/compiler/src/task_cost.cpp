@@ -5,7 +5,7 @@
 #include <string>
 
 #include "pypto/compiler/op_table.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::compiler::detail {
 

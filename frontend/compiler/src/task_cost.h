@@ -5,7 +5,7 @@
 #pragma once
 
 #include "pypto/compiler/program.h"
-#include "pypto/sim/cost_model.h"
+#include "pypto/model/cost_model.h"
 
 namespace pypto::compiler::detail {
 

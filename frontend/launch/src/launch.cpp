@@ -4,7 +4,7 @@
 #include <chrono>
 #include <fstream>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::launch {
 

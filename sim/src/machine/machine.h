@@ -7,10 +7,10 @@
 #include <systemc>
 #include <vector>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/scheduler.h"
 #include "pypto/sched/task_graph.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/model/chip_config.h"
 #include "pypto/sim/memory/hbm_flow.h"
 #include "pypto/sim/memory/l2_cache.h"
 #include "pypto/sim/simulation.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sim {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

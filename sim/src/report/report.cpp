@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sim {
 namespace {

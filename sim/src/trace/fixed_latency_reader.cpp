@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "readers.h"
 
 namespace pypto::sim::trace_detail {

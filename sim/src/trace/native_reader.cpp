@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "pypto/sched/stitcher.h"
-#include "pypto/sim/cost_model.h"
+#include "pypto/model/cost_model.h"
 #include "readers.h"
 
 namespace pypto::sim::trace_detail {

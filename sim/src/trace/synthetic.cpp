@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sim {
 

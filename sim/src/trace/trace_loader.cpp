@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "readers.h"
 
 namespace pypto::sim {

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "pypto/bench/reference.h"
-#include "pypto/sched/errors.h"
-#include "pypto/sim/config/config_loader.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/synthetic.h"
 #include "pypto/sim/trace/trace_loader.h"

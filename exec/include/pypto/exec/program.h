@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pypto/sim/cost_model.h"  // DType
+#include "pypto/model/cost_model.h"  // DType
 
 namespace pypto::exec {
 

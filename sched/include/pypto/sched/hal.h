@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "pypto/sched/types.h"
+#include "pypto/common/types.h"
 
 namespace pypto::sched {
 

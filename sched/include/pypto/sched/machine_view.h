@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "pypto/sched/task_graph.h"
-#include "pypto/sched/types.h"
+#include "pypto/common/types.h"
 
 namespace pypto::sched {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "pypto/sched/machine_view.h"
-#include "pypto/sched/types.h"
+#include "pypto/common/types.h"
 
 namespace pypto::sched {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pypto/sched/types.h"
+#include "pypto/common/types.h"
 #include "pypto/sched/workspace.h"
 
 namespace pypto::sched {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pypto/sched/task_graph.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/model/chip_config.h"
 #include "pypto/sim/simulation.h"
 
 namespace pypto::sim {

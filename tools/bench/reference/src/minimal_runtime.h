@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "pypto/bench/reference.h"
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::bench::detail {
 

@@ -23,7 +23,7 @@
 #include "pypto/compiler/program.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/model/chip_config.h"
 
 namespace pypto::compiler {
 

@@ -19,8 +19,8 @@
 
 #include "pypto/compiler/compile.h"
 #include "pypto/exec/tile_exec.h"
-#include "pypto/sched/types.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/common/types.h"
+#include "pypto/model/chip_config.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 

@@ -10,7 +10,7 @@
 #include <queue>
 #include <vector>
 
-#include "pypto/sched/types.h"
+#include "pypto/common/types.h"
 
 namespace pypto::sim {
 

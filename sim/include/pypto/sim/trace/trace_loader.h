@@ -13,7 +13,7 @@
 
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/model/chip_config.h"
 
 namespace pypto::sim {
 

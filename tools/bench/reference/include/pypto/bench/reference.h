@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "pypto/sched/task_graph.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/model/chip_config.h"
 
 namespace pypto::bench {
 

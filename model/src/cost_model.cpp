@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pypto/sim/cost_model.h"
+#include "pypto/model/cost_model.h"
 
 #include <algorithm>
 #include <array>
 #include <limits>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sim {
 

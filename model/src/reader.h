@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The config loader's YAML binding (private to sim/src/config: the public
-// pypto/sim/config/config_loader.h is free of yaml-cpp types, so yaml-cpp stays a private
-// dependency of pypto_sim). Defined in config_loader.cpp, next to the scalar decoding and
+// The config loader's YAML binding (private to model/src: the public
+// pypto/model/config_loader.h is free of yaml-cpp types, so yaml-cpp stays a private
+// dependency of pypto_model). Defined in config_loader.cpp, next to the scalar decoding and
 // messages it shares with --set; tests/config reaches it through an include path of its
 // own.
 #pragma once

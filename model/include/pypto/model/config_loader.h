@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "pypto/sched/suggest.h"
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/common/suggest.h"
+#include "pypto/model/chip_config.h"
 
 namespace pypto::cfg {
 
-// Shared with the policy registry and the CLI (pypto/sched/suggest.h).
+// Shared with the policy registry and the CLI (pypto/common/suggest.h).
 using sched::closest_match;
 using sched::edit_distance;
 

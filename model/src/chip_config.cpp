@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/model/chip_config.h"
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sim {
 namespace {

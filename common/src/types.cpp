@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pypto/sched/types.h"
+#include "pypto/common/types.h"
 
 #include <string>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 
 namespace pypto::sched {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pypto/sim/config/chip_config.h"
+#include "pypto/model/chip_config.h"
 
 namespace pypto::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pypto/sched/suggest.h"
+#include "pypto/common/suggest.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pypto/sim/config/config_loader.h"
+#include "pypto/model/config_loader.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "pypto/sched/errors.h"
+#include "pypto/common/errors.h"
 #include "reader.h"
 
 namespace pypto::cfg {

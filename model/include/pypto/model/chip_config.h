@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pypto/sched/types.h"
+#include "pypto/common/types.h"
 
 namespace pypto::sim {
 
