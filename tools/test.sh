@@ -2,11 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # The project's test command: set-up, then every test. Runs the C++ suite (Catch2 through
 # ctest) in a Release build and again in an AddressSanitizer+UBSan build, then the Python
-# tests. Set QUICK=1 to skip the sanitizer build.
+# tests; it fails first on a C++ file that clang-format would change. Set QUICK=1 to skip the
+# sanitizer build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 JOBS="$(nproc)"
+
+echo "== format (clang-format, .clang-format) =="
+tools/check_format.sh
 
 echo "== build (Release) =="
 BUILD_DIR=build tools/setup.sh

@@ -5,8 +5,8 @@
 // conversions must be exact on every compiler, need directed modes, and run in the hot path.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -20,9 +20,9 @@ enum class Rounding : std::uint8_t {
   kNearestEven,  // IEEE default; torch's float -> half/bfloat16
   kNearestAway,  // ties away from zero
   kTowardZero,
-  kDown,         // toward -inf
-  kUp,           // toward +inf
-  kOdd,          // truncate, then set the last bit when inexact (no double-rounding error)
+  kDown,  // toward -inf
+  kUp,    // toward +inf
+  kOdd,   // truncate, then set the last bit when inexact (no double-rounding error)
 };
 
 inline std::uint64_t bits_of(double v) {

@@ -2,6 +2,8 @@
 // Functional execution of one leaf task's tile program on host memory (tile_exec.h): what makes
 // SIM runs produce torch's numbers. Each instruction is dispatched once and runs a tight loop
 // over its tile; locals are dense row-major doubles holding exact values of their dtype.
+#include "pypto/exec/tile_exec.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,9 +12,8 @@
 #include <type_traits>
 
 #include "half.h"
-#include "pypto/exec/tile_op_table.h"
-#include "pypto/exec/tile_exec.h"
 #include "pypto/common/errors.h"
+#include "pypto/exec/tile_op_table.h"
 
 namespace pypto::exec {
 
@@ -387,8 +388,7 @@ void run_binary(double* d, const Operand& a, const Operand& b, std::int64_t n, F
 // Integer arithmetic on 64 bits, narrowed to dst's width before it becomes a double, so
 // products beyond 2^53 still wrap exactly.
 template <class F>
-void run_binary_int(double* d, const Operand& a, const Operand& b, std::int64_t n, DType dt,
-                    F f) {
+void run_binary_int(double* d, const Operand& a, const Operand& b, std::int64_t n, DType dt, F f) {
   if (dt == DType::kBool) {
     run_binary(d, a, b, n,
                [f](double x, double y) { return f(as_i64(x), as_i64(y)) != 0 ? 1.0 : 0.0; });
@@ -488,8 +488,8 @@ class Executor {
       check_shape(t.shape, t.rank, what.c_str());
       const std::int64_t n = numel(t.shape, t.rank);
       if (n > kMaxLocalElems) {
-        fail_program(what + " has shape " + shape_str(t.shape, t.rank) + " (" +
-                     std::to_string(n) + " elements), more than any on-chip buffer holds");
+        fail_program(what + " has shape " + shape_str(t.shape, t.rank) + " (" + std::to_string(n) +
+                     " elements), more than any on-chip buffer holds");
       }
       s_.tiles[i].resize(std::size_t(n));
     }
@@ -566,9 +566,8 @@ class Executor {
 
   std::string region_desc(const GlobalRegion& r) const {
     return "region of buffer " + std::to_string(r.buffer) + " at element " +
-           std::to_string(r.offset_elems) + ", shape " + shape_str(r.shape, r.rank) +
-           ", strides " + shape_str(r.stride, r.rank) + ", " +
-           std::string(sim::to_string(r.dtype));
+           std::to_string(r.offset_elems) + ", shape " + shape_str(r.shape, r.rank) + ", strides " +
+           shape_str(r.stride, r.rank) + ", " + std::string(sim::to_string(r.dtype));
   }
 
   // The buffer a region lives in, after checking every element it touches is inside it;
@@ -596,9 +595,9 @@ class Executor {
         decl = " (declared " + std::string(sim::to_string(mem_.dtype[r.buffer])) + ")";
       }
       fail(region_desc(r) + " touches elements " + std::to_string(std::int64_t(lo)) + ".." +
-           std::to_string(std::int64_t(hi)) + " but buffer " + std::to_string(r.buffer) +
-           decl + " holds " + std::to_string(elems) + " " +
-           std::string(sim::to_string(r.dtype)) + " elements");
+           std::to_string(std::int64_t(hi)) + " but buffer " + std::to_string(r.buffer) + decl +
+           " holds " + std::to_string(elems) + " " + std::string(sim::to_string(r.dtype)) +
+           " elements");
     }
     if (mem_.base[r.buffer] == nullptr) fail(region_desc(r) + ": buffer has no memory");
     return mem_.base[r.buffer];
@@ -676,8 +675,7 @@ class Executor {
     const std::uint8_t* buf = region_buffer(r);
     if (buf) {
       const Dims4 dn = pad_shape(d.t->shape, d.t->rank);
-      with_dtype(r.dtype,
-                 [&](auto tag) { load_box<decltype(tag)::value>(d.data, dn, buf, r); });
+      with_dtype(r.dtype, [&](auto tag) { load_box<decltype(tag)::value>(d.data, dn, buf, r); });
     }
     // The part outside a prefix box already holds dst's dtype: rounding it again is a no-op.
     if (r.dtype != d.t->dtype) {
@@ -802,8 +800,7 @@ class Executor {
       }
     } else {
       if (m == CastMode::kOdd) {
-        fail("cast_mode odd rounds to a floating dtype, not to " +
-             std::string(sim::to_string(to)));
+        fail("cast_mode odd rounds to a floating dtype, not to " + std::string(sim::to_string(to)));
       }
       if (is_float(from)) {
         const IntConv ic = sat ? IntConv::kSaturate : IntConv::kFromFloat;
@@ -925,9 +922,7 @@ class Executor {
       case TileOpcode::kRsqrt:
         run_unary(y, a, n, [](double v) { return 1.0 / std::sqrt(v); });
         break;
-      case TileOpcode::kReciprocal:
-        run_unary(y, a, n, [](double v) { return 1.0 / v; });
-        break;
+      case TileOpcode::kReciprocal: run_unary(y, a, n, [](double v) { return 1.0 / v; }); break;
       case TileOpcode::kSigmoid:
         run_unary(y, a, n, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
         break;
@@ -1023,20 +1018,24 @@ class Executor {
           // Exact, wrapping like torch's integer sum; the int64 sums live in dst's doubles.
           std::vector<std::int64_t>& tmp = s_.int_acc;
           tmp.resize(std::size_t(d.n));
-          visit(std::int64_t(0),
-                [](std::int64_t u, double v) { return wrap_add(u, as_i64(v)); }, tmp.data());
+          visit(
+              std::int64_t(0), [](std::int64_t u, double v) { return wrap_add(u, as_i64(v)); },
+              tmp.data());
           for (std::int64_t i = 0; i < d.n; ++i) y[i] = double(tmp[std::size_t(i)]);
         } else {
-          visit(0.0, [](double u, double v) { return u + v; }, y);
+          visit(
+              0.0, [](double u, double v) { return u + v; }, y);
         }
         break;
       case TileOpcode::kReduceMax:
-        visit(-std::numeric_limits<double>::infinity(),
-              [](double u, double v) { return nan_max(u, v); }, y);
+        visit(
+            -std::numeric_limits<double>::infinity(),
+            [](double u, double v) { return nan_max(u, v); }, y);
         break;
       case TileOpcode::kReduceMin:
-        visit(std::numeric_limits<double>::infinity(),
-              [](double u, double v) { return nan_min(u, v); }, y);
+        visit(
+            std::numeric_limits<double>::infinity(),
+            [](double u, double v) { return nan_min(u, v); }, y);
         break;
       default: fail("not a reduction opcode");
     }

@@ -6,6 +6,7 @@
 // subclass.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -13,17 +14,16 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
+#include "pypto/common/errors.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/launch/launch.h"
-#include "pypto/common/errors.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
-#include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 
@@ -114,8 +114,9 @@ const sim::ChipConfig& sim_chip() {
   auto it = cache.find(key);
   if (it == cache.end()) {
     const bool file = key.find('/') != std::string::npos || key.find(".yaml") != std::string::npos;
-    it = cache.emplace(key, file ? cfg::resolve_chip_config("", key, {})
-                                 : cfg::resolve_chip_config(key, "", {}))
+    it = cache
+             .emplace(key, file ? cfg::resolve_chip_config("", key, {})
+                                : cfg::resolve_chip_config(key, "", {}))
              .first;
   }
   return it->second;
@@ -126,11 +127,14 @@ std::string output_dir(const std::string& kernel) {
   const std::string root = env != nullptr && *env != '\0' ? env : "output";
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+  const auto usec =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1000000;
   char ts[32];
   std::strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", std::localtime(&t));
   char tail[32];
-  std::snprintf(tail, sizeof tail, "_%06lld_%d", static_cast<long long>(usec), static_cast<int>(::getpid()));
+  std::snprintf(tail, sizeof tail, "_%06lld_%d", static_cast<long long>(usec),
+                static_cast<int>(::getpid()));
   return root + "/" + kernel + "_" + ts + tail;
 }
 
@@ -150,7 +154,8 @@ std::vector<compiler::LaunchTensor> launch_tensors(const py::list& tensors) {
     a.dtype = dtype_of(t);
     for (const auto& d : t.attr("shape")) a.shape.push_back(d.cast<std::int64_t>());
     a.data = reinterpret_cast<std::uint8_t*>(t.attr("data_ptr")().cast<std::uintptr_t>());
-    a.size_bytes = t.attr("numel")().cast<std::uint64_t>() * t.attr("element_size")().cast<std::uint64_t>();
+    a.size_bytes =
+        t.attr("numel")().cast<std::uint64_t>() * t.attr("element_size")().cast<std::uint64_t>();
     args.push_back(std::move(a));
   }
   return args;
@@ -233,7 +238,8 @@ PYBIND11_MODULE(_C, m) {
         "The runtime_options table of sched/: name, type, min, max, default, auto_value, "
         "out_of_range, unit, doc, acts_on.");
   m.def("compile_count", [] { return g_compiles; });
-  m.def("chips", [] { return cfg::list_chip_presets(); }, "The chip presets (configs/*.yaml).");
+  m.def(
+      "chips", [] { return cfg::list_chip_presets(); }, "The chip presets (configs/*.yaml).");
   m.def("policies", [] {
     std::vector<std::string> names;
     for (const auto& e : sched::Registry::global().list()) names.push_back(e.name);

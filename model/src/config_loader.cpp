@@ -91,8 +91,8 @@ void for_each_field(Visit&& v) {
     &C::chip, &Chip::board_clock_mhz);
 
   v(num("cores", "aic", "", 1, 128, "cube cores, one per cluster"), &C::cores, &Cores::aic);
-  v(num("cores", "aiv_per_aic", "", 0, 4, "vector cores per cluster (0: a cube-only chip)"), &C::cores,
-    &Cores::aiv_per_aic);
+  v(num("cores", "aiv_per_aic", "", 0, 4, "vector cores per cluster (0: a cube-only chip)"),
+    &C::cores, &Cores::aiv_per_aic);
   v(positive("cores", "freq_mhz", "MHz", kMaxMhz, "AICore clock"), &C::cores, &Cores::freq_mhz);
   v(num("cores", "ub_kib", "KiB", 1, kMaxBufferKib, "unified buffer per vector core"), &C::cores,
     &Cores::ub_kib);
@@ -296,14 +296,10 @@ std::string location(const std::string& file, const YAML::Mark& m) {
 std::string shown(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return "nothing (null)";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Scalar:
-      break;
+    case YAML::NodeType::Undefined: return "nothing (null)";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Scalar: break;
   }
   if (n.Tag() == "!") return "the quoted string \"" + n.Scalar() + "\"";
   return "'" + n.Scalar() + "'";
@@ -681,7 +677,6 @@ void Reader::finish() const {
 
 // ---------------------------------------------------------------------------------------
 // Suggestions
-
 
 // ---------------------------------------------------------------------------------------
 // Public API

@@ -209,44 +209,28 @@ std::uint32_t vector_cycles(const TileOp& op, const OpInfo& info, const ChipConf
 
 std::uint32_t dtype_bytes(DType d) {
   switch (d) {
-    case DType::kFp32:
-      return 4;
-    case DType::kFp16:
-      return 2;
-    case DType::kBf16:
-      return 2;
-    case DType::kInt8:
-      return 1;
-    case DType::kInt16:
-      return 2;
-    case DType::kInt32:
-      return 4;
-    case DType::kInt64:
-      return 8;
-    case DType::kBool:
-      return 1;
+    case DType::kFp32: return 4;
+    case DType::kFp16: return 2;
+    case DType::kBf16: return 2;
+    case DType::kInt8: return 1;
+    case DType::kInt16: return 2;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kBool: return 1;
   }
   return 0;
 }
 
 std::string_view to_string(DType d) {
   switch (d) {
-    case DType::kFp32:
-      return "fp32";
-    case DType::kFp16:
-      return "fp16";
-    case DType::kBf16:
-      return "bf16";
-    case DType::kInt8:
-      return "int8";
-    case DType::kInt16:
-      return "int16";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kBool:
-      return "bool";
+    case DType::kFp32: return "fp32";
+    case DType::kFp16: return "fp16";
+    case DType::kBf16: return "bf16";
+    case DType::kInt8: return "int8";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
   }
   return "?";
 }
@@ -298,12 +282,9 @@ std::uint32_t tile_op_cycles(const TileOp& op, const ChipConfig& chip) {
   switch (info.pipe) {
     case TilePipe::kNone:
     case TilePipe::kMte2:
-    case TilePipe::kMte3:
-      return 0;  // priced by the simulator through L2/HBM, or free
-    case TilePipe::kCube:
-      return mmad_cycles(op, chip);
-    case TilePipe::kVec:
-      return vector_cycles(op, info, chip);
+    case TilePipe::kMte3: return 0;  // priced by the simulator through L2/HBM, or free
+    case TilePipe::kCube: return mmad_cycles(op, chip);
+    case TilePipe::kVec: return vector_cycles(op, info, chip);
   }
   return 0;
 }

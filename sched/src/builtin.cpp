@@ -17,8 +17,7 @@ void register_builtin(Registry& r) {
   r.add("fifo", "device_sched_mode 0: shared FIFO, send before resolve", make_fifo);
   r.add("l2_affinity", "device_sched_mode 1: direct send to the producer's core, newest first",
         make_l2_affinity);
-  r.add("fair", "device_sched_mode 2: no pending prefill while another thread idles",
-        make_fair);
+  r.add("fair", "device_sched_mode 2: no pending prefill while another thread idles", make_fair);
   r.add("l2_fair", "device_sched_mode 3: L2 affinity under the fairness rule", make_l2_fair);
 }
 

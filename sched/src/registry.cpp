@@ -40,5 +40,4 @@ std::unique_ptr<Policy> Registry::create(const std::string& name) const {
   throw ConfigError(msg);
 }
 
-
 }  // namespace pypto::sched

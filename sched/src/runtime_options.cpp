@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "pypto/common/errors.h"
-#include "pypto/sched/registry.h"
 #include "pypto/common/suggest.h"
+#include "pypto/sched/registry.h"
 
 namespace pypto::sched {
 namespace {

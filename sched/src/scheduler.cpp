@@ -27,7 +27,7 @@ struct Ctx {
   std::size_t head[kNumDispatchTypes] = {0, 0};
   std::uint32_t unsent[kNumDispatchTypes] = {0, 0};
   std::uint64_t sent = 0, total = 0, completed = 0;
-  std::vector<std::uint8_t> arrived;      // per thread, serial device tasks
+  std::vector<std::uint8_t> arrived;  // per thread, serial device tasks
   std::uint32_t arrived_count = 0;
   TimePs barrier_ps = 0;                  // latest arrival
   std::vector<std::uint8_t> first_taken;  // [thread * 2 + type]: first batch taken
@@ -212,9 +212,7 @@ struct Scheduler::Impl {
       const TaskId s = graph.succ[i];
       if (--pred[s] != 0) continue;
       switch (graph.core_type[s]) {
-        case CoreType::kHub:
-          resolve(t, s, producer, hal);
-          break;
+        case CoreType::kHub: resolve(t, s, producer, hal); break;
         case CoreType::kAicpu: {
           hal.run_inline(t, s);
           Ctx& x = ctx_of_task(s);
@@ -223,8 +221,7 @@ struct Scheduler::Impl {
           resolve(t, s, kNoCore, hal);
           break;
         }
-        default:
-          push_ready(t, s, producer, hal);
+        default: push_ready(t, s, producer, hal);
       }
     }
   }
@@ -243,9 +240,9 @@ struct Scheduler::Impl {
         auto& q = x.queue[ct];
         std::size_t pick = 0;
         if (!force_head) {
-          pick = policy.pick_shared(view, t, kTypes[ct],
-                                    ReadyQueueView(q.data() + x.head[ct], x.queued(ct)),
-                                    first_batch);
+          pick =
+              policy.pick_shared(view, t, kTypes[ct],
+                                 ReadyQueueView(q.data() + x.head[ct], x.queued(ct)), first_batch);
           NPU_CHECK(pick < x.queued(ct), "policy pick_shared returned an index out of range");
         }
         TaskId task;
@@ -285,15 +282,13 @@ Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& 
   const std::uint32_t clusters = shape.aic;
   if (shape.threads > std::max<std::uint32_t>(clusters, 1)) {
     throw ConfigError("schedule threads (" + std::to_string(shape.threads) +
-                      ") exceed the number of AICore clusters (" + std::to_string(clusters) +
-                      ")");
+                      ") exceed the number of AICore clusters (" + std::to_string(clusters) + ")");
   }
   for (const auto& d : graph.device_tasks) {
     for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
       if (d.count[ct] > 0 && impl_->cores_of(ct) == 0) {
         throw ConfigError("device task seqNo " + std::to_string(d.seq_no) + " has " +
-                          std::to_string(d.count[ct]) + " " +
-                          std::string(to_string(kTypes[ct])) +
+                          std::to_string(d.count[ct]) + " " + std::string(to_string(kTypes[ct])) +
                           " tasks but the chip has no " + std::string(to_string(kTypes[ct])) +
                           " cores");
       }

@@ -86,7 +86,8 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   cores.reserve(shape.aic + shape.aiv);
   for (sched::CoreId c = 0; c < shape.aic + shape.aiv; ++c) {
     const bool aic = c < shape.aic;
-    const std::string name = aic ? "aic_" + std::to_string(c) : "aiv_" + std::to_string(c - shape.aic);
+    const std::string name =
+        aic ? "aic_" + std::to_string(c) : "aiv_" + std::to_string(c - shape.aic);
     cores.push_back(std::make_unique<AiCore>(name.c_str(), m, c));
     m.cores.push_back(cores.back().get());
   }
@@ -134,8 +135,8 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   for (CoreTypeStats* ct : {&s.aic, &s.aiv}) {
     ct->utilization = ct->count == 0 || s.makespan_ps == 0
                           ? 0.0
-                          : static_cast<double>(ct->busy_ps) /
-                                (static_cast<double>(ct->count) * static_cast<double>(s.makespan_ps));
+                          : static_cast<double>(ct->busy_ps) / (static_cast<double>(ct->count) *
+                                                                static_cast<double>(s.makespan_ps));
   }
   if (opt.record_timeline) {
     for (std::size_t t = 0; t < n; ++t) {

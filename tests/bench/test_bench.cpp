@@ -5,14 +5,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
-#include "../common/temp_dir.h"
-#include "../sim/graph_helpers.h"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "../common/temp_dir.h"
+#include "../sim/graph_helpers.h"
 #include "pypto/bench/bench.h"
 #include "pypto/bench/reference.h"
 #include "pypto/common/errors.h"
@@ -22,12 +21,11 @@
 
 using namespace pypto;
 using Catch::Matchers::Contains;
-using sched::CoreType;
 using pypto::testing::graph_of;
 using pypto::testing::T;
+using sched::CoreType;
 
 namespace {
-
 
 // Round numbers so that the expected makespans can be added up by hand.
 bench::MinimalCosts small_costs(std::uint32_t threads, std::uint32_t clusters) {

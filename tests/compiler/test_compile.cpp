@@ -2,13 +2,13 @@
 // The compact graph compiler: kernel IR -> leaf tasks, root instances, device tasks,
 // workspace, dependencies, programs. Kernels are small hand-written IR texts; expected task
 // counts, regions, edges and numbers are worked out by hand in the comments.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "../common/temp_dir.h"
+#include "pypto/common/errors.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/launch/launch.h"
-#include "pypto/common/errors.h"
 #include "pypto/model/chip_config.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/trace_loader.h"
@@ -1272,12 +1272,14 @@ TEST_CASE("numbers come from the simulated order: a lost dependency gives wrong 
   // holds no product yet.
   const std::string ir = kernel(
       "mm_then_add",
-      param("a", 0, "[64,512]") + "," + param("b", 1, "[512,64]") + "," + param("out", 2, "[64,64]"),
+      param("a", 0, "[64,512]") + "," + param("b", 1, "[512,64]") + "," +
+          param("out", 2, "[64,64]"),
       "",
       op("matmul", in(0) + "," + in(1), val(3, "[64,64]"), "k.py:3",
          R"("attrs":{"a_trans":false,"b_trans":false,"c_matrix_nz":false},)"
          R"("cube_tile":{"m":[64,64],"k":[64,64,64],"n":[64,64],"enable_split_k":false})") +
-          "," + op("add", in(3) + "," + cst(1.0), val(4, "[64,64]"), "k.py:4", R"("vec_tile":[64,64])") +
+          "," +
+          op("add", in(3) + "," + cst(1.0), val(4, "[64,64]"), "k.py:4", R"("vec_tile":[64,64])") +
           "," + write(2, 4, "[0,0]", "k.py:4"));
   std::vector<double> a(64 * 512), b(512 * 64);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 3);

@@ -2,10 +2,8 @@
 // Chip configuration: presets, user files, --set overrides, validation, derived timing.
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
-#include "../common/temp_dir.h"
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/temp_dir.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/chip_config.h"
 #include "pypto/model/config_loader.h"

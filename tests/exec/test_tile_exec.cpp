@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tile executor against values worked out by hand and read off torch 1.13 (CPU).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,15 +10,15 @@
 #include <random>
 #include <vector>
 
-#include "pypto/exec/tile_exec.h"
 #include "pypto/common/errors.h"
+#include "pypto/exec/tile_exec.h"
 
 using Catch::Matchers::Contains;
 using pypto::ModelError;
 using pypto::exec::CastMode;
 using pypto::exec::DType;
-using pypto::exec::execute;
 using pypto::exec::ExecScratch;
+using pypto::exec::execute;
 using pypto::exec::GlobalMemory;
 using pypto::exec::GlobalRegion;
 using pypto::exec::LocalTile;
@@ -85,17 +84,41 @@ struct Harness {
   static void put(Buf& b, std::size_t i, double v) {
     std::uint8_t* q = b.bytes.data() + i * size_of(b.dtype);
     switch (b.dtype) {
-      case DType::kFp32: { const float f = float(v); std::memcpy(q, &f, 4); break; }
-      case DType::kFp16: { const std::uint16_t h = fp16_bits(v); std::memcpy(q, &h, 2); break; }
+      case DType::kFp32: {
+        const float f = float(v);
+        std::memcpy(q, &f, 4);
+        break;
+      }
+      case DType::kFp16: {
+        const std::uint16_t h = fp16_bits(v);
+        std::memcpy(q, &h, 2);
+        break;
+      }
       case DType::kBf16: {
         const std::uint16_t h = bf16_bits_torch(float(v));
         std::memcpy(q, &h, 2);
         break;
       }
-      case DType::kInt8: { const auto x = std::int8_t(v); std::memcpy(q, &x, 1); break; }
-      case DType::kInt16: { const auto x = std::int16_t(v); std::memcpy(q, &x, 2); break; }
-      case DType::kInt32: { const auto x = std::int32_t(v); std::memcpy(q, &x, 4); break; }
-      case DType::kInt64: { const auto x = std::int64_t(v); std::memcpy(q, &x, 8); break; }
+      case DType::kInt8: {
+        const auto x = std::int8_t(v);
+        std::memcpy(q, &x, 1);
+        break;
+      }
+      case DType::kInt16: {
+        const auto x = std::int16_t(v);
+        std::memcpy(q, &x, 2);
+        break;
+      }
+      case DType::kInt32: {
+        const auto x = std::int32_t(v);
+        std::memcpy(q, &x, 4);
+        break;
+      }
+      case DType::kInt64: {
+        const auto x = std::int64_t(v);
+        std::memcpy(q, &x, 8);
+        break;
+      }
       case DType::kBool: *q = v != 0; break;
     }
   }
@@ -104,13 +127,41 @@ struct Harness {
     const Buf& b = bufs[buf];
     const std::uint8_t* q = b.bytes.data() + i * size_of(b.dtype);
     switch (b.dtype) {
-      case DType::kFp32: { float f; std::memcpy(&f, q, 4); return f; }
-      case DType::kFp16: { std::uint16_t h; std::memcpy(&h, q, 2); return fp16_value(h); }
-      case DType::kBf16: { std::uint16_t h; std::memcpy(&h, q, 2); return bf16_value(h); }
-      case DType::kInt8: { std::int8_t x; std::memcpy(&x, q, 1); return x; }
-      case DType::kInt16: { std::int16_t x; std::memcpy(&x, q, 2); return x; }
-      case DType::kInt32: { std::int32_t x; std::memcpy(&x, q, 4); return x; }
-      case DType::kInt64: { std::int64_t x; std::memcpy(&x, q, 8); return double(x); }
+      case DType::kFp32: {
+        float f;
+        std::memcpy(&f, q, 4);
+        return f;
+      }
+      case DType::kFp16: {
+        std::uint16_t h;
+        std::memcpy(&h, q, 2);
+        return fp16_value(h);
+      }
+      case DType::kBf16: {
+        std::uint16_t h;
+        std::memcpy(&h, q, 2);
+        return bf16_value(h);
+      }
+      case DType::kInt8: {
+        std::int8_t x;
+        std::memcpy(&x, q, 1);
+        return x;
+      }
+      case DType::kInt16: {
+        std::int16_t x;
+        std::memcpy(&x, q, 2);
+        return x;
+      }
+      case DType::kInt32: {
+        std::int32_t x;
+        std::memcpy(&x, q, 4);
+        return x;
+      }
+      case DType::kInt64: {
+        std::int64_t x;
+        std::memcpy(&x, q, 8);
+        return double(x);
+      }
       case DType::kBool: return *q;
     }
     return 0;
@@ -383,7 +434,7 @@ TEST_CASE("fp32 -> fp16 stores and casts agree with _Float16 in every direction"
 }
 
 TEST_CASE("bf16 rounding matches torch", "[tile_exec][dtype]") {
-  CHECK(round_to_dtype(1.00390625, DType::kBf16) == 1.0);  // tie: to the even 1.0
+  CHECK(round_to_dtype(1.00390625, DType::kBf16) == 1.0);       // tie: to the even 1.0
   CHECK(round_to_dtype(1.01171875, DType::kBf16) == 1.015625);  // tie: to the even 1.015625
   CHECK(round_to_dtype(1.0117, DType::kBf16) == 1.0078125);
   CHECK(round_to_dtype(0.1, DType::kBf16) == 0.10009765625);
@@ -526,8 +577,8 @@ TEST_CASE("stores convert to the region's dtype", "[tile_exec][store]") {
 
 TEST_CASE("arithmetic rounds once per op in the tile's dtype", "[tile_exec][elementwise]") {
   // fp16: 1 + fp16(2^-11 * 1.0001) = 1 + 2^-11, a tie that goes to 1.0 (torch: 1.0).
-  CHECK(with_scalar(TileOpcode::kAdd, DType::kFp16, {1.0}, std::ldexp(1.0001, -11),
-                    DType::kFp16) == std::vector<double>{1.0});
+  CHECK(with_scalar(TileOpcode::kAdd, DType::kFp16, {1.0}, std::ldexp(1.0001, -11), DType::kFp16) ==
+        std::vector<double>{1.0});
   // The scalar is rounded to fp16 first: 3 * fp16(0.1) (torch: 0.2998046875).
   CHECK(with_scalar(TileOpcode::kMul, DType::kFp16, {3.0}, 0.1, DType::kFp16) ==
         std::vector<double>{0.2998046875});
@@ -584,11 +635,11 @@ TEST_CASE("pow follows torch for floats and integers", "[tile_exec][elementwise]
 }
 
 TEST_CASE("maximum and minimum propagate NaN", "[tile_exec][elementwise]") {
-  const auto mx = binary(TileOpcode::kMaximum, DType::kFp32, {kNan, 1, 2}, {1, kNan, 3},
-                         DType::kFp32);
+  const auto mx =
+      binary(TileOpcode::kMaximum, DType::kFp32, {kNan, 1, 2}, {1, kNan, 3}, DType::kFp32);
   CHECK(same_values(mx, {kNan, kNan, 3}));
-  const auto mn = binary(TileOpcode::kMinimum, DType::kFp32, {kNan, 1, 2}, {1, kNan, 3},
-                         DType::kFp32);
+  const auto mn =
+      binary(TileOpcode::kMinimum, DType::kFp32, {kNan, 1, 2}, {1, kNan, 3}, DType::kFp32);
   CHECK(same_values(mn, {kNan, kNan, 2}));
 }
 
@@ -619,19 +670,17 @@ TEST_CASE("unary ops round their result to the dtype", "[tile_exec][elementwise]
   CHECK(unary(TileOpcode::kExp, DType::kBf16, {1}) == std::vector<double>{2.71875});
   CHECK(unary(TileOpcode::kTanh, DType::kBf16, {0.30078125}) == std::vector<double>{0.29296875});
   // torch fp32: sigmoid(0.5), rsqrt(2).
-  CHECK(unary(TileOpcode::kSigmoid, DType::kFp32, {0.5}) ==
-        std::vector<double>{0.622459352016449});
+  CHECK(unary(TileOpcode::kSigmoid, DType::kFp32, {0.5}) == std::vector<double>{0.622459352016449});
   CHECK(unary(TileOpcode::kRsqrt, DType::kFp32, {2}) == std::vector<double>{0.7071067690849304});
-  CHECK(unary(TileOpcode::kReciprocal, DType::kFp16, {3}) ==
-        std::vector<double>{0.333251953125});
+  CHECK(unary(TileOpcode::kReciprocal, DType::kFp16, {3}) == std::vector<double>{0.333251953125});
   CHECK(unary(TileOpcode::kSqrt, DType::kFp32, {16, -1})[0] == 4);
   CHECK(std::isnan(unary(TileOpcode::kLog, DType::kFp32, {-1})[0]));
   CHECK(unary(TileOpcode::kFloor, DType::kFp32, {-1.5, 2.5}) == std::vector<double>{-2, 2});
   CHECK(unary(TileOpcode::kAbs, DType::kInt8, {-128, -3}) == std::vector<double>{-128, 3});
   CHECK(unary(TileOpcode::kNeg, DType::kInt8, {-128, 5}) == std::vector<double>{-128, -5});
   // relu is torch's clamp_min(x, 0): NaN and -0.0 pass through.
-  CHECK(same_values(unary(TileOpcode::kRelu, DType::kFp32, {-2, 3, kNan, -0.0}),
-                    {0, 3, kNan, -0.0}));
+  CHECK(
+      same_values(unary(TileOpcode::kRelu, DType::kFp32, {-2, 3, kNan, -0.0}), {0, 3, kNan, -0.0}));
 }
 
 TEST_CASE("where picks tiles or scalars per element", "[tile_exec][elementwise]") {
@@ -832,8 +881,7 @@ TEST_CASE("cast modes", "[tile_exec][cast]") {
   CHECK(cast(DType::kFp32, {1.00048828125, 1.5, 65535}, DType::kFp16, CastMode::kOdd) ==
         std::vector<double>{up, 1.5, 65504});
   // Saturation clamps to the finite range.
-  CHECK(cast(DType::kFp32, {1e6, -1e6, kNan}, DType::kFp16, CastMode::kNone, true)[1] ==
-        -65504);
+  CHECK(cast(DType::kFp32, {1e6, -1e6, kNan}, DType::kFp16, CastMode::kNone, true)[1] == -65504);
   CHECK(cast(DType::kFp32, {300, -300, kNan, 1e10}, DType::kInt8, CastMode::kNone, true) ==
         std::vector<double>{127, -128, 0, 127});
   CHECK(cast(DType::kFp32, {300, -300.5, kNan, 1e10}, DType::kInt8, CastMode::kNone) ==
@@ -860,17 +908,16 @@ TEST_CASE("a region outside its buffer is a ModelError naming the instruction",
   const std::int32_t t = h.local(DType::kFp32, {8, 8});
   h.load(t, buf);
   h.load(t, buf, 1);  // one element past the end
-  CHECK_THROWS_WITH(h.run(), Contains("tile instruction 1 (load)") &&
-                                 Contains("buffer 0 at element 1") &&
-                                 Contains("touches elements 1..64") &&
-                                 Contains("holds 64 fp32 elements"));
+  CHECK_THROWS_WITH(h.run(),
+                    Contains("tile instruction 1 (load)") && Contains("buffer 0 at element 1") &&
+                        Contains("touches elements 1..64") && Contains("holds 64 fp32 elements"));
   Harness s;
   const std::uint32_t out = s.buffer(DType::kFp16, std::vector<double>(10, 0));
   const std::int32_t u = s.input(DType::kFp16, {4}, {1, 2, 3, 4});
   TileInstr& st = s.store(u, out, 3);
   st.region.stride[0] = -2;  // elements 3, 1, -1, -3
-  CHECK_THROWS_WITH(s.run(), Contains("tile instruction 1 (store)") &&
-                                 Contains("touches elements -3..3"));
+  CHECK_THROWS_WITH(s.run(),
+                    Contains("tile instruction 1 (store)") && Contains("touches elements -3..3"));
   Harness w;
   const std::int32_t v = w.local(DType::kFp32, {2});
   TileInstr& bad = w.emit(TileOpcode::kLoad, v);
@@ -890,8 +937,7 @@ TEST_CASE("malformed programs are ModelErrors naming the instruction", "[tile_ex
     const std::int32_t c = h.local(DType::kFp32, {2, 3});
     h.emit(TileOpcode::kAdd, c, a, b);
     CHECK_THROWS_WITH(h.run(), Contains("tile instruction 2 (add)") &&
-                                   Contains("local 1 [3, 2] fp32") &&
-                                   Contains("differ in shape"));
+                                   Contains("local 1 [3, 2] fp32") && Contains("differ in shape"));
   }
   SECTION("load larger than its dst") {
     Harness h;
@@ -906,16 +952,16 @@ TEST_CASE("malformed programs are ModelErrors naming the instruction", "[tile_ex
     const std::uint32_t buf = h.buffer(DType::kFp32, std::vector<double>(6, 1));
     const std::int32_t t = h.local(DType::kFp32, {2, 3});
     h.load(t, buf).region.shape[1] = 2;
-    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 0 (load)") &&
-                                   Contains("fills only part of dst"));
+    CHECK_THROWS_WITH(h.run(),
+                      Contains("tile instruction 0 (load)") && Contains("fills only part of dst"));
   }
   SECTION("store larger than its src") {
     Harness h;
     const std::uint32_t buf = h.buffer(DType::kFp32, std::vector<double>(16, 1));
     const std::int32_t t = h.input(DType::kFp32, {2, 2}, std::vector<double>(4, 1));
     h.store(t, buf).region.shape[0] = 3;
-    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 1 (store)") &&
-                                   Contains("not a prefix box"));
+    CHECK_THROWS_WITH(h.run(),
+                      Contains("tile instruction 1 (store)") && Contains("not a prefix box"));
   }
   SECTION("store with a stride-0 axis") {
     Harness h;
@@ -946,16 +992,15 @@ TEST_CASE("malformed programs are ModelErrors naming the instruction", "[tile_ex
     TileInstr& p = h.emit(TileOpcode::kPermute, b, a);
     p.perm[0] = 1;
     p.perm[1] = 1;
-    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 1 (permute)") &&
-                                   Contains("perm [1, 1]"));
+    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 1 (permute)") && Contains("perm [1, 1]"));
   }
   SECTION("reduction dst not in keepdim shape") {
     Harness h;
     const std::int32_t a = h.input(DType::kFp32, {2, 3}, std::vector<double>(6, 1));
     const std::int32_t b = h.local(DType::kFp32, {2});
     h.emit(TileOpcode::kReduceSum, b, a).reduce_mask = 2;
-    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 1 (reduce_sum)") &&
-                                   Contains("not the keepdim shape"));
+    CHECK_THROWS_WITH(
+        h.run(), Contains("tile instruction 1 (reduce_sum)") && Contains("not the keepdim shape"));
   }
   SECTION("matmul shapes that do not multiply") {
     Harness h;
@@ -963,8 +1008,8 @@ TEST_CASE("malformed programs are ModelErrors naming the instruction", "[tile_ex
     const std::int32_t b = h.input(DType::kFp16, {2, 3}, std::vector<double>(6, 1));
     const std::int32_t c = h.local(DType::kFp32, {2, 3});
     h.emit(TileOpcode::kMatmul, c, a, b);
-    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 2 (matmul)") &&
-                                   Contains("shapes do not multiply"));
+    CHECK_THROWS_WITH(
+        h.run(), Contains("tile instruction 2 (matmul)") && Contains("shapes do not multiply"));
   }
   SECTION("matmul accumulating into an unwritten dst") {
     Harness h;
@@ -972,16 +1017,16 @@ TEST_CASE("malformed programs are ModelErrors naming the instruction", "[tile_ex
     const std::int32_t b = h.input(DType::kFp16, {3, 2}, std::vector<double>(6, 1));
     const std::int32_t c = h.local(DType::kFp32, {2, 2});
     h.emit(TileOpcode::kMatmul, c, a, b).accumulate = 1;
-    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 2 (matmul)") &&
-                                   Contains("before any instruction"));
+    CHECK_THROWS_WITH(
+        h.run(), Contains("tile instruction 2 (matmul)") && Contains("before any instruction"));
   }
   SECTION("copy between tiles of different sizes") {
     Harness h;
     const std::int32_t a = h.input(DType::kFp32, {2, 3}, std::vector<double>(6, 1));
     const std::int32_t b = h.local(DType::kFp32, {5});
     h.emit(TileOpcode::kCopy, b, a);
-    CHECK_THROWS_WITH(h.run(), Contains("tile instruction 1 (copy)") &&
-                                   Contains("differ in element count"));
+    CHECK_THROWS_WITH(h.run(),
+                      Contains("tile instruction 1 (copy)") && Contains("differ in element count"));
   }
   SECTION("a local too large for any buffer") {
     Harness h;

@@ -87,13 +87,14 @@ class PolicyHarness : public Hal {
     DeviceTaskId next_dt = 0;
     while (!sched_.all_done()) {
       if (next_dt < g_.device_tasks.size() && sched_.admissible(next_dt)) {
-        const std::uint64_t at = std::max(admit_at, *std::min_element(clock_.begin(), clock_.end()));
+        const std::uint64_t at =
+            std::max(admit_at, *std::min_element(clock_.begin(), clock_.end()));
         for (auto& c : clock_) c = std::max(c, at);
         sched_.admit(next_dt++, *this);
         continue;
       }
-      const auto t = static_cast<ThreadId>(
-          std::min_element(clock_.begin(), clock_.end()) - clock_.begin());
+      const auto t =
+          static_cast<ThreadId>(std::min_element(clock_.begin(), clock_.end()) - clock_.begin());
       cur_ = t;
       const std::uint64_t start = clock_[t];
       if (start > max_time) break;

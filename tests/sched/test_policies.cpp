@@ -119,8 +119,7 @@ TEST_CASE("HUB nodes are resolved inline and never dispatched", "[scheduler]") {
   CHECK(h.order() == std::vector<TaskId>{0, 3, 2});
 }
 
-TEST_CASE("a zero-predecessor HUB is resolved when the device task is admitted",
-          "[scheduler]") {
+TEST_CASE("a zero-predecessor HUB is resolved when the device task is admitted", "[scheduler]") {
   const TaskGraph g = make_graph({{CoreType::kHub, {1, 2}}, {V, {}}, {C, {}}});
   PolicyHarness h(g, one_core(), "fifo");
   h.run();
@@ -163,7 +162,8 @@ TEST_CASE("cores of a type the chip lacks are a configuration error", "[schedule
 TEST_CASE("registry: names, duplicates and suggestions", "[registry]") {
   Registry& r = Registry::global();
   for (const char* n : {"fifo", "l2_affinity", "fair", "l2_fair"}) CHECK(r.contains(n));
-  CHECK_THROWS_WITH(r.create("l2_afinity"), Catch::Matchers::Contains("did you mean 'l2_affinity'"));
+  CHECK_THROWS_WITH(r.create("l2_afinity"),
+                    Catch::Matchers::Contains("did you mean 'l2_affinity'"));
   Registry local;
   register_builtin(local);
   CHECK_THROWS_WITH(local.add("fifo", "again", [&r] { return r.create("fifo"); }),
@@ -179,8 +179,9 @@ TEST_CASE("runtime options: modes, names and ranges", "[options]") {
   CHECK_THROWS_WITH(parse_policy("1x"), Catch::Matchers::Contains("neither a number"));
   RuntimeOptions o;
   o.stitch_function_max_num = 0;
-  CHECK_THROWS_WITH(validate(o), Catch::Matchers::Contains(
-                                     "runtime.stitch_function_max_num: 0 is out of range [1, 1024]"));
+  CHECK_THROWS_WITH(
+      validate(o),
+      Catch::Matchers::Contains("runtime.stitch_function_max_num: 0 is out of range [1, 1024]"));
   o = RuntimeOptions{};
   o.device_sched_parallelism = 9;
   CHECK_THROWS_WITH(validate(o), Catch::Matchers::Contains("device_sched_parallelism: 9"));

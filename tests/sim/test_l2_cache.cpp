@@ -3,11 +3,10 @@
 // x 64 B lines (512 B): line L lives in set L % 4, so byte addresses 0, 256, 512, 768 all map
 // to set 0.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "pypto/common/errors.h"
 #include "pypto/sim/memory/l2_cache.h"
@@ -286,8 +285,8 @@ class ReferenceL2 {
 // of `bases` (chosen per access; only bases[0] for the first `first_base_only` accesses), so
 // lines are reused, evicted and written back often.
 std::uint64_t run_differential(std::uint64_t sets, std::uint32_t line_bytes, std::uint32_t ways,
-                               const std::vector<std::uint64_t>& bases, std::uint64_t seed,
-                               int ops, int first_base_only = 0) {
+                               const std::vector<std::uint64_t>& bases, std::uint64_t seed, int ops,
+                               int first_base_only = 0) {
   const std::uint64_t size = sets * ways * line_bytes;
   L2Cache fast(size, line_bytes, ways);
   ReferenceL2 ref(size, line_bytes, ways);
@@ -318,8 +317,8 @@ std::uint64_t run_differential(std::uint64_t sets, std::uint32_t line_bytes, std
     const bool is_write = rng() % 2 == 0;
     const L2Cache::Result got = fast.access(addr, bytes, is_write);
     const L2Cache::Result want = ref.access(addr, bytes, is_write);
-    INFO("sets " << sets << " line " << line_bytes << " ways " << ways << " seed " << seed
-                 << " op " << i << ": access(" << addr << ", " << bytes << ", "
+    INFO("sets " << sets << " line " << line_bytes << " ways " << ways << " seed " << seed << " op "
+                 << i << ": access(" << addr << ", " << bytes << ", "
                  << (is_write ? "write" : "read") << ")");
     REQUIRE(got.hit_bytes == want.hit_bytes);
     REQUIRE(got.miss_bytes == want.miss_bytes);

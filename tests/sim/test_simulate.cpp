@@ -3,10 +3,9 @@
 // costs, the analytical makespan of independent tasks, the sample board recording,
 // determinism, and several simulations in one process.
 #include <catch2/catch.hpp>
-
-#include "graph_helpers.h"
 #include <cmath>
 
+#include "graph_helpers.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
@@ -14,13 +13,12 @@
 #include "pypto/sim/trace/trace_loader.h"
 
 using namespace pypto;
-using sched::CoreType;
 using pypto::testing::graph_of;
 using pypto::testing::T;
+using sched::CoreType;
 using sched::TimePs;
 
 namespace {
-
 
 // Converts AICPU cycles the way derive() does (nearest picosecond).
 TimePs aicpu_ps(const sim::ChipConfig& c, double cycles) {
@@ -42,10 +40,9 @@ TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[
   const auto& tl = r.timeline;
 
   // A2 has no early launch: AICPU kernels start after the AICore kernel has started.
-  const TimePs aicpu_start = TimePs{chip.cores.start_latency_ns} * 1000 +
-                             TimePs{chip.aicpu.launch_latency_ns} * 1000;
-  const TimePs built = aicpu_start +
-                       aicpu_ps(chip, chip.aicpu.device_task_build_cycles) +
+  const TimePs aicpu_start =
+      TimePs{chip.cores.start_latency_ns} * 1000 + TimePs{chip.aicpu.launch_latency_ns} * 1000;
+  const TimePs built = aicpu_start + aicpu_ps(chip, chip.aicpu.device_task_build_cycles) +
                        aicpu_ps(chip, chip.aicpu.stitch_cycles_per_task) * 2 +
                        aicpu_ps(chip, chip.aicpu.submit_cycles);
   // The admitting round takes T0 from the shared queue: one queue operation, one dispatch.
@@ -56,7 +53,8 @@ TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[
   // T1 follows after: the poll that sees T0 finished (within one poll period), one resolved
   // edge, and the dispatch of the staged task straight to the now idle core.
   const TimePs gap = tl.start_ps[1] - tl.end_ps[0];
-  const TimePs fixed = aicpu_ps(chip, chip.aicpu.resolve_cycles) + aicpu_ps(chip, chip.aicpu.dispatch_cycles);
+  const TimePs fixed =
+      aicpu_ps(chip, chip.aicpu.resolve_cycles) + aicpu_ps(chip, chip.aicpu.dispatch_cycles);
   CHECK(gap >= fixed);
   CHECK(gap < fixed + aicpu_ps(chip, chip.aicpu.poll_cycles));
   REQUIRE(r.stats.threads.size() == 1);
@@ -127,7 +125,8 @@ TEST_CASE("policies differ on a fan-out with more ready tasks than cores", "[sim
   std::vector<sched::TaskId> fan;
   for (sched::TaskId i = 1; i <= 200; ++i) fan.push_back(i);
   tasks.push_back({CoreType::kAiv, 2000, fan});
-  for (std::uint32_t i = 0; i < 200; ++i) tasks.push_back({CoreType::kAiv, 3000 + 10 * (i % 7), {}});
+  for (std::uint32_t i = 0; i < 200; ++i)
+    tasks.push_back({CoreType::kAiv, 3000 + 10 * (i % 7), {}});
   const sched::TaskGraph g = graph_of(tasks);
   std::vector<std::uint64_t> makespans;
   for (const char* p : {"fifo", "l2_affinity", "fair", "l2_fair"}) {
@@ -180,11 +179,12 @@ TEST_CASE("HBM ends known at the start stay exact, and are withdrawn when flows 
   REQUIRE(std::floor(tm.hbm_bytes_per_ps / tm.hbm_core_bytes_per_ps) == 27);
   // Alone (or with at most 26 others): overhead + MTE read latency, the transfer at the cap,
   // the HBM latency; no compute, no L2 hits, no writes.
-  const TimePs pre = static_cast<TimePs>(
-      (chip.cost.task_overhead_cycles + chip.cost.mte_read_latency_cycles) *
-          tm.aicore_ps_per_cycle + 0.5);
-  const TimePs alone = pre + static_cast<TimePs>(std::ceil(bytes / tm.hbm_core_bytes_per_ps)) +
-                       tm.hbm_latency_ps;
+  const TimePs pre =
+      static_cast<TimePs>((chip.cost.task_overhead_cycles + chip.cost.mte_read_latency_cycles) *
+                              tm.aicore_ps_per_cycle +
+                          0.5);
+  const TimePs alone =
+      pre + static_cast<TimePs>(std::ceil(bytes / tm.hbm_core_bytes_per_ps)) + tm.hbm_latency_ps;
   sim::SimOptions opt;
 
   SECTION("27 transfers: every one runs at the cap, its end is exact") {

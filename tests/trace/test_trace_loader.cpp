@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
-#include "../common/temp_dir.h"
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/temp_dir.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/cost_model.h"
 #include "pypto/sim/trace/synthetic.h"

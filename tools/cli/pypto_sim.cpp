@@ -17,10 +17,10 @@
 
 #include "pypto/bench/bench.h"
 #include "pypto/common/errors.h"
-#include "pypto/sched/registry.h"
-#include "pypto/sched/runtime_options.h"
 #include "pypto/common/suggest.h"
 #include "pypto/model/config_loader.h"
+#include "pypto/sched/registry.h"
+#include "pypto/sched/runtime_options.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/synthetic.h"
@@ -71,13 +71,12 @@ bool is_replay_flag(const sched::OptionSpec& spec) {
 
 po::options_description common_options(Common& c) {
   po::options_description d("options");
-  d.add_options()
-      ("help,h", "show this help")
-      ("prof", po::value(&c.prof), "tilefwk_L1_prof_data.json with recorded times (board traces)")
-      ("chip", po::value(&c.chip), "chip preset: a2, a3, 950pr, 950dt (default a2)")
-      ("config", po::value(&c.config), "chip config YAML file (may start with 'base: <preset>')")
-      ("set", po::value(&c.sets)->composing(),
-       "override a config value: --set l2.ways=8 (repeatable)");
+  d.add_options()("help,h", "show this help")(
+      "prof", po::value(&c.prof), "tilefwk_L1_prof_data.json with recorded times (board traces)")(
+      "chip", po::value(&c.chip), "chip preset: a2, a3, 950pr, 950dt (default a2)")(
+      "config", po::value(&c.config), "chip config YAML file (may start with 'base: <preset>')")(
+      "set", po::value(&c.sets)->composing(),
+      "override a config value: --set l2.ways=8 (repeatable)");
   for (const sched::OptionSpec& spec : sched::kRuntimeOptionSpecs) {
     if (!is_replay_flag(spec)) continue;
     std::string names = flag_of(spec);
@@ -85,10 +84,10 @@ po::options_description common_options(Common& c) {
     d.add_options()(names.c_str(), po::value<std::string>(),
                     sched::runtime_option_help(spec).c_str());
   }
-  d.add_options()
-      ("out,o", po::value(&c.out), "output folder (default: a new folder under ./output/)")
-      ("no-trace", po::bool_switch(&c.no_trace), "write stats.json only (large traces)")
-      ("quiet,q", po::bool_switch(&c.quiet), "no summary table, no progress bar");
+  d.add_options()("out,o", po::value(&c.out),
+                  "output folder (default: a new folder under ./output/)")(
+      "no-trace", po::bool_switch(&c.no_trace), "write stats.json only (large traces)")(
+      "quiet,q", po::bool_switch(&c.quiet), "no summary table, no progress bar");
   return d;
 }
 
@@ -105,7 +104,8 @@ sched::RuntimeOptions runtime_options(const po::variables_map& vm) {
 
 std::string default_out_dir(const std::string& trace, const std::string& tag) {
   std::string stem = trace;
-  if (const auto slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  if (const auto slash = stem.find_last_of('/'); slash != std::string::npos)
+    stem = stem.substr(slash + 1);
   if (const auto dot = stem.find('.'); dot != std::string::npos) stem = stem.substr(0, dot);
   const std::time_t now = std::time(nullptr);
   char ts[32];
@@ -158,7 +158,8 @@ int cmd_run(int argc, char** argv, bool compare) {
   std::string policies = "0,1,2,3";
   po::options_description d = common_options(c);
   d.add_options()("trace", po::value(&c.trace), "trace file");
-  if (compare) d.add_options()("policies", po::value(&policies), "policies to compare: 0,1,2,3 or names");
+  if (compare)
+    d.add_options()("policies", po::value(&policies), "policies to compare: 0,1,2,3 or names");
   po::positional_options_description p;
   p.add("trace", 1);
   po::variables_map vm;
@@ -167,7 +168,9 @@ int cmd_run(int argc, char** argv, bool compare) {
     std::cout << "usage: pypto-sim " << (compare ? "compare" : "run") << " TRACE [options]\n" << d;
     return 0;
   }
-  if (c.trace.empty()) throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") + " TRACE [options]");
+  if (c.trace.empty())
+    throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") +
+                     " TRACE [options]");
   const sim::ChipConfig chip = cfg::resolve_chip_config(c.chip, c.config, c.sets);
   sched::RuntimeOptions rt = runtime_options(vm);
   sim::LoadOptions lo;
@@ -216,14 +219,14 @@ int cmd_gen(int argc, char** argv) {
   std::string out;
   bool no_memory = false;
   po::options_description d("options");
-  d.add_options()("help,h", "show this help")
-      ("shape", po::value(&s.shape)->default_value("mix"), "mix, chain, fanout, loops or independent")
-      ("tasks", po::value(&s.tasks)->default_value(1000), "number of tasks")
-      ("seed", po::value(&s.seed)->default_value(1), "random seed")
-      ("tasks-per-root", po::value(&s.tasks_per_root)->default_value(8), "tasks per loop body")
-      ("recorded", po::bool_switch(&s.recorded), "give every task a recorded duration")
-      ("no-memory", po::bool_switch(&no_memory), "no memory ranges")
-      ("out,o", po::value(&out), "output file (default: stdout)");
+  d.add_options()("help,h", "show this help")("shape", po::value(&s.shape)->default_value("mix"),
+                                              "mix, chain, fanout, loops or independent")(
+      "tasks", po::value(&s.tasks)->default_value(1000), "number of tasks")(
+      "seed", po::value(&s.seed)->default_value(1), "random seed")(
+      "tasks-per-root", po::value(&s.tasks_per_root)->default_value(8), "tasks per loop body")(
+      "recorded", po::bool_switch(&s.recorded), "give every task a recorded duration")(
+      "no-memory", po::bool_switch(&no_memory), "no memory ranges")(
+      "out,o", po::value(&out), "output file (default: stdout)");
   po::positional_options_description p;
   po::variables_map vm;
   parse(argc, argv, d, p, vm);
@@ -249,12 +252,11 @@ int cmd_config(int argc, char** argv) {
   std::vector<std::string> sets;
   bool describe = false, list = false;
   po::options_description d("options");
-  d.add_options()("help,h", "show this help")
-      ("chip", po::value(&chip), "chip preset")
-      ("config", po::value(&config), "chip config YAML file")
-      ("set", po::value(&sets)->composing(), "override a value")
-      ("describe", po::bool_switch(&describe), "list every key with unit, default and range")
-      ("list", po::bool_switch(&list), "list the chip presets");
+  d.add_options()("help,h", "show this help")("chip", po::value(&chip), "chip preset")(
+      "config", po::value(&config), "chip config YAML file")("set", po::value(&sets)->composing(),
+                                                             "override a value")(
+      "describe", po::bool_switch(&describe), "list every key with unit, default and range")(
+      "list", po::bool_switch(&list), "list the chip presets");
   po::positional_options_description p;
   po::variables_map vm;
   parse(argc, argv, d, p, vm);
@@ -297,15 +299,16 @@ int cmd_bench(int argc, char** argv) {
   std::string sizes;
   bool no_frontend = false;
   po::options_description d("options");
-  d.add_options()("help,h", "show this help")
-      ("quick", po::bool_switch(&o.quick), "smoke test: 10k and 100k tasks, one round (< 1 min)")
-      ("out,o", po::value(&o.out_dir), "output folder (default: output/bench_<timestamp>)")
-      ("sizes", po::value(&sizes), "scaling sizes, e.g. 10k,100k,1M,10M (the default)")
-      ("trace-dir", po::value(&o.trace_dir), "where synthetic traces are kept and reused "
-       "(default: the output folder)")
-      ("rounds", po::value(&o.rounds), "interleaved repetitions, median taken (default 3; quick 1)")
-      ("chip", po::value(&o.chip)->default_value("a2"), "chip preset")
-      ("no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py");
+  d.add_options()("help,h", "show this help")(
+      "quick", po::bool_switch(&o.quick), "smoke test: 10k and 100k tasks, one round (< 1 min)")(
+      "out,o", po::value(&o.out_dir), "output folder (default: output/bench_<timestamp>)")(
+      "sizes", po::value(&sizes), "scaling sizes, e.g. 10k,100k,1M,10M (the default)")(
+      "trace-dir", po::value(&o.trace_dir),
+      "where synthetic traces are kept and reused "
+      "(default: the output folder)")("rounds", po::value(&o.rounds),
+                                      "interleaved repetitions, median taken (default 3; quick 1)")(
+      "chip", po::value(&o.chip)->default_value("a2"), "chip preset")(
+      "no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py");
   po::positional_options_description p;
   po::variables_map vm;
   parse(argc, argv, d, p, vm);

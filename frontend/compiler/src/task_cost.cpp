@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string>
 
-#include "pypto/compiler/op_table.h"
 #include "pypto/common/errors.h"
+#include "pypto/compiler/op_table.h"
 
 namespace pypto::compiler::detail {
 

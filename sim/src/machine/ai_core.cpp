@@ -117,8 +117,8 @@ void AiCore::start(TaskId task, TimePs t0) {
     }
     const double cyc = tm.aicore_ps_per_cycle;
     const auto& cost = m_.chip.cost;
-    run_.pre = round_ps((cost.task_overhead_cycles +
-                             (read_bytes > 0 ? cost.mte_read_latency_cycles : 0)) * cyc);
+    run_.pre = round_ps(
+        (cost.task_overhead_cycles + (read_bytes > 0 ? cost.mte_read_latency_cycles : 0)) * cyc);
     run_.post = round_ps((write_bytes > 0 ? cost.mte_write_latency_cycles : 0) * cyc);
     run_.l2_read = round_ps(static_cast<double>(hit_read) / tm.l2_read_bytes_per_ps);
     run_.write = round_ps(static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps);
@@ -155,9 +155,9 @@ void AiCore::on_flow_done() {
 void AiCore::on_flow_revoked() {
   const TimePs old_finish = run_.finish;
   const TimePs old_final_from = run_.final_from;
-  NPU_CHECK(run_.task != kNoTask && old_finish != kNever && !run_.collected &&
-                old_final_from > now_ps(),
-            "an HBM promise was revoked after it could be relied on");
+  NPU_CHECK(
+      run_.task != kNoTask && old_finish != kNever && !run_.collected && old_final_from > now_ps(),
+      "an HBM promise was revoked after it could be relied on");
   run_.finish = kNever;
   run_.final_from = 0;
   owner()->on_finish_revoked(id_, old_finish, old_final_from);

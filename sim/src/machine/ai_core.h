@@ -49,7 +49,7 @@ class AiCore : public sc_core::sc_module {
   sched::TimePs combine(sched::TimePs read_ps) const;
   sched::TimePs finish_after_flow(sched::TimePs flow_end_ps) const;
   sched::TimePs earliest_end() const;  // lower bound of the running task's end
-  SchedThread* owner();                 // the schedule thread that owns this core
+  SchedThread* owner();                // the schedule thread that owns this core
 
   Machine& m_;
   sched::CoreId id_;

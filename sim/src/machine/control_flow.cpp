@@ -61,8 +61,7 @@ void ControlFlow::step() {
         return;
       }
       if (!m_.scheduler->admissible(static_cast<sched::DeviceTaskId>(next_admit_))) return;
-      m_.scheduler->admit(static_cast<sched::DeviceTaskId>(next_admit_),
-                          m_.threads.front()->hal());
+      m_.scheduler->admit(static_cast<sched::DeviceTaskId>(next_admit_), m_.threads.front()->hal());
       built_at_.pop_front();
       ++next_admit_;
       for (auto* t : m_.threads) t->on_work(now);

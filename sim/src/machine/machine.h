@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
+#include "pypto/model/chip_config.h"
 #include "pypto/sched/scheduler.h"
 #include "pypto/sched/task_graph.h"
-#include "pypto/model/chip_config.h"
 #include "pypto/sim/memory/hbm_flow.h"
 #include "pypto/sim/memory/l2_cache.h"
 #include "pypto/sim/simulation.h"

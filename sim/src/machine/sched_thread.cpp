@@ -44,15 +44,9 @@ void SchedThread::run_inline(sched::ThreadId, sched::TaskId task) {
 
 void SchedThread::charge(sched::ThreadId, sched::AicpuOp op, std::uint32_t n) {
   switch (op) {
-    case sched::AicpuOp::kResolveEdge:
-      local_ += m_.tm.resolve_ps * n;
-      break;
-    case sched::AicpuOp::kQueueOp:
-      local_ += m_.tm.queue_op_ps * n;
-      break;
-    case sched::AicpuOp::kFairScan:
-      local_ += m_.tm.fair_scan_per_thread_ps * n;
-      break;
+    case sched::AicpuOp::kResolveEdge: local_ += m_.tm.resolve_ps * n; break;
+    case sched::AicpuOp::kQueueOp: local_ += m_.tm.queue_op_ps * n; break;
+    case sched::AicpuOp::kFairScan: local_ += m_.tm.fair_scan_per_thread_ps * n; break;
   }
 }
 
@@ -77,8 +71,7 @@ TimePs SchedThread::grid_wake(sched::CoreId core, TimePs finish_ps) const {
   return grid0_ + k * period_;
 }
 
-TimePs SchedThread::finish_wake(sched::CoreId core, TimePs finish_ps,
-                                TimePs final_from_ps) const {
+TimePs SchedThread::finish_wake(sched::CoreId core, TimePs finish_ps, TimePs final_from_ps) const {
   // A promised finish is seen by the first round on the grid that reads it, but not before
   // it is final: the same round as when the finish becomes known only then.
   return std::max(grid_wake(core, finish_ps), final_from_ps);
@@ -166,8 +159,8 @@ void SchedThread::step() {
           const std::uint64_t aic = m_.scheduler->ready_depth(sched::CoreType::kAic);
           const std::uint64_t aiv = m_.scheduler->ready_depth(sched::CoreType::kAiv);
           if (aic != last_depth_[0] || aiv != last_depth_[1]) {
-            tl.depth.push_back({local_, static_cast<std::uint32_t>(aic),
-                                static_cast<std::uint32_t>(aiv)});
+            tl.depth.push_back(
+                {local_, static_cast<std::uint32_t>(aic), static_cast<std::uint32_t>(aiv)});
             last_depth_[0] = aic;
             last_depth_[1] = aiv;
           }

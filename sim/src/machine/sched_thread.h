@@ -25,8 +25,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   void on_finish_known(sched::CoreId core, sched::TimePs finish_ps, sched::TimePs final_from_ps);
   // Contract: the finish a core announced with on_finish_known is withdrawn (it is unknown
   // until announced again); the core has already forgotten it.
-  void on_finish_revoked(sched::CoreId core, sched::TimePs finish_ps,
-                         sched::TimePs final_from_ps);
+  void on_finish_revoked(sched::CoreId core, sched::TimePs finish_ps, sched::TimePs final_from_ps);
   // Contract: new work may be available for this thread from at_ps on.
   void on_work(sched::TimePs at_ps);
 
@@ -55,11 +54,11 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   sc_core::sc_event ev_;
   sched::TimePs local_ = 0;
   enum class Mode { kActive, kPolling, kIdle } mode_ = Mode::kIdle;
-  sched::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_
+  sched::TimePs grid0_ = 0, period_ = 0;    // polling grid: rounds start at grid0_ + k*period_
   std::vector<std::uint32_t> poll_offset_;  // per core (global id): position in a poll round
   std::uint32_t polled_cores_ = 0;
-  std::vector<sched::CoreId> busy_;         // cores polled while kPolling
-  sched::TimePs armed_ps_ = sched::kNever;  // pending wake-up (the earliest asked for)
+  std::vector<sched::CoreId> busy_;             // cores polled while kPolling
+  sched::TimePs armed_ps_ = sched::kNever;      // pending wake-up (the earliest asked for)
   sched::TimePs work_wake_ps_ = sched::kNever;  // earliest wake-up asked for by on_work
   ThreadStatsOut stats_;
   std::uint64_t last_depth_[2] = {~0ull, ~0ull};

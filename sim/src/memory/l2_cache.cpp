@@ -157,8 +157,7 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
     case 4:
       return is_write ? access_compact<4, true>(compact4_, l)
                       : access_compact<4, false>(compact4_, l);
-    default:
-      return access_generic(l, is_write);
+    default: return access_generic(l, is_write);
   }
 }
 
@@ -344,12 +343,9 @@ std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& s
 
 std::uint64_t L2Cache::resident_lines() const {
   switch (compact_slots_) {
-    case 16:
-      return compact_resident(compact16_);
-    case 8:
-      return compact_resident(compact8_);
-    case 4:
-      return compact_resident(compact4_);
+    case 16: return compact_resident(compact16_);
+    case 8: return compact_resident(compact8_);
+    case 4: return compact_resident(compact4_);
     default: {
       std::uint64_t n = 0;
       for (const std::uint32_t f : fill_) n += f;

@@ -84,16 +84,18 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
                             {"threads", threads},
                             {"control_flow_busy_ns", ns(s.control_busy_ps)}};
   const std::uint64_t lines = s.l2_hit_lines + s.l2_miss_lines;
-  j["l2"] = ordered_json{{"hits", s.l2_hit_lines},
-                         {"misses", s.l2_miss_lines},
-                         {"hit_rate", lines == 0 ? 0.0 : round_to(double(s.l2_hit_lines) / lines, 6)},
-                         {"hit_bytes", s.l2_hit_bytes},
-                         {"miss_bytes", s.l2_miss_bytes}};
+  j["l2"] =
+      ordered_json{{"hits", s.l2_hit_lines},
+                   {"misses", s.l2_miss_lines},
+                   {"hit_rate", lines == 0 ? 0.0 : round_to(double(s.l2_hit_lines) / lines, 6)},
+                   {"hit_bytes", s.l2_hit_bytes},
+                   {"miss_bytes", s.l2_miss_bytes}};
   j["hbm"] = ordered_json{
       {"bytes", s.hbm_bytes},
       {"busy_ns", ns(s.hbm_busy_ps)},
-      {"achieved_gbps",
-       s.makespan_ps == 0 ? 0.0 : round_to(double(s.hbm_bytes) / double(s.makespan_ps) * 1000.0, 3)}};
+      {"achieved_gbps", s.makespan_ps == 0
+                            ? 0.0
+                            : round_to(double(s.hbm_bytes) / double(s.makespan_ps) * 1000.0, 3)}};
   j["workspace"] = ordered_json{{"peak_bytes", s.workspace_peak_bytes},
                                 {"minimum_bytes", s.workspace_minimum_bytes},
                                 {"capacity_bytes", s.workspace_capacity_bytes}};
@@ -128,13 +130,20 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
   emit({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "AICore"}}}});
   emit({{"ph", "M"}, {"pid", 2}, {"name", "process_name"}, {"args", {{"name", "AICPU"}}}});
   for (std::uint32_t c = 0; c < cores; ++c) {
-    const std::string name = c < aic ? "AIC " + std::to_string(c) : "AIV " + std::to_string(c - aic);
-    emit({{"ph", "M"}, {"pid", 1}, {"tid", c}, {"name", "thread_name"}, {"args", {{"name", name}}}});
-    emit({{"ph", "M"}, {"pid", 1}, {"tid", c}, {"name", "thread_sort_index"}, {"args", {{"sort_index", c}}}});
+    const std::string name =
+        c < aic ? "AIC " + std::to_string(c) : "AIV " + std::to_string(c - aic);
+    emit(
+        {{"ph", "M"}, {"pid", 1}, {"tid", c}, {"name", "thread_name"}, {"args", {{"name", name}}}});
+    emit({{"ph", "M"},
+          {"pid", 1},
+          {"tid", c},
+          {"name", "thread_sort_index"},
+          {"args", {{"sort_index", c}}}});
   }
   for (std::uint32_t t = 0; t <= nthreads; ++t) {
     const std::string name = t < nthreads ? "sched " + std::to_string(t) : "control flow";
-    emit({{"ph", "M"}, {"pid", 2}, {"tid", t}, {"name", "thread_name"}, {"args", {{"name", name}}}});
+    emit(
+        {{"ph", "M"}, {"pid", 2}, {"tid", t}, {"name", "thread_name"}, {"args", {{"name", name}}}});
   }
   // One X event per task on its core.
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
@@ -156,10 +165,21 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
       const sched::TaskId s = g.succ[i];
       if (!sched::is_dispatchable(g.core_type[s]) || tl.core[s] == 0xFFFF) continue;
       ++flows;
-      emit({{"ph", "s"}, {"pid", 1}, {"tid", tl.core[t]}, {"name", "dep"}, {"cat", "dep"},
-            {"id", flows}, {"ts", us(tl.end_ps[t]) - 1e-6}});
-      emit({{"ph", "f"}, {"bp", "e"}, {"pid", 1}, {"tid", tl.core[s]}, {"name", "dep"},
-            {"cat", "dep"}, {"id", flows}, {"ts", us(tl.start_ps[s])}});
+      emit({{"ph", "s"},
+            {"pid", 1},
+            {"tid", tl.core[t]},
+            {"name", "dep"},
+            {"cat", "dep"},
+            {"id", flows},
+            {"ts", us(tl.end_ps[t]) - 1e-6}});
+      emit({{"ph", "f"},
+            {"bp", "e"},
+            {"pid", 1},
+            {"tid", tl.core[s]},
+            {"name", "dep"},
+            {"cat", "dep"},
+            {"id", flows},
+            {"ts", us(tl.start_ps[s])}});
     }
   }
   // AICPU work and ready-queue depth.
@@ -174,7 +194,10 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
           {"args", {{"completions", a.completions}, {"dispatches", a.dispatches}}}});
   }
   for (const auto& d : tl.depth) {
-    emit({{"ph", "C"}, {"pid", 2}, {"name", "ready queue"}, {"ts", us(d.time_ps)},
+    emit({{"ph", "C"},
+          {"pid", 2},
+          {"name", "ready queue"},
+          {"ts", us(d.time_ps)},
           {"args", {{"AIC", d.aic}, {"AIV", d.aiv}}}});
   }
   f << "\n],\"metadata\":"
@@ -199,7 +222,8 @@ void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipCo
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
   std::vector<std::vector<sched::TaskId>> per_core(cores);
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF) per_core[tl.core[t]].push_back(t);
+    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
+      per_core[tl.core[t]].push_back(t);
   }
   std::ofstream f = open_out(path);
   f << "[";
@@ -207,8 +231,9 @@ void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipCo
   for (std::uint32_t c = 0; c < cores; ++c) {
     auto& v = per_core[c];
     if (v.empty()) continue;
-    std::stable_sort(v.begin(), v.end(),
-                     [&](sched::TaskId a, sched::TaskId b) { return tl.start_ps[a] < tl.start_ps[b]; });
+    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
+      return tl.start_ps[a] < tl.start_ps[b];
+    });
     f << (first_block ? "\n" : ",\n") << "{\"blockIdx\":" << c << ",\"coreType\":\""
       << (c < aic ? "AIC" : "AIV") << "\",\"tasks\":[";
     first_block = false;
@@ -217,8 +242,8 @@ void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipCo
       const auto start = static_cast<std::uint64_t>(std::llround(tl.start_ps[t] * ticks_per_ps));
       const auto end = static_cast<std::uint64_t>(std::llround(tl.end_ps[t] * ticks_per_ps));
       f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no
-        << ",\"taskId\":" << g.orig_id[t] << ",\"execStart\":" << start
-        << ",\"execEnd\":" << end << "}";
+        << ",\"taskId\":" << g.orig_id[t] << ",\"execStart\":" << start << ",\"execEnd\":" << end
+        << "}";
     }
     f << "]}";
   }

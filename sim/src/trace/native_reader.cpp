@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
-#include "pypto/sched/stitcher.h"
 #include "pypto/model/cost_model.h"
+#include "pypto/sched/stitcher.h"
 #include "readers.h"
 
 namespace pypto::sim::trace_detail {
@@ -90,8 +90,7 @@ Key key_of(std::string_view k) {
     case 14:
       if (k == "parallel_group") return kParallelGroup;
       break;
-    default:
-      break;
+    default: break;
   }
   return kUnknown;
 }
@@ -229,12 +228,8 @@ void NativeReader::fail_type(od::value& v, std::string_view what, simdjson::erro
   od::json_type t;
   if (v.type().get(t) == simdjson::SUCCESS) {
     switch (t) {
-      case od::json_type::array:
-        got = "an array";
-        break;
-      case od::json_type::object:
-        got = "an object";
-        break;
+      case od::json_type::array: got = "an array"; break;
+      case od::json_type::object: got = "an object"; break;
       default: {
         std::string_view tok = v.raw_json_token();
         while (!tok.empty() && std::strchr(" \t\r\n", tok.back())) tok.remove_suffix(1);
@@ -325,9 +320,7 @@ void NativeReader::parse_mem(od::value& v) {
       od::value x;
       if (const auto e = field.get(x)) fail_json(e);
       switch (n++) {
-        case 0:
-          m.addr = get_u64(x, "a \"mem\" address to be a non-negative integer", ~0ull);
-          break;
+        case 0: m.addr = get_u64(x, "a \"mem\" address to be a non-negative integer", ~0ull); break;
         case 1:
           m.bytes = static_cast<std::uint32_t>(
               get_u64(x, "a \"mem\" size to be a byte count", 0xFFFFFFFFull));
@@ -345,8 +338,7 @@ void NativeReader::parse_mem(od::value& v) {
           }
           break;
         }
-        default:
-          fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
       }
     }
     if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
@@ -429,8 +421,7 @@ std::uint32_t NativeReader::price_ops(std::string_view raw) {
           }
           break;
         }
-        default:
-          fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
       }
     }
     if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
@@ -511,9 +502,7 @@ void NativeReader::handle_field(std::string_view key, od::value& v) {
   if (seen_ & k) fail("duplicate key \"" + std::string(key) + "\"");
   seen_ |= k;
   switch (k) {
-    case kId:
-      f_id_ = get_u64(v, "\"id\" to be a task id", sched::kNoTask - 1);
-      break;
+    case kId: f_id_ = get_u64(v, "\"id\" to be a task id", sched::kNoTask - 1); break;
     case kCore: {
       const std::string_view s = get_str(v, "\"core\" to be one of AIC, AIV, HUB, AICPU");
       const auto ct = sched::parse_core_type(s);
@@ -523,36 +512,16 @@ void NativeReader::handle_field(std::string_view key, od::value& v) {
       f_core_ = *ct;
       break;
     }
-    case kKernel:
-      f_kernel_ = parse_kernel(v);
-      break;
-    case kRoot:
-      f_root_ = get_u64(v, "\"root\" to be a root-instance index", 0xFFFFFFFEull);
-      break;
-    case kDt:
-      f_dt_ = get_u64(v, "\"dt\" to be a device-task id", 0xFFFFFFFFull);
-      break;
-    case kPg:
-      f_pg_ = get_u64(v, "\"pg\" to be a parallel-group id", 0xFFFFFFFFull);
-      break;
-    case kSucc:
-      parse_succ(v);
-      break;
-    case kStart:
-      f_start_ = get_u64(v, "\"start\" to be a time in ns", ~0ull);
-      break;
-    case kEnd:
-      f_end_ = get_u64(v, "\"end\" to be a time in ns", ~0ull);
-      break;
-    case kDur:
-      f_dur_ = get_u64(v, "\"dur\" to be a duration in ns", sched::kNoRecord - 1);
-      break;
-    case kMem:
-      parse_mem(v);
-      break;
-    case kOps:
-      f_cycles_ = parse_ops(v);
-      break;
+    case kKernel: f_kernel_ = parse_kernel(v); break;
+    case kRoot: f_root_ = get_u64(v, "\"root\" to be a root-instance index", 0xFFFFFFFEull); break;
+    case kDt: f_dt_ = get_u64(v, "\"dt\" to be a device-task id", 0xFFFFFFFFull); break;
+    case kPg: f_pg_ = get_u64(v, "\"pg\" to be a parallel-group id", 0xFFFFFFFFull); break;
+    case kSucc: parse_succ(v); break;
+    case kStart: f_start_ = get_u64(v, "\"start\" to be a time in ns", ~0ull); break;
+    case kEnd: f_end_ = get_u64(v, "\"end\" to be a time in ns", ~0ull); break;
+    case kDur: f_dur_ = get_u64(v, "\"dur\" to be a duration in ns", sched::kNoRecord - 1); break;
+    case kMem: parse_mem(v); break;
+    case kOps: f_cycles_ = parse_ops(v); break;
     case kCycles:
       f_extra_cycles_ = get_u64(v, "\"cycles\" to be a cycle count", 0xFFFFFFFFull);
       break;
@@ -566,8 +535,7 @@ void NativeReader::handle_field(std::string_view key, od::value& v) {
     case kParallelGroup:
       f_parallel_group_ = get_u64(v, "\"parallel_group\" to be a parallel-group id", 0xFFFFFFFFull);
       break;
-    case kUnknown:
-      break;
+    case kUnknown: break;
   }
 }
 
@@ -709,8 +677,9 @@ void NativeReader::add_task() {
   // A HUB is resolved inline by the AICPU and never runs: a time, memory or ops on it
   // would be silently ignored, so they are refused.
   if (f_core_ == CoreType::kHub && (seen_ & (kStart | kEnd | kDur | kMem | kOps))) {
-    fail("a HUB task is a zero-cost dependency node; it takes no \"start\", \"end\", "
-         "\"dur\", \"mem\" or \"ops\"");
+    fail(
+        "a HUB task is a zero-cost dependency node; it takes no \"start\", \"end\", "
+        "\"dur\", \"mem\" or \"ops\"");
   }
   const bool has_start = (seen_ & kStart) != 0, has_end = (seen_ & kEnd) != 0;
   if (has_start != has_end) fail("\"start\" and \"end\" go together; give both or \"dur\" alone");

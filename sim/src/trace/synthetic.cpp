@@ -154,23 +154,16 @@ class Generator {
       s = pick == 0 ? Shape::kChain : pick == 1 ? Shape::kFanout : Shape::kLoops;
     }
     switch (s) {
-      case Shape::kChain:
-        pattern_chain(m, "chain_vec", "chain_mm");
-        break;
-      case Shape::kFanout:
-        pattern_fanout(m);
-        break;
-      case Shape::kLoops:
-        pattern_chain(m, "epilogue_vec", "qk_matmul");
-        break;
+      case Shape::kChain: pattern_chain(m, "chain_vec", "chain_mm"); break;
+      case Shape::kFanout: pattern_fanout(m); break;
+      case Shape::kLoops: pattern_chain(m, "epilogue_vec", "qk_matmul"); break;
       case Shape::kIndependent:
         for (std::uint64_t j = 0; j < m; ++j) {
           tasks_[j].cube = (first + j) % 3 == 0;
           tasks_[j].kernel = tasks_[j].cube ? "indep_mm" : "indep_vec";
         }
         break;
-      case Shape::kMix:
-        break;
+      case Shape::kMix: break;
     }
     if (s == Shape::kLoops) tasks_[0].kernel = "prologue_vec";
 

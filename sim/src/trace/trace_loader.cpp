@@ -186,14 +186,10 @@ std::string format_list() {
 
 const char* to_string(TraceFormat f) {
   switch (f) {
-    case TraceFormat::kNative:
-      return "native";
-    case TraceFormat::kDynTopo:
-      return "dyn_topo";
-    case TraceFormat::kTopoJson:
-      return "topo_json";
-    case TraceFormat::kFixedLatency:
-      return "fixed_latency";
+    case TraceFormat::kNative: return "native";
+    case TraceFormat::kDynTopo: return "dyn_topo";
+    case TraceFormat::kTopoJson: return "topo_json";
+    case TraceFormat::kFixedLatency: return "fixed_latency";
   }
   return "?";
 }
@@ -264,13 +260,10 @@ LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const C
                       path + " is a " + to_string(format) + " trace");
   }
   switch (format) {
-    case TraceFormat::kNative:
-      return trace_detail::load_native(path, opts, chip);
+    case TraceFormat::kNative: return trace_detail::load_native(path, opts, chip);
     case TraceFormat::kDynTopo:
-    case TraceFormat::kTopoJson:
-      return trace_detail::load_board(path, format, opts, chip);
-    case TraceFormat::kFixedLatency:
-      return trace_detail::load_fixed_latency(path, chip);
+    case TraceFormat::kTopoJson: return trace_detail::load_board(path, format, opts, chip);
+    case TraceFormat::kFixedLatency: return trace_detail::load_fixed_latency(path, chip);
   }
   throw TraceError(path + ": unknown trace format");
 }

@@ -39,7 +39,7 @@ class ModelError : public Error {
 
 // Never compiled out: the model's invariants are cheap compared to what a silent wrong
 // answer costs a user.
-#define NPU_CHECK(cond, msg)                                              \
-  do {                                                                    \
-    if (!(cond)) ::pypto::throw_model_error(__FILE__, __LINE__, (msg));   \
+#define NPU_CHECK(cond, msg)                                            \
+  do {                                                                  \
+    if (!(cond)) ::pypto::throw_model_error(__FILE__, __LINE__, (msg)); \
   } while (0)

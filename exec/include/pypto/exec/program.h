@@ -42,24 +42,50 @@ struct LocalTile {
 
 enum class TileOpcode : std::uint8_t {
   // data movement
-  kLoad,    // dst <- region (strides may be 0 = broadcast). region.shape <= dst.shape per
-            // axis, a prefix box at the same indices; a smaller box keeps the rest of dst
-            // (which an earlier instruction must have written, e.g. a kFill of zeros)
-  kStore,   // region <- src (region.shape: the valid part, a prefix box of src; no stride 0
-            // on an axis of extent > 1, which would write one element several times)
-  kFill,    // dst <- scalar
-  kCopy,    // dst <- src0 (same element count, row-major order: reshape)
-  kPermute, // dst <- src0 with axes permuted: dst axis k is src axis perm[k]
-  kCast,    // dst <- src0 converted to dst's dtype, rounding per `cast_mode`
+  kLoad,     // dst <- region (strides may be 0 = broadcast). region.shape <= dst.shape per
+             // axis, a prefix box at the same indices; a smaller box keeps the rest of dst
+             // (which an earlier instruction must have written, e.g. a kFill of zeros)
+  kStore,    // region <- src (region.shape: the valid part, a prefix box of src; no stride 0
+             // on an axis of extent > 1, which would write one element several times)
+  kFill,     // dst <- scalar
+  kCopy,     // dst <- src0 (same element count, row-major order: reshape)
+  kPermute,  // dst <- src0 with axes permuted: dst axis k is src axis perm[k]
+  kCast,     // dst <- src0 converted to dst's dtype, rounding per `cast_mode`
   // element-wise, same shapes (operand i is scalar[i] when scalar_operand bit i is set:
   // bit 1 for b, bit 0 for a in reflected ops)
-  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kRemainder, kPow,
-  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
-  kNeg, kAbs, kRelu, kExp, kLog, kSqrt, kRsqrt, kReciprocal, kSigmoid, kTanh, kFloor,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,
+  kRemainder,
+  kPow,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLogicalAnd,
+  kLogicalOr,
+  kNeg,
+  kAbs,
+  kRelu,
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kReciprocal,
+  kSigmoid,
+  kTanh,
+  kFloor,
   kLogicalNot,
-  kWhere,   // dst <- src0 ? src1 : src2 (src1/src2 may be scalars: scalar_operand bits 1, 2)
+  kWhere,  // dst <- src0 ? src1 : src2 (src1/src2 may be scalars: scalar_operand bits 1, 2)
   // reductions over the axes in reduce_mask; dst has size 1 on those axes (keepdim form)
-  kReduceSum, kReduceMax, kReduceMin,
+  kReduceSum,
+  kReduceMax,
+  kReduceMin,
   // dst[.., M, N] (+)= src0[.., M, K] @ src1[.., K, N]; batch axes equal. accumulate=1 adds
   // to dst's current contents (K split across instructions); products summed in double.
   kMatmul,
@@ -99,16 +125,16 @@ enum class CastMode : std::uint8_t { kNone, kRint, kRound, kFloor, kCeil, kTrunc
 
 struct TileInstr {
   TileOpcode op = TileOpcode::kLoad;
-  std::int32_t dst = -1;                   // local tile index
-  std::int32_t src[3] = {-1, -1, -1};      // local tile indices
-  std::uint8_t scalar_operand = 0;         // bit i set: operand i is scalar[i] (not src[i])
+  std::int32_t dst = -1;               // local tile index
+  std::int32_t src[3] = {-1, -1, -1};  // local tile indices
+  std::uint8_t scalar_operand = 0;     // bit i set: operand i is scalar[i] (not src[i])
   double scalar[3] = {0, 0, 0};
-  GlobalRegion region;                     // kLoad / kStore
-  std::uint8_t reduce_mask = 0;            // kReduce*: bit k = reduce axis k
+  GlobalRegion region;                         // kLoad / kStore
+  std::uint8_t reduce_mask = 0;                // kReduce*: bit k = reduce axis k
   std::uint8_t perm[kMaxRank] = {0, 1, 2, 3};  // kPermute
-  std::uint8_t accumulate = 0;             // kMatmul
-  CastMode cast_mode = CastMode::kNone;    // kCast
-  std::uint8_t saturate = 0;               // kCast: 1 = pypto SaturationMode.ON
+  std::uint8_t accumulate = 0;                 // kMatmul
+  CastMode cast_mode = CastMode::kNone;        // kCast
+  std::uint8_t saturate = 0;                   // kCast: 1 = pypto SaturationMode.ON
 };
 
 // One leaf task's program.

@@ -20,36 +20,36 @@ struct ChipConfig {
   } chip;
 
   struct Cores {
-    std::uint32_t aic = 24;          // cube cores = clusters
-    std::uint32_t aiv_per_aic = 2;   // vector cores per cluster
-    double freq_mhz = 1850.0;        // AICore clock
+    std::uint32_t aic = 24;         // cube cores = clusters
+    std::uint32_t aiv_per_aic = 2;  // vector cores per cluster
+    double freq_mhz = 1850.0;       // AICore clock
     std::uint32_t ub_kib = 192;
     std::uint32_t l1_kib = 512;
     std::uint32_t l0a_kib = 64;
     std::uint32_t l0b_kib = 64;
     std::uint32_t l0c_kib = 128;
     std::uint32_t cube_m = 16, cube_n = 16, cube_k = 16;  // fractal
-    std::uint32_t start_latency_ns = 5000;   // AICore kernel launch to first handshake
-    std::uint32_t handshake_cores = 4;       // dispatch starts once this many said hello
-    std::uint32_t slot_switch_cycles = 20;   // pending -> running when the current ends
+    std::uint32_t start_latency_ns = 5000;                // AICore kernel launch to first handshake
+    std::uint32_t handshake_cores = 4;      // dispatch starts once this many said hello
+    std::uint32_t slot_switch_cycles = 20;  // pending -> running when the current ends
   } cores;
 
   struct Aicpu {
-    std::uint32_t count = 6;                // AICPUs on the chip
-    std::uint32_t max_sched_threads = 4;    // launch_sched_aicpu_num above this -> auto
-    std::uint32_t cores_per_thread = 8;     // auto count = min(max, ceil(aic / this))
+    std::uint32_t count = 6;              // AICPUs on the chip
+    std::uint32_t max_sched_threads = 4;  // launch_sched_aicpu_num above this -> auto
+    std::uint32_t cores_per_thread = 8;   // auto count = min(max, ceil(aic / this))
     double freq_mhz = 1800.0;
-    std::uint32_t poll_cycles = 240;          // per core polled
-    std::uint32_t resolve_cycles = 390;       // per successor edge resolved
-    std::uint32_t dispatch_cycles = 200;      // per task dispatched
+    std::uint32_t poll_cycles = 240;      // per core polled
+    std::uint32_t resolve_cycles = 390;   // per successor edge resolved
+    std::uint32_t dispatch_cycles = 200;  // per task dispatched
     std::uint32_t device_task_build_cycles = 10000;
     std::uint32_t stitch_cycles_per_task = 30;  // per leaf task of a root being stitched
     std::uint32_t submit_cycles = 100;
-    std::uint32_t barrier_cycles = 300;       // all schedule threads meet between device tasks
-    std::uint32_t queue_op_cycles = 40;       // shared ready-queue lock + op
+    std::uint32_t barrier_cycles = 300;  // all schedule threads meet between device tasks
+    std::uint32_t queue_op_cycles = 40;  // shared ready-queue lock + op
     std::uint32_t fair_scan_cycles_per_thread = 20;  // mode 2/3 idle-flag scan
-    std::uint32_t launch_latency_ns = 3000;   // AICPU kernel start-up
-    std::uint32_t staging_buffer_tasks = 256; // per-thread local ready buffer
+    std::uint32_t launch_latency_ns = 3000;          // AICPU kernel start-up
+    std::uint32_t staging_buffer_tasks = 256;        // per-thread local ready buffer
   } aicpu;
 
   struct L2 {
@@ -74,7 +74,7 @@ struct ChipConfig {
     std::uint32_t vec_bytes_per_cycle = 256;
     std::uint32_t vec_start_latency_cycles = 15;
     std::uint32_t cube_fixed_cycles = 20;
-    std::uint32_t task_overhead_cycles = 100;      // leaf prologue/epilogue
+    std::uint32_t task_overhead_cycles = 100;  // leaf prologue/epilogue
     // A leaf compiled for dynamic shapes computes its offsets and sizes at run time; with
     // valid_shape_optimize the full (main) blocks of a dynamic loop use the static leaf.
     std::uint32_t dynamic_shape_overhead_cycles = 200;
@@ -93,9 +93,9 @@ struct DerivedTiming {
   sched::TimePs device_task_build_ps = 0, stitch_per_task_ps = 0, submit_ps = 0, barrier_ps = 0;
   sched::TimePs queue_op_ps = 0, fair_scan_per_thread_ps = 0;
   sched::TimePs aicpu_launch_ps = 0, aicore_start_ps = 0, slot_switch_ps = 0;
-  sched::TimePs board_tick_ps = 0;  // exact only for integer-ps ticks (50 MHz, 1 GHz)
-  double hbm_bytes_per_ps = 0;      // aggregate
-  double hbm_core_bytes_per_ps = 0; // single-core cap
+  sched::TimePs board_tick_ps = 0;   // exact only for integer-ps ticks (50 MHz, 1 GHz)
+  double hbm_bytes_per_ps = 0;       // aggregate
+  double hbm_core_bytes_per_ps = 0;  // single-core cap
   double l2_read_bytes_per_ps = 0, l2_write_bytes_per_ps = 0;  // per core
   sched::TimePs hbm_latency_ps = 0, l2_hit_latency_ps = 0;
   std::uint32_t aiv = 0;  // aic * aiv_per_aic

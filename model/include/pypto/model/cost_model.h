@@ -24,7 +24,7 @@ bool parse_dtype(std::string_view s, DType* out);
 std::string_view to_string(DType d);
 
 struct TileOp {
-  std::string op;               // "mmad", "add", "exp", "sum", ...; copies are "copy_in"/"copy_out"
+  std::string op;  // "mmad", "add", "exp", "sum", ...; copies are "copy_in"/"copy_out"
   DType dtype = DType::kFp32;
   std::vector<std::int64_t> shape;  // mmad: {M, K, N}; others: the tile's shape
 };

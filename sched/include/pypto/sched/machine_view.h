@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pypto/sched/task_graph.h"
 #include "pypto/common/types.h"
+#include "pypto/sched/task_graph.h"
 
 namespace pypto::sched {
 

@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pypto/sched/machine_view.h"
 #include "pypto/common/types.h"
+#include "pypto/sched/machine_view.h"
 
 namespace pypto::sched {
 
@@ -32,8 +32,7 @@ class Policy {
   // released it (kNoCore if unknown). Return a core of t's partition with a free slot to
   // send it to at once (MachineView::has_free_slot must hold), or kNoCore to stage it in
   // the thread's local buffer as usual.
-  virtual CoreId direct_send(const MachineView& m, ThreadId t, TaskId ready,
-                             CoreId producer_core) {
+  virtual CoreId direct_send(const MachineView& m, ThreadId t, TaskId ready, CoreId producer_core) {
     return kNoCore;
   }
 

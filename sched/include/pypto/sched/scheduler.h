@@ -28,12 +28,12 @@ struct MachineShape {
 
 // What one poll round did, for the backend's wake-up bookkeeping.
 struct RoundResult {
-  std::uint32_t completions = 0;  // tasks observed finished
-  std::uint32_t dispatches = 0;   // tasks sent to cores
+  std::uint32_t completions = 0;                           // tasks observed finished
+  std::uint32_t dispatches = 0;                            // tasks sent to cores
   bool pushed_shared[kNumDispatchTypes] = {false, false};  // new work for other threads
-  bool in_flight = false;         // the thread still has tasks on its cores
-  bool all_sent = false;          // a device task sent its last task: idle threads must
-                                  // wake to drain and reach the barrier
+  bool in_flight = false;  // the thread still has tasks on its cores
+  bool all_sent = false;   // a device task sent its last task: idle threads must
+                           // wake to drain and reach the barrier
   struct Finished {
     DeviceTaskId dt;
     TimePs time_ps;  // serial: the last barrier arrival; parallel: when it was observed

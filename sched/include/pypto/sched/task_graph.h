@@ -28,11 +28,11 @@ struct MemAccess {
 struct DeviceTask {
   TaskId first_task = 0;
   std::uint32_t num_tasks = 0;
-  std::uint32_t num_roots = 0;       // root-function instances stitched into it
-  std::uint32_t seq_no = 0;          // as named in the source (PyPTO seqNo)
-  std::uint32_t parallel_group = 0;  // 0: serial; k>0: consecutive device tasks with the
-                                     // same k come from one pypto.loop(parallel=True) and
-                                     // may overlap up to device_sched_parallelism
+  std::uint32_t num_roots = 0;            // root-function instances stitched into it
+  std::uint32_t seq_no = 0;               // as named in the source (PyPTO seqNo)
+  std::uint32_t parallel_group = 0;       // 0: serial; k>0: consecutive device tasks with the
+                                          // same k come from one pypto.loop(parallel=True) and
+                                          // may overlap up to device_sched_parallelism
   std::uint32_t count[4] = {0, 0, 0, 0};  // tasks per CoreType
 };
 

@@ -6,13 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "pypto/sched/task_graph.h"
 #include "pypto/model/chip_config.h"
+#include "pypto/sched/task_graph.h"
 #include "pypto/sim/simulation.h"
 
 namespace pypto::sim {

@@ -16,16 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "pypto/model/chip_config.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
-#include "pypto/model/chip_config.h"
 
 namespace pypto::sim {
 
 struct SimOptions {
   sched::RuntimeOptions runtime;
-  bool record_timeline = true;   // keep per-task start/end/core for trace outputs
-  bool record_aicpu_events = true;  // AICPU work spans and ready-queue depth counters
+  bool record_timeline = true;               // keep per-task start/end/core for trace outputs
+  bool record_aicpu_events = true;           // AICPU work spans and ready-queue depth counters
   std::size_t max_aicpu_events = 2'000'000;  // beyond this, AICPU spans are not kept
   // Called about every `progress_every_tasks` completed tasks with (done, total).
   std::function<void(std::uint64_t, std::uint64_t)> progress;
@@ -48,7 +48,7 @@ struct ThreadStatsOut {
 
 struct SimStats {
   std::string chip, policy, source;
-  std::uint64_t makespan_ps = 0;      // kernel launch to the end of the last device task
+  std::uint64_t makespan_ps = 0;  // kernel launch to the end of the last device task
   std::uint64_t first_start_ps = 0, last_end_ps = 0;  // task span (compared with a recording)
   std::uint64_t tasks = 0, hub_tasks = 0, device_tasks = 0, edges = 0;
   std::uint32_t sched_threads = 0;

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "pypto/compiler/program.h"
+#include "pypto/model/chip_config.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
-#include "pypto/model/chip_config.h"
 
 namespace pypto::compiler {
 
@@ -54,13 +54,13 @@ struct LaunchOptions {
 // Everything one call needs: the task graph for the timing model, each task's program for
 // the functional model, and the memory layout.
 struct Launch {
-  sched::TaskGraph graph;              // device tasks stitched; durations from the cost model
-  std::vector<TaskProgram> programs;   // indexed by task id (empty for HUB tasks)
-  std::uint64_t workspace_bytes = 0;   // host buffer to allocate (buffer index = #tensors)
+  sched::TaskGraph graph;             // device tasks stitched; durations from the cost model
+  std::vector<TaskProgram> programs;  // indexed by task id (empty for HUB tasks)
+  std::uint64_t workspace_bytes = 0;  // host buffer to allocate (buffer index = #tensors)
   std::uint64_t minimum_workspace_bytes = 0;  // total(k = 1)
-  std::uint64_t tile_ops = 0;          // compute tile ops emitted (for throughput figures)
-  std::uint32_t roots = 0;             // root instances
-  std::vector<std::string> log;        // runtime log lines (workspace recommendation, ...)
+  std::uint64_t tile_ops = 0;                 // compute tile ops emitted (for throughput figures)
+  std::uint32_t roots = 0;                    // root instances
+  std::vector<std::string> log;               // runtime log lines (workspace recommendation, ...)
 };
 
 // Evaluates the control flow with the concrete `bindings` ({symbol: value} for every
@@ -68,8 +68,8 @@ struct Launch {
 // error that only shows at run time (e.g. max_workspace_kb at or below the minimum
 // runnable workspace, with PyPTO's message) and pypto::ModelError for compiler bugs.
 Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
-                   const std::map<std::string, std::int64_t>& bindings,
-                   const LaunchOptions& opt, const sim::ChipConfig& chip);
+                   const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
+                   const sim::ChipConfig& chip);
 
 // Writes the launch as a native trace (traces/FORMAT.md) that `pypto-sim run` replays.
 void write_native_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out);

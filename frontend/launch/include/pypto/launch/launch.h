@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "pypto/common/types.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/exec/tile_exec.h"
-#include "pypto/common/types.h"
 #include "pypto/model/chip_config.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"

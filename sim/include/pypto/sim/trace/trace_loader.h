@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <string>
 
+#include "pypto/model/chip_config.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
-#include "pypto/model/chip_config.h"
 
 namespace pypto::sim {
 

@@ -16,8 +16,8 @@
 
 #include <cstdint>
 
-#include "pypto/sched/task_graph.h"
 #include "pypto/model/chip_config.h"
+#include "pypto/sched/task_graph.h"
 
 namespace pypto::bench {
 
