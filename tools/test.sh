@@ -9,11 +9,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 JOBS="$(nproc)"
 
+echo "== build (Release) =="
+BUILD_DIR=build tools/setup.sh   # also installs clang-format when missing
 echo "== format (clang-format, .clang-format) =="
 tools/check_format.sh
-
-echo "== build (Release) =="
-BUILD_DIR=build tools/setup.sh
 echo "== C++ tests (Release) =="
 ctest --test-dir build --output-on-failure -j "$JOBS"
 
