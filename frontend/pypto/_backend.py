@@ -7,9 +7,9 @@ Flow of one jit call (see ``_jit``)::
     compiled  = compile(kernel_ir, options)              # cached with it
     report    = get_backend(run_mode).run(compiled, tensors, bindings, options)
 
-* :func:`compile` is backend-independent (the same TaskProgram feeds SIM and NPU). Until the
-  C++ compiler exists it returns the IR itself; the compiler will plug in here (a
-  ``pypto._C.compile(kernel_ir.to_dict(), options)`` call, see IR.md).
+* :func:`compile` is backend-independent: it calls the C++ compiler,
+  ``pypto._C.compile(kernel_ir.to_dict(), options)`` (see IR.md); only when the native module
+  is hidden (frontend-only tests) does it return the IR itself.
 * A :class:`Backend` executes a compiled kernel on the caller's torch tensors in place.
   Backends live in a registry keyed by run mode: :func:`register_backend`,
   :func:`get_backend`, and :func:`use_backend` (a context manager that temporarily replaces
