@@ -653,6 +653,8 @@ class Executor {
         case TileExec::kWhere: return where(in);
         case TileExec::kReduce: return reduce(in);
         case TileExec::kMatmul: return matmul(in);
+        case TileExec::kTriangle: return triangle(in);
+        case TileExec::kScan: return scan(in);
       }
     }
     fail("unknown opcode " + std::to_string(int(in.op)));
@@ -932,12 +934,164 @@ class Executor {
         run_unary(y, a, n, [](double v) { return double(v == 0); });
         exact = true;
         break;
+      case TileOpcode::kCeil: run_unary(y, a, n, [](double v) { return std::ceil(v); }); break;
+      case TileOpcode::kTrunc: run_unary(y, a, n, [](double v) { return std::trunc(v); }); break;
+      case TileOpcode::kRound: round_decimals(y, a, n, d.t->dtype, in.scalar[1]); break;
+      case TileOpcode::kSign:
+        // torch.sign: NaN stays NaN, -0.0 gives -0.0 (0 * sign bit), as (0 < v) - (v < 0) does.
+        run_unary(y, a, n, [](double v) {
+          return std::isnan(v) ? v : v == 0 ? v : double((0 < v) - (v < 0));
+        });
+        break;
+      case TileOpcode::kErf: run_unary(y, a, n, [](double v) { return std::erf(v); }); break;
+      case TileOpcode::kErfc: run_unary(y, a, n, [](double v) { return std::erfc(v); }); break;
+      case TileOpcode::kSin: run_unary(y, a, n, [](double v) { return std::sin(v); }); break;
+      case TileOpcode::kCos: run_unary(y, a, n, [](double v) { return std::cos(v); }); break;
+      case TileOpcode::kLog1p: run_unary(y, a, n, [](double v) { return std::log1p(v); }); break;
+      case TileOpcode::kExpm1: run_unary(y, a, n, [](double v) { return std::expm1(v); }); break;
+      case TileOpcode::kLrelu: {
+        // torch.nn.functional.leaky_relu: the slope as fp32 (PyPTO's Element(DT_FP32, slope)),
+        // one product rounded to dst. NaN passes through.
+        const double slope = double(float(in.scalar[1]));
+        run_unary(y, a, n, [slope](double v) { return v < 0 ? v * slope : v; });
+        break;
+      }
       default: fail("not a unary opcode");
     }
     if (!exact) {
       const bool int_domain = a.integral && !is_float(d.t->dtype);
       round_inplace(y, n, d.t->dtype, int_domain ? IntConv::kWrap : IntConv::kFromFloat);
     }
+    done(in.dst);
+  }
+
+  // torch.round(x, decimals): in fp32 arithmetic (torch's opmath for fp16/bf16/fp32), the
+  // scaled value rounded half-even, then scaled back; decimals 0 is rint.
+  static void round_decimals(double* y, const Operand& a, std::int64_t n, DType dt, double dec) {
+    const int d = static_cast<int>(dec);
+    if (d == 0 || !is_float(dt)) {
+      run_unary(y, a, n, [](double v) { return std::nearbyint(v); });
+      return;
+    }
+    const float tp = static_cast<float>(std::pow(10.0, std::abs(d)));
+    if (d > 0) {
+      run_unary(y, a, n,
+                [tp](double v) { return double(std::nearbyint(static_cast<float>(v) * tp) / tp); });
+    } else {
+      run_unary(y, a, n,
+                [tp](double v) { return double(std::nearbyint(static_cast<float>(v) / tp) * tp); });
+    }
+  }
+
+  void triangle(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef s = read_tile(in.src[0], "src0");
+    same_shape(in.dst, in.src[0], "dst", "src0");
+    const int rank = d.t->rank;
+    if (rank < 2) fail("needs a tile of rank 2 or more, got " + tile_desc(in.dst));
+    const std::int64_t rows = d.t->shape[rank - 2];
+    const std::int64_t cols = d.t->shape[rank - 1];
+    const std::int64_t diag = static_cast<std::int64_t>(in.scalar[1]);
+    const bool upper = in.op == TileOpcode::kTriu;
+    const std::int64_t mats = rows * cols == 0 ? 0 : d.n / (rows * cols);
+    for (std::int64_t m = 0; m < mats; ++m) {
+      for (std::int64_t i = 0; i < rows; ++i) {
+        const std::int64_t base = (m * rows + i) * cols;
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const bool keep = upper ? j - i >= diag : j - i <= diag;
+          d.data[base + j] = keep ? s.data[base + j] : 0.0;
+        }
+      }
+    }
+    if (d.t->dtype != s.t->dtype) convert_from(d, s.t->dtype);
+    done(in.dst);
+  }
+
+  // The one axis of reduce_mask of src (rank `rank`), with the padded extent and stride
+  // decomposition used to walk it: outer * n * inner elements.
+  struct AxisWalk {
+    std::int64_t outer = 1, n = 1, inner = 1;
+  };
+  AxisWalk one_axis(const TileInstr& in, const LocalTile& t) const {
+    int axis = -1;
+    for (int k = 0; k < t.rank; ++k) {
+      if ((in.reduce_mask >> k) & 1u) {
+        if (axis >= 0)
+          fail("reduce_mask " + std::to_string(int(in.reduce_mask)) + " names more than one axis");
+        axis = k;
+      }
+    }
+    if (axis < 0 || in.reduce_mask >> t.rank) {
+      fail("reduce_mask " + std::to_string(int(in.reduce_mask)) + " names no single axis of " +
+           tile_desc(in.src[0]));
+    }
+    AxisWalk w;
+    for (int k = 0; k < axis; ++k) w.outer *= t.shape[k];
+    w.n = t.shape[axis];
+    for (int k = axis + 1; k < t.rank; ++k) w.inner *= t.shape[k];
+    return w;
+  }
+
+  // The value set a running accumulator of src dtype `d` lives in (torch CPU's acc_type:
+  // double for fp32, fp32 for fp16/bf16, int64 for integers).
+  static double acc_round(double v, DType d) {
+    return d == DType::kFp16 || d == DType::kBf16 ? double(float(v)) : v;
+  }
+
+  void scan(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef s = read_tile(in.src[0], "src0");
+    same_shape(in.dst, in.src[0], "dst", "src0");
+    const AxisWalk w = one_axis(in, *s.t);
+    const bool sum = in.op == TileOpcode::kCumSum;
+    const DType sd = s.t->dtype;
+    const bool ints = !is_float(sd);
+    for (std::int64_t o = 0; o < w.outer; ++o) {
+      for (std::int64_t c = 0; c < w.inner; ++c) {
+        const std::int64_t base = o * w.n * w.inner + c;
+        double acc = sum ? 0.0 : 1.0;
+        std::int64_t iacc = sum ? 0 : 1;
+        for (std::int64_t i = 0; i < w.n; ++i) {
+          const std::int64_t q = base + i * w.inner;
+          if (ints) {
+            iacc = sum ? wrap_add(iacc, as_i64(s.data[q])) : wrap_mul(iacc, as_i64(s.data[q]));
+            d.data[q] = double(iacc);
+          } else {
+            acc = acc_round(sum ? acc + s.data[q] : acc * s.data[q], sd);
+            d.data[q] = acc;
+          }
+        }
+      }
+    }
+    round_inplace(d.data, d.n, d.t->dtype, ints ? IntConv::kWrap : IntConv::kFromFloat);
+    done(in.dst);
+  }
+
+  // kArgMax/kArgMin: dst (keepdim shape, an integer dtype) gets the index of the first
+  // extreme along the axis; a NaN counts as the extreme (torch).
+  void arg_reduce(const TileInstr& in, const TileRef& d, const TileRef& s) {
+    if (is_float(d.t->dtype)) fail("dst " + tile_desc(in.dst) + " must have an integer dtype");
+    const AxisWalk w = one_axis(in, *s.t);
+    if (w.n == 0 && d.n != 0) {
+      fail("argmax/argmin over an empty axis of src0 " + tile_desc(in.src[0]) + " (torch raises)");
+    }
+    const bool is_max = in.op == TileOpcode::kArgMax;
+    for (std::int64_t o = 0; o < w.outer; ++o) {
+      for (std::int64_t c = 0; c < w.inner; ++c) {
+        const std::int64_t base = o * w.n * w.inner + c;
+        std::int64_t best = 0;
+        double bv = s.data[base];
+        for (std::int64_t i = 1; i < w.n && !std::isnan(bv); ++i) {
+          const double v = s.data[base + i * w.inner];
+          if (std::isnan(v) || (is_max ? v > bv : v < bv)) {
+            best = i;
+            bv = v;
+          }
+        }
+        d.data[o * w.inner + c] = double(best);
+      }
+    }
+    round_inplace(d.data, d.n, d.t->dtype, IntConv::kWrap);
     done(in.dst);
   }
 
@@ -977,7 +1131,9 @@ class Executor {
       fail("dst " + tile_desc(in.dst) + " is not the keepdim shape of src0 " +
            tile_desc(in.src[0]) + " reduced over mask " + std::to_string(int(in.reduce_mask)));
     }
-    const bool is_sum = in.op == TileOpcode::kReduceSum;
+    if (in.op == TileOpcode::kArgMax || in.op == TileOpcode::kArgMin) return arg_reduce(in, d, s);
+    const bool is_prod = in.op == TileOpcode::kReduceProd;
+    const bool is_sum = in.op == TileOpcode::kReduceSum || is_prod;
     if (!is_sum && s.n == 0 && d.n != 0) {
       fail("max/min over an empty axis of src0 " + tile_desc(in.src[0]) + " (torch raises)");
     }
@@ -991,6 +1147,7 @@ class Executor {
       acc *= dn.n[k];
     }
     const bool integer_sum = is_sum && !is_float(s.t->dtype);
+    const DType sdt = s.t->dtype;
     const auto visit = [&](auto init, auto combine, auto* out) {
       std::fill(out, out + d.n, init);
       const double* x = s.data;
@@ -1025,6 +1182,21 @@ class Executor {
         } else {
           visit(
               0.0, [](double u, double v) { return u + v; }, y);
+        }
+        break;
+      case TileOpcode::kReduceProd:
+        // torch's prod: integers exact and wrapping in int64; fp16/bf16 accumulate in fp32,
+        // fp32 in double (CPU acc_type), in row-major order of the reduced elements.
+        if (integer_sum) {
+          std::vector<std::int64_t>& tmp = s_.int_acc;
+          tmp.resize(std::size_t(d.n));
+          visit(
+              std::int64_t(1), [](std::int64_t u, double v) { return wrap_mul(u, as_i64(v)); },
+              tmp.data());
+          for (std::int64_t i = 0; i < d.n; ++i) y[i] = double(tmp[std::size_t(i)]);
+        } else {
+          visit(
+              1.0, [sdt](double u, double v) { return acc_round(u * v, sdt); }, y);
         }
         break;
       case TileOpcode::kReduceMax:

@@ -47,6 +47,9 @@ __all__ = [
     "relu", "sigmoid", "tanh", "floor", "maximum", "minimum", "remainder", "clip", "where", "pow",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
     "sum", "amax", "amin", "softmax", "matmul",
+    "ceil", "trunc", "round", "sign", "erf", "erfc", "sin", "cos", "log1p", "expm1", "lrelu",
+    "triu", "tril", "prod", "argmax", "argmin", "cumsum", "cumprod", "loop_unroll",
+    "gather", "scatter", "scatter_update",
 ]
 
 
@@ -157,7 +160,7 @@ def _check_float(v: ir.Value, api: str) -> None:
 def _check_dtype(op: str, v: ir.Value) -> None:
     """Applies the op table's dtype rule of ``op`` to ``v``, its (first) tensor operand."""
     rule = _op(op)["dtype_rule"]
-    if rule in ("numeric", "float"):
+    if rule in ("numeric", "float", "index"):
         _check_numeric(v, op)
     if rule == "float":
         _check_float(v, op)
@@ -394,6 +397,9 @@ class loop:
         self.loc = user_location()
 
     def __iter__(self):
+        return self._iterate(sys._getframe(1))  # the frame running the `for` statement
+
+    def _iterate(self, frame):
         tr = _tr("loop")
         where = f"pypto.loop at {self.loc}"
         ol = tr.begin_loop(self.start, self.stop, self.step, idx_name=self.idx_name,
@@ -401,7 +407,6 @@ class loop:
                            unroll_list=self.unroll_list,
                            submit_before_loop=self.submit_before_loop, loc=self.loc)
         explorer = _tracer.PathExplorer(where)
-        frame = sys._getframe(1)  # the frame running the `for` statement
         carried = loop_carried_names(frame.f_code, frame.f_lineno)
         while explorer.start_path():
             scope = tr.push_variant(ol.node, explorer)
@@ -412,6 +417,38 @@ class loop:
             tr.pop_variant(scope, where)
             explorer.end_path()
         tr.end_loop(ol)
+
+
+def loop_unroll(*args: Any, unroll_list: Sequence[int], name: Optional[str] = None,
+                idx_name: Optional[str] = None, parallel: bool = False,
+                submit_before_loop: bool = False):
+    """``for i, n in pypto.loop_unroll(start, stop, step=1, *, unroll_list=[...])``: like
+    pypto.loop, but a separate device loop per unroll factor f (descending, 1 always added),
+    each stepping by ``step * f`` over as many iterations as fit in multiples of f (the rest
+    goes to the next smaller factor). The body is traced once per factor and gets the index
+    and ``n = step * f``, the number of (unit-step) iterations it covers."""
+    outer = sys._getframe(1)  # the frame running the `for` statement
+    spec = loop(*args, name=name, idx_name=idx_name, unroll_list=unroll_list, parallel=parallel,
+                submit_before_loop=submit_before_loop)
+    if not isinstance(unroll_list, (list, tuple)) or not unroll_list:
+        _fail(PyptoValueError, "loop_unroll", f"unroll_list must be a non-empty list of ints, "
+              f"got {unroll_list!r}")
+    return _unrolled(spec, outer)
+
+
+def _unrolled(spec: "loop", frame):
+    begin = spec.start
+    for f in spec.unroll_list:
+        span = spec.step * f
+        count = max(floordiv(as_expr(spec.stop) - begin, as_expr(span)), 0)
+        end = _simplify(as_expr(begin) + count * span)
+        idx = None if spec.idx_name is None else f"{spec.idx_name}_x{f}"  # names stay unique
+        part = loop(begin, end, span, name=spec.name, idx_name=idx,
+                    parallel=spec.parallel, submit_before_loop=spec.submit_before_loop)
+        part.loc = spec.loc
+        for i in part._iterate(frame):
+            yield i, span
+        begin = end
 
 
 def _watched_locals(frame, carried) -> dict:
@@ -712,6 +749,76 @@ def floor(x: Tensor) -> Tensor:
     return _unary("floor", x)
 
 
+def ceil(x: Tensor) -> Tensor:
+    """Rounds toward +inf (float tensors); integer tensors are returned unchanged."""
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _unary("ceil", x)
+
+
+def trunc(x: Tensor) -> Tensor:
+    """Rounds toward zero (float tensors); integer tensors are returned unchanged."""
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _unary("trunc", x)
+
+
+def _param_op(op: str, x: Any, param: Any, param_dtype: DataType, attrs: dict) -> Tensor:
+    """Records a one-tensor op with a scalar parameter (the op table's form "param")."""
+    tr = _tr(op)
+    xv = _val(x, op)
+    _check_dtype(op, xv)
+    _need_vec(tr, op)
+    sc = _scalar(param, param_dtype, op)
+    return _wrap(_emit(tr, op, [xv, sc], attrs, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+
+
+def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyPTO's name
+    """Rounds half to even at ``decimals`` decimal places (negative: left of the point), like
+    ``torch.round(x, decimals=...)``; integer tensors are returned unchanged."""
+    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
+        _fail(PyptoTypeError, "round", f"decimals must be an int, got {decimals!r}")
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _param_op("round", x, int(decimals), DataType.DT_INT32, {"decimals": int(decimals)})
+
+
+sign = _unary_op("sign")
+erf = _unary_op("erf")
+erfc = _unary_op("erfc")
+sin = _unary_op("sin")
+cos = _unary_op("cos")
+log1p = _unary_op("log1p")
+expm1 = _unary_op("expm1")
+
+
+def lrelu(x: Tensor, negative_slope: Any = 0.01) -> Tensor:
+    """Leaky ReLU: ``x`` where ``x >= 0``, else ``negative_slope * x`` (the slope is used as
+    an FP32 value, like PyPTO's ``Element(DT_FP32, slope)``)."""
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Real):
+        _fail(PyptoTypeError, "lrelu", f"negative_slope must be a number, got {negative_slope!r}")
+    return _param_op("lrelu", x, float(negative_slope), DataType.DT_FP32, {})
+
+
+def _triangle(op: str, x: Any, diagonal: Any) -> Tensor:
+    xv = _val(x, op)
+    if xv.rank < 2:
+        _fail(PyptoValueError, op, f"needs a tensor of rank 2 or more, got {_fmt(xv.shape)}")
+    d = _dim(diagonal, op, "diagonal")
+    return _param_op(op, x, d, DataType.DT_INT32, {})
+
+
+def triu(x: Tensor, diagonal: Any = 0) -> Tensor:
+    """The upper triangle of the last two axes (on and above ``diagonal``), zeros elsewhere.
+    ``diagonal`` may be an int or a symbolic scalar (in the whole tensor's coordinates)."""
+    return _triangle("triu", x, diagonal)
+
+
+def tril(x: Tensor, diagonal: Any = 0) -> Tensor:
+    """The lower triangle of the last two axes (on and below ``diagonal``), zeros elsewhere."""
+    return _triangle("tril", x, diagonal)
+
+
 _FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
@@ -810,6 +917,8 @@ def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 
 
 def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """A reduction (or, for the scan family, a scan keeping every axis) over ``dim``; the
+    result dtype follows the op table's rule ("index": DT_INT32)."""
     tr = _tr(op)
     xv = _val(x, op)
     _check_dtype(op, xv)
@@ -819,6 +928,13 @@ def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
     if not dims_in:
         _fail(PyptoValueError, op, "dim must not be empty")
     dims = sorted({_norm_axis(d, xv.rank, op) for d in dims_in})
+    row = _op(op)
+    if (row["family"] == "scan" or row["dtype_rule"] == "index") and len(dims) != 1:
+        _fail(PyptoValueError, op, f"dim must be one axis, got {dim!r}")
+    if row["family"] == "scan":
+        return _wrap(_emit(tr, op, [xv], {"dims": dims, "keepdim": True}, xv.shape, xv.dtype,
+                           valid_shape=xv.valid_shape))
+    out_dtype = DataType.DT_INT32 if row["dtype_rule"] == "index" else xv.dtype
     shape, valid = [], []
     for axis, d in enumerate(xv.shape):
         vs = xv.valid_shape[axis] if xv.valid_shape is not None else d
@@ -831,7 +947,7 @@ def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
             valid.append(vs)
     if not shape:
         shape, valid = [1], [1]
-    return _wrap(_emit(tr, op, [xv], {"dims": dims, "keepdim": keepdim}, shape, xv.dtype,
+    return _wrap(_emit(tr, op, [xv], {"dims": dims, "keepdim": keepdim}, shape, out_dtype,
                            valid_shape=valid if xv.valid_shape is not None else None))
 
 
@@ -846,6 +962,48 @@ def amax(x: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:
 
 def amin(x: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:
     return _reduce("amin", x, dim, keepdim)
+
+
+def prod(x: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:
+    """Product over ``dim`` (an int or a list of ints)."""
+    return _reduce("prod", x, dim, keepdim)
+
+
+def argmax(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """Index (DT_INT32) of the first maximum along ``dim``; a NaN counts as the maximum."""
+    return _reduce("argmax", x, dim, keepdim)
+
+
+def argmin(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """Index (DT_INT32) of the first minimum along ``dim``; a NaN counts as the minimum."""
+    return _reduce("argmin", x, dim, keepdim)
+
+
+def cumsum(x: Tensor, dim: int) -> Tensor:
+    """Inclusive running sum along ``dim``; the result keeps ``x``'s dtype (torch's integer
+    cumsum gives int64; here int32 stays int32 and wraps)."""
+    return _reduce("cumsum", x, dim, False)
+
+
+def cumprod(x: Tensor, dim: int) -> Tensor:
+    """Inclusive running product along ``dim``; the result keeps ``x``'s dtype."""
+    return _reduce("cumprod", x, dim, False)
+
+
+def _unsupported(op: str, why: str):
+    def wrapper(*args: Any, **kwargs: Any) -> Tensor:
+        _fail(PyptoNotImplementedError, op, f"is not supported in this simulator yet: {why}")
+
+    wrapper.__name__ = wrapper.__qualname__ = op
+    wrapper.__doc__ = f"Not supported yet ({why}); calling it raises PyptoNotImplementedError."
+    return wrapper
+
+
+_DATA_DEPENDENT = ("its addresses depend on the values of an index tensor, which the compiler's "
+                   "static tile programs and memory-dependency analysis cannot express yet")
+gather = _unsupported("gather", _DATA_DEPENDENT)
+scatter = _unsupported("scatter", _DATA_DEPENDENT)
+scatter_update = _unsupported("scatter_update", _DATA_DEPENDENT)
 
 
 # --- data movement ---------------------------------------------------------------------------

@@ -1067,3 +1067,108 @@ TEST_CASE("scratch is reused across tasks of different shapes", "[tile_exec]") {
     CHECK(h.read(out) == std::vector<double>{double(n * (n - 1) / 2)});
   }
 }
+
+// ---- instructions added for PyPTO compatibility ------------------------------------------------
+
+namespace {
+
+// A one-operand instruction with parameter scalar[1] (lrelu's slope, round's decimals).
+std::vector<double> unary_param(TileOpcode op, DType d, const std::vector<double>& a, double p) {
+  Harness h;
+  const auto n = std::int64_t(a.size());
+  const std::int32_t x = h.input(d, {n}, a);
+  const std::int32_t z = h.local(d, {n});
+  h.emit(op, z, x).scalar[1] = p;
+  h.run();
+  return h.tile(z);
+}
+
+}  // namespace
+
+TEST_CASE("rounding, sign and lrelu follow torch", "[tile_exec][elementwise][compat]") {
+  CHECK(unary(TileOpcode::kCeil, DType::kFp32, {-1.5, 2.1, -0.2}) ==
+        std::vector<double>{-1, 3, -0.0});
+  CHECK(unary(TileOpcode::kTrunc, DType::kFp16, {-1.75, 2.5}) == std::vector<double>{-1, 2});
+  // torch.round is half-even; with decimals it scales in fp32: round(2.675, 2) = 2.68 in fp32
+  // (2.675f is 2.67499995, times 100 rounds to 267.5 in fp32, then to 268).
+  CHECK(unary_param(TileOpcode::kRound, DType::kFp32, {0.5, 1.5, -2.5}, 0) ==
+        std::vector<double>{0, 2, -2});
+  CHECK(unary_param(TileOpcode::kRound, DType::kFp32, {2.675}, 2) ==
+        std::vector<double>{double(268.0f / 100.0f)});
+  CHECK(unary_param(TileOpcode::kRound, DType::kFp32, {1234.0, 15.0}, -1) ==
+        std::vector<double>{1230, 20});
+  CHECK(same_values(unary(TileOpcode::kSign, DType::kFp32, {-3, 0, -0.0, 7, kNan}),
+                    {-1, 0, -0.0, 1, kNan}));
+  CHECK(unary(TileOpcode::kSign, DType::kInt8, {-128, 0, 9}) == std::vector<double>{-1, 0, 1});
+  // lrelu: the slope is an fp32 value, one product rounded to the dtype (fp16 -2 * 0.01f).
+  CHECK(unary_param(TileOpcode::kLrelu, DType::kFp16, {-2, 3}, 0.01) ==
+        std::vector<double>{fp16_value(fp16_bits(-2.0 * double(0.01f))), 3});
+  CHECK(
+      same_values(unary_param(TileOpcode::kLrelu, DType::kFp32, {kNan, -0.0}, 0.5), {kNan, -0.0}));
+}
+
+TEST_CASE("erf, erfc and the other transcendentals round once",
+          "[tile_exec][elementwise][compat]") {
+  CHECK(unary(TileOpcode::kErf, DType::kFp32, {0.5}) ==
+        std::vector<double>{double(float(std::erf(0.5)))});
+  CHECK(unary(TileOpcode::kErfc, DType::kBf16, {1.0}) ==
+        std::vector<double>{bf16_value(bf16_bits_torch(float(std::erfc(1.0))))});
+  CHECK(unary(TileOpcode::kSin, DType::kFp32, {0})[0] == 0);
+  CHECK(unary(TileOpcode::kCos, DType::kFp16, {0})[0] == 1);
+  CHECK(unary(TileOpcode::kLog1p, DType::kFp32, {1e-10})[0] == double(1e-10f));
+  CHECK(unary(TileOpcode::kExpm1, DType::kFp32, {0})[0] == 0);
+}
+
+TEST_CASE("triu and tril keep one triangle of each matrix", "[tile_exec][compat]") {
+  Harness h;
+  std::vector<double> v(2 * 3 * 4);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(i + 1);
+  const std::int32_t x = h.input(DType::kFp32, {2, 3, 4}, v);
+  const std::int32_t u = h.local(DType::kFp32, {2, 3, 4});
+  const std::int32_t l = h.local(DType::kFp32, {2, 3, 4});
+  h.emit(TileOpcode::kTriu, u, x).scalar[1] = 1;
+  h.emit(TileOpcode::kTril, l, x).scalar[1] = -1;
+  h.run();
+  CHECK(h.tile(u) == std::vector<double>{0, 2,  3,  4,  0, 0, 7,  8,  0, 0, 0, 12,
+                                         0, 14, 15, 16, 0, 0, 19, 20, 0, 0, 0, 24});
+  CHECK(h.tile(l) == std::vector<double>{0, 0, 0, 0, 5,  0, 0, 0, 9,  10, 0, 0,
+                                         0, 0, 0, 0, 17, 0, 0, 0, 21, 22, 0, 0});
+}
+
+TEST_CASE("prod, argmax, argmin, cumsum and cumprod", "[tile_exec][reduce][compat]") {
+  Harness h;
+  const std::int32_t a = h.input(DType::kFp32, {2, 3}, {1, 5, 5, kNan, 2, 0});
+  const std::int32_t am = h.local(DType::kInt32, {2, 1});
+  const std::int32_t an = h.local(DType::kInt32, {1, 3});
+  h.emit(TileOpcode::kArgMax, am, a).reduce_mask = 2;
+  h.emit(TileOpcode::kArgMin, an, a).reduce_mask = 1;
+  const std::int32_t b = h.input(DType::kInt8, {2, 3}, {2, 3, 4, -1, 100, 100});
+  const std::int32_t p = h.local(DType::kInt32, {2, 1});
+  h.emit(TileOpcode::kReduceProd, p, b).reduce_mask = 2;
+  const std::int32_t pi8 = h.local(DType::kInt8, {2, 1});
+  h.emit(TileOpcode::kReduceProd, pi8, b).reduce_mask = 2;
+  const std::int32_t cs = h.local(DType::kInt8, {2, 3});
+  h.emit(TileOpcode::kCumSum, cs, b).reduce_mask = 2;
+  const std::int32_t f = h.input(DType::kFp16, {1, 4}, {2048, 1, 1, 0.5});
+  const std::int32_t fs = h.local(DType::kFp16, {1, 4});
+  const std::int32_t fp = h.local(DType::kFp16, {1, 4});
+  h.emit(TileOpcode::kCumSum, fs, f).reduce_mask = 2;
+  h.emit(TileOpcode::kCumProd, fp, f).reduce_mask = 2;
+  h.run();
+  CHECK(h.tile(am) == std::vector<double>{1, 0});  // first maximum; a NaN is the maximum
+  CHECK(h.tile(an) == std::vector<double>{1, 1, 1});
+  CHECK(h.tile(p) == std::vector<double>{24, -10000});
+  CHECK(h.tile(pi8) == std::vector<double>{24, double(std::int8_t(-10000 & 0xFF))});
+  CHECK(h.tile(cs) == std::vector<double>{2, 5, 9, -1, 99, double(std::int8_t(199 - 256))});
+  // The running sum lives in fp32 (torch's CPU acc_type for fp16): 2049 is kept, then 2050.
+  CHECK(h.tile(fs) == std::vector<double>{2048, 2048, 2050, 2050});
+  CHECK(h.tile(fp) == std::vector<double>{2048, 2048, 2048, 1024});
+}
+
+TEST_CASE("scans and arg reductions need one axis", "[tile_exec][errors][compat]") {
+  Harness h;
+  const std::int32_t a = h.input(DType::kFp32, {2, 2}, {1, 2, 3, 4});
+  const std::int32_t s = h.local(DType::kFp32, {2, 2});
+  h.emit(TileOpcode::kCumSum, s, a).reduce_mask = 3;
+  REQUIRE_THROWS_AS(h.run(), pypto::ModelError);
+}

@@ -116,6 +116,10 @@ void EmitContext::emit_group(const Unit& u) {
         }
       }
       in.cast_mode = st.cast_mode;
+      if (st.op == OpKind::kTriu || st.op == OpKind::kTril) {
+        // The diagonal in the tile's own coordinates: global (row, col) = off + (i, j).
+        in.scalar[1] -= static_cast<double>(off[r - 1] - off[r - 2]);
+      }
       tb.p.instrs.push_back(in);
     }
     for (const int v : u.stores) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reduction family (sum, amax, amin): one AIV task per tile of the kept axes, each loading
-// the whole valid extent of the reduced axes.
+// The reduction family (sum, amax, amin, prod, argmax, argmin) and the scans (cumsum, cumprod):
+// one AIV task per tile of the kept axes, each loading the whole valid extent of the reduced
+// (scanned) axes. A scan's output has the input's shape: its tile spans the scanned axis too.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -20,6 +21,7 @@ void EmitContext::emit_reduce(const Unit& u) {
   if (!make_output(u, st.out)) return;
   const RtVal& y = vals_[st.out];
   const int r = x.rank;
+  const bool scan = op_info(st.op).family == OpFamily::kScan;
   bool reduced[kMaxRank] = {false, false, false, false};
   std::uint8_t mask = 0;
   for (const int d : st.dims) {
@@ -48,12 +50,12 @@ void EmitContext::emit_reduce(const Unit& u) {
   // Output axis of input axis k (-1 when the output dropped it).
   int yaxis[kMaxRank];
   for (int k = 0, j = 0; k < r; ++k) {
-    if (st.keepdim)
+    if (st.keepdim || scan)
       yaxis[k] = k;
     else
       yaxis[k] = reduced[k] ? -1 : j++;
   }
-  const bool scalar_out = kept.empty() && !st.keepdim;  // output shape [1]
+  const bool scalar_out = kept.empty() && !st.keepdim && !scan;  // output shape [1]
   const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType xd = k_.values[xin].dtype;
   const DType yd = k_.values[st.out].dtype;
@@ -71,7 +73,7 @@ void EmitContext::emit_reduce(const Unit& u) {
         continue;
       }
       const std::int64_t o = reduced[k] ? 0 : off[k];
-      reg->shape[k] = reduced[k] ? std::min<std::int64_t>(1, y.valid[a])
+      reg->shape[k] = reduced[k] ? std::min<std::int64_t>(scan ? E[k] : 1, y.valid[a])
                                  : clamp0(std::min(E[k], y.valid[a] - o));
       reg->stride[k] = v.region.stride[a];
       reg->offset_elems += (base_off[a] + o) * v.region.stride[a];
@@ -86,8 +88,8 @@ void EmitContext::emit_reduce(const Unit& u) {
     std::int64_t E[kMaxRank], in_shape[kMaxRank], out_shape[kMaxRank];
     for (int k = 0; k < r; ++k) {
       if (reduced[k]) {
-        E[k] = 1;
         in_shape[k] = std::max<std::int64_t>(1, x.valid[k]);
+        E[k] = scan ? in_shape[k] : 1;
       } else {
         E[k] = std::min(len[k], y.valid[yaxis[k]] - off[k]);
         if (E[k] <= 0) return;

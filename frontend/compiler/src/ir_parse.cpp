@@ -584,7 +584,7 @@ class Parser {
     need_inputs(st, 1);
     const ValueInfo& in = tensor_input(st, 0);
     const OpFamily family = op_info(st.op).family;
-    if (family == OpFamily::kReduce) {
+    if (family == OpFamily::kReduce || family == OpFamily::kScan) {
       st.dims = parse_axes(attrs, "dims", st);
       st.keepdim = opt_bool(attrs, "keepdim", false, loc);
       std::sort(st.dims.begin(), st.dims.end());
@@ -594,8 +594,13 @@ class Parser {
                            " is outside 0.." + std::to_string(in.shape.size() - 1));
         }
       }
+      const DTypeRule rule = op_info(st.op).dtype;
+      if ((family == OpFamily::kScan || rule == DTypeRule::kIndex) && st.dims.size() != 1) {
+        fail_at(loc, std::string(op_name(st.op)) + ": needs exactly one axis in \"dims\"");
+      }
       const std::size_t kept = in.shape.size() - st.dims.size();
-      const std::size_t want = st.keepdim ? in.shape.size() : std::max<std::size_t>(kept, 1);
+      std::size_t want = st.keepdim ? in.shape.size() : std::max<std::size_t>(kept, 1);
+      if (family == OpFamily::kScan) want = in.shape.size();
       if (rank != want) {
         fail_at(loc, std::string(op_name(st.op)) + ": output rank " + std::to_string(rank) +
                          " does not match the reduction (expected " + std::to_string(want) + ")");
@@ -681,6 +686,18 @@ class Parser {
       case OpForm::kVariadic: check_concat(st, attrs); break;
       case OpForm::kPair: check_matmul(st, attrs); break;
       case OpForm::kUnary: check_unary(st, attrs); break;
+      case OpForm::kParam:
+        need_inputs(st, 2);
+        if (tensor_input(st, 0).shape.size() != rank) {
+          fail_at(loc, std::string(info.name) + ": output rank differs from input");
+        }
+        if (st.inputs[1].value >= 0) {
+          fail_at(loc, std::string(info.name) + ": input 1 must be a scalar parameter");
+        }
+        if ((st.op == OpKind::kTriu || st.op == OpKind::kTril) && rank < 2) {
+          fail_at(loc, std::string(info.name) + ": needs a tensor of rank 2 or more");
+        }
+        break;
     }
     if (is_elementwise(st.op)) {
       for (const Operand& o : st.inputs) {

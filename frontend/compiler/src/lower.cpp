@@ -326,7 +326,8 @@ class Lowering {
       close(o, plan);
       UnitKind kind = UnitKind::kView;
       switch (op_info(st.op).family) {
-        case OpFamily::kReduce: kind = UnitKind::kReduce; break;
+        case OpFamily::kReduce:
+        case OpFamily::kScan: kind = UnitKind::kReduce; break;  // one emitter (emit_reduce.cpp)
         case OpFamily::kMatmul: kind = UnitKind::kMatmul; break;
         case OpFamily::kPermute: kind = UnitKind::kPermute; break;
         case OpFamily::kConcat: kind = UnitKind::kConcat; break;

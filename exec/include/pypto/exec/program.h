@@ -89,6 +89,30 @@ enum class TileOpcode : std::uint8_t {
   // dst[.., M, N] (+)= src0[.., M, K] @ src1[.., K, N]; batch axes equal. accumulate=1 adds
   // to dst's current contents (K split across instructions); products summed in double.
   kMatmul,
+  // Appended for PyPTO compatibility (earlier opcodes keep their values).
+  // element-wise, one operand (scalar[1] is a parameter where noted, not an operand)
+  kCeil,
+  kTrunc,
+  kRound,  // torch.round(x, decimals = scalar[1])
+  kSign,
+  kErf,
+  kErfc,
+  kSin,
+  kCos,
+  kLog1p,
+  kExpm1,
+  kLrelu,  // x < 0 ? x * scalar[1] : x
+  // dst <- src0 on and above (triu) / below (tril) diagonal scalar[1] of the last two axes,
+  // counted in the tile's own coordinates (the compiler shifts it by the tile's offset), else 0
+  kTriu,
+  kTril,
+  // reductions over reduce_mask (keepdim form), like kReduceSum
+  kReduceProd,
+  kArgMax,  // the index along the one axis of reduce_mask of the first maximum (NaN wins)
+  kArgMin,
+  // inclusive scans along the one axis of reduce_mask; dst has src0's shape
+  kCumSum,
+  kCumProd,
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):

@@ -25,6 +25,8 @@ enum class TileExec : std::uint8_t {
   kWhere,
   kReduce,  // over the axes of reduce_mask
   kMatmul,
+  kTriangle,  // triu/tril
+  kScan,      // cumsum/cumprod along one axis
 };
 
 struct TileOpInfo {
@@ -79,6 +81,27 @@ inline constexpr TileOpInfo kTileOpTable[] = {
     {TileOpcode::kReduceMax,  "reduce_max",  TileExec::kReduce,  "amax"},
     {TileOpcode::kReduceMin,  "reduce_min",  TileExec::kReduce,  "amin"},
     {TileOpcode::kMatmul,     "matmul",      TileExec::kMatmul,  "mmad"},
+    // Priced as the cost-table op of the same class (no rows of their own): rounding ops as a
+    // conversion, erf/erfc/sin/cos/log1p/expm1 as a transcendental (exp), sign as abs, lrelu as a
+    // multiply, triu/tril as a select, prod/scans as a reduction pass, argmax/argmin as amax/amin.
+    {TileOpcode::kCeil,       "ceil",        TileExec::kUnary,   "cast"},
+    {TileOpcode::kTrunc,      "trunc",       TileExec::kUnary,   "cast"},
+    {TileOpcode::kRound,      "round",       TileExec::kUnary,   "cast"},
+    {TileOpcode::kSign,       "sign",        TileExec::kUnary,   "abs"},
+    {TileOpcode::kErf,        "erf",         TileExec::kUnary,   "exp"},
+    {TileOpcode::kErfc,       "erfc",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kSin,        "sin",         TileExec::kUnary,   "exp"},
+    {TileOpcode::kCos,        "cos",         TileExec::kUnary,   "exp"},
+    {TileOpcode::kLog1p,      "log1p",       TileExec::kUnary,   "log"},
+    {TileOpcode::kExpm1,      "expm1",       TileExec::kUnary,   "exp"},
+    {TileOpcode::kLrelu,      "lrelu",       TileExec::kUnary,   "mul"},
+    {TileOpcode::kTriu,       "triu",        TileExec::kTriangle, "where"},
+    {TileOpcode::kTril,       "tril",        TileExec::kTriangle, "where"},
+    {TileOpcode::kReduceProd, "reduce_prod", TileExec::kReduce,  "prod"},
+    {TileOpcode::kArgMax,     "argmax",      TileExec::kReduce,  "amax"},
+    {TileOpcode::kArgMin,     "argmin",      TileExec::kReduce,  "amin"},
+    {TileOpcode::kCumSum,     "cumsum",      TileExec::kScan,    "sum"},
+    {TileOpcode::kCumProd,    "cumprod",     TileExec::kScan,    "prod"},
     // clang-format on
 };
 
@@ -100,7 +123,7 @@ constexpr bool tile_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
-static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kMatmul) + 1,
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kCumProd) + 1,
               "a TileOpcode has no row");
 
 }  // namespace pypto::exec

@@ -66,18 +66,39 @@ enum class OpKind : std::uint8_t {
   kPermute,
   kConcat,
   kMatmul,
+  // Added for PyPTO compatibility (appended: earlier rows keep their positions).
+  kCeil,
+  kTrunc,
+  kRound,
+  kSign,
+  kErf,
+  kErfc,
+  kSin,
+  kCos,
+  kLog1p,
+  kExpm1,
+  kLrelu,
+  kTriu,
+  kTril,
+  kProd,
+  kArgmax,
+  kArgmin,
+  kCumsum,
+  kCumprod,
 };
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
 enum class OpFamily : std::uint8_t {
   kAlloc,    // storage only
   kEltwise,  // fusable into one AIV task per output tile (emit_elementwise.cpp)
-  kReduce,   // sum/amax/amin over axes (emit_reduce.cpp)
+  kReduce,   // sum/amax/amin/prod/argmax/argmin over axes (emit_reduce.cpp)
   kMatmul,   // AIC tasks per (batch, M tile, N tile) (emit_matmul.cpp)
   kPermute,  // permuted-stride load (emit_data_movement.cpp)
   kConcat,   // copies of regions (emit_data_movement.cpp)
   kView,     // alias, or a copy when lowering says so (emit_data_movement.cpp)
   kReshape,  // alias when expressible as a strided region, else copy
+  kScan,     // cumsum/cumprod along one axis: the reduction's tiling, full-shape output
+             // (emit_reduce.cpp)
 };
 
 // The operands an op takes ("inputs" of the IR statement).
@@ -89,6 +110,8 @@ enum class OpForm : std::uint8_t {
   kSelect,    // a DT_BOOL tensor, then two tensors or scalars
   kPair,      // two tensors
   kVariadic,  // one or more tensors
+  kParam,     // one tensor, then a scalar parameter of the op (lrelu's slope, round's
+              // decimals, triu's diagonal): used as given, never rounded to the tensor's dtype
 };
 
 // Number of inputs of a form; -1: one or more.
@@ -98,7 +121,8 @@ constexpr int arity(OpForm f) {
     case OpForm::kFill:
     case OpForm::kUnary: return 1;
     case OpForm::kBinary:
-    case OpForm::kPair: return 2;
+    case OpForm::kPair:
+    case OpForm::kParam: return 2;
     case OpForm::kSelect: return 3;
     case OpForm::kVariadic: return -1;
   }
@@ -118,6 +142,7 @@ enum class DTypeRule : std::uint8_t {
   kCast,      // any dtype; the result has the dtype the op states
   kMatmul,    // cube operand dtypes (fp16, bf16, fp32, int8, both equal); the result has the
               // dtype the op states (int8 accumulates in int32, the others in fp32)
+  kIndex,     // not DT_BOOL; the result is DT_INT32 (argmax/argmin: indices along the axis)
 };
 
 // DTypeRule::kMatmul: the operand dtypes the cube unit takes.
@@ -194,6 +219,24 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kPermute,     "permute",      F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
   {K::kConcat,      "concat",       F::kConcat,  O::kVariadic, D::kAny,      true,  kNoTileOp},
   {K::kMatmul,      "matmul",       F::kMatmul,  O::kPair,     D::kMatmul,   false, T::kMatmul},
+  {K::kCeil,        "ceil",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCeil},
+  {K::kTrunc,       "trunc",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kTrunc},
+  {K::kRound,       "round",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kRound},
+  {K::kSign,        "sign",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kSign},
+  {K::kErf,         "erf",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kErf},
+  {K::kErfc,        "erfc",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kErfc},
+  {K::kSin,         "sin",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSin},
+  {K::kCos,         "cos",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCos},
+  {K::kLog1p,       "log1p",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog1p},
+  {K::kExpm1,       "expm1",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExpm1},
+  {K::kLrelu,       "lrelu",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kLrelu},
+  {K::kTriu,        "triu",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTriu},
+  {K::kTril,        "tril",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTril},
+  {K::kProd,        "prod",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceProd},
+  {K::kArgmax,      "argmax",       F::kReduce,  O::kUnary,    D::kIndex,    true,  T::kArgMax},
+  {K::kArgmin,      "argmin",       F::kReduce,  O::kUnary,    D::kIndex,    true,  T::kArgMin},
+  {K::kCumsum,      "cumsum",       F::kScan,    O::kUnary,    D::kNumeric,  true,  T::kCumSum},
+  {K::kCumprod,     "cumprod",      F::kScan,    O::kUnary,    D::kNumeric,  true,  T::kCumProd},
     // clang-format on
 };
 }  // namespace table
@@ -220,18 +263,18 @@ inline const OpInfo* find_op(const char* name) {
 
 // Names of the enums above, as pypto._C.op_table() reports them.
 constexpr const char* to_string(OpFamily f) {
-  constexpr const char* kNames[] = {"alloc",   "elementwise", "reduce", "matmul",
-                                    "permute", "concat",      "view",   "reshape"};
+  constexpr const char* kNames[] = {"alloc",  "elementwise", "reduce",  "matmul", "permute",
+                                    "concat", "view",        "reshape", "scan"};
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(OpForm f) {
-  constexpr const char* kNames[] = {"nullary", "fill", "unary",   "binary",
-                                    "select",  "pair", "variadic"};
+  constexpr const char* kNames[] = {"nullary", "fill", "unary",    "binary",
+                                    "select",  "pair", "variadic", "param"};
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(DTypeRule r) {
-  constexpr const char* kNames[] = {"declared", "any",    "numeric", "float", "compare",
-                                    "logical",  "select", "cast",    "matmul"};
+  constexpr const char* kNames[] = {"declared", "any",    "numeric", "float",  "compare",
+                                    "logical",  "select", "cast",    "matmul", "index"};
   return kNames[static_cast<std::size_t>(r)];
 }
 
@@ -253,6 +296,6 @@ constexpr bool op_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
-static_assert(kNumOps == static_cast<std::size_t>(OpKind::kMatmul) + 1, "an OpKind has no row");
+static_assert(kNumOps == static_cast<std::size_t>(OpKind::kCumprod) + 1, "an OpKind has no row");
 
 }  // namespace pypto::compiler
