@@ -412,7 +412,7 @@ class loop:
                            submit_before_loop=self.submit_before_loop, loc=self.loc)
         explorer = _tracer.PathExplorer(where)
         frame = sys._getframe(1)  # the frame running the `for` statement
-        carried = loop_carried_names(frame.f_code, frame.f_lineno)
+        carried = loop_carried_names(frame.f_code, frame.f_lasti)
         while explorer.start_path():
             scope = tr.push_variant(ol.node, explorer)
             snapshot = _watched_locals(frame, carried)
