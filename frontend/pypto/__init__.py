@@ -17,15 +17,24 @@ Example::
 
 Module map: ``_tensor`` (Tensor annotation and handle), ``_ops`` (the kernel language),
 ``_symbolic`` (SymbolicScalar), ``_tracer`` (tracing), ``ir`` (the IR, documented in IR.md),
-``_jit`` (the decorator), ``_options`` (option validation), ``_backend`` (compile/run seam).
+``_jit`` (the decorator), ``_options`` (option validation and ``pypto.options`` scopes),
+``error`` (PyPTO's exception classes), ``_backend`` (compile/run seam).
 """
 
-from . import ir
+from . import error, ir
 from ._dtypes import DataType
 from ._enums import (CastMode, CompStage, PrecisionType, RunMode, SaturationMode, StatusType,
                      TileOpFormat)
-from ._errors import (PyptoError, PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeError,
-                      PyptoValueError)
+from ._errors import (PyptoError, PyptoIndexError, PyptoKeyError, PyptoNotImplementedError,
+                      PyptoRuntimeError, PyptoTypeError, PyptoValueError)
+from .error import FeError, PyptoGeneralError, PyptoRtError
+from ._options import (CubeTile, get_codegen_options, get_cube_tile_shapes, get_debug_options,
+                       get_host_options, get_matrix_size, get_operation_options, get_options,
+                       get_pass_options, get_runtime_options, get_verify_golden_data,
+                       get_verify_options, options, reset_options, set_codegen_options,
+                       set_debug_options, set_host_options, set_matrix_size, set_options,
+                       set_pass_options, set_runtime_options, set_verify_golden_data,
+                       set_verify_options)
 from ._symbolic import SymbolicScalar
 from ._tensor import Tensor, TensorAnnotation, tensor
 from ._ops import *  # noqa: F401,F403 - the kernel language is the package's surface
@@ -46,5 +55,12 @@ __all__ = [
     "ir", "frontend", "jit", "DataType", "RunMode", "TileOpFormat", "StatusType", "CastMode",
     "SaturationMode", "PrecisionType", "CompStage", "DYNAMIC", "DYN", "STATIC", "Tensor",
     "TensorAnnotation", "tensor", "SymbolicScalar", "PyptoError", "PyptoTypeError",
-    "PyptoValueError", "PyptoRuntimeError", "PyptoNotImplementedError",
+    "PyptoValueError", "PyptoRuntimeError", "PyptoNotImplementedError", "PyptoKeyError",
+    "PyptoIndexError", "error", "FeError", "PyptoGeneralError", "PyptoRtError", "options",
+    "set_options", "get_options", "reset_options", "set_host_options", "set_runtime_options",
+    "set_codegen_options", "set_pass_options", "set_verify_options", "set_debug_options",
+    "get_host_options", "get_runtime_options", "get_codegen_options", "get_pass_options",
+    "get_verify_options", "get_debug_options", "get_operation_options", "set_matrix_size",
+    "get_matrix_size", "get_cube_tile_shapes", "CubeTile", "set_verify_golden_data",
+    "get_verify_golden_data",
 ] + list(_ops_all) + [dt.name for dt in DataType]

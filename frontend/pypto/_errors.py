@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Exception types of the pypto frontend.
 
-Every error the frontend raises derives from :class:`PyptoError` *and* from the matching built-in
-type, so both ``except pypto.PyptoError`` (PyPTO's style) and ``except ValueError`` work. PyPTO
-tags each error with a code (TypeError -> F00001, ValueError -> F00002, ...); we keep the code as
-the ``err_code`` attribute instead of prefixing every message with it, so messages stay one
-clear line.
+Every error the frontend raises is one of PyPTO's classes (:mod:`pypto.error`) *and* the
+matching built-in type, so ``except pypto.error.FeError`` / ``except pypto.PyptoError``
+(PyPTO's style) and ``except ValueError`` all work. Frontend errors derive from ``FeError``;
+errors of a kernel's launch and simulation (``PyptoRuntimeError`` raised by the backend)
+derive from ``PyptoRtError`` as well. PyPTO tags each error with a code (TypeError ->
+F00001, ValueError -> F00002, ...); we keep it as the ``err_code`` attribute instead of
+prefixing every message with it, so messages stay one clear line.
 """
 
 from __future__ import annotations
@@ -13,44 +15,57 @@ from __future__ import annotations
 import os
 import sys
 
+from .error import FeError, PyptoError, PyptoRtError
+
 __all__ = [
     "PyptoError",
     "PyptoTypeError",
     "PyptoValueError",
     "PyptoRuntimeError",
     "PyptoNotImplementedError",
+    "PyptoKeyError",
+    "PyptoIndexError",
     "user_location",
 ]
 
 
-class PyptoError(Exception):
-    """Base class of every error raised by the pypto frontend."""
-
-    err_code = "F0FFFF"
-
-
-class PyptoTypeError(PyptoError, TypeError):
+class PyptoTypeError(FeError, TypeError):
     """A value of the wrong type (an option, an argument, an operand)."""
 
-    err_code = "F00001"
+    default_code = 0xF00001
 
 
-class PyptoValueError(PyptoError, ValueError):
+class PyptoValueError(FeError, ValueError):
     """A value of the right type but not allowed (range, shape, dtype mismatch, ...)."""
 
-    err_code = "F00002"
+    default_code = 0xF00002
 
 
-class PyptoRuntimeError(PyptoError, RuntimeError):
+class PyptoRuntimeError(FeError, PyptoRtError, RuntimeError):
     """An environment problem (no NPU, missing native module) or a misuse found while running."""
 
-    err_code = "F00003"
+    default_code = 0xF00003
 
 
-class PyptoNotImplementedError(PyptoError, NotImplementedError):
+class PyptoNotImplementedError(FeError, NotImplementedError):
     """A feature this frontend or its backend does not provide (yet)."""
 
-    err_code = "F00005"
+    default_code = 0xF00005
+
+
+class PyptoKeyError(FeError, KeyError):
+    """A missing key (an option looked up by name)."""
+
+    default_code = 0xF00006
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class PyptoIndexError(FeError, IndexError):
+    """An index out of range (a tensor subscript with too many indices)."""
+
+    default_code = 0xF00008
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -30,6 +30,7 @@ torch_npu must match the annotation.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -42,11 +43,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _backend, _tracer, ir
+from . import _backend, _options, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
 from ._errors import PyptoNotImplementedError, PyptoError, PyptoTypeError, PyptoValueError
-from ._options import key_options, resolve_options
+from ._options import (OPTION_GROUPS, default_run_mode, key_options, resolve_options,
+                       validate_group)
 from ._source import scan_kernel
 from ._symbolic import SymbolicScalar
 from ._tensor import Tensor, TensorAnnotation
@@ -160,6 +162,14 @@ class _TensorSpec:
 _MISSING = object()
 
 
+def _snapshot(d: Optional[dict]) -> Optional[dict]:
+    """A copy to compare the caller's runtime_options with (lists copied, so an in-place
+    change of ready_on_host_tensors counts as a change)."""
+    if d is None:
+        return None
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in d.items()}
+
+
 def _freeze(v: Any) -> Any:
     """A hashable stand-in for a non-tensor argument or global in the cache key."""
     if v is None or isinstance(v, (bool, int, float, str, bytes, complex)):
@@ -218,27 +228,50 @@ class JitKernel:
 
     def __init__(self, fn: Callable, *, host_options=None, runtime_options=None,
                  codegen_options=None, pass_options=None, verify_options=None,
-                 debug_options=None):
+                 debug_options=None, new_ir: bool = True,
+                 create_new_logical_tensor: bool = False):
+        # `@pypto.frontend.jit` over `@pypto.options(...)`: every call runs in that scope
+        # (the kernel's own dicts still win), and the function itself is the kernel.
+        self._scope_opts: Optional[_options.Options] = None
+        if isinstance(fn, _options._Scoped):
+            self._scope_opts = fn._pypto_options
+            fn = fn.__wrapped__
         if not inspect.isfunction(fn):
             hint = ""
             if isinstance(fn, dict):
                 hint = "; options are keyword-only: @pypto.frontend.jit(runtime_options={...})"
             raise PyptoTypeError(
                 f"jit decorator can only be used on functions, got {type(fn).__name__}{hint}")
+        for flag, fname in ((new_ir, "new_ir"),
+                            (create_new_logical_tensor, "create_new_logical_tensor")):
+            if not isinstance(flag, bool):
+                raise PyptoTypeError(f"jit: {fname} must be a bool, got {flag!r}")
+        #: PyPTO's choice of tracer (new PIL IR or legacy parser) and an assemble-lowering
+        #: flag: accepted, recorded, and without effect (pypto-sim has one tracer).
+        self.new_ir = new_ir
+        self.create_new_logical_tensor = create_new_logical_tensor
         self.fn = fn
         functools.update_wrapper(self, fn)
         self._params = self._classify(fn)
         self._tensor_params = [p for p in self._params if p.is_tensor]
         self._nontensor_params = [p for p in self._params if not p.is_tensor]
         self._pos_nontensor = [p for p in self._nontensor_params if p.positional]
-        self.options = resolve_options(
-            {"host_options": host_options, "runtime_options": runtime_options,
-             "codegen_options": codegen_options, "pass_options": pass_options,
-             "verify_options": verify_options, "debug_options": debug_options},
-            tensor_names=[p.name for p in self._tensor_params])
-        self.run_mode = RunMode(self.options["runtime_options"]["run_mode"])
-        # Accepted-only options (validated, never acted on) stay out of the key.
-        self._options_key = _freeze(key_options(self.options))
+        given = {"host_options": host_options, "runtime_options": runtime_options,
+                 "codegen_options": codegen_options, "pass_options": pass_options,
+                 "verify_options": verify_options, "debug_options": debug_options}
+        self._tensor_names = [p.name for p in self._tensor_params]
+        # Everything is checked now, so a typo fails at the decoration.
+        resolve_options(given, tensor_names=self._tensor_names)
+        # As in PyPTO, the other dicts are copied, but runtime_options is held by reference:
+        # a script may change it (typically run_mode) after decorating; the next call sees
+        # the change (re-validated then). The run mode defaults from the environment at
+        # decoration, as PyPTO decides it there.
+        self._jit_groups = {g: validate_group(g, given[g]) for g in OPTION_GROUPS}
+        self._runtime_ref = runtime_options if isinstance(runtime_options, dict) else None
+        self._runtime_snapshot = _snapshot(self._runtime_ref)
+        self._default_run_mode = int(default_run_mode())
+        self._config_version = -1
+        self._resolve_call_options()
         self._source_problems = scan_kernel(fn)
         self._global_names = self._referenced_globals(fn)
         self.cache = KernelCache()
@@ -310,6 +343,14 @@ class JitKernel:
         return f"<pypto jit kernel {self.__name__} run_mode={self.run_mode.name}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._scope():
+            return self._call(args, kwargs)
+
+    def _scope(self):
+        return self._scope_opts if self._scope_opts is not None else contextlib.nullcontext()
+
+    def _call(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        self._refresh_options()
         tensors, allocated, values = self._bind(args, kwargs)
         specs, bindings = self._validate(tensors)
         run_mode = self._run_mode()
@@ -324,11 +365,13 @@ class JitKernel:
     def warmup(self, *args: Any, **kwargs: Any) -> CompiledKernel:
         """Validates the arguments and traces/compiles their specialization without running.
         Returns the cache entry (``.ir`` is the traced :class:`pypto.ir.Kernel`)."""
-        tensors, allocated, values = self._bind(args, kwargs)
-        specs, _ = self._validate(tensors)
-        entry = self._get_or_compile(specs, values, self._run_mode(), warmup=True)
-        self._check_omitted(entry, allocated)
-        return entry
+        with self._scope():
+            self._refresh_options()
+            tensors, allocated, values = self._bind(args, kwargs)
+            specs, _ = self._validate(tensors)
+            entry = self._get_or_compile(specs, values, self._run_mode(), warmup=True)
+            self._check_omitted(entry, allocated)
+            return entry
 
     def dump_trace(self, path: str, *args: Any, **kwargs: Any) -> str:
         """Compiles the kernel for these arguments and writes the launch as a native trace
@@ -338,15 +381,61 @@ class JitKernel:
 
             add_kernel.dump_trace("add.ndjson", x, y)   # then: pypto-sim run add.ndjson
         """
-        tensors, _, values = self._bind(args, kwargs)
-        specs, bindings = self._validate(tensors)
-        entry = self._get_or_compile(specs, values, RunMode.SIM, warmup=True)
+        with self._scope():
+            self._refresh_options()
+            tensors, _, values = self._bind(args, kwargs)
+            specs, bindings = self._validate(tensors)
+            entry = self._get_or_compile(specs, values, RunMode.SIM, warmup=True)
         native = _backend._native()
         if native is None or not hasattr(native, "dump_trace"):
             raise PyptoNotImplementedError(
                 "dump_trace needs the compiled pypto._C module; build it with tools/setup.sh")
         native.dump_trace(entry.compiled, list(tensors), bindings, entry.options, str(path))
         return str(path)
+
+    # -- options ----------------------------------------------------------------------------
+
+    def _refresh_options(self) -> None:
+        """Re-resolves the options when the held runtime_options dict or the pypto.options
+        scopes changed since the last call (two comparisons when nothing did)."""
+        rt = self._runtime_ref
+        changed = rt is not None and rt != self._runtime_snapshot
+        if not changed and self._config_version == _options.config_version():
+            return
+        if changed:
+            try:
+                clean = validate_group("runtime_options", rt)
+            except PyptoError as e:
+                raise type(e)(f"{e} (runtime_options of kernel '{self.__name__}' changed after "
+                              "decoration)") from None
+            self._jit_groups["runtime_options"] = clean
+            self._resolve_call_options()
+            self._runtime_snapshot = _snapshot(rt)
+        else:
+            self._resolve_call_options()
+
+    def _resolve_call_options(self) -> None:
+        """The options of a call: per group, the pypto.options scopes in force overlaid by the
+        kernel's own dicts (which win, as PyPTO applies them last), plus the scope's tile
+        shapes (the trace starts with them)."""
+        version = _options.config_version()
+        scope_groups, tiles = _options.effective_config()
+        merged = {}
+        for g in OPTION_GROUPS:
+            d = dict(scope_groups.get(g, {}))
+            d.update(self._jit_groups[g])
+            merged[g] = d
+        # PyPTO fixes the run mode at decoration (explicit or from the environment); a scope
+        # cannot change it.
+        merged["runtime_options"]["run_mode"] = self._jit_groups["runtime_options"].get(
+            "run_mode", self._default_run_mode)
+        self.options = resolve_options(merged, tensor_names=self._tensor_names)
+        self.run_mode = RunMode(self.options["runtime_options"]["run_mode"])
+        self._tiles = {k: tiles[k] for k in ("vec_tile_shapes", "cube_tile_shapes") if k in tiles}
+        # Accepted-only options (validated, never acted on) stay out of the key.
+        self._options_key = (_freeze(key_options(self.options)),
+                             tuple(sorted((k, repr(v)) for k, v in self._tiles.items())))
+        self._config_version = version
 
     # -- call steps -------------------------------------------------------------------------
 
@@ -529,6 +618,8 @@ class JitKernel:
             raise PyptoValueError(self._source_problems[0])
         name = self.__name__
         tracer = _tracer.Tracer(name)
+        tracer.root.vec_tile = self._tiles.get("vec_tile_shapes")
+        tracer.root.cube_tile = self._tiles.get("cube_tile_shapes")
         pos = [values[p.name] for p in self._pos_nontensor]
         kw = {p.name: values[p.name] for p in self._nontensor_params if not p.positional}
         where = f"kernel '{name}'"
@@ -577,15 +668,20 @@ class JitKernel:
 def jit(fn: Optional[Callable] = None, *, host_options: Optional[dict] = None,
         runtime_options: Optional[dict] = None, codegen_options: Optional[dict] = None,
         pass_options: Optional[dict] = None, verify_options: Optional[dict] = None,
-        debug_options: Optional[dict] = None) -> Any:
+        debug_options: Optional[dict] = None, new_ir: bool = True,
+        create_new_logical_tensor: bool = False) -> Any:
     """Decorator: ``@pypto.frontend.jit`` or ``@pypto.frontend.jit(runtime_options={...})``.
 
-    Options are validated at decoration (unknown keys, types and ranges raise at once). See
-    the module docstring for call semantics.
+    Options are validated at decoration (unknown keys, types and ranges raise at once). As
+    in PyPTO, ``runtime_options`` is held by reference: changing the dict after decorating
+    (e.g. its run_mode) takes effect, re-validated, at the next call. ``new_ir`` and
+    ``create_new_logical_tensor`` (PyPTO's tracer choice and an assemble-lowering flag) are
+    accepted and have no effect. See the module docstring for call semantics.
     """
     opts = dict(host_options=host_options, runtime_options=runtime_options,
                 codegen_options=codegen_options, pass_options=pass_options,
-                verify_options=verify_options, debug_options=debug_options)
+                verify_options=verify_options, debug_options=debug_options, new_ir=new_ir,
+                create_new_logical_tensor=create_new_logical_tensor)
 
     def decorate(f: Callable) -> JitKernel:
         return JitKernel(f, **opts)

@@ -25,7 +25,7 @@ import numbers
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import _tracer
+from . import _options, _tracer
 from . import ir
 from ._dtypes import DataType
 from ._enums import CastMode, PrecisionType, SaturationMode, TileOpFormat
@@ -266,7 +266,7 @@ def set_vec_tile_shapes(*dims: Any) -> None:
     Example: ``pypto.set_vec_tile_shapes(64, 128)``. Scoped like PyPTO's config: a value set
     inside a pypto.loop body is in force until the end of that body only.
     """
-    tr = _tr("set_vec_tile_shapes")
+    tr = _tracer.current()  # outside a kernel: the current pypto.options scope
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     if not 1 <= len(dims) <= 4:
@@ -278,12 +278,18 @@ def set_vec_tile_shapes(*dims: Any) -> None:
             _fail(PyptoValueError, "set_vec_tile_shapes",
                   f"size {i} is {d!r}; every size must be a positive int")
         out.append(int(c))
-    tr.top.vec_tile = tuple(out)
+    if tr is None:
+        _options.set_options(vec_tile_shapes=out)
+    else:
+        tr.top.vec_tile = tuple(out)
 
 
-def get_vec_tile_shapes() -> Optional[Tuple[int, ...]]:
-    """The vector tile shape in force, or None."""
-    return _tr("get_vec_tile_shapes").top.vec_tile
+def get_vec_tile_shapes() -> List[int]:
+    """The vector tile shape in force (in the kernel being traced, else in the current
+    pypto.options scope) as a list, as PyPTO returns it; [] when none was set."""
+    tr = _tracer.current()
+    v = tr.top.vec_tile if tr is not None else _options.scope_vec_tile()
+    return [] if v is None else list(v)
 
 
 def _tile_pair(x: Any, what: str, sizes: Tuple[int, ...]) -> Tuple[int, ...]:
@@ -310,7 +316,7 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int],
 
     Example: ``pypto.set_cube_tile_shapes([64, 64], [64, 256], [128, 128])``.
     """
-    tr = _tr("set_cube_tile_shapes")
+    tr = _tracer.current()  # outside a kernel: the current pypto.options scope
     mm = _tile_pair(m, "m", (2,))
     kk = _tile_pair(k, "k", (2, 3))
     nn = _tile_pair(n, "n", (2,))
@@ -318,7 +324,11 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int],
         kk = (kk[0], kk[1], kk[1])
     if not isinstance(enable_split_k, bool):
         _fail(PyptoTypeError, "set_cube_tile_shapes", "enable_split_k must be a bool")
-    tr.top.cube_tile = ir.CubeTile(m=mm, k=kk, n=nn, enable_split_k=enable_split_k)
+    cube = ir.CubeTile(m=mm, k=kk, n=nn, enable_split_k=enable_split_k)
+    if tr is None:
+        _options.set_options(cube_tile_shapes=cube)
+    else:
+        tr.top.cube_tile = cube
 
 
 def set_semantic_label(label: str) -> None:
@@ -407,7 +417,7 @@ class loop:
                            unroll_list=self.unroll_list,
                            submit_before_loop=self.submit_before_loop, loc=self.loc)
         explorer = _tracer.PathExplorer(where)
-        carried = loop_carried_names(frame.f_code, frame.f_lineno)
+        carried = loop_carried_names(frame.f_code, frame.f_lasti)
         while explorer.start_path():
             scope = tr.push_variant(ol.node, explorer)
             snapshot = _watched_locals(frame, carried)

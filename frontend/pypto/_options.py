@@ -26,17 +26,25 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import numbers
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._enums import RunMode
-from ._errors import PyptoTypeError, PyptoValueError
+from ._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
 
 __all__ = ["OPTION_GROUPS", "SCHEMAS", "Option", "validate_group", "resolve_options",
-           "default_run_mode", "key_options", "accepted_only_options"]
+           "default_run_mode", "key_options", "accepted_only_options", "options", "set_options",
+           "set_host_options", "set_runtime_options", "set_codegen_options",
+           "set_pass_options", "set_verify_options", "set_debug_options", "get_options",
+           "get_host_options", "get_runtime_options", "get_codegen_options",
+           "get_pass_options", "get_verify_options", "get_debug_options",
+           "get_operation_options", "reset_options", "set_matrix_size", "get_matrix_size",
+           "get_cube_tile_shapes", "set_verify_golden_data", "get_verify_golden_data",
+           "CubeTile", "effective_config"]
 
 INT32_MAX = 2147483647
 
@@ -168,6 +176,17 @@ def _check_error_tol(where: str, v: Any) -> list:
     return [float(x) for x in v]
 
 
+def _check_experimental(where: str, v: Any) -> dict:
+    if not isinstance(v, dict):
+        _expect(where, "dict", v)
+    for k, n in v.items():
+        if k != "sg_set_atomic_scope":
+            raise PyptoValueError(f"{where}: unknown key {k!r}; the only experimental pass "
+                                  "option is 'sg_set_atomic_scope'")
+        _check_ooo_scope(f"{where}[{k!r}]", n)
+    return dict(v)
+
+
 def _native_schema() -> list:
     """The runtime_options table of sched/, from the native module (pypto._C is imported
     directly: the schema does not depend on which backend runs kernels)."""
@@ -222,6 +241,7 @@ SCHEMAS: Dict[str, Dict[str, Option]] = {
         "auto_mix_partition": Option("bool", None),
         "sg_set_tunevf_mode": Option("int", None, (0, 2)),
         "enable_slice": Option("bool", None),
+        "experimental": Option("custom", check=lambda w, v: _check_experimental(w, v)),
     },
     "verify_options": {
         "enable_pass_verify": Option("bool", False),
@@ -237,6 +257,13 @@ SCHEMAS: Dict[str, Dict[str, Option]] = {
                                          "4 GM out-of-bounds check"),
         "dump_pass_graph": Option("list[str]", ()),
     },
+}
+
+#: ``pypto.options(operation_options=...)`` / ``experimental.set_operation_options``; not a
+#: jit keyword (PyPTO's jit has no such dict).
+SCHEMAS["operation_options"] = {
+    "combine_axis": Option("bool", False),
+    "force_combine_axis": Option("bool", False),
 }
 
 #: The options of the Python-only groups that pypto-sim acts on; every other option of
@@ -347,3 +374,387 @@ def resolve_options(groups: Mapping[str, Optional[Mapping[str, Any]]],
                 f"runtime_options['ready_on_host_tensors'][{i}]: {name!r} is not a tensor "
                 f"parameter of the kernel{hint} (tensor parameters: {', '.join(tensor_names)})")
     return out
+
+
+# --- configuration scopes: pypto.options(...), set_*_options, tile shapes ---------------------
+#
+# PyPTO keeps its configuration in a stack of scopes: a global scope, one scope per
+# ``with pypto.options(...)`` / ``@pypto.options(...)``, and, during a jit call, a "jit_scope"
+# into which the jit option dicts are written last. A value set in an inner scope hides the
+# outer one until the scope ends; ``set_options`` and ``set_*_options`` overwrite the
+# innermost scope. We keep the same stack. A jit call reads the effective values when it
+# runs: per group, the outer scopes' keys overlaid by the inner ones, then the kernel's own
+# option dicts on top (so the decorator's dicts always win, as in PyPTO), and the tile shapes
+# in force become the initial tile shapes of the trace. Inside a kernel being traced, an
+# ``options`` scope also scopes the tracer's tile shapes.
+
+#: The keyword groups of ``pypto.options``.
+SCOPE_GROUPS = OPTION_GROUPS + ("operation_options",)
+
+
+@dataclass
+class _Scope:
+    name: str
+    groups: Dict[str, Dict[str, Any]] = dataclasses.field(default_factory=dict)
+    #: vec_tile_shapes (tuple of ints), cube_tile_shapes (ir.CubeTile), matrix_size (tuple),
+    #: conv_tile_shapes / convbp_tile_shapes (as given; accepted only).
+    tiles: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+_stack: List[_Scope] = [_Scope("global")]
+#: Bumped on every change of the stack or of a scope's values; jit calls re-resolve their
+#: options only when it moved (a cached call stays cheap).
+_version = [0]
+
+
+def config_version() -> int:
+    return _version[0]
+
+
+def _bump() -> None:
+    _version[0] += 1
+
+
+def CubeTile(m: Sequence[int], k: Sequence[int], n: Sequence[int],
+             enable_split_k: bool = False):
+    """PyPTO's ``CubeTile(m, k, n, enable_split_k)`` (for ``options(cube_tile_shapes=...)``):
+    m and n are ``[L0, L1]``, k is ``[L0, L1]`` or ``[L0, L1a, L1b]``."""
+    from . import _ops  # the tile rules live with set_cube_tile_shapes
+
+    mm = _ops._tile_pair(m, "m", (2,))
+    kk = _ops._tile_pair(k, "k", (2, 3))
+    nn = _ops._tile_pair(n, "n", (2,))
+    if len(kk) == 2:
+        kk = (kk[0], kk[1], kk[1])
+    if not isinstance(enable_split_k, bool):
+        raise PyptoTypeError(f"cube tile: enable_split_k must be a bool, got {enable_split_k!r}")
+    from .ir import CubeTile as _CubeTile
+
+    return _CubeTile(m=mm, k=kk, n=nn, enable_split_k=enable_split_k)
+
+
+def _check_vec_tile(v: Any) -> Tuple[int, ...]:
+    if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 4:
+        raise PyptoValueError(f"vec_tile_shapes: expected a list of 1 to 4 positive ints, got "
+                              f"{v!r}")
+    for d in v:
+        if not _is_int(d) or d <= 0:
+            raise PyptoValueError(f"vec_tile_shapes: every size must be a positive int, got "
+                                  f"{v!r}")
+    return tuple(int(d) for d in v)
+
+
+def _check_cube_tile(v: Any):
+    from .ir import CubeTile as _CubeTile
+
+    if isinstance(v, _CubeTile):
+        return v
+    if not isinstance(v, (list, tuple)) or len(v) not in (3, 4):
+        raise PyptoValueError(f"cube_tile_shapes: expected [m, k, n] or [m, k, n, "
+                              f"enable_split_k] (each of m, k, n a list [L0, L1]), got {v!r}")
+    return CubeTile(*v)
+
+
+def _check_matrix_size(v: Any) -> Tuple[int, ...]:
+    if not isinstance(v, (list, tuple)) or not all(_is_int(d) and d >= 0 for d in v):
+        raise PyptoValueError(f"matrix_size: expected a list of non-negative ints such as "
+                              f"[m, k, n], got {v!r}")
+    return tuple(int(d) for d in v)
+
+
+_TILE_CHECKS: Dict[str, Callable[[Any], Any]] = {
+    "vec_tile_shapes": _check_vec_tile,
+    "cube_tile_shapes": _check_cube_tile,
+    "matrix_size": _check_matrix_size,
+    "conv_tile_shapes": lambda v: v,    # accepted only: there is no conv op
+    "convbp_tile_shapes": lambda v: v,  # accepted only
+}
+
+
+def _scope_values(kwargs: Mapping[str, Any]) -> Tuple[Dict[str, Dict[str, Any]], Dict[str, Any]]:
+    """Validates ``options``/``set_options`` keywords; returns (groups, tiles)."""
+    groups: Dict[str, Dict[str, Any]] = {}
+    tiles: Dict[str, Any] = {}
+    for key, v in kwargs.items():
+        if v is None:
+            continue
+        if key in SCOPE_GROUPS:
+            groups[key] = validate_group(key, v)
+        elif key in _TILE_CHECKS:
+            tiles[key] = _TILE_CHECKS[key](v)
+        else:  # only reachable through **kwargs of the set_* helpers
+            raise PyptoTypeError(f"unknown option {key!r}")
+    return groups, tiles
+
+
+def _tracer_top():
+    from . import _tracer
+
+    tr = _tracer.current()
+    return None if tr is None else tr.top
+
+
+def _apply_tiles_to_trace(tiles: Mapping[str, Any]) -> None:
+    top = _tracer_top()
+    if top is None:
+        return
+    if "vec_tile_shapes" in tiles:
+        top.vec_tile = tiles["vec_tile_shapes"]
+    if "cube_tile_shapes" in tiles:
+        top.cube_tile = tiles["cube_tile_shapes"]
+
+
+class Options:
+    """What ``pypto.options(...)`` returns: a context manager and a decorator.
+
+    ``with pypto.options(pass_options={...}, vec_tile_shapes=[32, 32]):`` opens a scope for
+    the block; ``@pypto.options(...)`` opens it around every call of the decorated function
+    (a plain function, or a jit kernel: then every call of the kernel runs in the scope).
+    """
+
+    def __init__(self, name: str = "", **kwargs: Any):
+        if not isinstance(name, str):
+            raise PyptoTypeError(f"pypto.options: name must be a str, got {name!r}")
+        self.name = name
+        self.groups, self.tiles = _scope_values(kwargs)
+        self._entered: List[Tuple[_Scope, Any]] = []
+
+    def __enter__(self) -> "Options":
+        scope = _Scope(self.name or "scope", {g: dict(v) for g, v in self.groups.items()},
+                       dict(self.tiles))
+        _stack.append(scope)
+        _bump()
+        top = _tracer_top()
+        saved = None if top is None else (top, top.vec_tile, top.cube_tile)
+        _apply_tiles_to_trace(self.tiles)
+        self._entered.append((scope, saved))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        scope, saved = self._entered.pop()
+        if _stack[-1] is not scope:
+            raise PyptoRuntimeError(f"pypto.options scope {self.name!r} closed out of order")
+        _stack.pop()
+        _bump()
+        if saved is not None:
+            top, vec, cube = saved
+            top.vec_tile, top.cube_tile = vec, cube
+
+    def __call__(self, func: Callable) -> Callable:
+        if not callable(func):
+            raise PyptoTypeError(f"pypto.options(...) decorates a function or a jit kernel, got "
+                                 f"{type(func).__name__}")
+        if not self.name:
+            self.name = getattr(func, "__name__", "")
+        return _Scoped(self, func)
+
+
+class _Scoped:
+    """A function or jit kernel whose every call runs in an ``options`` scope. Attributes
+    (``last_report``, ``cache``, ...) are the wrapped object's."""
+
+    def __init__(self, opts: Options, func: Callable):
+        object.__setattr__(self, "_pypto_options", opts)
+        object.__setattr__(self, "__wrapped__", func)
+        functools.update_wrapper(self, func, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._pypto_options:
+            return self.__wrapped__(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__wrapped__, name)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:  # methods stay methods
+        return self if obj is None else functools.partial(self.__call__, obj)
+
+    def __repr__(self) -> str:
+        return f"<pypto.options({self._pypto_options.name!r}) {self.__wrapped__!r}>"
+
+
+def options(name: str = "", codegen_options: Optional[dict] = None,
+            host_options: Optional[dict] = None, pass_options: Optional[dict] = None,
+            runtime_options: Optional[dict] = None, verify_options: Optional[dict] = None,
+            operation_options: Optional[dict] = None, debug_options: Optional[dict] = None,
+            vec_tile_shapes: Any = None, cube_tile_shapes: Any = None,
+            conv_tile_shapes: Any = None, convbp_tile_shapes: Any = None,
+            matrix_size: Any = None) -> Options:
+    """A configuration scope (PyPTO's ``pypto.options``), as a context manager or decorator.
+
+    Example::
+
+        @pypto.options(pass_options={"cube_l1_reuse_setting": {-1: 4}})
+        @pypto.frontend.jit
+        def k(...): ...
+
+        with pypto.options(name="tiles", vec_tile_shapes=[32, 64]):
+            k(x, y)       # the kernel starts with vec tile shapes (32, 64)
+
+    Values are validated here (names, types, ranges, as for the jit dicts). Per key, an inner
+    scope hides the outer ones; a kernel's own jit option dicts win over every scope.
+    """
+    return Options(name, codegen_options=codegen_options, host_options=host_options,
+                   pass_options=pass_options, runtime_options=runtime_options,
+                   verify_options=verify_options, operation_options=operation_options,
+                   debug_options=debug_options, vec_tile_shapes=vec_tile_shapes,
+                   cube_tile_shapes=cube_tile_shapes, conv_tile_shapes=conv_tile_shapes,
+                   convbp_tile_shapes=convbp_tile_shapes, matrix_size=matrix_size)
+
+
+def set_options(codegen_options: Optional[dict] = None, host_options: Optional[dict] = None,
+                pass_options: Optional[dict] = None, runtime_options: Optional[dict] = None,
+                verify_options: Optional[dict] = None, debug_options: Optional[dict] = None,
+                operation_options: Optional[dict] = None, vec_tile_shapes: Any = None,
+                cube_tile_shapes: Any = None, conv_tile_shapes: Any = None,
+                convbp_tile_shapes: Any = None, matrix_size: Any = None) -> None:
+    """Overwrites keys of the innermost scope (the global one outside any ``options``)."""
+    groups, tiles = _scope_values(dict(
+        codegen_options=codegen_options, host_options=host_options, pass_options=pass_options,
+        runtime_options=runtime_options, verify_options=verify_options,
+        debug_options=debug_options, operation_options=operation_options,
+        vec_tile_shapes=vec_tile_shapes, cube_tile_shapes=cube_tile_shapes,
+        conv_tile_shapes=conv_tile_shapes, convbp_tile_shapes=convbp_tile_shapes,
+        matrix_size=matrix_size))
+    top = _stack[-1]
+    for g, vals in groups.items():
+        top.groups.setdefault(g, {}).update(vals)
+    top.tiles.update(tiles)
+    _apply_tiles_to_trace(tiles)
+    _bump()
+
+
+def _group_setter(group: str) -> Callable[..., None]:
+    def setter(**kwargs: Any) -> None:
+        set_options(**{group: kwargs})
+
+    setter.__name__ = f"set_{group}"
+    setter.__doc__ = (f"``pypto.set_{group}(key=value, ...)``: sets keys of {group} in the "
+                      f"innermost scope (validated like the jit dict).")
+    return setter
+
+
+set_host_options = _group_setter("host_options")
+set_runtime_options = _group_setter("runtime_options")
+set_codegen_options = _group_setter("codegen_options")
+set_pass_options = _group_setter("pass_options")
+set_verify_options = _group_setter("verify_options")
+set_debug_options = _group_setter("debug_options")
+set_operation_options = _group_setter("operation_options")
+
+
+def effective_config() -> Tuple[Dict[str, Dict[str, Any]], Dict[str, Any]]:
+    """(groups, tiles) in force: every scope from the global one inward, inner keys winning."""
+    groups: Dict[str, Dict[str, Any]] = {}
+    tiles: Dict[str, Any] = {}
+    for scope in _stack:
+        for g, vals in scope.groups.items():
+            groups.setdefault(g, {}).update(vals)
+        tiles.update(scope.tiles)
+    return groups, tiles
+
+
+def _group_getter(group: str) -> Callable[[], Dict[str, Any]]:
+    def getter() -> Dict[str, Any]:
+        full = {k: (list(o.default) if isinstance(o.default, tuple) else o.default)
+                for k, o in SCHEMAS[group].items() if o.default is not None}
+        full.update(effective_config()[0].get(group, {}))
+        return full
+
+    getter.__name__ = f"get_{group}"
+    getter.__doc__ = f"The {group} in force (defaults, then every scope's keys)."
+    return getter
+
+
+get_host_options = _group_getter("host_options")
+get_runtime_options = _group_getter("runtime_options")
+get_codegen_options = _group_getter("codegen_options")
+get_pass_options = _group_getter("pass_options")
+get_verify_options = _group_getter("verify_options")
+get_debug_options = _group_getter("debug_options")
+get_operation_options = _group_getter("operation_options")
+
+
+def get_options() -> Dict[str, Any]:
+    """Every group and tile shape in force, as one dict (``{"pass_options": {...}, ...,
+    "vec_tile_shapes": [...]}``)."""
+    groups, tiles = effective_config()
+    out: Dict[str, Any] = {g: _group_getter(g)() for g in SCOPE_GROUPS}
+    out.update({k: (list(v) if isinstance(v, tuple) else v) for k, v in tiles.items()})
+    return out
+
+
+def reset_options() -> None:
+    """Back to the defaults: the global scope is emptied (open ``options`` scopes stay open
+    but empty)."""
+    for scope in _stack:
+        scope.groups.clear()
+        scope.tiles.clear()
+    _bump()
+
+
+def set_matrix_size(size: Sequence[int]) -> None:
+    """PyPTO's matmul size hint ``[m, k, n]`` for the current scope. Accepted and kept
+    (``get_matrix_size()``); pypto-sim does not need it (tiling comes from the cube tile
+    shapes)."""
+    set_options(matrix_size=size)
+
+
+def get_matrix_size() -> Optional[List[int]]:
+    v = effective_config()[1].get("matrix_size")
+    return None if v is None else list(v)
+
+
+def scope_vec_tile() -> Optional[Tuple[int, ...]]:
+    return effective_config()[1].get("vec_tile_shapes")
+
+
+def scope_cube_tile():
+    return effective_config()[1].get("cube_tile_shapes")
+
+
+def get_cube_tile_shapes() -> Tuple[List[int], List[int], List[int], bool]:
+    """``(m, k, n, enable_split_k)`` in force, as PyPTO returns it (k has three entries),
+    inside a kernel or outside; ``([], [], [], False)`` when none was set."""
+    top = _tracer_top()
+    cube = top.cube_tile if top is not None else scope_cube_tile()
+    if cube is None:
+        return ([], [], [], False)
+    return (list(cube.m), list(cube.k), list(cube.n), cube.enable_split_k)
+
+
+# --- golden data for PyPTO's pass verification -------------------------------------------------
+
+_golden: Dict[str, Any] = {"in_out_tensors": None, "goldens": None}
+
+
+def set_verify_golden_data(in_out_tensors: Optional[Sequence[Any]] = None,
+                           goldens: Optional[Sequence[Any]] = None) -> None:
+    """PyPTO registers reference outputs for its CPU pass verifier (used with
+    ``verify_options={"enable_pass_verify": True}``). Accepted and kept
+    (``get_verify_golden_data()``), but pypto-sim has no pass verifier: SIM computes the real
+    numbers, so compare the outputs with the goldens directly. Like PyPTO, tensors must be on
+    the CPU; ``None`` entries stand for tensors without a golden."""
+    import torch
+
+    for kind, seq in (("in_out_tensors", in_out_tensors), ("goldens", goldens)):
+        if seq is None:
+            continue
+        if not isinstance(seq, (list, tuple)):
+            raise PyptoTypeError(f"set_verify_golden_data: {kind} must be a list of tensors, "
+                                 f"got {type(seq).__name__}")
+        for i, t in enumerate(seq):
+            if t is None:
+                continue
+            if not isinstance(t, torch.Tensor):
+                raise PyptoTypeError(f"set_verify_golden_data: {kind}[{i}] must be a "
+                                     f"torch.Tensor or None, got {type(t).__name__}")
+            if t.device.type != "cpu":
+                raise PyptoValueError(
+                    f"set_verify_golden_data: {kind} must be on CPU, but {kind}[{i}] is on "
+                    f"device '{t.device}'. Please call .cpu() before passing.")
+        _golden[kind] = list(seq)
+
+
+def get_verify_golden_data() -> Dict[str, Any]:
+    """What ``set_verify_golden_data`` registered: ``{"in_out_tensors": ..., "goldens": ...}``."""
+    return dict(_golden)

@@ -4,13 +4,15 @@
 Tracing runs the kernel as Python, so some mistakes are invisible at run time: a ``break`` in
 a ``pypto.loop`` body, a ``return value``, or a variable that a loop body reads and then
 reassigns (``off += 64``), which Python would carry into the next iteration while the body is
-traced only once. These helpers find them in the source with ``ast``; when the source is not
-available (``exec``'d code) they find nothing and the run-time checks remain.
+traced only once. ``scan_kernel`` finds the first two in the source with ``ast`` (when the
+source is not available they are still caught at run time); ``loop_carried_names`` reads the
+bytecode, so loop-carried variables are found whether or not the source can be read.
 """
 
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import os
 import textwrap
@@ -109,82 +111,53 @@ def scan_kernel(fn: types.FunctionType) -> List[str]:
     return scanner.problems
 
 
-class _ReadsBeforeWrites(ast.NodeVisitor):
-    """Names read before their first assignment, and names assigned, in source order."""
+_CARRIED_CACHE: Dict[Tuple[types.CodeType, int], FrozenSet[str]] = {}
 
-    def __init__(self) -> None:
-        self.assigned: Set[str] = set()
-        self.read_first: Set[str] = set()
-
-    def _skip(self, node: ast.AST) -> None:
-        pass
-
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _skip
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            if node.id not in self.assigned:
-                self.read_first.add(node.id)
-        else:
-            self.assigned.add(node.id)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)  # the right side runs first
-        for t in node.targets:
-            self.visit(t)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            self.visit(node.value)
-        self.visit(node.target)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.visit(node.value)
-        if isinstance(node.target, ast.Name):
-            if node.target.id not in self.assigned:
-                self.read_first.add(node.target.id)
-            self.assigned.add(node.target.id)
-        else:
-            self.visit(node.target)
-
-    def visit_For(self, node: ast.For) -> None:
-        self.visit(node.iter)
-        self.visit(node.target)
-        for s in node.body + node.orelse:
-            self.visit(s)
+#: Leading instructions of a loop body that bind the loop target (``for i, j in ...``).
+_TARGET_OPS = {"STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL", "UNPACK_SEQUENCE",
+               "UNPACK_EX"}
 
 
-_CARRIED_CACHE: Dict[types.CodeType, List[Tuple[int, int, FrozenSet[str]]]] = {}
+def _names(ins: dis.Instruction) -> Tuple[List[str], List[str]]:
+    """(loaded, stored) local names of one instruction, in execution order."""
+    op = ins.opname
+    vals = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+    vals = [v for v in vals if isinstance(v, str)]
+    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_NAME",
+              "LOAD_FAST_LOAD_FAST", "LOAD_CLASSDEREF"):
+        return vals, []
+    if op in ("STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_FAST_STORE_FAST"):
+        return [], vals
+    if op == "STORE_FAST_LOAD_FAST" and len(vals) == 2:
+        return [vals[1]], [vals[0]]
+    return [], []
 
 
-def _carried_table(code: types.CodeType) -> List[Tuple[int, int, FrozenSet[str]]]:
-    table = _CARRIED_CACHE.get(code)
-    if table is not None:
-        return table
-    table = []
-    parsed = _parse(code)
-    if parsed is not None:
-        fdef, start = parsed
-        for node in ast.walk(fdef):
-            if isinstance(node, ast.For) and _is_pypto_loop(node.iter):
-                v = _ReadsBeforeWrites()
-                v.visit(node.target)  # the index is assigned by the loop itself
-                for s in node.body:
-                    v.visit(s)
-                names = frozenset(v.read_first & v.assigned)
-                first = start + node.lineno - 1
-                last = start + node.iter.end_lineno - 1
-                table.append((first, last, names))
-    _CARRIED_CACHE[code] = table
-    return table
-
-
-def loop_carried_names(code: types.CodeType, lineno: int) -> FrozenSet[str]:
-    """Names the pypto.loop body starting at ``lineno`` of ``code`` reads before assigning
-    them (so Python would carry them across iterations)."""
-    best: Optional[Tuple[int, int, FrozenSet[str]]] = None
-    for entry in _carried_table(code):
-        first, last, _ = entry
-        if first <= lineno <= last and (best is None or first > best[0]):
-            best = entry
-    return frozenset() if best is None else best[2]
+def loop_carried_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
+    """Names the body of the ``for`` statement whose FOR_ITER instruction is at byte offset
+    ``lasti`` of ``code`` reads before assigning them (so Python would carry them across
+    iterations). Found from the bytecode, not the source, so the answer is the same for
+    kernels whose source cannot be read (``python -c``, ``exec``). Empty when ``lasti`` is
+    not a FOR_ITER (the loop object was iterated some other way)."""
+    key = (code, lasti)
+    names = _CARRIED_CACHE.get(key)
+    if names is not None:
+        return names
+    names = frozenset()
+    instrs = list(dis.get_instructions(code))
+    at = next((n for n, ins in enumerate(instrs) if ins.offset == lasti), None)
+    if at is not None and instrs[at].opname == "FOR_ITER":
+        end = instrs[at].argval
+        body = [ins for ins in instrs[at + 1:] if ins.offset < end]
+        j = 0
+        while j < len(body) and body[j].opname in _TARGET_OPS:
+            j += 1
+        assigned: Set[str] = set()
+        read_first: Set[str] = set()
+        for ins in body[j:]:
+            loads, stores = _names(ins)
+            read_first.update(n for n in loads if n not in assigned)
+            assigned.update(stores)
+        names = frozenset(read_first & assigned)
+    _CARRIED_CACHE[key] = names
+    return names

@@ -14,7 +14,9 @@ Shape entries: an int (that exact size), ``pypto.DYNAMIC``/``pypto.DYN`` (may ch
 calls without recompiling), ``pypto.STATIC`` (taken from the tensor; a new size recompiles),
 ``pypto.frontend.dynamic("N")`` (dynamic, and every axis named N must agree), and a trailing
 ``...`` (any number of further static axes). Without ``...`` the rank must match exactly.
-Without a dtype the torch tensor's dtype is used.
+An empty shape, ``pypto.Tensor([], dtype)``, means "shape taken from the argument": any
+rank, every axis static (as PyPTO reads it; it is not a rank-0 tensor: a 0-d torch tensor
+is passed as shape ``[1]``). Without a dtype the torch tensor's dtype is used.
 
 Inside a kernel being traced, ``pypto.Tensor(shape, dtype)`` allocates a local tensor, and the
 kernel's parameters are :class:`Tensor` handles supporting ``+ - * / @ **``, unary ``-``,
@@ -24,12 +26,12 @@ comparisons, ``&``/``|``/``~`` on bool tensors, slicing and slice assignment.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from . import _tracer
 from ._dtypes import DataType
 from ._enums import StatusType, TileOpFormat
-from ._errors import PyptoTypeError, PyptoValueError, user_location
+from ._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError, user_location
 from ._symbolic import SymbolicScalar
 
 __all__ = ["Tensor", "TensorAnnotation", "tensor"]
@@ -41,6 +43,13 @@ def _fmt_entry(e: Any) -> str:
     if isinstance(e, StatusType):
         return e.name
     return str(e)
+
+
+class _Rank(int):
+    """An int that can also be called, so ``x.dim`` and ``x.dim()`` both give the rank."""
+
+    def __call__(self) -> int:
+        return int(self)
 
 
 class TensorAnnotation:
@@ -71,6 +80,11 @@ class TensorAnnotation:
             raise PyptoTypeError(
                 f"pypto.Tensor: shape must be a list such as [pypto.DYNAMIC, 128], got "
                 f"{type(shape).__name__} {shape!r}")
+        if len(shape) == 0:
+            # PyPTO: an empty shape list is a status shape with no fixed axis, i.e. any rank.
+            self.shape = ()
+            self.has_ellipsis = True
+            return
         entries = []
         for i, e in enumerate(shape):
             if e is Ellipsis:
@@ -135,6 +149,17 @@ class TensorAnnotation:
         return cls(**kw)
 
     @property
+    def dim(self) -> int:
+        """Number of axes the annotation fixes (PyPTO's ``Tensor.dim``)."""
+        return 0 if self.shape is None else len(self.shape)
+
+    def to_tensor(self, name: str = "") -> "TensorAnnotation":
+        """PyPTO's marker of a tensor annotation; returns the annotation (named ``name``)."""
+        if name and not self.name:
+            self.name = name
+        return self
+
+    @property
     def is_fully_static(self) -> bool:
         """True when the shape is a list of ints only (a full static shape)."""
         return (self.shape is not None and not self.has_ellipsis
@@ -187,9 +212,9 @@ class Tensor:
     # -- properties -----------------------------------------------------------------------
 
     @property
-    def shape(self) -> Tuple[Any, ...]:
-        """Sizes per axis: ints, or SymbolicScalars for dynamic axes."""
-        return tuple(d if isinstance(d, SymbolicScalar) else int(d) for d in self._value.shape)
+    def shape(self) -> List[Any]:
+        """Sizes per axis: ints, or SymbolicScalars for dynamic axes (a list, as in PyPTO)."""
+        return [d if isinstance(d, SymbolicScalar) else int(d) for d in self._value.shape]
 
     @property
     def valid_shape(self) -> Optional[Tuple[Any, ...]]:
@@ -207,12 +232,25 @@ class Tensor:
     def ndim(self) -> int:
         return len(self._value.shape)
 
+    @property
     def dim(self) -> int:
-        return len(self._value.shape)
+        """Number of axes. A property in PyPTO (``range(x.dim)``); ``x.dim()`` (torch's
+        spelling) works too."""
+        return _Rank(len(self._value.shape))
+
+    @property
+    def id(self) -> int:
+        return self._value.id
 
     @property
     def name(self) -> Optional[str]:
         return self._value.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise PyptoTypeError(f"Tensor.name must be a str, got {value!r}")
+        self._value.name = value
 
     @property
     def value(self):
@@ -350,16 +388,20 @@ class Tensor:
     def amin(self, dim=-1, keepdim=False):
         return _ops.amin(self, dim, keepdim)
 
-    def exp(self):
+    def exp(self, precision_type=None):
+        # precision_type picks an NPU instruction variant; SIM computes in fp32 (ignored).
         return _ops.exp(self)
 
-    def log(self):
+    def log(self, precision_type=None):
+        # precision_type picks an NPU instruction variant; SIM computes in fp32 (ignored).
         return _ops.log(self)
 
-    def sqrt(self):
+    def sqrt(self, precision_type=None):
+        # precision_type picks an NPU instruction variant; SIM computes in fp32 (ignored).
         return _ops.sqrt(self)
 
-    def rsqrt(self):
+    def rsqrt(self, precision_type=None):
+        # precision_type picks an NPU instruction variant; SIM computes in fp32 (ignored).
         return _ops.rsqrt(self)
 
     def abs(self):
@@ -377,11 +419,135 @@ class Tensor:
     def tanh(self):
         return _ops.tanh(self)
 
-    def reciprocal(self):
+    def reciprocal(self, precision_type=None):
+        # precision_type picks an NPU instruction variant; SIM computes in fp32 (ignored).
         return _ops.reciprocal(self)
 
     def clone(self):
         return _ops.clone(self)
+
+    # -- PyPTO's other Tensor methods -----------------------------------------------------
+    # Each one forwards to the op of the same name; an op pypto-sim lacks says so, with the
+    # kernel line that used it.
+
+    def move(self, other: "Tensor") -> None:
+        """``out.move(x)``: ``out`` takes the value of ``x`` (the same as ``out[:] = x``)."""
+        if not isinstance(other, Tensor):
+            raise PyptoTypeError(f"'{type(other).__name__}' type cannot be moved to Tensor "
+                                 f"({user_location()})")
+        _ops._setitem(self, (slice(None),) * max(1, self.ndim), other)
+
+    def to_tensor(self, name: str = "") -> "Tensor":
+        if name:
+            self.name = name
+        return self
+
+    def add(self, other):
+        return _ops.add(self, other)
+
+    def sub(self, other):
+        return _ops.sub(self, other)
+
+    def mul(self, other):
+        return _ops.mul(self, other)
+
+    def div(self, other, precision_type=None):
+        return _ops.div(self, other, precision_type)
+
+    def remainder(self, other, precision_type=None):
+        return _ops.remainder(self, other)
+
+    def fmod(self, other, precision_type=None):
+        return _op("fmod", self, other)
+
+    def maximum(self, other):
+        return _ops.maximum(self, other)
+
+    def minimum(self, other):
+        return _ops.minimum(self, other)
+
+    def greater(self, other):
+        return _ops.gt(self, other)
+
+    def floor(self):
+        return _ops.floor(self)
+
+    def logical_not(self):
+        return _ops.logical_not(self)
+
+    def softmax(self, dim=-1):
+        return _ops.softmax(self, dim)
+
+    def matmul(self, mat2, out_dtype, *, a_trans=False, b_trans=False, c_matrix_nz=False,
+               extend_params=None):
+        kw = {"a_trans": a_trans, "b_trans": b_trans}
+        if c_matrix_nz:
+            kw["c_matrix_nz"] = c_matrix_nz
+        if extend_params is not None:
+            kw["extend_params"] = extend_params
+        return _ops.matmul(self, mat2, out_dtype, **kw)
+
+    def assemble(self, input, offsets) -> None:  # noqa: A002 - PyPTO's name
+        """``big.assemble(tile, offsets)``: writes ``tile`` into this tensor at ``offsets``."""
+        _ops.assemble(input, offsets, self)
+
+    def expand_clone(self, shape, *, valid_shape=None):
+        return _ops.expand_clone(self, shape, valid_shape=valid_shape or None)
+
+    def fill_(self, value) -> "Tensor":
+        self.move(_ops.full(self.shape, value, self.dtype))
+        return self
+
+    def triu_(self, diagonal=0) -> "Tensor":
+        self.move(_op("triu", self, diagonal))
+        return self
+
+    def tril_(self, diagonal=0) -> "Tensor":
+        self.move(_op("tril", self, diagonal))
+        return self
+
+    def set_cache_policy(self, policy, value: bool) -> None:
+        """An NPU cache hint; accepted and ignored (the simulator models L2 itself)."""
+
+    def get_cache_policy(self, policy) -> bool:
+        return False
+
+
+def _op(name: str, *args: Any, **kwargs: Any) -> Any:
+    fn = getattr(_ops, name, None)
+    if fn is None:
+        raise PyptoNotImplementedError(
+            f"Tensor.{name} at {user_location()}: pypto.{name} is not available in pypto-sim "
+            "yet")
+    return fn(*args, **kwargs)
+
+
+def _forward(name: str):
+    def method(self, *args: Any, **kwargs: Any) -> Any:
+        return _op(name, self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"``x.{name}(...)`` is ``pypto.{name}(x, ...)``."
+    return method
+
+
+#: PyPTO Tensor methods that are ``pypto.<name>(self, *args)``.
+_FORWARDED = ("axpy_", "hypot", "prelu", "sin", "cos", "where", "lrelu", "topk", "quant_mx",
+              "sort32", "mrgsort", "sign", "signbit", "exp2", "expm1", "log1p", "log10", "log2",
+              "argmax", "argmin", "round", "ceil", "trunc", "gather", "gathermask", "index_add",
+              "cumsum", "cumprod", "gcd", "triu", "tril", "pad", "fillpad", "scatter_update",
+              "scatter_", "scatter", "var", "prod")
+for _name in _FORWARDED:
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _forward(_name))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    _op("index_add_", self, dim, index, source, alpha=alpha)
+    return self
+
+
+Tensor.index_add_ = _index_add_
 
 
 #: PyPTO's lower-case alias.

@@ -585,10 +585,12 @@ def test_too_many_paths():
 
 
 def test_ops_outside_a_kernel():
+    # Tile shapes may be set outside a kernel (they go to the current pypto.options scope,
+    # as in PyPTO; see test_config_scopes.py), labels may not.
     with pytest.raises(pypto.PyptoRuntimeError,
-                       match="pypto.set_vec_tile_shapes can only be used inside a "
+                       match="pypto.set_semantic_label can only be used inside a "
                              "@pypto.frontend.jit kernel while it is being traced"):
-        pypto.set_vec_tile_shapes(8)
+        pypto.set_semantic_label("x")
     with pytest.raises(pypto.PyptoRuntimeError, match="pypto.loop can only be used inside"):
         for _ in pypto.loop(3):
             pass
@@ -610,7 +612,7 @@ def test_clip_logical_full_and_method_forms():
     def k(a: pypto.Tensor([2, 4], F32), m: pypto.Tensor([2, 4], pypto.DT_BOOL),
           out: pypto.Tensor([4, 2], F32)):
         pypto.set_vec_tile_shapes(2, 4)
-        assert pypto.get_vec_tile_shapes() == (2, 4)
+        assert pypto.get_vec_tile_shapes() == [2, 4]
         c = pypto.clip(a, min=-1.0, max=1.0)
         keep = pypto.cond(m & (a > 0.0)) | ~m
         z = pypto.where(keep, c, pypto.ones(2, 4))
