@@ -48,3 +48,6 @@ __all__ = [
     "TensorAnnotation", "tensor", "SymbolicScalar", "PyptoError", "PyptoTypeError",
     "PyptoValueError", "PyptoRuntimeError", "PyptoNotImplementedError",
 ] + list(_ops_all) + [dt.name for dt in DataType]
+
+# PyPTO names this package lacks raise an error saying why (the table lives in _compat).
+from ._compat import module_getattr as __getattr__  # noqa: E402
