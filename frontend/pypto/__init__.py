@@ -64,3 +64,6 @@ __all__ = [
     "get_matrix_size", "get_cube_tile_shapes", "CubeTile", "set_verify_golden_data",
     "get_verify_golden_data",
 ] + list(_ops_all) + [dt.name for dt in DataType]
+
+# PyPTO names this package lacks raise an error saying why (the table lives in _compat).
+from ._compat import module_getattr as __getattr__  # noqa: E402

@@ -1006,6 +1006,7 @@ def _unsupported(op: str, why: str):
 
     wrapper.__name__ = wrapper.__qualname__ = op
     wrapper.__doc__ = f"Not supported yet ({why}); calling it raises PyptoNotImplementedError."
+    wrapper.__pypto_unsupported__ = why  # read by the compatibility table (pypto._compat)
     return wrapper
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 from typing import Any, Dict, List
 
 
@@ -11,8 +12,10 @@ from typing import Any, Dict, List
 class Report:
     """What the simulator measured for one kernel call.
 
-    ``path`` is the folder holding ``stats.json``, ``trace.json`` (open it in Perfetto) and
-    ``swim.json``; ``stats`` is the dict of ``stats.json``.
+    ``path`` is the folder holding ``stats.json``, ``trace.json`` (open it in Perfetto),
+    ``swim.json`` and, where PyPTO's tooling looks for it, PyPTO's merged swimlane
+    ``CostModelSimulationOutput/merged_swimlane.json`` (``swimlane_path``); ``stats`` is the
+    dict of ``stats.json``.
 
     Example::
 
@@ -30,6 +33,11 @@ class Report:
     def makespan_ns(self) -> float:
         """Simulated time from kernel launch to the end of the last device task, in ns."""
         return float(self.stats["makespan_ns"])
+
+    @property
+    def swimlane_path(self) -> str:
+        """PyPTO's merged swimlane of this call (Chrome trace events; open it in Perfetto)."""
+        return os.path.join(self.path, "CostModelSimulationOutput", "merged_swimlane.json")
 
     def __repr__(self) -> str:
         return (f"Report(makespan_ns={self.makespan_ns:.1f}, tasks={self.tasks}, "

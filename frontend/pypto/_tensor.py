@@ -528,6 +528,7 @@ def _forward(name: str):
 
     method.__name__ = name
     method.__doc__ = f"``x.{name}(...)`` is ``pypto.{name}(x, ...)``."
+    method.__pypto_forwards_to__ = name  # supported exactly when pypto.<name> is (pypto._compat)
     return method
 
 

@@ -41,7 +41,11 @@ SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors
   HostTileExecutor executor(run.launch, tensors);
   run.result = simulate(run.launch, chip, opt.runtime, executor);
   if (!report_dir.empty()) {
-    sim::write_reports(report_dir, run.launch.graph, chip, run.result, report);
+    run.files = sim::write_reports(report_dir, run.launch.graph, chip, run.result, report);
+    const std::string merged = report_dir + "/" + kPyptoSimOutputFolder + "/" + kMergedSwimlaneFile;
+    if (report.swim_json &&
+        sim::write_merged_swimlane(merged, run.launch.graph, run.result, report))
+      run.files.push_back(merged);
     run.report_dir = report_dir;
   }
   return run;

@@ -271,6 +271,171 @@ double hit_rate_pct(const SimStats& s) {
 
 }  // namespace
 
+bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
+                           const ReportOptions& opt) {
+  const Timeline& tl = r.timeline;
+  if (tl.core.size() != g.num_tasks()) return false;
+  const std::uint32_t aic = r.stats.aic.count;
+  const std::uint32_t cores = aic + r.stats.aiv.count;
+  constexpr int kPid = 1;                // PyPTO's "Machine View" process
+  constexpr std::uint32_t kTid0 = 1000;  // its thread offset; tid = kTid0 + 2 * (blockIdx + 1)
+  auto placed = [&](sched::TaskId t) {
+    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF;
+  };
+  // Tasks per core in start order; a task starting before its predecessor on the core ended
+  // goes to the core's second lane, as PyPTO draws overlapping tasks.
+  std::vector<std::vector<sched::TaskId>> per_core(cores);
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t)
+    if (placed(t)) per_core[tl.core[t]].push_back(t);
+  std::vector<std::uint8_t> lane(g.num_tasks(), 0);
+  std::vector<bool> core_overlaps(cores, false);
+  // PyPTO's execution-hint: duration statistics per leaf function (our kernel index).
+  struct Leaf {
+    std::uint64_t count = 0, total_ps = 0, max_ps = 0, min_ps = 0;
+    sched::TaskId max_task = 0, min_task = 0;
+  };
+  std::vector<Leaf> leaves(std::max<std::size_t>(g.kernel_names.size(), 1));
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    auto& v = per_core[c];
+    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
+      return tl.start_ps[a] < tl.start_ps[b];
+    });
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const sched::TaskId t = v[i];
+      if (i > 0 && lane[v[i - 1]] == 0 && tl.start_ps[t] < tl.end_ps[v[i - 1]]) {
+        lane[t] = 1;
+        core_overlaps[c] = true;
+      }
+      Leaf& l = leaves[g.kernel_names.empty() ? 0 : g.kernel[t]];
+      const std::uint64_t d = tl.end_ps[t] - tl.start_ps[t];
+      if (l.count == 0 || d > l.max_ps) l.max_ps = d, l.max_task = t;
+      if (l.count == 0 || d < l.min_ps) l.min_ps = d, l.min_task = t;
+      ++l.count;
+      l.total_ps += d;
+    }
+  }
+  auto tid_of = [&](sched::TaskId t) { return kTid0 + 2 * (tl.core[t] + 1u) + lane[t]; };
+  // PyPTO's task name: seqNo-funcId-opIdx of the 64-bit id seqNo << 32 | taskId.
+  auto formal = [&](sched::TaskId t) {
+    const std::uint32_t id = g.orig_id[t];
+    return std::to_string(g.device_tasks[g.device_task[t]].seq_no) + "-" +
+           std::to_string((id >> 16) & 1023u) + "-" + std::to_string(id & 0xFFFFu);
+  };
+  auto label = [&](sched::TaskId t) {
+    return g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]];
+  };
+
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) throw Error("cannot create output folder " + parent.string() + ": " + ec.message());
+  std::ofstream f = open_out(path);
+  bool first = true;
+  auto emit = [&](const ordered_json& e) {
+    f << (first ? "\n" : ",\n") << e.dump();
+    first = false;
+  };
+  f << "{\"traceEvents\":[";
+  emit({{"args", {{"name", "Machine View"}}},
+        {"cat", "__metadata"},
+        {"name", "process_name"},
+        {"ph", "M"},
+        {"pid", kPid}});
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    if (per_core[c].empty()) continue;
+    const std::string name = std::string(c < aic ? "AIC_" : "AIV_") + std::to_string(c + 1);
+    for (std::uint32_t l = 0; l <= (core_overlaps[c] ? 1u : 0u); ++l) {
+      emit({{"args", {{"name", name}}},
+            {"cat", "__metadata"},
+            {"name", "thread_name"},
+            {"ph", "M"},
+            {"pid", kPid},
+            {"tid", kTid0 + 2 * (c + 1) + l}});
+    }
+  }
+  std::uint64_t event_id = 0;
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    for (const sched::TaskId t : per_core[c]) {
+      const Leaf& l = leaves[g.kernel_names.empty() ? 0 : g.kernel[t]];
+      const std::string hint =
+          "Average Execution Time: " + std::to_string(us(l.total_ps) / double(l.count)) +
+          "\nMax Execution Time: " + std::to_string(us(l.max_ps)) + ", Task: [" +
+          formal(l.max_task) + "]\nMin Execution Time: " + std::to_string(us(l.min_ps)) +
+          ", Task: [" + formal(l.min_task) + "]\n";
+      const std::uint32_t seq = g.device_tasks[g.device_task[t]].seq_no;
+      emit({{"args",
+             {{"event-hint", "Task:[" + formal(t) + "], rootHash:" + std::to_string(g.root[t]) +
+                                 ", callOpMagic:-1, leafHash:" + std::to_string(g.kernel[t]) +
+                                 ", TaskId:" + std::to_string(g.orig_id[t])},
+              {"ioperand-hint", "[]"},
+              {"ooperand-hint", "[]"},
+              {"execution-hint", hint},
+              {"color", label(t)},
+              {"taskId", g.orig_id[t]},
+              {"seqNo", seq},
+              {"wrapId", -1},
+              {"l1ReuseHashOrder", -1},
+              {"cubeNBufferHashOrder", -1},
+              {"vecNBufferHashOrder", -1}}},
+            {"cat", "event"},
+            {"id", event_id++},
+            {"name", formal(t) + "-" + std::to_string(g.root[t]) + "-" +
+                         std::to_string(g.kernel[t]) + "(" + label(t) + ")"},
+            {"ph", "X"},
+            {"pid", kPid},
+            {"tid", tid_of(t)},
+            {"ts", us(tl.start_ps[t])},
+            {"dur", us(tl.end_ps[t] - tl.start_ps[t])}});
+    }
+  }
+  std::size_t flows = 0;
+  for (sched::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
+    if (!placed(t)) continue;
+    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t) && flows < opt.max_flow_edges; ++i) {
+      const sched::TaskId s = g.succ[i];
+      if (!placed(s)) continue;
+      ++flows;
+      emit({{"cat", "machine-view-last-dep"},
+            {"id", event_id},
+            {"name", "machine-view-last-dep"},
+            {"ph", "s"},
+            {"pid", kPid},
+            {"tid", tid_of(t)},
+            {"ts", us(tl.end_ps[t]) - 0.0001}});
+      emit({{"bp", "e"},
+            {"cat", "machine-view-last-dep"},
+            {"id", event_id},
+            {"name", "machine-view-last-dep"},
+            {"ph", "f"},
+            {"pid", kPid},
+            {"tid", tid_of(s)},
+            {"ts", us(tl.start_ps[s])}});
+      ++event_id;
+    }
+  }
+  // Ready-queue depth as PyPTO's counters (pid 1, tid 1), emitted when a value changes.
+  std::int64_t last_aic = -1, last_aiv = -1;
+  for (const auto& d : tl.depth) {
+    const bool aic_changed = d.aic != last_aic, aiv_changed = d.aiv != last_aiv;
+    auto counter = [&](const char* name, std::uint64_t size) {
+      emit({{"name", name},
+            {"pid", kPid},
+            {"tid", 1},
+            {"ph", "C"},
+            {"ts", us(d.time_ps)},
+            {"args", {{"size", size}}}});
+    };
+    if (aic_changed) counter("ReadyCount_AIC", d.aic);
+    if (aiv_changed) counter("ReadyCount_AIV", d.aiv);
+    if (aic_changed || aiv_changed) counter("ReadyCount_Total", std::uint64_t(d.aic) + d.aiv);
+    last_aic = d.aic;
+    last_aiv = d.aiv;
+  }
+  f << "\n]}\n";
+  close_out(f, path);
+  return true;
+}
+
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
                                        const ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt) {

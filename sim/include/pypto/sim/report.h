@@ -33,6 +33,19 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
                                        const ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt);
 
+// Writes PyPTO's merged swimlane to `path` (parent folders created): the Chrome trace that
+// PyPTO's tools/profiling/draw_swim_lane.py makes from swim.json and the topology, and that
+// its cost-model tooling reads after a SIM call. Shape: {"traceEvents": [...]}, times in
+// microseconds; pid 1 "Machine View"; a thread per core, tid 1000 + 2 * (blockIdx + 1),
+// named AIC_<blockIdx + 1> / AIV_<blockIdx + 1> (tid + 1: a second lane for tasks that
+// overlap on one core); an "X" event per task, cat "event", named
+// "<seqNo>-<funcId>-<opIdx>-<root>-<leaf>(<kernel name>)" with PyPTO's args keys;
+// "machine-view-last-dep" s/f flow pairs for dependencies (at most opt.max_flow_edges);
+// ReadyCount_AIC / _AIV / _Total counters. Contract: r holds a timeline of g (otherwise
+// nothing is written and false returned). Throws pypto::Error if the file cannot be written.
+bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
+                           const ReportOptions& opt = {});
+
 // Human-readable summary of one run (the CLI's stdout).
 std::string summary_table(const SimResult& r);
 

@@ -64,14 +64,25 @@ class HostTileExecutor final : public TaskExecutor {
 sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
                         const sched::RuntimeOptions& runtime, TaskExecutor& executor);
 
+// Where PyPTO's tooling looks for a SIM call's swimlane: its cost-model example takes the
+// newest folder under ./output and reads CostModelSimulationOutput/merged_swimlane.json in it.
+// Our run folder is that folder, so the file goes to
+//   <report_dir>/CostModelSimulationOutput/merged_swimlane.json
+// beside our own stats.json, trace.json and swim.json.
+inline constexpr const char* kPyptoSimOutputFolder = "CostModelSimulationOutput";
+inline constexpr const char* kMergedSwimlaneFile = "merged_swimlane.json";
+
 struct SimRun {
-  Launch launch;           // graph, programs, workspace figures, runtime log lines
-  sim::SimResult result;   // stats and timeline
-  std::string report_dir;  // where stats.json, trace.json, swim.json went; empty: none
+  Launch launch;                   // graph, programs, workspace figures, runtime log lines
+  sim::SimResult result;           // stats and timeline
+  std::string report_dir;          // where the reports went; empty: none
+  std::vector<std::string> files;  // every report file written
 };
 
 // The SIM backend's whole call: instantiate, simulate with a HostTileExecutor (outputs land
-// in the tensors' host memory), and write the reports to `report_dir` unless it is empty.
+// in the tensors' host memory), and write the reports to `report_dir` unless it is empty:
+// sim::write_reports' files and, when report.swim_json is set, PyPTO's merged swimlane
+// (kPyptoSimOutputFolder/kMergedSwimlaneFile).
 // Throws ConfigError for user errors (arguments, bindings, options), ModelError for bugs.
 SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,

@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The one place that says which of PyPTO's public names pypto-sim ignores or lacks, and why.
+
+A PyPTO name (tools/compat/pypto_names.json) is
+
+* **supported** when this package has it and it is not in :data:`IGNORED`;
+* **accepted but ignored** when it is in :data:`IGNORED` (functions: they check their
+  arguments, then have no effect on the simulator), or, for option keys, when
+  ``pypto._options`` marks it accepted-only (the reason per group: :data:`IGNORED_OPTION_GROUPS`);
+* **not supported** when this package lacks it; it must then be in :data:`UNSUPPORTED` with
+  the reason. ``pypto.<name>`` raises :class:`PyptoUnsupportedError` with that reason (it is
+  also an ``AttributeError``, so ``hasattr`` and ``getattr(pypto, name, default)`` keep working).
+
+``tools/compat_table.py`` writes docs/compatibility.md from these tables and the live package;
+tests/frontend/test_compat.py fails when a PyPTO name is in neither, when a name listed here as
+unsupported has since been added (remove the entry), and when the checked-in table is stale.
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+from ._errors import PyptoNotImplementedError
+
+__all__ = ["IGNORED", "IGNORED_OPTION_GROUPS", "UNSUPPORTED", "PyptoUnsupportedError",
+           "unsupported_reason", "module_getattr"]
+
+
+class PyptoUnsupportedError(PyptoNotImplementedError, AttributeError):
+    """A PyPTO name that pypto-sim does not provide; the message says why."""
+
+    err_code = "F00005"
+
+
+# ---- accepted but ignored: present, validated, no effect on SIM -----------------------------
+IGNORED: Dict[str, str] = {
+    "set_semantic_label": "labels name ops for PyPTO's pass options and swimlane colours; "
+                          "pypto-sim's passes and swimlane use the kernel's op names",
+    "set_matrix_size": "a hint for PyPTO's matmul tiling; pypto-sim tiles by the cube tile "
+                       "shapes (the value is checked and kept, get_matrix_size returns it)",
+    "set_verify_golden_data": "PyPTO's per-pass golden verification; SIM computes real "
+                              "numbers (the data is checked and kept), compare them with torch",
+    "Tensor.set_cache_policy": "an NPU cache hint; the simulator models the L2 itself",
+    "Tensor.get_cache_policy": "an NPU cache hint; always False in pypto-sim",
+}
+
+IGNORED_OPTION_GROUPS: Dict[str, str] = {
+    "host_options": "compile monitoring and timeouts of PyPTO's host compiler, which "
+                    "pypto-sim does not run",
+    "codegen_options": "PyPTO's code generator settings; pypto-sim generates no device code",
+    "pass_options": "PyPTO's graph-pass tuning (buffer merging, sub-graph scopes); pypto-sim's "
+                    "compiler has its own fixed tiling and fusion",
+    "verify_options": "PyPTO's per-pass golden verification; SIM computes real numbers, "
+                      "compare them with torch",
+    "debug_options": "PyPTO's debug dumps; SIM always writes its reports (stats.json, "
+                     "trace.json, swim.json, CostModelSimulationOutput/merged_swimlane.json)",
+}
+
+# ---- not supported: absent from this package -----------------------------------------------
+_OP = "op not implemented by pypto-sim's tracer and compiler yet"
+_GLOBAL_OPTS = ("global option setters/getters are not provided: pass options per kernel to "
+                "@pypto.frontend.jit(runtime_options=..., pass_options=..., ...)")
+_OLD_FRONTEND = ("part of PyPTO's graph-building API outside @pypto.frontend.jit; pypto-sim "
+                 "traces jit kernels only")
+_VERIFY = ("PyPTO's golden-data verification; SIM computes real numbers, compare them with "
+           "torch")
+_TENSOR = "Tensor method not implemented yet; use the module-level function where there is one"
+_ENUM = "enum of options of ops pypto-sim does not implement"
+
+UNSUPPORTED: Dict[str, str] = {
+    # operations
+    **{n: _OP for n in (
+        "LReLU", "arange", "argsort", "axpy", "bitwise_and", "bitwise_left_shift", "bitwise_not",
+        "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cbrt", "ceil_div", "conv", "copysign",
+        "cosh", "dequantize", "exp2", "expand_exp_dif", "fillpad", "floor_div", "fmod",
+        "gathermask", "gcd", "hypot", "index_add", "index_add_", "index_select", "indexput_",
+        "isfinite", "log10", "log2", "normal", "one_hot", "pad", "quant_mx", "quantize",
+        "rms_norm", "scaled_mm", "scatter_", "topk", "atomic_add")},
+    "experimental": "PyPTO's experimental ops (gather_in_l1/ub, load, operation options, "
+                    "transposed_batchmatmul) are not implemented",
+    **{"experimental." + n: "pypto.experimental is not provided (experimental ops are not "
+                            "implemented)"
+       for n in ("gather_in_l1", "gather_in_ub", "get_operation_config", "get_operation_options",
+                 "load", "set_operation_config", "set_operation_options",
+                 "transposed_batchmatmul")},
+    # configuration
+    **{n: _GLOBAL_OPTS for n in (
+        "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
+        "set_pass_default_config")},
+    "set_conv_tile_shapes": "convolutions are not implemented",
+    "get_conv_tile_shapes": "convolutions are not implemented",
+    # graph building, verification, platform
+    **{n: _OLD_FRONTEND for n in (
+        "function", "Function", "get_last_function", "get_current_function", "from_torch",
+        "Element", "element", "symbolic_scalar", "SatStatus")},
+    **{n: _VERIFY for n in ("verify", "pass_verify_print", "pass_verify_save")},
+    "platform": "no NPU platform query: the chip is chosen by PYPTO_SIM_CHIP "
+                "(pypto.sim.chips())",
+    "bytes_of": "not provided yet; use torch.tensor([], dtype=...).element_size()",
+    # data types and enums
+    **{n: _ENUM for n in (
+        "CachePolicy", "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
+        "OutType", "PowAlgorithm", "ReLuType", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
+        "RsqrtAlgorithm", "ScatterMode", "SqrtAlgorithm", "TopKAlgo")},
+    # Tensor methods and properties
+    **{"Tensor." + n: _TENSOR for n in (
+        "concat",)},
+    # SymbolicScalar
+    **{"SymbolicScalar." + n: "SymbolicScalar introspection is not provided yet"
+       for n in ("as_variable", "concrete", "is_concrete", "is_expression", "is_immediate",
+                 "is_symbol")},
+    "Element.dtype": "pypto.Element is not provided",
+    "Element.value": "pypto.Element is not provided",
+    # option keys
+    "runtime_options.stitch_cfgcache_size": "not in pypto-sim's runtime option table "
+                                            "(sched::kRuntimeOptionSpecs)",
+}
+
+
+def stub_reason(obj: object) -> str:
+    """Why a name that this package defines is still not supported, or '' when it is: a stub
+    that raises PyptoNotImplementedError (``__pypto_unsupported__``), or a Tensor method that
+    forwards to a ``pypto.<op>`` which is missing or itself a stub."""
+    why = getattr(obj, "__pypto_unsupported__", None)
+    if why:
+        return why
+    target = getattr(obj, "__pypto_forwards_to__", None)
+    if target is not None:
+        from . import _ops
+
+        op = getattr(_ops, target, None)
+        if op is None:
+            return f"pypto.{target} is not implemented"
+        return stub_reason(op)
+    return ""
+
+
+def unsupported_reason(name: str) -> str:
+    """The reason a PyPTO name is not supported, or '' when it is not listed."""
+    return UNSUPPORTED.get(name, "")
+
+
+def module_getattr(name: str):
+    """``pypto.__getattr__``: a clear error for PyPTO names this package does not provide."""
+    reason = UNSUPPORTED.get(name)
+    if reason is None:
+        raise AttributeError(f"module 'pypto' has no attribute {name!r}")
+    raise PyptoUnsupportedError(f"pypto.{name} is not supported by pypto-sim: {reason}")
