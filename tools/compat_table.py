@@ -150,8 +150,8 @@ def render(rows: List[Row]) -> str:
         f"* **{SUPPORTED}** ({counts[SUPPORTED]}): present and acting as in PyPTO;",
         f"* **{IGNORED}** ({counts[IGNORED]}): present and validated like PyPTO validates it, "
         "with no effect on the simulator (why: in the note);",
-        f"* **{UNSUPPORTED}** ({counts[UNSUPPORTED]}): absent, or a stub that raises PyptoNotImplementedError; the note gives the reason and the "
-        "error the user gets.",
+        f"* **{UNSUPPORTED}** ({counts[UNSUPPORTED]}): absent, or a stub that raises "
+        "PyptoNotImplementedError; the note gives the reason and the error the user gets.",
         "",
     ]
     for title, pred in _SECTIONS:
