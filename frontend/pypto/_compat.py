@@ -111,9 +111,6 @@ UNSUPPORTED: Dict[str, str] = {
                  "is_symbol")},
     "Element.dtype": "pypto.Element is not provided",
     "Element.value": "pypto.Element is not provided",
-    # option keys
-    "runtime_options.stitch_cfgcache_size": "not in pypto-sim's runtime option table "
-                                            "(sched::kRuntimeOptionSpecs)",
 }
 
 

@@ -210,7 +210,7 @@ def _runtime_schema(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Option]:
         out[r["name"]] = Option(
             typ, default, None if typ == "list[str]" else (r["min"], r["max"]), doc=r["doc"],
             out_of_range=r["out_of_range"], auto_value=r["auto_value"], unit=r["unit"],
-            acts_on=tuple(r["acts_on"]))
+            acts_on=tuple(r["acts_on"]), accepted_only=not r["acts_on"])
     return out
 
 

@@ -26,6 +26,13 @@ IntField int_field(RuntimeOption id) {
     case RuntimeOption::kDeviceSchedMode:
     case RuntimeOption::kRunMode:
     case RuntimeOption::kReadyOnHostTensors:
+    // Accepted only: validated, then nothing holds them.
+    case RuntimeOption::kStitchFunctionInnerMemory:
+    case RuntimeOption::kStitchFunctionOutcastMemory:
+    case RuntimeOption::kStitchFunctionNumInitial:
+    case RuntimeOption::kStitchFunctionNumStep:
+    case RuntimeOption::kStitchFunctionSize:
+    case RuntimeOption::kStitchCfgcacheSize:
     case RuntimeOption::kCount: return nullptr;
   }
   return nullptr;

@@ -20,7 +20,17 @@ RANGES = {
     "device_sched_parallelism": (1, 8),
     "launch_sched_aicpu_num": (1, 7),
     "launch_early_mode": (0, 2),
+    # accepted only: PyPTO's older stitching knobs and its control-flow cache
+    "stitch_function_inner_memory": (1, 2147483647),
+    "stitch_function_outcast_memory": (1, 2147483647),
+    "stitch_function_num_initial": (1, 1024),
+    "stitch_function_num_step": (0, 1024),
+    "stitch_function_size": (1, 65535),
+    "stitch_cfgcache_size": (0, 100000000),
 }
+RUNTIME_ACCEPTED_ONLY = ("stitch_function_inner_memory", "stitch_function_outcast_memory",
+                         "stitch_function_num_initial", "stitch_function_num_step",
+                         "stitch_function_size", "stitch_cfgcache_size")
 
 
 def kernel(x: pypto.Tensor([4], pypto.DT_FP32)):
@@ -266,12 +276,16 @@ def test_other_groups_accept_valid_values():
 
 def test_accepted_only_options_are_marked():
     accepted = accepted_only_options()
-    assert "runtime_options" not in accepted  # every runtime option is acted on
+    # The runtime options that no part acts on are PyPTO's legacy stitching knobs, which
+    # real kernels (PyPTO's examples) still pass.
+    assert accepted["runtime_options"] == RUNTIME_ACCEPTED_ONLY
     assert "compile_stage" not in accepted["host_options"]  # it stops before running
-    # 25 jit keys, pass_options['experimental'] and the two operation_options.
-    assert sum(len(keys) for keys in accepted.values()) == 28
+    # 25 jit keys, pass_options['experimental'], the two operation_options and the six
+    # legacy runtime options.
+    assert sum(len(keys) for keys in accepted.values()) == 34
     assert set(accepted) == {"host_options", "codegen_options", "pass_options",
-                             "verify_options", "debug_options", "operation_options"}
+                             "verify_options", "debug_options", "operation_options",
+                             "runtime_options"}
     for group, keys in accepted.items():
         for key in keys:
             assert SCHEMAS[group][key].accepted_only

@@ -52,7 +52,7 @@ struct OptionSpec {
   OutOfRange out_of_range;
   std::string_view unit;  // "" when the value is a mode or a flag
   std::string_view doc;   // one line
-  unsigned acts_on;       // ActsOn bits
+  unsigned acts_on;       // ActsOn bits; 0: accepted only (validated, then ignored)
 };
 
 // The four built-in policies, by device_sched_mode.
@@ -70,6 +70,14 @@ enum class RuntimeOption : std::size_t {
   kDeviceSchedParallelism,
   kLaunchSchedAicpuNum,
   kLaunchEarlyMode,
+  // Accepted only (acts_on 0): PyPTO's older stitching knobs and its control-flow cache,
+  // which real kernels still pass; validated, then ignored.
+  kStitchFunctionInnerMemory,
+  kStitchFunctionOutcastMemory,
+  kStitchFunctionNumInitial,
+  kStitchFunctionNumStep,
+  kStitchFunctionSize,
+  kStitchCfgcacheSize,
   kCount,
 };
 
@@ -99,6 +107,21 @@ inline constexpr std::array<OptionSpec, static_cast<std::size_t>(RuntimeOption::
         {"launch_early_mode", OptionType::kInt, 0, 2, -1, false, true, -1, OutOfRange::kError, "",
          "0 early launch only in capture mode, 1 always, 2 never; -1 or absent: the chip's",
          kActsSim | kActsReplay},
+        {"stitch_function_inner_memory", OptionType::kInt, 1, 2147483647, 128, true, false, 0,
+         OutOfRange::kError, "roots",
+         "root-inner workspace pool (deprecated in PyPTO for stitch_function_max_num)", 0},
+        {"stitch_function_outcast_memory", OptionType::kInt, 1, 2147483647, 128, true, false, 0,
+         OutOfRange::kError, "roots",
+         "outcast workspace pool (deprecated in PyPTO for stitch_function_max_num)", 0},
+        {"stitch_function_num_initial", OptionType::kInt, 1, 1024, 128, true, false, 0,
+         OutOfRange::kError, "roots",
+         "roots of the first device task (deprecated in PyPTO for stitch_function_max_num)", 0},
+        {"stitch_function_num_step", OptionType::kInt, 0, 1024, 0, true, false, 0,
+         OutOfRange::kError, "roots", "growth of later device tasks' root count", 0},
+        {"stitch_function_size", OptionType::kInt, 1, 65535, 20000, true, false, 0,
+         OutOfRange::kError, "call ops", "most call ops of one device task", 0},
+        {"stitch_cfgcache_size", OptionType::kInt, 0, 100000000, 0, true, false, 0,
+         OutOfRange::kError, "bytes", "control-flow cache size; 0 disables it", 0},
     }};
 
 constexpr const OptionSpec& spec_of(RuntimeOption id) {
@@ -115,6 +138,15 @@ static_assert(spec_of(RuntimeOption::kReadyOnHostTensors).name == "ready_on_host
 static_assert(spec_of(RuntimeOption::kDeviceSchedParallelism).name == "device_sched_parallelism");
 static_assert(spec_of(RuntimeOption::kLaunchSchedAicpuNum).name == "launch_sched_aicpu_num");
 static_assert(spec_of(RuntimeOption::kLaunchEarlyMode).name == "launch_early_mode");
+static_assert(spec_of(RuntimeOption::kStitchFunctionInnerMemory).name ==
+              "stitch_function_inner_memory");
+static_assert(spec_of(RuntimeOption::kStitchFunctionOutcastMemory).name ==
+              "stitch_function_outcast_memory");
+static_assert(spec_of(RuntimeOption::kStitchFunctionNumInitial).name ==
+              "stitch_function_num_initial");
+static_assert(spec_of(RuntimeOption::kStitchFunctionNumStep).name == "stitch_function_num_step");
+static_assert(spec_of(RuntimeOption::kStitchFunctionSize).name == "stitch_function_size");
+static_assert(spec_of(RuntimeOption::kStitchCfgcacheSize).name == "stitch_cfgcache_size");
 static_assert(static_cast<std::size_t>(spec_of(RuntimeOption::kDeviceSchedMode).max) + 1 ==
               kModePolicies.size());
 
