@@ -860,14 +860,14 @@ std::string describe_recorded_cores(const sim::RecordedCores& r) {
   if (r.any_aic) where = "AIC blockIdx up to " + std::to_string(r.max_aic_block);
   if (r.any_aiv) {
     if (!where.empty()) where += ", ";
-    where += "AIV blockIdx " + std::to_string(r.min_aiv_block) + "-" +
-             std::to_string(r.max_aiv_block);
+    where +=
+        "AIV blockIdx " + std::to_string(r.min_aiv_block) + "-" + std::to_string(r.max_aiv_block);
   }
   if (lo > hi) {
     return "cores numbered AIV below AIC (" + where +
            "), which is not PyPTO's numbering (AIC first, then AIV)";
   }
-  std::string text = lo == hi ? std::to_string(lo) + " AIC"
+  std::string text = lo == hi    ? std::to_string(lo) + " AIC"
                      : r.any_aiv ? std::to_string(lo) + " to " + std::to_string(hi) + " AIC"
                                  : "at least " + std::to_string(lo) + " AIC";
   if (r.any_aiv) text += " and at least " + std::to_string(r.max_aiv_block + 1 - hi) + " AIV";
@@ -883,8 +883,9 @@ void check_recorded_cores(const sim::ChipConfig& c, const sim::RecordedCores& r)
                     std::to_string(c.cores.aic * c.cores.aiv_per_aic) + " AIV";
   const auto fits = fitting_chip_presets(r);
   if (fits.empty()) {
-    msg += "; no preset fits: write a config with the recording's core counts (--config FILE "
-           "with 'base: <preset>' and cores.aic)";
+    msg +=
+        "; no preset fits: write a config with the recording's core counts (--config FILE "
+        "with 'base: <preset>' and cores.aic)";
   } else {
     msg += "; presets that fit:";
     for (const auto& f : fits) msg += " " + f;

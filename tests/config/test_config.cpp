@@ -544,8 +544,7 @@ TEST_CASE("a board recording's blockIdx choose and check the chip", "[config]") 
   few.max_aic_block = 0;
   few.min_aiv_block = 24;
   few.max_aiv_block = 25;
-  CHECK(cfg::fitting_chip_presets(few) ==
-        std::vector<std::string>{"a2", "a3", "a2-20c", "a3-20c"});
+  CHECK(cfg::fitting_chip_presets(few) == std::vector<std::string>{"a2", "a3", "a2-20c", "a3-20c"});
   // 32 AIC + 64 AIV: only the full 950s.
   sim::RecordedCores r32 = r20;
   r32.max_aic_block = 31;

@@ -796,9 +796,9 @@ TEST_CASE("native start/end become recorded starts; dur and ops do not") {
   CHECK_FALSE(t.recorded_cores);  // native traces name no blockIdx
 
   TempDir tmp;
-  const LoadedTrace d = load(tmp.write("d.ndjson", kHeader +
-                                                       "{\"id\":0,\"core\":\"AIV\",\"dur\":5}\n"
-                                                       "{\"id\":1,\"core\":\"AIV\"}\n"));
+  const LoadedTrace d =
+      load(tmp.write("d.ndjson", kHeader + "{\"id\":0,\"core\":\"AIV\",\"dur\":5}\n"
+                                           "{\"id\":1,\"core\":\"AIV\"}\n"));
   CHECK(d.graph.recorded_start_ps.empty());  // nothing recorded: the column costs nothing
   const LoadedTrace s = load(
       tmp.write("s.ndjson", kHeader + "{\"id\":0,\"core\":\"AIV\",\"dur\":5}\n"

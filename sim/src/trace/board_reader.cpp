@@ -303,11 +303,14 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
     if (block_idx && (*block_core == CoreType::kAic || *block_core == CoreType::kAiv)) {
       any_block_idx = true;
       if (*block_core == CoreType::kAic) {
-        cores.max_aic_block = cores.any_aic ? std::max(cores.max_aic_block, *block_idx) : *block_idx;
+        cores.max_aic_block =
+            cores.any_aic ? std::max(cores.max_aic_block, *block_idx) : *block_idx;
         cores.any_aic = true;
       } else {
-        cores.min_aiv_block = cores.any_aiv ? std::min(cores.min_aiv_block, *block_idx) : *block_idx;
-        cores.max_aiv_block = cores.any_aiv ? std::max(cores.max_aiv_block, *block_idx) : *block_idx;
+        cores.min_aiv_block =
+            cores.any_aiv ? std::min(cores.min_aiv_block, *block_idx) : *block_idx;
+        cores.max_aiv_block =
+            cores.any_aiv ? std::max(cores.max_aiv_block, *block_idx) : *block_idx;
         cores.any_aiv = true;
       }
     }

@@ -53,7 +53,7 @@ struct TaskGraph {
   // Empty (no memory cost) unless the source recorded start times (board prof records,
   // native start/end): the replay metrics compare against it.
   std::vector<TimePs> recorded_start_ps;
-  std::vector<std::uint32_t> mem_begin;    // CSR offsets into mem (empty: no memory info)
+  std::vector<std::uint32_t> mem_begin;  // CSR offsets into mem (empty: no memory info)
   std::vector<MemAccess> mem;
   std::vector<std::uint32_t> compute_cycles;  // AICore cycles of the busiest compute pipe
   std::vector<std::uint16_t> tiles;           // tiles per task (pipes overlap when > 1)
