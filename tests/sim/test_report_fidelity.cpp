@@ -11,8 +11,8 @@
 using pypto::sched::CoreType;
 using pypto::sched::TaskGraph;
 using pypto::sched::TaskGraphBuilder;
-using pypto::sim::ReplayFidelity;
 using pypto::sim::replay_fidelity;
+using pypto::sim::ReplayFidelity;
 
 namespace {
 
@@ -83,8 +83,7 @@ TEST_CASE("replay metrics of a hand-worked diamond", "[report]") {
   CHECK(f.simulated_wait_us[2] == Approx(0.170));
 }
 
-TEST_CASE("Spearman ranks ties by their mean rank and is undefined without spread",
-          "[report]") {
+TEST_CASE("Spearman ranks ties by their mean rank and is undefined without spread", "[report]") {
   auto chain_free = [](const std::vector<std::uint64_t>& rec_ns) {
     TaskGraphBuilder b("ties");
     for (std::uint32_t i = 0; i < rec_ns.size(); ++i) {

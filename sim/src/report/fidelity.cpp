@@ -95,7 +95,8 @@ void wait_percentiles(std::vector<std::int64_t>& waits, double out[3]) {
 
 }  // namespace
 
-ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const std::vector<std::uint64_t>& start_ps,
+ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
+                               const std::vector<std::uint64_t>& start_ps,
                                const std::vector<std::uint64_t>& end_ps) {
   const std::size_t n = g.num_tasks();
   NPU_CHECK(g.recorded_start_ps.size() == n && start_ps.size() == n && end_ps.size() == n,
