@@ -4,6 +4,9 @@
 
   tools/plot.py RUN_DIR -o swim.png            swimlane: one row per core, one bar per task
   tools/plot.py RUN_DIR RUN_DIR... -o cmp.png  policies side by side: makespan and utilisation
+  tools/plot.py RUN_DIR --recorded tilefwk_L1_prof_data.json -o replay.png
+                                               recorded (top) vs simulated (bottom) swimlanes
+                                               of a board recording's replay, same time axis
 
 RUN_DIR is a folder written by `pypto-sim run` (or a `compare` sub-folder): it holds
 stats.json and, for the swimlane, trace.json.
@@ -55,6 +58,79 @@ def swimlane(run, out, max_tasks):
     fig.savefig(out, dpi=110)
 
 
+def block_tasks(blocks, clock_mhz):
+    """(row label, start us, dur us, (seqNo, taskId)) per task of a prof/swim file, the times
+    relative to the file's first start."""
+    starts = [t["execStart"] for b in blocks for t in b.get("tasks", [])]
+    t0 = min(starts) if starts else 0
+    out = []
+    for b in blocks:
+        label = f"{b.get('coreType', '?')} {b.get('blockIdx', '?')}"
+        for t in b.get("tasks", []):
+            out.append((label, (t["execStart"] - t0) / clock_mhz,
+                        (t["execEnd"] - t["execStart"]) / clock_mhz,
+                        (t.get("seqNo", 0), t["taskId"])))
+    return out
+
+
+def replay(run, prof, out, max_tasks):
+    """Recorded vs simulated swimlanes: the prof file and the run's swim.json are both in
+    board ticks (50 MHz on A2/A3, 1 GHz on the 950), each drawn from its own first start."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    stats = load(run, "stats.json")
+    sim_blocks = load(run, "swim.json")
+    try:
+        with open(prof) as fh:
+            rec_blocks = json.load(fh)
+    except (OSError, json.JSONDecodeError) as e:
+        sys.exit(f"plot.py: cannot read the recording {prof}: {e}")
+    clock = 1000.0 if stats["chip"].startswith("950") else 50.0  # ticks per us
+    # Kernel names (colours) from trace.json when it is there (--no-trace runs have none).
+    kernel = {}
+    if os.path.exists(os.path.join(run, "trace.json")):
+        for e in load(run, "trace.json")["traceEvents"]:
+            if e["ph"] == "X" and e["pid"] == 1:
+                kernel[(e["args"]["seqNo"], e["args"]["taskId"])] = e["name"]
+    rec = block_tasks(rec_blocks, clock)[:max_tasks]
+    sim = block_tasks(sim_blocks, clock)[:max_tasks]
+    kernels = sorted({kernel.get(k, "task") for *_, k in rec + sim})
+    cmap = plt.get_cmap("tab20")
+    color = {k: cmap(i % 20) for i, k in enumerate(kernels)}
+
+    def rows(tasks):
+        labels = sorted({lab for lab, *_ in tasks},
+                        key=lambda s: (s.split()[0], int(s.split()[1]) if s.split()[1].isdigit() else 0))
+        return {lab: i for i, lab in enumerate(labels)}
+
+    rr, sr = rows(rec), rows(sim)
+    height = lambda n: max(1.5, 0.22 * n + 0.8)
+    fig, (a, b) = plt.subplots(2, 1, sharex=True, figsize=(14, height(len(rr)) + height(len(sr))),
+                               gridspec_kw={"height_ratios": [max(1, len(rr)), max(1, len(sr))]})
+    for ax, tasks, row, title in ((a, rec, rr, "recorded"), (b, sim, sr, "simulated")):
+        for lab, start, dur, key in tasks:
+            ax.barh(row[lab], dur, left=start, height=0.8, color=color[kernel.get(key, "task")],
+                    linewidth=0)
+        ax.set_yticks(range(len(row)))
+        ax.set_yticklabels(list(row), fontsize=7)
+        ax.invert_yaxis()
+        ax.set_ylabel(title)
+    r = stats.get("replay", {})
+    extra = ""
+    if "start_error_us" in r:
+        extra = (f"; start error median {r['start_error_us']['median']:.2f} us, "
+                 f"Spearman {r['start_order_spearman']}")
+    a.set_title(f"{stats['source']} on {stats['chip']} / {stats['policy']}: recorded "
+                f"{r.get('recorded_makespan_ns', 0) / 1000:.1f} us, simulated "
+                f"{r.get('simulated_makespan_ns', 0) / 1000:.1f} us{extra}", fontsize=9)
+    b.set_xlabel("time from the first start (us)")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kernels[:20]]
+    a.legend(handles, kernels[:20], fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
 def compare(runs, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -84,8 +160,15 @@ def main():
     p.add_argument("runs", nargs="+", help="pypto-sim output folders")
     p.add_argument("-o", "--out", required=True, help="PNG file to write")
     p.add_argument("--max-tasks", type=int, default=20000, help="swimlane: tasks drawn at most")
+    p.add_argument("--recorded", metavar="PROF",
+                   help="tilefwk_L1_prof_data.json of the recording RUN_DIR replayed: draw "
+                        "recorded and simulated swimlanes one above the other")
     a = p.parse_args()
-    if len(a.runs) == 1:
+    if a.recorded:
+        if len(a.runs) != 1:
+            sys.exit("plot.py: --recorded takes one RUN_DIR")
+        replay(a.runs[0], a.recorded, a.out, a.max_tasks)
+    elif len(a.runs) == 1:
         swimlane(a.runs[0], a.out, a.max_tasks)
     else:
         compare(a.runs, a.out)

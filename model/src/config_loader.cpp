@@ -143,7 +143,9 @@ void for_each_field(Visit&& v) {
         "automatic thread count = min(max_sched_threads, ceil(aic / this))"),
     &C::aicpu, &Aicpu::cores_per_thread);
   v(positive("aicpu", "freq_mhz", "MHz", kMaxMhz, "AICPU clock"), &C::aicpu, &Aicpu::freq_mhz);
-  v(num("aicpu", "poll_cycles", "cycles", 0, kMaxCycles, "per core polled"), &C::aicpu,
+  // At least 1: a schedule thread's poll round lasts poll_cycles per busy core, and a round
+  // of zero length would make its polling grid (rounds per completion) undefined.
+  v(num("aicpu", "poll_cycles", "cycles", 1, kMaxCycles, "per core polled (>= 1)"), &C::aicpu,
     &Aicpu::poll_cycles);
   v(num("aicpu", "resolve_cycles", "cycles", 0, kMaxCycles, "per successor edge resolved"),
     &C::aicpu, &Aicpu::resolve_cycles);
@@ -824,6 +826,73 @@ std::string describe() {
 }
 
 std::vector<std::string> chip_config_keys() { return all_keys(); }
+
+bool recording_fits(const sim::ChipConfig& c, const sim::RecordedCores& r) {
+  const std::uint64_t aic = c.cores.aic;
+  const std::uint64_t aiv = aic * c.cores.aiv_per_aic;
+  if (r.any_aic && r.max_aic_block >= aic) return false;
+  if (r.any_aiv && (r.min_aiv_block < aic || r.max_aiv_block >= aic + aiv)) return false;
+  return true;
+}
+
+std::vector<std::string> fitting_chip_presets(const sim::RecordedCores& r) {
+  std::vector<std::pair<std::uint32_t, std::string>> fits;
+  for (const auto& name : list_chip_presets()) {
+    const ChipConfig c = load_chip_preset(name);
+    if (recording_fits(c, r)) fits.emplace_back(c.cores.aic, name);
+  }
+  std::sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> names;
+  for (auto& f : fits) names.push_back(std::move(f.second));
+  return names;
+}
+
+namespace {
+
+// "20 AIC and at least 40 AIV (AIC blockIdx up to 19, AIV blockIdx 20-59)"
+std::string describe_recorded_cores(const sim::RecordedCores& r) {
+  // The AIC count lies in [lo, hi]: above every AIC blockIdx, at most the first AIV blockIdx.
+  const std::uint64_t lo = r.any_aic ? std::uint64_t{r.max_aic_block} + 1 : 1;
+  const std::uint64_t hi = r.any_aiv ? r.min_aiv_block : std::uint64_t{128};
+  std::string where;
+  if (r.any_aic) where = "AIC blockIdx up to " + std::to_string(r.max_aic_block);
+  if (r.any_aiv) {
+    if (!where.empty()) where += ", ";
+    where +=
+        "AIV blockIdx " + std::to_string(r.min_aiv_block) + "-" + std::to_string(r.max_aiv_block);
+  }
+  if (lo > hi) {
+    return "cores numbered AIV below AIC (" + where +
+           "), which is not PyPTO's numbering (AIC first, then AIV)";
+  }
+  std::string text = lo == hi    ? std::to_string(lo) + " AIC"
+                     : r.any_aiv ? std::to_string(lo) + " to " + std::to_string(hi) + " AIC"
+                                 : "at least " + std::to_string(lo) + " AIC";
+  if (r.any_aiv) text += " and at least " + std::to_string(r.max_aiv_block + 1 - hi) + " AIV";
+  return text + " (" + where + ")";
+}
+
+}  // namespace
+
+void check_recorded_cores(const sim::ChipConfig& c, const sim::RecordedCores& r) {
+  if (recording_fits(c, r)) return;
+  std::string msg = "the recording ran on " + describe_recorded_cores(r) + ", but chip " +
+                    c.chip.name + " has " + std::to_string(c.cores.aic) + " AIC and " +
+                    std::to_string(c.cores.aic * c.cores.aiv_per_aic) + " AIV";
+  const auto fits = fitting_chip_presets(r);
+  if (fits.empty()) {
+    msg +=
+        "; no preset fits: write a config with the recording's core counts (--config FILE "
+        "with 'base: <preset>' and cores.aic)";
+  } else {
+    msg += "; presets that fit:";
+    for (const auto& f : fits) msg += " " + f;
+    msg += " (--chip auto picks " + fits.front() + ")";
+  }
+  throw ConfigError(msg);
+}
 
 std::optional<std::string> first_difference(const sim::ChipConfig& a, const sim::ChipConfig& b) {
   std::optional<std::string> diff;

@@ -55,8 +55,9 @@ std::size_t TaskGraph::memory_bytes() const {
   b += column_bytes(core_type) + column_bytes(device_task) + column_bytes(root) +
        column_bytes(kernel) + column_bytes(orig_id) + column_bytes(succ_begin) +
        column_bytes(succ) + column_bytes(pred_count) + column_bytes(recorded_ns) +
-       column_bytes(mem_begin) + column_bytes(mem) + column_bytes(compute_cycles) +
-       column_bytes(tiles) + column_bytes(device_tasks) + column_bytes(kernel_names);
+       column_bytes(recorded_start_ps) + column_bytes(mem_begin) + column_bytes(mem) +
+       column_bytes(compute_cycles) + column_bytes(tiles) + column_bytes(device_tasks) +
+       column_bytes(kernel_names);
   for (const auto& k : kernel_names) b += k.capacity();
   return b + source.capacity();
 }
@@ -78,6 +79,13 @@ TaskId TaskGraphBuilder::add_task(const Task& t) {
   g_.kernel.push_back(t.kernel);
   g_.orig_id.push_back(t.orig_id);
   g_.recorded_ns.push_back(t.recorded_ns);
+  // Created lazily, like the memory CSR: graphs without recorded starts pay nothing.
+  if (!g_.recorded_start_ps.empty()) {
+    g_.recorded_start_ps.push_back(t.recorded_start_ps);
+  } else if (t.recorded_start_ps != kNever) {
+    g_.recorded_start_ps.assign(id, kNever);
+    g_.recorded_start_ps.push_back(t.recorded_start_ps);
+  }
   g_.compute_cycles.push_back(t.compute_cycles);
   g_.tiles.push_back(t.tiles);
   g_.succ_begin.push_back(static_cast<std::uint32_t>(g_.succ.size()));
@@ -163,6 +171,7 @@ TaskGraph TaskGraphBuilder::finish() {
     permute(g.kernel, new_pos);
     permute(g.orig_id, new_pos);
     permute(g.recorded_ns, new_pos);
+    if (!g.recorded_start_ps.empty()) permute(g.recorded_start_ps, new_pos);
     permute(g.compute_cycles, new_pos);
     permute(g.tiles, new_pos);
     permute_csr(g.succ_begin, g.succ, new_pos, [&](TaskId s) { return new_pos[s]; });

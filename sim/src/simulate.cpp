@@ -15,6 +15,7 @@
 #include "machine/sched_thread.h"
 #include "pypto/common/errors.h"
 #include "pypto/sched/registry.h"
+#include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/systemc_context.h"
 #include "pypto/sim/workspace.h"
@@ -50,7 +51,10 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   const auto wall0 = std::chrono::steady_clock::now();
 
   SimResult res;
-  Machine m(graph, chip, opt, res);
+  // The machine records per-task times when either the caller or the statistics need them.
+  SimOptions run_opt = opt;
+  run_opt.record_timeline = opt.record_timeline || opt.record_task_times;
+  Machine m(graph, chip, run_opt, res);
   std::unique_ptr<sched::Policy> policy = sched::Registry::global().create(opt.runtime.policy);
   sched::MachineShape shape;
   shape.aic = chip.cores.aic;
@@ -62,7 +66,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   m.scheduler = &scheduler;
 
   const std::size_t n = graph.num_tasks();
-  if (opt.record_timeline) {
+  if (run_opt.record_timeline) {
     res.timeline.start_ps.assign(n, 0);
     res.timeline.end_ps.assign(n, 0);
     res.timeline.core.assign(n, 0xFFFF);
@@ -138,7 +142,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
                           : static_cast<double>(ct->busy_ps) / (static_cast<double>(ct->count) *
                                                                 static_cast<double>(s.makespan_ps));
   }
-  if (opt.record_timeline) {
+  if (run_opt.record_timeline) {
     for (std::size_t t = 0; t < n; ++t) {
       if (!sched::is_dispatchable(graph.core_type[t])) continue;
       s.first_start_ps = std::min(s.first_start_ps, res.timeline.start_ps[t]);
@@ -166,6 +170,11 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
     s.has_recorded = true;
     s.recorded_makespan_ps = *graph.recorded_makespan_ps;
   }
+  if (run_opt.record_timeline && !graph.recorded_start_ps.empty()) {
+    s.has_fidelity = true;
+    s.fidelity = replay_fidelity(graph, res.timeline.start_ps, res.timeline.end_ps);
+  }
+  if (!opt.record_timeline) res.timeline = Timeline{};  // kept only for the statistics
   s.sim_events = m.events;
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return res;

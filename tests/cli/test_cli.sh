@@ -124,6 +124,47 @@ expect_error "option not an integer" "stitch_function_max_num: 'abc' is not an i
 expect_error "unknown flag" "unrecognised|unrecognized" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --frobnicate
 expect_error "no cores of a type" "AIV tasks but the chip has no AIV cores" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set cores.aiv_per_aic=0 -o "$TMP/x"
 expect_error "unknown command" "did you mean 'run'" -- "$SIM" rnu
+expect_error "poll_cycles 0" "aicpu.poll_cycles: 0 is out of range \\[1, " -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set aicpu.poll_cycles=0 -o "$TMP/x"
+
+# --- chip variants: a recording's blockIdx choose (--chip auto) and check the chip ------------
+# The sample's blocks renumbered as on a 20-cluster part: AIC 0, AIV 20 and 21.
+/usr/bin/python3 - "$SAMPLES/tilefwk_L1_prof_data.json" "$TMP/prof20.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b, idx in zip(d, [0, 20, 21]):
+    b["blockIdx"] = idx
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$TMP/prof20.json" -o "$TMP/auto20" >"$TMP/out" 2>"$TMP/err" \
+  && grep -q "chip a2-20c" "$TMP/out" && grep -q "using a2-20c (presets that fit: a2-20c a3-20c)" "$TMP/err" \
+  && ok "--chip auto picks a2-20c for a 20-cluster recording" || bad "auto chip: $(cat "$TMP/out" "$TMP/err")"
+"$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/auto24" >"$TMP/out" 2>"$TMP/err" \
+  && grep -q "chip a2," "$TMP/out" && [[ ! -s "$TMP/err" ]] \
+  && ok "--chip auto keeps a2 for the sample" || bad "auto chip on the sample: $(cat "$TMP/out" "$TMP/err")"
+expect_error "recording on the wrong chip" "ran on 1 to 20 AIC and at least 2 AIV .*chip a2 has 24 AIC and 48 AIV; presets that fit: a2-20c a3-20c" -- \
+  "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$TMP/prof20.json" --chip a2 -o "$TMP/x"
+expect_error "recording on 950pr" "but chip 950pr has 32 AIC" -- \
+  "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" --chip 950pr -o "$TMP/x"
+"$SIM" run "$SAMPLES/pipeline.ndjson" --chip auto -q -o "$TMP/autonative" && grep -q '"chip": "a2"' "$TMP/autonative/stats.json" \
+  && ok "--chip auto on a native trace is a2" || bad "auto chip on a native trace"
+
+# --- replay metrics, with and without trace.json ---------------------------------------------
+"$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" --no-trace -q -o "$TMP/nt" \
+  && [[ ! -e "$TMP/nt/trace.json" ]] && /usr/bin/python3 - "$TMP/nt/stats.json" "$TMP/r1/stats.json" <<'PY' \
+  && ok "--no-trace keeps the task span and the replay metrics" || bad "--no-trace replay metrics"
+import json, sys
+nt, full = (json.load(open(p)) for p in sys.argv[1:])
+assert nt["task_span_ns"] > 0 and nt["task_span_ns"] == full["task_span_ns"], nt["task_span_ns"]
+assert nt["replay"] == full["replay"], (nt["replay"], full["replay"])
+r = nt["replay"]
+assert r["error_pct"] > -100 and r["tasks_compared"] == 9
+assert set(r["start_error_us"]) == {"median", "p90"} and -1 <= r["start_order_spearman"] <= 1
+assert set(r["wait_us"]["recorded"]) == {"p10", "p50", "p90"} and r["wait_us"]["tasks"] == 6
+PY
+"$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/tbl" >"$TMP/out" 2>&1 \
+  && grep -q "start error     median" "$TMP/out" && grep -q "start order     Spearman" "$TMP/out" \
+  && grep -q "wait p10/50/90  recorded" "$TMP/out" && ok "summary prints the replay metrics" \
+  || bad "summary replay metrics: $(cat "$TMP/out")"
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

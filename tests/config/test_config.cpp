@@ -23,6 +23,7 @@ using Catch::Matchers::Contains;
 using pypto::ConfigError;
 using pypto::sim::ChipConfig;
 namespace cfg = pypto::cfg;
+namespace sim = pypto::sim;
 namespace fs = std::filesystem;
 
 namespace {
@@ -64,7 +65,8 @@ ChipConfig load(const std::string& text) { return cfg::load_chip_config_text(tex
 TEST_CASE("every preset loads and round-trips through YAML", "[config]") {
   ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
   const auto names = cfg::list_chip_presets();
-  for (const char* expected : {"950dt", "950pr", "a2", "a3"}) {
+  for (const char* expected :
+       {"950dt", "950dt-28c", "950pr", "950pr-28c", "a2", "a2-20c", "a3", "a3-20c"}) {
     CHECK(std::find(names.begin(), names.end(), expected) != names.end());
   }
   for (const auto& name : names) {
@@ -93,6 +95,11 @@ TEST_CASE("the presets carry DESIGN.md's numbers", "[config]") {
       {"a3", 24, 6, 4, 0, 1850, 50, 1600, 192 * 1024, 32, 32, 110, 86, 192, 128},
       {"950pr", 32, 8, 6, 2, 1650, 1000, 1600, 128 * 1024, 128, 31, 100, 100, 248, 256},
       {"950dt", 32, 8, 6, 2, 1650, 1000, 4000, 128 * 1024, 96, 61, 100, 100, 248, 256},
+      // The core-count variants (configs/README.md "Core-count variants" cites the sources).
+      {"a2-20c", 20, 6, 4, 0, 1850, 50, 1600, 96 * 1024, 32, 32, 110, 86, 192, 128},
+      {"a3-20c", 20, 6, 4, 0, 1850, 50, 1600, 192 * 1024, 64, 32, 110, 86, 192, 128},
+      {"950pr-28c", 28, 7, 5, 2, 1650, 1000, 1600, 128 * 1024, 128, 31, 100, 100, 248, 256},
+      {"950dt-28c", 28, 6, 4, 2, 1650, 1000, 4000, 128 * 1024, 96, 80, 100, 100, 248, 256},
   };
   for (const Row& r : rows) {
     INFO("preset " << r.name);
@@ -244,6 +251,10 @@ TEST_CASE("impossible values are errors naming key and value and range", "[confi
   CHECK_THROWS_WITH(load("cores:\n  aic: 1\n  aiv_per_aic: 1\n"),
                     Contains("cores.handshake_cores: 4 exceeds the 2 cores of the chip"));
   CHECK_THROWS_WITH(load("chip:\n  name: \"\"\n"), Contains("chip.name: must not be empty"));
+  // A zero poll cost would give the schedule threads a polling grid of period 0.
+  CHECK_THROWS_WITH(load("aicpu:\n  poll_cycles: 0\n"),
+                    Contains("aicpu.poll_cycles: 0 is out of range [1, 100000000] (t.yaml:2:16)"));
+  CHECK(load("aicpu:\n  poll_cycles: 1\n").aicpu.poll_cycles == 1);
 
   ChipConfig c;
   c.l2.ways = 65;
@@ -356,7 +367,8 @@ TEST_CASE("a partial file can start from a preset with base", "[config]") {
 TEST_CASE("an unknown preset name lists the presets", "[config]") {
   ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
   CHECK_THROWS_WITH(cfg::load_chip_preset("a4"), Contains("unknown chip 'a4'; did you mean 'a2'?"));
-  CHECK_THROWS_WITH(cfg::load_chip_preset("a4"), Contains("Known chips: 950dt 950pr a2 a3"));
+  CHECK_THROWS_WITH(cfg::load_chip_preset("a4"),
+                    Contains("Known chips: 950dt 950dt-28c 950pr 950pr-28c a2 a2-20c a3 a3-20c"));
   CHECK_THROWS_WITH(cfg::load_chip_preset("950"), Contains("Known chips:"));
   CHECK_THROWS_WITH(cfg::load_chip_preset("../configs/a2"), Contains("unknown chip"));
   CHECK_THROWS_WITH(cfg::load_chip_preset("A2"), Contains("did you mean 'a2'?"));
@@ -498,4 +510,64 @@ TEST_CASE("suggestions only for plausible typos", "[config]") {
   CHECK(cfg::closest_match("zzz", {"ways", "aic"}) == std::nullopt);
   CHECK(cfg::closest_match("hit_latncy_cycle", {"hit_latency_cycles"}) ==
         std::string("hit_latency_cycles"));
+}
+
+TEST_CASE("poll_cycles=0 from --set is a range error, not a division by zero", "[config]") {
+  ConfigDirEnv env(kSourceConfigs);
+  CHECK_THROWS_WITH(cfg::resolve_chip_config("a2", "", {"aicpu.poll_cycles=0"}),
+                    "aicpu.poll_cycles: 0 is out of range [1, 100000000] "
+                    "(--set aicpu.poll_cycles=0)");
+}
+
+TEST_CASE("a board recording's blockIdx choose and check the chip", "[config]") {
+  ConfigDirEnv env(kSourceConfigs);
+  // The MlaProlog recording of issue 9: AIC blockIdx 0-19, AIV 20-59.
+  sim::RecordedCores r20;
+  r20.any_aic = r20.any_aiv = true;
+  r20.max_aic_block = 19;
+  r20.min_aiv_block = 20;
+  r20.max_aiv_block = 59;
+  CHECK_FALSE(cfg::recording_fits(cfg::load_chip_preset("a2"), r20));
+  CHECK(cfg::recording_fits(cfg::load_chip_preset("a2-20c"), r20));
+  CHECK(cfg::fitting_chip_presets(r20) == std::vector<std::string>{"a2-20c", "a3-20c"});
+  CHECK_THROWS_WITH(
+      cfg::check_recorded_cores(cfg::load_chip_preset("a2"), r20),
+      "the recording ran on 20 AIC and at least 40 AIV (AIC blockIdx up to 19, AIV blockIdx "
+      "20-59), but chip a2 has 24 AIC and 48 AIV; presets that fit: a2-20c a3-20c (--chip auto "
+      "picks a2-20c)");
+  CHECK_NOTHROW(cfg::check_recorded_cores(cfg::load_chip_preset("a3-20c"), r20));
+
+  // A recording that used a few cores of a 24-cluster chip fits every chip with 20 to 24 AIC;
+  // the largest AIC count comes first, then the name.
+  sim::RecordedCores few;
+  few.any_aic = few.any_aiv = true;
+  few.max_aic_block = 0;
+  few.min_aiv_block = 24;
+  few.max_aiv_block = 25;
+  CHECK(cfg::fitting_chip_presets(few) == std::vector<std::string>{"a2", "a3", "a2-20c", "a3-20c"});
+  // 32 AIC + 64 AIV: only the full 950s.
+  sim::RecordedCores r32 = r20;
+  r32.max_aic_block = 31;
+  r32.min_aiv_block = 32;
+  r32.max_aiv_block = 95;
+  CHECK(cfg::fitting_chip_presets(r32) == std::vector<std::string>{"950dt", "950pr"});
+  // AIV past the chip's last core, and AIV numbered below AIC: nothing fits.
+  sim::RecordedCores bad = r20;
+  bad.max_aiv_block = 200;
+  CHECK(cfg::fitting_chip_presets(bad).empty());
+  CHECK_THROWS_WITH(cfg::check_recorded_cores(cfg::load_chip_preset("a2"), bad),
+                    Contains("no preset fits"));
+  sim::RecordedCores swapped;
+  swapped.any_aic = swapped.any_aiv = true;
+  swapped.max_aic_block = 5;
+  swapped.min_aiv_block = 0;
+  swapped.max_aiv_block = 3;
+  CHECK_THROWS_WITH(cfg::check_recorded_cores(cfg::load_chip_preset("a2"), swapped),
+                    Contains("cores numbered AIV below AIC"));
+  // Only AIC blocks: a lower bound on the AIC count.
+  sim::RecordedCores cube_only;
+  cube_only.any_aic = true;
+  cube_only.max_aic_block = 27;
+  CHECK(cfg::fitting_chip_presets(cube_only) ==
+        std::vector<std::string>{"950dt", "950pr", "950dt-28c", "950pr-28c"});
 }

@@ -761,3 +761,51 @@ TEST_CASE("synthetic spec errors") {
   spec.tasks_per_root = 0;
   CHECK_THROWS_WITH(write_synthetic_trace(spec, os), Contains("tasks_per_root must be at least 1"));
 }
+
+// ---- what the replay metrics and --chip auto read ----
+
+TEST_CASE("board recordings keep each task's start and the cores they ran on") {
+  const LoadedTrace t = load(sample("dyn_topo.txt"), sample("tilefwk_L1_prof_data.json"));
+  const TaskGraph& g = t.graph;
+  REQUIRE(g.recorded_start_ps.size() == g.num_tasks());
+  // Relative to the recording's first start (tick 1000000): task 1 of seqNo 0 started at
+  // tick 1000110 = 110 ticks of 20 ns later; task 0 is the first.
+  CHECK(g.recorded_start_ps[find(g, 0, 0)] == 0);
+  CHECK(g.recorded_start_ps[find(g, 0, 1)] == 110 * 20'000);
+  CHECK(g.recorded_start_ps[find(g, 1, 1)] == 940 * 20'000);
+  const TaskId hub = find(g, 0, 7340032);  // no prof record: no recorded start
+  CHECK_FALSE(g.has_recorded_start(hub));
+  CHECK(g.has_recorded_start(find(g, 0, 1)));
+  // blockIdx 0 is the AIC, 24 and 25 the AIV (AIC first, then AIV, as PyPTO numbers them).
+  REQUIRE(t.recorded_cores);
+  CHECK(t.recorded_cores->any_aic);
+  CHECK(t.recorded_cores->max_aic_block == 0);
+  CHECK(t.recorded_cores->min_aiv_block == 24);
+  CHECK(t.recorded_cores->max_aiv_block == 25);
+}
+
+TEST_CASE("native start/end become recorded starts; dur and ops do not") {
+  const LoadedTrace t = load(sample("pipeline.ndjson"));
+  const TaskGraph& g = t.graph;
+  REQUIRE(g.recorded_start_ps.size() == g.num_tasks());
+  TaskId first = 0;
+  for (TaskId i = 0; i < g.num_tasks(); ++i) {
+    if (g.has_recorded_start(i) && g.recorded_start_ps[i] == 0) first = i;
+  }
+  CHECK(g.has_recorded_start(first));
+  CHECK_FALSE(t.recorded_cores);  // native traces name no blockIdx
+
+  TempDir tmp;
+  const LoadedTrace d =
+      load(tmp.write("d.ndjson", kHeader + "{\"id\":0,\"core\":\"AIV\",\"dur\":5}\n"
+                                           "{\"id\":1,\"core\":\"AIV\"}\n"));
+  CHECK(d.graph.recorded_start_ps.empty());  // nothing recorded: the column costs nothing
+  const LoadedTrace s = load(
+      tmp.write("s.ndjson", kHeader + "{\"id\":0,\"core\":\"AIV\",\"dur\":5}\n"
+                                      "{\"id\":1,\"core\":\"AIV\",\"start\":1000,\"end\":1500}\n"
+                                      "{\"id\":2,\"core\":\"AIV\",\"start\":1200,\"end\":1300}\n"));
+  REQUIRE(s.graph.recorded_start_ps.size() == 3);
+  CHECK_FALSE(s.graph.has_recorded_start(0));
+  CHECK(s.graph.recorded_start_ps[1] == 0);
+  CHECK(s.graph.recorded_start_ps[2] == 200'000);
+}

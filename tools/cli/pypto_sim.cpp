@@ -73,7 +73,9 @@ po::options_description common_options(Common& c) {
   po::options_description d("options");
   d.add_options()("help,h", "show this help")(
       "prof", po::value(&c.prof), "tilefwk_L1_prof_data.json with recorded times (board traces)")(
-      "chip", po::value(&c.chip), "chip preset: a2, a3, 950pr, 950dt (default a2)")(
+      "chip", po::value(&c.chip),
+      "chip preset (pypto-sim config --list), or auto: the preset that fits a board "
+      "recording's cores (default: auto for board recordings, else a2)")(
       "config", po::value(&c.config), "chip config YAML file (may start with 'base: <preset>')")(
       "set", po::value(&c.sets)->composing(),
       "override a config value: --set l2.ways=8 (repeatable)");
@@ -171,12 +173,34 @@ int cmd_run(int argc, char** argv, bool compare) {
   if (c.trace.empty())
     throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") +
                      " TRACE [options]");
-  const sim::ChipConfig chip = cfg::resolve_chip_config(c.chip, c.config, c.sets);
   sched::RuntimeOptions rt = runtime_options(vm);
   sim::LoadOptions lo;
   lo.prof_path = c.prof;
   lo.runtime = rt;
-  const sim::LoadedTrace trace = sim::load_trace(c.trace, lo, chip);
+  // --chip auto (the default without --chip/--config): a board recording's blockIdx tell the
+  // core counts, so the preset that fits is taken; other traces run on a2. The trace is read
+  // with a2 first (its board clock converts the ticks) and again if another preset fits.
+  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
+  sim::ChipConfig chip =
+      cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
+  sim::LoadedTrace trace = sim::load_trace(c.trace, lo, chip);
+  if (trace.recorded_cores) {
+    if (auto_chip) {
+      const auto fits = cfg::fitting_chip_presets(*trace.recorded_cores);
+      if (!fits.empty() && fits.front() != chip.chip.name) {
+        chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
+        trace = sim::load_trace(c.trace, lo, chip);
+      }
+      // Say so when the recording moved the chip off the default (a2 and a3 share core counts
+      // and clocks, so the choice between fitting presets is a convention: name it).
+      if (!c.quiet && !fits.empty() && fits.front() != "a2") {
+        std::cerr << "pypto-sim: --chip auto: using " << chip.chip.name << " (presets that fit:";
+        for (const auto& f : fits) std::cerr << " " << f;
+        std::cerr << ")\n";
+      }
+    }
+    cfg::check_recorded_cores(chip, *trace.recorded_cores);
+  }
   if (trace.unrecorded_tasks > 0) {
     std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
               << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "

@@ -103,6 +103,22 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
     j["replay"] = ordered_json{{"recorded_makespan_ns", ns(s.recorded_makespan_ps)},
                                {"simulated_makespan_ns", ns(task_span_ps(s))},
                                {"error_pct", round_to(replay_error_pct(s), 3)}};
+    if (s.has_fidelity) {
+      // traces/FORMAT.md "Replay metrics"; times in us to the picosecond.
+      const ReplayFidelity& f = s.fidelity;
+      const auto dist = [](const double v[3]) {
+        return ordered_json{
+            {"p10", round_to(v[0], 6)}, {"p50", round_to(v[1], 6)}, {"p90", round_to(v[2], 6)}};
+      };
+      j["replay"]["tasks_compared"] = f.tasks;
+      j["replay"]["start_error_us"] = ordered_json{{"median", round_to(f.start_error_median_us, 6)},
+                                                   {"p90", round_to(f.start_error_p90_us, 6)}};
+      j["replay"]["start_order_spearman"] =
+          f.has_spearman ? ordered_json(round_to(f.spearman, 6)) : ordered_json(nullptr);
+      j["replay"]["wait_us"] = ordered_json{{"tasks", f.wait_tasks},
+                                            {"recorded", dist(f.recorded_wait_us)},
+                                            {"simulated", dist(f.simulated_wait_us)}};
+    }
   }
   j["sim_events"] = s.sim_events;
   // Wall-clock fields last: the only ones that differ between identical runs.
@@ -482,6 +498,21 @@ std::string summary_table(const SimResult& r) {
     o << "  recorded        " << fmt("%.3f", ns(s.recorded_makespan_ps) / 1000.0)
       << " us (simulated task span " << fmt("%.3f", ns(task_span_ps(s)) / 1000.0) << " us, error "
       << fmt("%+.2f", replay_error_pct(s)) << " %)\n";
+  }
+  if (s.has_fidelity && s.fidelity.tasks > 0) {
+    const ReplayFidelity& f = s.fidelity;
+    o << "  start error     median " << fmt("%.3f", f.start_error_median_us) << " us, p90 "
+      << fmt("%.3f", f.start_error_p90_us) << " us over " << f.tasks
+      << " tasks (each from its first start)\n";
+    o << "  start order     Spearman "
+      << (f.has_spearman ? fmt("%.3f", f.spearman) : std::string("n/a")) << "\n";
+    if (f.wait_tasks > 0) {
+      const auto dist = [](const double v[3]) {
+        return fmt("%.3f", v[0]) + " / " + fmt("%.3f", v[1]) + " / " + fmt("%.3f", v[2]);
+      };
+      o << "  wait p10/50/90  recorded " << dist(f.recorded_wait_us) << " us, simulated "
+        << dist(f.simulated_wait_us) << " us (" << f.wait_tasks << " tasks)\n";
+    }
   }
   o << "  wall            " << fmt("%.3f", s.wall_s) << " s ("
     << fmt("%.0f", s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0) << " tasks/s)\n";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,7 +36,9 @@ struct TopoTask {
   std::uint32_t succ_first = 0, succ_count = 0;  // into Topology::succ (task ids)
   std::uint64_t where = 0;                       // dyn_topo: line; topo.json: record index
   std::uint32_t recorded_ns = sched::kNoRecord;
+  std::uint64_t start_tick = 0;  // execStart of its prof record (when recorded_ns is set)
   std::uint32_t prof_block = 0, prof_record = 0;  // first prof record, for duplicate errors
+  bool prof_record_seen = false;
 };
 
 struct Topology {
@@ -277,14 +280,18 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   const double mhz = chip.chip.board_clock_mhz;
   LoadedTrace out;
   std::uint64_t joined = 0, min_start = ~std::uint64_t(0), max_end = 0, total_records = 0;
+  RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
+  bool any_block_idx = false;
   for (std::size_t b = 0; b < prof.size(); ++b) {
     const json& block = prof[b];
     std::string bwhere = prof_path + ": block " + std::to_string(b);
     if (!block.is_object()) {
       throw TraceError(bwhere + ": expected an object, got " + json_brief(block));
     }
+    std::optional<std::uint32_t> block_idx;
     if (const auto it = block.find("blockIdx"); it != block.end()) {
-      bwhere += " (blockIdx " + std::to_string(json_uint(*it, "blockIdx", bwhere, ~0ull)) + ")";
+      block_idx = static_cast<std::uint32_t>(json_uint(*it, "blockIdx", bwhere, 0xFFFFFFFFull));
+      bwhere += " (blockIdx " + std::to_string(*block_idx) + ")";
     }
     const std::string core_name =
         json_string(json_field(block, "coreType", bwhere), "coreType", bwhere);
@@ -292,6 +299,20 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
     if (!block_core) {
       throw TraceError(bwhere + ": expected \"coreType\" to be AIC, AIV or AI-CPU, got \"" +
                        core_name + "\"");
+    }
+    if (block_idx && (*block_core == CoreType::kAic || *block_core == CoreType::kAiv)) {
+      any_block_idx = true;
+      if (*block_core == CoreType::kAic) {
+        cores.max_aic_block =
+            cores.any_aic ? std::max(cores.max_aic_block, *block_idx) : *block_idx;
+        cores.any_aic = true;
+      } else {
+        cores.min_aiv_block =
+            cores.any_aiv ? std::min(cores.min_aiv_block, *block_idx) : *block_idx;
+        cores.max_aiv_block =
+            cores.any_aiv ? std::max(cores.max_aiv_block, *block_idx) : *block_idx;
+        cores.any_aiv = true;
+      }
     }
     const json& records = json_field(block, "tasks", bwhere);
     if (!records.is_array()) {
@@ -344,6 +365,8 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
       t.core = *block_core;
       t.core_known = true;
       t.recorded_ns = ticks_to_ns(end - start, mhz, where);
+      t.start_tick = start;
+      t.prof_record_seen = true;
       t.prof_block = static_cast<std::uint32_t>(b);
       t.prof_record = static_cast<std::uint32_t>(r);
       min_start = std::min(min_start, start);
@@ -377,6 +400,10 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
     bt.orig_id = t.task_id;
     bt.kernel = t.kernel;
     bt.recorded_ns = t.recorded_ns;
+    if (t.prof_record_seen) {
+      bt.recorded_start_ps = static_cast<sched::TimePs>(
+          std::nearbyint(static_cast<double>(t.start_tick - min_start) * 1e6 / mhz));
+    }
     builder.add_task(bt);
     for (std::uint32_t e = t.succ_first; e < t.succ_first + t.succ_count; ++e) {
       builder.add_successor(topo.succ[e]);
@@ -390,6 +417,7 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   const double span_ps = std::nearbyint(static_cast<double>(max_end - min_start) * 1e6 / mhz);
   out.graph.recorded_makespan_ps = static_cast<sched::TimePs>(span_ps);
   out.format = format;
+  if (any_block_idx) out.recorded_cores = cores;
   return out;
 }
 

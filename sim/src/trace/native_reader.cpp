@@ -694,6 +694,7 @@ void NativeReader::add_task() {
            " ns, more than the 2^32-2 ns a task may last");
     }
     t.recorded_ns = static_cast<std::uint32_t>(f_end_ - f_start_);
+    t.recorded_start_ps = f_start_;  // ns for now; made relative to the first start at the end
     any_interval_ = true;
     min_start_ = std::min(min_start_, f_start_);
     max_end_ = std::max(max_end_, f_end_);
@@ -901,7 +902,12 @@ LoadedTrace NativeReader::run() {
   } catch (const TraceError& e) {
     throw TraceError(path_ + ": " + e.what());
   }
-  if (has_interval) out.graph.recorded_makespan_ps = span_ns * 1000;
+  if (has_interval) {
+    out.graph.recorded_makespan_ps = span_ns * 1000;
+    for (sched::TimePs& s : out.graph.recorded_start_ps) {
+      if (s != sched::kNever) s = (s - min_start_) * 1000;
+    }
+  }
   out.format = TraceFormat::kNative;
   out.chip_hint = chip_hint_;
   return out;

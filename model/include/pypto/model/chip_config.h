@@ -103,4 +103,13 @@ struct DerivedTiming {
 
 DerivedTiming derive(const ChipConfig& c);
 
+// The cores a board recording ran on, from the blockIdx of its prof blocks. PyPTO numbers a
+// chip's cores AIC first (blockIdx 0 .. aic-1), then AIV (aic .. aic+aiv-1), so the AIV
+// numbering tells the AIC count: a recording with AIV blockIdx 20..59 ran on 20 clusters.
+struct RecordedCores {
+  bool any_aic = false, any_aiv = false;
+  std::uint32_t max_aic_block = 0;                     // highest AIC blockIdx
+  std::uint32_t min_aiv_block = 0, max_aiv_block = 0;  // lowest and highest AIV blockIdx
+};
+
 }  // namespace pypto::sim

@@ -51,6 +51,19 @@ void apply_override(sim::ChipConfig& c, const std::string& assignment);
 sim::ChipConfig resolve_chip_config(const std::string& chip, const std::string& config_file,
                                     const std::vector<std::string>& overrides);
 
+// Board recordings (sim::RecordedCores). A recording fits a chip when every AIC blockIdx is
+// below cores.aic and every AIV blockIdx lies in [aic, aic + aic * aiv_per_aic).
+bool recording_fits(const sim::ChipConfig& c, const sim::RecordedCores& r);
+// The presets that fit `r`, best first: the most AIC (a recording's AIV numbering starts right
+// after the chip's last AIC, so the largest fitting count is the tightest), then by name.
+// Throws ConfigError only when the presets cannot be read.
+std::vector<std::string> fitting_chip_presets(const sim::RecordedCores& r);
+// Throws ConfigError when `r` does not fit `c`, naming the recording's and the chip's core
+// counts and the presets that fit, e.g. "the recording ran on 20 AIC and at least 40 AIV
+// (AIC blockIdx up to 19, AIV blockIdx 20-59), but chip a2 has 24 AIC and 48 AIV; presets
+// that fit: a2-20c a3-20c (--chip auto picks a2-20c)".
+void check_recorded_cores(const sim::ChipConfig& c, const sim::RecordedCores& r);
+
 // Throws ConfigError for the first impossible value: "l2.ways: 0 is out of range [1, 64]".
 void validate(const sim::ChipConfig& c);
 

@@ -49,7 +49,11 @@ struct TaskGraph {
   std::vector<TaskId> succ;                // successors, same device task only
   std::vector<std::uint32_t> pred_count;   // initial predecessor count
   std::vector<std::uint32_t> recorded_ns;  // recorded duration, kNoRecord if none
-  std::vector<std::uint32_t> mem_begin;    // CSR offsets into mem (empty: no memory info)
+  // Recorded start, relative to the recording's first start; kNever for tasks without one.
+  // Empty (no memory cost) unless the source recorded start times (board prof records,
+  // native start/end): the replay metrics compare against it.
+  std::vector<TimePs> recorded_start_ps;
+  std::vector<std::uint32_t> mem_begin;  // CSR offsets into mem (empty: no memory info)
   std::vector<MemAccess> mem;
   std::vector<std::uint32_t> compute_cycles;  // AICore cycles of the busiest compute pipe
   std::vector<std::uint16_t> tiles;           // tiles per task (pipes overlap when > 1)
@@ -73,6 +77,9 @@ struct TaskGraph {
   std::size_t num_edges() const { return succ.size(); }
   bool has_memory() const { return !mem_begin.empty(); }
   bool has_recorded(TaskId t) const { return recorded_ns[t] != kNoRecord; }
+  bool has_recorded_start(TaskId t) const {
+    return !recorded_start_ps.empty() && recorded_start_ps[t] != kNever;
+  }
 
   // Successors of t as a [begin, end) index range into succ.
   std::uint32_t succ_first(TaskId t) const { return succ_begin[t]; }
@@ -94,6 +101,7 @@ class TaskGraphBuilder {
     std::uint32_t orig_id = 0;
     std::uint32_t kernel = 0;
     std::uint32_t recorded_ns = kNoRecord;
+    TimePs recorded_start_ps = kNever;  // see TaskGraph::recorded_start_ps
     std::uint32_t compute_cycles = 0;
     std::uint16_t tiles = 1;
     std::uint32_t parallel_group = 0;

@@ -22,6 +22,13 @@ struct ReportOptions {
   std::size_t max_flow_edges = 200'000;  // dependency arrows beyond this are left out
 };
 
+// The replay metrics of traces/FORMAT.md "Replay metrics": simulated per-task start/end
+// (ps, indexed by task) against g.recorded_start_ps and g.recorded_ns. Contract: g has
+// recorded starts, and both vectors have g.num_tasks() entries.
+ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
+                               const std::vector<std::uint64_t>& start_ps,
+                               const std::vector<std::uint64_t>& end_ps);
+
 // stats.json content. Keys are ordered and numbers exact, so two runs of the same input
 // and config give byte-identical files apart from the wall-clock fields (wall_s,
 // tasks_per_s).

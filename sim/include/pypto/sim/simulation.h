@@ -24,7 +24,11 @@ namespace pypto::sim {
 
 struct SimOptions {
   sched::RuntimeOptions runtime;
-  bool record_timeline = true;               // keep per-task start/end/core for trace outputs
+  bool record_timeline = true;  // keep per-task start/end/core for trace outputs
+  // Without record_timeline, still keep each task's start and end during the run (18 B per
+  // task) for the statistics that need them: the task span and the replay metrics. They are
+  // dropped before simulate() returns.
+  bool record_task_times = true;
   bool record_aicpu_events = true;           // AICPU work spans and ready-queue depth counters
   std::size_t max_aicpu_events = 2'000'000;  // beyond this, AICPU spans are not kept
   // Called about every `progress_every_tasks` completed tasks with (done, total).
@@ -46,6 +50,18 @@ struct ThreadStatsOut {
   std::uint64_t busy_ps = 0;  // time in rounds that observed or dispatched something
 };
 
+// How a replay compares with the recorded times task by task (traces/FORMAT.md "Replay
+// metrics" defines each figure). Times in microseconds.
+struct ReplayFidelity {
+  std::uint64_t tasks = 0;  // compared: tasks with a recorded start (never HUBs)
+  double start_error_median_us = 0, start_error_p90_us = 0;
+  bool has_spearman = false;     // false: fewer than 2 tasks, or all starts tied on one side
+  double spearman = 0;           // rank correlation of recorded and simulated start order
+  std::uint64_t wait_tasks = 0;  // tasks with a timed predecessor on both sides
+  double recorded_wait_us[3] = {0, 0, 0};   // p10, p50, p90
+  double simulated_wait_us[3] = {0, 0, 0};  // p10, p50, p90
+};
+
 struct SimStats {
   std::string chip, policy, source;
   std::uint64_t makespan_ps = 0;  // kernel launch to the end of the last device task
@@ -62,6 +78,8 @@ struct SimStats {
   std::uint64_t workspace_capacity_bytes = 0;
   bool has_recorded = false;
   std::uint64_t recorded_makespan_ps = 0;
+  bool has_fidelity = false;  // the trace recorded start times, and the run kept task times
+  ReplayFidelity fidelity;
   double wall_s = 0;
   std::uint64_t sim_events = 0;  // SystemC process activations (diagnostic)
 };

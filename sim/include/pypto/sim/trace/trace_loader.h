@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "pypto/model/chip_config.h"
@@ -40,6 +41,9 @@ struct LoadedTrace {
   std::uint64_t unrecorded_tasks = 0;
   // topo.json (one device task, seqNo 0): prof records of other seqNos, which are skipped.
   std::uint64_t ignored_prof_records = 0;
+  // Board recordings whose prof blocks carry blockIdx: the cores they ran on, to check or
+  // choose the chip (cfg::check_recorded_cores, cfg::fitting_chip_presets).
+  std::optional<RecordedCores> recorded_cores;
 };
 
 // Loads and validates (ids, cycles, missing prof records). `chip` prices tile ops and

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// Replay metrics: how the simulated schedule compares with the recorded one task by task,
+// not only by makespan. traces/FORMAT.md "Replay metrics" defines every figure; the
+// hand-worked example there is tests/sim/test_report_fidelity.cpp.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "pypto/common/errors.h"
+#include "pypto/sim/report.h"
+
+namespace pypto::sim {
+namespace {
+
+using sched::kNever;
+using sched::TaskId;
+using sched::TimePs;
+
+constexpr double kPsPerUs = 1e6;
+
+// Nearest rank: the value at 1-based rank ceil(p/100 * n) of the ascending values (the
+// median of an even count is the lower middle value). v must not be empty; sorts it.
+template <class T>
+T percentile(std::vector<T>& v, double p) {
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  return v[std::max<std::size_t>(rank, 1) - 1];
+}
+
+// Fractional ranks (1-based; tied values share the mean of the ranks they span).
+std::vector<double> ranks(const std::vector<TimePs>& v) {
+  std::vector<std::size_t> order(v.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double mean = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = mean;
+    i = j + 1;
+  }
+  return r;
+}
+
+// Pearson correlation of the ranks; false when either side has no spread.
+bool spearman(const std::vector<TimePs>& a, const std::vector<TimePs>& b, double& rho) {
+  if (a.size() < 2) return false;
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  const double mean = (n + 1.0) / 2.0;  // the mean of any fractional ranking of n values
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  if (saa == 0 || sbb == 0) return false;
+  rho = sab / std::sqrt(saa * sbb);
+  return true;
+}
+
+// Latest end among each task's predecessors ("ready time"), kNever when it has none with a
+// time. A task outside the compared set (a HUB, a task without a record) passes its own
+// ready time on as its end, so a wait is measured through HUBs to the real producers.
+std::vector<TimePs> last_predecessor_end(const sched::TaskGraph& g, const std::vector<char>& timed,
+                                         const std::vector<TimePs>& end) {
+  const std::size_t n = g.num_tasks();
+  std::vector<TimePs> ready(n, kNever);
+  std::vector<std::uint32_t> left(g.pred_count);
+  std::vector<TaskId> queue;
+  queue.reserve(n);
+  for (TaskId t = 0; t < n; ++t) {
+    if (left[t] == 0) queue.push_back(t);
+  }
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const TaskId t = queue[q];
+    const TimePs own_end = timed[t] ? end[t] : ready[t];
+    for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
+      const TaskId s = g.succ[e];
+      if (own_end != kNever && (ready[s] == kNever || own_end > ready[s])) ready[s] = own_end;
+      if (--left[s] == 0) queue.push_back(s);
+    }
+  }
+  NPU_CHECK(queue.size() == n, "replay metrics: the task graph has a cycle");
+  return ready;
+}
+
+void wait_percentiles(std::vector<std::int64_t>& waits, double out[3]) {
+  if (waits.empty()) return;
+  const double ps[3] = {10, 50, 90};
+  for (int i = 0; i < 3; ++i) out[i] = static_cast<double>(percentile(waits, ps[i])) / kPsPerUs;
+}
+
+}  // namespace
+
+ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
+                               const std::vector<std::uint64_t>& start_ps,
+                               const std::vector<std::uint64_t>& end_ps) {
+  const std::size_t n = g.num_tasks();
+  NPU_CHECK(g.recorded_start_ps.size() == n && start_ps.size() == n && end_ps.size() == n,
+            "replay metrics need a recorded and a simulated time for every task");
+  ReplayFidelity f;
+  std::vector<char> timed(n, 0);
+  std::vector<TaskId> set;
+  for (TaskId t = 0; t < n; ++t) {
+    if (g.core_type[t] != sched::CoreType::kHub && g.has_recorded_start(t)) {
+      timed[t] = 1;
+      set.push_back(t);
+    }
+  }
+  f.tasks = set.size();
+  if (set.empty()) return f;
+
+  // Both sides relative to their own first start among the compared tasks.
+  TimePs rec0 = kNever, sim0 = kNever;
+  for (const TaskId t : set) {
+    rec0 = std::min(rec0, g.recorded_start_ps[t]);
+    sim0 = std::min(sim0, start_ps[t]);
+  }
+  std::vector<TimePs> rec(set.size()), sim(set.size());
+  std::vector<TimePs> err(set.size());
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    rec[i] = g.recorded_start_ps[set[i]] - rec0;
+    sim[i] = start_ps[set[i]] - sim0;
+    err[i] = rec[i] > sim[i] ? rec[i] - sim[i] : sim[i] - rec[i];
+  }
+  f.has_spearman = spearman(rec, sim, f.spearman);
+  f.start_error_median_us = static_cast<double>(percentile(err, 50)) / kPsPerUs;
+  f.start_error_p90_us = static_cast<double>(percentile(err, 90)) / kPsPerUs;
+
+  // Waits: a task's start minus the latest end of its predecessors, on each side.
+  std::vector<TimePs> rec_end(n, kNever);
+  for (const TaskId t : set) {
+    const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
+    rec_end[t] = g.recorded_start_ps[t] + dur;
+  }
+  const std::vector<TimePs> rec_ready = last_predecessor_end(g, timed, rec_end);
+  const std::vector<TimePs> sim_ready = last_predecessor_end(g, timed, end_ps);
+  std::vector<std::int64_t> rec_wait, sim_wait;
+  for (const TaskId t : set) {
+    if (rec_ready[t] == kNever || sim_ready[t] == kNever) continue;
+    rec_wait.push_back(static_cast<std::int64_t>(g.recorded_start_ps[t]) -
+                       static_cast<std::int64_t>(rec_ready[t]));
+    sim_wait.push_back(static_cast<std::int64_t>(start_ps[t]) -
+                       static_cast<std::int64_t>(sim_ready[t]));
+  }
+  f.wait_tasks = rec_wait.size();
+  wait_percentiles(rec_wait, f.recorded_wait_us);
+  wait_percentiles(sim_wait, f.simulated_wait_us);
+  return f;
+}
+
+}  // namespace pypto::sim
