@@ -4,8 +4,8 @@
 // when the pusher's poll round ends. The fan-out times are worked out by hand from the
 // config's AICPU costs; the chip is the board's A2-family part with 20 clusters and three
 // schedule threads owning clusters {0-6}, {7-13}, {14-19}.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <set>
 
@@ -111,8 +111,7 @@ TEST_CASE("fan-out of 12 under fifo: the idle thread takes the pushed half at on
   CHECK(r.stats.makespan_ps < 600'000'000);
 }
 
-TEST_CASE("fan-out of 12 under fair and l2_fair: 12 distinct cores, started together",
-          "[sim]") {
+TEST_CASE("fan-out of 12 under fair and l2_fair: 12 distinct cores, started together", "[sim]") {
   const sim::ChipConfig chip = board_chip();
   const sched::TaskGraph g = fan_out();
   const TimePs R = aicpu_ps(chip, chip.aicpu.resolve_cycles);
@@ -136,8 +135,7 @@ TEST_CASE("fan-out of 12 under fair and l2_fair: 12 distinct cores, started toge
   }
 }
 
-TEST_CASE("fan-out of 12 under l2_affinity: direct send fills the thread's own slots",
-          "[sim]") {
+TEST_CASE("fan-out of 12 under l2_affinity: direct send fills the thread's own slots", "[sim]") {
   // Mode 1's documented semantics (PyPTO's direct send): a released successor goes at once
   // to the resolving thread's most recently freed idle core, else to a free pending slot
   // of its busy cores; it never reaches the shared queue, so the other threads have
