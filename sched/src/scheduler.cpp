@@ -35,6 +35,28 @@ struct Ctx {
   std::size_t queued(int ct) const { return queue[ct].size() - head[ct]; }
 };
 
+// Where a suspended poll round continues (Scheduler::run_round).
+enum class Phase : std::uint8_t {
+  kPoll,        // read the completion registers of this type's busy cores
+  kSendBefore,  // refill from the shared queue before resolving
+  kResolve,     // walk the successors of the next finished task
+  kFlush,       // publish staged tasks: idle cores, then the shared queue
+  kDispatch,    // take from the shared queue
+  kPublish,     // fair modes: publish the idle flag
+  kFinish,      // device-task drain and barrier
+};
+
+// A poll round in progress; it survives the round's suspensions.
+struct RoundState {
+  bool active = false;  // a round has begun and not ended
+  bool synced = false;  // the backend let the round pass the current yield point
+  Phase phase = Phase::kPoll;
+  int ct = 0;         // the core type being worked on
+  int k = 0;          // kFlush: the core type being flushed
+  std::size_t i = 0;  // kResolve: the next finished task
+  bool serial_active = false;
+};
+
 struct Thread {
   CoreId begin[kNumDispatchTypes] = {0, 0};
   CoreId end[kNumDispatchTypes] = {0, 0};
@@ -46,6 +68,8 @@ struct Thread {
   ThreadStats stats;
   std::vector<TaskId> polled;
   std::vector<std::pair<TaskId, CoreId>> finished;
+  RoundState rs;
+  RoundResult* round = nullptr;  // result of the piece of this thread's round in progress
 };
 
 }  // namespace
@@ -63,7 +87,6 @@ struct Scheduler::Impl {
   std::vector<Thread> threads;
   std::vector<std::uint32_t> pred;  // remaining predecessors (valid for admitted tasks)
   std::vector<Ctx> ctxs;            // active device tasks (at most `parallelism`)
-  RoundResult* round = nullptr;     // result of the round in progress
   std::uint64_t admit_edges = 0;
 
   std::uint32_t cores_of(int ct) const { return ct == 0 ? shape.aic : shape.aiv; }
@@ -113,9 +136,9 @@ struct Scheduler::Impl {
     Ctx& x = ctx_of_task(task);
     ++x.sent;
     --x.unsent[ct];
-    if (x.sent == x.total && round != nullptr) round->all_sent = true;
+    if (x.sent == x.total && th.round != nullptr) th.round->all_sent = true;
     ++th.stats.dispatches;
-    if (round != nullptr) ++round->dispatches;
+    if (th.round != nullptr) ++th.round->dispatches;
     hal.send(t, task, c);
   }
 
@@ -152,35 +175,55 @@ struct Scheduler::Impl {
     return only_idle ? idle : idle + free_pending_count(t, ct);
   }
 
-  void push_shared(Ctx& x, int ct, TaskId task) {
+  void push_shared(ThreadId t, Ctx& x, int ct, TaskId task) {
     x.queue[ct].push_back(task);
-    if (round != nullptr) round->pushed_shared[ct] = true;
+    if (threads[t].round != nullptr) threads[t].round->pushed_shared[ct] = true;
   }
 
   // ---- staging buffer ------------------------------------------------------------------
-  // Newest staged tasks go to the thread's fully idle cores; the rest, oldest first, to
-  // the shared queue.
+  // Newest staged tasks go to the thread's fully idle cores (flush_send, private); the
+  // rest, oldest first, to the shared queue (spill, shared).
   void flush_local(ThreadId t, int ct, Hal& hal) {
+    flush_send(t, ct, hal);
+    if (!threads[t].staging[ct].empty()) spill(t, ct, hal);
+  }
+
+  void flush_send(ThreadId t, int ct, Hal& hal) {
     Thread& th = threads[t];
     auto& st = th.staging[ct];
-    if (st.empty()) return;
     while (!st.empty() && !th.run_ready[ct].empty()) {
       const TaskId task = st.back();
       st.pop_back();
       send(t, task, th.run_ready[ct].back(), hal);
     }
-    if (!st.empty()) {
-      hal.charge(t, AicpuOp::kQueueOp, 1);
-      for (TaskId task : st) push_shared(ctx_of_task(task), ct, task);
-      st.clear();
-    }
   }
 
+  // The push takes effect at the thread's clock when it starts; the lock and the
+  // operation are charged after it.
   void spill(ThreadId t, int ct, Hal& hal) {
     auto& st = threads[t].staging[ct];
-    hal.charge(t, AicpuOp::kQueueOp, 1);
-    for (TaskId task : st) push_shared(ctx_of_task(task), ct, task);
+    for (TaskId task : st) push_shared(t, ctx_of_task(task), ct, task);
     st.clear();
+    hal.charge(t, AicpuOp::kQueueOp, 1);
+  }
+
+  bool any_queued(int ct) const {
+    for (const auto& x : ctxs) {
+      if (x.queued(ct) > 0) return true;
+    }
+    return false;
+  }
+
+  // Whether thread t's round end may finish a device task or arrive at a barrier.
+  bool may_finish_any(ThreadId t) const {
+    const Thread& th = threads[t];
+    for (const auto& x : ctxs) {
+      if (x.parallel ? x.completed == x.total
+                     : x.sent == x.total && th.in_flight_cores == 0 && x.arrived[t] == 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // ---- dependency resolution -----------------------------------------------------------
@@ -299,7 +342,10 @@ Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& 
   impl_->threads.resize(shape.threads);
   for (ThreadId t = 0; t < shape.threads; ++t) {
     Thread& th = impl_->threads[t];
-    const std::uint32_t c0 = t * clusters / shape.threads, c1 = (t + 1) * clusters / shape.threads;
+    // Equal blocks; the first (clusters mod threads) threads own one cluster more, as the
+    // board does (20 clusters, 3 threads: {0-6}, {7-13}, {14-19}).
+    const std::uint32_t q = clusters / shape.threads, rem = clusters % shape.threads;
+    const std::uint32_t c0 = t * q + std::min(t, rem), c1 = c0 + q + (t < rem ? 1 : 0);
     th.begin[0] = c0;
     th.end[0] = c1;
     th.begin[1] = shape.aic + c0 * per_aic;
@@ -382,85 +428,154 @@ std::uint32_t Scheduler::active_device_tasks() const {
 RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
   Impl& m = *impl_;
   Thread& th = m.threads[t];
+  RoundState& rs = th.rs;
   RoundResult r;
-  m.round = &r;
-  ++th.stats.rounds;
-  bool serial_active = false;
-  for (const auto& x : m.ctxs) serial_active |= !x.parallel;
+  th.round = &r;
+  if (!rs.active) {
+    rs = RoundState{};
+    rs.active = true;
+    ++th.stats.rounds;
+    for (const auto& x : m.ctxs) rs.serial_active |= !x.parallel;
+  }
+  // Before an operation on shared state: suspend the round if the backend asks to (it
+  // resumes here, past the question).
+  const auto yield = [&] {
+    if (rs.synced) {
+      rs.synced = false;
+      return false;
+    }
+    if (!hal.yield_before_shared(t)) return false;
+    rs.synced = true;
+    r.suspended = true;
+    th.round = nullptr;
+    return true;
+  };
 
-  for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
-    bool had_in_flight = false;
-    th.finished.clear();
-    // 1. Poll the cores of this type that hold tasks.
-    for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
-      Core& co = m.cores[c];
-      if (co.running == kNoTask) continue;
-      had_in_flight = true;
-      th.polled.clear();
-      hal.poll(t, c, th.polled);
-      ++th.stats.polls;
-      for (TaskId task : th.polled) {
-        if (task == co.running) {
-          co.running = co.pending;
-          co.pending = kNoTask;
-        } else {
-          NPU_CHECK(false, "core " + std::to_string(c) + " reported task " + std::to_string(task) +
-                               " but runs " + std::to_string(co.running) + " with " +
-                               std::to_string(co.pending) + " pending");
+  for (;;) {
+    const int ct = rs.ct;
+    switch (rs.phase) {
+      case Phase::kPoll: {
+        // 1. Poll the cores of this type that hold tasks.
+        bool had_in_flight = false;
+        th.finished.clear();
+        for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+          Core& co = m.cores[c];
+          if (co.running == kNoTask) continue;
+          had_in_flight = true;
+          th.polled.clear();
+          hal.poll(t, c, th.polled);
+          ++th.stats.polls;
+          for (TaskId task : th.polled) {
+            if (task == co.running) {
+              co.running = co.pending;
+              co.pending = kNoTask;
+            } else {
+              NPU_CHECK(false, "core " + std::to_string(c) + " reported task " +
+                                   std::to_string(task) + " but runs " +
+                                   std::to_string(co.running) + " with " +
+                                   std::to_string(co.pending) + " pending");
+            }
+            th.finished.emplace_back(task, c);
+          }
+          if (co.running == kNoTask) {
+            --th.in_flight_cores;
+            th.run_ready[ct].push_back(c);
+          }
         }
-        th.finished.emplace_back(task, c);
+        rs.phase = had_in_flight ? Phase::kSendBefore : Phase::kDispatch;
+        break;
       }
-      if (co.running == kNoTask) {
-        --th.in_flight_cores;
-        th.run_ready[ct].push_back(c);
+      case Phase::kSendBefore:
+        // 2. Send before resolve: keep the cores busy before the slow resolve walk.
+        if (rs.synced ||
+            (rs.serial_active && m.policy.send_before_resolve(m.view, t) && m.any_queued(ct))) {
+          if (yield()) return r;
+          m.dispatch_shared(t, ct, /*force_head=*/true, hal);
+        }
+        rs.i = 0;
+        rs.phase = Phase::kResolve;
+        break;
+      case Phase::kResolve:
+        // 3. Resolve successors of what finished (predecessor counts are shared).
+        while (rs.i < th.finished.size()) {
+          const auto [task, core] = th.finished[rs.i];
+          if ((rs.synced || m.graph.succ_first(task) != m.graph.succ_last(task)) && yield()) {
+            return r;
+          }
+          ++m.ctx_of_task(task).completed;
+          m.resolve(t, task, core, hal);
+          ++rs.i;
+          ++r.completions;
+        }
+        rs.k = 0;
+        rs.phase = Phase::kFlush;
+        break;
+      case Phase::kFlush:
+        // 4. Publish staged tasks: newest to idle cores, the rest to the shared queue.
+        while (rs.k < kNumDispatchTypes) {
+          m.flush_send(t, rs.k, hal);
+          if (!th.staging[rs.k].empty()) {
+            if (yield()) return r;
+            m.spill(t, rs.k, hal);
+          }
+          ++rs.k;
+        }
+        rs.phase = Phase::kDispatch;
+        break;
+      case Phase::kDispatch:
+        // 5. Take from the shared queue in the policy's order.
+        if (rs.synced || m.any_queued(ct)) {
+          if (yield()) return r;
+          m.dispatch_shared(t, ct, /*force_head=*/false, hal);
+        }
+        rs.phase = Phase::kPublish;
+        break;
+      case Phase::kPublish:
+        // 6. Fair modes publish whether this thread has a fully idle core.
+        if (rs.synced || (m.fair && th.idle_flag[ct] != !th.run_ready[ct].empty())) {
+          if (yield()) return r;
+          th.idle_flag[ct] = !th.run_ready[ct].empty();
+        }
+        if (++rs.ct < kNumDispatchTypes) {
+          rs.phase = Phase::kPoll;
+        } else {
+          rs.phase = Phase::kFinish;
+        }
+        break;
+      case Phase::kFinish: {
+        // Device-task completion: serial ones drain and meet at a barrier; parallel ones
+        // end when every task has completed.
+        if ((rs.synced || m.may_finish_any(t)) && yield()) return r;
+        for (std::size_t i = 0; i < m.ctxs.size();) {
+          Ctx& x = m.ctxs[i];
+          bool done = false;
+          if (x.parallel) {
+            done = x.completed == x.total;
+            x.barrier_ps = hal.now(t);
+          } else if (x.sent == x.total && th.in_flight_cores == 0 && x.arrived[t] == 0) {
+            x.arrived[t] = 1;
+            ++x.arrived_count;
+            x.barrier_ps = std::max(x.barrier_ps, hal.now(t));
+            done = x.arrived_count == m.shape.threads;
+          }
+          if (done) {
+            r.finished_device_tasks.push_back({x.dt, x.barrier_ps});
+            m.ctxs.erase(m.ctxs.begin() + static_cast<std::ptrdiff_t>(i));
+            ++done_device_tasks_;
+          } else {
+            ++i;
+          }
+        }
+        r.in_flight = th.in_flight_cores > 0;
+        rs.active = false;
+        th.round = nullptr;
+        return r;
       }
     }
-    if (had_in_flight) {
-      // 2. Send before resolve: keep the cores busy before the slow resolve walk.
-      if (serial_active && m.policy.send_before_resolve(m.view, t)) {
-        m.dispatch_shared(t, ct, /*force_head=*/true, hal);
-      }
-      // 3. Resolve successors of what finished.
-      for (auto [task, core] : th.finished) {
-        ++m.ctx_of_task(task).completed;
-        m.resolve(t, task, core, hal);
-      }
-      r.completions += static_cast<std::uint32_t>(th.finished.size());
-      // 4. Publish staged tasks: newest to idle cores, the rest to the shared queue.
-      for (int k = 0; k < kNumDispatchTypes; ++k) m.flush_local(t, k, hal);
-    }
-    // 5. Take from the shared queue in the policy's order.
-    m.dispatch_shared(t, ct, /*force_head=*/false, hal);
-    // 6. Fair modes publish whether this thread has a fully idle core.
-    if (m.fair) th.idle_flag[ct] = !th.run_ready[ct].empty();
   }
-
-  // Device-task completion: serial ones drain and meet at a barrier; parallel ones end
-  // when every task has completed.
-  for (std::size_t i = 0; i < m.ctxs.size();) {
-    Ctx& x = m.ctxs[i];
-    bool done = false;
-    if (x.parallel) {
-      done = x.completed == x.total;
-      x.barrier_ps = hal.now(t);
-    } else if (x.sent == x.total && th.in_flight_cores == 0 && x.arrived[t] == 0) {
-      x.arrived[t] = 1;
-      ++x.arrived_count;
-      x.barrier_ps = std::max(x.barrier_ps, hal.now(t));
-      done = x.arrived_count == m.shape.threads;
-    }
-    if (done) {
-      r.finished_device_tasks.push_back({x.dt, x.barrier_ps});
-      m.ctxs.erase(m.ctxs.begin() + static_cast<std::ptrdiff_t>(i));
-      ++done_device_tasks_;
-    } else {
-      ++i;
-    }
-  }
-  r.in_flight = th.in_flight_cores > 0;
-  m.round = nullptr;
-  return r;
 }
+
+bool Scheduler::in_round(ThreadId t) const { return impl_->threads[t].rs.active; }
 
 bool Scheduler::has_in_flight(ThreadId t) const { return impl_->threads[t].in_flight_cores > 0; }
 

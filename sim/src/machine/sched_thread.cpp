@@ -45,9 +45,17 @@ void SchedThread::run_inline(sched::ThreadId, sched::TaskId task) {
 void SchedThread::charge(sched::ThreadId, sched::AicpuOp op, std::uint32_t n) {
   switch (op) {
     case sched::AicpuOp::kResolveEdge: local_ += m_.tm.resolve_ps * n; break;
-    case sched::AicpuOp::kQueueOp: local_ += m_.tm.queue_op_ps * n; break;
+    case sched::AicpuOp::kQueueOp:
+      queue_op_ps_ = local_;
+      local_ += m_.tm.queue_op_ps * n;
+      break;
     case sched::AicpuOp::kFairScan: local_ += m_.tm.fair_scan_per_thread_ps * n; break;
   }
+}
+
+bool SchedThread::yield_before_shared(sched::ThreadId) {
+  // Ahead of global time: let every other agent act up to this thread's clock first.
+  return local_ > now_ps();
 }
 
 // ---- waking ----------------------------------------------------------------------------------
@@ -119,7 +127,9 @@ void SchedThread::on_finish_revoked(sched::CoreId core, TimePs finish_ps, TimePs
 }
 
 void SchedThread::on_work(TimePs at_ps) {
-  if (mode_ == Mode::kIdle) {
+  if (mode_ == Mode::kActive) {
+    work_seen_ = true;  // the round's end looks at the queues again
+  } else if (mode_ == Mode::kIdle) {
     wake_at(at_ps);
   } else if (mode_ == Mode::kPolling) {
     const TimePs k = at_ps > grid0_ ? (at_ps - grid0_ + period_ - 1) / period_ : 0;
@@ -129,62 +139,91 @@ void SchedThread::on_work(TimePs at_ps) {
   }
 }
 
-// ---- one poll round --------------------------------------------------------------------------
+// ---- one poll round ------------------------------------------------------------------------
 void SchedThread::step() {
   try {
     ++m_.events;
-    // Drop wake-ups requested for later times: this round re-arms from scratch, and a
-    // stale earlier one must not start a round before this one has ended.
+    // Drop wake-ups requested for later times: this round (or piece) re-arms from scratch,
+    // and a stale earlier one must not start a round before this one has ended.
     ev_.cancel();
     armed_ps_ = kNever;
-    work_wake_ps_ = kNever;
     const TimePs now = now_ps();
-    if (mode_ == Mode::kPolling && period_ > 0 && now > grid0_) {
-      // The rounds skipped since grid0_ polled every busy core and found nothing.
-      const TimePs skipped = (now - grid0_) / period_;
-      stats_.rounds += skipped;
-      stats_.polls += skipped * polled_cores_;
+    if (!m_.scheduler->in_round(id_)) {
+      work_wake_ps_ = kNever;
+      if (mode_ == Mode::kPolling && period_ > 0 && now > grid0_) {
+        // The rounds skipped since grid0_ polled every busy core and found nothing.
+        const TimePs skipped = (now - grid0_) / period_;
+        stats_.rounds += skipped;
+        stats_.polls += skipped * polled_cores_;
+      }
+      ++stats_.rounds;
+      local_ = now;
+      round_start_ = now;
+      round_completions_ = 0;
+      round_dispatches_ = 0;
+      work_seen_ = false;
+      mode_ = Mode::kActive;  // callbacks during the round only leave notes
     }
-    ++stats_.rounds;
-    local_ = now;
+    queue_op_ps_ = kNever;
     const sched::RoundResult r = m_.scheduler->run_round(id_, *this);
-    const bool work = r.completions > 0 || r.dispatches > 0;
-    if (work) {
-      stats_.busy_ps += local_ - now;
-      stats_.dispatches += r.dispatches;
-      auto& tl = m_.result.timeline;
-      if (m_.opt.record_aicpu_events) {
-        if (tl.aicpu.size() < m_.opt.max_aicpu_events) {
-          tl.aicpu.push_back({id_, now, local_, r.completions, r.dispatches});
-          const std::uint64_t aic = m_.scheduler->ready_depth(sched::CoreType::kAic);
-          const std::uint64_t aiv = m_.scheduler->ready_depth(sched::CoreType::kAiv);
-          if (aic != last_depth_[0] || aiv != last_depth_[1]) {
-            tl.depth.push_back(
-                {local_, static_cast<std::uint32_t>(aic), static_cast<std::uint32_t>(aiv)});
-            last_depth_[0] = aic;
-            last_depth_[1] = aiv;
-          }
-        } else {
-          tl.aicpu_truncated = true;
-        }
+    round_completions_ += r.completions;
+    round_dispatches_ += r.dispatches;
+    for (const auto& f : r.finished_device_tasks) m_.control->on_device_task_done(f.dt, f.time_ps);
+    if (r.pushed_shared[0] || r.pushed_shared[1]) {
+      // Idle threads spin on the shared queue: they see the push when it is made.
+      const TimePs pushed = std::max(now, queue_op_ps_ == kNever ? now : queue_op_ps_);
+      for (auto* t : m_.threads) {
+        if (t != this) t->on_work(pushed);
       }
     }
-    for (const auto& f : r.finished_device_tasks) m_.control->on_device_task_done(f.dt, f.time_ps);
-    const bool others = r.pushed_shared[0] || r.pushed_shared[1] || r.all_sent ||
-                        (work && m_.scheduler->shared_work_left());
-    if (others) {
+    if (r.suspended) {
+      wake_at(local_);  // continue at the local clock
+      return;
+    }
+    end_round();
+    if (r.all_sent) {
+      // Idle threads drain and go to the barrier.
       for (auto* t : m_.threads) {
         if (t != this) t->on_work(local_);
       }
     }
-    if (work && m_.scheduler->has_dispatchable_work(id_)) {
-      mode_ = Mode::kActive;
-      wake_at(local_);
-    } else {
-      enter_polling(local_);
-    }
   } catch (...) {
     m_.fail(std::current_exception());
+  }
+}
+
+void SchedThread::end_round() {
+  const bool work = round_completions_ > 0 || round_dispatches_ > 0;
+  if (work) {
+    stats_.busy_ps += local_ - round_start_;
+    stats_.dispatches += round_dispatches_;
+    auto& tl = m_.result.timeline;
+    if (m_.opt.record_aicpu_events) {
+      if (tl.aicpu.size() < m_.opt.max_aicpu_events) {
+        tl.aicpu.push_back({id_, round_start_, local_, round_completions_, round_dispatches_});
+        const std::uint64_t aic = m_.scheduler->ready_depth(sched::CoreType::kAic);
+        const std::uint64_t aiv = m_.scheduler->ready_depth(sched::CoreType::kAiv);
+        if (aic != last_depth_[0] || aiv != last_depth_[1]) {
+          tl.depth.push_back(
+              {local_, static_cast<std::uint32_t>(aic), static_cast<std::uint32_t>(aiv)});
+          last_depth_[0] = aic;
+          last_depth_[1] = aiv;
+        }
+      } else {
+        tl.aicpu_truncated = true;
+      }
+    }
+    if (m_.scheduler->shared_work_left()) {
+      for (auto* t : m_.threads) {
+        if (t != this) t->on_work(local_);
+      }
+    }
+  }
+  if ((work || work_seen_) && m_.scheduler->has_dispatchable_work(id_)) {
+    mode_ = Mode::kActive;
+    wake_at(local_);
+  } else {
+    enter_polling(local_);
   }
 }
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// One schedule AICPU thread. Each activation is one poll round of the sched/ runtime,
-// executed at the round's start with the thread's local clock advancing by every charged
-// operation (poll, resolve, dispatch, queue and fairness costs); tasks reach the cores at
-// the local time they were sent. Rounds that would find nothing are skipped: the thread
-// sleeps until the round, on its polling grid, in which a known completion is seen, or
-// until new work is pushed.
+// One schedule AICPU thread. A poll round of the sched/ runtime runs with the thread's
+// local clock advancing by every charged operation (poll, resolve, dispatch, queue and
+// fairness costs); tasks reach the cores at the local time they were sent. Before each
+// operation on state the threads share (a shared ready queue, the idle flags, predecessor
+// counts, the barrier) the round yields to SystemC and resumes when global time has
+// reached its local clock, so the threads' shared operations happen in the order of their
+// local times: what one thread pushes is taken by an idle one at the time it is pushed, as
+// on the device, where idle threads spin on the shared queues. Rounds that would find
+// nothing are skipped: the thread sleeps until the round, on its polling grid, in which a
+// known completion is seen, or until new work is pushed.
 #pragma once
 
 #include <systemc>
@@ -40,6 +44,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   void run_inline(sched::ThreadId t, sched::TaskId task) override;
   void charge(sched::ThreadId t, sched::AicpuOp op, std::uint32_t n) override;
   sched::TimePs now(sched::ThreadId t) const override { return local_; }
+  bool yield_before_shared(sched::ThreadId t) override;
 
   void step();
   void wake_at(sched::TimePs t);
@@ -48,6 +53,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
                             sched::TimePs final_from_ps) const;
   sched::TimePs known_finish_wake() const;
   void enter_polling(sched::TimePs round_start);
+  void end_round();
 
   Machine& m_;
   sched::ThreadId id_;
@@ -60,6 +66,11 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   std::vector<sched::CoreId> busy_;             // cores polled while kPolling
   sched::TimePs armed_ps_ = sched::kNever;      // pending wake-up (the earliest asked for)
   sched::TimePs work_wake_ps_ = sched::kNever;  // earliest wake-up asked for by on_work
+  // The round in progress (it may span several activations).
+  sched::TimePs round_start_ = 0;
+  std::uint32_t round_completions_ = 0, round_dispatches_ = 0;
+  bool work_seen_ = false;                     // on_work arrived during the round
+  sched::TimePs queue_op_ps_ = sched::kNever;  // start of the piece's last queue operation
   ThreadStatsOut stats_;
   std::uint64_t last_depth_[2] = {~0ull, ~0ull};
 };

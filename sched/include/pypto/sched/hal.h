@@ -40,6 +40,17 @@ class Hal {
 
   // Contract: thread t's local clock now (diagnostics and barrier bookkeeping only).
   virtual TimePs now(ThreadId t) const = 0;
+
+  // Contract: asked by the runtime just before thread t operates on state the threads
+  // share (a shared ready queue, the idle flags, predecessor counts, a device task's
+  // counters and barrier). true = suspend the poll round here: run_round returns with
+  // RoundResult::suspended set, and the next run_round(t) continues the same round at this
+  // point, without asking again. An implementation whose threads run truly concurrently
+  // answers false; a simulator whose thread runs ahead of the others on a local clock
+  // answers true until the others have caught up, so that the threads' shared-state
+  // operations happen in the order of their local times (as temporal decoupling
+  // synchronises at shared resources). Other threads' rounds may run while t is suspended.
+  virtual bool yield_before_shared(ThreadId t) { return false; }
 };
 
 }  // namespace pypto::sched

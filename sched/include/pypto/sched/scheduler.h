@@ -34,6 +34,8 @@ struct RoundResult {
   bool in_flight = false;  // the thread still has tasks on its cores
   bool all_sent = false;   // a device task sent its last task: idle threads must
                            // wake to drain and reach the barrier
+  bool suspended = false;  // Hal::yield_before_shared asked to pause: the round is not
+                           // over, and the next run_round of this thread continues it
   struct Finished {
     DeviceTaskId dt;
     TimePs time_ps;  // serial: the last barrier arrival; parallel: when it was observed
@@ -63,9 +65,14 @@ class Scheduler {
   bool all_done() const { return done_device_tasks_ == graph_.device_tasks.size(); }
 
   // One poll round of thread t (DESIGN.md order: poll, send-before-resolve, resolve,
-  // flush, dispatch, publish). Contract: called by the backend whenever thread t runs;
-  // all effects go through hal.
+  // flush, dispatch, publish), or the next piece of it: before each operation on shared
+  // state the round asks hal.yield_before_shared and, on true, returns with `suspended`
+  // set; the next call for t continues from there. The fields of a result describe only
+  // the piece that call ran. Contract: called by the backend whenever thread t runs; all
+  // effects go through hal; other threads' calls may come between the pieces of t's round.
   RoundResult run_round(ThreadId t, Hal& hal);
+  // True while thread t's round is suspended at a yield point.
+  bool in_round(ThreadId t) const;
 
   // Whether thread t could place a task of type ct now (an idle core, or a free pending
   // slot it may fill) and work exists for it: used by backends to skip idle rounds.
