@@ -205,6 +205,12 @@ void for_each_field(Visit&& v) {
     &C::hbm, &Hbm::aggregate_gbps);
   v(num("hbm", "latency_ns", "ns", 0, kMaxNs, "fixed latency per transfer"), &C::hbm,
     &Hbm::latency_ns);
+  v(num("hbm", "refresh_overhead_pct", "%", 0, 50,
+        "bandwidth lost to DRAM refresh (scales aggregate_gbps)"),
+    &C::hbm, &Hbm::refresh_overhead_pct);
+  v(num("hbm", "turnaround_overhead_pct", "%", 0, 50,
+        "bandwidth lost to read/write bus turnaround and row misses (scales aggregate_gbps)"),
+    &C::hbm, &Hbm::turnaround_overhead_pct);
 
   v(num("cost", "mte_read_latency_cycles", "cycles", 0, kMaxCycles, "GM -> UB/L1 fixed part"),
     &C::cost, &Cost::mte_read_latency_cycles);
@@ -214,8 +220,12 @@ void for_each_field(Visit&& v) {
     &C::cost, &Cost::vec_bytes_per_cycle);
   v(num("cost", "vec_start_latency_cycles", "cycles", 0, kMaxCycles, "vector op start latency"),
     &C::cost, &Cost::vec_start_latency_cycles);
-  v(num("cost", "cube_fixed_cycles", "cycles", 0, kMaxCycles, "fixed part of an mmad tile"),
+  v(num("cost", "cube_fixed_cycles", "cycles", 0, kMaxCycles,
+        "fixed part of an mmad tile (pipeline start and drain)"),
     &C::cost, &Cost::cube_fixed_cycles);
+  v(num("cost", "cube_bank_conflict_pct", "%", 0, 100,
+        "cube stall cycles on L0 bank conflicts, in percent of an mmad's fractal cycles"),
+    &C::cost, &Cost::cube_bank_conflict_pct);
   v(num("cost", "task_overhead_cycles", "cycles", 0, kMaxCycles, "leaf task prologue + epilogue"),
     &C::cost, &Cost::task_overhead_cycles);
   v(num("cost", "dynamic_shape_overhead_cycles", "cycles", 0, kMaxCycles,

@@ -416,8 +416,9 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
   CHECK(d.slot_switch_ps == 10811);     // 20 cycles / 1.85 GHz = 10810.8 ps
   CHECK(d.l2_hit_latency_ps == 27027);  // 50 -> 27027.03
   CHECK(d.hbm_latency_ps == 150000);
-  CHECK(d.board_tick_ps == 20000);                   // 50 MHz
-  CHECK(d.hbm_bytes_per_ps == Approx(1.6));          // 1600 GB/s
+  CHECK(d.board_tick_ps == 20000);  // 50 MHz
+  // 1600 GB/s less 4 % refresh and 6 % turnaround
+  CHECK(d.hbm_bytes_per_ps == Approx(1.6 * 0.96 * 0.94));
   CHECK(d.hbm_core_bytes_per_ps == Approx(0.0592));  // 32 B x 1.85e9 /s
   CHECK(d.l2_read_bytes_per_ps == Approx(0.2035));   // 110 x 1.85e9
   CHECK(d.l2_write_bytes_per_ps == Approx(0.1591));  // 86 x 1.85e9
@@ -427,7 +428,7 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
   const auto dt = pypto::sim::derive(cfg::load_chip_preset("950dt"));
   CHECK(dt.board_tick_ps == 1000);  // 1 GHz
   CHECK(dt.aiv == 64);
-  CHECK(dt.hbm_bytes_per_ps == Approx(4.0));
+  CHECK(dt.hbm_bytes_per_ps == Approx(4.0 * 0.96 * 0.94));
   CHECK(dt.hbm_core_bytes_per_ps == Approx(0.10065));  // 61 B x 1.65e9
   CHECK(dt.slot_switch_ps == 12121);                   // 20 / 1.65 GHz = 12121.2
 
@@ -439,7 +440,7 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
 TEST_CASE("describe lists every key with type and unit and default and range", "[config]") {
   const std::string text = cfg::describe();
   const auto keys = cfg::chip_config_keys();
-  CHECK(keys.size() == 51);  // every field of ChipConfig, counted by hand
+  CHECK(keys.size() == 54);  // every field of ChipConfig, counted by hand
   for (const auto& k : keys) {
     INFO(k);
     CHECK(text.find("\n" + k + " ") != std::string::npos);
