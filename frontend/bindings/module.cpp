@@ -238,6 +238,10 @@ PYBIND11_MODULE(_C, m) {
         "The runtime_options table of sched/: name, type, min, max, default, auto_value, "
         "out_of_range, unit, doc, acts_on.");
   m.def("compile_count", [] { return g_compiles; });
+  m.def("set_l2_warm", &launch::set_l2_warm_across_calls, py::arg("warm"),
+        "Whether SIM calls start from the L2 the previous call on the chip left (default on).");
+  m.def("l2_warm", &launch::l2_warm_across_calls);
+  m.def("reset_l2", &launch::reset_l2, "Forgets the kept L2 contents: the next call is cold.");
   m.def(
       "chips", [] { return cfg::list_chip_presets(); }, "The chip presets (configs/*.yaml).");
   m.def("policies", [] {

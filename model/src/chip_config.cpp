@@ -54,7 +54,9 @@ DerivedTiming derive(const ChipConfig& c) {
   d.board_tick_ps = to_ps(kPsPerUs / c.chip.board_clock_mhz, "chip.board_clock_mhz");
 
   // GB/s is 1e9 bytes per second = 1e-3 bytes per ps.
-  d.hbm_bytes_per_ps = c.hbm.aggregate_gbps * 1e9 / 1e12;
+  d.hbm_bytes_per_ps = c.hbm.aggregate_gbps * 1e9 / 1e12 *
+                       (1.0 - c.hbm.refresh_overhead_pct / 100.0) *
+                       (1.0 - c.hbm.turnaround_overhead_pct / 100.0);
   // Per-core rates are per AICore cycle: bytes/ps = bytes/cycle / ps-per-cycle.
   const double cycles_per_ps = c.cores.freq_mhz / kPsPerUs;
   d.hbm_core_bytes_per_ps = c.hbm.bytes_per_cycle_per_core * cycles_per_ps;

@@ -207,6 +207,12 @@ void for_each_field(Visit&& v) {
     &C::hbm, &Hbm::aggregate_gbps);
   v(num("hbm", "latency_ns", "ns", 0, kMaxNs, "fixed latency per transfer"), &C::hbm,
     &Hbm::latency_ns);
+  v(num("hbm", "refresh_overhead_pct", "%", 0, 50,
+        "bandwidth lost to DRAM refresh (scales aggregate_gbps)"),
+    &C::hbm, &Hbm::refresh_overhead_pct);
+  v(num("hbm", "turnaround_overhead_pct", "%", 0, 50,
+        "bandwidth lost to read/write bus turnaround and row misses (scales aggregate_gbps)"),
+    &C::hbm, &Hbm::turnaround_overhead_pct);
 
   v(num("cost", "mte_read_latency_cycles", "cycles", 0, kMaxCycles, "GM -> UB/L1 fixed part"),
     &C::cost, &Cost::mte_read_latency_cycles);
@@ -216,8 +222,12 @@ void for_each_field(Visit&& v) {
     &C::cost, &Cost::vec_bytes_per_cycle);
   v(num("cost", "vec_start_latency_cycles", "cycles", 0, kMaxCycles, "vector op start latency"),
     &C::cost, &Cost::vec_start_latency_cycles);
-  v(num("cost", "cube_fixed_cycles", "cycles", 0, kMaxCycles, "fixed part of an mmad tile"),
+  v(num("cost", "cube_fixed_cycles", "cycles", 0, kMaxCycles,
+        "fixed part of an mmad tile (pipeline start and drain)"),
     &C::cost, &Cost::cube_fixed_cycles);
+  v(num("cost", "cube_bank_conflict_pct", "%", 0, 100,
+        "cube stall cycles on L0 bank conflicts, in percent of an mmad's fractal cycles"),
+    &C::cost, &Cost::cube_bank_conflict_pct);
   v(num("cost", "task_overhead_cycles", "cycles", 0, kMaxCycles, "leaf task prologue + epilogue"),
     &C::cost, &Cost::task_overhead_cycles);
   v(num("cost", "dynamic_shape_overhead_cycles", "cycles", 0, kMaxCycles,
@@ -467,20 +477,30 @@ std::string read_file(const std::string& path, const char* what) {
   return ss.str();
 }
 
+// A family preset sets every key. A variant preset (another core count of a family, e.g.
+// a2-20c) starts from its family's with `base:` and sets only what differs, so each number
+// has one owner; its base must be a family preset, never another variant.
+bool names_a_base(const YAML::Node& root) { return root.IsMap() && root["base"].IsDefined(); }
+
 ChipConfig load_node(const YAML::Node& root, const std::string& file, Mode mode, Origins& origins) {
-  const auto presence =
-      mode == Mode::kPreset ? Reader::Presence::kRequired : Reader::Presence::kOptional;
+  const bool variant = mode == Mode::kPreset && names_a_base(root);
+  const auto presence = mode == Mode::kPreset && !variant ? Reader::Presence::kRequired
+                                                          : Reader::Presence::kOptional;
   Reader top(root, "", file, presence);
   ChipConfig c;
-  if (mode == Mode::kPreset) {
-    if (top.has("base")) {
-      throw ConfigError("base (" + top.where("base") +
-                        "): a preset must set every key itself and cannot use 'base'");
-    }
-  } else if (top.has("base")) {
+  if (top.has("base")) {
     std::string base;
     top.read(base, "base");
     try {
+      if (variant) {
+        const std::string base_path = (fs::path(chip_preset_dir()) / (base + ".yaml")).string();
+        std::error_code ec;
+        if (fs::exists(base_path, ec) &&
+            names_a_base(parse_yaml(read_file(base_path, "chip preset"), base_path))) {
+          throw ConfigError("preset '" + base + "' is itself a variant; a variant preset's base "
+                            "must be a family preset that sets every key");
+        }
+      }
       c = load_chip_preset(base);
     } catch (const ConfigError& e) {
       throw ConfigError("base (" + top.where("base") + "): " + e.what());

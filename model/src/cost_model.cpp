@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include "pypto/common/errors.h"
@@ -193,7 +194,11 @@ std::uint32_t mmad_cycles(const TileOp& op, const ChipConfig& chip) {
   std::uint64_t fractals =
       mul_checked(ceil_div(m, chip.cores.cube_m), ceil_div(n, chip.cores.cube_n), op);
   fractals = mul_checked(fractals, ceil_div(k, k0), op);
-  return to_cycles(fractals + chip.cost.cube_fixed_cycles, op);
+  // Bank-conflict stalls scale with the fractal cycles; rounded up so any stall costs a cycle.
+  const double stall =
+      std::ceil(static_cast<double>(fractals) * chip.cost.cube_bank_conflict_pct / 100.0);
+  if (!(stall < 4.0e9)) throw_too_large(op);
+  return to_cycles(fractals + static_cast<std::uint64_t>(stall) + chip.cost.cube_fixed_cycles, op);
 }
 
 std::uint32_t vector_cycles(const TileOp& op, const OpInfo& info, const ChipConfig& chip) {

@@ -51,10 +51,28 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   const auto wall0 = std::chrono::steady_clock::now();
 
   SimResult res;
+  // The L2: the caller's, warm from its last run when the geometry matches, or a cold one.
+  const std::uint64_t l2_bytes = chip.l2.size_kib * 1024;
+  std::unique_ptr<L2Cache> own_l2;
+  std::unique_ptr<L2Cache>& l2_slot = opt.l2_state != nullptr ? opt.l2_state->cache : own_l2;
+  const bool warm = l2_slot != nullptr && l2_slot->size_bytes() == l2_bytes &&
+                    l2_slot->line_bytes() == chip.l2.line_bytes && l2_slot->ways() == chip.l2.ways;
+  if (!warm) l2_slot = std::make_unique<L2Cache>(l2_bytes, chip.l2.line_bytes, chip.l2.ways);
+  L2Cache& l2 = *l2_slot;
+  l2.reset_counters();
+  res.stats.l2_warm_start = warm;
+  // A run that fails leaves contents no later run should trust.
+  struct DropOnError {
+    std::unique_ptr<L2Cache>& slot;
+    bool ok = false;
+    ~DropOnError() {
+      if (!ok) slot.reset();
+    }
+  } drop{l2_slot};
   // The machine records per-task times when either the caller or the statistics need them.
   SimOptions run_opt = opt;
   run_opt.record_timeline = opt.record_timeline || opt.record_task_times;
-  Machine m(graph, chip, run_opt, res);
+  Machine m(graph, chip, run_opt, res, l2);
   std::unique_ptr<sched::Policy> policy = sched::Registry::global().create(opt.runtime.policy);
   sched::MachineShape shape;
   shape.aic = chip.cores.aic;
@@ -156,12 +174,14 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
     s.threads.push_back(ts);
   }
   s.control_busy_ps = control.busy_ps();
-  s.l2_hit_lines = m.l2.hit_lines();
-  s.l2_miss_lines = m.l2.miss_lines();
+  s.l2 = l2.counters();
   s.l2_hit_bytes = m.l2_hit_bytes;
   s.l2_miss_bytes = m.l2_miss_bytes;
+  s.l2_dirty_bytes_at_end = l2.dirty_lines() * l2.line_bytes();
   s.hbm_bytes = m.hbm_model.total_bytes();
   s.hbm_busy_ps = m.hbm_model.busy_ps();
+  s.hbm_peak_gbps = chip.hbm.aggregate_gbps;
+  s.hbm_effective_gbps = m.tm.hbm_bytes_per_ps * 1e3;  // bytes/ps -> GB/s
   const WorkspaceUsage ws = workspace_usage(graph, shape.parallelism);
   s.workspace_peak_bytes = ws.peak_bytes;
   s.workspace_minimum_bytes = ws.minimum_bytes;
@@ -177,6 +197,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   if (!opt.record_timeline) res.timeline = Timeline{};  // kept only for the statistics
   s.sim_events = m.events;
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  drop.ok = true;
   return res;
 }
 

@@ -393,11 +393,20 @@ TEST_CASE("presets are complete and self-named and found through the config dir"
   dir.write("short.yaml", "chip:\n  name: short\n");
   CHECK_THROWS_WITH(cfg::load_chip_preset("short"),
                     Contains("missing required key 'description' in chip"));
+  // A variant preset starts from a family preset and still names itself.
   dir.write("based.yaml", "base: a2\n");
   CHECK_THROWS_WITH(cfg::load_chip_preset("based"),
-                    Contains("a preset must set every key itself and cannot use 'base'"));
+                    Contains("'a2' must equal the preset's file name 'based'"));
+  dir.write("based.yaml", "base: a2\nchip:\n  name: based\ncores:\n  aic: 20\n");
+  const auto based = cfg::load_chip_preset("based");
+  CHECK(based.cores.aic == 20);
+  CHECK(based.l2.size_kib == cfg::load_chip_preset("a2").l2.size_kib);
+  // ... but never from another variant: each number has one owner.
+  dir.write("based2.yaml", "base: based\nchip:\n  name: based2\n");
+  CHECK_THROWS_WITH(cfg::load_chip_preset("based2"),
+                    Contains("preset 'based' is itself a variant"));
   dir.write("notes.txt", "not a preset");
-  CHECK(cfg::list_chip_presets().size() == 4);  // a2, based, mychip, short
+  CHECK(cfg::list_chip_presets().size() == 5);  // a2, based, based2, mychip, short
 
   ConfigDirEnv missing(dir.path() + "/nope");
   CHECK_THROWS_WITH(cfg::list_chip_presets(), Contains("PYPTO_CONFIG_DIR='"));
@@ -428,8 +437,9 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
   CHECK(d.slot_switch_ps == 10811);     // 20 cycles / 1.85 GHz = 10810.8 ps
   CHECK(d.l2_hit_latency_ps == 27027);  // 50 -> 27027.03
   CHECK(d.hbm_latency_ps == 150000);
-  CHECK(d.board_tick_ps == 20000);                   // 50 MHz
-  CHECK(d.hbm_bytes_per_ps == Approx(1.6));          // 1600 GB/s
+  CHECK(d.board_tick_ps == 20000);  // 50 MHz
+  // 1600 GB/s less 4 % refresh and 6 % turnaround
+  CHECK(d.hbm_bytes_per_ps == Approx(1.6 * 0.96 * 0.94));
   CHECK(d.hbm_core_bytes_per_ps == Approx(0.0592));  // 32 B x 1.85e9 /s
   CHECK(d.l2_read_bytes_per_ps == Approx(0.2035));   // 110 x 1.85e9
   CHECK(d.l2_write_bytes_per_ps == Approx(0.1591));  // 86 x 1.85e9
@@ -439,7 +449,7 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
   const auto dt = pypto::sim::derive(cfg::load_chip_preset("950dt"));
   CHECK(dt.board_tick_ps == 1000);  // 1 GHz
   CHECK(dt.aiv == 64);
-  CHECK(dt.hbm_bytes_per_ps == Approx(4.0));
+  CHECK(dt.hbm_bytes_per_ps == Approx(4.0 * 0.96 * 0.94));
   CHECK(dt.hbm_core_bytes_per_ps == Approx(0.10065));  // 61 B x 1.65e9
   CHECK(dt.slot_switch_ps == 12121);                   // 20 / 1.65 GHz = 12121.2
 
@@ -451,7 +461,7 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
 TEST_CASE("describe lists every key with type and unit and default and range", "[config]") {
   const std::string text = cfg::describe();
   const auto keys = cfg::chip_config_keys();
-  CHECK(keys.size() == 51);  // every field of ChipConfig, counted by hand
+  CHECK(keys.size() == 54);  // every field of ChipConfig, counted by hand
   for (const auto& k : keys) {
     INFO(k);
     CHECK(text.find("\n" + k + " ") != std::string::npos);

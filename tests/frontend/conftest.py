@@ -39,10 +39,16 @@ def _frontend_only(request, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch):
-    """No CANN in the environment unless a test sets it: run_mode defaults to SIM."""
+def _clean_env(request, monkeypatch):
+    """No CANN in the environment unless a test sets it: run_mode defaults to SIM. SIM calls
+    start with a cold L2 (so a golden record does not depend on which tests ran before)
+    unless the test is marked ``l2_warm``."""
     monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
     monkeypatch.delenv("CAMODEL_LOG_PATH", raising=False)
+    if request.node.get_closest_marker("l2_warm") is None:
+        monkeypatch.setenv("PYPTO_SIM_L2", "cold")
+    else:
+        monkeypatch.delenv("PYPTO_SIM_L2", raising=False)
     yield
     pypto.frontend.hooks.clear()
 
@@ -132,3 +138,8 @@ def pytest_sessionfinish(session, exitstatus):
     with open(_GOLDEN_PY, "w", encoding="utf-8") as f:
         json.dump(dict(sorted(merged.items())), f, indent=1, sort_keys=True)
         f.write("\n")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "l2_warm: SIM calls keep the L2 across calls (the default "
+                            "outside the test suite)")

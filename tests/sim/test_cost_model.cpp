@@ -23,19 +23,27 @@ std::uint32_t cycles(const char* op, DType d, std::vector<std::int64_t> shape,
 
 }  // namespace
 
+// The A2 defaults without bank-conflict stalls: the fractal arithmetic alone.
+ChipConfig no_stalls() {
+  ChipConfig c;
+  c.cost.cube_bank_conflict_pct = 0;
+  return c;
+}
+
 TEST_CASE("cost: mmad counts fractals with a dtype-dependent K step", "[cost]") {
+  const ChipConfig chip = no_stalls();
   // 128/16 * 128/16 * 128/16 + 20
-  CHECK(cycles("mmad", DType::kFp16, {128, 128, 128}) == 8 * 8 * 8 + 20);
-  CHECK(cycles("mmad", DType::kBf16, {128, 128, 128}) == 532);
+  CHECK(cycles("mmad", DType::kFp16, {128, 128, 128}, chip) == 8 * 8 * 8 + 20);
+  CHECK(cycles("mmad", DType::kBf16, {128, 128, 128}, chip) == 532);
   // int8: k0 = 32 -> 8 * 8 * 4 + 20
-  CHECK(cycles("mmad", DType::kInt8, {128, 128, 128}) == 276);
+  CHECK(cycles("mmad", DType::kInt8, {128, 128, 128}, chip) == 276);
   // fp32: k0 = 8 -> 8 * 8 * 16 + 20
-  CHECK(cycles("mmad", DType::kFp32, {128, 128, 128}) == 1044);
+  CHECK(cycles("mmad", DType::kFp32, {128, 128, 128}, chip) == 1044);
   // Partial fractals round up: M=17 -> 2, N=33 -> 3, K=20 -> 2 (fp16): 12 + 20
-  CHECK(cycles("mmad", DType::kFp16, {17, 20, 33}) == 32);
+  CHECK(cycles("mmad", DType::kFp16, {17, 20, 33}, chip) == 32);
   // Shape order is {M, K, N}: K=512 costs 4x K=128.
-  CHECK(cycles("mmad", DType::kFp16, {128, 512, 128}) == 8 * 8 * 32 + 20);
-  CHECK(cycles("mmad", DType::kFp16, {64, 128, 256}) == 4 * 16 * 8 + 20);
+  CHECK(cycles("mmad", DType::kFp16, {128, 512, 128}, chip) == 8 * 8 * 32 + 20);
+  CHECK(cycles("mmad", DType::kFp16, {64, 128, 256}, chip) == 4 * 16 * 8 + 20);
 }
 
 TEST_CASE("cost: mmad follows the chip's fractal and fixed cost", "[cost]") {
@@ -43,8 +51,28 @@ TEST_CASE("cost: mmad follows the chip's fractal and fixed cost", "[cost]") {
   chip.cores.cube_m = 32;
   chip.cores.cube_k = 32;  // fp16 k0 = 32, fp32 k0 = 16
   chip.cost.cube_fixed_cycles = 5;
+  chip.cost.cube_bank_conflict_pct = 0;
   CHECK(cycles("mmad", DType::kFp16, {128, 128, 128}, chip) == 4 * 8 * 4 + 5);
   CHECK(cycles("mmad", DType::kFp32, {128, 128, 128}, chip) == 4 * 8 * 8 + 5);
+}
+
+TEST_CASE("cost: mmad pays bank-conflict stalls in proportion to its fractals", "[cost]") {
+  // Without them a large matmul ran at 90.5 % of the cube peak, above what real parts reach.
+  ChipConfig chip;
+  REQUIRE(chip.cost.cube_bank_conflict_pct == 8.0);  // the A2 default
+  // 512 fractals + ceil(512 * 0.08) = 41 stall cycles + 20 start/drain.
+  CHECK(cycles("mmad", DType::kFp16, {128, 128, 128}, chip) == 512 + 41 + 20);
+  // Any stall share costs at least a cycle: 12 fractals * 8 % = 0.96 -> 1.
+  CHECK(cycles("mmad", DType::kFp16, {17, 20, 33}, chip) == 12 + 1 + 20);
+  chip.cost.cube_bank_conflict_pct = 25;
+  CHECK(cycles("mmad", DType::kFp16, {128, 512, 128}, chip) == 2048 + 512 + 20);
+  // The steady-state efficiency of a 256x256x64 tile loop: fractals / (fractals + stalls +
+  // start/drain) stays inside the 75-88 % band with the defaults.
+  const ChipConfig a2;
+  const double f = 16.0 * 16.0 * 4.0;
+  const double eff = f / cycles("mmad", DType::kFp16, {256, 64, 256}, a2);
+  CHECK(eff > 0.75);
+  CHECK(eff < 0.92);
 }
 
 TEST_CASE("cost: vector ops are beats times factor plus start latency", "[cost]") {

@@ -173,7 +173,10 @@ TEST_CASE("HBM ends known at the start stay exact, and are withdrawn when flows 
   // A2: per-core cap 32 B/cycle at 1850 MHz = 0.0592 B/ps, aggregate 1.6 B/ps, so up to
   // K = 27 transfers run at the cap. A 512 KiB read takes 8.86 us alone, longer than it
   // takes to dispatch 30 tasks, so all transfers overlap.
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  // (Refresh and turnaround losses off: they scale the aggregate and would change K.)
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  chip.hbm.refresh_overhead_pct = 0;
+  chip.hbm.turnaround_overhead_pct = 0;
   const sim::DerivedTiming tm = sim::derive(chip);
   const std::uint32_t bytes = 512 * 1024;
   REQUIRE(std::floor(tm.hbm_bytes_per_ps / tm.hbm_core_bytes_per_ps) == 27);
@@ -217,4 +220,61 @@ TEST_CASE("HBM ends known at the start stay exact, and are withdrawn when flows 
           30.0 * bytes / tm.hbm_bytes_per_ps);
     CHECK(r.stats.hbm_bytes == 30ull * bytes);
   }
+}
+
+TEST_CASE("L2 state carries contents from one simulate() call to the next", "[sim][l2]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sched::TaskGraph g = cold_readers(8, 64 * 1024);
+  sim::L2State l2;
+  sim::SimOptions opt;
+  opt.l2_state = &l2;
+  const sim::SimResult first = sim::simulate(g, chip, opt);
+  CHECK_FALSE(first.stats.l2_warm_start);
+  CHECK(first.stats.l2.read_hits == 0);
+  CHECK(first.stats.l2.read_misses == 8 * 128);
+  REQUIRE(l2.warm());
+  // The same data again: every line is resident, nothing crosses HBM, the run is shorter.
+  const sim::SimResult second = sim::simulate(g, chip, opt);
+  CHECK(second.stats.l2_warm_start);
+  CHECK(second.stats.l2.read_hits == 8 * 128);  // counters are per run
+  CHECK(second.stats.l2.read_misses == 0);
+  CHECK(second.stats.hbm_bytes == 0);
+  CHECK(second.stats.makespan_ps < first.stats.makespan_ps);
+  // Without a state (the CLI), or after clear(), every run is cold.
+  const sim::SimResult cold = sim::simulate(g, chip, sim::SimOptions{});
+  CHECK(cold.stats.l2.read_hits == 0);
+  l2.clear();
+  CHECK(sim::simulate(g, chip, opt).stats.l2.read_hits == 0);
+  // Another L2 geometry does not reuse the contents.
+  sim::ChipConfig other = chip;
+  other.l2.ways = 8;
+  const sim::SimResult regeo = sim::simulate(g, other, opt);
+  CHECK_FALSE(regeo.stats.l2_warm_start);
+  CHECK(regeo.stats.l2.read_hits == 0);
+}
+
+TEST_CASE("output still dirty in L2 at the end is reported as pending write-back", "[sim][l2]") {
+  // 8 writers of 64 KiB each: all of it stays in the 192 MiB L2, nothing is written back.
+  sched::TaskGraphBuilder b("test");
+  const auto k = b.kernel_index("k");
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    sched::TaskGraphBuilder::Task t;
+    t.core_type = CoreType::kAiv;
+    t.root = i;
+    t.orig_id = i;
+    t.kernel = k;
+    b.add_task(t);
+    b.add_memory(sched::MemAccess{(std::uint64_t{i} + 1) << 24, 64 * 1024, 1});
+  }
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sim::SimResult r = sim::simulate(b.finish(), chip, sim::SimOptions{});
+  CHECK(r.stats.l2.write_allocations == 8 * 128);
+  CHECK(r.stats.l2.read_hits + r.stats.l2.read_misses == 0);
+  CHECK(r.stats.hbm_bytes == 0);
+  CHECK(r.stats.l2_dirty_bytes_at_end == 8 * 64 * 1024);
+  const auto j = sim::stats_json(r);
+  CHECK(j["hbm"]["pending_writeback_bytes"] == 8 * 64 * 1024);
+  CHECK(j["l2"]["hit_rate"] == 0.0);  // no reads: no hits, whatever the writes did
+  CHECK(j["hbm"]["achieved_gbps"].get<double>() <= j["hbm"]["effective_peak_gbps"].get<double>());
+  CHECK(j["hbm"]["effective_peak_gbps"].get<double>() < j["hbm"]["peak_gbps"].get<double>());
 }

@@ -214,6 +214,26 @@ void EmitContext::store_writes(TaskBuilder& tb, int local, const Unit& u,
   }
 }
 
+void EmitContext::check_ub(const TaskBuilder& tb, const Unit& u) const {
+  // Every tile a vector task computes on lives in UB; one that alone exceeds it cannot run.
+  const std::uint64_t cap = std::uint64_t{chip_.cores.ub_kib} * 1024;
+  for (const LocalTile& t : tb.p.locals) {
+    std::uint64_t bytes = sim::dtype_bytes(t.dtype);
+    std::string shape;
+    for (int k = 0; k < t.rank; ++k) {
+      bytes *= static_cast<std::uint64_t>(t.shape[k]);
+      shape += (k ? "x" : "") + std::to_string(t.shape[k]);
+    }
+    if (bytes <= cap) continue;
+    throw ConfigError(u.loc + ": vector tile does not fit UB: a " + shape + " " +
+                      std::string(sim::to_string(t.dtype)) + " tile is " + std::to_string(bytes) +
+                      " bytes (" + std::to_string(bytes / 1024) + " KiB), UB holds " +
+                      std::to_string(cap) + " bytes (" + std::to_string(cap / 1024) +
+                      " KiB, cores.ub_kib of chip " + chip_.chip.name +
+                      "); choose smaller pypto.set_vec_tile_shapes");
+  }
+}
+
 void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
                          std::uint16_t tiles) {
   TaskRec t;
@@ -223,6 +243,7 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, b
       kernel_ids_.emplace(u.kernel, static_cast<std::uint32_t>(kernel_names_.size()));
   if (inserted) kernel_names_.push_back(u.kernel);
   t.kernel = it->second;
+  if (core == sched::CoreType::kAiv) check_ub(tb, u);
   std::uint64_t cycles = 0;
   for (const TileInstr& in : tb.p.instrs) {
     sim::TileOp op;

@@ -41,7 +41,51 @@ GlobalRegion last_two_axes(const GlobalRegion& reg, int R) {
   return r2;
 }
 
+std::string kib(std::uint64_t bytes) {
+  return std::to_string(bytes) + " bytes (" + std::to_string(bytes / 1024) + " KiB)";
+}
+
 }  // namespace
+
+void EmitContext::check_cube_buffers(const Unit& u, const CubeTile& c, std::int64_t M,
+                                     std::int64_t K, std::int64_t N, DType ad, DType acc_d) const {
+  // A tile larger than the matrix is clipped to it; 0 (not given) means the whole axis.
+  const auto eff = [](std::int64_t t, std::int64_t dim) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(1, t > 0 ? std::min(t, dim) : dim));
+  };
+  const std::uint64_t eb = sim::dtype_bytes(ad), ab = sim::dtype_bytes(acc_d);
+  const std::uint64_t m0 = eff(c.m[0], M), k0 = eff(c.k[0], K), n0 = eff(c.n[0], N);
+  const std::uint64_t m1 = eff(c.m[1], M), k1 = eff(c.k[1], K), n1 = eff(c.n[1], N);
+  struct Need {
+    const char* buffer;
+    const char* key;
+    std::uint32_t kib;
+    std::uint64_t bytes;
+    std::string what;
+  };
+  const auto dims = [](std::uint64_t a, std::uint64_t b) {
+    return std::to_string(a) + "x" + std::to_string(b);
+  };
+  const Need needs[] = {
+      {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, m0 * k0 * eb,
+       "the left tile m[0] x k[0] = " + dims(m0, k0) + " " + std::string(sim::to_string(ad))},
+      {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, k0 * n0 * eb,
+       "the right tile k[0] x n[0] = " + dims(k0, n0) + " " + std::string(sim::to_string(ad))},
+      {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, m1 * n1 * ab,
+       "the accumulator m[1] x n[1] = " + dims(m1, n1) + " " + std::string(sim::to_string(acc_d))},
+      {"L1", "cores.l1_kib", chip_.cores.l1_kib, (m1 * k1 + k1 * n1) * eb,
+       "the operand tiles m[1] x k[1] + k[1] x n[1] = " + dims(m1, k1) + " + " + dims(k1, n1) +
+           " " + std::string(sim::to_string(ad))},
+  };
+  for (const Need& n : needs) {
+    const std::uint64_t cap = std::uint64_t{n.kib} * 1024;
+    if (n.bytes <= cap) continue;
+    throw ConfigError(u.loc + ": matmul cube tile does not fit " + n.buffer + ": " + n.what +
+                      " is " + kib(n.bytes) + ", " + n.buffer + " holds " + kib(cap) + " (" +
+                      n.key + " of chip " + chip_.chip.name +
+                      "); choose smaller pypto.set_cube_tile_shapes");
+  }
+}
 
 void EmitContext::emit_matmul(const Unit& u) {
   const Stmt& st = k_.stmts[u.ops[0]];
@@ -75,6 +119,7 @@ void EmitContext::emit_matmul(const Unit& u) {
   const std::int64_t tm = st.cube.m[1], tn = st.cube.n[1], tk = st.cube.k[1];
   const DType ad = k_.values[ai].dtype;
   const DType acc_d = cube_acc_dtype(ad);
+  check_cube_buffers(u, st.cube, M, K, N, ad, acc_d);
   const DType yd = k_.values[st.out].dtype;
   // Elements past a valid extent are padding: they would contribute zeros, so the K loop
   // stops at the valid depth of both operands.

@@ -174,9 +174,13 @@ class EmitContext {
   // ---- units ----
   // Emits the tasks of unit u (any kind but kLoop) into the open root.
   void exec_unit(const Unit& u);
-  void emit_group(const Unit& u);    // emit_elementwise.cpp
-  void emit_reduce(const Unit& u);   // emit_reduce.cpp
-  void emit_matmul(const Unit& u);   // emit_matmul.cpp
+  void emit_group(const Unit& u);   // emit_elementwise.cpp
+  void emit_reduce(const Unit& u);  // emit_reduce.cpp
+  void emit_matmul(const Unit& u);  // emit_matmul.cpp
+  // Throws ConfigError (naming the kernel line, the buffer, its size and the tile's bytes)
+  // when the cube tile of a matmul of M x K x N does not fit L0A, L0B, L0C or L1.
+  void check_cube_buffers(const Unit& u, const CubeTile& c, std::int64_t M, std::int64_t K,
+                          std::int64_t N, DType ad, DType acc_d) const;
   void emit_permute(const Unit& u);  // emit_data_movement.cpp, as are the five below
   void emit_concat(const Unit& u);
   void emit_copy_write(const Unit& u);
@@ -204,6 +208,9 @@ class EmitContext {
                     const std::int64_t* ext, GlobalRegion* out);
   void commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
               std::uint16_t tiles);
+  // Throws ConfigError (kernel line, UB size, the tile's shape and bytes) when one tile of a
+  // vector task exceeds the chip's UB.
+  void check_ub(const TaskBuilder& tb, const Unit& u) const;
   std::vector<std::int64_t> eval_offsets(const std::vector<ExprId>& offs);
   // Destination offsets of each write the unit absorbed (u.writes order).
   std::vector<std::vector<std::int64_t>> write_offsets(const Unit& u);

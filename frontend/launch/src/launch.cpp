@@ -2,7 +2,12 @@
 #include "pypto/launch/launch.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "pypto/common/errors.h"
 
@@ -26,11 +31,59 @@ void HostTileExecutor::execute(sched::TaskId t) {
 }
 
 sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
-                        const sched::RuntimeOptions& runtime, TaskExecutor& executor) {
+                        const sched::RuntimeOptions& runtime, TaskExecutor& executor,
+                        sim::L2State* l2) {
   sim::SimOptions so;
   so.runtime = runtime;
   so.on_task_done = [&executor](sched::TaskId t) { executor.execute(t); };
+  so.l2_state = l2;
   return sim::simulate(l.graph, chip, so);
+}
+
+namespace {
+
+// The kept L2s, one per chip. The mutex is held for a whole warm run: two threads running
+// SIM calls share one L2 in call order, as two streams on one device would.
+struct L2Registry {
+  std::mutex mu;
+  bool warm = true;
+  std::map<std::string, sim::L2State> states;
+};
+
+L2Registry& registry() {
+  static L2Registry r;
+  return r;
+}
+
+std::string l2_key(const sim::ChipConfig& chip) {
+  return chip.chip.name + "/" + std::to_string(chip.l2.size_kib) + "KiB/" +
+         std::to_string(chip.l2.line_bytes) + "B/" + std::to_string(chip.l2.ways) + "w";
+}
+
+bool env_says_cold() {
+  const char* v = std::getenv("PYPTO_SIM_L2");
+  return v != nullptr && std::strcmp(v, "cold") == 0;
+}
+
+}  // namespace
+
+void set_l2_warm_across_calls(bool warm) {
+  L2Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mu);
+  r.warm = warm;
+  if (!warm) r.states.clear();
+}
+
+bool l2_warm_across_calls() {
+  L2Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mu);
+  return r.warm;
+}
+
+void reset_l2() {
+  L2Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mu);
+  r.states.clear();
 }
 
 SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
@@ -39,7 +92,15 @@ SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors
   SimRun run;
   run.launch = compiler::instantiate(k, tensors, bindings, opt, chip);
   HostTileExecutor executor(run.launch, tensors);
-  run.result = simulate(run.launch, chip, opt.runtime, executor);
+  L2Registry& reg = registry();
+  std::unique_lock<std::mutex> lock(reg.mu);
+  if (reg.warm && !env_says_cold()) {
+    run.result = simulate(run.launch, chip, opt.runtime, executor, &reg.states[l2_key(chip)]);
+  } else {
+    lock.unlock();
+    run.result = simulate(run.launch, chip, opt.runtime, executor);
+  }
+  if (lock.owns_lock()) lock.unlock();
   if (!report_dir.empty()) {
     run.files = sim::write_reports(report_dir, run.launch.graph, chip, run.result, report);
     const std::string merged = report_dir + "/" + kPyptoSimOutputFolder + "/" + kMergedSwimlaneFile;

@@ -109,9 +109,9 @@ void AiCore::start(TaskId task, TimePs t0) {
         } else {
           read_bytes += a.bytes;
           hit_read += r.hit_bytes;
+          m_.l2_hit_bytes += r.hit_bytes;
         }
         hbm_bytes += r.miss_bytes + r.writeback_bytes;
-        m_.l2_hit_bytes += r.hit_bytes;
         m_.l2_miss_bytes += r.miss_bytes;
       }
     }

@@ -26,13 +26,15 @@ inline sc_core::sc_time ps_delay(sched::TimePs ps) { return sc_core::sc_time::fr
 inline sched::TimePs now_ps() { return sc_core::sc_time_stamp().value(); }
 
 struct Machine {
-  Machine(const sched::TaskGraph& g, const ChipConfig& c, const SimOptions& o, SimResult& r)
+  // l2_cache: the run's L2 (possibly warm from an earlier run), outliving the machine.
+  Machine(const sched::TaskGraph& g, const ChipConfig& c, const SimOptions& o, SimResult& r,
+          L2Cache& l2_cache)
       : graph(g),
         chip(c),
         tm(derive(c)),
         opt(o),
         result(r),
-        l2(c.l2.size_kib * 1024, c.l2.line_bytes, c.l2.ways),
+        l2(l2_cache),
         hbm_model(tm.hbm_bytes_per_ps, tm.hbm_core_bytes_per_ps) {}
 
   const sched::TaskGraph& graph;
@@ -40,7 +42,7 @@ struct Machine {
   DerivedTiming tm;
   const SimOptions& opt;
   SimResult& result;
-  L2Cache l2;
+  L2Cache& l2;
   HbmFlowModel hbm_model;
   sched::Scheduler* scheduler = nullptr;
 

@@ -193,15 +193,24 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
 
   Result r;
   const std::uint64_t line_bytes = line_bytes_;
+  Counters& c = counters_;
   // A partial first or last line counts its touched bytes on a hit and the whole line on a
-  // fill; a write that covers the line allocates without a fill and counts as a hit.
+  // fill; a write that covers the line allocates without a fill.
   auto account_end = [&](bool allocated, std::uint64_t touched) {
-    if (allocated && !(kWrite && touched == line_bytes)) {
-      r.miss_bytes += line_bytes;
-      ++miss_lines_;
-    } else {
+    if (!allocated) {
       r.hit_bytes += touched;
-      ++hit_lines_;
+      ++(kWrite ? c.write_hits : c.read_hits);
+    } else if (!kWrite) {
+      r.miss_bytes += line_bytes;
+      ++c.read_misses;
+    } else {
+      ++c.write_allocations;
+      if (touched == line_bytes) {
+        r.alloc_bytes += touched;
+      } else {
+        r.miss_bytes += line_bytes;
+        ++c.write_fills;
+      }
     }
   };
 
@@ -214,6 +223,7 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
   account_end(touch(*s, tag), l.head_bytes);
   if (l.last == l.first) {
     r.writeback_bytes = writebacks * line_bytes;
+    c.writebacks += writebacks;
     return r;
   }
   if (++s == end) {
@@ -233,13 +243,19 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
     }
   }
   // Reads fill every allocated line; writes cover them whole and fill none.
-  const std::uint64_t fills = kWrite ? 0 : allocated;
-  r.miss_bytes += fills * line_bytes;
-  r.hit_bytes += (middle - fills) * line_bytes;
-  miss_lines_ += fills;
-  hit_lines_ += middle - fills;
+  r.hit_bytes += (middle - allocated) * line_bytes;
+  if (kWrite) {
+    r.alloc_bytes += allocated * line_bytes;
+    c.write_allocations += allocated;
+    c.write_hits += middle - allocated;
+  } else {
+    r.miss_bytes += allocated * line_bytes;
+    c.read_misses += allocated;
+    c.read_hits += middle - allocated;
+  }
   account_end(touch(*s, tag), l.tail_bytes);
   r.writeback_bytes = writebacks * line_bytes;
+  c.writebacks += writebacks;
   return r;
 }
 
@@ -268,7 +284,7 @@ L2Cache::Result L2Cache::access_generic(const Lines& l, bool is_write) {
       stamps[base + way] = ++clock_;
       if (is_write) dirty[base + way] = 1;
       r.hit_bytes += touched;
-      ++hit_lines_;
+      ++(is_write ? counters_.write_hits : counters_.read_hits);
     } else {
       // Victim: the next empty way, or in a full set the way with the oldest stamp.
       std::uint64_t* const set_stamps = stamps + base;
@@ -286,17 +302,24 @@ L2Cache::Result L2Cache::access_generic(const Lines& l, bool is_write) {
         }
       }
       const std::uint64_t slot = base + victim;
-      if (dirty[slot]) r.writeback_bytes += line_bytes_;  // empty ways are never dirty
+      if (dirty[slot]) {  // empty ways are never dirty
+        r.writeback_bytes += line_bytes_;
+        ++counters_.writebacks;
+      }
       tags[slot] = line;
       stamps[slot] = ++clock_;
       dirty[slot] = is_write ? 1 : 0;
-      if (is_write && touched == line_bytes_) {
+      if (!is_write) {
+        r.miss_bytes += line_bytes_;
+        ++counters_.read_misses;
+      } else if (touched == line_bytes_) {
         // The write supplies every byte of the line: allocate without reading HBM.
-        r.hit_bytes += touched;
-        ++hit_lines_;
+        r.alloc_bytes += touched;
+        ++counters_.write_allocations;
       } else {
         r.miss_bytes += line_bytes_;
-        ++miss_lines_;
+        ++counters_.write_allocations;
+        ++counters_.write_fills;
       }
     }
 
@@ -339,6 +362,26 @@ std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& s
     for (const std::uint32_t t : s.tag) n += t != 0;
   }
   return n;
+}
+
+template <unsigned kSlots>
+std::uint64_t L2Cache::compact_dirty(const std::vector<CompactSet<kSlots>>& sets) const {
+  std::uint64_t n = 0;
+  for (const auto& s : sets) n += static_cast<std::uint64_t>(__builtin_popcount(s.dirty));
+  return n;
+}
+
+std::uint64_t L2Cache::dirty_lines() const {
+  switch (compact_slots_) {
+    case 16: return compact_dirty(compact16_);
+    case 8: return compact_dirty(compact8_);
+    case 4: return compact_dirty(compact4_);
+    default: {
+      std::uint64_t n = 0;
+      for (const std::uint8_t d : dirty_) n += d;
+      return n;
+    }
+  }
 }
 
 std::uint64_t L2Cache::resident_lines() const {

@@ -66,6 +66,11 @@ struct ChipConfig {
     std::uint32_t bytes_per_cycle_per_core = 32;  // GM rate a single core can draw
     double aggregate_gbps = 1600.0;               // shared by all transfers in flight
     std::uint32_t latency_ns = 150;
+    // Losses a real part shows against the pin bandwidth: refresh cycles, and bus
+    // turnarounds / row misses of a read-write mix. The flow model runs at
+    // aggregate_gbps * (1 - refresh/100) * (1 - turnaround/100).
+    double refresh_overhead_pct = 4.0;
+    double turnaround_overhead_pct = 6.0;
   } hbm;
 
   struct Cost {
@@ -73,7 +78,10 @@ struct ChipConfig {
     std::uint32_t mte_write_latency_cycles = 200;  // UB/L0C -> GM fixed part
     std::uint32_t vec_bytes_per_cycle = 256;
     std::uint32_t vec_start_latency_cycles = 15;
-    std::uint32_t cube_fixed_cycles = 20;
+    std::uint32_t cube_fixed_cycles = 20;  // pipeline start and drain per mmad tile
+    // Cycles the cube stalls on L0A/L0B bank conflicts and operand-feed gaps, in percent of
+    // its fractal cycles.
+    double cube_bank_conflict_pct = 8.0;
     std::uint32_t task_overhead_cycles = 100;  // leaf prologue/epilogue
     // A leaf compiled for dynamic shapes computes its offsets and sizes at run time; with
     // valid_shape_optimize the full (main) blocks of a dynamic loop use the static leaf.
@@ -94,7 +102,7 @@ struct DerivedTiming {
   sched::TimePs queue_op_ps = 0, fair_scan_per_thread_ps = 0;
   sched::TimePs aicpu_launch_ps = 0, aicore_start_ps = 0, slot_switch_ps = 0;
   sched::TimePs board_tick_ps = 0;   // exact only for integer-ps ticks (50 MHz, 1 GHz)
-  double hbm_bytes_per_ps = 0;       // aggregate
+  double hbm_bytes_per_ps = 0;       // aggregate, after refresh and turnaround losses
   double hbm_core_bytes_per_ps = 0;  // single-core cap
   double l2_read_bytes_per_ps = 0, l2_write_bytes_per_ps = 0;  // per core
   sched::TimePs hbm_latency_ps = 0, l2_hit_latency_ps = 0;

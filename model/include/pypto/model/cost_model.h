@@ -34,7 +34,8 @@ struct TileOp {
 enum class TilePipe : std::uint8_t { kNone, kMte2, kCube, kVec, kMte3 };
 
 // AICore cycles of one tile op on its pipe; 0 for copies and pure views.
-//  - mmad, shape {M, K, N}: ceil(M/cube_m)*ceil(N/cube_n)*ceil(K/k0) + cost.cube_fixed_cycles,
+//  - mmad, shape {M, K, N}: F = ceil(M/cube_m)*ceil(N/cube_n)*ceil(K/k0) fractal cycles, plus
+//    ceil(F * cost.cube_bank_conflict_pct / 100) stall cycles, plus cost.cube_fixed_cycles,
 //    k0 = cube_k * 2 / dtype_bytes (16 fp16/bf16, 32 int8, 8 fp32); other dtypes are rejected.
 //  - vector ops, B = product(shape) * dtype_bytes (the input tile for reductions):
 //    ceil(B / cost.vec_bytes_per_cycle) * factor(op) + start_latency(op).

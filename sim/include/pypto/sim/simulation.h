@@ -13,14 +13,31 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "pypto/model/chip_config.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
+#include "pypto/sim/memory/l2_cache.h"
 
 namespace pypto::sim {
+
+// L2 contents carried from one simulate() call to the next, as consecutive kernels on a
+// device share the L2. Lines are keyed by address: a launch's caller tensors sit at their
+// host addresses and its workspace at a base that is the same every call, so "the same data"
+// is the same address range passed again (the same tensor, or one the host allocator put at
+// the same place: the model cannot tell fresh host data there from what the last call left,
+// as a device cannot tell a buffer rewritten by a host-to-device copy that bypassed L2).
+// Dirty lines stay dirty: their write-back is charged when a later call evicts them.
+struct L2State {
+  std::unique_ptr<L2Cache> cache;  // null: the next run starts cold
+  // Contract: simulate() uses `cache` only if it has the chip's L2 geometry (size, line,
+  // ways) and replaces it with a cold one otherwise.
+  void clear() { cache.reset(); }
+  bool warm() const { return cache != nullptr; }
+};
 
 struct SimOptions {
   sched::RuntimeOptions runtime;
@@ -36,6 +53,9 @@ struct SimOptions {
   std::uint64_t progress_every_tasks = 1 << 16;
   // Called as each task completes in simulated order (functional execution hook).
   std::function<void(sched::TaskId)> on_task_done;
+  // In/out: the L2 to start from and to leave the run's contents in (not owned). Null: the
+  // run starts with a cold L2 of its own (the CLI: one replay per process).
+  L2State* l2_state = nullptr;
 };
 
 struct CoreTypeStats {
@@ -71,9 +91,14 @@ struct SimStats {
   CoreTypeStats aic, aiv;
   std::vector<ThreadStatsOut> threads;
   std::uint64_t control_busy_ps = 0;
-  std::uint64_t l2_hit_lines = 0, l2_miss_lines = 0;
-  std::uint64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
+  L2Cache::Counters l2;                     // line counts of this run, reads and writes apart
+  std::uint64_t l2_hit_bytes = 0;           // read bytes served from resident lines
+  std::uint64_t l2_miss_bytes = 0;          // bytes filled from HBM (read misses, partial writes)
+  std::uint64_t l2_dirty_bytes_at_end = 0;  // written, still in L2 when the run ends
+  bool l2_warm_start = false;               // started from an earlier run's L2 contents
   std::uint64_t hbm_bytes = 0, hbm_busy_ps = 0;
+  double hbm_peak_gbps = 0;       // configured aggregate (hbm.aggregate_gbps)
+  double hbm_effective_gbps = 0;  // after refresh and turnaround losses
   std::uint64_t workspace_peak_bytes = 0, workspace_minimum_bytes = 0;
   std::uint64_t workspace_capacity_bytes = 0;
   bool has_recorded = false;
@@ -113,8 +138,10 @@ struct SimResult {
 // in sched/runtime_options.h therefore accepts every integer).
 std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t launch_sched_aicpu_num);
 
-// Runs one simulation. Contract: SystemC allows one elaboration per process, so a process
-// calls simulate() once. ConfigError/TraceError/ModelError propagate to the caller.
+// Runs one simulation (each in a fresh SystemC context, so a process may run many).
+// Contract: with opt.l2_state the L2 starts from that state (cold if it is empty or of
+// another geometry) and is left there; a run that throws leaves it empty (cold).
+// ConfigError/TraceError/ModelError propagate to the caller.
 SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt);
 
 }  // namespace pypto::sim

@@ -61,8 +61,22 @@ class HostTileExecutor final : public TaskExecutor {
 // Simulates a built launch with the runtime options of `l`'s instantiation, calling
 // `executor` for each task as the model completes it. The workspace figures in the stats
 // are the launch's own (l.graph.workspace).
+// `l2`: the L2 to start from and leave the contents in (see sim::L2State); null: cold.
 sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
-                        const sched::RuntimeOptions& runtime, TaskExecutor& executor);
+                        const sched::RuntimeOptions& runtime, TaskExecutor& executor,
+                        sim::L2State* l2 = nullptr);
+
+// L2 across calls. On a device consecutive kernels share the L2, so by default run_sim()
+// keeps the L2 contents of this process's last SIM call on the same chip (name and L2
+// geometry) and starts the next call from them: a tensor passed again at the same address
+// hits where it is still resident, and output still dirty is written back when a later
+// call evicts it. PYPTO_SIM_L2=cold in the environment (read at each call), or
+// set_l2_warm_across_calls(false), starts every call cold. Replays (pypto-sim run) run
+// one simulation per process and are always cold.
+void set_l2_warm_across_calls(bool warm);
+bool l2_warm_across_calls();  // the setting, before PYPTO_SIM_L2
+// Forgets every kept L2: the next call starts cold.
+void reset_l2();
 
 // Where PyPTO's tooling looks for a SIM call's swimlane: its cost-model example takes the
 // newest folder under ./output and reads CostModelSimulationOutput/merged_swimlane.json in it.

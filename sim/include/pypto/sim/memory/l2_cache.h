@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The chip's L2: line-granular, set-associative, LRU, write-allocate, write-back. Plain C++
-// (no SystemC) so it can be tested on access patterns alone.
+// (no SystemC) so it can be tested on access patterns alone. The contents may outlive one
+// simulation (SimOptions::l2_state carries them from one kernel call to the next); the
+// counters are per run (reset_counters()).
 #pragma once
 
 #include <cstdint>
@@ -11,11 +13,24 @@ namespace pypto::sim {
 class L2Cache {
  public:
   struct Result {
-    std::uint64_t hit_bytes = 0;        // bytes served from resident lines
-    std::uint64_t miss_bytes = 0;       // bytes of lines that had to be filled from HBM
-                                        // (whole lines; writes that cover a whole line
-                                        // allocate without a fill and count as hits)
+    std::uint64_t hit_bytes = 0;        // bytes touched in resident lines (reads or writes)
+    std::uint64_t miss_bytes = 0;       // bytes of lines filled from HBM: read misses and
+                                        // writes that allocate a line they cover partly
+    std::uint64_t alloc_bytes = 0;      // writes that allocate a line they cover whole: no
+                                        // fill, no HBM traffic now (written back on eviction)
     std::uint64_t writeback_bytes = 0;  // dirty lines evicted to make room
+  };
+
+  // Line counts since construction or the last reset_counters(). Reads and writes apart: a
+  // write that allocates a line is neither a hit nor a read miss, so counting it as a hit
+  // (as a single hit rate does) shows a plain stream, read once and written once, at 50 %.
+  struct Counters {
+    std::uint64_t read_hits = 0;          // read of a resident line
+    std::uint64_t read_misses = 0;        // read of a line not resident: filled from HBM
+    std::uint64_t write_hits = 0;         // write to a resident line
+    std::uint64_t write_allocations = 0;  // write to a line not resident: a way allocated
+    std::uint64_t write_fills = 0;        // of those, lines written partly: filled from HBM
+    std::uint64_t writebacks = 0;         // dirty lines evicted (written to HBM)
   };
 
   // size_bytes must be a multiple of line_bytes * ways; line_bytes a power of two.
@@ -27,10 +42,14 @@ class L2Cache {
   // and mark dirty), and updates LRU order.
   Result access(std::uint64_t addr, std::uint64_t bytes, bool is_write);
 
-  // Line counts since construction; a whole-line write that allocates counts as a hit.
-  std::uint64_t hit_lines() const { return hit_lines_; }
-  std::uint64_t miss_lines() const { return miss_lines_; }
+  const Counters& counters() const { return counters_; }
+  // Contract: zeroes the counters and keeps every line, dirty bit and the LRU order.
+  void reset_counters() { counters_ = Counters{}; }
   std::uint64_t resident_lines() const;
+  // Lines written and not yet written back: HBM traffic still owed when a run ends.
+  std::uint64_t dirty_lines() const;
+  std::uint64_t size_bytes() const { return sets_ * ways_ * line_bytes_; }
+  std::uint32_t ways() const { return ways_; }
   std::uint32_t line_bytes() const { return line_bytes_; }
 
  private:
@@ -66,6 +85,8 @@ class L2Cache {
   void convert_to_generic(std::vector<CompactSet<kSlots>>& sets);
   template <unsigned kSlots>
   std::uint64_t compact_resident(const std::vector<CompactSet<kSlots>>& sets) const;
+  template <unsigned kSlots>
+  std::uint64_t compact_dirty(const std::vector<CompactSet<kSlots>>& sets) const;
 
   std::uint32_t line_bytes_ = 0, line_shift_ = 0, ways_ = 0;
   std::uint64_t sets_ = 0;
@@ -86,7 +107,7 @@ class L2Cache {
   std::vector<std::uint32_t> fill_;
   std::uint64_t clock_ = 0;
 
-  std::uint64_t hit_lines_ = 0, miss_lines_ = 0;
+  Counters counters_;
 };
 
 }  // namespace pypto::sim
