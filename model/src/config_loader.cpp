@@ -484,8 +484,8 @@ bool names_a_base(const YAML::Node& root) { return root.IsMap() && root["base"].
 
 ChipConfig load_node(const YAML::Node& root, const std::string& file, Mode mode, Origins& origins) {
   const bool variant = mode == Mode::kPreset && names_a_base(root);
-  const auto presence = mode == Mode::kPreset && !variant ? Reader::Presence::kRequired
-                                                          : Reader::Presence::kOptional;
+  const auto presence =
+      mode == Mode::kPreset && !variant ? Reader::Presence::kRequired : Reader::Presence::kOptional;
   Reader top(root, "", file, presence);
   ChipConfig c;
   if (top.has("base")) {
@@ -497,7 +497,8 @@ ChipConfig load_node(const YAML::Node& root, const std::string& file, Mode mode,
         std::error_code ec;
         if (fs::exists(base_path, ec) &&
             names_a_base(parse_yaml(read_file(base_path, "chip preset"), base_path))) {
-          throw ConfigError("preset '" + base + "' is itself a variant; a variant preset's base "
+          throw ConfigError("preset '" + base +
+                            "' is itself a variant; a variant preset's base "
                             "must be a family preset that sets every key");
         }
       }
