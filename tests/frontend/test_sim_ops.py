@@ -201,14 +201,3 @@ def test_loop_unroll_covers_every_iteration_once():
     loops = [s for s in k.warmup(torch.zeros(40, 32), torch.zeros(40, 32)).ir.variants[0].body
              if isinstance(s, pypto.ir.Loop)]
     assert [s.step for s in loops] == [4, 2, 1]
-
-
-@pytest.mark.parametrize("op", ["gather", "scatter", "scatter_update"])
-def test_data_dependent_ops_name_themselves(op):
-    @pypto.frontend.jit(runtime_options=SIM)
-    def k(x: pypto.Tensor([8, 8], F32), y: pypto.Tensor([8, 8], F32)):
-        pypto.set_vec_tile_shapes(8, 8)
-        y[:] = getattr(pypto, op)(x, 0, x)
-
-    with pytest.raises(pypto.PyptoNotImplementedError, match=f"pypto.{op}: is not supported"):
-        k(torch.zeros(8, 8), torch.zeros(8, 8))
