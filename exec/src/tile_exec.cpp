@@ -973,6 +973,12 @@ class Executor {
       case TileOpcode::kCos: run_unary(y, a, n, [](double v) { return std::cos(v); }); break;
       case TileOpcode::kLog1p: run_unary(y, a, n, [](double v) { return std::log1p(v); }); break;
       case TileOpcode::kExpm1: run_unary(y, a, n, [](double v) { return std::expm1(v); }); break;
+      case TileOpcode::kExp2: run_unary(y, a, n, [](double v) { return std::exp2(v); }); break;
+      case TileOpcode::kLog2: run_unary(y, a, n, [](double v) { return std::log2(v); }); break;
+      case TileOpcode::kLog10: run_unary(y, a, n, [](double v) { return std::log10(v); }); break;
+      case TileOpcode::kCbrt: run_unary(y, a, n, [](double v) { return std::cbrt(v); }); break;
+      case TileOpcode::kCosh: run_unary(y, a, n, [](double v) { return std::cosh(v); }); break;
+      case TileOpcode::kSinh: run_unary(y, a, n, [](double v) { return std::sinh(v); }); break;
       case TileOpcode::kTf32: {
         if (d.t->dtype != DType::kFp32) fail("dst " + tile_desc(in.dst) + " must be fp32");
         const int mode = static_cast<int>(in.scalar[1]);

@@ -51,6 +51,7 @@ __all__ = [
     "ceil", "trunc", "round", "sign", "erf", "erfc", "sin", "cos", "log1p", "expm1", "lrelu",
     "triu", "tril", "prod", "argmax", "argmin", "cumsum", "cumprod", "loop_unroll",
     "gather", "scatter", "scatter_", "scatter_update", "ReLuType", "TransMode",
+    "exp2", "log2", "log10", "cbrt", "cosh", "sinh",
 ]
 
 
@@ -791,6 +792,12 @@ sin = _unary_op("sin")
 cos = _unary_op("cos")
 log1p = _unary_op("log1p")
 expm1 = _unary_op("expm1")
+exp2 = _unary_op("exp2")
+log2 = _unary_op("log2")
+log10 = _unary_op("log10")
+cbrt = _unary_op("cbrt")
+cosh = _unary_op("cosh")
+sinh = _unary_op("sinh")
 
 
 def lrelu(x: Tensor, negative_slope: Any = 0.01) -> Tensor:

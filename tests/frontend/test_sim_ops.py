@@ -55,6 +55,11 @@ APPROX = {
     "sin": (pypto.sin, torch.sin), "cos": (pypto.cos, torch.cos),
     "log1p": (lambda x: pypto.log1p(pypto.abs(x)), lambda x: torch.log1p(x.abs())),
     "expm1": (pypto.expm1, torch.expm1),
+    "exp2": (pypto.exp2, torch.exp2),
+    "log2": (lambda x: pypto.log2(pypto.abs(x)), lambda x: torch.log2(x.abs())),
+    "log10": (lambda x: pypto.log10(pypto.abs(x)), lambda x: torch.log10(x.abs())),
+    "cbrt": (pypto.cbrt, lambda x: torch.sign(x) * x.abs().pow(1.0 / 3.0)),
+    "cosh": (pypto.cosh, torch.cosh), "sinh": (pypto.sinh, torch.sinh),
 }
 TOL = {torch.float32: 2e-6, torch.float16: 1e-3, torch.bfloat16: 8e-3}
 

@@ -67,7 +67,8 @@ void EmitContext::emit_indexed(const Unit& u) {
                         " entries");
     }
     if (ix.shape[0] > 1 && ix.region.stride[0] != ix.region.stride[1] * ix.shape[1]) {
-      throw ConfigError(u.loc + ": scatter_update: the index must be a dense [b, s] tensor "
+      throw ConfigError(u.loc +
+                        ": scatter_update: the index must be a dense [b, s] tensor "
                         "(a view of whole rows)");
     }
     // Destinations: the output's own storage and each absorbed write, all of y's shape.
@@ -77,8 +78,8 @@ void EmitContext::emit_indexed(const Unit& u) {
       std::string name;
     };
     std::vector<Dest> dests;
-    if (need_out) dests.push_back(Dest{sub_region(y, zero, y.shape, r), &y.storage,
-                                       value_name(st.out)});
+    if (need_out)
+      dests.push_back(Dest{sub_region(y, zero, y.shape, r), &y.storage, value_name(st.out)});
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       const RtVal& d = vals_[w.dst];
@@ -222,8 +223,8 @@ void EmitContext::emit_indexed(const Unit& u) {
           in.src[2] = lsrc;
         } else {
           in.scalar_operand = 4;
-          in.scalar[2] = so.expr != kNoExpr ? static_cast<double>(eval(k_, so.expr, env_))
-                                            : so.constant;
+          in.scalar[2] =
+              so.expr != kNoExpr ? static_cast<double>(eval(k_, so.expr, env_)) : so.constant;
         }
         tb.p.instrs.push_back(in);
       } else {

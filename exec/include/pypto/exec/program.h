@@ -134,6 +134,13 @@ enum class TileOpcode : std::uint8_t {
   // element-wise, one operand: round to TF32 (10 mantissa bits, fp32 range): scalar[1] = 0
   // truncates, 1 nearest-even, 2 nearest-away (matmul trans_mode and dequant scales)
   kTf32,
+  // element-wise, one operand (float): 2^x, log2, log10, cube root, cosh, sinh
+  kExp2,
+  kLog2,
+  kLog10,
+  kCbrt,
+  kCosh,
+  kSinh,
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):

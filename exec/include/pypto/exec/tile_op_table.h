@@ -111,6 +111,13 @@ inline constexpr TileOpInfo kTileOpTable[] = {
     {TileOpcode::kScatter,    "scatter",     TileExec::kScatter, "where"},
     {TileOpcode::kScatterRows, "scatter_rows", TileExec::kScatterRows, nullptr},
     {TileOpcode::kTf32,       "tf32",        TileExec::kUnary,   "cast"},
+    // Transcendentals priced as exp/log; cbrt as sqrt.
+    {TileOpcode::kExp2,       "exp2",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kLog2,       "log2",        TileExec::kUnary,   "log"},
+    {TileOpcode::kLog10,      "log10",       TileExec::kUnary,   "log"},
+    {TileOpcode::kCbrt,       "cbrt",        TileExec::kUnary,   "sqrt"},
+    {TileOpcode::kCosh,       "cosh",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kSinh,       "sinh",        TileExec::kUnary,   "exp"},
     // clang-format on
 };
 
@@ -132,7 +139,7 @@ constexpr bool tile_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
-static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kTf32) + 1,
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kSinh) + 1,
               "a TileOpcode has no row");
 
 }  // namespace pypto::exec

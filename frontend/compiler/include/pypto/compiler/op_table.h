@@ -88,6 +88,12 @@ enum class OpKind : std::uint8_t {
   kGather,
   kScatter,
   kScatterUpdate,
+  kExp2,
+  kLog2,
+  kLog10,
+  kCbrt,
+  kCosh,
+  kSinh,
 };
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
@@ -253,6 +259,12 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kGather,      "gather",       F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kGather},
   {K::kScatter,     "scatter",      F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kScatter},
   {K::kScatterUpdate, "scatter_update", F::kIndexed, O::kIndexed, D::kIndexed, true, T::kScatterRows},
+  {K::kExp2,           "exp2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp2},
+  {K::kLog2,           "log2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog2},
+  {K::kLog10,          "log10",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog10},
+  {K::kCbrt,           "cbrt",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCbrt},
+  {K::kCosh,           "cosh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCosh},
+  {K::kSinh,           "sinh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSinh},
     // clang-format on
 };
 }  // namespace table
@@ -312,7 +324,6 @@ constexpr bool op_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
-static_assert(kNumOps == static_cast<std::size_t>(OpKind::kScatterUpdate) + 1,
-              "an OpKind has no row");
+static_assert(kNumOps == static_cast<std::size_t>(OpKind::kSinh) + 1, "an OpKind has no row");
 
 }  // namespace pypto::compiler
