@@ -472,6 +472,27 @@ double integerize(double v, CastMode m) {
   }
 }
 
+// fp32 value v (as double) with its mantissa cut to TF32's 10 bits: mode 0 truncates, 1 rounds
+// to nearest even, 2 to nearest away from zero. NaN and inf pass through; a carry into the
+// exponent may give inf, as on the cube unit.
+double tf32_round(double v, int mode) {
+  if (!std::isfinite(v)) return v;
+  float f = float(v);
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  constexpr std::uint32_t kDrop = 13;  // 23 - 10 mantissa bits
+  constexpr std::uint32_t kMask = (1u << kDrop) - 1;
+  const std::uint32_t rem = u & kMask;
+  u &= ~kMask;
+  const std::uint32_t half = 1u << (kDrop - 1);
+  const bool up = mode == 1   ? (rem > half || (rem == half && ((u >> kDrop) & 1u)))
+                  : mode == 2 ? rem >= half
+                              : false;
+  if (up) u += 1u << kDrop;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 class Executor {
  public:
   Executor(const TaskProgram& p, const GlobalMemory& mem, ExecScratch& s)
@@ -655,6 +676,9 @@ class Executor {
         case TileExec::kMatmul: return matmul(in);
         case TileExec::kTriangle: return triangle(in);
         case TileExec::kScan: return scan(in);
+        case TileExec::kGather: return gather(in);
+        case TileExec::kScatter: return scatter(in);
+        case TileExec::kScatterRows: return scatter_rows(in);
       }
     }
     fail("unknown opcode " + std::to_string(int(in.op)));
@@ -949,6 +973,18 @@ class Executor {
       case TileOpcode::kCos: run_unary(y, a, n, [](double v) { return std::cos(v); }); break;
       case TileOpcode::kLog1p: run_unary(y, a, n, [](double v) { return std::log1p(v); }); break;
       case TileOpcode::kExpm1: run_unary(y, a, n, [](double v) { return std::expm1(v); }); break;
+      case TileOpcode::kExp2: run_unary(y, a, n, [](double v) { return std::exp2(v); }); break;
+      case TileOpcode::kLog2: run_unary(y, a, n, [](double v) { return std::log2(v); }); break;
+      case TileOpcode::kLog10: run_unary(y, a, n, [](double v) { return std::log10(v); }); break;
+      case TileOpcode::kCbrt: run_unary(y, a, n, [](double v) { return std::cbrt(v); }); break;
+      case TileOpcode::kCosh: run_unary(y, a, n, [](double v) { return std::cosh(v); }); break;
+      case TileOpcode::kSinh: run_unary(y, a, n, [](double v) { return std::sinh(v); }); break;
+      case TileOpcode::kTf32: {
+        if (d.t->dtype != DType::kFp32) fail("dst " + tile_desc(in.dst) + " must be fp32");
+        const int mode = static_cast<int>(in.scalar[1]);
+        run_unary(y, a, n, [mode](double v) { return tf32_round(v, mode); });
+        break;
+      }
       case TileOpcode::kLrelu: {
         // torch.nn.functional.leaky_relu: the slope as fp32 (PyPTO's Element(DT_FP32, slope)),
         // one product rounded to dst. NaN passes through.
@@ -1261,6 +1297,170 @@ class Executor {
     const bool ints = !is_float(ta.dtype) && !is_float(tb.dtype);
     round_inplace(c.data, c.n, tc.dtype, ints ? IntConv::kWrap : IntConv::kFromFloat);
     done(in.dst);
+  }
+
+  // ---- indexed ops ----------------------------------------------------------------------------
+
+  // The one axis of reduce_mask (gather/scatter), checked against `rank`.
+  int index_axis(const TileInstr& in, int rank) const {
+    int axis = -1;
+    for (int k = 0; k < kMaxRank; ++k) {
+      if ((in.reduce_mask >> k) & 1u) {
+        if (axis >= 0 || k >= rank) {
+          fail("reduce_mask " + std::to_string(int(in.reduce_mask)) +
+               " must name exactly one axis below " + std::to_string(rank));
+        }
+        axis = k;
+      }
+    }
+    if (axis < 0) fail("reduce_mask names no axis");
+    return axis;
+  }
+
+  // Element offsets of a dense row-major tile of shape t (strides per axis).
+  static void dense_strides(const LocalTile& t, std::int64_t* st) {
+    std::int64_t acc = 1;
+    for (int k = t.rank - 1; k >= 0; --k) {
+      st[k] = acc;
+      acc *= t.shape[k];
+    }
+  }
+
+  std::int64_t checked_index(double v, std::int64_t n, const char* what) const {
+    if (!(v >= 0 && v < double(n))) {
+      fail(std::string(what) + " index " + std::to_string(std::int64_t(v)) + " is outside [0, " +
+           std::to_string(n) + ")");
+    }
+    return std::int64_t(v);
+  }
+
+  void gather(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef x = read_tile(in.src[0], "src0");
+    const TileRef ix = read_tile(in.src[1], "src1");
+    same_shape(in.dst, in.src[1], "dst", "src1");
+    if (is_float(ix.t->dtype)) fail("src1 " + tile_desc(in.src[1]) + " must be an index tile");
+    const int r = d.t->rank;
+    if (x.t->rank != r) fail("src0 " + tile_desc(in.src[0]) + " must have dst's rank");
+    const int a = index_axis(in, r);
+    for (int k = 0; k < r; ++k) {
+      if (k != a && x.t->shape[k] < d.t->shape[k]) {
+        fail("src0 " + tile_desc(in.src[0]) + " is smaller than dst " + tile_desc(in.dst) +
+             " on axis " + std::to_string(k));
+      }
+    }
+    std::int64_t ds[kMaxRank], xs[kMaxRank];
+    dense_strides(*d.t, ds);
+    dense_strides(*x.t, xs);
+    for (std::int64_t i = 0; i < d.n; ++i) {
+      std::int64_t rem = i, off = 0;
+      for (int k = 0; k < r; ++k) {
+        const std::int64_t c = rem / ds[k];
+        rem -= c * ds[k];
+        off += (k == a ? checked_index(ix.data[i], x.t->shape[a], "gather") : c) * xs[k];
+      }
+      d.data[i] = x.data[off];
+    }
+    if (d.t->dtype != x.t->dtype) convert_from(d, x.t->dtype);
+    done(in.dst);
+  }
+
+  void scatter(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef x = read_tile(in.src[0], "src0");
+    same_shape(in.dst, in.src[0], "dst", "src0");
+    const TileRef ix = read_tile(in.src[1], "src1");
+    if (is_float(ix.t->dtype)) fail("src1 " + tile_desc(in.src[1]) + " must be an index tile");
+    const int r = d.t->rank;
+    if (ix.t->rank != r) fail("src1 " + tile_desc(in.src[1]) + " must have dst's rank");
+    const int a = index_axis(in, r);
+    for (int k = 0; k < r; ++k) {
+      if (k != a && ix.t->shape[k] > d.t->shape[k]) {
+        fail("src1 " + tile_desc(in.src[1]) + " is larger than dst " + tile_desc(in.dst));
+      }
+    }
+    const bool scalar_src = (in.scalar_operand & 4u) != 0;
+    const double* sv = nullptr;
+    if (!scalar_src) {
+      const TileRef s = read_tile(in.src[2], "src2");
+      same_shape(in.src[1], in.src[2], "src1", "src2");
+      sv = s.data;
+    }
+    if (in.accumulate > 2) fail("accumulate " + std::to_string(int(in.accumulate)) + " is no mode");
+    const DType dt = d.t->dtype;
+    const IntConv ic = is_float(dt) ? IntConv::kFromFloat : IntConv::kWrap;
+    const double scal =
+        scalar_src ? round_value(in.scalar[2], dt,
+                                 std::trunc(in.scalar[2]) == in.scalar[2] ? IntConv::kWrap
+                                                                          : IntConv::kFromFloat)
+                   : 0.0;
+    if (d.data != x.data) std::copy(x.data, x.data + x.n, d.data);
+    if (d.t->dtype != x.t->dtype) convert_from(d, x.t->dtype);
+    std::int64_t is[kMaxRank], ds[kMaxRank];
+    dense_strides(*ix.t, is);
+    dense_strides(*d.t, ds);
+    for (std::int64_t i = 0; i < ix.n; ++i) {
+      std::int64_t rem = i, off = 0;
+      for (int k = 0; k < r; ++k) {
+        const std::int64_t c = rem / is[k];
+        rem -= c * is[k];
+        off += (k == a ? checked_index(ix.data[i], d.t->shape[a], "scatter") : c) * ds[k];
+      }
+      const double v = scalar_src ? scal : round_value(sv[i], dt, ic);
+      double& o = d.data[off];
+      if (in.accumulate == 0) {
+        o = v;
+      } else if (!is_float(dt)) {
+        const std::int64_t p =
+            in.accumulate == 1 ? wrap_add(as_i64(o), as_i64(v)) : wrap_mul(as_i64(o), as_i64(v));
+        o = round_value(double(p), dt, IntConv::kWrap);
+      } else {
+        o = round_value(in.accumulate == 1 ? o + v : o * v, dt, IntConv::kFromFloat);
+      }
+    }
+    done(in.dst);
+  }
+
+  void scatter_rows(const TileInstr& in) {
+    const TileRef s = read_tile(in.src[0], "src0");
+    const TileRef ix = read_tile(in.src[1], "src1");
+    if (is_float(ix.t->dtype)) fail("src1 " + tile_desc(in.src[1]) + " must be an index tile");
+    const GlobalRegion& r = in.region;
+    if (r.rank < 1 || s.t->rank < 1) fail("needs a region and rows of rank 1 or more");
+    const std::int64_t cols = r.shape[r.rank - 1];
+    if (s.t->shape[s.t->rank - 1] != cols) {
+      fail("src0 " + tile_desc(in.src[0]) + " rows do not have the " + std::to_string(cols) +
+           " elements of the " + region_desc(r));
+    }
+    const std::int64_t nrows = cols == 0 ? 0 : s.n / cols;
+    if (ix.n != nrows) {
+      fail("src1 " + tile_desc(in.src[1]) + " has " + std::to_string(ix.n) + " row numbers for " +
+           std::to_string(nrows) + " rows of src0");
+    }
+    std::uint8_t* buf = region_buffer(r);
+    if (!buf) return;
+    const std::int64_t total_rows = cols == 0 ? 0 : numel(r.shape, r.rank) / cols;
+    const DType to = r.dtype;
+    const IntConv ic = int_conv_from(s.t->dtype);
+    with_dtype(to, [&](auto tag) {
+      constexpr DType D = decltype(tag)::value;
+      using E = Elem<D>;
+      constexpr std::int64_t kEb = sizeof(typename E::S);
+      for (std::int64_t i = 0; i < nrows; ++i) {
+        std::int64_t row = checked_index(ix.data[i], total_rows, "scatter_update row");
+        std::int64_t off = r.offset_elems;
+        for (int k = r.rank - 2; k >= 0; --k) {
+          const std::int64_t c = row % r.shape[k];
+          row /= r.shape[k];
+          off += c * r.stride[k];
+        }
+        const double* src = s.data + i * cols;
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const double v = s.t->dtype == D ? src[j] : round_value(src[j], D, ic);
+          E::put(buf + (off + j * r.stride[r.rank - 1]) * kEb, v);
+        }
+      }
+    });
   }
 
   const TaskProgram& p_;

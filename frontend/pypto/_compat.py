@@ -71,11 +71,10 @@ UNSUPPORTED: Dict[str, str] = {
     # operations
     **{n: _OP for n in (
         "LReLU", "arange", "argsort", "axpy", "bitwise_and", "bitwise_left_shift", "bitwise_not",
-        "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cbrt", "ceil_div", "conv", "copysign",
-        "cosh", "dequantize", "exp2", "expand_exp_dif", "fillpad", "floor_div", "fmod",
-        "gathermask", "gcd", "hypot", "index_add", "index_add_", "index_select", "indexput_",
-        "isfinite", "log10", "log2", "normal", "one_hot", "pad", "quant_mx", "quantize",
-        "rms_norm", "scaled_mm", "scatter_", "topk", "atomic_add")},
+        "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil_div", "conv", "copysign",
+        "dequantize", "expand_exp_dif", "fillpad", "floor_div", "fmod", "gathermask", "gcd",
+        "hypot", "index_add", "index_add_", "index_select", "indexput_", "isfinite", "normal",
+        "one_hot", "pad", "quant_mx", "quantize", "rms_norm", "scaled_mm", "topk", "atomic_add")},
     "experimental": "PyPTO's experimental ops (gather_in_l1/ub, load, operation options, "
                     "transposed_batchmatmul) are not implemented",
     **{"experimental." + n: "pypto.experimental is not provided (experimental ops are not "
@@ -100,7 +99,7 @@ UNSUPPORTED: Dict[str, str] = {
     # data types and enums
     **{n: _ENUM for n in (
         "CachePolicy", "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
-        "OutType", "PowAlgorithm", "ReLuType", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
+        "OutType", "PowAlgorithm", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
         "RsqrtAlgorithm", "ScatterMode", "SqrtAlgorithm", "TopKAlgo")},
     # Tensor methods and properties
     **{"Tensor." + n: _TENSOR for n in (

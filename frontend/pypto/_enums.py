@@ -13,6 +13,8 @@ __all__ = [
     "SaturationMode",
     "PrecisionType",
     "CompStage",
+    "ReLuType",
+    "TransMode",
 ]
 
 
@@ -93,3 +95,18 @@ class CompStage(enum.IntEnum):
     EXECUTE_GRAPH = 3
     CODEGEN_INSTRUCTION = 4
     CODEGEN_BINARY = 5
+
+
+class ReLuType(enum.Enum):
+    """``pypto.matmul`` extend_params ``relu_type``: ReLU on the accumulator (before dequant)."""
+
+    NO_RELU = 0
+    RELU = 1
+
+
+class TransMode(enum.Enum):
+    """``pypto.matmul`` extend_params ``trans_mode``: fp32 operands rounded to TF32."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2

@@ -28,7 +28,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import _options, _tracer
 from . import ir
 from ._dtypes import DataType
-from ._enums import CastMode, PrecisionType, SaturationMode, TileOpFormat
+from ._enums import (CastMode, PrecisionType, ReLuType, SaturationMode, TileOpFormat,
+                     TransMode)
 from ._errors import (PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeError,
                       PyptoValueError, user_location)
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
@@ -49,7 +50,8 @@ __all__ = [
     "sum", "amax", "amin", "softmax", "matmul",
     "ceil", "trunc", "round", "sign", "erf", "erfc", "sin", "cos", "log1p", "expm1", "lrelu",
     "triu", "tril", "prod", "argmax", "argmin", "cumsum", "cumprod", "loop_unroll",
-    "gather", "scatter", "scatter_update",
+    "gather", "scatter", "scatter_", "scatter_update", "ReLuType", "TransMode",
+    "exp2", "log2", "log10", "cbrt", "cosh", "sinh",
 ]
 
 
@@ -800,6 +802,12 @@ sin = _unary_op("sin")
 cos = _unary_op("cos")
 log1p = _unary_op("log1p")
 expm1 = _unary_op("expm1")
+exp2 = _unary_op("exp2")
+log2 = _unary_op("log2")
+log10 = _unary_op("log10")
+cbrt = _unary_op("cbrt")
+cosh = _unary_op("cosh")
+sinh = _unary_op("sinh")
 
 
 def lrelu(x: Tensor, negative_slope: Any = 0.01) -> Tensor:
@@ -1000,21 +1008,119 @@ def cumprod(x: Tensor, dim: int) -> Tensor:
     return _reduce("cumprod", x, dim, False)
 
 
-def _unsupported(op: str, why: str):
-    def wrapper(*args: Any, **kwargs: Any) -> Tensor:
-        _fail(PyptoNotImplementedError, op, f"is not supported in this simulator yet: {why}")
+# --- indexed ops -------------------------------------------------------------------------------
 
-    wrapper.__name__ = wrapper.__qualname__ = op
-    wrapper.__doc__ = f"Not supported yet ({why}); calling it raises PyptoNotImplementedError."
-    wrapper.__pypto_unsupported__ = why  # read by the compatibility table (pypto._compat)
-    return wrapper
+_INDEX_DTYPES = (DataType.DT_INT32, DataType.DT_INT64)
 
 
-_DATA_DEPENDENT = ("its addresses depend on the values of an index tensor, which the compiler's "
-                   "static tile programs and memory-dependency analysis cannot express yet")
-gather = _unsupported("gather", _DATA_DEPENDENT)
-scatter = _unsupported("scatter", _DATA_DEPENDENT)
-scatter_update = _unsupported("scatter_update", _DATA_DEPENDENT)
+def _index_operands(api: str, x: Any, index: Any, dtypes=_INDEX_DTYPES):
+    xv = _val(x, api)
+    iv = _val(index, api, "index")
+    _check_numeric(xv, api)
+    if iv.dtype not in dtypes:
+        _fail(PyptoTypeError, api, f"index must be a {' or '.join(d.name for d in dtypes)} "
+              f"tensor, got {iv.dtype}")
+    return xv, iv
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
+    """torch.gather: ``out[i][j][k] = input[i][index[i][j][k]][k]`` for ``dim == 1`` (and
+    likewise for the other axes). ``index`` (DT_INT32/DT_INT64) has ``input``'s rank and is no
+    larger on the other axes; the result has ``index``'s shape and ``input``'s dtype. Tiles
+    follow ``set_vec_tile_shapes`` over the result; the indexed axis is never split."""
+    api = "gather"
+    tr = _tr(api)
+    xv, iv = _index_operands(api, input, index)
+    if iv.rank != xv.rank:
+        _fail(PyptoValueError, api, f"index must have the input's rank {xv.rank}, got "
+              f"{_fmt(iv.shape)}")
+    d = _norm_axis(dim, xv.rank, api)
+    for axis in range(xv.rank):
+        if axis != d and isinstance(iv.shape[axis], int) and isinstance(xv.shape[axis], int) \
+                and iv.shape[axis] > xv.shape[axis]:
+            _fail(PyptoValueError, api, f"index {_fmt(iv.shape)} is larger than the input "
+                  f"{_fmt(xv.shape)} on axis {axis}")
+    return _wrap(_emit(tr, "gather", [xv, iv], {"dims": [d]}, iv.shape, xv.dtype,
+                       valid_shape=iv.valid_shape))
+
+
+_SCATTER_REDUCE = {None: "none", "add": "add", "multiply": "multiply"}
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *,  # noqa: A002
+            reduce: Optional[str] = None) -> Tensor:
+    """torch.scatter (out of place): a copy of ``input`` with ``out[i][index[i][j][k]][k] =
+    src[i][j][k]`` for ``dim == 1`` (likewise for the other axes). ``src`` is a tensor of
+    ``input``'s dtype (no smaller than ``index``) or a number (rounded to ``input``'s dtype);
+    ``reduce`` is None, ``'add'`` or ``'multiply'``. Duplicate indices without reduce keep the
+    last update in row-major index order."""
+    api = "scatter"
+    tr = _tr(api)
+    xv, iv = _index_operands(api, input, index)
+    if reduce not in _SCATTER_REDUCE:
+        _fail(PyptoValueError, api, f"reduce must be None, 'add' or 'multiply', got {reduce!r}")
+    if iv.rank != xv.rank:
+        _fail(PyptoValueError, api, f"index must have the input's rank {xv.rank}, got "
+              f"{_fmt(iv.shape)}")
+    d = _norm_axis(dim, xv.rank, api)
+    if isinstance(src, Tensor):
+        sv = src._value
+        if sv.dtype is not xv.dtype:
+            _fail(PyptoTypeError, api, f"src dtype {sv.dtype} differs from the input's "
+                  f"{xv.dtype}")
+        if sv.rank != xv.rank:
+            _fail(PyptoValueError, api, f"src must have the input's rank {xv.rank}")
+        src_in: Any = sv
+    elif _is_scalar(src):
+        src_in = _scalar(src, xv.dtype, api)
+    else:
+        _fail(PyptoTypeError, api, f"src must be a pypto.Tensor or a number, got "
+              f"{type(src).__name__}")
+    for axis in range(xv.rank):
+        if axis != d and isinstance(iv.shape[axis], int) and isinstance(xv.shape[axis], int) \
+                and iv.shape[axis] > xv.shape[axis]:
+            _fail(PyptoValueError, api, f"index {_fmt(iv.shape)} is larger than the input "
+                  f"{_fmt(xv.shape)} on axis {axis}")
+    return _wrap(_emit(tr, "scatter", [xv, iv, src_in],
+                       {"dims": [d], "reduce": _SCATTER_REDUCE[reduce]}, xv.shape, xv.dtype,
+                       valid_shape=xv.valid_shape))
+
+
+def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *,  # noqa: A002
+             reduce: Optional[str] = None) -> Tensor:
+    """In-place ``scatter``: ``input`` is updated (a whole-tensor write of the result) and
+    returned."""
+    out = scatter(input, dim, index, src, reduce=reduce)
+    tr = _tr("scatter_")
+    _write(tr, out._value, [0] * input._value.rank, input._value, "scatter_")
+    return input
+
+
+def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
+    """PyPTO's row scatter (paged KV caches): with ``index`` ``[b, s]``, row
+    ``index[i][j]`` of ``input`` (its axes before the last flattened: ``[rows, d]`` 2-D or
+    ``[blocks, block_size, 1, d]`` 4-D) becomes source row ``i * s + j`` (``src`` ``[b * s,
+    d]`` or ``[b, s, 1, d]``). Returns the updated tensor (a new value; assign it, e.g.
+    ``cache_out[:] = pypto.scatter_update(cache, -2, index, src)``). ``dim`` must be -2."""
+    api = "scatter_update"
+    tr = _tr(api)
+    xv, iv = _index_operands(api, input, index,
+                             (DataType.DT_INT64, DataType.DT_INT32, DataType.DT_INT16))
+    sv = _val(src, api, "src")
+    if dim != -2:
+        _fail(PyptoValueError, api, f"dim must be -2 (PyPTO supports only that), got {dim!r}")
+    if xv.rank not in (2, 4) or sv.rank != xv.rank:
+        _fail(PyptoValueError, api, f"input and src must both be 2-D or 4-D, got "
+              f"{_fmt(xv.shape)} and {_fmt(sv.shape)}")
+    if iv.rank != 2:
+        _fail(PyptoValueError, api, f"index must be 2-D [b, s], got {_fmt(iv.shape)}")
+    if sv.dtype is not xv.dtype:
+        _fail(PyptoTypeError, api, f"src dtype {sv.dtype} differs from the input's {xv.dtype}")
+    if _dim_eq(sv.shape[-1], xv.shape[-1]) is False:
+        _fail(PyptoValueError, api, f"src rows {_fmt(sv.shape)} and input rows "
+              f"{_fmt(xv.shape)} differ in their last axis")
+    return _wrap(_emit(tr, "scatter_update", [xv, iv, sv], {}, xv.shape, xv.dtype,
+                       valid_shape=xv.valid_shape))
 
 
 # --- data movement ---------------------------------------------------------------------------
@@ -1428,9 +1534,7 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
     for flag, name in ((a_trans, "a_trans"), (b_trans, "b_trans"), (c_matrix_nz, "c_matrix_nz")):
         if not isinstance(flag, bool):
             _fail(PyptoTypeError, "matmul", f"{name} must be a bool, got {flag!r}")
-    if extend_params:
-        _fail(PyptoNotImplementedError, "matmul", "extend_params (bias, scale, relu) is not "
-              "supported yet")
+    ext_inputs, ext_attrs = _matmul_extend(extend_params, av, bv, odt)
     if not 2 <= av.rank <= 4 or av.rank != bv.rank:
         _fail(PyptoValueError, "matmul", f"operands must both be 2-D, 3-D or 4-D, got "
               f"{_fmt(av.shape)} and {_fmt(bv.shape)}")
@@ -1438,8 +1542,13 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
         _fail(PyptoTypeError, "matmul", f"operand dtypes differ: {av.dtype} and {bv.dtype}")
     if av.dtype not in _MATMUL_IN:
         _fail(PyptoTypeError, "matmul", f"unsupported operand dtype {av.dtype}")
-    if av.dtype is DataType.DT_INT8 and odt is not DataType.DT_INT32:
-        _fail(PyptoTypeError, "matmul", f"int8 operands need out_dtype DT_INT32, got {odt}")
+    dequant = "scale" in ext_attrs or "scale_tensor" in ext_attrs
+    if av.dtype is DataType.DT_INT8 and not dequant and odt is not DataType.DT_INT32:
+        _fail(PyptoTypeError, "matmul", f"int8 operands need out_dtype DT_INT32, got {odt} "
+              "(fp16/bf16 need a dequant scale in extend_params)")
+    if av.dtype is DataType.DT_INT8 and dequant and odt not in _MATMUL_FLOAT_OUT:
+        _fail(PyptoTypeError, "matmul", f"a dequantized int8 matmul needs out_dtype DT_FP16, "
+              f"DT_BF16 or DT_FP32, got {odt}")
     if av.dtype is not DataType.DT_INT8 and odt not in _MATMUL_FLOAT_OUT:
         _fail(PyptoTypeError, "matmul", f"out_dtype must be DT_FP16, DT_BF16 or DT_FP32 for "
               f"{av.dtype} operands, got {odt}")
@@ -1472,8 +1581,82 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
     if av.valid_shape is not None or bv.valid_shape is not None:
         valid = batch + [vm, vn]
     fmt = TileOpFormat.TILEOP_NZ if c_matrix_nz else TileOpFormat.TILEOP_ND
-    attrs = {"a_trans": a_trans, "b_trans": b_trans, "c_matrix_nz": c_matrix_nz}
-    return _wrap(_emit(tr, "matmul", [av, bv], attrs, batch + [m, n], odt, fmt, valid))
+    if ext_inputs or ext_attrs:
+        if av.rank != 2:
+            _fail(PyptoValueError, "matmul", "extend_params apply to 2-D matmuls only (PyPTO: "
+                  "not supported for batched matrix multiplication)")
+        for t in ext_inputs:
+            if len(t.shape) != 2 or not _dim_eq(t.shape[0], 1) or _dim_eq(t.shape[1], n) is False:
+                _fail(PyptoValueError, "matmul", f"bias_tensor and scale_tensor must be [1, N] "
+                      f"with N = {n}, got {_fmt(t.shape)}")
+    attrs = {"a_trans": a_trans, "b_trans": b_trans, "c_matrix_nz": c_matrix_nz, **ext_attrs}
+    return _wrap(_emit(tr, "matmul", [av, bv] + ext_inputs, attrs, batch + [m, n], odt, fmt,
+                       valid))
+
+
+_MATMUL_EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
+_BIAS_DTYPES = {
+    DataType.DT_FP16: (DataType.DT_FP16, DataType.DT_FP32),
+    DataType.DT_BF16: (DataType.DT_BF16, DataType.DT_FP32),
+    DataType.DT_FP32: (DataType.DT_FP32,),
+    DataType.DT_INT8: (DataType.DT_INT32,),
+}
+
+
+def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
+    """PyPTO's matmul extend_params as extra inputs (bias, then scale tensor) and attrs. The
+    epilogue runs on the accumulator: + bias, ReLU, * scale (dequant), then the cast to
+    out_dtype."""
+    api = "matmul"
+    if ep is None:
+        return [], {}
+    if not isinstance(ep, dict):
+        _fail(PyptoTypeError, api, f"extend_params must be a dict, got {type(ep).__name__}")
+    for key in ep:
+        if key not in _MATMUL_EXTEND_KEYS:
+            _fail(PyptoValueError, api, f"unknown extend_params key {key!r} (expected one of "
+                  f"{', '.join(_MATMUL_EXTEND_KEYS)})")
+    inputs: List[ir.Value] = []
+    attrs: Dict[str, Any] = {}
+    bias = ep.get("bias_tensor")
+    if bias is not None:
+        bval = _val(bias, api, "extend_params['bias_tensor']")
+        ok = _BIAS_DTYPES.get(av.dtype, ())
+        if bval.dtype not in ok:
+            _fail(PyptoTypeError, api, f"bias_tensor of {av.dtype} operands must be "
+                  f"{' or '.join(d.name for d in ok) or 'absent'}, got {bval.dtype}")
+        inputs.append(bval)
+        attrs["bias"] = True
+    st = ep.get("scale_tensor")
+    if st is not None:
+        sval = _val(st, api, "extend_params['scale_tensor']")
+        if sval.dtype not in (DataType.DT_UINT64, DataType.DT_INT64):
+            _fail(PyptoTypeError, api, f"scale_tensor must be DT_UINT64 (DT_INT64 holding the "
+                  f"same bits on CPU), got {sval.dtype}")
+        inputs.append(sval)
+        attrs["scale_tensor"] = True
+    scale = ep.get("scale", 0.0)
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        _fail(PyptoTypeError, api, f"extend_params['scale'] must be a number, got {scale!r}")
+    if scale != 0:
+        attrs["scale"] = float(scale)
+    if "scale" in attrs or "scale_tensor" in attrs:
+        if av.dtype is not DataType.DT_INT8:
+            _fail(PyptoValueError, api, f"scale/scale_tensor dequantize int8 matmuls; the "
+                  f"operands are {av.dtype}")
+    relu = ep.get("relu_type", ReLuType.NO_RELU)
+    if not isinstance(relu, ReLuType):
+        _fail(PyptoTypeError, api, f"relu_type must be a pypto.ReLuType, got {relu!r}")
+    if relu is ReLuType.RELU:
+        attrs["relu"] = True
+    tm = ep.get("trans_mode", TransMode.CAST_NONE)
+    if not isinstance(tm, TransMode):
+        _fail(PyptoTypeError, api, f"trans_mode must be a pypto.TransMode, got {tm!r}")
+    if tm is not TransMode.CAST_NONE:
+        if av.dtype is not DataType.DT_FP32 or odt is not DataType.DT_FP32:
+            _fail(PyptoValueError, api, "trans_mode needs DT_FP32 operands and out_dtype")
+        attrs["trans_mode"] = tm.name
+    return inputs, attrs
 
 
 def _matmul_operator(a: Any, b: Any) -> Any:

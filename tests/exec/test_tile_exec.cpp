@@ -1172,3 +1172,69 @@ TEST_CASE("scans and arg reductions need one axis", "[tile_exec][errors][compat]
   h.emit(TileOpcode::kCumSum, s, a).reduce_mask = 3;
   REQUIRE_THROWS_AS(h.run(), pypto::ModelError);
 }
+
+TEST_CASE("gather and scatter index along one axis of a window", "[tile_exec][compat]") {
+  Harness h;
+  // x = [[0 1 2 3], [10 11 12 13], [20 21 22 23]]
+  const std::int32_t x =
+      h.input(DType::kFp16, {3, 4}, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23});
+  const std::int32_t i0 = h.input(DType::kInt64, {2, 3}, {2, 0, 1, 1, 1, 0});
+  const std::int32_t g0 = h.local(DType::kFp16, {2, 3});
+  h.emit(TileOpcode::kGather, g0, x, i0).reduce_mask = 1;
+  const std::int32_t i1 = h.input(DType::kInt32, {3, 2}, {3, 0, 1, 1, 2, 0});
+  const std::int32_t g1 = h.local(DType::kFp16, {3, 2});
+  h.emit(TileOpcode::kGather, g1, x, i1).reduce_mask = 2;
+  // scatter along axis 0 with a tensor source, and with reduce add of a scalar
+  const std::int32_t s = h.input(DType::kFp16, {2, 3}, {-1, -2, -3, -4, -5, -6});
+  const std::int32_t sc = h.local(DType::kFp16, {3, 4});
+  h.emit(TileOpcode::kScatter, sc, x, i0, s).reduce_mask = 1;
+  const std::int32_t sa = h.local(DType::kFp16, {3, 4});
+  TileInstr& add = h.emit(TileOpcode::kScatter, sa, x, i0);
+  add.reduce_mask = 1;
+  add.accumulate = 1;
+  add.scalar_operand = 4;
+  add.scalar[2] = 0.5;
+  h.run();
+  CHECK(h.tile(g0) == std::vector<double>{20, 1, 12, 10, 11, 2});
+  CHECK(h.tile(g1) == std::vector<double>{3, 0, 11, 11, 22, 20});
+  CHECK(h.tile(sc) == std::vector<double>{0, -2, -6, 3, -4, -5, -3, 13, -1, 21, 22, 23});
+  CHECK(h.tile(sa) == std::vector<double>{0, 1.5, 2.5, 3, 10.5, 11.5, 12.5, 13, 20.5, 21, 22, 23});
+}
+
+TEST_CASE("scatter_rows writes rows of a global tensor through an index", "[tile_exec][compat]") {
+  Harness h;
+  const std::uint32_t cache = h.buffer(DType::kBf16, std::vector<double>(12, 0));  // [6, 2]
+  const std::int32_t rows = h.input(DType::kBf16, {2, 1, 2}, {1, 2, 3, 4});
+  const std::int32_t idx = h.input(DType::kInt16, {2, 1}, {4, 1});
+  const std::int64_t shape[2] = {6, 2};
+  h.emit(TileOpcode::kScatterRows, -1, rows, idx).region = h.dense(cache, 0, shape, 2);
+  h.run();
+  CHECK(h.read(cache) == std::vector<double>{0, 0, 3, 4, 0, 0, 0, 0, 1, 2, 0, 0});
+}
+
+TEST_CASE("indexed ops reject an index outside the axis", "[tile_exec][errors][compat]") {
+  Harness h;
+  const std::int32_t x = h.input(DType::kFp32, {2, 2}, {1, 2, 3, 4});
+  const std::int32_t i = h.input(DType::kInt32, {2, 2}, {0, 2, 1, 0});
+  const std::int32_t g = h.local(DType::kFp32, {2, 2});
+  h.emit(TileOpcode::kGather, g, x, i).reduce_mask = 2;
+  REQUIRE_THROWS_WITH(h.run(), Contains("outside [0, 2)"));
+}
+
+TEST_CASE("tf32 keeps 10 mantissa bits", "[tile_exec][compat]") {
+  const double one_plus = 1.0 + std::ldexp(1.0, -11);  // half an ulp of tf32 at 1: a tie
+  Harness h;
+  const std::int32_t x = h.input(
+      DType::kFp32, {1, 3}, {one_plus, 1.0 + 3 * std::ldexp(1.0, -11), 1.0 + std::ldexp(1.0, -12)});
+  std::int32_t out[3];
+  for (int mode = 0; mode < 3; ++mode) {
+    out[mode] = h.local(DType::kFp32, {1, 3});
+    TileInstr& t = h.emit(TileOpcode::kTf32, out[mode], x);
+    t.scalar[1] = mode;
+  }
+  h.run();
+  const double u = std::ldexp(1.0, -10);
+  CHECK(h.tile(out[0]) == std::vector<double>{1, 1 + u, 1});
+  CHECK(h.tile(out[1]) == std::vector<double>{1, 1 + 2 * u, 1});
+  CHECK(h.tile(out[2]) == std::vector<double>{1 + u, 1 + 2 * u, 1});
+}

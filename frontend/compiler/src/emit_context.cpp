@@ -282,6 +282,7 @@ void EmitContext::exec_unit(const Unit& u) {
     case UnitKind::kEltwise: return emit_group(u);
     case UnitKind::kReduce: return emit_reduce(u);
     case UnitKind::kMatmul: return emit_matmul(u);
+    case UnitKind::kIndexed: return emit_indexed(u);
     case UnitKind::kPermute: return emit_permute(u);
     case UnitKind::kConcat: return emit_concat(u);
     case UnitKind::kCopyWrite: return emit_copy_write(u);

@@ -3,6 +3,7 @@
 // tiles of the cube_tile with an accumulating matmul instruction.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,102 @@ void EmitContext::check_cube_buffers(const Unit& u, const CubeTile& c, std::int6
                       n.key + " of chip " + chip_.chip.name +
                       "); choose smaller pypto.set_cube_tile_shapes");
   }
+}
+
+namespace {
+
+// scale as the fixpipe uses it: sign, 8 exponent and the top 10 mantissa bits of its fp32.
+double dequant_scale(double s) {
+  float f = static_cast<float>(s);
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  bits &= ~((1u << 13) - 1);
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+}  // namespace
+
+int EmitContext::matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc,
+                                 std::int64_t mE, std::int64_t nE, std::int64_t n0) {
+  const std::int64_t shape[2] = {mE, nE};
+  // A [1, N] operand of the epilogue, broadcast over the tile's rows. `as_fp32_bits`: the
+  // low 32 bits of each int64 element, read as an fp32 (the scale tensor's encoding).
+  const auto row_operand = [&](int input, bool as_fp32_bits) {
+    const int vi = st.inputs[static_cast<std::size_t>(input)].value;
+    const RtVal& v = vals_[vi];
+    NPU_CHECK(v.has_region, "matmul epilogue operand without storage");
+    if (v.shape[0] != 1 || v.shape[1] < n0 + nE) {
+      throw ConfigError(u.loc + ": matmul: " + value_name(vi) + " must have shape [1, N]");
+    }
+    GlobalRegion r = v.region;
+    r.rank = 2;
+    r.shape[0] = mE;
+    r.stride[0] = 0;
+    r.shape[1] = clamp0(std::min(nE, v.valid[1] - n0));
+    r.offset_elems += n0 * v.region.stride[1];
+    DType d = k_.values[vi].dtype;
+    if (as_fp32_bits) {
+      if (d != DType::kInt64) {
+        throw ConfigError(u.loc +
+                          ": matmul: scale_tensor must hold 64-bit elements (DT_INT64 "
+                          "here; DT_UINT64 on the NPU), got " +
+                          std::string(sim::to_string(d)));
+      }
+      r.dtype = d = DType::kFp32;
+      r.offset_elems *= 2;
+      r.stride[1] *= 2;
+    }
+    const int l = tb.local(d, 2, shape);
+    load(tb, l, r, v.storage, value_name(vi), u.loc);
+    // A broadcast row is read once, not once per tile row.
+    if (!region_empty(r)) tb.acc.back().r.shape[0] = 1;
+    return l;
+  };
+  const auto op2 = [&](TileOpcode op, int dst, int a, int b) {
+    TileInstr in;
+    in.op = op;
+    in.dst = dst;
+    in.src[0] = a;
+    in.src[1] = b;
+    tb.p.instrs.push_back(in);
+  };
+  int l = lacc;
+  if (st.bias_input >= 0) op2(TileOpcode::kAdd, l, l, row_operand(st.bias_input, false));
+  if (st.relu) {
+    TileInstr in;
+    in.op = TileOpcode::kRelu;
+    in.dst = in.src[0] = l;
+    tb.p.instrs.push_back(in);
+  }
+  if (st.scale != 0 || st.scale_tensor_input >= 0) {
+    // Dequantization in fp32.
+    if (tb.p.locals[l].dtype != DType::kFp32) {
+      const int lf = tb.local(DType::kFp32, 2, shape);
+      TileInstr c;
+      c.op = TileOpcode::kCast;
+      c.dst = lf;
+      c.src[0] = l;
+      tb.p.instrs.push_back(c);
+      l = lf;
+    }
+    if (st.scale_tensor_input >= 0) {
+      const int ls = row_operand(st.scale_tensor_input, true);
+      TileInstr t;
+      t.op = TileOpcode::kTf32;
+      t.dst = t.src[0] = ls;
+      tb.p.instrs.push_back(t);
+      op2(TileOpcode::kMul, l, l, ls);
+    } else {
+      TileInstr in;
+      in.op = TileOpcode::kMul;
+      in.dst = in.src[0] = l;
+      in.scalar_operand = 2;
+      in.scalar[1] = dequant_scale(st.scale);
+      tb.p.instrs.push_back(in);
+    }
+  }
+  return l;
 }
 
 void EmitContext::emit_matmul(const Unit& u) {
@@ -180,6 +277,17 @@ void EmitContext::emit_matmul(const Unit& u) {
           region_2d(b.region, kL, b_cols, bk, bn,
                     b_off + k0 * b.region.stride[bk] + n0 * b.region.stride[bn]);
       load(tb, lb, rb, b.storage, value_name(bi), u.loc);
+      if (st.trans_mode != 0) {
+        // trans_mode: fp32 operands enter the cube as TF32.
+        for (const int l : {la, lb}) {
+          TileInstr t;
+          t.op = TileOpcode::kTf32;
+          t.dst = l;
+          t.src[0] = l;
+          t.scalar[1] = st.trans_mode;
+          tb.p.instrs.push_back(t);
+        }
+      }
       TileInstr mm;
       mm.op = TileOpcode::kMatmul;
       mm.dst = lacc;
@@ -188,14 +296,20 @@ void EmitContext::emit_matmul(const Unit& u) {
       mm.accumulate = s > 0 ? 1 : 0;
       tb.p.instrs.push_back(mm);
     }
-    int lout = lacc;
-    if (yd != acc_d) {
-      lout = tb.local(yd, 2, acc_shape);
+    // extend_params (bias, relu, dequant scale) on the accumulator, then the final cast. The
+    // epilogue's loads are kept apart: the K loads are replaced by whole panels below.
+    const std::size_t acc_before = tb.acc.size();
+    int lout = matmul_epilogue(tb, u, st, lacc, mE, nE, n0);
+    std::vector<Access> epilogue_acc(tb.acc.begin() + static_cast<std::ptrdiff_t>(acc_before),
+                                     tb.acc.end());
+    if (yd != tb.p.locals[lout].dtype) {
+      const int lc = tb.local(yd, 2, acc_shape);
       TileInstr c;
       c.op = TileOpcode::kCast;
-      c.dst = lout;
-      c.src[0] = lacc;
+      c.dst = lc;
+      c.src[0] = lout;
       tb.p.instrs.push_back(c);
+      lout = lc;
     }
     // Dependencies and traffic: whole K panels instead of one range per K step (the loads
     // are all the task has recorded so far).
@@ -208,6 +322,7 @@ void EmitContext::emit_matmul(const Unit& u) {
       if (!region_empty(pa)) tb.acc.push_back(Access{pa, false});
       if (!region_empty(pb)) tb.acc.push_back(Access{pb, false});
     }
+    tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {
       store(tb, lout, last_two_axes(sub_region(y, off, ext, R), R), y.storage, value_name(st.out),
             u.loc);

@@ -32,7 +32,10 @@ void Instance::patch() {
   for (std::size_t t = 0; t < tasks_.size(); ++t) {
     const std::uint32_t root = tasks_[t].root;
     for (TileInstr& in : progs_[t].instrs) {
-      if (in.op == TileOpcode::kLoad || in.op == TileOpcode::kStore) fix(in.region, root);
+      const TileExec ex = find_tile_op(in.op)->exec;
+      if (ex == TileExec::kLoad || ex == TileExec::kStore || ex == TileExec::kScatterRows) {
+        fix(in.region, root);
+      }
     }
     for (std::uint32_t a = tasks_[t].acc_begin; a < tasks_[t].acc_end; ++a) fix(acc_[a].r, root);
   }
@@ -113,6 +116,7 @@ void Instance::build_graph(Launch& l) {
     b.add_task(task);
     for (std::uint32_t e = succ_begin[t]; e < succ_begin[t + 1]; ++e) b.add_successor(succ[e]);
     each_access(tr, [&](const Access& x) {
+      if (!x.priced) return;
       const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
       for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
         b.add_memory(

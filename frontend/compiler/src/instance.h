@@ -5,7 +5,8 @@
 //  1. walk.cpp: walk the control flow. Every executed straight-line run of statements is a
 //     root instance; its units emit leaf tasks (programs of tile instructions) tile by tile,
 //     through the EmitContext below (emit_context.cpp) and one emitter per op family
-//     (emit_elementwise.cpp, emit_reduce.cpp, emit_matmul.cpp, emit_data_movement.cpp).
+//     (emit_elementwise.cpp, emit_reduce.cpp, emit_matmul.cpp, emit_data_movement.cpp,
+//     emit_indexed.cpp).
 //     Workspace regions are still symbolic here: root-inner values hold offsets relative to
 //     their root, launch-lifetime values name their region (slot).
 //  2. stitch.cpp: stitch roots into device tasks (stitch_function_max_num or, memory-driven,
@@ -69,6 +70,9 @@ struct TaskRec {
 struct Access {
   GlobalRegion r;
   bool write = false;
+  // False: tracked for dependencies only, its bytes not priced as traffic (an indexed write
+  // declares the whole tensor it may touch; a priced stand-in of its real size goes with it).
+  bool priced = true;
 };
 
 struct RootRec {
@@ -181,6 +185,11 @@ class EmitContext {
   // when the cube tile of a matmul of M x K x N does not fit L0A, L0B, L0C or L1.
   void check_cube_buffers(const Unit& u, const CubeTile& c, std::int64_t M, std::int64_t K,
                           std::int64_t N, DType ad, DType acc_d) const;
+  // extend_params on a matmul accumulator tile lacc ([mE, nE] at column n0): bias, relu,
+  // dequant scale. Returns the local holding the result (lacc or a new fp32 local).
+  int matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc, std::int64_t mE,
+                      std::int64_t nE, std::int64_t n0);
+  void emit_indexed(const Unit& u);  // emit_indexed.cpp: gather, scatter, scatter_update
   void emit_permute(const Unit& u);  // emit_data_movement.cpp, as are the five below
   void emit_concat(const Unit& u);
   void emit_copy_write(const Unit& u);

@@ -117,6 +117,14 @@ struct Stmt {
   std::vector<ExprId> offsets;  // view offsets; write offsets
   bool a_trans = false, b_trans = false;
   int concat_dim = 0;
+  // matmul extend_params: inputs[2..] are the bias and the scale tensor when present
+  int bias_input = -1;          // index into inputs of the [1, N] bias, or -1
+  int scale_tensor_input = -1;  // index into inputs of the [1, N] per-channel scale, or -1
+  double scale = 0;             // per-tensor dequant scale; 0: none
+  bool relu = false;            // ReLuType.RELU on the accumulator
+  int trans_mode = 0;           // TF32 rounding of fp32 operands: 0 none, 1 rint, 2 round
+  // scatter: 0 set, 1 add, 2 multiply (PyPTO's reduce=None/'add'/'multiply')
+  int scatter_reduce = 0;
 
   // kWrite
   int dst = -1;
@@ -149,6 +157,7 @@ enum class UnitKind : std::uint8_t {
   kEltwise,    // fusion group: one AIV task per output tile
   kReduce,     // sum/amax/amin
   kMatmul,     // AIC tasks per (batch, M tile, N tile)
+  kIndexed,    // gather/scatter/scatter_update (emit_indexed.cpp)
   kPermute,    // transpose/permute: permuted-stride load
   kConcat,     // copies of regions
   kCopyWrite,  // a Write not absorbed into its producer: tiled copy

@@ -557,11 +557,40 @@ class Parser {
     }
   }
 
-  // Operands and attributes of a matmul (OpForm::kPair, DTypeRule::kMatmul).
+  // Operands and attributes of a matmul (OpForm::kMatmul, DTypeRule::kMatmul).
   void check_matmul(Stmt& st, const Json& attrs) {
     const std::string& loc = st.loc;
     const std::size_t rank = k_.values[st.out].shape.size();
-    need_inputs(st, 2);
+    std::size_t n_in = 2;
+    if (opt_bool(attrs, "bias", false, loc)) st.bias_input = static_cast<int>(n_in++);
+    if (opt_bool(attrs, "scale_tensor", false, loc))
+      st.scale_tensor_input = static_cast<int>(n_in++);
+    need_inputs(st, n_in);
+    if (const auto it = attrs.find("scale"); it != attrs.end() && !it->is_null()) {
+      if (!it->is_number()) fail_at(loc, "matmul: attrs \"scale\" must be a number");
+      st.scale = it->get<double>();
+    }
+    st.relu = opt_bool(attrs, "relu", false, loc);
+    if (const auto it = attrs.find("trans_mode"); it != attrs.end() && !it->is_null()) {
+      const std::string m = it->is_string() ? it->get<std::string>() : "";
+      if (m == "CAST_NONE") {
+        st.trans_mode = 0;
+      } else if (m == "CAST_RINT") {
+        st.trans_mode = 1;
+      } else if (m == "CAST_ROUND") {
+        st.trans_mode = 2;
+      } else {
+        fail_at(loc, "matmul: unknown trans_mode " + it->dump());
+      }
+    }
+    const bool extended = st.bias_input >= 0 || st.scale_tensor_input >= 0 || st.scale != 0 ||
+                          st.relu || st.trans_mode != 0;
+    if (extended && rank != 2) fail_at(loc, "matmul: extend_params apply to 2-D matmuls only");
+    for (const int i : {st.bias_input, st.scale_tensor_input}) {
+      if (i < 0) continue;
+      const ValueInfo& t = tensor_input(st, static_cast<std::size_t>(i));
+      if (t.shape.size() != 2) fail_at(loc, "matmul: bias and scale tensors must be [1, N]");
+    }
     const ValueInfo& a = tensor_input(st, 0);
     const ValueInfo& b = tensor_input(st, 1);
     if (a.shape.size() != rank || b.shape.size() != rank || rank < 2) {
@@ -574,6 +603,55 @@ class Parser {
     if (!is_cube_dtype(a.dtype)) {
       fail_at(loc, "matmul: operand dtype " + std::string(sim::to_string(a.dtype)) +
                        " is not supported (expected fp16, bf16, fp32 or int8)");
+    }
+  }
+
+  // Operands and attributes of gather, scatter and scatter_update (OpForm::kIndexed).
+  void check_indexed(Stmt& st, const Json& attrs) {
+    const std::string& loc = st.loc;
+    const std::string name = op_name(st.op);
+    const std::size_t rank = k_.values[st.out].shape.size();
+    need_inputs(st, st.op == OpKind::kGather ? 2 : 3);
+    const ValueInfo& x = tensor_input(st, 0);
+    const ValueInfo& ix = tensor_input(st, 1);
+    const bool ok_index = ix.dtype == DType::kInt32 || ix.dtype == DType::kInt64 ||
+                          (st.op == OpKind::kScatterUpdate && ix.dtype == DType::kInt16);
+    if (!ok_index) fail_at(loc, name + ": the index must be an integer tensor (DT_INT32/DT_INT64)");
+    if (x.dtype == DType::kBool) fail_at(loc, name + ": DT_BOOL tensors are not supported");
+    if (k_.values[st.out].dtype != x.dtype)
+      fail_at(loc, name + ": the result keeps the input dtype");
+    if (st.op != OpKind::kGather && st.inputs[2].value >= 0 &&
+        k_.values[st.inputs[2].value].dtype != x.dtype) {
+      fail_at(loc, name + ": the source must have the input's dtype");
+    }
+    if (st.op == OpKind::kScatterUpdate) {
+      if (st.inputs[2].value < 0) fail_at(loc, name + ": the source must be a tensor");
+      if (ix.shape.size() != 2) fail_at(loc, name + ": the index must be 2-D");
+      if (rank != x.shape.size()) fail_at(loc, name + ": output rank differs from input");
+      return;
+    }
+    st.dims = parse_axes(attrs, "dims", st);
+    if (st.dims.size() != 1 || st.dims[0] < 0 || static_cast<std::size_t>(st.dims[0]) >= rank) {
+      fail_at(loc, name + ": \"dims\" must be one axis of the input");
+    }
+    if (x.shape.size() != rank || ix.shape.size() != rank) {
+      fail_at(loc, name + ": input, index and output need equal ranks");
+    }
+    if (st.op == OpKind::kScatter) {
+      const auto it = attrs.find("reduce");
+      const std::string r = (it != attrs.end() && it->is_string()) ? it->get<std::string>() : "";
+      if (r.empty() || r == "none") {
+        st.scatter_reduce = 0;
+      } else if (r == "add") {
+        st.scatter_reduce = 1;
+      } else if (r == "multiply") {
+        st.scatter_reduce = 2;
+      } else {
+        fail_at(loc, name + ": reduce must be none, add or multiply, got \"" + r + "\"");
+      }
+      if (st.inputs[2].value >= 0 && k_.values[st.inputs[2].value].shape.size() != rank) {
+        fail_at(loc, name + ": the source needs the input's rank");
+      }
     }
   }
 
@@ -684,7 +762,9 @@ class Parser {
         }
         break;
       case OpForm::kVariadic: check_concat(st, attrs); break;
-      case OpForm::kPair: check_matmul(st, attrs); break;
+      case OpForm::kPair:
+      case OpForm::kMatmul: check_matmul(st, attrs); break;
+      case OpForm::kIndexed: check_indexed(st, attrs); break;
       case OpForm::kUnary: check_unary(st, attrs); break;
       case OpForm::kParam:
         need_inputs(st, 2);

@@ -329,6 +329,7 @@ class Lowering {
         case OpFamily::kReduce:
         case OpFamily::kScan: kind = UnitKind::kReduce; break;  // one emitter (emit_reduce.cpp)
         case OpFamily::kMatmul: kind = UnitKind::kMatmul; break;
+        case OpFamily::kIndexed: kind = UnitKind::kIndexed; break;
         case OpFamily::kPermute: kind = UnitKind::kPermute; break;
         case OpFamily::kConcat: kind = UnitKind::kConcat; break;
         case OpFamily::kReshape: kind = UnitKind::kReshape; break;
@@ -387,6 +388,7 @@ class Lowering {
         }
         case UnitKind::kReduce:
         case UnitKind::kMatmul:
+        case UnitKind::kIndexed:
         case UnitKind::kPermute:
         case UnitKind::kConcat: {
           ValueInfo& v = k_.values[k_.stmts[u.ops[0]].out];
@@ -429,6 +431,7 @@ class Lowering {
           break;
         }
         case UnitKind::kReduce:
+        case UnitKind::kIndexed:
         case UnitKind::kPermute:
         case UnitKind::kConcat: {
           const Stmt& st = k_.stmts[u.ops[0]];

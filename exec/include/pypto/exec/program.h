@@ -113,6 +113,34 @@ enum class TileOpcode : std::uint8_t {
   // inclusive scans along the one axis of reduce_mask; dst has src0's shape
   kCumSum,
   kCumProd,
+  // Indexed ops (gather, scatter, scatter_update): their addresses depend on index values.
+  // kGather: dst[c] <- src0[c with axis a replaced by src1[c]], where a is the one axis of
+  //   reduce_mask, src1 (the index tile, an integer dtype) has dst's shape and src0 (the
+  //   input window) holds the whole indexed extent along a and at least dst's extent on the
+  //   other axes. An index outside [0, src0.shape[a]) throws.
+  kGather,
+  // kScatter: dst <- src0 (same shape), then for every element c of src1 (the index tile,
+  //   no larger than src0 on any axis): dst[c with axis a replaced by src1[c]] (op)= src2[c]
+  //   (scalar[2] when scalar_operand bit 2 is set; rounded to dst's dtype), where op is `=`
+  //   (accumulate 0), `+` (1) or `*` (2), each update rounded to dst's dtype, in row-major
+  //   order of src1. src2 has src1's shape.
+  kScatter,
+  // kScatterRows: global rows <- local rows (PyPTO's scatter_update). region: the whole
+  //   destination tensor (rank r; a "row" is one index over its first r-1 axes in row-major
+  //   order, the last axis its elements); src0: rows to write ([.., D], flattened to rows);
+  //   src1: the row numbers (integer tile with as many elements as src0 has rows). Row i of
+  //   src0 goes to row src1[i] of region; a row number outside the region throws.
+  kScatterRows,
+  // element-wise, one operand: round to TF32 (10 mantissa bits, fp32 range): scalar[1] = 0
+  // truncates, 1 nearest-even, 2 nearest-away (matmul trans_mode and dequant scales)
+  kTf32,
+  // element-wise, one operand (float): 2^x, log2, log10, cube root, cosh, sinh
+  kExp2,
+  kLog2,
+  kLog10,
+  kCbrt,
+  kCosh,
+  kSinh,
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):
@@ -156,7 +184,7 @@ struct TileInstr {
   GlobalRegion region;                         // kLoad / kStore
   std::uint8_t reduce_mask = 0;                // kReduce*: bit k = reduce axis k
   std::uint8_t perm[kMaxRank] = {0, 1, 2, 3};  // kPermute
-  std::uint8_t accumulate = 0;                 // kMatmul
+  std::uint8_t accumulate = 0;                 // kMatmul; kScatter: 0 set, 1 add, 2 multiply
   CastMode cast_mode = CastMode::kNone;        // kCast
   std::uint8_t saturate = 0;                   // kCast: 1 = pypto SaturationMode.ON
 };

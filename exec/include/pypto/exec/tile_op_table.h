@@ -25,8 +25,11 @@ enum class TileExec : std::uint8_t {
   kWhere,
   kReduce,  // over the axes of reduce_mask
   kMatmul,
-  kTriangle,  // triu/tril
-  kScan,      // cumsum/cumprod along one axis
+  kTriangle,     // triu/tril
+  kScan,         // cumsum/cumprod along one axis
+  kGather,       // indexed read along one axis of a local window
+  kScatter,      // indexed update along one axis of a local window
+  kScatterRows,  // indexed row writes to global memory
 };
 
 struct TileOpInfo {
@@ -102,6 +105,19 @@ inline constexpr TileOpInfo kTileOpTable[] = {
     {TileOpcode::kArgMin,     "argmin",      TileExec::kReduce,  "amin"},
     {TileOpcode::kCumSum,     "cumsum",      TileExec::kScan,    "sum"},
     {TileOpcode::kCumProd,    "cumprod",     TileExec::kScan,    "prod"},
+    // Indexed ops: gather/scatter as one select pass over their output tile; scatter_rows
+    // is data movement (its bytes are priced as the region it declares).
+    {TileOpcode::kGather,     "gather",      TileExec::kGather,  "where"},
+    {TileOpcode::kScatter,    "scatter",     TileExec::kScatter, "where"},
+    {TileOpcode::kScatterRows, "scatter_rows", TileExec::kScatterRows, nullptr},
+    {TileOpcode::kTf32,       "tf32",        TileExec::kUnary,   "cast"},
+    // Transcendentals priced as exp/log; cbrt as sqrt.
+    {TileOpcode::kExp2,       "exp2",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kLog2,       "log2",        TileExec::kUnary,   "log"},
+    {TileOpcode::kLog10,      "log10",       TileExec::kUnary,   "log"},
+    {TileOpcode::kCbrt,       "cbrt",        TileExec::kUnary,   "sqrt"},
+    {TileOpcode::kCosh,       "cosh",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kSinh,       "sinh",        TileExec::kUnary,   "exp"},
     // clang-format on
 };
 
@@ -123,7 +139,7 @@ constexpr bool tile_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
-static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kCumProd) + 1,
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kSinh) + 1,
               "a TileOpcode has no row");
 
 }  // namespace pypto::exec

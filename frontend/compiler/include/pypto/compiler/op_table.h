@@ -85,6 +85,15 @@ enum class OpKind : std::uint8_t {
   kArgmin,
   kCumsum,
   kCumprod,
+  kGather,
+  kScatter,
+  kScatterUpdate,
+  kExp2,
+  kLog2,
+  kLog10,
+  kCbrt,
+  kCosh,
+  kSinh,
 };
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
@@ -99,6 +108,8 @@ enum class OpFamily : std::uint8_t {
   kReshape,  // alias when expressible as a strided region, else copy
   kScan,     // cumsum/cumprod along one axis: the reduction's tiling, full-shape output
              // (emit_reduce.cpp)
+  kIndexed,  // gather/scatter/scatter_update: addresses from an index tensor's values
+             // (emit_indexed.cpp)
 };
 
 // The operands an op takes ("inputs" of the IR statement).
@@ -112,6 +123,10 @@ enum class OpForm : std::uint8_t {
   kVariadic,  // one or more tensors
   kParam,     // one tensor, then a scalar parameter of the op (lrelu's slope, round's
               // decimals, triu's diagonal): used as given, never rounded to the tensor's dtype
+  kIndexed,   // a tensor, an integer index tensor, then (scatter, scatter_update) the
+              // source: a tensor of the first's dtype, or (scatter) a scalar
+  kMatmul,    // two tensors, then the bias and scale tensors its attrs announce
+              // (extend_params)
 };
 
 // Number of inputs of a form; -1: one or more.
@@ -124,7 +139,9 @@ constexpr int arity(OpForm f) {
     case OpForm::kPair:
     case OpForm::kParam: return 2;
     case OpForm::kSelect: return 3;
-    case OpForm::kVariadic: return -1;
+    case OpForm::kVariadic:
+    case OpForm::kIndexed:
+    case OpForm::kMatmul: return -1;
   }
   return -1;
 }
@@ -143,6 +160,8 @@ enum class DTypeRule : std::uint8_t {
   kMatmul,    // cube operand dtypes (fp16, bf16, fp32, int8, both equal); the result has the
               // dtype the op states (int8 accumulates in int32, the others in fp32)
   kIndex,     // not DT_BOOL; the result is DT_INT32 (argmax/argmin: indices along the axis)
+  kIndexed,   // a non-bool tensor, an index tensor (DT_INT32/DT_INT64; scatter_update also
+              // DT_INT16) and a source of the first's dtype; the result keeps that dtype
 };
 
 // DTypeRule::kMatmul: the operand dtypes the cube unit takes.
@@ -218,7 +237,7 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kTranspose,   "transpose",    F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
   {K::kPermute,     "permute",      F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
   {K::kConcat,      "concat",       F::kConcat,  O::kVariadic, D::kAny,      true,  kNoTileOp},
-  {K::kMatmul,      "matmul",       F::kMatmul,  O::kPair,     D::kMatmul,   false, T::kMatmul},
+  {K::kMatmul,      "matmul",       F::kMatmul,  O::kMatmul,   D::kMatmul,   false, T::kMatmul},
   {K::kCeil,        "ceil",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCeil},
   {K::kTrunc,       "trunc",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kTrunc},
   {K::kRound,       "round",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kRound},
@@ -237,6 +256,15 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kArgmin,      "argmin",       F::kReduce,  O::kUnary,    D::kIndex,    true,  T::kArgMin},
   {K::kCumsum,      "cumsum",       F::kScan,    O::kUnary,    D::kNumeric,  true,  T::kCumSum},
   {K::kCumprod,     "cumprod",      F::kScan,    O::kUnary,    D::kNumeric,  true,  T::kCumProd},
+  {K::kGather,      "gather",       F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kGather},
+  {K::kScatter,     "scatter",      F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kScatter},
+  {K::kScatterUpdate, "scatter_update", F::kIndexed, O::kIndexed, D::kIndexed, true, T::kScatterRows},
+  {K::kExp2,           "exp2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp2},
+  {K::kLog2,           "log2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog2},
+  {K::kLog10,          "log10",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog10},
+  {K::kCbrt,           "cbrt",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCbrt},
+  {K::kCosh,           "cosh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCosh},
+  {K::kSinh,           "sinh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSinh},
     // clang-format on
 };
 }  // namespace table
@@ -264,17 +292,17 @@ inline const OpInfo* find_op(const char* name) {
 // Names of the enums above, as pypto._C.op_table() reports them.
 constexpr const char* to_string(OpFamily f) {
   constexpr const char* kNames[] = {"alloc",  "elementwise", "reduce",  "matmul", "permute",
-                                    "concat", "view",        "reshape", "scan"};
+                                    "concat", "view",        "reshape", "scan",   "indexed"};
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(OpForm f) {
-  constexpr const char* kNames[] = {"nullary", "fill", "unary",    "binary",
-                                    "select",  "pair", "variadic", "param"};
+  constexpr const char* kNames[] = {"nullary", "fill",     "unary", "binary",  "select",
+                                    "pair",    "variadic", "param", "indexed", "matmul"};
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(DTypeRule r) {
-  constexpr const char* kNames[] = {"declared", "any",    "numeric", "float",  "compare",
-                                    "logical",  "select", "cast",    "matmul", "index"};
+  constexpr const char* kNames[] = {"declared", "any",  "numeric", "float", "compare", "logical",
+                                    "select",   "cast", "matmul",  "index", "indexed"};
   return kNames[static_cast<std::size_t>(r)];
 }
 
@@ -296,6 +324,6 @@ constexpr bool op_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
-static_assert(kNumOps == static_cast<std::size_t>(OpKind::kCumprod) + 1, "an OpKind has no row");
+static_assert(kNumOps == static_cast<std::size_t>(OpKind::kSinh) + 1, "an OpKind has no row");
 
 }  // namespace pypto::compiler
