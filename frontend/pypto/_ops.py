@@ -34,7 +34,7 @@ from ._errors import (PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeErro
                       PyptoValueError, user_location)
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
                         smax, smin)
-from ._source import loop_carried_names
+from ._source import assignment_lines, loop_carried_names
 from ._tensor import Tensor
 
 _bmin, _bmax, _bsum, _babs = builtins.min, builtins.max, builtins.sum, builtins.abs
@@ -364,7 +364,11 @@ class loop:
     conditions (``if pypto.is_loop_begin(i):``); each path becomes a guarded root variant.
     ``parallel=True`` promises independent iterations (with ``device_sched_parallelism``).
     ``break`` and ``return`` are not allowed in the body; ``continue`` ends the iteration.
-    Values made in the body do not leave it: update tensors in place (``acc[:] = ...``).
+    Tensors made in the body do not leave it: update tensors in place (``acc[:] = ...``).
+    A Python int (or symbolic scalar) that the body reads and then reassigns is carried from
+    one iteration to the next as in Python, provided each iteration adds the same loop-invariant
+    amount (``off += tile``): iteration k sees ``init + k * tile`` and after the loop the
+    variable holds ``init + trip_count * tile``.
     """
 
     def __init__(self, *args: Any, name: Optional[str] = None, idx_name: Optional[str] = None,
@@ -418,17 +422,37 @@ class loop:
                            name=self.name, parallel=self.parallel,
                            unroll_list=self.unroll_list,
                            submit_before_loop=self.submit_before_loop, loc=self.loc)
-        explorer = _tracer.PathExplorer(where)
-        carried = loop_carried_names(frame.f_code, frame.f_lasti)
-        while explorer.start_path():
-            scope = tr.push_variant(ol.node, explorer)
-            snapshot = _watched_locals(frame, carried)
-            yield ol.index
-            tr.check_top(scope, where)
-            _check_rebinding(frame, snapshot, carried, scope, where)
-            tr.pop_variant(scope, where)
-            explorer.end_path()
+        lv = _LoopVars(frame, where)
+        mark = tr.mark()
+        # The body is first traced with the carried variables' values at loop entry. When a
+        # path changes a carried int, the trace so far is dropped and the body traced again
+        # with that int as a placeholder symbol, until no further variable starts moving.
+        while True:
+            explorer = _tracer.PathExplorer(where)
+            updates: Dict[str, List[Any]] = {n: [] for n in lv.moving}
+            restart = False
+            while explorer.start_path():
+                lv.start_path()
+                scope = tr.push_variant(ol.node, explorer)
+                snapshot = _watched_locals(frame, lv.carried)
+                yield ol.index
+                tr.check_top(scope, where)
+                moved = _check_rebinding(frame, snapshot, lv, scope)
+                tr.pop_variant(scope, where)
+                explorer.end_path()
+                if moved:
+                    lv.add_moving(tr, moved)
+                    restart = True
+                    break
+                now = frame.f_locals
+                for n in lv.moving:
+                    updates[n].append(now.get(n))
+            if not restart:
+                break
+            tr.rewind(mark, ol.node)
         tr.end_loop(ol)
+        if lv.moving:
+            lv.finish(tr, ol, updates)
 
 
 def loop_unroll(*args: Any, unroll_list: Sequence[int], name: Optional[str] = None,
@@ -468,37 +492,173 @@ def _watched_locals(frame, carried) -> dict:
             if k in carried or isinstance(v, (Tensor, SymbolicScalar))}
 
 
+def _set_locals(frame, values: Dict[str, Any]) -> None:
+    """Rebinds local variables of ``frame`` (the kernel function running a ``for`` over a
+    pypto.loop), so that its body reads a loop-carried int as an expression of the index."""
+    if not values:
+        return
+    if sys.version_info >= (3, 13):  # PEP 667: f_locals writes through to the frame
+        for k, v in values.items():
+            frame.f_locals[k] = v
+        return
+    import ctypes  # noqa: PLC0415 - only loops with carried ints need it
+
+    frame.f_locals.update(values)
+    to_fast = ctypes.pythonapi.PyFrame_LocalsToFast
+    to_fast.argtypes = [ctypes.py_object, ctypes.c_int]
+    to_fast.restype = None
+    to_fast(frame, 0)
+
+
+def _carriable(x: Any) -> bool:
+    """An int or integer SymbolicScalar: what a pypto.loop can carry across iterations."""
+    if isinstance(x, SymbolicScalar):
+        return not x.is_bool
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _same_scalar(old: Any, new: Any) -> bool:
+    if isinstance(old, SymbolicScalar) or isinstance(new, SymbolicScalar):
+        return (isinstance(old, SymbolicScalar) and isinstance(new, SymbolicScalar)
+                and old.key == new.key)
+    return (isinstance(old, numbers.Number) and isinstance(new, numbers.Number)
+            and old == new)
+
+
+def _reads_data(e: SymbolicScalar) -> bool:
+    """Whether ``e`` contains a read of tensor data (``x[i, j]`` of an input tensor)."""
+    if e.op == "load":
+        return True
+    if e.op in ("const", "bool", "sym"):
+        return False
+    return any(_reads_data(a) for a in e.args)
+
+
+class _LoopVars:
+    """The loop-carried variables of one pypto.loop body (names the body reads before it
+    assigns them, from the bytecode) and the ints among them that change per iteration."""
+
+    def __init__(self, frame, where: str):
+        self.frame = frame
+        self.where = where
+        self.code, self.lasti = frame.f_code, frame.f_lasti
+        self.carried = loop_carried_names(self.code, self.lasti)
+        self.entry = {k: v for k, v in frame.f_locals.items() if k in self.carried}
+        self.moving: Dict[str, SymbolicScalar] = {}  # name -> placeholder symbol
+
+    def assigned_at(self, name: str) -> str:
+        file = self.code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+        lines = assignment_lines(self.code, self.lasti, name)
+        return ", ".join(f"{file}:{n}" for n in lines) or self.where
+
+    def start_path(self) -> None:
+        _set_locals(self.frame, self.moving)
+
+    def add_moving(self, tr: _tracer.Tracer, names: List[str]) -> None:
+        for n in names:
+            self.moving[n] = tr.new_carried(n, f"variable '{n}' of the {self.where}")
+
+    def error(self, name: str, why: str, value: Any = 0) -> PyptoValueError:
+        if isinstance(value, bool):
+            fix = ("only ints and symbolic scalars are carried; for a first-iteration flag use "
+                   "`if pypto.is_loop_begin(i):` instead")
+        elif not _carriable(value):
+            fix = ("only ints and symbolic scalars are carried; keep the value in a tensor "
+                   f"created before the loop (updated in place: {name}[:] = ...) or compute it "
+                   "from the loop index")
+        else:
+            fix = (f"a pypto.loop carries an int or symbolic scalar changed by the same "
+                   f"loop-invariant amount each iteration ({name} += tile, {name} -= n); "
+                   f"otherwise compute it from the loop index (e.g. {name} = i * tile)")
+        return PyptoValueError(
+            f"{self.where}: variable '{name}' (assigned at {self.assigned_at(name)}) is read in "
+            f"the loop body and then reassigned there, so Python carries it from one iteration "
+            f"to the next; {why}: {fix}")
+
+    def finish(self, tr: _tracer.Tracer, ol: _tracer.OpenLoop,
+               updates: Dict[str, List[Any]]) -> None:
+        """Checks that every moving int is ``v + d`` on every path with one loop-invariant
+        ``d``, replaces its placeholder in the loop's IR by ``init + k * d`` (k: the iteration
+        number) and leaves ``init + trip_count * d`` in the variable."""
+        step = as_expr(ol.step)
+        k = as_expr(ol.index) - ol.start
+        if const_value(step) != 1:
+            k = floordiv(k, step)
+        trips = smax(floordiv(as_expr(ol.stop) - ol.start + step - 1, step), as_expr(0))
+        own = {v.name: n for n, v in self.moving.items()}
+        own[ol.index.name] = None
+        mapping: Dict[str, Any] = {}
+        after: Dict[str, Any] = {}
+        readable = {p.name: SymbolicScalar(m) for m, p in self.moving.items()}
+        for name, v in self.moving.items():
+            step_d: Optional[SymbolicScalar] = None
+            for new in updates[name]:
+                if not _carriable(new):
+                    raise self.error(name, f"a path leaves it as {type(new).__name__} {new!r}, "
+                                     "not an int", new)
+                d = as_expr(new) - v
+                shown = as_expr(new).subs(readable)
+                bad = sorted(s for s in d.free_symbols() if s in own)
+                if v.name in bad:
+                    raise self.error(name, f"its update `{name} = {shown}` is not of the form "
+                                     f"{name} + d")
+                if bad:
+                    what = " and ".join("the loop index" if own[s] is None else f"'{own[s]}'"
+                                        for s in bad)
+                    raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
+                                     f"{what}, which {'change' if len(bad) > 1 else 'changes'} "
+                                     "from one iteration to the next")
+                if _reads_data(d):
+                    raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
+                                     "tensor data")
+                if step_d is not None and step_d.key != d.key:
+                    raise self.error(name, f"its increment differs between branch paths "
+                                     f"(`{step_d.subs(readable)}` and `{d.subs(readable)}`)")
+                step_d = d
+            init = as_expr(self.entry[name])
+            mapping[v.name] = init + k * step_d
+            final = init + trips * step_d
+            after[name] = final.args[0] if final.op == "const" else final
+        _tracer.substitute(ol.node, mapping)
+        for v in self.moving.values():
+            tr.retire_carried(v)
+        _set_locals(self.frame, after)
+
+
 def _carried_error(where: str, name: str, old: Any) -> PyptoValueError:
-    if isinstance(old, Tensor):
-        fix = (f"keep it in a tensor created before the loop and update it in place: "
-               f"{name}[:] = ...  (or pypto.assemble)")
-    else:
-        fix = "compute it from the loop index instead (e.g. off = i * tile)"
+    fix = (f"keep it in a tensor created before the loop and update it in place: "
+           f"{name}[:] = ...  (or pypto.assemble)")
     return PyptoValueError(
         f"{where}: variable '{name}' is read in the loop body and then reassigned there, so "
-        "Python would carry its new value into the next iteration, but a pypto.loop body is "
-        f"traced once (per branch path), not once per iteration; {fix}")
+        "Python would carry its new value into the next iteration, but a pypto.loop carries "
+        f"only ints, not a {type(old).__name__}; {fix}")
 
 
-def _check_rebinding(frame, snapshot: dict, carried, scope: _tracer.Scope, where: str) -> None:
-    """Rejects loop-carried Python variables, which tracing cannot represent. Found from the
-    source (``carried``: read before assigned in the body) and, where the source is not
-    available, from tensors the body read and then rebound."""
+def _check_rebinding(frame, snapshot: dict, lv: _LoopVars, scope: _tracer.Scope) -> List[str]:
+    """Names of carried ints this path changed that were not yet moving. Rejects other
+    loop-carried rebindings: of tensors (which the body read and then rebound) and of values
+    that are not ints."""
     now = frame.f_locals
+    moved = []
     for name, old in snapshot.items():
+        if name in lv.moving:
+            continue
         new = now.get(name, old)
         if new is old:
             continue
-        if name in carried:
-            if (isinstance(old, numbers.Number) and isinstance(new, numbers.Number)
-                    and old == new):
+        if name in lv.carried:
+            if _same_scalar(old, new):
                 continue
-            raise _carried_error(where, name, old)
+            if _carriable(old) and _carriable(new):
+                moved.append(name)
+                continue
+            if isinstance(old, Tensor):
+                raise _carried_error(lv.where, name, old)
+            raise lv.error(name, f"it changes from {type(old).__name__} {old!r} to "
+                           f"{type(new).__name__} {new!r}", old if not _carriable(old) else new)
         if isinstance(old, Tensor) and old._value.id in scope.consumed:
-            raise _carried_error(where, name, old)
-        if (isinstance(old, SymbolicScalar) and isinstance(new, SymbolicScalar)
-                and not old.is_const() and new.key != old.key and new.contains(old)):
-            raise _carried_error(where, name, old)
+            raise _carried_error(lv.where, name, old)
+    return moved
 
 
 def is_loop_begin(index: SymbolicScalar) -> SymbolicScalar:

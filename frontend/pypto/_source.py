@@ -3,10 +3,11 @@
 
 Tracing runs the kernel as Python, so some mistakes are invisible at run time: a ``break`` in
 a ``pypto.loop`` body, a ``return value``, or a variable that a loop body reads and then
-reassigns (``off += 64``), which Python would carry into the next iteration while the body is
-traced only once. ``scan_kernel`` finds the first two in the source with ``ast`` (when the
-source is not available they are still caught at run time); ``loop_carried_names`` reads the
-bytecode, so loop-carried variables are found whether or not the source can be read.
+reassigns (``off += 64``), which Python carries into the next iteration while the body is
+traced only once (``_ops.loop`` makes such ints functions of the loop index). ``scan_kernel``
+finds the first two in the source with ``ast`` (when the source is not available they are still
+caught at run time); ``loop_carried_names`` reads the bytecode, so loop-carried variables are
+found whether or not the source can be read.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import textwrap
 import types
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-__all__ = ["scan_kernel", "loop_carried_names"]
+__all__ = ["scan_kernel", "loop_carried_names", "assignment_lines"]
 
 
 def _is_pypto_loop(node: ast.AST) -> bool:
@@ -133,6 +134,35 @@ def _names(ins: dis.Instruction) -> Tuple[List[str], List[str]]:
     return [], []
 
 
+def _loop_body(code: types.CodeType, lasti: int) -> Optional[List[dis.Instruction]]:
+    """Instructions of the body of the ``for`` whose FOR_ITER is at offset ``lasti`` (the
+    leading stores of the loop target skipped), or None when ``lasti`` is not a FOR_ITER."""
+    instrs = list(dis.get_instructions(code))
+    at = next((n for n, ins in enumerate(instrs) if ins.offset == lasti), None)
+    if at is None or instrs[at].opname != "FOR_ITER":
+        return None
+    end = instrs[at].argval
+    body = [ins for ins in instrs[at + 1:] if ins.offset < end]
+    j = 0
+    while j < len(body) and body[j].opname in _TARGET_OPS:
+        j += 1
+    return body[j:]
+
+
+def assignment_lines(code: types.CodeType, lasti: int, name: str) -> List[int]:
+    """Source lines (from the bytecode's line table) where the body of the ``for`` at
+    ``lasti`` assigns local ``name``; for error messages."""
+    lines: Set[int] = set()
+    line = None
+    for ins in _loop_body(code, lasti) or ():
+        pos = getattr(ins, "positions", None)
+        line = (pos.lineno if pos is not None and pos.lineno is not None
+                else ins.starts_line or line)
+        if name in _names(ins)[1] and line is not None:
+            lines.add(line)
+    return sorted(lines)
+
+
 def loop_carried_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
     """Names the body of the ``for`` statement whose FOR_ITER instruction is at byte offset
     ``lasti`` of ``code`` reads before assigning them (so Python would carry them across
@@ -144,17 +174,11 @@ def loop_carried_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
     if names is not None:
         return names
     names = frozenset()
-    instrs = list(dis.get_instructions(code))
-    at = next((n for n, ins in enumerate(instrs) if ins.offset == lasti), None)
-    if at is not None and instrs[at].opname == "FOR_ITER":
-        end = instrs[at].argval
-        body = [ins for ins in instrs[at + 1:] if ins.offset < end]
-        j = 0
-        while j < len(body) and body[j].opname in _TARGET_OPS:
-            j += 1
+    body = _loop_body(code, lasti)
+    if body is not None:
         assigned: Set[str] = set()
         read_first: Set[str] = set()
-        for ins in body[j:]:
+        for ins in body:
             loads, stores = _names(ins)
             read_first.update(n for n in loads if n not in assigned)
             assigned.update(stores)

@@ -181,6 +181,11 @@ class Tracer:
         self.open_loops: List[OpenLoop] = []
         self._index_names: Set[str] = set()
         self._retired_indices: Dict[str, str] = {}
+        #: Placeholder symbol -> "variable 'off' of the pypto.loop at k.py:7", while that loop
+        #: is traced (see loop-carried ints in ``_ops.loop``); retired ones for error messages.
+        self.carried: Dict[str, str] = {}
+        self._retired_carried: Dict[str, str] = {}
+        self._next_carried = 0
         #: Name of the composite op (e.g. "softmax") whose parts are being emitted, or None.
         self.composite: Optional[str] = None
 
@@ -252,8 +257,14 @@ class Tracer:
             return
         open_names = {ol.index.name for ol in self.open_loops}
         for name in e.free_symbols():
-            if name in self.dim_symbols or name in open_names:
+            if name in self.dim_symbols or name in open_names or name in self.carried:
                 continue
+            if name in self._retired_carried:
+                raise PyptoValueError(
+                    f"{api}: `{e}` was computed inside a pypto.loop body from the loop-carried "
+                    f"{self._retired_carried[name]} and is used after that loop "
+                    f"({user_location()}); only the carried variable itself leaves the loop "
+                    "(with its value after the last iteration)")
             if name in self._retired_indices:
                 raise PyptoValueError(
                     f"{api}: loop index '{name}' of the pypto.loop at "
@@ -374,6 +385,33 @@ class Tracer:
         self.open_loops.pop()
         self._retired_indices[ol.index.name] = ol.node.loc
 
+    # -- loop-carried scalars -------------------------------------------------------------
+
+    def new_carried(self, name: str, what: str) -> SymbolicScalar:
+        """A fresh placeholder symbol standing for loop-carried variable ``name`` while its
+        loop body is traced; ``what`` describes it for error messages."""
+        self._next_carried += 1
+        sym = f"{name}@{self._next_carried}"
+        self.carried[sym] = what
+        return SymbolicScalar(sym)
+
+    def retire_carried(self, sym: SymbolicScalar) -> None:
+        self._retired_carried[sym.name] = self.carried.pop(sym.name)
+
+    def mark(self) -> Tuple[Set[str], Dict[str, str], Set[int]]:
+        """Tracer state that tracing one loop body changes, for :meth:`rewind`."""
+        return set(self._index_names), dict(self._retired_indices), set(self.top.consumed)
+
+    def rewind(self, mark: Tuple[Set[str], Dict[str, str], Set[int]], loop: ir.Loop) -> None:
+        """Forgets the variants traced so far for ``loop`` (its body is about to be traced
+        again). Value ids are not reused, so a handle kept from the forgotten trace stays
+        distinct (and out of scope)."""
+        names, retired, consumed = mark
+        loop.variants.clear()
+        self._index_names = set(names)
+        self._retired_indices = dict(retired)
+        self.top.consumed = set(consumed)
+
     def find_loop(self, index: Any, api: str) -> OpenLoop:
         if isinstance(index, SymbolicScalar) and index.op == "sym":
             for ol in reversed(self.open_loops):
@@ -392,6 +430,50 @@ class Tracer:
         for p in self.kernel.params:
             p.is_output_written = p.value.id in written
         return self.kernel
+
+
+def substitute(loop: ir.Loop, mapping: Dict[str, Any]) -> None:
+    """Replaces symbols (by name) in every expression of ``loop``'s body, in place: guards,
+    op scalars and attributes, output shapes, write offsets and nested loop bounds."""
+
+    def expr(e: Any) -> Any:
+        if isinstance(e, SymbolicScalar):
+            r = e.subs(mapping)
+            return r.args[0] if r.op == "const" else r
+        if isinstance(e, list):
+            return [expr(x) for x in e]
+        if isinstance(e, tuple):
+            return tuple(expr(x) for x in e)
+        if isinstance(e, dict):
+            return {k: expr(x) for k, x in e.items()}
+        return e
+
+    def value(v: ir.Value) -> None:
+        v.shape = tuple(expr(d) for d in v.shape)
+        if v.valid_shape is not None:
+            v.valid_shape = tuple(expr(d) for d in v.valid_shape)
+
+    def body(stmts: List[Any]) -> None:
+        for s in stmts:
+            if isinstance(s, ir.Op):
+                for x in s.inputs:
+                    if isinstance(x, ir.Scalar) and isinstance(x.value, SymbolicScalar):
+                        x.value = expr(x.value)
+                s.attrs = expr(s.attrs)
+                value(s.out)
+            elif isinstance(s, ir.Write):
+                s.offsets = expr(s.offsets)
+                s.attrs = expr(s.attrs)
+            elif isinstance(s, ir.Loop):
+                s.start, s.stop, s.step = expr(s.start), expr(s.stop), expr(s.step)
+                variants(s.variants)
+
+    def variants(vs: List[ir.Variant]) -> None:
+        for v in vs:
+            v.conds = [(c.subs(mapping), taken) for c, taken in v.conds]
+            body(v.body)
+
+    variants(loop.variants)
 
 
 def _norm_dim(d: Any) -> Any:

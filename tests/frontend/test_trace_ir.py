@@ -528,16 +528,108 @@ def test_loop_carried_rebinding_is_rejected():
     assert "acc[:] = ..." in msg
 
 
-def test_loop_carried_python_counter_is_rejected():
+def test_loop_carried_counter_becomes_an_expression_of_the_index():
+    seen = {}
+
+    def k(a: pypto.Tensor([16, 8], F32), out: pypto.Tensor([2, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        off = 1
+        for i in pypto.loop(2, 8, 2, idx_name="i"):   # iterations k = (i - 2) // 2
+            out[0:1, :] = a[off:off + 1, :]
+            off += 3
+        seen["after"] = off
+
+    kir = trace(k, torch.zeros(16, 8), torch.zeros(2, 8))
+    (loop,) = kir.loops()
+    view = loop.variants[0].body[0]
+    assert [view.attrs["offsets"][0].eval({"i": i}) for i in (2, 4, 6)] == [1, 4, 7]
+    assert seen["after"] == 10
+    assert not any("@" in s for s in json.dumps(kir.to_dict()).split('"'))  # no placeholder
+
+
+def test_symbolic_loop_carried_value_after_the_loop():
+    seen = {}
+
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 8], F32), out: pypto.Tensor([1, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        n = a.shape[0]
+        off = n - 1
+        for i in pypto.loop(n // 2):
+            off -= 2
+        seen["after"] = off
+        out[:] = a[off:off + 1, :]
+
+    kir = trace(k, torch.zeros(8, 8), torch.zeros(1, 8))
+    assert seen["after"].eval({"a.shape[0]": 9}) == 0
+    assert seen["after"].eval({"a.shape[0]": 1}) == 0   # no iteration: the initial value
+    assert kir.variants[0].body[-1].kind == "write"
+
+
+def test_non_affine_loop_carried_update_is_rejected():
+    def k(a: pypto.Tensor([16, 8], F32), out: pypto.Tensor([1, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        off = 1
+        for i in pypto.loop(4):
+            out[:] = a[off:off + 1, :]
+            off = off * 2
+
+    msg = trace_error(k, torch.zeros(16, 8), torch.zeros(1, 8))
+    assert "variable 'off' (assigned at test_trace_ir.py:" in msg
+    assert "its update `off = off*2` is not of the form off + d" in msg
+    assert "(off += tile, off -= n)" in msg
+
+
+def test_loop_carried_update_from_the_index_or_data_is_rejected():
+    def by_index(a: pypto.Tensor([16, 8], F32), out: pypto.Tensor([1, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        off = 0
+        for i in pypto.loop(4):
+            off += i
+            out[:] = a[off:off + 1, :]
+
+    def by_data(lens: pypto.Tensor([4], pypto.DT_INT32), a: pypto.Tensor([16, 8], F32),
+                out: pypto.Tensor([1, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        off = 0
+        for i in pypto.loop(4):
+            out[:] = a[off:off + 1, :]
+            off += lens[0]
+
+    def by_path(a: pypto.Tensor([16, 8], F32), out: pypto.Tensor([1, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        off = 0
+        for i in pypto.loop(4):
+            if pypto.is_loop_end(i):
+                off += 1
+            out[:] = a[off:off + 1, :]
+
+    def flag(a: pypto.Tensor([16, 8], F32), out: pypto.Tensor([1, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        first = True
+        for i in pypto.loop(4):
+            if first:
+                out[:] = a[0:1, :]
+            first = False
+
+    z = (torch.zeros(16, 8), torch.zeros(1, 8))
+    assert "depends on the loop index, which changes" in trace_error(by_index, *z)
+    assert "depends on tensor data" in trace_error(
+        by_data, torch.zeros(4, dtype=torch.int32), *z)
+    assert "its increment differs between branch paths (`1` and `0`)" in trace_error(by_path, *z)
+    assert "use `if pypto.is_loop_begin(i):` instead" in trace_error(flag, *z)
+
+
+def test_value_computed_from_a_carried_int_does_not_leave_the_loop():
     def k(a: pypto.Tensor([16, 8], F32), out: pypto.Tensor([1, 8], F32)):
         pypto.set_vec_tile_shapes(1, 8)
         off = 0
         for i in pypto.loop(4):
+            end = off + 1
             off += 2
-            out[:] = a[off:off + 1, :]
+        out[:] = a[end - 1:end, :]
 
-    assert "variable 'off' is read in the loop body and then reassigned" in trace_error(
-        k, torch.zeros(16, 8), torch.zeros(1, 8))
+    msg = trace_error(k, torch.zeros(16, 8), torch.zeros(1, 8))
+    assert "from the loop-carried variable 'off' of the pypto.loop at test_trace_ir.py:" in msg
 
 
 def test_in_place_accumulation_is_fine():

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Python ints rebound in a pypto.loop body (``off += tile``) are carried from one iteration to
+the next as in Python (and in PyPTO's new-IR frontend): iteration k sees ``init + k * d`` and
+the variable holds ``init + trip_count * d`` after the loop. End to end in SIM against torch;
+the tracing-only checks (IR form, errors, ``python -c``) are in test_trace_ir.py and
+test_compat_api.py."""
+
+import torch
+
+import pypto
+
+F32 = pypto.DT_FP32
+SIM = {"run_mode": pypto.RunMode.SIM}
+
+
+def test_counter_walks_the_rows_and_holds_its_final_value():
+    seen = {}
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([18, 8], F32), out: pypto.Tensor([18, 8], F32)):
+        pypto.set_vec_tile_shapes(2, 8)
+        tile = 2
+        off = 0
+        for i in pypto.loop(8):
+            out[off:off + tile, :] = a[off:off + tile, :] * 2.0 + 1.0
+            off += tile
+        seen["after"] = off
+        out[off:off + 2, :] = a[0:2, :]  # rows 16..17, written after the loop
+
+    a, out = torch.randn(18, 8), torch.zeros(18, 8)
+    k(a, out)
+    want = a * 2.0 + 1.0
+    want[16:18] = a[0:2]
+    assert torch.equal(out, want)
+    assert seen["after"] == 16 and type(seen["after"]) is int
+
+
+def test_counters_in_nested_loops_with_start_step_and_branches():
+    seen = {}
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([24, 8], F32), out: pypto.Tensor([24, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        src = 0
+        dst = 23
+        for i in pypto.loop(1, 9, 2):          # 4 iterations: i = 1, 3, 5, 7
+            for j in pypto.loop(3):
+                if pypto.is_loop_begin(j):     # two paths, the same increment on both
+                    out[dst:dst + 1, :] = a[src:src + 1, :] + 100.0
+                else:
+                    out[dst:dst + 1, :] = a[src:src + 1, :] + float(0)
+                src += 2
+                dst = dst - 1
+            src -= 4                           # net +2 per outer iteration
+        seen["after"] = (src, dst)
+
+    a, out = torch.randn(24, 8), torch.zeros(24, 8)
+    k(a, out)
+    want = torch.zeros(24, 8)
+    src, dst = 0, 23
+    for _ in range(4):
+        for j in range(3):
+            want[dst] = a[src] + (100.0 if j == 0 else 0.0)
+            src += 2
+            dst -= 1
+        src -= 4
+    assert torch.equal(out, want)
+    assert seen["after"] == (src, dst) == (8, 11)
+
+
+def test_counter_over_a_dynamic_trip_count():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 8], F32), out: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        n = a.shape[0]
+        off = 0
+        for i in pypto.loop(n // 4):
+            out[off:off + 4, :] = pypto.exp(a[off:off + 4, :])
+            off += 4
+        out[off - 4:off, :] = a[off - 4:off, :] - 1.0  # the last full tile, after the loop
+
+    for n in (8, 20):
+        a, out = torch.randn(n, 8), torch.zeros(n, 8)
+        k(a, out)
+        want = torch.exp(a)
+        want[n - 4:n] = a[n - 4:n] - 1.0
+        torch.testing.assert_close(out, want)
+
+
+def test_counter_in_loop_unroll():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 8], F32), out: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
+        pypto.set_vec_tile_shapes(2, 8)
+        n = a.shape[0]
+        off = 0
+        for i, f in pypto.loop_unroll(0, n // 2, 1, unroll_list=[2]):
+            out[off:off + 2 * f, :] = pypto.view(a, [2 * f, 8], [off, 0]) * 3.0
+            off += 2 * f
+
+    a, out = torch.randn(10, 8), torch.zeros(10, 8)
+    k(a, out)
+    assert torch.equal(out, a * 3.0)
