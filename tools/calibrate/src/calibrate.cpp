@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -32,20 +33,28 @@ struct Field {
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
       {{"aicpu.poll_cycles", 1, 100000}, [](const ChipConfig& c) { return c.aicpu.poll_cycles; }},
-      {{"aicpu.resolve_cycles", 1, 100000}, [](const ChipConfig& c) { return c.aicpu.resolve_cycles; }},
-      {{"aicpu.dispatch_cycles", 1, 100000}, [](const ChipConfig& c) { return c.aicpu.dispatch_cycles; }},
-      {{"aicpu.queue_op_cycles", 1, 100000}, [](const ChipConfig& c) { return c.aicpu.queue_op_cycles; }},
+      {{"aicpu.resolve_cycles", 1, 100000},
+       [](const ChipConfig& c) { return c.aicpu.resolve_cycles; }},
+      {{"aicpu.dispatch_cycles", 1, 100000},
+       [](const ChipConfig& c) { return c.aicpu.dispatch_cycles; }},
+      {{"aicpu.queue_op_cycles", 1, 100000},
+       [](const ChipConfig& c) { return c.aicpu.queue_op_cycles; }},
       {{"aicpu.fair_scan_cycles_per_thread", 1, 100000},
        [](const ChipConfig& c) { return c.aicpu.fair_scan_cycles_per_thread; }},
-      {{"aicpu.barrier_cycles", 1, 100000}, [](const ChipConfig& c) { return c.aicpu.barrier_cycles; }},
+      {{"aicpu.barrier_cycles", 1, 100000},
+       [](const ChipConfig& c) { return c.aicpu.barrier_cycles; }},
       {{"aicpu.device_task_build_cycles", 1, 1000000},
        [](const ChipConfig& c) { return c.aicpu.device_task_build_cycles; }},
       {{"aicpu.stitch_cycles_per_task", 1, 100000},
        [](const ChipConfig& c) { return c.aicpu.stitch_cycles_per_task; }},
-      {{"aicpu.submit_cycles", 1, 100000}, [](const ChipConfig& c) { return c.aicpu.submit_cycles; }},
-      {{"cores.slot_switch_cycles", 1, 100000}, [](const ChipConfig& c) { return c.cores.slot_switch_cycles; }},
-      {{"aicpu.launch_latency_ns", 0, 100000}, [](const ChipConfig& c) { return c.aicpu.launch_latency_ns; }},
-      {{"cores.start_latency_ns", 0, 100000}, [](const ChipConfig& c) { return c.cores.start_latency_ns; }},
+      {{"aicpu.submit_cycles", 1, 100000},
+       [](const ChipConfig& c) { return c.aicpu.submit_cycles; }},
+      {{"cores.slot_switch_cycles", 1, 100000},
+       [](const ChipConfig& c) { return c.cores.slot_switch_cycles; }},
+      {{"aicpu.launch_latency_ns", 0, 100000},
+       [](const ChipConfig& c) { return c.aicpu.launch_latency_ns; }},
+      {{"cores.start_latency_ns", 0, 100000},
+       [](const ChipConfig& c) { return c.cores.start_latency_ns; }},
   };
   return f;
 }
@@ -103,7 +112,8 @@ RecordingFit replay(const Recording& rec, const ChipConfig& chip) {
   // The same with the instances of one kernel in one root matched in start order: siblings
   // (the successors of one fan-out) are interchangeable, and which core a sibling lands on
   // is not a cost the fit should chase.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::vector<double>, std::vector<double>>>
+  std::map<std::pair<std::uint32_t, std::uint32_t>,
+           std::pair<std::vector<double>, std::vector<double>>>
       groups;
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
     if (g.core_type[t] == sched::CoreType::kHub || !g.has_recorded_start(t)) continue;
@@ -115,7 +125,8 @@ RecordingFit replay(const Recording& rec, const ChipConfig& chip) {
   for (auto& [key, grp] : groups) {
     std::sort(grp.first.begin(), grp.first.end());
     std::sort(grp.second.begin(), grp.second.end());
-    for (std::size_t i = 0; i < grp.first.size(); ++i) matched += std::fabs(grp.first[i] - grp.second[i]);
+    for (std::size_t i = 0; i < grp.first.size(); ++i)
+      matched += std::fabs(grp.first[i] - grp.second[i]);
   }
   f.matched_start_error_us = n == 0 ? 0 : matched / static_cast<double>(n) / kPsPerUs;
   const double recorded = g.recorded_makespan_ps ? static_cast<double>(*g.recorded_makespan_ps) : 0;
@@ -160,9 +171,21 @@ class Search {
     if (sims_ + recs_.size() > opt_.max_simulations) return false;
     const ChipConfig c = with_values(base_, opt_.params, v);
     std::vector<RecordingFit> fits;
-    for (const Recording& r : recs_) fits.push_back(replay(r, c));
+    try {
+      for (const Recording& r : recs_) fits.push_back(replay(r, c));
+      f = objective(recs_, fits, opt_.makespan_weight);
+    } catch (const ModelError& e) {
+      // A point where the model fails is no candidate; the search goes on around it.
+      f = std::numeric_limits<double>::infinity();
+      if (opt_.progress) {
+        std::string at;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          at += (i ? ", " : "") + opt_.params[i].key + "=" + std::to_string(v[i]);
+        }
+        opt_.progress("replay failed at " + at + ": " + e.what() + "; point rejected");
+      }
+    }
     sims_ += static_cast<std::uint32_t>(recs_.size());
-    f = objective(recs_, fits, opt_.makespan_weight);
     seen_.emplace(v, f);
     return true;
   }
@@ -308,7 +331,8 @@ CalibrateResult calibrate(const std::vector<Recording>& recordings, const sim::C
       const std::size_t best = order[0], worst = order[m], second = order[m - 1];
       // Converged when every vertex rounds to the same point or the values agree.
       bool same = true;
-      for (std::size_t j = 1; j <= m && same; ++j) same = point(simplex[j], idx) == point(simplex[0], idx);
+      for (std::size_t j = 1; j <= m && same; ++j)
+        same = point(simplex[j], idx) == point(simplex[0], idx);
       if (same || fv[worst] - fv[best] <= 1e-6 * (1 + std::fabs(fv[best]))) break;
       std::vector<double> c(m, 0);
       for (std::size_t j = 0; j <= m; ++j) {
@@ -473,23 +497,20 @@ std::string fit_table(const CalibrateResult& r) {
     };
     std::string name = x.name;
     if (name.size() > 28) name = "..." + name.substr(name.size() - 25);
-    const std::string sp =
-        x.fidelity.has_spearman && y.fidelity.has_spearman
-            ? pair(x.fidelity.spearman, y.fidelity.spearman, "%.3f")
-            : std::string("-");
-    std::snprintf(b, sizeof b, "%-28s %6llu %17s %17s %17s %19s %15s\n", name.c_str(),
-                  static_cast<unsigned long long>(x.fidelity.tasks),
-                  pair(x.mean_start_error_us, y.mean_start_error_us, "%.3f").c_str(),
-                  pair(x.fidelity.start_error_median_us, y.fidelity.start_error_median_us, "%.3f")
-                      .c_str(),
-                  pair(x.fidelity.start_error_p90_us, y.fidelity.start_error_p90_us, "%.3f")
-                      .c_str(),
-                  pair(x.makespan_error_pct, y.makespan_error_pct, "%+.1f").c_str(), sp.c_str());
+    const std::string sp = x.fidelity.has_spearman && y.fidelity.has_spearman
+                               ? pair(x.fidelity.spearman, y.fidelity.spearman, "%.3f")
+                               : std::string("-");
+    std::snprintf(
+        b, sizeof b, "%-28s %6llu %17s %17s %17s %19s %15s\n", name.c_str(),
+        static_cast<unsigned long long>(x.fidelity.tasks),
+        pair(x.mean_start_error_us, y.mean_start_error_us, "%.3f").c_str(),
+        pair(x.fidelity.start_error_median_us, y.fidelity.start_error_median_us, "%.3f").c_str(),
+        pair(x.fidelity.start_error_p90_us, y.fidelity.start_error_p90_us, "%.3f").c_str(),
+        pair(x.makespan_error_pct, y.makespan_error_pct, "%+.1f").c_str(), sp.c_str());
     o << b;
   }
   o << "\nobjective (mean |start error| + weight x mean |makespan error|): "
-    << fmt("%.4f", r.objective_before_us) << " -> " << fmt("%.4f", r.objective_after_us)
-    << " us\n";
+    << fmt("%.4f", r.objective_before_us) << " -> " << fmt("%.4f", r.objective_after_us) << " us\n";
   return o.str();
 }
 
@@ -500,8 +521,8 @@ std::string overlay_yaml(const CalibrateResult& r, const std::string& base_prese
     << "# Written by `pypto-sim calibrate`: AICPU costs fitted to\n";
   for (const std::string& n : r.recordings) o << "#   " << n << "\n";
   o << "# objective (mean |start error| + weight x mean |makespan error|): "
-    << fmt("%.4f", r.objective_before_us) << " -> " << fmt("%.4f", r.objective_after_us)
-    << " us, " << r.simulations << " simulations" << (r.converged ? "" : " (not converged)")
+    << fmt("%.4f", r.objective_before_us) << " -> " << fmt("%.4f", r.objective_after_us) << " us, "
+    << r.simulations << " simulations" << (r.converged ? "" : " (not converged)")
     << ".\n# Use it with: pypto-sim run TRACE --config THIS_FILE\n";
   o << "base: " << base_preset << "\n";
   // Group "section.key" lines by section, in the order keys first appear.
@@ -512,7 +533,8 @@ std::string overlay_yaml(const CalibrateResult& r, const std::string& base_prese
     const std::string sec = key.substr(0, dot);
     if (lines.find(sec) == lines.end()) sections.push_back(sec);
     std::string line = "  " + key.substr(dot + 1) + ": " + value;
-    if (!note.empty()) line += std::string(std::max<std::size_t>(1, 40 - line.size()), ' ') + "# " + note;
+    if (!note.empty())
+      line += std::string(std::max<std::size_t>(1, 40 - line.size()), ' ') + "# " + note;
     lines[sec].push_back(line);
   };
   for (const std::string& s : extra_sets) {

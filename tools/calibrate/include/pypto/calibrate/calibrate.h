@@ -38,9 +38,9 @@ std::vector<ParamSpec> default_params();
 ParamSpec param_spec(const std::string& key);
 
 struct Recording {
-  std::string name;                 // for tables and the overlay's comment
-  const sched::TaskGraph* graph;    // with recorded starts (not owned)
-  sched::RuntimeOptions runtime;    // the runtime options it was recorded with
+  std::string name;               // for tables and the overlay's comment
+  const sched::TaskGraph* graph;  // with recorded starts (not owned)
+  sched::RuntimeOptions runtime;  // the runtime options it was recorded with
 };
 
 struct CalibrateOptions {
@@ -59,8 +59,8 @@ struct RecordingFit {
   // The same with the tasks of one kernel in one root paired in start order (the k-th
   // recorded start of the group with the k-th simulated one): the objective's term.
   double matched_start_error_us = 0;
-  double makespan_error_pct = 0;   // (simulated - recorded) / recorded x 100, task span
-  double makespan_error_us = 0;    // signed
+  double makespan_error_pct = 0;  // (simulated - recorded) / recorded x 100, task span
+  double makespan_error_us = 0;   // signed
 };
 
 struct ParamFit {
