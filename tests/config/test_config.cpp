@@ -125,9 +125,12 @@ TEST_CASE("the presets carry DESIGN.md's numbers", "[config]") {
     CHECK((c.cores.cube_m == 16 && c.cores.cube_n == 16 && c.cores.cube_k == 16));
     CHECK(c.l2.line_bytes == 512);
     CHECK(c.aicpu.freq_mhz == 1800);
-    CHECK(c.aicpu.poll_cycles == 240);
-    CHECK(c.aicpu.resolve_cycles == 390);
-    CHECK(c.aicpu.dispatch_cycles == 200);
+    // A2/A3 (and their variants): calibrated to board measurements (configs/a2.yaml says
+    // which); 950: PyPTO's cost-model values, no measurement.
+    const bool calibrated = r.name[0] == 'a';
+    CHECK(c.aicpu.poll_cycles == (calibrated ? 290u : 240u));
+    CHECK(c.aicpu.resolve_cycles == (calibrated ? 57u : 390u));
+    CHECK(c.aicpu.dispatch_cycles == (calibrated ? 23u : 200u));
     CHECK(c.aicpu.device_task_build_cycles == 10000);
   }
 }

@@ -5,6 +5,7 @@
 // 1 for I/O failures.
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <ctime>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "pypto/bench/bench.h"
+#include "pypto/calibrate/calibrate.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/suggest.h"
 #include "pypto/model/config_loader.h"
@@ -23,6 +25,7 @@
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
+#include "pypto/sim/trace/native_writer.h"
 #include "pypto/sim/trace/synthetic.h"
 #include "pypto/sim/trace/trace_loader.h"
 
@@ -40,6 +43,7 @@ commands:
   config           show a chip configuration (--describe lists every key)
   policies         list the scheduling policies
   bench            benchmark suite: speed against the SystemC ceiling, scaling, policies
+  calibrate TRACE  fit the AICPU costs to recordings, print the fit, write a config overlay
 Run 'pypto-sim <command> --help' for the options of a command.
 )";
 
@@ -69,7 +73,8 @@ bool is_replay_flag(const sched::OptionSpec& spec) {
   return (spec.acts_on & sched::kActsReplay) != 0 && spec.type != sched::OptionType::kStringList;
 }
 
-po::options_description common_options(Common& c) {
+// The chip and runtime-option flags (run, compare, calibrate).
+po::options_description chip_options(Common& c) {
   po::options_description d("options");
   d.add_options()("help,h", "show this help")(
       "prof", po::value(&c.prof), "tilefwk_L1_prof_data.json with recorded times (board traces)")(
@@ -86,6 +91,11 @@ po::options_description common_options(Common& c) {
     d.add_options()(names.c_str(), po::value<std::string>(),
                     sched::runtime_option_help(spec).c_str());
   }
+  return d;
+}
+
+po::options_description common_options(Common& c) {
+  po::options_description d = chip_options(c);
   d.add_options()("out,o", po::value(&c.out),
                   "output folder (default: a new folder under ./output/)")(
       "no-trace", po::bool_switch(&c.no_trace), "write stats.json only (large traces)")(
@@ -155,13 +165,50 @@ void parse(int argc, char** argv, po::options_description& d, po::positional_opt
   po::notify(vm);
 }
 
+// Loads a trace and resolves the chip. --chip auto (the default without --chip/--config): a
+// board recording's blockIdx tell the core counts, so the preset that fits is taken; other
+// traces run on a2. The trace is read with a2 first (its board clock converts the ticks) and
+// again if another preset fits. A named chip is checked against the recording.
+sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
+                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip) {
+  sim::LoadOptions lo;
+  lo.prof_path = prof;
+  lo.runtime = rt;
+  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
+  chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
+  sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
+  if (trace.recorded_cores) {
+    if (auto_chip) {
+      const auto fits = cfg::fitting_chip_presets(*trace.recorded_cores);
+      if (!fits.empty() && fits.front() != chip.chip.name) {
+        chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
+        trace = sim::load_trace(path, lo, chip);
+      }
+      // Say so when the recording moved the chip off the default (a2 and a3 share core counts
+      // and clocks, so the choice between fitting presets is a convention: name it).
+      if (!c.quiet && !fits.empty() && fits.front() != "a2") {
+        std::cerr << "pypto-sim: --chip auto: using " << chip.chip.name << " (presets that fit:";
+        for (const auto& f : fits) std::cerr << " " << f;
+        std::cerr << ")\n";
+      }
+    }
+    cfg::check_recorded_cores(chip, *trace.recorded_cores);
+  }
+  return trace;
+}
+
 int cmd_run(int argc, char** argv, bool compare) {
   Common c;
   std::string policies = "0,1,2,3";
   po::options_description d = common_options(c);
   d.add_options()("trace", po::value(&c.trace), "trace file");
+  std::string timed_trace;
   if (compare)
     d.add_options()("policies", po::value(&policies), "policies to compare: 0,1,2,3 or names");
+  else
+    d.add_options()("timed-trace", po::value(&timed_trace),
+                    "also write the replay as a native trace with every task's simulated "
+                    "start/end (a recording made by the model; traces/FORMAT.md)");
   po::positional_options_description p;
   p.add("trace", 1);
   po::variables_map vm;
@@ -174,40 +221,22 @@ int cmd_run(int argc, char** argv, bool compare) {
     throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") +
                      " TRACE [options]");
   sched::RuntimeOptions rt = runtime_options(vm);
-  sim::LoadOptions lo;
-  lo.prof_path = c.prof;
-  lo.runtime = rt;
-  // --chip auto (the default without --chip/--config): a board recording's blockIdx tell the
-  // core counts, so the preset that fits is taken; other traces run on a2. The trace is read
-  // with a2 first (its board clock converts the ticks) and again if another preset fits.
-  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
-  sim::ChipConfig chip =
-      cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
-  sim::LoadedTrace trace = sim::load_trace(c.trace, lo, chip);
-  if (trace.recorded_cores) {
-    if (auto_chip) {
-      const auto fits = cfg::fitting_chip_presets(*trace.recorded_cores);
-      if (!fits.empty() && fits.front() != chip.chip.name) {
-        chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
-        trace = sim::load_trace(c.trace, lo, chip);
-      }
-      // Say so when the recording moved the chip off the default (a2 and a3 share core counts
-      // and clocks, so the choice between fitting presets is a convention: name it).
-      if (!c.quiet && !fits.empty() && fits.front() != "a2") {
-        std::cerr << "pypto-sim: --chip auto: using " << chip.chip.name << " (presets that fit:";
-        for (const auto& f : fits) std::cerr << " " << f;
-        std::cerr << ")\n";
-      }
-    }
-    cfg::check_recorded_cores(chip, *trace.recorded_cores);
-  }
+  sim::ChipConfig chip;
+  sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip);
   if (trace.unrecorded_tasks > 0) {
     std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
               << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "
                  "dependency nodes\n";
   }
   if (!compare) {
-    const sim::SimResult r = run_one(trace.graph, chip, rt, !c.no_trace, c.quiet);
+    const sim::SimResult r =
+        run_one(trace.graph, chip, rt, !c.no_trace || !timed_trace.empty(), c.quiet);
+    if (!timed_trace.empty()) {
+      std::ofstream f(timed_trace, std::ios::binary);
+      if (!f) throw Error("cannot write " + timed_trace);
+      sim::write_native_trace(trace.graph, &r.timeline, chip.chip.name,
+                              "pypto-sim run " + c.trace + " (simulated times)", f);
+    }
     const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
     sim::ReportOptions ro;
     ro.trace_json = ro.swim_json = !c.no_trace;
@@ -359,6 +388,99 @@ int cmd_bench(int argc, char** argv) {
   return 0;
 }
 
+// calibrate TRACE [--prof PROF] [TRACE [--prof PROF]]...: each --prof belongs to the trace
+// before it. The fit is pypto_calibrate's; this only loads, prints and writes.
+int cmd_calibrate(int argc, char** argv) {
+  Common c;
+  std::string overlay, params;
+  std::uint32_t max_sims = 400;
+  po::options_description d = chip_options(c);
+  d.add_options()("trace", po::value<std::vector<std::string>>(), "recordings")(
+      "params", po::value(&params),
+      "keys to fit, comma-separated (default: every AICPU cost and start-up latency; those "
+      "the recordings do not constrain are found and left out)")(
+      "max-sims", po::value(&max_sims)->default_value(400),
+      "at most this many replays (one replay = one recording once)")(
+      "out,o", po::value(&overlay), "write the fit as a config overlay (YAML for --config)")(
+      "quiet,q", po::bool_switch(&c.quiet), "no progress on stderr");
+  po::positional_options_description p;
+  p.add("trace", -1);
+  po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).positional(p).run();
+  std::vector<std::pair<std::string, std::string>> pairs;  // trace, prof
+  for (const po::option& o : parsed.options) {
+    if (o.string_key == "trace") pairs.emplace_back(o.value.at(0), "");
+    if (o.string_key == "prof") {
+      if (pairs.empty() || !pairs.back().second.empty())
+        throw UsageError("--prof " + o.value.at(0) + ": give it after the TRACE it belongs to");
+      pairs.back().second = o.value.at(0);
+    }
+  }
+  parsed.options.erase(std::remove_if(parsed.options.begin(), parsed.options.end(),
+                                      [](const po::option& o) {
+                                        return o.string_key == "trace" || o.string_key == "prof";
+                                      }),
+                       parsed.options.end());
+  po::variables_map vm;
+  po::store(parsed, vm);
+  po::notify(vm);
+  if (vm.count("help") != 0) {
+    std::cout << "usage: pypto-sim calibrate TRACE [--prof PROF] [TRACE [--prof PROF]]... "
+                 "[options]\n"
+              << d;
+    return 0;
+  }
+  if (pairs.empty()) throw UsageError("missing TRACE: pypto-sim calibrate TRACE [--prof PROF]...");
+  const sched::RuntimeOptions rt = runtime_options(vm);
+  calibrate::CalibrateOptions opt;
+  if (!params.empty()) {
+    opt.params.clear();
+    std::stringstream ss(params);
+    for (std::string k; std::getline(ss, k, ',');) {
+      if (!k.empty()) opt.params.push_back(calibrate::param_spec(k));
+    }
+  }
+  opt.max_simulations = max_sims;
+  if (!c.quiet)
+    opt.progress = [](const std::string& s) { std::cerr << "calibrate: " << s << "\n"; };
+  std::vector<sim::LoadedTrace> traces;
+  sim::ChipConfig chip;
+  for (const auto& [path, prof] : pairs) {
+    sim::ChipConfig this_chip;
+    traces.push_back(load_with_chip(c, path, prof, rt, this_chip));
+    if (traces.size() == 1) {
+      chip = this_chip;
+    } else if (this_chip.chip.name != chip.chip.name) {
+      throw UsageError(path + " runs on " + this_chip.chip.name + " but " + pairs[0].first +
+                       " on " + chip.chip.name + "; name one chip with --chip");
+    }
+  }
+  std::vector<calibrate::Recording> recs;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    recs.push_back({pairs[i].first, &traces[i].graph, rt});
+  }
+  const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
+  std::cout << calibrate::fit_table(r);
+  if (!overlay.empty()) {
+    std::string text;
+    if (c.config.empty()) {
+      text = calibrate::overlay_yaml(r, chip.chip.name, c.sets);
+    } else {
+      // A --config file is no preset a `base:` could name: write the whole fitted chip.
+      text = "# Written by `pypto-sim calibrate` from " + c.config + ": the whole chip, with\n";
+      for (const auto& pf : r.params) {
+        if (pf.sensitive) text += "#   " + pf.key + " fitted: " + std::to_string(pf.fitted) + "\n";
+      }
+      text += cfg::to_yaml(r.fitted);
+    }
+    std::ofstream f(overlay);
+    f << text;
+    f.flush();
+    if (!f) throw Error("cannot write " + overlay);
+    std::cout << "overlay in " << overlay << "\n";
+  }
+  return 0;
+}
+
 int dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -378,16 +500,18 @@ int dispatch(int argc, char** argv) {
   if (cmd == "gen") return cmd_gen(argc - 1, argv + 1);
   if (cmd == "config") return cmd_config(argc - 1, argv + 1);
   if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
+  if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
   if (cmd == "policies" || cmd == "--list-policies") {
     for (const auto& e : sched::Registry::global().list()) {
       std::cout << e.name << "  " << e.description << "\n";
     }
     return 0;
   }
-  std::vector<std::string> cmds = {"run", "compare", "gen", "config", "policies", "bench"};
+  std::vector<std::string> cmds = {"run",      "compare", "gen",      "config",
+                                   "policies", "bench",   "calibrate"};
   std::string msg = "unknown command '" + cmd + "'";
   if (const auto guess = sched::closest_match(cmd, cmds)) msg += "; did you mean '" + *guess + "'?";
-  throw UsageError(msg + " (commands: run, compare, gen, config, policies, bench)");
+  throw UsageError(msg + " (commands: run, compare, gen, config, policies, bench, calibrate)");
 }
 
 int run_cli(int argc, char** argv) {

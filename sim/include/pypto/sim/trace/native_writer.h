@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// A task graph as a native trace (traces/FORMAT.md, version 1), optionally with the times of
+// a simulation as recorded `start`/`end`: a replay written this way is a recording that our
+// own model made with known parameters (what `pypto-sim calibrate` is tested on, and a way to
+// hand a simulated schedule to any tool that reads recordings).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "pypto/sched/task_graph.h"
+#include "pypto/sim/simulation.h"
+
+namespace pypto::sim {
+
+// Writes g with its device tasks (`dt`, one device-task record each), kernels, roots, edges,
+// memory ranges, tiles and compute cycles (as `cycles`: the tile ops are already priced).
+// With `times` (a timeline of a simulation of g), every AIC/AIV/AICPU task gets `start` and
+// `end` in ns, the simulated ones rounded down to the ns, the end as start plus the rounded
+// duration; without it, a task keeps its recorded duration (`dur`) if it has one. `chip` is
+// the header's chip hint, `generator` its free text.
+// Contract: times, if given, holds start_ps/end_ps for every task of g. Throws pypto::Error
+// when the stream fails.
+void write_native_trace(const sched::TaskGraph& g, const Timeline* times, const std::string& chip,
+                        const std::string& generator, std::ostream& out);
+
+}  // namespace pypto::sim
