@@ -1368,8 +1368,9 @@ def reshape(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None,
         _fail(PyptoValueError, "reshape", f"only one -1 is allowed, got {list(shape)!r}")
     if not inplace and (any(isinstance(d, SymbolicScalar) and not d.is_const() for d in entries)
                         or any(isinstance(d, SymbolicScalar) for d in xv.shape)):
-        _fail(PyptoValueError, "reshape", "reshape() requires integer shape when using "
-              "non-inplace reshape; use inplace=True for dynamic shapes")
+        # PyPTO's wording (its tests match it), then our hint.
+        _fail(PyptoValueError, "reshape", "reshape() requires integer shape when "
+              "'inplace=False'; use inplace=True for dynamic shapes")
     total = as_expr(1)
     for d in xv.shape:
         total = total * d
