@@ -10,8 +10,8 @@ dtype]`` build a :class:`TensorAnnotation` describing a jit parameter::
           z: pypto.Tensor()):          # any rank/shape/dtype, every axis static
         ...
 
-Shape entries: an int (that exact size), ``pypto.DYNAMIC``/``pypto.DYN`` (may change between
-calls without recompiling), ``pypto.STATIC`` (taken from the tensor; a new size recompiles),
+Shape entries: an int (that exact size), ``pypto.DYNAMIC``/``pypto.DYN`` or ``-1`` (may
+change between calls without recompiling), ``pypto.STATIC`` (taken from the tensor; a new size recompiles),
 ``pypto.frontend.dynamic("N")`` (dynamic, and every axis named N must agree), and a trailing
 ``...`` (any number of further static axes). Without ``...`` the rank must match exactly.
 An empty shape, ``pypto.Tensor([], dtype)``, means "shape taken from the argument": any
@@ -104,10 +104,14 @@ class TensorAnnotation:
                 raise PyptoValueError(
                     f"pypto.Tensor: shape entry {i} is the expression {e}; a dynamic axis must "
                     "be a plain symbol such as pypto.frontend.dynamic('N')")
+            if isinstance(e, numbers.Integral) and e == -1:
+                # PyPTO: -1 is the size of an axis known only at run time (pypto.DYNAMIC).
+                entries.append(StatusType.DYNAMIC)
+                continue
             if isinstance(e, numbers.Integral) and e < 1:
-                hint = " (use pypto.DYNAMIC for a dynamic axis)" if e == -1 else ""
                 raise PyptoValueError(
-                    f"pypto.Tensor: shape entry {i} is {e}; sizes must be >= 1{hint}")
+                    f"pypto.Tensor: shape entry {i} is {e}; sizes must be >= 1 (or -1, "
+                    "pypto.DYNAMIC, for a dynamic axis)")
             entries.append(int(e) if isinstance(e, numbers.Integral) else e)
         self.shape = tuple(entries)
 

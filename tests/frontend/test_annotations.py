@@ -46,6 +46,21 @@ def test_empty_tensor_annotation_accepts_anything():
     assert a.shape is None and a.dtype is None and a.format is None
 
 
+def test_minus_one_is_a_dynamic_axis():
+    # PyPTO: a shape entry of -1 is an axis whose size is known only at run time.
+    a = pypto.Tensor([-1, 10], pypto.DT_BF16, "t")
+    assert a.shape == (pypto.DYNAMIC, 10) and a.name == "t" and not a.is_fully_static
+    assert pypto.Tensor[[-1, 4], pypto.DT_FP32].shape == (pypto.DYNAMIC, 4)
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def k(x: pypto.Tensor([-1, 4], pypto.DT_FP32)):
+        pass
+
+    k.warmup(torch.zeros(3, 4))
+    k.warmup(torch.zeros(5, 4))  # the -1 axis changes without recompiling
+    assert k.compile_count == 1
+
+
 def test_empty_bracket_is_rejected():
     with pytest.raises(pypto.PyptoValueError, match=r"pypto.Tensor\[\]: give at least a shape"):
         pypto.Tensor[()]
@@ -53,7 +68,7 @@ def test_empty_bracket_is_rejected():
 
 @pytest.mark.parametrize("shape, message", [
     ([3, 0], "shape entry 1 is 0; sizes must be >= 1"),
-    ([-1, 4], r"shape entry 0 is -1; sizes must be >= 1 \(use pypto.DYNAMIC"),
+    ([-2, 4], r"shape entry 0 is -2; sizes must be >= 1 \(or -1, pypto.DYNAMIC"),
     ([..., 4], r"'...' may only be the last entry"),
 ])
 def test_bad_shape_values(shape, message):

@@ -80,11 +80,28 @@ def test_omitted_tensor_that_is_only_read_is_an_error(recorder):
         pypto.set_vec_tile_shapes(8)
         a[:] = a + b
 
-    with pytest.raises(pypto.PyptoValueError,
+    # PyPTO's tests catch pypto.error.FeError for a call with too few inputs.
+    with pytest.raises(pypto.error.FeError,
                        match="Tensor parameter 'b' was omitted from the call, but kernel 'k' "
                              "never writes it, so it is an input: pass it explicitly."):
         k(torch.zeros(3))
     assert recorder.calls == []
+
+
+def test_omission_rule_only_trailing_written_parameters(recorder):
+    # The rule (the seed's example 1 wins over PyPTO's test_number_of_input_not_match, which
+    # expects an error for the same call shape): only trailing parameters may be omitted, and
+    # each must be written by the kernel (an output) and fully static with a dtype.
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([4], pypto.DT_FP32), b: pypto.Tensor([4], pypto.DT_FP32),
+          c: pypto.Tensor([4], pypto.DT_FP32), d: pypto.Tensor([4], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8)
+        d[:] = a + b + c
+
+    with pytest.raises(pypto.error.FeError, match="Tensor parameter 'c' was omitted"):
+        k(torch.zeros(4), torch.zeros(4))
+    assert recorder.calls == []
+    assert k(torch.zeros(4), torch.zeros(4), torch.zeros(4)).shape == (4,)
 
 
 def test_two_omitted_outputs_come_back_as_a_tuple(recorder):

@@ -247,6 +247,20 @@ void EmitContext::emit_reshape(const Unit& u) {
     throw ConfigError(u.loc + ": reshape of " + std::to_string(nx) + " elements into " +
                       std::to_string(nv));
   }
+  // IR.md: a reshape moves the valid elements. When the input's valid extent is partial (a
+  // tail window), its padding is not data: the output's valid box, in row-major order, holds
+  // the input's valid box in row-major order (PyPTO's valid_shape reshape of a padded tile).
+  std::int64_t nxv = 1, nvv = 1;
+  bool partial = false;
+  for (int k = 0; k < x.rank; ++k) {
+    nxv *= x.valid[k];
+    partial = partial || x.valid[k] < x.shape[k];
+  }
+  for (int k = 0; k < v.rank; ++k) nvv *= v.valid[k];
+  if (partial && nvv <= nxv) {
+    emit_compact_reshape(u, x, v);
+    return;
+  }
   std::int64_t strides[kMaxRank];
   const bool alias = !k_.values[st.out].copy_view &&
                      reshape_strides(x.shape, x.region.stride, x.rank, v.shape, v.rank, strides);
@@ -266,6 +280,46 @@ void EmitContext::emit_reshape(const Unit& u) {
   for (int k = 0; k < kMaxRank; ++k) {
     v.region.shape[k] = k < v.rank ? v.shape[k] : 1;
     v.region.stride[k] = k < v.rank ? strides[k] : 0;
+  }
+  vals_[st.out] = v;
+}
+
+void EmitContext::emit_compact_reshape(const Unit& u, const RtVal& x, RtVal v) {
+  const Stmt& st = k_.stmts[u.ops[0]];
+  RtVal d = v;
+  // prod(v.shape) elements: room for the compacted run and for every address of the region
+  // below (its strides are at most the dense ones of v.shape).
+  give_dense_storage(st.out, d);
+  // Compact: x's valid box, copied dense over x.valid (element j of the run at offset j).
+  GlobalRegion run = d.region;
+  run.rank = static_cast<std::uint8_t>(x.rank);
+  std::int64_t s = 1;
+  for (int k = kMaxRank - 1; k >= 0; --k) {
+    run.shape[k] = k < x.rank ? x.valid[k] : 1;
+    run.stride[k] = k < x.rank ? s : 0;
+    if (k < x.rank) s *= std::max<std::int64_t>(1, x.valid[k]);
+  }
+  emit_copy(u, x, run, d.storage, {}, value_name(st.out));
+  // The output reads the run as its valid box: dense strides over v.valid. Its padding
+  // aliases other elements, which only matters when the output is itself written.
+  v.has_region = true;
+  v.storage = d.storage;
+  v.region = d.region;
+  v.region.rank = static_cast<std::uint8_t>(v.rank);
+  bool dense = true;
+  s = 1;
+  for (int k = kMaxRank - 1; k >= 0; --k) {
+    v.region.shape[k] = k < v.rank ? v.shape[k] : 1;
+    v.region.stride[k] = k < v.rank ? s : 0;
+    if (k >= v.rank) continue;
+    dense = dense && (v.valid[k] <= 1 || s == d.region.stride[k]);
+    s *= std::max<std::int64_t>(1, v.valid[k]);
+  }
+  if (k_.values[st.out].copy_view && !dense) {
+    throw ConfigError(u.loc +
+                      ": writing into the output of a reshape with a partial "
+                      "valid_shape is not supported when its valid box is not a leading run of "
+                      "its layout; write into a fresh tensor instead");
   }
   vals_[st.out] = v;
 }

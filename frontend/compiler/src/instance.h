@@ -195,6 +195,11 @@ class EmitContext {
   void emit_copy_write(const Unit& u);
   void emit_view(const Unit& u);
   void emit_reshape(const Unit& u);
+  // A reshape of an input with a partial valid extent: copies x's valid box into a dense run
+  // owned by the output (v, shape evaluated) and gives the output strides that read that
+  // run as its valid box. Throws ConfigError when the output is also written and its valid
+  // box is not a leading run of its dense layout.
+  void emit_compact_reshape(const Unit& u, const RtVal& x, RtVal v);
   // Tiled copy of `src` (valid part) into the region `dst` (same shape).
   void emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& dst, const Storage& dst_st,
                  const std::vector<std::int64_t>& vec_tile, const std::string& dst_name);
