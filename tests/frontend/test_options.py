@@ -27,10 +27,15 @@ RANGES = {
     "stitch_function_num_step": (0, 1024),
     "stitch_function_size": (1, 65535),
     "stitch_cfgcache_size": (0, 100000000),
+    "cfgcache_device_task_num": (0, 2147483647),
+    "cfgcache_root_task_num": (0, 2147483647),
+    "cfgcache_leaf_task_num": (0, 2147483647),
 }
 RUNTIME_ACCEPTED_ONLY = ("stitch_function_inner_memory", "stitch_function_outcast_memory",
                          "stitch_function_num_initial", "stitch_function_num_step",
-                         "stitch_function_size", "stitch_cfgcache_size")
+                         "stitch_function_size", "stitch_cfgcache_size",
+                         "cfgcache_device_task_num", "cfgcache_root_task_num",
+                         "cfgcache_leaf_task_num")
 
 
 def kernel(x: pypto.Tensor([4], pypto.DT_FP32)):
@@ -280,9 +285,9 @@ def test_accepted_only_options_are_marked():
     # real kernels (PyPTO's examples) still pass.
     assert accepted["runtime_options"] == RUNTIME_ACCEPTED_ONLY
     assert "compile_stage" not in accepted["host_options"]  # it stops before running
-    # 25 jit keys, pass_options['experimental'], the two operation_options and the six
-    # legacy runtime options.
-    assert sum(len(keys) for keys in accepted.values()) == 34
+    # 25 jit keys, pass_options['experimental'], the two operation_options, the six
+    # legacy runtime options and the three control-flow cache ones.
+    assert sum(len(keys) for keys in accepted.values()) == 37
     assert set(accepted) == {"host_options", "codegen_options", "pass_options",
                              "verify_options", "debug_options", "operation_options",
                              "runtime_options"}
