@@ -15,6 +15,27 @@ Example::
     add_kernel.warmup(x, y, z)   # trace + compile only
     add_kernel.cache.clear()     # forget every specialization
 
+Returned values (PyPTO's functional form)::
+
+    @pypto.frontend.jit
+    def abs_kernel(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)
+                   ) -> pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32):
+        return pypto.abs(x)
+
+    y = abs_kernel(x)            # a new torch tensor on x's device
+
+Each returned tensor (``return t`` or ``return a, b``) is written to a virtual output
+parameter appended after the signature's tensor parameters (named ``ret``, or ``ret0``,
+``ret1``...), so the compiler and the backends only ever see output parameters. The call
+allocates those outputs (zero-filled, on the inputs' device) and returns them; together with
+omitted trailing outputs (allocated as above, listed first) one output is returned bare and
+several as a tuple. The return annotation (a ``pypto.Tensor`` or a tuple of them) gives each
+output's dtype, format and shape; DYNAMIC, STATIC or ``...`` axes, a bare ``pypto.Tensor`` and
+a missing (or non-pypto) annotation take the traced value's dtype and shape, whose dynamic
+axes must be dynamic dimensions of the parameters (the call's bindings size them). A returned
+input parameter is copied into a new output (as PyPTO moves it into its output), so the
+result never aliases the argument.
+
 The wrapper follows Triton's ``@jit``: ``fn=None`` plus keyword-only option dicts, a lazy
 cache keyed by specialization (kept in ``kernel.cache``, resettable), explicit ``warmup``,
 and compile hooks (``pypto.frontend.hooks``). A specialization is the tuple of tensor dtypes,
@@ -43,7 +64,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _backend, _options, _tracer, ir
+from . import _backend, _ops, _options, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
 from ._errors import PyptoNotImplementedError, PyptoError, PyptoTypeError, PyptoValueError
@@ -229,7 +250,7 @@ class JitKernel:
     def __init__(self, fn: Callable, *, host_options=None, runtime_options=None,
                  codegen_options=None, pass_options=None, verify_options=None,
                  debug_options=None, new_ir: bool = True,
-                 create_new_logical_tensor: bool = False):
+                 create_new_logical_tensor: bool = False, use_cache: bool = True):
         # `@pypto.frontend.jit` over `@pypto.options(...)`: every call runs in that scope
         # (the kernel's own dicts still win), and the function itself is the kernel.
         self._scope_opts: Optional[_options.Options] = None
@@ -243,16 +264,21 @@ class JitKernel:
             raise PyptoTypeError(
                 f"jit decorator can only be used on functions, got {type(fn).__name__}{hint}")
         for flag, fname in ((new_ir, "new_ir"),
-                            (create_new_logical_tensor, "create_new_logical_tensor")):
+                            (create_new_logical_tensor, "create_new_logical_tensor"),
+                            (use_cache, "use_cache")):
             if not isinstance(flag, bool):
                 raise PyptoTypeError(f"jit: {fname} must be a bool, got {flag!r}")
         #: PyPTO's choice of tracer (new PIL IR or legacy parser) and an assemble-lowering
         #: flag: accepted, recorded, and without effect (pypto-sim has one tracer).
         self.new_ir = new_ir
         self.create_new_logical_tensor = create_new_logical_tensor
+        #: PyPTO's use_cache: False traces and compiles on every call (and warmup), replacing
+        #: the cached entry, instead of reusing a cached specialization.
+        self.use_cache = use_cache
         self.fn = fn
         functools.update_wrapper(self, fn)
         self._params = self._classify(fn)
+        self._return_anns = self._return_annotations(fn)
         self._tensor_params = [p for p in self._params if p.is_tensor]
         self._nontensor_params = [p for p in self._params if not p.is_tensor]
         self._pos_nontensor = [p for p in self._nontensor_params if p.positional]
@@ -321,6 +347,16 @@ class JitKernel:
                                      p.default if has_default else None))
         return params
 
+    def _return_annotations(self, fn: Callable) -> Optional[List[TensorAnnotation]]:
+        """The outputs the return annotation declares, or None when it declares none (no
+        annotation, ``-> None``, or a non-pypto type such as ``torch.Tensor`` or ``tuple``:
+        then the returned values alone decide)."""
+        raw = self._annotation(fn, inspect.signature(fn).return_annotation)
+        items = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+        if not items or not all(isinstance(a, TensorAnnotation) or a is Tensor for a in items):
+            return None
+        return [TensorAnnotation() if a is Tensor else a for a in items]
+
     def _referenced_globals(self, fn: Callable) -> List[str]:
         # Names the kernel reads that are bound to data (not modules, functions or classes) at
         # decoration; attribute names (x.shape) also land in co_names but are not globals.
@@ -356,11 +392,12 @@ class JitKernel:
         run_mode = self._run_mode()
         entry = self._get_or_compile(specs, values, run_mode, warmup=False)
         self._check_omitted(entry, allocated)
+        outputs = allocated + self._allocate_returns(entry, tensors, bindings)
         if self.options["host_options"].get("compile_stage", 0) != CompStage.ALL_COMPLETE:
-            return self._outputs(tensors, allocated)
+            return self._outputs(tensors, outputs)
         backend = _backend.get_backend(run_mode)
         self.last_report = backend.run(entry.compiled, list(tensors), bindings, entry.options)
-        return self._outputs(tensors, allocated)
+        return self._outputs(tensors, outputs)
 
     def warmup(self, *args: Any, **kwargs: Any) -> CompiledKernel:
         """Validates the arguments and traces/compiles their specialization without running.
@@ -386,6 +423,7 @@ class JitKernel:
             tensors, _, values = self._bind(args, kwargs)
             specs, bindings = self._validate(tensors)
             entry = self._get_or_compile(specs, values, RunMode.SIM, warmup=True)
+            self._allocate_returns(entry, tensors, bindings)
         native = _backend._native()
         if native is None or not hasattr(native, "dump_trace"):
             raise PyptoNotImplementedError(
@@ -593,11 +631,11 @@ class JitKernel:
 
     def _get_or_compile(self, specs, values, run_mode: RunMode, warmup: bool) -> CompiledKernel:
         key = self._key(specs, values, run_mode)
-        entry = self.cache.get(key)
+        entry = self.cache.get(key) if self.use_cache else None
         if entry is not None:
             return entry
         with self.cache._lock:
-            entry = self.cache.get(key)
+            entry = self.cache.get(key) if self.use_cache else None
             if entry is not None:
                 return entry
             kernel_ir = self._trace(specs, values)
@@ -630,15 +668,12 @@ class JitKernel:
                     shape = [SymbolicScalar(d) if isinstance(d, str) else d for d in s.dims]
                     handles.append(Tensor._wrap(tracer.add_param(p.name, shape, s.dtype, s.format)))
                 explorer = _tracer.PathExplorer(where)
+                returns: Optional[List[ir.Value]] = None
                 while explorer.start_path():
                     scope = tracer.push_variant(None, explorer)
                     ret = self.fn(*handles, *pos, **kw)
-                    if ret is not None:
-                        raise PyptoValueError(
-                            f"kernel '{name}' returned a value ({type(ret).__name__}): returning "
-                            "values from a @pypto.frontend.jit kernel is not supported; write the "
-                            "result into an output tensor instead (e.g. out[:] = result)")
                     tracer.check_top(scope, where)
+                    returns = self._write_returns(tracer, ret, returns)
                     tracer.pop_variant(scope, where)
                     explorer.end_path()
         except PyptoError:
@@ -647,6 +682,109 @@ class JitKernel:
             e.add_note(f"(while tracing pypto kernel '{name}')")
             raise
         return tracer.finish()
+
+    def _write_returns(self, tracer: _tracer.Tracer, ret: Any,
+                       outs: Optional[List[ir.Value]]) -> List[ir.Value]:
+        """Writes what one path of the kernel body returned to the virtual output parameters
+        (created on the first path; later branch paths must return the same kind of tensors).
+        Returns those parameters' values."""
+        where = f"kernel '{self.__name__}'"
+        if ret is None:
+            vals: List[Tensor] = []
+        elif isinstance(ret, Tensor):
+            vals = [ret]
+        elif (isinstance(ret, (tuple, list)) and ret
+              and all(isinstance(v, Tensor) for v in ret)):
+            vals = list(ret)
+        else:
+            what = type(ret).__name__
+            if isinstance(ret, (tuple, list)):
+                what += " of " + ", ".join(type(v).__name__ for v in ret) if ret else " (empty)"
+            raise PyptoTypeError(
+                f"{where} returned {what}: a kernel may return a pypto tensor, a tuple of "
+                "tensors, or nothing (results that are not tensors cannot leave the device)")
+        anns = self._return_anns
+        if outs is None:
+            if anns is not None and len(anns) != len(vals):
+                raise PyptoValueError(
+                    f"{where}: the return annotation declares {len(anns)} output tensor(s) but "
+                    f"the kernel returned {len(vals)}")
+            outs = [self._return_param(tracer, i, len(vals), v._value,
+                                       anns[i] if anns is not None else None)
+                    for i, v in enumerate(vals)]
+        elif len(outs) != len(vals):
+            raise PyptoValueError(
+                f"{where}: one branch path returns {len(outs)} tensor(s), another {len(vals)}; "
+                "every path of the kernel body must return the same outputs")
+        for i, (out, v) in enumerate(zip(outs, vals)):
+            got = v._value
+            if tuple(got.shape) != tuple(out.shape) or got.dtype is not out.dtype:
+                raise PyptoValueError(
+                    f"{where}: returned tensor {i} is {got.dtype.name}{list(got.shape)} on one "
+                    f"branch path but {out.dtype.name}{list(out.shape)} on another")
+            _ops._setitem(Tensor._wrap(out), slice(None), v)
+        return outs
+
+    def _return_param(self, tracer: _tracer.Tracer, i: int, count: int, v: ir.Value,
+                      ann: Optional[TensorAnnotation]) -> ir.Value:
+        """The virtual output parameter for returned value ``v`` (i-th of ``count``): dtype,
+        format and fixed axes from the annotation, the rest from ``v``."""
+        where = f"kernel '{self.__name__}'"
+        taken = {p.name for p in self._params}
+        base = "ret" if count == 1 else f"ret{i}"
+        pname = base
+        while pname in taken:
+            pname += "_"
+        dtype = v.dtype if ann is None or ann.dtype is None else ann.dtype
+        if dtype is not v.dtype:
+            raise PyptoValueError(
+                f"{where}: returned tensor {i} has dtype {v.dtype.name} but the return "
+                f"annotation says {dtype.name}; convert it with pypto.cast(t, pypto.{dtype.name})")
+        shape = list(v.shape)
+        fixed = () if ann is None or ann.shape is None else ann.shape
+        if ann is not None and ann.shape is not None and (
+                len(shape) < len(fixed) if ann.has_ellipsis else len(shape) != len(fixed)):
+            raise PyptoValueError(
+                f"{where}: returned tensor {i} has {len(shape)} dimension(s) {list(shape)} but "
+                f"the return annotation {ann!r} has {len(fixed)}")
+        for axis, e in enumerate(fixed):
+            d = shape[axis]
+            same = (d == e if isinstance(e, int) and isinstance(d, int) else
+                    isinstance(e, SymbolicScalar) and isinstance(d, SymbolicScalar)
+                    and d.key == e.key)
+            if isinstance(e, (int, SymbolicScalar)) and not same:
+                raise PyptoValueError(
+                    f"{where}: returned tensor {i} has shape {list(shape)}, which does not match "
+                    f"the return annotation {ann!r} at axis {axis}")
+        for axis, d in enumerate(shape):
+            if isinstance(d, SymbolicScalar) and not (d.op == "sym"
+                                                      and d.name in tracer.dim_symbols):
+                raise PyptoValueError(
+                    f"{where}: axis {axis} of returned tensor {i} is `{d}`, which cannot size an "
+                    "output allocated at call time (only ints and dynamic dimensions of the "
+                    "parameters can); write the result into an output parameter instead "
+                    "(out[:] = result)")
+        fmt = ann.format if ann is not None and ann.format is not None else TileOpFormat.TILEOP_ND
+        return tracer.add_param(pname, shape, dtype, fmt)
+
+    def _allocate_returns(self, entry: CompiledKernel, tensors: List[Any],
+                          bindings: Dict[str, int]) -> List[int]:
+        """Appends to ``tensors`` a zero-filled torch tensor for each virtual output parameter
+        of ``entry`` (sized with the call's ``bindings``); returns their indices."""
+        first = len(self._tensor_params)
+        device = next((t.device for t in tensors if isinstance(t, torch.Tensor)),
+                      torch.device("cpu"))
+        indices = []
+        for p in entry.ir.params[first:]:
+            dtype = to_torch_dtype(p.dtype)
+            if dtype is None or p.dtype.is_fp4:
+                raise PyptoValueError(
+                    f"kernel '{self.__name__}' returns a {p.dtype.name} tensor, which torch "
+                    "cannot hold here; write the result into an output parameter instead")
+            shape = [d if isinstance(d, int) else bindings[d.name] for d in p.shape]
+            indices.append(len(tensors))
+            tensors.append(torch.zeros(shape, dtype=dtype, device=device))
+        return indices
 
     def _check_omitted(self, entry: CompiledKernel, allocated: Sequence[int]) -> None:
         for i in allocated:
@@ -669,19 +807,20 @@ def jit(fn: Optional[Callable] = None, *, host_options: Optional[dict] = None,
         runtime_options: Optional[dict] = None, codegen_options: Optional[dict] = None,
         pass_options: Optional[dict] = None, verify_options: Optional[dict] = None,
         debug_options: Optional[dict] = None, new_ir: bool = True,
-        create_new_logical_tensor: bool = False) -> Any:
+        create_new_logical_tensor: bool = False, use_cache: bool = True) -> Any:
     """Decorator: ``@pypto.frontend.jit`` or ``@pypto.frontend.jit(runtime_options={...})``.
 
     Options are validated at decoration (unknown keys, types and ranges raise at once). As
     in PyPTO, ``runtime_options`` is held by reference: changing the dict after decorating
     (e.g. its run_mode) takes effect, re-validated, at the next call. ``new_ir`` and
     ``create_new_logical_tensor`` (PyPTO's tracer choice and an assemble-lowering flag) are
-    accepted and have no effect. See the module docstring for call semantics.
+    accepted and have no effect. ``use_cache=False`` (as in PyPTO) compiles on every call
+    instead of reusing a cached specialization. See the module docstring for call semantics.
     """
     opts = dict(host_options=host_options, runtime_options=runtime_options,
                 codegen_options=codegen_options, pass_options=pass_options,
                 verify_options=verify_options, debug_options=debug_options, new_ir=new_ir,
-                create_new_logical_tensor=create_new_logical_tensor)
+                create_new_logical_tensor=create_new_logical_tensor, use_cache=use_cache)
 
     def decorate(f: Callable) -> JitKernel:
         return JitKernel(f, **opts)

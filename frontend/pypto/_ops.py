@@ -832,13 +832,24 @@ def _commutative(op: str, x: Any, y: Any) -> Tensor:
     return _binary(op, x, y)
 
 
-def add(x: Any, y: Any) -> Tensor:
-    """Element-wise ``x + y`` (broadcasting; one side may be a Python number)."""
-    return _commutative("add", x, y)
+def _scaled(api: str, y: Any, alpha: Any) -> Any:
+    """``alpha * y`` for add/sub's ``alpha`` (PyPTO: ``x + alpha * y``); ``y`` itself when
+    alpha is 1, so the common call records no extra op."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Number):
+        _fail(PyptoTypeError, api, f"alpha must be a number, got {type(alpha).__name__}")
+    if alpha == 1:
+        return y
+    return mul(y, alpha) if isinstance(y, Tensor) else y * alpha
 
 
-def sub(x: Any, y: Any) -> Tensor:
-    """Element-wise ``x - y``."""
+def add(x: Any, y: Any, alpha: Any = 1) -> Tensor:
+    """Element-wise ``x + alpha * y`` (broadcasting; one side may be a Python number)."""
+    return _commutative("add", x, _scaled("add", y, alpha))
+
+
+def sub(x: Any, y: Any, alpha: Any = 1) -> Tensor:
+    """Element-wise ``x - alpha * y``."""
+    y = _scaled("sub", y, alpha)
     if not isinstance(x, Tensor) and isinstance(y, Tensor):
         return _reflected_sub(x, y)
     return _binary("sub", x, y)

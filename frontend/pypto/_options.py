@@ -223,6 +223,10 @@ SCHEMAS: Dict[str, Dict[str, Option]] = {
         "compile_timeout": Option("int", 600, (0, INT32_MAX), doc="seconds"),
         "compile_timeout_stage": Option("int", 0, (0, INT32_MAX)),
         "compile_monitor_print_interval": Option("int", 60, (1, INT32_MAX), doc="seconds"),
+        # PyPTO's host config ONLY_CODEGEN (once the jit default): generate the device code
+        # without the static launch flow; kernels still run (dynamically), so it is accepted
+        # only here (not a compile_stage).
+        "only_codegen": Option("bool", False, doc="device code without the static launch flow"),
     },
     "codegen_options": {
         "support_dynamic_aligned": Option("bool", False),

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Read-only source checks of kernels (the tracer never rewrites source).
 
-Tracing runs the kernel as Python, so some mistakes are invisible at run time: a ``break`` in
-a ``pypto.loop`` body, a ``return value``, or a variable that a loop body reads and then
+Tracing runs the kernel as Python, so some mistakes are invisible at run time: a ``break`` or
+``return`` in a ``pypto.loop`` body, or a variable that a loop body reads and then
 reassigns (``off += 64``), which Python carries into the next iteration while the body is
 traced only once (``_ops.loop`` makes such ints functions of the loop index). ``scan_kernel``
 finds the first two in the source with ``ast`` (when the source is not available they are still
@@ -62,14 +62,9 @@ class _Scanner(ast.NodeVisitor):
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _skip
 
     def visit_Return(self, node: ast.Return) -> None:
-        returns_value = node.value is not None and not (
-            isinstance(node.value, ast.Constant) and node.value.value is None)
-        if returns_value:
-            self.problems.append(
-                f"kernel '{self.fname}' returns a value at {self.where}:{self._line(node)}: "
-                "returning values from a @pypto.frontend.jit kernel is not supported; write the "
-                "result into an output tensor instead (e.g. out[:] = result)")
-        elif "pypto" in self.loops:
+        # A returned value at the top level becomes the kernel's output (see _jit); any
+        # return inside a device loop would leave the traced body early.
+        if "pypto" in self.loops:
             self.problems.append(
                 f"kernel '{self.fname}': 'return' inside a pypto.loop body at "
                 f"{self.where}:{self._line(node)} is not supported; use `continue` or a "
@@ -101,7 +96,7 @@ class _Scanner(ast.NodeVisitor):
 
 
 def scan_kernel(fn: types.FunctionType) -> List[str]:
-    """Messages for a returned value, and for break/return in a pypto.loop body."""
+    """Messages for break/return in a pypto.loop body."""
     parsed = _parse(fn)
     if parsed is None:
         return []

@@ -33,6 +33,9 @@ IntField int_field(RuntimeOption id) {
     case RuntimeOption::kStitchFunctionNumStep:
     case RuntimeOption::kStitchFunctionSize:
     case RuntimeOption::kStitchCfgcacheSize:
+    case RuntimeOption::kCfgcacheDeviceTaskNum:
+    case RuntimeOption::kCfgcacheRootTaskNum:
+    case RuntimeOption::kCfgcacheLeafTaskNum:
     case RuntimeOption::kCount: return nullptr;
   }
   return nullptr;

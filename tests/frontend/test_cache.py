@@ -205,3 +205,23 @@ def test_acted_on_options_are_part_of_the_key():
     staged = options_kernel(runtime_options=SIM,
                             host_options={"compile_stage": pypto.CompStage.TENSOR_GRAPH})
     assert staged.warmup(x, y).key != base
+
+
+@pytest.mark.parametrize("use_cache, compiles", [(True, 1), (False, 3)])
+def test_use_cache_false_compiles_on_every_call(recorder, use_cache, compiles):
+    # PyPTO: use_cache=False recompiles on each call (and replaces the cached module).
+    @pypto.frontend.jit(runtime_options=SIM, use_cache=use_cache)
+    def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), y: pypto.Tensor([4, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        y[:] = x + 1.0
+
+    events = []
+    pypto.frontend.hooks.append(events.append)
+    x, y = torch.zeros(4, 8), torch.zeros(4, 8)
+    for _ in range(3):
+        k(x, y)
+    assert k.compile_count == compiles and len(events) == compiles
+    assert len(k.cache) == 1 and len(recorder.calls) == 3
+    assert k.use_cache is use_cache
+    with pytest.raises(pypto.PyptoTypeError, match="use_cache must be a bool"):
+        pypto.frontend.jit(use_cache=1)(lambda x: None)

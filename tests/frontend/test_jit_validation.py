@@ -304,27 +304,110 @@ def test_ordinals():
 # --- kernel body problems found at trace time ------------------------------------------------
 
 
-def test_return_statement_with_value():
+def test_returned_value_becomes_a_virtual_output_parameter():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([4], pypto.DT_FP32)):
         return x
 
-    with pytest.raises(pypto.PyptoValueError) as e:
+    entry = k.warmup(torch.zeros(4))
+    assert [p.name for p in entry.ir.params] == ["x", "ret"]
+    assert entry.ir.params[1].is_output_written
+    assert len(entry.ir.params) == 2 and entry.ir.params[1].shape == (4,)
+
+
+def test_returned_param_names_avoid_the_signature():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(ret: pypto.Tensor([4], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        return ret + 1.0
+
+    assert [p.name for p in k.warmup(torch.zeros(4)).ir.params] == ["ret", "ret_"]
+
+
+def test_returning_a_non_tensor_is_a_clear_error():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4], pypto.DT_FP32)):
+        return 1
+
+    with pytest.raises(pypto.PyptoTypeError,
+                       match=r"kernel 'k' returned int: a kernel may return a pypto tensor, a "
+                             r"tuple of tensors, or nothing"):
         k.warmup(torch.zeros(4))
-    msg = str(e.value)
-    assert "kernel 'k' returns a value at test_jit_validation.py:" in msg
-    assert "returning values from a @pypto.frontend.jit kernel is not supported; write the " \
-           "result into an output tensor instead" in msg
 
 
-def test_return_value_detected_without_source():
+def test_returning_a_mixed_tuple_is_a_clear_error_without_source():
     ns = {"pypto": pypto}
-    exec("def k(x: pypto.Tensor([4], pypto.DT_FP32)):\n    return 1\n", ns)
+    exec("def k(x: pypto.Tensor([4], pypto.DT_FP32)):\n    return x, 2.0\n", ns)
     k = pypto.frontend.jit(runtime_options=SIM)(ns["k"])
-    with pytest.raises(pypto.PyptoValueError,
-                       match=r"kernel 'k' returned a value \(int\): returning values .* write "
-                             r"the result into an output tensor instead"):
+    with pytest.raises(pypto.PyptoTypeError, match=r"returned tuple of Tensor, float"):
         k.warmup(torch.zeros(4))
+
+
+def test_return_annotation_must_match_the_returned_tensors():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def count(x: pypto.Tensor([4], pypto.DT_FP32)) -> (pypto.Tensor([4], pypto.DT_FP32),
+                                                       pypto.Tensor([4], pypto.DT_FP32)):
+        return x
+
+    with pytest.raises(pypto.PyptoValueError, match="declares 2 output tensor.s. but the kernel "
+                                                    "returned 1"):
+        count.warmup(torch.zeros(4))
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def shape(x: pypto.Tensor([4], pypto.DT_FP32)) -> pypto.Tensor([8], pypto.DT_FP32):
+        return x
+
+    with pytest.raises(pypto.PyptoValueError, match="does not match the return annotation"):
+        shape.warmup(torch.zeros(4))
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def dtype(x: pypto.Tensor([4], pypto.DT_FP32)) -> pypto.Tensor([4], pypto.DT_FP16):
+        return x
+
+    with pytest.raises(pypto.PyptoValueError, match=r"dtype DT_FP32 but the return annotation "
+                                                    r"says DT_FP16; convert it with pypto.cast"):
+        dtype.warmup(torch.zeros(4))
+
+
+def test_returned_shape_must_be_sizable_at_call_time():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8)
+        return pypto.concat([x, x], 0)
+
+    with pytest.raises(pypto.PyptoValueError, match="cannot size an output allocated at call "
+                                                    "time"):
+        k.warmup(torch.zeros(4))
+
+
+def test_non_pypto_return_annotations_leave_the_traced_value_in_charge():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4], pypto.DT_FP32)) -> torch.Tensor:
+        pypto.set_vec_tile_shapes(8, 8)
+        return x * 2.0
+
+    assert k.warmup(torch.zeros(4)).ir.params[1].dtype is pypto.DT_FP32
+
+
+def test_return_inside_a_pypto_loop_is_still_rejected():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4], pypto.DT_FP32)):
+        for i in pypto.loop(2):
+            return x
+
+    with pytest.raises(pypto.PyptoValueError, match="'return' inside a pypto.loop body"):
+        k.warmup(torch.zeros(4))
+
+
+def test_returned_outputs_come_back_from_a_recorded_run(recorder):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 4], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(8, 8)
+        return x + 1.0
+
+    y = k(torch.zeros(3, 4, dtype=torch.float16))
+    assert y.shape == (3, 4) and y.dtype == torch.float16
+    assert recorder.calls[-1]["tensors"][1] is y
 
 
 def test_bare_return_at_top_level_is_fine():

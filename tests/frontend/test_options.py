@@ -27,10 +27,15 @@ RANGES = {
     "stitch_function_num_step": (0, 1024),
     "stitch_function_size": (1, 65535),
     "stitch_cfgcache_size": (0, 100000000),
+    "cfgcache_device_task_num": (0, 2147483647),
+    "cfgcache_root_task_num": (0, 2147483647),
+    "cfgcache_leaf_task_num": (0, 2147483647),
 }
 RUNTIME_ACCEPTED_ONLY = ("stitch_function_inner_memory", "stitch_function_outcast_memory",
                          "stitch_function_num_initial", "stitch_function_num_step",
-                         "stitch_function_size", "stitch_cfgcache_size")
+                         "stitch_function_size", "stitch_cfgcache_size",
+                         "cfgcache_device_task_num", "cfgcache_root_task_num",
+                         "cfgcache_leaf_task_num")
 
 
 def kernel(x: pypto.Tensor([4], pypto.DT_FP32)):
@@ -280,9 +285,9 @@ def test_accepted_only_options_are_marked():
     # real kernels (PyPTO's examples) still pass.
     assert accepted["runtime_options"] == RUNTIME_ACCEPTED_ONLY
     assert "compile_stage" not in accepted["host_options"]  # it stops before running
-    # 25 jit keys, pass_options['experimental'], the two operation_options and the six
-    # legacy runtime options.
-    assert sum(len(keys) for keys in accepted.values()) == 34
+    # 26 jit keys (only_codegen included), pass_options['experimental'], the two
+    # operation_options, the six legacy runtime options and the three control-flow cache ones.
+    assert sum(len(keys) for keys in accepted.values()) == 38
     assert set(accepted) == {"host_options", "codegen_options", "pass_options",
                              "verify_options", "debug_options", "operation_options",
                              "runtime_options"}
@@ -311,3 +316,22 @@ def test_validate_group_returns_clean_copy():
 def test_resolve_rejects_unknown_group():
     with pytest.raises(pypto.PyptoValueError, match="unknown option group"):
         resolve_options({"runtime": {}})
+
+
+def test_only_codegen_is_accepted_and_the_kernel_still_runs(recorder):
+    # PyPTO's examples pass host_options={"only_codegen": True} to kernels whose results they
+    # check: it selects how device code is generated, not a stop before running.
+    @pypto.frontend.jit(host_options={"only_codegen": True},
+                        runtime_options={"run_mode": pypto.RunMode.SIM,
+                                         "cfgcache_device_task_num": 100,
+                                         "cfgcache_root_task_num": 100,
+                                         "cfgcache_leaf_task_num": 10000})
+    def k(x: pypto.Tensor([4], pypto.DT_FP32), y: pypto.Tensor([4], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4)
+        y[:] = x
+
+    k(torch.zeros(4), torch.zeros(4))
+    assert len(recorder.calls) == 1
+    assert "only_codegen" in accepted_only_options()["host_options"]
+    with pytest.raises(pypto.PyptoTypeError):
+        pypto.frontend.jit(host_options={"only_codegen": 1})(kernel)

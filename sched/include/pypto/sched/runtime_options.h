@@ -78,6 +78,9 @@ enum class RuntimeOption : std::size_t {
   kStitchFunctionNumStep,
   kStitchFunctionSize,
   kStitchCfgcacheSize,
+  kCfgcacheDeviceTaskNum,
+  kCfgcacheRootTaskNum,
+  kCfgcacheLeafTaskNum,
   kCount,
 };
 
@@ -122,6 +125,14 @@ inline constexpr std::array<OptionSpec, static_cast<std::size_t>(RuntimeOption::
          OutOfRange::kError, "call ops", "most call ops of one device task", 0},
         {"stitch_cfgcache_size", OptionType::kInt, 0, 100000000, 0, true, false, 0,
          OutOfRange::kError, "bytes", "control-flow cache size; 0 disables it", 0},
+        // PyPTO documents no range for these (int64 runtime config, default 0): counts >= 0.
+        {"cfgcache_device_task_num", OptionType::kInt, 0, 2147483647, 0, true, false, 0,
+         OutOfRange::kError, "device tasks",
+         "device tasks the control-flow cache holds; 0 disables it", 0},
+        {"cfgcache_root_task_num", OptionType::kInt, 0, 2147483647, 0, true, false, 0,
+         OutOfRange::kError, "root tasks", "root tasks the control-flow cache holds", 0},
+        {"cfgcache_leaf_task_num", OptionType::kInt, 0, 2147483647, 0, true, false, 0,
+         OutOfRange::kError, "leaf tasks", "leaf tasks the control-flow cache holds", 0},
     }};
 
 constexpr const OptionSpec& spec_of(RuntimeOption id) {
@@ -147,6 +158,7 @@ static_assert(spec_of(RuntimeOption::kStitchFunctionNumInitial).name ==
 static_assert(spec_of(RuntimeOption::kStitchFunctionNumStep).name == "stitch_function_num_step");
 static_assert(spec_of(RuntimeOption::kStitchFunctionSize).name == "stitch_function_size");
 static_assert(spec_of(RuntimeOption::kStitchCfgcacheSize).name == "stitch_cfgcache_size");
+static_assert(spec_of(RuntimeOption::kCfgcacheLeafTaskNum).name == "cfgcache_leaf_task_num");
 static_assert(static_cast<std::size_t>(spec_of(RuntimeOption::kDeviceSchedMode).max) + 1 ==
               kModePolicies.size());
 
