@@ -188,34 +188,7 @@ def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, A
         raise PyptoRuntimeError(f"internal: pypto.{op} recorded {len(inputs)} inputs; the op "
                                 f"table says {n if n >= 0 else 'one or more'}")
     _need_vec(tr, op)
-    if row["family"] not in _DDR_FAMILIES:
-        _check_static_operands(op, inputs)
     return tr.emit_op(op, inputs, attrs, shape, dtype, fmt, valid_shape)
-
-
-# Op families that address a tensor where it lies (no tile of it is loaded): their operands may
-# have dynamic sizes. Every other op computes on tiles and needs static operand shapes.
-_DDR_FAMILIES = frozenset({"alloc", "view", "reshape"})
-
-
-def _check_static_operands(op: str, inputs: Sequence[Any]) -> None:
-    """PyPTO rejects a compute op whose operand has a dynamic size (-1 in its IR): the kernel
-    loops over the dynamic axis and computes on static views. Same messages as PyPTO's, which
-    its tests match, then our hint."""
-    hint = ("; a dynamic size is known only at run time: loop over the axis with pypto.loop "
-            "and compute on static windows (pypto.view(x, [block, ...], [i * block, ...], "
-            "valid_shape=[...]) for the tail)")
-    for n, v in enumerate(inputs):
-        if not isinstance(v, ir.Value):
-            continue
-        for axis, d in enumerate(v.shape):
-            if not isinstance(d, SymbolicScalar) or d.is_const():
-                continue
-            if op == "matmul":
-                _fail(PyptoValueError, op, f"operand{n + 1} dim[{axis}] = -1, must be > 0 "
-                      f"({v.ref()} has the dynamic size {d} on axis {axis}){hint}")
-            _fail(PyptoValueError, op, f"Input operand (name: {v.ref()}) at dimension[{axis}] "
-                  f"has invalid shape value: -1 (the dynamic size {d}){hint}")
 
 
 def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:
@@ -1729,7 +1702,6 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
     tr = _tr("matmul")
     av = _val(a, "matmul", "a")
     bv = _val(b, "matmul", "b")
-    _check_static_operands("matmul", [av, bv])  # before the size checks, which it explains
     odt = _dtype_arg(out_dtype, "matmul")
     for flag, name in ((a_trans, "a_trans"), (b_trans, "b_trans"), (c_matrix_nz, "c_matrix_nz")):
         if not isinstance(flag, bool):

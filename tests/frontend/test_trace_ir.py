@@ -3,8 +3,6 @@
 
 import json
 
-import re
-
 import pytest
 import torch
 
@@ -417,38 +415,6 @@ def trace_error(fn, *tensors):
     with pytest.raises(pypto.PyptoError) as e:
         k.warmup(*tensors)
     return str(e.value)
-
-
-def test_compute_on_a_dynamic_size_is_rejected():
-    # PyPTO's messages (its tests match them): a compute op needs static operand shapes.
-    def ew(a: pypto.Tensor([pypto.DYNAMIC, 8], F32), out: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
-        pypto.set_vec_tile_shapes(16, 16)
-        out[:] = pypto.exp(a)
-
-    msg = trace_error(ew, torch.ones(1, 8), torch.zeros(1, 8))
-    assert msg.startswith("pypto.exp: Input operand (name: a) at dimension[0] has invalid shape "
-                          "value: -1 (the dynamic size a.shape[0]); a dynamic size is known only "
-                          "at run time: loop over the axis with pypto.loop")
-    assert "test_trace_ir.py:" in msg
-
-    def mm(a: pypto.Tensor([16, 16], pypto.DT_FP16), b: pypto.Tensor([-1, 16], pypto.DT_FP16),
-           out: pypto.Tensor([16, 16], pypto.DT_FP16)):
-        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
-        out[:] = pypto.matmul(a, b, out_dtype=pypto.DT_FP16)
-
-    h = torch.zeros(16, 16, dtype=torch.float16)
-    assert re.search(r"operand2 dim\[0\] = -1, must be > 0", trace_error(mm, h, h, h))
-
-    # Views, inplace reshapes and writes address the tensor in place: dynamic sizes are fine.
-    def ok(a: pypto.Tensor([pypto.DYNAMIC, 8], F32), out: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
-        pypto.set_vec_tile_shapes(16, 16)
-        flat = pypto.reshape(a, [a.shape[0] * 8], inplace=True)
-        for i in pypto.loop(a.shape[0]):
-            t = pypto.view(pypto.reshape(flat, [a.shape[0], 8], inplace=True), [1, 8], [i, 0])
-            out[i:i + 1, :] = pypto.exp(t)
-        out[:] = a
-
-    pypto.frontend.jit(runtime_options=SIM)(ok).warmup(torch.ones(3, 8), torch.zeros(3, 8))
 
 
 def test_missing_vec_tile_shapes():
