@@ -622,6 +622,45 @@ std::uint64_t Scheduler::ready_depth(CoreType ct) const {
   return n;
 }
 
+std::string Scheduler::describe_state() const {
+  const Impl& m = *impl_;
+  std::string out;
+  for (const auto& x : m.ctxs) {
+    out += "\n  device task seqNo " + std::to_string(graph_.device_tasks[x.dt].seq_no) +
+           (x.parallel ? " (parallel)" : "") + ": " + std::to_string(x.sent) + " of " +
+           std::to_string(x.total) + " tasks sent, " + std::to_string(x.completed) +
+           " completed, queued AIC " + std::to_string(x.queued(0)) + " AIV " +
+           std::to_string(x.queued(1));
+    if (!x.parallel) {
+      std::string waits;
+      for (ThreadId t = 0; t < shape_.threads; ++t) {
+        if (x.arrived[t] == 0) waits += (waits.empty() ? "" : ",") + std::to_string(t);
+      }
+      out += "; barrier: " + std::to_string(x.arrived_count) + " of " +
+             std::to_string(shape_.threads) + " threads arrived, waiting for thread(s) " + waits;
+    }
+  }
+  for (ThreadId t = 0; t < shape_.threads; ++t) {
+    const Thread& th = m.threads[t];
+    std::string cores;
+    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+      for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+        const Core& co = m.cores[c];
+        if (co.running == kNoTask) continue;
+        cores += " core " + std::to_string(c) + " runs task " + std::to_string(co.running);
+        if (co.pending != kNoTask) cores += " (task " + std::to_string(co.pending) + " pending)";
+        cores += ";";
+      }
+    }
+    const std::size_t staged = th.staging[0].size() + th.staging[1].size();
+    if (cores.empty() && staged == 0 && !th.rs.active) continue;
+    out += "\n  runtime thread " + std::to_string(t) + ":" + cores;
+    if (staged > 0) out += " " + std::to_string(staged) + " tasks staged;";
+    if (th.rs.active) out += " round suspended;";
+  }
+  return out;
+}
+
 // ---- MachineView ---------------------------------------------------------------------------
 const TaskGraph& MachineView::graph() const { return s_.graph_; }
 std::uint32_t MachineView::num_threads() const { return s_.shape_.threads; }

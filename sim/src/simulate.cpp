@@ -23,13 +23,28 @@
 namespace pypto::sim {
 namespace {
 
-std::string stuck_message(const sched::TaskGraph& g, const sched::Scheduler& s,
-                          std::uint64_t admitted) {
-  std::string msg = "simulation stopped before the end: " + std::to_string(admitted) + " of " +
+// Nothing is left to happen but the run is not over: name what every agent waits for (no
+// agent has a wake-up pending, so each waits for another; the lost one is among them).
+std::string stuck_message(const Machine& m, const ControlFlow& control) {
+  const sched::TaskGraph& g = m.graph;
+  const std::uint64_t admitted = control.admitted();
+  std::string msg = "simulation stopped before the end at " + std::to_string(now_ps()) +
+                    " ps: " + std::to_string(admitted) + " of " +
                     std::to_string(g.device_tasks.size()) + " device tasks admitted";
   if (admitted > 0 && admitted <= g.device_tasks.size()) {
     msg += "; device task seqNo " + std::to_string(g.device_tasks[admitted - 1].seq_no) +
            " never completed";
+  }
+  msg += "; " + std::to_string(m.tasks_done) + " of " + std::to_string(g.num_tasks()) +
+         " tasks done. Runtime state:" + m.scheduler->describe_state() + "\nAgents:";
+  for (const SchedThread* t : m.threads) msg += "\n  " + t->describe();
+  for (const AiCore* c : m.cores) {
+    const std::string d = c->describe();
+    if (!d.empty()) msg += "\n  " + d;
+  }
+  msg += "\n  control flow: " + std::to_string(admitted) + " device task(s) admitted";
+  if (admitted < g.device_tasks.size()) {
+    msg += ", waits for the active device task(s) to finish";
   }
   return msg;
 }
@@ -126,7 +141,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
 
   sc_core::sc_start();
   if (m.error) std::rethrow_exception(m.error);
-  if (!scheduler.all_done()) throw ModelError(stuck_message(graph, scheduler, control.admitted()));
+  if (!scheduler.all_done()) throw ModelError(stuck_message(m, control));
   {
     // Promised HBM transfers leave the flow model lazily: retire those still held so that
     // its busy time covers them (every one ended before the last task did).

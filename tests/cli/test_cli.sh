@@ -166,5 +166,21 @@ PY
   && grep -q "wait p10/50/90  recorded" "$TMP/out" && ok "summary prints the replay metrics" \
   || bad "summary replay metrics: $(cat "$TMP/out")"
 
+# --- progress at every AICPU cost in range (a lost barrier wake-up once stopped these) --------
+# The reported reproducer first, then points of its neighbourhood that also stopped.
+for point in "1001 546" "800 400" "800 650" "2300 400" "2300 650" "1001 0"; do
+  read -r poll barrier <<<"$point"
+  if "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -q --no-trace \
+      -o "$TMP/progress" --set aicpu.poll_cycles="$poll" --set aicpu.resolve_cycles=137 \
+      --set aicpu.dispatch_cycles=58 --set aicpu.queue_op_cycles=37 \
+      --set aicpu.barrier_cycles="$barrier" >"$TMP/out" 2>&1 \
+    && /usr/bin/python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["tasks"] == 9' \
+      "$TMP/progress/stats.json"; then
+    ok "replay completes at poll $poll, barrier $barrier cycles"
+  else
+    bad "replay at poll $poll, barrier $barrier cycles: $(head -c 600 "$TMP/out")"
+  fi
+done
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

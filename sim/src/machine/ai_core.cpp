@@ -72,6 +72,32 @@ TimePs AiCore::earliest_known_finish(TimePs& final_from) const {
   return t;
 }
 
+std::string AiCore::describe() const {
+  if (run_.task == kNoTask && pending_ == kNoTask && inbox_n_ == 0 && done_n_ == 0) return "";
+  std::string s = std::string(name()) + " (core " + std::to_string(id_) + "):";
+  for (int i = 0; i < done_n_; ++i) {
+    s += " task " + std::to_string(done_[i].task) + " ended at " + std::to_string(done_[i].end) +
+         " ps, not yet polled;";
+  }
+  if (run_.task != kNoTask) {
+    s += " runs task " + std::to_string(run_.task) + " since " + std::to_string(run_.start) + " ps";
+    if (run_.finish == kNever) {
+      s += ", end unknown (its HBM transfer is in flight)";
+    } else {
+      s += ", ends at " + std::to_string(run_.finish) + " ps";
+      if (run_.final_from > 0) s += " (final from " + std::to_string(run_.final_from) + " ps)";
+      if (run_.collected) s += ", already polled";
+    }
+    s += ";";
+  }
+  if (pending_ != kNoTask) s += " task " + std::to_string(pending_) + " pending;";
+  for (int i = 0; i < inbox_n_; ++i) {
+    s += " task " + std::to_string(inbox_[i].task) + " arrives at " + std::to_string(inbox_[i].at) +
+         " ps;";
+  }
+  return s;
+}
+
 SchedThread* AiCore::owner() {
   if (owner_ == nullptr) owner_ = m_.threads[m_.scheduler->owner(id_)];
   return owner_;

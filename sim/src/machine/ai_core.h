@@ -5,6 +5,7 @@
 // misses, the shared HBM) and compute.
 #pragma once
 
+#include <string>
 #include <systemc>
 
 #include "machine.h"
@@ -37,6 +38,9 @@ class AiCore : public sc_core::sc_module {
   // Contract: called by Hbm at now when the promised end of this core's transfer (returned
   // by Hbm::start) was withdrawn; on_flow_done() follows when it completes.
   void on_flow_revoked();
+
+  // Contract: diagnostics only; empty for an idle core, else what it holds and waits for.
+  std::string describe() const;
 
   std::uint64_t busy_ps() const { return busy_ps_; }
   std::uint64_t tasks() const { return tasks_; }

@@ -58,6 +58,23 @@ bool SchedThread::yield_before_shared(sched::ThreadId) {
   return local_ > now_ps();
 }
 
+std::string SchedThread::describe() const {
+  std::string s = std::string(name()) + " (local clock " + std::to_string(local_) + " ps): ";
+  switch (mode_) {
+    case Mode::kIdle: s += "idle, waits for new work"; break;
+    case Mode::kPolling:
+      s += "polling " + std::to_string(polled_cores_) + " busy core(s) every " +
+           std::to_string(period_) + " ps from " + std::to_string(grid0_) +
+           " ps, waits for a completion to become known";
+      break;
+    case Mode::kActive:
+      s += m_.scheduler->in_round(id_) ? "in a suspended round" : "between rounds";
+      break;
+  }
+  if (armed_ps_ != kNever) s += "; a wake-up at " + std::to_string(armed_ps_) + " ps never came";
+  return s;
+}
+
 // ---- waking ----------------------------------------------------------------------------------
 void SchedThread::wake_at(TimePs t) {
   // A thread is one AICPU: its next round cannot begin before the last one ended.
@@ -162,12 +179,16 @@ void SchedThread::step() {
       round_completions_ = 0;
       round_dispatches_ = 0;
       work_seen_ = false;
+      round_all_sent_ = false;
       mode_ = Mode::kActive;  // callbacks during the round only leave notes
     }
     queue_op_ps_ = kNever;
     const sched::RoundResult r = m_.scheduler->run_round(id_, *this);
     round_completions_ += r.completions;
     round_dispatches_ += r.dispatches;
+    // A result describes only its piece: the last send may come in a piece that was then
+    // suspended, and the idle threads must still hear of it when the round ends.
+    round_all_sent_ = round_all_sent_ || r.all_sent;
     for (const auto& f : r.finished_device_tasks) m_.control->on_device_task_done(f.dt, f.time_ps);
     if (r.pushed_shared[0] || r.pushed_shared[1]) {
       // Idle threads spin on the shared queue: they see the push when it is made.
@@ -181,7 +202,7 @@ void SchedThread::step() {
       return;
     }
     end_round();
-    if (r.all_sent) {
+    if (round_all_sent_) {
       // Idle threads drain and go to the barrier.
       for (auto* t : m_.threads) {
         if (t != this) t->on_work(local_);

@@ -11,6 +11,7 @@
 // known completion is seen, or until new work is pushed.
 #pragma once
 
+#include <string>
 #include <systemc>
 #include <vector>
 
@@ -32,6 +33,9 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   void on_finish_revoked(sched::CoreId core, sched::TimePs finish_ps, sched::TimePs final_from_ps);
   // Contract: new work may be available for this thread from at_ps on.
   void on_work(sched::TimePs at_ps);
+
+  // Contract: diagnostics only; what the thread waits for (mode, clock, pending wake-up).
+  std::string describe() const;
 
   sched::Hal& hal() { return *this; }
   const ThreadStatsOut& stats() const { return stats_; }
@@ -70,6 +74,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   sched::TimePs round_start_ = 0;
   std::uint32_t round_completions_ = 0, round_dispatches_ = 0;
   bool work_seen_ = false;                     // on_work arrived during the round
+  bool round_all_sent_ = false;                // a piece of the round sent a device task's last
   sched::TimePs queue_op_ps_ = sched::kNever;  // start of the piece's last queue operation
   ThreadStatsOut stats_;
   std::uint64_t last_depth_[2] = {~0ull, ~0ull};

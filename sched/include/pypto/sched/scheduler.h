@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pypto/sched/hal.h"
@@ -89,6 +90,11 @@ class Scheduler {
   ThreadId owner(CoreId c) const;
   // Ready tasks waiting in shared queues and staging buffers, per type (counter tracks).
   std::uint64_t ready_depth(CoreType ct) const;
+
+  // Contract: diagnostics only. One line per admitted device task (tasks sent, completed,
+  // queued, which threads the barrier still waits for) and one per thread holding tasks or
+  // a suspended round (its cores' running/pending tasks as the runtime believes them).
+  std::string describe_state() const;
 
  private:
   friend class MachineView;
