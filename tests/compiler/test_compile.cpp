@@ -973,7 +973,7 @@ TEST_CASE("native trace dump replays with the same device tasks and edges", "[co
   opt.runtime.stitch_function_max_num = 4;
   const Launch l = make(rows_loop_ir(6), h, {}, opt);
   std::ostringstream text;
-  pypto::compiler::write_native_trace(l, chip(), text);
+  pypto::launch::write_launch_trace(l, chip(), text);
   // Line by line: header, device-task records, one record per task.
   std::istringstream lines(text.str());
   std::string line;

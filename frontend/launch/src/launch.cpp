@@ -10,6 +10,7 @@
 #include <string>
 
 #include "pypto/common/errors.h"
+#include "pypto/sim/trace/native_writer.h"
 
 namespace pypto::launch {
 
@@ -122,13 +123,20 @@ TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchT
   return r;
 }
 
+void write_launch_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out) {
+  sim::write_native_trace(l.graph, nullptr, chip.chip.name, "pypto compiler: " + l.graph.source,
+                          out, [&](sched::TaskId t, std::string& line) {
+                            return compiler::append_task_ops(l, t, chip, line);
+                          });
+}
+
 void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                 const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
                 const std::string& path) {
   const Launch l = compiler::instantiate(k, tensors, bindings, opt, chip);
   std::ofstream f(path, std::ios::binary);
   if (!f) throw Error("cannot write " + path);
-  compiler::write_native_trace(l, chip, f);
+  write_launch_trace(l, chip, f);
 }
 
 }  // namespace pypto::launch

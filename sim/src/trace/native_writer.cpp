@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// write_native_trace(): written by hand rather than through a JSON DOM, as the compiler's
-// dump is, because a graph may hold millions of tasks and only names need escaping.
+// write_native_trace(): written by hand rather than through a JSON DOM, because a graph may
+// hold millions of tasks and only names need escaping.
 #include "pypto/sim/trace/native_writer.h"
 
 #include <nlohmann/json.hpp>
@@ -12,7 +12,8 @@
 namespace pypto::sim {
 
 void write_native_trace(const sched::TaskGraph& g, const Timeline* times, const std::string& chip,
-                        const std::string& generator, std::ostream& out) {
+                        const std::string& generator, std::ostream& out,
+                        const TaskFieldWriter& extra) {
   const std::size_t n = g.num_tasks();
   NPU_CHECK(times == nullptr || (times->start_ps.size() == n && times->end_ps.size() == n),
             "write_native_trace: the timeline is not one of this graph");
@@ -69,8 +70,13 @@ void write_native_trace(const sched::TaskGraph& g, const Timeline* times, const 
         }
         line += ']';
       }
+      const std::uint64_t explained = extra ? extra(static_cast<sched::TaskId>(t), line) : 0;
       if (g.tiles[t] != 1) line += ",\"tiles\":" + std::to_string(g.tiles[t]);
-      if (g.compute_cycles[t] != 0) line += ",\"cycles\":" + std::to_string(g.compute_cycles[t]);
+      // Compute the extension's fields do not explain (for a compiled task: the dynamic-shape
+      // overhead of its leaf).
+      if (g.compute_cycles[t] > explained) {
+        line += ",\"cycles\":" + std::to_string(g.compute_cycles[t] - explained);
+      }
     }
     line += "}\n";
     out << line;

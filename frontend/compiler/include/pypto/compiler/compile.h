@@ -71,7 +71,10 @@ Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& ten
                    const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
                    const sim::ChipConfig& chip);
 
-// Writes the launch as a native trace (traces/FORMAT.md) that `pypto-sim run` replays.
-void write_native_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out);
+// Appends task t's tile ops to its native-trace record (traces/FORMAT.md `ops`) and returns the
+// compute cycles they account for: the extension sim::write_native_trace takes for a compiled
+// launch (launch::dump_trace). Contract: t indexes l.graph.
+std::uint64_t append_task_ops(const Launch& l, sched::TaskId t, const sim::ChipConfig& chip,
+                              std::string& line);
 
 }  // namespace pypto::compiler

@@ -111,6 +111,10 @@ TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchT
                               const Bindings& bindings, const LaunchOptions& opt,
                               const sim::ChipConfig& chip);
 
+// Writes a built launch as a native trace (traces/FORMAT.md) with its tile ops, which
+// `pypto-sim run` replays with the same device tasks, edges, memory ranges and durations.
+void write_launch_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out);
+
 // Instantiates the call and writes it as a native trace (traces/FORMAT.md) to `path`, which
 // `pypto-sim run` replays. Throws pypto::Error if the file cannot be written.
 void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,

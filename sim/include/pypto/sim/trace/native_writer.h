@@ -5,6 +5,8 @@
 // hand a simulated schedule to any tool that reads recordings).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -19,9 +21,15 @@ namespace pypto::sim {
 // `end` in ns, the simulated ones rounded down to the ns, the end as start plus the rounded
 // duration; without it, a task keeps its recorded duration (`dur`) if it has one. `chip` is
 // the header's chip hint, `generator` its free text.
+// `extra`, if given, appends fields of its own to the record of every AIC/AIV/AICPU task, after
+// its memory ranges (the compiler's dump adds the task's tile ops there), and returns the
+// compute cycles those fields account for, which `cycles` then leaves out. This writer is the
+// one owner of the format's records; extensions only add fields.
 // Contract: times, if given, holds start_ps/end_ps for every task of g. Throws pypto::Error
 // when the stream fails.
+using TaskFieldWriter = std::function<std::uint64_t(sched::TaskId, std::string& line)>;
 void write_native_trace(const sched::TaskGraph& g, const Timeline* times, const std::string& chip,
-                        const std::string& generator, std::ostream& out);
+                        const std::string& generator, std::ostream& out,
+                        const TaskFieldWriter& extra = {});
 
 }  // namespace pypto::sim
