@@ -75,12 +75,7 @@ void EmitContext::emit_permute(const Unit& u) {
   tile_sizes(st.vec_tile, r, T);
   const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType d = k_.values[st.out].dtype;
-  for_each_tile(r, y.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
-    std::int64_t E[kMaxRank];
-    for (int k = 0; k < r; ++k) {
-      E[k] = std::min(len[k], y.valid[k] - off[k]);
-      if (E[k] <= 0) return;
-    }
+  for_each_valid_tile(r, y.shape, y.valid, T, [&](const std::int64_t* off, const std::int64_t* E) {
     TaskBuilder tb;
     const int l = tb.local(d, r, E);
     // The load IS the transpose: output axis k walks input axis perm[k].
@@ -153,24 +148,20 @@ void EmitContext::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion&
   else
     tile_sizes(vec_tile, r, T);
   const DType d = src.region.dtype;
-  for_each_tile(r, src.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
-    std::int64_t ext[kMaxRank];
-    for (int k = 0; k < r; ++k) {
-      ext[k] = std::min(len[k], src.valid[k] - off[k]);
-      if (ext[k] <= 0) return;
-    }
-    TaskBuilder tb;
-    const int l = tb.local(d, r, ext);
-    load(tb, l, sub_region(src, off, ext, r), src.storage,
-         src.storage.value >= 0 ? value_name(src.storage.value) : "the source", u.loc);
-    GlobalRegion dr = dst;
-    for (int k = 0; k < r; ++k) {
-      dr.offset_elems += off[k] * dst.stride[k];
-      dr.shape[k] = ext[k];
-    }
-    store(tb, l, dr, dst_st, dst_name, u.loc);
-    commit(tb, u, sched::CoreType::kAiv, covers_tile(ext, T, r), 1);
-  });
+  for_each_valid_tile(
+      r, src.shape, src.valid, T, [&](const std::int64_t* off, const std::int64_t* ext) {
+        TaskBuilder tb;
+        const int l = tb.local(d, r, ext);
+        load(tb, l, sub_region(src, off, ext, r), src.storage,
+             src.storage.value >= 0 ? value_name(src.storage.value) : "the source", u.loc);
+        GlobalRegion dr = dst;
+        for (int k = 0; k < r; ++k) {
+          dr.offset_elems += off[k] * dst.stride[k];
+          dr.shape[k] = ext[k];
+        }
+        store(tb, l, dr, dst_st, dst_name, u.loc);
+        commit(tb, u, sched::CoreType::kAiv, covers_tile(ext, T, r), 1);
+      });
 }
 
 void EmitContext::emit_copy_write(const Unit& u) {

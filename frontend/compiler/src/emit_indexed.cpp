@@ -171,12 +171,7 @@ void EmitContext::emit_indexed(const Unit& u) {
   tile_sizes(st.vec_tile, r, T);
   T[a] = std::max<std::int64_t>(1, y.shape[a]);
   const bool gather = st.op == OpKind::kGather;
-  for_each_tile(r, y.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
-    std::int64_t E[kMaxRank];
-    for (int k = 0; k < r; ++k) {
-      E[k] = std::min(len[k], y.valid[k] - off[k]);
-      if (E[k] <= 0) return;
-    }
+  for_each_valid_tile(r, y.shape, y.valid, T, [&](const std::int64_t* off, const std::int64_t* E) {
     TaskBuilder tb;
     // The input window: the tile's box, the whole valid extent along the indexed axis.
     std::int64_t XE[kMaxRank], XL[kMaxRank];

@@ -154,6 +154,22 @@ inline void for_each_tile(int rank, const std::int64_t* extent, const std::int64
   }
 }
 
+// Iterates the tiles of a grid whose values hold valid data only in [0, valid) per axis:
+// f(off, ext) gets each tile's offset and its extent clipped to the valid box; tiles wholly
+// outside it (padding of a tail) are skipped.
+template <class F>
+inline void for_each_valid_tile(int rank, const std::int64_t* shape, const std::int64_t* valid,
+                                const std::int64_t* tile, F&& f) {
+  for_each_tile(rank, shape, tile, [&](const std::int64_t* off, const std::int64_t* len) {
+    std::int64_t ext[kMaxRank] = {1, 1, 1, 1};
+    for (int k = 0; k < rank; ++k) {
+      ext[k] = std::min(len[k], valid[k] - off[k]);
+      if (ext[k] <= 0) return;
+    }
+    f(off, static_cast<const std::int64_t*>(ext));
+  });
+}
+
 // What the unit emitters share: the kernel and launch inputs, the values at run time, the
 // tasks emitted so far and the root they go to, and the helpers that build tasks (values and
 // storage, loads and stores with bounds checks, absorbed writes, commit). emit_context.cpp
