@@ -2,12 +2,20 @@
 // Tiny task graphs for the simulator tests, written as lists of tasks.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "pypto/model/chip_config.h"
 #include "pypto/sched/task_graph.h"
 
 namespace pypto::testing {
+
+// AICPU cycles in ps, converted the way derive() does (nearest picosecond): the unit of every
+// hand-worked expectation on schedule-thread timing.
+inline sched::TimePs aicpu_ps(const sim::ChipConfig& c, double cycles) {
+  return static_cast<sched::TimePs>(std::llround(cycles * 1e6 / c.aicpu.freq_mhz));
+}
 
 // One task: core type, recorded duration in ns (sched::kNoRecord: none), successors, device
 // task.

@@ -14,16 +14,13 @@
 #include "pypto/sim/simulation.h"
 
 using namespace pypto;
+using pypto::testing::aicpu_ps;
 using pypto::testing::graph_of;
 using pypto::testing::T;
 using sched::CoreType;
 using sched::TimePs;
 
 namespace {
-
-TimePs aicpu_ps(const sim::ChipConfig& c, double cycles) {
-  return static_cast<TimePs>(std::llround(cycles * 1e6 / c.aicpu.freq_mhz));
-}
 
 sim::ChipConfig board_chip() {
   sim::ChipConfig chip = cfg::load_chip_preset("a2");

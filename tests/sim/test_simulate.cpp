@@ -13,19 +13,11 @@
 #include "pypto/sim/trace/trace_loader.h"
 
 using namespace pypto;
+using pypto::testing::aicpu_ps;
 using pypto::testing::graph_of;
 using pypto::testing::T;
 using sched::CoreType;
 using sched::TimePs;
-
-namespace {
-
-// Converts AICPU cycles the way derive() does (nearest picosecond).
-TimePs aicpu_ps(const sim::ChipConfig& c, double cycles) {
-  return static_cast<TimePs>(std::llround(cycles * 1e6 / c.aicpu.freq_mhz));
-}
-
-}  // namespace
 
 TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[sim]") {
   // One cluster, one schedule thread, one AIV core in use.
