@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import html
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,54 @@ class Report:
     def swimlane_path(self) -> str:
         """PyPTO's merged swimlane of this call (Chrome trace events; open it in Perfetto)."""
         return os.path.join(self.path, "CostModelSimulationOutput", "merged_swimlane.json")
+
+    def summary_rows(self) -> List[Tuple[str, str]]:
+        """The short summary as (label, value) rows: what ``str(report)`` prints and what a
+        notebook shows as a table."""
+        s = self.stats
+        rows = [("makespan", f"{self.makespan_ns / 1000:.3f} us"),
+                ("chip / policy", f"{s.get('chip', '?')} / {s.get('policy', '?')}"),
+                ("tasks", f"{s.get('tasks', self.tasks)} in {s.get('device_tasks', '?')} device "
+                          f"task(s), {self.tile_ops} tile ops")]
+        for ct, c in sorted(s.get("cores", {}).items()):
+            if c.get("tasks"):
+                rows.append((f"{ct} utilization", f"{100 * c['utilization']:.1f} % of "
+                             f"{c['count']} cores ({c['tasks']} tasks)"))
+        l2 = s.get("l2")
+        if l2 and (l2.get("read_hits", 0) + l2.get("read_misses", 0)):
+            rows.append(("L2 hit rate", f"{100 * l2['hit_rate']:.1f} % of "
+                         f"{l2['read_hits'] + l2['read_misses']} line reads"))
+        hbm = s.get("hbm")
+        if hbm:
+            rows.append(("HBM", f"{hbm['bytes']} bytes, {hbm['achieved_gbps']:.1f} GB/s "
+                         f"achieved"))
+        rows.append(("reports", self.path))
+        return rows
+
+    def __str__(self) -> str:
+        rows = self.summary_rows()
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the report as a two-column table."""
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+                       for k, v in self.summary_rows())
+        return f"<table><caption>pypto-sim report</caption>{body}</table>"
+
+    def plot(self, path: str, max_tasks: int = 20000) -> str:
+        """Writes the swimlane of this call to ``path`` (a PNG): the AICPU threads and cores
+        as rows, device-task boundaries, busy cores and ready-queue depth over time (the
+        picture of ``tools/plot.py``). Needs the call's trace.json (not written when the trace
+        is switched off). Returns ``path``; a missing or unreadable report raises
+        ``pypto.error.FeError`` naming the file."""
+        from . import _plot
+        from .error import FeError
+        try:
+            return _plot.swimlane(self.path, path, max_tasks)
+        except _plot.PlotError as e:
+            raise FeError(f"Report.plot: {e}") from None
 
     def __repr__(self) -> str:
         return (f"Report(makespan_ns={self.makespan_ns:.1f}, tasks={self.tasks}, "
