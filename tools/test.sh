@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The project's test command: set-up, then every test. Runs the C++ suite (Catch2 through
 # ctest) in a Release build and again in an AddressSanitizer+UBSan build, then the Python
-# tests; it fails first on a C++ file that clang-format would change. Set QUICK=1 to skip the
+# tests; it fails first on a C++ file that clang-format would change. Between them, real
+# viewers read our trace.json (tools/check_viewers.sh). Set QUICK=1 to skip the
 # sanitizer build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,6 +24,9 @@ if [[ "${QUICK:-0}" != 1 ]]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$JOBS"
 fi
+
+echo "== viewers (DevTools trace engine, speedscope in headless Chromium) =="
+tools/check_viewers.sh
 
 if [[ -d tests/frontend ]] && compgen -G "tests/frontend/test_*.py" >/dev/null; then
   echo "== Python tests =="

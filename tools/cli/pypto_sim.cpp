@@ -244,6 +244,10 @@ int cmd_run(int argc, char** argv, bool compare) {
     if (!c.quiet) {
       std::cout << sim::summary_table(r) << "reports in " << out << "/\n";
     }
+    if (ro.trace_json) {
+      for (const auto& n : sim::trace_notes(trace.graph, r, ro))
+        std::cerr << "pypto-sim: note: " << n << "\n";
+    }
     return 0;
   }
   std::vector<std::string> names;

@@ -18,6 +18,22 @@ using sched::CoreType;
 
 double ns(std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; }
 double us(std::uint64_t ps) { return static_cast<double>(ps) / 1e6; }
+
+// trace.json times: whole ns (each instant rounded once), written in µs as the format wants.
+// Viewers add ts + dur in doubles (Chrome DevTools drops a slice that seems to start before
+// the previous one on its track ends), so dur is the double that makes ts + dur land exactly
+// on the end's double, or just below it: back-to-back slices then meet exactly, and a reader
+// that rounds to integer ns gets end - start.
+std::uint64_t to_ns(std::uint64_t ps) { return (ps + 500) / 1000; }
+double trace_us(std::uint64_t ps) { return static_cast<double>(to_ns(ps)) / 1e3; }
+double trace_dur_us(std::uint64_t start_ps, std::uint64_t end_ps) {
+  const double a = trace_us(start_ps), b = trace_us(end_ps);
+  double d = b - a;
+  for (int i = 0; i < 4 && a + d > b; ++i) d = std::nextafter(d, 0.0);
+  for (int i = 0; i < 4 && a + d < b && a + std::nextafter(d, b) <= b; ++i)
+    d = std::nextafter(d, b);
+  return d;
+}
 // Round to a fixed number of decimals so printed ratios do not depend on the last bit.
 double round_to(double v, int digits) {
   const double f = std::pow(10.0, digits);
@@ -157,16 +173,32 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
     f << (first ? "\n" : ",\n") << e.dump();
     first = false;
   };
-  f << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  // Every event has a cat: viewers group and filter by it, and Chrome DevTools binds a flow
+  // event to the slice with the same cat, pid, tid and ts (so a dependency arrow starts at
+  // its producer's start and ends at its consumer's start, both in cat "task").
+  f << "{\"traceEvents\":[";
   // Track names: pid 1 = AICore (tid = core id), pid 2 = AICPU (tid = thread, last = control).
-  emit({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "AICore"}}}});
-  emit({{"ph", "M"}, {"pid", 2}, {"name", "process_name"}, {"args", {{"name", "AICPU"}}}});
+  emit({{"ph", "M"},
+        {"cat", "__metadata"},
+        {"pid", 1},
+        {"name", "process_name"},
+        {"args", {{"name", "AICore"}}}});
+  emit({{"ph", "M"},
+        {"cat", "__metadata"},
+        {"pid", 2},
+        {"name", "process_name"},
+        {"args", {{"name", "AICPU"}}}});
   for (std::uint32_t c = 0; c < cores; ++c) {
     const std::string name =
         c < aic ? "AIC " + std::to_string(c) : "AIV " + std::to_string(c - aic);
-    emit(
-        {{"ph", "M"}, {"pid", 1}, {"tid", c}, {"name", "thread_name"}, {"args", {{"name", name}}}});
     emit({{"ph", "M"},
+          {"cat", "__metadata"},
+          {"pid", 1},
+          {"tid", c},
+          {"name", "thread_name"},
+          {"args", {{"name", name}}}});
+    emit({{"ph", "M"},
+          {"cat", "__metadata"},
           {"pid", 1},
           {"tid", c},
           {"name", "thread_sort_index"},
@@ -174,22 +206,27 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
   }
   for (std::uint32_t t = 0; t <= nthreads; ++t) {
     const std::string name = t < nthreads ? "sched " + std::to_string(t) : "control flow";
-    emit(
-        {{"ph", "M"}, {"pid", 2}, {"tid", t}, {"name", "thread_name"}, {"args", {{"name", name}}}});
+    emit({{"ph", "M"},
+          {"cat", "__metadata"},
+          {"pid", 2},
+          {"tid", t},
+          {"name", "thread_name"},
+          {"args", {{"name", name}}}});
   }
   // One X event per task on its core.
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
     if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == 0xFFFF) continue;
     const auto& d = g.device_tasks[g.device_task[t]];
     emit({{"ph", "X"},
+          {"cat", "task"},
           {"pid", 1},
           {"tid", tl.core[t]},
           {"name", g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]]},
-          {"ts", us(tl.start_ps[t])},
-          {"dur", us(tl.end_ps[t] - tl.start_ps[t])},
+          {"ts", trace_us(tl.start_ps[t])},
+          {"dur", trace_dur_us(tl.start_ps[t], tl.end_ps[t])},
           {"args", {{"taskId", g.orig_id[t]}, {"seqNo", d.seq_no}, {"root", g.root[t]}}}});
   }
-  // Dependency arrows from a producer's end to its consumer's start.
+  // Dependency arrows, producer to consumer, each flow event bound to its task's slice.
   std::size_t flows = 0;
   for (sched::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
     if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == 0xFFFF) continue;
@@ -201,35 +238,37 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
             {"pid", 1},
             {"tid", tl.core[t]},
             {"name", "dep"},
-            {"cat", "dep"},
+            {"cat", "task"},
             {"id", flows},
-            {"ts", us(tl.end_ps[t]) - 1e-6}});
+            {"ts", trace_us(tl.start_ps[t])}});
       emit({{"ph", "f"},
             {"bp", "e"},
             {"pid", 1},
             {"tid", tl.core[s]},
             {"name", "dep"},
-            {"cat", "dep"},
+            {"cat", "task"},
             {"id", flows},
-            {"ts", us(tl.start_ps[s])}});
+            {"ts", trace_us(tl.start_ps[s])}});
     }
   }
   // AICPU work and ready-queue depth.
   for (const auto& a : tl.aicpu) {
     const bool control = a.thread == nthreads;
     emit({{"ph", "X"},
+          {"cat", "aicpu"},
           {"pid", 2},
           {"tid", a.thread},
           {"name", control ? "build device task" : "poll round"},
-          {"ts", us(a.start_ps)},
-          {"dur", us(a.end_ps - a.start_ps)},
+          {"ts", trace_us(a.start_ps)},
+          {"dur", trace_dur_us(a.start_ps, a.end_ps)},
           {"args", {{"completions", a.completions}, {"dispatches", a.dispatches}}}});
   }
   for (const auto& d : tl.depth) {
     emit({{"ph", "C"},
+          {"cat", "aicpu"},
           {"pid", 2},
           {"name", "ready queue"},
-          {"ts", us(d.time_ps)},
+          {"ts", trace_us(d.time_ps)},
           {"args", {{"AIC", d.aic}, {"AIV", d.aiv}}}});
   }
   f << "\n],\"metadata\":"
@@ -493,6 +532,32 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     written.push_back(dir + "/swim.json");
   }
   return written;
+}
+
+std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult& r,
+                                     const ReportOptions& opt) {
+  std::vector<std::string> notes;
+  const Timeline& tl = r.timeline;
+  if (tl.core.size() != g.num_tasks()) return notes;
+  auto placed = [&](sched::TaskId t) {
+    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF;
+  };
+  std::size_t edges = 0;
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (!placed(t)) continue;
+    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) edges += placed(g.succ[i]);
+  }
+  if (edges > opt.max_flow_edges) {
+    notes.push_back("trace.json: " + std::to_string(opt.max_flow_edges) + " of " +
+                    std::to_string(edges) +
+                    " dependency arrows written (the first, in task order; "
+                    "viewers slow down beyond)");
+  }
+  if (tl.aicpu_truncated) {
+    notes.push_back("trace.json: only the first " + std::to_string(tl.aicpu.size()) +
+                    " AICPU spans (and ready-queue samples up to them) kept; later ones left out");
+  }
+  return notes;
 }
 
 std::string summary_table(const SimResult& r) {

@@ -53,6 +53,12 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
 bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
                            const ReportOptions& opt = {});
 
+// What trace.json leaves out, one line each (empty when nothing): dependency arrows beyond
+// opt.max_flow_edges, AICPU spans beyond SimOptions::max_aicpu_events. The CLI prints these
+// so that a viewer's missing arrows or spans are never a silent surprise.
+std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult& r,
+                                     const ReportOptions& opt);
+
 // Human-readable summary of one run (the CLI's stdout).
 std::string summary_table(const SimResult& r);
 
