@@ -144,6 +144,7 @@ def test_each_call_gets_its_own_folder_and_the_newest_is_found():
     assert os.path.samefile(pypto_latest_output(), second)
     for path in (first, second):
         assert sorted(os.listdir(path)) == [
-            "CostModelSimulationOutput", "stats.json", "swim.json", "trace.json"]
+            "CostModelSimulationOutput", "aicpu.data", "stats.json", "swim.json", "topo.json",
+            "trace.json"]
         assert os.listdir(os.path.join(path, "CostModelSimulationOutput")) == [
             "merged_swimlane.json"]

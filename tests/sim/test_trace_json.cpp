@@ -4,7 +4,9 @@
 // back-to-back slices meet exactly when ts + dur is added in doubles. What is left out is
 // said (trace_notes). tools/check_viewers.sh runs the real viewers on the same output.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -99,7 +101,7 @@ TEST_CASE("back-to-back slices meet exactly when a viewer adds ts and dur in dou
     std::sort(v.begin(), v.end());
     for (std::size_t i = 1; i < v.size(); ++i) {
       const double end = v[i - 1].first + v[i - 1].second;  // as a viewer computes it
-      CHECK(end <= v[i].first);                              // never overlaps the next
+      CHECK(end <= v[i].first);                             // never overlaps the next
       touching += end == v[i].first;
     }
   }
@@ -115,11 +117,84 @@ TEST_CASE("trace_notes says when arrows are left out of trace.json", "[sim][repo
   ro.max_flow_edges = 3;
   const auto notes = sim::trace_notes(g, r, ro);
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0] == "trace.json: 3 of 7 dependency arrows written (the first, in task order; "
-                    "viewers slow down beyond)");
+  CHECK(notes[0] ==
+        "trace.json: 3 of 7 dependency arrows written (the first, in task order; "
+        "viewers slow down beyond)");
   pypto::testing::TempDir dir;
   sim::write_reports(dir.path(), g, chip, r, ro);
   const auto j = read_json(dir.path() + "/trace.json");
   CHECK(j["metadata"]["dependency_arrows"] == 3);
   CHECK(j["metadata"]["dependency_arrows_truncated"] == true);
+}
+
+TEST_CASE("topo.json and aicpu.data have the shapes PyPTO's profiling tools read",
+          "[sim][report]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  // Two device tasks: the second's ids collide with the first's unless seqNo is in the key.
+  const sched::TaskGraph g = graph_of({{CoreType::kAic, 1000, {1}},
+                                       {CoreType::kAiv, 2000, {}},
+                                       {CoreType::kAiv, 1500, {3}, 1},
+                                       {CoreType::kAiv, 700, {}, 1}});
+  const sim::SimResult r = sim::simulate(g, chip, sim::SimOptions{});
+  pypto::testing::TempDir dir;
+  sim::write_reports(dir.path(), g, chip, r, sim::ReportOptions{});
+
+  // topo.json: taskId = seqNo << 32 | id, successors in the same encoding, sorted by key.
+  const auto topo = read_json(dir.path() + "/topo.json");
+  REQUIRE(topo.size() == 4);
+  std::vector<std::uint64_t> keys;
+  for (const auto& t : topo) keys.push_back(t["taskId"]);
+  CHECK(keys == std::vector<std::uint64_t>{0, 1, (1ull << 32) | 2, (1ull << 32) | 3});
+  CHECK(topo[0]["successors"] == nlohmann::json::array({1}));
+  CHECK(topo[2]["successors"] == nlohmann::json::array({(1ull << 32) | 3}));
+  CHECK(topo[2]["oriSeqNo"] == 1);
+  CHECK(topo[2]["oriTaskId"] == 2);
+  CHECK(topo[0]["coreType"] == "AIC");
+  CHECK(topo[0]["funcName"] == "k");
+  // swim.json carries subGraphId per task (the kernel index).
+  for (const auto& block : read_json(dir.path() + "/swim.json"))
+    for (const auto& t : block["tasks"]) CHECK(t["subGraphId"] == 0);
+
+  // aicpu.data: 256-byte records, one per core (at most 8 tasks each), fields where
+  // tilefwk_prof_data_parser.py's struct format puts them.
+  std::ifstream f(dir.path() + "/aicpu.data", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() % 256 == 0);
+  auto u16 = [&](std::size_t at) {
+    std::uint16_t v;
+    std::memcpy(&v, bytes.data() + at, 2);
+    return v;
+  };
+  auto u32 = [&](std::size_t at) {
+    std::uint32_t v;
+    std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+  };
+  auto u64 = [&](std::size_t at) {
+    std::uint64_t v;
+    std::memcpy(&v, bytes.data() + at, 8);
+    return v;
+  };
+  std::size_t tasks = 0;
+  for (std::size_t rec = 0; rec < bytes.size(); rec += 256) {
+    CHECK(u32(rec + 4) == 10);                 // type: AICPU op info
+    const std::uint16_t core = u16(rec + 26);  // core id | type << 7 | data type << 10
+    CHECK(((core >> 10) & 63) == 2);           // data type: log
+    const std::uint32_t core_id = core & 127;
+    CHECK(((core >> 7) & 7) == (core_id < chip.cores.aic ? 1u : 0u));  // AIC = 1, AIV = 0
+    const std::uint8_t count = static_cast<std::uint8_t>(bytes[rec + 34]);
+    REQUIRE(count >= 1);
+    REQUIRE(count <= 8);
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t at = rec + 64 + 24 * k;
+      const std::uint32_t id = u32(at + 4);
+      const std::uint16_t seq = u16(at);
+      const sched::TaskId t = id;  // graph_of: orig_id == task index
+      CHECK(seq == g.device_tasks[g.device_task[t]].seq_no);
+      CHECK(r.timeline.core[t] == core_id);
+      CHECK(u64(at + 16) > u64(at + 8));  // end after start, in board ticks
+      ++tasks;
+    }
+  }
+  CHECK(tasks == 4);
 }

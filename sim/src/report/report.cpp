@@ -312,9 +312,11 @@ void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipCo
       const sched::TaskId t = v[i];
       const auto start = static_cast<std::uint64_t>(std::llround(tl.start_ps[t] * ticks_per_ps));
       const auto end = static_cast<std::uint64_t>(std::llround(tl.end_ps[t] * ticks_per_ps));
+      // subGraphId: PyPTO's leaf-function index of the task; ours is the kernel index, which
+      // names the same thing (PyPTO's tools colour and group tasks by it).
       f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no
-        << ",\"taskId\":" << g.orig_id[t] << ",\"execStart\":" << start << ",\"execEnd\":" << end
-        << "}";
+        << ",\"subGraphId\":" << g.kernel[t] << ",\"taskId\":" << g.orig_id[t]
+        << ",\"execStart\":" << start << ",\"execEnd\":" << end << "}";
     }
     f << "]}";
   }
@@ -508,6 +510,101 @@ bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, c
   return true;
 }
 
+// PyPTO's topo.json shape, for its tools/profiling/draw_swim_lane.py (swim.json + topo.json):
+// one record per task, taskId = seqNo << 32 | the task's own id (the key that tool joins
+// swim.json on), successors in the same encoding, HUB tasks included (the tool draws them
+// as zero-length "fake" tasks).
+void write_pypto_topo(const std::string& path, const sched::TaskGraph& g) {
+  std::vector<sched::TaskId> order(g.num_tasks());
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) order[t] = t;
+  auto key = [&](sched::TaskId t) {
+    return (std::uint64_t{g.device_tasks[g.device_task[t]].seq_no} << 32) | g.orig_id[t];
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](sched::TaskId a, sched::TaskId b) { return key(a) < key(b); });
+  std::ofstream f = open_out(path);
+  f << "[";
+  bool first = true;
+  for (const sched::TaskId t : order) {
+    ordered_json succ = ordered_json::array();
+    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) succ.push_back(key(g.succ[i]));
+    const ordered_json rec{
+        {"taskId", key(t)},
+        {"oriTaskId", g.orig_id[t]},
+        {"oriSeqNo", g.device_tasks[g.device_task[t]].seq_no},
+        {"funcName", g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]]},
+        {"semanticLabel", ""},
+        {"coreType", std::string(sched::to_string(g.core_type[t]))},
+        {"rootIndex", g.root[t]},
+        {"psgId", g.kernel[t]},
+        {"successors", succ}};
+    f << (first ? "\n" : ",\n") << rec.dump();
+    first = false;
+  }
+  f << "\n]\n";
+  close_out(f, path);
+}
+
+// PyPTO's device log records (aicpu.data), the input of its
+// tools/profiling/tilefwk_prof_data_parser.py: 256-byte records in the host's native layout
+// (Python struct "HHIIIQ" "HHIHBB" "I"*7 then 8 x "HHIQQ"), one per core and up to 8 tasks,
+// type 10 (AICPU op info), data type 2 (log); per task seqNo, subGraphId, taskId and start and
+// end in board ticks. Core ids are 7 bits and seqNo / subGraphId 16 bits in that format:
+// larger values are cut to the field, as on the device.
+struct AicpuLogRecord {
+  std::uint16_t magic = 0x5A5A, level = 0;
+  std::uint32_t type = 10, thread_id = 0, data_len = 0;
+  std::uint64_t time_stamp = 0;
+  std::uint16_t head = 0, core = 0;
+  std::uint32_t task_id = 0;
+  std::uint16_t stream_id = 0;
+  std::uint8_t task_count = 0, res0 = 0;
+  std::uint32_t reserved[7] = {};
+  struct Task {
+    std::uint16_t seq_no = 0, sub_graph_id = 0;
+    std::uint32_t task_id = 0;
+    std::uint64_t exec_start = 0, exec_end = 0;
+  } tasks[8];
+};
+static_assert(sizeof(AicpuLogRecord) == 256, "PyPTO's aicpu.data record is 256 bytes");
+
+void write_aicpu_data(const std::string& path, const sched::TaskGraph& g, const ChipConfig& chip,
+                      const SimResult& r) {
+  const Timeline& tl = r.timeline;
+  const std::uint32_t aic = r.stats.aic.count;
+  const std::uint32_t cores = aic + r.stats.aiv.count;
+  const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
+  std::vector<std::vector<sched::TaskId>> per_core(cores);
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
+      per_core[tl.core[t]].push_back(t);
+  }
+  std::ofstream f = open_out(path);
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    auto& v = per_core[c];
+    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
+      return tl.start_ps[a] < tl.start_ps[b];
+    });
+    const std::uint16_t core_type = c < aic ? 1 : 0;  // the format's AIV = 0, AIC = 1
+    for (std::size_t i = 0; i < v.size(); i += 8) {
+      AicpuLogRecord rec;
+      rec.core = static_cast<std::uint16_t>((c & 127) | (core_type << 7) | (2 << 10));
+      rec.task_count = static_cast<std::uint8_t>(std::min<std::size_t>(8, v.size() - i));
+      for (std::size_t k = 0; k < rec.task_count; ++k) {
+        const sched::TaskId t = v[i + k];
+        auto& out = rec.tasks[k];
+        out.seq_no = static_cast<std::uint16_t>(g.device_tasks[g.device_task[t]].seq_no);
+        out.sub_graph_id = static_cast<std::uint16_t>(g.kernel[t]);
+        out.task_id = g.orig_id[t];
+        out.exec_start = static_cast<std::uint64_t>(std::llround(tl.start_ps[t] * ticks_per_ps));
+        out.exec_end = static_cast<std::uint64_t>(std::llround(tl.end_ps[t] * ticks_per_ps));
+      }
+      f.write(reinterpret_cast<const char*>(&rec), sizeof rec);
+    }
+  }
+  close_out(f, path);
+}
+
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
                                        const ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt) {
@@ -530,6 +627,11 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   if (opt.swim_json && have_timeline) {
     write_swim(dir + "/swim.json", g, chip, r);
     written.push_back(dir + "/swim.json");
+    // PyPTO's own profiling tools read these two next to swim.json (README "PyPTO's tools").
+    write_pypto_topo(dir + "/topo.json", g);
+    written.push_back(dir + "/topo.json");
+    write_aicpu_data(dir + "/aicpu.data", g, chip, r);
+    written.push_back(dir + "/aicpu.data");
   }
   return written;
 }
