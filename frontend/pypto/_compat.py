@@ -70,11 +70,9 @@ _ENUM = "enum of options of ops pypto-sim does not implement"
 UNSUPPORTED: Dict[str, str] = {
     # operations
     **{n: _OP for n in (
-        "LReLU", "arange", "argsort", "axpy", "bitwise_and", "bitwise_left_shift", "bitwise_not",
-        "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil_div", "conv", "copysign",
-        "dequantize", "expand_exp_dif", "fillpad", "floor_div", "fmod", "gathermask", "gcd",
-        "hypot", "index_add", "index_add_", "index_select", "indexput_", "isfinite", "normal",
-        "one_hot", "pad", "quant_mx", "quantize", "rms_norm", "scaled_mm", "topk", "atomic_add")},
+        "LReLU", "argsort", "axpy", "conv", "dequantize", "expand_exp_dif", "fillpad",
+        "gathermask", "indexput_", "normal", "pad", "quant_mx", "quantize", "rms_norm",
+        "scaled_mm", "topk", "atomic_add")},
     "experimental": "PyPTO's experimental ops (gather_in_l1/ub, load, operation options, "
                     "transposed_batchmatmul) are not implemented",
     **{"experimental." + n: "pypto.experimental is not provided (experimental ops are not "

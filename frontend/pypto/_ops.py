@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import math
 import numbers
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -52,6 +53,10 @@ __all__ = [
     "triu", "tril", "prod", "argmax", "argmin", "cumsum", "cumprod", "loop_unroll",
     "gather", "scatter", "scatter_", "scatter_update", "ReLuType", "TransMode",
     "exp2", "log2", "log10", "cbrt", "cosh", "sinh",
+    "tan", "asin", "acos", "atan", "atan2", "copysign", "hypot", "fmod", "isfinite", "isnan",
+    "isinf", "signbit", "gcd", "floor_div", "ceil_div", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "arange",
+    "one_hot", "index_select", "index_add", "index_add_",
 ]
 
 
@@ -166,6 +171,10 @@ def _check_dtype(op: str, v: ir.Value) -> None:
         _check_numeric(v, op)
     if rule == "float":
         _check_float(v, op)
+    elif rule == "integer" and (v.dtype.is_float or v.dtype is DataType.DT_BOOL):
+        _fail(PyptoTypeError, op, f"needs an integer tensor, got {v.dtype}")
+    elif rule == "test":
+        _check_numeric(v, op)
     elif rule == "logical" and v.dtype is not DataType.DT_BOOL:
         _fail(PyptoTypeError, op, f"needs DT_BOOL tensors, got {v.dtype}")
     elif rule == "select" and v.dtype is not DataType.DT_BOOL:
@@ -174,7 +183,7 @@ def _check_dtype(op: str, v: ir.Value) -> None:
 
 def _result_dtype(op: str, dtype: DataType) -> DataType:
     """The result dtype of element-wise ``op`` over operands of ``dtype`` (its dtype rule)."""
-    return DataType.DT_BOOL if _op(op)["dtype_rule"] == "compare" else dtype
+    return DataType.DT_BOOL if _op(op)["dtype_rule"] in ("compare", "test") else dtype
 
 
 def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, Any],
@@ -764,6 +773,51 @@ def full(size: Any, value: Any, dtype: DataType, *, valid_shape: Any = None) -> 
                            valid_shape=_valid_arg(valid_shape, shp, "full")))
 
 
+_INT32_RANGE = (-(2 ** 31), 2 ** 31 - 1)
+
+
+def arange(*args: Any, dtype: Optional[DataType] = None) -> Tensor:
+    """``arange(end)``, ``arange(start, end)`` or ``arange(start, end, step)``: the 1-D
+    tensor ``start, start + step, ...`` below ``end`` (``ceil((end - start) / step)``
+    values), as PyPTO: DT_INT32 when every argument is an int (DT_INT64 past the int32
+    range), else DT_FP32. ``dtype`` (keyword, an extension) asks for another dtype. Each value
+    is ``start + i * step`` computed in double and rounded once (torch.arange)."""
+    api = "arange"
+    tr = _tr(api)
+    if not 1 <= len(args) <= 3:
+        _fail(PyptoValueError, api, f"takes 1 to 3 arguments (end | start, end | start, end, "
+              f"step), got {len(args)}")
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (
+        (args[0], args[1], 1) if len(args) == 2 else args)
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            _fail(PyptoTypeError, api, f"{name} must be an int or a float, got {v!r}")
+    if step == 0 or (isinstance(step, float) and builtins.abs(step) <= 1e-8):
+        _fail(PyptoValueError, api, f"step must not be 0 (|step| > 1e-8), got {step!r}")
+    ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    # torch: ceil((end - start) / step), exact for ints, in double for floats.
+    n = -((int(start) - int(end)) // int(step)) if ints else \
+        math.ceil((float(end) - float(start)) / float(step))
+    if n <= 0:
+        _fail(PyptoValueError, api, f"(end - start) / step must be > 0, got start={start!r}, "
+              f"end={end!r}, step={step!r}")
+    if dtype is None:
+        if ints:
+            inside = all(_INT32_RANGE[0] <= v <= _INT32_RANGE[1] for v in (start, end, step))
+            dtype = DataType.DT_INT32 if inside else DataType.DT_INT64
+        else:
+            dtype = DataType.DT_FP32
+    dt = _dtype_arg(dtype, api)
+    if dt is DataType.DT_BOOL:
+        _fail(PyptoTypeError, api, "dtype DT_BOOL is not a numeric dtype")
+    if not dt.is_float and not ints:
+        _fail(PyptoTypeError, api, f"float arguments with the integer dtype {dt}")
+    _need_vec(tr, api)
+    inputs = [ir.Scalar(int(start) if ints else float(start), dt),
+              ir.Scalar(int(step) if ints else float(step), dt)]
+    return _wrap(_emit(tr, api, inputs, {}, (n,), dt))
+
+
 def _size_args(size: Tuple[Any, ...]) -> Any:
     return size[0] if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
 
@@ -853,9 +907,88 @@ def minimum(x: Any, y: Any) -> Tensor:
     return _commutative("minimum", x, y)
 
 
-def remainder(x: Any, y: Any) -> Tensor:
-    """Element-wise ``x % y`` (Python sign convention)."""
-    return _binary("remainder", x, y)
+def _precision_arg(api: str, precision_type: Any) -> None:
+    # PyPTO's HIGH_PRECISION/INTRINSIC choice of instruction sequence; SIM computes exactly.
+    if precision_type is not None and not isinstance(precision_type, PrecisionType):
+        _fail(PyptoTypeError, api, f"precision_type must be a pypto.PrecisionType, got "
+              f"{precision_type!r}")
+
+
+def _scalar_first(op: str, x: Any, y: Any) -> Tensor:
+    """``op(x, y)`` where x may be a number and y a tensor: the number becomes a tensor of
+    y's shape and dtype (pypto.full), so non-commutative ops keep their operand order."""
+    if not isinstance(x, Tensor) and isinstance(y, Tensor) and _is_scalar(x):
+        yv = y._value
+        x = full(list(yv.shape), x, yv.dtype, valid_shape=(
+            list(yv.valid_shape) if yv.valid_shape is not None else None))
+    return _binary(op, x, y)
+
+
+def remainder(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise ``x - floor(x / y) * y`` (the divisor's sign, torch.remainder); either
+    side may be a number."""
+    _precision_arg("remainder", precision_type)
+    return _scalar_first("remainder", x, y)
+
+
+def fmod(input: Any, other: Any,  # noqa: A002
+         precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise C remainder ``input - trunc(input / other) * other`` (the dividend's sign,
+    torch.fmod); ``other`` may be a number."""
+    _precision_arg("fmod", precision_type)
+    return _binary("fmod", input, other)
+
+
+def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise angle of ``(other, input)`` in radians (torch.atan2); float tensors."""
+    return _scalar_first("atan2", input, other)
+
+
+def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``|input|`` with the sign of ``other`` (torch.copysign; -0.0 counts as negative)."""
+    return _scalar_first("copysign", input, other)
+
+
+def hypot(self: Tensor, other: Any) -> Tensor:
+    """Element-wise ``sqrt(self**2 + other**2)`` without overflow (torch.hypot)."""
+    return _commutative("hypot", self, other)
+
+
+def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise greatest common divisor of integer tensors (non-negative; gcd(0, 0) = 0)."""
+    return _commutative("gcd", input, other)
+
+
+def floor_div(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise integer division rounded toward -inf (torch.floor_divide on integers)."""
+    return _scalar_first("floor_div", input, other)
+
+
+def ceil_div(self: Any, other: Any) -> Tensor:
+    """Element-wise integer division rounded toward +inf."""
+    return _scalar_first("ceil_div", self, other)
+
+
+def bitwise_and(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_and", self, other)
+
+
+def bitwise_or(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_or", self, other)
+
+
+def bitwise_xor(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_xor", self, other)
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input << other`` (integers; torch's: a count outside [0, bits) gives 0)."""
+    return _scalar_first("bitwise_left_shift", input, other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input >> other``, arithmetic (a count outside [0, bits) fills with the sign)."""
+    return _scalar_first("bitwise_right_shift", input, other)
 
 
 def pow(x: Any, y: Any) -> Tensor:  # noqa: A001
@@ -899,7 +1032,8 @@ def _unary(op: str, x: Any) -> Tensor:
     tr = _tr(op)
     xv = _val(x, op)
     _check_dtype(op, xv)
-    return _emit_same_shape(tr, op, xv)
+    return _wrap(_emit(tr, op, [xv], {}, xv.shape, _result_dtype(op, xv.dtype),
+                       valid_shape=xv.valid_shape))
 
 
 def _unary_op(op: str):
@@ -979,6 +1113,15 @@ log10 = _unary_op("log10")
 cbrt = _unary_op("cbrt")
 cosh = _unary_op("cosh")
 sinh = _unary_op("sinh")
+tan = _unary_op("tan")
+asin = _unary_op("asin")
+acos = _unary_op("acos")
+atan = _unary_op("atan")
+isfinite = _unary_op("isfinite")
+isnan = _unary_op("isnan")
+isinf = _unary_op("isinf")
+signbit = _unary_op("signbit")
+bitwise_not = _unary_op("bitwise_not")
 
 
 def lrelu(x: Tensor, negative_slope: Any = 0.01) -> Tensor:
@@ -1213,6 +1356,94 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
                   f"{_fmt(xv.shape)} on axis {axis}")
     return _wrap(_emit(tr, "gather", [xv, iv], {"dims": [d]}, iv.shape, xv.dtype,
                        valid_shape=iv.valid_shape))
+
+
+def _row_index(api: str, xv: ir.Value, d: int, index: Any, shape: Sequence[Any]) -> Tensor:
+    """A 1-D index along axis ``d`` as a gather/scatter index of ``shape`` (the index on axis
+    ``d``, broadcast over the others)."""
+    iv = _val(index, api, "index")
+    if iv.dtype not in _INDEX_DTYPES:
+        _fail(PyptoTypeError, api, f"index must be a DT_INT32 or DT_INT64 tensor, got "
+              f"{iv.dtype}")
+    if iv.rank != 1:
+        _fail(PyptoValueError, api, f"index must be 1-D, got {_fmt(iv.shape)}")
+    lead = [1] * xv.rank
+    lead[d] = iv.shape[0]
+    idx = reshape(index, lead, inplace=True)
+    if all(_dim_eq(a, b) for a, b in zip(lead, shape)):
+        return idx
+    return expand_clone(idx, list(shape))
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
+    """torch.index_select: the slices ``index[i]`` of ``input`` along ``dim`` (a 1-D
+    DT_INT32/DT_INT64 ``index``); the result has ``input``'s shape with ``len(index)`` on
+    ``dim``. Computed as a gather (the indexed axis stays whole in each tile)."""
+    api = "index_select"
+    xv = _val(input, api)
+    _check_numeric(xv, api)
+    d = _norm_axis(dim, xv.rank, api)
+    iv = _val(index, api, "index")
+    shape = list(xv.shape)
+    shape[d] = iv.shape[0] if iv.rank == 1 else None
+    return gather(input, d, _row_index(api, xv, d, index, shape))
+
+
+def _index_add(api: str, input: Any, dim: Any, index: Any, source: Any,  # noqa: A002
+               alpha: Any) -> Tuple[Any, int, Tensor, Tensor]:
+    xv = _val(input, api)
+    sv = _val(source, api, "source")
+    _check_numeric(xv, api)
+    if sv.dtype is not xv.dtype:
+        _fail(PyptoTypeError, api, f"source dtype {sv.dtype} differs from the input's "
+              f"{xv.dtype}")
+    if sv.rank != xv.rank:
+        _fail(PyptoValueError, api, f"source must have the input's rank {xv.rank}, got "
+              f"{_fmt(sv.shape)}")
+    d = _norm_axis(dim, xv.rank, api)
+    iv = _val(index, api, "index")
+    if iv.rank == 1 and _dim_eq(iv.shape[0], sv.shape[d]) is False:
+        _fail(PyptoValueError, api, f"index has {iv.shape[0]} entries but source has "
+              f"{sv.shape[d]} on dim {d}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Number):
+        _fail(PyptoTypeError, api, f"alpha must be a number, got {alpha!r}")
+    src = source if alpha == 1 else mul(source, alpha)
+    return input, d, _row_index(api, xv, d, index, sv.shape), src
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa: A002
+              alpha: Any = 1) -> Tensor:
+    """torch.index_add (out of place): a copy of ``input`` with ``alpha * source[.., i, ..]``
+    added to slice ``index[i]`` along ``dim``, each update rounded to the dtype, in index
+    order. Computed as a scatter with reduce='add' (``alpha != 1`` first rounds
+    ``alpha * source`` to the dtype, where torch rounds once after the add)."""
+    x, d, idx, src = _index_add("index_add", input, dim, index, source, alpha)
+    return scatter(x, d, idx, src, reduce="add")
+
+
+def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa: A002
+               alpha: Any = 1) -> Tensor:
+    """In-place ``index_add``: ``input`` is updated and returned."""
+    x, d, idx, src = _index_add("index_add_", input, dim, index, source, alpha)
+    return scatter_(x, d, idx, src, reduce="add")
+
+
+def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
+    """PyPTO's one_hot: DT_INT64 of shape ``input.shape + [num_classes]``, 1 where the last
+    index equals the input's value (an integer tensor of values in ``[0, num_classes)``).
+    The vec tile covers the result; its last entry should be ``num_classes``."""
+    api = "one_hot"
+    xv = _val(input, api)
+    if xv.dtype.is_float or xv.dtype is DataType.DT_BOOL:
+        _fail(PyptoTypeError, api, f"needs an integer tensor, got {xv.dtype}")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, numbers.Integral) or \
+            num_classes < 1:
+        _fail(PyptoValueError, api, f"num_classes must be a positive int, got {num_classes!r}")
+    x = input
+    if xv.dtype not in (DataType.DT_INT32, DataType.DT_INT64):
+        x = cast(input, DataType.DT_INT32)
+    classes = arange(int(num_classes), dtype=x._value.dtype)
+    return cast(_binary("eq", unsqueeze(x, -1), classes), DataType.DT_INT64)
 
 
 _SCATTER_REDUCE = {None: "none", "add": "add", "multiply": "multiply"}

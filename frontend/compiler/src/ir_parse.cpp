@@ -755,6 +755,13 @@ class Parser {
         need_inputs(st, 2);
         tensor_input(st, 0);
         break;
+      case OpForm::kRange:
+        need_inputs(st, 2);
+        if (st.inputs[0].value >= 0 || st.inputs[1].value >= 0) {
+          fail_at(loc, std::string(info.name) + ": the start and step must be scalars");
+        }
+        if (rank != 1) fail_at(loc, std::string(info.name) + ": the result must be 1-D");
+        break;
       case OpForm::kSelect:
         need_inputs(st, 3);
         if (tensor_input(st, 0).dtype != DType::kBool) {

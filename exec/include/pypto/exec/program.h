@@ -141,6 +141,39 @@ enum class TileOpcode : std::uint8_t {
   kCbrt,
   kCosh,
   kSinh,
+  // element-wise, one operand (float): tan, asin, acos, atan
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  // element-wise, two operands: atan2(a, b) and copysign(a, b) and hypot(a, b) (float), fmod
+  // (C remainder: the dividend's sign; integer fmod by zero throws)
+  kAtan2,
+  kCopysign,
+  kHypot,
+  kFmod,
+  // element-wise tests, one operand of any numeric dtype; dst is DT_BOOL (0/1). Integer
+  // operands are finite, never NaN or inf; signbit is the sign bit (true for -0.0 and -NaN)
+  kIsFinite,
+  kIsNan,
+  kIsInf,
+  kSignBit,
+  // integer element-wise ops (integer tiles only, 64-bit arithmetic narrowed to dst):
+  // gcd (non-negative, gcd(0, 0) = 0), floor and ceil division (division by zero throws),
+  // bitwise and/or/xor/not, shifts (torch's: a shift count outside [0, bits) gives 0 to the
+  // left and the sign fill to the right; the left shift wraps)
+  kGcd,
+  kFloorDiv,
+  kCeilDiv,
+  kBitAnd,
+  kBitOr,
+  kBitXor,
+  kBitNot,
+  kShiftLeft,
+  kShiftRight,
+  // dst[.., j] <- scalar[0] + (scalar[2] + j) * scalar[1] along the last axis (arange: start,
+  // step and the tile's offset in the range; computed in double, rounded once to dst's dtype)
+  kIota,
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):
