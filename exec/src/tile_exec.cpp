@@ -679,6 +679,7 @@ class Executor {
         case TileExec::kGather: return gather(in);
         case TileExec::kScatter: return scatter(in);
         case TileExec::kScatterRows: return scatter_rows(in);
+        case TileExec::kSort: return sort(in);
       }
     }
     fail("unknown opcode " + std::to_string(int(in.op)));
@@ -1232,6 +1233,49 @@ class Executor {
       }
     }
     round_inplace(d.data, d.n, d.t->dtype, ints ? IntConv::kWrap : IntConv::kFromFloat);
+    done(in.dst);
+  }
+
+  // kSortValues/kSortIndices: a stable sort of each line along the axis (NaN the largest);
+  // dst keeps the first k = dst.shape[axis] entries (src0's shape on the other axes).
+  void sort(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef s = read_tile(in.src[0], "src0");
+    const AxisWalk w = one_axis(in, *s.t);
+    const AxisWalk wd = one_axis(in, *d.t);
+    bool ok = d.t->rank == s.t->rank && wd.outer == w.outer && wd.inner == w.inner && wd.n >= 1 &&
+              wd.n <= w.n;
+    if (!ok) {
+      fail("dst " + tile_desc(in.dst) + " must have src0 " + tile_desc(in.src[0]) +
+           "'s shape, with 1..n entries along the sorted axis");
+    }
+    const bool indices = in.op == TileOpcode::kSortIndices;
+    if (indices && is_float(d.t->dtype)) {
+      fail("dst " + tile_desc(in.dst) + " must have an integer dtype");
+    }
+    const bool descending = in.scalar[1] != 0;
+    std::vector<std::int64_t> order(std::size_t(w.n));
+    for (std::int64_t o = 0; o < w.outer; ++o) {
+      for (std::int64_t c = 0; c < w.inner; ++c) {
+        const double* line = s.data + o * w.n * w.inner + c;
+        const std::int64_t step = w.inner;
+        for (std::int64_t i = 0; i < w.n; ++i) order[std::size_t(i)] = i;
+        // NaN orders above every number (torch.sort); ties keep their original order.
+        const auto before = [&](std::int64_t i, std::int64_t j) {
+          const double u = line[i * step];
+          const double v = line[j * step];
+          if (descending) return std::isnan(u) ? !std::isnan(v) : u > v;
+          return std::isnan(v) ? !std::isnan(u) : u < v;
+        };
+        std::stable_sort(order.begin(), order.end(), before);
+        double* out = d.data + o * wd.n * w.inner + c;
+        for (std::int64_t i = 0; i < wd.n; ++i) {
+          const std::int64_t j = order[std::size_t(i)];
+          out[i * step] = indices ? double(j) : line[j * step];
+        }
+      }
+    }
+    round_inplace(d.data, d.n, d.t->dtype, IntConv::kWrap);
     done(in.dst);
   }
 

@@ -70,9 +70,9 @@ _ENUM = "enum of options of ops pypto-sim does not implement"
 UNSUPPORTED: Dict[str, str] = {
     # operations
     **{n: _OP for n in (
-        "LReLU", "argsort", "axpy", "conv", "dequantize", "expand_exp_dif", "fillpad",
+        "LReLU", "axpy", "conv", "dequantize", "expand_exp_dif", "fillpad",
         "gathermask", "indexput_", "normal", "pad", "quant_mx", "quantize", "rms_norm",
-        "scaled_mm", "topk", "atomic_add")},
+        "scaled_mm", "atomic_add")},
     "experimental": "PyPTO's experimental ops (gather_in_l1/ub, load, operation options, "
                     "transposed_batchmatmul) are not implemented",
     **{"experimental." + n: "pypto.experimental is not provided (experimental ops are not "

@@ -56,7 +56,7 @@ __all__ = [
     "tan", "asin", "acos", "atan", "atan2", "copysign", "hypot", "fmod", "isfinite", "isnan",
     "isinf", "signbit", "gcd", "floor_div", "ceil_div", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "arange",
-    "one_hot", "index_select", "index_add", "index_add_",
+    "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
 ]
 
 
@@ -1320,6 +1320,62 @@ def cumsum(x: Tensor, dim: int) -> Tensor:
 def cumprod(x: Tensor, dim: int) -> Tensor:
     """Inclusive running product along ``dim``; the result keeps ``x``'s dtype."""
     return _reduce("cumprod", x, dim, False)
+
+
+# --- sorting ---------------------------------------------------------------------------------
+
+
+def _sorted(op: str, api: str, x: Any, k: Any, dim: Any, descending: bool) -> Tensor:
+    """Records IR op ``op`` (sort: values, argsort: DT_INT32 indices) keeping the first ``k``
+    entries of the sort along ``dim`` (None: the last axis)."""
+    tr = _tr(api)
+    xv = _val(x, api)
+    _check_numeric(xv, api)
+    if not isinstance(descending, bool):
+        _fail(PyptoTypeError, api, f"descending/largest must be a bool, got {descending!r}")
+    d = _norm_axis(-1 if dim is None else dim, xv.rank, api)
+    n = xv.shape[d]
+    if k is None:
+        k = n
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        _fail(PyptoTypeError, api, f"k must be an int, got {k!r}")
+    if k < 1 or (isinstance(n, int) and k > n):
+        _fail(PyptoValueError, api, f"k must satisfy 1 <= k <= {n} (the size of dim {d}), "
+              f"got {k}")
+    shape = list(xv.shape)
+    shape[d] = int(k)
+    valid = None
+    if xv.valid_shape is not None:
+        valid = list(xv.valid_shape)
+        valid[d] = int(k)
+    dtype = DataType.DT_INT32 if op == "argsort" else xv.dtype
+    return _wrap(_emit(tr, op, [xv], {"dims": [d], "keepdim": True, "k": int(k),
+                                      "descending": descending}, shape, dtype,
+                       valid_shape=valid))
+
+
+def topk(input: Tensor, k: int, dim: Optional[int] = None,  # noqa: A002
+         largest: bool = True) -> Tuple[Tensor, Tensor]:
+    """The ``k`` largest (``largest=False``: smallest) values along ``dim`` (default the last
+    axis) and their DT_INT32 indices, in sorted order, as ``(values, indices)``. Ties keep
+    their original order (torch leaves that order unspecified). The sorted axis stays whole in
+    each tile."""
+    return (_sorted("sort", "topk", input, k, dim, largest),
+            _sorted("argsort", "topk", input, k, dim, largest))
+
+
+def argsort(input: Tensor, dim: Optional[int] = None,  # noqa: A002
+            descending: bool = True) -> Tensor:
+    """DT_INT32 indices that sort ``input`` along ``dim`` (default the last axis); PyPTO's
+    default is descending. Stable: equal values keep their order (torch.sort(stable=True));
+    NaN sorts as the largest value."""
+    return _sorted("argsort", "argsort", input, None, dim, descending)
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    """torch.sort (stable): ``(values, indices)`` along ``dim``, indices DT_INT32."""
+    return (_sorted("sort", "sort", input, None, dim, descending),
+            _sorted("argsort", "sort", input, None, dim, descending))
 
 
 # --- indexed ops -------------------------------------------------------------------------------

@@ -1326,3 +1326,35 @@ TEST_CASE("float tests give DT_BOOL; copysign, fmod and iota", "[tile_exec][comp
   CHECK(std::isnan(c[4]));
   CHECK(h.tile(io) == std::vector<double>{1.5, 1.75, 2, 1.5, 1.75, 2});
 }
+
+TEST_CASE("sort keeps k entries, stable, NaN largest", "[tile_exec][compat]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Harness h;
+  // Two lines along axis 1 of a [2, 5] tile.
+  const std::int32_t x = h.input(DType::kFp32, {2, 5}, {3, 1, nan, 1, 2, 0, -1, 5, -1, 4});
+  const std::int32_t v = h.local(DType::kFp32, {2, 3});
+  const std::int32_t i = h.local(DType::kInt32, {2, 3});
+  const std::int32_t a = h.local(DType::kInt32, {2, 5});
+  TileInstr& tv = h.emit(TileOpcode::kSortValues, v, x);
+  tv.reduce_mask = 2;
+  tv.scalar[1] = 1;  // descending
+  TileInstr& ti = h.emit(TileOpcode::kSortIndices, i, x);
+  ti.reduce_mask = 2;
+  ti.scalar[1] = 1;
+  h.emit(TileOpcode::kSortIndices, a, x).reduce_mask = 2;  // ascending, all 5
+  // Along axis 0 (columns of two).
+  const std::int32_t c = h.local(DType::kInt32, {1, 5});
+  h.emit(TileOpcode::kSortIndices, c, x).reduce_mask = 1;
+  h.run();
+  const std::vector<double> vals = h.tile(v);
+  CHECK(std::isnan(vals[0]));
+  CHECK(std::vector<double>(vals.begin() + 1, vals.end()) == std::vector<double>{3, 2, 5, 4, 0});
+  CHECK(h.tile(i) == std::vector<double>{2, 0, 4, 2, 4, 0});
+  CHECK(h.tile(a) == std::vector<double>{1, 3, 4, 0, 2, 1, 3, 0, 4, 2});
+  CHECK(h.tile(c) == std::vector<double>{1, 1, 1, 1, 0});  // NaN after 5
+
+  Harness e;
+  const std::int32_t y = e.input(DType::kFp32, {1, 3}, {1, 2, 3});
+  e.emit(TileOpcode::kSortValues, e.local(DType::kFp32, {1, 4}), y).reduce_mask = 2;
+  REQUIRE_THROWS_WITH(e.run(), Contains("entries along the sorted axis"));
+}

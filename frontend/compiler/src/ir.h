@@ -125,6 +125,9 @@ struct Stmt {
   int trans_mode = 0;           // TF32 rounding of fp32 operands: 0 none, 1 rint, 2 round
   // scatter: 0 set, 1 add, 2 multiply (PyPTO's reduce=None/'add'/'multiply')
   int scatter_reduce = 0;
+  // sort/argsort (topk): the k first values along dims[0], largest first when descending
+  std::int64_t sort_k = 0;
+  bool descending = false;
 
   // kWrite
   int dst = -1;

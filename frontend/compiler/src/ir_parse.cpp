@@ -676,6 +676,18 @@ class Parser {
       if ((family == OpFamily::kScan || rule == DTypeRule::kIndex) && st.dims.size() != 1) {
         fail_at(loc, std::string(op_name(st.op)) + ": needs exactly one axis in \"dims\"");
       }
+      if (st.op == OpKind::kSort || st.op == OpKind::kArgsort) {
+        st.descending = opt_bool(attrs, "descending", false, loc);
+        const auto it = attrs.find("k");
+        if (it == attrs.end() || !it->is_number_integer()) {
+          fail_at(loc, std::string(op_name(st.op)) + ": needs an integer attribute \"k\"");
+        }
+        st.sort_k = it->get<std::int64_t>();
+        if (st.sort_k < 1) {
+          fail_at(loc, std::string(op_name(st.op)) + ": k must be at least 1, got " +
+                           std::to_string(st.sort_k));
+        }
+      }
       const std::size_t kept = in.shape.size() - st.dims.size();
       std::size_t want = st.keepdim ? in.shape.size() : std::max<std::size_t>(kept, 1);
       if (family == OpFamily::kScan) want = in.shape.size();

@@ -174,6 +174,12 @@ enum class TileOpcode : std::uint8_t {
   // dst[.., j] <- scalar[0] + (scalar[2] + j) * scalar[1] along the last axis (arange: start,
   // step and the tile's offset in the range; computed in double, rounded once to dst's dtype)
   kIota,
+  // Sorts along the one axis of reduce_mask, stable, NaN as the largest value; dst keeps the
+  // first dst.shape[axis] (k) of the sorted order (src0's shape elsewhere): kSortValues the
+  // values (src0's dtype), kSortIndices their indices along the axis (an integer dtype).
+  // scalar[1] != 0: descending (largest first; equal values keep their order).
+  kSortValues,
+  kSortIndices,
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):

@@ -30,6 +30,7 @@ enum class TileExec : std::uint8_t {
   kGather,       // indexed read along one axis of a local window
   kScatter,      // indexed update along one axis of a local window
   kScatterRows,  // indexed row writes to global memory
+  kSort,         // sort/top-k along one axis (values or indices)
 };
 
 struct TileOpInfo {
@@ -143,6 +144,10 @@ inline constexpr TileOpInfo kTileOpTable[] = {
     {TileOpcode::kShiftLeft,  "shift_left",  TileExec::kBinary,  "eq"},
     {TileOpcode::kShiftRight, "shift_right", TileExec::kBinary,  "eq"},
     {TileOpcode::kIota,       "iota",        TileExec::kFill,    "full"},
+    // A sort is priced as one amax pass over its source (the cost table has no sort row;
+    // this underestimates a vector sort's log-depth passes).
+    {TileOpcode::kSortValues, "sort_values", TileExec::kSort,    "amax"},
+    {TileOpcode::kSortIndices, "sort_indices", TileExec::kSort,  "amax"},
     // clang-format on
 };
 
@@ -164,7 +169,7 @@ constexpr bool tile_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
-static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kIota) + 1,
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kSortIndices) + 1,
               "a TileOpcode has no row");
 
 }  // namespace pypto::exec

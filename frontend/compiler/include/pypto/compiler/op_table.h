@@ -116,6 +116,8 @@ enum class OpKind : std::uint8_t {
   kBitwiseLeftShift,
   kBitwiseRightShift,
   kArange,
+  kSort,
+  kArgsort,
 };
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
@@ -129,7 +131,7 @@ enum class OpFamily : std::uint8_t {
   kView,     // alias, or a copy when lowering says so (emit_data_movement.cpp)
   kReshape,  // alias when expressible as a strided region, else copy
   kScan,     // cumsum/cumprod along one axis: the reduction's tiling, full-shape output
-             // (emit_reduce.cpp)
+             // (emit_reduce.cpp); sort/argsort likewise, k entries along the axis
   kIndexed,  // gather/scatter/scatter_update: addresses from an index tensor's values
              // (emit_indexed.cpp)
 };
@@ -313,6 +315,8 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kBitwiseLeftShift, "bitwise_left_shift", F::kEltwise, O::kBinary, D::kInteger, true, T::kShiftLeft},
   {K::kBitwiseRightShift, "bitwise_right_shift", F::kEltwise, O::kBinary, D::kInteger, true, T::kShiftRight},
   {K::kArange, "arange", F::kEltwise, O::kRange, D::kDeclared, true, T::kIota},
+  {K::kSort, "sort", F::kScan, O::kUnary, D::kNumeric, true, T::kSortValues},
+  {K::kArgsort, "argsort", F::kScan, O::kUnary, D::kIndex, true, T::kSortIndices},
     // clang-format on
 };
 }  // namespace table
@@ -373,6 +377,6 @@ constexpr bool op_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
-static_assert(kNumOps == static_cast<std::size_t>(OpKind::kArange) + 1, "an OpKind has no row");
+static_assert(kNumOps == static_cast<std::size_t>(OpKind::kArgsort) + 1, "an OpKind has no row");
 
 }  // namespace pypto::compiler
