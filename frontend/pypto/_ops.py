@@ -57,6 +57,7 @@ __all__ = [
     "isinf", "signbit", "gcd", "floor_div", "ceil_div", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "arange",
     "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
+    "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
 ]
 
 
@@ -1974,6 +1975,181 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
         return cast(r, orig) if orig is not DataType.DT_FP32 else r
     finally:
         tr.composite = saved
+
+
+class _Composite:
+    """Marks every op recorded inside it with ``composite=<name>`` (as softmax does)."""
+
+    def __init__(self, api: str):
+        self.tr = _tr(api)
+        self.name = api
+
+    def __enter__(self):
+        self.saved, self.tr.composite = self.tr.composite, self.name
+        return self
+
+    def __exit__(self, *exc):
+        self.tr.composite = self.saved
+        return False
+
+
+def _to_fp32(x: Tensor) -> Tensor:
+    return cast(x, DataType.DT_FP32) if x._value.dtype is not DataType.DT_FP32 else x
+
+
+def _from_fp32(x: Tensor, dtype: DataType) -> Tensor:
+    return cast(x, dtype) if dtype is not DataType.DT_FP32 else x
+
+
+def LReLU(input: Tensor, negative_slope: Any = 0.01) -> Tensor:  # noqa: A002,N802
+    """PyPTO's other name of :func:`lrelu`."""
+    return lrelu(input, negative_slope)
+
+
+def axpy_(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
+    """In place ``y = alpha * x + y`` (x broadcasts to y; y keeps its shape), computed in fp32
+    and rounded once to y's dtype (torch.add(y, x, alpha=alpha)); y and x have one float dtype,
+    or y is DT_FP32 and x DT_FP16. Returns y."""
+    api = "axpy"
+    yv, xv = _val(y, api, "y"), _val(x, api, "x")
+    _check_float(yv, api)
+    _check_float(xv, api)
+    if xv.dtype is not yv.dtype and not (yv.dtype is DataType.DT_FP32 and
+                                         xv.dtype is DataType.DT_FP16):
+        _fail(PyptoTypeError, api, f"y {yv.dtype} and x {xv.dtype}: the dtypes must be equal, "
+              "or y DT_FP32 and x DT_FP16")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        _fail(PyptoTypeError, api, f"alpha must be a number, got {alpha!r}")
+    if xv.rank != yv.rank:
+        _fail(PyptoValueError, api, f"y {_fmt(yv.shape)} and x {_fmt(xv.shape)} need equal ranks")
+    with _Composite(api) as c:
+        xf = _to_fp32(x)
+        r = add(_to_fp32(y), xf if alpha == 1 else mul(xf, float(alpha)))
+        r = _from_fp32(r, yv.dtype)
+        if _broadcast([r._value, yv], api)[0] != tuple(yv.shape):
+            _fail(PyptoValueError, api, f"x {_fmt(xv.shape)} broadcasts beyond y "
+                  f"{_fmt(yv.shape)}")
+        _write(c.tr, r._value, [0] * yv.rank, yv, api)
+    return y
+
+
+def axpy(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
+    """PyPTO's axpy: the same in-place update as :func:`axpy_`; returns y."""
+    return axpy_(y, x, alpha)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """torch.prelu: ``x`` where ``x > 0``, else ``weight * x``; ``weight`` has one element or
+    one per channel (axis 1), of the input's float dtype."""
+    api = "prelu"
+    xv, wv = _val(input, api), _val(weight, api, "weight")
+    _check_float(xv, api)
+    if wv.dtype is not xv.dtype:
+        _fail(PyptoTypeError, api, f"weight dtype {wv.dtype} differs from the input's {xv.dtype}")
+    n = 1
+    for d in wv.shape:
+        n = n * d
+    channels = xv.shape[1] if xv.rank >= 2 else 1
+    if _dim_eq(n, 1) is not True and (_dim_eq(n, channels) is not True):
+        _fail(PyptoValueError, api, f"weight has {n} elements; expected 1 or the {channels} "
+              "channels of axis 1")
+    with _Composite(api):
+        shape = [1] * xv.rank
+        if _dim_eq(n, 1) is not True:
+            shape[1] = channels
+        w = reshape(weight, shape, inplace=True) if list(wv.shape) != shape else weight
+        return where(gt(input, 0.0), input, mul(input, w))
+
+
+def rms_norm(input: Tensor, gamma: Optional[Tensor] = None,  # noqa: A002
+             epsilon: float = 1e-6) -> Tensor:
+    """PyPTO's rms_norm over the last axis: ``x / sqrt(mean(x * x) + epsilon)``, times
+    ``gamma`` (``[C]``) when given, computed in fp32 and cast back to the input's dtype."""
+    api = "rms_norm"
+    xv = _val(input, api)
+    _check_float(xv, api)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        _fail(PyptoTypeError, api, f"epsilon must be a number, got {epsilon!r}")
+    c = xv.shape[-1]
+    if gamma is not None:
+        gv = _val(gamma, api, "gamma")
+        if gv.rank != 1 or _dim_eq(gv.shape[0], c) is False:
+            _fail(PyptoValueError, api, f"gamma must be [{c}], got {_fmt(gv.shape)}")
+    with _Composite(api):
+        xf = _to_fp32(input)
+        ms = div(sum(mul(xf, xf), -1, keepdim=True), float(c) if isinstance(c, int) else c)
+        y = mul(xf, rsqrt(add(ms, float(epsilon))))
+        if gamma is not None:
+            y = mul(y, _to_fp32(gamma))
+        return _from_fp32(y, xv.dtype)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
+        value: float = 0.0) -> Tensor:
+    """Constant padding (torch.nn.functional.pad): ``pad`` lists (before, after) pairs from
+    the last axis backwards, each >= 0. PyPTO pads only after (right/bottom); before-padding
+    works here too. Other modes raise PyptoNotImplementedError."""
+    api = "pad"
+    tr = _tr(api)
+    xv = _val(input, api)
+    if mode != "constant":
+        _fail(PyptoNotImplementedError, api, f"mode {mode!r} is not supported (only "
+              "'constant', as in PyPTO)")
+    if not isinstance(pad, (list, tuple)) or len(pad) % 2 or not pad or len(pad) > 2 * xv.rank:
+        _fail(PyptoValueError, api, f"pad must list (before, after) pairs for up to {xv.rank} "
+              f"axes, got {pad!r}")
+    for p in pad:
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0:
+            _fail(PyptoValueError, api, f"pad sizes must be non-negative ints, got {pad!r}")
+    shape, offsets = list(xv.shape), [0] * xv.rank
+    for i in range(len(pad) // 2):
+        axis = xv.rank - 1 - i
+        shape[axis] = shape[axis] + pad[2 * i] + pad[2 * i + 1]
+        offsets[axis] = pad[2 * i]
+    with _Composite(api):
+        out = full(shape, value if xv.dtype.is_float else int(value), xv.dtype)
+        _write(tr, xv, offsets, out._value, api)
+    return out
+
+
+def _reduce_dims(api: str, xv: ir.Value, dim: Any) -> Tuple[List[int], Any]:
+    dims = list(range(xv.rank)) if dim is None else (
+        list(dim) if isinstance(dim, (list, tuple)) else [dim])
+    axes = sorted({_norm_axis(d, xv.rank, api) for d in dims})
+    n: Any = 1
+    for a in axes:
+        n = n * xv.shape[a]
+    return axes, n
+
+
+def var(input: Tensor, dim: Any = None, unbiased: Optional[bool] = None,  # noqa: A002
+        keepdim: bool = False, *, correction: Optional[int] = None) -> Tensor:
+    """torch.var over ``dim`` (an int, a list, or None for all axes): the mean square
+    deviation divided by ``n - correction`` (default 1; ``unbiased=False`` is 0), in fp32,
+    cast back to the input's float dtype."""
+    api = "var"
+    xv = _val(input, api)
+    _check_float(xv, api)
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    axes, n = _reduce_dims(api, xv, dim)
+    with _Composite(api):
+        xf = _to_fp32(input)
+        mean = div(sum(xf, axes, keepdim=True), n)
+        d = sub(xf, mean)
+        v = div(sum(mul(d, d), axes, keepdim=keepdim), smax(n - correction, 0)
+                if isinstance(n, SymbolicScalar) else float(builtins.max(n - correction, 0)))
+        return _from_fp32(v, xv.dtype)
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Optional[bool] = None,  # noqa: A002
+        keepdim: bool = False, *, correction: Optional[int] = None) -> Tensor:
+    """torch.std: ``sqrt(var(...))``, in fp32, cast back to the input's dtype."""
+    xv = _val(input, "std")
+    _check_float(xv, "std")
+    with _Composite("std"):
+        v = var(_to_fp32(input), dim, unbiased, keepdim, correction=correction)
+        return _from_fp32(sqrt(v), xv.dtype)
 
 
 _MATMUL_IN = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32, DataType.DT_INT8,
