@@ -70,8 +70,7 @@ _ENUM = "enum of options of ops pypto-sim does not implement"
 UNSUPPORTED: Dict[str, str] = {
     # operations
     **{n: _OP for n in (
-        "conv", "dequantize", "expand_exp_dif", "fillpad", "gathermask", "indexput_",
-        "normal", "quant_mx", "quantize", "scaled_mm", "atomic_add")},
+        "conv", "normal", "quant_mx", "scaled_mm")},
     "experimental": "PyPTO's experimental ops (gather_in_l1/ub, load, operation options, "
                     "transposed_batchmatmul) are not implemented",
     **{"experimental." + n: "pypto.experimental is not provided (experimental ops are not "

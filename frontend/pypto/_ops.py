@@ -58,6 +58,8 @@ __all__ = [
     "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "arange",
     "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
     "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
+    "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
+    "atomic_add",
 ]
 
 
@@ -2110,6 +2112,172 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
         out = full(shape, value if xv.dtype.is_float else int(value), xv.dtype)
         _write(tr, xv, offsets, out._value, api)
     return out
+
+
+def expand_exp_dif(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """PyPTO's ``exp(input - other)`` with ``other`` broadcast (size 1 on its last or
+    second-to-last axis); each step rounded to the dtype."""
+    api = "expand_exp_dif"
+    xv, ov = _val(input, api), _val(other, api, "other")
+    _check_float(xv, api)
+    if ov.rank != xv.rank or not (_dim_eq(ov.shape[-1], 1) or
+                                  (ov.rank >= 2 and _dim_eq(ov.shape[-2], 1))):
+        _fail(PyptoValueError, api, f"other {_fmt(ov.shape)} must have the input's rank and "
+              "size 1 on its last or second-to-last axis")
+    with _Composite(api):
+        return exp(sub(input, other))
+
+
+def fillpad(input: Tensor, mode: str = "constant", value: Any = 0.0) -> Tensor:  # noqa: A002
+    """PyPTO's fillpad: the input's shape, its valid region copied and the rest (beyond its
+    valid_shape) set to ``value`` (a number, or "inf"/"-inf")."""
+    api = "fillpad"
+    tr = _tr(api)
+    xv = _val(input, api)
+    if mode != "constant":
+        _fail(PyptoNotImplementedError, api, f"mode {mode!r} is not supported (only "
+              "'constant', as in PyPTO)")
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            _fail(PyptoValueError, api, f"value must be a number, got {value!r}")
+    with _Composite(api):
+        out = full(list(xv.shape), value if xv.dtype.is_float else int(value), xv.dtype)
+        _write(tr, xv, [0] * xv.rank, out._value, api)
+    return out
+
+
+_GATHERMASK = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3)}
+
+
+def gathermask(self: Tensor, pattern_mode: int) -> Tensor:
+    """PyPTO's gathermask along the last axis: modes 1/2 keep element 0/1 of every pair, 3..6
+    element 0..3 of every four, 7 all of them. Computed as a gather."""
+    api = "gathermask"
+    xv = _val(self, api)
+    _check_numeric(xv, api)
+    if pattern_mode == 7:
+        return clone(self)
+    if pattern_mode not in _GATHERMASK:
+        _fail(PyptoValueError, api, f"pattern_mode must be 1..7, got {pattern_mode!r}")
+    step, first = _GATHERMASK[pattern_mode]
+    n = xv.shape[-1]
+    if not isinstance(n, int) or n % step:
+        _fail(PyptoValueError, api, f"the last axis ({n}) must be a multiple of {step} for "
+              f"pattern_mode {pattern_mode}")
+    with _Composite(api):
+        return index_select(self, -1, arange(first, n, step))
+
+
+def quantize(input: Tensor, scale: Tensor, otype: DataType, axis: int = -1,  # noqa: A002
+             zero_points: Optional[Tensor] = None) -> Tensor:
+    """PyPTO's quantize, symmetric: ``round(input * scale)`` to DT_INT8 (half to even,
+    saturated to [-128, 127]), ``scale`` one per row (``axis=-1``, shape ``input.shape[:-1]``)
+    or per column (``axis=-2``, ``input.shape[:-2] + [col]``). DT_UINT8 (asymmetric, with
+    zero_points) is not supported: pypto-sim has no unsigned dtypes."""
+    api = "quantize"
+    xv, sv = _val(input, api), _val(scale, api, "scale")
+    if otype is not DataType.DT_INT8 or zero_points is not None:
+        _fail(PyptoNotImplementedError, api, f"only symmetric quantization to DT_INT8 is "
+              f"supported (got otype {otype}{', zero_points' if zero_points is not None else ''}"
+              "); pypto-sim has no DT_UINT8")
+    if xv.dtype is not DataType.DT_FP32 or sv.dtype is not DataType.DT_FP32:
+        _fail(PyptoTypeError, api, f"input and scale must be DT_FP32, got {xv.dtype} and "
+              f"{sv.dtype}")
+    with _Composite(api):
+        y = mul(input, _per_axis(api, xv, scale, axis))
+        return cast(y, DataType.DT_INT8, CastMode.CAST_RINT, SaturationMode.ON)
+
+
+def _per_axis(api: str, xv: ir.Value, scale: Tensor, axis: int) -> Tensor:
+    """``scale`` (rank one less than the input) broadcast along ``axis`` (-1 or -2)."""
+    sv = scale._value
+    a = axis - xv.rank if isinstance(axis, int) and axis >= 0 else axis
+    if a not in (-1, -2) or sv.rank != xv.rank - 1:
+        _fail(PyptoValueError, api, f"axis must be -1 or -2 and scale of rank {xv.rank - 1}, "
+              f"got axis {axis!r} and {_fmt(sv.shape)}")
+    return unsqueeze(scale, a)
+
+
+def dequantize(input: Tensor, scale: Tensor, otype: DataType = DataType.DT_FP32,  # noqa: A002
+               axis: int = -1, zero_points: Optional[Tensor] = None) -> Tensor:
+    """PyPTO's dequantize: ``(float(input) + zero_points) * scale`` in DT_FP32 for DT_INT8 /
+    DT_INT16 input; ``scale`` and ``zero_points`` per row (``axis=-1``) or column (-2)."""
+    api = "dequantize"
+    xv, sv = _val(input, api), _val(scale, api, "scale")
+    if xv.dtype not in (DataType.DT_INT8, DataType.DT_INT16):
+        _fail(PyptoTypeError, api, f"input must be DT_INT8 or DT_INT16, got {xv.dtype}")
+    if otype is not DataType.DT_FP32 or sv.dtype is not DataType.DT_FP32:
+        _fail(PyptoTypeError, api, f"otype and scale must be DT_FP32, got {otype} and "
+              f"{sv.dtype}")
+    with _Composite(api):
+        y = cast(input, DataType.DT_FP32)
+        if zero_points is not None:
+            y = add(y, _per_axis(api, xv, zero_points, axis))
+        return mul(y, _per_axis(api, xv, scale, axis))
+
+
+def indexput_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
+              accumulate: bool = False) -> None:
+    """PyPTO's index_put_ (in place, returns None): ``input[indices[0][i], indices[1][i], ...]
+    = values[i]`` (``+=`` with ``accumulate``) for 1-D index tensors of equal length ``t`` over
+    the first ``len(indices)`` axes; ``values`` is ``[t] + input.shape[len(indices):]``. As
+    in PyPTO, duplicate positions without accumulate keep one of the updates (here the last);
+    with accumulate they add up in index order. Computed as a scatter along a flattened
+    leading axis."""
+    api = "indexput_"
+    xv, vv = _val(input, api), _val(values, api, "values")
+    if not isinstance(indices, (list, tuple)) or not indices or len(indices) > xv.rank:
+        _fail(PyptoValueError, api, f"indices must be a tuple of 1 to {xv.rank} 1-D tensors, "
+              f"got {indices!r}")
+    if vv.dtype is not xv.dtype:
+        _fail(PyptoTypeError, api, f"values dtype {vv.dtype} differs from the input's "
+              f"{xv.dtype}")
+    if not isinstance(accumulate, bool):
+        _fail(PyptoTypeError, api, f"accumulate must be a bool, got {accumulate!r}")
+    m = len(indices)
+    ivs = [_val(i, api, "index") for i in indices]
+    t = ivs[0].shape[0] if ivs[0].rank == 1 else None
+    for iv in ivs:
+        if iv.rank != 1 or iv.dtype.is_float or iv.dtype is DataType.DT_BOOL or                 _dim_eq(iv.shape[0], t) is not True:
+            _fail(PyptoValueError, api, "every index must be a 1-D integer tensor of one length")
+    rest = list(xv.shape[m:])
+    if vv.rank != 1 + len(rest) or _dim_eq(vv.shape[0], t) is not True or             any(_dim_eq(a, b) is not True for a, b in zip(vv.shape[1:], rest)):
+        _fail(PyptoValueError, api, f"values must be {_fmt([t] + rest)}, got {_fmt(vv.shape)}")
+    lead: Any = 1
+    for d in xv.shape[:m]:
+        lead = lead * d
+    with _Composite(api):
+        flat = None
+        common = DataType.DT_INT64 if any(iv.dtype is DataType.DT_INT64 for iv in ivs) else \
+            DataType.DT_INT32
+        for k, ix in enumerate(indices):
+            ix = ix if ix._value.dtype is common else cast(ix, common)
+            flat = ix if flat is None else add(mul(flat, xv.shape[k]), ix)
+        x2 = reshape(input, [lead] + rest, inplace=True)
+        v2 = values
+        idx = _row_index(api, x2._value, 0, flat, vv.shape)
+        out = scatter(x2, 0, idx, v2, reduce="add" if accumulate else None)
+        _write(_tr(api), reshape(out, list(xv.shape), inplace=True)._value, [0] * xv.rank, xv,
+               api)
+    return None
+
+
+def atomic_add(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
+    """PyPTO's atomic_add: ``dst[offsets : offsets + src.shape] += src`` (each sum rounded to
+    the dtype). SIM orders the read-modify-writes by their memory dependencies, so concurrent
+    adds to one region give the sequential result."""
+    api = "atomic_add"
+    tr = _tr(api)
+    sv, dv = _val(src, api, "src"), _val(dst, api, "dst")
+    if not isinstance(offsets, (list, tuple)) or len(offsets) != dv.rank:
+        _fail(PyptoValueError, api, f"needs {dv.rank} offsets, got {offsets!r}")
+    if sv.dtype is not dv.dtype:
+        _fail(PyptoTypeError, api, f"src dtype {sv.dtype} differs from dst's {dv.dtype}")
+    with _Composite(api):
+        region = view(dst, list(sv.shape), list(offsets))
+        _write(tr, add(region, src)._value, list(offsets), dv, api)
 
 
 def _reduce_dims(api: str, xv: ir.Value, dim: Any) -> Tuple[List[int], Any]:

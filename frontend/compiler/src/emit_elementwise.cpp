@@ -116,6 +116,7 @@ void EmitContext::emit_group(const Unit& u) {
         }
       }
       in.cast_mode = st.cast_mode;
+      in.saturate = st.saturate ? 1 : 0;
       if (st.op == OpKind::kTriu || st.op == OpKind::kTril) {
         // The diagonal in the tile's own coordinates: global (row, col) = off + (i, j).
         in.scalar[1] -= static_cast<double>(off[r - 1] - off[r - 2]);

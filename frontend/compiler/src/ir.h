@@ -114,6 +114,7 @@ struct Stmt {
   std::vector<int> dims;  // sum/amax/amin: reduced axes; transpose/permute: perm
   bool keepdim = false;
   CastMode cast_mode = CastMode::kNone;
+  bool saturate = false;        // cast: satmode ON (clamp to the target's range)
   std::vector<ExprId> offsets;  // view offsets; write offsets
   bool a_trans = false, b_trans = false;
   int concat_dim = 0;
