@@ -679,6 +679,7 @@ class Executor {
         case TileExec::kGather: return gather(in);
         case TileExec::kScatter: return scatter(in);
         case TileExec::kScatterRows: return scatter_rows(in);
+        case TileExec::kSort: return sort(in);
       }
     }
     fail("unknown opcode " + std::to_string(int(in.op)));
@@ -741,10 +742,25 @@ class Executor {
   }
 
   void fill(const TileInstr& in) {
+    if (in.op == TileOpcode::kIota) return iota(in);
     const TileRef d = tile(in.dst, "dst");
     const double s = in.scalar[0];
     const IntConv ic = std::trunc(s) == s ? IntConv::kWrap : IntConv::kFromFloat;
     std::fill(d.data, d.data + d.n, round_value(s, d.t->dtype, ic));
+    done(in.dst);
+  }
+
+  // kIota: start + (scalar[2] + j) * step along the last axis, in double, rounded once
+  // (torch.arange).
+  void iota(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const std::int64_t last = d.t->rank > 0 ? d.t->shape[d.t->rank - 1] : 1;
+    const double start = in.scalar[0];
+    const double step = in.scalar[1];
+    const double first = in.scalar[2];
+    for (std::int64_t i = 0; i < d.n; ++i) d.data[i] = start + (first + double(i % last)) * step;
+    const bool integral = std::trunc(start) == start && std::trunc(step) == step;
+    round_inplace(d.data, d.n, d.t->dtype, integral ? IntConv::kWrap : IntConv::kFromFloat);
     done(in.dst);
   }
 
@@ -918,6 +934,37 @@ class Executor {
       case TileOpcode::kLogicalOr:
         predicate([](double u, double v) { return u != 0 || v != 0; });
         break;
+      case TileOpcode::kAtan2:
+        run_binary(y, a, b, n, [](double u, double v) { return std::atan2(u, v); });
+        break;
+      case TileOpcode::kCopysign:
+        run_binary(y, a, b, n, [](double u, double v) { return std::copysign(u, v); });
+        break;
+      case TileOpcode::kHypot:
+        run_binary(y, a, b, n, [](double u, double v) { return std::hypot(u, v); });
+        break;
+      case TileOpcode::kFmod:
+        arith(
+            [&zero_divisor](std::int64_t u, std::int64_t v) {
+              if (v == 0) {
+                zero_divisor = true;
+                return std::int64_t(0);
+              }
+              return v == -1 ? std::int64_t(0) : u % v;
+            },
+            [](double u, double v) { return std::fmod(u, v); });
+        break;
+      case TileOpcode::kGcd:
+      case TileOpcode::kFloorDiv:
+      case TileOpcode::kCeilDiv:
+      case TileOpcode::kBitAnd:
+      case TileOpcode::kBitOr:
+      case TileOpcode::kBitXor:
+      case TileOpcode::kShiftLeft:
+      case TileOpcode::kShiftRight:
+        if (!int_domain) fail(std::string(to_string(in.op)) + " needs integer operands and dst");
+        integer_binary(in.op, y, a, b, n, dt, &zero_divisor);
+        break;
       default: fail("not a binary opcode");
     }
     if (zero_divisor) fail("integer division by zero (torch raises ZeroDivisionError)");
@@ -927,6 +974,68 @@ class Executor {
     // Integer-domain results were narrowed to dst already.
     if (!exact01 && !selects && !int_domain) round_inplace(y, n, dt, IntConv::kFromFloat);
     done(in.dst);
+  }
+
+  // The integer-only binary ops (gcd, floor/ceil division, bitwise, shifts) on 64 bits,
+  // narrowed to dst's width. A division by zero sets *zero_divisor.
+  static void integer_binary(TileOpcode op, double* y, const Operand& a, const Operand& b,
+                             std::int64_t n, DType dt, bool* zero_divisor) {
+    const int bits = int_bits(dt);
+    switch (op) {
+      case TileOpcode::kGcd:
+        run_binary_int(y, a, b, n, dt, [](std::int64_t u, std::int64_t v) {
+          std::uint64_t p = u < 0 ? 0 - std::uint64_t(u) : std::uint64_t(u);
+          std::uint64_t q = v < 0 ? 0 - std::uint64_t(v) : std::uint64_t(v);
+          while (q != 0) {
+            const std::uint64_t t = p % q;
+            p = q;
+            q = t;
+          }
+          return std::int64_t(p);
+        });
+        break;
+      case TileOpcode::kFloorDiv:
+      case TileOpcode::kCeilDiv: {
+        const bool ceil = op == TileOpcode::kCeilDiv;
+        run_binary_int(y, a, b, n, dt, [zero_divisor, ceil](std::int64_t u, std::int64_t v) {
+          if (v == 0) {
+            *zero_divisor = true;
+            return std::int64_t(0);
+          }
+          if (v == -1) return wrap_sub(0, u);
+          std::int64_t q = u / v;
+          const std::int64_t r = u % v;
+          if (r != 0 && ((r < 0) != (v < 0)) && !ceil) --q;  // toward -inf
+          if (r != 0 && ((r < 0) == (v < 0)) && ceil) ++q;   // toward +inf
+          return q;
+        });
+        break;
+      }
+      case TileOpcode::kBitAnd:
+        run_binary_int(y, a, b, n, dt, [](std::int64_t u, std::int64_t v) { return u & v; });
+        break;
+      case TileOpcode::kBitOr:
+        run_binary_int(y, a, b, n, dt, [](std::int64_t u, std::int64_t v) { return u | v; });
+        break;
+      case TileOpcode::kBitXor:
+        run_binary_int(y, a, b, n, dt, [](std::int64_t u, std::int64_t v) { return u ^ v; });
+        break;
+      case TileOpcode::kShiftLeft:
+        // torch: a count outside [0, bits) gives 0; else the bits shifted out are lost.
+        run_binary_int(y, a, b, n, dt, [bits](std::int64_t u, std::int64_t v) {
+          if (v < 0 || v >= bits) return std::int64_t(0);
+          return std::int64_t(std::uint64_t(u) << v);
+        });
+        break;
+      case TileOpcode::kShiftRight:
+        // torch: arithmetic; a count outside [0, bits) fills with the sign.
+        run_binary_int(y, a, b, n, dt, [bits](std::int64_t u, std::int64_t v) {
+          if (v < 0 || v >= bits) return u < 0 ? std::int64_t(-1) : std::int64_t(0);
+          return u >> v;
+        });
+        break;
+      default: break;
+    }
   }
 
   void unary(const TileInstr& in) {
@@ -992,6 +1101,30 @@ class Executor {
         run_unary(y, a, n, [slope](double v) { return v < 0 ? v * slope : v; });
         break;
       }
+      case TileOpcode::kTan: run_unary(y, a, n, [](double v) { return std::tan(v); }); break;
+      case TileOpcode::kAsin: run_unary(y, a, n, [](double v) { return std::asin(v); }); break;
+      case TileOpcode::kAcos: run_unary(y, a, n, [](double v) { return std::acos(v); }); break;
+      case TileOpcode::kAtan: run_unary(y, a, n, [](double v) { return std::atan(v); }); break;
+      case TileOpcode::kIsFinite:
+        run_unary(y, a, n, [](double v) { return double(std::isfinite(v)); });
+        exact = true;
+        break;
+      case TileOpcode::kIsNan:
+        run_unary(y, a, n, [](double v) { return double(std::isnan(v)); });
+        exact = true;
+        break;
+      case TileOpcode::kIsInf:
+        run_unary(y, a, n, [](double v) { return double(std::isinf(v)); });
+        exact = true;
+        break;
+      case TileOpcode::kSignBit:
+        run_unary(y, a, n, [](double v) { return double(std::signbit(v)); });
+        exact = true;
+        break;
+      case TileOpcode::kBitNot:
+        if (!a.integral || is_float(d.t->dtype)) fail("bitwise_not needs an integer operand");
+        run_unary(y, a, n, [](double v) { return double(~as_i64(v)); });
+        break;
       default: fail("not a unary opcode");
     }
     if (!exact) {
@@ -1100,6 +1233,49 @@ class Executor {
       }
     }
     round_inplace(d.data, d.n, d.t->dtype, ints ? IntConv::kWrap : IntConv::kFromFloat);
+    done(in.dst);
+  }
+
+  // kSortValues/kSortIndices: a stable sort of each line along the axis (NaN the largest);
+  // dst keeps the first k = dst.shape[axis] entries (src0's shape on the other axes).
+  void sort(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef s = read_tile(in.src[0], "src0");
+    const AxisWalk w = one_axis(in, *s.t);
+    const AxisWalk wd = one_axis(in, *d.t);
+    bool ok = d.t->rank == s.t->rank && wd.outer == w.outer && wd.inner == w.inner && wd.n >= 1 &&
+              wd.n <= w.n;
+    if (!ok) {
+      fail("dst " + tile_desc(in.dst) + " must have src0 " + tile_desc(in.src[0]) +
+           "'s shape, with 1..n entries along the sorted axis");
+    }
+    const bool indices = in.op == TileOpcode::kSortIndices;
+    if (indices && is_float(d.t->dtype)) {
+      fail("dst " + tile_desc(in.dst) + " must have an integer dtype");
+    }
+    const bool descending = in.scalar[1] != 0;
+    std::vector<std::int64_t> order(std::size_t(w.n));
+    for (std::int64_t o = 0; o < w.outer; ++o) {
+      for (std::int64_t c = 0; c < w.inner; ++c) {
+        const double* line = s.data + o * w.n * w.inner + c;
+        const std::int64_t step = w.inner;
+        for (std::int64_t i = 0; i < w.n; ++i) order[std::size_t(i)] = i;
+        // NaN orders above every number (torch.sort); ties keep their original order.
+        const auto before = [&](std::int64_t i, std::int64_t j) {
+          const double u = line[i * step];
+          const double v = line[j * step];
+          if (descending) return std::isnan(u) ? !std::isnan(v) : u > v;
+          return std::isnan(v) ? !std::isnan(u) : u < v;
+        };
+        std::stable_sort(order.begin(), order.end(), before);
+        double* out = d.data + o * wd.n * w.inner + c;
+        for (std::int64_t i = 0; i < wd.n; ++i) {
+          const std::int64_t j = order[std::size_t(i)];
+          out[i * step] = indices ? double(j) : line[j * step];
+        }
+      }
+    }
+    round_inplace(d.data, d.n, d.t->dtype, IntConv::kWrap);
     done(in.dst);
   }
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import math
 import numbers
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -52,6 +53,13 @@ __all__ = [
     "triu", "tril", "prod", "argmax", "argmin", "cumsum", "cumprod", "loop_unroll",
     "gather", "scatter", "scatter_", "scatter_update", "ReLuType", "TransMode",
     "exp2", "log2", "log10", "cbrt", "cosh", "sinh",
+    "tan", "asin", "acos", "atan", "atan2", "copysign", "hypot", "fmod", "isfinite", "isnan",
+    "isinf", "signbit", "gcd", "floor_div", "ceil_div", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "arange",
+    "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
+    "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
+    "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
+    "atomic_add",
 ]
 
 
@@ -166,6 +174,10 @@ def _check_dtype(op: str, v: ir.Value) -> None:
         _check_numeric(v, op)
     if rule == "float":
         _check_float(v, op)
+    elif rule == "integer" and (v.dtype.is_float or v.dtype is DataType.DT_BOOL):
+        _fail(PyptoTypeError, op, f"needs an integer tensor, got {v.dtype}")
+    elif rule == "test":
+        _check_numeric(v, op)
     elif rule == "logical" and v.dtype is not DataType.DT_BOOL:
         _fail(PyptoTypeError, op, f"needs DT_BOOL tensors, got {v.dtype}")
     elif rule == "select" and v.dtype is not DataType.DT_BOOL:
@@ -174,7 +186,7 @@ def _check_dtype(op: str, v: ir.Value) -> None:
 
 def _result_dtype(op: str, dtype: DataType) -> DataType:
     """The result dtype of element-wise ``op`` over operands of ``dtype`` (its dtype rule)."""
-    return DataType.DT_BOOL if _op(op)["dtype_rule"] == "compare" else dtype
+    return DataType.DT_BOOL if _op(op)["dtype_rule"] in ("compare", "test") else dtype
 
 
 def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, Any],
@@ -764,6 +776,51 @@ def full(size: Any, value: Any, dtype: DataType, *, valid_shape: Any = None) -> 
                            valid_shape=_valid_arg(valid_shape, shp, "full")))
 
 
+_INT32_RANGE = (-(2 ** 31), 2 ** 31 - 1)
+
+
+def arange(*args: Any, dtype: Optional[DataType] = None) -> Tensor:
+    """``arange(end)``, ``arange(start, end)`` or ``arange(start, end, step)``: the 1-D
+    tensor ``start, start + step, ...`` below ``end`` (``ceil((end - start) / step)``
+    values), as PyPTO: DT_INT32 when every argument is an int (DT_INT64 past the int32
+    range), else DT_FP32. ``dtype`` (keyword, an extension) asks for another dtype. Each value
+    is ``start + i * step`` computed in double and rounded once (torch.arange)."""
+    api = "arange"
+    tr = _tr(api)
+    if not 1 <= len(args) <= 3:
+        _fail(PyptoValueError, api, f"takes 1 to 3 arguments (end | start, end | start, end, "
+              f"step), got {len(args)}")
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (
+        (args[0], args[1], 1) if len(args) == 2 else args)
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            _fail(PyptoTypeError, api, f"{name} must be an int or a float, got {v!r}")
+    if step == 0 or (isinstance(step, float) and builtins.abs(step) <= 1e-8):
+        _fail(PyptoValueError, api, f"step must not be 0 (|step| > 1e-8), got {step!r}")
+    ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    # torch: ceil((end - start) / step), exact for ints, in double for floats.
+    n = -((int(start) - int(end)) // int(step)) if ints else \
+        math.ceil((float(end) - float(start)) / float(step))
+    if n <= 0:
+        _fail(PyptoValueError, api, f"(end - start) / step must be > 0, got start={start!r}, "
+              f"end={end!r}, step={step!r}")
+    if dtype is None:
+        if ints:
+            inside = all(_INT32_RANGE[0] <= v <= _INT32_RANGE[1] for v in (start, end, step))
+            dtype = DataType.DT_INT32 if inside else DataType.DT_INT64
+        else:
+            dtype = DataType.DT_FP32
+    dt = _dtype_arg(dtype, api)
+    if dt is DataType.DT_BOOL:
+        _fail(PyptoTypeError, api, "dtype DT_BOOL is not a numeric dtype")
+    if not dt.is_float and not ints:
+        _fail(PyptoTypeError, api, f"float arguments with the integer dtype {dt}")
+    _need_vec(tr, api)
+    inputs = [ir.Scalar(int(start) if ints else float(start), dt),
+              ir.Scalar(int(step) if ints else float(step), dt)]
+    return _wrap(_emit(tr, api, inputs, {}, (n,), dt))
+
+
 def _size_args(size: Tuple[Any, ...]) -> Any:
     return size[0] if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
 
@@ -853,9 +910,88 @@ def minimum(x: Any, y: Any) -> Tensor:
     return _commutative("minimum", x, y)
 
 
-def remainder(x: Any, y: Any) -> Tensor:
-    """Element-wise ``x % y`` (Python sign convention)."""
-    return _binary("remainder", x, y)
+def _precision_arg(api: str, precision_type: Any) -> None:
+    # PyPTO's HIGH_PRECISION/INTRINSIC choice of instruction sequence; SIM computes exactly.
+    if precision_type is not None and not isinstance(precision_type, PrecisionType):
+        _fail(PyptoTypeError, api, f"precision_type must be a pypto.PrecisionType, got "
+              f"{precision_type!r}")
+
+
+def _scalar_first(op: str, x: Any, y: Any) -> Tensor:
+    """``op(x, y)`` where x may be a number and y a tensor: the number becomes a tensor of
+    y's shape and dtype (pypto.full), so non-commutative ops keep their operand order."""
+    if not isinstance(x, Tensor) and isinstance(y, Tensor) and _is_scalar(x):
+        yv = y._value
+        x = full(list(yv.shape), x, yv.dtype, valid_shape=(
+            list(yv.valid_shape) if yv.valid_shape is not None else None))
+    return _binary(op, x, y)
+
+
+def remainder(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise ``x - floor(x / y) * y`` (the divisor's sign, torch.remainder); either
+    side may be a number."""
+    _precision_arg("remainder", precision_type)
+    return _scalar_first("remainder", x, y)
+
+
+def fmod(input: Any, other: Any,  # noqa: A002
+         precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise C remainder ``input - trunc(input / other) * other`` (the dividend's sign,
+    torch.fmod); ``other`` may be a number."""
+    _precision_arg("fmod", precision_type)
+    return _binary("fmod", input, other)
+
+
+def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise angle of ``(other, input)`` in radians (torch.atan2); float tensors."""
+    return _scalar_first("atan2", input, other)
+
+
+def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``|input|`` with the sign of ``other`` (torch.copysign; -0.0 counts as negative)."""
+    return _scalar_first("copysign", input, other)
+
+
+def hypot(self: Tensor, other: Any) -> Tensor:
+    """Element-wise ``sqrt(self**2 + other**2)`` without overflow (torch.hypot)."""
+    return _commutative("hypot", self, other)
+
+
+def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise greatest common divisor of integer tensors (non-negative; gcd(0, 0) = 0)."""
+    return _commutative("gcd", input, other)
+
+
+def floor_div(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise integer division rounded toward -inf (torch.floor_divide on integers)."""
+    return _scalar_first("floor_div", input, other)
+
+
+def ceil_div(self: Any, other: Any) -> Tensor:
+    """Element-wise integer division rounded toward +inf."""
+    return _scalar_first("ceil_div", self, other)
+
+
+def bitwise_and(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_and", self, other)
+
+
+def bitwise_or(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_or", self, other)
+
+
+def bitwise_xor(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_xor", self, other)
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input << other`` (integers; torch's: a count outside [0, bits) gives 0)."""
+    return _scalar_first("bitwise_left_shift", input, other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input >> other``, arithmetic (a count outside [0, bits) fills with the sign)."""
+    return _scalar_first("bitwise_right_shift", input, other)
 
 
 def pow(x: Any, y: Any) -> Tensor:  # noqa: A001
@@ -899,7 +1035,8 @@ def _unary(op: str, x: Any) -> Tensor:
     tr = _tr(op)
     xv = _val(x, op)
     _check_dtype(op, xv)
-    return _emit_same_shape(tr, op, xv)
+    return _wrap(_emit(tr, op, [xv], {}, xv.shape, _result_dtype(op, xv.dtype),
+                       valid_shape=xv.valid_shape))
 
 
 def _unary_op(op: str):
@@ -979,6 +1116,15 @@ log10 = _unary_op("log10")
 cbrt = _unary_op("cbrt")
 cosh = _unary_op("cosh")
 sinh = _unary_op("sinh")
+tan = _unary_op("tan")
+asin = _unary_op("asin")
+acos = _unary_op("acos")
+atan = _unary_op("atan")
+isfinite = _unary_op("isfinite")
+isnan = _unary_op("isnan")
+isinf = _unary_op("isinf")
+signbit = _unary_op("signbit")
+bitwise_not = _unary_op("bitwise_not")
 
 
 def lrelu(x: Tensor, negative_slope: Any = 0.01) -> Tensor:
@@ -1179,6 +1325,62 @@ def cumprod(x: Tensor, dim: int) -> Tensor:
     return _reduce("cumprod", x, dim, False)
 
 
+# --- sorting ---------------------------------------------------------------------------------
+
+
+def _sorted(op: str, api: str, x: Any, k: Any, dim: Any, descending: bool) -> Tensor:
+    """Records IR op ``op`` (sort: values, argsort: DT_INT32 indices) keeping the first ``k``
+    entries of the sort along ``dim`` (None: the last axis)."""
+    tr = _tr(api)
+    xv = _val(x, api)
+    _check_numeric(xv, api)
+    if not isinstance(descending, bool):
+        _fail(PyptoTypeError, api, f"descending/largest must be a bool, got {descending!r}")
+    d = _norm_axis(-1 if dim is None else dim, xv.rank, api)
+    n = xv.shape[d]
+    if k is None:
+        k = n
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        _fail(PyptoTypeError, api, f"k must be an int, got {k!r}")
+    if k < 1 or (isinstance(n, int) and k > n):
+        _fail(PyptoValueError, api, f"k must satisfy 1 <= k <= {n} (the size of dim {d}), "
+              f"got {k}")
+    shape = list(xv.shape)
+    shape[d] = int(k)
+    valid = None
+    if xv.valid_shape is not None:
+        valid = list(xv.valid_shape)
+        valid[d] = int(k)
+    dtype = DataType.DT_INT32 if op == "argsort" else xv.dtype
+    return _wrap(_emit(tr, op, [xv], {"dims": [d], "keepdim": True, "k": int(k),
+                                      "descending": descending}, shape, dtype,
+                       valid_shape=valid))
+
+
+def topk(input: Tensor, k: int, dim: Optional[int] = None,  # noqa: A002
+         largest: bool = True) -> Tuple[Tensor, Tensor]:
+    """The ``k`` largest (``largest=False``: smallest) values along ``dim`` (default the last
+    axis) and their DT_INT32 indices, in sorted order, as ``(values, indices)``. Ties keep
+    their original order (torch leaves that order unspecified). The sorted axis stays whole in
+    each tile."""
+    return (_sorted("sort", "topk", input, k, dim, largest),
+            _sorted("argsort", "topk", input, k, dim, largest))
+
+
+def argsort(input: Tensor, dim: Optional[int] = None,  # noqa: A002
+            descending: bool = True) -> Tensor:
+    """DT_INT32 indices that sort ``input`` along ``dim`` (default the last axis); PyPTO's
+    default is descending. Stable: equal values keep their order (torch.sort(stable=True));
+    NaN sorts as the largest value."""
+    return _sorted("argsort", "argsort", input, None, dim, descending)
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    """torch.sort (stable): ``(values, indices)`` along ``dim``, indices DT_INT32."""
+    return (_sorted("sort", "sort", input, None, dim, descending),
+            _sorted("argsort", "sort", input, None, dim, descending))
+
+
 # --- indexed ops -------------------------------------------------------------------------------
 
 _INDEX_DTYPES = (DataType.DT_INT32, DataType.DT_INT64)
@@ -1213,6 +1415,94 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
                   f"{_fmt(xv.shape)} on axis {axis}")
     return _wrap(_emit(tr, "gather", [xv, iv], {"dims": [d]}, iv.shape, xv.dtype,
                        valid_shape=iv.valid_shape))
+
+
+def _row_index(api: str, xv: ir.Value, d: int, index: Any, shape: Sequence[Any]) -> Tensor:
+    """A 1-D index along axis ``d`` as a gather/scatter index of ``shape`` (the index on axis
+    ``d``, broadcast over the others)."""
+    iv = _val(index, api, "index")
+    if iv.dtype not in _INDEX_DTYPES:
+        _fail(PyptoTypeError, api, f"index must be a DT_INT32 or DT_INT64 tensor, got "
+              f"{iv.dtype}")
+    if iv.rank != 1:
+        _fail(PyptoValueError, api, f"index must be 1-D, got {_fmt(iv.shape)}")
+    lead = [1] * xv.rank
+    lead[d] = iv.shape[0]
+    idx = reshape(index, lead, inplace=True)
+    if all(_dim_eq(a, b) for a, b in zip(lead, shape)):
+        return idx
+    return expand_clone(idx, list(shape))
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
+    """torch.index_select: the slices ``index[i]`` of ``input`` along ``dim`` (a 1-D
+    DT_INT32/DT_INT64 ``index``); the result has ``input``'s shape with ``len(index)`` on
+    ``dim``. Computed as a gather (the indexed axis stays whole in each tile)."""
+    api = "index_select"
+    xv = _val(input, api)
+    _check_numeric(xv, api)
+    d = _norm_axis(dim, xv.rank, api)
+    iv = _val(index, api, "index")
+    shape = list(xv.shape)
+    shape[d] = iv.shape[0] if iv.rank == 1 else None
+    return gather(input, d, _row_index(api, xv, d, index, shape))
+
+
+def _index_add(api: str, input: Any, dim: Any, index: Any, source: Any,  # noqa: A002
+               alpha: Any) -> Tuple[Any, int, Tensor, Tensor]:
+    xv = _val(input, api)
+    sv = _val(source, api, "source")
+    _check_numeric(xv, api)
+    if sv.dtype is not xv.dtype:
+        _fail(PyptoTypeError, api, f"source dtype {sv.dtype} differs from the input's "
+              f"{xv.dtype}")
+    if sv.rank != xv.rank:
+        _fail(PyptoValueError, api, f"source must have the input's rank {xv.rank}, got "
+              f"{_fmt(sv.shape)}")
+    d = _norm_axis(dim, xv.rank, api)
+    iv = _val(index, api, "index")
+    if iv.rank == 1 and _dim_eq(iv.shape[0], sv.shape[d]) is False:
+        _fail(PyptoValueError, api, f"index has {iv.shape[0]} entries but source has "
+              f"{sv.shape[d]} on dim {d}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Number):
+        _fail(PyptoTypeError, api, f"alpha must be a number, got {alpha!r}")
+    src = source if alpha == 1 else mul(source, alpha)
+    return input, d, _row_index(api, xv, d, index, sv.shape), src
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa: A002
+              alpha: Any = 1) -> Tensor:
+    """torch.index_add (out of place): a copy of ``input`` with ``alpha * source[.., i, ..]``
+    added to slice ``index[i]`` along ``dim``, each update rounded to the dtype, in index
+    order. Computed as a scatter with reduce='add' (``alpha != 1`` first rounds
+    ``alpha * source`` to the dtype, where torch rounds once after the add)."""
+    x, d, idx, src = _index_add("index_add", input, dim, index, source, alpha)
+    return scatter(x, d, idx, src, reduce="add")
+
+
+def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa: A002
+               alpha: Any = 1) -> Tensor:
+    """In-place ``index_add``: ``input`` is updated and returned."""
+    x, d, idx, src = _index_add("index_add_", input, dim, index, source, alpha)
+    return scatter_(x, d, idx, src, reduce="add")
+
+
+def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
+    """PyPTO's one_hot: DT_INT64 of shape ``input.shape + [num_classes]``, 1 where the last
+    index equals the input's value (an integer tensor of values in ``[0, num_classes)``).
+    The vec tile covers the result; its last entry should be ``num_classes``."""
+    api = "one_hot"
+    xv = _val(input, api)
+    if xv.dtype.is_float or xv.dtype is DataType.DT_BOOL:
+        _fail(PyptoTypeError, api, f"needs an integer tensor, got {xv.dtype}")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, numbers.Integral) or \
+            num_classes < 1:
+        _fail(PyptoValueError, api, f"num_classes must be a positive int, got {num_classes!r}")
+    x = input
+    if xv.dtype not in (DataType.DT_INT32, DataType.DT_INT64):
+        x = cast(input, DataType.DT_INT32)
+    classes = arange(int(num_classes), dtype=x._value.dtype)
+    return cast(_binary("eq", unsqueeze(x, -1), classes), DataType.DT_INT64)
 
 
 _SCATTER_REDUCE = {None: "none", "add": "add", "multiply": "multiply"}
@@ -1687,6 +1977,347 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
         return cast(r, orig) if orig is not DataType.DT_FP32 else r
     finally:
         tr.composite = saved
+
+
+class _Composite:
+    """Marks every op recorded inside it with ``composite=<name>`` (as softmax does)."""
+
+    def __init__(self, api: str):
+        self.tr = _tr(api)
+        self.name = api
+
+    def __enter__(self):
+        self.saved, self.tr.composite = self.tr.composite, self.name
+        return self
+
+    def __exit__(self, *exc):
+        self.tr.composite = self.saved
+        return False
+
+
+def _to_fp32(x: Tensor) -> Tensor:
+    return cast(x, DataType.DT_FP32) if x._value.dtype is not DataType.DT_FP32 else x
+
+
+def _from_fp32(x: Tensor, dtype: DataType) -> Tensor:
+    return cast(x, dtype) if dtype is not DataType.DT_FP32 else x
+
+
+def LReLU(input: Tensor, negative_slope: Any = 0.01) -> Tensor:  # noqa: A002,N802
+    """PyPTO's other name of :func:`lrelu`."""
+    return lrelu(input, negative_slope)
+
+
+def axpy_(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
+    """In place ``y = alpha * x + y`` (x broadcasts to y; y keeps its shape), computed in fp32
+    and rounded once to y's dtype (torch.add(y, x, alpha=alpha)); y and x have one float dtype,
+    or y is DT_FP32 and x DT_FP16. Returns y."""
+    api = "axpy"
+    yv, xv = _val(y, api, "y"), _val(x, api, "x")
+    _check_float(yv, api)
+    _check_float(xv, api)
+    if xv.dtype is not yv.dtype and not (yv.dtype is DataType.DT_FP32 and
+                                         xv.dtype is DataType.DT_FP16):
+        _fail(PyptoTypeError, api, f"y {yv.dtype} and x {xv.dtype}: the dtypes must be equal, "
+              "or y DT_FP32 and x DT_FP16")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        _fail(PyptoTypeError, api, f"alpha must be a number, got {alpha!r}")
+    if xv.rank != yv.rank:
+        _fail(PyptoValueError, api, f"y {_fmt(yv.shape)} and x {_fmt(xv.shape)} need equal ranks")
+    with _Composite(api) as c:
+        xf = _to_fp32(x)
+        r = add(_to_fp32(y), xf if alpha == 1 else mul(xf, float(alpha)))
+        r = _from_fp32(r, yv.dtype)
+        if _broadcast([r._value, yv], api)[0] != tuple(yv.shape):
+            _fail(PyptoValueError, api, f"x {_fmt(xv.shape)} broadcasts beyond y "
+                  f"{_fmt(yv.shape)}")
+        _write(c.tr, r._value, [0] * yv.rank, yv, api)
+    return y
+
+
+def axpy(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
+    """PyPTO's axpy: the same in-place update as :func:`axpy_`; returns y."""
+    return axpy_(y, x, alpha)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """torch.prelu: ``x`` where ``x > 0``, else ``weight * x``; ``weight`` has one element or
+    one per channel (axis 1), of the input's float dtype."""
+    api = "prelu"
+    xv, wv = _val(input, api), _val(weight, api, "weight")
+    _check_float(xv, api)
+    if wv.dtype is not xv.dtype:
+        _fail(PyptoTypeError, api, f"weight dtype {wv.dtype} differs from the input's {xv.dtype}")
+    n = 1
+    for d in wv.shape:
+        n = n * d
+    channels = xv.shape[1] if xv.rank >= 2 else 1
+    if _dim_eq(n, 1) is not True and (_dim_eq(n, channels) is not True):
+        _fail(PyptoValueError, api, f"weight has {n} elements; expected 1 or the {channels} "
+              "channels of axis 1")
+    with _Composite(api):
+        shape = [1] * xv.rank
+        if _dim_eq(n, 1) is not True:
+            shape[1] = channels
+        w = reshape(weight, shape, inplace=True) if list(wv.shape) != shape else weight
+        return where(gt(input, 0.0), input, mul(input, w))
+
+
+def rms_norm(input: Tensor, gamma: Optional[Tensor] = None,  # noqa: A002
+             epsilon: float = 1e-6) -> Tensor:
+    """PyPTO's rms_norm over the last axis: ``x / sqrt(mean(x * x) + epsilon)``, times
+    ``gamma`` (``[C]``) when given, computed in fp32 and cast back to the input's dtype."""
+    api = "rms_norm"
+    xv = _val(input, api)
+    _check_float(xv, api)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        _fail(PyptoTypeError, api, f"epsilon must be a number, got {epsilon!r}")
+    c = xv.shape[-1]
+    if gamma is not None:
+        gv = _val(gamma, api, "gamma")
+        if gv.rank != 1 or _dim_eq(gv.shape[0], c) is False:
+            _fail(PyptoValueError, api, f"gamma must be [{c}], got {_fmt(gv.shape)}")
+    with _Composite(api):
+        xf = _to_fp32(input)
+        ms = div(sum(mul(xf, xf), -1, keepdim=True), float(c) if isinstance(c, int) else c)
+        y = mul(xf, rsqrt(add(ms, float(epsilon))))
+        if gamma is not None:
+            y = mul(y, _to_fp32(gamma))
+        return _from_fp32(y, xv.dtype)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
+        value: float = 0.0) -> Tensor:
+    """Constant padding (torch.nn.functional.pad): ``pad`` lists (before, after) pairs from
+    the last axis backwards, each >= 0. PyPTO pads only after (right/bottom); before-padding
+    works here too. Other modes raise PyptoNotImplementedError."""
+    api = "pad"
+    tr = _tr(api)
+    xv = _val(input, api)
+    if mode != "constant":
+        _fail(PyptoNotImplementedError, api, f"mode {mode!r} is not supported (only "
+              "'constant', as in PyPTO)")
+    if not isinstance(pad, (list, tuple)) or len(pad) % 2 or not pad or len(pad) > 2 * xv.rank:
+        _fail(PyptoValueError, api, f"pad must list (before, after) pairs for up to {xv.rank} "
+              f"axes, got {pad!r}")
+    for p in pad:
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0:
+            _fail(PyptoValueError, api, f"pad sizes must be non-negative ints, got {pad!r}")
+    shape, offsets = list(xv.shape), [0] * xv.rank
+    for i in range(len(pad) // 2):
+        axis = xv.rank - 1 - i
+        shape[axis] = shape[axis] + pad[2 * i] + pad[2 * i + 1]
+        offsets[axis] = pad[2 * i]
+    with _Composite(api):
+        out = full(shape, value if xv.dtype.is_float else int(value), xv.dtype)
+        _write(tr, xv, offsets, out._value, api)
+    return out
+
+
+def expand_exp_dif(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """PyPTO's ``exp(input - other)`` with ``other`` broadcast (size 1 on its last or
+    second-to-last axis); each step rounded to the dtype."""
+    api = "expand_exp_dif"
+    xv, ov = _val(input, api), _val(other, api, "other")
+    _check_float(xv, api)
+    if ov.rank != xv.rank or not (_dim_eq(ov.shape[-1], 1) or
+                                  (ov.rank >= 2 and _dim_eq(ov.shape[-2], 1))):
+        _fail(PyptoValueError, api, f"other {_fmt(ov.shape)} must have the input's rank and "
+              "size 1 on its last or second-to-last axis")
+    with _Composite(api):
+        return exp(sub(input, other))
+
+
+def fillpad(input: Tensor, mode: str = "constant", value: Any = 0.0) -> Tensor:  # noqa: A002
+    """PyPTO's fillpad: the input's shape, its valid region copied and the rest (beyond its
+    valid_shape) set to ``value`` (a number, or "inf"/"-inf")."""
+    api = "fillpad"
+    tr = _tr(api)
+    xv = _val(input, api)
+    if mode != "constant":
+        _fail(PyptoNotImplementedError, api, f"mode {mode!r} is not supported (only "
+              "'constant', as in PyPTO)")
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            _fail(PyptoValueError, api, f"value must be a number, got {value!r}")
+    with _Composite(api):
+        out = full(list(xv.shape), value if xv.dtype.is_float else int(value), xv.dtype)
+        _write(tr, xv, [0] * xv.rank, out._value, api)
+    return out
+
+
+_GATHERMASK = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3)}
+
+
+def gathermask(self: Tensor, pattern_mode: int) -> Tensor:
+    """PyPTO's gathermask along the last axis: modes 1/2 keep element 0/1 of every pair, 3..6
+    element 0..3 of every four, 7 all of them. Computed as a gather."""
+    api = "gathermask"
+    xv = _val(self, api)
+    _check_numeric(xv, api)
+    if pattern_mode == 7:
+        return clone(self)
+    if pattern_mode not in _GATHERMASK:
+        _fail(PyptoValueError, api, f"pattern_mode must be 1..7, got {pattern_mode!r}")
+    step, first = _GATHERMASK[pattern_mode]
+    n = xv.shape[-1]
+    if not isinstance(n, int) or n % step:
+        _fail(PyptoValueError, api, f"the last axis ({n}) must be a multiple of {step} for "
+              f"pattern_mode {pattern_mode}")
+    with _Composite(api):
+        return index_select(self, -1, arange(first, n, step))
+
+
+def quantize(input: Tensor, scale: Tensor, otype: DataType, axis: int = -1,  # noqa: A002
+             zero_points: Optional[Tensor] = None) -> Tensor:
+    """PyPTO's quantize, symmetric: ``round(input * scale)`` to DT_INT8 (half to even,
+    saturated to [-128, 127]), ``scale`` one per row (``axis=-1``, shape ``input.shape[:-1]``)
+    or per column (``axis=-2``, ``input.shape[:-2] + [col]``). DT_UINT8 (asymmetric, with
+    zero_points) is not supported: pypto-sim has no unsigned dtypes."""
+    api = "quantize"
+    xv, sv = _val(input, api), _val(scale, api, "scale")
+    if otype is not DataType.DT_INT8 or zero_points is not None:
+        _fail(PyptoNotImplementedError, api, f"only symmetric quantization to DT_INT8 is "
+              f"supported (got otype {otype}{', zero_points' if zero_points is not None else ''}"
+              "); pypto-sim has no DT_UINT8")
+    if xv.dtype is not DataType.DT_FP32 or sv.dtype is not DataType.DT_FP32:
+        _fail(PyptoTypeError, api, f"input and scale must be DT_FP32, got {xv.dtype} and "
+              f"{sv.dtype}")
+    with _Composite(api):
+        y = mul(input, _per_axis(api, xv, scale, axis))
+        return cast(y, DataType.DT_INT8, CastMode.CAST_RINT, SaturationMode.ON)
+
+
+def _per_axis(api: str, xv: ir.Value, scale: Tensor, axis: int) -> Tensor:
+    """``scale`` (rank one less than the input) broadcast along ``axis`` (-1 or -2)."""
+    sv = scale._value
+    a = axis - xv.rank if isinstance(axis, int) and axis >= 0 else axis
+    if a not in (-1, -2) or sv.rank != xv.rank - 1:
+        _fail(PyptoValueError, api, f"axis must be -1 or -2 and scale of rank {xv.rank - 1}, "
+              f"got axis {axis!r} and {_fmt(sv.shape)}")
+    return unsqueeze(scale, a)
+
+
+def dequantize(input: Tensor, scale: Tensor, otype: DataType = DataType.DT_FP32,  # noqa: A002
+               axis: int = -1, zero_points: Optional[Tensor] = None) -> Tensor:
+    """PyPTO's dequantize: ``(float(input) + zero_points) * scale`` in DT_FP32 for DT_INT8 /
+    DT_INT16 input; ``scale`` and ``zero_points`` per row (``axis=-1``) or column (-2)."""
+    api = "dequantize"
+    xv, sv = _val(input, api), _val(scale, api, "scale")
+    if xv.dtype not in (DataType.DT_INT8, DataType.DT_INT16):
+        _fail(PyptoTypeError, api, f"input must be DT_INT8 or DT_INT16, got {xv.dtype}")
+    if otype is not DataType.DT_FP32 or sv.dtype is not DataType.DT_FP32:
+        _fail(PyptoTypeError, api, f"otype and scale must be DT_FP32, got {otype} and "
+              f"{sv.dtype}")
+    with _Composite(api):
+        y = cast(input, DataType.DT_FP32)
+        if zero_points is not None:
+            y = add(y, _per_axis(api, xv, zero_points, axis))
+        return mul(y, _per_axis(api, xv, scale, axis))
+
+
+def indexput_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
+              accumulate: bool = False) -> None:
+    """PyPTO's index_put_ (in place, returns None): ``input[indices[0][i], indices[1][i], ...]
+    = values[i]`` (``+=`` with ``accumulate``) for 1-D index tensors of equal length ``t`` over
+    the first ``len(indices)`` axes; ``values`` is ``[t] + input.shape[len(indices):]``. As
+    in PyPTO, duplicate positions without accumulate keep one of the updates (here the last);
+    with accumulate they add up in index order. Computed as a scatter along a flattened
+    leading axis."""
+    api = "indexput_"
+    xv, vv = _val(input, api), _val(values, api, "values")
+    if not isinstance(indices, (list, tuple)) or not indices or len(indices) > xv.rank:
+        _fail(PyptoValueError, api, f"indices must be a tuple of 1 to {xv.rank} 1-D tensors, "
+              f"got {indices!r}")
+    if vv.dtype is not xv.dtype:
+        _fail(PyptoTypeError, api, f"values dtype {vv.dtype} differs from the input's "
+              f"{xv.dtype}")
+    if not isinstance(accumulate, bool):
+        _fail(PyptoTypeError, api, f"accumulate must be a bool, got {accumulate!r}")
+    m = len(indices)
+    ivs = [_val(i, api, "index") for i in indices]
+    t = ivs[0].shape[0] if ivs[0].rank == 1 else None
+    for iv in ivs:
+        if iv.rank != 1 or iv.dtype.is_float or iv.dtype is DataType.DT_BOOL or                 _dim_eq(iv.shape[0], t) is not True:
+            _fail(PyptoValueError, api, "every index must be a 1-D integer tensor of one length")
+    rest = list(xv.shape[m:])
+    if vv.rank != 1 + len(rest) or _dim_eq(vv.shape[0], t) is not True or             any(_dim_eq(a, b) is not True for a, b in zip(vv.shape[1:], rest)):
+        _fail(PyptoValueError, api, f"values must be {_fmt([t] + rest)}, got {_fmt(vv.shape)}")
+    lead: Any = 1
+    for d in xv.shape[:m]:
+        lead = lead * d
+    with _Composite(api):
+        flat = None
+        common = DataType.DT_INT64 if any(iv.dtype is DataType.DT_INT64 for iv in ivs) else \
+            DataType.DT_INT32
+        for k, ix in enumerate(indices):
+            ix = ix if ix._value.dtype is common else cast(ix, common)
+            flat = ix if flat is None else add(mul(flat, xv.shape[k]), ix)
+        x2 = reshape(input, [lead] + rest, inplace=True)
+        v2 = values
+        idx = _row_index(api, x2._value, 0, flat, vv.shape)
+        out = scatter(x2, 0, idx, v2, reduce="add" if accumulate else None)
+        _write(_tr(api), reshape(out, list(xv.shape), inplace=True)._value, [0] * xv.rank, xv,
+               api)
+    return None
+
+
+def atomic_add(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
+    """PyPTO's atomic_add: ``dst[offsets : offsets + src.shape] += src`` (each sum rounded to
+    the dtype). SIM orders the read-modify-writes by their memory dependencies, so concurrent
+    adds to one region give the sequential result."""
+    api = "atomic_add"
+    tr = _tr(api)
+    sv, dv = _val(src, api, "src"), _val(dst, api, "dst")
+    if not isinstance(offsets, (list, tuple)) or len(offsets) != dv.rank:
+        _fail(PyptoValueError, api, f"needs {dv.rank} offsets, got {offsets!r}")
+    if sv.dtype is not dv.dtype:
+        _fail(PyptoTypeError, api, f"src dtype {sv.dtype} differs from dst's {dv.dtype}")
+    with _Composite(api):
+        region = view(dst, list(sv.shape), list(offsets))
+        _write(tr, add(region, src)._value, list(offsets), dv, api)
+
+
+def _reduce_dims(api: str, xv: ir.Value, dim: Any) -> Tuple[List[int], Any]:
+    dims = list(range(xv.rank)) if dim is None else (
+        list(dim) if isinstance(dim, (list, tuple)) else [dim])
+    axes = sorted({_norm_axis(d, xv.rank, api) for d in dims})
+    n: Any = 1
+    for a in axes:
+        n = n * xv.shape[a]
+    return axes, n
+
+
+def var(input: Tensor, dim: Any = None, unbiased: Optional[bool] = None,  # noqa: A002
+        keepdim: bool = False, *, correction: Optional[int] = None) -> Tensor:
+    """torch.var over ``dim`` (an int, a list, or None for all axes): the mean square
+    deviation divided by ``n - correction`` (default 1; ``unbiased=False`` is 0), in fp32,
+    cast back to the input's float dtype."""
+    api = "var"
+    xv = _val(input, api)
+    _check_float(xv, api)
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    axes, n = _reduce_dims(api, xv, dim)
+    with _Composite(api):
+        xf = _to_fp32(input)
+        mean = div(sum(xf, axes, keepdim=True), n)
+        d = sub(xf, mean)
+        v = div(sum(mul(d, d), axes, keepdim=keepdim), smax(n - correction, 0)
+                if isinstance(n, SymbolicScalar) else float(builtins.max(n - correction, 0)))
+        return _from_fp32(v, xv.dtype)
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Optional[bool] = None,  # noqa: A002
+        keepdim: bool = False, *, correction: Optional[int] = None) -> Tensor:
+    """torch.std: ``sqrt(var(...))``, in fp32, cast back to the input's dtype."""
+    xv = _val(input, "std")
+    _check_float(xv, "std")
+    with _Composite("std"):
+        v = var(_to_fp32(input), dim, unbiased, keepdim, correction=correction)
+        return _from_fp32(sqrt(v), xv.dtype)
 
 
 _MATMUL_IN = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32, DataType.DT_INT8,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -109,7 +110,10 @@ class Scalar:
     def to_dict(self) -> Dict[str, Any]:
         if isinstance(self.value, SymbolicScalar):
             return {"expr": expr_to_dict(self.value), "dtype": self.dtype.name}
-        return {"const": self.value, "dtype": self.dtype.name}
+        v = self.value
+        if isinstance(v, float) and not math.isfinite(v):  # JSON has no inf/NaN numbers
+            v = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return {"const": v, "dtype": self.dtype.name}
 
     def __str__(self) -> str:
         return str(self.value)

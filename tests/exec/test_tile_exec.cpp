@@ -1238,3 +1238,123 @@ TEST_CASE("tf32 keeps 10 mantissa bits", "[tile_exec][compat]") {
   CHECK(h.tile(out[1]) == std::vector<double>{1, 1 + 2 * u, 1});
   CHECK(h.tile(out[2]) == std::vector<double>{1 + u, 1 + 2 * u, 1});
 }
+
+TEST_CASE("integer ops: gcd, floor/ceil division, bitwise, shifts", "[tile_exec][compat]") {
+  Harness h;
+  const std::int32_t a = h.input(DType::kInt16, {1, 4}, {-12, 7, 0, -7});
+  const std::int32_t b = h.input(DType::kInt16, {1, 4}, {18, -2, 0, 2});
+  const std::int32_t n = h.input(DType::kInt16, {1, 4}, {1, 15, 16, 3});
+  std::int32_t out[8];
+  const TileOpcode ops[8] = {TileOpcode::kGcd,    TileOpcode::kBitAnd,    TileOpcode::kBitOr,
+                             TileOpcode::kBitXor, TileOpcode::kShiftLeft, TileOpcode::kShiftRight,
+                             TileOpcode::kBitNot, TileOpcode::kGcd};
+  for (int i = 0; i < 8; ++i) {
+    out[i] = h.local(DType::kInt16, {1, 4});
+    const bool shift = ops[i] == TileOpcode::kShiftLeft || ops[i] == TileOpcode::kShiftRight;
+    TileInstr& in = h.emit(ops[i], out[i], a, shift ? n : b);
+    if (i == 7) {  // gcd with a scalar
+      in.scalar_operand = 2;
+      in.scalar[1] = 4;
+    }
+  }
+  h.run();
+  CHECK(h.tile(out[0]) == std::vector<double>{6, 1, 0, 1});
+  CHECK(h.tile(out[1]) == std::vector<double>{-12 & 18, 7 & -2, 0, -7 & 2});
+  CHECK(h.tile(out[2]) == std::vector<double>{-12 | 18, 7 | -2, 0, -7 | 2});
+  CHECK(h.tile(out[3]) == std::vector<double>{-12 ^ 18, 7 ^ -2, 0, -7 ^ 2});
+  // 7 << 15 wraps to int16 (-32768); a count of 16 is outside [0, 16): 0, and the sign fill.
+  CHECK(h.tile(out[4]) == std::vector<double>{-24, -32768, 0, -56});
+  CHECK(h.tile(out[5]) == std::vector<double>{-6, 0, 0, -1});
+  CHECK(h.tile(out[6]) == std::vector<double>{11, -8, -1, 6});
+  CHECK(h.tile(out[7]) == std::vector<double>{4, 1, 4, 1});
+
+  Harness d;
+  const std::int32_t p = d.input(DType::kInt32, {1, 4}, {7, -7, 7, -7});
+  const std::int32_t q = d.input(DType::kInt32, {1, 4}, {2, 2, -2, -2});
+  const std::int32_t fl = d.local(DType::kInt32, {1, 4});
+  const std::int32_t ce = d.local(DType::kInt32, {1, 4});
+  const std::int32_t fm = d.local(DType::kInt32, {1, 4});
+  d.emit(TileOpcode::kFloorDiv, fl, p, q);
+  d.emit(TileOpcode::kCeilDiv, ce, p, q);
+  d.emit(TileOpcode::kFmod, fm, p, q);
+  d.run();
+  CHECK(d.tile(fl) == std::vector<double>{3, -4, -4, 3});
+  CHECK(d.tile(ce) == std::vector<double>{4, -3, -3, 4});
+  CHECK(d.tile(fm) == std::vector<double>{1, -1, 1, -1});
+
+  Harness z;
+  const std::int32_t u = z.input(DType::kInt32, {1, 2}, {1, 2});
+  const std::int32_t v = z.input(DType::kInt32, {1, 2}, {1, 0});
+  z.emit(TileOpcode::kFloorDiv, z.local(DType::kInt32, {1, 2}), u, v);
+  REQUIRE_THROWS_WITH(z.run(), Contains("division by zero"));
+  Harness f;
+  const std::int32_t x = f.input(DType::kFp32, {1, 2}, {1, 2});
+  f.emit(TileOpcode::kBitAnd, f.local(DType::kFp32, {1, 2}), x, x);
+  REQUIRE_THROWS_WITH(f.run(), Contains("needs integer operands"));
+}
+
+TEST_CASE("float tests give DT_BOOL; copysign, fmod and iota", "[tile_exec][compat]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Harness h;
+  const std::int32_t x = h.input(DType::kFp16, {1, 5}, {1.5, -0.0, inf, -inf, nan});
+  std::int32_t t[4];
+  const TileOpcode tests[4] = {TileOpcode::kIsFinite, TileOpcode::kIsNan, TileOpcode::kIsInf,
+                               TileOpcode::kSignBit};
+  for (int i = 0; i < 4; ++i) {
+    t[i] = h.local(DType::kBool, {1, 5});
+    h.emit(tests[i], t[i], x);
+  }
+  const std::int32_t y = h.input(DType::kFp16, {1, 5}, {-1, 1, -1, 1, -1});
+  const std::int32_t cs = h.local(DType::kFp16, {1, 5});
+  h.emit(TileOpcode::kCopysign, cs, x, y);
+  const std::int32_t io = h.local(DType::kFp16, {2, 3});
+  TileInstr& iota = h.emit(TileOpcode::kIota, io);
+  iota.scalar[0] = 0.5;
+  iota.scalar[1] = 0.25;
+  iota.scalar[2] = 4;  // the tile starts at element 4 of the range
+  h.run();
+  CHECK(h.tile(t[0]) == std::vector<double>{1, 1, 0, 0, 0});
+  CHECK(h.tile(t[1]) == std::vector<double>{0, 0, 0, 0, 1});
+  CHECK(h.tile(t[2]) == std::vector<double>{0, 0, 1, 1, 0});
+  CHECK(h.tile(t[3]) == std::vector<double>{0, 1, 0, 1, 0});
+  const std::vector<double> c = h.tile(cs);
+  CHECK(c[0] == -1.5);
+  CHECK((c[1] == 0 && !std::signbit(c[1])));
+  CHECK(c[2] == -inf);
+  CHECK(c[3] == inf);
+  CHECK(std::isnan(c[4]));
+  CHECK(h.tile(io) == std::vector<double>{1.5, 1.75, 2, 1.5, 1.75, 2});
+}
+
+TEST_CASE("sort keeps k entries, stable, NaN largest", "[tile_exec][compat]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Harness h;
+  // Two lines along axis 1 of a [2, 5] tile.
+  const std::int32_t x = h.input(DType::kFp32, {2, 5}, {3, 1, nan, 1, 2, 0, -1, 5, -1, 4});
+  const std::int32_t v = h.local(DType::kFp32, {2, 3});
+  const std::int32_t i = h.local(DType::kInt32, {2, 3});
+  const std::int32_t a = h.local(DType::kInt32, {2, 5});
+  TileInstr& tv = h.emit(TileOpcode::kSortValues, v, x);
+  tv.reduce_mask = 2;
+  tv.scalar[1] = 1;  // descending
+  TileInstr& ti = h.emit(TileOpcode::kSortIndices, i, x);
+  ti.reduce_mask = 2;
+  ti.scalar[1] = 1;
+  h.emit(TileOpcode::kSortIndices, a, x).reduce_mask = 2;  // ascending, all 5
+  // Along axis 0 (columns of two).
+  const std::int32_t c = h.local(DType::kInt32, {1, 5});
+  h.emit(TileOpcode::kSortIndices, c, x).reduce_mask = 1;
+  h.run();
+  const std::vector<double> vals = h.tile(v);
+  CHECK(std::isnan(vals[0]));
+  CHECK(std::vector<double>(vals.begin() + 1, vals.end()) == std::vector<double>{3, 2, 5, 4, 0});
+  CHECK(h.tile(i) == std::vector<double>{2, 0, 4, 2, 4, 0});
+  CHECK(h.tile(a) == std::vector<double>{1, 3, 4, 0, 2, 1, 3, 0, 4, 2});
+  CHECK(h.tile(c) == std::vector<double>{1, 1, 1, 1, 0});  // NaN after 5
+
+  Harness e;
+  const std::int32_t y = e.input(DType::kFp32, {1, 3}, {1, 2, 3});
+  e.emit(TileOpcode::kSortValues, e.local(DType::kFp32, {1, 4}), y).reduce_mask = 2;
+  REQUIRE_THROWS_WITH(e.run(), Contains("entries along the sorted axis"));
+}

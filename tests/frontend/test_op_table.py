@@ -57,7 +57,8 @@ def test_every_table_op_but_alloc_is_a_pypto_function():
 
 @pytest.mark.parametrize("row", [r for r in table()
                                  if r["family"] == "elementwise" and r["form"] == "unary"
-                                 and r["dtype_rule"] in ("numeric", "float", "logical")],
+                                 and r["dtype_rule"] in ("numeric", "float", "logical",
+                                                         "integer", "test")],
                          ids=lambda r: r["name"])
 def test_unary_ops_follow_their_dtype_rule(row):
     name, rule = row["name"], row["dtype_rule"]
@@ -74,6 +75,13 @@ def test_unary_ops_follow_their_dtype_rule(row):
     if rule == "logical":
         assert f"pypto.{name}: needs DT_BOOL tensors, got DT_FP32" in trace_error(fn, F32)
         assert trace_error(fn, BOOL) is None
+    if rule == "integer":
+        assert f"pypto.{name}: needs an integer tensor, got DT_FP32" in trace_error(fn, F32)
+        assert f"pypto.{name}: needs an integer tensor, got DT_BOOL" in trace_error(fn, BOOL)
+        assert trace_error(fn, I32) is None
+    if rule == "test":
+        assert f"pypto.{name}: does not accept DT_BOOL tensors" in trace_error(fn, BOOL)
+        assert trace_error(fn, F32) is None and trace_error(fn, I32) is None
 
 
 @pytest.mark.parametrize("row", [r for r in table()
@@ -83,7 +91,8 @@ def test_binary_ops_follow_their_dtype_rule(row):
     name, rule = row["name"], row["dtype_rule"]
     fn = getattr(pypto, name)
     results = []
-    ok = {"numeric": (F32, I32), "compare": (F32, I32, BOOL), "logical": (BOOL,)}[rule]
+    ok = {"numeric": (F32, I32), "compare": (F32, I32, BOOL), "logical": (BOOL,),
+          "float": (F32,), "integer": (I32,)}[rule]
     for dt in (F32, I32, BOOL):
         err = trace_error(lambda x: results.append((dt, fn(x, x)._value.dtype)), dt)
         assert (err is None) == (dt in ok), (dt, err)

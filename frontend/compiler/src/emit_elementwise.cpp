@@ -116,9 +116,13 @@ void EmitContext::emit_group(const Unit& u) {
         }
       }
       in.cast_mode = st.cast_mode;
+      in.saturate = st.saturate ? 1 : 0;
       if (st.op == OpKind::kTriu || st.op == OpKind::kTril) {
         // The diagonal in the tile's own coordinates: global (row, col) = off + (i, j).
         in.scalar[1] -= static_cast<double>(off[r - 1] - off[r - 2]);
+      } else if (st.op == OpKind::kArange) {
+        // Element j of the tile is element off + j of the whole range.
+        in.scalar[2] = static_cast<double>(off[r - 1]);
       }
       tb.p.instrs.push_back(in);
     }

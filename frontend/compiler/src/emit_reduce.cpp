@@ -22,6 +22,21 @@ void EmitContext::emit_reduce(const Unit& u) {
   const RtVal& y = vals_[st.out];
   const int r = x.rank;
   const bool scan = op_info(st.op).family == OpFamily::kScan;
+  // sort/argsort: the scan's tiling; the output keeps k entries along the axis.
+  const bool sort = st.op == OpKind::kSort || st.op == OpKind::kArgsort;
+  if (sort) {
+    const int a = st.dims[0];
+    if (st.sort_k > x.shape[a] || y.shape[a] != st.sort_k) {
+      throw ConfigError(u.loc + ": " + op_name(st.op) + ": k = " + std::to_string(st.sort_k) +
+                        " must be at most the axis' extent " + std::to_string(x.shape[a]) +
+                        " and equal the output's " + std::to_string(y.shape[a]));
+    }
+    if (st.sort_k > x.valid[a]) {
+      throw ConfigError(u.loc + ": " + op_name(st.op) + ": k = " + std::to_string(st.sort_k) +
+                        " exceeds the valid extent " + std::to_string(x.valid[a]) +
+                        " along the axis");
+    }
+  }
   bool reduced[kMaxRank] = {false, false, false, false};
   std::uint8_t mask = 0;
   for (const int d : st.dims) {
@@ -89,7 +104,7 @@ void EmitContext::emit_reduce(const Unit& u) {
     for (int k = 0; k < r; ++k) {
       if (reduced[k]) {
         in_shape[k] = std::max<std::int64_t>(1, x.valid[k]);
-        E[k] = scan ? in_shape[k] : 1;
+        E[k] = sort ? st.sort_k : scan ? in_shape[k] : 1;
       } else {
         E[k] = std::min(len[k], y.valid[yaxis[k]] - off[k]);
         if (E[k] <= 0) return;
@@ -133,6 +148,7 @@ void EmitContext::emit_reduce(const Unit& u) {
     in.dst = lout;
     in.src[0] = lin;
     in.reduce_mask = mask;
+    if (sort) in.scalar[1] = st.descending ? 1.0 : 0.0;
     tb.p.instrs.push_back(in);
     if (need_out) store(tb, lout, sreg, y.storage, value_name(st.out), u.loc);
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {

@@ -114,6 +114,7 @@ struct Stmt {
   std::vector<int> dims;  // sum/amax/amin: reduced axes; transpose/permute: perm
   bool keepdim = false;
   CastMode cast_mode = CastMode::kNone;
+  bool saturate = false;        // cast: satmode ON (clamp to the target's range)
   std::vector<ExprId> offsets;  // view offsets; write offsets
   bool a_trans = false, b_trans = false;
   int concat_dim = 0;
@@ -125,6 +126,9 @@ struct Stmt {
   int trans_mode = 0;           // TF32 rounding of fp32 operands: 0 none, 1 rint, 2 round
   // scatter: 0 set, 1 add, 2 multiply (PyPTO's reduce=None/'add'/'multiply')
   int scatter_reduce = 0;
+  // sort/argsort (topk): the k first values along dims[0], largest first when descending
+  std::int64_t sort_k = 0;
+  bool descending = false;
 
   // kWrite
   int dst = -1;

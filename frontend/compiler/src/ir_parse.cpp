@@ -3,6 +3,7 @@
 // lowered (lower.cpp). Every rejection is a ConfigError that names the statement's "loc"
 // (or the top-level key) and what the compiler expected.
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -461,8 +462,14 @@ class Parser {
         o.constant = c.get<bool>() ? 1.0 : 0.0;
       } else if (c.is_number()) {
         o.constant = c.get<double>();
+      } else if (c.is_string() && (c == "inf" || c == "-inf" || c == "nan")) {
+        // JSON has no infinities or NaN: the IR spells them as strings (IR.md).
+        const std::string t = c.get<std::string>();
+        o.constant = t == "nan" ? std::numeric_limits<double>::quiet_NaN()
+                                : (t == "inf" ? 1 : -1) * std::numeric_limits<double>::infinity();
       } else {
-        fail_at(loc, "scalar \"const\" must be a number or bool, got " + c.dump());
+        fail_at(loc, "scalar \"const\" must be a number, bool, \"inf\", \"-inf\" or \"nan\", got " +
+                         c.dump());
       }
     } else if (in.contains("expr")) {
       o.expr = parse_expr(in["expr"], loc);
@@ -676,6 +683,18 @@ class Parser {
       if ((family == OpFamily::kScan || rule == DTypeRule::kIndex) && st.dims.size() != 1) {
         fail_at(loc, std::string(op_name(st.op)) + ": needs exactly one axis in \"dims\"");
       }
+      if (st.op == OpKind::kSort || st.op == OpKind::kArgsort) {
+        st.descending = opt_bool(attrs, "descending", false, loc);
+        const auto it = attrs.find("k");
+        if (it == attrs.end() || !it->is_number_integer()) {
+          fail_at(loc, std::string(op_name(st.op)) + ": needs an integer attribute \"k\"");
+        }
+        st.sort_k = it->get<std::int64_t>();
+        if (st.sort_k < 1) {
+          fail_at(loc, std::string(op_name(st.op)) + ": k must be at least 1, got " +
+                           std::to_string(st.sort_k));
+        }
+      }
       const std::size_t kept = in.shape.size() - st.dims.size();
       std::size_t want = st.keepdim ? in.shape.size() : std::max<std::size_t>(kept, 1);
       if (family == OpFamily::kScan) want = in.shape.size();
@@ -700,6 +719,13 @@ class Parser {
         }
       }
       if (!ok) fail_at(loc, "cast: unknown mode \"" + mode + "\"");
+      const auto sat = attrs.find("satmode");
+      const std::string satmode =
+          (sat != attrs.end() && sat->is_string()) ? sat->get<std::string>() : "OFF";
+      if (satmode != "OFF" && satmode != "ON") {
+        fail_at(loc, "cast: satmode must be OFF or ON, got \"" + satmode + "\"");
+      }
+      st.saturate = satmode == "ON";
       if (in.shape.size() != rank) fail_at(loc, "cast: output rank differs from input");
     } else if (family == OpFamily::kView) {
       st.offsets = parse_expr_list(need(attrs, "offsets", loc), "view \"offsets\"", loc);
@@ -754,6 +780,13 @@ class Parser {
       case OpForm::kBinary:
         need_inputs(st, 2);
         tensor_input(st, 0);
+        break;
+      case OpForm::kRange:
+        need_inputs(st, 2);
+        if (st.inputs[0].value >= 0 || st.inputs[1].value >= 0) {
+          fail_at(loc, std::string(info.name) + ": the start and step must be scalars");
+        }
+        if (rank != 1) fail_at(loc, std::string(info.name) + ": the result must be 1-D");
         break;
       case OpForm::kSelect:
         need_inputs(st, 3);

@@ -29,7 +29,8 @@ bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
     out->shape = {a.shape[a.rank - 2], a.shape[a.rank - 1], b.shape[b.rank - 1]};
     return true;
   }
-  const bool reduce = info->exec == TileExec::kReduce;
+  // Reductions and sorts are priced over their source (a top-k's dst is smaller).
+  const bool reduce = info->exec == TileExec::kReduce || info->exec == TileExec::kSort;
   const LocalTile& dst = p.locals[reduce ? in.src[0] : in.dst];
   out->dtype = dst.dtype;
   shape_of(dst, out);

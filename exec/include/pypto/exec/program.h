@@ -141,6 +141,45 @@ enum class TileOpcode : std::uint8_t {
   kCbrt,
   kCosh,
   kSinh,
+  // element-wise, one operand (float): tan, asin, acos, atan
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  // element-wise, two operands: atan2(a, b) and copysign(a, b) and hypot(a, b) (float), fmod
+  // (C remainder: the dividend's sign; integer fmod by zero throws)
+  kAtan2,
+  kCopysign,
+  kHypot,
+  kFmod,
+  // element-wise tests, one operand of any numeric dtype; dst is DT_BOOL (0/1). Integer
+  // operands are finite, never NaN or inf; signbit is the sign bit (true for -0.0 and -NaN)
+  kIsFinite,
+  kIsNan,
+  kIsInf,
+  kSignBit,
+  // integer element-wise ops (integer tiles only, 64-bit arithmetic narrowed to dst):
+  // gcd (non-negative, gcd(0, 0) = 0), floor and ceil division (division by zero throws),
+  // bitwise and/or/xor/not, shifts (torch's: a shift count outside [0, bits) gives 0 to the
+  // left and the sign fill to the right; the left shift wraps)
+  kGcd,
+  kFloorDiv,
+  kCeilDiv,
+  kBitAnd,
+  kBitOr,
+  kBitXor,
+  kBitNot,
+  kShiftLeft,
+  kShiftRight,
+  // dst[.., j] <- scalar[0] + (scalar[2] + j) * scalar[1] along the last axis (arange: start,
+  // step and the tile's offset in the range; computed in double, rounded once to dst's dtype)
+  kIota,
+  // Sorts along the one axis of reduce_mask, stable, NaN as the largest value; dst keeps the
+  // first dst.shape[axis] (k) of the sorted order (src0's shape elsewhere): kSortValues the
+  // values (src0's dtype), kSortIndices their indices along the axis (an integer dtype).
+  // scalar[1] != 0: descending (largest first; equal values keep their order).
+  kSortValues,
+  kSortIndices,
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):

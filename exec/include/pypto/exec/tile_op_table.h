@@ -30,6 +30,7 @@ enum class TileExec : std::uint8_t {
   kGather,       // indexed read along one axis of a local window
   kScatter,      // indexed update along one axis of a local window
   kScatterRows,  // indexed row writes to global memory
+  kSort,         // sort/top-k along one axis (values or indices)
 };
 
 struct TileOpInfo {
@@ -118,6 +119,35 @@ inline constexpr TileOpInfo kTileOpTable[] = {
     {TileOpcode::kCbrt,       "cbrt",        TileExec::kUnary,   "sqrt"},
     {TileOpcode::kCosh,       "cosh",        TileExec::kUnary,   "exp"},
     {TileOpcode::kSinh,       "sinh",        TileExec::kUnary,   "exp"},
+    // Inverse and other trigonometric ops as a transcendental (exp); copysign as abs; hypot
+    // as sqrt; fmod and the integer divisions as div; the tests and bitwise ops as one
+    // compare-like pass; iota as a fill.
+    {TileOpcode::kTan,        "tan",         TileExec::kUnary,   "exp"},
+    {TileOpcode::kAsin,       "asin",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kAcos,       "acos",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kAtan,       "atan",        TileExec::kUnary,   "exp"},
+    {TileOpcode::kAtan2,      "atan2",       TileExec::kBinary,  "exp"},
+    {TileOpcode::kCopysign,   "copysign",    TileExec::kBinary,  "abs"},
+    {TileOpcode::kHypot,      "hypot",       TileExec::kBinary,  "sqrt"},
+    {TileOpcode::kFmod,       "fmod",        TileExec::kBinary,  "div"},
+    {TileOpcode::kIsFinite,   "isfinite",    TileExec::kUnary,   "eq"},
+    {TileOpcode::kIsNan,      "isnan",       TileExec::kUnary,   "eq"},
+    {TileOpcode::kIsInf,      "isinf",       TileExec::kUnary,   "eq"},
+    {TileOpcode::kSignBit,    "signbit",     TileExec::kUnary,   "eq"},
+    {TileOpcode::kGcd,        "gcd",         TileExec::kBinary,  "div"},
+    {TileOpcode::kFloorDiv,   "floor_div",   TileExec::kBinary,  "div"},
+    {TileOpcode::kCeilDiv,    "ceil_div",    TileExec::kBinary,  "div"},
+    {TileOpcode::kBitAnd,     "bitwise_and", TileExec::kBinary,  "eq"},
+    {TileOpcode::kBitOr,      "bitwise_or",  TileExec::kBinary,  "eq"},
+    {TileOpcode::kBitXor,     "bitwise_xor", TileExec::kBinary,  "eq"},
+    {TileOpcode::kBitNot,     "bitwise_not", TileExec::kUnary,   "eq"},
+    {TileOpcode::kShiftLeft,  "shift_left",  TileExec::kBinary,  "eq"},
+    {TileOpcode::kShiftRight, "shift_right", TileExec::kBinary,  "eq"},
+    {TileOpcode::kIota,       "iota",        TileExec::kFill,    "full"},
+    // A sort is priced as one amax pass over its source (the cost table has no sort row;
+    // this underestimates a vector sort's log-depth passes).
+    {TileOpcode::kSortValues, "sort_values", TileExec::kSort,    "amax"},
+    {TileOpcode::kSortIndices, "sort_indices", TileExec::kSort,  "amax"},
     // clang-format on
 };
 
@@ -139,7 +169,7 @@ constexpr bool tile_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
-static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kSinh) + 1,
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kSortIndices) + 1,
               "a TileOpcode has no row");
 
 }  // namespace pypto::exec

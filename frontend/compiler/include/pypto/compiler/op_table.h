@@ -94,6 +94,30 @@ enum class OpKind : std::uint8_t {
   kCbrt,
   kCosh,
   kSinh,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kAtan2,
+  kCopysign,
+  kHypot,
+  kFmod,
+  kIsfinite,
+  kIsnan,
+  kIsinf,
+  kSignbit,
+  kGcd,
+  kFloorDiv,
+  kCeilDiv,
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kBitwiseNot,
+  kBitwiseLeftShift,
+  kBitwiseRightShift,
+  kArange,
+  kSort,
+  kArgsort,
 };
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
@@ -107,7 +131,7 @@ enum class OpFamily : std::uint8_t {
   kView,     // alias, or a copy when lowering says so (emit_data_movement.cpp)
   kReshape,  // alias when expressible as a strided region, else copy
   kScan,     // cumsum/cumprod along one axis: the reduction's tiling, full-shape output
-             // (emit_reduce.cpp)
+             // (emit_reduce.cpp); sort/argsort likewise, k entries along the axis
   kIndexed,  // gather/scatter/scatter_update: addresses from an index tensor's values
              // (emit_indexed.cpp)
 };
@@ -127,6 +151,7 @@ enum class OpForm : std::uint8_t {
               // source: a tensor of the first's dtype, or (scatter) a scalar
   kMatmul,    // two tensors, then the bias and scale tensors its attrs announce
               // (extend_params)
+  kRange,     // two scalars: the first value and the step (arange; the op states its dtype)
 };
 
 // Number of inputs of a form; -1: one or more.
@@ -137,7 +162,8 @@ constexpr int arity(OpForm f) {
     case OpForm::kUnary: return 1;
     case OpForm::kBinary:
     case OpForm::kPair:
-    case OpForm::kParam: return 2;
+    case OpForm::kParam:
+    case OpForm::kRange: return 2;
     case OpForm::kSelect: return 3;
     case OpForm::kVariadic:
     case OpForm::kIndexed:
@@ -162,6 +188,8 @@ enum class DTypeRule : std::uint8_t {
   kIndex,     // not DT_BOOL; the result is DT_INT32 (argmax/argmin: indices along the axis)
   kIndexed,   // a non-bool tensor, an index tensor (DT_INT32/DT_INT64; scatter_update also
               // DT_INT16) and a source of the first's dtype; the result keeps that dtype
+  kTest,      // not DT_BOOL; the result is DT_BOOL (isfinite, isnan, isinf, signbit)
+  kInteger,   // integer dtypes only (not DT_BOOL, not floating); the result keeps the dtype
 };
 
 // DTypeRule::kMatmul: the operand dtypes the cube unit takes.
@@ -258,13 +286,39 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kCumprod,     "cumprod",      F::kScan,    O::kUnary,    D::kNumeric,  true,  T::kCumProd},
   {K::kGather,      "gather",       F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kGather},
   {K::kScatter,     "scatter",      F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kScatter},
-  {K::kScatterUpdate, "scatter_update", F::kIndexed, O::kIndexed, D::kIndexed, true, T::kScatterRows},
+  {K::kScatterUpdate,  "scatter_update",     F::kIndexed, O::kIndexed,D::kIndexed,  true,  T::kScatterRows},
   {K::kExp2,           "exp2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp2},
   {K::kLog2,           "log2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog2},
   {K::kLog10,          "log10",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog10},
   {K::kCbrt,           "cbrt",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCbrt},
   {K::kCosh,           "cosh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCosh},
   {K::kSinh,           "sinh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSinh},
+  {K::kTan,            "tan",           F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kTan},
+  {K::kAsin,           "asin",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAsin},
+  {K::kAcos,           "acos",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAcos},
+  {K::kAtan,           "atan",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAtan},
+  {K::kAtan2,          "atan2",         F::kEltwise, O::kBinary, D::kFloat,    true,  T::kAtan2},
+  {K::kCopysign,       "copysign",      F::kEltwise, O::kBinary, D::kFloat,    true,  T::kCopysign},
+  {K::kHypot,          "hypot",         F::kEltwise, O::kBinary, D::kFloat,    true,  T::kHypot},
+  {K::kFmod,           "fmod",          F::kEltwise, O::kBinary, D::kNumeric,  true,  T::kFmod},
+  {K::kIsfinite,       "isfinite",      F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsFinite},
+  {K::kIsnan,          "isnan",         F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsNan},
+  {K::kIsinf,          "isinf",         F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsInf},
+  {K::kSignbit,        "signbit",       F::kEltwise, O::kUnary,  D::kTest,     true,  T::kSignBit},
+  {K::kGcd,            "gcd",           F::kEltwise, O::kBinary, D::kInteger,  true,  T::kGcd},
+  {K::kFloorDiv,       "floor_div",     F::kEltwise, O::kBinary, D::kInteger,  true,  T::kFloorDiv},
+  {K::kCeilDiv,        "ceil_div",      F::kEltwise, O::kBinary, D::kInteger,  true,  T::kCeilDiv},
+  {K::kBitwiseAnd,     "bitwise_and",   F::kEltwise, O::kBinary, D::kInteger,  true,  T::kBitAnd},
+  {K::kBitwiseOr,      "bitwise_or",    F::kEltwise, O::kBinary, D::kInteger,  true,  T::kBitOr},
+  {K::kBitwiseXor,     "bitwise_xor",   F::kEltwise, O::kBinary, D::kInteger,  true,  T::kBitXor},
+  {K::kBitwiseNot,     "bitwise_not",   F::kEltwise, O::kUnary,  D::kInteger,  true,  T::kBitNot},
+  {K::kBitwiseLeftShift, "bitwise_left_shift", F::kEltwise, O::kBinary, D::kInteger, true,
+   T::kShiftLeft},
+  {K::kBitwiseRightShift, "bitwise_right_shift", F::kEltwise, O::kBinary, D::kInteger, true,
+   T::kShiftRight},
+  {K::kArange,         "arange",        F::kEltwise, O::kRange,  D::kDeclared, true,  T::kIota},
+  {K::kSort, "sort", F::kScan, O::kUnary, D::kNumeric, true, T::kSortValues},
+  {K::kArgsort, "argsort", F::kScan, O::kUnary, D::kIndex, true, T::kSortIndices},
     // clang-format on
 };
 }  // namespace table
@@ -296,13 +350,14 @@ constexpr const char* to_string(OpFamily f) {
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(OpForm f) {
-  constexpr const char* kNames[] = {"nullary", "fill",     "unary", "binary",  "select",
-                                    "pair",    "variadic", "param", "indexed", "matmul"};
+  constexpr const char* kNames[] = {"nullary",  "fill",  "unary",   "binary", "select", "pair",
+                                    "variadic", "param", "indexed", "matmul", "range"};
   return kNames[static_cast<std::size_t>(f)];
 }
 constexpr const char* to_string(DTypeRule r) {
-  constexpr const char* kNames[] = {"declared", "any",  "numeric", "float", "compare", "logical",
-                                    "select",   "cast", "matmul",  "index", "indexed"};
+  constexpr const char* kNames[] = {"declared", "any",    "numeric", "float",  "compare",
+                                    "logical",  "select", "cast",    "matmul", "index",
+                                    "indexed",  "test",   "integer"};
   return kNames[static_cast<std::size_t>(r)];
 }
 
@@ -324,6 +379,6 @@ constexpr bool op_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
-static_assert(kNumOps == static_cast<std::size_t>(OpKind::kSinh) + 1, "an OpKind has no row");
+static_assert(kNumOps == static_cast<std::size_t>(OpKind::kArgsort) + 1, "an OpKind has no row");
 
 }  // namespace pypto::compiler

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: Apache-2.0
+"""SIM numbers of the rest of PyPTO's public ops that pypto-sim composes from its own:
+expand_exp_dif, fillpad, gathermask, quantize / dequantize, indexput_ and atomic_add, against
+torch in each dtype PyPTO takes for them (and a -inf scalar, which the IR spells as a
+string)."""
+
+import pytest
+import torch
+
+import pypto
+
+SIM = {"run_mode": pypto.RunMode.SIM}
+F32, F16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
+I8, I16, I32, I64 = pypto.DT_INT8, pypto.DT_INT16, pypto.DT_INT32, pypto.DT_INT64
+TORCH = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, I8: torch.int8,
+         I16: torch.int16, I32: torch.int32, I64: torch.int64}
+TOL = {torch.float32: 2e-6, torch.float16: 1e-3, torch.bfloat16: 8e-3}
+
+
+@pytest.fixture(autouse=True)
+def _native_and_output(tmp_path, monkeypatch):
+    import pypto._C  # noqa: F401
+    monkeypatch.setenv("PYPTO_OUTPUT_DIR", str(tmp_path / "out"))
+
+
+def values(pt, shape, seed=0, lo=-3.0, hi=3.0):
+    g = torch.Generator().manual_seed(seed)
+    tt = TORCH[pt]
+    if tt.is_floating_point:
+        return (torch.rand(shape, generator=g) * (hi - lo) + lo).to(tt)
+    return torch.randint(-50, 50, shape, generator=g).to(tt)
+
+
+@pytest.mark.parametrize("pt", [F32, F16, BF16])
+def test_expand_exp_dif(pt):
+    tt = TORCH[pt]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 40], pt), r: pypto.Tensor([8, 1], pt), c: pypto.Tensor([1, 40], pt),
+          a: pypto.Tensor([8, 40], pt), b: pypto.Tensor([8, 40], pt)):
+        pypto.set_vec_tile_shapes(4, 16)
+        a[:] = pypto.expand_exp_dif(x, r)
+        b[:] = pypto.expand_exp_dif(x, c)
+
+    x, r, c = values(pt, (8, 40), 1), values(pt, (8, 1), 2), values(pt, (1, 40), 3)
+    a, b = torch.zeros_like(x), torch.zeros_like(x)
+    k(x, r, c, a, b)
+    for got, o in ((a, r), (b, c)):
+        want = torch.exp((x - o).float()).to(tt)  # the difference rounded first, as PyPTO
+        torch.testing.assert_close(got.float(), want.float(), rtol=TOL[tt], atol=TOL[tt])
+
+
+@pytest.mark.parametrize("pt", [F32, F16, BF16])
+def test_fillpad_beyond_the_valid_shape(pt):
+    tt = TORCH[pt]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 32], pt), a: pypto.Tensor([8, 32], pt),
+          b: pypto.Tensor([8, 32], pt)):
+        pypto.set_vec_tile_shapes(8, 16)
+        t = pypto.view(x, [8, 32], [0, 0], valid_shape=[5, 20])
+        a[:] = pypto.fillpad(t, "constant", "-inf")
+        b[:] = pypto.fillpad(t, value=2.5)
+
+    x = values(pt, (8, 32), 4)
+    a, b = torch.zeros_like(x), torch.zeros_like(x)
+    k(x, a, b)
+    for got, v in ((a, -float("inf")), (b, 2.5)):
+        want = torch.full_like(x, v)
+        want[:5, :20] = x[:5, :20]
+        assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("pt", [F32, F16, BF16, I16, I32])
+@pytest.mark.parametrize("mode", [1, 2, 3, 4, 5, 6, 7])
+def test_gathermask(pt, mode):
+    step, first = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3),
+                   7: (1, 0)}[mode]
+    n = 48 // step
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([2, 6, 48], pt), y: pypto.Tensor([2, 6, n], pt)):
+        pypto.set_vec_tile_shapes(1, 4, 48)
+        y[:] = pypto.gathermask(x, mode)
+
+    x = values(pt, (2, 6, 48), 5)
+    y = torch.zeros(2, 6, n, dtype=TORCH[pt])
+    k(x, y)
+    assert torch.equal(y, x[..., first::step])
+
+
+@pytest.mark.parametrize("axis", [-1, -2])
+def test_quantize_dequantize(axis):
+    sshape = [4, 8] if axis == -1 else [4, 32]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 8, 32], F32), s: pypto.Tensor(sshape, F32),
+          zp: pypto.Tensor(sshape, F32), q: pypto.Tensor([4, 8, 32], I8),
+          d: pypto.Tensor([4, 8, 32], F32), d16: pypto.Tensor([4, 8, 32], F32),
+          q16: pypto.Tensor([4, 8, 32], I16)):
+        pypto.set_vec_tile_shapes(2, 8, 16)
+        qq = pypto.quantize(x, s, pypto.DT_INT8, axis)
+        q[:] = qq
+        d[:] = pypto.dequantize(qq, s, pypto.DT_FP32, axis, zp)
+        d16[:] = pypto.dequantize(q16, s, pypto.DT_FP32, axis)
+
+    x = values(F32, (4, 8, 32), 6)
+    s, zp = values(F32, sshape, 7, 10, 80), values(F32, sshape, 8, -3, 3)
+    q16 = values(I16, (4, 8, 32), 9)
+    q = torch.zeros(4, 8, 32, dtype=torch.int8)
+    d, d16 = torch.zeros(4, 8, 32), torch.zeros(4, 8, 32)
+    k(x, s, zp, q, d, d16, q16)
+    su, zu = s.unsqueeze(axis), zp.unsqueeze(axis)
+    want_q = torch.round(x * su).clamp(-128, 127).to(torch.int8)  # saturated, half to even
+    assert torch.equal(q, want_q)
+    assert torch.equal(d, (want_q.float() + zu) * su)
+    assert torch.equal(d16, q16.float() * su)
+
+
+def test_quantize_to_uint8_is_not_supported():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 8], F32), s: pypto.Tensor([4], F32), q: pypto.Tensor([4, 8], I8)):
+        pypto.set_vec_tile_shapes(4, 8)
+        q[:] = pypto.quantize(x, s, pypto.DT_UINT8, -1, s)
+
+    with pytest.raises(pypto.PyptoError, match="only symmetric quantization to DT_INT8"):
+        k(torch.zeros(4, 8), torch.ones(4), torch.zeros(4, 8, dtype=torch.int8))
+
+
+@pytest.mark.parametrize("pt", [F32, F16, BF16, I8, I16, I32, I64])
+def test_indexput(pt):
+    tt = TORCH[pt]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([5, 6, 16], pt), i0: pypto.Tensor([7], I32),
+          i1: pypto.Tensor([7], I64), v: pypto.Tensor([7, 16], pt),
+          u0: pypto.Tensor([3], I32), v1: pypto.Tensor([3, 6, 16], pt)):
+        pypto.set_vec_tile_shapes(7, 6, 16)
+        pypto.indexput_(x, (i0, i1), v, True)  # duplicates (2, 1) add up
+        pypto.indexput_(x, (u0,), v1)
+
+    x = values(pt, (5, 6, 16), 10)
+    i0 = torch.tensor([0, 4, 2, 2, 1, 3, 0], dtype=torch.int32)
+    i1 = torch.tensor([5, 0, 1, 1, 3, 2, 4], dtype=torch.int64)
+    u0 = torch.tensor([4, 1, 3], dtype=torch.int32)
+    v, v1 = values(pt, (7, 16), 11), values(pt, (3, 6, 16), 12)
+    want = x.clone()
+    if tt in (torch.float16, torch.bfloat16):  # torch 1.13: no CPU half index_put accumulate
+        w = want.float()
+        w.index_put_((i0.long(), i1), v.float(), accumulate=True)
+        # per-update rounding: each of the two (2, 1) updates rounds to the dtype
+        want = want.index_put_((i0.long()[:3], i1[:3]), v[:3], accumulate=True)
+        want[2, 1] = (want[2, 1].float() + v[3].float()).to(tt)
+        want = want.index_put_((i0.long()[4:], i1[4:]), v[4:], accumulate=True)
+    else:
+        want.index_put_((i0.long(), i1), v, accumulate=True)
+    want.index_put_((u0.long(),), v1)
+    k(x, i0, i1, v, u0, v1)
+    assert torch.equal(x, want)
+
+
+@pytest.mark.parametrize("pt", [F32, F16, BF16, I32])
+def test_atomic_add_overlapping_regions(pt):
+    tt = TORCH[pt]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 32], pt), acc: pypto.Tensor([8, 32], pt)):
+        pypto.set_vec_tile_shapes(4, 16)
+        for i in pypto.loop(4):
+            t = pypto.view(x, [4, 8], [i, i * 4])
+            pypto.atomic_add(t, [2, 3 + i], acc)
+
+    x, acc = values(pt, (8, 32), 13), values(pt, (8, 32), 14)
+    want = acc.clone()
+    for i in range(4):
+        if tt.is_floating_point:
+            want[2:6, 3 + i:11 + i] = (want[2:6, 3 + i:11 + i].float()
+                                       + x[i:i + 4, 4 * i:4 * i + 8].float()).to(tt)
+        else:
+            want[2:6, 3 + i:11 + i] += x[i:i + 4, 4 * i:4 * i + 8]
+    k(x, acc)
+    assert torch.equal(acc, want)
+
+
+def test_cast_satmode_on_clamps_to_the_target_range():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 8], F32), a: pypto.Tensor([4, 8], I8),
+          b: pypto.Tensor([4, 8], F16)):
+        pypto.set_vec_tile_shapes(4, 8)
+        a[:] = pypto.cast(x, pypto.DT_INT8, pypto.CastMode.CAST_RINT, pypto.SaturationMode.ON)
+        b[:] = pypto.cast(x * 1000.0, pypto.DT_FP16, satmode=pypto.SaturationMode.ON)
+
+    x = values(F32, (4, 8), 15, -400, 400)
+    a, b = torch.zeros(4, 8, dtype=torch.int8), torch.zeros(4, 8, dtype=torch.float16)
+    k(x, a, b)
+    assert torch.equal(a, torch.round(x).clamp(-128, 127).to(torch.int8))
+    assert torch.equal(b, (x * 1000.0).clamp(-65504, 65504).half())
