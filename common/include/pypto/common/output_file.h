@@ -36,8 +36,8 @@ class OutputFile {
  private:
   std::string path_, target_, tmp_;  // target_: path_ with a final link resolved
   std::ofstream f_;
-  int slot_ = -1;  // register_temporary
-  int err_ = 0;    // errno of the first failed write seen
+  int slot_ = -1;        // register_temporary
+  int err_ = 0;          // errno of the first failed write seen
   bool direct_ = false;  // path_ is a device or pipe: written in place, never renamed
   bool finished_ = false, committed_ = false;
   void discard() noexcept;
