@@ -26,8 +26,8 @@ namespace {
 
 // A fresh empty folder under the system's temporary folder.
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("pypto_output_file_test_" + name + "_" +
-                                                  std::to_string(::getpid()));
+  const fs::path d = fs::temp_directory_path() /
+                     ("pypto_output_file_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -81,8 +81,7 @@ TEST_CASE("OutputFile: the final name appears only on commit", "[output]") {
   fs::remove_all(d);
 }
 
-TEST_CASE("OutputFile: without commit nothing is left, an old file stays as it was",
-          "[output]") {
+TEST_CASE("OutputFile: without commit nothing is left, an old file stays as it was", "[output]") {
   const fs::path d = fresh_dir("discard");
   std::ofstream(d / "old.txt") << "old\n";
   {
@@ -96,8 +95,7 @@ TEST_CASE("OutputFile: without commit nothing is left, an old file stays as it w
   fs::remove_all(d);
 }
 
-TEST_CASE("OutputFile: a directory, a missing folder and a full device are refused",
-          "[output]") {
+TEST_CASE("OutputFile: a directory, a missing folder and a full device are refused", "[output]") {
   const fs::path d = fresh_dir("refuse");
   CHECK_THROWS_WITH(OutputFile(d.string()), Catch::Contains("is a directory"));
   CHECK_THROWS_WITH(OutputFile((d / "missing" / "x.txt").string()),
@@ -115,8 +113,7 @@ TEST_CASE("OutputFile: a directory, a missing folder and a full device are refus
 TEST_CASE("write_reports: an interrupted write leaves no report, no temporary, no folder",
           "[output]") {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  const sched::TaskGraph g =
-      graph_of({{CoreType::kAiv, 100, {1}}, {CoreType::kAic, 200, {}}});
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {1}}, {CoreType::kAic, 200, {}}});
   const sim::SimResult r = small_run(g, chip);
   const fs::path d = fresh_dir("interrupt");
   // An earlier complete run in the folder: its stats.json must not survive a failed run
@@ -125,8 +122,7 @@ TEST_CASE("write_reports: an interrupted write leaves no report, no temporary, n
   {
     const Interrupting now;
     CHECK_THROWS_AS(sim::write_reports((d / "run").string(), g, chip, r, {}), Interrupted);
-    CHECK_THROWS_AS(sim::write_reports((d / "new" / "deep").string(), g, chip, r, {}),
-                    Interrupted);
+    CHECK_THROWS_AS(sim::write_reports((d / "new" / "deep").string(), g, chip, r, {}), Interrupted);
   }
   CHECK_FALSE(fs::exists(d / "run" / "stats.json"));
   CHECK_FALSE(fs::exists(d / "new"));  // the folders it made are gone again

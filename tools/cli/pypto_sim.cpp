@@ -562,7 +562,10 @@ int cmd_calibrate(int argc, char** argv) {
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     recs.push_back({pairs[i].first, &traces[i].graph, rt});
   }
+  // The fit writes nothing until it is done: a Ctrl-C during it exits at once.
+  set_exit_on_interrupt("pypto-sim: interrupted while calibrating; nothing written");
   const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
+  set_exit_on_interrupt(nullptr);
   std::cout << calibrate::fit_table(r);
   if (!overlay.empty()) {
     std::string text;

@@ -28,6 +28,7 @@
 
 #include "pypto/bench/reference.h"
 #include "pypto/common/errors.h"
+#include "pypto/common/output_file.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/synthetic.h"
@@ -132,19 +133,11 @@ std::string ensure_trace(const std::string& dir, const sim::SyntheticSpec& s,
   }
   progress << "bench: generating " << path << " ..." << std::flush;
   const auto t0 = Clock::now();
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  try {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw Error("cannot write " + tmp);
-    sim::write_synthetic_trace(s, f);
-    f.flush();
-    if (!f) throw Error("error while writing " + tmp + " (disk full?)");
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw;
+  {
+    OutputFile f(path);  // a temporary renamed when complete (and removed on Ctrl-C)
+    sim::write_synthetic_trace(s, f.stream());
+    f.commit();
   }
-  fs::rename(tmp, path);
   progress << " " << std::fixed << std::setprecision(1) << seconds_since(t0) << " s\n"
            << std::defaultfloat;
   return path;
