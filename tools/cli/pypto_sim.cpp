@@ -562,7 +562,11 @@ int cmd_calibrate(int argc, char** argv) {
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     recs.push_back({pairs[i].first, &traces[i].graph, rt});
   }
-  // The fit writes nothing until it is done: a Ctrl-C during it exits at once.
+  // The overlay's temporary is opened first, so that an unwritable path fails before the
+  // fit rather than after it. The fit writes nothing until it is done: a Ctrl-C during it
+  // exits at once (removing that temporary).
+  std::unique_ptr<OutputFile> overlay_file;
+  if (!overlay.empty()) overlay_file = std::make_unique<OutputFile>(overlay);
   set_exit_on_interrupt("pypto-sim: interrupted while calibrating; nothing written");
   const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
   set_exit_on_interrupt(nullptr);
@@ -579,9 +583,8 @@ int cmd_calibrate(int argc, char** argv) {
       }
       text += cfg::to_yaml(r.fitted);
     }
-    OutputFile f(overlay);
-    f.stream() << text;
-    f.commit();
+    overlay_file->stream() << text;
+    overlay_file->commit();
     std::cout << "overlay in " << overlay << "\n";
   }
   return 0;

@@ -383,11 +383,17 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   if (opt.headline_tasks == 0) opt.headline_tasks = opt.quick ? 100'000 : 1'000'000;
   if (opt.rounds <= 0) opt.rounds = opt.quick ? 1 : 3;
   if (opt.trace_dir.empty()) opt.trace_dir = opt.out_dir;
+  // Every check before the first folder is made: a bench refused at start leaves nothing.
+  const sim::ChipConfig chip = cfg::load_chip_preset(opt.chip);
+  for (const std::string& d : {opt.out_dir, opt.trace_dir}) {
+    std::error_code ec;
+    if (fs::exists(d, ec) && !fs::is_directory(d, ec))
+      throw Error("bench: " + d + " is not a folder");
+  }
   fs::create_directories(opt.out_dir);
   fs::create_directories(opt.trace_dir);
 
   const auto t_start = Clock::now();
-  const sim::ChipConfig chip = cfg::load_chip_preset(opt.chip);
   ordered_json j;
   j["schema"] = "pypto-sim-bench/1";
   j["quick"] = opt.quick;
