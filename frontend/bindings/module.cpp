@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
@@ -167,6 +168,28 @@ std::map<std::string, std::int64_t> launch_bindings(const py::dict& bindings) {
   return b;
 }
 
+// Ctrl-C during a SIM call: Python's own handler only marks the signal, so the run polls
+// for it (the simulation loop calls this every few thousand tasks, without the GIL). The
+// exception the handler raised (KeyboardInterrupt, or a script's own) is kept and raised
+// when the call returns; no report is left (the writers' temporaries are removed).
+PyObject* g_interrupt[3] = {nullptr, nullptr, nullptr};  // type, value, traceback
+
+bool python_interrupt_pending() {
+  py::gil_scoped_acquire gil;
+  if (g_interrupt[0] != nullptr) return true;
+  if (PyErr_CheckSignals() == 0) return false;
+  PyErr_Fetch(&g_interrupt[0], &g_interrupt[1], &g_interrupt[2]);
+  if (g_interrupt[0] == nullptr) g_interrupt[0] = Py_NewRef(PyExc_KeyboardInterrupt);
+  return true;
+}
+
+struct PollPythonSignals {
+  PollPythonSignals() { set_interrupt_poll(python_interrupt_pending); }
+  ~PollPythonSignals() { set_interrupt_poll(nullptr); }
+  PollPythonSignals(const PollPythonSignals&) = delete;
+  PollPythonSignals& operator=(const PollPythonSignals&) = delete;
+};
+
 py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                  const py::dict& options) {
   compiler::LaunchOptions lo;
@@ -176,6 +199,7 @@ py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict&
   const sim::ChipConfig& chip = sim_chip();
   launch::SimRun run;
   {
+    const PollPythonSignals poll;
     py::gil_scoped_release nogil;  // instantiation, simulation and execution are pure C++
     run = launch::run_sim(*h.kernel, args, b, lo, chip, output_dir(h.name));
   }
@@ -282,6 +306,13 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
     } catch (const ModelError& e) {
       PyErr_SetObject(runtime_error.ptr(), py::str(e.what()).ptr());
+    } catch (const Interrupted& e) {
+      if (g_interrupt[0] != nullptr) {
+        PyErr_Restore(g_interrupt[0], g_interrupt[1], g_interrupt[2]);  // takes the references
+        g_interrupt[0] = g_interrupt[1] = g_interrupt[2] = nullptr;
+      } else {
+        PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      }
     } catch (const Error& e) {
       PyErr_SetObject(runtime_error.ptr(), py::str(e.what()).ptr());
     }

@@ -68,6 +68,7 @@ from . import _backend, _ops, _options, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
 from ._errors import PyptoNotImplementedError, PyptoError, PyptoTypeError, PyptoValueError
+from .error import short_repr
 from ._options import (OPTION_GROUPS, default_run_mode, key_options, resolve_options,
                        validate_group)
 from ._source import scan_kernel
@@ -137,7 +138,7 @@ def dynamic(name: str) -> SymbolicScalar:
     """A named dynamic axis for annotations: ``pypto.Tensor([pypto.frontend.dynamic("N"), 64],
     ...)``. Axes sharing a name must have the same size in a call."""
     if not isinstance(name, str) or not name.isidentifier():
-        raise PyptoValueError(f"pypto.frontend.dynamic: name must be an identifier, got {name!r}")
+        raise PyptoValueError(f"pypto.frontend.dynamic: name must be an identifier, got {short_repr(name)}")
     return SymbolicScalar(name)
 
 
@@ -267,7 +268,7 @@ class JitKernel:
                             (create_new_logical_tensor, "create_new_logical_tensor"),
                             (use_cache, "use_cache")):
             if not isinstance(flag, bool):
-                raise PyptoTypeError(f"jit: {fname} must be a bool, got {flag!r}")
+                raise PyptoTypeError(f"jit: {fname} must be a bool, got {short_repr(flag)}")
         #: PyPTO's choice of tracer (new PIL IR or legacy parser) and an assemble-lowering
         #: flag: accepted, recorded, and without effect (pypto-sim has one tracer).
         self.new_ir = new_ir
@@ -551,6 +552,10 @@ class JitKernel:
                 raise PyptoValueError(
                     f"The {ordinal} input tensor {who} is not contiguous; pass "
                     "tensor.contiguous() (kernels read tensors as dense row-major memory)")
+            if t.device.type == "meta":
+                raise PyptoValueError(
+                    f"The {ordinal} input tensor {who} is on the meta device and has no data; "
+                    "pass a tensor with storage (e.g. created on cpu)")
             if device is None:
                 device = t.device
             elif t.device != device:
@@ -586,8 +591,8 @@ class JitKernel:
                     if isinstance(e, int):
                         if shape[axis] != e:
                             raise PyptoValueError(
-                                f"The shape of {ordinal} input tensor {shape} does not match the "
-                                f"shape of input tensor definition {a!r} at axis {axis} "
+                                f"The shape of {ordinal} input tensor {short_repr(shape)} does not match the "
+                                f"shape of input tensor definition {short_repr(a)} at axis {axis} "
                                 f"(expected {e}, got {shape[axis]}) {who}.")
                     elif e is StatusType.DYNAMIC or isinstance(e, SymbolicScalar):
                         sym = e.name if isinstance(e, SymbolicScalar) else f"{p.name}.shape[{axis}]"
@@ -746,7 +751,7 @@ class JitKernel:
                 len(shape) < len(fixed) if ann.has_ellipsis else len(shape) != len(fixed)):
             raise PyptoValueError(
                 f"{where}: returned tensor {i} has {len(shape)} dimension(s) {list(shape)} but "
-                f"the return annotation {ann!r} has {len(fixed)}")
+                f"the return annotation {short_repr(ann)} has {len(fixed)}")
         for axis, e in enumerate(fixed):
             d = shape[axis]
             same = (d == e if isinstance(e, int) and isinstance(d, int) else
@@ -755,7 +760,7 @@ class JitKernel:
             if isinstance(e, (int, SymbolicScalar)) and not same:
                 raise PyptoValueError(
                     f"{where}: returned tensor {i} has shape {list(shape)}, which does not match "
-                    f"the return annotation {ann!r} at axis {axis}")
+                    f"the return annotation {short_repr(ann)} at axis {axis}")
         for axis, d in enumerate(shape):
             if isinstance(d, SymbolicScalar) and not (d.op == "sym"
                                                       and d.name in tracer.dim_symbols):

@@ -33,6 +33,7 @@ from ._enums import (CastMode, PrecisionType, ReLuType, SaturationMode, TileOpFo
                      TransMode)
 from ._errors import (PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeError,
                       PyptoValueError, user_location)
+from .error import short_repr
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
                         smax, smin)
 from ._source import assignment_lines, loop_carried_names
@@ -85,7 +86,7 @@ def _op(name: str) -> Dict[str, Any]:
     """The table row of IR op ``name``."""
     row = _OPS.get(name)
     if row is None:
-        raise PyptoRuntimeError(f"internal: op {name!r} is not in the compiler's op table")
+        raise PyptoRuntimeError(f"internal: op {short_repr(name)} is not in the compiler's op table")
     return row
 
 
@@ -103,7 +104,7 @@ def _tr(api: str) -> _tracer.Tracer:
 def _val(x: Any, api: str, what: str = "input") -> ir.Value:
     if isinstance(x, Tensor):
         return x._value
-    _fail(PyptoTypeError, api, f"{what} must be a pypto.Tensor, got {type(x).__name__} {x!r}")
+    _fail(PyptoTypeError, api, f"{what} must be a pypto.Tensor, got {type(x).__name__} {short_repr(x)}")
 
 
 def _wrap(v: ir.Value) -> Tensor:
@@ -126,7 +127,7 @@ def _dim(d: Any, api: str, what: str = "size") -> Any:
         c = const_value(d)
         return d if c is None else int(c)
     _fail(PyptoTypeError, api, f"{what} must be an int or a symbolic scalar, got "
-          f"{type(d).__name__} {d!r}")
+          f"{type(d).__name__} {short_repr(d)}")
 
 
 def _dim_eq(a: Any, b: Any) -> Optional[bool]:
@@ -141,7 +142,7 @@ def _fmt(shape: Sequence[Any]) -> str:
 
 def _norm_axis(axis: Any, rank: int, api: str) -> int:
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
-        _fail(PyptoTypeError, api, f"dim must be an int, got {axis!r}")
+        _fail(PyptoTypeError, api, f"dim must be an int, got {short_repr(axis)}")
     a = int(axis)
     if not -rank <= a < rank:
         _fail(PyptoValueError, api, f"dim {axis} is out of range for a {rank}-D tensor "
@@ -223,7 +224,7 @@ def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:
                   "cast the tensor first")
         return ir.Scalar(float(x), dtype)
     _fail(PyptoTypeError, api, f"operand must be a pypto.Tensor or a Python number, got "
-          f"{type(x).__name__} {x!r}")
+          f"{type(x).__name__} {short_repr(x)}")
 
 
 def _broadcast(values: Sequence[ir.Value], api: str) -> Tuple[Tuple[Any, ...],
@@ -290,7 +291,7 @@ def set_vec_tile_shapes(*dims: Any) -> None:
         c = const_value(d) if not isinstance(d, bool) else None
         if c is None or isinstance(c, bool) or c <= 0:
             _fail(PyptoValueError, "set_vec_tile_shapes",
-                  f"size {i} is {d!r}; every size must be a positive int")
+                  f"size {i} is {short_repr(d)}; every size must be a positive int")
         out.append(int(c))
     if tr is None:
         _options.set_options(vec_tile_shapes=out)
@@ -310,11 +311,11 @@ def _tile_pair(x: Any, what: str, sizes: Tuple[int, ...]) -> Tuple[int, ...]:
     api = "set_cube_tile_shapes"
     if not isinstance(x, (list, tuple)) or len(x) not in sizes:
         _fail(PyptoValueError, api, f"{what} must be a list [L0, L1]"
-              f"{' or [L0, L1a, L1b]' if 3 in sizes else ''}, got {x!r}")
+              f"{' or [L0, L1a, L1b]' if 3 in sizes else ''}, got {short_repr(x)}")
     vals = []
     for v in x:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
-            _fail(PyptoValueError, api, f"{what} entries must be positive ints, got {x!r}")
+            _fail(PyptoValueError, api, f"{what} entries must be positive ints, got {short_repr(x)}")
         vals.append(int(v))
     for l1 in vals[1:]:
         if l1 % vals[0] != 0:
@@ -351,10 +352,10 @@ def set_semantic_label(label: str) -> None:
 
     tr = _tr("set_semantic_label")
     if not isinstance(label, str) or not label:
-        _fail(PyptoTypeError, "set_semantic_label", f"label must be a non-empty str, got {label!r}")
+        _fail(PyptoTypeError, "set_semantic_label", f"label must be a non-empty str, got {short_repr(label)}")
     if re.fullmatch(r"func\d+_\d+", label):
         _fail(PyptoValueError, "set_semantic_label",
-              f"label {label!r} is reserved (pattern func<N>_<M>)")
+              f"label {short_repr(label)} is reserved (pattern func<N>_<M>)")
     tr.top.label = label
 
 
@@ -364,7 +365,7 @@ def set_semantic_label(label: str) -> None:
 def _loop_bound(x: Any, what: str) -> Any:
     if isinstance(x, bool) or not isinstance(x, (numbers.Integral, SymbolicScalar)):
         _fail(PyptoTypeError, "loop", f"{what} must be an int or a symbolic scalar, got "
-              f"{type(x).__name__} {x!r}")
+              f"{type(x).__name__} {short_repr(x)}")
     return _dim(x, "loop", what)
 
 
@@ -399,23 +400,23 @@ class loop:
         self.stop = _loop_bound(stop, "stop")
         self.step = _loop_bound(step, "step")
         if isinstance(self.step, SymbolicScalar) or self.step <= 0:
-            _fail(PyptoValueError, "loop", f"step must be a positive int, got {step!r}")
+            _fail(PyptoValueError, "loop", f"step must be a positive int, got {short_repr(step)}")
         if name is not None and not isinstance(name, str):
-            _fail(PyptoTypeError, "loop", f"name must be a str, got {name!r}")
+            _fail(PyptoTypeError, "loop", f"name must be a str, got {short_repr(name)}")
         if idx_name is not None and (not isinstance(idx_name, str) or not idx_name.isidentifier()):
-            _fail(PyptoValueError, "loop", f"idx_name must be an identifier, got {idx_name!r}")
+            _fail(PyptoValueError, "loop", f"idx_name must be an identifier, got {short_repr(idx_name)}")
         for flag, fname in ((parallel, "parallel"), (submit_before_loop, "submit_before_loop")):
             if not isinstance(flag, bool):
-                _fail(PyptoTypeError, "loop", f"{fname} must be a bool, got {flag!r}")
+                _fail(PyptoTypeError, "loop", f"{fname} must be a bool, got {short_repr(flag)}")
         factors = {1}
         if unroll_list is not None:
             if not isinstance(unroll_list, (list, tuple)):
                 _fail(PyptoTypeError, "loop", f"unroll_list must be a list of ints, got "
-                      f"{unroll_list!r}")
+                      f"{short_repr(unroll_list)}")
             for f in unroll_list:
                 if isinstance(f, bool) or not isinstance(f, numbers.Integral) or f <= 0:
                     _fail(PyptoValueError, "loop", f"unroll_list entries must be positive ints, "
-                          f"got {unroll_list!r}")
+                          f"got {short_repr(unroll_list)}")
                 factors.add(int(f))
         self.unroll_list = tuple(sorted(factors, reverse=True))
         self.name = name
@@ -480,7 +481,7 @@ def loop_unroll(*args: Any, unroll_list: Sequence[int], name: Optional[str] = No
                 submit_before_loop=submit_before_loop)
     if not isinstance(unroll_list, (list, tuple)) or not unroll_list:
         _fail(PyptoValueError, "loop_unroll", f"unroll_list must be a non-empty list of ints, "
-              f"got {unroll_list!r}")
+              f"got {short_repr(unroll_list)}")
     return _unrolled(spec, outer)
 
 
@@ -606,7 +607,7 @@ class _LoopVars:
             step_d: Optional[SymbolicScalar] = None
             for new in updates[name]:
                 if not _carriable(new):
-                    raise self.error(name, f"a path leaves it as {type(new).__name__} {new!r}, "
+                    raise self.error(name, f"a path leaves it as {type(new).__name__} {short_repr(new)}, "
                                      "not an int", new)
                 d = as_expr(new) - v
                 shown = as_expr(new).subs(readable)
@@ -666,8 +667,8 @@ def _check_rebinding(frame, snapshot: dict, lv: _LoopVars, scope: _tracer.Scope)
                 continue
             if isinstance(old, Tensor):
                 raise _carried_error(lv.where, name, old)
-            raise lv.error(name, f"it changes from {type(old).__name__} {old!r} to "
-                           f"{type(new).__name__} {new!r}", old if not _carriable(old) else new)
+            raise lv.error(name, f"it changes from {type(old).__name__} {short_repr(old)} to "
+                           f"{type(new).__name__} {short_repr(new)}", old if not _carriable(old) else new)
         if isinstance(old, Tensor) and old._value.id in scope.consumed:
             raise _carried_error(lv.where, name, old)
     return moved
@@ -721,7 +722,7 @@ def _shape_arg(shape: Any, api: str) -> Tuple[Any, ...]:
     if isinstance(shape, (numbers.Integral, SymbolicScalar)) and not isinstance(shape, bool):
         shape = [shape]
     if not isinstance(shape, (list, tuple)):
-        _fail(PyptoTypeError, api, f"shape must be a list of sizes, got {shape!r}")
+        _fail(PyptoTypeError, api, f"shape must be a list of sizes, got {short_repr(shape)}")
     out = tuple(_dim(d, api) for d in shape)
     for d in out:
         if isinstance(d, int) and d < 1:
@@ -734,7 +735,7 @@ def _valid_arg(valid_shape: Any, shape: Tuple[Any, ...], api: str) -> Optional[T
         return None
     if not isinstance(valid_shape, (list, tuple)) or len(valid_shape) != len(shape):
         _fail(PyptoValueError, api, f"valid_shape must be a list of {len(shape)} sizes, got "
-              f"{valid_shape!r}")
+              f"{short_repr(valid_shape)}")
     out = tuple(_dim(d, api, "valid_shape entry") for d in valid_shape)
     for v, d in zip(out, shape):
         if isinstance(v, int) and isinstance(d, int) and not 0 <= v <= d:
@@ -745,7 +746,7 @@ def _valid_arg(valid_shape: Any, shape: Tuple[Any, ...], api: str) -> Optional[T
 def _dtype_arg(dtype: Any, api: str) -> DataType:
     if not isinstance(dtype, DataType):
         _fail(PyptoTypeError, api, f"dtype must be a pypto DataType such as pypto.DT_FP32, got "
-              f"{dtype!r}")
+              f"{short_repr(dtype)}")
     return dtype
 
 
@@ -758,7 +759,7 @@ def alloc(shape: Any, dtype: Optional[DataType] = None,
     for d in (shape if isinstance(shape, (list, tuple)) else [shape]):
         if d is Ellipsis or not isinstance(d, (numbers.Integral, SymbolicScalar)):
             _fail(PyptoTypeError, "Tensor", f"a local tensor needs concrete sizes (ints or "
-                  f"symbolic scalars), got {shape!r}")
+                  f"symbolic scalars), got {short_repr(shape)}")
     shp = _shape_arg(shape, "Tensor")
     dt = DataType.DT_FP32 if dtype is None else _dtype_arg(dtype, "Tensor")
     fmt = TileOpFormat.TILEOP_ND if format is None else format
@@ -897,7 +898,7 @@ def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tenso
     if precision_type is not None:
         if not isinstance(precision_type, PrecisionType):
             _fail(PyptoTypeError, "div", f"precision_type must be a pypto.PrecisionType, got "
-                  f"{precision_type!r}")
+                  f"{short_repr(precision_type)}")
         attrs["precision_type"] = precision_type
     return _binary("div", x, y, attrs=attrs)
 
@@ -1097,7 +1098,7 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyPTO's name
     """Rounds half to even at ``decimals`` decimal places (negative: left of the point), like
     ``torch.round(x, decimals=...)``; integer tensors are returned unchanged."""
     if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
-        _fail(PyptoTypeError, "round", f"decimals must be an int, got {decimals!r}")
+        _fail(PyptoTypeError, "round", f"decimals must be an int, got {short_repr(decimals)}")
     if isinstance(x, Tensor) and not x._value.dtype.is_float:
         return x
     return _param_op("round", x, int(decimals), DataType.DT_INT32, {"decimals": int(decimals)})
@@ -1131,7 +1132,7 @@ def lrelu(x: Tensor, negative_slope: Any = 0.01) -> Tensor:
     """Leaky ReLU: ``x`` where ``x >= 0``, else ``negative_slope * x`` (the slope is used as
     an FP32 value, like PyPTO's ``Element(DT_FP32, slope)``)."""
     if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Real):
-        _fail(PyptoTypeError, "lrelu", f"negative_slope must be a number, got {negative_slope!r}")
+        _fail(PyptoTypeError, "lrelu", f"negative_slope must be a number, got {short_repr(negative_slope)}")
     return _param_op("lrelu", x, float(negative_slope), DataType.DT_FP32, {})
 
 
@@ -1258,14 +1259,14 @@ def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
     xv = _val(x, op)
     _check_dtype(op, xv)
     if not isinstance(keepdim, bool):
-        _fail(PyptoTypeError, op, f"keepdim must be a bool, got {keepdim!r}")
+        _fail(PyptoTypeError, op, f"keepdim must be a bool, got {short_repr(keepdim)}")
     dims_in = list(dim) if isinstance(dim, (list, tuple)) else [dim]
     if not dims_in:
         _fail(PyptoValueError, op, "dim must not be empty")
     dims = sorted({_norm_axis(d, xv.rank, op) for d in dims_in})
     row = _op(op)
     if (row["family"] == "scan" or row["dtype_rule"] == "index") and len(dims) != 1:
-        _fail(PyptoValueError, op, f"dim must be one axis, got {dim!r}")
+        _fail(PyptoValueError, op, f"dim must be one axis, got {short_repr(dim)}")
     if row["family"] == "scan":
         return _wrap(_emit(tr, op, [xv], {"dims": dims, "keepdim": True}, xv.shape, xv.dtype,
                            valid_shape=xv.valid_shape))
@@ -1519,7 +1520,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *,  # noqa: A002
     tr = _tr(api)
     xv, iv = _index_operands(api, input, index)
     if reduce not in _SCATTER_REDUCE:
-        _fail(PyptoValueError, api, f"reduce must be None, 'add' or 'multiply', got {reduce!r}")
+        _fail(PyptoValueError, api, f"reduce must be None, 'add' or 'multiply', got {short_repr(reduce)}")
     if iv.rank != xv.rank:
         _fail(PyptoValueError, api, f"index must have the input's rank {xv.rank}, got "
               f"{_fmt(iv.shape)}")
@@ -1569,7 +1570,7 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
                              (DataType.DT_INT64, DataType.DT_INT32, DataType.DT_INT16))
     sv = _val(src, api, "src")
     if dim != -2:
-        _fail(PyptoValueError, api, f"dim must be -2 (PyPTO supports only that), got {dim!r}")
+        _fail(PyptoValueError, api, f"dim must be -2 (PyPTO supports only that), got {short_repr(dim)}")
     if xv.rank not in (2, 4) or sv.rank != xv.rank:
         _fail(PyptoValueError, api, f"input and src must both be 2-D or 4-D, got "
               f"{_fmt(xv.shape)} and {_fmt(sv.shape)}")
@@ -1596,9 +1597,9 @@ def cast(x: Tensor, dtype: DataType, mode: Optional[CastMode] = None,
     mode = CastMode.CAST_NONE if mode is None else mode
     satmode = SaturationMode.OFF if satmode is None else satmode
     if not isinstance(mode, CastMode):
-        _fail(PyptoTypeError, "cast", f"mode must be a pypto.CastMode, got {mode!r}")
+        _fail(PyptoTypeError, "cast", f"mode must be a pypto.CastMode, got {short_repr(mode)}")
     if not isinstance(satmode, SaturationMode):
-        _fail(PyptoTypeError, "cast", f"satmode must be a pypto.SaturationMode, got {satmode!r}")
+        _fail(PyptoTypeError, "cast", f"satmode must be a pypto.SaturationMode, got {short_repr(satmode)}")
     return _wrap(_emit(tr, "cast", [xv], {"mode": mode, "satmode": satmode}, xv.shape, dt,
                            valid_shape=xv.valid_shape))
 
@@ -1623,7 +1624,7 @@ def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape
     shp = _shape_arg(shape, "view")
     if not isinstance(offsets, (list, tuple)) or len(offsets) != xv.rank or len(shp) != xv.rank:
         _fail(PyptoValueError, "view", f"shape and offsets need {xv.rank} entries for a "
-              f"{xv.rank}-D tensor, got shape {list(shape)!r} and offsets {offsets!r}")
+              f"{xv.rank}-D tensor, got shape {short_repr(list(shape))} and offsets {short_repr(offsets)}")
     offs = tuple(_dim(o, "view", "offset") for o in offsets)
     for axis, (o, s, d) in enumerate(zip(offs, shp, xv.shape)):
         if isinstance(o, int) and o < 0:
@@ -1662,11 +1663,11 @@ def reshape(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None,
     tr = _tr("reshape")
     xv = _val(x, "reshape")
     if not isinstance(shape, (list, tuple)):
-        _fail(PyptoTypeError, "reshape", f"shape must be a list, got {shape!r}")
+        _fail(PyptoTypeError, "reshape", f"shape must be a list, got {short_repr(shape)}")
     entries = list(shape)
     infer = [i for i, d in enumerate(entries) if isinstance(d, numbers.Integral) and d == -1]
     if len(infer) > 1:
-        _fail(PyptoValueError, "reshape", f"only one -1 is allowed, got {list(shape)!r}")
+        _fail(PyptoValueError, "reshape", f"only one -1 is allowed, got {short_repr(list(shape))}")
     if not inplace and (any(isinstance(d, SymbolicScalar) and not d.is_const() for d in entries)
                         or any(isinstance(d, SymbolicScalar) for d in xv.shape)):
         # PyPTO's wording (its tests match it), then our hint.
@@ -1683,7 +1684,7 @@ def reshape(x: Tensor, shape: Sequence[Any], *, valid_shape: Any = None,
         q = const_value(floordiv(total, known))
         r = const_value(total % known)
         if q is None or r != 0:
-            _fail(PyptoValueError, "reshape", f"cannot infer -1 in {list(shape)!r} from "
+            _fail(PyptoValueError, "reshape", f"cannot infer -1 in {short_repr(list(shape))} from "
                   f"{_fmt(xv.shape)}")
         entries[infer[0]] = q
     shp = _shape_arg(entries, "reshape")
@@ -1704,10 +1705,10 @@ def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
     tr = _tr("permute")
     xv = _val(x, "permute")
     if not isinstance(dims, (list, tuple)) or len(dims) != xv.rank:
-        _fail(PyptoValueError, "permute", f"dims must list {xv.rank} axes, got {dims!r}")
+        _fail(PyptoValueError, "permute", f"dims must list {xv.rank} axes, got {short_repr(dims)}")
     d = [_norm_axis(a, xv.rank, "permute") for a in dims]
     if sorted(d) != list(range(xv.rank)):
-        _fail(PyptoValueError, "permute", f"dims {list(dims)!r} is not a permutation")
+        _fail(PyptoValueError, "permute", f"dims {short_repr(list(dims))} is not a permutation")
     return _permute_op(tr, "permute", xv, d, {"dims": d})
 
 
@@ -1823,16 +1824,16 @@ def assemble(src: Any, offsets: Any, dst: Any = None, parallel: bool = False) ->
     else:
         items = [(src, offsets)]
     if not isinstance(parallel, bool):
-        _fail(PyptoTypeError, "assemble", f"parallel must be a bool, got {parallel!r}")
+        _fail(PyptoTypeError, "assemble", f"parallel must be a bool, got {short_repr(parallel)}")
     dv = _val(dst, "assemble", "dst")
     for item in items:
         if not isinstance(item, (list, tuple)) or len(item) != 2:
             _fail(PyptoTypeError, "assemble", f"list items must be (src, offsets) pairs, got "
-                  f"{item!r}")
+                  f"{short_repr(item)}")
         sv = _val(item[0], "assemble", "src")
         offs = item[1]
         if not isinstance(offs, (list, tuple)):
-            _fail(PyptoTypeError, "assemble", f"offsets must be a list, got {offs!r}")
+            _fail(PyptoTypeError, "assemble", f"offsets must be a list, got {short_repr(offs)}")
         _write(tr, sv, offs, dv, "assemble", {"parallel": True} if parallel else None)
 
 
@@ -1860,7 +1861,7 @@ def _normalize_key(t: Tensor, key: Any, api: str):
     for axis, (k, dim) in enumerate(zip(expanded, xv.shape)):
         if isinstance(k, slice):
             if k.step is not None and const_value(k.step) != 1:
-                _fail(PyptoValueError, api, f"step must be 1 or None, got {k.step!r}")
+                _fail(PyptoValueError, api, f"step must be 1 or None, got {short_repr(k.step)}")
             start = 0 if k.start is None else _dim(k.start, api, "slice start")
             start = _neg_index(start, dim, axis, api)
             if k.stop is None:
@@ -1885,7 +1886,7 @@ def _normalize_key(t: Tensor, key: Any, api: str):
                       f"{axis}")
             out.append(("index", idx, 1, True))
         else:
-            _fail(PyptoTypeError, api, f"unsupported index {k!r} on axis {axis}; use ints, "
+            _fail(PyptoTypeError, api, f"unsupported index {short_repr(k)} on axis {axis}; use ints, "
                   "slices with step 1, symbolic scalars or '...'")
     return out
 
@@ -2336,7 +2337,7 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
     odt = _dtype_arg(out_dtype, "matmul")
     for flag, name in ((a_trans, "a_trans"), (b_trans, "b_trans"), (c_matrix_nz, "c_matrix_nz")):
         if not isinstance(flag, bool):
-            _fail(PyptoTypeError, "matmul", f"{name} must be a bool, got {flag!r}")
+            _fail(PyptoTypeError, "matmul", f"{name} must be a bool, got {short_repr(flag)}")
     ext_inputs, ext_attrs = _matmul_extend(extend_params, av, bv, odt)
     if not 2 <= av.rank <= 4 or av.rank != bv.rank:
         _fail(PyptoValueError, "matmul", f"operands must both be 2-D, 3-D or 4-D, got "
@@ -2417,7 +2418,7 @@ def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
         _fail(PyptoTypeError, api, f"extend_params must be a dict, got {type(ep).__name__}")
     for key in ep:
         if key not in _MATMUL_EXTEND_KEYS:
-            _fail(PyptoValueError, api, f"unknown extend_params key {key!r} (expected one of "
+            _fail(PyptoValueError, api, f"unknown extend_params key {short_repr(key)} (expected one of "
                   f"{', '.join(_MATMUL_EXTEND_KEYS)})")
     inputs: List[ir.Value] = []
     attrs: Dict[str, Any] = {}
@@ -2440,7 +2441,7 @@ def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
         attrs["scale_tensor"] = True
     scale = ep.get("scale", 0.0)
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-        _fail(PyptoTypeError, api, f"extend_params['scale'] must be a number, got {scale!r}")
+        _fail(PyptoTypeError, api, f"extend_params['scale'] must be a number, got {short_repr(scale)}")
     if scale != 0:
         attrs["scale"] = float(scale)
     if "scale" in attrs or "scale_tensor" in attrs:
@@ -2449,12 +2450,12 @@ def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
                   f"operands are {av.dtype}")
     relu = ep.get("relu_type", ReLuType.NO_RELU)
     if not isinstance(relu, ReLuType):
-        _fail(PyptoTypeError, api, f"relu_type must be a pypto.ReLuType, got {relu!r}")
+        _fail(PyptoTypeError, api, f"relu_type must be a pypto.ReLuType, got {short_repr(relu)}")
     if relu is ReLuType.RELU:
         attrs["relu"] = True
     tm = ep.get("trans_mode", TransMode.CAST_NONE)
     if not isinstance(tm, TransMode):
-        _fail(PyptoTypeError, api, f"trans_mode must be a pypto.TransMode, got {tm!r}")
+        _fail(PyptoTypeError, api, f"trans_mode must be a pypto.TransMode, got {short_repr(tm)}")
     if tm is not TransMode.CAST_NONE:
         if av.dtype is not DataType.DT_FP32 or odt is not DataType.DT_FP32:
             _fail(PyptoValueError, api, "trans_mode needs DT_FP32 operands and out_dtype")

@@ -35,6 +35,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._enums import RunMode
 from ._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
+from .error import short_repr
 
 __all__ = ["OPTION_GROUPS", "SCHEMAS", "Option", "validate_group", "resolve_options",
            "default_run_mode", "key_options", "accepted_only_options", "options", "set_options",
@@ -78,7 +79,7 @@ class Option:
 
 
 def _where(group: str, key: str) -> str:
-    return f"{group}[{key!r}]"
+    return f"{group}[{short_repr(key)}]"
 
 
 def _type_name(v: Any) -> str:
@@ -87,7 +88,7 @@ def _type_name(v: Any) -> str:
 
 def _expect(where: str, expected: str, v: Any) -> None:
     extra = " (bools are not accepted as ints here)" if isinstance(v, bool) else ""
-    raise PyptoTypeError(f"{where}: expected {expected}, got {_type_name(v)} {v!r}{extra}")
+    raise PyptoTypeError(f"{where}: expected {expected}, got {_type_name(v)} {short_repr(v)}{extra}")
 
 
 def _is_int(v: Any) -> bool:
@@ -114,7 +115,7 @@ def _check_str_list(where: str, v: Any) -> list:
         _expect(where, "list of str", v)
     for i, e in enumerate(v):
         if not isinstance(e, str):
-            raise PyptoTypeError(f"{where}[{i}]: expected str, got {_type_name(e)} {e!r}")
+            raise PyptoTypeError(f"{where}[{i}]: expected str, got {_type_name(e)} {short_repr(e)}")
     return list(v)
 
 
@@ -132,15 +133,15 @@ def _check_buffer_setting(where: str, v: Any, pair_ok: bool = False) -> dict:
             if k == "DEFAULT" or re.fullmatch(r"func\d+_\d+", k):
                 kinds.add("func")
         else:
-            raise PyptoTypeError(f"{where}: key {k!r} must be an int or a str")
+            raise PyptoTypeError(f"{where}: key {short_repr(k)} must be an int or a str")
         if pair_ok and isinstance(n, tuple):
             if len(n) != 2 or not all(_is_int(x) for x in n):
-                raise PyptoTypeError(f"{where}[{k!r}]: expected an int or an (int, int) pair, "
-                                     f"got {n!r}")
+                raise PyptoTypeError(f"{where}[{short_repr(k)}]: expected an int or an (int, int) pair, "
+                                     f"got {short_repr(n)}")
         elif not _is_int(n):
-            _expect(f"{where}[{k!r}]", "int" + (" or (int, int)" if pair_ok else ""), n)
+            _expect(f"{where}[{short_repr(k)}]", "int" + (" or (int, int)" if pair_ok else ""), n)
         elif n < 0:
-            raise PyptoValueError(f"{where}[{k!r}]: {n} must be >= 0")
+            raise PyptoValueError(f"{where}[{short_repr(k)}]: {n} must be >= 0")
         out[k] = n
     if kinds == {"int", "func"}:
         raise PyptoValueError(f"{where}: int keys cannot be mixed with 'func<magic>_<order>' or "
@@ -170,7 +171,7 @@ def _check_error_tol(where: str, v: Any) -> list:
         _expect(where, "[atol, rtol] (two numbers)", v)
     for i, x in enumerate(v):
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
-            raise PyptoTypeError(f"{where}[{i}]: expected a number, got {_type_name(x)} {x!r}")
+            raise PyptoTypeError(f"{where}[{i}]: expected a number, got {_type_name(x)} {short_repr(x)}")
         if x < 0:
             raise PyptoValueError(f"{where}[{i}]: {x} must be >= 0")
     return [float(x) for x in v]
@@ -181,9 +182,9 @@ def _check_experimental(where: str, v: Any) -> dict:
         _expect(where, "dict", v)
     for k, n in v.items():
         if k != "sg_set_atomic_scope":
-            raise PyptoValueError(f"{where}: unknown key {k!r}; the only experimental pass "
+            raise PyptoValueError(f"{where}: unknown key {short_repr(k)}; the only experimental pass "
                                   "option is 'sg_set_atomic_scope'")
-        _check_ooo_scope(f"{where}[{k!r}]", n)
+        _check_ooo_scope(f"{where}[{short_repr(k)}]", n)
     return dict(v)
 
 
@@ -312,7 +313,7 @@ def _check_value(group: str, key: str, opt: Option, v: Any) -> Any:
         if not isinstance(v, str):
             _expect(where, "str", v)
         if opt.choices is not None and v not in opt.choices:
-            raise PyptoValueError(f"{where}: {v!r} is not one of "
+            raise PyptoValueError(f"{where}: {short_repr(v)} is not one of "
                                   f"{', '.join(repr(c) for c in opt.choices)}")
         return v
     if opt.type == "list[str]":
@@ -326,21 +327,21 @@ def validate_group(group: str, options: Optional[Mapping[str, Any]]) -> Dict[str
     Raises PyptoTypeError / PyptoValueError naming the key, the value and what is expected.
     """
     if group not in SCHEMAS:
-        raise PyptoValueError(f"unknown option group {group!r}")
+        raise PyptoValueError(f"unknown option group {short_repr(group)}")
     if options is None:
         return {}
     if not isinstance(options, Mapping):
-        raise PyptoTypeError(f"{group} must be a dict, got {_type_name(options)} {options!r}")
+        raise PyptoTypeError(f"{group} must be a dict, got {_type_name(options)} {short_repr(options)}")
     schema = SCHEMAS[group]
     out: Dict[str, Any] = {}
     for key, v in options.items():
         if not isinstance(key, str):
-            raise PyptoTypeError(f"{group}: keys must be str, got {_type_name(key)} {key!r}")
+            raise PyptoTypeError(f"{group}: keys must be str, got {_type_name(key)} {short_repr(key)}")
         opt = schema.get(key)
         if opt is None:
             close = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else "."
-            raise PyptoValueError(f"{group}: unknown key {key!r}{hint} Valid keys: "
+            hint = f"; did you mean {short_repr(close[0])}?" if close else "."
+            raise PyptoValueError(f"{group}: unknown key {short_repr(key)}{hint} Valid keys: "
                                   f"{', '.join(schema)}")
         if v is None:
             continue
@@ -373,9 +374,9 @@ def resolve_options(groups: Mapping[str, Optional[Mapping[str, Any]]],
     for i, name in enumerate(rt.get("ready_on_host_tensors", [])):
         if name not in tensor_names:
             close = difflib.get_close_matches(name, list(tensor_names), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = f"; did you mean {short_repr(close[0])}?" if close else ""
             raise PyptoValueError(
-                f"runtime_options['ready_on_host_tensors'][{i}]: {name!r} is not a tensor "
+                f"runtime_options['ready_on_host_tensors'][{i}]: {short_repr(name)} is not a tensor "
                 f"parameter of the kernel{hint} (tensor parameters: {', '.join(tensor_names)})")
     return out
 
@@ -431,7 +432,7 @@ def CubeTile(m: Sequence[int], k: Sequence[int], n: Sequence[int],
     if len(kk) == 2:
         kk = (kk[0], kk[1], kk[1])
     if not isinstance(enable_split_k, bool):
-        raise PyptoTypeError(f"cube tile: enable_split_k must be a bool, got {enable_split_k!r}")
+        raise PyptoTypeError(f"cube tile: enable_split_k must be a bool, got {short_repr(enable_split_k)}")
     from .ir import CubeTile as _CubeTile
 
     return _CubeTile(m=mm, k=kk, n=nn, enable_split_k=enable_split_k)
@@ -440,11 +441,11 @@ def CubeTile(m: Sequence[int], k: Sequence[int], n: Sequence[int],
 def _check_vec_tile(v: Any) -> Tuple[int, ...]:
     if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 4:
         raise PyptoValueError(f"vec_tile_shapes: expected a list of 1 to 4 positive ints, got "
-                              f"{v!r}")
+                              f"{short_repr(v)}")
     for d in v:
         if not _is_int(d) or d <= 0:
             raise PyptoValueError(f"vec_tile_shapes: every size must be a positive int, got "
-                                  f"{v!r}")
+                                  f"{short_repr(v)}")
     return tuple(int(d) for d in v)
 
 
@@ -455,14 +456,14 @@ def _check_cube_tile(v: Any):
         return v
     if not isinstance(v, (list, tuple)) or len(v) not in (3, 4):
         raise PyptoValueError(f"cube_tile_shapes: expected [m, k, n] or [m, k, n, "
-                              f"enable_split_k] (each of m, k, n a list [L0, L1]), got {v!r}")
+                              f"enable_split_k] (each of m, k, n a list [L0, L1]), got {short_repr(v)}")
     return CubeTile(*v)
 
 
 def _check_matrix_size(v: Any) -> Tuple[int, ...]:
     if not isinstance(v, (list, tuple)) or not all(_is_int(d) and d >= 0 for d in v):
         raise PyptoValueError(f"matrix_size: expected a list of non-negative ints such as "
-                              f"[m, k, n], got {v!r}")
+                              f"[m, k, n], got {short_repr(v)}")
     return tuple(int(d) for d in v)
 
 
@@ -487,7 +488,7 @@ def _scope_values(kwargs: Mapping[str, Any]) -> Tuple[Dict[str, Dict[str, Any]],
         elif key in _TILE_CHECKS:
             tiles[key] = _TILE_CHECKS[key](v)
         else:  # only reachable through **kwargs of the set_* helpers
-            raise PyptoTypeError(f"unknown option {key!r}")
+            raise PyptoTypeError(f"unknown option {short_repr(key)}")
     return groups, tiles
 
 
@@ -518,7 +519,7 @@ class Options:
 
     def __init__(self, name: str = "", **kwargs: Any):
         if not isinstance(name, str):
-            raise PyptoTypeError(f"pypto.options: name must be a str, got {name!r}")
+            raise PyptoTypeError(f"pypto.options: name must be a str, got {short_repr(name)}")
         self.name = name
         self.groups, self.tiles = _scope_values(kwargs)
         self._entered: List[Tuple[_Scope, Any]] = []
@@ -537,7 +538,7 @@ class Options:
     def __exit__(self, *exc: Any) -> None:
         scope, saved = self._entered.pop()
         if _stack[-1] is not scope:
-            raise PyptoRuntimeError(f"pypto.options scope {self.name!r} closed out of order")
+            raise PyptoRuntimeError(f"pypto.options scope {short_repr(self.name)} closed out of order")
         _stack.pop()
         _bump()
         if saved is not None:
@@ -573,7 +574,7 @@ class _Scoped:
         return self if obj is None else functools.partial(self.__call__, obj)
 
     def __repr__(self) -> str:
-        return f"<pypto.options({self._pypto_options.name!r}) {self.__wrapped__!r}>"
+        return f"<pypto.options({short_repr(self._pypto_options.name)}) {short_repr(self.__wrapped__)}>"
 
 
 def options(name: str = "", codegen_options: Optional[dict] = None,

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 __all__ = ["PyptoError", "PyptoGeneralError", "ParserError", "RenderedParserError", "FeError",
-           "PyptoRtError", "PassError", "VerifyError", "error_code"]
+           "PyptoRtError", "PassError", "VerifyError", "error_code", "shorten_message", "short_repr"]
 
 ERROR_CODE_UNKNOWN = 0xF0FFFF
 
@@ -42,6 +42,33 @@ _CODES = (
     (KeyError, 0xF00006),
     (IndexError, 0xF00008),
 )
+
+
+#: Longest message kept whole. A longer one (a 100k-entry shape repr'd into it) keeps its
+#: head, which says what is wrong, and its tail, which says where, and says how much it left
+#: out: a message stays one readable line however large the value it quotes.
+MAX_MESSAGE_CHARS = 1000
+
+
+def shorten_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` if it is at most ``limit`` characters, else its head and tail with the count of
+    characters left out in between."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 4
+    return f"{text[:head]} ... [{len(text) - head - tail} characters left out] ... {text[-tail:]}"
+
+
+def short_repr(value: Any, limit: int = 120) -> str:
+    """``repr(value)`` for a message, cut to about ``limit`` characters (long lists and
+    strings: head, a count of the entries left out, tail)."""
+    if isinstance(value, (list, tuple)) and len(value) > 16:
+        open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
+        items = [repr(v) for v in value[:8]]
+        text = f"{open_}{', '.join(items)}, ... ({len(value) - 10} more), " \
+               f"{', '.join(repr(v) for v in value[-2:])}{close}"
+        return shorten_message(text, max(limit, 240))
+    return shorten_message(repr(value), limit)
 
 
 def error_code(exc_type: type) -> int:
@@ -70,6 +97,8 @@ class PyptoError(Exception):
             if err_code is None:
                 err_code = error_code(type(msg))
             msg = str(msg)
+        if isinstance(msg, str):
+            msg = shorten_message(msg)
         super().__init__(msg, *rest)
         self.err_code: int = self.default_code if err_code is None else err_code
         self.node: Any = None

@@ -183,6 +183,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
     }
   }
   if (s.first_start_ps == sched::kNever) s.first_start_ps = 0;
+  s.has_task_span = run_opt.record_timeline;
   for (sched::ThreadId t = 0; t < shape.threads; ++t) {
     ThreadStatsOut ts = threads[t]->stats();
     ts.resolves = scheduler.stats(t).resolves;

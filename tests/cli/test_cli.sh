@@ -182,5 +182,35 @@ for point in "1001 546" "800 400" "800 650" "2300 400" "2300 650" "1001 0"; do
   fi
 done
 
+# --- outputs are complete or absent: full disk, Ctrl-C, SIGTERM ----------------------------
+# A file-size limit stands in for a full disk (SIGXFSZ ignored: the write fails with EFBIG).
+(trap '' XFSZ; ulimit -f 8; "$SIM" run "$SAMPLES/pipeline.ndjson" -q -o "$TMP/full") >"$TMP/out" 2>&1
+rc=$?
+if [[ $rc -eq 1 && ! -e "$TMP/full" ]] && grep -q "error while writing .*; nothing written" "$TMP/out"; then
+  ok "a full disk leaves no report"
+else
+  bad "full disk: exit $rc, $(ls -A "$TMP/full" 2>&1), $(cat "$TMP/out")"
+fi
+"$SIM" gen --shape nope -o "$TMP/refused.ndjson" >/dev/null 2>&1
+[[ ! -e "$TMP/refused.ndjson" ]] && ok "a refused gen -o leaves no file" || bad "refused gen -o left a file"
+"$SIM" gen --tasks 600000 -o "$TMP/long.ndjson"
+for sig in INT TERM; do
+  rm -rf "$TMP/cut"
+  "$SIM" run "$TMP/long.ndjson" -q -o "$TMP/cut" >"$TMP/out" 2>"$TMP/err" &
+  pid=$!
+  sleep 2
+  kill -s "$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  if [[ $rc -eq 130 && ! -e "$TMP/cut" && $(wc -l <"$TMP/err") -eq 1 ]] &&
+     grep -qE "^pypto-sim: interrupted while (loading|simulating|writing).*; nothing written$" "$TMP/err"; then
+    ok "SIG$sig: one line, exit 130, nothing left ($(cut -c 11-60 "$TMP/err"))"
+  elif [[ $rc -eq 0 ]]; then
+    ok "SIG$sig: the run ended before the signal (nothing to check)"
+  else
+    bad "SIG$sig: exit $rc, $(ls -A "$TMP/cut" 2>&1), stderr: $(cat "$TMP/err")"
+  fi
+done
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -2,7 +2,9 @@
 // pypto-sim: the command-line client of the simulator library (sim/). It parses flags,
 // loads the chip config and the trace, runs, writes reports and maps each error type to
 // an exit status: 2 for user errors (bad flags, config, trace), 3 for internal errors,
-// 1 for I/O failures.
+// 1 for I/O failures, 130 when interrupted (Ctrl-C, SIGTERM). Every output file is written
+// to a temporary and renamed when complete (pypto/common/output_file.h): a failed or
+// interrupted run leaves no file behind and says what it kept.
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +22,8 @@
 #include "pypto/bench/bench.h"
 #include "pypto/calibrate/calibrate.h"
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
+#include "pypto/common/output_file.h"
 #include "pypto/common/suggest.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sched/registry.h"
@@ -50,6 +55,34 @@ Run 'pypto-sim <command> --help' for the options of a command.
 struct UsageError : Error {
   using Error::Error;
 };
+
+// What this process has completed and kept so far (told when a later step fails or is
+// interrupted).
+std::vector<std::string> g_kept;
+
+// A whole number flag: digits only (no sign, so "-1" is no 4294967295), within [lo, hi].
+std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t lo,
+                          std::uint64_t hi) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  std::uint64_t v = 0;
+  bool in_range = digits;
+  if (digits) {
+    try {
+      v = std::stoull(text);
+    } catch (const std::out_of_range&) {
+      in_range = false;
+    }
+  }
+  if (!digits || !in_range || v < lo || v > hi) {
+    const char* why = !text.empty() && text[0] == '-' ? "is negative"
+                      : digits                        ? "is out of range"
+                                                      : "is not a whole number";
+    throw UsageError("--" + flag + " " + text + ": " + why + "; expected a whole number in " +
+                     range);
+  }
+  return v;
+}
 
 // Flags shared by run and compare: chip, trace and the runtime options of a trace.
 struct Common {
@@ -153,15 +186,64 @@ sim::SimResult run_one(const sched::TaskGraph& g, const sim::ChipConfig& chip,
   opt.record_timeline = timeline;
   opt.record_aicpu_events = timeline;
   Progress bar(quiet);
-  if (bar.enabled) opt.progress = [&bar](std::uint64_t d, std::uint64_t t) { bar(d, t); };
+  // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
+  // model and simulate() rethrows it.
+  opt.progress_every_tasks = 4096;
+  opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
+    if (interrupt_requested()) {
+      bar.finish();
+      throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
+                        std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
+    }
+    if (bar.enabled) bar(d, t);
+  };
   sim::SimResult r = sim::simulate(g, chip, opt);
   bar.finish();
+  check_interrupt("simulating (policy " + rt.policy + ": finished, reports not written yet)");
   return r;
+}
+
+// Loading writes nothing: a Ctrl-C there exits at once (see set_exit_on_interrupt).
+struct ExitWhileLoading {
+  std::string line;
+  explicit ExitWhileLoading(const std::string& path)
+      : line("pypto-sim: interrupted while loading " + path + "; nothing written") {
+    set_exit_on_interrupt(line.c_str());
+  }
+  ~ExitWhileLoading() { set_exit_on_interrupt(nullptr); }
+  ExitWhileLoading(const ExitWhileLoading&) = delete;
+  ExitWhileLoading& operator=(const ExitWhileLoading&) = delete;
+};
+
+// "unrecognised option '--chp'; did you mean '--chip'?", from the command's own flags.
+[[noreturn]] void throw_unknown_flag(const po::unknown_option& e, const po::options_description& d,
+                                     const char* cmd) {
+  std::string word = e.get_option_name();
+  word.erase(0, word.find_first_not_of('-'));
+  if (const auto eq = word.find('='); eq != std::string::npos) word.resize(eq);
+  std::vector<std::string> names;
+  for (const auto& o : d.options()) {
+    const auto [first, count] = o->long_names();
+    names.insert(names.end(), first, first + count);
+  }
+  std::string msg = e.what();
+  if (const auto guess = sched::closest_match(word, names))
+    msg += "; did you mean '--" + *guess + "'?";
+  throw UsageError(msg + " ('pypto-sim " + cmd + " --help' lists the options)");
+}
+
+po::parsed_options parse_line(int argc, char** argv, const po::options_description& d,
+                              const po::positional_options_description& p) {
+  try {
+    return po::command_line_parser(argc, argv).options(d).positional(p).run();
+  } catch (const po::unknown_option& e) {
+    throw_unknown_flag(e, d, argv[0]);
+  }
 }
 
 void parse(int argc, char** argv, po::options_description& d, po::positional_options_description& p,
            po::variables_map& vm) {
-  po::store(po::command_line_parser(argc, argv).options(d).positional(p).run(), vm);
+  po::store(parse_line(argc, argv, d, p), vm);
   po::notify(vm);
 }
 
@@ -174,6 +256,8 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
   sim::LoadOptions lo;
   lo.prof_path = prof;
   lo.runtime = rt;
+  check_interrupt("loading " + path);
+  const ExitWhileLoading exit_while_loading(path);
   const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
   chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
   sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
@@ -231,16 +315,21 @@ int cmd_run(int argc, char** argv, bool compare) {
   if (!compare) {
     const sim::SimResult r =
         run_one(trace.graph, chip, rt, !c.no_trace || !timed_trace.empty(), c.quiet);
+    // The timed trace is complete before the reports are written and renamed after them:
+    // either every output of the run is there, or none.
+    std::unique_ptr<OutputFile> timed;
     if (!timed_trace.empty()) {
-      std::ofstream f(timed_trace, std::ios::binary);
-      if (!f) throw Error("cannot write " + timed_trace);
+      timed = std::make_unique<OutputFile>(timed_trace);
       sim::write_native_trace(trace.graph, &r.timeline, chip.chip.name,
-                              "pypto-sim run " + c.trace + " (simulated times)", f);
+                              "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
+      timed->finish();
+      check_interrupt("writing " + timed_trace);
     }
     const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
     sim::ReportOptions ro;
     ro.trace_json = ro.swim_json = !c.no_trace;
     const auto files = sim::write_reports(out, trace.graph, chip, r, ro);
+    if (timed) timed->commit();
     if (!c.quiet) {
       std::cout << sim::summary_table(r) << "reports in " << out << "/\n";
     }
@@ -264,6 +353,7 @@ int cmd_run(int argc, char** argv, bool compare) {
     sim::ReportOptions ro;
     ro.trace_json = ro.swim_json = !c.no_trace;
     sim::write_reports(out + "/" + n, trace.graph, chip, runs.back(), ro);
+    g_kept.push_back("the reports of " + n + " in " + out + "/" + n + "/");
   }
   std::cout << "trace " << c.trace << " on " << chip.chip.name << " (" << trace.graph.num_tasks()
             << " tasks)\n"
@@ -273,15 +363,16 @@ int cmd_run(int argc, char** argv, bool compare) {
 
 int cmd_gen(int argc, char** argv) {
   sim::SyntheticSpec s;
-  std::string out;
+  std::string out, tasks, seed, tasks_per_root;
   bool no_memory = false;
   po::options_description d("options");
   d.add_options()("help,h", "show this help")("shape", po::value(&s.shape)->default_value("mix"),
                                               "mix, chain, fanout, loops or independent")(
-      "tasks", po::value(&s.tasks)->default_value(1000), "number of tasks")(
-      "seed", po::value(&s.seed)->default_value(1), "random seed")(
-      "tasks-per-root", po::value(&s.tasks_per_root)->default_value(8), "tasks per loop body")(
-      "recorded", po::bool_switch(&s.recorded), "give every task a recorded duration")(
+      "tasks", po::value(&tasks)->default_value("1000"), "number of tasks (1 .. 4294967294)")(
+      "seed", po::value(&seed)->default_value("1"), "random seed (0 .. 4294967295)")(
+      "tasks-per-root", po::value(&tasks_per_root)->default_value("8"),
+      "tasks per loop body (1 .. 4294967295)")("recorded", po::bool_switch(&s.recorded),
+                                               "give every task a recorded duration")(
       "no-memory", po::bool_switch(&no_memory), "no memory ranges")(
       "out,o", po::value(&out), "output file (default: stdout)");
   po::positional_options_description p;
@@ -292,15 +383,28 @@ int cmd_gen(int argc, char** argv) {
     return 0;
   }
   s.memory = !no_memory;
+  s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
+  s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
+  s.tasks_per_root = static_cast<std::uint32_t>(
+      parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
   if (out.empty()) {
     sim::write_synthetic_trace(s, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw Error("error while writing the trace to stdout");
     return 0;
   }
-  std::ofstream f(out, std::ios::binary);
-  if (!f) throw Error("cannot write " + out);
-  sim::write_synthetic_trace(s, f);
-  f.flush();
-  if (!f) throw Error("error while writing " + out);
+  // The writer does not poll for Ctrl-C: a signal removes the temporary and exits at once.
+  OutputFile f(out);
+  const std::string line = "pypto-sim: interrupted while writing " + out + "; nothing written";
+  set_exit_on_interrupt(line.c_str());
+  try {
+    sim::write_synthetic_trace(s, f.stream());
+  } catch (...) {
+    set_exit_on_interrupt(nullptr);
+    throw;
+  }
+  set_exit_on_interrupt(nullptr);
+  f.commit();
   return 0;
 }
 
@@ -353,7 +457,7 @@ std::vector<std::uint64_t> parse_sizes(const std::string& list) {
 
 int cmd_bench(int argc, char** argv) {
   bench::BenchOptions o;
-  std::string sizes;
+  std::string sizes, rounds;
   bool no_frontend = false;
   po::options_description d("options");
   d.add_options()("help,h", "show this help")(
@@ -362,7 +466,7 @@ int cmd_bench(int argc, char** argv) {
       "sizes", po::value(&sizes), "scaling sizes, e.g. 10k,100k,1M,10M (the default)")(
       "trace-dir", po::value(&o.trace_dir),
       "where synthetic traces are kept and reused "
-      "(default: the output folder)")("rounds", po::value(&o.rounds),
+      "(default: the output folder)")("rounds", po::value(&rounds),
                                       "interleaved repetitions, median taken (default 3; quick 1)")(
       "chip", po::value(&o.chip)->default_value("a2"), "chip preset")(
       "no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py");
@@ -374,6 +478,7 @@ int cmd_bench(int argc, char** argv) {
     return 0;
   }
   if (!sizes.empty()) o.sizes = parse_sizes(sizes);
+  if (!rounds.empty()) o.rounds = static_cast<int>(parse_count("rounds", rounds, 1, 1000));
   o.frontend = !no_frontend;
   if (o.out_dir.empty()) {
     const std::time_t now = std::time(nullptr);
@@ -384,10 +489,9 @@ int cmd_bench(int argc, char** argv) {
   o.self_exe = std::filesystem::read_symlink("/proc/self/exe").string();
   const nlohmann::ordered_json j = bench::run_bench(o, std::cerr);
   const std::string path = o.out_dir + "/bench.json";
-  std::ofstream f(path);
-  f << j.dump(2) << "\n";
-  f.flush();
-  if (!f) throw Error("cannot write " + path);
+  OutputFile f(path);
+  f.stream() << j.dump(2) << "\n";
+  f.commit();
   std::cout << bench::bench_table(j) << "bench.json in " << path << "\n";
   return 0;
 }
@@ -396,20 +500,19 @@ int cmd_bench(int argc, char** argv) {
 // before it. The fit is pypto_calibrate's; this only loads, prints and writes.
 int cmd_calibrate(int argc, char** argv) {
   Common c;
-  std::string overlay, params;
-  std::uint32_t max_sims = 400;
+  std::string overlay, params, max_sims_text;
   po::options_description d = chip_options(c);
   d.add_options()("trace", po::value<std::vector<std::string>>(), "recordings")(
       "params", po::value(&params),
       "keys to fit, comma-separated (default: every AICPU cost and start-up latency; those "
       "the recordings do not constrain are found and left out)")(
-      "max-sims", po::value(&max_sims)->default_value(400),
+      "max-sims", po::value(&max_sims_text)->default_value("400"),
       "at most this many replays (one replay = one recording once)")(
       "out,o", po::value(&overlay), "write the fit as a config overlay (YAML for --config)")(
       "quiet,q", po::bool_switch(&c.quiet), "no progress on stderr");
   po::positional_options_description p;
   p.add("trace", -1);
-  po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).positional(p).run();
+  po::parsed_options parsed = parse_line(argc, argv, d, p);
   std::vector<std::pair<std::string, std::string>> pairs;  // trace, prof
   for (const po::option& o : parsed.options) {
     if (o.string_key == "trace") pairs.emplace_back(o.value.at(0), "");
@@ -443,7 +546,8 @@ int cmd_calibrate(int argc, char** argv) {
       if (!k.empty()) opt.params.push_back(calibrate::param_spec(k));
     }
   }
-  opt.max_simulations = max_sims;
+  opt.max_simulations =
+      static_cast<std::uint32_t>(parse_count("max-sims", max_sims_text, 1, 1'000'000));
   if (!c.quiet)
     opt.progress = [](const std::string& s) { std::cerr << "calibrate: " << s << "\n"; };
   std::vector<sim::LoadedTrace> traces;
@@ -462,7 +566,14 @@ int cmd_calibrate(int argc, char** argv) {
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     recs.push_back({pairs[i].first, &traces[i].graph, rt});
   }
+  // The overlay's temporary is opened first, so that an unwritable path fails before the
+  // fit rather than after it. The fit writes nothing until it is done: a Ctrl-C during it
+  // exits at once (removing that temporary).
+  std::unique_ptr<OutputFile> overlay_file;
+  if (!overlay.empty()) overlay_file = std::make_unique<OutputFile>(overlay);
+  set_exit_on_interrupt("pypto-sim: interrupted while calibrating; nothing written");
   const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
+  set_exit_on_interrupt(nullptr);
   std::cout << calibrate::fit_table(r);
   if (!overlay.empty()) {
     std::string text;
@@ -476,10 +587,8 @@ int cmd_calibrate(int argc, char** argv) {
       }
       text += cfg::to_yaml(r.fitted);
     }
-    std::ofstream f(overlay);
-    f << text;
-    f.flush();
-    if (!f) throw Error("cannot write " + overlay);
+    overlay_file->stream() << text;
+    overlay_file->commit();
     std::cout << "overlay in " << overlay << "\n";
   }
   return 0;
@@ -518,9 +627,21 @@ int dispatch(int argc, char** argv) {
   throw UsageError(msg + " (commands: run, compare, gen, config, policies, bench, calibrate)");
 }
 
+// "; kept X" or "; nothing written": what a failed or interrupted run leaves.
+std::string kept_note() {
+  if (g_kept.empty()) return "; nothing written";
+  std::string s = "; kept ";
+  for (std::size_t i = 0; i < g_kept.size(); ++i) s += (i == 0 ? "" : ", ") + g_kept[i];
+  return s;
+}
+
 int run_cli(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
+  } catch (const Interrupted& e) {
+    // Temporaries are gone by now (destructors ran while the exception unwound).
+    std::cerr << "pypto-sim: " << e.what() << kept_note() << "\n";
+    return 130;
   } catch (const po::error& e) {
     std::cerr << "pypto-sim: " << e.what() << "\n";
     return 2;
@@ -536,8 +657,11 @@ int run_cli(int argc, char** argv) {
   } catch (const ModelError& e) {
     std::cerr << "pypto-sim: " << e.what() << "\n";
     return 3;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "pypto-sim: out of memory" << kept_note() << "\n";
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "pypto-sim: " << e.what() << "\n";
+    std::cerr << "pypto-sim: " << e.what() << (g_kept.empty() ? "" : kept_note()) << "\n";
     return 1;
   }
 }
@@ -551,5 +675,6 @@ extern "C" int sc_main(int argc, char** argv) { return run_cli(argc, argv); }
 
 int main(int argc, char** argv) {
   ::setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  install_interrupt_handlers("pypto-sim");
   return run_cli(argc, argv);
 }

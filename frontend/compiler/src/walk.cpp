@@ -68,7 +68,13 @@ void Instance::bind() {
       elems *= static_cast<std::uint64_t>(want);
     }
     const std::uint64_t bytes = elems * sim::dtype_bytes(p.dtype);
-    if (t.size_bytes < bytes || (bytes > 0 && t.data == nullptr)) {
+    if (bytes > 0 && t.data == nullptr) {
+      throw ConfigError(where +
+                        " has no data (a tensor on the meta device, or without "
+                        "storage); expected " +
+                        std::to_string(bytes) + " bytes");
+    }
+    if (t.size_bytes < bytes) {
       throw ConfigError(where + " has " + std::to_string(t.size_bytes) +
                         " bytes of host data, "
                         "expected " +

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
+#include "pypto/common/output_file.h"
 #include "pypto/sim/trace/native_writer.h"
 
 namespace pypto::launch {
@@ -38,6 +40,14 @@ sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
   so.runtime = runtime;
   so.on_task_done = [&executor](sched::TaskId t) { executor.execute(t); };
   so.l2_state = l2;
+  // A pending interruption (the Python module's KeyboardInterrupt poll) stops the run.
+  so.progress_every_tasks = 4096;
+  so.progress = [](std::uint64_t done, std::uint64_t total) {
+    if (interrupt_requested()) {
+      throw Interrupted("interrupted while simulating (" + std::to_string(done) + " of " +
+                        std::to_string(total) + " tasks done); no report written");
+    }
+  };
   return sim::simulate(l.graph, chip, so);
 }
 
@@ -103,11 +113,11 @@ SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors
   }
   if (lock.owns_lock()) lock.unlock();
   if (!report_dir.empty()) {
-    run.files = sim::write_reports(report_dir, run.launch.graph, chip, run.result, report);
-    const std::string merged = report_dir + "/" + kPyptoSimOutputFolder + "/" + kMergedSwimlaneFile;
-    if (report.swim_json &&
-        sim::write_merged_swimlane(merged, run.launch.graph, run.result, report))
-      run.files.push_back(merged);
+    // One atomic set: the merged swimlane is renamed with the others, stats.json last.
+    sim::ReportOptions ro = report;
+    if (ro.swim_json)
+      ro.merged_swimlane = std::string(kPyptoSimOutputFolder) + "/" + kMergedSwimlaneFile;
+    run.files = sim::write_reports(report_dir, run.launch.graph, chip, run.result, ro);
     run.report_dir = report_dir;
   }
   return run;
@@ -134,9 +144,9 @@ void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensor
                 const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
                 const std::string& path) {
   const Launch l = compiler::instantiate(k, tensors, bindings, opt, chip);
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot write " + path);
-  write_launch_trace(l, chip, f);
+  OutputFile f(path);
+  write_launch_trace(l, chip, f.stream());
+  f.commit();
 }
 
 }  // namespace pypto::launch

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
+#include "pypto/common/output_file.h"
 
 namespace pypto::sim {
 namespace {
@@ -47,20 +50,25 @@ ordered_json core_stats(const CoreTypeStats& c) {
                       {"utilization", round_to(c.utilization, 6)}};
 }
 
-std::ofstream open_out(const std::string& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw Error("cannot write " + path);
-  return f;
-}
+// Every this many records a writer looks for Ctrl-C and for a failed write (a full disk
+// stops the writer instead of it formatting the rest of a large trace for nothing).
+constexpr std::uint64_t kCheckEvery = 4096;
 
-void close_out(std::ofstream& f, const std::string& path) {
-  f.flush();
-  if (!f) throw Error("error while writing " + path + " (disk full?)");
+void check_writer(OutputFile& f, std::uint64_t& n) {
+  if (++n % kCheckEvery != 0) return;
+  check_interrupt("writing " + f.path());
+  if (f.failed()) f.finish();  // throws "error while writing ..."
 }
 
 // First task start to last task end: what a board recording's makespan measures.
 std::uint64_t task_span_ps(const SimStats& s) {
   return s.last_end_ps - std::min(s.first_start_ps, s.last_end_ps);
+}
+
+// The span and the error against a recording need the task times; a run that kept none
+// reports them as absent (null), never as a number.
+ordered_json span_ns_or_null(const SimStats& s) {
+  return s.has_task_span ? ordered_json(ns(task_span_ps(s))) : ordered_json(nullptr);
 }
 
 // How far the simulated task span is from the recorded makespan, in percent.
@@ -80,7 +88,7 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
   j["policy"] = s.policy;
   j["source"] = s.source;
   j["makespan_ns"] = ns(s.makespan_ps);
-  j["task_span_ns"] = ns(task_span_ps(s));
+  j["task_span_ns"] = span_ns_or_null(s);
   j["tasks"] = s.tasks;
   j["hub_tasks"] = s.hub_tasks;
   j["edges"] = s.edges;
@@ -133,8 +141,10 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
                                 {"capacity_bytes", s.workspace_capacity_bytes}};
   if (s.has_recorded) {
     j["replay"] = ordered_json{{"recorded_makespan_ns", ns(s.recorded_makespan_ps)},
-                               {"simulated_makespan_ns", ns(task_span_ps(s))},
-                               {"error_pct", round_to(replay_error_pct(s), 3)}};
+                               {"simulated_makespan_ns", span_ns_or_null(s)},
+                               {"error_pct", s.has_task_span && s.recorded_makespan_ps > 0
+                                                 ? ordered_json(round_to(replay_error_pct(s), 3))
+                                                 : ordered_json(nullptr)}};
     if (s.has_fidelity) {
       // traces/FORMAT.md "Replay metrics"; times in us to the picosecond.
       const ReplayFidelity& f = s.fidelity;
@@ -161,9 +171,10 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
 
 namespace {
 
-void write_trace(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
+void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
                  const ReportOptions& opt) {
-  std::ofstream f = open_out(path);
+  std::ostream& f = out.stream();
+  std::uint64_t records = 0;
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
@@ -172,6 +183,7 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
   auto emit = [&](const ordered_json& e) {
     f << (first ? "\n" : ",\n") << e.dump();
     first = false;
+    check_writer(out, records);
   };
   // Every event has a cat: viewers group and filter by it, and Chrome DevTools binds a flow
   // event to the slice with the same cat, pid, tid and ts (so a dependency arrow starts at
@@ -280,12 +292,12 @@ void write_trace(const std::string& path, const sched::TaskGraph& g, const SimRe
                     {"aicpu_events_truncated", tl.aicpu_truncated}}
            .dump()
     << "}\n";
-  close_out(f, path);
+  out.finish();
 }
 
 // PyPTO's swimlane shape, in the chip's board-counter ticks so that it lines up with a
 // recorded tilefwk_L1_prof_data.json (and can be read back as one).
-void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipConfig& chip,
+void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
                 const SimResult& r) {
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
@@ -296,7 +308,8 @@ void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipCo
     if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
       per_core[tl.core[t]].push_back(t);
   }
-  std::ofstream f = open_out(path);
+  std::ostream& f = out.stream();
+  std::uint64_t records = 0;
   f << "[";
   bool first_block = true;
   for (std::uint32_t c = 0; c < cores; ++c) {
@@ -317,11 +330,12 @@ void write_swim(const std::string& path, const sched::TaskGraph& g, const ChipCo
       f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no
         << ",\"subGraphId\":" << g.kernel[t] << ",\"taskId\":" << g.orig_id[t]
         << ",\"execStart\":" << start << ",\"execEnd\":" << end << "}";
+      check_writer(out, records);
     }
     f << "]}";
   }
   f << "\n]\n";
-  close_out(f, path);
+  out.finish();
 }
 
 std::string fmt(const char* format, double v) {
@@ -345,10 +359,36 @@ double hit_rate_pct(const SimStats& s) {
 
 }  // namespace
 
-bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
-                           const ReportOptions& opt) {
+namespace {
+
+// Creates `dir` and its parents; returns the top-most folder it made (empty: none), so that
+// a failed write can take away what it added.
+std::filesystem::path make_folder(const std::filesystem::path& dir) {
+  std::filesystem::path top;
+  std::error_code ec;
+  for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(p, ec);
+       p = p.parent_path()) {
+    top = p;
+    if (p == p.parent_path()) break;
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error("cannot create output folder " + dir.string() + ": " + ec.message());
+  return top;
+}
+
+// Removes the folders make_folder made, if they are still empty (never anything else).
+void remove_made_folders(const std::filesystem::path& dir, const std::filesystem::path& top) {
+  if (top.empty()) return;
+  std::error_code ec;
+  for (std::filesystem::path p = dir;; p = p.parent_path()) {
+    if (!std::filesystem::remove(p, ec)) return;  // not empty (or gone): stop
+    if (p == top || p.empty()) return;
+  }
+}
+
+void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
+                              const ReportOptions& opt) {
   const Timeline& tl = r.timeline;
-  if (tl.core.size() != g.num_tasks()) return false;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   constexpr int kPid = 1;                // PyPTO's "Machine View" process
@@ -399,15 +439,13 @@ bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, c
     return g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]];
   };
 
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) throw Error("cannot create output folder " + parent.string() + ": " + ec.message());
-  std::ofstream f = open_out(path);
+  std::ostream& f = out.stream();
+  std::uint64_t records = 0;
   bool first = true;
   auto emit = [&](const ordered_json& e) {
     f << (first ? "\n" : ",\n") << e.dump();
     first = false;
+    check_writer(out, records);
   };
   f << "{\"traceEvents\":[";
   emit({{"args", {{"name", "Machine View"}}},
@@ -506,7 +544,24 @@ bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, c
     last_aiv = d.aiv;
   }
   f << "\n]}\n";
-  close_out(f, path);
+  out.finish();
+}
+
+}  // namespace
+
+bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
+                           const ReportOptions& opt) {
+  if (r.timeline.core.size() != g.num_tasks()) return false;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::filesystem::path made = parent.empty() ? parent : make_folder(parent);
+  try {
+    OutputFile out(path);
+    write_merged_swimlane_to(out, g, r, opt);
+    out.commit();
+  } catch (...) {
+    remove_made_folders(parent, made);
+    throw;
+  }
   return true;
 }
 
@@ -514,7 +569,7 @@ bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, c
 // one record per task, taskId = seqNo << 32 | the task's own id (the key that tool joins
 // swim.json on), successors in the same encoding, HUB tasks included (the tool draws them
 // as zero-length "fake" tasks).
-void write_pypto_topo(const std::string& path, const sched::TaskGraph& g) {
+void write_pypto_topo(OutputFile& out, const sched::TaskGraph& g) {
   std::vector<sched::TaskId> order(g.num_tasks());
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) order[t] = t;
   auto key = [&](sched::TaskId t) {
@@ -522,7 +577,8 @@ void write_pypto_topo(const std::string& path, const sched::TaskGraph& g) {
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](sched::TaskId a, sched::TaskId b) { return key(a) < key(b); });
-  std::ofstream f = open_out(path);
+  std::ostream& f = out.stream();
+  std::uint64_t records = 0;
   f << "[";
   bool first = true;
   for (const sched::TaskId t : order) {
@@ -540,9 +596,10 @@ void write_pypto_topo(const std::string& path, const sched::TaskGraph& g) {
         {"successors", succ}};
     f << (first ? "\n" : ",\n") << rec.dump();
     first = false;
+    check_writer(out, records);
   }
   f << "\n]\n";
-  close_out(f, path);
+  out.finish();
 }
 
 // PyPTO's device log records (aicpu.data), the input of its
@@ -568,7 +625,7 @@ struct AicpuLogRecord {
 };
 static_assert(sizeof(AicpuLogRecord) == 256, "PyPTO's aicpu.data record is 256 bytes");
 
-void write_aicpu_data(const std::string& path, const sched::TaskGraph& g, const ChipConfig& chip,
+void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
                       const SimResult& r) {
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
@@ -579,7 +636,8 @@ void write_aicpu_data(const std::string& path, const sched::TaskGraph& g, const 
     if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
       per_core[tl.core[t]].push_back(t);
   }
-  std::ofstream f = open_out(path);
+  std::ostream& f = out.stream();
+  std::uint64_t records = 0;
   for (std::uint32_t c = 0; c < cores; ++c) {
     auto& v = per_core[c];
     std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
@@ -600,38 +658,68 @@ void write_aicpu_data(const std::string& path, const sched::TaskGraph& g, const 
         out.exec_end = static_cast<std::uint64_t>(std::llround(tl.end_ps[t] * ticks_per_ps));
       }
       f.write(reinterpret_cast<const char*>(&rec), sizeof rec);
+      check_writer(out, records);
     }
   }
-  close_out(f, path);
+  out.finish();
 }
 
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
                                        const ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error("cannot create output folder " + dir + ": " + ec.message());
-  std::vector<std::string> written;
-  const std::string stats = dir + "/stats.json";
-  {
-    std::ofstream f = open_out(stats);
-    f << stats_json(r).dump(2) << "\n";
-    close_out(f, stats);
-  }
-  written.push_back(stats);
+  const std::filesystem::path made = make_folder(dir);
   const bool have_timeline = r.timeline.core.size() == g.num_tasks();
-  if (opt.trace_json && have_timeline) {
-    write_trace(dir + "/trace.json", g, r, opt);
-    written.push_back(dir + "/trace.json");
+  const std::string stats = dir + "/stats.json";
+  const std::string merged = opt.merged_swimlane.empty() ? "" : dir + "/" + opt.merged_swimlane;
+  const std::filesystem::path merged_dir = std::filesystem::path(merged).parent_path();
+  std::filesystem::path merged_made;
+  // Each file goes to a temporary and every one is renamed only once all are complete,
+  // stats.json last: a folder holding stats.json holds the complete reports of that run. The
+  // earlier run's stats.json goes first, so a failure here never leaves one claiming success
+  // next to this run's files, and its other reports go too (a folder holds one run).
+  std::error_code ec;
+  std::filesystem::remove(stats, ec);
+  std::vector<std::unique_ptr<OutputFile>> files;
+  try {
+    if (opt.trace_json && have_timeline) {
+      files.push_back(std::make_unique<OutputFile>(dir + "/trace.json"));
+      write_trace(*files.back(), g, r, opt);
+    }
+    if (opt.swim_json && have_timeline) {
+      files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
+      write_swim(*files.back(), g, chip, r);
+      // PyPTO's own profiling tools read these two next to swim.json (README "Using the CLI").
+      files.push_back(std::make_unique<OutputFile>(dir + "/topo.json"));
+      write_pypto_topo(*files.back(), g);
+      files.push_back(std::make_unique<OutputFile>(dir + "/aicpu.data"));
+      write_aicpu_data(*files.back(), g, chip, r);
+    }
+    if (!merged.empty() && have_timeline) {
+      merged_made = make_folder(merged_dir);
+      files.push_back(std::make_unique<OutputFile>(merged));
+      write_merged_swimlane_to(*files.back(), g, r, opt);
+    }
+    files.push_back(std::make_unique<OutputFile>(stats));
+    files.back()->stream() << stats_json(r).dump(2) << "\n";
+    files.back()->finish();
+    check_interrupt("writing the reports in " + dir);
+    for (const char* stale : {"trace.json", "swim.json", "topo.json", "aicpu.data"}) {
+      const std::string p = dir + "/" + stale;
+      const bool kept =
+          std::any_of(files.begin(), files.end(), [&](const auto& f) { return f->path() == p; });
+      if (!kept) std::filesystem::remove(p, ec);
+    }
+    for (auto& f : files) f->commit();  // stats.json is the last
+  } catch (...) {
+    files.clear();  // removes the temporaries
+    if (!merged.empty()) remove_made_folders(merged_dir, merged_made);
+    remove_made_folders(dir, made);
+    throw;
   }
-  if (opt.swim_json && have_timeline) {
-    write_swim(dir + "/swim.json", g, chip, r);
-    written.push_back(dir + "/swim.json");
-    // PyPTO's own profiling tools read these two next to swim.json (README "PyPTO's tools").
-    write_pypto_topo(dir + "/topo.json", g);
-    written.push_back(dir + "/topo.json");
-    write_aicpu_data(dir + "/aicpu.data", g, chip, r);
-    written.push_back(dir + "/aicpu.data");
+  std::vector<std::string> written;
+  written.push_back(stats);
+  for (const auto& f : files) {
+    if (f->path() != stats) written.push_back(f->path());
   }
   return written;
 }
@@ -681,9 +769,14 @@ std::string summary_table(const SimResult& r) {
   o << "  HBM             " << s.hbm_bytes << " bytes (" << s.l2_dirty_bytes_at_end
     << " written back later)\n";
   if (s.has_recorded) {
-    o << "  recorded        " << fmt("%.3f", ns(s.recorded_makespan_ps) / 1000.0)
-      << " us (simulated task span " << fmt("%.3f", ns(task_span_ps(s)) / 1000.0) << " us, error "
-      << fmt("%+.2f", replay_error_pct(s)) << " %)\n";
+    o << "  recorded        " << fmt("%.3f", ns(s.recorded_makespan_ps) / 1000.0) << " us";
+    if (s.has_task_span && s.recorded_makespan_ps > 0) {
+      o << " (simulated task span " << fmt("%.3f", ns(task_span_ps(s)) / 1000.0) << " us, error "
+        << fmt("%+.2f", replay_error_pct(s)) << " %)";
+    } else {
+      o << " (simulated task span not kept by this run)";
+    }
+    o << "\n";
   }
   if (s.has_fidelity && s.fidelity.tasks > 0) {
     const ReplayFidelity& f = s.fidelity;

@@ -28,6 +28,7 @@
 
 #include "pypto/bench/reference.h"
 #include "pypto/common/errors.h"
+#include "pypto/common/output_file.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/synthetic.h"
@@ -132,19 +133,11 @@ std::string ensure_trace(const std::string& dir, const sim::SyntheticSpec& s,
   }
   progress << "bench: generating " << path << " ..." << std::flush;
   const auto t0 = Clock::now();
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  try {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw Error("cannot write " + tmp);
-    sim::write_synthetic_trace(s, f);
-    f.flush();
-    if (!f) throw Error("error while writing " + tmp + " (disk full?)");
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw;
+  {
+    OutputFile f(path);  // a temporary renamed when complete (and removed on Ctrl-C)
+    sim::write_synthetic_trace(s, f.stream());
+    f.commit();
   }
-  fs::rename(tmp, path);
   progress << " " << std::fixed << std::setprecision(1) << seconds_since(t0) << " s\n"
            << std::defaultfloat;
   return path;
@@ -390,11 +383,17 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   if (opt.headline_tasks == 0) opt.headline_tasks = opt.quick ? 100'000 : 1'000'000;
   if (opt.rounds <= 0) opt.rounds = opt.quick ? 1 : 3;
   if (opt.trace_dir.empty()) opt.trace_dir = opt.out_dir;
+  // Every check before the first folder is made: a bench refused at start leaves nothing.
+  const sim::ChipConfig chip = cfg::load_chip_preset(opt.chip);
+  for (const std::string& d : {opt.out_dir, opt.trace_dir}) {
+    std::error_code ec;
+    if (fs::exists(d, ec) && !fs::is_directory(d, ec))
+      throw Error("bench: " + d + " is not a folder");
+  }
   fs::create_directories(opt.out_dir);
   fs::create_directories(opt.trace_dir);
 
   const auto t_start = Clock::now();
-  const sim::ChipConfig chip = cfg::load_chip_preset(opt.chip);
   ordered_json j;
   j["schema"] = "pypto-sim-bench/1";
   j["quick"] = opt.quick;

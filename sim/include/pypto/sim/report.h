@@ -20,6 +20,8 @@ struct ReportOptions {
   bool trace_json = true;
   bool swim_json = true;
   std::size_t max_flow_edges = 200'000;  // dependency arrows beyond this are left out
+  // Also PyPTO's merged swimlane, at this path relative to the report folder (empty: not).
+  std::string merged_swimlane;
 };
 
 // The replay metrics of traces/FORMAT.md "Replay metrics": simulated per-task start/end
@@ -34,8 +36,12 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
 // tasks_per_s).
 nlohmann::ordered_json stats_json(const SimResult& r);
 
-// Writes stats.json, trace.json and swim.json into dir (created if needed). Returns the
-// paths written. Throws pypto::Error if a file cannot be written.
+// Writes stats.json, trace.json and swim.json (and opt.merged_swimlane) into dir (created if
+// needed). Returns the paths written, stats.json first. Atomic as a set: every file is
+// written to a temporary in dir and renamed once all are complete, stats.json last; an
+// earlier run's stats.json, trace.json and swim.json in dir are removed. Contract: on any
+// exception (pypto::Error if a file cannot be written, Interrupted on Ctrl-C) no report
+// file, no temporary and no folder this call created is left.
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
                                        const ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt);
@@ -49,7 +55,8 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
 // "<seqNo>-<funcId>-<opIdx>-<root>-<leaf>(<kernel name>)" with PyPTO's args keys;
 // "machine-view-last-dep" s/f flow pairs for dependencies (at most opt.max_flow_edges);
 // ReadyCount_AIC / _AIV / _Total counters. Contract: r holds a timeline of g (otherwise
-// nothing is written and false returned). Throws pypto::Error if the file cannot be written.
+// nothing is written and false returned). Throws pypto::Error if the file cannot be written;
+// the file is written to a temporary and renamed when complete (never left half-written).
 bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, const SimResult& r,
                            const ReportOptions& opt = {});
 

@@ -86,6 +86,7 @@ struct SimStats {
   std::string chip, policy, source;
   std::uint64_t makespan_ps = 0;  // kernel launch to the end of the last device task
   std::uint64_t first_start_ps = 0, last_end_ps = 0;  // task span (compared with a recording)
+  bool has_task_span = false;  // the run kept task times (SimOptions::record_task_times)
   std::uint64_t tasks = 0, hub_tasks = 0, device_tasks = 0, edges = 0;
   std::uint32_t sched_threads = 0;
   CoreTypeStats aic, aiv;

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// Outputs are complete or absent (pypto/common/output_file.h, sim::write_reports): a write
+// that fails or is interrupted leaves no file, no temporary and no folder it made.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "graph_helpers.h"
+#include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
+#include "pypto/common/output_file.h"
+#include "pypto/model/config_loader.h"
+#include "pypto/sim/report.h"
+#include "pypto/sim/simulation.h"
+
+namespace fs = std::filesystem;
+using namespace pypto;
+using pypto::sched::CoreType;
+using pypto::testing::graph_of;
+
+namespace {
+
+// A fresh empty folder under the system's temporary folder.
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() /
+                     ("pypto_output_file_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::set<std::string> names_in(const fs::path& d) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(d))
+    out.insert(fs::relative(e.path(), d).string());
+  return out;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool g_interrupt = false;
+bool interrupt_poll() { return g_interrupt; }
+
+// Sets an interruption for the scope (through the poll hook, as the Python module does).
+struct Interrupting {
+  Interrupting() {
+    g_interrupt = true;
+    set_interrupt_poll(interrupt_poll);
+  }
+  ~Interrupting() {
+    g_interrupt = false;
+    set_interrupt_poll(nullptr);
+  }
+};
+
+sim::SimResult small_run(const sched::TaskGraph& g, const sim::ChipConfig& chip) {
+  sim::SimOptions opt;
+  return sim::simulate(g, chip, opt);
+}
+
+}  // namespace
+
+TEST_CASE("OutputFile: the final name appears only on commit", "[output]") {
+  const fs::path d = fresh_dir("commit");
+  {
+    OutputFile f((d / "a.txt").string());
+    f.stream() << "hello\n";
+    f.finish();
+    CHECK_FALSE(fs::exists(d / "a.txt"));  // complete, not yet renamed
+    f.commit();
+  }
+  CHECK(read(d / "a.txt") == "hello\n");
+  CHECK(names_in(d) == std::set<std::string>{"a.txt"});
+  fs::remove_all(d);
+}
+
+TEST_CASE("OutputFile: without commit nothing is left, an old file stays as it was", "[output]") {
+  const fs::path d = fresh_dir("discard");
+  std::ofstream(d / "old.txt") << "old\n";
+  {
+    OutputFile f((d / "old.txt").string());
+    f.stream() << "new, but never committed\n";
+    OutputFile g((d / "b.txt").string());
+    g.stream() << "x";
+  }
+  CHECK(read(d / "old.txt") == "old\n");
+  CHECK(names_in(d) == std::set<std::string>{"old.txt"});
+  fs::remove_all(d);
+}
+
+TEST_CASE("OutputFile: a directory, a missing folder and a full device are refused", "[output]") {
+  const fs::path d = fresh_dir("refuse");
+  CHECK_THROWS_WITH(OutputFile(d.string()), Catch::Contains("is a directory"));
+  CHECK_THROWS_WITH(OutputFile((d / "missing" / "x.txt").string()),
+                    Catch::Contains("cannot write"));
+  if (fs::exists("/dev/full")) {
+    OutputFile f("/dev/full");
+    f.stream() << std::string(1 << 16, 'x');
+    CHECK_THROWS_WITH(f.finish(), Catch::Contains("error while writing /dev/full"));
+    CHECK(fs::is_character_file("/dev/full"));  // written in place, never replaced
+  }
+  CHECK(names_in(d).empty());
+  fs::remove_all(d);
+}
+
+TEST_CASE("write_reports: an interrupted write leaves no report, no temporary, no folder",
+          "[output]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {1}}, {CoreType::kAic, 200, {}}});
+  const sim::SimResult r = small_run(g, chip);
+  const fs::path d = fresh_dir("interrupt");
+  // An earlier complete run in the folder: its stats.json must not survive a failed run
+  // (it would claim this run succeeded).
+  REQUIRE(sim::write_reports((d / "run").string(), g, chip, r, {}).size() == 5);
+  {
+    const Interrupting now;
+    CHECK_THROWS_AS(sim::write_reports((d / "run").string(), g, chip, r, {}), Interrupted);
+    CHECK_THROWS_AS(sim::write_reports((d / "new" / "deep").string(), g, chip, r, {}), Interrupted);
+  }
+  CHECK_FALSE(fs::exists(d / "run" / "stats.json"));
+  CHECK_FALSE(fs::exists(d / "new"));  // the folders it made are gone again
+  for (const auto& n : names_in(d)) CHECK(n.find(".tmp.") == std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST_CASE("write_reports: a folder holds one run's reports", "[output]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {}}});
+  const sim::SimResult r = small_run(g, chip);
+  const fs::path d = fresh_dir("one_run");
+  sim::ReportOptions all;
+  all.merged_swimlane = "CostModelSimulationOutput/merged_swimlane.json";
+  const auto files = sim::write_reports(d.string(), g, chip, r, all);
+  CHECK(files.front() == (d / "stats.json").string());
+  CHECK(names_in(d) == std::set<std::string>{"stats.json", "trace.json", "swim.json", "topo.json",
+                                             "aicpu.data", "CostModelSimulationOutput",
+                                             "CostModelSimulationOutput/merged_swimlane.json"});
+  sim::ReportOptions stats_only;
+  stats_only.trace_json = stats_only.swim_json = false;
+  sim::write_reports(d.string(), g, chip, r, stats_only);
+  // The earlier trace.json, swim.json, topo.json and aicpu.data belonged to another run:
+  // they are gone.
+  CHECK(names_in(d) == std::set<std::string>{"stats.json", "CostModelSimulationOutput",
+                                             "CostModelSimulationOutput/merged_swimlane.json"});
+  fs::remove_all(d);
+}
+
+TEST_CASE("stats.json: a run that kept no task times reports the span as absent", "[output]") {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {}}});
+  sim::SimOptions opt;
+  opt.record_timeline = false;
+  const auto kept = sim::stats_json(sim::simulate(g, chip, opt));
+  CHECK(kept["task_span_ns"].get<double>() == Approx(100.0));
+  opt.record_task_times = false;
+  const auto none = sim::stats_json(sim::simulate(g, chip, opt));
+  CHECK(none["task_span_ns"].is_null());
+}
