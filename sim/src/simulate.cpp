@@ -21,16 +21,24 @@
 #include "pypto/sim/workspace.h"
 
 namespace pypto::sim {
-namespace {
 
-// Nothing is left to happen but the run is not over: name what every agent waits for (no
-// agent has a wake-up pending, so each waits for another; the lost one is among them).
-std::string stuck_message(const Machine& m, const ControlFlow& control) {
+void throw_past_time_limit(const std::string& agent, sched::TimePs t_ps) {
+  const std::string when =
+      t_ps == sched::kNever ? "beyond 2^64 ps" : "at " + std::to_string(t_ps) + " ps";
+  throw ConfigError(agent + ": its next event " + when +
+                    " is past the model's time limit of 2^62 ps (about 53 days of simulated "
+                    "time): the clocks, bandwidths or the trace's costs make this run too slow "
+                    "to simulate; check cores.freq_mhz, aicpu.freq_mhz, hbm.aggregate_gbps and "
+                    "the trace's recorded durations and compute cycles");
+}
+
+// What every agent waits for, and how far the run got; for the end-of-events check (no agent
+// has a wake-up pending, so each waits for another) and for the watchdog.
+std::string describe_agents(const Machine& m) {
   const sched::TaskGraph& g = m.graph;
-  const std::uint64_t admitted = control.admitted();
-  std::string msg = "simulation stopped before the end at " + std::to_string(now_ps()) +
-                    " ps: " + std::to_string(admitted) + " of " +
-                    std::to_string(g.device_tasks.size()) + " device tasks admitted";
+  const std::uint64_t admitted = m.control->admitted();
+  std::string msg = std::to_string(admitted) + " of " + std::to_string(g.device_tasks.size()) +
+                    " device tasks admitted";
   if (admitted > 0 && admitted <= g.device_tasks.size()) {
     msg += "; device task seqNo " + std::to_string(g.device_tasks[admitted - 1].seq_no) +
            " never completed";
@@ -49,7 +57,11 @@ std::string stuck_message(const Machine& m, const ControlFlow& control) {
   return msg;
 }
 
-}  // namespace
+void Machine::throw_watchdog() const {
+  throw ModelError("watchdog: " + std::to_string(events - events_at_progress) +
+                   " events without a task completing; the run makes no progress at " +
+                   std::to_string(now_ps()) + " ps: " + describe_agents(*this));
+}
 
 std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested) {
   const std::uint32_t max_threads = std::min(chip.aicpu.max_sched_threads, chip.cores.aic);
@@ -141,7 +153,10 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
 
   sc_core::sc_start();
   if (m.error) std::rethrow_exception(m.error);
-  if (!scheduler.all_done()) throw ModelError(stuck_message(m, control));
+  if (!scheduler.all_done()) {
+    throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
+                     " ps: " + describe_agents(m));
+  }
   {
     // Promised HBM transfers leave the flow model lazily: retire those still held so that
     // its busy time covers them (every one ended before the last task did).
