@@ -296,10 +296,9 @@ TEST_CASE("a run slower than the time limit stops with the setting to blame, nev
     b.add_task(t);
     const sched::TaskGraph g = b.finish();
     CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
-    CHECK_THROWS_WITH(sim::simulate(g, chip, opt),
-                      Catch::Matchers::Contains("time limit") &&
-                          Catch::Matchers::Contains("task 0") &&
-                          Catch::Matchers::Contains("cores.freq_mhz"));
+    CHECK_THROWS_WITH(sim::simulate(g, chip, opt), Catch::Matchers::Contains("time limit") &&
+                                                       Catch::Matchers::Contains("task 0") &&
+                                                       Catch::Matchers::Contains("cores.freq_mhz"));
   }
 }
 
