@@ -34,6 +34,9 @@ constexpr std::size_t kChunkBytes = std::size_t(4) << 20;
 constexpr std::size_t kBatchBytes = std::size_t(1) << 20;
 constexpr std::uint64_t kFormatVersion = 1;
 constexpr sched::TaskId kReserveProbe = 1 << 16;
+// The shortest task record, {"id":0,"core":"AIC"} and its newline: a file of B bytes holds
+// at most B / 23 tasks.
+constexpr std::uint64_t kMinTaskRecordBytes = 23;
 constexpr const char* kTaskKeys =
     "id, core, kernel, root, dt, pg, succ, start, end, dur, mem, ops, tiles, cycles";
 
@@ -189,6 +192,8 @@ class NativeReader {
   bool header_seen_ = false;
   bool header_has_tasks_ = false;
   std::uint64_t header_tasks_ = 0;
+  std::uint64_t reserve_tasks_ = 0;  // header_tasks_ capped by what the file can hold
+  std::uint64_t file_bytes_ = 0;
   std::string chip_hint_;
 
   // the record being parsed
@@ -217,6 +222,7 @@ class NativeReader {
   bool any_succ_ = false;
   bool any_interval_ = false;
   std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
+  std::uint64_t min_start_line_ = 0, max_end_line_ = 0;
   TextCache<std::uint32_t> kernel_cache_;
   TextCache<std::uint32_t> ops_cache_;
   simdjson::padded_string ops_text_;
@@ -342,6 +348,10 @@ void NativeReader::parse_mem(od::value& v) {
       }
     }
     if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
+    if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) {
+      fail("the \"mem\" range at address " + std::to_string(m.addr) + " of " +
+           std::to_string(m.bytes) + " bytes passes the end of the 64-bit address space");
+    }
     f_mem_.push_back(m);
   }
 }
@@ -474,9 +484,10 @@ void NativeReader::parse_header(od::object& obj) {
     }
   }
   if (header_has_tasks_) {
-    // Only a hint for allocation (checked at the end), capped so that a wrong header
-    // cannot make us reserve absurd amounts.
-    const std::size_t n = std::min<std::uint64_t>(header_tasks_, std::uint64_t(1) << 28);
+    // Only a hint for allocation (checked at the end), never trusted beyond what the file
+    // can hold: a header announcing 2^32 tasks in a small file must not reserve 64 GB.
+    reserve_tasks_ = std::min<std::uint64_t>(header_tasks_, file_bytes_ / kMinTaskRecordBytes);
+    const std::size_t n = reserve_tasks_;
     sched::TaskGraph& g = builder_.graph();
     g.core_type.reserve(n);
     g.root.reserve(n);
@@ -590,13 +601,13 @@ void NativeReader::add_device_task_record() {
 // gigabytes for a 10M-task trace.
 void NativeReader::reserve_edges_and_memory() {
   sched::TaskGraph& g = builder_.graph();
-  const double scale = 1.05 * static_cast<double>(header_tasks_) / (kReserveProbe + 1);
+  const double scale = 1.05 * static_cast<double>(reserve_tasks_) / (kReserveProbe + 1);
   const auto want = [&](std::size_t have) {
     return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
   };
   g.succ.reserve(want(g.succ.size()));
   g.mem.reserve(want(g.mem.size()));
-  if (!g.mem_begin.empty()) g.mem_begin.reserve(header_tasks_ + 1);
+  if (!g.mem_begin.empty()) g.mem_begin.reserve(reserve_tasks_ + 1);
 }
 
 void NativeReader::add_task() {
@@ -696,8 +707,14 @@ void NativeReader::add_task() {
     t.recorded_ns = static_cast<std::uint32_t>(f_end_ - f_start_);
     t.recorded_start_ps = f_start_;  // ns for now; made relative to the first start at the end
     any_interval_ = true;
-    min_start_ = std::min(min_start_, f_start_);
-    max_end_ = std::max(max_end_, f_end_);
+    if (f_start_ < min_start_) {
+      min_start_ = f_start_;
+      min_start_line_ = line_;
+    }
+    if (f_end_ > max_end_) {
+      max_end_ = f_end_;
+      max_end_line_ = line_;
+    }
   } else if (seen_ & kDur) {
     t.recorded_ns = static_cast<std::uint32_t>(f_dur_);
   }
@@ -837,6 +854,7 @@ void NativeReader::check_single_value(const char* p, std::size_t len) {
 }
 
 LoadedTrace NativeReader::run() {
+  file_bytes_ = input_file_size(path_);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"),
                                                        &std::fclose);
   if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
@@ -896,6 +914,14 @@ LoadedTrace NativeReader::run() {
   }
   const bool has_interval = any_interval_;
   const std::uint64_t span_ns = has_interval ? max_end_ - min_start_ : 0;
+  // Recorded times become ps relative to the first start: the span must fit the clock.
+  if (span_ns > sched::kTimeLimitPs / 1000) {
+    throw TraceError(path_ + ": the recorded times span " + std::to_string(span_ns) +
+                     " ns, from \"start\" " + std::to_string(min_start_) + " (line " +
+                     std::to_string(min_start_line_) + ") to \"end\" " + std::to_string(max_end_) +
+                     " (line " + std::to_string(max_end_line_) +
+                     "), more than the model's time limit of 2^62 ps (about 53 days)");
+  }
   LoadedTrace out;
   try {
     out.graph = builder_.finish();
