@@ -63,6 +63,34 @@ void Machine::throw_watchdog() const {
                    std::to_string(now_ps()) + " ps: " + describe_agents(*this));
 }
 
+namespace {
+
+// A task type the chip has no cores for: name the trace, the first such task, and the key
+// that gives the chip those cores (the scheduler's own check knows neither).
+void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
+  const std::uint32_t aiv = chip.cores.aic * chip.cores.aiv_per_aic;
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+    const sched::CoreType ct = g.core_type[t];
+    const bool missing = (ct == sched::CoreType::kAiv && aiv == 0) ||
+                         (ct == sched::CoreType::kAic && chip.cores.aic == 0);
+    if (!missing) continue;
+    std::size_t same = 0;
+    for (sched::TaskId u = t; u < g.num_tasks(); ++u) same += g.core_type[u] == ct;
+    const std::string type(sched::to_string(ct));
+    throw ConfigError(
+        g.source + ": task id " + std::to_string(g.orig_id[t]) + " (device task seqNo " +
+        std::to_string(g.device_tasks[g.device_task[t]].seq_no) + ") is an " + type +
+        " task, the first of " + std::to_string(same) + ", but chip '" + chip.chip.name +
+        "' has no " + type + " cores" +
+        (ct == sched::CoreType::kAiv
+             ? " (cores.aiv_per_aic = 0); set cores.aiv_per_aic to 1 or more, or pick a chip "
+               "with vector cores"
+             : " (cores.aic = 0)"));
+  }
+}
+
+}  // namespace
+
 std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested) {
   const std::uint32_t max_threads = std::min(chip.aicpu.max_sched_threads, chip.cores.aic);
   const std::uint32_t per = std::max<std::uint32_t>(chip.aicpu.cores_per_thread, 1);
@@ -107,6 +135,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   shape.threads = sched_thread_count(chip, opt.runtime.launch_sched_aicpu_num);
   shape.staging_capacity = chip.aicpu.staging_buffer_tasks;
   shape.parallelism = static_cast<std::uint32_t>(opt.runtime.device_sched_parallelism);
+  check_core_types(graph, chip);
   sched::Scheduler scheduler(graph, shape, *policy);
   m.scheduler = &scheduler;
 

@@ -319,3 +319,17 @@ TEST_CASE("the watchdog stops a run that makes no progress and names every agent
   opt.watchdog_events = sim::SimOptions{}.watchdog_events;
   CHECK(sim::simulate(g, chip, opt).stats.tasks == 2);
 }
+
+TEST_CASE("a task type the chip lacks names the trace, the task and the key to fix",
+          "[sim][limits]") {
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  cfg::apply_override(chip, "cores.aiv_per_aic=0");
+  cfg::validate(chip);
+  const sched::TaskGraph g = graph_of({{CoreType::kAic, 100, {1}}, {CoreType::kAiv, 100, {}}});
+  sim::SimOptions opt;
+  CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
+  CHECK_THROWS_WITH(sim::simulate(g, chip, opt),
+                    Catch::Matchers::Contains("test: task id 1") &&
+                        Catch::Matchers::Contains("AIV task, the first of 1") &&
+                        Catch::Matchers::Contains("cores.aiv_per_aic"));
+}
