@@ -908,3 +908,26 @@ TEST_CASE("a native header with a number too large for a double names the key", 
                                   "{\"id\":0,\"core\":\"AIV\",\"dur\":1}\n");
   CHECK_THROWS_WITH(load(p), Contains("t.ndjson:1:") && Contains("\"tasks\"") && Contains("1e999"));
 }
+
+TEST_CASE("a trace too large for the memory is refused early with an estimate", "[trace][limits]") {
+  // 60k mix tasks (about 11 MB, several 4 MiB chunks): the estimate after the first chunk,
+  // at about 100 bytes per task, is about 6 MB.
+  TempDir dir;
+  const std::string p = dir.path() + "/big.ndjson";
+  {
+    SyntheticSpec spec;
+    spec.tasks = 60000;
+    std::ofstream out(p);
+    write_synthetic_trace(spec, out);
+  }
+  LoadOptions o;
+  o.memory_available_bytes = 1 << 20;
+  CHECK_THROWS_AS(load_trace(p, o, ChipConfig{}), TraceError);
+  CHECK_THROWS_WITH(load_trace(p, o, ChipConfig{}),
+                    Contains("big.ndjson: loading and simulating this trace needs about") &&
+                        Contains("tasks x") && Contains("bytes per task") &&
+                        Contains("only 1 MiB of memory is available"));
+  o.memory_available_bytes = 64 << 20;
+  CHECK(load_trace(p, o, ChipConfig{}).graph.num_tasks() == 60000);
+  CHECK(available_memory_bytes() > 0);  // Linux: /proc/meminfo
+}

@@ -30,6 +30,15 @@ std::uint64_t input_file_size(const std::string& path);
 // about ten times the text.
 inline constexpr std::uint64_t kMaxWholeFileBytes = std::uint64_t{1} << 30;
 
+// Refuses (TraceError) a trace whose estimated memory, `tasks` x `bytes_per_task`, exceeds
+// the memory available (opts.memory_available_bytes, else available_memory_bytes()).
+// `basis` says where the figures come from, for the message.
+void check_fits_memory(const std::string& path, double tasks, double bytes_per_task,
+                       const std::string& basis, const LoadOptions& opts);
+// The same for `need_bytes` estimated as `basis` says; available_bytes 0: ask the OS.
+void check_fits_memory(const std::string& path, double need_bytes, const std::string& basis,
+                       std::uint64_t available_bytes);
+
 // Whole file as a string (at most kMaxWholeFileBytes); TraceError naming the path if it
 // cannot be read.
 std::string read_file(const std::string& path);

@@ -59,6 +59,49 @@ std::string read_file(const std::string& path) {
   return text;
 }
 
+namespace {
+
+// One "Key: N kB" line of /proc/meminfo, in bytes; 0 if absent.
+std::uint64_t meminfo_bytes(const char* key) {
+  std::ifstream in("/proc/meminfo");
+  std::string k, unit;
+  std::uint64_t v = 0;
+  while (in >> k >> v >> unit) {
+    if (k == key) return v * 1024;
+  }
+  return 0;
+}
+
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::uint64_t v = 0;
+  return in >> v ? v : 0;  // "max" reads as no number: no limit
+}
+
+std::string gib(double bytes) {
+  if (bytes < 1024.0 * 1024 * 1024) return compact(bytes / (1024.0 * 1024)) + " MiB";
+  return compact(bytes / (1024.0 * 1024 * 1024)) + " GiB";
+}
+
+}  // namespace
+
+void check_fits_memory(const std::string& path, double need_bytes, const std::string& basis,
+                       std::uint64_t available_bytes) {
+  const std::uint64_t avail = available_bytes != 0 ? available_bytes : available_memory_bytes();
+  if (avail == 0 || need_bytes <= static_cast<double>(avail)) return;
+  throw TraceError(path + ": loading and simulating this trace needs about " + gib(need_bytes) +
+                   " (" + basis + "), but only " + gib(static_cast<double>(avail)) +
+                   " of memory is available; free memory or use a smaller trace");
+}
+
+void check_fits_memory(const std::string& path, double tasks, double bytes_per_task,
+                       const std::string& basis, const LoadOptions& opts) {
+  check_fits_memory(
+      path, tasks * bytes_per_task,
+      compact(tasks) + " tasks x " + compact(bytes_per_task) + " bytes per task; " + basis,
+      opts.memory_available_bytes);
+}
+
 std::string compact(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -183,6 +226,12 @@ class LocatingDomParser {
 }  // namespace
 
 nlohmann::json parse_json(const std::string& path, const std::string& text, const char* top_name) {
+  // nlohmann's DOM takes about ten times the text (a 16-byte value per number or string,
+  // and a map node per key).
+  check_fits_memory(path, 10.0 * static_cast<double>(text.size()),
+                    compact(static_cast<double>(text.size())) +
+                        " bytes of JSON, about 10 bytes of parsed form per byte",
+                    0);
   nlohmann::json root;
   LocatingDomParser sax(root);
   bool ok = false;
@@ -329,6 +378,14 @@ std::string format_list() {
 }
 
 }  // namespace
+
+std::uint64_t available_memory_bytes() {
+  std::uint64_t avail = trace_detail::meminfo_bytes("MemAvailable:");
+  const std::uint64_t limit = trace_detail::read_number("/sys/fs/cgroup/memory.max");
+  const std::uint64_t used = trace_detail::read_number("/sys/fs/cgroup/memory.current");
+  if (limit != 0 && limit > used && (avail == 0 || limit - used < avail)) avail = limit - used;
+  return avail;
+}
 
 const char* to_string(TraceFormat f) {
   switch (f) {
