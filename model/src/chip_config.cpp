@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "pypto/common/errors.h"
@@ -13,12 +14,33 @@ namespace {
 constexpr double kPsPerUs = 1e6;  // a clock of f MHz has a period of 1e6 / f ps
 constexpr double kPsPerNs = 1e3;
 
-// Rounds to the nearest picosecond. A validated config stays far below the limit; the
-// check guards a config that skipped validate() (a zero clock would give infinity).
+std::string compact(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+constexpr const char* kLimitText = "the model's time limit of 2^62 ps (about 53 days)";
+
+// Rounds to the nearest picosecond. A validated config stays far below the limit unless a
+// clock is set absurdly slow (a zero clock, from a config that skipped validate(), would
+// give infinity).
 sched::TimePs to_ps(double ps, const char* key) {
-  if (!(ps >= 0 && ps < 9.0e18)) {
-    throw ConfigError(std::string(key) + ": " + std::to_string(ps) +
-                      " ps does not fit the simulated clock; check the value and its clock");
+  if (!(ps >= 0 && ps < static_cast<double>(sched::kTimeLimitPs))) {
+    throw ConfigError(std::string(key) + ": " + compact(ps) + " ps does not fit " + kLimitText);
+  }
+  return static_cast<sched::TimePs>(std::llround(ps));
+}
+
+// `cycles` of a `mhz` clock in ps. Too long is the clock's fault: the cycle counts have
+// small ranges, so the message blames the clock and names the count it was applied to.
+sched::TimePs cycles_to_ps(std::uint32_t cycles, double mhz, const char* clock_key,
+                           const char* key) {
+  const double ps = cycles * kPsPerUs / mhz;
+  if (!(ps >= 0 && ps < static_cast<double>(sched::kTimeLimitPs))) {
+    throw ConfigError(std::string(clock_key) + " = " + compact(mhz) + " MHz is too slow: " + key +
+                      " (" + std::to_string(cycles) + " cycles) would last " + compact(ps) +
+                      " ps, past " + kLimitText + "; raise " + clock_key);
   }
   return static_cast<sched::TimePs>(std::llround(ps));
 }
@@ -31,10 +53,10 @@ DerivedTiming derive(const ChipConfig& c) {
   d.aicpu_ps_per_cycle = kPsPerUs / c.aicpu.freq_mhz;
   // cycles * 1e6 / f rather than cycles * (1e6 / f): one rounding, not two.
   const auto cpu = [&](std::uint32_t cycles, const char* key) {
-    return to_ps(cycles * kPsPerUs / c.aicpu.freq_mhz, key);
+    return cycles_to_ps(cycles, c.aicpu.freq_mhz, "aicpu.freq_mhz", key);
   };
   const auto core = [&](std::uint32_t cycles, const char* key) {
-    return to_ps(cycles * kPsPerUs / c.cores.freq_mhz, key);
+    return cycles_to_ps(cycles, c.cores.freq_mhz, "cores.freq_mhz", key);
   };
 
   d.poll_ps = cpu(c.aicpu.poll_cycles, "aicpu.poll_cycles");
@@ -51,7 +73,7 @@ DerivedTiming derive(const ChipConfig& c) {
 
   d.aicore_start_ps = to_ps(c.cores.start_latency_ns * kPsPerNs, "cores.start_latency_ns");
   d.slot_switch_ps = core(c.cores.slot_switch_cycles, "cores.slot_switch_cycles");
-  d.board_tick_ps = to_ps(kPsPerUs / c.chip.board_clock_mhz, "chip.board_clock_mhz");
+  d.board_tick_ps = cycles_to_ps(1, c.chip.board_clock_mhz, "chip.board_clock_mhz", "one tick");
 
   // GB/s is 1e9 bytes per second = 1e-3 bytes per ps.
   d.hbm_bytes_per_ps = c.hbm.aggregate_gbps * 1e9 / 1e12 *

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/model/config_loader.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -454,13 +455,23 @@ void throw_if_invalid(const ChipConfig& c, const Origins& origins, const std::st
 
 enum class Mode { kPreset, kUser };
 
+// yaml-cpp stops at this depth with a bare "bad file"; say what it is.
+std::string too_deep(const YAML::DeepRecursion& e) {
+  return "nesting too deep (" + std::to_string(e.depth()) + " levels at line " +
+         std::to_string(e.mark.line + 1) + "; a chip config has two: section, key)";
+}
+
 YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   try {
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw ConfigError(location(file, e.mark) + ": invalid YAML: " + too_deep(e));
   } catch (const YAML::ParserException& e) {
     throw ConfigError(location(file, e.mark) + ": invalid YAML: " + e.msg);
   }
 }
+
+constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 
 std::string read_file(const std::string& path, const char* what) {
   std::error_code ec;
@@ -471,10 +482,21 @@ std::string read_file(const std::string& path, const char* what) {
     throw ConfigError(std::string(what) + " '" + path + "' is a directory, not a YAML file");
   }
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
   if (!in) throw ConfigError(std::string("cannot read ") + what + " '" + path + "'");
-  return ss.str();
+  // Read with a cap: a chip config is a few KiB, and /dev/zero or a wrong path to a large
+  // file must not be read until memory runs out.
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) {
+      throw ConfigError(std::string(what) + " '" + path + "' is larger than " +
+                        std::to_string(kMaxConfigBytes >> 20) +
+                        " MiB: not a chip config (those are a few KiB)");
+    }
+  }
+  if (in.bad()) throw ConfigError(std::string("cannot read ") + what + " '" + path + "'");
+  return text;
 }
 
 // A family preset sets every key. A variant preset (another core count of a family, e.g.
@@ -554,7 +576,11 @@ std::string trim(const std::string& s) {
 
 // Applies one assignment and records where the value came from.
 void apply_override_impl(ChipConfig& c, const std::string& assignment, Origins* origins) {
-  const std::string where = "--set " + assignment;
+  // A huge value is named by its start: the message stays one readable line.
+  const std::string where =
+      "--set " + (assignment.size() <= 100 ? assignment
+                                           : assignment.substr(0, 60) + "... (" +
+                                                 std::to_string(assignment.size()) + " chars)");
   const auto eq = assignment.find('=');
   const std::string key = eq == std::string::npos ? "" : trim(assignment.substr(0, eq));
   if (key.empty()) {
@@ -568,6 +594,8 @@ void apply_override_impl(ChipConfig& c, const std::string& assignment, Origins* 
     YAML::Node node;
     try {
       node = YAML::Load(value);
+    } catch (const YAML::DeepRecursion& e) {
+      throw ConfigError(where + ": invalid YAML value: " + too_deep(e));
     } catch (const YAML::ParserException& e) {
       throw ConfigError(where + ": invalid YAML value: " + e.msg);
     }

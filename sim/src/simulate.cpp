@@ -21,16 +21,24 @@
 #include "pypto/sim/workspace.h"
 
 namespace pypto::sim {
-namespace {
 
-// Nothing is left to happen but the run is not over: name what every agent waits for (no
-// agent has a wake-up pending, so each waits for another; the lost one is among them).
-std::string stuck_message(const Machine& m, const ControlFlow& control) {
+void throw_past_time_limit(const std::string& agent, sched::TimePs t_ps) {
+  const std::string when =
+      t_ps == sched::kNever ? "beyond 2^64 ps" : "at " + std::to_string(t_ps) + " ps";
+  throw ConfigError(agent + ": its next event " + when +
+                    " is past the model's time limit of 2^62 ps (about 53 days of simulated "
+                    "time): the clocks, bandwidths or the trace's costs make this run too slow "
+                    "to simulate; check cores.freq_mhz, aicpu.freq_mhz, hbm.aggregate_gbps and "
+                    "the trace's recorded durations and compute cycles");
+}
+
+// What every agent waits for, and how far the run got; for the end-of-events check (no agent
+// has a wake-up pending, so each waits for another) and for the watchdog.
+std::string describe_agents(const Machine& m) {
   const sched::TaskGraph& g = m.graph;
-  const std::uint64_t admitted = control.admitted();
-  std::string msg = "simulation stopped before the end at " + std::to_string(now_ps()) +
-                    " ps: " + std::to_string(admitted) + " of " +
-                    std::to_string(g.device_tasks.size()) + " device tasks admitted";
+  const std::uint64_t admitted = m.control->admitted();
+  std::string msg = std::to_string(admitted) + " of " + std::to_string(g.device_tasks.size()) +
+                    " device tasks admitted";
   if (admitted > 0 && admitted <= g.device_tasks.size()) {
     msg += "; device task seqNo " + std::to_string(g.device_tasks[admitted - 1].seq_no) +
            " never completed";
@@ -47,6 +55,38 @@ std::string stuck_message(const Machine& m, const ControlFlow& control) {
     msg += ", waits for the active device task(s) to finish";
   }
   return msg;
+}
+
+void Machine::throw_watchdog() const {
+  throw ModelError("watchdog: " + std::to_string(events - events_at_progress) +
+                   " events without a task completing; the run makes no progress at " +
+                   std::to_string(now_ps()) + " ps: " + describe_agents(*this));
+}
+
+namespace {
+
+// A task type the chip has no cores for: name the trace, the first such task, and the key
+// that gives the chip those cores (the scheduler's own check knows neither).
+void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
+  const std::uint32_t aiv = chip.cores.aic * chip.cores.aiv_per_aic;
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+    const sched::CoreType ct = g.core_type[t];
+    const bool missing = (ct == sched::CoreType::kAiv && aiv == 0) ||
+                         (ct == sched::CoreType::kAic && chip.cores.aic == 0);
+    if (!missing) continue;
+    std::size_t same = 0;
+    for (sched::TaskId u = t; u < g.num_tasks(); ++u) same += g.core_type[u] == ct;
+    const std::string type(sched::to_string(ct));
+    throw ConfigError(
+        g.source + ": task id " + std::to_string(g.orig_id[t]) + " (device task seqNo " +
+        std::to_string(g.device_tasks[g.device_task[t]].seq_no) + ") is an " + type +
+        " task, the first of " + std::to_string(same) + ", but chip '" + chip.chip.name +
+        "' has no " + type + " cores" +
+        (ct == sched::CoreType::kAiv
+             ? " (cores.aiv_per_aic = 0); set cores.aiv_per_aic to 1 or more, or pick a chip "
+               "with vector cores"
+             : " (cores.aic = 0)"));
+  }
 }
 
 }  // namespace
@@ -95,6 +135,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   shape.threads = sched_thread_count(chip, opt.runtime.launch_sched_aicpu_num);
   shape.staging_capacity = chip.aicpu.staging_buffer_tasks;
   shape.parallelism = static_cast<std::uint32_t>(opt.runtime.device_sched_parallelism);
+  check_core_types(graph, chip);
   sched::Scheduler scheduler(graph, shape, *policy);
   m.scheduler = &scheduler;
 
@@ -141,7 +182,10 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
 
   sc_core::sc_start();
   if (m.error) std::rethrow_exception(m.error);
-  if (!scheduler.all_done()) throw ModelError(stuck_message(m, control));
+  if (!scheduler.all_done()) {
+    throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
+                     " ps: " + describe_agents(m));
+  }
   {
     // Promised HBM transfers leave the flow model lazily: retire those still held so that
     // its busy time covers them (every one ended before the last task did).

@@ -122,7 +122,17 @@ expect_error "early mode out of range" "launch_early_mode: 3 is out of range \\[
 expect_error "parallelism out of range" "device_sched_parallelism: 9 is out of range \\[1, 8\\]" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --device-sched-parallelism 9 -o "$TMP/x"
 expect_error "option not an integer" "stitch_function_max_num: 'abc' is not an integer" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --stitch-function-max-num abc -o "$TMP/x"
 expect_error "unknown flag" "unrecognised|unrecognized" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --frobnicate
-expect_error "no cores of a type" "AIV tasks but the chip has no AIV cores" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set cores.aiv_per_aic=0 -o "$TMP/x"
+expect_error "no cores of a type" "pipeline.ndjson: task id .* has no AIV cores \(cores.aiv_per_aic = 0\)" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set cores.aiv_per_aic=0 -o "$TMP/x"
+# Values inside their documented ranges that make the run too slow stop with the setting to
+# blame (they used to spin for ever in the HBM flow model); the timeout turns a hang into a
+# failure.
+"$SIM" gen --tasks 200 -o "$TMP/slow.ndjson" 2>/dev/null
+expect_error "HBM too slow to finish" "hbm.aggregate_gbps.*time limit|time limit.*hbm.aggregate_gbps" -- timeout 60 "$SIM" run "$TMP/slow.ndjson" --set hbm.aggregate_gbps=1e-12 -o "$TMP/x"
+expect_error "AICore clock too slow to finish" "time limit.*cores.freq_mhz" -- timeout 60 "$SIM" run "$TMP/slow.ndjson" --set cores.freq_mhz=1e-9 -o "$TMP/x"
+expect_error "clock blamed on itself" "^pypto-sim: config error: cores.freq_mhz = 1e-300 MHz is too slow.{0,200}$" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set cores.freq_mhz=1e-300 -o "$TMP/x"
+expect_error "config from /dev/zero" "/dev/zero' is larger than 1 MiB" -- timeout 60 "$SIM" run "$SAMPLES/pipeline.ndjson" --config /dev/zero -o "$TMP/x"
+expect_error "prof from /dev/zero" "/dev/zero: is a character device" -- timeout 60 "$SIM" run "$SAMPLES/topo.json" --prof /dev/zero -o "$TMP/x"
+expect_error "a directory as the trace" "is a directory" -- "$SIM" run "$TMP" -o "$TMP/x"
 expect_error "unknown command" "did you mean 'run'" -- "$SIM" rnu
 expect_error "poll_cycles 0" "aicpu.poll_cycles: 0 is out of range \\[1, " -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set aicpu.poll_cycles=0 -o "$TMP/x"
 

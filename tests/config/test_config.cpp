@@ -584,3 +584,41 @@ TEST_CASE("a board recording's blockIdx choose and check the chip", "[config]") 
   CHECK(cfg::fitting_chip_presets(cube_only) ==
         std::vector<std::string>{"950dt", "950pr", "950dt-28c", "950pr-28c"});
 }
+
+TEST_CASE("a clock too slow for the time limit is blamed on the clock, compactly", "[config]") {
+  // 1e-300 MHz is inside (0, 10000]; it used to be blamed on cores.slot_switch_cycles with a
+  // 300-digit number of ps.
+  ChipConfig c = cfg::load_chip_preset("a2");
+  cfg::apply_override(c, "cores.freq_mhz=1e-300");
+  cfg::validate(c);
+  try {
+    (void)pypto::sim::derive(c);
+    FAIL("derive accepted a 1e-300 MHz clock");
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Contains("cores.freq_mhz = 1e-300 MHz is too slow") &&
+                        Contains("raise cores.freq_mhz") && Contains("2^62 ps"));
+    CHECK(msg.size() < 300);
+  }
+  ChipConfig a = cfg::load_chip_preset("a2");
+  cfg::apply_override(a, "aicpu.freq_mhz=1e-300");
+  CHECK_THROWS_WITH(pypto::sim::derive(a), Contains("aicpu.freq_mhz = 1e-300 MHz is too slow"));
+}
+
+TEST_CASE("config input limits: nesting depth, file size, huge --set values", "[config]") {
+  pypto::testing::TempDir dir;
+  SECTION("nesting too deep names the problem and the line") {
+    const std::string path =
+        dir.write("deep.yaml", "cores:\n  aic: " + std::string(3000, '[') + "\n");
+    CHECK_THROWS_WITH(cfg::load_chip_config_file(path),
+                      Contains("nesting too deep") && Contains("levels at line"));
+    ChipConfig c;
+    CHECK_THROWS_WITH(cfg::apply_override(c, "cores.aic=" + std::string(3000, '[')),
+                      Contains("nesting too deep") && Contains("(3010 chars)"));
+  }
+  SECTION("a file larger than the cap is refused, /dev/zero included") {
+    CHECK_THROWS_WITH(cfg::load_chip_config_file("/dev/zero"), Contains("larger than 1 MiB"));
+    const std::string path = dir.write("big.yaml", "# " + std::string(2 << 20, 'x') + "\n");
+    CHECK_THROWS_WITH(cfg::load_chip_config_file(path), Contains("larger than 1 MiB"));
+  }
+}

@@ -211,3 +211,22 @@ TEST_CASE("HBM: non-positive rates are configuration errors", "[hbm][errors]") {
   CHECK_THROWS_WITH(HbmFlowModel(1.0, std::numeric_limits<double>::infinity()),
                     Contains("per-core"));
 }
+
+TEST_CASE("HBM: a transfer that would end past the time limit is refused, not left in flight",
+          "[hbm][limits]") {
+  // 1e-15 B/ps (1e-12 GB/s): 64 KiB would take 6.6e19 ps, past 2^62 ps. The finish used to be
+  // capped below kNever; advance() then never retired the flow and spun for ever.
+  HbmFlowModel m(1e-15, 1.0);
+  m.start(0, 65536, 1);
+  CHECK_THROWS_AS(m.next_completion(), pypto::ConfigError);
+  CHECK_THROWS_WITH(m.next_completion(),
+                    Contains("time limit of 2^62 ps") && Contains("hbm.aggregate_gbps"));
+  Tags done;
+  CHECK_THROWS_AS(m.complete_until(1000, done), pypto::ConfigError);
+  // Just inside the limit it completes, at the exact end.
+  HbmFlowModel ok(1.0 / (1ull << 40), 1.0);
+  ok.start(0, 1u << 20, 2);
+  CHECK(ok.next_completion() == (1ull << 60));
+  ok.complete_until(1ull << 60, done);
+  CHECK(done == Tags{2});
+}

@@ -270,3 +270,66 @@ TEST_CASE("output still dirty in L2 at the end is reported as pending write-back
   CHECK(j["hbm"]["achieved_gbps"].get<double>() <= j["hbm"]["effective_peak_gbps"].get<double>());
   CHECK(j["hbm"]["effective_peak_gbps"].get<double>() < j["hbm"]["peak_gbps"].get<double>());
 }
+
+TEST_CASE("a run slower than the time limit stops with the setting to blame, never spins",
+          "[sim][limits]") {
+  // Both settings lie inside their documented ranges. The HBM case used to cap a finish
+  // time and then never retire the transfer (an endless loop in the flow model).
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  sim::SimOptions opt;
+  SECTION("HBM bandwidth: a 512 KiB read at 1e-12 GB/s") {
+    cfg::apply_override(chip, "hbm.aggregate_gbps=1e-12");
+    cfg::validate(chip);
+    CHECK_THROWS_AS(sim::simulate(cold_readers(2, 512 * 1024), chip, opt), ConfigError);
+    CHECK_THROWS_WITH(sim::simulate(cold_readers(2, 512 * 1024), chip, opt),
+                      Catch::Matchers::Contains("time limit of 2^62 ps") &&
+                          Catch::Matchers::Contains("hbm.aggregate_gbps"));
+  }
+  SECTION("AICore clock: 1e-9 MHz makes one cycle 1e15 ps") {
+    cfg::apply_override(chip, "cores.freq_mhz=1e-9");
+    cfg::validate(chip);
+    sched::TaskGraphBuilder b("test");
+    sched::TaskGraphBuilder::Task t;
+    t.core_type = CoreType::kAiv;
+    t.kernel = b.kernel_index("k");
+    t.compute_cycles = 100000;
+    b.add_task(t);
+    const sched::TaskGraph g = b.finish();
+    CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
+    CHECK_THROWS_WITH(sim::simulate(g, chip, opt), Catch::Matchers::Contains("time limit") &&
+                                                       Catch::Matchers::Contains("task 0") &&
+                                                       Catch::Matchers::Contains("cores.freq_mhz"));
+  }
+}
+
+TEST_CASE("the watchdog stops a run that makes no progress and names every agent",
+          "[sim][limits]") {
+  // A real livelock is a model bug we do not have; a watchdog bound of one event without a
+  // completion stands in for it (the control flow and the thread wake before any task ends).
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  sim::SimOptions opt;
+  opt.watchdog_events = 1;
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 10000, {1}}, {CoreType::kAiv, 10000, {}}});
+  CHECK_THROWS_AS(sim::simulate(g, chip, opt), ModelError);
+  CHECK_THROWS_WITH(sim::simulate(g, chip, opt), Catch::Matchers::Contains("watchdog") &&
+                                                     Catch::Matchers::Contains("Agents:") &&
+                                                     Catch::Matchers::Contains("sched_0") &&
+                                                     Catch::Matchers::Contains("control flow"));
+  // The default bound leaves a healthy run alone.
+  opt.watchdog_events = sim::SimOptions{}.watchdog_events;
+  CHECK(sim::simulate(g, chip, opt).stats.tasks == 2);
+}
+
+TEST_CASE("a task type the chip lacks names the trace, the task and the key to fix",
+          "[sim][limits]") {
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  cfg::apply_override(chip, "cores.aiv_per_aic=0");
+  cfg::validate(chip);
+  const sched::TaskGraph g = graph_of({{CoreType::kAic, 100, {1}}, {CoreType::kAiv, 100, {}}});
+  sim::SimOptions opt;
+  CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
+  CHECK_THROWS_WITH(sim::simulate(g, chip, opt),
+                    Catch::Matchers::Contains("test: task id 1") &&
+                        Catch::Matchers::Contains("AIV task, the first of 1") &&
+                        Catch::Matchers::Contains("cores.aiv_per_aic"));
+}

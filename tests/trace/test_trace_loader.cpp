@@ -809,3 +809,125 @@ TEST_CASE("native start/end become recorded starts; dur and ops do not") {
   CHECK(s.graph.recorded_start_ps[1] == 0);
   CHECK(s.graph.recorded_start_ps[2] == 200'000);
 }
+
+// ---- limits: every number read from a file is checked before use (issue 12) ----
+
+TEST_CASE("a number too large for a double names the file, record, key and value",
+          "[trace][limits]") {
+  TempDir dir;
+  SECTION("fixed-latency graph") {
+    const std::string p =
+        dir.write("fixed.json",
+                  "[{\"taskId\":0,\"funcName\":\"f\",\"coreType\":\"AIV\",\"execTime\":1e999,"
+                  "\"successors\":[],\"remainingPredecessors\":0}]");
+    CHECK_THROWS_AS(load(p), TraceError);
+    CHECK_THROWS_WITH(load(p), Contains("fixed.json:1:") && Contains("record 0") &&
+                                   Contains("key \"execTime\"") && Contains("1e999") &&
+                                   Contains("too large for a double"));
+  }
+  SECTION("topo.json") {
+    const std::string p =
+        dir.write("topo.json", "[{\"taskId\":0,\"funcName\":\"f\",\"successors\":[-1e999]}]");
+    CHECK_THROWS_WITH(load(p, sample("tilefwk_L1_prof_data.json")),
+                      Contains("topo.json:1:") && Contains("record 0") &&
+                          Contains("key \"successors\"") && Contains("-1e999"));
+  }
+  SECTION("prof file") {
+    const std::string p = dir.write(
+        "prof.json",
+        "[{\"blockIdx\":0,\"coreType\":\"AIC\",\"tasks\":[{\"seqNo\":0,\"taskId\":1,"
+        "\"execStart\":1,\"execEnd\":1},\n{\"seqNo\":0,\"taskId\":2,\"execStart\":1e999}]}]");
+    CHECK_THROWS_WITH(load(sample("topo.json"), p),
+                      Contains("prof.json:2:") && Contains("block 0") && Contains("record 1") &&
+                          Contains("key \"execStart\"") && Contains("1e999"));
+  }
+}
+
+TEST_CASE("a native header's task count is never trusted for allocation", "[trace][limits]") {
+  // 4,294,967,294 announced tasks used to reserve 64 GB and die with bad_alloc; the
+  // reservation is now capped by what the file can hold, and the count checked at the end.
+  TempDir dir;
+  const std::string p = dir.write("t.ndjson",
+                                  "{\"format\":\"pypto-sim-trace\",\"version\":1,"
+                                  "\"tasks\":4294967294}\n{\"id\":0,\"core\":\"AIV\",\"dur\":1}\n");
+  CHECK_THROWS_WITH(load(p), Contains("announces 4294967294 tasks but the file has 1"));
+}
+
+TEST_CASE("native ranges and times are checked for overflow with file and line",
+          "[trace][limits]") {
+  TempDir dir;
+  SECTION("a memory range passing 2^64") {
+    const std::string p =
+        dir.write("t.ndjson", kHeader +
+                                  "{\"id\":0,\"core\":\"AIV\",\"mem\":[[18446744073709551600,17,"
+                                  "\"r\"]]}\n");
+    CHECK_THROWS_WITH(load(p), Contains("t.ndjson:2:") && Contains("64-bit address space"));
+    // The last byte at 2^64 - 1 is fine.
+    const std::string ok =
+        dir.write("ok.ndjson", kHeader +
+                                   "{\"id\":0,\"core\":\"AIV\",\"mem\":[[18446744073709551600,16,"
+                                   "\"r\"]]}\n");
+    CHECK(load(ok).graph.num_tasks() == 1);
+  }
+  SECTION("start and end 2e16 ns apart overflow the ps clock") {
+    const std::string p =
+        dir.write("t.ndjson", kHeader + "{\"id\":0,\"core\":\"AIV\",\"start\":0,\"end\":100}\n" +
+                                  "{\"id\":1,\"core\":\"AIV\",\"start\":20000000000000000,"
+                                  "\"end\":20000000000000100}\n");
+    CHECK_THROWS_WITH(load(p), Contains("span 20000000000000100 ns") && Contains("line 2") &&
+                                   Contains("line 3") && Contains("2^62 ps"));
+  }
+}
+
+TEST_CASE("prof ticks too far apart are refused, not converted out of range", "[trace][limits]") {
+  // Two records 2^64 - 1000 ticks apart: the ps conversion used to be undefined behaviour
+  // and recorded a makespan of 0.
+  TempDir dir;
+  const std::string p =
+      dir.write("prof.json",
+                "[{\"blockIdx\":0,\"coreType\":\"AIV\",\"tasks\":[{\"seqNo\":0,\"taskId\":0,"
+                "\"execStart\":0,\"execEnd\":10},{\"seqNo\":0,\"taskId\":2,"
+                "\"execStart\":18446744073709550000,\"execEnd\":18446744073709550010}]}]");
+  CHECK_THROWS_WITH(load(sample("topo.json"), p),
+                    Contains("prof.json") && Contains("2^62 ps") && Contains("record 0") &&
+                        Contains("record 1") && Contains("chip.board_clock_mhz = 50 MHz"));
+}
+
+TEST_CASE("inputs that are not regular files say what they are", "[trace][limits]") {
+  TempDir dir;
+  CHECK_THROWS_WITH(load(dir.path()), Contains("is a directory"));
+  CHECK_THROWS_WITH(load("/dev/zero"), Contains("is a character device"));
+  CHECK_THROWS_WITH(load(sample("topo.json"), "/dev/zero"), Contains("is a character device"));
+  CHECK_THROWS_WITH(load(sample("topo.json"), dir.path()), Contains("is a directory"));
+}
+
+TEST_CASE("a native header with a number too large for a double names the key", "[trace][limits]") {
+  TempDir dir;
+  const std::string p = dir.write("t.ndjson",
+                                  "{\"format\":\"pypto-sim-trace\",\"version\":1,\"tasks\":1e999}\n"
+                                  "{\"id\":0,\"core\":\"AIV\",\"dur\":1}\n");
+  CHECK_THROWS_WITH(load(p), Contains("t.ndjson:1:") && Contains("\"tasks\"") && Contains("1e999"));
+}
+
+TEST_CASE("a trace too large for the memory is refused early with an estimate", "[trace][limits]") {
+  // 60k mix tasks (about 11 MB, several 4 MiB chunks): the estimate after the first chunk,
+  // at about 100 bytes per task, is about 6 MB.
+  TempDir dir;
+  const std::string p = dir.path() + "/big.ndjson";
+  {
+    SyntheticSpec spec;
+    spec.tasks = 60000;
+    std::ofstream out(p);
+    write_synthetic_trace(spec, out);
+  }
+  LoadOptions o;
+  o.memory_available_bytes = 1 << 20;
+  CHECK_THROWS_AS(load_trace(p, o, ChipConfig{}), TraceError);
+  CHECK_THROWS_WITH(load_trace(p, o, ChipConfig{}),
+                    Contains("big.ndjson: loading and simulating this trace needs about") &&
+                        Contains("tasks x") && Contains("bytes per task") &&
+                        Contains("only 1 MiB of memory is available"));
+  o.memory_available_bytes = 64 << 20;
+  CHECK(load_trace(p, o, ChipConfig{}).graph.num_tasks() == 60000);
+  CHECK(available_memory_bytes() > 0);  // Linux: /proc/meminfo
+}

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "hbm.h"
 #include "sched_thread.h"
@@ -143,12 +145,28 @@ void AiCore::start(TaskId task, TimePs t0) {
     }
     const double cyc = tm.aicore_ps_per_cycle;
     const auto& cost = m_.chip.cost;
-    run_.pre = round_ps(
-        (cost.task_overhead_cycles + (read_bytes > 0 ? cost.mte_read_latency_cycles : 0)) * cyc);
-    run_.post = round_ps((write_bytes > 0 ? cost.mte_write_latency_cycles : 0) * cyc);
-    run_.l2_read = round_ps(static_cast<double>(hit_read) / tm.l2_read_bytes_per_ps);
-    run_.write = round_ps(static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps);
-    run_.compute = round_ps(g.compute_cycles[task] * cyc);
+    const double pre =
+        (cost.task_overhead_cycles + (read_bytes > 0 ? cost.mte_read_latency_cycles : 0)) * cyc;
+    const double post = (write_bytes > 0 ? cost.mte_write_latency_cycles : 0) * cyc;
+    const double l2_read = static_cast<double>(hit_read) / tm.l2_read_bytes_per_ps;
+    const double write = static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps;
+    const double compute = g.compute_cycles[task] * cyc;
+    // The start plus every part (an upper bound of the finish without HBM) below the limit
+    // keeps the conversions defined and the integer sums, HBM time included, below 2^64.
+    const double end = static_cast<double>(t0) + pre + post + l2_read + write + compute;
+    if (!(end < static_cast<double>(sched::kTimeLimitPs))) {
+      char cycle_ps[32];
+      std::snprintf(cycle_ps, sizeof cycle_ps, "%.3g", cyc);
+      throw_past_time_limit(std::string(name()) + " running task " + std::to_string(task) + " (" +
+                                std::to_string(g.compute_cycles[task]) + " compute cycles of " +
+                                cycle_ps + " ps each)",
+                            end < 0x1p64 ? static_cast<TimePs>(end) : kNever);
+    }
+    run_.pre = round_ps(pre);
+    run_.post = round_ps(post);
+    run_.l2_read = round_ps(l2_read);
+    run_.write = round_ps(write);
+    run_.compute = round_ps(compute);
     run_.overlap = g.tiles[task] > 1;
     if (hbm_bytes == 0) {
       run_.finish = t0 + run_.pre + combine(run_.l2_read) + run_.post;
@@ -163,7 +181,10 @@ void AiCore::start(TaskId task, TimePs t0) {
       }
     }
   }
-  if (run_.finish != kNever) owner()->on_finish_known(id_, run_.finish, run_.final_from);
+  if (run_.finish != kNever) {
+    check_time_limit(*this, run_.finish);
+    owner()->on_finish_known(id_, run_.finish, run_.final_from);
+  }
 }
 
 TimePs AiCore::finish_after_flow(TimePs flow_end_ps) const {
@@ -173,6 +194,7 @@ TimePs AiCore::finish_after_flow(TimePs flow_end_ps) const {
 
 void AiCore::on_flow_done() {
   run_.finish = finish_after_flow(now_ps());
+  check_time_limit(*this, run_.finish);
   run_.final_from = 0;
   owner()->on_finish_known(id_, run_.finish, 0);
   arm();
@@ -203,7 +225,7 @@ void AiCore::finish_running() {
     tl.core[task] = static_cast<std::uint16_t>(id_);
   }
   run_ = Running{};
-  ++m_.tasks_done;
+  m_.count_progress();
   if (m_.opt.on_task_done) m_.opt.on_task_done(task);
   if (m_.opt.progress && m_.tasks_done % m_.opt.progress_every_tasks == 0) {
     m_.opt.progress(m_.tasks_done, m_.graph.num_tasks());
@@ -227,7 +249,7 @@ void AiCore::arm() {
 
 void AiCore::step() {
   try {
-    ++m_.events;
+    m_.count_event();
     armed_ps_ = kNever;
     const TimePs now = now_ps();
     if (run_.task != kNoTask && run_.finish <= now) finish_running();

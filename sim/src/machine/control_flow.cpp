@@ -27,6 +27,7 @@ void ControlFlow::on_device_task_done(sched::DeviceTaskId dt, TimePs at_ps) {
   const bool serial = d.parallel_group == 0 || m_.opt.runtime.device_sched_parallelism <= 1;
   const TimePs end = at_ps + (serial ? m_.tm.barrier_ps : 0);
   release_ps_ = std::max(release_ps_, end);
+  check_time_limit(*this, release_ps_);
   makespan_ps_ = std::max(makespan_ps_, end);
   const TimePs now = now_ps();
   ev_.notify(ps_delay(release_ps_ > now ? release_ps_ - now : 0));
@@ -34,16 +35,18 @@ void ControlFlow::on_device_task_done(sched::DeviceTaskId dt, TimePs at_ps) {
 
 void ControlFlow::step() {
   try {
-    ++m_.events;
+    m_.count_event();
     const TimePs now = now_ps();
     const auto& dts = m_.graph.device_tasks;
     for (;;) {
       // 1. Build ahead while the submit queue has room.
       while (next_build_ < dts.size() && next_build_ < next_admit_ + kSubmitQueueDepth) {
         const auto& d = dts[next_build_];
-        const TimePs cost = m_.tm.device_task_build_ps + m_.tm.stitch_per_task_ps * d.num_tasks;
+        const TimePs cost = sched::add_ps(m_.tm.device_task_build_ps,
+                                          sched::mul_ps(m_.tm.stitch_per_task_ps, d.num_tasks));
         const TimePs begin = clock_ps_;
-        clock_ps_ += cost;
+        clock_ps_ = sched::add_ps(clock_ps_, cost);
+        check_time_limit(*this, clock_ps_);
         busy_ps_ += cost;
         built_at_.push_back(clock_ps_ + m_.tm.submit_ps);
         if (m_.opt.record_aicpu_events &&

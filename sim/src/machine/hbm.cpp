@@ -35,7 +35,7 @@ void Hbm::arm() {
 
 void Hbm::step() {
   try {
-    ++m_.events;
+    m_.count_event();
     armed_ps_ = sched::kNever;
     done_.clear();
     m_.hbm_model.complete_until(now_ps(), done_);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <exception>
+#include <string>
 #include <systemc>
 #include <vector>
 
@@ -24,6 +25,19 @@ class Hbm;
 
 inline sc_core::sc_time ps_delay(sched::TimePs ps) { return sc_core::sc_time::from_value(ps); }
 inline sched::TimePs now_ps() { return sc_core::sc_time_stamp().value(); }
+
+struct Machine;
+// Where every agent stands, for a run that stopped before the end (simulate.cpp).
+std::string describe_agents(const Machine& m);
+
+// The run cannot go on: `agent` would act at `t_ps`, past sched::kTimeLimitPs (kNever when
+// the sum wrapped). Throws a ConfigError naming the agent and the settings that set the pace.
+[[noreturn]] void throw_past_time_limit(const std::string& agent, sched::TimePs t_ps);
+
+// Every wake-up time an agent sets passes this check first.
+inline void check_time_limit(const sc_core::sc_object& agent, sched::TimePs t_ps) {
+  if (t_ps > sched::kTimeLimitPs) throw_past_time_limit(agent.name(), t_ps);
+}
 
 struct Machine {
   // l2_cache: the run's L2 (possibly warm from an earlier run), outliving the machine.
@@ -55,7 +69,18 @@ struct Machine {
   std::uint64_t tasks_done = 0;
   std::uint64_t events = 0;
   std::uint64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
-  std::exception_ptr error;  // first exception raised inside a process
+  std::exception_ptr error;              // first exception raised inside a process
+  std::uint64_t events_at_progress = 0;  // `events` when a task last completed
+
+  // Every process activation counts itself here (see SimOptions::watchdog_events).
+  void count_event() {
+    if (++events - events_at_progress > opt.watchdog_events) throw_watchdog();
+  }
+  void count_progress() {
+    ++tasks_done;
+    events_at_progress = events;
+  }
+  [[noreturn]] void throw_watchdog() const;
 
   // Processes catch everything and stop the simulation; simulate() rethrows.
   void fail(std::exception_ptr e) {

@@ -21,13 +21,13 @@ SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, sched::Thread
 
 // ---- sched::Hal ----------------------------------------------------------------------------
 void SchedThread::poll(sched::ThreadId, sched::CoreId c, std::vector<sched::TaskId>& finished) {
-  local_ += m_.tm.poll_ps;
+  local_ = sched::add_ps(local_, m_.tm.poll_ps);
   ++stats_.polls;
   m_.cores[c]->collect(local_, finished);
 }
 
 void SchedThread::send(sched::ThreadId, sched::TaskId task, sched::CoreId c) {
-  local_ += m_.tm.dispatch_ps;
+  local_ = sched::add_ps(local_, m_.tm.dispatch_ps);
   m_.cores[c]->assign(task, local_);
 }
 
@@ -38,18 +38,22 @@ void SchedThread::run_inline(sched::ThreadId, sched::TaskId task) {
     m_.result.timeline.start_ps[task] = start;
     m_.result.timeline.end_ps[task] = local_;
   }
-  ++m_.tasks_done;
+  m_.count_progress();
   if (m_.opt.on_task_done) m_.opt.on_task_done(task);
 }
 
 void SchedThread::charge(sched::ThreadId, sched::AicpuOp op, std::uint32_t n) {
   switch (op) {
-    case sched::AicpuOp::kResolveEdge: local_ += m_.tm.resolve_ps * n; break;
+    case sched::AicpuOp::kResolveEdge:
+      local_ = sched::add_ps(local_, sched::mul_ps(m_.tm.resolve_ps, n));
+      break;
     case sched::AicpuOp::kQueueOp:
       queue_op_ps_ = local_;
-      local_ += m_.tm.queue_op_ps * n;
+      local_ = sched::add_ps(local_, sched::mul_ps(m_.tm.queue_op_ps, n));
       break;
-    case sched::AicpuOp::kFairScan: local_ += m_.tm.fair_scan_per_thread_ps * n; break;
+    case sched::AicpuOp::kFairScan:
+      local_ = sched::add_ps(local_, sched::mul_ps(m_.tm.fair_scan_per_thread_ps, n));
+      break;
   }
 }
 
@@ -80,6 +84,7 @@ void SchedThread::wake_at(TimePs t) {
   // A thread is one AICPU: its next round cannot begin before the last one ended.
   const TimePs now = now_ps();
   t = std::max({t, local_, now});
+  check_time_limit(*this, t);  // local_ saturates at kNever: a wrapped clock stops here
   // SystemC keeps only the earlier of two notifications; track it so that a withdrawn
   // finish can tell whether it was the reason for the pending one, and skip the call when
   // an earlier wake-up is already pending.
@@ -159,7 +164,7 @@ void SchedThread::on_work(TimePs at_ps) {
 // ---- one poll round ------------------------------------------------------------------------
 void SchedThread::step() {
   try {
-    ++m_.events;
+    m_.count_event();
     // Drop wake-ups requested for later times: this round (or piece) re-arms from scratch,
     // and a stale earlier one must not start a round before this one has ended.
     ev_.cancel();

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
+#include <string>
 
 #include "pypto/common/errors.h"
 
@@ -18,6 +20,12 @@ void check_rate(double bytes_per_ps, const char* what) {
        << " bytes/ps is not valid; expected a finite value > 0";
     throw ConfigError(os.str());
   }
+}
+
+std::string gbps_text(double bytes_per_ps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", bytes_per_ps * 1e3);  // bytes/ps -> GB/s
+  return buf;
 }
 
 }  // namespace
@@ -37,10 +45,21 @@ sched::TimePs HbmFlowModel::finish_ps(const Flow& f) const {
   const double dv = f.finish_v - v_;
   if (!(dv > 0)) return t_;
   const double dt = std::ceil(dv / rate());
-  // Guard the double -> integer conversion; nothing real gets near 2^63 ps (106 days).
-  if (dt >= 0x1p63) return sched::kNever - 1;
-  const auto d = static_cast<sched::TimePs>(dt);
-  return d >= sched::kNever - 1 - t_ ? sched::kNever - 1 : t_ + d;
+  // A finish past the time limit is refused rather than capped: a capped finish would never
+  // be reached, and the transfer would stay in flight for ever.
+  if (!(dt < static_cast<double>(sched::kTimeLimitPs - t_))) {
+    char left[32];
+    std::snprintf(left, sizeof left, "%.3g", dv);
+    throw ConfigError("HBM: a transfer with " + std::string(left) + " bytes left, at " +
+                      gbps_text(rate()) + " GB/s with " + std::to_string(in_flight()) +
+                      " in flight, would end after the model's time limit of 2^62 ps (about 53 "
+                      "days of simulated time); raise hbm.aggregate_gbps (" +
+                      gbps_text(agg_) +
+                      " GB/s after overheads) or hbm.bytes_per_cycle_per_core / cores.freq_mhz "
+                      "(per-core cap " +
+                      gbps_text(cap_) + " GB/s)");
+  }
+  return t_ + static_cast<sched::TimePs>(dt);
 }
 
 void HbmFlowModel::advance(sched::TimePs now) {
@@ -72,6 +91,7 @@ void HbmFlowModel::advance(sched::TimePs now) {
     const sched::TimePs t0 = t_;
     const double v_at_tf = v0 + static_cast<double>(tf - t0) * r;
     double v_done = v_at_tf;
+    bool removed = false;
     while (!heap_.empty()) {
       const Flow& f = heap_.top();
       const double dv = f.finish_v - v0;
@@ -79,7 +99,11 @@ void HbmFlowModel::advance(sched::TimePs now) {
       v_done = std::max(v_done, f.finish_v);
       finished_.push_back(f.tag);
       heap_.pop();
+      removed = true;
     }
+    // finish_ps() and the test above round alike, so the flow that set tf always leaves;
+    // were it ever to stay, the loop would spin at tf for ever.
+    NPU_CHECK(removed, "HBM flow model made no progress at " + std::to_string(tf) + " ps");
     t_ = tf;
     v_ = in_flight() == 0 ? 0.0 : v_done;  // restart from 0 when idle: keeps doubles precise
   }
@@ -101,7 +125,8 @@ sched::TimePs HbmFlowModel::start(sched::TimePs now, std::uint64_t bytes, std::u
     if (promise) {
       // At the cap from now to its end, as the flow would run if left to the event path.
       const double dt = std::ceil(static_cast<double>(bytes) / cap_);
-      if (dt < 0x1p62 && now < sched::kNever / 2) {
+      // A promise past the time limit is not made; finish_ps() then refuses the flow.
+      if (now < sched::kTimeLimitPs && dt < static_cast<double>(sched::kTimeLimitPs - now)) {
         const sched::TimePs end = now + static_cast<sched::TimePs>(dt);
         promised_.push(Promised{end, finish_v, seq_++, tag});
         return end;

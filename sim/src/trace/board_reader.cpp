@@ -273,13 +273,14 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
 
   // Join the prof records on (seqNo, taskId).
   const std::string& prof_path = opts.prof_path;
-  const json prof = parse_json(prof_path, read_file(prof_path));
+  const json prof = parse_json(prof_path, read_file(prof_path), "block");
   if (!prof.is_array()) {
     throw TraceError(prof_path + ": expected a JSON array of {blockIdx, coreType, tasks}");
   }
   const double mhz = chip.chip.board_clock_mhz;
   LoadedTrace out;
   std::uint64_t joined = 0, min_start = ~std::uint64_t(0), max_end = 0, total_records = 0;
+  std::string min_start_where, max_end_where;
   RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
   bool any_block_idx = false;
   for (std::size_t b = 0; b < prof.size(); ++b) {
@@ -369,10 +370,28 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
       t.prof_record_seen = true;
       t.prof_block = static_cast<std::uint32_t>(b);
       t.prof_record = static_cast<std::uint32_t>(r);
-      min_start = std::min(min_start, start);
-      max_end = std::max(max_end, end);
+      if (start < min_start) {
+        min_start = start;
+        min_start_where = where;
+      }
+      if (end > max_end) {
+        max_end = end;
+        max_end_where = where;
+      }
       ++joined;
     }
+  }
+  // Recorded times become ps relative to the first start: the whole span must fit the
+  // clock (ticks 2^64 apart would overflow the conversion and read as 0).
+  const double span_ps = std::nearbyint(static_cast<double>(max_end - min_start) * 1e6 / mhz);
+  if (joined > 0 && !(span_ps < static_cast<double>(sched::kTimeLimitPs))) {
+    throw TraceError(prof_path + ": the recorded ticks span " +
+                     std::to_string(max_end - min_start) +
+                     " ticks at chip.board_clock_mhz = " + compact(mhz) +
+                     " MHz, more than the model's time limit of 2^62 ps (about 53 days): from "
+                     "execStart " +
+                     std::to_string(min_start) + " (" + min_start_where + ") to execEnd " +
+                     std::to_string(max_end) + " (" + max_end_where + ")");
   }
   if (joined == 0) {
     throw TraceError(prof_path + ": none of its " + std::to_string(total_records) +
@@ -414,7 +433,6 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   } catch (const TraceError& e) {
     throw TraceError(path + ": " + e.what());
   }
-  const double span_ps = std::nearbyint(static_cast<double>(max_end - min_start) * 1e6 / mhz);
   out.graph.recorded_makespan_ps = static_cast<sched::TimePs>(span_ps);
   out.format = format;
   if (any_block_idx) out.recorded_cores = cores;

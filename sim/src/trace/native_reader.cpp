@@ -34,6 +34,16 @@ constexpr std::size_t kChunkBytes = std::size_t(4) << 20;
 constexpr std::size_t kBatchBytes = std::size_t(1) << 20;
 constexpr std::uint64_t kFormatVersion = 1;
 constexpr sched::TaskId kReserveProbe = 1 << 16;
+// The shortest task record, {"id":0,"core":"AIC"} and its newline: a file of B bytes holds
+// at most B / 23 tasks.
+constexpr std::uint64_t kMinTaskRecordBytes = 23;
+// Memory per task: the graph's fixed columns (35 B: core type, device task, root, kernel,
+// original id, CSR offset, predecessor count, recorded ns, cycles, tiles), and the run's own
+// state (task start/end for the statistics, scheduler state; 24 B). With 4 B per edge and
+// 16 B per memory range it gives 109 B/task for the 10M-task mix trace of `pypto-sim gen`,
+// as measured (peak RSS of `run --no-trace`).
+constexpr double kGraphBytesPerTask = 35;
+constexpr double kRunBytesPerTask = 24;
 constexpr const char* kTaskKeys =
     "id, core, kernel, root, dt, pg, succ, start, end, dur, mem, ops, tiles, cycles";
 
@@ -164,6 +174,7 @@ class NativeReader {
   void add_task();
   void add_device_task_record();
   void reserve_edges_and_memory();
+  void check_memory(std::uint64_t consumed_bytes);
 
   std::uint64_t get_u64(od::value& v, std::string_view what, std::uint64_t max);
   std::string_view get_str(od::value& v, std::string_view what);
@@ -189,6 +200,9 @@ class NativeReader {
   bool header_seen_ = false;
   bool header_has_tasks_ = false;
   std::uint64_t header_tasks_ = 0;
+  std::uint64_t reserve_tasks_ = 0;  // header_tasks_ capped by what the file can hold
+  std::uint64_t file_bytes_ = 0;
+  bool memory_checked_ = false;
   std::string chip_hint_;
 
   // the record being parsed
@@ -217,6 +231,7 @@ class NativeReader {
   bool any_succ_ = false;
   bool any_interval_ = false;
   std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
+  std::uint64_t min_start_line_ = 0, max_end_line_ = 0;
   TextCache<std::uint32_t> kernel_cache_;
   TextCache<std::uint32_t> ops_cache_;
   simdjson::padded_string ops_text_;
@@ -342,6 +357,10 @@ void NativeReader::parse_mem(od::value& v) {
       }
     }
     if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
+    if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) {
+      fail("the \"mem\" range at address " + std::to_string(m.addr) + " of " +
+           std::to_string(m.bytes) + " bytes passes the end of the 64-bit address space");
+    }
     f_mem_.push_back(m);
   }
 }
@@ -474,9 +493,10 @@ void NativeReader::parse_header(od::object& obj) {
     }
   }
   if (header_has_tasks_) {
-    // Only a hint for allocation (checked at the end), capped so that a wrong header
-    // cannot make us reserve absurd amounts.
-    const std::size_t n = std::min<std::uint64_t>(header_tasks_, std::uint64_t(1) << 28);
+    // Only a hint for allocation (checked at the end), never trusted beyond what the file
+    // can hold: a header announcing 2^32 tasks in a small file must not reserve 64 GB.
+    reserve_tasks_ = std::min<std::uint64_t>(header_tasks_, file_bytes_ / kMinTaskRecordBytes);
+    const std::size_t n = reserve_tasks_;
     sched::TaskGraph& g = builder_.graph();
     g.core_type.reserve(n);
     g.root.reserve(n);
@@ -590,13 +610,34 @@ void NativeReader::add_device_task_record() {
 // gigabytes for a 10M-task trace.
 void NativeReader::reserve_edges_and_memory() {
   sched::TaskGraph& g = builder_.graph();
-  const double scale = 1.05 * static_cast<double>(header_tasks_) / (kReserveProbe + 1);
+  const double scale = 1.05 * static_cast<double>(reserve_tasks_) / (kReserveProbe + 1);
   const auto want = [&](std::size_t have) {
     return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
   };
   g.succ.reserve(want(g.succ.size()));
   g.mem.reserve(want(g.mem.size()));
-  if (!g.mem_begin.empty()) g.mem_begin.reserve(header_tasks_ + 1);
+  if (!g.mem_begin.empty()) g.mem_begin.reserve(reserve_tasks_ + 1);
+}
+
+// After the first chunk: the whole trace's memory from the densities seen so far, so that a
+// trace too large for the machine is refused in a second, not after minutes of swapping.
+void NativeReader::check_memory(std::uint64_t consumed_bytes) {
+  const sched::TaskGraph& g = builder_.graph();
+  const double n = static_cast<double>(builder_.num_tasks());
+  if (n == 0 || consumed_bytes == 0) return;
+  const double tasks = header_has_tasks_ ? static_cast<double>(reserve_tasks_)
+                                         : static_cast<double>(file_bytes_) * n /
+                                               static_cast<double>(consumed_bytes);
+  const double per_task =
+      kGraphBytesPerTask + (g.has_memory() ? 4.0 : 0.0) + (any_interval_ ? 8.0 : 0.0) +
+      4.0 * static_cast<double>(g.succ.size()) / n +
+      static_cast<double>(sizeof(sched::MemAccess)) * static_cast<double>(g.mem.size()) / n +
+      kRunBytesPerTask;
+  check_fits_memory(path_, tasks, per_task,
+                    header_has_tasks_ ? "tasks from the header"
+                                      : "tasks from the file size at the density of its first " +
+                                            std::to_string(builder_.num_tasks()) + " tasks",
+                    opts_);
 }
 
 void NativeReader::add_task() {
@@ -696,8 +737,14 @@ void NativeReader::add_task() {
     t.recorded_ns = static_cast<std::uint32_t>(f_end_ - f_start_);
     t.recorded_start_ps = f_start_;  // ns for now; made relative to the first start at the end
     any_interval_ = true;
-    min_start_ = std::min(min_start_, f_start_);
-    max_end_ = std::max(max_end_, f_end_);
+    if (f_start_ < min_start_) {
+      min_start_ = f_start_;
+      min_start_line_ = line_;
+    }
+    if (f_end_ > max_end_) {
+      max_end_ = f_end_;
+      max_end_line_ = line_;
+    }
   } else if (seen_ & kDur) {
     t.recorded_ns = static_cast<std::uint32_t>(f_dur_);
   }
@@ -837,6 +884,7 @@ void NativeReader::check_single_value(const char* p, std::size_t len) {
 }
 
 LoadedTrace NativeReader::run() {
+  file_bytes_ = input_file_size(path_);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"),
                                                        &std::fclose);
   if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
@@ -844,6 +892,7 @@ LoadedTrace NativeReader::run() {
   // doubles it.
   std::vector<char> buf(kChunkBytes + simdjson::SIMDJSON_PADDING);
   std::size_t have = 0;
+  std::uint64_t consumed = 0;  // bytes of whole lines parsed
   bool eof = false;
   while (true) {
     const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - have;
@@ -865,6 +914,11 @@ LoadedTrace NativeReader::run() {
       end = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
     }
     process_chunk(buf.data(), end, buf.data() + buf.size());
+    consumed += end;
+    if (!eof && !memory_checked_) {
+      memory_checked_ = true;
+      check_memory(consumed);
+    }
     std::memmove(buf.data(), buf.data() + end, have - end);
     have -= end;
     if (eof && have == 0) break;
@@ -896,6 +950,14 @@ LoadedTrace NativeReader::run() {
   }
   const bool has_interval = any_interval_;
   const std::uint64_t span_ns = has_interval ? max_end_ - min_start_ : 0;
+  // Recorded times become ps relative to the first start: the span must fit the clock.
+  if (span_ns > sched::kTimeLimitPs / 1000) {
+    throw TraceError(path_ + ": the recorded times span " + std::to_string(span_ns) +
+                     " ns, from \"start\" " + std::to_string(min_start_) + " (line " +
+                     std::to_string(min_start_line_) + ") to \"end\" " + std::to_string(max_end_) +
+                     " (line " + std::to_string(max_end_line_) +
+                     "), more than the model's time limit of 2^62 ps (about 53 days)");
+  }
   LoadedTrace out;
   try {
     out.graph = builder_.finish();

@@ -22,8 +22,29 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
 // PyPTO's fixed-latency task graph JSON.
 LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip);
 
-// Whole file as a string; TraceError naming the path if it cannot be read.
+// Size of an input file; TraceError naming the path if it is missing, a directory or not a
+// regular file (a device such as /dev/zero, a pipe: the readers open a file twice).
+std::uint64_t input_file_size(const std::string& path);
+
+// The most a JSON input read whole (topo.json, prof, fixed-latency) may have: its DOM takes
+// about ten times the text.
+inline constexpr std::uint64_t kMaxWholeFileBytes = std::uint64_t{1} << 30;
+
+// Refuses (TraceError) a trace whose estimated memory, `tasks` x `bytes_per_task`, exceeds
+// the memory available (opts.memory_available_bytes, else available_memory_bytes()).
+// `basis` says where the figures come from, for the message.
+void check_fits_memory(const std::string& path, double tasks, double bytes_per_task,
+                       const std::string& basis, const LoadOptions& opts);
+// The same for `need_bytes` estimated as `basis` says; available_bytes 0: ask the OS.
+void check_fits_memory(const std::string& path, double need_bytes, const std::string& basis,
+                       std::uint64_t available_bytes);
+
+// Whole file as a string (at most kMaxWholeFileBytes); TraceError naming the path if it
+// cannot be read.
 std::string read_file(const std::string& path);
+
+// A number for messages: up to 6 significant digits, exponent when large ("50", "1e-09").
+std::string compact(double v);
 
 // 1-based line and column of byte offset `pos` in `text`.
 struct LineCol {
@@ -35,8 +56,11 @@ LineCol line_col(std::string_view text, std::size_t pos);
 // TaskGraph::recorded_ns; TraceError (with `where` as prefix) if it does not fit.
 std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::string& where);
 
-// Parses a whole JSON file; a syntax error becomes a TraceError "path:line:col: ...".
-nlohmann::json parse_json(const std::string& path, const std::string& text);
+// Parses a whole JSON file; a syntax error becomes a TraceError "path:line:col: ...", and a
+// number too large for a double one that also names the record (`top_name` for elements of
+// the top-level array, "record" for those of a "tasks" array) and the key.
+nlohmann::json parse_json(const std::string& path, const std::string& text,
+                          const char* top_name = "record");
 
 // Field access for the record-oriented JSON formats; `where` names the record
 // ("topo.json: record 3 (taskId 5)"). Missing or mistyped fields throw TraceError.

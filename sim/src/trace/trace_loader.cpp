@@ -2,6 +2,8 @@
 // Format detection and dispatch to the per-format readers.
 #include "pypto/sim/trace/trace_loader.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "pypto/common/errors.h"
 #include "readers.h"
@@ -19,13 +22,90 @@ namespace pypto::sim {
 
 namespace trace_detail {
 
+std::uint64_t input_file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) throw TraceError(path + ": is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISCHR(st.st_mode)    ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a pipe"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    throw TraceError(path + ": is " + std::string(kind) +
+                     ", not a regular file; inputs are read more than once (format detection, "
+                     "then parsing): save it to a file first");
+  }
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
 std::string read_file(const std::string& path) {
+  const std::uint64_t size = input_file_size(path);
+  if (size > kMaxWholeFileBytes) {
+    throw TraceError(path + ": " + std::to_string(size >> 20) + " MiB is more than the " +
+                     std::to_string(kMaxWholeFileBytes >> 30) +
+                     " GiB this format may have (it is read whole; the native NDJSON format "
+                     "is streamed and has no such limit)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Read what stat() saw, and no more: the file may grow while being read.
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
   if (in.bad()) throw TraceError(path + ": read error: " + std::strerror(errno));
-  return std::move(ss).str();
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+namespace {
+
+// One "Key: N kB" line of /proc/meminfo, in bytes; 0 if absent.
+std::uint64_t meminfo_bytes(const char* key) {
+  std::ifstream in("/proc/meminfo");
+  std::string k, unit;
+  std::uint64_t v = 0;
+  while (in >> k >> v >> unit) {
+    if (k == key) return v * 1024;
+  }
+  return 0;
+}
+
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::uint64_t v = 0;
+  return in >> v ? v : 0;  // "max" reads as no number: no limit
+}
+
+std::string gib(double bytes) {
+  if (bytes < 1024.0 * 1024 * 1024) return compact(bytes / (1024.0 * 1024)) + " MiB";
+  return compact(bytes / (1024.0 * 1024 * 1024)) + " GiB";
+}
+
+}  // namespace
+
+void check_fits_memory(const std::string& path, double need_bytes, const std::string& basis,
+                       std::uint64_t available_bytes) {
+  const std::uint64_t avail = available_bytes != 0 ? available_bytes : available_memory_bytes();
+  if (avail == 0 || need_bytes <= static_cast<double>(avail)) return;
+  throw TraceError(path + ": loading and simulating this trace needs about " + gib(need_bytes) +
+                   " (" + basis + "), but only " + gib(static_cast<double>(avail)) +
+                   " of memory is available; free memory or use a smaller trace");
+}
+
+void check_fits_memory(const std::string& path, double tasks, double bytes_per_task,
+                       const std::string& basis, const LoadOptions& opts) {
+  check_fits_memory(
+      path, tasks * bytes_per_task,
+      compact(tasks) + " tasks x " + compact(bytes_per_task) + " bytes per task; " + basis,
+      opts.memory_available_bytes);
+}
+
+std::string compact(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
 
 LineCol line_col(std::string_view text, std::size_t pos) {
@@ -46,23 +126,136 @@ std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::stri
   const double ns = std::nearbyint(static_cast<double>(ticks) * 1000.0 / clock_mhz);
   if (!(ns >= 0) || ns >= static_cast<double>(sched::kNoRecord)) {
     throw TraceError(where + ": duration of " + std::to_string(ticks) + " ticks at " +
-                     std::to_string(clock_mhz) + " MHz does not fit in 32-bit nanoseconds");
+                     compact(clock_mhz) + " MHz does not fit in 32-bit nanoseconds");
   }
   return static_cast<std::uint32_t>(ns);
 }
 
-nlohmann::json parse_json(const std::string& path, const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's byte is 1-based: the last character it read.
-    const LineCol lc = line_col(text, e.byte == 0 ? 0 : e.byte - 1);
-    std::string what = e.what();
-    const std::size_t cut = what.find(": ", what.find("parse error"));
-    if (cut != std::string::npos) what = what.substr(cut + 2);
-    throw TraceError(path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
-                     ": invalid JSON: " + what);
+namespace {
+
+// nlohmann's DOM builder, with the path to the value being parsed kept alongside, so that a
+// number out of range (1e999) can be reported with its record and key: nlohmann itself says
+// only "number overflow".
+class LocatingDomParser {
+ public:
+  using json = nlohmann::json;
+  explicit LocatingDomParser(json& root) : dom_(root, /*allow_exceptions=*/true) {}
+
+  bool null() { return value(dom_.null()); }
+  bool boolean(bool b) { return value(dom_.boolean(b)); }
+  bool number_integer(json::number_integer_t v) { return value(dom_.number_integer(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return value(dom_.number_unsigned(v)); }
+  bool number_float(json::number_float_t v, const std::string& s) {
+    return value(dom_.number_float(v, s));
   }
+  bool string(std::string& v) { return value(dom_.string(v)); }
+  bool binary(json::binary_t& v) { return value(dom_.binary(v)); }
+  bool start_object(std::size_t n) {
+    path_.push_back({false, 0, {}});
+    return dom_.start_object(n);
+  }
+  bool key(std::string& k) {
+    path_.back().key = k;
+    return dom_.key(k);
+  }
+  bool end_object() {
+    path_.pop_back();
+    return value(dom_.end_object());
+  }
+  bool start_array(std::size_t n) {
+    path_.push_back({true, 0, {}});
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    path_.pop_back();
+    return value(dom_.end_array());
+  }
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& e) {
+    position_ = position;
+    token_ = token;
+    id_ = e.id;
+    what_ = e.what();
+    return false;
+  }
+
+  // Where the parser stopped: "record 3, key \"execTime\"" (array indices and keys from
+  // the top; the top-level array's elements are `top_name`s).
+  std::string where(const char* top_name) const {
+    std::string s;
+    for (std::size_t d = 0; d < path_.size(); ++d) {
+      const Level& l = path_[d];
+      if (!s.empty()) s += ", ";
+      if (l.array) {
+        const bool records = d == 0 || (d > 0 && !path_[d - 1].array &&
+                                        (path_[d - 1].key == "tasks" || path_[d - 1].key.empty()));
+        s += std::string(d == 0    ? top_name
+                         : records ? "record"
+                                   : "element") +
+             " " + std::to_string(l.index);
+      } else {
+        s += "key \"" + l.key + "\"";
+      }
+    }
+    return s;
+  }
+  std::size_t position() const { return position_; }
+  const std::string& token() const { return token_; }
+  int id() const { return id_; }
+  const std::string& what() const { return what_; }
+
+ private:
+  struct Level {
+    bool array;
+    std::size_t index;  // arrays: the element being parsed
+    std::string key;    // objects: the key being parsed
+  };
+  // A complete value moves its array on to the next element.
+  bool value(bool ok) {
+    if (!path_.empty() && path_.back().array) ++path_.back().index;
+    return ok;
+  }
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::vector<Level> path_;
+  std::size_t position_ = 0;
+  std::string token_;
+  int id_ = 0;
+  std::string what_;
+};
+
+}  // namespace
+
+nlohmann::json parse_json(const std::string& path, const std::string& text, const char* top_name) {
+  // nlohmann's DOM takes about ten times the text (a 16-byte value per number or string,
+  // and a map node per key).
+  check_fits_memory(path, 10.0 * static_cast<double>(text.size()),
+                    compact(static_cast<double>(text.size())) +
+                        " bytes of JSON, about 10 bytes of parsed form per byte",
+                    0);
+  nlohmann::json root;
+  LocatingDomParser sax(root);
+  bool ok = false;
+  try {
+    ok = nlohmann::json::sax_parse(text, &sax);
+  } catch (const nlohmann::json::exception& e) {
+    // The DOM builder's own checks (none expected for parsed text): still a TraceError.
+    throw TraceError(path + ": invalid JSON: " + e.what());
+  }
+  if (ok) return root;
+  // nlohmann's position is 1-based: the last character it read.
+  const LineCol lc = line_col(text, sax.position() == 0 ? 0 : sax.position() - 1);
+  const std::string at = path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
+  if (sax.id() == 406) {  // out_of_range: a number too large for a double
+    std::string token = sax.token();
+    if (token.size() > 40) token = token.substr(0, 40) + "...";
+    const std::string where = sax.where(top_name);
+    throw TraceError(at + ": " + (where.empty() ? "" : where + ": ") + "the number " + token +
+                     " is too large for a double (at most about 1.8e308)");
+  }
+  std::string what = sax.what();
+  const std::size_t cut = what.find(": ", what.find("parse error"));
+  if (cut != std::string::npos) what = what.substr(cut + 2);
+  throw TraceError(at + ": invalid JSON: " + what);
 }
 
 std::string json_brief(const nlohmann::json& v) {
@@ -168,9 +361,11 @@ struct FirstObjectKeys {
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
     error_position = position;
     error = e.what();
+    error_id = e.id;
     return false;
   }
   std::size_t error_position = 0;  // 1-based byte of the syntax error, 0 if none
+  int error_id = 0;
   std::string error;
 };
 
@@ -183,6 +378,14 @@ std::string format_list() {
 }
 
 }  // namespace
+
+std::uint64_t available_memory_bytes() {
+  std::uint64_t avail = trace_detail::meminfo_bytes("MemAvailable:");
+  const std::uint64_t limit = trace_detail::read_number("/sys/fs/cgroup/memory.max");
+  const std::uint64_t used = trace_detail::read_number("/sys/fs/cgroup/memory.current");
+  if (limit != 0 && limit > used && (avail == 0 || limit - used < avail)) avail = limit - used;
+  return avail;
+}
 
 const char* to_string(TraceFormat f) {
   switch (f) {
@@ -197,6 +400,7 @@ const char* to_string(TraceFormat f) {
 TraceFormat detect_trace_format(const std::string& path) {
   // Every format identifies itself in its first record; 1 MiB holds that with room to spare.
   constexpr std::size_t kPrefixBytes = 1 << 20;
+  (void)trace_detail::input_file_size(path);  // a directory or a device says so
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
   std::string prefix(kPrefixBytes, '\0');
@@ -216,6 +420,11 @@ TraceFormat detect_trace_format(const std::string& path) {
     if (header.is_object() && header.contains("format") && header["format"] == "pypto-sim-trace") {
       return TraceFormat::kNative;
     }
+    // A header nlohmann cannot take (a number too large for a double, say) that names the
+    // format: the native reader reports what is wrong with it, key by key.
+    if (header.is_discarded() && first_line.find("\"pypto-sim-trace\"") != std::string::npos) {
+      return TraceFormat::kNative;
+    }
     throw TraceError(path + ":1: starts with a JSON object that is not a pypto-sim trace header; " +
                      format_list());
   }
@@ -223,6 +432,10 @@ TraceFormat detect_trace_format(const std::string& path) {
   if (rest[0] == '[') {
     FirstObjectKeys sax;
     json::sax_parse(rest, &sax);
+    if (!sax.done && sax.error_id == 406) {
+      // A number too large for a double: the full parse names its record and key.
+      (void)trace_detail::parse_json(path, trace_detail::read_file(path));
+    }
     if (!sax.done && sax.error_position != 0 && sax.error_position <= rest.size()) {
       // A syntax error inside the prefix (not just the prefix ending early).
       const trace_detail::LineCol lc =

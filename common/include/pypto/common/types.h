@@ -14,6 +14,17 @@ namespace pypto::sched {
 // combine without drift and results are bit-for-bit deterministic.
 using TimePs = std::uint64_t;
 inline constexpr TimePs kNever = std::numeric_limits<TimePs>::max();
+// The latest simulated time the model represents: 2^62 ps, about 53 days. Every event time
+// is checked against it, so that sums of a few times never wrap around 2^64; a run that
+// would pass it stops with a ConfigError naming what got there (sim/src/machine/machine.h).
+inline constexpr TimePs kTimeLimitPs = TimePs{1} << 62;
+
+// Saturating arithmetic for times built from file and config values: a result that would
+// wrap becomes kNever, which every time-limit check refuses.
+constexpr TimePs add_ps(TimePs a, TimePs b) { return a > kNever - b ? kNever : a + b; }
+constexpr TimePs mul_ps(TimePs a, std::uint64_t n) {
+  return n != 0 && a > kNever / n ? kNever : a * n;
+}
 
 using TaskId = std::uint32_t;        // dense index into TaskGraph arrays
 using DeviceTaskId = std::uint32_t;  // dense index into TaskGraph::device_tasks

@@ -56,6 +56,10 @@ struct SimOptions {
   // In/out: the L2 to start from and to leave the run's contents in (not owned). Null: the
   // run starts with a cold L2 of its own (the CLI: one replay per process).
   L2State* l2_state = nullptr;
+  // Watchdog: a run in which this many process activations pass without a task completing
+  // is stopped with a ModelError naming every agent and what it waits for (a livelock: the
+  // agents keep waking each other and nothing moves on). A healthy run needs a few per task.
+  std::uint64_t watchdog_events = std::uint64_t{1} << 24;
 };
 
 struct CoreTypeStats {

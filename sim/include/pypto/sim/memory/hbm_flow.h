@@ -38,11 +38,12 @@ class HbmFlowModel {
 
   // Time at which the earliest transfer that complete_until() will report completes if
   // nothing else starts (kNever if none; promised transfers are not counted). Rounded up to
-  // a whole picosecond.
+  // a whole picosecond. Throws ConfigError when that time would pass sched::kTimeLimitPs
+  // (bandwidths too low for the bytes in flight): the run cannot finish, and is stopped.
   sched::TimePs next_completion() const;
 
   // Advances to `now` and appends, in completion order, the tags of unpromised transfers that
-  // have completed at or before `now`.
+  // have completed at or before `now`. Throws like next_completion().
   void complete_until(sched::TimePs now, std::vector<std::uint64_t>& done_tags);
 
   std::size_t in_flight() const { return heap_.size() + promised_.size(); }

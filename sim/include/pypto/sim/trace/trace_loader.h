@@ -29,7 +29,15 @@ struct LoadOptions {
   // Native traces without device-task ids are stitched by the runtime's rules
   // (stitch_function_max_num roots, <=60000 leaf tasks per device task).
   sched::RuntimeOptions runtime;
+  // Memory the load and the run may use, in bytes; 0: what the machine has available now
+  // (MemAvailable, and the cgroup's limit when one is set). A native trace whose estimate
+  // (tasks x bytes per task, from its first chunk) exceeds it is refused before it is read.
+  std::uint64_t memory_available_bytes = 0;
 };
+
+// Memory available to this process now, in bytes (MemAvailable, bounded by the cgroup's
+// memory.max - memory.current); 0 if unknown.
+std::uint64_t available_memory_bytes();
 
 struct LoadedTrace {
   sched::TaskGraph graph;
