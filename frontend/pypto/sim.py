@@ -4,7 +4,10 @@
 Example::
 
     import pypto.sim
-    pypto.sim.policies()   # ['fifo', 'l2_affinity', 'fair', 'l2_fair'] (device_sched_mode 0..3)
+    pypto.sim.policies()   # ['fifo', 'l2_affinity', 'fair', 'l2_fair', ...] (modes 0..3 first)
+    pypto.sim.policy_info("random")   # description and declared parameters
+    pypto.sim.set_policy_params("random", seed=3)   # SIM calls under "random" use seed 3
+    with pypto.sim.policy_params("critical_path", unit_cost=True): kernel(x, y)
     pypto.sim.chips()      # ['950dt', '950pr', 'a2', 'a3']; choose one with PYPTO_SIM_CHIP
     pypto.sim.reset_l2()   # the next SIM call starts with a cold L2
     pypto.sim.set_l2_warm(False)   # every SIM call cold (also: PYPTO_SIM_L2=cold)
@@ -18,12 +21,14 @@ a later call evicts it; each call's stats.json reports it as ``hbm.pending_write
 and says whether it started warm (``l2.warm_start``).
 """
 
-from typing import List
+import contextlib
+from typing import Any, Dict, Iterator, List, Optional
 
 from ._backend import _native
 from ._errors import PyptoNotImplementedError
 
-__all__ = ["policies", "chips", "reset_l2", "set_l2_warm", "l2_warm"]
+__all__ = ["policies", "policy_info", "set_policy_params", "get_policy_params", "policy_params",
+           "chips", "reset_l2", "set_l2_warm", "l2_warm"]
 
 
 def _c():
@@ -35,8 +40,50 @@ def _c():
 
 
 def policies() -> List[str]:
-    """Registered scheduling policies, the built-ins first in device_sched_mode order."""
+    """Registered scheduling policies, the built-ins first in device_sched_mode order.
+
+    Choose one for a kernel with ``runtime_options={"device_sched_mode": NAME}`` (or PyPTO's
+    mode numbers 0..3)."""
     return list(_c().policies())
+
+
+def policy_info(name: Optional[str] = None) -> Any:
+    """A policy's description and declared parameters (name, type, default, min, max, doc),
+    as a dict; without a name, the list of every policy's."""
+    rows = list(_c().policy_info())
+    if name is None:
+        return rows
+    for r in rows:
+        if r["name"] == name:
+            return r
+    _c().policy_params(name)  # raises with the known names and a suggestion
+    raise AssertionError(name)
+
+
+def set_policy_params(name: str, **params: Any) -> None:
+    """Sets the parameters that later SIM calls under policy ``name`` use (replacing earlier
+    ones; none: the defaults). Unknown names, parameters and values out of range raise
+    ValueError with a suggestion, as ``pypto-sim --policy-param`` does."""
+    _c().set_policy_params(name, params)
+
+
+def get_policy_params(name: str) -> Dict[str, Any]:
+    """Every declared parameter of policy ``name`` with the value SIM calls use now."""
+    return dict(_c().policy_params(name))
+
+
+@contextlib.contextmanager
+def policy_params(name: str, **params: Any) -> Iterator[None]:
+    """``with pypto.sim.policy_params("random", seed=3):`` sets the parameters for the block
+    and restores the previous ones after it."""
+    c = _c()
+    before = dict(c.policy_params(name))
+    defaults = {p["name"]: p["default"] for p in policy_info(name)["params"]}
+    c.set_policy_params(name, params)
+    try:
+        yield
+    finally:
+        c.set_policy_params(name, {k: v for k, v in before.items() if defaults.get(k) != v})
 
 
 def chips() -> List[str]:
