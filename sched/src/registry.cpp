@@ -2,8 +2,8 @@
 #include "pypto/sched/registry.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 #include "pypto/common/errors.h"

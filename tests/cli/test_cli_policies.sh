@@ -67,5 +67,27 @@ expect_error "unknown policy name" "did you mean 'work_stealing'" -- \
 expect_error "compare: parameter no policy takes" "unknown parameter 'sead'; did you mean 'seed'" -- \
   "$SIM" compare "$TMP/cp.ndjson" --policies random,fifo --policy-param sead=1 -o "$TMP/x"
 
+# A run YAML: runtime options and the policy's parameters; flags override it.
+printf 'device_sched_mode: random\npolicy_params: {seed: 9}\nlaunch_sched_aicpu_num: 2\n' >"$TMP/run.yaml"
+"$SIM" run "$TMP/cp.ndjson" --sched-mode random --policy-param seed=9 --launch-sched-aicpu-num 2 \
+  -q --no-trace -o "$TMP/y0" || bad "flags run"
+if "$SIM" run "$TMP/cp.ndjson" --run-config "$TMP/run.yaml" -q --no-trace -o "$TMP/y1" &&
+   [[ "$(makespan "$TMP/y1/stats.json")" == "$(makespan "$TMP/y0/stats.json")" ]]; then
+  ok "run YAML picks random with seed 9"
+else
+  bad "run YAML"
+fi
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["aicpu"]["sched_threads"] != 2)' \
+  "$TMP/y1/stats.json" && ok "run YAML sets launch_sched_aicpu_num" || bad "run YAML thread count"
+"$SIM" run "$TMP/cp.ndjson" --run-config "$TMP/run.yaml" --sched-mode fifo -q --no-trace -o "$TMP/y2" &&
+  /usr/bin/python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["policy"] != "fifo")' \
+  "$TMP/y2/stats.json" && ok "a --sched-mode flag overrides the YAML's policy" || bad "YAML override"
+printf 'device_sched_mod: random\n' >"$TMP/bad.yaml"
+expect_error "run YAML unknown key" "bad.yaml:1: device_sched_mod: not a runtime option of a replay; did you mean 'device_sched_mode'\?" -- \
+  "$SIM" run "$TMP/cp.ndjson" --run-config "$TMP/bad.yaml" -o "$TMP/x"
+printf 'device_sched_mode: random\npolicy_params: {sed: 9}\n' >"$TMP/bad2.yaml"
+expect_error "run YAML unknown parameter" "did you mean 'seed'" -- \
+  "$SIM" run "$TMP/cp.ndjson" --run-config "$TMP/bad2.yaml" -o "$TMP/x"
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -191,7 +191,8 @@ TEST_CASE("events: setup, ready, dispatch, done, device task admitted and finish
   // ends at t = 101 sees it done; B is ready after the 1-tick resolve (t = 102), sent by
   // the flush (t = 103), runs [103, 203] and is seen done at t = 203.
   static Recorder::Log log;
-  Registry::global().add("test_recorder", "events", [] { return std::make_unique<Recorder>(&log); });
+  Registry::global().add("test_recorder", "events",
+                         [] { return std::make_unique<Recorder>(&log); });
   const TaskGraph g = make_graph({{V, {1}}, {V, {}}});
   PolicyHarness h(g, {1, 1, 1, 256, 1}, "test_recorder");
   h.run();

@@ -24,6 +24,7 @@
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sim/report.h"
+#include "pypto/sim/run_config.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/native_writer.h"
 #include "pypto/sim/trace/synthetic.h"
@@ -57,6 +58,7 @@ struct Common {
   std::vector<std::string> sets;
   bool no_trace = false, quiet = false;
   std::vector<std::string> policy_params;  // --policy-param key=value
+  std::string run_config;                  // --run-config FILE.yaml
 };
 
 // The flag of a runtime option: its name with '-' for '_' (device_sched_mode also answers
@@ -94,7 +96,9 @@ po::options_description chip_options(Common& c) {
   }
   d.add_options()("policy-param", po::value(&c.policy_params)->composing(),
                   "a parameter of the policy: --policy-param seed=3 (repeatable; "
-                  "pypto-sim policies lists them)");
+                  "pypto-sim policies lists them)")(
+      "run-config", po::value(&c.run_config),
+      "runtime options and policy_params from a YAML file (flags override it)");
   return d;
 }
 
@@ -111,13 +115,19 @@ po::options_description common_options(Common& c) {
 sched::RuntimeOptions runtime_options(const po::variables_map& vm, const Common& c,
                                       bool check_params = true) {
   sched::RuntimeOptions o;
+  if (!c.run_config.empty()) {
+    sim::load_run_config(c.run_config, o);
+    // A policy named by a flag does not inherit the file's policy's parameters.
+    if (vm.count("device-sched-mode") + vm.count("sched-mode") != 0) o.policy_params.clear();
+  }
   for (const sched::OptionSpec& spec : sched::kRuntimeOptionSpecs) {
     if (!is_replay_flag(spec)) continue;
     const std::string flag = flag_of(spec);
     if (vm.count(flag) != 0) sched::set_runtime_option(o, spec.name, vm[flag].as<std::string>());
   }
   for (const std::string& kv : c.policy_params) {
-    o.policy_params.insert(sched::parse_param_assignment(kv));
+    const auto [key, value] = sched::parse_param_assignment(kv);
+    o.policy_params[key] = value;
   }
   if (check_params) {
     sched::validate(o);
@@ -543,8 +553,7 @@ int dispatch(int argc, char** argv) {
     for (const auto& e : sched::Registry::global().list()) {
       std::cout << e.name << "  " << e.description << "\n";
       for (const auto& p : e.params) {
-        std::cout << "    " << p.name << ": " << sched::describe_param(p) << "  " << p.doc
-                  << "\n";
+        std::cout << "    " << p.name << ": " << sched::describe_param(p) << "  " << p.doc << "\n";
       }
     }
     return 0;

@@ -33,7 +33,8 @@ class CostModelEstimator final : public sched::DurationEstimator {
     const double read = static_cast<double>(read_bytes) / tm.l2_read_bytes_per_ps;
     const double write = static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps;
     const double compute = g.compute_cycles[task] * cyc;
-    const double body = g.tiles[task] > 1 ? std::max({read, compute, write}) : read + compute + write;
+    const double body =
+        g.tiles[task] > 1 ? std::max({read, compute, write}) : read + compute + write;
     return static_cast<sched::TimePs>(pre + body + post + 0.5);
   }
 

@@ -190,7 +190,6 @@ class Policy {
                                        bool allow_pending);
 
  protected:
-
   // Round-robin over a thread's busy cores with a free pending slot, per thread and type.
   class PendingRoundRobin {
    public:

@@ -69,8 +69,8 @@ class Registry {
   // Contract: throws ConfigError if `name` is taken or empty, or a parameter is declared
   // twice or with its default outside its range.
   void add(const std::string& name, const std::string& description, Factory make);
-  void add(const std::string& name, const std::string& description,
-           std::vector<ParamSpec> params, ParamFactory make);
+  void add(const std::string& name, const std::string& description, std::vector<ParamSpec> params,
+           ParamFactory make);
   template <class P>
   void add(const std::string& name, const std::string& description) {
     add(name, description, [] { return std::make_unique<P>(); });
