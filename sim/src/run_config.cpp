@@ -50,7 +50,8 @@ void load_run_config(const std::string& path, sched::RuntimeOptions& o) {
     }
     if (!known) {
       std::string msg = where + ": not a runtime option of a replay";
-      if (const auto guess = sched::closest_match(key, names)) msg += "; did you mean '" + *guess + "'?";
+      if (const auto guess = sched::closest_match(key, names))
+        msg += "; did you mean '" + *guess + "'?";
       throw ConfigError(msg);
     }
     if (!v.IsScalar()) throw ConfigError(where + ": expected a value");
