@@ -27,8 +27,21 @@ from typing import Any, Dict, Iterator, List, Optional
 from ._backend import _native
 from ._errors import PyptoNotImplementedError
 
+from . import _C as _native_module
+
 __all__ = ["policies", "policy_info", "set_policy_params", "get_policy_params", "policy_params",
+           "Policy", "CoreType", "AicpuOp", "PublishPoint", "NO_CORE", "NO_THREAD",
+           "register_policy", "unregister_policy", "registered_policy", "replay",
            "chips", "reset_l2", "set_l2_warm", "l2_warm"]
+
+# Scheduling policies in Python (the C++ interface sched/include/pypto/sched/policy.h, one
+# method per hook; a subclass overrides any of them, the rest stay C++'s fifo defaults).
+Policy = _native_module.Policy
+CoreType = _native_module.CoreType
+AicpuOp = _native_module.AicpuOp
+PublishPoint = _native_module.PublishPoint
+NO_CORE = _native_module.NO_CORE
+NO_THREAD = _native_module.NO_THREAD
 
 
 def _c():
@@ -84,6 +97,44 @@ def policy_params(name: str, **params: Any) -> Iterator[None]:
         yield
     finally:
         c.set_policy_params(name, {k: v for k, v in before.items() if defaults.get(k) != v})
+
+
+def register_policy(name: str, cls: type, description: str = "",
+                    params: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
+    """Registers ``cls`` (a ``pypto.sim.Policy`` subclass) as policy ``name``: every SIM call
+    or replay under that name makes one instance. ``params`` declares its parameters,
+    ``{"alpha": {"type": "float", "default": 0.5, "min": 0.0, "max": 1.0, "doc": "..."}}``;
+    the instance finds their values in ``self.params`` (set with set_policy_params)."""
+    rows = [dict(p, name=k) for k, p in (params or {}).items()]
+    _native_module.register_policy(name, cls, description or (cls.__doc__ or "").strip()
+                                   .split("\n")[0], rows)
+
+
+def unregister_policy(name: str) -> bool:
+    """Removes a policy registered with register_policy; False if there is none."""
+    return bool(_native_module.unregister_policy(name))
+
+
+@contextlib.contextmanager
+def registered_policy(name: str, cls: type, description: str = "",
+                      params: Optional[Dict[str, Dict[str, Any]]] = None) -> Iterator[None]:
+    """``with pypto.sim.registered_policy("mine", Mine):`` registers for the block only."""
+    register_policy(name, cls, description, params)
+    try:
+        yield
+    finally:
+        unregister_policy(name)
+
+
+def replay(path: str, policy: Any = "fifo", chip: str = "a2", params: Optional[Dict[str, Any]] =
+           None, **runtime_options: Any) -> Dict[str, Any]:
+    """Replays a trace file on the chip model under ``policy`` (a name or mode 0..3) with the
+    policy's ``params`` (default: those of set_policy_params) and further runtime options
+    (as ``pypto-sim run --no-trace``); returns the stats.json dict."""
+    rt = dict(runtime_options, device_sched_mode=policy)
+    if params is None:  # those set with set_policy_params, as for SIM calls
+        params = get_policy_params(policy) if isinstance(policy, str) else {}
+    return _native_module.replay(path, chip, rt, params)
 
 
 def chips() -> List[str]:
