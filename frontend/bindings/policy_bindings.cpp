@@ -73,7 +73,10 @@ class PyPolicy : public Policy {
     }
     return bits;
   }
-  void setup(const MachineView& m) override { hook<void>("setup", [&] { return Policy::setup(m); }, &m); }
+  void setup(const MachineView& m) override {
+    hook<void>(
+        "setup", [&] { return Policy::setup(m); }, &m);
+  }
   void on_ready(ThreadContext& c, TaskId t) override { hook<void>("on_ready", nullptr, &c, t); }
   void on_dispatch(ThreadContext& c, TaskId t, CoreId core) override {
     hook<void>("on_dispatch", nullptr, &c, t, core);
@@ -88,10 +91,13 @@ class PyPolicy : public Policy {
     hook<void>("on_device_task_finished", nullptr, &m, dt, at);
   }
   bool send_before_resolve(ThreadContext& c, CoreType ct) override {
-    return hook<bool>("send_before_resolve", [&] { return Policy::send_before_resolve(c, ct); }, &c, ct);
+    return hook<bool>(
+        "send_before_resolve", [&] { return Policy::send_before_resolve(c, ct); }, &c, ct);
   }
   CoreId direct_send(ThreadContext& c, TaskId ready, CoreId producer) override {
-    return hook<CoreId>("direct_send", [&] { return Policy::direct_send(c, ready, producer); }, &c, ready, producer);
+    return hook<CoreId>(
+        "direct_send", [&] { return Policy::direct_send(c, ready, producer); }, &c, ready,
+        producer);
   }
   StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& staged) override {
     py::gil_scoped_acquire gil;
@@ -110,24 +116,31 @@ class PyPolicy : public Policy {
     }
   }
   bool publish_staged(ThreadContext& c, CoreType ct, PublishPoint at, std::size_t q) override {
-    return hook<bool>("publish_staged", [&] { return Policy::publish_staged(c, ct, at, q); }, &c, ct, at, q);
+    return hook<bool>(
+        "publish_staged", [&] { return Policy::publish_staged(c, ct, at, q); }, &c, ct, at, q);
   }
   std::size_t pick_device_task(ThreadContext& c, CoreType ct,
                                const std::vector<DeviceTaskId>& cands) override {
-    return hook<std::size_t>("pick_device_task", [&] { return Policy::pick_device_task(c, ct, cands); }, &c, ct, cands);
+    return hook<std::size_t>(
+        "pick_device_task", [&] { return Policy::pick_device_task(c, ct, cands); }, &c, ct, cands);
   }
   std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
-    return hook<std::uint32_t>("fill_quota", [&] { return Policy::fill_quota(c, ct, dt); }, &c, ct, dt);
+    return hook<std::uint32_t>(
+        "fill_quota", [&] { return Policy::fill_quota(c, ct, dt); }, &c, ct, dt);
   }
   std::size_t pick_shared(ThreadContext& c, CoreType ct, const TaskListView& q, bool first,
                           bool before) override {
-    return hook<std::size_t>("pick_shared", [&] { return Policy::pick_shared(c, ct, q, first, before); }, &c, ct, &q, first, before);
+    return hook<std::size_t>(
+        "pick_shared", [&] { return Policy::pick_shared(c, ct, q, first, before); }, &c, ct, &q,
+        first, before);
   }
   CoreId pick_core(ThreadContext& c, CoreType ct, TaskId task) override {
-    return hook<CoreId>("pick_core", [&] { return Policy::pick_core(c, ct, task); }, &c, ct, task);
+    return hook<CoreId>(
+        "pick_core", [&] { return Policy::pick_core(c, ct, task); }, &c, ct, task);
   }
   bool publish_idle(ThreadContext& c, CoreType ct) override {
-    return hook<bool>("publish_idle", [&] { return Policy::publish_idle(c, ct); }, &c, ct);
+    return hook<bool>(
+        "publish_idle", [&] { return Policy::publish_idle(c, ct); }, &c, ct);
   }
   ThreadId steal_victim(const MachineView& m, ThreadId t, CoreType ct) const override {
     py::gil_scoped_acquire gil;
@@ -137,7 +150,8 @@ class PyPolicy : public Policy {
   }
   std::size_t pick_stolen(ThreadContext& c, CoreType ct, ThreadId v,
                           const TaskListView& staged) override {
-    return hook<std::size_t>("pick_stolen", [&] { return Policy::pick_stolen(c, ct, v, staged); }, &c, ct, v, &staged);
+    return hook<std::size_t>(
+        "pick_stolen", [&] { return Policy::pick_stolen(c, ct, v, staged); }, &c, ct, v, &staged);
   }
 
  private:
@@ -172,16 +186,60 @@ class PyPolicy : public Policy {
   }
 };
 
-// Owns the Python instance for as long as the runtime uses the policy, and forwards to it.
+// The hooks a Python class may override, as bits of Held's mask.
+enum Hook : unsigned {
+  kSetup = 1u << 0,
+  kSendBeforeResolve = 1u << 1,
+  kDirectSend = 1u << 2,
+  kPickStaged = 1u << 3,
+  kPublishStaged = 1u << 4,
+  kPickDeviceTask = 1u << 5,
+  kFillQuota = 1u << 6,
+  kPickShared = 1u << 7,
+  kPickCore = 1u << 8,
+  kPublishIdle = 1u << 9,
+  kStealVictim = 1u << 10,
+  kPickStolen = 1u << 11,
+};
+constexpr std::pair<const char*, unsigned> kHooks[] = {
+    {"setup", kSetup},
+    {"send_before_resolve", kSendBeforeResolve},
+    {"direct_send", kDirectSend},
+    {"pick_staged", kPickStaged},
+    {"publish_staged", kPublishStaged},
+    {"pick_device_task", kPickDeviceTask},
+    {"fill_quota", kFillQuota},
+    {"pick_shared", kPickShared},
+    {"pick_core", kPickCore},
+    {"publish_idle", kPublishIdle},
+    {"steal_victim", kStealVictim},
+    {"pick_stolen", kPickStolen},
+};
+
+// The hooks cls overrides (its attribute is not pypto.sim.Policy's).
+unsigned overridden_hooks(const py::object& cls) {
+  const py::object base = py::type::of<Policy>();
+  unsigned mask = 0;
+  for (const auto& [name, bit] : kHooks) {
+    if (!cls.attr(name).is(base.attr(name))) mask |= bit;
+  }
+  return mask;
+}
+
+// Owns the Python instance for as long as the runtime uses the policy. A hook the class
+// overrides goes to the trampoline (and Python); the others run the C++ default on the
+// same object without touching Python, so they cost what they cost in a C++ policy.
 class Held final : public Policy {
  public:
-  Held(py::object obj, Policy* p) : obj_(std::move(obj)), p_(p) {}
+  Held(py::object obj, Policy* p, unsigned mask) : obj_(std::move(obj)), p_(p), mask_(mask) {}
   ~Held() override {
     py::gil_scoped_acquire gil;
     obj_ = py::object();
   }
   unsigned events() const override { return p_->events(); }
-  void setup(const MachineView& m) override { p_->setup(m); }
+  void setup(const MachineView& m) override {
+    if (on(kSetup)) p_->setup(m);
+  }
   void on_ready(ThreadContext& c, TaskId t) override { p_->on_ready(c, t); }
   void on_dispatch(ThreadContext& c, TaskId t, CoreId k) override { p_->on_dispatch(c, t, k); }
   void on_done(ThreadContext& c, TaskId t, CoreId k) override { p_->on_done(c, t, k); }
@@ -192,43 +250,51 @@ class Held final : public Policy {
     p_->on_device_task_finished(m, d, at);
   }
   bool send_before_resolve(ThreadContext& c, CoreType ct) override {
-    return p_->send_before_resolve(c, ct);
+    return on(kSendBeforeResolve) ? p_->send_before_resolve(c, ct)
+                                  : p_->Policy::send_before_resolve(c, ct);
   }
   CoreId direct_send(ThreadContext& c, TaskId r, CoreId pc) override {
-    return p_->direct_send(c, r, pc);
+    return on(kDirectSend) ? p_->direct_send(c, r, pc) : p_->Policy::direct_send(c, r, pc);
   }
   StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& s) override {
-    return p_->pick_staged(c, ct, s);
+    return on(kPickStaged) ? p_->pick_staged(c, ct, s) : p_->Policy::pick_staged(c, ct, s);
   }
   bool publish_staged(ThreadContext& c, CoreType ct, PublishPoint at, std::size_t q) override {
-    return p_->publish_staged(c, ct, at, q);
+    return on(kPublishStaged) ? p_->publish_staged(c, ct, at, q)
+                              : p_->Policy::publish_staged(c, ct, at, q);
   }
   std::size_t pick_device_task(ThreadContext& c, CoreType ct,
                                const std::vector<DeviceTaskId>& d) override {
-    return p_->pick_device_task(c, ct, d);
+    return on(kPickDeviceTask) ? p_->pick_device_task(c, ct, d)
+                               : p_->Policy::pick_device_task(c, ct, d);
   }
   std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
-    return p_->fill_quota(c, ct, dt);
+    return on(kFillQuota) ? p_->fill_quota(c, ct, dt) : p_->Policy::fill_quota(c, ct, dt);
   }
   std::size_t pick_shared(ThreadContext& c, CoreType ct, const TaskListView& q, bool f,
                           bool b) override {
-    return p_->pick_shared(c, ct, q, f, b);
+    return on(kPickShared) ? p_->pick_shared(c, ct, q, f, b)
+                           : p_->Policy::pick_shared(c, ct, q, f, b);
   }
   CoreId pick_core(ThreadContext& c, CoreType ct, TaskId t) override {
-    return p_->pick_core(c, ct, t);
+    return on(kPickCore) ? p_->pick_core(c, ct, t) : p_->Policy::pick_core(c, ct, t);
   }
-  bool publish_idle(ThreadContext& c, CoreType ct) override { return p_->publish_idle(c, ct); }
+  bool publish_idle(ThreadContext& c, CoreType ct) override {
+    return on(kPublishIdle) ? p_->publish_idle(c, ct) : p_->Policy::publish_idle(c, ct);
+  }
   ThreadId steal_victim(const MachineView& m, ThreadId t, CoreType ct) const override {
-    return p_->steal_victim(m, t, ct);
+    return on(kStealVictim) ? p_->steal_victim(m, t, ct) : p_->Policy::steal_victim(m, t, ct);
   }
   std::size_t pick_stolen(ThreadContext& c, CoreType ct, ThreadId v,
                           const TaskListView& s) override {
-    return p_->pick_stolen(c, ct, v, s);
+    return on(kPickStolen) ? p_->pick_stolen(c, ct, v, s) : p_->Policy::pick_stolen(c, ct, v, s);
   }
 
  private:
+  bool on(unsigned bit) const { return (mask_ & bit) != 0; }
   py::object obj_;
   Policy* p_;
+  unsigned mask_;
 };
 
 // Names registered from Python (the only ones unregister_policy removes).
@@ -307,7 +373,8 @@ void bind_policies(py::module_& m) {
       .def("bytes_written", &MachineView::bytes_written)
       .def("num_tasks", [](const MachineView& v) { return v.graph().num_tasks(); })
       .def("task_type", [](const MachineView& v, TaskId t) { return v.graph().core_type.at(t); })
-      .def("device_task", [](const MachineView& v, TaskId t) { return v.graph().device_task.at(t); })
+      .def("device_task",
+           [](const MachineView& v, TaskId t) { return v.graph().device_task.at(t); })
       .def("successors",
            [](const MachineView& v, TaskId t) {
              const auto& g = v.graph();
@@ -382,7 +449,7 @@ void bind_policies(py::module_& m) {
               }
               obj.attr("params") = params;
               Policy* p = obj.cast<Policy*>();
-              return std::make_unique<Held>(std::move(obj), p);
+              return std::make_unique<Held>(std::move(obj), p, overridden_hooks(cls));
             });
         python_policies().insert(name);
       },
@@ -416,7 +483,7 @@ void bind_policies(py::module_& m) {
         for (const auto& [k, v] : params) {
           const std::string key = py::str(k);
           rt.policy_params[key] = py::isinstance<py::bool_>(v) ? (v.cast<bool>() ? "true" : "false")
-                                                                : std::string(py::str(v));
+                                                               : std::string(py::str(v));
         }
         sched::validate(rt);
         std::string json;
