@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "policy_bindings.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 #include "pypto/compiler/compile.h"
@@ -43,6 +44,26 @@ struct KernelHandle {
 // Hooks for tests and benchmarks: how many times compile() ran in this process.
 std::uint64_t g_compiles = 0;
 
+// Parameters per policy name for SIM calls (pypto.sim.set_policy_params), already checked.
+std::map<std::string, sched::ParamText> g_policy_params;
+
+// Python values as parameter text: bools as true/false, numbers as Python prints them.
+sched::ParamText param_text(const py::dict& params) {
+  sched::ParamText out;
+  for (const auto& [k, v] : params) {
+    const std::string key = py::str(k);
+    if (py::isinstance<py::bool_>(v)) {
+      out[key] = v.cast<bool>() ? "true" : "false";
+    } else if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) {
+      out[key] = py::str(v);
+    } else {
+      throw ConfigError("policy parameter " + key + ": expected a bool, int or float, got " +
+                        std::string(py::str(py::type::of(v).attr("__name__"))));
+    }
+  }
+  return out;
+}
+
 compiler::DType dtype_of(const py::handle& tensor) {
   const std::string s = py::str(tensor.attr("dtype"));  // "torch.float16"
   const std::string name = s.rfind("torch.", 0) == 0 ? s.substr(6) : s;
@@ -66,9 +87,14 @@ sched::RuntimeOptions runtime_options(const py::dict& options) {
     if (!rt.contains(key) || rt[key].is_none()) continue;
     if (spec.type == sched::OptionType::kStringList) {
       sched::set_runtime_option(o, spec.name, rt[key].cast<std::vector<std::string>>());
+    } else if (spec.type == sched::OptionType::kPolicy && py::isinstance<py::str>(rt[key])) {
+      sched::set_runtime_option(o, spec.name, rt[key].cast<std::string>());  // a policy name
     } else {
       sched::set_runtime_option(o, spec.name, rt[key].cast<std::int64_t>());
     }
+  }
+  if (const auto it = g_policy_params.find(o.policy); it != g_policy_params.end()) {
+    o.policy_params = it->second;
   }
   sched::validate(o);
   return o;
@@ -244,6 +270,7 @@ extern "C" __attribute__((visibility("default"))) int sc_main(int, char**) { ret
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "pypto-sim native layer: compiler, simulator and reports";
+  bindings::bind_policies(m);
   py::class_<KernelHandle>(m, "CompiledKernel")
       .def_readonly("name", &KernelHandle::name)
       .def_readonly("ir_json", &KernelHandle::ir_json);
@@ -273,6 +300,70 @@ PYBIND11_MODULE(_C, m) {
     for (const auto& e : sched::Registry::global().list()) names.push_back(e.name);
     return names;
   });
+  m.def(
+      "policy_info",
+      [] {
+        py::list out;
+        for (const auto& e : sched::Registry::global().list()) {
+          py::list params;
+          for (const auto& p : e.params) {
+            py::dict d;
+            d["name"] = p.name;
+            d["type"] = std::string(sched::to_string(p.type));
+            const auto typed = [&](double v) -> py::object {
+              if (p.type == sched::ParamType::kBool) return py::bool_(v != 0);
+              if (p.type == sched::ParamType::kInt) return py::int_(static_cast<std::int64_t>(v));
+              return py::float_(v);
+            };
+            d["default"] = typed(p.default_value);
+            d["min"] = typed(p.min);
+            d["max"] = typed(p.max);
+            d["doc"] = p.doc;
+            params.append(d);
+          }
+          py::dict d;
+          d["name"] = e.name;
+          d["description"] = e.description;
+          d["params"] = params;
+          out.append(d);
+        }
+        return out;
+      },
+      "Every registered policy with its description and declared parameters.");
+  m.def(
+      "set_policy_params",
+      [](const std::string& name, const py::dict& params) {
+        sched::ParamText text = param_text(params);
+        sched::Registry::global().resolve(name, text);  // throws with a suggestion
+        if (text.empty()) {
+          g_policy_params.erase(name);
+        } else {
+          g_policy_params[name] = std::move(text);
+        }
+      },
+      py::arg("name"), py::arg("params"),
+      "Sets the parameters later SIM calls under policy `name` use (an empty dict: defaults).");
+  m.def(
+      "policy_params",
+      [](const std::string& name) {
+        const auto it = g_policy_params.find(name);
+        const sched::PolicyParams p = sched::Registry::global().resolve(
+            name, it == g_policy_params.end() ? sched::ParamText{} : it->second);
+        const auto& specs = sched::Registry::global().find(name).params;
+        py::dict out;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+          const double v = p.values()[i].second;
+          if (specs[i].type == sched::ParamType::kBool) {
+            out[py::str(specs[i].name)] = py::bool_(v != 0);
+          } else if (specs[i].type == sched::ParamType::kInt) {
+            out[py::str(specs[i].name)] = py::int_(static_cast<std::int64_t>(v));
+          } else {
+            out[py::str(specs[i].name)] = py::float_(v);
+          }
+        }
+        return out;
+      },
+      py::arg("name"), "The parameter values SIM calls under policy `name` use now.");
   m.def(
       "op_table",
       [] {

@@ -203,8 +203,8 @@ def _native_schema() -> list:
 def _runtime_schema(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Option]:
     out: Dict[str, Option] = {}
     for r in rows:
-        # A policy is a mode number in Python (names are a pypto-sim CLI extension).
-        typ = "int" if r["type"] == "policy" else r["type"]
+        # A policy is a mode number (PyPTO's) or a registered policy name (pypto.sim.policies()).
+        typ = r["type"]
         default = r["default"]
         if isinstance(default, list):
             default = tuple(default)
@@ -318,7 +318,25 @@ def _check_value(group: str, key: str, opt: Option, v: Any) -> Any:
         return v
     if opt.type == "list[str]":
         return _check_str_list(where, v)
+    if opt.type == "policy":
+        return _check_policy(where, v, opt)
     return opt.check(where, v)
+
+
+def _check_policy(where: str, v: Any, opt: Option) -> Any:
+    """A device_sched_mode: PyPTO's mode number, or the name of a registered policy."""
+    if not isinstance(v, str) or v.strip().lstrip("+-").isdigit():
+        # A number is PyPTO's mode and must be an int, as in PyPTO (also when quoted).
+        return _check_int(where, v, opt.range, opt)
+    from . import _C
+    names = list(_C.policies())
+    if v not in names:
+        guess = difflib.get_close_matches(v, names, n=1)
+        hint = f"; did you mean {guess[0]!r}?" if guess else ""
+        raise PyptoValueError(f"{where}: unknown policy {v!r}{hint} (policies: "
+                              f"{', '.join(names)}; or a mode in [{opt.range[0]}, "
+                              f"{opt.range[1]}])")
+    return v
 
 
 def validate_group(group: str, options: Optional[Mapping[str, Any]]) -> Dict[str, Any]:

@@ -169,7 +169,7 @@ std::string parse_policy(const std::string& value) {
 }
 
 void validate(const RuntimeOptions& o) {
-  if (!Registry::global().contains(o.policy)) Registry::global().create(o.policy);
+  Registry::global().resolve(o.policy, o.policy_params);
   for (const OptionSpec& spec : kRuntimeOptionSpecs) {
     if (const IntField f = int_field(id_of(spec))) check_runtime_option(spec, o.*f);
   }

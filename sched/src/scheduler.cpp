@@ -42,7 +42,8 @@ enum class Phase : std::uint8_t {
   kResolve,     // walk the successors of the next finished task
   kFlush,       // publish staged tasks: idle cores, then the shared queue
   kDispatch,    // take from the shared queue
-  kPublish,     // fair modes: publish the idle flag
+  kSteal,       // idle cores, no shared work: steal from another thread's staging
+  kPublish,     // publish the idle flag (policies that do)
   kFinish,      // device-task drain and barrier
 };
 
@@ -61,7 +62,6 @@ struct Thread {
   CoreId begin[kNumDispatchTypes] = {0, 0};
   CoreId end[kNumDispatchTypes] = {0, 0};
   std::vector<CoreId> run_ready[kNumDispatchTypes];  // fully idle; back = most recently freed
-  std::uint32_t cursor[kNumDispatchTypes] = {0, 0};  // round-robin over pending slots
   std::vector<TaskId> staging[kNumDispatchTypes];
   std::uint32_t in_flight_cores = 0;
   bool idle_flag[kNumDispatchTypes] = {true, true};
@@ -76,12 +76,13 @@ struct Thread {
 
 struct Scheduler::Impl {
   Impl(const TaskGraph& g, const MachineShape& s, Policy& p, Scheduler& self)
-      : graph(g), shape(s), policy(p), fair(p.fair()), view(self) {}
+      : graph(g), shape(s), policy(p), events(p.events()), view(self) {}
 
   const TaskGraph& graph;
   MachineShape shape;
   Policy& policy;
-  bool fair;
+  unsigned events;  // PolicyEvent bits the policy subscribed to
+  bool set_up = false;
   MachineView view;
   std::vector<Core> cores;
   std::vector<Thread> threads;
@@ -105,10 +106,10 @@ struct Scheduler::Impl {
     return nullptr;
   }
 
-  // The scan's cost is charged by the caller that makes the dispatch decision (may_fill).
+  // Flags no thread publishes keep their initial "idle" value, as on the device. The
+  // scan's cost is the policy's to charge (it decides to scan).
   bool other_thread_idle(ThreadId t, int ct) const {
     if (shape.threads <= 1) return false;
-    if (!fair) return true;  // flags keep their initial "idle" value on the device
     for (ThreadId o = 0; o < shape.threads; ++o) {
       if (o != t && threads[o].idle_flag[ct]) return true;
     }
@@ -117,6 +118,7 @@ struct Scheduler::Impl {
 
   // ---- sending -------------------------------------------------------------------------
   void send(ThreadId t, TaskId task, CoreId c, Hal& hal) {
+    NPU_CHECK(c < cores.size(), "policy chose no core (or one out of range) for a task");
     Core& co = cores[c];
     Thread& th = threads[t];
     const int ct = idx(co.type);
@@ -140,20 +142,10 @@ struct Scheduler::Impl {
     ++th.stats.dispatches;
     if (th.round != nullptr) ++th.round->dispatches;
     hal.send(t, task, c);
-  }
-
-  // A busy core of thread t with a free pending slot, round-robin; kNoCore if none.
-  CoreId next_pending_core(ThreadId t, int ct) {
-    Thread& th = threads[t];
-    const std::uint32_t n = th.end[ct] - th.begin[ct];
-    for (std::uint32_t k = 0; k < n; ++k) {
-      const CoreId c = th.begin[ct] + (th.cursor[ct] + k) % n;
-      if (cores[c].running != kNoTask && cores[c].pending == kNoTask) {
-        th.cursor[ct] = (th.cursor[ct] + k + 1) % n;
-        return c;
-      }
+    if ((events & kEventDispatch) != 0) {
+      ThreadContext cx(view, t, hal);
+      policy.on_dispatch(cx, task, c);
     }
-    return kNoCore;
   }
 
   std::uint32_t free_pending_count(ThreadId t, int ct) const {
@@ -165,36 +157,34 @@ struct Scheduler::Impl {
     return n;
   }
 
-  // How many cores of type ct thread t may fill now (DESIGN.md fairness and last wave).
-  std::uint32_t may_fill(ThreadId t, int ct, const Ctx& x, Hal& hal) {
-    const auto idle = static_cast<std::uint32_t>(threads[t].run_ready[ct].size());
-    bool only_idle = !policy.may_prefill_pending(view, t, kTypes[ct]);
-    if (fair) hal.charge(t, AicpuOp::kFairScan, shape.threads > 1 ? shape.threads - 1 : 0);
-    const bool last_wave = shape.threads > 1 && x.unsent[ct] <= cores_of(ct);
-    if (!only_idle && last_wave && other_thread_idle(t, ct)) only_idle = true;
-    return only_idle ? idle : idle + free_pending_count(t, ct);
-  }
-
   void push_shared(ThreadId t, Ctx& x, int ct, TaskId task) {
     x.queue[ct].push_back(task);
     if (threads[t].round != nullptr) threads[t].round->pushed_shared[ct] = true;
   }
 
   // ---- staging buffer ------------------------------------------------------------------
-  // Newest staged tasks go to the thread's fully idle cores (flush_send, private); the
-  // rest, oldest first, to the shared queue (spill, shared).
+  // Staged tasks go to the thread's cores in the policy's choice (flush_send, private);
+  // the rest, oldest first, to the shared queue (spill, shared).
   void flush_local(ThreadId t, int ct, Hal& hal) {
     flush_send(t, ct, hal);
     if (!threads[t].staging[ct].empty()) spill(t, ct, hal);
   }
 
   void flush_send(ThreadId t, int ct, Hal& hal) {
-    Thread& th = threads[t];
-    auto& st = th.staging[ct];
-    while (!st.empty() && !th.run_ready[ct].empty()) {
-      const TaskId task = st.back();
-      st.pop_back();
-      send(t, task, th.run_ready[ct].back(), hal);
+    auto& st = threads[t].staging[ct];
+    if (st.empty()) return;
+    ThreadContext cx(view, t, hal);
+    while (!st.empty()) {
+      const StagedPick p = policy.pick_staged(cx, kTypes[ct], TaskListView(st.data(), st.size()));
+      if (p.index == kNoPick) break;
+      NPU_CHECK(p.index < st.size(), "policy pick_staged returned an index out of range");
+      const TaskId task = st[p.index];
+      if (p.index + 1 == st.size()) {
+        st.pop_back();
+      } else {
+        st.erase(st.begin() + static_cast<std::ptrdiff_t>(p.index));
+      }
+      send(t, task, p.core, hal);
     }
   }
 
@@ -230,8 +220,10 @@ struct Scheduler::Impl {
   void push_ready(ThreadId t, TaskId s, CoreId producer, Hal& hal) {
     const int ct = idx(graph.core_type[s]);
     Ctx& x = ctx_of_task(s);
+    ThreadContext cx(view, t, hal);
+    if ((events & kEventReady) != 0) policy.on_ready(cx, s);
     if (!x.parallel) {
-      const CoreId c = policy.direct_send(view, t, s, producer);
+      const CoreId c = policy.direct_send(cx, s, producer);
       if (c != kNoCore) {
         NPU_CHECK(c < cores.size() && cores[c].owner == t && cores[c].pending == kNoTask &&
                       cores[c].type == graph.core_type[s],
@@ -243,7 +235,9 @@ struct Scheduler::Impl {
     auto& st = threads[t].staging[ct];
     st.push_back(s);
     if (st.size() >= shape.staging_capacity) spill(t, ct, hal);
-    if (fair && x.queued(ct) == 0) flush_local(t, ct, hal);
+    if (policy.publish_staged(cx, kTypes[ct], PublishPoint::kStaged, x.queued(ct))) {
+      flush_local(t, ct, hal);
+    }
   }
 
   void resolve(ThreadId t, TaskId task, CoreId producer, Hal& hal) {
@@ -270,24 +264,47 @@ struct Scheduler::Impl {
   }
 
   // ---- shared-queue dispatch -----------------------------------------------------------
-  void dispatch_shared(ThreadId t, int ct, bool force_head, Hal& hal) {
-    Thread& th = threads[t];
-    for (auto& x : ctxs) {
-      if (x.queued(ct) == 0) continue;
-      std::uint32_t k = may_fill(t, ct, x, hal);
+  // Takes tasks of type ct from the active device tasks' shared queues: device task, count,
+  // entry and core are the policy's (pick_device_task, fill_quota, pick_shared, pick_core).
+  void dispatch_shared(ThreadId t, int ct, bool before_resolve, Hal& hal) {
+    ThreadContext cx(view, t, hal);
+    const CoreType type = kTypes[ct];
+    std::uint32_t served = 0;  // bit i: ctxs[i] served in this call (ctxs.size() <= 8)
+    for (;;) {
+      std::size_t ci = ctxs.size();
+      if (ctxs.size() == 1) {
+        if (served == 0 && ctxs[0].queued(ct) > 0) ci = 0;
+      } else {
+        candidates.clear();
+        candidate_ctx.clear();
+        for (std::size_t i = 0; i < ctxs.size(); ++i) {
+          if ((served & (1u << i)) == 0 && ctxs[i].queued(ct) > 0) {
+            candidates.push_back(ctxs[i].dt);
+            candidate_ctx.push_back(i);
+          }
+        }
+        if (!candidates.empty()) {
+          const std::size_t pick =
+              candidates.size() == 1 ? 0 : policy.pick_device_task(cx, type, candidates);
+          NPU_CHECK(pick < candidates.size(),
+                    "policy pick_device_task returned an index out of range");
+          ci = candidate_ctx[pick];
+        }
+      }
+      if (ci == ctxs.size()) return;
+      served |= 1u << ci;
+      Ctx& x = ctxs[ci];
+      std::uint32_t k = policy.fill_quota(cx, type, x.dt);
       if (k == 0) return;
       hal.charge(t, AicpuOp::kQueueOp, 1);
       std::uint8_t& first = x.first_taken[t * kNumDispatchTypes + ct];
       const bool first_batch = first == 0;
       while (k > 0 && x.queued(ct) > 0) {
         auto& q = x.queue[ct];
-        std::size_t pick = 0;
-        if (!force_head) {
-          pick =
-              policy.pick_shared(view, t, kTypes[ct],
-                                 ReadyQueueView(q.data() + x.head[ct], x.queued(ct)), first_batch);
-          NPU_CHECK(pick < x.queued(ct), "policy pick_shared returned an index out of range");
-        }
+        const std::size_t pick =
+            policy.pick_shared(cx, type, TaskListView(q.data() + x.head[ct], x.queued(ct)),
+                               first_batch, before_resolve);
+        NPU_CHECK(pick < x.queued(ct), "policy pick_shared returned an index out of range");
         TaskId task;
         if (pick == 0) {
           task = q[x.head[ct]++];
@@ -299,9 +316,7 @@ struct Scheduler::Impl {
           task = *it;
           q.erase(it);
         }
-        CoreId c = th.run_ready[ct].empty() ? next_pending_core(t, ct) : th.run_ready[ct].back();
-        NPU_CHECK(c != kNoCore, "no core to fill although may_fill allowed it");
-        send(t, task, c, hal);
+        send(t, task, policy.pick_core(cx, type, task), hal);
         --k;
       }
       first = 1;
@@ -311,6 +326,35 @@ struct Scheduler::Impl {
       }
     }
   }
+
+  // ---- stealing --------------------------------------------------------------------------
+  bool may_steal(ThreadId t, int ct) const {
+    return !threads[t].run_ready[ct].empty() && !any_queued(ct) &&
+           policy.steal_victim(view, t, kTypes[ct]) != kNoThread;
+  }
+
+  // Fills thread t's idle cores of type ct from other threads' staging buffers, one locked
+  // operation per task taken.
+  void steal(ThreadId t, int ct, Hal& hal) {
+    ThreadContext cx(view, t, hal);
+    const CoreType type = kTypes[ct];
+    while (!threads[t].run_ready[ct].empty()) {
+      const ThreadId v = policy.steal_victim(view, t, type);
+      if (v == kNoThread) return;
+      NPU_CHECK(v < threads.size() && v != t && !threads[v].staging[ct].empty(),
+                "policy steal_victim named a thread with nothing to steal");
+      auto& vs = threads[v].staging[ct];
+      const std::size_t i = policy.pick_stolen(cx, type, v, TaskListView(vs.data(), vs.size()));
+      NPU_CHECK(i < vs.size(), "policy pick_stolen returned an index out of range");
+      const TaskId task = vs[i];
+      vs.erase(vs.begin() + static_cast<std::ptrdiff_t>(i));
+      hal.charge(t, AicpuOp::kQueueOp, 1);
+      send(t, task, policy.pick_core(cx, type, task), hal);
+    }
+  }
+
+  std::vector<DeviceTaskId> candidates;  // dispatch_shared scratch
+  std::vector<std::size_t> candidate_ctx;
 };
 
 // ---- construction ----------------------------------------------------------------------
@@ -392,7 +436,12 @@ std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
   x.arrived.assign(shape_.threads, 0);
   x.first_taken.assign(std::size_t{shape_.threads} * kNumDispatchTypes, 0);
   const TaskId b = d.first_task, e = d.first_task + d.num_tasks;
+  if (!m.set_up) {
+    m.set_up = true;
+    m.policy.setup(m.view);
+  }
   for (TaskId t = b; t < e; ++t) m.pred[t] = graph_.pred_count[t];
+  if ((m.events & kEventDeviceTask) != 0) m.policy.on_device_task_admitted(m.view, dt, hal.now(0));
   // The control-flow AICPU builds the ready queues in task order and resolves
   // zero-predecessor HUBs at once ("resolve early").
   std::uint64_t edges = 0;
@@ -405,6 +454,10 @@ std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
     const CoreType ct = graph_.core_type[t];
     if (is_dispatchable(ct)) {
       x.queue[idx(ct)].push_back(t);
+      if ((m.events & kEventReady) != 0) {
+        ThreadContext cx(m.view, 0, hal);
+        m.policy.on_ready(cx, t);
+      }
       continue;
     }
     if (ct == CoreType::kAicpu) {
@@ -439,6 +492,7 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
   }
   // Before an operation on shared state: suspend the round if the backend asks to (it
   // resumes here, past the question).
+  ThreadContext cx(m.view, t, hal);
   const auto yield = [&] {
     if (rs.synced) {
       rs.synced = false;
@@ -487,10 +541,10 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
       }
       case Phase::kSendBefore:
         // 2. Send before resolve: keep the cores busy before the slow resolve walk.
-        if (rs.synced ||
-            (rs.serial_active && m.policy.send_before_resolve(m.view, t) && m.any_queued(ct))) {
+        if (rs.synced || (rs.serial_active && m.any_queued(ct) &&
+                          m.policy.send_before_resolve(cx, kTypes[ct]))) {
           if (yield()) return r;
-          m.dispatch_shared(t, ct, /*force_head=*/true, hal);
+          m.dispatch_shared(t, ct, /*before_resolve=*/true, hal);
         }
         rs.i = 0;
         rs.phase = Phase::kResolve;
@@ -503,6 +557,7 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
             return r;
           }
           ++m.ctx_of_task(task).completed;
+          if ((m.events & kEventDone) != 0) m.policy.on_done(cx, task, core);
           m.resolve(t, task, core, hal);
           ++rs.i;
           ++r.completions;
@@ -511,12 +566,17 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
         rs.phase = Phase::kFlush;
         break;
       case Phase::kFlush:
-        // 4. Publish staged tasks: newest to idle cores, the rest to the shared queue.
+        // 4. Staged tasks to this thread's cores, then (if the policy publishes now) the
+        // rest to the shared queue; tasks kept staged are work other threads may steal.
         while (rs.k < kNumDispatchTypes) {
           m.flush_send(t, rs.k, hal);
-          if (!th.staging[rs.k].empty()) {
+          const auto& st = th.staging[rs.k];
+          if (rs.synced || (!st.empty() && m.policy.publish_staged(cx, kTypes[rs.k],
+                                                                   PublishPoint::kRoundEnd, 0))) {
             if (yield()) return r;
-            m.spill(t, rs.k, hal);
+            if (!st.empty()) m.spill(t, rs.k, hal);
+          } else if (!st.empty()) {
+            r.pushed_shared[rs.k] = true;
           }
           ++rs.k;
         }
@@ -526,13 +586,22 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
         // 5. Take from the shared queue in the policy's order.
         if (rs.synced || m.any_queued(ct)) {
           if (yield()) return r;
-          m.dispatch_shared(t, ct, /*force_head=*/false, hal);
+          m.dispatch_shared(t, ct, /*before_resolve=*/false, hal);
+        }
+        rs.phase = Phase::kSteal;
+        break;
+      case Phase::kSteal:
+        // 6. Idle cores and no shared work: steal from other threads (policies that do).
+        if (rs.synced || m.may_steal(t, ct)) {
+          if (yield()) return r;
+          m.steal(t, ct, hal);
         }
         rs.phase = Phase::kPublish;
         break;
       case Phase::kPublish:
-        // 6. Fair modes publish whether this thread has a fully idle core.
-        if (rs.synced || (m.fair && th.idle_flag[ct] != !th.run_ready[ct].empty())) {
+        // 7. Publish whether this thread has a fully idle core (policies that do).
+        if (rs.synced || (th.idle_flag[ct] != !th.run_ready[ct].empty() &&
+                          m.policy.publish_idle(cx, kTypes[ct]))) {
           if (yield()) return r;
           th.idle_flag[ct] = !th.run_ready[ct].empty();
         }
@@ -560,6 +629,9 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
           }
           if (done) {
             r.finished_device_tasks.push_back({x.dt, x.barrier_ps});
+            if ((m.events & kEventDeviceTask) != 0) {
+              m.policy.on_device_task_finished(m.view, x.dt, x.barrier_ps);
+            }
             m.ctxs.erase(m.ctxs.begin() + static_cast<std::ptrdiff_t>(i));
             ++done_device_tasks_;
           } else {
@@ -607,6 +679,9 @@ bool Scheduler::has_dispatchable_work(ThreadId t) const {
       if (x.queued(ct) == 0) continue;
       if (!th.run_ready[ct].empty() || m.free_pending_count(t, ct) > 0) return true;
     }
+  }
+  for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+    if (m.may_steal(t, ct)) return true;
   }
   return false;
 }
@@ -681,12 +756,46 @@ std::size_t MachineView::idle_count(ThreadId t, CoreType ct) const {
 CoreId MachineView::idle_core(ThreadId t, CoreType ct, std::size_t i) const {
   return s_.impl_->threads[t].run_ready[idx(ct)][i];
 }
+std::uint32_t MachineView::free_pending_count(ThreadId t, CoreType ct) const {
+  return s_.impl_->free_pending_count(t, idx(ct));
+}
 bool MachineView::other_thread_idle(ThreadId t, CoreType ct) const {
   return s_.impl_->other_thread_idle(t, idx(ct));
 }
 std::uint32_t MachineView::remaining_unsent(DeviceTaskId dt, CoreType ct) const {
   const Ctx* x = s_.impl_->find_ctx(dt);
   return x == nullptr ? 0 : x->unsent[idx(ct)];
+}
+std::size_t MachineView::shared_queued(DeviceTaskId dt, CoreType ct) const {
+  const Ctx* x = s_.impl_->find_ctx(dt);
+  return x == nullptr ? 0 : x->queued(idx(ct));
+}
+TaskListView MachineView::staged(ThreadId t, CoreType ct) const {
+  const auto& st = s_.impl_->threads[t].staging[idx(ct)];
+  return TaskListView(st.data(), st.size());
+}
+TimePs MachineView::duration_estimate_ps(TaskId task) const {
+  const TaskGraph& g = s_.graph_;
+  if (g.has_recorded(task)) return TimePs{g.recorded_ns[task]} * 1000;
+  return s_.estimator_ != nullptr ? s_.estimator_->estimate_ps(task) : 0;
+}
+std::uint64_t MachineView::bytes_read(TaskId task) const {
+  const TaskGraph& g = s_.graph_;
+  std::uint64_t n = 0;
+  if (!g.has_memory()) return 0;
+  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
+    if (g.mem[i].is_write == 0) n += g.mem[i].bytes;
+  }
+  return n;
+}
+std::uint64_t MachineView::bytes_written(TaskId task) const {
+  const TaskGraph& g = s_.graph_;
+  std::uint64_t n = 0;
+  if (!g.has_memory()) return 0;
+  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
+    if (g.mem[i].is_write != 0) n += g.mem[i].bytes;
+  }
+  return n;
 }
 
 }  // namespace pypto::sched

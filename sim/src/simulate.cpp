@@ -10,6 +10,7 @@
 
 #include "machine/ai_core.h"
 #include "machine/control_flow.h"
+#include "machine/estimator.h"
 #include "machine/hbm.h"
 #include "machine/machine.h"
 #include "machine/sched_thread.h"
@@ -128,7 +129,8 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   SimOptions run_opt = opt;
   run_opt.record_timeline = opt.record_timeline || opt.record_task_times;
   Machine m(graph, chip, run_opt, res, l2);
-  std::unique_ptr<sched::Policy> policy = sched::Registry::global().create(opt.runtime.policy);
+  std::unique_ptr<sched::Policy> policy =
+      sched::Registry::global().create(opt.runtime.policy, opt.runtime.policy_params);
   sched::MachineShape shape;
   shape.aic = chip.cores.aic;
   shape.aiv = chip.cores.aic * chip.cores.aiv_per_aic;
@@ -137,6 +139,8 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   shape.parallelism = static_cast<std::uint32_t>(opt.runtime.device_sched_parallelism);
   check_core_types(graph, chip);
   sched::Scheduler scheduler(graph, shape, *policy);
+  const CostModelEstimator estimator(m);
+  scheduler.set_estimator(&estimator);
   m.scheduler = &scheduler;
 
   const std::size_t n = graph.num_tasks();

@@ -29,6 +29,7 @@
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sim/report.h"
+#include "pypto/sim/run_config.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/native_writer.h"
 #include "pypto/sim/trace/synthetic.h"
@@ -89,6 +90,8 @@ struct Common {
   std::string trace, prof, chip, config, out;
   std::vector<std::string> sets;
   bool no_trace = false, quiet = false;
+  std::vector<std::string> policy_params;  // --policy-param key=value
+  std::string run_config;                  // --run-config FILE.yaml
 };
 
 // The flag of a runtime option: its name with '-' for '_' (device_sched_mode also answers
@@ -124,6 +127,11 @@ po::options_description chip_options(Common& c) {
     d.add_options()(names.c_str(), po::value<std::string>(),
                     sched::runtime_option_help(spec).c_str());
   }
+  d.add_options()("policy-param", po::value(&c.policy_params)->composing(),
+                  "a parameter of the policy: --policy-param seed=3 (repeatable; "
+                  "pypto-sim policies lists them)")(
+      "run-config", po::value(&c.run_config),
+      "runtime options and policy_params from a YAML file (flags override it)");
   return d;
 }
 
@@ -136,15 +144,51 @@ po::options_description common_options(Common& c) {
   return d;
 }
 
-sched::RuntimeOptions runtime_options(const po::variables_map& vm) {
+// check_params false (compare): the parameters are checked per policy by policy_params_for.
+sched::RuntimeOptions runtime_options(const po::variables_map& vm, const Common& c,
+                                      bool check_params = true) {
   sched::RuntimeOptions o;
+  if (!c.run_config.empty()) {
+    sim::load_run_config(c.run_config, o);
+    // A policy named by a flag does not inherit the file's policy's parameters.
+    if (vm.count("device-sched-mode") + vm.count("sched-mode") != 0) o.policy_params.clear();
+  }
   for (const sched::OptionSpec& spec : sched::kRuntimeOptionSpecs) {
     if (!is_replay_flag(spec)) continue;
     const std::string flag = flag_of(spec);
     if (vm.count(flag) != 0) sched::set_runtime_option(o, spec.name, vm[flag].as<std::string>());
   }
-  sched::validate(o);
+  for (const std::string& kv : c.policy_params) {
+    const auto [key, value] = sched::parse_param_assignment(kv);
+    o.policy_params[key] = value;
+  }
+  if (check_params) {
+    sched::validate(o);
+  } else {
+    sched::RuntimeOptions bare = o;
+    bare.policy_params.clear();
+    sched::validate(bare);
+  }
   return o;
+}
+
+// compare: each --policy-param goes to the compared policies that declare it; one that no
+// compared policy declares is an error (with the first policy's suggestion).
+sched::ParamText policy_params_for(const std::string& policy, const sched::ParamText& given,
+                                   const std::vector<std::string>& policies) {
+  sched::ParamText out;
+  for (const auto& [key, value] : given) {
+    bool declared_anywhere = false;
+    for (const auto& p : policies) {
+      for (const auto& spec : sched::Registry::global().find(p).params) {
+        declared_anywhere |= spec.name == key;
+        if (spec.name == key && p == policy) out[key] = value;
+      }
+    }
+    if (!declared_anywhere) sched::Registry::global().resolve(policies.front(), {{key, value}});
+  }
+  sched::Registry::global().resolve(policy, out);
+  return out;
 }
 
 std::string default_out_dir(const std::string& trace, const std::string& tag) {
@@ -304,7 +348,7 @@ int cmd_run(int argc, char** argv, bool compare) {
   if (c.trace.empty())
     throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") +
                      " TRACE [options]");
-  sched::RuntimeOptions rt = runtime_options(vm);
+  sched::RuntimeOptions rt = runtime_options(vm, c, /*check_params=*/!compare);
   sim::ChipConfig chip;
   sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip);
   if (trace.unrecorded_tasks > 0) {
@@ -345,10 +389,13 @@ int cmd_run(int argc, char** argv, bool compare) {
     if (!item.empty()) names.push_back(sched::parse_policy(item));
   }
   if (names.empty()) throw UsageError("--policies: no policy given");
+  const sched::ParamText given = rt.policy_params;
+  for (const auto& n : names) policy_params_for(n, given, names);  // all errors before any run
   std::vector<sim::SimResult> runs;
   const std::string out = c.out.empty() ? default_out_dir(c.trace, "compare") : c.out;
   for (const auto& n : names) {
     rt.policy = n;
+    rt.policy_params = policy_params_for(n, given, names);
     runs.push_back(run_one(trace.graph, chip, rt, !c.no_trace, c.quiet));
     sim::ReportOptions ro;
     ro.trace_json = ro.swim_json = !c.no_trace;
@@ -537,7 +584,7 @@ int cmd_calibrate(int argc, char** argv) {
     return 0;
   }
   if (pairs.empty()) throw UsageError("missing TRACE: pypto-sim calibrate TRACE [--prof PROF]...");
-  const sched::RuntimeOptions rt = runtime_options(vm);
+  const sched::RuntimeOptions rt = runtime_options(vm, c);
   calibrate::CalibrateOptions opt;
   if (!params.empty()) {
     opt.params.clear();
@@ -615,8 +662,12 @@ int dispatch(int argc, char** argv) {
   if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
   if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
   if (cmd == "policies" || cmd == "--list-policies") {
+    // Name and description, then one line per parameter.
     for (const auto& e : sched::Registry::global().list()) {
       std::cout << e.name << "  " << e.description << "\n";
+      for (const auto& p : e.params) {
+        std::cout << "    " << p.name << ": " << sched::describe_param(p) << "  " << p.doc << "\n";
+      }
     }
     return 0;
   }

@@ -4,17 +4,20 @@
 // buffer as soon as the shared queue runs dry. Ties: FIFO queue order.
 #include <memory>
 
-#include "pypto/sched/policy.h"
+#include "fair_rule.h"
 
 namespace pypto::sched {
 namespace {
 
 class Fair final : public Policy {
  public:
-  bool may_prefill_pending(const MachineView& m, ThreadId t, CoreType ct) const override {
-    return !m.other_thread_idle(t, ct);
+  std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
+    return FairRule::quota(c, ct, dt);
   }
-  bool fair() const override { return true; }
+  bool publish_staged(ThreadContext&, CoreType, PublishPoint at, std::size_t queued) override {
+    return FairRule::publish(at, queued);
+  }
+  bool publish_idle(ThreadContext&, CoreType) override { return true; }
 };
 
 }  // namespace

@@ -11,12 +11,12 @@ namespace {
 
 class L2Affinity final : public Policy {
  public:
-  bool send_before_resolve(const MachineView&, ThreadId) const override { return false; }
-  CoreId direct_send(const MachineView& m, ThreadId t, TaskId ready, CoreId) override {
-    return rule_.target(m, t, ready, /*allow_pending=*/true);
+  bool send_before_resolve(ThreadContext&, CoreType) override { return false; }
+  CoreId direct_send(ThreadContext& c, TaskId ready, CoreId) override {
+    return rule_.target(c, ready, /*allow_pending=*/true);
   }
-  std::size_t pick_shared(const MachineView&, ThreadId, CoreType, const ReadyQueueView& q,
-                          bool first_batch) override {
+  std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool first_batch,
+                          bool) override {
     return L2AffinityRule::pick(q, first_batch);
   }
 

@@ -12,7 +12,9 @@ namespace pypto::sched {
 // whose output is hot in L2), else a pending slot of one of its busy cores, round-robin.
 class L2AffinityRule {
  public:
-  CoreId target(const MachineView& m, ThreadId t, TaskId ready, bool allow_pending) {
+  CoreId target(const ThreadContext& c, TaskId ready, bool allow_pending) {
+    const MachineView& m = c.view();
+    const ThreadId t = c.thread();
     const CoreType ct = m.graph().core_type[ready];
     const std::size_t idle = m.idle_count(t, ct);
     if (idle > 0) return m.idle_core(t, ct, idle - 1);
@@ -22,16 +24,16 @@ class L2AffinityRule {
     if (cursor_.size() <= t) cursor_.resize(t + 1, 0);
     const CoreId n = e - b;
     for (CoreId k = 0; k < n; ++k) {
-      const CoreId c = b + (cursor_[t] + k) % n;
-      if (m.has_free_slot(c)) {
+      const CoreId core = b + (cursor_[t] + k) % n;
+      if (m.has_free_slot(core)) {
         cursor_[t] = (cursor_[t] + k + 1) % n;
-        return c;
+        return core;
       }
     }
     return kNoCore;
   }
   // Newest ready first, except the thread's first batch of a device task.
-  static std::size_t pick(const ReadyQueueView& q, bool first_batch) {
+  static std::size_t pick(const TaskListView& q, bool first_batch) {
     return first_batch ? 0 : q.size() - 1;
   }
 

@@ -3,6 +3,7 @@
 // rule of mode 2 (a direct send may use a pending slot only while no other thread idles).
 #include <memory>
 
+#include "fair_rule.h"
 #include "l2_affinity_rule.h"
 
 namespace pypto::sched {
@@ -10,19 +11,22 @@ namespace {
 
 class L2Fair final : public Policy {
  public:
-  bool send_before_resolve(const MachineView&, ThreadId) const override { return false; }
-  CoreId direct_send(const MachineView& m, ThreadId t, TaskId ready, CoreId) override {
-    const CoreType ct = m.graph().core_type[ready];
-    return rule_.target(m, t, ready, /*allow_pending=*/!m.other_thread_idle(t, ct));
+  bool send_before_resolve(ThreadContext&, CoreType) override { return false; }
+  CoreId direct_send(ThreadContext& c, TaskId ready, CoreId) override {
+    const CoreType ct = c.view().graph().core_type[ready];
+    return rule_.target(c, ready, /*allow_pending=*/!c.view().other_thread_idle(c.thread(), ct));
   }
-  std::size_t pick_shared(const MachineView&, ThreadId, CoreType, const ReadyQueueView& q,
-                          bool first_batch) override {
+  std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool first_batch,
+                          bool) override {
     return L2AffinityRule::pick(q, first_batch);
   }
-  bool may_prefill_pending(const MachineView& m, ThreadId t, CoreType ct) const override {
-    return !m.other_thread_idle(t, ct);
+  std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
+    return FairRule::quota(c, ct, dt);
   }
-  bool fair() const override { return true; }
+  bool publish_staged(ThreadContext&, CoreType, PublishPoint at, std::size_t queued) override {
+    return FairRule::publish(at, queued);
+  }
+  bool publish_idle(ThreadContext&, CoreType) override { return true; }
 
  private:
   L2AffinityRule rule_;

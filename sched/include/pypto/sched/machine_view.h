@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a policy may look at: the runtime's own bookkeeping of cores, threads and ready
-// queues (what the schedule AICPU knows from its polls, not the hardware's true state).
+// What a policy may look at: the runtime's own bookkeeping of cores, threads, staging
+// buffers and ready queues (what the schedule AICPU knows from its polls, not the
+// hardware's true state), plus per-task figures a scheduler could know in advance: a
+// duration estimate and the bytes a task reads and writes.
 #pragma once
 
 #include <cstddef>
@@ -13,16 +15,28 @@ namespace pypto::sched {
 
 class Scheduler;
 
-// A read-only window onto one shared ready queue; index 0 is the oldest entry.
-class ReadyQueueView {
+// A read-only window onto a list of tasks (a shared ready queue or a staging buffer);
+// index 0 is the oldest entry.
+class TaskListView {
  public:
-  ReadyQueueView(const TaskId* data, std::size_t size) : data_(data), size_(size) {}
+  TaskListView(const TaskId* data, std::size_t size) : data_(data), size_(size) {}
   std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   TaskId operator[](std::size_t i) const { return data_[i]; }
 
  private:
   const TaskId* data_;
   std::size_t size_;
+};
+using ReadyQueueView = TaskListView;
+
+// A duration estimate for tasks without a recorded one; the backend that has a cost model
+// provides it (Scheduler::set_estimator).
+class DurationEstimator {
+ public:
+  virtual ~DurationEstimator() = default;
+  // Contract: the expected run time of task on an idle core with a warm L2, in ps; pure.
+  virtual TimePs estimate_ps(TaskId task) const = 0;
 };
 
 class MachineView {
@@ -44,10 +58,24 @@ class MachineView {
   // Thread t's fully idle cores of type ct; the last one is the most recently freed.
   std::size_t idle_count(ThreadId t, CoreType ct) const;
   CoreId idle_core(ThreadId t, CoreType ct, std::size_t i) const;
-  // True if some thread other than t has published a fully idle core of type ct.
+  // Thread t's busy cores of type ct with an empty pending slot.
+  std::uint32_t free_pending_count(ThreadId t, CoreType ct) const;
+  // True if some thread other than t has published a fully idle core of type ct (flags
+  // never published read "idle"; false on a one-thread machine).
   bool other_thread_idle(ThreadId t, CoreType ct) const;
-  // Tasks of type ct of task's device task not yet sent to a core.
+  // Tasks of type ct of device task dt not yet sent to a core (0 if dt is not active).
   std::uint32_t remaining_unsent(DeviceTaskId dt, CoreType ct) const;
+  // Tasks of type ct waiting in dt's shared ready queue (0 if dt is not active).
+  std::size_t shared_queued(DeviceTaskId dt, CoreType ct) const;
+  // Thread t's staging buffer of type ct (0 oldest): what other threads may steal.
+  TaskListView staged(ThreadId t, CoreType ct) const;
+  std::size_t staged_count(ThreadId t, CoreType ct) const { return staged(t, ct).size(); }
+
+  // Per-task figures. The duration estimate is the recorded duration when there is one,
+  // else the backend's estimate (DurationEstimator), else 0.
+  TimePs duration_estimate_ps(TaskId task) const;
+  std::uint64_t bytes_read(TaskId task) const;
+  std::uint64_t bytes_written(TaskId task) const;
 
  private:
   const Scheduler& s_;

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -163,10 +164,13 @@ static_assert(static_cast<std::size_t>(spec_of(RuntimeOption::kDeviceSchedMode).
               kModePolicies.size());
 
 struct RuntimeOptions {
-  // Policy, by registry name ("fifo", "l2_affinity", "fair", "l2_fair" or a plug-in).
-  // device_sched_mode 0..3 maps to the four built-ins.
+  // Policy, by registry name ("fifo", "l2_affinity", "fair", "l2_fair", a further built-in
+  // or a plug-in). device_sched_mode 0..3 maps to the four built-ins.
   std::string policy{kModePolicies[static_cast<std::size_t>(
       spec_of(RuntimeOption::kDeviceSchedMode).default_value)]};
+  // The policy's parameters by name, as text (CLI --policy-param key=value, Python
+  // pypto.sim.policy_params); checked against the policy's declaration (Registry).
+  std::map<std::string, std::string> policy_params;
   std::int64_t stitch_function_max_num =
       spec_of(RuntimeOption::kStitchFunctionMaxNum).default_value;
   std::int64_t max_workspace_kb = spec_of(RuntimeOption::kMaxWorkspaceKb).default_value;
@@ -216,7 +220,8 @@ std::string policy_for_mode(std::int64_t mode);
 std::string parse_policy(const std::string& value);
 
 // Checks every field against the table; throws ConfigError naming the first option out of
-// range ("runtime.<key>: <value> is out of range [min, max]") or an unknown policy.
+// range ("runtime.<key>: <value> is out of range [min, max]"), an unknown policy or a
+// parameter the policy does not declare or whose value it rejects.
 void validate(const RuntimeOptions& o);
 
 }  // namespace pypto::sched

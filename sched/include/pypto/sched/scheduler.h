@@ -51,9 +51,13 @@ struct ThreadStats {
 class Scheduler {
  public:
   // Contract: graph and policy outlive the scheduler. Throws ConfigError if a device task
-  // needs a core type the machine lacks.
+  // needs a core type the machine lacks. policy.setup runs at the first admit.
   Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& policy);
   ~Scheduler();
+
+  // Contract: the estimator (nullptr: none) outlives the scheduler; MachineView's
+  // duration_estimate_ps uses it for tasks without a recorded duration.
+  void set_estimator(const DurationEstimator* estimator) { estimator_ = estimator; }
 
   // Device-task admission. Serial device tasks run alone; device tasks of one parallel
   // group run up to `parallelism` at once.
@@ -103,6 +107,7 @@ class Scheduler {
   MachineShape shape_;
   std::unique_ptr<Impl> impl_;
   std::uint64_t done_device_tasks_ = 0;
+  const DurationEstimator* estimator_ = nullptr;
 };
 
 }  // namespace pypto::sched

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scheduling policies written in Python: pypto._C.Policy is sched::Policy with a pybind11
+// trampoline, so a Python subclass may override any hook; the rest run the C++ defaults
+// without entering Python. A registered class is instantiated once per simulation
+// (Registry factory); hooks run with the GIL taken for the call (the simulation itself runs
+// without it). An exception inside a hook propagates as that Python exception, with a
+// note naming the hook and the class, out of the SIM call; the runtime state is dropped.
+#include "policy_bindings.h"
+
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pypto/common/errors.h"
+#include "pypto/model/config_loader.h"
+#include "pypto/sched/registry.h"
+#include "pypto/sim/report.h"
+#include "pypto/sim/simulation.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+namespace py = pybind11;
+
+namespace pypto::bindings {
+namespace {
+
+using sched::CoreId;
+using sched::CoreType;
+using sched::DeviceTaskId;
+using sched::MachineView;
+using sched::Policy;
+using sched::PublishPoint;
+using sched::StagedPick;
+using sched::TaskId;
+using sched::TaskListView;
+using sched::ThreadContext;
+using sched::ThreadId;
+using sched::TimePs;
+
+// Adds "in policy hook NAME of CLASS" to the Python exception in flight (PEP 678 notes).
+[[noreturn]] void rethrow_with_hook(py::error_already_set& e, const char* hook,
+                                    const py::handle& self) {
+  {
+    const py::object value = e.value();
+    if (py::hasattr(value, "add_note")) {
+      const std::string cls = py::str(py::type::handle_of(self).attr("__qualname__"));
+      value.attr("add_note")("in scheduling policy hook " + std::string(hook) + " of " + cls);
+    }
+  }
+  throw;
+}
+
+// The trampoline: each hook calls the Python override if the class has one.
+class PyPolicy : public Policy {
+ public:
+  unsigned events() const override {
+    py::gil_scoped_acquire gil;
+    const py::function f = py::get_override(static_cast<const Policy*>(this), "events");
+    if (f) return call<unsigned>(f, "events");
+    // By default, the events whose hooks the class overrides.
+    unsigned bits = 0;
+    const auto has = [&](const char* name) {
+      return static_cast<bool>(py::get_override(static_cast<const Policy*>(this), name));
+    };
+    if (has("on_ready")) bits |= sched::kEventReady;
+    if (has("on_dispatch")) bits |= sched::kEventDispatch;
+    if (has("on_done")) bits |= sched::kEventDone;
+    if (has("on_device_task_admitted") || has("on_device_task_finished")) {
+      bits |= sched::kEventDeviceTask;
+    }
+    return bits;
+  }
+  void setup(const MachineView& m) override {
+    hook<void>(
+        "setup", [&] { return Policy::setup(m); }, &m);
+  }
+  void on_ready(ThreadContext& c, TaskId t) override { hook<void>("on_ready", nullptr, &c, t); }
+  void on_dispatch(ThreadContext& c, TaskId t, CoreId core) override {
+    hook<void>("on_dispatch", nullptr, &c, t, core);
+  }
+  void on_done(ThreadContext& c, TaskId t, CoreId core) override {
+    hook<void>("on_done", nullptr, &c, t, core);
+  }
+  void on_device_task_admitted(const MachineView& m, DeviceTaskId dt, TimePs at) override {
+    hook<void>("on_device_task_admitted", nullptr, &m, dt, at);
+  }
+  void on_device_task_finished(const MachineView& m, DeviceTaskId dt, TimePs at) override {
+    hook<void>("on_device_task_finished", nullptr, &m, dt, at);
+  }
+  bool send_before_resolve(ThreadContext& c, CoreType ct) override {
+    return hook<bool>(
+        "send_before_resolve", [&] { return Policy::send_before_resolve(c, ct); }, &c, ct);
+  }
+  CoreId direct_send(ThreadContext& c, TaskId ready, CoreId producer) override {
+    return hook<CoreId>(
+        "direct_send", [&] { return Policy::direct_send(c, ready, producer); }, &c, ready,
+        producer);
+  }
+  StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& staged) override {
+    py::gil_scoped_acquire gil;
+    const py::function f = py::get_override(static_cast<const Policy*>(this), "pick_staged");
+    if (!f) {
+      py::gil_scoped_release nogil;
+      return Policy::pick_staged(c, ct, staged);
+    }
+    try {
+      const py::object r = f(&c, ct, &staged);
+      if (r.is_none()) return {};
+      const auto pair = r.cast<std::pair<std::size_t, CoreId>>();
+      return {pair.first, pair.second};
+    } catch (py::error_already_set& e) {
+      rethrow_with_hook(e, "pick_staged", py::cast(static_cast<const Policy*>(this)));
+    }
+  }
+  bool publish_staged(ThreadContext& c, CoreType ct, PublishPoint at, std::size_t q) override {
+    return hook<bool>(
+        "publish_staged", [&] { return Policy::publish_staged(c, ct, at, q); }, &c, ct, at, q);
+  }
+  std::size_t pick_device_task(ThreadContext& c, CoreType ct,
+                               const std::vector<DeviceTaskId>& cands) override {
+    return hook<std::size_t>(
+        "pick_device_task", [&] { return Policy::pick_device_task(c, ct, cands); }, &c, ct, cands);
+  }
+  std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
+    return hook<std::uint32_t>(
+        "fill_quota", [&] { return Policy::fill_quota(c, ct, dt); }, &c, ct, dt);
+  }
+  std::size_t pick_shared(ThreadContext& c, CoreType ct, const TaskListView& q, bool first,
+                          bool before) override {
+    return hook<std::size_t>(
+        "pick_shared", [&] { return Policy::pick_shared(c, ct, q, first, before); }, &c, ct, &q,
+        first, before);
+  }
+  CoreId pick_core(ThreadContext& c, CoreType ct, TaskId task) override {
+    return hook<CoreId>(
+        "pick_core", [&] { return Policy::pick_core(c, ct, task); }, &c, ct, task);
+  }
+  bool publish_idle(ThreadContext& c, CoreType ct) override {
+    return hook<bool>(
+        "publish_idle", [&] { return Policy::publish_idle(c, ct); }, &c, ct);
+  }
+  ThreadId steal_victim(const MachineView& m, ThreadId t, CoreType ct) const override {
+    py::gil_scoped_acquire gil;
+    const py::function f = py::get_override(static_cast<const Policy*>(this), "steal_victim");
+    if (!f) return sched::kNoThread;
+    return call<ThreadId>(f, "steal_victim", &m, t, ct);
+  }
+  std::size_t pick_stolen(ThreadContext& c, CoreType ct, ThreadId v,
+                          const TaskListView& staged) override {
+    return hook<std::size_t>(
+        "pick_stolen", [&] { return Policy::pick_stolen(c, ct, v, staged); }, &c, ct, v, &staged);
+  }
+
+ private:
+  template <class R, class... A>
+  R call(const py::function& f, const char* name, A&&... args) const {
+    try {
+      if constexpr (std::is_void_v<R>) {
+        f(std::forward<A>(args)...);
+      } else {
+        return f(std::forward<A>(args)...).template cast<R>();
+      }
+    } catch (py::error_already_set& e) {
+      rethrow_with_hook(e, name, py::cast(static_cast<const Policy*>(this)));
+    }
+  }
+
+  // Calls the Python override of `name` if there is one, else the C++ default `base`
+  // (nullptr: an event without a default), without the GIL.
+  // (nullptr: an event without a default), without the GIL. The default is called
+  // non-virtually, as Policy::hook, or it would come back here.
+  template <class R, class Default, class... A>
+  R hook(const char* name, Default fallback, A... args) {
+    py::gil_scoped_acquire gil;
+    const py::function f = py::get_override(static_cast<const Policy*>(this), name);
+    if (f) return call<R>(f, name, args...);
+    if constexpr (!std::is_same_v<Default, std::nullptr_t>) {
+      py::gil_scoped_release nogil;
+      return fallback();
+    } else {
+      return R();
+    }
+  }
+};
+
+// The hooks a Python class may override, as bits of Held's mask.
+enum Hook : unsigned {
+  kSetup = 1u << 0,
+  kSendBeforeResolve = 1u << 1,
+  kDirectSend = 1u << 2,
+  kPickStaged = 1u << 3,
+  kPublishStaged = 1u << 4,
+  kPickDeviceTask = 1u << 5,
+  kFillQuota = 1u << 6,
+  kPickShared = 1u << 7,
+  kPickCore = 1u << 8,
+  kPublishIdle = 1u << 9,
+  kStealVictim = 1u << 10,
+  kPickStolen = 1u << 11,
+};
+constexpr std::pair<const char*, unsigned> kHooks[] = {
+    {"setup", kSetup},
+    {"send_before_resolve", kSendBeforeResolve},
+    {"direct_send", kDirectSend},
+    {"pick_staged", kPickStaged},
+    {"publish_staged", kPublishStaged},
+    {"pick_device_task", kPickDeviceTask},
+    {"fill_quota", kFillQuota},
+    {"pick_shared", kPickShared},
+    {"pick_core", kPickCore},
+    {"publish_idle", kPublishIdle},
+    {"steal_victim", kStealVictim},
+    {"pick_stolen", kPickStolen},
+};
+
+// The hooks cls overrides (its attribute is not pypto.sim.Policy's).
+unsigned overridden_hooks(const py::object& cls) {
+  const py::object base = py::type::of<Policy>();
+  unsigned mask = 0;
+  for (const auto& [name, bit] : kHooks) {
+    if (!cls.attr(name).is(base.attr(name))) mask |= bit;
+  }
+  return mask;
+}
+
+// Owns the Python instance for as long as the runtime uses the policy. A hook the class
+// overrides goes to the trampoline (and Python); the others run the C++ default on the
+// same object without touching Python, so they cost what they cost in a C++ policy.
+class Held final : public Policy {
+ public:
+  Held(py::object obj, Policy* p, unsigned mask) : obj_(std::move(obj)), p_(p), mask_(mask) {}
+  ~Held() override {
+    py::gil_scoped_acquire gil;
+    obj_ = py::object();
+  }
+  unsigned events() const override { return p_->events(); }
+  void setup(const MachineView& m) override {
+    if (on(kSetup)) p_->setup(m);
+  }
+  void on_ready(ThreadContext& c, TaskId t) override { p_->on_ready(c, t); }
+  void on_dispatch(ThreadContext& c, TaskId t, CoreId k) override { p_->on_dispatch(c, t, k); }
+  void on_done(ThreadContext& c, TaskId t, CoreId k) override { p_->on_done(c, t, k); }
+  void on_device_task_admitted(const MachineView& m, DeviceTaskId d, TimePs at) override {
+    p_->on_device_task_admitted(m, d, at);
+  }
+  void on_device_task_finished(const MachineView& m, DeviceTaskId d, TimePs at) override {
+    p_->on_device_task_finished(m, d, at);
+  }
+  bool send_before_resolve(ThreadContext& c, CoreType ct) override {
+    return on(kSendBeforeResolve) ? p_->send_before_resolve(c, ct)
+                                  : p_->Policy::send_before_resolve(c, ct);
+  }
+  CoreId direct_send(ThreadContext& c, TaskId r, CoreId pc) override {
+    return on(kDirectSend) ? p_->direct_send(c, r, pc) : p_->Policy::direct_send(c, r, pc);
+  }
+  StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& s) override {
+    return on(kPickStaged) ? p_->pick_staged(c, ct, s) : p_->Policy::pick_staged(c, ct, s);
+  }
+  bool publish_staged(ThreadContext& c, CoreType ct, PublishPoint at, std::size_t q) override {
+    return on(kPublishStaged) ? p_->publish_staged(c, ct, at, q)
+                              : p_->Policy::publish_staged(c, ct, at, q);
+  }
+  std::size_t pick_device_task(ThreadContext& c, CoreType ct,
+                               const std::vector<DeviceTaskId>& d) override {
+    return on(kPickDeviceTask) ? p_->pick_device_task(c, ct, d)
+                               : p_->Policy::pick_device_task(c, ct, d);
+  }
+  std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
+    return on(kFillQuota) ? p_->fill_quota(c, ct, dt) : p_->Policy::fill_quota(c, ct, dt);
+  }
+  std::size_t pick_shared(ThreadContext& c, CoreType ct, const TaskListView& q, bool f,
+                          bool b) override {
+    return on(kPickShared) ? p_->pick_shared(c, ct, q, f, b)
+                           : p_->Policy::pick_shared(c, ct, q, f, b);
+  }
+  CoreId pick_core(ThreadContext& c, CoreType ct, TaskId t) override {
+    return on(kPickCore) ? p_->pick_core(c, ct, t) : p_->Policy::pick_core(c, ct, t);
+  }
+  bool publish_idle(ThreadContext& c, CoreType ct) override {
+    return on(kPublishIdle) ? p_->publish_idle(c, ct) : p_->Policy::publish_idle(c, ct);
+  }
+  ThreadId steal_victim(const MachineView& m, ThreadId t, CoreType ct) const override {
+    return on(kStealVictim) ? p_->steal_victim(m, t, ct) : p_->Policy::steal_victim(m, t, ct);
+  }
+  std::size_t pick_stolen(ThreadContext& c, CoreType ct, ThreadId v,
+                          const TaskListView& s) override {
+    return on(kPickStolen) ? p_->pick_stolen(c, ct, v, s) : p_->Policy::pick_stolen(c, ct, v, s);
+  }
+
+ private:
+  bool on(unsigned bit) const { return (mask_ & bit) != 0; }
+  py::object obj_;
+  Policy* p_;
+  unsigned mask_;
+};
+
+// Names registered from Python (the only ones unregister_policy removes).
+std::set<std::string>& python_policies() {
+  static std::set<std::string> names;
+  return names;
+}
+
+sched::ParamType param_type(const std::string& t) {
+  if (t == "int") return sched::ParamType::kInt;
+  if (t == "float") return sched::ParamType::kFloat;
+  if (t == "bool") return sched::ParamType::kBool;
+  throw ConfigError("policy parameter type '" + t + "': expected int, float or bool");
+}
+
+py::object typed(const sched::ParamSpec& p, double v) {
+  if (p.type == sched::ParamType::kBool) return py::bool_(v != 0);
+  if (p.type == sched::ParamType::kInt) return py::int_(static_cast<std::int64_t>(v));
+  return py::float_(v);
+}
+
+}  // namespace
+
+void bind_policies(py::module_& m) {
+  py::enum_<CoreType>(m, "CoreType")
+      .value("AIC", CoreType::kAic)
+      .value("AIV", CoreType::kAiv)
+      .value("AICPU", CoreType::kAicpu)
+      .value("HUB", CoreType::kHub);
+  py::enum_<sched::AicpuOp>(m, "AicpuOp")
+      .value("RESOLVE_EDGE", sched::AicpuOp::kResolveEdge)
+      .value("QUEUE_OP", sched::AicpuOp::kQueueOp)
+      .value("FAIR_SCAN", sched::AicpuOp::kFairScan);
+  py::enum_<PublishPoint>(m, "PublishPoint")
+      .value("STAGED", PublishPoint::kStaged)
+      .value("ROUND_END", PublishPoint::kRoundEnd);
+  m.attr("NO_CORE") = sched::kNoCore;
+  m.attr("NO_THREAD") = sched::kNoThread;
+  m.attr("NO_TASK") = sched::kNoTask;
+
+  py::class_<TaskListView>(m, "TaskList", "A read-only list of task ids, [0] the oldest.")
+      .def("__len__", &TaskListView::size)
+      .def("__getitem__",
+           [](const TaskListView& v, std::ptrdiff_t i) {
+             if (i < 0) i += static_cast<std::ptrdiff_t>(v.size());
+             if (i < 0 || static_cast<std::size_t>(i) >= v.size()) throw py::index_error();
+             return v[static_cast<std::size_t>(i)];
+           })
+      .def("tolist", [](const TaskListView& v) {
+        std::vector<TaskId> out(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) out[i] = v[i];
+        return out;
+      });
+
+  py::class_<MachineView>(m, "MachineView", "The runtime's view of the machine (read-only).")
+      .def("num_threads", &MachineView::num_threads)
+      .def("num_cores", &MachineView::num_cores)
+      .def("core_type", &MachineView::core_type)
+      .def("owner", &MachineView::owner)
+      .def("first_core", &MachineView::first_core)
+      .def("end_core", &MachineView::end_core)
+      .def("running", &MachineView::running)
+      .def("pending", &MachineView::pending)
+      .def("is_idle", &MachineView::is_idle)
+      .def("has_free_slot", &MachineView::has_free_slot)
+      .def("idle_count", &MachineView::idle_count)
+      .def("idle_core", &MachineView::idle_core)
+      .def("free_pending_count", &MachineView::free_pending_count)
+      .def("other_thread_idle", &MachineView::other_thread_idle)
+      .def("remaining_unsent", &MachineView::remaining_unsent)
+      .def("shared_queued", &MachineView::shared_queued)
+      .def("staged", &MachineView::staged, py::keep_alive<0, 1>())
+      .def("staged_count", &MachineView::staged_count)
+      .def("duration_estimate_ps", &MachineView::duration_estimate_ps)
+      .def("bytes_read", &MachineView::bytes_read)
+      .def("bytes_written", &MachineView::bytes_written)
+      .def("num_tasks", [](const MachineView& v) { return v.graph().num_tasks(); })
+      .def("task_type", [](const MachineView& v, TaskId t) { return v.graph().core_type.at(t); })
+      .def("device_task",
+           [](const MachineView& v, TaskId t) { return v.graph().device_task.at(t); })
+      .def("successors",
+           [](const MachineView& v, TaskId t) {
+             const auto& g = v.graph();
+             return std::vector<TaskId>(g.succ.begin() + g.succ_first(t),
+                                        g.succ.begin() + g.succ_last(t));
+           })
+      .def("pred_count", [](const MachineView& v, TaskId t) { return v.graph().pred_count.at(t); })
+      .def("device_task_range", [](const MachineView& v, DeviceTaskId d) {
+        const auto& dt = v.graph().device_tasks.at(d);
+        return std::make_pair(dt.first_task, dt.first_task + dt.num_tasks);
+      });
+
+  py::class_<ThreadContext>(m, "ThreadContext",
+                            "The thread a hook runs on (valid during the call only).")
+      .def_property_readonly("view", &ThreadContext::view, py::return_value_policy::reference)
+      .def_property_readonly("thread", &ThreadContext::thread)
+      .def("now", &ThreadContext::now)
+      .def("charge", &ThreadContext::charge);
+
+  py::class_<Policy, PyPolicy>(m, "Policy", "A scheduling policy; the defaults are fifo's.")
+      .def(py::init<>())
+      .def("events", &Policy::events)
+      .def("setup", &Policy::setup)
+      .def("send_before_resolve", &Policy::send_before_resolve)
+      .def("direct_send", &Policy::direct_send)
+      .def("pick_staged",
+           [](Policy& p, ThreadContext& c, CoreType ct, const TaskListView& s) -> py::object {
+             const StagedPick r = p.Policy::pick_staged(c, ct, s);
+             if (r.index == sched::kNoPick) return py::none();
+             return py::make_tuple(r.index, r.core);
+           })
+      .def("publish_staged", &Policy::publish_staged)
+      .def("pick_device_task", &Policy::pick_device_task)
+      .def("fill_quota", &Policy::fill_quota)
+      .def("pick_shared", &Policy::pick_shared)
+      .def("pick_core", &Policy::pick_core)
+      .def("publish_idle", &Policy::publish_idle)
+      .def("steal_victim", &Policy::steal_victim)
+      .def("pick_stolen", &Policy::pick_stolen)
+      .def_static("last_wave_quota", &Policy::last_wave_quota);
+
+  m.def(
+      "register_policy",
+      [](const std::string& name, const py::object& cls, const std::string& description,
+         const py::list& params) {
+        if (!py::isinstance<py::type>(cls) ||
+            !PyObject_IsSubclass(cls.ptr(), py::type::of<Policy>().ptr())) {
+          throw ConfigError("register_policy('" + name + "'): expected a subclass of " +
+                            "pypto.sim.Policy, got " + std::string(py::str(cls)));
+        }
+        std::vector<sched::ParamSpec> specs;
+        for (const auto& item : params) {
+          const py::dict d = item.cast<py::dict>();
+          sched::ParamSpec p;
+          p.name = d["name"].cast<std::string>();
+          p.type = param_type(d.contains("type") ? d["type"].cast<std::string>() : "float");
+          p.default_value = d["default"].cast<double>();
+          p.min = d.contains("min") ? d["min"].cast<double>() : -1e300;
+          p.max = d.contains("max") ? d["max"].cast<double>() : 1e300;
+          p.doc = d.contains("doc") ? d["doc"].cast<std::string>() : "";
+          specs.push_back(std::move(p));
+        }
+        const std::vector<sched::ParamSpec> declared = specs;
+        sched::Registry::global().add(
+            name, description, std::move(specs),
+            [cls, declared](const sched::PolicyParams& values) -> std::unique_ptr<Policy> {
+              py::gil_scoped_acquire gil;
+              py::object obj = cls();
+              py::dict params;
+              for (std::size_t i = 0; i < declared.size(); ++i) {
+                params[py::str(declared[i].name)] = typed(declared[i], values.values()[i].second);
+              }
+              obj.attr("params") = params;
+              Policy* p = obj.cast<Policy*>();
+              return std::make_unique<Held>(std::move(obj), p, overridden_hooks(cls));
+            });
+        python_policies().insert(name);
+      },
+      py::arg("name"), py::arg("cls"), py::arg("description") = "", py::arg("params") = py::list(),
+      "Registers a pypto.sim.Policy subclass under `name`.");
+  m.def(
+      "unregister_policy",
+      [](const std::string& name) {
+        if (python_policies().erase(name) == 0) {
+          if (sched::Registry::global().contains(name)) {
+            throw ConfigError("policy '" + name + "' was not registered from Python");
+          }
+          return false;
+        }
+        return sched::Registry::global().remove(name);
+      },
+      py::arg("name"), "Removes a registered Python policy; False if there was none.");
+  m.def(
+      "replay",
+      [](const std::string& path, const std::string& chip_name, const py::dict& runtime,
+         const py::dict& params) {
+        sched::RuntimeOptions rt;
+        for (const auto& [k, v] : runtime) {
+          const std::string key = py::str(k);
+          if (py::isinstance<py::str>(v)) {
+            sched::set_runtime_option(rt, key, v.cast<std::string>());
+          } else {
+            sched::set_runtime_option(rt, key, v.cast<std::int64_t>());
+          }
+        }
+        for (const auto& [k, v] : params) {
+          const std::string key = py::str(k);
+          rt.policy_params[key] = py::isinstance<py::bool_>(v) ? (v.cast<bool>() ? "true" : "false")
+                                                               : std::string(py::str(v));
+        }
+        sched::validate(rt);
+        std::string json;
+        {
+          py::gil_scoped_release nogil;
+          const sim::ChipConfig chip = cfg::resolve_chip_config(chip_name, "", {});
+          sim::LoadOptions lo;
+          lo.runtime = rt;
+          const sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
+          sim::SimOptions so;
+          so.runtime = rt;
+          so.record_timeline = false;
+          so.record_aicpu_events = false;
+          const sim::SimResult r = sim::simulate(trace.graph, chip, so);
+          json = sim::stats_json(r).dump();
+        }
+        return py::module_::import("json").attr("loads")(json);
+      },
+      py::arg("path"), py::arg("chip") = "a2", py::arg("runtime") = py::dict(),
+      py::arg("params") = py::dict(),
+      "Replays a trace file (as pypto-sim run --no-trace) and returns its stats.json.");
+}
+
+}  // namespace pypto::bindings

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pypto/sim/run_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "pypto/common/errors.h"
+#include "pypto/common/suggest.h"
+#include "pypto/sched/registry.h"
+
+namespace pypto::sim {
+namespace {
+
+std::string at(const std::string& path, const YAML::Node& n) {
+  return path + ":" + std::to_string(n.Mark().line + 1);
+}
+
+}  // namespace
+
+void load_run_config(const std::string& path, sched::RuntimeOptions& o) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError("cannot read run config " + path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (root.IsNull()) return;
+  if (!root.IsMap()) throw ConfigError(path + ": expected a map of runtime options");
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    const std::string where = at(path, kv.first) + ": " + key;
+    if (key == "policy_params") {
+      if (!v.IsMap() && !v.IsNull()) throw ConfigError(where + ": expected a map of parameters");
+      for (const auto& p : v) {
+        if (!p.second.IsScalar()) {
+          throw ConfigError(where + "." + p.first.as<std::string>() + ": expected a value");
+        }
+        o.policy_params[p.first.as<std::string>()] = p.second.as<std::string>();
+      }
+      continue;
+    }
+    std::vector<std::string> names{"policy_params"};
+    bool known = false;
+    for (const sched::OptionSpec& s : sched::kRuntimeOptionSpecs) {
+      if ((s.acts_on & sched::kActsReplay) == 0) continue;
+      names.emplace_back(s.name);
+      known |= s.name == key;
+    }
+    if (!known) {
+      std::string msg = where + ": not a runtime option of a replay";
+      if (const auto guess = sched::closest_match(key, names))
+        msg += "; did you mean '" + *guess + "'?";
+      throw ConfigError(msg);
+    }
+    if (!v.IsScalar()) throw ConfigError(where + ": expected a value");
+    try {
+      sched::set_runtime_option(o, key, v.as<std::string>());
+    } catch (const ConfigError& e) {
+      throw ConfigError(at(path, v) + ": " + e.what());
+    }
+  }
+  try {
+    sched::validate(o);
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what());
+  }
+}
+
+}  // namespace pypto::sim
