@@ -159,6 +159,13 @@ sched::RuntimeOptions runtime_options(const po::variables_map& vm, const Common&
     if (vm.count(flag) != 0) sched::set_runtime_option(o, spec.name, vm[flag].as<std::string>());
   }
   for (const std::string& kv : c.policy_params) {
+    // Boost takes a prefix such as --policy for --policy-param: name the flag the value went
+    // to, and where choosing policies lives, so "--policy fifo" is not a riddle.
+    if (kv.find('=') == std::string::npos) {
+      throw ConfigError("--policy-param " + kv +
+                        ": expected key=value, a parameter of the chosen policy (choose the "
+                        "policy with --sched-mode, or --policies for compare)");
+    }
     const auto [key, value] = sched::parse_param_assignment(kv);
     o.policy_params[key] = value;
   }
