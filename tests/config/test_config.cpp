@@ -584,3 +584,15 @@ TEST_CASE("a board recording's blockIdx choose and check the chip", "[config]") 
   CHECK(cfg::fitting_chip_presets(cube_only) ==
         std::vector<std::string>{"950dt", "950pr", "950dt-28c", "950pr-28c"});
 }
+
+// Found by fuzzing (tests/fuzz/regressions/config): yaml-cpp keeps the bytes of a string that is
+// not UTF-8, but to_yaml() cannot write them back, so the documented round trip broke.
+TEST_CASE("text values must be valid UTF-8", "[config]") {
+  CHECK_THROWS_WITH(load("chip:\n  description: \"a\xb1z\"\n"),
+                    Contains("chip.description: is not valid UTF-8 text"));
+  CHECK_THROWS_WITH(load("chip:\n  name: \"\xc0\xaf\"\n"),  // overlong '/'
+                    Contains("chip.name: is not valid UTF-8 text"));
+  ChipConfig c = load("chip:\n  description: \"Atlas \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"\n");
+  CHECK(cfg::first_difference(c, cfg::load_chip_config_text(cfg::to_yaml(c), "r.yaml")) ==
+        std::nullopt);
+}

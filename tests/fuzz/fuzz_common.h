@@ -62,8 +62,7 @@ inline std::string write_input(const char* tag, const std::uint8_t* data, std::s
     const char* t = std::getenv("TMPDIR");
     return std::string(t != nullptr ? t : "/tmp");
   }();
-  const std::string path =
-      dir + "/pypto-fuzz-" + std::to_string(::getpid()) + "-" + tag;
+  const std::string path = dir + "/pypto-fuzz-" + std::to_string(::getpid()) + "-" + tag;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
     std::fprintf(stderr, "fuzz: cannot write %s\n", path.c_str());
@@ -114,9 +113,9 @@ void run_one(F&& fn) {
 #define PYPTO_FUZZ_TARGET(name) \
   extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 #else
-#define PYPTO_FUZZ_TARGET(name)                                                              \
-  static int fuzz_one_##name(const std::uint8_t* data, std::size_t size);                   \
-  [[maybe_unused]] static const bool fuzz_registered_##name =                                \
-      ::pypto::fuzz::register_target(#name, &fuzz_one_##name);                              \
+#define PYPTO_FUZZ_TARGET(name)                                           \
+  static int fuzz_one_##name(const std::uint8_t* data, std::size_t size); \
+  [[maybe_unused]] static const bool fuzz_registered_##name =             \
+      ::pypto::fuzz::register_target(#name, &fuzz_one_##name);            \
   static int fuzz_one_##name(const std::uint8_t* data, std::size_t size)
 #endif
