@@ -15,11 +15,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
-#include <fstream>
 #include <map>
-#include <new>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The native trace reader (traces/FORMAT.md) behind format detection.
-#include <cstdlib>
+#include <string_view>
 
 #include "fuzz_trace_common.h"
 
