@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # The project's test command: set-up, then every test. Runs the C++ suite (Catch2 through
 # ctest) in a Release build and again in an AddressSanitizer+UBSan build, then the Python
-# tests; it fails first on a C++ file that clang-format would change. Between them, real
-# viewers read our trace.json (tools/check_viewers.sh). Set QUICK=1 to skip the
-# sanitizer build.
+# tests, and last fuzzes every input reader for FUZZ_SECONDS (default 60) each
+# (tools/fuzz.sh, clang + libFuzzer; FUZZ_SECONDS=0 skips it); between them, real viewers read
+# our trace.json (tools/check_viewers.sh). It fails first on a C++ file that clang-format would
+# change. Set QUICK=1 to skip the sanitizer build and the fuzzing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -31,4 +32,10 @@ tools/check_viewers.sh
 if [[ -d tests/frontend ]] && compgen -G "tests/frontend/test_*.py" >/dev/null; then
   echo "== Python tests =="
   .venv/bin/python -m pytest -q tests/frontend
+fi
+
+FUZZ_SECONDS="${FUZZ_SECONDS:-$([[ "${QUICK:-0}" == 1 ]] && echo 0 || echo 60)}"
+if [[ "$FUZZ_SECONDS" != 0 ]]; then
+  echo "== fuzzing (tools/fuzz.sh all $FUZZ_SECONDS) =="
+  tools/fuzz.sh all "$FUZZ_SECONDS"
 fi
