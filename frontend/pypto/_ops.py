@@ -364,7 +364,10 @@ class loop:
     conditions (``if pypto.is_loop_begin(i):``); each path becomes a guarded root variant.
     ``parallel=True`` promises independent iterations (with ``device_sched_parallelism``).
     ``break`` and ``return`` are not allowed in the body; ``continue`` ends the iteration.
-    Tensors made in the body do not leave it: update tensors in place (``acc[:] = ...``).
+    Tensors made in the body do not leave it, except through a carried variable: a tensor
+    variable the body reads and then rebinds (``acc = acc + t``) is carried from one iteration
+    to the next as in Python, through a buffer of its shape and dtype made before the loop
+    (the same as writing ``acc[:] = acc + t``); after the loop the variable is that buffer.
     A Python int (or symbolic scalar) that the body reads and then reassigns is carried from
     one iteration to the next as in Python, provided each iteration adds the same loop-invariant
     amount (``off += tile``): iteration k sees ``init + k * tile`` and after the loop the
@@ -427,6 +430,9 @@ class loop:
         # The body is first traced with the carried variables' values at loop entry. When a
         # path changes a carried int, the trace so far is dropped and the body traced again
         # with that int as a placeholder symbol, until no further variable starts moving.
+        # A carried tensor (read, then rebound: ``y = x + y``) gets a buffer made before the
+        # loop and holding its entry value; the body reads the buffer and each path writes
+        # its new value back into it, so the loop computes what Python's loop would.
         while True:
             explorer = _tracer.PathExplorer(where)
             updates: Dict[str, List[Any]] = {n: [] for n in lv.moving}
@@ -437,11 +443,15 @@ class loop:
                 snapshot = _watched_locals(frame, lv.carried)
                 yield ol.index
                 tr.check_top(scope, where)
-                moved = _check_rebinding(frame, snapshot, lv, scope)
+                lv.write_back(frame)
+                moved, tensors = _check_rebinding(frame, snapshot, lv, scope)
                 tr.pop_variant(scope, where)
                 explorer.end_path()
+                if tensors:
+                    lv.add_tensor_carries(tr, ol.node, tensors)
                 if moved:
                     lv.add_moving(tr, moved)
+                if moved or tensors:
                     restart = True
                     break
                 now = frame.f_locals
@@ -453,6 +463,7 @@ class loop:
         tr.end_loop(ol)
         if lv.moving:
             lv.finish(tr, ol, updates)
+        lv.finish_tensors()
 
 
 def loop_unroll(*args: Any, unroll_list: Sequence[int], name: Optional[str] = None,
@@ -545,6 +556,7 @@ class _LoopVars:
         self.carried = loop_carried_names(self.code, self.lasti)
         self.entry = {k: v for k, v in frame.f_locals.items() if k in self.carried}
         self.moving: Dict[str, SymbolicScalar] = {}  # name -> placeholder symbol
+        self.buffers: Dict[str, Tensor] = {}  # carried tensor name -> its loop buffer
 
     def assigned_at(self, name: str) -> str:
         file = self.code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
@@ -552,7 +564,44 @@ class _LoopVars:
         return ", ".join(f"{file}:{n}" for n in lines) or self.where
 
     def start_path(self) -> None:
-        _set_locals(self.frame, self.moving)
+        _set_locals(self.frame, {**self.moving, **self.buffers})
+
+    def add_tensor_carries(self, tr: _tracer.Tracer, loop_node: Any,
+                           names: List[Tuple[str, Tensor]]) -> None:
+        """Buffers for carried tensors, made (and filled with the entry values) just before
+        the loop statement."""
+        body = tr.top.variant.body
+        at = next(i for i, st in enumerate(body) if st is loop_node)
+        for name, entry in names:
+            buf = alloc(list(entry.shape), entry.dtype, entry.format)
+            _setitem(buf, slice(None), entry)
+            self.buffers[name] = buf
+        # alloc and the copy were appended after the loop: move them in front of it.
+        moved = body[at + 1:]
+        del body[at + 1:]
+        body[at:at] = moved
+
+    def write_back(self, frame) -> None:
+        """At the end of a path, the carried tensors' new values go into their buffers."""
+        if not self.buffers:
+            return
+        now = frame.f_locals
+        for name, buf in self.buffers.items():
+            new = now.get(name, buf)
+            if new is buf:
+                continue
+            if not isinstance(new, Tensor):
+                raise _carried_error(self.where, name, buf, new)
+            if tuple(new.shape) != tuple(buf.shape) or new.dtype != buf.dtype:
+                raise PyptoValueError(
+                    f"{self.where}: variable '{name}' is carried from one iteration to the "
+                    f"next (read in the body, then reassigned), but the body changes it from "
+                    f"shape {_fmt(buf.shape)} {buf.dtype} to shape {_fmt(new.shape)} "
+                    f"{new.dtype}; a carried tensor keeps its shape and dtype")
+            _setitem(buf, slice(None), new)
+
+    def finish_tensors(self) -> None:
+        _set_locals(self.frame, dict(self.buffers))
 
     def add_moving(self, tr: _tracer.Tracer, names: List[str]) -> None:
         for n in names:
@@ -625,40 +674,45 @@ class _LoopVars:
         _set_locals(self.frame, after)
 
 
-def _carried_error(where: str, name: str, old: Any) -> PyptoValueError:
-    fix = (f"keep it in a tensor created before the loop and update it in place: "
-           f"{name}[:] = ...  (or pypto.assemble)")
+def _carried_error(where: str, name: str, old: Any, new: Any) -> PyptoValueError:
     return PyptoValueError(
         f"{where}: variable '{name}' is read in the loop body and then reassigned there, so "
-        "Python would carry its new value into the next iteration, but a pypto.loop carries "
-        f"only ints, not a {type(old).__name__}; {fix}")
+        f"Python carries it into the next iteration; it changes from a "
+        f"{type(old).__name__} to {type(new).__name__} {new!r}, and a pypto.loop carries a "
+        f"tensor only as a tensor of the same shape and dtype")
 
 
-def _check_rebinding(frame, snapshot: dict, lv: _LoopVars, scope: _tracer.Scope) -> List[str]:
-    """Names of carried ints this path changed that were not yet moving. Rejects other
-    loop-carried rebindings: of tensors (which the body read and then rebound) and of values
-    that are not ints."""
+def _check_rebinding(frame, snapshot: dict, lv: _LoopVars,
+                     scope: _tracer.Scope) -> Tuple[List[str], List[Tuple[str, Tensor]]]:
+    """Names of carried ints this path changed that were not yet moving, and (name, entry
+    value) of carried tensors it rebound that have no buffer yet. Rejects other loop-carried
+    rebindings (values that are neither ints nor tensors)."""
     now = frame.f_locals
-    moved = []
+    moved: List[str] = []
+    tensors: List[Tuple[str, Tensor]] = []
     for name, old in snapshot.items():
-        if name in lv.moving:
+        if name in lv.moving or name in lv.buffers:
             continue
         new = now.get(name, old)
         if new is old:
             continue
-        if name in lv.carried:
-            if _same_scalar(old, new):
-                continue
-            if _carriable(old) and _carriable(new):
-                moved.append(name)
-                continue
-            if isinstance(old, Tensor):
-                raise _carried_error(lv.where, name, old)
-            raise lv.error(name, f"it changes from {type(old).__name__} {old!r} to "
-                           f"{type(new).__name__} {new!r}", old if not _carriable(old) else new)
-        if isinstance(old, Tensor) and old._value.id in scope.consumed:
-            raise _carried_error(lv.where, name, old)
-    return moved
+        carried = name in lv.carried or (isinstance(old, Tensor)
+                                         and old._value.id in scope.consumed)
+        if not carried:
+            continue
+        if isinstance(old, Tensor):
+            if not isinstance(new, Tensor):
+                raise _carried_error(lv.where, name, old, new)
+            tensors.append((name, old))
+            continue
+        if _same_scalar(old, new):
+            continue
+        if _carriable(old) and _carriable(new):
+            moved.append(name)
+            continue
+        raise lv.error(name, f"it changes from {type(old).__name__} {old!r} to "
+                       f"{type(new).__name__} {new!r}", old if not _carriable(old) else new)
+    return moved, tensors
 
 
 def is_loop_begin(index: SymbolicScalar) -> SymbolicScalar:
@@ -1346,6 +1400,14 @@ def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape
     if valid is None and xv.valid_shape is not None:
         valid = tuple(_simplify(smin(s, smax(as_expr(v) - o, 0)))
                       for s, v, o in zip(shp, xv.valid_shape, offs))
+    elif valid is None and any(isinstance(d, int) and isinstance(s, int) and d % s
+                               and const_value(o) is None
+                               for s, d, o in zip(shp, xv.shape, offs)):
+        # As in PyPTO, a window without valid_shape is clipped to what its source holds: a
+        # loop of windows over a static size that is not a multiple of the window ends in a
+        # partial block (windows that divide the size are left whole).
+        valid = tuple(_simplify(smin(s, smax(as_expr(d) - o, 0)))
+                      for s, d, o in zip(shp, xv.shape, offs))
     attrs: dict = {"offsets": list(offs)}
     out_dtype = xv.dtype
     if dtype is not None:
