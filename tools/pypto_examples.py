@@ -41,7 +41,9 @@ timeout and is classified as
 * ``crash`` (killed by a signal), ``timeout``, ``skip`` (pytest skip marks; not counted).
 
 The pass rate is pass / (cases − skipped); the rate without the environment cases is printed
-too.
+too. ``--torch-dtype-shim`` gives an older torch placeholder attributes for the dtypes it lacks
+(``torch.uint16`` …), so that a script which only names them in a host-side table runs; it
+shows which environment cases pass once the host torch is new enough.
 """
 
 from __future__ import annotations
@@ -263,6 +265,14 @@ def first_error(text: str, pytest: bool = False) -> str:
     return (tail[-1] if tail else "(no output)")[:300]
 
 
+_SHIM = """# written by tools/pypto_examples.py --torch-dtype-shim
+import torch as _torch
+for _name in ("uint16", "uint32", "uint64"):
+    if not hasattr(_torch, _name):
+        setattr(_torch, _name, type("missing_torch_dtype", (), {"__repr__": lambda s, n=_name:
+                f"torch.{n} (placeholder: not in torch {_torch.__version__})"})())
+"""
+
 _ENV_ERRORS = [
     re.compile(r"module 'torch' has no attribute '(u?int\d+|float8\w*|bits\w*|uint\w*)'"),
 ]
@@ -376,6 +386,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("-k", dest="filter", help="only cases whose id contains this")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--keep", action="store_true", help="keep the edited copy (path printed)")
+    ap.add_argument("--torch-dtype-shim", action="store_true",
+                    help="placeholders for torch dtypes the installed torch lacks (torch.uint16 "
+                         "...), so host code that only names them runs")
     ap.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
     args = ap.parse_args(argv)
 
@@ -394,6 +407,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         env.pop("ASCEND_HOME_PATH", None)  # SIM is the default without CANN
         if args.mode == "checked":
             env["TILE_FWK_DEVICE_ID"] = "0"
+        if args.torch_dtype_shim:
+            shim = os.path.join(work, "_shim")
+            os.makedirs(shim)
+            with open(os.path.join(shim, "sitecustomize.py"), "w", encoding="utf-8") as f:
+                f.write(_SHIM)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (shim, env.get("PYTHONPATH", "")) if p)
         cases: List[Case] = []
         if not args.no_examples:
             cases += example_cases(work, args.mode)
@@ -411,6 +431,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:
                 json.dump({"summary": summary, "mode": args.mode,
+                       "torch_dtype_shim": args.torch_dtype_shim,
                            "cases": [asdict(c) for c in cases]}, f, indent=1)
         bad = summary["crash"] + summary["timeout"]
         return 0 if bad == 0 else 1

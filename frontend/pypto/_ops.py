@@ -624,6 +624,36 @@ class _LoopVars:
             f"the loop body and then reassigned there, so Python carries it from one iteration "
             f"to the next; {why}: {fix}")
 
+    def _increment(self, name: str, v: SymbolicScalar, updates: List[Any],
+                   own: Dict[str, Optional[str]], readable: Dict[str, Any]) -> SymbolicScalar:
+        """The loop-invariant amount every path adds to carried int ``name`` (its
+        placeholder ``v``), or the error saying why there is none."""
+        step_d: Optional[SymbolicScalar] = None
+        for new in updates:
+            if not _carriable(new):
+                raise self.error(name, f"a path leaves it as {type(new).__name__} {new!r}, "
+                                 "not an int", new)
+            d = as_expr(new) - v
+            shown = as_expr(new).subs(readable)
+            bad = sorted(s for s in d.free_symbols() if s in own)
+            if v.name in bad:
+                raise self.error(name, f"its update `{name} = {shown}` is not of the form "
+                                 f"{name} + d")
+            if bad:
+                what = " and ".join("the loop index" if own[s] is None else f"'{own[s]}'"
+                                    for s in bad)
+                raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
+                                 f"{what}, which {'change' if len(bad) > 1 else 'changes'} "
+                                 "from one iteration to the next")
+            if _reads_data(d):
+                raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
+                                 "tensor data")
+            if step_d is not None and step_d.key != d.key:
+                raise self.error(name, f"its increment differs between branch paths "
+                                 f"(`{step_d.subs(readable)}` and `{d.subs(readable)}`)")
+            step_d = d
+        return step_d
+
     def finish(self, tr: _tracer.Tracer, ol: _tracer.OpenLoop,
                updates: Dict[str, List[Any]]) -> None:
         """Checks that every moving int is ``v + d`` on every path with one loop-invariant
@@ -639,39 +669,65 @@ class _LoopVars:
         mapping: Dict[str, Any] = {}
         after: Dict[str, Any] = {}
         readable = {p.name: SymbolicScalar(m) for m, p in self.moving.items()}
+        failed: Dict[str, PyptoValueError] = {}
         for name, v in self.moving.items():
-            step_d: Optional[SymbolicScalar] = None
-            for new in updates[name]:
-                if not _carriable(new):
-                    raise self.error(name, f"a path leaves it as {type(new).__name__} {new!r}, "
-                                     "not an int", new)
-                d = as_expr(new) - v
-                shown = as_expr(new).subs(readable)
-                bad = sorted(s for s in d.free_symbols() if s in own)
-                if v.name in bad:
-                    raise self.error(name, f"its update `{name} = {shown}` is not of the form "
-                                     f"{name} + d")
-                if bad:
-                    what = " and ".join("the loop index" if own[s] is None else f"'{own[s]}'"
-                                        for s in bad)
-                    raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
-                                     f"{what}, which {'change' if len(bad) > 1 else 'changes'} "
-                                     "from one iteration to the next")
-                if _reads_data(d):
-                    raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
-                                     "tensor data")
-                if step_d is not None and step_d.key != d.key:
-                    raise self.error(name, f"its increment differs between branch paths "
-                                     f"(`{step_d.subs(readable)}` and `{d.subs(readable)}`)")
-                step_d = d
+            try:
+                step_d = self._increment(name, v, updates[name], own, readable)
+            except PyptoValueError as e:
+                failed[name] = e
+                continue
             init = as_expr(self.entry[name])
             mapping[v.name] = init + k * step_d
             final = init + trips * step_d
             after[name] = final.args[0] if final.op == "const" else final
+        if failed:
+            # A counter the loop cannot carry is an error only if the loop's IR uses it; one
+            # the body only prints (PyPTO's compile-time print examples) is left unusable.
+            used = _tracer.mentions(ol.node, {self.moving[n].name for n in failed})
+            for name, e in failed.items():
+                if self.moving[name].name in used:
+                    raise e
+                after[name] = _NotCarried(name, str(e))
         _tracer.substitute(ol.node, mapping)
         for v in self.moving.values():
             tr.retire_carried(v)
         _set_locals(self.frame, after)
+
+
+class _NotCarried:
+    """What a loop-carried int the loop could not carry holds after the loop (the body only
+    printed it): printing shows why, any other use raises the error."""
+
+    __slots__ = ("name", "why")
+
+    def __init__(self, name: str, why: str):
+        self.name = name
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"<'{self.name}', not carried: {self.why}>"
+
+    def __format__(self, spec: str) -> str:
+        return f"<'{self.name}': not carried by the pypto.loop>"
+
+    __str__ = __format__
+
+    def _same(self, *_: Any) -> "_NotCarried":
+        return self  # arithmetic (the body's own counting) stays not carried
+
+    def _fail(self, *_: Any) -> Any:
+        raise PyptoValueError(self.why)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _same
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = _same
+    __truediv__ = __rtruediv__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+    __bool__ = __index__ = __int__ = __float__ = _fail
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: Any) -> Any:
+        self._fail()
+
+    __ne__ = __eq__
 
 
 def _carried_error(where: str, name: str, old: Any, new: Any) -> PyptoValueError:
@@ -694,8 +750,8 @@ def _check_rebinding(frame, snapshot: dict, lv: _LoopVars,
         if name in lv.moving or name in lv.buffers:
             continue
         new = now.get(name, old)
-        if new is old:
-            continue
+        if new is old or isinstance(new, _NotCarried):
+            continue  # an inner loop could not carry it: it stays so, an error on use
         carried = name in lv.carried or (isinstance(old, Tensor)
                                          and old._value.id in scope.consumed)
         if not carried:

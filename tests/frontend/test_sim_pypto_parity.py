@@ -157,3 +157,42 @@ def test_window_that_divides_the_axis_keeps_its_full_shape():
     out = torch.empty(128, 64)
     pypto.frontend.jit(runtime_options=SIM)(k)(x, out)
     assert torch.equal(out, x * 2.0)
+
+
+# -- counters a loop cannot carry ------------------------------------------------------------
+
+
+def test_counter_only_printed_in_a_loop_is_not_an_error(capsys):
+    # PyPTO's loop example counts branch visits at compile time and only prints the count.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor((8, 8), F32)) -> pypto.Tensor((8, 8), F32):
+        pypto.set_vec_tile_shapes(8, 8)
+        out = pypto.Tensor((8, 8), F32)
+        seen = 0
+        for i in pypto.loop(3):
+            for j in pypto.loop(2):
+                if i < 2:
+                    print(f"count: {seen}")
+                    seen = seen + 1
+                out[:] = a + a
+        print(f"after: {seen}")
+        return out
+
+    a = torch.rand(8, 8)
+    assert torch.equal(k(a), a + a)
+    assert "after: <'seen': not carried by the pypto.loop>" in capsys.readouterr().out
+
+
+def test_counter_a_loop_cannot_carry_is_an_error_where_it_is_used():
+    def k(a: pypto.Tensor((8, 8), F32), out: pypto.Tensor((1, 8), F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        row = 0
+        for i in pypto.loop(4):
+            if pypto.is_loop_end(i):
+                row += 1
+        out[:] = a[row:row + 1, :]
+
+    with pytest.raises(pypto.PyptoError) as e:
+        pypto.frontend.jit(runtime_options=SIM)(k)(torch.rand(8, 8), torch.empty(1, 8))
+    msg = str(e.value)
+    assert "'row'" in msg and "its increment differs between branch paths" in msg
