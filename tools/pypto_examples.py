@@ -88,9 +88,18 @@ _EDITS: List[Tuple[re.Pattern, str]] = [
 ]
 
 
+_MULTI_IMPORT = re.compile(r"^([ \t]*)import[ \t]+([\w., \t]*\btorch_npu\b[\w., \t]*)$", re.M)
+
+
+def _drop_torch_npu(m: "re.Match") -> str:
+    names = [n.strip() for n in m.group(2).split(",")]
+    keep = [n for n in names if n.split()[0] != "torch_npu"]
+    return f"{m.group(1)}import {', '.join(keep)}" if keep else f"{m.group(1)}pass  # device edit"
+
+
 def device_edit(source: str) -> Tuple[str, int]:
     """The source with the device edits applied, and how many places changed."""
-    count = 0
+    source, count = _MULTI_IMPORT.subn(_drop_torch_npu, source)
     for pattern, repl in _EDITS:
         source, n = pattern.subn(repl, source)
         count += n
