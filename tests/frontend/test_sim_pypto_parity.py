@@ -196,3 +196,12 @@ def test_counter_a_loop_cannot_carry_is_an_error_where_it_is_used():
         pypto.frontend.jit(runtime_options=SIM)(k)(torch.rand(8, 8), torch.empty(1, 8))
     msg = str(e.value)
     assert "'row'" in msg and "its increment differs between branch paths" in msg
+
+
+def test_arithmetic_on_a_shape_marker_says_what_is_missing():
+    t = pypto.Tensor([-1, 10], pypto.DT_BF16, "t")  # outside a kernel: an annotation
+    with pytest.raises(pypto.error.FeError, match="pypto.DYNAMIC is a shape marker"):
+        t.shape[0] + 10
+    with pytest.raises(TypeError):  # still a TypeError for code that catches that
+        10 - pypto.DYNAMIC
+    assert pypto.DYNAMIC == pypto.StatusType.DYNAMIC and str(pypto.STATIC) == "STATIC"
