@@ -411,7 +411,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 shutil.copytree(os.path.join(src, part), os.path.join(work, part))
         edits = edit_tree(work)
         env = dict(os.environ)
-        env["PYPTO_OUTPUT_DIR"] = os.path.join(work, "_output")
+        # Reports go to ./output of each case's folder (inside the copy), where PyPTO's own
+        # tooling (the cost-model example) looks for them.
+        env.pop("PYPTO_OUTPUT_DIR", None)
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
         env.pop("ASCEND_HOME_PATH", None)  # SIM is the default without CANN
         if args.mode == "checked":
