@@ -36,6 +36,9 @@ from ._options import (CubeTile, get_codegen_options, get_cube_tile_shapes, get_
                        set_pass_options, set_runtime_options, set_verify_golden_data,
                        set_verify_options)
 from ._symbolic import SymbolicScalar
+
+# PyPTO spells the class both ways (isinstance(x, pypto.symbolic_scalar) holds for expressions).
+symbolic_scalar = SymbolicScalar
 from ._tensor import Tensor, TensorAnnotation, tensor
 from ._ops import *  # noqa: F401,F403 - the kernel language is the package's surface
 from ._ops import __all__ as _ops_all
@@ -54,7 +57,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ir", "frontend", "jit", "DataType", "RunMode", "TileOpFormat", "StatusType", "CastMode",
     "SaturationMode", "PrecisionType", "CompStage", "DYNAMIC", "DYN", "STATIC", "Tensor",
-    "TensorAnnotation", "tensor", "SymbolicScalar", "PyptoError", "PyptoTypeError",
+    "TensorAnnotation", "tensor", "SymbolicScalar", "symbolic_scalar", "PyptoError", "PyptoTypeError",
     "PyptoValueError", "PyptoRuntimeError", "PyptoNotImplementedError", "PyptoKeyError",
     "PyptoIndexError", "error", "FeError", "PyptoGeneralError", "PyptoRtError", "options",
     "set_options", "get_options", "reset_options", "set_host_options", "set_runtime_options",

@@ -90,7 +90,7 @@ UNSUPPORTED: Dict[str, str] = {
     # graph building, verification, platform
     **{n: _OLD_FRONTEND for n in (
         "function", "Function", "get_last_function", "get_current_function", "from_torch",
-        "Element", "element", "symbolic_scalar", "SatStatus")},
+        "Element", "element", "SatStatus")},
     **{n: _VERIFY for n in ("verify", "pass_verify_print", "pass_verify_save")},
     "platform": "no NPU platform query: the chip is chosen by PYPTO_SIM_CHIP "
                 "(pypto.sim.chips())",
@@ -105,8 +105,7 @@ UNSUPPORTED: Dict[str, str] = {
         "concat",)},
     # SymbolicScalar
     **{"SymbolicScalar." + n: "SymbolicScalar introspection is not provided yet"
-       for n in ("as_variable", "concrete", "is_concrete", "is_expression", "is_immediate",
-                 "is_symbol")},
+       for n in ("as_variable",)},
     "Element.dtype": "pypto.Element is not provided",
     "Element.value": "pypto.Element is not provided",
 }

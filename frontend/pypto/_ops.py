@@ -126,6 +126,8 @@ def _dim(d: Any, api: str, what: str = "size") -> Any:
             _fail(PyptoTypeError, api, f"{what} must be an integer, got the condition {d}")
         c = const_value(d)
         return d if c is None else int(c)
+    if isinstance(d, _NotCarried):
+        d._fail()  # the loop's own error: why the counter could not be carried
     _fail(PyptoTypeError, api, f"{what} must be an int or a symbolic scalar, got "
           f"{type(d).__name__} {short_repr(d)}")
 
@@ -377,7 +379,10 @@ class loop:
     conditions (``if pypto.is_loop_begin(i):``); each path becomes a guarded root variant.
     ``parallel=True`` promises independent iterations (with ``device_sched_parallelism``).
     ``break`` and ``return`` are not allowed in the body; ``continue`` ends the iteration.
-    Tensors made in the body do not leave it: update tensors in place (``acc[:] = ...``).
+    Tensors made in the body do not leave it, except through a carried variable: a tensor
+    variable the body reads and then rebinds (``acc = acc + t``) is carried from one iteration
+    to the next as in Python, through a buffer of its shape and dtype made before the loop
+    (the same as writing ``acc[:] = acc + t``); after the loop the variable is that buffer.
     A Python int (or symbolic scalar) that the body reads and then reassigns is carried from
     one iteration to the next as in Python, provided each iteration adds the same loop-invariant
     amount (``off += tile``): iteration k sees ``init + k * tile`` and after the loop the
@@ -440,6 +445,9 @@ class loop:
         # The body is first traced with the carried variables' values at loop entry. When a
         # path changes a carried int, the trace so far is dropped and the body traced again
         # with that int as a placeholder symbol, until no further variable starts moving.
+        # A carried tensor (read, then rebound: ``y = x + y``) gets a buffer made before the
+        # loop and holding its entry value; the body reads the buffer and each path writes
+        # its new value back into it, so the loop computes what Python's loop would.
         while True:
             explorer = _tracer.PathExplorer(where)
             updates: Dict[str, List[Any]] = {n: [] for n in lv.moving}
@@ -450,11 +458,15 @@ class loop:
                 snapshot = _watched_locals(frame, lv.carried)
                 yield ol.index
                 tr.check_top(scope, where)
-                moved = _check_rebinding(frame, snapshot, lv, scope)
+                lv.write_back(frame)
+                moved, tensors = _check_rebinding(frame, snapshot, lv, scope)
                 tr.pop_variant(scope, where)
                 explorer.end_path()
+                if tensors:
+                    lv.add_tensor_carries(tr, ol.node, tensors)
                 if moved:
                     lv.add_moving(tr, moved)
+                if moved or tensors:
                     restart = True
                     break
                 now = frame.f_locals
@@ -466,6 +478,7 @@ class loop:
         tr.end_loop(ol)
         if lv.moving:
             lv.finish(tr, ol, updates)
+        lv.finish_tensors()
 
 
 def loop_unroll(*args: Any, unroll_list: Sequence[int], name: Optional[str] = None,
@@ -558,6 +571,7 @@ class _LoopVars:
         self.carried = loop_carried_names(self.code, self.lasti)
         self.entry = {k: v for k, v in frame.f_locals.items() if k in self.carried}
         self.moving: Dict[str, SymbolicScalar] = {}  # name -> placeholder symbol
+        self.buffers: Dict[str, Tensor] = {}  # carried tensor name -> its loop buffer
 
     def assigned_at(self, name: str) -> str:
         file = self.code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
@@ -565,7 +579,44 @@ class _LoopVars:
         return ", ".join(f"{file}:{n}" for n in lines) or self.where
 
     def start_path(self) -> None:
-        _set_locals(self.frame, self.moving)
+        _set_locals(self.frame, {**self.moving, **self.buffers})
+
+    def add_tensor_carries(self, tr: _tracer.Tracer, loop_node: Any,
+                           names: List[Tuple[str, Tensor]]) -> None:
+        """Buffers for carried tensors, made (and filled with the entry values) just before
+        the loop statement."""
+        body = tr.top.variant.body
+        at = next(i for i, st in enumerate(body) if st is loop_node)
+        for name, entry in names:
+            buf = alloc(list(entry.shape), entry.dtype, entry.format)
+            _setitem(buf, slice(None), entry)
+            self.buffers[name] = buf
+        # alloc and the copy were appended after the loop: move them in front of it.
+        moved = body[at + 1:]
+        del body[at + 1:]
+        body[at:at] = moved
+
+    def write_back(self, frame) -> None:
+        """At the end of a path, the carried tensors' new values go into their buffers."""
+        if not self.buffers:
+            return
+        now = frame.f_locals
+        for name, buf in self.buffers.items():
+            new = now.get(name, buf)
+            if new is buf:
+                continue
+            if not isinstance(new, Tensor):
+                raise _carried_error(self.where, name, buf, new)
+            if tuple(new.shape) != tuple(buf.shape) or new.dtype != buf.dtype:
+                raise PyptoValueError(
+                    f"{self.where}: variable '{name}' is carried from one iteration to the "
+                    f"next (read in the body, then reassigned), but the body changes it from "
+                    f"shape {_fmt(buf.shape)} {buf.dtype} to shape {_fmt(new.shape)} "
+                    f"{new.dtype}; a carried tensor keeps its shape and dtype")
+            _setitem(buf, slice(None), new)
+
+    def finish_tensors(self) -> None:
+        _set_locals(self.frame, dict(self.buffers))
 
     def add_moving(self, tr: _tracer.Tracer, names: List[str]) -> None:
         for n in names:
@@ -588,6 +639,36 @@ class _LoopVars:
             f"the loop body and then reassigned there, so Python carries it from one iteration "
             f"to the next; {why}: {fix}")
 
+    def _increment(self, name: str, v: SymbolicScalar, updates: List[Any],
+                   own: Dict[str, Optional[str]], readable: Dict[str, Any]) -> SymbolicScalar:
+        """The loop-invariant amount every path adds to carried int ``name`` (its
+        placeholder ``v``), or the error saying why there is none."""
+        step_d: Optional[SymbolicScalar] = None
+        for new in updates:
+            if not _carriable(new):
+                raise self.error(name, f"a path leaves it as {type(new).__name__} {short_repr(new)}, "
+                                 "not an int", new)
+            d = as_expr(new) - v
+            shown = as_expr(new).subs(readable)
+            bad = sorted(s for s in d.free_symbols() if s in own)
+            if v.name in bad:
+                raise self.error(name, f"its update `{name} = {shown}` is not of the form "
+                                 f"{name} + d")
+            if bad:
+                what = " and ".join("the loop index" if own[s] is None else f"'{own[s]}'"
+                                    for s in bad)
+                raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
+                                 f"{what}, which {'change' if len(bad) > 1 else 'changes'} "
+                                 "from one iteration to the next")
+            if _reads_data(d):
+                raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
+                                 "tensor data")
+            if step_d is not None and step_d.key != d.key:
+                raise self.error(name, f"its increment differs between branch paths "
+                                 f"(`{step_d.subs(readable)}` and `{d.subs(readable)}`)")
+            step_d = d
+        return step_d
+
     def finish(self, tr: _tracer.Tracer, ol: _tracer.OpenLoop,
                updates: Dict[str, List[Any]]) -> None:
         """Checks that every moving int is ``v + d`` on every path with one loop-invariant
@@ -603,75 +684,106 @@ class _LoopVars:
         mapping: Dict[str, Any] = {}
         after: Dict[str, Any] = {}
         readable = {p.name: SymbolicScalar(m) for m, p in self.moving.items()}
+        failed: Dict[str, PyptoValueError] = {}
         for name, v in self.moving.items():
-            step_d: Optional[SymbolicScalar] = None
-            for new in updates[name]:
-                if not _carriable(new):
-                    raise self.error(name, f"a path leaves it as {type(new).__name__} {short_repr(new)}, "
-                                     "not an int", new)
-                d = as_expr(new) - v
-                shown = as_expr(new).subs(readable)
-                bad = sorted(s for s in d.free_symbols() if s in own)
-                if v.name in bad:
-                    raise self.error(name, f"its update `{name} = {shown}` is not of the form "
-                                     f"{name} + d")
-                if bad:
-                    what = " and ".join("the loop index" if own[s] is None else f"'{own[s]}'"
-                                        for s in bad)
-                    raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
-                                     f"{what}, which {'change' if len(bad) > 1 else 'changes'} "
-                                     "from one iteration to the next")
-                if _reads_data(d):
-                    raise self.error(name, f"its increment `{d.subs(readable)}` depends on "
-                                     "tensor data")
-                if step_d is not None and step_d.key != d.key:
-                    raise self.error(name, f"its increment differs between branch paths "
-                                     f"(`{step_d.subs(readable)}` and `{d.subs(readable)}`)")
-                step_d = d
+            try:
+                step_d = self._increment(name, v, updates[name], own, readable)
+            except PyptoValueError as e:
+                failed[name] = e
+                continue
             init = as_expr(self.entry[name])
             mapping[v.name] = init + k * step_d
             final = init + trips * step_d
             after[name] = final.args[0] if final.op == "const" else final
+        if failed:
+            # A counter the loop cannot carry is an error only if the loop's IR uses it; one
+            # the body only prints (PyPTO's compile-time print examples) is left unusable.
+            used = _tracer.mentions(ol.node, {self.moving[n].name for n in failed})
+            for name, e in failed.items():
+                if self.moving[name].name in used:
+                    raise e
+                after[name] = _NotCarried(name, str(e))
         _tracer.substitute(ol.node, mapping)
         for v in self.moving.values():
             tr.retire_carried(v)
         _set_locals(self.frame, after)
 
 
-def _carried_error(where: str, name: str, old: Any) -> PyptoValueError:
-    fix = (f"keep it in a tensor created before the loop and update it in place: "
-           f"{name}[:] = ...  (or pypto.assemble)")
+class _NotCarried:
+    """What a loop-carried int the loop could not carry holds after the loop (the body only
+    printed it): printing shows why, any other use raises the error."""
+
+    __slots__ = ("name", "why")
+
+    def __init__(self, name: str, why: str):
+        self.name = name
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"<'{self.name}', not carried: {self.why}>"
+
+    def __format__(self, spec: str) -> str:
+        return f"<'{self.name}': not carried by the pypto.loop>"
+
+    __str__ = __format__
+
+    def _same(self, *_: Any) -> "_NotCarried":
+        return self  # arithmetic (the body's own counting) stays not carried
+
+    def _fail(self, *_: Any) -> Any:
+        raise PyptoValueError(self.why)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _same
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = _same
+    __truediv__ = __rtruediv__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+    __bool__ = __index__ = __int__ = __float__ = _fail
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: Any) -> Any:
+        self._fail()
+
+    __ne__ = __eq__
+
+
+def _carried_error(where: str, name: str, old: Any, new: Any) -> PyptoValueError:
     return PyptoValueError(
         f"{where}: variable '{name}' is read in the loop body and then reassigned there, so "
-        "Python would carry its new value into the next iteration, but a pypto.loop carries "
-        f"only ints, not a {type(old).__name__}; {fix}")
+        f"Python carries it into the next iteration; it changes from a "
+        f"{type(old).__name__} to {type(new).__name__} {new!r}, and a pypto.loop carries a "
+        f"tensor only as a tensor of the same shape and dtype")
 
 
-def _check_rebinding(frame, snapshot: dict, lv: _LoopVars, scope: _tracer.Scope) -> List[str]:
-    """Names of carried ints this path changed that were not yet moving. Rejects other
-    loop-carried rebindings: of tensors (which the body read and then rebound) and of values
-    that are not ints."""
+def _check_rebinding(frame, snapshot: dict, lv: _LoopVars,
+                     scope: _tracer.Scope) -> Tuple[List[str], List[Tuple[str, Tensor]]]:
+    """Names of carried ints this path changed that were not yet moving, and (name, entry
+    value) of carried tensors it rebound that have no buffer yet. Rejects other loop-carried
+    rebindings (values that are neither ints nor tensors)."""
     now = frame.f_locals
-    moved = []
+    moved: List[str] = []
+    tensors: List[Tuple[str, Tensor]] = []
     for name, old in snapshot.items():
-        if name in lv.moving:
+        if name in lv.moving or name in lv.buffers:
             continue
         new = now.get(name, old)
-        if new is old:
+        if new is old or isinstance(new, _NotCarried):
+            continue  # an inner loop could not carry it: it stays so, an error on use
+        carried = name in lv.carried or (isinstance(old, Tensor)
+                                         and old._value.id in scope.consumed)
+        if not carried:
             continue
-        if name in lv.carried:
-            if _same_scalar(old, new):
-                continue
-            if _carriable(old) and _carriable(new):
-                moved.append(name)
-                continue
-            if isinstance(old, Tensor):
-                raise _carried_error(lv.where, name, old)
-            raise lv.error(name, f"it changes from {type(old).__name__} {short_repr(old)} to "
-                           f"{type(new).__name__} {short_repr(new)}", old if not _carriable(old) else new)
-        if isinstance(old, Tensor) and old._value.id in scope.consumed:
-            raise _carried_error(lv.where, name, old)
-    return moved
+        if isinstance(old, Tensor):
+            if not isinstance(new, Tensor):
+                raise _carried_error(lv.where, name, old, new)
+            tensors.append((name, old))
+            continue
+        if _same_scalar(old, new):
+            continue
+        if _carriable(old) and _carriable(new):
+            moved.append(name)
+            continue
+        raise lv.error(name, f"it changes from {type(old).__name__} {short_repr(old)} to "
+                       f"{type(new).__name__} {short_repr(new)}", old if not _carriable(old) else new)
+    return moved, tensors
 
 
 def is_loop_begin(index: SymbolicScalar) -> SymbolicScalar:
@@ -1637,6 +1749,14 @@ def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape
     if valid is None and xv.valid_shape is not None:
         valid = tuple(_simplify(smin(s, smax(as_expr(v) - o, 0)))
                       for s, v, o in zip(shp, xv.valid_shape, offs))
+    elif valid is None and any(isinstance(d, int) and isinstance(s, int) and d % s
+                               and const_value(o) is None
+                               for s, d, o in zip(shp, xv.shape, offs)):
+        # As in PyPTO, a window without valid_shape is clipped to what its source holds: a
+        # loop of windows over a static size that is not a multiple of the window ends in a
+        # partial block (windows that divide the size are left whole).
+        valid = tuple(_simplify(smin(s, smax(as_expr(d) - o, 0)))
+                      for s, d, o in zip(shp, xv.shape, offs))
     attrs: dict = {"offsets": list(offs)}
     out_dtype = xv.dtype
     if dtype is not None:

@@ -71,7 +71,25 @@ class SymbolicScalar:
 
     __slots__ = ("_op", "_args", "_key", "_hash", "_is_bool")
 
-    def __init__(self, value: Union[str, int]):
+    def __init__(self, *args: Any):
+        # PyPTO's constructor forms (pypto.symbolic_scalar / pypto.SymbolicScalar): (int),
+        # (name), (SymbolicScalar) for a copy, and (name, int) for a named concrete value,
+        # which is that value (the name only labels it in PyPTO's IR dumps).
+        if len(args) == 2 and isinstance(args[0], str):
+            name, value = args
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise PyptoTypeError(
+                    f"SymbolicScalar({name!r}, value): the value must be an int, got "
+                    f"{type(value).__name__} {value!r}")
+            args = (value,)
+        if len(args) != 1:
+            raise PyptoTypeError(
+                f"SymbolicScalar() takes a symbol name (str), an int, a SymbolicScalar or "
+                f"(name, int), got {len(args)} arguments")
+        value = args[0]
+        if isinstance(value, SymbolicScalar):
+            self._set(value._op, value._args, value._is_bool)
+            return
         if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral)):
             raise PyptoTypeError(
                 f"SymbolicScalar() takes a symbol name (str) or an int, got "
@@ -127,6 +145,27 @@ class SymbolicScalar:
 
     def is_const(self) -> bool:
         return self._op in ("const", "bool")
+
+    # PyPTO's SymbolicScalar introspection: a symbol is a bare name, an immediate (also
+    # "concrete") a known value, an expression anything built from operators.
+
+    def is_symbol(self) -> bool:
+        return self._op == "sym"
+
+    def is_immediate(self) -> bool:
+        return self._op in ("const", "bool")
+
+    def is_concrete(self) -> bool:
+        return self._op in ("const", "bool")
+
+    def is_expression(self) -> bool:
+        return self._op not in ("const", "bool", "sym")
+
+    def concrete(self) -> int:
+        """The value of an immediate (a comparison that folded gives 0 or 1)."""
+        if self._op not in ("const", "bool"):
+            raise PyptoValueError(f"{self} is not concrete: its value is known only at run time")
+        return int(self._args[0])
 
     @property
     def name(self) -> str:

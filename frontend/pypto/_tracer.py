@@ -432,6 +432,46 @@ class Tracer:
         return self.kernel
 
 
+def mentions(loop: ir.Loop, names: Set[str]) -> Set[str]:
+    """Which of the symbols ``names`` occur anywhere in ``loop``'s body (the places
+    :func:`substitute` rewrites)."""
+    found: Set[str] = set()
+
+    def expr(e: Any) -> None:
+        if isinstance(e, SymbolicScalar):
+            found.update(names & e.free_symbols())
+        elif isinstance(e, (list, tuple)):
+            for x in e:
+                expr(x)
+        elif isinstance(e, dict):
+            for x in e.values():
+                expr(x)
+
+    def body(stmts: List[Any]) -> None:
+        for st in stmts:
+            if isinstance(st, ir.Op):
+                for x in st.inputs:
+                    if isinstance(x, ir.Scalar):
+                        expr(x.value)
+                expr(st.attrs)
+                expr(st.out.shape)
+                expr(st.out.valid_shape)
+            elif isinstance(st, ir.Write):
+                expr(st.offsets)
+                expr(st.attrs)
+            elif isinstance(st, ir.Loop):
+                expr([st.start, st.stop, st.step])
+                variants(st.variants)
+
+    def variants(vs: List[ir.Variant]) -> None:
+        for v in vs:
+            expr([c for c, _ in v.conds])
+            body(v.body)
+
+    variants(loop.variants)
+    return found
+
+
 def substitute(loop: ir.Loop, mapping: Dict[str, Any]) -> None:
     """Replaces symbols (by name) in every expression of ``loop``'s body, in place: guards,
     op scalars and attributes, output shapes, write offsets and nested loop bounds."""

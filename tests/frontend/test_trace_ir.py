@@ -515,7 +515,9 @@ def test_value_leaving_loop_body_is_rejected():
     assert "allocate the tensor before the loop" in msg
 
 
-def test_loop_carried_rebinding_is_rejected():
+def test_loop_carried_tensor_gets_a_buffer_before_the_loop():
+    # acc = acc + t in a pypto.loop body: Python carries acc, so the loop does too, through a
+    # buffer allocated and filled before the loop and written back at the end of the body.
     def k(a: pypto.Tensor([4, 8], F32), out: pypto.Tensor([1, 8], F32)):
         pypto.set_vec_tile_shapes(1, 8)
         acc = pypto.zeros(1, 8)
@@ -523,9 +525,26 @@ def test_loop_carried_rebinding_is_rejected():
             acc = acc + a[i:i + 1, :]
         out[:] = acc
 
+    kir = trace(k, torch.zeros(4, 8), torch.zeros(1, 8))
+    top = kir.variants[0].body
+    at = next(n for n, st in enumerate(top) if isinstance(st, ir.Loop))
+    before = [getattr(st, "op", type(st).__name__) for st in top[:at]]
+    assert "alloc" in before
+    body = top[at].variants[0].body
+    assert any(isinstance(st, ir.Write) for st in body)  # the write-back into the buffer
+
+
+def test_loop_carried_tensor_changing_shape_is_rejected():
+    def k(a: pypto.Tensor([4, 8], F32), out: pypto.Tensor([1, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        acc = pypto.zeros(1, 8)
+        for i in pypto.loop(4):
+            acc = pypto.sum(acc + a[i:i + 1, :], dim=-1, keepdim=True)
+        out[:] = acc
+
     msg = trace_error(k, torch.zeros(4, 8), torch.zeros(1, 8))
-    assert "variable 'acc' is read in the loop body and then reassigned there" in msg
-    assert "acc[:] = ..." in msg
+    assert "variable 'acc' is carried from one iteration to the next" in msg
+    assert "a carried tensor keeps its shape and dtype" in msg
 
 
 def test_loop_carried_counter_becomes_an_expression_of_the_index():

@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tools/pypto_examples.py: the device edits, case discovery and classification, on a small
+checkout of our own (no PyPTO file is used)."""
+
+import importlib.util
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def tool():
+    spec = importlib.util.spec_from_file_location(
+        "pypto_examples", os.path.join(ROOT, "tools", "pypto_examples.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look the module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_device_edits(tool):
+    src = textwrap.dedent('''\
+        import torch_npu
+        import os, torch_npu as tn, sys
+        from torch_npu.contrib import transfer_to_npu
+        def f(device_id, run_mode):
+            import torch_npu
+            torch.npu.set_device(device_id)
+            torch_npu.npu.synchronize()
+            x = torch.ones(2).npu()
+            y = torch.ones(2, device=f'npu:{device_id}')
+            z = torch.ones(2, device="npu:0")
+            w = torch.zeros(2, device=device_id)
+            v = x.to("npu")
+            mode = pypto.RunMode.NPU
+            if "npu" in device:
+                check()
+            if run_mode == "npu":
+                pass
+        ''')
+    out, n = tool.device_edit(src)
+    assert "torch_npu" not in out.replace("torch_npu.npu", "")
+    assert "import os, sys" in out
+    assert "torch.npu" not in out and "torch_npu.npu" not in out
+    assert ".npu()" not in out and ".cpu()" in out
+    assert "npu:" not in out
+    assert 'device="cpu")' in out                      # device=device_id
+    assert '.to("cpu")' in out
+    assert "pypto.RunMode.SIM" in out and "RunMode.NPU" not in out
+    assert "if True:" in out
+    assert 'run_mode == "npu"' in out                  # run-mode strings are not devices
+    compile(out, "edited", "exec")
+    assert n >= 12
+
+
+def _write(root, rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(textwrap.dedent(text))
+
+
+EXAMPLE = '''\
+    import argparse, os, sys
+    import torch, pypto
+
+    def get_mode(run_mode):
+        return pypto.RunMode.NPU if run_mode == "npu" else pypto.RunMode.SIM
+
+    def make(run_mode):
+        @pypto.frontend.jit(runtime_options={"run_mode": get_mode(run_mode)})
+        def k(x: pypto.Tensor((4, 8), pypto.DT_FP32)) -> pypto.Tensor((4, 8), pypto.DT_FP32):
+            pypto.set_vec_tile_shapes(4, 8)
+            return x * 2.0
+        return k
+
+    def test_ok(device_id, run_mode):
+        device = f"npu:{device_id}" if run_mode == "npu" else "cpu"
+        x = torch.ones(4, 8, device=device)
+        y = make(run_mode)(x)
+        if run_mode == "npu":
+            assert torch.equal(y.cpu(), x.cpu() * 2.0)
+
+    def test_wrong(device_id, run_mode):
+        x = torch.ones(4, 8)
+        y = make(run_mode)(x)
+        if run_mode == "npu":
+            assert torch.equal(y, x * 3.0), "numbers differ"
+
+    def test_missing(device_id, run_mode):
+        pypto.no_such_op(1)
+
+    def test_env(device_id, run_mode):
+        torch.uint7  # a dtype no torch has: the host environment lacks it
+
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("example_id", nargs="?")
+        p.add_argument("--run_mode", default="npu", choices=["npu", "sim"])
+        a = p.parse_args()
+        examples = {"a::ok": {"function": test_ok}, "a::wrong": {"function": test_wrong},
+                    "a::missing": {"function": test_missing}, "a::env": {"function": test_env}}
+        import torch_npu
+        torch.npu.set_device(int(os.environ["TILE_FWK_DEVICE_ID"]))
+        examples[a.example_id]["function"](0, a.run_mode)
+
+    if __name__ == "__main__":
+        main()
+'''
+
+TEST = '''\
+    import pytest, torch, torch_npu, pypto
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def k(x: pypto.Tensor((4, 8), pypto.DT_FP32), out: pypto.Tensor((4, 8), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = x + 1.0
+
+    def test_add():
+        x = torch.ones(4, 8, device="npu:0")
+        out = torch.zeros(4, 8).npu()
+        k(x, out)
+        torch.npu.synchronize()
+        assert torch.equal(out.cpu(), x.cpu() + 1.0)
+
+    @pytest.mark.skip("not here")
+    def test_skipped():
+        pass
+'''
+
+
+def test_runner_end_to_end(tool, tmp_path, capsys):
+    checkout = tmp_path / "checkout"
+    _write(str(checkout), "examples/00_demo/demo.py", EXAMPLE)
+    _write(str(checkout), "examples/00_demo/_helper.py", "X = 1\n")  # not a script
+    _write(str(checkout), "python/tests/st/frontend/test_demo.py", TEST)
+    report = tmp_path / "r.json"
+    rc = tool.main([str(checkout), "--json", str(report), "-j", "2", "--timeout", "120",
+                    "--python", sys.executable])
+    assert rc == 0  # no crash, no timeout
+    data = json.loads(report.read_text())
+    status = {c["id"]: (c["status"], c["error"]) for c in data["cases"]}
+    assert status["examples/00_demo/demo.py::a::ok"][0] == "pass"
+    assert status["examples/00_demo/demo.py::a::wrong"] == (
+        "fail", "AssertionError: numbers differ")
+    kind, err = status["examples/00_demo/demo.py::a::missing"]
+    assert kind == "fail" and err.startswith("AttributeError: module 'pypto' has no attribute")
+    assert status["examples/00_demo/demo.py::a::env"][0] == "env"
+    assert status["python/tests/st/frontend/test_demo.py::test_add"][0] == "pass"
+    assert status["python/tests/st/frontend/test_demo.py::test_skipped"][0] == "skip"
+    s = data["summary"]
+    assert (s["cases"], s["counted"], s["pass"], s["fail"], s["env"]) == (6, 5, 2, 2, 1)
+    assert "pass rate 2/5 = 40.0 %" in capsys.readouterr().out
+    assert not os.path.exists(checkout / "examples" / "00_demo" / "_edited")  # copies only
+    assert "torch_npu" in (checkout / "examples/00_demo/demo.py").read_text()  # untouched

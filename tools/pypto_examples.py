@@ -1,0 +1,457 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Runs PyPTO's own public examples and frontend tests against this package in SIM mode, with
+device edits only, and reports the pass rate.
+
+    .venv/bin/python tools/pypto_examples.py /path/to/pypto-checkout [--json out.json]
+
+The checkout is a copy of (part of) the hicann/pypto repository: its ``examples/`` tree and
+``python/tests/st/{frontend,interface}/``. Nothing of it is part of this repository: the
+runner copies it to a temporary folder, edits the copies and runs them there.
+
+Device edits (the only changes made to PyPTO's files, so that a script written for a board
+runs on a CPU-only machine in SIM):
+
+* ``import torch_npu`` / ``from torch_npu ... import ...`` become ``pass``;
+* calls ``torch.npu.X(...)``, ``torch_npu.npu.X(...)``, ``torch_npu.X(...)`` become no-ops;
+* ``.npu()`` becomes ``.cpu()``; device strings ``"npu"``, ``"npu:N"``, ``f"npu:{...}"`` and
+  ``device=<device id variable>`` become ``"cpu"``;
+* ``pypto.RunMode.NPU`` becomes ``pypto.RunMode.SIM``;
+* ``"npu" in <device>`` (an example's "are we on a board, so check the numbers" test) becomes
+  ``True``, so the numbers are checked.
+
+By default (``--mode checked``) an example whose numeric checks are guarded by
+``run_mode == "npu"`` runs its board path (``TILE_FWK_DEVICE_ID=0``, default
+``--run_mode npu``), the path that compares the result with the expected numbers; the edits
+above make that path run on CPU tensors in SIM. An example that checks in both modes runs
+with ``--run_mode sim``. ``--mode sim`` passes
+``--run_mode sim`` instead, as a user without a board would; most examples then skip their
+numeric checks.
+
+Cases: every entry of an example's ``examples = {...}`` table (run as ``script.py <id>`` or
+``script.py -t <id>``, whichever the script's argparse takes), a script without a table as one
+case, and every pytest test id of the test files. Each case runs in its own subprocess with a
+timeout and is classified as
+
+* ``pass``;
+* ``fail`` with the first line of the error (its exception type says whether it is a
+  ``pypto.error`` class);
+* ``env``: the failure is in the host environment, not in pypto (the installed torch lacks an
+  attribute the script's own host code uses, e.g. ``torch.uint16`` in torch < 2.3);
+* ``crash`` (killed by a signal), ``timeout``, ``skip`` (pytest skip marks; not counted).
+
+The pass rate is pass / (cases − skipped); the rate without the environment cases is printed
+too. ``--torch-dtype-shim`` gives an older torch placeholder attributes for the dtypes it lacks
+(``torch.uint16`` …), so that a script which only names them in a host-side table runs; it
+shows which environment cases pass once the host torch is new enough.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_TEST_DIRS = ("python/tests/st/frontend", "python/tests/st/interface")
+
+# ---------------------------------------------------------------------------------------------
+# Device edits
+# ---------------------------------------------------------------------------------------------
+
+_NOOP = "(lambda *_a, **_k: None)"
+_EDITS: List[Tuple[re.Pattern, str]] = [
+    (re.compile(r"^([ \t]*)import[ \t]+torch_npu\b[^\n]*$", re.M), r"\1pass  # device edit"),
+    (re.compile(r"^([ \t]*)from[ \t]+torch_npu\b[^\n]*$", re.M), r"\1pass  # device edit"),
+    (re.compile(r"\btorch_npu\.npu\.\w+\("), _NOOP + "("),
+    (re.compile(r"\btorch\.npu\.\w+\("), _NOOP + "("),
+    (re.compile(r"\btorch_npu\.\w+\("), _NOOP + "("),
+    (re.compile(r"\.npu\(\)"), ".cpu()"),
+    (re.compile(r"""\bf(["'])npu:\{[^}"']*\}\1"""), '"cpu"'),
+    (re.compile(r"""(["'])npu:\d+\1"""), '"cpu"'),
+    (re.compile(r"""\bdevice\s*=\s*(["'])npu\1"""), 'device="cpu"'),
+    (re.compile(r"""\.to\(\s*(["'])npu\1"""), '.to("cpu"'),
+    (re.compile(r"\bdevice\s*=\s*(device_id|DEVICE_ID|dev_id)\b(?!\s*[=(])"), 'device="cpu"'),
+    (re.compile(r"\bpypto\.RunMode\.NPU\b"), "pypto.RunMode.SIM"),
+    (re.compile(r"""(["'])npu\1\s+in\s+device\b"""), "True"),
+]
+
+
+_MULTI_IMPORT = re.compile(r"^([ \t]*)import[ \t]+([\w., \t]*\btorch_npu\b[\w., \t]*)$", re.M)
+
+
+def _drop_torch_npu(m: "re.Match") -> str:
+    names = [n.strip() for n in m.group(2).split(",")]
+    keep = [n for n in names if n.split()[0] != "torch_npu"]
+    return f"{m.group(1)}import {', '.join(keep)}" if keep else f"{m.group(1)}pass  # device edit"
+
+
+def device_edit(source: str) -> Tuple[str, int]:
+    """The source with the device edits applied, and how many places changed."""
+    source, count = _MULTI_IMPORT.subn(_drop_torch_npu, source)
+    for pattern, repl in _EDITS:
+        source, n = pattern.subn(repl, source)
+        count += n
+    return source, count
+
+
+def edit_tree(root: str) -> int:
+    edits = 0
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            new, n = device_edit(text)
+            if n:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(new)
+                edits += n
+    return edits
+
+
+# ---------------------------------------------------------------------------------------------
+# Case discovery
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    id: str
+    kind: str  # "example" or "test"
+    cwd: str
+    argv: List[str]
+    status: str = ""
+    error: str = ""
+    seconds: float = 0.0
+    detail: str = field(default="", repr=False)
+
+
+def _example_table(tree: ast.AST) -> Optional[List[str]]:
+    """The string keys of a dict literal assigned to ``examples`` anywhere in the script."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            if any(isinstance(t, ast.Name) and t.id == "examples" for t in node.targets):
+                keys = [k.value for k in node.value.keys
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                if keys:
+                    return keys
+    return None
+
+
+def _argparse_flags(tree: ast.AST) -> Tuple[bool, bool, bool]:
+    """(takes -t/--tests, takes a positional example id, takes --run_mode)."""
+    tests = positional = run_mode = False
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"):
+            names = [a.value for a in node.args
+                     if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if "--tests" in names or "-t" in names:
+                tests = True
+            if any(not n.startswith("-") for n in names):
+                positional = True
+            if "--run_mode" in names or "--run-mode" in names:
+                run_mode = True
+    return tests, positional, run_mode
+
+
+def _is_script(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
+            left = node.test.left
+            if isinstance(left, ast.Name) and left.id == "__name__":
+                return True
+    return False
+
+
+_NPU_GUARD = re.compile(r"""run_mode\s*==\s*["']npu["']""")
+
+
+def example_cases(work: str, mode: str) -> List[Case]:
+    cases: List[Case] = []
+    base = os.path.join(work, "examples")
+    for dirpath, dirs, files in os.walk(base):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".py") or name.startswith("_"):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8") as f:
+                try:
+                    tree = ast.parse(f.read())
+                except SyntaxError:
+                    continue
+            if not _is_script(tree):
+                continue  # a module the examples import
+            rel = os.path.relpath(path, work)
+            takes_tests, positional, takes_run_mode = _argparse_flags(tree)
+            # A script whose numeric checks are guarded by `run_mode == "npu"` runs its board
+            # path (checked mode); one that checks in both modes runs its own SIM path.
+            with open(path, encoding="utf-8") as f:
+                board_checks = bool(_NPU_GUARD.search(f.read()))
+            use_sim = mode == "sim" or not board_checks
+            extra = ["--run_mode", "sim"] if (use_sim and takes_run_mode) else []
+            keys = _example_table(tree)
+            if keys and (takes_tests or positional):
+                for key in keys:
+                    sel = ["-t", key] if takes_tests else [key]
+                    cases.append(Case(f"{rel}::{key}", "example", dirpath,
+                                      [name] + sel + extra))
+            else:
+                cases.append(Case(rel, "example", dirpath, [name] + extra))
+    return cases
+
+
+def test_cases(work: str, test_dirs: List[str], python: str, env: dict,
+               timeout: float) -> List[Case]:
+    cases: List[Case] = []
+    for d in test_dirs:
+        base = os.path.join(work, d)
+        if not os.path.isdir(base):
+            continue
+        for name in sorted(os.listdir(base)):
+            if not (name.startswith("test_") and name.endswith(".py")):
+                continue
+            rel = os.path.join(d, name)
+            try:
+                out = subprocess.run(
+                    [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                     rel], cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                cases.append(Case(rel, "test", work, [], "timeout", "collection timed out"))
+                continue
+            ids = [line.strip() for line in out.stdout.splitlines()
+                   if line.startswith(rel + "::")]
+            if not ids:
+                case = Case(rel, "test", work, [])
+                case.status = "fail"
+                case.detail = out.stdout + out.stderr
+                case.error = "collection: " + first_error(case.detail, pytest=True)
+                classify_env(case)
+                cases.append(case)
+                continue
+            for tid in ids:
+                cases.append(Case(tid, "test", work,
+                                  ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", tid]))
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and classifying
+# ---------------------------------------------------------------------------------------------
+
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|error)"
+                       r"[\w.]*)(: .*)?$")
+
+
+def first_error(text: str, pytest: bool = False) -> str:
+    """The first line of the error a user sees: the final exception line of a traceback, or
+    pytest's first ``E`` line."""
+    lines = text.splitlines()
+    if pytest:
+        for line in lines:
+            if line.startswith("E   "):
+                return line[4:].strip()[:300]
+    for line in reversed(lines):
+        s = line.strip()
+        if _EXC_LINE.match(s):
+            return s[:300]
+    tail = [s.strip() for s in lines if s.strip()]
+    return (tail[-1] if tail else "(no output)")[:300]
+
+
+_SHIM = """# written by tools/pypto_examples.py --torch-dtype-shim
+import torch as _torch
+for _name in ("uint16", "uint32", "uint64"):
+    if not hasattr(_torch, _name):
+        setattr(_torch, _name, type("missing_torch_dtype", (), {"__repr__": lambda s, n=_name:
+                f"torch.{n} (placeholder: not in torch {_torch.__version__})"})())
+"""
+
+_ENV_ERRORS = [
+    re.compile(r"module 'torch' has no attribute '(u?int\d+|float8\w*|bits\w*|uint\w*)'"),
+]
+
+
+def classify_env(case: Case) -> None:
+    if case.status == "fail" and any(p.search(case.error) or p.search(case.detail)
+                                     for p in _ENV_ERRORS):
+        # Only when the missing torch attribute is the reason, not a later failure.
+        if any(p.search(case.error) for p in _ENV_ERRORS):
+            case.status = "env"
+
+
+def run_case(case: Case, python: str, env: dict, timeout: float) -> Case:
+    if case.status:  # decided at discovery (collection error)
+        return case
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([python] + case.argv, cwd=case.cwd, env=env,
+                              capture_output=True, text=True, timeout=timeout,
+                              start_new_session=True)
+    except subprocess.TimeoutExpired as e:
+        case.seconds = time.perf_counter() - t0
+        case.status = "timeout"
+        case.error = f"no result after {timeout:.0f} s"
+        out = e.stdout or ""
+        case.detail = out if isinstance(out, str) else out.decode("utf-8", "replace")
+        return case
+    case.seconds = time.perf_counter() - t0
+    text = proc.stdout + proc.stderr
+    case.detail = text[-20000:]
+    rc = proc.returncode
+    if rc < 0:
+        case.status = "crash"
+        try:
+            case.error = f"killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            case.error = f"killed by signal {-rc}"
+        return case
+    if case.kind == "test":
+        summary = text.strip().splitlines()[-1] if text.strip() else ""
+        if rc == 0 and " skipped" in summary and " passed" not in summary:
+            case.status = "skip"
+            return case
+        if rc == 0:
+            case.status = "pass"
+            return case
+        if rc == 5 and "no tests ran" in summary:
+            case.status = "skip"
+            return case
+        case.status = "fail"
+        case.error = first_error(text, pytest=True)
+    else:
+        if rc == 0:
+            case.status = "pass"
+            return case
+        case.status = "fail"
+        case.error = first_error(text)
+    classify_env(case)
+    return case
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
+
+
+def summarize(cases: List[Case]) -> dict:
+    counts = {k: 0 for k in ("pass", "fail", "env", "crash", "timeout", "skip")}
+    for c in cases:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    counted = len(cases) - counts["skip"]
+    rate = counts["pass"] / counted if counted else 0.0
+    no_env = counted - counts["env"]
+    rate_no_env = counts["pass"] / no_env if no_env else 0.0
+    return {"cases": len(cases), "counted": counted, **counts,
+            "pass_rate": round(rate, 4), "pass_rate_without_env": round(rate_no_env, 4)}
+
+
+def print_table(cases: List[Case], summary: dict, verbose: bool) -> None:
+    width = min(max((len(c.id) for c in cases), default=10), 90)
+    for c in cases:
+        if c.status == "pass" and not verbose:
+            continue
+        cid = c.id if len(c.id) <= width else "…" + c.id[-(width - 1):]
+        print(f"{c.status:7} {c.seconds:6.1f}s  {cid:{width}}  {c.error}")
+    s = summary
+    print()
+    print(f"cases {s['cases']}  (skipped {s['skip']}, counted {s['counted']})")
+    print(f"pass {s['pass']}  fail {s['fail']}  env {s['env']}  crash {s['crash']}  "
+          f"timeout {s['timeout']}")
+    print(f"pass rate {s['pass']}/{s['counted']} = {100 * s['pass_rate']:.1f} %"
+          f"   without environment cases: {s['pass']}/{s['counted'] - s['env']} = "
+          f"{100 * s['pass_rate_without_env']:.1f} %")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("checkout", help="a PyPTO checkout (its examples/ and python/tests/st/)")
+    ap.add_argument("--json", help="write every case and the summary to this file")
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per case")
+    ap.add_argument("--jobs", "-j", type=int, default=2)
+    ap.add_argument("--mode", choices=["checked", "sim"], default="checked",
+                    help="checked: run the board path (numbers checked) in SIM; "
+                         "sim: pass --run_mode sim as a user without a board")
+    ap.add_argument("--tests", action="append", default=None,
+                    help="test folder inside the checkout (repeatable; default: "
+                         + ", ".join(DEFAULT_TEST_DIRS) + ")")
+    ap.add_argument("--no-examples", action="store_true")
+    ap.add_argument("--no-tests", action="store_true")
+    ap.add_argument("-k", dest="filter", help="only cases whose id contains this")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--keep", action="store_true", help="keep the edited copy (path printed)")
+    ap.add_argument("--torch-dtype-shim", action="store_true",
+                    help="placeholders for torch dtypes the installed torch lacks (torch.uint16 "
+                         "...), so host code that only names them runs")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
+    args = ap.parse_args(argv)
+
+    src = os.path.abspath(args.checkout)
+    if not os.path.isdir(src):
+        ap.error(f"{src} is not a folder")
+    work = tempfile.mkdtemp(prefix="pypto_examples_")
+    try:
+        for part in ("examples", "python"):
+            if os.path.isdir(os.path.join(src, part)):
+                shutil.copytree(os.path.join(src, part), os.path.join(work, part))
+        edits = edit_tree(work)
+        env = dict(os.environ)
+        # Reports go to ./output of each case's folder (inside the copy), where PyPTO's own
+        # tooling (the cost-model example) looks for them.
+        env.pop("PYPTO_OUTPUT_DIR", None)
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        env.pop("ASCEND_HOME_PATH", None)  # SIM is the default without CANN
+        if args.mode == "checked":
+            env["TILE_FWK_DEVICE_ID"] = "0"
+        if args.torch_dtype_shim:
+            shim = os.path.join(work, "_shim")
+            os.makedirs(shim)
+            with open(os.path.join(shim, "sitecustomize.py"), "w", encoding="utf-8") as f:
+                f.write(_SHIM)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (shim, env.get("PYTHONPATH", "")) if p)
+        cases: List[Case] = []
+        if not args.no_examples:
+            cases += example_cases(work, args.mode)
+        if not args.no_tests:
+            cases += test_cases(work, args.tests or list(DEFAULT_TEST_DIRS), args.python,
+                                env, args.timeout)
+        if args.filter:
+            cases = [c for c in cases if args.filter in c.id]
+        print(f"{len(cases)} cases, {edits} device edits, mode {args.mode}, "
+              f"{args.jobs} jobs", file=sys.stderr)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            list(pool.map(lambda c: run_case(c, args.python, env, args.timeout), cases))
+        summary = summarize(cases)
+        print_table(cases, summary, args.verbose)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump({"summary": summary, "mode": args.mode,
+                       "torch_dtype_shim": args.torch_dtype_shim,
+                           "cases": [asdict(c) for c in cases]}, f, indent=1)
+        bad = summary["crash"] + summary["timeout"]
+        return 0 if bad == 0 else 1
+    finally:
+        if args.keep:
+            print(f"edited copy kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
