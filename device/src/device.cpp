@@ -2,6 +2,8 @@
 // run(): the wall-clock Hal, the cores' device streams, the schedule threads and the
 // control-flow thread. Lock order: the scheduler lock, then a core's or a thread's own lock
 // (never the other way round), so no thread waits on another while holding what it needs.
+#include "pypto/device/device.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
-#include "pypto/device/device.h"
 
 namespace pypto::device {
 namespace {

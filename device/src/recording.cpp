@@ -66,8 +66,8 @@ RecordingPaths write_recording(const std::string& dir, const sched::TaskGraph& g
       first_block = false;
       for (std::size_t i = 0; i < v.size(); ++i) {
         const TaskId t = v[i];
-        const auto start =
-            static_cast<std::uint64_t>(std::floor(static_cast<double>(tl.start_ns[t]) * ticks_per_ns));
+        const auto start = static_cast<std::uint64_t>(
+            std::floor(static_cast<double>(tl.start_ns[t]) * ticks_per_ns));
         const auto end =
             static_cast<std::uint64_t>(std::ceil(static_cast<double>(tl.end_ns[t]) * ticks_per_ns));
         f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no

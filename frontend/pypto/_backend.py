@@ -184,8 +184,8 @@ class NpuBackend(Backend):
                                    if not ok)
             raise PyptoRuntimeError(
                 "run_mode=NPU needs CANN (ASCEND_HOME_PATH) and torch_npu; missing: "
-                f"{missing}. Use runtime_options={{'run_mode': pypto.RunMode.SIM}}, or select "
-                "a device explicitly with pypto.use_backend(pypto.RunMode.NPU, "
+                f"{missing}; use runtime_options={{'run_mode': pypto.RunMode.SIM}}, or select "
+                "a device explicitly: pypto.use_backend(pypto.RunMode.NPU, "
                 "pypto.backends.DeviceBackend('cpu'))")
         npu = getattr(torch_npu, "npu", None)
         try:

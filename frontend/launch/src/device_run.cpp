@@ -100,20 +100,22 @@ std::string device_json(const DeviceRun& r) {
       {"device_tasks", g.device_tasks.size()},
       {"edges", g.num_edges()},
       {"sched_threads", r.shape.threads},
-      {"tasks_per_s",
-       m.makespan_ns > 0 ? static_cast<double>(m.tasks) * 1e9 / static_cast<double>(m.makespan_ns)
-                         : 0.0},
+      {"tasks_per_s", m.makespan_ns > 0
+                          ? static_cast<double>(m.tasks) * 1e9 / static_cast<double>(m.makespan_ns)
+                          : 0.0},
       // Host overhead per task: the task span over the tasks, each task's own run included.
       {"task_span_ns_per_task",
-       m.tasks > 0 ? static_cast<double>(m.last_end_ns - m.first_start_ns) /
-                         static_cast<double>(m.tasks)
-                   : 0.0},
+       m.tasks > 0
+           ? static_cast<double>(m.last_end_ns - m.first_start_ns) / static_cast<double>(m.tasks)
+           : 0.0},
       {"startup_ns", m.startup_ns},
       {"wall_s", m.wall_s},
       {"cores", cores},
       {"threads", threads},
       {"recording",
-       {{"prof", r.recording.prof}, {"topo", r.recording.topo}, {"dyn_topo", r.recording.dyn_topo}}},
+       {{"prof", r.recording.prof},
+        {"topo", r.recording.topo},
+        {"dyn_topo", r.recording.dyn_topo}}},
   };
   return j.dump(2);
 }

@@ -58,8 +58,8 @@ struct ThreadStats {
 
 struct RunResult {
   std::uint64_t makespan_ns = 0;  // the launch to the end of the last device task
-  std::uint64_t first_start_ns = 0, last_end_ns = 0;  // span of the tasks on cores
-  std::uint64_t tasks = 0;                            // tasks executed (HUBs excluded)
+  std::uint64_t first_start_ns = 0, last_end_ns = 0;    // span of the tasks on cores
+  std::uint64_t tasks = 0;                              // tasks executed (HUBs excluded)
   std::vector<std::uint64_t> core_busy_ns, core_tasks;  // per core
   std::vector<ThreadStats> threads;
   Timeline timeline;

@@ -22,7 +22,7 @@ namespace pypto::launch {
 struct DeviceRun {
   Launch launch;
   std::string device;  // the device the tasks ran on ("cpu")
-  std::string chip;  // the chip preset whose cores and threads the run has
+  std::string chip;    // the chip preset whose cores and threads the run has
   std::string policy;
   sched::MachineShape shape;  // the chip's cores and schedule threads, as SIM uses them
   device::RunResult result;
