@@ -4,6 +4,7 @@ hardware"): a kernel of one-op tasks (one small vector tile each: y = x + 1.0), 
 pypto.backends.DeviceBackend("cpu"), timed by the backend itself (device.json).
 
 Usage: .venv/bin/python tools/bench_device.py [--tasks N] [--repeat R] [--mode M]
+                                             [--executor tile|aten]
 Prints tasks/s over the launch-to-end makespan and over the task span (first start to last
 end), the best of R runs.
 """
@@ -26,6 +27,7 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--mode", type=int, default=0, help="device_sched_mode (0 fifo .. 3)")
+    ap.add_argument("--executor", default="tile", choices=["tile", "aten"])
     a = ap.parse_args()
     os.environ.setdefault("PYPTO_OUTPUT_DIR", tempfile.mkdtemp(prefix="bench_device_"))
 
@@ -42,7 +44,7 @@ def main() -> int:
     x = torch.randn(a.tasks * ROWS, 16)
     y = torch.empty_like(x)
     best = None
-    with pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cpu")):
+    with pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cpu", a.executor)):
         for _ in range(a.repeat):
             one_op(x, y)
             s = one_op.last_report.stats
@@ -50,7 +52,7 @@ def main() -> int:
                 best = s
     assert torch.equal(y, x + 1.0)
     span = best["last_end_ns"] - best["first_start_ns"]
-    print(json.dumps({"tasks": best["tasks"], "device_tasks": best["device_tasks"],
+    print(json.dumps({"executor": best["executor"], "tasks": best["tasks"], "device_tasks": best["device_tasks"],
                       "sched_threads": best["sched_threads"], "policy": best["policy"],
                       "makespan_ms": best["makespan_ns"] / 1e6,
                       "tasks_per_s": round(best["tasks_per_s"]),

@@ -193,7 +193,8 @@ py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict&
 // launch as run_sim, dispatched by the wall-clock runtime; the report folder holds
 // device.json and the board recording (topo.json, tilefwk_L1_prof_data.json, dyn_topo.txt).
 py::dict run_device(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
-                    const py::dict& options, const std::string& device) {
+                    const py::dict& options, const std::string& device,
+                    const std::string& executor) {
   compiler::LaunchOptions lo;
   lo.runtime = runtime_options(options);
   const std::vector<compiler::LaunchTensor> args = launch_tensors(tensors);
@@ -203,7 +204,7 @@ py::dict run_device(const KernelHandle& h, const py::list& tensors, const py::di
   std::string stats;
   {
     py::gil_scoped_release nogil;  // the runtime's threads never touch Python
-    run = launch::run_device(*h.kernel, args, b, lo, chip, output_dir(h.name), device);
+    run = launch::run_device(*h.kernel, args, b, lo, chip, output_dir(h.name), device, executor);
     stats = launch::device_json(run);
   }
   py::dict r;
@@ -259,9 +260,10 @@ PYBIND11_MODULE(_C, m) {
         py::arg("options"),
         "Runs one launch on the simulator; writes outputs in place and the reports.");
   m.def("run_device", &run_device, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
-        py::arg("options"), py::arg("device"),
+        py::arg("options"), py::arg("device"), py::arg("executor") = "",
         "Runs one call on the hardware backend's wall-clock runtime on `device` ('cpu').");
   m.def("device_supported", &launch::device_supported, py::arg("device"));
+  m.def("device_executors", &launch::device_executors);
   m.def("dump_trace", &dump_trace, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
         py::arg("options"), py::arg("path"),
         "Writes the launch as a native trace that `pypto-sim run` replays.");

@@ -108,9 +108,12 @@ class DeviceBackend(Backend):
     (``topo_path``, ``prof_path``; ``pypto-sim run topo.json --prof
     tilefwk_L1_prof_data.json`` replays it).
 
-    ``device``: a torch device type. ``"cpu"`` executes each task's tile ops with the tile
-    executor SIM uses, on the caller's tensors in host memory, so results equal SIM's bit
-    for bit. Tensors on another device than the backend's are rejected, naming both.
+    ``device``: a torch device type. ``executor``: ``"tile"`` (the default on ``"cpu"``)
+    executes each task's tile ops with the tile executor SIM uses, on the caller's tensors in
+    host memory, so results equal SIM's bit for bit; ``"aten"`` (the default elsewhere; needs
+    a build with libtorch) runs each tile instruction as one ATen op on views of the caller's
+    tensors and of a workspace allocated on their device, so numbers are torch's. Tensors on
+    another device than the backend's are rejected, naming both.
 
     Example::
 
@@ -121,15 +124,19 @@ class DeviceBackend(Backend):
 
     name = "device"
 
-    def __init__(self, device: str = "cpu"):
+    def __init__(self, device: str = "cpu", executor: Optional[str] = None):
         kind = str(device).split(":")[0]
         if kind not in ("cpu", "cuda", "npu"):
             raise PyptoValueError(f"DeviceBackend: device {device!r} is not a torch device this "
                                   "backend knows; expected 'cpu', 'cuda' or 'npu'")
+        if executor is not None and executor not in ("tile", "aten"):
+            raise PyptoValueError(f"DeviceBackend: executor {executor!r}; expected 'tile' or "
+                                  "'aten'")
         self.device = kind
+        self.executor = executor or ("tile" if kind == "cpu" else "aten")
 
     def __repr__(self) -> str:
-        return f"DeviceBackend({self.device!r})"
+        return f"DeviceBackend({self.device!r}, executor={self.executor!r})"
 
     def run(self, compiled, tensors, bindings, options):
         for i, t in enumerate(tensors):
@@ -145,20 +152,26 @@ class DeviceBackend(Backend):
                 "tools/setup.sh")
         run_device = _native_entry(native, "run_device", "device execution")
         supported = getattr(native, "device_supported", lambda d: d == "cpu")
+        executors = getattr(native, "device_executors", lambda: ["tile"])()
+        if self.executor not in executors:
+            raise PyptoNotImplementedError(
+                f"{self!r}: this build of pypto._C has no {self.executor} executor (it has "
+                f"{', '.join(executors)}); the ATen executor needs libtorch (Debian's "
+                "libtorch-dev) when building: rebuild with tools/setup.sh")
         if not supported(self.device):
             raise PyptoNotImplementedError(
-                f"DeviceBackend({self.device!r}): executing tasks as {self.device} operations "
-                "needs the ATen executor, which is not implemented in this version of "
-                "pypto-sim (the wall-clock runtime and the recording are; "
-                "DeviceBackend('cpu') runs them on the host); use "
+                f"{self!r}: executing tasks as {self.device} operations needs the ATen "
+                f"executor on a torch that has the {self.device} device, which this process "
+                "lacks (ATen here knows no such device); use "
                 "runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
-        raw = run_device(compiled, tensors, dict(bindings), _plain(options), self.device)
+        raw = run_device(compiled, tensors, dict(bindings), _plain(options), self.device,
+                         self.executor)
         log = logging.getLogger("pypto")
         for line in raw["log"]:
             log.info("%s", line)
         return Report(path=raw["path"], stats=raw["stats"], log=list(raw["log"]),
                       tasks=int(raw["tasks"]), tile_ops=int(raw["tile_ops"]),
-                      backend=f"device:{self.device}", prof_path=raw["prof_path"],
+                      backend=f"device:{self.device}:{self.executor}", prof_path=raw["prof_path"],
                       topo_path=raw["topo_path"], dyn_topo_path=raw["dyn_topo_path"])
 
 

@@ -3,9 +3,9 @@
 // task runs once, after its predecessors, on a core of its type; a policy sees the same
 // decisions as under the SIM Hal when the completion order is the same; the recording is
 // what the board reader replays.
-#include <atomic>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -203,7 +203,8 @@ sched::TaskGraph chain_graph() {
   return make_graph(specs);
 }
 
-TEST_CASE("device runtime: a policy sees the same decisions as under SIM for the same completions") {
+TEST_CASE(
+    "device runtime: a policy sees the same decisions as under SIM for the same completions") {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
   const sched::TaskGraph g = chain_graph();
   for (const char* base : {"fifo", "l2_affinity", "fair", "l2_fair"}) {

@@ -144,3 +144,6 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_configure(config):
     config.addinivalue_line("markers", "l2_warm: SIM calls keep the L2 across calls (the default "
                             "outside the test suite)")
+    config.addinivalue_line("markers", "cuda: needs a CUDA device (runs wherever torch sees one)")
+    config.addinivalue_line("markers", "npu: needs an Ascend NPU through torch_npu (runs wherever "
+                            "one is visible)")

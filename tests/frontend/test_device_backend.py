@@ -85,7 +85,7 @@ def test_elementwise_equals_sim_and_torch():
     on_sim(k, x, y_sim)
     assert torch.equal(y_dev, y_sim)
     torch.testing.assert_close(y_dev, torch.exp(x) * 2.0 + x, rtol=1e-6, atol=1e-6)
-    assert rep.backend == "device:cpu" and rep.makespan_ns > 0
+    assert rep.backend == "device:cpu:tile" and rep.makespan_ns > 0
     assert rep.stats["tasks"] == 19 and rep.stats["device"] == "cpu"
 
 
@@ -174,7 +174,7 @@ def test_report_summary_says_measured():
     x = torch.randn(32, 64)
     on_cpu_device(k, x, torch.zeros_like(x))
     text = str(k.last_report)
-    assert "measured on device:cpu" in text and "tilefwk_L1_prof_data.json" in text
+    assert "measured on device:cpu:tile" in text and "tilefwk_L1_prof_data.json" in text
 
 
 def test_npu_without_explicit_backend_fails_clearly(monkeypatch):
@@ -208,8 +208,12 @@ def test_tensor_on_another_device_is_rejected_with_the_device_named():
 def test_unknown_device_and_devices_without_an_executor():
     with pytest.raises(pypto.PyptoValueError, match="'tpu' is not a torch device"):
         pypto.backends.DeviceBackend("tpu")
-    with pytest.raises(pypto.PyptoNotImplementedError, match="needs the ATen executor"):
-        pypto.backends.DeviceBackend("cuda").run(None, [], {}, {})
+    with pytest.raises(pypto.PyptoValueError, match="executor 'x'; expected 'tile' or 'aten'"):
+        pypto.backends.DeviceBackend("cpu", executor="x")
+    if "aten" in pypto._C.device_executors() and not torch.cuda.is_available():
+        with pytest.raises(pypto.PyptoNotImplementedError,
+                           match="needs the ATen executor on a torch that has the cuda device"):
+            pypto.backends.DeviceBackend("cuda").run(None, [], {}, {})
 
 
 def test_run_mode_npu_is_never_a_silent_fallback():
@@ -220,10 +224,75 @@ def test_run_mode_npu_is_never_a_silent_fallback():
     assert isinstance(_backend.get_backend(pypto.RunMode.NPU), _backend.NpuBackend)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_cuda_device_says_what_is_missing():
+# ---- the ATen executor: each tile instruction one ATen op on the tensors' device ----------
+def has_aten():
+    import pypto._C as native
+    return "aten" in native.device_executors()
+
+
+needs_aten = pytest.mark.skipif(not has_aten(), reason="pypto._C built without libtorch")
+
+
+def aten_devices():
+    devs = ["cpu"]
+    if torch.cuda.is_available():
+        devs.append(pytest.param("cuda", marks=pytest.mark.cuda))
+    try:
+        import torch_npu  # noqa: F401
+        if torch.npu.is_available():
+            devs.append(pytest.param("npu", marks=pytest.mark.npu))
+    except Exception:
+        pass
+    return devs
+
+
+def on_aten(device, kernel, *args):
+    with pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend(device, "aten")):
+        return kernel(*args)
+
+
+@needs_aten
+@pytest.mark.parametrize("device", aten_devices())
+def test_aten_executor_elementwise_matches_torch(device):
     k = make_row_kernel()
-    x = torch.randn(32, 64, device="cuda")
-    with pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cuda")):
-        with pytest.raises(pypto.PyptoNotImplementedError, match="needs the ATen executor"):
-            k(x, torch.zeros_like(x))
+    x = torch.randn(300, 64, generator=torch.Generator().manual_seed(6)).to(device)
+    y = torch.zeros_like(x)
+    on_aten(device, k, x, y)
+    assert k.last_report.backend == f"device:{device}:aten"
+    torch.testing.assert_close(y, torch.exp(x) * 2.0 + x, rtol=1e-6, atol=1e-6)
+    # Data movement and + * are the tile executor's bits; exp is ATen's own.
+    y_sim = torch.zeros(300, 64)
+    on_sim(k, x.cpu(), y_sim)
+    torch.testing.assert_close(y.cpu(), y_sim, rtol=2e-7, atol=1e-6)
+
+
+@needs_aten
+@pytest.mark.parametrize("device", aten_devices())
+def test_aten_executor_attention_and_layernorm_match_torch(device):
+    attn = make_attention()
+    g = torch.Generator().manual_seed(7)
+    q, kk, v = (torch.randn(64, 32, generator=g).half().to(device) for _ in range(3))
+    o = torch.zeros(64, 32).half().to(device)
+    on_aten(device, attn, q, kk, v, o)
+    p = torch.softmax((q.float() @ kk.float().T) / 32 ** 0.5, -1)
+    torch.testing.assert_close(o.float(), (p.half().float() @ v.float()), rtol=4e-3, atol=4e-3)
+    ln = make_layernorm()
+    x = torch.randn(40, 96, generator=g).to(device)
+    y = torch.zeros_like(x)
+    on_aten(device, ln, x, y)
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (96,), eps=1e-5), rtol=1e-4,
+                               atol=1e-4)
+
+
+@needs_aten
+def test_aten_executor_rejects_what_it_does_not_run_before_running():
+    @pypto.frontend.jit(runtime_options=NPU)
+    def g(x: pypto.Tensor([8, 16], F32), i: pypto.Tensor([8, 4], pypto.DT_INT32),
+          y: pypto.Tensor([8, 4], F32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        y[:] = pypto.gather(x, 1, i)
+
+    x, i, y = torch.randn(8, 16), torch.randint(0, 16, (8, 4), dtype=torch.int32), torch.zeros(8, 4)
+    with pytest.raises(ValueError, match=r"\(gather\) is not implemented by the ATen executor"):
+        on_aten("cpu", g, x, i, y)
+    assert torch.equal(y, torch.zeros(8, 4))  # nothing ran

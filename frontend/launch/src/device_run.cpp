@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/launch/device_run.h"
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -8,23 +9,86 @@
 #include "pypto/common/errors.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sim/simulation.h"
+#ifdef PYPTO_HAVE_ATEN
+#include "pypto/exec/aten_exec.h"
+#endif
 
 namespace pypto::launch {
 
-bool device_supported(const std::string& device) { return device == "cpu"; }
+namespace {
+
+#ifdef PYPTO_HAVE_ATEN
+// The ATen executor behind the TaskExecutor interface: the caller's tensors as buffers
+// 0..n-1 (on `device`), a workspace the executor allocates there as buffer n.
+class AtenTileExecutor final : public TaskExecutor {
+ public:
+  AtenTileExecutor(const Launch& l, const std::vector<LaunchTensor>& tensors,
+                   const std::string& device)
+      : launch_(l), exec_(buffers(tensors), l.workspace_bytes, device) {}
+  void execute(sched::TaskId t) override {
+    NPU_CHECK(t < launch_.programs.size(), "task " + std::to_string(t) + " has no program");
+    exec_.execute(launch_.programs[t]);
+  }
+
+ private:
+  static exec::GlobalMemory buffers(const std::vector<LaunchTensor>& tensors) {
+    exec::GlobalMemory m;
+    for (const LaunchTensor& a : tensors) {
+      m.base.push_back(a.data);
+      m.size_bytes.push_back(a.size_bytes);
+      m.dtype.push_back(a.dtype);
+    }
+    return m;
+  }
+  const Launch& launch_;
+  exec::AtenExecutor exec_;
+};
+#endif
+
+}  // namespace
+
+bool device_supported(const std::string& device) {
+  if (device == "cpu") return true;
+#ifdef PYPTO_HAVE_ATEN
+  return exec::AtenExecutor::device_available(device);
+#else
+  return false;
+#endif
+}
+
+std::vector<std::string> device_executors() {
+#ifdef PYPTO_HAVE_ATEN
+  return {"tile", "aten"};
+#else
+  return {"tile"};
+#endif
+}
 
 DeviceRun run_device(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                      const Bindings& bindings, const LaunchOptions& opt,
                      const sim::ChipConfig& chip, const std::string& report_dir,
-                     const std::string& device) {
+                     const std::string& device, const std::string& executor) {
   if (!device_supported(device)) {
     throw ConfigError("device backend: device '" + device +
-                      "' cannot execute tasks in this build (it executes on 'cpu' only; the "
-                      "ATen executor for torch devices is not built)");
+                      "' cannot execute tasks in this build and process (executors: " +
+                      (device_executors().size() > 1
+                           ? std::string("'tile' on cpu, 'aten' on the devices ATen has here)")
+                           : std::string("'tile' on cpu only; the ATen executor is not built)")));
+  }
+  const std::string ex = !executor.empty() ? executor : device == "cpu" ? "tile" : "aten";
+  const std::vector<std::string> known = device_executors();
+  if (std::find(known.begin(), known.end(), ex) == known.end()) {
+    throw ConfigError("device backend: executor '" + ex + "' is not in this build (" +
+                      (known.size() > 1 ? "'tile', 'aten'" : "'tile' only: no libtorch") + ")");
+  }
+  if (ex == "tile" && device != "cpu") {
+    throw ConfigError("device backend: the tile executor runs on host memory; device '" + device +
+                      "' needs executor 'aten'");
   }
   sched::validate(opt.runtime);
   DeviceRun run;
   run.device = device;
+  run.executor = ex;
   run.policy = opt.runtime.policy;
   run.chip = chip.chip.name;
   run.launch = compiler::instantiate(k, tensors, bindings, opt, chip);
@@ -34,11 +98,25 @@ DeviceRun run_device(const CompiledKernel& k, const std::vector<LaunchTensor>& t
   run.shape.staging_capacity = chip.aicpu.staging_buffer_tasks;
   run.shape.parallelism = static_cast<std::uint32_t>(opt.runtime.device_sched_parallelism);
   std::unique_ptr<sched::Policy> policy = sched::Registry::global().create(run.policy);
-  HostTileExecutor executor(run.launch, tensors);
-  device::RunOptions ro;
+  std::unique_ptr<TaskExecutor> task_executor;
   const sched::TaskGraph& g = run.launch.graph;
+#ifdef PYPTO_HAVE_ATEN
+  if (ex == "aten") {
+    for (sched::TaskId t = 0; t < run.launch.programs.size(); ++t) {
+      std::string why;
+      if (!exec::AtenExecutor::supports(run.launch.programs[t], &why)) {
+        throw ConfigError("device backend: " + sched::describe_task(g, t) + ": " + why +
+                          "; use executor 'tile' on cpu, or run_mode=SIM");
+      }
+    }
+    task_executor = std::make_unique<AtenTileExecutor>(run.launch, tensors, device);
+  }
+#endif
+  if (task_executor == nullptr)
+    task_executor = std::make_unique<HostTileExecutor>(run.launch, tensors);
+  device::RunOptions ro;
   ro.execute = [&](sched::TaskId t, sched::CoreId) {
-    if (g.core_type[t] != sched::CoreType::kHub) executor.execute(t);
+    if (g.core_type[t] != sched::CoreType::kHub) task_executor->execute(t);
   };
   run.result = device::run(g, run.shape, *policy, ro);
   if (!report_dir.empty()) {
@@ -89,6 +167,7 @@ std::string device_json(const DeviceRun& r) {
   ordered_json j{
       {"backend", "device"},
       {"device", r.device},
+      {"executor", r.executor},
       {"chip", r.chip},
       {"policy", r.policy},
       {"source", g.source},
