@@ -108,8 +108,9 @@ AtenExecutor::AtenExecutor(const GlobalMemory& buffers, std::uint64_t workspace_
                       "its extension such as torch_npu, must be loaded)");
   }
   impl_ = std::make_unique<Impl>(buffers, at::Device(device));
-  impl_->workspace = at::zeros({static_cast<std::int64_t>(std::max<std::uint64_t>(workspace_bytes, 1))},
-                               at::TensorOptions().dtype(at::kByte).device(impl_->device));
+  impl_->workspace =
+      at::zeros({static_cast<std::int64_t>(std::max<std::uint64_t>(workspace_bytes, 1))},
+                at::TensorOptions().dtype(at::kByte).device(impl_->device));
   impl_->mem.base.push_back(static_cast<std::uint8_t*>(impl_->workspace.data_ptr()));
   impl_->mem.size_bytes.push_back(workspace_bytes);
   impl_->mem.dtype.push_back(DType::kInt8);
@@ -320,8 +321,8 @@ void AtenExecutor::execute(const TaskProgram& p) const {
         const at::Tensor& x = tile(in.src[0], info->name);
         const std::vector<std::int64_t> dims = mask_dims(in.reduce_mask, x.dim());
         NPU_CHECK(dims.size() == 1, "ATen executor: a scan runs along one axis");
-        const at::Tensor r = in.op == TileOpcode::kCumSum ? at::cumsum(x, dims[0])
-                                                          : at::cumprod(x, dims[0]);
+        const at::Tensor r =
+            in.op == TileOpcode::kCumSum ? at::cumsum(x, dims[0]) : at::cumprod(x, dims[0]);
         loc[d] = r.to(opts(d), false, /*copy=*/true);
         break;
       }
