@@ -153,10 +153,9 @@ def test_recording_in_board_format_replays():
     assert abs(span_ticks * 20 - span_ns) <= 40
     topo = json.load(open(rep.topo_path))
     assert sorted(t["taskId"] for t in topo) == list(range(19))
-    out = tmp = run_cli("run", rep.topo_path, "--prof", rep.prof_path)
+    out = run_cli("run", rep.topo_path, "--prof", rep.prof_path)
     assert out.returncode == 0, out.stderr
     assert "recorded" in out.stdout and "start error" in out.stdout
-    del tmp
 
 
 def test_dyn_topo_replays_every_device_task():
