@@ -11,7 +11,8 @@ from typing import Any, Dict, List, Tuple
 
 @dataclass(frozen=True)
 class Report:
-    """What the simulator measured for one kernel call.
+    """What the simulator measured for one kernel call (or, with ``backend`` "device:...",
+    what the hardware backend measured: see the field comments below).
 
     ``path`` is the folder holding ``stats.json``, ``trace.json`` (open it in Perfetto),
     ``swim.json`` and, where PyPTO's tooling looks for it, PyPTO's merged swimlane
@@ -46,7 +47,9 @@ class Report:
 
     @property
     def swimlane_path(self) -> str:
-        """PyPTO's merged swimlane of this call (Chrome trace events; open it in Perfetto)."""
+        """PyPTO's merged swimlane of this call (Chrome trace events; open it in Perfetto).
+        SIM calls only: a hardware run's picture is its recording, replayed with
+        ``pypto-sim run <topo_path> --prof <prof_path>``."""
         return os.path.join(self.path, "CostModelSimulationOutput", "merged_swimlane.json")
 
     def summary_rows(self) -> List[Tuple[str, str]]:
