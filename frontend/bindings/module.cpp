@@ -22,6 +22,7 @@
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
+#include "pypto/launch/device_run.h"
 #include "pypto/launch/launch.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sched/registry.h"
@@ -238,6 +239,36 @@ py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict&
   return r;
 }
 
+// The hardware backend on an explicit device (pypto.backends.DeviceBackend): the same
+// launch as run_sim, dispatched by the wall-clock runtime; the report folder holds
+// device.json and the board recording (topo.json, tilefwk_L1_prof_data.json, dyn_topo.txt).
+py::dict run_device(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                    const py::dict& options, const std::string& device,
+                    const std::string& executor) {
+  compiler::LaunchOptions lo;
+  lo.runtime = runtime_options(options);
+  const std::vector<compiler::LaunchTensor> args = launch_tensors(tensors);
+  const launch::Bindings b = launch_bindings(bindings);
+  const sim::ChipConfig& chip = sim_chip();
+  launch::DeviceRun run;
+  std::string stats;
+  {
+    py::gil_scoped_release nogil;  // the runtime's threads never touch Python
+    run = launch::run_device(*h.kernel, args, b, lo, chip, output_dir(h.name), device, executor);
+    stats = launch::device_json(run);
+  }
+  py::dict r;
+  r["path"] = run.report_dir;
+  r["stats"] = py::module_::import("json").attr("loads")(stats);
+  r["log"] = run.launch.log;
+  r["tile_ops"] = run.launch.tile_ops;
+  r["tasks"] = run.launch.graph.num_tasks();
+  r["prof_path"] = run.recording.prof;
+  r["topo_path"] = run.recording.topo;
+  r["dyn_topo_path"] = run.recording.dyn_topo;
+  return r;
+}
+
 void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                 const py::dict& options, const std::string& path) {
   compiler::LaunchOptions lo;
@@ -279,6 +310,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("run_sim", &run_sim, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
         py::arg("options"),
         "Runs one launch on the simulator; writes outputs in place and the reports.");
+  m.def("run_device", &run_device, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
+        py::arg("options"), py::arg("device"), py::arg("executor") = "",
+        "Runs one call on the hardware backend's wall-clock runtime on `device` ('cpu').");
+  m.def("device_supported", &launch::device_supported, py::arg("device"));
+  m.def("device_executors", &launch::device_executors);
   m.def("dump_trace", &dump_trace, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
         py::arg("options"), py::arg("path"),
         "Writes the launch as a native trace that `pypto-sim run` replays.");

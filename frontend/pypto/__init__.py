@@ -18,7 +18,8 @@ Example::
 Module map: ``_tensor`` (Tensor annotation and handle), ``_ops`` (the kernel language),
 ``_symbolic`` (SymbolicScalar), ``_tracer`` (tracing), ``ir`` (the IR, documented in IR.md),
 ``_jit`` (the decorator), ``_options`` (option validation and ``pypto.options`` scopes),
-``error`` (PyPTO's exception classes), ``_backend`` (compile/run seam).
+``error`` (PyPTO's exception classes), ``_backend`` (compile/run seam), ``backends`` (explicit
+backend selection: ``pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cpu"))``).
 """
 
 from . import error, ir
@@ -43,6 +44,8 @@ from ._tensor import Tensor, TensorAnnotation, tensor
 from ._ops import *  # noqa: F401,F403 - the kernel language is the package's surface
 from ._ops import __all__ as _ops_all
 from . import frontend
+from . import backends
+from ._backend import use_backend
 from ._jit import jit
 
 # Data types at module level, as in PyPTO: pypto.DT_FP32, ...
@@ -65,7 +68,7 @@ __all__ = [
     "get_host_options", "get_runtime_options", "get_codegen_options", "get_pass_options",
     "get_verify_options", "get_debug_options", "get_operation_options", "set_matrix_size",
     "get_matrix_size", "get_cube_tile_shapes", "CubeTile", "set_verify_golden_data",
-    "get_verify_golden_data",
+    "get_verify_golden_data", "backends", "use_backend",
 ] + list(_ops_all) + [dt.name for dt in DataType]
 
 # PyPTO names this package lacks raise an error saying why (the table lives in _compat).

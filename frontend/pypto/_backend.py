@@ -14,6 +14,11 @@ Flow of one jit call (see ``_jit``)::
   Backends live in a registry keyed by run mode: :func:`register_backend`,
   :func:`get_backend`, and :func:`use_backend` (a context manager that temporarily replaces
   one, e.g. in tests or to plug in an experimental executor).
+* :class:`DeviceBackend` is the hardware path on an explicitly chosen torch device: the same
+  compiled tasks, the same runtime (``pypto._C.run_device``: real schedule threads and core
+  streams driving the scheduler in wall-clock time), and a board-format recording. It is
+  never chosen silently: ``with pypto.use_backend(pypto.RunMode.NPU,
+  pypto.backends.DeviceBackend("cpu")):`` selects it.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from ._enums import RunMode
 from ._errors import PyptoNotImplementedError, PyptoRuntimeError, PyptoValueError
 from ._report import Report
 
-__all__ = ["Backend", "SimBackend", "NpuBackend", "compile", "register_backend", "get_backend",
+__all__ = ["Backend", "SimBackend", "NpuBackend", "DeviceBackend", "compile", "register_backend", "get_backend",
            "use_backend", "registered_backends"]
 
 
@@ -92,34 +97,133 @@ class SimBackend(Backend):
                       tasks=int(raw["tasks"]), tile_ops=int(raw["tile_ops"]))
 
 
+class DeviceBackend(Backend):
+    """run_mode=NPU on an explicit torch device: the hardware backend.
+
+    The kernel's tasks are instantiated and stitched as in SIM and dispatched by the same
+    device runtime and policy, through its wall-clock implementation: the control-flow and
+    schedule AICPU threads are host threads, each core a device stream executing its tasks
+    in order with running and pending slots. ``kernel.last_report`` holds what was measured
+    (``makespan_ns`` on the host's steady clock) and the recording in PyPTO's board format
+    (``topo_path``, ``prof_path``; ``pypto-sim run topo.json --prof
+    tilefwk_L1_prof_data.json`` replays it).
+
+    ``device``: a torch device type. ``executor``: ``"tile"`` (the default on ``"cpu"``)
+    executes each task's tile ops with the tile executor SIM uses, on the caller's tensors in
+    host memory, so results equal SIM's bit for bit; ``"aten"`` (the default elsewhere; needs
+    a build with libtorch) runs each tile instruction as one ATen op on views of the caller's
+    tensors and of a workspace allocated on their device, so numbers are torch's. Tensors on
+    another device than the backend's are rejected, naming both.
+
+    Example::
+
+        with pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cpu")):
+            kernel(x, y)                      # run_mode=NPU kernels run on the host
+        print(kernel.last_report.makespan_ns, kernel.last_report.topo_path)
+    """
+
+    name = "device"
+
+    def __init__(self, device: str = "cpu", executor: Optional[str] = None):
+        kind = str(device).split(":")[0]
+        if kind not in ("cpu", "cuda", "npu"):
+            raise PyptoValueError(f"DeviceBackend: device {device!r} is not a torch device this "
+                                  "backend knows; expected 'cpu', 'cuda' or 'npu'")
+        if executor is not None and executor not in ("tile", "aten"):
+            raise PyptoValueError(f"DeviceBackend: executor {executor!r}; expected 'tile' or "
+                                  "'aten'")
+        self.device = kind
+        self.executor = executor or ("tile" if kind == "cpu" else "aten")
+
+    def __repr__(self) -> str:
+        return f"DeviceBackend({self.device!r}, executor={self.executor!r})"
+
+    def run(self, compiled, tensors, bindings, options):
+        for i, t in enumerate(tensors):
+            dev = getattr(t, "device", None)
+            if dev is not None and getattr(dev, "type", None) != self.device:
+                raise PyptoValueError(
+                    f"DeviceBackend({self.device!r}): tensor argument {i} is on device '{dev}', "
+                    f"which this backend cannot use; pass tensors on '{self.device}'")
+        native = _native()
+        if native is None:
+            raise PyptoNotImplementedError(
+                "device execution needs the compiled pypto._C module; build it with "
+                "tools/setup.sh")
+        run_device = _native_entry(native, "run_device", "device execution")
+        supported = getattr(native, "device_supported", lambda d: d == "cpu")
+        executors = getattr(native, "device_executors", lambda: ["tile"])()
+        if self.executor not in executors:
+            raise PyptoNotImplementedError(
+                f"{self!r}: this build of pypto._C has no {self.executor} executor (it has "
+                f"{', '.join(executors)}); the ATen executor needs libtorch (Debian's "
+                "libtorch-dev) when building: rebuild with tools/setup.sh")
+        if not supported(self.device):
+            raise PyptoNotImplementedError(
+                f"{self!r}: executing tasks as {self.device} operations needs the ATen "
+                f"executor on a torch that has the {self.device} device, which this process "
+                "lacks (ATen here knows no such device); use "
+                "runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
+        raw = run_device(compiled, tensors, dict(bindings), _plain(options), self.device,
+                         self.executor)
+        log = logging.getLogger("pypto")
+        for line in raw["log"]:
+            log.info("%s", line)
+        return Report(path=raw["path"], stats=raw["stats"], log=list(raw["log"]),
+                      tasks=int(raw["tasks"]), tile_ops=int(raw["tile_ops"]),
+                      backend=f"device:{self.device}:{self.executor}", prof_path=raw["prof_path"],
+                      topo_path=raw["topo_path"], dyn_topo_path=raw["dyn_topo_path"])
+
+
 class NpuBackend(Backend):
-    """run_mode=NPU: launches on an Ascend device through CANN and torch_npu."""
+    """run_mode=NPU by default: an Ascend device through CANN and torch_npu.
+
+    Without CANN (``ASCEND_HOME_PATH``), ``torch_npu`` or a visible NPU the first call fails
+    with one message naming what is missing and suggesting SIM; it never falls back to
+    another device (select :class:`DeviceBackend` explicitly for that).
+    """
 
     name = "npu"
 
     def run(self, compiled, tensors, bindings, options):
         has_cann = bool(os.environ.get("ASCEND_HOME_PATH"))
         try:
-            importlib.import_module("torch_npu")
-            has_torch_npu = True
+            torch_npu = importlib.import_module("torch_npu")
         except ImportError:
-            has_torch_npu = False
-        if not (has_cann and has_torch_npu):
+            torch_npu = None
+        if not has_cann or torch_npu is None:
+            missing = " and ".join(m for m, ok in (("CANN (ASCEND_HOME_PATH)", has_cann),
+                                                   ("torch_npu", torch_npu is not None))
+                                   if not ok)
             raise PyptoRuntimeError(
-                "run_mode=NPU needs CANN (ASCEND_HOME_PATH) and torch_npu; use "
+                "run_mode=NPU needs CANN (ASCEND_HOME_PATH) and torch_npu; missing: "
+                f"{missing}; use runtime_options={{'run_mode': pypto.RunMode.SIM}}, or select "
+                "a device explicitly: pypto.use_backend(pypto.RunMode.NPU, "
+                "pypto.backends.DeviceBackend('cpu'))")
+        npu = getattr(torch_npu, "npu", None)
+        try:
+            count = int(npu.device_count()) if npu is not None else 0
+        except Exception:  # a driver error is "no device" to the user
+            count = 0
+        if count == 0:
+            raise PyptoRuntimeError(
+                "run_mode=NPU: CANN and torch_npu are present but no NPU device is visible "
+                "(torch_npu.npu.device_count() == 0); use "
                 "runtime_options={'run_mode': pypto.RunMode.SIM}")
         native = _native()
         if native is None:
             raise PyptoNotImplementedError(
                 "NPU execution needs the compiled pypto._C module; build it with tools/setup.sh")
-        run_npu = getattr(native, "run_npu", None)
-        if run_npu is None:
-            # No build of this version has an NPU launch path, so rebuilding cannot help.
+        supported = getattr(native, "device_supported", None)
+        if getattr(native, "run_device", None) is None or supported is None or \
+                not supported("npu"):
+            # No build of this version executes tile ops on the NPU, so rebuilding cannot help.
             raise PyptoNotImplementedError(
                 "run_mode=NPU: the NPU launch path is not implemented in this version of "
-                "pypto-sim (pypto._C has no run_npu), although CANN and torch_npu are present; "
-                "use runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
-        return run_npu(compiled, tensors, dict(bindings), _plain(options))
+                "pypto-sim (the runtime runs on real threads, but the ATen executor that runs "
+                "tile ops on the NPU is not built); use "
+                "runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
+        return DeviceBackend("npu").run(compiled, tensors, bindings, options)
 
 
 def _plain(options: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
@@ -178,7 +282,10 @@ def registered_backends() -> Dict[str, str]:
 
 @contextlib.contextmanager
 def use_backend(run_mode: RunMode, backend: Backend) -> Iterator[Backend]:
-    """Temporarily replaces the backend of ``run_mode`` (restored on exit)."""
+    """Temporarily replaces the backend of ``run_mode`` (restored on exit).
+
+    Example: ``with pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cpu")):``
+    """
     mode = RunMode(run_mode)
     previous = _REGISTRY.get(mode)
     register_backend(mode, backend, replace=True)

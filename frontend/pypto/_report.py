@@ -11,7 +11,8 @@ from typing import Any, Dict, List, Tuple
 
 @dataclass(frozen=True)
 class Report:
-    """What the simulator measured for one kernel call.
+    """What the simulator measured for one kernel call (or, with ``backend`` "device:...",
+    what the hardware backend measured: see the field comments below).
 
     ``path`` is the folder holding ``stats.json``, ``trace.json`` (open it in Perfetto),
     ``swim.json`` and, where PyPTO's tooling looks for it, PyPTO's merged swimlane
@@ -29,22 +30,35 @@ class Report:
     log: List[str] = field(default_factory=list)
     tasks: int = 0
     tile_ops: int = 0
+    #: "sim", or "device:<type>" for a hardware run (pypto.backends.DeviceBackend), whose
+    #: ``stats`` are device.json (measured on the host's steady clock) and whose recording in
+    #: PyPTO's board format is at ``prof_path`` / ``topo_path`` (device task 0) /
+    #: ``dyn_topo_path`` (every device task): ``pypto-sim run <topo> --prof <prof>``.
+    backend: str = "sim"
+    prof_path: str = ""
+    topo_path: str = ""
+    dyn_topo_path: str = ""
 
     @property
     def makespan_ns(self) -> float:
-        """Simulated time from kernel launch to the end of the last device task, in ns."""
+        """Time from kernel launch to the end of the last device task, in ns: simulated, or
+        measured for a hardware run."""
         return float(self.stats["makespan_ns"])
 
     @property
     def swimlane_path(self) -> str:
-        """PyPTO's merged swimlane of this call (Chrome trace events; open it in Perfetto)."""
+        """PyPTO's merged swimlane of this call (Chrome trace events; open it in Perfetto).
+        SIM calls only: a hardware run's picture is its recording, replayed with
+        ``pypto-sim run <topo_path> --prof <prof_path>``."""
         return os.path.join(self.path, "CostModelSimulationOutput", "merged_swimlane.json")
 
     def summary_rows(self) -> List[Tuple[str, str]]:
         """The short summary as (label, value) rows: what ``str(report)`` prints and what a
         notebook shows as a table."""
         s = self.stats
-        rows = [("makespan", f"{self.makespan_ns / 1000:.3f} us"),
+        measured = self.backend != "sim"
+        rows = [("makespan", f"{self.makespan_ns / 1000:.3f} us"
+                 + (f" measured on {self.backend}" if measured else "")),
                 ("chip / policy", f"{s.get('chip', '?')} / {s.get('policy', '?')}"),
                 ("tasks", f"{s.get('tasks', self.tasks)} in {s.get('device_tasks', '?')} device "
                           f"task(s), {self.tile_ops} tile ops")]
@@ -60,6 +74,8 @@ class Report:
         if hbm:
             rows.append(("HBM", f"{hbm['bytes']} bytes, {hbm['achieved_gbps']:.1f} GB/s "
                          f"achieved"))
+        if measured and self.prof_path:
+            rows.append(("recording", f"{self.topo_path} + {self.prof_path}"))
         rows.append(("reports", self.path))
         return rows
 

@@ -151,7 +151,10 @@ const Registry::Entry& Registry::find(const std::string& name) const {
 PolicyParams Registry::resolve(const std::string& name, const ParamText& params) const {
   const Entry& e = find(name);
   PolicyParams out(e.params);
-  for (const auto& [key, text] : params) {
+  for (const auto& kv : params) {
+    // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
+    const std::string& key = kv.first;
+    const std::string& text = kv.second;
     const auto spec = std::find_if(e.params.begin(), e.params.end(),
                                    [&](const ParamSpec& p) { return p.name == key; });
     if (spec == e.params.end()) {

@@ -33,8 +33,9 @@ class RecordingBackend(_backend.Backend):
 @pytest.fixture(autouse=True)
 def _frontend_only(request, monkeypatch):
     """The frontend tests check tracing and validation without the native module (as if it
-    were not built); only the SIM end-to-end tests (test_sim_*) use pypto._C."""
-    if not request.module.__name__.split(".")[-1].startswith("test_sim_"):
+    were not built); only the end-to-end tests (test_sim_*, and test_device_* of the hardware
+    backend) use pypto._C."""
+    if not request.module.__name__.split(".")[-1].startswith(("test_sim_", "test_device_")):
         monkeypatch.setattr(_backend, "_native", lambda: None)
 
 
@@ -143,3 +144,6 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_configure(config):
     config.addinivalue_line("markers", "l2_warm: SIM calls keep the L2 across calls (the default "
                             "outside the test suite)")
+    config.addinivalue_line("markers", "cuda: needs a CUDA device (runs wherever torch sees one)")
+    config.addinivalue_line("markers", "npu: needs an Ascend NPU through torch_npu (runs wherever "
+                            "one is visible)")

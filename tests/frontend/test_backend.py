@@ -99,7 +99,9 @@ def test_npu_launch_missing_says_not_implemented_not_rebuild(monkeypatch):
     """CANN and torch_npu present, but this version has no NPU launch path: the message says
     so (rebuilding cannot help) and points to SIM."""
     monkeypatch.setenv("ASCEND_HOME_PATH", "/usr/local/Ascend/ascend-toolkit/latest")
-    monkeypatch.setitem(sys.modules, "torch_npu", types.ModuleType("torch_npu"))
+    fake = types.ModuleType("torch_npu")
+    fake.npu = types.SimpleNamespace(device_count=lambda: 1)
+    monkeypatch.setitem(sys.modules, "torch_npu", fake)
     monkeypatch.setattr(_backend, "_native", lambda: types.SimpleNamespace(run_sim=None))
     with pytest.raises(pypto.PyptoNotImplementedError) as e:
         _backend.NpuBackend().run(None, [], {}, {})

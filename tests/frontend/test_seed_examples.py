@@ -123,8 +123,10 @@ def test_example2_npu_mode_without_cann_is_a_clear_error():
     with pytest.raises(pypto.PyptoRuntimeError) as e:
         kernel_npu(torch.randn(4))
     assert str(e.value) == (
-        "run_mode=NPU needs CANN (ASCEND_HOME_PATH) and torch_npu; use "
-        "runtime_options={'run_mode': pypto.RunMode.SIM}")
+        "run_mode=NPU needs CANN (ASCEND_HOME_PATH) and torch_npu; missing: CANN "
+        "(ASCEND_HOME_PATH) and torch_npu; use runtime_options={'run_mode': pypto.RunMode.SIM}, "
+        "or select a device explicitly: pypto.use_backend(pypto.RunMode.NPU, "
+        "pypto.backends.DeviceBackend('cpu'))")
     assert kernel_npu.compile_count == 1  # traced and compiled before the launch failed
 
 

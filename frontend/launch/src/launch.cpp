@@ -30,7 +30,10 @@ HostTileExecutor::HostTileExecutor(const Launch& l, const std::vector<LaunchTens
 
 void HostTileExecutor::execute(sched::TaskId t) {
   NPU_CHECK(t < launch_.programs.size(), "task " + std::to_string(t) + " has no program");
-  exec::execute(launch_.programs[t], mem_, scratch_);
+  // One scratch per calling thread: the device backend calls this from every core's stream
+  // at once (the memory description is only read).
+  thread_local exec::ExecScratch scratch;
+  exec::execute(launch_.programs[t], mem_, scratch);
 }
 
 sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,

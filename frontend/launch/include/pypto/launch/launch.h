@@ -37,14 +37,17 @@ class TaskExecutor {
  public:
   virtual ~TaskExecutor() = default;
   // Contract: called once per task of the launch, as the timing model completes it (a
-  // topological order of the graph the model ran); may throw, which ends the run with that
-  // error. Task ids index the launch's graph and programs.
+  // topological order of the graph the model ran), or, on the device backend, on the stream
+  // of the core that runs it, after every predecessor's call returned and concurrently with
+  // calls for other tasks (so an implementation must allow concurrent calls for tasks that
+  // do not depend on each other); may throw, which ends the run with that error. Task ids
+  // index the launch's graph and programs.
   virtual void execute(sched::TaskId t) = 0;
 };
 
 // SIM's executor: runs each task's tile program (exec/) on host memory, the caller's
 // tensors as buffers 0..n-1 and a zeroed workspace of launch.workspace_bytes, which it
-// owns, as buffer n.
+// owns, as buffer n. Concurrent calls are safe (each thread has its own scratch).
 // Contract: `l` and the tensors' host memory outlive the executor.
 class HostTileExecutor final : public TaskExecutor {
  public:
@@ -55,7 +58,6 @@ class HostTileExecutor final : public TaskExecutor {
   const Launch& launch_;
   std::vector<std::uint8_t> workspace_;
   exec::GlobalMemory mem_;
-  exec::ExecScratch scratch_;
 };
 
 // Simulates a built launch with the runtime options of `l`'s instantiation, calling
