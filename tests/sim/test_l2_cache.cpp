@@ -375,6 +375,17 @@ TEST_CASE("L2: random accesses match a list-based LRU reference for every way co
   }
 }
 
+TEST_CASE("L2: tile-shaped traffic over many sets keeps matching the reference", "[l2]") {
+  // Sets are stored in runs (pieces) that split and merge with the accesses; many sets and
+  // ranges of whole and partial lines starting anywhere exercise splits at both ends, merges
+  // with both neighbours and runs that wrap past the last set, several times in one access.
+  for (const std::uint32_t ways : {2u, 5u, 8u, 16u}) {
+    for (const std::uint64_t sets : {64u, 65u, 200u, 4097u}) {
+      CHECK(run_differential(sets, 64, ways, {0, 1u << 20}, ways * 31 + sets, 1500) == 1500);
+    }
+  }
+}
+
 TEST_CASE("L2: long runs on one set keep matching the reference", "[l2]") {
   // Every access lands in the same few ways, so hits come from every LRU rank and the
   // per-set order is rewritten thousands of times.

@@ -2,6 +2,7 @@
 #include "pypto/sim/memory/l2_cache.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "pypto/common/errors.h"
@@ -20,8 +21,6 @@ constexpr std::uint64_t kMaxLines = std::uint64_t{1} << 26;
 
 // Largest compact tag: tags are 32 bits and 0 marks an empty way.
 constexpr std::uint64_t kMaxCompactTag = 0xFFFFFFFFull;
-constexpr std::uint64_t kNibbleOnes = 0x1111111111111111ull;
-constexpr std::uint64_t kNibbleHighs = 0x8888888888888888ull;
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -55,17 +54,24 @@ inline unsigned match_mask(const std::uint32_t* tags, std::uint32_t tag) {
 #endif
 }
 
-// Moves way w to rank 0 of an order word, shifting the ways that were more recent down by
-// one rank. Exactly one nibble holds w (the word is a permutation of 0..15), and the lowest
-// zero nibble of order ^ (w * 0x111...) is found exactly by the borrow trick (borrows only
-// produce false positives above a true zero).
-inline std::uint64_t move_to_front(std::uint64_t order, unsigned w) {
-  const std::uint64_t x = order ^ (w * kNibbleOnes);
-  const std::uint64_t zero = (x - kNibbleOnes) & ~x & kNibbleHighs;
-  const unsigned rank_bits = static_cast<unsigned>(__builtin_ctzll(zero)) - 3;  // 4 * rank
-  const std::uint64_t newer = (std::uint64_t{1} << rank_bits) - 1;  // nibbles below the rank
-  const std::uint64_t through = (newer << 4) | 0xF;  // nibbles up to and including the rank
-  return (order & ~through) | ((order & newer) << 4) | w;
+// Touches line `tag` of a compact state (tags by recency rank): it moves to rank 0 and the
+// more recent ranks move down by one. On a miss the line at the last active rank is evicted
+// (an empty way there is never dirty). Returns true on a miss; `writeback` tells whether the
+// evicted line was dirty.
+template <unsigned kSlots, bool kWrite, class Set>
+inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
+  const unsigned hit = match_mask<kSlots>(s.tag, tag);
+  const unsigned rank = hit != 0 ? static_cast<unsigned>(__builtin_ctz(hit)) : ways - 1;
+  const unsigned old = s.dirty;
+  const unsigned was_dirty = (old >> rank) & 1u;
+  writeback = hit == 0 && was_dirty != 0;
+  const unsigned now_dirty = kWrite ? 1u : (hit != 0 ? was_dirty : 0u);
+  std::memmove(&s.tag[1], &s.tag[0], rank * sizeof(std::uint32_t));
+  s.tag[0] = tag;
+  const unsigned newer = (1u << rank) - 1;  // ranks above the touched one
+  const unsigned through = (newer << 1) | 1u;
+  s.dirty = static_cast<std::uint16_t>((old & ~through) | ((old & newer) << 1) | now_dirty);
+  return hit == 0;
 }
 
 }  // namespace
@@ -106,26 +112,59 @@ L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32
   }
   // sets_ <= 2^26, so the product fits in 64 bits.
   compact_line_limit_ = kMaxCompactTag * sets_;
-  lru_active_ = ways == 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * ways)) - 1;
-  // Ways ways-1 .. 0 from rank 0 up, so way 0 is the first victim, then way 1, ...; then the
-  // unused slots at their own rank. Those never move: their tags stay 0 and never match, and
-  // a miss only rotates ranks below ways.
-  std::uint64_t order = 0;
-  for (unsigned rank = 0; rank < 16; ++rank) {
-    const std::uint64_t way = rank < ways ? ways - 1 - rank : rank;
-    order |= way << (4 * rank);
+  // One piece of empty sets; the other records are written when a split first uses them.
+  if (compact_slots_ == 4) compact4_.resize(sets_);
+  if (compact_slots_ == 8) compact8_.resize(sets_);
+  if (compact_slots_ == 16) compact16_.resize(sets_);
+  starts_.assign((sets_ + 63) / 64, 0);
+  summary_.assign((starts_.size() + 63) / 64, 0);
+  set_start(0);
+}
+
+template <unsigned kSlots>
+bool L2Cache::CompactSet<kSlots>::operator==(const CompactSet& o) const {
+  return dirty == o.dirty && std::memcmp(tag, o.tag, sizeof tag) == 0;
+}
+
+void L2Cache::set_start(std::uint64_t s) {
+  std::uint64_t& w = starts_[s >> 6];
+  if (w == 0) summary_[s >> 12] |= std::uint64_t{1} << ((s >> 6) & 63);
+  w |= std::uint64_t{1} << (s & 63);
+}
+
+void L2Cache::clear_start(std::uint64_t s) {
+  std::uint64_t& w = starts_[s >> 6];
+  w &= ~(std::uint64_t{1} << (s & 63));
+  if (w == 0) summary_[s >> 12] &= ~(std::uint64_t{1} << ((s >> 6) & 63));
+}
+
+std::uint64_t L2Cache::start_at_or_before(std::uint64_t s) const {
+  std::uint64_t wi = s >> 6;
+  // Bits 0 .. s & 63 (at 63 the shift gives 0 and the subtraction all ones).
+  const std::uint64_t w = starts_[wi] & ((std::uint64_t{2} << (s & 63)) - 1);
+  if (w != 0) return (wi << 6) + 63 - static_cast<std::uint64_t>(__builtin_clzll(w));
+  std::uint64_t si = wi >> 6;
+  std::uint64_t sm = summary_[si] & ((std::uint64_t{1} << (wi & 63)) - 1);
+  while (sm == 0) sm = summary_[--si];  // set 0 always starts a piece
+  wi = (si << 6) + 63 - static_cast<std::uint64_t>(__builtin_clzll(sm));
+  return (wi << 6) + 63 - static_cast<std::uint64_t>(__builtin_clzll(starts_[wi]));
+}
+
+std::uint64_t L2Cache::start_after(std::uint64_t s) const {
+  const std::uint64_t t = s + 1;
+  if (t >= sets_) return sets_;
+  std::uint64_t wi = t >> 6;
+  const std::uint64_t w = starts_[wi] & ~((std::uint64_t{1} << (t & 63)) - 1);
+  if (w != 0) return (wi << 6) + static_cast<std::uint64_t>(__builtin_ctzll(w));
+  std::uint64_t si = wi >> 6;
+  // Words after wi (at 63 the mask is empty).
+  std::uint64_t sm = summary_[si] & ~((std::uint64_t{2} << (wi & 63)) - 1);
+  while (sm == 0) {
+    if (++si >= summary_.size()) return sets_;
+    sm = summary_[si];
   }
-  auto init = [&](auto& v) {
-    v.resize(sets_);
-    for (auto& s : v) {
-      for (auto& t : s.tag) t = 0;
-      s.order = order;
-      s.dirty = 0;
-    }
-  };
-  if (compact_slots_ == 4) init(compact4_);
-  if (compact_slots_ == 8) init(compact8_);
-  if (compact_slots_ == 16) init(compact16_);
+  wi = (si << 6) + static_cast<std::uint64_t>(__builtin_ctzll(sm));
+  return (wi << 6) + static_cast<std::uint64_t>(__builtin_ctzll(starts_[wi]));
 }
 
 L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
@@ -164,98 +203,83 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
 template <unsigned kSlots, bool kWrite>
 L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
   using Set = CompactSet<kSlots>;
-  const unsigned victim_shift = 4 * (ways_ - 1);
-  const std::uint64_t active = lru_active_;
-  std::uint64_t writebacks = 0;
-
-  // Touches line `tag` of `set`, making it the most recent (and dirty for a write); true
-  // when it was not resident and took a way.
-  auto touch = [victim_shift, active, &writebacks](Set& set, std::uint32_t tag) -> bool {
-    const unsigned hit = match_mask<kSlots>(set.tag, tag);
-    if (__builtin_expect(hit != 0, 1)) {
-      const unsigned way = static_cast<unsigned>(__builtin_ctz(hit));
-      // Most hits are on the set's most recent line (a consumer reading what its producer
-      // just wrote); skip the reorder then.
-      if ((set.order & 0xF) != way) set.order = move_to_front(set.order, way);
-      if (kWrite) set.dirty = static_cast<std::uint16_t>(set.dirty | (1u << way));
-      return false;
-    }
-    // The victim holds the last active rank; every other active rank moves down by one.
-    const std::uint64_t order = set.order;
-    const unsigned way = static_cast<unsigned>(order >> victim_shift) & 0xF;
-    set.order = (order & ~active) | ((order << 4) & active) | way;
-    const unsigned bit = 1u << way;
-    writebacks += (set.dirty & bit) != 0;  // empty ways are never dirty
-    set.dirty = static_cast<std::uint16_t>(kWrite ? set.dirty | bit : set.dirty & ~bit);
-    set.tag[way] = tag;
-    return true;
-  };
-
-  Result r;
+  Set* const st = sets.data();
+  const unsigned ways = ways_;
   const std::uint64_t line_bytes = line_bytes_;
-  Counters& c = counters_;
-  // A partial first or last line counts its touched bytes on a hit and the whole line on a
-  // fill; a write that covers the line allocates without a fill.
-  auto account_end = [&](bool allocated, std::uint64_t touched) {
-    if (!allocated) {
-      r.hit_bytes += touched;
-      ++(kWrite ? c.write_hits : c.read_hits);
-    } else if (!kWrite) {
-      r.miss_bytes += line_bytes;
-      ++c.read_misses;
-    } else {
-      ++c.write_allocations;
-      if (touched == line_bytes) {
-        r.alloc_bytes += touched;
-      } else {
-        r.miss_bytes += line_bytes;
-        ++c.write_fills;
-      }
-    }
-  };
+  std::uint64_t hits = 0, allocated = 0, writebacks = 0;
+  bool first_allocated = false, last_allocated = false;
 
-  // One division per call: consecutive lines map to consecutive sets, so walk the set records
-  // and bump the tag when the walk wraps (the L2 is rarely a power-of-two number of sets).
-  Set* const begin = sets.data();
-  Set* const end = begin + sets_;
-  Set* s = begin + l.first % sets_;
+  // One division per call: consecutive lines map to consecutive sets, so walk the sets in
+  // runs that end where the set index wraps (the tag grows by one there).
+  std::uint64_t set = l.first % sets_;
   std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
-  account_end(touch(*s, tag), l.head_bytes);
-  if (l.last == l.first) {
-    r.writeback_bytes = writebacks * line_bytes;
-    c.writebacks += writebacks;
-    return r;
-  }
-  if (++s == end) {
-    s = begin;
-    ++tag;
-  }
-  // Whole middle lines, in runs that end where the set index wraps.
-  const std::uint64_t middle = l.last - l.first - 1;
-  std::uint64_t allocated = 0;
-  for (std::uint64_t left = middle; left != 0;) {
-    const std::uint64_t run = std::min<std::uint64_t>(left, static_cast<std::uint64_t>(end - s));
-    for (Set* const stop = s + run; s != stop; ++s) allocated += touch(*s, tag);
-    left -= run;
-    if (s == end) {
-      s = begin;
+  std::uint64_t line = l.first;  // the line that maps to `set`
+  for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
+    const std::uint64_t a = set;
+    const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
+    // Pieces must start at a and at b so that the run covers whole pieces.
+    if (!is_start(a)) {
+      st[a] = st[start_at_or_before(a)];
+      set_start(a);
+    }
+    if (b < sets_ && !is_start(b)) {
+      st[b] = st[start_at_or_before(b)];
+      set_start(b);
+    }
+    std::uint64_t prev = a > 0 ? start_at_or_before(a - 1) : sets_;  // sets_ = none
+    for (std::uint64_t p = a; p < b;) {
+      const std::uint64_t q = start_after(p);
+      const std::uint64_t n = q - p;
+      bool writeback = false;
+      const bool miss = touch<kSlots, kWrite>(st[p], tag, ways, writeback);
+      (miss ? allocated : hits) += n;
+      writebacks += writeback ? n : 0;
+      const std::uint64_t lo = line + (p - a);  // the lines of this piece: [lo, lo + n)
+      if (lo == l.first) first_allocated = miss;
+      if (lo + n - 1 == l.last) last_allocated = miss;
+      // Keep pieces maximal: a piece that now equals its left neighbour joins it.
+      if (prev != sets_ && st[prev] == st[p]) {
+        clear_start(p);
+      } else {
+        prev = p;
+      }
+      p = q;
+    }
+    if (b < sets_ && prev != sets_ && st[prev] == st[b]) clear_start(b);
+    left -= b - a;
+    line += b - a;
+    set = b;
+    if (set == sets_) {
+      set = 0;
       ++tag;
     }
   }
-  // Reads fill every allocated line; writes cover them whole and fill none.
-  r.hit_bytes += (middle - allocated) * line_bytes;
-  if (kWrite) {
-    r.alloc_bytes += allocated * line_bytes;
-    c.write_allocations += allocated;
-    c.write_hits += middle - allocated;
-  } else {
-    r.miss_bytes += allocated * line_bytes;
-    c.read_misses += allocated;
-    c.read_hits += middle - allocated;
-  }
-  account_end(touch(*s, tag), l.tail_bytes);
+
+  // Every line was touched whole except possibly the first and the last. A partial line
+  // counts its touched bytes on a hit and the whole line on a fill; a write that covers a
+  // line allocates it without a fill.
+  const bool two_ends = l.last != l.first;
+  const std::uint64_t head_short = line_bytes - l.head_bytes;
+  const std::uint64_t tail_short = two_ends ? line_bytes - l.tail_bytes : 0;
+  Result r;
+  r.hit_bytes = hits * line_bytes - (first_allocated ? 0 : head_short) -
+                (last_allocated ? 0 : tail_short);
   r.writeback_bytes = writebacks * line_bytes;
+  Counters& c = counters_;
   c.writebacks += writebacks;
+  if (kWrite) {
+    const std::uint64_t fills = static_cast<std::uint64_t>(first_allocated && head_short != 0) +
+                                static_cast<std::uint64_t>(last_allocated && tail_short != 0);
+    r.miss_bytes = fills * line_bytes;
+    r.alloc_bytes = (allocated - fills) * line_bytes;
+    c.write_hits += hits;
+    c.write_allocations += allocated;
+    c.write_fills += fills;
+  } else {
+    r.miss_bytes = allocated * line_bytes;
+    c.read_hits += hits;
+    c.read_misses += allocated;
+  }
   return r;
 }
 
@@ -336,30 +360,38 @@ void L2Cache::convert_to_generic(std::vector<CompactSet<kSlots>>& sets) {
   stamp_.assign(lines, 0);
   dirty_.assign(lines, 0);
   fill_.assign(sets_, 0);
-  for (std::uint64_t set = 0; set < sets_; ++set) {
-    const CompactSet<kSlots>& s = sets[set];
-    const std::uint64_t base = set * ways_;
-    for (unsigned rank = 0; rank < ways_; ++rank) {
-      const unsigned way = static_cast<unsigned>(s.order >> (4 * rank)) & 0xF;
-      if (s.tag[way] == 0) continue;
-      // Both layouts fill ways 0, 1, ..., so the filled ways are a prefix here too. Stamps
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    const CompactSet<kSlots>& s = sets[p];
+    for (std::uint64_t set = p; set < q; ++set) {
+      const std::uint64_t base = set * ways_;
+      // Filled ranks are a prefix; way = rank keeps the filled ways a prefix too. Stamps
       // only need to order the ways of one set: the most recent gets the largest.
-      tag_[base + way] = (std::uint64_t{s.tag[way]} - 1) * sets_ + set;
-      stamp_[base + way] = ways_ - rank;
-      dirty_[base + way] = static_cast<std::uint8_t>((s.dirty >> way) & 1u);
-      ++fill_[set];
+      for (unsigned rank = 0; rank < ways_ && s.tag[rank] != 0; ++rank) {
+        tag_[base + rank] = (std::uint64_t{s.tag[rank]} - 1) * sets_ + set;
+        stamp_[base + rank] = ways_ - rank;
+        dirty_[base + rank] = static_cast<std::uint8_t>((s.dirty >> rank) & 1u);
+        ++fill_[set];
+      }
     }
+    p = q;
   }
   clock_ = ways_;
   std::vector<CompactSet<kSlots>>().swap(sets);
+  std::vector<std::uint64_t>().swap(starts_);
+  std::vector<std::uint64_t>().swap(summary_);
   compact_slots_ = 0;
 }
 
 template <unsigned kSlots>
 std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& sets) const {
   std::uint64_t n = 0;
-  for (const auto& s : sets) {
-    for (const std::uint32_t t : s.tag) n += t != 0;
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    std::uint64_t filled = 0;
+    for (const std::uint32_t t : sets[p].tag) filled += t != 0;
+    n += filled * (q - p);
+    p = q;
   }
   return n;
 }
@@ -367,7 +399,11 @@ std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& s
 template <unsigned kSlots>
 std::uint64_t L2Cache::compact_dirty(const std::vector<CompactSet<kSlots>>& sets) const {
   std::uint64_t n = 0;
-  for (const auto& s : sets) n += static_cast<std::uint64_t>(__builtin_popcount(s.dirty));
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    n += static_cast<std::uint64_t>(__builtin_popcount(sets[p].dirty)) * (q - p);
+    p = q;
+  }
   return n;
 }
 
