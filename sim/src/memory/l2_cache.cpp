@@ -112,10 +112,11 @@ L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32
   }
   // sets_ <= 2^26, so the product fits in 64 bits.
   compact_line_limit_ = kMaxCompactTag * sets_;
-  // One piece of empty sets; the other records are written when a split first uses them.
-  if (compact_slots_ == 4) compact4_.resize(sets_);
-  if (compact_slots_ == 8) compact8_.resize(sets_);
-  if (compact_slots_ == 16) compact16_.resize(sets_);
+  // One piece of empty sets, in slot 0 of the pool.
+  if (compact_slots_ == 4) compact4_.resize(1);
+  if (compact_slots_ == 8) compact8_.resize(1);
+  if (compact_slots_ == 16) compact16_.resize(1);
+  slot_.assign(sets_, 0);
   starts_.assign((sets_ + 63) / 64, 0);
   summary_.assign((starts_.size() + 63) / 64, 0);
   set_start(0);
@@ -126,19 +127,20 @@ bool L2Cache::CompactSet<kSlots>::operator==(const CompactSet& o) const {
   return dirty == o.dirty && std::memcmp(tag, o.tag, sizeof tag) == 0;
 }
 
-void L2Cache::set_start(std::uint64_t s) {
+// The piece bookkeeping runs a few times per access; inlined into access_compact.
+[[gnu::always_inline]] inline void L2Cache::set_start(std::uint64_t s) {
   std::uint64_t& w = starts_[s >> 6];
   if (w == 0) summary_[s >> 12] |= std::uint64_t{1} << ((s >> 6) & 63);
   w |= std::uint64_t{1} << (s & 63);
 }
 
-void L2Cache::clear_start(std::uint64_t s) {
+[[gnu::always_inline]] inline void L2Cache::clear_start(std::uint64_t s) {
   std::uint64_t& w = starts_[s >> 6];
   w &= ~(std::uint64_t{1} << (s & 63));
   if (w == 0) summary_[s >> 12] &= ~(std::uint64_t{1} << ((s >> 6) & 63));
 }
 
-std::uint64_t L2Cache::start_at_or_before(std::uint64_t s) const {
+[[gnu::always_inline]] inline std::uint64_t L2Cache::start_at_or_before(std::uint64_t s) const {
   std::uint64_t wi = s >> 6;
   // Bits 0 .. s & 63 (at 63 the shift gives 0 and the subtraction all ones).
   const std::uint64_t w = starts_[wi] & ((std::uint64_t{2} << (s & 63)) - 1);
@@ -150,7 +152,7 @@ std::uint64_t L2Cache::start_at_or_before(std::uint64_t s) const {
   return (wi << 6) + 63 - static_cast<std::uint64_t>(__builtin_clzll(starts_[wi]));
 }
 
-std::uint64_t L2Cache::start_after(std::uint64_t s) const {
+[[gnu::always_inline]] inline std::uint64_t L2Cache::start_after(std::uint64_t s) const {
   const std::uint64_t t = s + 1;
   if (t >= sets_) return sets_;
   std::uint64_t wi = t >> 6;
@@ -200,10 +202,31 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
   }
 }
 
+template <unsigned kSlots>
+void L2Cache::split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s) {
+  const std::uint32_t from = slot_[start_at_or_before(s)];
+  std::uint32_t to;
+  if (!free_.empty()) {
+    to = free_.back();
+    free_.pop_back();
+    pool[to] = pool[from];
+  } else {
+    to = static_cast<std::uint32_t>(pool.size());
+    const CompactSet<kSlots> copy = pool[from];  // push_back may reallocate under pool[from]
+    pool.push_back(copy);
+  }
+  slot_[s] = to;
+  set_start(s);
+}
+
+void L2Cache::merge(std::uint64_t s) {
+  free_.push_back(slot_[s]);
+  clear_start(s);
+}
+
 template <unsigned kSlots, bool kWrite>
 L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
   using Set = CompactSet<kSlots>;
-  Set* const st = sets.data();
   const unsigned ways = ways_;
   const std::uint64_t line_bytes = line_bytes_;
   std::uint64_t hits = 0, allocated = 0, writebacks = 0;
@@ -218,34 +241,30 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
     const std::uint64_t a = set;
     const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
     // Pieces must start at a and at b so that the run covers whole pieces.
-    if (!is_start(a)) {
-      st[a] = st[start_at_or_before(a)];
-      set_start(a);
-    }
-    if (b < sets_ && !is_start(b)) {
-      st[b] = st[start_at_or_before(b)];
-      set_start(b);
-    }
+    if (!is_start(a)) split(sets, a);
+    if (b < sets_ && !is_start(b)) split(sets, b);
+    Set* const pool = sets.data();  // splits may have grown it; merges never do
+    auto st = [&](std::uint64_t piece) -> Set& { return pool[slot_[piece]]; };
     std::uint64_t prev = a > 0 ? start_at_or_before(a - 1) : sets_;  // sets_ = none
     for (std::uint64_t p = a; p < b;) {
       const std::uint64_t q = start_after(p);
       const std::uint64_t n = q - p;
       bool writeback = false;
-      const bool miss = touch<kSlots, kWrite>(st[p], tag, ways, writeback);
+      const bool miss = touch<kSlots, kWrite>(st(p), tag, ways, writeback);
       (miss ? allocated : hits) += n;
       writebacks += writeback ? n : 0;
       const std::uint64_t lo = line + (p - a);  // the lines of this piece: [lo, lo + n)
       if (lo == l.first) first_allocated = miss;
       if (lo + n - 1 == l.last) last_allocated = miss;
       // Keep pieces maximal: a piece that now equals its left neighbour joins it.
-      if (prev != sets_ && st[prev] == st[p]) {
-        clear_start(p);
+      if (prev != sets_ && st(prev) == st(p)) {
+        merge(p);
       } else {
         prev = p;
       }
       p = q;
     }
-    if (b < sets_ && prev != sets_ && st[prev] == st[b]) clear_start(b);
+    if (b < sets_ && prev != sets_ && st(prev) == st(b)) merge(b);
     left -= b - a;
     line += b - a;
     set = b;
@@ -262,8 +281,8 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
   const std::uint64_t head_short = line_bytes - l.head_bytes;
   const std::uint64_t tail_short = two_ends ? line_bytes - l.tail_bytes : 0;
   Result r;
-  r.hit_bytes = hits * line_bytes - (first_allocated ? 0 : head_short) -
-                (last_allocated ? 0 : tail_short);
+  r.hit_bytes =
+      hits * line_bytes - (first_allocated ? 0 : head_short) - (last_allocated ? 0 : tail_short);
   r.writeback_bytes = writebacks * line_bytes;
   Counters& c = counters_;
   c.writebacks += writebacks;
@@ -362,7 +381,7 @@ void L2Cache::convert_to_generic(std::vector<CompactSet<kSlots>>& sets) {
   fill_.assign(sets_, 0);
   for (std::uint64_t p = 0; p < sets_;) {
     const std::uint64_t q = start_after(p);
-    const CompactSet<kSlots>& s = sets[p];
+    const CompactSet<kSlots>& s = sets[slot_[p]];
     for (std::uint64_t set = p; set < q; ++set) {
       const std::uint64_t base = set * ways_;
       // Filled ranks are a prefix; way = rank keeps the filled ways a prefix too. Stamps
@@ -379,6 +398,8 @@ void L2Cache::convert_to_generic(std::vector<CompactSet<kSlots>>& sets) {
   clock_ = ways_;
   std::vector<CompactSet<kSlots>>().swap(sets);
   std::vector<std::uint64_t>().swap(starts_);
+  std::vector<std::uint32_t>().swap(slot_);
+  std::vector<std::uint32_t>().swap(free_);
   std::vector<std::uint64_t>().swap(summary_);
   compact_slots_ = 0;
 }
@@ -389,7 +410,7 @@ std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& s
   for (std::uint64_t p = 0; p < sets_;) {
     const std::uint64_t q = start_after(p);
     std::uint64_t filled = 0;
-    for (const std::uint32_t t : sets[p].tag) filled += t != 0;
+    for (const std::uint32_t t : sets[slot_[p]].tag) filled += t != 0;
     n += filled * (q - p);
     p = q;
   }
@@ -401,7 +422,7 @@ std::uint64_t L2Cache::compact_dirty(const std::vector<CompactSet<kSlots>>& sets
   std::uint64_t n = 0;
   for (std::uint64_t p = 0; p < sets_;) {
     const std::uint64_t q = start_after(p);
-    n += static_cast<std::uint64_t>(__builtin_popcount(sets[p].dirty)) * (q - p);
+    n += static_cast<std::uint64_t>(__builtin_popcount(sets[slot_[p]].dirty)) * (q - p);
     p = q;
   }
   return n;

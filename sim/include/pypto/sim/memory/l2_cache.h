@@ -59,7 +59,7 @@ class L2Cache {
   // Compact (2..16 ways): sets in runs. Consecutive lines map to consecutive sets, and an
   // access gives every line of a run of sets the same tag (line / sets + 1, 0 = empty way), so
   // neighbouring sets that saw the same accesses hold the same tags in the same LRU order.
-  // Such a run of sets (a piece) is stored once, at its first set, and an access updates each
+  // Such a run of sets (a piece) is stored once, in a pool slot, and an access updates each
   // piece it covers once instead of each line: the outcome (hit, fill, eviction, writeback)
   // is the same for every set of a piece. A piece is split where an access starts or ends
   // inside it and merged with its neighbour as soon as the two hold the same state, which
@@ -101,14 +101,24 @@ class L2Cache {
   void clear_start(std::uint64_t s);
   std::uint64_t start_at_or_before(std::uint64_t s) const;  // the piece that holds set s
   std::uint64_t start_after(std::uint64_t s) const;         // the next piece, or sets_
+  // Starts a piece at set s (not yet a start) with the state of the piece that held it.
+  template <unsigned kSlots>
+  void split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s);
+  // Joins the piece at set s to the one before it (their states are equal).
+  void merge(std::uint64_t s);
 
   std::uint32_t line_bytes_ = 0, line_shift_ = 0, ways_ = 0;
   std::uint64_t sets_ = 0;
 
   unsigned compact_slots_ = 0;  // 4, 8 or 16 while compact (which vector is live), else 0
-  std::vector<CompactSet<4>> compact4_;  // indexed by set; only piece starts are meaningful
+  // The pool of piece states: few pieces live at a time (~60 at the end of the mix trace),
+  // so a dense pool stays in the host's L1/L2 where records indexed by set (2 MB for the A2
+  // L2) missed it on every split.
+  std::vector<CompactSet<4>> compact4_;
   std::vector<CompactSet<8>> compact8_;
   std::vector<CompactSet<16>> compact16_;
+  std::vector<std::uint32_t> slot_;  // per set: its pool slot, meaningful at piece starts
+  std::vector<std::uint32_t> free_;  // pool slots of merged pieces, reused by splits
   std::vector<std::uint64_t> starts_, summary_;
   std::uint64_t compact_line_limit_ = 0;  // first line whose tag does not fit 32 bits
 
