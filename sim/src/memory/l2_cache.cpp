@@ -21,6 +21,13 @@ constexpr std::uint64_t kMaxLines = std::uint64_t{1} << 26;
 
 // Largest compact tag: tags are 32 bits and 0 marks an empty way.
 constexpr std::uint64_t kMaxCompactTag = 0xFFFFFFFFull;
+constexpr std::uint64_t kNibbleOnes = 0x1111111111111111ull;
+constexpr std::uint64_t kNibbleHighs = 0x8888888888888888ull;
+
+// Pieces pay while an access covers many sets per piece; a piece costs about as much as
+// ten to twenty per-set lookups (split, compare, scattered records). Judged per window.
+constexpr std::uint64_t kWindowAccesses = 4096;
+constexpr std::uint64_t kMinLinesPerPiece = 16;
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -74,6 +81,19 @@ inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
   return hit == 0;
 }
 
+// Moves way w to rank 0 of an order word, shifting the ways that were more recent down by
+// one rank. Exactly one nibble holds w (the word is a permutation of 0..15), and the lowest
+// zero nibble of order ^ (w * 0x111...) is found exactly by the borrow trick (borrows only
+// produce false positives above a true zero).
+inline std::uint64_t move_to_front(std::uint64_t order, unsigned w) {
+  const std::uint64_t x = order ^ (w * kNibbleOnes);
+  const std::uint64_t zero = (x - kNibbleOnes) & ~x & kNibbleHighs;
+  const unsigned rank_bits = static_cast<unsigned>(__builtin_ctzll(zero)) - 3;  // 4 * rank
+  const std::uint64_t newer = (std::uint64_t{1} << rank_bits) - 1;  // nibbles below the rank
+  const std::uint64_t through = (newer << 4) | 0xF;  // nibbles up to and including the rank
+  return (order & ~through) | ((order & newer) << 4) | w;
+}
+
 }  // namespace
 
 L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways) {
@@ -112,6 +132,7 @@ L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32
   }
   // sets_ <= 2^26, so the product fits in 64 bits.
   compact_line_limit_ = kMaxCompactTag * sets_;
+  lru_active_ = ways == 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * ways)) - 1;
   // One piece of empty sets, in slot 0 of the pool.
   if (compact_slots_ == 4) compact4_.resize(1);
   if (compact_slots_ == 8) compact8_.resize(1);
@@ -184,22 +205,38 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
 
   // Lines only grow within an access, so the last one has the largest tag.
   if (compact_slots_ != 0 && l.last >= compact_line_limit_) {
-    if (compact_slots_ == 4) convert_to_generic(compact4_);
-    if (compact_slots_ == 8) convert_to_generic(compact8_);
-    if (compact_slots_ == 16) convert_to_generic(compact16_);
+    if (compact_slots_ == 4)
+      per_set_ ? per_set_to_generic(per_set4_) : convert_to_generic(compact4_);
+    if (compact_slots_ == 8)
+      per_set_ ? per_set_to_generic(per_set8_) : convert_to_generic(compact8_);
+    if (compact_slots_ == 16) {
+      per_set_ ? per_set_to_generic(per_set16_) : convert_to_generic(compact16_);
+    }
   }
   switch (compact_slots_) {
-    case 16:
-      return is_write ? access_compact<16, true>(compact16_, l)
-                      : access_compact<16, false>(compact16_, l);
-    case 8:
-      return is_write ? access_compact<8, true>(compact8_, l)
-                      : access_compact<8, false>(compact8_, l);
-    case 4:
-      return is_write ? access_compact<4, true>(compact4_, l)
-                      : access_compact<4, false>(compact4_, l);
+    case 16: return access_2_16(compact16_, per_set16_, l, is_write);
+    case 8: return access_2_16(compact8_, per_set8_, l, is_write);
+    case 4: return access_2_16(compact4_, per_set4_, l, is_write);
     default: return access_generic(l, is_write);
   }
+}
+
+template <unsigned kSlots>
+L2Cache::Result L2Cache::access_2_16(std::vector<CompactSet<kSlots>>& pool,
+                                     std::vector<PerSet<kSlots>>& per_set, const Lines& l,
+                                     bool is_write) {
+  if (per_set_) {
+    return is_write ? access_per_set<kSlots, true>(per_set, l)
+                    : access_per_set<kSlots, false>(per_set, l);
+  }
+  const Result r =
+      is_write ? access_compact<kSlots, true>(pool, l) : access_compact<kSlots, false>(pool, l);
+  window_lines_ += l.last - l.first + 1;
+  if (++window_accesses_ == kWindowAccesses) {
+    if (window_lines_ < kMinLinesPerPiece * window_pieces_) pieces_to_per_set(pool, per_set);
+    window_accesses_ = window_lines_ = window_pieces_ = 0;
+  }
+  return r;
 }
 
 template <unsigned kSlots>
@@ -249,6 +286,7 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
     for (std::uint64_t p = a; p < b;) {
       const std::uint64_t q = start_after(p);
       const std::uint64_t n = q - p;
+      ++window_pieces_;
       bool writeback = false;
       const bool miss = touch<kSlots, kWrite>(st(p), tag, ways, writeback);
       (miss ? allocated : hits) += n;
@@ -299,6 +337,104 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
     c.read_hits += hits;
     c.read_misses += allocated;
   }
+  return r;
+}
+
+template <unsigned kSlots, bool kWrite>
+L2Cache::Result L2Cache::access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l) {
+  using Set = PerSet<kSlots>;
+  const unsigned victim_shift = 4 * (ways_ - 1);
+  const std::uint64_t active = lru_active_;
+  std::uint64_t writebacks = 0;
+
+  // Touches line `tag` of `set`, making it the most recent (and dirty for a write); true
+  // when it was not resident and took a way.
+  auto touch = [victim_shift, active, &writebacks](Set& set, std::uint32_t tag) -> bool {
+    const unsigned hit = match_mask<kSlots>(set.tag, tag);
+    if (__builtin_expect(hit != 0, 1)) {
+      const unsigned way = static_cast<unsigned>(__builtin_ctz(hit));
+      // Most hits are on the set's most recent line (a consumer reading what its producer
+      // just wrote); skip the reorder then.
+      if ((set.order & 0xF) != way) set.order = move_to_front(set.order, way);
+      if (kWrite) set.dirty = static_cast<std::uint16_t>(set.dirty | (1u << way));
+      return false;
+    }
+    // The victim holds the last active rank; every other active rank moves down by one.
+    const std::uint64_t order = set.order;
+    const unsigned way = static_cast<unsigned>(order >> victim_shift) & 0xF;
+    set.order = (order & ~active) | ((order << 4) & active) | way;
+    const unsigned bit = 1u << way;
+    writebacks += (set.dirty & bit) != 0;  // empty ways are never dirty
+    set.dirty = static_cast<std::uint16_t>(kWrite ? set.dirty | bit : set.dirty & ~bit);
+    set.tag[way] = tag;
+    return true;
+  };
+
+  Result r;
+  const std::uint64_t line_bytes = line_bytes_;
+  Counters& c = counters_;
+  // A partial first or last line counts its touched bytes on a hit and the whole line on a
+  // fill; a write that covers the line allocates without a fill.
+  auto account_end = [&](bool allocated, std::uint64_t touched) {
+    if (!allocated) {
+      r.hit_bytes += touched;
+      ++(kWrite ? c.write_hits : c.read_hits);
+    } else if (!kWrite) {
+      r.miss_bytes += line_bytes;
+      ++c.read_misses;
+    } else {
+      ++c.write_allocations;
+      if (touched == line_bytes) {
+        r.alloc_bytes += touched;
+      } else {
+        r.miss_bytes += line_bytes;
+        ++c.write_fills;
+      }
+    }
+  };
+
+  // One division per call: consecutive lines map to consecutive sets, so walk the set records
+  // and bump the tag when the walk wraps (the L2 is rarely a power-of-two number of sets).
+  Set* const begin = sets.data();
+  Set* const end = begin + sets_;
+  Set* s = begin + l.first % sets_;
+  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
+  account_end(touch(*s, tag), l.head_bytes);
+  if (l.last == l.first) {
+    r.writeback_bytes = writebacks * line_bytes;
+    c.writebacks += writebacks;
+    return r;
+  }
+  if (++s == end) {
+    s = begin;
+    ++tag;
+  }
+  // Whole middle lines, in runs that end where the set index wraps.
+  const std::uint64_t middle = l.last - l.first - 1;
+  std::uint64_t allocated = 0;
+  for (std::uint64_t left = middle; left != 0;) {
+    const std::uint64_t run = std::min<std::uint64_t>(left, static_cast<std::uint64_t>(end - s));
+    for (Set* const stop = s + run; s != stop; ++s) allocated += touch(*s, tag);
+    left -= run;
+    if (s == end) {
+      s = begin;
+      ++tag;
+    }
+  }
+  // Reads fill every allocated line; writes cover them whole and fill none.
+  r.hit_bytes += (middle - allocated) * line_bytes;
+  if (kWrite) {
+    r.alloc_bytes += allocated * line_bytes;
+    c.write_allocations += allocated;
+    c.write_hits += middle - allocated;
+  } else {
+    r.miss_bytes += allocated * line_bytes;
+    c.read_misses += allocated;
+    c.read_hits += middle - allocated;
+  }
+  account_end(touch(*s, tag), l.tail_bytes);
+  r.writeback_bytes = writebacks * line_bytes;
+  c.writebacks += writebacks;
   return r;
 }
 
@@ -428,11 +564,80 @@ std::uint64_t L2Cache::compact_dirty(const std::vector<CompactSet<kSlots>>& sets
   return n;
 }
 
+template <unsigned kSlots>
+void L2Cache::pieces_to_per_set(std::vector<CompactSet<kSlots>>& pool,
+                                std::vector<PerSet<kSlots>>& per_set) {
+  // Way = rank: the tags are already in recency order with the empty ways (tag 0) last, as
+  // the per-set layout keeps them, and slots at or above ways_ sit at their own rank.
+  constexpr std::uint64_t kIdentity = 0xFEDCBA9876543210ull;
+  per_set.resize(sets_);
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    const CompactSet<kSlots>& s = pool[slot_[p]];
+    PerSet<kSlots> r;
+    for (unsigned w = 0; w < kSlots; ++w) r.tag[w] = s.tag[w];
+    r.order = kIdentity;
+    r.dirty = s.dirty;
+    std::fill(per_set.begin() + static_cast<std::ptrdiff_t>(p),
+              per_set.begin() + static_cast<std::ptrdiff_t>(q), r);
+    p = q;
+  }
+  std::vector<CompactSet<kSlots>>().swap(pool);
+  std::vector<std::uint64_t>().swap(starts_);
+  std::vector<std::uint64_t>().swap(summary_);
+  std::vector<std::uint32_t>().swap(slot_);
+  std::vector<std::uint32_t>().swap(free_);
+  per_set_ = true;
+}
+
+template <unsigned kSlots>
+void L2Cache::per_set_to_generic(std::vector<PerSet<kSlots>>& sets) {
+  const std::uint64_t lines = sets_ * ways_;
+  tag_.assign(lines, 0);
+  stamp_.assign(lines, 0);
+  dirty_.assign(lines, 0);
+  fill_.assign(sets_, 0);
+  for (std::uint64_t set = 0; set < sets_; ++set) {
+    const PerSet<kSlots>& s = sets[set];
+    const std::uint64_t base = set * ways_;
+    for (unsigned rank = 0; rank < ways_; ++rank) {
+      const unsigned way = static_cast<unsigned>(s.order >> (4 * rank)) & 0xF;
+      if (s.tag[way] == 0) continue;
+      // Both layouts fill ways 0, 1, ..., so the filled ways are a prefix here too. Stamps
+      // only need to order the ways of one set: the most recent gets the largest.
+      tag_[base + way] = (std::uint64_t{s.tag[way]} - 1) * sets_ + set;
+      stamp_[base + way] = ways_ - rank;
+      dirty_[base + way] = static_cast<std::uint8_t>((s.dirty >> way) & 1u);
+      ++fill_[set];
+    }
+  }
+  clock_ = ways_;
+  std::vector<PerSet<kSlots>>().swap(sets);
+  compact_slots_ = 0;
+  per_set_ = false;
+}
+
+template <unsigned kSlots>
+std::uint64_t L2Cache::per_set_resident(const std::vector<PerSet<kSlots>>& sets) const {
+  std::uint64_t n = 0;
+  for (const auto& s : sets) {
+    for (const std::uint32_t t : s.tag) n += t != 0;
+  }
+  return n;
+}
+
+template <unsigned kSlots>
+std::uint64_t L2Cache::per_set_dirty(const std::vector<PerSet<kSlots>>& sets) const {
+  std::uint64_t n = 0;
+  for (const auto& s : sets) n += static_cast<std::uint64_t>(__builtin_popcount(s.dirty));
+  return n;
+}
+
 std::uint64_t L2Cache::dirty_lines() const {
   switch (compact_slots_) {
-    case 16: return compact_dirty(compact16_);
-    case 8: return compact_dirty(compact8_);
-    case 4: return compact_dirty(compact4_);
+    case 16: return per_set_ ? per_set_dirty(per_set16_) : compact_dirty(compact16_);
+    case 8: return per_set_ ? per_set_dirty(per_set8_) : compact_dirty(compact8_);
+    case 4: return per_set_ ? per_set_dirty(per_set4_) : compact_dirty(compact4_);
     default: {
       std::uint64_t n = 0;
       for (const std::uint8_t d : dirty_) n += d;
@@ -443,9 +648,9 @@ std::uint64_t L2Cache::dirty_lines() const {
 
 std::uint64_t L2Cache::resident_lines() const {
   switch (compact_slots_) {
-    case 16: return compact_resident(compact16_);
-    case 8: return compact_resident(compact8_);
-    case 4: return compact_resident(compact4_);
+    case 16: return per_set_ ? per_set_resident(per_set16_) : compact_resident(compact16_);
+    case 8: return per_set_ ? per_set_resident(per_set8_) : compact_resident(compact8_);
+    case 4: return per_set_ ? per_set_resident(per_set4_) : compact_resident(compact4_);
     default: {
       std::uint64_t n = 0;
       for (const std::uint32_t f : fill_) n += f;

@@ -74,6 +74,19 @@ class L2Cache {
     bool operator==(const CompactSet& o) const;
   };
 
+  // Per set (2..16 ways, from the first window of accesses that averaged fewer than
+  // kMinLinesPerPiece lines a piece on: the row segments of a strided tile, one line each,
+  // leave every set its own piece, and pieces then cost more than a record per set): one
+  // record per set, so a range's consecutive sets are consecutive records. LRU order is a
+  // permutation of 4-bit way numbers, so a hit is a move-to-front and the victim is the last
+  // active nibble; empty ways sit at the LRU end. The cache stays per set afterwards.
+  template <unsigned kSlots>
+  struct alignas(16) PerSet {
+    std::uint32_t tag[kSlots];  // slots at or above ways_ stay 0 forever
+    std::uint64_t order;        // nibble i = the way at recency rank i (0 = most recent)
+    std::uint16_t dirty;        // bit w = way w is dirty
+  };
+
   // Generic (1 way, more than 16 ways, or from the first line whose tag needs more than 32
   // bits on): per way a 64-bit line address, a 64-bit LRU stamp and a dirty byte, set-major.
 
@@ -81,8 +94,23 @@ class L2Cache {
   struct Lines {
     std::uint64_t first, last, head_bytes, tail_bytes;
   };
+  template <unsigned kSlots>
+  Result access_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
+                     const Lines& l, bool is_write);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
+  template <unsigned kSlots, bool kWrite>
+  Result access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l);
+  // Expands the pieces into one record per set, keeping every line, dirty bit and LRU order.
+  template <unsigned kSlots>
+  void pieces_to_per_set(std::vector<CompactSet<kSlots>>& pool,
+                         std::vector<PerSet<kSlots>>& per_set);
+  template <unsigned kSlots>
+  void per_set_to_generic(std::vector<PerSet<kSlots>>& sets);
+  template <unsigned kSlots>
+  std::uint64_t per_set_resident(const std::vector<PerSet<kSlots>>& sets) const;
+  template <unsigned kSlots>
+  std::uint64_t per_set_dirty(const std::vector<PerSet<kSlots>>& sets) const;
   Result access_generic(const Lines& l, bool is_write);
   // Moves the compact state into the generic arrays, keeping every line, dirty bit and the
   // LRU order of every set; the cache stays generic afterwards.
@@ -121,6 +149,15 @@ class L2Cache {
   std::vector<std::uint32_t> free_;  // pool slots of merged pieces, reused by splits
   std::vector<std::uint64_t> starts_, summary_;
   std::uint64_t compact_line_limit_ = 0;  // first line whose tag does not fit 32 bits
+
+  // Per-set layout (per_set_ true: the vector for compact_slots_ is live, the pool is freed).
+  bool per_set_ = false;
+  std::vector<PerSet<4>> per_set4_;
+  std::vector<PerSet<8>> per_set8_;
+  std::vector<PerSet<16>> per_set16_;
+  std::uint64_t lru_active_ = 0;  // nibbles 0 .. ways_-1 of an order word
+  // Lines and pieces touched in the current window of accesses (pieces layout only).
+  std::uint64_t window_accesses_ = 0, window_lines_ = 0, window_pieces_ = 0;
 
   // Generic layout. Per set: ways in use. Lines are never invalidated, so a set fills ways
   // 0, 1, ... in order: hits scan only the filled ways and a miss in a set that is not full
