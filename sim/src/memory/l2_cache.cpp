@@ -2,6 +2,7 @@
 #include "pypto/sim/memory/l2_cache.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "pypto/common/errors.h"
@@ -22,6 +23,11 @@ constexpr std::uint64_t kMaxLines = std::uint64_t{1} << 26;
 constexpr std::uint64_t kMaxCompactTag = 0xFFFFFFFFull;
 constexpr std::uint64_t kNibbleOnes = 0x1111111111111111ull;
 constexpr std::uint64_t kNibbleHighs = 0x8888888888888888ull;
+
+// Pieces pay while an access covers many sets per piece; a piece costs about as much as
+// ten to twenty per-set lookups (split, compare, scattered records). Judged per window.
+constexpr std::uint64_t kWindowAccesses = 4096;
+constexpr std::uint64_t kMinLinesPerPiece = 16;
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -53,6 +59,26 @@ inline unsigned match_mask(const std::uint32_t* tags, std::uint32_t tag) {
   for (unsigned w = 0; w < kSlots; ++w) m |= static_cast<unsigned>(tags[w] == tag) << w;
   return m;
 #endif
+}
+
+// Touches line `tag` of a compact state (tags by recency rank): it moves to rank 0 and the
+// more recent ranks move down by one. On a miss the line at the last active rank is evicted
+// (an empty way there is never dirty). Returns true on a miss; `writeback` tells whether the
+// evicted line was dirty.
+template <unsigned kSlots, bool kWrite, class Set>
+inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
+  const unsigned hit = match_mask<kSlots>(s.tag, tag);
+  const unsigned rank = hit != 0 ? static_cast<unsigned>(__builtin_ctz(hit)) : ways - 1;
+  const unsigned old = s.dirty;
+  const unsigned was_dirty = (old >> rank) & 1u;
+  writeback = hit == 0 && was_dirty != 0;
+  const unsigned now_dirty = kWrite ? 1u : (hit != 0 ? was_dirty : 0u);
+  std::memmove(&s.tag[1], &s.tag[0], rank * sizeof(std::uint32_t));
+  s.tag[0] = tag;
+  const unsigned newer = (1u << rank) - 1;  // ranks above the touched one
+  const unsigned through = (newer << 1) | 1u;
+  s.dirty = static_cast<std::uint16_t>((old & ~through) | ((old & newer) << 1) | now_dirty);
+  return hit == 0;
 }
 
 // Moves way w to rank 0 of an order word, shifting the ways that were more recent down by
@@ -107,25 +133,61 @@ L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32
   // sets_ <= 2^26, so the product fits in 64 bits.
   compact_line_limit_ = kMaxCompactTag * sets_;
   lru_active_ = ways == 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * ways)) - 1;
-  // Ways ways-1 .. 0 from rank 0 up, so way 0 is the first victim, then way 1, ...; then the
-  // unused slots at their own rank. Those never move: their tags stay 0 and never match, and
-  // a miss only rotates ranks below ways.
-  std::uint64_t order = 0;
-  for (unsigned rank = 0; rank < 16; ++rank) {
-    const std::uint64_t way = rank < ways ? ways - 1 - rank : rank;
-    order |= way << (4 * rank);
+  // One piece of empty sets, in slot 0 of the pool.
+  if (compact_slots_ == 4) compact4_.resize(1);
+  if (compact_slots_ == 8) compact8_.resize(1);
+  if (compact_slots_ == 16) compact16_.resize(1);
+  slot_.assign(sets_, 0);
+  starts_.assign((sets_ + 63) / 64, 0);
+  summary_.assign((starts_.size() + 63) / 64, 0);
+  set_start(0);
+}
+
+template <unsigned kSlots>
+bool L2Cache::CompactSet<kSlots>::operator==(const CompactSet& o) const {
+  return dirty == o.dirty && std::memcmp(tag, o.tag, sizeof tag) == 0;
+}
+
+// The piece bookkeeping runs a few times per access; inlined into access_compact.
+[[gnu::always_inline]] inline void L2Cache::set_start(std::uint64_t s) {
+  std::uint64_t& w = starts_[s >> 6];
+  if (w == 0) summary_[s >> 12] |= std::uint64_t{1} << ((s >> 6) & 63);
+  w |= std::uint64_t{1} << (s & 63);
+}
+
+[[gnu::always_inline]] inline void L2Cache::clear_start(std::uint64_t s) {
+  std::uint64_t& w = starts_[s >> 6];
+  w &= ~(std::uint64_t{1} << (s & 63));
+  if (w == 0) summary_[s >> 12] &= ~(std::uint64_t{1} << ((s >> 6) & 63));
+}
+
+[[gnu::always_inline]] inline std::uint64_t L2Cache::start_at_or_before(std::uint64_t s) const {
+  std::uint64_t wi = s >> 6;
+  // Bits 0 .. s & 63 (at 63 the shift gives 0 and the subtraction all ones).
+  const std::uint64_t w = starts_[wi] & ((std::uint64_t{2} << (s & 63)) - 1);
+  if (w != 0) return (wi << 6) + 63 - static_cast<std::uint64_t>(__builtin_clzll(w));
+  std::uint64_t si = wi >> 6;
+  std::uint64_t sm = summary_[si] & ((std::uint64_t{1} << (wi & 63)) - 1);
+  while (sm == 0) sm = summary_[--si];  // set 0 always starts a piece
+  wi = (si << 6) + 63 - static_cast<std::uint64_t>(__builtin_clzll(sm));
+  return (wi << 6) + 63 - static_cast<std::uint64_t>(__builtin_clzll(starts_[wi]));
+}
+
+[[gnu::always_inline]] inline std::uint64_t L2Cache::start_after(std::uint64_t s) const {
+  const std::uint64_t t = s + 1;
+  if (t >= sets_) return sets_;
+  std::uint64_t wi = t >> 6;
+  const std::uint64_t w = starts_[wi] & ~((std::uint64_t{1} << (t & 63)) - 1);
+  if (w != 0) return (wi << 6) + static_cast<std::uint64_t>(__builtin_ctzll(w));
+  std::uint64_t si = wi >> 6;
+  // Words after wi (at 63 the mask is empty).
+  std::uint64_t sm = summary_[si] & ~((std::uint64_t{2} << (wi & 63)) - 1);
+  while (sm == 0) {
+    if (++si >= summary_.size()) return sets_;
+    sm = summary_[si];
   }
-  auto init = [&](auto& v) {
-    v.resize(sets_);
-    for (auto& s : v) {
-      for (auto& t : s.tag) t = 0;
-      s.order = order;
-      s.dirty = 0;
-    }
-  };
-  if (compact_slots_ == 4) init(compact4_);
-  if (compact_slots_ == 8) init(compact8_);
-  if (compact_slots_ == 16) init(compact16_);
+  wi = (si << 6) + static_cast<std::uint64_t>(__builtin_ctzll(sm));
+  return (wi << 6) + static_cast<std::uint64_t>(__builtin_ctzll(starts_[wi]));
 }
 
 L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
@@ -143,27 +205,144 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
 
   // Lines only grow within an access, so the last one has the largest tag.
   if (compact_slots_ != 0 && l.last >= compact_line_limit_) {
-    if (compact_slots_ == 4) convert_to_generic(compact4_);
-    if (compact_slots_ == 8) convert_to_generic(compact8_);
-    if (compact_slots_ == 16) convert_to_generic(compact16_);
+    if (compact_slots_ == 4)
+      per_set_ ? per_set_to_generic(per_set4_) : convert_to_generic(compact4_);
+    if (compact_slots_ == 8)
+      per_set_ ? per_set_to_generic(per_set8_) : convert_to_generic(compact8_);
+    if (compact_slots_ == 16) {
+      per_set_ ? per_set_to_generic(per_set16_) : convert_to_generic(compact16_);
+    }
   }
   switch (compact_slots_) {
-    case 16:
-      return is_write ? access_compact<16, true>(compact16_, l)
-                      : access_compact<16, false>(compact16_, l);
-    case 8:
-      return is_write ? access_compact<8, true>(compact8_, l)
-                      : access_compact<8, false>(compact8_, l);
-    case 4:
-      return is_write ? access_compact<4, true>(compact4_, l)
-                      : access_compact<4, false>(compact4_, l);
+    case 16: return access_2_16(compact16_, per_set16_, l, is_write);
+    case 8: return access_2_16(compact8_, per_set8_, l, is_write);
+    case 4: return access_2_16(compact4_, per_set4_, l, is_write);
     default: return access_generic(l, is_write);
   }
+}
+
+template <unsigned kSlots>
+L2Cache::Result L2Cache::access_2_16(std::vector<CompactSet<kSlots>>& pool,
+                                     std::vector<PerSet<kSlots>>& per_set, const Lines& l,
+                                     bool is_write) {
+  if (per_set_) {
+    return is_write ? access_per_set<kSlots, true>(per_set, l)
+                    : access_per_set<kSlots, false>(per_set, l);
+  }
+  const Result r =
+      is_write ? access_compact<kSlots, true>(pool, l) : access_compact<kSlots, false>(pool, l);
+  window_lines_ += l.last - l.first + 1;
+  if (++window_accesses_ == kWindowAccesses) {
+    if (window_lines_ < kMinLinesPerPiece * window_pieces_) pieces_to_per_set(pool, per_set);
+    window_accesses_ = window_lines_ = window_pieces_ = 0;
+  }
+  return r;
+}
+
+template <unsigned kSlots>
+void L2Cache::split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s) {
+  const std::uint32_t from = slot_[start_at_or_before(s)];
+  std::uint32_t to;
+  if (!free_.empty()) {
+    to = free_.back();
+    free_.pop_back();
+    pool[to] = pool[from];
+  } else {
+    to = static_cast<std::uint32_t>(pool.size());
+    const CompactSet<kSlots> copy = pool[from];  // push_back may reallocate under pool[from]
+    pool.push_back(copy);
+  }
+  slot_[s] = to;
+  set_start(s);
+}
+
+void L2Cache::merge(std::uint64_t s) {
+  free_.push_back(slot_[s]);
+  clear_start(s);
 }
 
 template <unsigned kSlots, bool kWrite>
 L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
   using Set = CompactSet<kSlots>;
+  const unsigned ways = ways_;
+  const std::uint64_t line_bytes = line_bytes_;
+  std::uint64_t hits = 0, allocated = 0, writebacks = 0;
+  bool first_allocated = false, last_allocated = false;
+
+  // One division per call: consecutive lines map to consecutive sets, so walk the sets in
+  // runs that end where the set index wraps (the tag grows by one there).
+  std::uint64_t set = l.first % sets_;
+  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
+  std::uint64_t line = l.first;  // the line that maps to `set`
+  for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
+    const std::uint64_t a = set;
+    const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
+    // Pieces must start at a and at b so that the run covers whole pieces.
+    if (!is_start(a)) split(sets, a);
+    if (b < sets_ && !is_start(b)) split(sets, b);
+    Set* const pool = sets.data();  // splits may have grown it; merges never do
+    auto st = [&](std::uint64_t piece) -> Set& { return pool[slot_[piece]]; };
+    std::uint64_t prev = a > 0 ? start_at_or_before(a - 1) : sets_;  // sets_ = none
+    for (std::uint64_t p = a; p < b;) {
+      const std::uint64_t q = start_after(p);
+      const std::uint64_t n = q - p;
+      ++window_pieces_;
+      bool writeback = false;
+      const bool miss = touch<kSlots, kWrite>(st(p), tag, ways, writeback);
+      (miss ? allocated : hits) += n;
+      writebacks += writeback ? n : 0;
+      const std::uint64_t lo = line + (p - a);  // the lines of this piece: [lo, lo + n)
+      if (lo == l.first) first_allocated = miss;
+      if (lo + n - 1 == l.last) last_allocated = miss;
+      // Keep pieces maximal: a piece that now equals its left neighbour joins it.
+      if (prev != sets_ && st(prev) == st(p)) {
+        merge(p);
+      } else {
+        prev = p;
+      }
+      p = q;
+    }
+    if (b < sets_ && prev != sets_ && st(prev) == st(b)) merge(b);
+    left -= b - a;
+    line += b - a;
+    set = b;
+    if (set == sets_) {
+      set = 0;
+      ++tag;
+    }
+  }
+
+  // Every line was touched whole except possibly the first and the last. A partial line
+  // counts its touched bytes on a hit and the whole line on a fill; a write that covers a
+  // line allocates it without a fill.
+  const bool two_ends = l.last != l.first;
+  const std::uint64_t head_short = line_bytes - l.head_bytes;
+  const std::uint64_t tail_short = two_ends ? line_bytes - l.tail_bytes : 0;
+  Result r;
+  r.hit_bytes =
+      hits * line_bytes - (first_allocated ? 0 : head_short) - (last_allocated ? 0 : tail_short);
+  r.writeback_bytes = writebacks * line_bytes;
+  Counters& c = counters_;
+  c.writebacks += writebacks;
+  if (kWrite) {
+    const std::uint64_t fills = static_cast<std::uint64_t>(first_allocated && head_short != 0) +
+                                static_cast<std::uint64_t>(last_allocated && tail_short != 0);
+    r.miss_bytes = fills * line_bytes;
+    r.alloc_bytes = (allocated - fills) * line_bytes;
+    c.write_hits += hits;
+    c.write_allocations += allocated;
+    c.write_fills += fills;
+  } else {
+    r.miss_bytes = allocated * line_bytes;
+    c.read_hits += hits;
+    c.read_misses += allocated;
+  }
+  return r;
+}
+
+template <unsigned kSlots, bool kWrite>
+L2Cache::Result L2Cache::access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l) {
+  using Set = PerSet<kSlots>;
   const unsigned victim_shift = 4 * (ways_ - 1);
   const std::uint64_t active = lru_active_;
   std::uint64_t writebacks = 0;
@@ -336,8 +515,90 @@ void L2Cache::convert_to_generic(std::vector<CompactSet<kSlots>>& sets) {
   stamp_.assign(lines, 0);
   dirty_.assign(lines, 0);
   fill_.assign(sets_, 0);
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    const CompactSet<kSlots>& s = sets[slot_[p]];
+    for (std::uint64_t set = p; set < q; ++set) {
+      const std::uint64_t base = set * ways_;
+      // Filled ranks are a prefix; way = rank keeps the filled ways a prefix too. Stamps
+      // only need to order the ways of one set: the most recent gets the largest.
+      for (unsigned rank = 0; rank < ways_ && s.tag[rank] != 0; ++rank) {
+        tag_[base + rank] = (std::uint64_t{s.tag[rank]} - 1) * sets_ + set;
+        stamp_[base + rank] = ways_ - rank;
+        dirty_[base + rank] = static_cast<std::uint8_t>((s.dirty >> rank) & 1u);
+        ++fill_[set];
+      }
+    }
+    p = q;
+  }
+  clock_ = ways_;
+  std::vector<CompactSet<kSlots>>().swap(sets);
+  std::vector<std::uint64_t>().swap(starts_);
+  std::vector<std::uint32_t>().swap(slot_);
+  std::vector<std::uint32_t>().swap(free_);
+  std::vector<std::uint64_t>().swap(summary_);
+  compact_slots_ = 0;
+}
+
+template <unsigned kSlots>
+std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& sets) const {
+  std::uint64_t n = 0;
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    std::uint64_t filled = 0;
+    for (const std::uint32_t t : sets[slot_[p]].tag) filled += t != 0;
+    n += filled * (q - p);
+    p = q;
+  }
+  return n;
+}
+
+template <unsigned kSlots>
+std::uint64_t L2Cache::compact_dirty(const std::vector<CompactSet<kSlots>>& sets) const {
+  std::uint64_t n = 0;
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    n += static_cast<std::uint64_t>(__builtin_popcount(sets[slot_[p]].dirty)) * (q - p);
+    p = q;
+  }
+  return n;
+}
+
+template <unsigned kSlots>
+void L2Cache::pieces_to_per_set(std::vector<CompactSet<kSlots>>& pool,
+                                std::vector<PerSet<kSlots>>& per_set) {
+  // Way = rank: the tags are already in recency order with the empty ways (tag 0) last, as
+  // the per-set layout keeps them, and slots at or above ways_ sit at their own rank.
+  constexpr std::uint64_t kIdentity = 0xFEDCBA9876543210ull;
+  per_set.resize(sets_);
+  for (std::uint64_t p = 0; p < sets_;) {
+    const std::uint64_t q = start_after(p);
+    const CompactSet<kSlots>& s = pool[slot_[p]];
+    PerSet<kSlots> r;
+    for (unsigned w = 0; w < kSlots; ++w) r.tag[w] = s.tag[w];
+    r.order = kIdentity;
+    r.dirty = s.dirty;
+    std::fill(per_set.begin() + static_cast<std::ptrdiff_t>(p),
+              per_set.begin() + static_cast<std::ptrdiff_t>(q), r);
+    p = q;
+  }
+  std::vector<CompactSet<kSlots>>().swap(pool);
+  std::vector<std::uint64_t>().swap(starts_);
+  std::vector<std::uint64_t>().swap(summary_);
+  std::vector<std::uint32_t>().swap(slot_);
+  std::vector<std::uint32_t>().swap(free_);
+  per_set_ = true;
+}
+
+template <unsigned kSlots>
+void L2Cache::per_set_to_generic(std::vector<PerSet<kSlots>>& sets) {
+  const std::uint64_t lines = sets_ * ways_;
+  tag_.assign(lines, 0);
+  stamp_.assign(lines, 0);
+  dirty_.assign(lines, 0);
+  fill_.assign(sets_, 0);
   for (std::uint64_t set = 0; set < sets_; ++set) {
-    const CompactSet<kSlots>& s = sets[set];
+    const PerSet<kSlots>& s = sets[set];
     const std::uint64_t base = set * ways_;
     for (unsigned rank = 0; rank < ways_; ++rank) {
       const unsigned way = static_cast<unsigned>(s.order >> (4 * rank)) & 0xF;
@@ -351,12 +612,13 @@ void L2Cache::convert_to_generic(std::vector<CompactSet<kSlots>>& sets) {
     }
   }
   clock_ = ways_;
-  std::vector<CompactSet<kSlots>>().swap(sets);
+  std::vector<PerSet<kSlots>>().swap(sets);
   compact_slots_ = 0;
+  per_set_ = false;
 }
 
 template <unsigned kSlots>
-std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& sets) const {
+std::uint64_t L2Cache::per_set_resident(const std::vector<PerSet<kSlots>>& sets) const {
   std::uint64_t n = 0;
   for (const auto& s : sets) {
     for (const std::uint32_t t : s.tag) n += t != 0;
@@ -365,7 +627,7 @@ std::uint64_t L2Cache::compact_resident(const std::vector<CompactSet<kSlots>>& s
 }
 
 template <unsigned kSlots>
-std::uint64_t L2Cache::compact_dirty(const std::vector<CompactSet<kSlots>>& sets) const {
+std::uint64_t L2Cache::per_set_dirty(const std::vector<PerSet<kSlots>>& sets) const {
   std::uint64_t n = 0;
   for (const auto& s : sets) n += static_cast<std::uint64_t>(__builtin_popcount(s.dirty));
   return n;
@@ -373,9 +635,9 @@ std::uint64_t L2Cache::compact_dirty(const std::vector<CompactSet<kSlots>>& sets
 
 std::uint64_t L2Cache::dirty_lines() const {
   switch (compact_slots_) {
-    case 16: return compact_dirty(compact16_);
-    case 8: return compact_dirty(compact8_);
-    case 4: return compact_dirty(compact4_);
+    case 16: return per_set_ ? per_set_dirty(per_set16_) : compact_dirty(compact16_);
+    case 8: return per_set_ ? per_set_dirty(per_set8_) : compact_dirty(compact8_);
+    case 4: return per_set_ ? per_set_dirty(per_set4_) : compact_dirty(compact4_);
     default: {
       std::uint64_t n = 0;
       for (const std::uint8_t d : dirty_) n += d;
@@ -386,9 +648,9 @@ std::uint64_t L2Cache::dirty_lines() const {
 
 std::uint64_t L2Cache::resident_lines() const {
   switch (compact_slots_) {
-    case 16: return compact_resident(compact16_);
-    case 8: return compact_resident(compact8_);
-    case 4: return compact_resident(compact4_);
+    case 16: return per_set_ ? per_set_resident(per_set16_) : compact_resident(compact16_);
+    case 8: return per_set_ ? per_set_resident(per_set8_) : compact_resident(compact8_);
+    case 4: return per_set_ ? per_set_resident(per_set4_) : compact_resident(compact4_);
     default: {
       std::uint64_t n = 0;
       for (const std::uint32_t f : fill_) n += f;

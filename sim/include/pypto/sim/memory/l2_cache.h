@@ -56,14 +56,32 @@ class L2Cache {
   // Two layouts hold the same state. access() is the simulator's hottest function (a task
   // touches ~200 lines), so most caches use the compact one; the generic one covers the rest.
   //
-  // Compact (2..16 ways): one record per set, so a set's metadata is one or two host cache
-  // lines and a range's consecutive sets are consecutive records (80 B per 16-way set instead
-  // of 276 B spread over four arrays). A tag is line / sets + 1 (0 = empty way) and fits 32
-  // bits; LRU order is a permutation of 4-bit way numbers, so a hit is a move-to-front and
-  // the victim is the last nibble, with no clock that could overflow. Empty ways sit at the
-  // LRU end in ascending order, so a set fills ways 0, 1, ... like the generic layout.
+  // Compact (2..16 ways): sets in runs. Consecutive lines map to consecutive sets, and an
+  // access gives every line of a run of sets the same tag (line / sets + 1, 0 = empty way), so
+  // neighbouring sets that saw the same accesses hold the same tags in the same LRU order.
+  // Such a run of sets (a piece) is stored once, in a pool slot, and an access updates each
+  // piece it covers once instead of each line: the outcome (hit, fill, eviction, writeback)
+  // is the same for every set of a piece. A piece is split where an access starts or ends
+  // inside it and merged with its neighbour as soon as the two hold the same state, which
+  // happens quickly for tile-shaped traffic (the mix trace averages ~1.1 pieces an access
+  // of ~76 lines); the worst case (every set its own piece) costs one lookup a line, as a
+  // per-set layout does. State is canonical so that equal contents compare equal: tags by
+  // recency rank (rank 0 = most recent), empty ways (tag 0) at the end, dirty bit r = rank r.
   template <unsigned kSlots>
   struct alignas(16) CompactSet {
+    std::uint32_t tag[kSlots];  // ranks at or above ways_ stay 0 forever
+    std::uint16_t dirty;        // bit r = the line at rank r is dirty
+    bool operator==(const CompactSet& o) const;
+  };
+
+  // Per set (2..16 ways, from the first window of accesses that averaged fewer than
+  // kMinLinesPerPiece lines a piece on: the row segments of a strided tile, one line each,
+  // leave every set its own piece, and pieces then cost more than a record per set): one
+  // record per set, so a range's consecutive sets are consecutive records. LRU order is a
+  // permutation of 4-bit way numbers, so a hit is a move-to-front and the victim is the last
+  // active nibble; empty ways sit at the LRU end. The cache stays per set afterwards.
+  template <unsigned kSlots>
+  struct alignas(16) PerSet {
     std::uint32_t tag[kSlots];  // slots at or above ways_ stay 0 forever
     std::uint64_t order;        // nibble i = the way at recency rank i (0 = most recent)
     std::uint16_t dirty;        // bit w = way w is dirty
@@ -76,8 +94,23 @@ class L2Cache {
   struct Lines {
     std::uint64_t first, last, head_bytes, tail_bytes;
   };
+  template <unsigned kSlots>
+  Result access_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
+                     const Lines& l, bool is_write);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
+  template <unsigned kSlots, bool kWrite>
+  Result access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l);
+  // Expands the pieces into one record per set, keeping every line, dirty bit and LRU order.
+  template <unsigned kSlots>
+  void pieces_to_per_set(std::vector<CompactSet<kSlots>>& pool,
+                         std::vector<PerSet<kSlots>>& per_set);
+  template <unsigned kSlots>
+  void per_set_to_generic(std::vector<PerSet<kSlots>>& sets);
+  template <unsigned kSlots>
+  std::uint64_t per_set_resident(const std::vector<PerSet<kSlots>>& sets) const;
+  template <unsigned kSlots>
+  std::uint64_t per_set_dirty(const std::vector<PerSet<kSlots>>& sets) const;
   Result access_generic(const Lines& l, bool is_write);
   // Moves the compact state into the generic arrays, keeping every line, dirty bit and the
   // LRU order of every set; the cache stays generic afterwards.
@@ -88,15 +121,43 @@ class L2Cache {
   template <unsigned kSlots>
   std::uint64_t compact_dirty(const std::vector<CompactSet<kSlots>>& sets) const;
 
+  // Piece starts: bit s of starts_ is set when set s begins a piece (set 0 always does);
+  // bit w of summary_ when word w of starts_ is not zero, so that finding the piece of a set
+  // scans words, not bits.
+  bool is_start(std::uint64_t s) const { return (starts_[s >> 6] >> (s & 63)) & 1; }
+  void set_start(std::uint64_t s);
+  void clear_start(std::uint64_t s);
+  std::uint64_t start_at_or_before(std::uint64_t s) const;  // the piece that holds set s
+  std::uint64_t start_after(std::uint64_t s) const;         // the next piece, or sets_
+  // Starts a piece at set s (not yet a start) with the state of the piece that held it.
+  template <unsigned kSlots>
+  void split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s);
+  // Joins the piece at set s to the one before it (their states are equal).
+  void merge(std::uint64_t s);
+
   std::uint32_t line_bytes_ = 0, line_shift_ = 0, ways_ = 0;
   std::uint64_t sets_ = 0;
 
   unsigned compact_slots_ = 0;  // 4, 8 or 16 while compact (which vector is live), else 0
+  // The pool of piece states: few pieces live at a time (~60 at the end of the mix trace),
+  // so a dense pool stays in the host's L1/L2 where records indexed by set (2 MB for the A2
+  // L2) missed it on every split.
   std::vector<CompactSet<4>> compact4_;
   std::vector<CompactSet<8>> compact8_;
   std::vector<CompactSet<16>> compact16_;
+  std::vector<std::uint32_t> slot_;  // per set: its pool slot, meaningful at piece starts
+  std::vector<std::uint32_t> free_;  // pool slots of merged pieces, reused by splits
+  std::vector<std::uint64_t> starts_, summary_;
   std::uint64_t compact_line_limit_ = 0;  // first line whose tag does not fit 32 bits
-  std::uint64_t lru_active_ = 0;          // nibbles 0 .. ways_-1 of an order word
+
+  // Per-set layout (per_set_ true: the vector for compact_slots_ is live, the pool is freed).
+  bool per_set_ = false;
+  std::vector<PerSet<4>> per_set4_;
+  std::vector<PerSet<8>> per_set8_;
+  std::vector<PerSet<16>> per_set16_;
+  std::uint64_t lru_active_ = 0;  // nibbles 0 .. ways_-1 of an order word
+  // Lines and pieces touched in the current window of accesses (pieces layout only).
+  std::uint64_t window_accesses_ = 0, window_lines_ = 0, window_pieces_ = 0;
 
   // Generic layout. Per set: ways in use. Lines are never invalidated, so a set fills ways
   // 0, 1, ... in order: hits scan only the filled ways and a miss in a set that is not full
