@@ -15,7 +15,7 @@ has() { if grep -qE -- "$2" "$3"; then ok "$1"; else bad "$1: no /$2/ in $(head 
 lacks() { if grep -qE -- "$2" "$3"; then bad "$1: /$2/ in $(head -c 600 "$3" | cat -v)"; else ok "$1"; fi; }
 
 if ! command -v script >/dev/null; then echo "skip: no script(1)"; exit 0; fi
-"$SIM" gen --tasks 200000 -o "$TMP/t.ndjson" || { echo "FAIL gen"; exit 1; }
+"$SIM" gen --tasks 20000 -o "$TMP/t.ndjson" || { echo "FAIL gen"; exit 1; }
 export PYPTO_SIM_PROGRESS_DELAY_MS=0 SC_COPYRIGHT_MESSAGE=DISABLE
 # script -e returns the command's status; its output (stdout and stderr both on the pty)
 # goes to the capture file, with carriage returns as the terminal got them.
