@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../common/temp_dir.h"
@@ -930,4 +932,49 @@ TEST_CASE("a trace too large for the memory is refused early with an estimate", 
   o.memory_available_bytes = 64 << 20;
   CHECK(load_trace(p, o, ChipConfig{}).graph.num_tasks() == 60000);
   CHECK(available_memory_bytes() > 0);  // Linux: /proc/meminfo
+}
+
+// ---- reading progress ----
+
+TEST_CASE("LoadOptions::progress: native chunks count up to the file size, others once a file") {
+  TempDir tmp;
+  SyntheticSpec spec;
+  spec.tasks = 40000;  // more than one 4 MiB chunk
+  std::ostringstream os;
+  write_synthetic_trace(spec, os);
+  const std::string path = tmp.write("big.ndjson", os.str());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  LoadOptions o;
+  o.progress = [&calls](std::uint64_t done, std::uint64_t total) {
+    calls.emplace_back(done, total);
+  };
+  load_trace(path, o, ChipConfig{});
+  REQUIRE(calls.size() >= 2);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    CHECK(calls[i].second == os.str().size());
+    CHECK(calls[i].first <= calls[i].second);
+    if (i > 0) CHECK(calls[i].first >= calls[i - 1].first);
+  }
+  CHECK(calls.back().first == os.str().size());
+
+  // A board recording: the topology, then the prof file; the total is both files.
+  calls.clear();
+  o.prof_path = sample("tilefwk_L1_prof_data.json");
+  load_trace(sample("topo.json"), o, ChipConfig{});
+  const std::uint64_t both =
+      std::filesystem::file_size(sample("topo.json")) + std::filesystem::file_size(o.prof_path);
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0] ==
+        std::make_pair(std::uint64_t(std::filesystem::file_size(sample("topo.json"))), both));
+  CHECK(calls[1] == std::make_pair(both, both));
+
+  calls.clear();
+  o.prof_path.clear();
+  load_trace(sample("fixed_task_topo.json"), o, ChipConfig{});
+  const std::uint64_t fixed = std::filesystem::file_size(sample("fixed_task_topo.json"));
+  CHECK(calls == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{fixed, fixed}});
+
+  // A callback that throws stops the load.
+  o.progress = [](std::uint64_t, std::uint64_t) { throw std::runtime_error("stop"); };
+  CHECK_THROWS_WITH(load_trace(path, o, ChipConfig{}), "stop");
 }

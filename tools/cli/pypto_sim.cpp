@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -209,56 +212,140 @@ std::string default_out_dir(const std::string& trace, const std::string& tag) {
   return "output/" + stem + "_" + tag + "_" + ts + "_" + std::to_string(::getpid());
 }
 
-// A progress bar on stderr, only on a terminal and only once a run has taken a second.
-struct Progress {
-  bool enabled;
-  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last = t0;
-  bool drawn = false;
-  explicit Progress(bool quiet) : enabled(!quiet && ::isatty(STDERR_FILENO) == 1) {}
-  void operator()(std::uint64_t done, std::uint64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - t0 < std::chrono::seconds(1) || now - last < std::chrono::milliseconds(100)) return;
-    last = now;
-    const int width = 40;
-    const int filled = total == 0 ? width : static_cast<int>(width * done / total);
-    std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
-              << done << "/" << total << " tasks" << std::flush;
-    drawn = true;
+// The progress line on stderr: every phase of a long command (reading, simulating, writing)
+// shows itself, only on a terminal, never with -q, and only once the command has taken a
+// second (a short run prints nothing). One line, redrawn in place at most every 100 ms and
+// erased when the phase ends, so that nothing of it stays between the command's own lines.
+class ProgressLine {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Contract: enabled() is fixed from here on; when false every other method does nothing.
+  // PYPTO_SIM_PROGRESS_DELAY_MS replaces the first second (the tests set 0 to see every
+  // phase of a short run).
+  explicit ProgressLine(bool quiet) : enabled_(!quiet && ::isatty(STDERR_FILENO) == 1) {
+    if (const char* ms = std::getenv("PYPTO_SIM_PROGRESS_DELAY_MS"))
+      delay_ = std::chrono::milliseconds(std::strtoll(ms, nullptr, 10));
   }
-  void finish() {
-    if (drawn) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  bool enabled() const { return enabled_; }
+
+  // Starts a phase named `label` ("reading x.ndjson"): its rate and ETA count from now. The
+  // label shows at once when the command has already taken a second.
+  void phase(std::string label) {
+    if (!enabled_) return;
+    label_ = std::move(label);
+    phase_t0_ = Clock::now();
+    draw("", /*force=*/true);
   }
+
+  // Bytes read of the files being loaded: "120.5 / 800.0 MB, 95.3 MB/s". The last call (all
+  // read) always draws: the rate of the whole read stays until the next phase.
+  void bytes(std::uint64_t done, std::uint64_t total) {
+    if (!enabled_ || (!due() && (done < total || Clock::now() - t0_ < delay_))) return;
+    const double mb = 1e-6 * static_cast<double>(done);
+    char text[96];
+    std::snprintf(text, sizeof text, "%.1f / %.1f MB, %.1f MB/s", mb,
+                  1e-6 * static_cast<double>(total), mb / std::max(elapsed_s(), 1e-9));
+    draw(text, false);
+  }
+
+  // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s".
+  void tasks(std::uint64_t done, std::uint64_t total) {
+    if (!enabled_ || !due()) return;
+    constexpr int kWidth = 20;
+    const double frac = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+    const int filled = static_cast<int>(kWidth * frac);
+    const double rate = static_cast<double>(done) / std::max(elapsed_s(), 1e-9);
+    std::string eta = "?";
+    if (done > 0)
+      eta = std::to_string(
+                static_cast<long long>(std::ceil(static_cast<double>(total - done) / rate))) +
+            " s";
+    draw("[" + std::string(filled, '#') + std::string(kWidth - filled, ' ') + "] " +
+             std::to_string(static_cast<int>(100 * frac)) + " % " + std::to_string(done) + "/" +
+             std::to_string(total) + " tasks, " + std::to_string(static_cast<long long>(rate)) +
+             " tasks/s, ETA " + eta,
+         false);
+  }
+
+  // Erases the line (before the command prints anything else, and when it ends).
+  void clear() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+  ~ProgressLine() { clear(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+ private:
+  double elapsed_s() const {
+    return std::chrono::duration<double>(Clock::now() - phase_t0_).count();
+  }
+  // Past the command's first second and 100 ms after the last redraw.
+  bool due() const {
+    const auto now = Clock::now();
+    return now - t0_ >= delay_ && now - last_ >= std::chrono::milliseconds(100);
+  }
+  void draw(const std::string& detail, bool force) {
+    const auto now = Clock::now();
+    if (force && now - t0_ < delay_) return;
+    last_ = now;
+    std::cerr << "\r\033[K" << label_ << (detail.empty() ? "" : ": ") << detail << std::flush;
+    drawn_ = true;
+  }
+
+  bool enabled_;
+  Clock::duration delay_ = std::chrono::seconds(1);
+  Clock::time_point t0_ = Clock::now(), phase_t0_ = t0_, last_ = t0_;
+  std::string label_;
+  bool drawn_ = false;
 };
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 sim::SimResult run_one(const sched::TaskGraph& g, const sim::ChipConfig& chip,
-                       const sched::RuntimeOptions& rt, bool timeline, bool quiet) {
+                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
   sim::SimOptions opt;
   opt.runtime = rt;
   opt.record_timeline = timeline;
   opt.record_aicpu_events = timeline;
-  Progress bar(quiet);
+  bar.phase("simulating (policy " + rt.policy + ")");
   // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
   // model and simulate() rethrows it.
   opt.progress_every_tasks = 4096;
   opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
     if (interrupt_requested()) {
-      bar.finish();
+      bar.clear();
       throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
                         std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
     }
-    if (bar.enabled) bar(d, t);
+    bar.tasks(d, t);
   };
   sim::SimResult r = sim::simulate(g, chip, opt);
-  bar.finish();
+  bar.clear();
   check_interrupt("simulating (policy " + rt.policy + ": finished, reports not written yet)");
   return r;
+}
+
+// The reports of one run, with the progress line naming each file as it is written.
+std::vector<std::string> write_reports_shown(const std::string& dir, const sched::TaskGraph& g,
+                                             const sim::ChipConfig& chip, const sim::SimResult& r,
+                                             sim::ReportOptions ro, ProgressLine& bar) {
+  if (bar.enabled()) ro.on_file = [&bar](const std::string& path) { bar.phase("writing " + path); };
+  auto files = sim::write_reports(dir, g, chip, r, ro);
+  bar.clear();
+  return files;
 }
 
 // Loading writes nothing: a Ctrl-C there exits at once (see set_exit_on_interrupt).
 struct ExitWhileLoading {
   std::string line;
-  explicit ExitWhileLoading(const std::string& path)
-      : line("pypto-sim: interrupted while loading " + path + "; nothing written") {
+  // erase_line: the progress line is on the terminal; the exit line replaces it.
+  ExitWhileLoading(const std::string& path, bool erase_line)
+      : line(std::string(erase_line ? "\r\033[K" : "") + "pypto-sim: interrupted while loading " +
+             path + "; nothing written") {
     set_exit_on_interrupt(line.c_str());
   }
   ~ExitWhileLoading() { set_exit_on_interrupt(nullptr); }
@@ -303,12 +390,17 @@ void parse(int argc, char** argv, po::options_description& d, po::positional_opt
 // traces run on a2. The trace is read with a2 first (its board clock converts the ticks) and
 // again if another preset fits. A named chip is checked against the recording.
 sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
-                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip) {
+                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                ProgressLine& bar) {
   sim::LoadOptions lo;
   lo.prof_path = prof;
   lo.runtime = rt;
+  if (bar.enabled()) {
+    lo.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.bytes(done, total); };
+  }
+  bar.phase("reading " + path);
   check_interrupt("loading " + path);
-  const ExitWhileLoading exit_while_loading(path);
+  const ExitWhileLoading exit_while_loading(path, bar.enabled());
   const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
   chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
   sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
@@ -317,8 +409,10 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
       const auto fits = cfg::fitting_chip_presets(*trace.recorded_cores);
       if (!fits.empty() && fits.front() != chip.chip.name) {
         chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
+        bar.phase("reading " + path + " again for " + chip.chip.name);
         trace = sim::load_trace(path, lo, chip);
       }
+      bar.clear();
       // Say so when the recording moved the chip off the default (a2 and a3 share core counts
       // and clocks, so the choice between fitting presets is a convention: name it).
       if (!c.quiet && !fits.empty() && fits.front() != "a2") {
@@ -329,6 +423,7 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
     }
     cfg::check_recorded_cores(chip, *trace.recorded_cores);
   }
+  bar.clear();
   return trace;
 }
 
@@ -357,7 +452,11 @@ int cmd_run(int argc, char** argv, bool compare) {
                      " TRACE [options]");
   sched::RuntimeOptions rt = runtime_options(vm, c, /*check_params=*/!compare);
   sim::ChipConfig chip;
-  sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip);
+  ProgressLine bar(c.quiet);
+  const auto read_t0 = std::chrono::steady_clock::now();
+  sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
+  sim::PhaseWall phases;
+  phases.read_s = seconds_since(read_t0);
   if (trace.unrecorded_tasks > 0) {
     std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
               << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "
@@ -365,12 +464,14 @@ int cmd_run(int argc, char** argv, bool compare) {
   }
   if (!compare) {
     const sim::SimResult r =
-        run_one(trace.graph, chip, rt, !c.no_trace || !timed_trace.empty(), c.quiet);
+        run_one(trace.graph, chip, rt, !c.no_trace || !timed_trace.empty(), bar);
+    const auto write_t0 = std::chrono::steady_clock::now();
     // The timed trace is complete before the reports are written and renamed after them:
     // either every output of the run is there, or none.
     std::unique_ptr<OutputFile> timed;
     if (!timed_trace.empty()) {
       timed = std::make_unique<OutputFile>(timed_trace);
+      bar.phase("writing " + timed_trace);
       sim::write_native_trace(trace.graph, &r.timeline, chip.chip.name,
                               "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
       timed->finish();
@@ -379,10 +480,11 @@ int cmd_run(int argc, char** argv, bool compare) {
     const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
     sim::ReportOptions ro;
     ro.trace_json = ro.swim_json = !c.no_trace;
-    const auto files = sim::write_reports(out, trace.graph, chip, r, ro);
+    const auto files = write_reports_shown(out, trace.graph, chip, r, ro, bar);
     if (timed) timed->commit();
+    phases.write_s = seconds_since(write_t0);
     if (!c.quiet) {
-      std::cout << sim::summary_table(r) << "reports in " << out << "/\n";
+      std::cout << sim::summary_table(r, &phases) << "reports in " << out << "/\n";
     }
     if (ro.trace_json) {
       for (const auto& n : sim::trace_notes(trace.graph, r, ro))
@@ -403,10 +505,10 @@ int cmd_run(int argc, char** argv, bool compare) {
   for (const auto& n : names) {
     rt.policy = n;
     rt.policy_params = policy_params_for(n, given, names);
-    runs.push_back(run_one(trace.graph, chip, rt, !c.no_trace, c.quiet));
+    runs.push_back(run_one(trace.graph, chip, rt, !c.no_trace, bar));
     sim::ReportOptions ro;
     ro.trace_json = ro.swim_json = !c.no_trace;
-    sim::write_reports(out + "/" + n, trace.graph, chip, runs.back(), ro);
+    write_reports_shown(out + "/" + n, trace.graph, chip, runs.back(), ro, bar);
     g_kept.push_back("the reports of " + n + " in " + out + "/" + n + "/");
   }
   std::cout << "trace " << c.trace << " on " << chip.chip.name << " (" << trace.graph.num_tasks()
@@ -606,9 +708,10 @@ int cmd_calibrate(int argc, char** argv) {
     opt.progress = [](const std::string& s) { std::cerr << "calibrate: " << s << "\n"; };
   std::vector<sim::LoadedTrace> traces;
   sim::ChipConfig chip;
+  ProgressLine bar(c.quiet);
   for (const auto& [path, prof] : pairs) {
     sim::ChipConfig this_chip;
-    traces.push_back(load_with_chip(c, path, prof, rt, this_chip));
+    traces.push_back(load_with_chip(c, path, prof, rt, this_chip, bar));
     if (traces.size() == 1) {
       chip = this_chip;
     } else if (this_chip.chip.name != chip.chip.name) {

@@ -682,23 +682,29 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   std::vector<std::unique_ptr<OutputFile>> files;
   try {
     if (opt.trace_json && have_timeline) {
+      if (opt.on_file) opt.on_file(dir + "/trace.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/trace.json"));
       write_trace(*files.back(), g, r, opt);
     }
     if (opt.swim_json && have_timeline) {
+      if (opt.on_file) opt.on_file(dir + "/swim.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
       write_swim(*files.back(), g, chip, r);
       // PyPTO's own profiling tools read these two next to swim.json (README "Using the CLI").
+      if (opt.on_file) opt.on_file(dir + "/topo.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/topo.json"));
       write_pypto_topo(*files.back(), g);
+      if (opt.on_file) opt.on_file(dir + "/aicpu.data");
       files.push_back(std::make_unique<OutputFile>(dir + "/aicpu.data"));
       write_aicpu_data(*files.back(), g, chip, r);
     }
     if (!merged.empty() && have_timeline) {
       merged_made = make_folder(merged_dir);
+      if (opt.on_file) opt.on_file(merged);
       files.push_back(std::make_unique<OutputFile>(merged));
       write_merged_swimlane_to(*files.back(), g, r, opt);
     }
+    if (opt.on_file) opt.on_file(stats);
     files.push_back(std::make_unique<OutputFile>(stats));
     files.back()->stream() << stats_json(r).dump(2) << "\n";
     files.back()->finish();
@@ -750,7 +756,7 @@ std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult&
   return notes;
 }
 
-std::string summary_table(const SimResult& r) {
+std::string summary_table(const SimResult& r, const PhaseWall* phases) {
   const SimStats& s = r.stats;
   std::ostringstream o;
   o << "chip " << s.chip << ", policy " << s.policy << ", " << s.sched_threads
@@ -793,8 +799,14 @@ std::string summary_table(const SimResult& r) {
         << dist(f.simulated_wait_us) << " us (" << f.wait_tasks << " tasks)\n";
     }
   }
-  o << "  wall            " << fmt("%.3f", s.wall_s) << " s ("
-    << fmt("%.0f", s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0) << " tasks/s)\n";
+  const std::string rate = fmt("%.0f", s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0);
+  if (phases == nullptr) {
+    o << "  wall            " << fmt("%.3f", s.wall_s) << " s (" << rate << " tasks/s)\n";
+  } else {
+    o << "  wall            " << fmt("%.3f", phases->read_s + s.wall_s + phases->write_s)
+      << " s (read " << fmt("%.3f", phases->read_s) << " s, simulate " << fmt("%.3f", s.wall_s)
+      << " s at " << rate << " tasks/s, write " << fmt("%.3f", phases->write_s) << " s)\n";
+  }
   return o.str();
 }
 

@@ -252,6 +252,10 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   Topology topo;
   topo.builder = &builder;
   const std::string text = read_file(path);
+  // Progress counts the bytes read of both files (the prof file is read after the topology).
+  const std::uint64_t total_bytes =
+      opts.progress ? input_file_size(path) + input_file_size(opts.prof_path) : 0;
+  if (opts.progress) opts.progress(std::min<std::uint64_t>(text.size(), total_bytes), total_bytes);
   if (dyn) {
     read_dyn_topo(path, text, topo);
   } else {
@@ -274,6 +278,7 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   // Join the prof records on (seqNo, taskId).
   const std::string& prof_path = opts.prof_path;
   const json prof = parse_json(prof_path, read_file(prof_path), "block");
+  if (opts.progress) opts.progress(total_bytes, total_bytes);
   if (!prof.is_array()) {
     throw TraceError(prof_path + ": expected a JSON array of {blockIdx, coreType, tasks}");
   }

@@ -915,6 +915,7 @@ LoadedTrace NativeReader::run() {
     }
     process_chunk(buf.data(), end, buf.data() + buf.size());
     consumed += end;
+    if (opts_.progress) opts_.progress(consumed, std::max(consumed, file_bytes_));
     if (!eof && !memory_checked_) {
       memory_checked_ = true;
       check_memory(consumed);

@@ -476,7 +476,14 @@ LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const C
     case TraceFormat::kNative: return trace_detail::load_native(path, opts, chip);
     case TraceFormat::kDynTopo:
     case TraceFormat::kTopoJson: return trace_detail::load_board(path, format, opts, chip);
-    case TraceFormat::kFixedLatency: return trace_detail::load_fixed_latency(path, chip);
+    case TraceFormat::kFixedLatency: {
+      LoadedTrace t = trace_detail::load_fixed_latency(path, chip);
+      if (opts.progress) {
+        const std::uint64_t bytes = trace_detail::input_file_size(path);
+        opts.progress(bytes, bytes);
+      }
+      return t;
+    }
   }
   throw TraceError(path + ": unknown trace format");
 }

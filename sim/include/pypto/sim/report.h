@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,6 +23,17 @@ struct ReportOptions {
   std::size_t max_flow_edges = 200'000;  // dependency arrows beyond this are left out
   // Also PyPTO's merged swimlane, at this path relative to the report folder (empty: not).
   std::string merged_swimlane;
+  // write_reports calls this with each file's path before writing it (the CLI's progress
+  // line names the file being written). Contract: it may throw; the files are then removed
+  // as on any other failure. Empty: not called.
+  std::function<void(const std::string& path)> on_file;
+};
+
+// Wall-clock seconds of a command's other phases, for the summary's wall line; the simulate
+// phase is SimStats::wall_s.
+struct PhaseWall {
+  double read_s = 0;
+  double write_s = 0;
 };
 
 // The replay metrics of traces/FORMAT.md "Replay metrics": simulated per-task start/end
@@ -66,8 +78,9 @@ bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, c
 std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult& r,
                                      const ReportOptions& opt);
 
-// Human-readable summary of one run (the CLI's stdout).
-std::string summary_table(const SimResult& r);
+// Human-readable summary of one run (the CLI's stdout). With `phases` the wall line is the
+// sum of reading, simulating and writing, each named; without, the simulation's wall alone.
+std::string summary_table(const SimResult& r, const PhaseWall* phases = nullptr);
 
 // Side-by-side table of several runs of the same trace (first run is the baseline).
 std::string compare_table(const std::vector<SimResult>& runs);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,13 @@ struct LoadOptions {
   // (MemAvailable, and the cgroup's limit when one is set). A native trace whose estimate
   // (tasks x bytes per task, from its first chunk) exceeds it is refused before it is read.
   std::uint64_t memory_available_bytes = 0;
+  // Reading progress, for a person watching (the CLI's progress line): bytes read so far of
+  // the total of the files this load reads (the trace, and --prof for board recordings).
+  // Contract: called on the loading thread, with non-decreasing read_bytes <= total_bytes;
+  // the native reader calls it after every chunk (a few MiB), whole-file readers once per
+  // file after reading it. It may throw (the load stops and the exception propagates). Empty:
+  // not called, and the read costs nothing more.
+  std::function<void(std::uint64_t read_bytes, std::uint64_t total_bytes)> progress;
 };
 
 // Memory available to this process now, in bytes (MemAvailable, bounded by the cgroup's
