@@ -864,6 +864,9 @@ std::shared_ptr<const CompiledKernel> compile(const std::string& ir_json) {
     root = nlohmann::json::parse(ir_json);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(std::string("kernel IR: malformed JSON: ") + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double (e.g. 1e999): nlohmann reports it as out_of_range 406.
+    throw ConfigError(std::string("kernel IR: a number is too large for a double: ") + e.what());
   }
   auto ck = std::make_shared<CompiledKernel>();
   try {
