@@ -295,6 +295,23 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
   out.finish();
 }
 
+// The placed tasks of each core in start order (ties: task order): what every per-core
+// report (swim.json, aicpu.data, the merged swimlane) walks.
+std::vector<std::vector<sched::TaskId>> tasks_by_core(const sched::TaskGraph& g, const Timeline& tl,
+                                                      std::uint32_t cores) {
+  std::vector<std::vector<sched::TaskId>> per_core(cores);
+  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
+      per_core[tl.core[t]].push_back(t);
+  }
+  for (auto& v : per_core) {
+    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
+      return tl.start_ps[a] < tl.start_ps[b];
+    });
+  }
+  return per_core;
+}
+
 // PyPTO's swimlane shape, in the chip's board-counter ticks so that it lines up with a
 // recorded tilefwk_L1_prof_data.json (and can be read back as one).
 void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
@@ -303,11 +320,7 @@ void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& ch
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
-  std::vector<std::vector<sched::TaskId>> per_core(cores);
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
-      per_core[tl.core[t]].push_back(t);
-  }
+  std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
   std::ostream& f = out.stream();
   std::uint64_t records = 0;
   f << "[";
@@ -315,9 +328,6 @@ void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& ch
   for (std::uint32_t c = 0; c < cores; ++c) {
     auto& v = per_core[c];
     if (v.empty()) continue;
-    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
-      return tl.start_ps[a] < tl.start_ps[b];
-    });
     f << (first_block ? "\n" : ",\n") << "{\"blockIdx\":" << c << ",\"coreType\":\""
       << (c < aic ? "AIC" : "AIV") << "\",\"tasks\":[";
     first_block = false;
@@ -398,9 +408,7 @@ void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const 
   };
   // Tasks per core in start order; a task starting before its predecessor on the core ended
   // goes to the core's second lane, as PyPTO draws overlapping tasks.
-  std::vector<std::vector<sched::TaskId>> per_core(cores);
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t)
-    if (placed(t)) per_core[tl.core[t]].push_back(t);
+  std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
   std::vector<std::uint8_t> lane(g.num_tasks(), 0);
   std::vector<bool> core_overlaps(cores, false);
   // PyPTO's execution-hint: duration statistics per leaf function (our kernel index).
@@ -411,9 +419,6 @@ void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const 
   std::vector<Leaf> leaves(std::max<std::size_t>(g.kernel_names.size(), 1));
   for (std::uint32_t c = 0; c < cores; ++c) {
     auto& v = per_core[c];
-    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
-      return tl.start_ps[a] < tl.start_ps[b];
-    });
     for (std::size_t i = 0; i < v.size(); ++i) {
       const sched::TaskId t = v[i];
       if (i > 0 && lane[v[i - 1]] == 0 && tl.start_ps[t] < tl.end_ps[v[i - 1]]) {
@@ -631,18 +636,11 @@ void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConf
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
-  std::vector<std::vector<sched::TaskId>> per_core(cores);
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
-      per_core[tl.core[t]].push_back(t);
-  }
+  std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
   std::ostream& f = out.stream();
   std::uint64_t records = 0;
   for (std::uint32_t c = 0; c < cores; ++c) {
     auto& v = per_core[c];
-    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
-      return tl.start_ps[a] < tl.start_ps[b];
-    });
     const std::uint16_t core_type = c < aic ? 1 : 0;  // the format's AIV = 0, AIC = 1
     for (std::size_t i = 0; i < v.size(); i += 8) {
       AicpuLogRecord rec;
