@@ -174,12 +174,14 @@ def swimlane_figure(run: str, max_tasks: int = 20000):
     if queue:
         keys = sorted({k for e in queue for k in e["args"]})
         qs = sorted(queue, key=lambda e: e["ts"])
-        xs = [0.0] + [e["ts"] for e in qs]
+        # The depth holds from its last sample to the end of the run: draw it there too.
+        xs = [0.0] + [e["ts"] for e in qs] + [max(makespan_us, qs[-1]["ts"])]
         for k in keys:
             ys, last = [0], 0
             for e in qs:
                 last = e["args"].get(k, last)
                 ys.append(last)
+            ys.append(last)
             queue_ax.step(xs, ys, where="post", linewidth=0.8, label=k)
         queue_ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0))
     else:
