@@ -978,6 +978,17 @@ void check_recorded_cores(const sim::ChipConfig& c, const sim::RecordedCores& r)
   throw ConfigError(msg);
 }
 
+std::optional<double> numeric_value(const sim::ChipConfig& c, const std::string& key) {
+  std::optional<double> value;
+  for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
+    using T = std::decay_t<decltype((c.*sec).*mem)>;
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (!value && dotted_key(f) == key) value = static_cast<double>((c.*sec).*mem);
+    }
+  });
+  return value;
+}
+
 std::optional<std::string> first_difference(const sim::ChipConfig& a, const sim::ChipConfig& b) {
   std::optional<std::string> diff;
   for_each_field([&](const FieldSpec& f, auto sec, auto mem) {

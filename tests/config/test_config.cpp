@@ -634,3 +634,11 @@ TEST_CASE("text values must be valid UTF-8", "[config]") {
   CHECK(cfg::first_difference(c, cfg::load_chip_config_text(cfg::to_yaml(c), "r.yaml")) ==
         std::nullopt);
 }
+
+TEST_CASE("numeric_value reads a field by its dotted key through the field table", "[config]") {
+  const ChipConfig c = cfg::load_chip_preset("a2");
+  CHECK(cfg::numeric_value(c, "aicpu.poll_cycles") == static_cast<double>(c.aicpu.poll_cycles));
+  CHECK(cfg::numeric_value(c, "cores.freq_mhz") == c.cores.freq_mhz);
+  CHECK_FALSE(cfg::numeric_value(c, "chip.name").has_value());  // text, not a number
+  CHECK_FALSE(cfg::numeric_value(c, "aicpu.poll_cycle").has_value());
+}

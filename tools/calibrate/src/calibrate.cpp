@@ -22,39 +22,33 @@ using sim::ChipConfig;
 
 constexpr double kPsPerUs = 1e6;
 
-// The fitted keys and where their values live. Windows: cycles from 1 (a cost of 0 cycles is
+// The fitted keys and their search windows. Windows: cycles from 1 (a cost of 0 cycles is
 // allowed by the config but makes log steps meaningless; 1 cycle is 0.6 ns) to 100k cycles
-// (55 us per operation, far above any cost a board shows); latencies from 0 to 100 us.
+// (55 us per operation, far above any cost a board shows); latencies from 0 to 100 us. Where
+// each value lives is the config's field table (cfg::numeric_value), not restated here.
 struct Field {
   ParamSpec spec;
-  std::uint32_t (*get)(const ChipConfig&);
+  std::uint32_t get(const ChipConfig& c) const {
+    const std::optional<double> v = cfg::numeric_value(c, spec.key);
+    NPU_CHECK(v.has_value(), "calibrate: '" + spec.key + "' is not a numeric chip config key");
+    return static_cast<std::uint32_t>(*v);
+  }
 };
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
-      {{"aicpu.poll_cycles", 1, 100000}, [](const ChipConfig& c) { return c.aicpu.poll_cycles; }},
-      {{"aicpu.resolve_cycles", 1, 100000},
-       [](const ChipConfig& c) { return c.aicpu.resolve_cycles; }},
-      {{"aicpu.dispatch_cycles", 1, 100000},
-       [](const ChipConfig& c) { return c.aicpu.dispatch_cycles; }},
-      {{"aicpu.queue_op_cycles", 1, 100000},
-       [](const ChipConfig& c) { return c.aicpu.queue_op_cycles; }},
-      {{"aicpu.fair_scan_cycles_per_thread", 1, 100000},
-       [](const ChipConfig& c) { return c.aicpu.fair_scan_cycles_per_thread; }},
-      {{"aicpu.barrier_cycles", 1, 100000},
-       [](const ChipConfig& c) { return c.aicpu.barrier_cycles; }},
-      {{"aicpu.device_task_build_cycles", 1, 1000000},
-       [](const ChipConfig& c) { return c.aicpu.device_task_build_cycles; }},
-      {{"aicpu.stitch_cycles_per_task", 1, 100000},
-       [](const ChipConfig& c) { return c.aicpu.stitch_cycles_per_task; }},
-      {{"aicpu.submit_cycles", 1, 100000},
-       [](const ChipConfig& c) { return c.aicpu.submit_cycles; }},
-      {{"cores.slot_switch_cycles", 1, 100000},
-       [](const ChipConfig& c) { return c.cores.slot_switch_cycles; }},
-      {{"aicpu.launch_latency_ns", 0, 100000},
-       [](const ChipConfig& c) { return c.aicpu.launch_latency_ns; }},
-      {{"cores.start_latency_ns", 0, 100000},
-       [](const ChipConfig& c) { return c.cores.start_latency_ns; }},
+      {{"aicpu.poll_cycles", 1, 100000}},
+      {{"aicpu.resolve_cycles", 1, 100000}},
+      {{"aicpu.dispatch_cycles", 1, 100000}},
+      {{"aicpu.queue_op_cycles", 1, 100000}},
+      {{"aicpu.fair_scan_cycles_per_thread", 1, 100000}},
+      {{"aicpu.barrier_cycles", 1, 100000}},
+      {{"aicpu.device_task_build_cycles", 1, 1000000}},
+      {{"aicpu.stitch_cycles_per_task", 1, 100000}},
+      {{"aicpu.submit_cycles", 1, 100000}},
+      {{"cores.slot_switch_cycles", 1, 100000}},
+      {{"aicpu.launch_latency_ns", 0, 100000}},
+      {{"cores.start_latency_ns", 0, 100000}},
   };
   return f;
 }

@@ -73,6 +73,11 @@ std::string to_yaml(const sim::ChipConfig& c);
 // One line per key: dotted key, type, unit, default (Atlas A2), allowed range, meaning.
 std::string describe();
 
+// The value of the numeric field at the dotted `key` ("aicpu.poll_cycles"), or nullopt when
+// no numeric field has that key (text fields included). Read through the one field table, so
+// tools never restate where a key lives.
+std::optional<double> numeric_value(const sim::ChipConfig& c, const std::string& key);
+
 // Dotted key paths of every field ("chip.name", ..., "workspace.capacity_mib").
 std::vector<std::string> chip_config_keys();
 
