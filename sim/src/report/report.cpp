@@ -295,6 +295,12 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
   out.finish();
 }
 
+// A simulated time in the chip's board-counter ticks (nearest), as swim.json and aicpu.data
+// carry them.
+std::uint64_t board_ticks(std::uint64_t ps, double ticks_per_ps) {
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(ps) * ticks_per_ps));
+}
+
 // The placed tasks of each core in start order (ties: task order): what every per-core
 // report (swim.json, aicpu.data, the merged swimlane) walks.
 std::vector<std::vector<sched::TaskId>> tasks_by_core(const sched::TaskGraph& g, const Timeline& tl,
@@ -333,8 +339,8 @@ void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& ch
     first_block = false;
     for (std::size_t i = 0; i < v.size(); ++i) {
       const sched::TaskId t = v[i];
-      const auto start = static_cast<std::uint64_t>(std::llround(tl.start_ps[t] * ticks_per_ps));
-      const auto end = static_cast<std::uint64_t>(std::llround(tl.end_ps[t] * ticks_per_ps));
+      const std::uint64_t start = board_ticks(tl.start_ps[t], ticks_per_ps);
+      const std::uint64_t end = board_ticks(tl.end_ps[t], ticks_per_ps);
       // subGraphId: PyPTO's leaf-function index of the task; ours is the kernel index, which
       // names the same thing (PyPTO's tools colour and group tasks by it).
       f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no
@@ -652,8 +658,8 @@ void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConf
         out.seq_no = static_cast<std::uint16_t>(g.device_tasks[g.device_task[t]].seq_no);
         out.sub_graph_id = static_cast<std::uint16_t>(g.kernel[t]);
         out.task_id = g.orig_id[t];
-        out.exec_start = static_cast<std::uint64_t>(std::llround(tl.start_ps[t] * ticks_per_ps));
-        out.exec_end = static_cast<std::uint64_t>(std::llround(tl.end_ps[t] * ticks_per_ps));
+        out.exec_start = board_ticks(tl.start_ps[t], ticks_per_ps);
+        out.exec_end = board_ticks(tl.end_ps[t], ticks_per_ps);
       }
       f.write(reinterpret_cast<const char*>(&rec), sizeof rec);
       check_writer(out, records);
