@@ -63,7 +63,6 @@ _OLD_FRONTEND = ("part of PyPTO's graph-building API outside @pypto.frontend.jit
                  "traces jit kernels only")
 _VERIFY = ("PyPTO's golden-data verification; SIM computes real numbers, compare them with "
            "torch")
-_TENSOR = "Tensor method not implemented yet; use the module-level function where there is one"
 _ENUM = "enum of options of ops pypto-sim does not implement"
 
 UNSUPPORTED: Dict[str, str] = {
@@ -100,9 +99,6 @@ UNSUPPORTED: Dict[str, str] = {
         "CachePolicy", "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
         "OutType", "PowAlgorithm", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
         "RsqrtAlgorithm", "ScatterMode", "SqrtAlgorithm", "TopKAlgo")},
-    # Tensor methods and properties
-    **{"Tensor." + n: _TENSOR for n in (
-        "concat",)},
     # SymbolicScalar
     **{"SymbolicScalar." + n: "SymbolicScalar introspection is not provided yet"
        for n in ("as_variable",)},

@@ -441,6 +441,11 @@ class Tensor:
                                  f"({user_location()})")
         _ops._setitem(self, (slice(None),) * max(1, self.ndim), other)
 
+    @staticmethod
+    def concat(tensors, dim: int = 0) -> "Tensor":
+        """``pypto.Tensor.concat(tensors, dim)``: PyPTO's spelling of :func:`pypto.concat`."""
+        return _ops.concat(tensors, dim)
+
     def to_tensor(self, name: str = "") -> "Tensor":
         if name:
             self.name = name

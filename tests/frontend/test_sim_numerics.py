@@ -484,3 +484,17 @@ def test_pypto_sim_chip_selects_the_model(monkeypatch):
     monkeypatch.setenv("PYPTO_SIM_CHIP", "950dt")
     report = tiled_add({})
     assert report.stats["chip"] == "950dt" and report.stats["cores"]["AIC"]["count"] == 32
+
+
+def test_tensor_concat_is_pypto_concat():
+    # PyPTO documents pypto.Tensor.concat(tensors, dim) as pypto.concat under another name.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([8, 16], pypto.DT_FP32), b: pypto.Tensor([8, 16], pypto.DT_FP32),
+          out: pypto.Tensor([8, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = pypto.Tensor.concat([a, b], 1)
+
+    a, b = rand((8, 16), torch.float32, seed=30), rand((8, 16), torch.float32, seed=31)
+    out = torch.empty(8, 32)
+    k(a, b, out)
+    assert torch.equal(out, torch.cat([a, b], 1))
