@@ -316,6 +316,58 @@ py::object typed(const sched::ParamSpec& p, double v) {
   return py::float_(v);
 }
 
+// Python values to runtime options and policy parameters, validated (sched::validate).
+sched::RuntimeOptions runtime_from(const py::dict& runtime, const py::dict& params) {
+  sched::RuntimeOptions rt;
+  for (const auto& [k, v] : runtime) {
+    const std::string key = py::str(k);
+    if (py::isinstance<py::str>(v)) {
+      sched::set_runtime_option(rt, key, v.cast<std::string>());
+    } else {
+      sched::set_runtime_option(rt, key, v.cast<std::int64_t>());
+    }
+  }
+  for (const auto& [k, v] : params) {
+    const std::string key = py::str(k);
+    rt.policy_params[key] = py::isinstance<py::bool_>(v) ? (v.cast<bool>() ? "true" : "false")
+                                                         : std::string(py::str(v));
+  }
+  sched::validate(rt);
+  return rt;
+}
+
+// What `pypto-sim run` does with a named chip (no --chip auto), through the same library
+// calls: resolve the chip, load the trace, check a recording's cores, simulate, and write
+// the reports when out_dir is given.
+py::object run_point(const std::string& path, const std::string& prof, const std::string& chip_name,
+                     const std::string& config, const std::vector<std::string>& sets,
+                     const py::dict& runtime, const py::dict& params, const std::string& out_dir,
+                     bool check_only) {
+  const sched::RuntimeOptions rt = runtime_from(runtime, params);
+  std::string json;
+  {
+    py::gil_scoped_release nogil;
+    const sim::ChipConfig chip = cfg::resolve_chip_config(chip_name, config, sets);
+    if (!check_only) {
+      sim::LoadOptions lo;
+      lo.prof_path = prof;
+      lo.runtime = rt;
+      const sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
+      if (trace.recorded_cores) cfg::check_recorded_cores(chip, *trace.recorded_cores);
+      sim::SimOptions so;
+      so.runtime = rt;
+      so.record_timeline = so.record_aicpu_events = !out_dir.empty();
+      const sim::SimResult r = sim::simulate(trace.graph, chip, so);
+      if (!out_dir.empty()) {
+        sim::write_reports(out_dir, trace.graph, chip, r, sim::ReportOptions{});
+      }
+      json = sim::stats_json(r).dump();
+    }
+  }
+  if (check_only) return py::none();
+  return py::module_::import("json").attr("loads")(json);
+}
+
 }  // namespace
 
 void bind_policies(py::module_& m) {
@@ -471,40 +523,20 @@ void bind_policies(py::module_& m) {
       "replay",
       [](const std::string& path, const std::string& chip_name, const py::dict& runtime,
          const py::dict& params) {
-        sched::RuntimeOptions rt;
-        for (const auto& [k, v] : runtime) {
-          const std::string key = py::str(k);
-          if (py::isinstance<py::str>(v)) {
-            sched::set_runtime_option(rt, key, v.cast<std::string>());
-          } else {
-            sched::set_runtime_option(rt, key, v.cast<std::int64_t>());
-          }
-        }
-        for (const auto& [k, v] : params) {
-          const std::string key = py::str(k);
-          rt.policy_params[key] = py::isinstance<py::bool_>(v) ? (v.cast<bool>() ? "true" : "false")
-                                                               : std::string(py::str(v));
-        }
-        sched::validate(rt);
-        std::string json;
-        {
-          py::gil_scoped_release nogil;
-          const sim::ChipConfig chip = cfg::resolve_chip_config(chip_name, "", {});
-          sim::LoadOptions lo;
-          lo.runtime = rt;
-          const sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
-          sim::SimOptions so;
-          so.runtime = rt;
-          so.record_timeline = false;
-          so.record_aicpu_events = false;
-          const sim::SimResult r = sim::simulate(trace.graph, chip, so);
-          json = sim::stats_json(r).dump();
-        }
-        return py::module_::import("json").attr("loads")(json);
+        return run_point(path, "", chip_name, "", {}, runtime, params, "", false);
       },
       py::arg("path"), py::arg("chip") = "a2", py::arg("runtime") = py::dict(),
       py::arg("params") = py::dict(),
       "Replays a trace file (as pypto-sim run --no-trace) and returns its stats.json.");
+  m.def("run_point", &run_point, py::arg("path"), py::arg("prof") = "", py::arg("chip") = "",
+        py::arg("config") = "", py::arg("sets") = std::vector<std::string>(),
+        py::arg("runtime") = py::dict(), py::arg("params") = py::dict(), py::arg("out_dir") = "",
+        py::arg("check_only") = false,
+        "One point of a sweep (pypto.sweep): as pypto-sim run TRACE [--prof] [--chip|--config] "
+        "[--set]... with runtime options and policy parameters; writes stats.json, trace.json "
+        "and swim.json to out_dir unless it is empty; returns the stats.json dict. check_only: "
+        "validates the chip, the overrides, the options and the parameters, runs nothing and "
+        "returns None.");
 }
 
 }  // namespace pypto::bindings

@@ -1,0 +1,827 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Policy sweeps: the cross product of traces x chips x chip overrides x policies (with their
+parameters) x runtime options, run on Dask distributed, one row per point in a CSV table.
+
+Example::
+
+    python -m pypto.sweep SPEC.yaml -o DIR              # local Dask cluster, os.cpu_count() workers
+    python -m pypto.sweep SPEC.yaml -o DIR --workers 2
+    python -m pypto.sweep SPEC.yaml -o DIR --scheduler tcp://10.0.0.5:8786
+    python -m pypto.sweep SPEC.yaml -o DIR --serial     # in this process, no Dask
+    python -m pypto.sweep plot DIR [--heatmap OPTION] [--swimlanes fifo,fair]
+
+The spec (YAML, read strictly; relative paths are relative to the spec's folder)::
+
+    traces:                       # required: native traces, or a board recording with its prof
+      - traces/samples/pipeline.ndjson
+      - {path: traces/samples/dyn_topo.txt, prof: traces/samples/tilefwk_L1_prof_data.json}
+    chips: [a2, mychip.yaml]      # presets (pypto-sim config --list) or chip YAML files; [a2]
+    set: {l2.ways: [8, 16]}       # swept chip overrides, as pypto-sim run --set
+    policies:                     # required
+      - fifo
+      - {name: random, params: {seed: [1, 2, 3]}}   # a value or a list of values per param
+    runtime_options: {aicpu_sched_threads: [2, 3]}  # replay options (pypto-sim run --help)
+    policy_modules: [mine.py]     # Python files run in every worker first (register_policy)
+
+Point order (and id): traces, chips, set values, policies, parameter values, runtime option
+values, the last varying fastest; each list in the order of the spec. DIR/results.csv gets a
+row per point as it finishes (flushed to disk), so a stopped sweep resumes where it stopped;
+at the end it is rewritten sorted by point id. Two runs of one spec, serial or on any
+cluster, give byte-identical tables except the wall_s column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import difflib
+import hashlib
+import io
+import itertools
+import json
+import math
+import os
+import runpy
+import sys
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+OUTPUTS = ["status", "error", "makespan_ns", "util_aic", "util_aiv", "l2_hit_rate",
+           "aicpu_busy_ns", "wall_s"]
+TOP_KEYS = ["traces", "chips", "set", "policies", "runtime_options", "policy_modules"]
+
+
+class SpecError(Exception):
+    """A spec that cannot be swept: the message names the file, the key, the value and what
+    was expected."""
+
+
+class _Usage(Exception):
+    """A sweep folder or command line that cannot be used (exit 2)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec
+
+
+def _native():
+    from . import _C
+    return _C
+
+
+def _suggest(word: str, known: Sequence[str]) -> str:
+    m = difflib.get_close_matches(str(word), list(known), n=1)
+    return f"; did you mean '{m[0]}'?" if m else ""
+
+
+def _values(v: Any) -> List[Any]:
+    """A swept value: a scalar is one value, a list its values."""
+    return list(v) if isinstance(v, list) else [v]
+
+
+def _text(v: Any) -> str:
+    """A YAML scalar as the C++ side reads text (--set, --policy-param): true/false for bools."""
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+class Spec:
+    """A validated spec: its dimensions, each a list of (column values, call arguments)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.base = os.path.dirname(os.path.abspath(path))
+        try:
+            import yaml
+            with open(path) as f:
+                doc = yaml.safe_load(f)
+        except OSError as e:
+            raise SpecError(f"{path}: cannot read the spec: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise SpecError(f"{path}: not valid YAML: {' '.join(str(e).split())}") from None
+        if not isinstance(doc, dict):
+            raise SpecError(f"{path}: expected a mapping with the keys {', '.join(TOP_KEYS)}")
+        self.doc = doc
+        for k in doc:
+            if k not in TOP_KEYS:
+                self._fail(str(k), None, f"unknown key{_suggest(k, TOP_KEYS)} (known: "
+                           f"{', '.join(TOP_KEYS)})")
+        self.modules = [self._file(f"policy_modules[{i}]", m)
+                        for i, m in enumerate(self._list("policy_modules", []))]
+        for m in self.modules:
+            try:
+                _load_modules([m])
+            except Exception as e:  # noqa: BLE001 - the module's own error, reported as such
+                self._fail("policy_modules", m, f"running it failed: {_one_line(e)}")
+        self.traces = self._traces()
+        self.chips = self._chips()
+        self.sets = self._sets()
+        self.policies = self._policies()
+        self.options = self._options()
+        canonical = json.dumps({k: doc.get(k) for k in TOP_KEYS}, sort_keys=True, default=str)
+        self.sha256 = hashlib.sha256(canonical.encode()).hexdigest()
+
+    def _fail(self, key: str, value: Any, expected: str):
+        shown = "" if value is None else f" {value!r}"
+        raise SpecError(f"{self.path}: {key}:{shown}: {expected}")
+
+    def _list(self, key: str, default: Optional[list] = None) -> list:
+        if key not in self.doc:
+            if default is None:
+                self._fail(key, None, "missing; expected a non-empty list")
+            return default
+        v = self.doc[key]
+        if not isinstance(v, list) or not v:
+            self._fail(key, v, "expected a non-empty list")
+        return v
+
+    def _map(self, key: str) -> dict:
+        v = self.doc.get(key, {})
+        if not isinstance(v, dict):
+            self._fail(key, v, "expected a mapping of name: [values]")
+        for k, vals in v.items():
+            if isinstance(vals, list) and not vals or isinstance(vals, dict) or vals is None:
+                self._fail(f"{key}.{k}", vals, "expected a value or a non-empty list of values")
+        return v
+
+    def _file(self, key: str, rel: Any) -> str:
+        if not isinstance(rel, str) or not rel:
+            self._fail(key, rel, "expected a file path")
+        if not os.path.isfile(os.path.join(self.base, rel)):
+            self._fail(key, rel, f"no such file (relative paths start at {self.base})")
+        return rel
+
+    def abspath(self, rel: str) -> str:
+        return os.path.join(self.base, rel) if rel else ""
+
+    def _check(self, key: str, value: Any, **kw):
+        """Asks the C++ owners (chip config, runtime options, policy registry) about a value."""
+        try:
+            _native().run_point("", **kw, check_only=True)
+        except (ValueError, RuntimeError, TypeError) as e:
+            self._fail(key, value, _one_line(e))
+
+    def _traces(self) -> List[Tuple[str, str]]:
+        out = []
+        for i, t in enumerate(self._list("traces")):
+            key = f"traces[{i}]"
+            if isinstance(t, dict):
+                for k in t:
+                    if k not in ("path", "prof"):
+                        self._fail(f"{key}.{k}", None, f"unknown key{_suggest(k, ['path', 'prof'])}"
+                                   " (expected path and optionally prof)")
+                out.append((self._file(f"{key}.path", t.get("path")),
+                            self._file(f"{key}.prof", t["prof"]) if "prof" in t else ""))
+            else:
+                out.append((self._file(key, t), ""))
+        return out
+
+    def _chips(self) -> List[Tuple[str, str, str]]:
+        """(column value, preset, config file) per chip."""
+        presets = list(_native().chips())
+        out = []
+        for i, c in enumerate(self._list("chips", ["a2"])):
+            key = f"chips[{i}]"
+            if not isinstance(c, str):
+                self._fail(key, c, "expected a chip preset name or a chip YAML file")
+            if c in presets:
+                out.append((c, c, ""))
+            elif c.endswith((".yaml", ".yml")) or "/" in c:
+                out.append((c, "", self.abspath(self._file(key, c))))
+            else:
+                self._fail(key, c, f"not a chip preset{_suggest(c, presets)} (presets: "
+                           f"{', '.join(presets)}; or a chip YAML file)")
+            self._check(key, c, chip=out[-1][1], config=out[-1][2])
+        return out
+
+    def _sets(self) -> List[Tuple[str, List[str]]]:
+        out = []
+        for k, vals in self._map("set").items():
+            texts = [f"{k}={_text(v)}" for v in _values(vals)]
+            for v, t in zip(_values(vals), texts):
+                for _, preset, config in self.chips:
+                    self._check(f"set.{k}", v, chip=preset, config=config, sets=[t])
+            out.append((str(k), texts))
+        return out
+
+    def _policies(self) -> List[Tuple[str, List[Dict[str, Any]]]]:
+        """(name, the parameter combinations) per entry of policies."""
+        names = list(_native().policies())
+        out = []
+        for i, p in enumerate(self._list("policies")):
+            key = f"policies[{i}]"
+            params: Dict[str, Any] = {}
+            if isinstance(p, dict):
+                for k in p:
+                    if k not in ("name", "params"):
+                        self._fail(f"{key}.{k}", None,
+                                   f"unknown key{_suggest(k, ['name', 'params'])} (expected name "
+                                   "and optionally params)")
+                params = p.get("params", {})
+                if not isinstance(params, dict):
+                    self._fail(f"{key}.params", params, "expected a mapping of parameter: value "
+                               "or [values]")
+                p = p.get("name")
+            if not isinstance(p, str) or p not in names:
+                self._fail(key, p, f"not a registered policy{_suggest(p, names)} (pypto-sim "
+                           "policies lists them; Python ones come from policy_modules)")
+            combos = [dict(zip(params, c))
+                      for c in itertools.product(*(_values(v) for v in params.values()))]
+            for c in combos:
+                self._check(f"{key}.params", c, runtime={"device_sched_mode": p}, params=c)
+            out.append((p, combos))
+        return out
+
+    def _options(self) -> List[Tuple[str, List[Any]]]:
+        schema = {s["name"]: s for s in _native().runtime_option_schema()
+                  if "replay" in s["acts_on"] and s["type"] != "list[str]"}
+        out = []
+        for k, vals in self._map("runtime_options").items():
+            key = f"runtime_options.{k}"
+            if k == "device_sched_mode":
+                self._fail(key, None, "the policy is swept with policies:, not here")
+            if k not in schema:
+                self._fail(key, None, f"not a runtime option that replay acts on"
+                           f"{_suggest(k, schema)} (pypto-sim run --help lists them)")
+            for v in _values(vals):
+                if not isinstance(v, (int, str)) or isinstance(v, bool):
+                    self._fail(key, v, "expected a whole number (or a name)")
+                self._check(key, v, runtime={k: v})
+            out.append((str(k), _values(vals)))
+        return out
+
+    def columns(self) -> List[str]:
+        """The input columns of results.csv."""
+        return (["point", "trace", "prof", "chip"] + [f"set:{k}" for k, _ in self.sets] +
+                ["policy", "params"] + [k for k, _ in self.options])
+
+    def points(self) -> List[Tuple[Dict[str, str], Dict[str, Any]]]:
+        """(the row's input columns, the run_point arguments) per point, in id order."""
+        pol = [(name, c) for name, combos in self.policies for c in combos]
+        out = []
+        for i, ((trace, prof), (chip, preset, config), sets, (policy, params), opts) in enumerate(
+                itertools.product(self.traces, self.chips,
+                                  itertools.product(*(t for _, t in self.sets)), pol,
+                                  itertools.product(*(v for _, v in self.options)))):
+            row = {"point": str(i), "trace": trace, "prof": prof, "chip": chip}
+            row.update({f"set:{k}": t.split("=", 1)[1] for (k, _), t in zip(self.sets, sets)})
+            row["policy"] = policy
+            row["params"] = ";".join(f"{k}={_text(v)}" for k, v in params.items())
+            row.update({k: str(v) for (k, _), v in zip(self.options, opts)})
+            args = dict(path=self.abspath(trace), prof=self.abspath(prof), chip=preset,
+                        config=config, sets=list(sets),
+                        runtime=dict({k: v for (k, _), v in zip(self.options, opts)},
+                                     device_sched_mode=policy), params=params)
+            out.append((row, args))
+        return out
+
+
+def _key(row: Dict[str, str], columns: Sequence[str]) -> str:
+    """A point's inputs as one string (the point id is not part of it)."""
+    return json.dumps([row.get(c, "") for c in columns if c != "point"])
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# One point (runs in a worker)
+
+_loaded_modules: set = set()
+
+
+def _load_modules(paths: Sequence[str]) -> None:
+    """Runs each policy module once per process: its register_policy calls make the Python
+    policies known to this worker's registry."""
+    for p in paths:
+        if p not in _loaded_modules:
+            _loaded_modules.add(p)
+            runpy.run_path(p)
+
+
+def run_point(args: Dict[str, Any], modules: Sequence[str] = (),
+              out_dir: Optional[str] = None) -> Dict[str, str]:
+    """Runs one point; returns the output columns. Any exception is the point's failure (its
+    error column), never the sweep's."""
+    t0 = time.perf_counter()
+    try:
+        _load_modules(modules)
+        s = _native().run_point(**args, out_dir=out_dir or "")
+        cores = s["cores"]
+        out = {"status": "ok", "error": "", "makespan_ns": str(s["makespan_ns"]),
+               "util_aic": str(cores.get("AIC", {}).get("utilization", 0.0)),
+               "util_aiv": str(cores.get("AIV", {}).get("utilization", 0.0)),
+               "l2_hit_rate": str(s["l2"]["hit_rate"]),
+               "aicpu_busy_ns": str(round(sum(t["busy_ns"] for t in s["aicpu"]["threads"]), 3))}
+    except Exception as e:  # noqa: BLE001 - recorded in the table, the sweep goes on
+        out = dict.fromkeys(OUTPUTS, "")
+        out.update(status="failed", error=_one_line(e))
+    out["wall_s"] = f"{time.perf_counter() - t0:.4f}"
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+class Table:
+    """DIR/results.csv: rows appended and flushed to disk as points finish; read back on
+    resume (a torn last line from a kill is dropped)."""
+
+    def __init__(self, path: str, header: List[str]):
+        self.path, self.header = path, header
+        self.rows: Dict[str, Dict[str, str]] = {}  # key -> row, the last one of a key wins
+        if os.path.exists(path):
+            with open(path, "rb+") as f:
+                data = f.read()
+                if data and not data.endswith(b"\n"):
+                    f.truncate(data.rfind(b"\n") + 1)
+            with open(path, newline="") as f:
+                reader = csv.DictReader(f)
+                if reader.fieldnames and reader.fieldnames != header:
+                    raise _Usage(f"{path}: its columns are not this spec's; delete it or use "
+                                 "another -o folder")
+                for r in reader:
+                    self.rows[_key(r, self.inputs)] = r
+        self._f = open(path, "a", newline="")
+        self._w = csv.DictWriter(self._f, header, lineterminator="\n")
+        if self._f.tell() == 0:
+            self._w.writeheader()
+
+    @property
+    def inputs(self) -> List[str]:
+        return self.header[:-len(OUTPUTS)]
+
+    def append(self, row: Dict[str, str]) -> None:
+        self._w.writerow(row)
+        self._f.flush()
+        os.fsync(self._f.fileno())  # a stopped sweep keeps every finished point
+        self.rows[_key(row, self.inputs)] = row
+
+    def finish(self, keys: Sequence[str]) -> None:
+        """Rewrites the table as the rows of `keys` (the spec's points), in point-id order,
+        atomically."""
+        self._f.close()
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, self.header, lineterminator="\n")
+            w.writeheader()
+            for k in keys:
+                if k in self.rows:
+                    w.writerow(self.rows[k])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+
+class Progress:
+    """Points done, failed, rate and ETA on stderr: one line redrawn on a terminal, else a
+    line every 10 %."""
+
+    def __init__(self, total: int, quiet: bool):
+        self.total, self.quiet = total, quiet
+        self.tty = sys.stderr.isatty()
+        self.t0 = self.last = time.monotonic()
+        self.step = 0
+
+    def update(self, done: int, failed: int) -> None:
+        if self.quiet or self.total == 0:
+            return
+        now = time.monotonic()
+        rate = done / max(now - self.t0, 1e-9)
+        eta = _duration((self.total - done) / rate) if done else "?"
+        line = (f"sweep: {done}/{self.total} done, {failed} failed, {rate:.1f} points/s, "
+                f"ETA {eta}")
+        if self.tty:
+            if now - self.last >= 0.2 or done == self.total:
+                self.last = now
+                sys.stderr.write("\r\033[K" + line)
+                sys.stderr.flush()
+        elif done * 10 // self.total > self.step:
+            self.step = done * 10 // self.total
+            print(line, file=sys.stderr, flush=True)
+
+    def clear(self) -> None:
+        if self.tty and not self.quiet:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _duration(s: float) -> str:
+    s = int(math.ceil(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (
+        f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def _run_serial(todo, modules, out_dir_of, on_done) -> None:
+    for pid, args in todo:
+        on_done(pid, run_point(args, modules, out_dir_of(pid)))
+
+
+def _run_dask(todo, modules, out_dir_of, on_done, workers: int, scheduler: str,
+              tag: str) -> None:
+    import logging
+    from distributed import Client, LocalCluster, as_completed
+    cluster = None
+    if scheduler:
+        client = Client(scheduler, timeout="20s")
+    else:
+        # One single-threaded process per core: a point holds one core for its whole run.
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+    futures = {}
+    try:
+        for pid, args in todo:
+            f = client.submit(run_point, args, modules, out_dir_of(pid), pure=False,
+                              key=f"pypto-sweep-{tag}-{pid}")
+            futures[f] = pid
+        for f in as_completed(futures):
+            try:
+                out = f.result()
+            except Exception as e:  # noqa: BLE001 - a lost worker: the point failed
+                out = dict.fromkeys(OUTPUTS, "")
+                out.update(status="failed", error=_one_line(e), wall_s="0")
+            on_done(futures[f], out)
+    finally:
+        client.cancel(list(futures))
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _sweep(a: argparse.Namespace) -> int:
+    spec = Spec(a.spec)
+    points = spec.points()
+    header = spec.columns() + OUTPUTS
+    os.makedirs(a.out, exist_ok=True)
+    meta_path = os.path.join(a.out, "sweep.json")
+    meta = {"schema": "pypto-sweep/1", "spec": os.path.abspath(a.spec),
+            "spec_sha256": spec.sha256, "points": len(points), "columns": header}
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            old = json.load(f)
+        if old.get("spec_sha256") != spec.sha256:
+            raise _Usage(f"{a.out} holds the sweep of another spec ({old.get('spec')}, "
+                         f"sha256 {old.get('spec_sha256', '?')[:12]}); results of different "
+                         "specs are not mixed: use another -o folder or delete this one")
+    elif os.path.exists(os.path.join(a.out, "results.csv")):
+        raise _Usage(f"{a.out}/results.csv exists but {meta_path} does not: not a sweep folder "
+                     "this command wrote; use another -o folder")
+    with open(meta_path + ".tmp", "w") as f:
+        json.dump(meta, f, indent=1)
+    os.replace(meta_path + ".tmp", meta_path)
+
+    table = Table(os.path.join(a.out, "results.csv"), header)
+    keys = [_key(row, spec.columns()) for row, _ in points]
+    todo, inputs = [], {}
+    for (row, args), k in zip(points, keys):
+        old = table.rows.get(k)
+        if old is None or (a.retry_failed and old["status"] != "ok"):
+            todo.append((int(row["point"]), args))
+            inputs[int(row["point"])] = row
+    if a.limit is not None:
+        todo = todo[:a.limit]
+    if not a.quiet:
+        print(f"sweep: {len(points)} points, {len(points) - len(todo)} already done, running "
+              f"{len(todo)}", file=sys.stderr, flush=True)
+
+    def out_dir_of(pid: int) -> Optional[str]:
+        return os.path.join(os.path.abspath(a.out), "points", str(pid)) if a.keep_reports else None
+
+    bar = Progress(len(todo), a.quiet)
+    counts = {"done": 0, "failed": 0}
+
+    def on_done(pid: int, out: Dict[str, str]) -> None:
+        table.append({**inputs[pid], **out})
+        counts["done"] += 1
+        counts["failed"] += out["status"] != "ok"
+        bar.update(counts["done"], counts["failed"])
+
+    modules = [spec.abspath(m) for m in spec.modules]
+    t0 = time.monotonic()
+    interrupted = False
+    try:
+        if a.serial:
+            _run_serial(todo, modules, out_dir_of, on_done)
+        else:
+            _run_dask(todo, modules, out_dir_of, on_done, a.workers or os.cpu_count() or 1,
+                      a.scheduler, spec.sha256[:12])
+    except KeyboardInterrupt:
+        interrupted = True
+    bar.clear()
+    table.finish(keys)
+    failed = sum(1 for k in keys if k in table.rows and table.rows[k]["status"] != "ok")
+    results = os.path.join(a.out, "results.csv")
+    if interrupted:
+        print(f"sweep: interrupted after {counts['done']} of {len(todo)} points; {results} "
+              f"keeps them, run the same command again to resume", file=sys.stderr)
+        return 130
+    if not a.quiet:
+        missing = sum(1 for k in keys if k not in table.rows)
+        print(f"sweep: {counts['done']} points run in {time.monotonic() - t0:.1f} s, "
+              f"{failed} failed in the table, {missing} not run; results in {results}",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pypto-sim sweep",
+        description="Run the cross product of a sweep spec (see pypto/sweep.py) on Dask; "
+        "'pypto-sim sweep plot DIR' draws its pictures.")
+    p.add_argument("spec", help="sweep spec YAML")
+    p.add_argument("-o", "--out", required=True, help="sweep folder (results.csv, sweep.json)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--workers", type=int, help="local Dask workers (default: the CPU count)")
+    mode.add_argument("--scheduler", default="", help="an existing Dask cluster, tcp://HOST:PORT "
+                      "(its workers must import pypto)")
+    mode.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+    p.add_argument("--keep-reports", action="store_true",
+                   help="write each point's stats.json, trace.json, swim.json to DIR/points/ID/")
+    p.add_argument("--retry-failed", action="store_true", help="rerun the failed points too")
+    p.add_argument("--limit", type=int, help="run at most this many of the remaining points")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    return p
+
+
+def main(argv: List[str]) -> int:
+    """``pypto-sim sweep``: exit 0 when every point is ok, 1 when one failed, 2 for a bad spec
+    or command line, 130 when interrupted."""
+    if argv[:1] == ["plot"]:
+        return plot_main(argv[1:])
+    p = _parser()
+    try:
+        a = p.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0) and 2
+    if a.workers is not None and a.workers < 1:
+        print(f"pypto-sim sweep: --workers {a.workers}: expected a whole number >= 1",
+              file=sys.stderr)
+        return 2
+    try:
+        return _sweep(a)
+    except (SpecError, _Usage) as e:
+        print(f"pypto-sim sweep: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pypto-sim sweep: interrupted before any point ran", file=sys.stderr)
+        return 130
+
+
+# ---------------------------------------------------------------------------------------------
+# Pictures
+
+
+def read_results(folder: str) -> Tuple[List[Dict[str, str]], List[str]]:
+    """The rows of DIR/results.csv and its input columns."""
+    path = os.path.join(folder, "results.csv")
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = list(reader.fieldnames or [])
+    except OSError as e:
+        raise _Usage(f"{path}: cannot read it ({e.strerror}); is {folder} a sweep folder?")
+    if "makespan_ns" not in header:
+        raise _Usage(f"{path}: not a sweep table (no makespan_ns column)")
+    return rows, header[:-len(OUTPUTS)]
+
+
+def _label(r: Dict[str, str]) -> str:
+    return r["policy"] + (f" ({r['params']})" if r["params"] else "")
+
+
+def speedups(rows: List[Dict[str, str]], inputs: List[str]) -> List[Dict[str, Any]]:
+    """Speed-up over fifo of every ok point: makespan of the fifo point whose other inputs
+    are the same / the point's makespan. Each entry: the row, its label and speedup."""
+    rest = [c for c in inputs if c not in ("point", "policy", "params")]
+    ok = [r for r in rows if r["status"] == "ok"]
+    fifo = {tuple(r[c] for c in rest): float(r["makespan_ns"]) for r in ok
+            if r["policy"] == "fifo" and not r["params"]}
+    if not fifo:
+        raise _Usage("no ok fifo point in the table: speed-ups over fifo need policies: "
+                     "[fifo, ...] in the spec")
+    out = []
+    for r in ok:
+        base = fifo.get(tuple(r[c] for c in rest))
+        if base is not None and float(r["makespan_ns"]) > 0:
+            out.append({"row": r, "label": _label(r), "speedup": base / float(r["makespan_ns"])})
+    return out
+
+
+def _geomean(xs: List[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def _ordered(items) -> list:
+    return list(dict.fromkeys(items))
+
+
+def speedup_data(folder: str) -> Dict[str, Dict[str, float]]:
+    """trace -> policy label -> speed-up over fifo (geometric mean over the other swept
+    inputs when there are several), fifo itself left out."""
+    rows, inputs = read_results(folder)
+    data: Dict[str, Dict[str, List[float]]] = {}
+    for s in speedups(rows, inputs):
+        if s["label"] != "fifo":
+            data.setdefault(s["row"]["trace"], {}).setdefault(s["label"], []).append(s["speedup"])
+    if not data:
+        raise _Usage(f"{folder}: no policy but fifo has ok points to compare")
+    return {t: {p: _geomean(v) for p, v in d.items()} for t, d in data.items()}
+
+
+def _pyplot():
+    from . import _plot
+    return _plot._pyplot()
+
+
+def speedup_figure(folder: str):
+    """Grouped bars per trace, one per policy, rising from 1.0 (fifo) to the speed-up, with
+    the number on each bar; the axis spans the data (not from 0) so 1 % shows."""
+    data = speedup_data(folder)
+    plt = _pyplot()
+    labels = _ordered(p for d in data.values() for p in d)
+    traces = list(data)
+    vals = [v for d in data.values() for v in d.values()]
+    lo, hi = min(vals + [1.0]), max(vals + [1.0])
+    pad = max(0.004, 0.15 * (hi - lo))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(traces) * len(labels) + 2), 4.5))
+    w = 0.8 / len(labels)
+    for k, lab in enumerate(labels):
+        xs = [i + (k - (len(labels) - 1) / 2) * w for i, t in enumerate(traces) if lab in data[t]]
+        ys = [data[t][lab] for t in traces if lab in data[t]]
+        bars = ax.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=w, label=lab)
+        for b, y in zip(bars, ys):
+            ax.text(b.get_x() + b.get_width() / 2, y, f"{y:.3f}×", ha="center",
+                    va="bottom" if y >= 1 else "top", fontsize=7)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_xticks(range(len(traces)))
+    ax.set_xticklabels([os.path.basename(t) for t in traces], fontsize=8)
+    ax.set_ylabel("speed-up over fifo (fifo makespan / makespan)")
+    ax.set_title(f"{os.path.basename(os.path.normpath(folder))}: speed-up over fifo per policy "
+                 "(geometric mean over the other swept inputs)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def heatmap_data(folder: str, option: str) -> Dict[str, Any]:
+    """Speed-up over fifo with `option` (a swept input column: chip, set:KEY, a runtime
+    option) across x and the policies down y, geometric mean over everything else."""
+    rows, inputs = read_results(folder)
+    swept = [c for c in inputs if c not in ("point", "policy", "params", "prof")]
+    if option not in swept:
+        raise _Usage(f"--heatmap {option}: not a column of the table{_suggest(option, swept)} "
+                     f"(columns: {', '.join(swept)})")
+    xs = _ordered(r[option] for r in rows)
+    if len(xs) < 2:
+        raise _Usage(f"--heatmap {option}: the sweep has one value of it ({xs[0]}); a heatmap "
+                     "needs a swept option")
+    cells: Dict[Tuple[str, str], List[float]] = {}
+    for s in speedups(rows, inputs):
+        if s["label"] != "fifo":
+            cells.setdefault((s["label"], s["row"][option]), []).append(s["speedup"])
+    ys = _ordered(k[0] for k in cells)
+    if not ys:
+        raise _Usage(f"{folder}: no policy but fifo has ok points to compare")
+    grid = [[_geomean(cells[(y, x)]) if (y, x) in cells else float("nan") for x in xs]
+            for y in ys]
+    return {"x": xs, "y": ys, "values": grid}
+
+
+def heatmap_figure(folder: str, option: str):
+    d = heatmap_data(folder, option)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(d["x"]) + 3), 0.6 * len(d["y"]) + 2))
+    flat = [v for row in d["values"] for v in row if v == v]
+    span = max(abs(v - 1.0) for v in flat) or 0.01
+    im = ax.imshow(d["values"], cmap="RdBu", vmin=1 - span, vmax=1 + span, aspect="auto")
+    for i, row in enumerate(d["values"]):
+        for j, v in enumerate(row):
+            ax.text(j, i, "—" if v != v else f"{v:.3f}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(d["x"])))
+    ax.set_xticklabels(d["x"], fontsize=8)
+    ax.set_yticks(range(len(d["y"])))
+    ax.set_yticklabels(d["y"], fontsize=8)
+    ax.set_xlabel(option)
+    ax.set_title(f"speed-up over fifo across {option} (geometric mean over the other inputs)",
+                 fontsize=9)
+    fig.colorbar(im, ax=ax, label="speed-up over fifo")
+    fig.tight_layout()
+    return fig
+
+
+def swimlanes_figure(folder: str, policies: Sequence[str], point: Optional[int] = None):
+    """The swimlanes of two policies side by side (pypto._plot.swimlane_figure of each), for
+    `point` (a point id of either policy; default: the first point of the first policy) and
+    the point of the other policy with the same other inputs. Needs --keep-reports."""
+    from . import _plot
+    rows, inputs = read_results(folder)
+    rest = [c for c in inputs if c not in ("point", "policy", "params")]
+    by_label = {}
+    for r in rows:
+        by_label.setdefault(_label(r), []).append(r)
+    for p in policies:
+        if p not in by_label:
+            raise _Usage(f"--swimlanes: no point of policy '{p}'{_suggest(p, by_label)} "
+                         f"(policies: {', '.join(by_label)})")
+    if point is None:
+        anchor = by_label[policies[0]][0]
+    else:
+        anchor = next((r for p in policies for r in by_label[p] if r["point"] == str(point)),
+                      None)
+        if anchor is None:
+            raise _Usage(f"--point {point}: not a point of {' or '.join(policies)}")
+    chosen = []
+    for p in policies:
+        r = next((r for r in by_label[p] if all(r[c] == anchor[c] for c in rest)), None)
+        if r is None:
+            raise _Usage(f"--swimlanes: no point of {p} with the inputs of point {anchor['point']}")
+        run = os.path.join(folder, "points", r["point"])
+        if not os.path.exists(os.path.join(run, "trace.json")):
+            raise _Usage(f"{run}/trace.json not found: run the sweep with --keep-reports to "
+                         "keep each point's reports")
+        chosen.append((p, r, run))
+    plt = _pyplot()
+    images = []
+    for p, r, run in chosen:
+        sub = _plot.swimlane_figure(run)
+        buf = io.BytesIO()
+        sub.savefig(buf, format="png", dpi=90)
+        plt.close(sub)
+        buf.seek(0)
+        images.append(plt.imread(buf))
+    fig, axes = plt.subplots(1, 2, figsize=(22, 22 * images[0].shape[0] / images[0].shape[1] / 2
+                                            + 0.6))
+    for ax, img, (p, r, _) in zip(axes, images, chosen):
+        ax.imshow(img)
+        ax.set_axis_off()
+        ax.set_title(f"{p}: point {r['point']}, makespan {float(r['makespan_ns']) / 1000:.2f} us",
+                     fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot(folder: str, out_dir: Optional[str] = None, heatmap: Optional[str] = None,
+         swimlanes: Optional[Sequence[str]] = None, point: Optional[int] = None) -> List[str]:
+    """Writes speedup.png (and heatmap_OPTION.png, swimlanes_A_vs_B.png when asked) to
+    out_dir (default: the sweep folder); returns the paths."""
+    out_dir = out_dir or folder
+    figures = [("speedup.png", lambda: speedup_figure(folder))]
+    if heatmap:
+        figures.append((f"heatmap_{heatmap.replace(':', '_')}.png",
+                        lambda: heatmap_figure(folder, heatmap)))
+    if swimlanes:
+        figures.append((f"swimlanes_{swimlanes[0]}_vs_{swimlanes[1]}.png",
+                        lambda: swimlanes_figure(folder, swimlanes, point)))
+    made = [(name, make()) for name, make in figures]  # every refusal before any file
+    os.makedirs(out_dir, exist_ok=True)
+    plt = _pyplot()
+    paths = []
+    for name, fig in made:
+        path = os.path.join(out_dir, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def plot_main(argv: List[str]) -> int:
+    p = argparse.ArgumentParser(prog="pypto-sim sweep plot",
+                                description="Pictures of a sweep folder.")
+    p.add_argument("dir", help="the sweep folder (-o of the sweep)")
+    p.add_argument("-o", "--out", help="folder for the PNGs (default: the sweep folder)")
+    p.add_argument("--heatmap", metavar="OPTION",
+                   help="also a heatmap across this swept column (chip, set:KEY, an option)")
+    p.add_argument("--swimlanes", metavar="A,B",
+                   help="also two policies' swimlanes side by side (needs --keep-reports)")
+    p.add_argument("--point", type=int, help="the point of --swimlanes (default: the first)")
+    try:
+        a = p.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0) and 2
+    lanes = a.swimlanes.split(",") if a.swimlanes else None
+    if lanes is not None and len(lanes) != 2:
+        print(f"pypto-sim sweep plot: --swimlanes {a.swimlanes}: expected two policies, A,B",
+              file=sys.stderr)
+        return 2
+    try:
+        for path in plot(a.dir, a.out, a.heatmap, lanes, a.point):
+            print(path)
+    except _Usage as e:
+        print(f"pypto-sim sweep plot: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    # Through the package module, so Dask pickles pypto.sweep.run_point by reference.
+    from pypto.sweep import main as _main
+    sys.exit(_main(sys.argv[1:]))
