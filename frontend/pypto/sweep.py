@@ -33,6 +33,7 @@ cluster, give byte-identical tables except the wall_s column.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import difflib
 import hashlib
@@ -42,6 +43,7 @@ import json
 import math
 import os
 import runpy
+import signal
 import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -109,7 +111,7 @@ class Spec:
                         for i, m in enumerate(self._list("policy_modules", []))]
         for m in self.modules:
             try:
-                _load_modules([m])
+                _load_modules([self.abspath(m)])
             except Exception as e:  # noqa: BLE001 - the module's own error, reported as such
                 self._fail("policy_modules", m, f"running it failed: {_one_line(e)}")
         self.traces = self._traces()
@@ -121,8 +123,8 @@ class Spec:
         self.sha256 = hashlib.sha256(canonical.encode()).hexdigest()
 
     def _fail(self, key: str, value: Any, expected: str):
-        shown = "" if value is None else f" {value!r}"
-        raise SpecError(f"{self.path}: {key}:{shown}: {expected}")
+        shown = "" if value is None else f" {value!r}:"
+        raise SpecError(f"{self.path}: {key}:{shown} {expected}")
 
     def _list(self, key: str, default: Optional[list] = None) -> list:
         if key not in self.doc:
@@ -158,7 +160,7 @@ class Spec:
         try:
             _native().run_point("", **kw, check_only=True)
         except (ValueError, RuntimeError, TypeError) as e:
-            self._fail(key, value, _one_line(e))
+            self._fail(key, value, " ".join(str(e).split()))
 
     def _traces(self) -> List[Tuple[str, str]]:
         out = []
@@ -331,23 +333,30 @@ class Table:
 
     def __init__(self, path: str, header: List[str]):
         self.path, self.header = path, header
-        self.rows: Dict[str, Dict[str, str]] = {}  # key -> row, the last one of a key wins
-        if os.path.exists(path):
-            with open(path, "rb+") as f:
-                data = f.read()
-                if data and not data.endswith(b"\n"):
-                    f.truncate(data.rfind(b"\n") + 1)
-            with open(path, newline="") as f:
-                reader = csv.DictReader(f)
-                if reader.fieldnames and reader.fieldnames != header:
-                    raise _Usage(f"{path}: its columns are not this spec's; delete it or use "
-                                 "another -o folder")
-                for r in reader:
-                    self.rows[_key(r, self.inputs)] = r
+        self.rows = self._read()
         self._f = open(path, "a", newline="")
         self._w = csv.DictWriter(self._f, header, lineterminator="\n")
         if self._f.tell() == 0:
             self._w.writeheader()
+
+    def _read(self) -> Dict[str, Dict[str, str]]:
+        """The rows on disk by point key, the last one of a key winning (a --retry-failed
+        rerun comes after the failure)."""
+        rows: Dict[str, Dict[str, str]] = {}
+        if not os.path.exists(self.path):
+            return rows
+        with open(self.path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+        with open(self.path, newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames and reader.fieldnames != self.header:
+                raise _Usage(f"{self.path}: its columns are not this spec's; delete it or use "
+                             "another -o folder")
+            for r in reader:
+                rows[_key(r, self.inputs)] = r
+        return rows
 
     @property
     def inputs(self) -> List[str]:
@@ -361,18 +370,28 @@ class Table:
 
     def finish(self, keys: Sequence[str]) -> None:
         """Rewrites the table as the rows of `keys` (the spec's points), in point-id order,
-        atomically."""
+        atomically. The rows are read back from disk: a Ctrl-C may have come between a row's
+        write and its bookkeeping."""
         self._f.close()
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, self.header, lineterminator="\n")
-            w.writeheader()
-            for k in keys:
-                if k in self.rows:
-                    w.writerow(self.rows[k])
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        try:  # a second Ctrl-C must not stop the rewrite half-way (it is quick)
+            before = [signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)]
+        except ValueError:  # not the main thread
+            before = []
+        try:
+            self.rows = self._read()
+            tmp = self.path + ".tmp"
+            with open(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, self.header, lineterminator="\n")
+                w.writeheader()
+                for k in keys:
+                    if k in self.rows:
+                        w.writerow(self.rows[k])
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        finally:
+            for s, h in zip((signal.SIGINT, signal.SIGTERM), before):
+                signal.signal(s, h)
 
 
 class Progress:
@@ -384,6 +403,10 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.t0 = self.last = time.monotonic()
         self.step = 0
+
+    def restart(self) -> None:
+        """The rate counts from here (after the cluster's start-up)."""
+        self.t0 = time.monotonic()
 
     def update(self, done: int, failed: int) -> None:
         if self.quiet or self.total == 0:
@@ -418,12 +441,13 @@ def _duration(s: float) -> str:
 # Running
 
 
-def _run_serial(todo, modules, out_dir_of, on_done) -> None:
+def _run_serial(todo, modules, out_dir_of, on_done, ready) -> None:
+    ready()
     for pid, args in todo:
         on_done(pid, run_point(args, modules, out_dir_of(pid)))
 
 
-def _run_dask(todo, modules, out_dir_of, on_done, workers: int, scheduler: str,
+def _run_dask(todo, modules, out_dir_of, on_done, ready, workers: int, scheduler: str,
               tag: str) -> None:
     import logging
     from distributed import Client, LocalCluster, as_completed
@@ -441,6 +465,7 @@ def _run_dask(todo, modules, out_dir_of, on_done, workers: int, scheduler: str,
             f = client.submit(run_point, args, modules, out_dir_of(pid), pure=False,
                               key=f"pypto-sweep-{tag}-{pid}")
             futures[f] = pid
+        ready()
         for f in as_completed(futures):
             try:
                 out = f.result()
@@ -508,24 +533,24 @@ def _sweep(a: argparse.Namespace) -> int:
     interrupted = False
     try:
         if a.serial:
-            _run_serial(todo, modules, out_dir_of, on_done)
+            _run_serial(todo, modules, out_dir_of, on_done, bar.restart)
         else:
-            _run_dask(todo, modules, out_dir_of, on_done, a.workers or os.cpu_count() or 1,
-                      a.scheduler, spec.sha256[:12])
+            _run_dask(todo, modules, out_dir_of, on_done, bar.restart,
+                      a.workers or os.cpu_count() or 1, a.scheduler, spec.sha256[:12])
     except KeyboardInterrupt:
         interrupted = True
     bar.clear()
     table.finish(keys)
-    failed = sum(1 for k in keys if k in table.rows and table.rows[k]["status"] != "ok")
+    have = [table.rows[k] for k in keys if k in table.rows]
+    failed = sum(1 for r in have if r["status"] != "ok")
     results = os.path.join(a.out, "results.csv")
     if interrupted:
-        print(f"sweep: interrupted after {counts['done']} of {len(todo)} points; {results} "
-              f"keeps them, run the same command again to resume", file=sys.stderr)
+        print(f"sweep: interrupted; {results} holds {len(have)} of {len(points)} points, run "
+              "the same command again to resume", file=sys.stderr)
         return 130
     if not a.quiet:
-        missing = sum(1 for k in keys if k not in table.rows)
-        print(f"sweep: {counts['done']} points run in {time.monotonic() - t0:.1f} s, "
-              f"{failed} failed in the table, {missing} not run; results in {results}",
+        print(f"sweep: {counts['done']} points run in {time.monotonic() - t0:.1f} s; "
+              f"{results} holds {len(have)} of {len(points)} points, {failed} failed",
               file=sys.stderr)
     return 1 if failed else 0
 
@@ -550,6 +575,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def _interrupt_on_term():
+    """SIGTERM stops a sweep as Ctrl-C does (what finished is kept, exit 130), as it stops
+    pypto-sim run; the caller's handler is back afterwards."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave the signals to the embedding program
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def main(argv: List[str]) -> int:
     """``pypto-sim sweep``: exit 0 when every point is ok, 1 when one failed, 2 for a bad spec
     or command line, 130 when interrupted."""
@@ -565,7 +608,8 @@ def main(argv: List[str]) -> int:
               file=sys.stderr)
         return 2
     try:
-        return _sweep(a)
+        with _interrupt_on_term():
+            return _sweep(a)
     except (SpecError, _Usage) as e:
         print(f"pypto-sim sweep: {e}", file=sys.stderr)
         return 2
@@ -705,13 +749,15 @@ def heatmap_figure(folder: str, option: str):
     im = ax.imshow(d["values"], cmap="RdBu", vmin=1 - span, vmax=1 + span, aspect="auto")
     for i, row in enumerate(d["values"]):
         for j, v in enumerate(row):
-            ax.text(j, i, "—" if v != v else f"{v:.3f}", ha="center", va="center", fontsize=8)
+            dark = v == v and abs(v - 1.0) > 0.6 * span
+            ax.text(j, i, "—" if v != v else f"{v:.3f}", ha="center", va="center", fontsize=8,
+                    color="white" if dark else "black")
     ax.set_xticks(range(len(d["x"])))
     ax.set_xticklabels(d["x"], fontsize=8)
     ax.set_yticks(range(len(d["y"])))
     ax.set_yticklabels(d["y"], fontsize=8)
     ax.set_xlabel(option)
-    ax.set_title(f"speed-up over fifo across {option} (geometric mean over the other inputs)",
+    ax.set_title(f"speed-up over fifo across {option}\n(geometric mean over the other inputs)",
                  fontsize=9)
     fig.colorbar(im, ax=ax, label="speed-up over fifo")
     fig.tight_layout()
@@ -751,8 +797,10 @@ def swimlanes_figure(folder: str, policies: Sequence[str], point: Optional[int] 
         chosen.append((p, r, run))
     plt = _pyplot()
     images = []
+    span_us = 1.01 * max(float(r["makespan_ns"]) for _, r, _ in chosen) / 1000
     for p, r, run in chosen:
         sub = _plot.swimlane_figure(run)
+        sub.axes[0].set_xlim(0, span_us)  # one time scale for both (the axes share x)
         buf = io.BytesIO()
         sub.savefig(buf, format="png", dpi=90)
         plt.close(sub)
