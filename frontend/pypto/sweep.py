@@ -532,7 +532,7 @@ def _sweep(a: argparse.Namespace) -> int:
     t0 = time.monotonic()
     interrupted = False
     try:
-        if a.serial:
+        if a.serial or not todo:  # nothing to run: no cluster to start
             _run_serial(todo, modules, out_dir_of, on_done, bar.restart)
         else:
             _run_dask(todo, modules, out_dir_of, on_done, bar.restart,
