@@ -455,6 +455,11 @@ def _run_dask(todo, modules, out_dir_of, on_done, ready, workers: int, scheduler
     if scheduler:
         client = Client(scheduler, timeout="20s")
     else:
+        # Worker processes start as sys.executable; inside a program that embeds Python (the
+        # pypto-sim CLI) that is not a Python: take the interpreter of this environment.
+        if not os.path.basename(sys.executable).startswith("python"):
+            import multiprocessing
+            multiprocessing.set_executable(os.path.join(sys.prefix, "bin", "python3"))
         # One single-threaded process per core: a point holds one core for its whole run.
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
