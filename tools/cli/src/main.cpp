@@ -46,8 +46,8 @@ std::vector<std::string> g_args;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   ::execv(python.c_str(), argv.data());
-  throw pypto::Error("cannot start the Python interpreter " + python + " (" +
-                     std::strerror(errno) + "); set PYPTO_SIM_PYTHON to another one");
+  throw pypto::Error("cannot start the Python interpreter " + python + " (" + std::strerror(errno) +
+                     "); set PYPTO_SIM_PYTHON to another one");
 }
 
 }  // namespace
