@@ -24,8 +24,9 @@ py::object bridge() { return py::module_::import("pypto._cli"); }
 // The CLI's line for a Python exception (pypto._cli.describe_exception).
 std::string describe(const py::error_already_set& e) {
   try {
-    return bridge().attr("describe_exception")(e.value(), e.trace()).cast<std::string>();
-  } catch (const py::error_already_set&) {
+    const py::object trace = e.trace() ? py::reinterpret_borrow<py::object>(e.trace()) : py::none();
+    return bridge().attr("describe_exception")(e.value(), trace).cast<std::string>();
+  } catch (const std::exception&) {
     return std::string("Python error: ") + e.what();
   }
 }

@@ -2,8 +2,8 @@
 """The ``pypto-sim`` commands that need Python.
 
 The native ``pypto-sim`` does not embed Python. A command line with ``--policy-module FILE.py``
-(``run``, ``compare``, ``policies``) or the ``sweep`` command makes it exec
-``python -m pypto._cli ARGS...``: this module runs the same command line in ``pypto._C``
+(``run``, ``compare``, ``policies``) or the ``sweep`` command makes it exec the configured
+Python on ``pypto._cli.main(ARGS)`` (also ``python -m pypto._cli ARGS``): this module runs the same command line in ``pypto._C``
 (``cli_main``, the CLI's own C++ commands), which loads each FILE.py here first, so that
 the policies its ``pypto.sim.register_policy`` calls add are in the registry the run uses.
 ``sweep`` goes to ``pypto.sweep.main``.
@@ -106,14 +106,19 @@ def run_sweep(args: Sequence[str]) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Runs one pypto-sim command line (without the program name) and exits with its status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["sweep"]:
-        code = run_sweep(args[1:])  # Python code: Python's own Ctrl-C handling
-    else:
-        from . import _C
-        # The process is the CLI now: its signal handlers (Ctrl-C stops the run cleanly, exit
-        # 130), as in the native binary.
-        code = _C.cli_main(["pypto-sim"] + args, install_signal_handlers=True)
+    try:
+        if args[:1] == ["sweep"]:
+            code = run_sweep(args[1:])  # Python code: Python's own Ctrl-C handling
+        else:
+            from . import _C
+            # The process is the CLI now: its signal handlers (Ctrl-C stops the run cleanly,
+            # exit 130), as in the native binary.
+            code = _C.cli_main(["pypto-sim"] + args, install_signal_handlers=True)
+    except KeyboardInterrupt:  # before the CLI's handlers took over
+        print("pypto-sim: interrupted; nothing written", file=sys.stderr)
+        code = 130
     sys.stdout.flush()
     sys.exit(code)
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // pypto-sim, the native binary: runs the commands of pypto_cli (pypto/cli/cli.h) without
 // embedding Python. What needs Python (the policies of --policy-module files, sweep) is
-// handed whole to the interpreter the build was configured with: the process becomes
-// `python -m pypto._cli ARGS...` (execv, so signals and the exit status are the
+// handed whole to the interpreter the build was configured with: the process becomes that
+// Python running pypto._cli.main(ARGS...) (execv, so signals and the exit status are the
 // interpreter's), which runs the same command line inside the Python module, where the
 // policies registered from Python are in the registry.
 #include <unistd.h>
@@ -30,7 +30,30 @@ namespace {
 
 std::vector<std::string> g_args;
 
-// Replaces this process with `python -m pypto._cli <the same arguments>`; PYPTO_SIM_PYTHON
+// The interpreter's program: a signal while Python starts (importing pypto takes a second)
+// ends it as the CLI ends, exit 130 with one line, not with a traceback.
+constexpr const char* kLauncher = R"(import signal, sys
+seen = []
+def stop(signum, frame):
+    seen.append(signum)
+    raise KeyboardInterrupt
+signal.signal(signal.SIGINT, stop)
+signal.signal(signal.SIGTERM, stop)
+try:
+    from pypto._cli import main
+except BaseException as e:
+    if seen:
+        sys.stderr.write("pypto-sim: interrupted while starting Python; nothing written\n")
+        sys.exit(130)
+    sys.stderr.write("pypto-sim: cannot start the Python side of pypto-sim (%s: %s); "
+                     "tools/setup.sh builds it\n" % (type(e).__name__, " ".join(str(e).split())))
+    sys.exit(1)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.default_int_handler)
+main(sys.argv[1:])
+)";
+
+// Replaces this process with `python -c kLauncher <the same arguments>`; PYPTO_SIM_PYTHON
 // names another interpreter. Returns only by throwing (the interpreter cannot start).
 [[noreturn]] void exec_python() {
   const char* chosen = std::getenv("PYPTO_SIM_PYTHON");
@@ -40,7 +63,7 @@ std::vector<std::string> g_args;
   if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0')
     path += std::string(":") + old;
   ::setenv("PYTHONPATH", path.c_str(), 1);
-  std::vector<std::string> args = {python, "-m", "pypto._cli"};
+  std::vector<std::string> args = {python, "-c", kLauncher};
   args.insert(args.end(), g_args.begin() + 1, g_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
