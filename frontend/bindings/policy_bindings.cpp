@@ -58,9 +58,9 @@ using sched::TimePs;
 [[noreturn]] void throw_wrong_type(const py::object& answer, const char* expected) {
   const std::string got = py::repr(answer);
   const std::string type = py::str(py::type::handle_of(answer).attr("__name__"));
-  PyErr_SetString(PyExc_TypeError,
-                  ("returned " + got.substr(0, 80) + " (" + type + "), expected " + expected)
-                      .c_str());
+  PyErr_SetString(
+      PyExc_TypeError,
+      ("returned " + got.substr(0, 80) + " (" + type + "), expected " + expected).c_str());
   throw py::error_already_set();
 }
 
