@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_bindings.h"
 #include "policy_bindings.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
@@ -302,6 +303,7 @@ extern "C" __attribute__((visibility("default"))) int sc_main(int, char**) { ret
 PYBIND11_MODULE(_C, m) {
   m.doc() = "pypto-sim native layer: compiler, simulator and reports";
   bindings::bind_policies(m);
+  bindings::bind_cli(m);
   py::class_<KernelHandle>(m, "CompiledKernel")
       .def_readonly("name", &KernelHandle::name)
       .def_readonly("ir_json", &KernelHandle::ir_json);

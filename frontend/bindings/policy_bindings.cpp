@@ -53,6 +53,28 @@ using sched::TimePs;
   throw;
 }
 
+// A hook's answer that does not convert to its C++ type, as the Python TypeError in flight
+// (so that it surfaces like any exception of the hook, with the hook named).
+[[noreturn]] void throw_wrong_type(const py::object& answer, const char* expected) {
+  const std::string got = py::repr(answer);
+  const std::string type = py::str(py::type::handle_of(answer).attr("__name__"));
+  PyErr_SetString(
+      PyExc_TypeError,
+      ("returned " + got.substr(0, 80) + " (" + type + "), expected " + expected).c_str());
+  throw py::error_already_set();
+}
+
+template <class R>
+const char* expected_type() {
+  if constexpr (std::is_same_v<R, bool>) {
+    return "a bool";
+  } else if constexpr (std::is_integral_v<R>) {
+    return "an int";
+  } else {
+    return "(index, core)";
+  }
+}
+
 // The trampoline: each hook calls the Python override if the class has one.
 class PyPolicy : public Policy {
  public:
@@ -109,7 +131,12 @@ class PyPolicy : public Policy {
     try {
       const py::object r = f(&c, ct, &staged);
       if (r.is_none()) return {};
-      const auto pair = r.cast<std::pair<std::size_t, CoreId>>();
+      std::pair<std::size_t, CoreId> pair;
+      try {
+        pair = r.cast<std::pair<std::size_t, CoreId>>();
+      } catch (const py::cast_error&) {
+        throw_wrong_type(r, "None or (staged index, core)");
+      }
       return {pair.first, pair.second};
     } catch (py::error_already_set& e) {
       rethrow_with_hook(e, "pick_staged", py::cast(static_cast<const Policy*>(this)));
@@ -161,7 +188,12 @@ class PyPolicy : public Policy {
       if constexpr (std::is_void_v<R>) {
         f(std::forward<A>(args)...);
       } else {
-        return f(std::forward<A>(args)...).template cast<R>();
+        const py::object r = f(std::forward<A>(args)...);
+        try {
+          return r.template cast<R>();
+        } catch (const py::cast_error&) {
+          throw_wrong_type(r, expected_type<R>());
+        }
       }
     } catch (py::error_already_set& e) {
       rethrow_with_hook(e, name, py::cast(static_cast<const Policy*>(this)));
@@ -492,9 +524,19 @@ void bind_policies(py::module_& m) {
         const std::vector<sched::ParamSpec> declared = specs;
         sched::Registry::global().add(
             name, description, std::move(specs),
-            [cls, declared](const sched::PolicyParams& values) -> std::unique_ptr<Policy> {
+            [cls, declared, name](const sched::PolicyParams& values) -> std::unique_ptr<Policy> {
               py::gil_scoped_acquire gil;
-              py::object obj = cls();
+              py::object obj;
+              try {
+                obj = cls();
+              } catch (py::error_already_set& e) {
+                const py::object value = e.value();
+                if (py::hasattr(value, "add_note")) {
+                  value.attr("add_note")("in creating scheduling policy '" + name + "' (" +
+                                         std::string(py::str(cls.attr("__qualname__"))) + ")");
+                }
+                throw;
+              }
               py::dict params;
               for (std::size_t i = 0; i < declared.size(); ++i) {
                 params[py::str(declared[i].name)] = typed(declared[i], values.values()[i].second);

@@ -201,6 +201,14 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   SimStats& s = res.stats;
   s.chip = chip.chip.name;
   s.policy = opt.runtime.policy;
+  {
+    const auto& specs = sched::Registry::global().find(opt.runtime.policy).params;
+    const sched::PolicyParams values =
+        sched::Registry::global().resolve(opt.runtime.policy, opt.runtime.policy_params);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      s.policy_params.push_back({specs[i].name, specs[i].type, values.values()[i].second});
+    }
+  }
   s.source = graph.source;
   s.makespan_ps = control.makespan_ps();
   s.device_tasks = graph.device_tasks.size();

@@ -3,8 +3,8 @@
 """Golden regression test of the simulator's results.
 
 Runs `pypto-sim run` on every sample trace and on a 100k-task synthetic trace under the four
-built-in policies and compares each stats.json, field by field, with the reviewed copy in
-tests/golden/cli/. Wall-clock fields are left out (they are the only fields allowed to differ
+built-in policies (and two runs of parameterised policies) and compares each stats.json, field
+by field, with the reviewed copy in tests/golden/cli/. Wall-clock fields are left out (they are the only fields allowed to differ
 between two runs of the same input).
 
     golden.py check  PYPTO_SIM ROOT     # exit 1 and list every differing field
@@ -39,6 +39,11 @@ def cases():
         out.append((f"fixed_task_topo_{pol}", f"{SAMPLES}/fixed_task_topo.json", [], pol))
         out.append((f"pipeline_{pol}", f"{SAMPLES}/pipeline.ndjson", [], pol))
         out.append((f"{SYNTHETIC['name']}_{pol}", None, [], pol))
+    # Policies that declare parameters: stats.json records every one with its value.
+    out.append(("pipeline_random_seed3", f"{SAMPLES}/pipeline.ndjson",
+                ["--policy-param", "seed=3"], "random"))
+    out.append(("fixed_task_topo_work_stealing", f"{SAMPLES}/fixed_task_topo.json",
+                ["--policy-param", "min_victim_staged=2"], "work_stealing"))
     return out
 
 

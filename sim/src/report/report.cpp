@@ -86,6 +86,20 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
   j["schema"] = "pypto-sim-stats/1";
   j["chip"] = s.chip;
   j["policy"] = s.policy;
+  // Only for a policy with parameters: the runs of the others read as they always did.
+  if (!s.policy_params.empty()) {
+    ordered_json params = ordered_json::object();
+    for (const PolicyParamValue& p : s.policy_params) {
+      if (p.type == sched::ParamType::kBool) {
+        params[p.name] = p.value != 0;
+      } else if (p.type == sched::ParamType::kInt) {
+        params[p.name] = static_cast<std::int64_t>(p.value);
+      } else {
+        params[p.name] = p.value;
+      }
+    }
+    j["policy_params"] = params;
+  }
   j["source"] = s.source;
   j["makespan_ns"] = ns(s.makespan_ps);
   j["task_span_ns"] = span_ns_or_null(s);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pypto/model/chip_config.h"
+#include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
 #include "pypto/sim/memory/l2_cache.h"
@@ -86,8 +87,18 @@ struct ReplayFidelity {
   double simulated_wait_us[3] = {0, 0, 0};  // p10, p50, p90
 };
 
+// A declared parameter of the run's policy and the value the run used.
+struct PolicyParamValue {
+  std::string name;
+  sched::ParamType type = sched::ParamType::kInt;
+  double value = 0;
+};
+
 struct SimStats {
   std::string chip, policy, source;
+  // Every parameter the policy declares, in declaration order, with its effective value
+  // (given or default). Empty for a policy that declares none (stats.json leaves it out).
+  std::vector<PolicyParamValue> policy_params;
   std::uint64_t makespan_ps = 0;  // kernel launch to the end of the last device task
   std::uint64_t first_start_ps = 0, last_end_ps = 0;  // task span (compared with a recording)
   bool has_task_span = false;  // the run kept task times (SimOptions::record_task_times)

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// pypto-sim: the command-line client of the simulator library (sim/). It parses flags,
-// loads the chip config and the trace, runs, writes reports and maps each error type to
-// an exit status: 2 for user errors (bad flags, config, trace), 3 for internal errors,
-// 1 for I/O failures, 130 when interrupted (Ctrl-C, SIGTERM). Every output file is written
-// to a temporary and renamed when complete (pypto/common/output_file.h): a failed or
-// interrupted run leaves no file behind and says what it kept.
+// The commands of pypto-sim, the command-line client of the simulator library (sim/). It
+// parses flags, loads the chip config and the trace, runs, writes reports and maps each error
+// type to an exit status: 2 for user errors (bad flags, config, trace, a Python policy's
+// code), 3 for internal errors, 1 for I/O failures, 130 when interrupted (Ctrl-C, SIGTERM).
+// Every output file is written to a temporary and renamed when complete
+// (pypto/common/output_file.h): a failed or interrupted run leaves no file behind and says
+// what it kept. What needs Python (--policy-module, sweep) goes through the Host.
+#include "pypto/cli/cli.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,12 +56,14 @@ commands:
   policies         list the scheduling policies
   bench            benchmark suite: speed against the SystemC ceiling, scaling, policies
   calibrate TRACE  fit the AICPU costs to recordings, print the fit, write a config overlay
+  sweep            run a grid of policies, parameters and traces (pypto.sweep, in Python)
 Run 'pypto-sim <command> --help' for the options of a command.
 )";
 
-struct UsageError : Error {
-  using Error::Error;
-};
+using cli::UsageError;
+
+// The host of the command being run (set by cli::main).
+const cli::Host* g_host = nullptr;
 
 // What this process has completed and kept so far (told when a later step fails or is
 // interrupted).
@@ -93,9 +98,24 @@ struct Common {
   std::string trace, prof, chip, config, out;
   std::vector<std::string> sets;
   bool no_trace = false, quiet = false;
-  std::vector<std::string> policy_params;  // --policy-param key=value
-  std::string run_config;                  // --run-config FILE.yaml
+  std::vector<std::string> policy_params;   // --policy-param key=value
+  std::string run_config;                   // --run-config FILE.yaml
+  std::vector<std::string> policy_modules;  // --policy-module FILE.py
 };
+
+constexpr const char* kPolicyModuleHelp =
+    "a Python file whose pypto.sim.register_policy calls add policies (repeatable; runs the "
+    "command in Python)";
+
+// Registers the policies of --policy-module files (through the host: the native binary
+// becomes a Python process here), before any option names one of them.
+void load_policy_modules(const std::vector<std::string>& files) {
+  if (files.empty()) return;
+  if (!g_host->load_policy_modules) {
+    throw UsageError("--policy-module " + files.front() + ": " + g_host->no_python);
+  }
+  g_host->load_policy_modules(files);
+}
 
 // The flag of a runtime option: its name with '-' for '_' (device_sched_mode also answers
 // to --sched-mode).
@@ -136,6 +156,10 @@ po::options_description chip_options(Common& c) {
       "run-config", po::value(&c.run_config),
       "runtime options and policy_params from a YAML file (flags override it)");
   return d;
+}
+
+void add_policy_module_option(po::options_description& d, std::vector<std::string>& files) {
+  d.add_options()("policy-module", po::value(&files)->composing(), kPolicyModuleHelp);
 }
 
 po::options_description common_options(Common& c) {
@@ -431,6 +455,7 @@ int cmd_run(int argc, char** argv, bool compare) {
   Common c;
   std::string policies = "0,1,2,3";
   po::options_description d = common_options(c);
+  add_policy_module_option(d, c.policy_modules);
   d.add_options()("trace", po::value(&c.trace), "trace file");
   std::string timed_trace;
   if (compare)
@@ -450,6 +475,7 @@ int cmd_run(int argc, char** argv, bool compare) {
   if (c.trace.empty())
     throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") +
                      " TRACE [options]");
+  load_policy_modules(c.policy_modules);
   sched::RuntimeOptions rt = runtime_options(vm, c, /*check_params=*/!compare);
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
@@ -771,7 +797,23 @@ int dispatch(int argc, char** argv) {
   if (cmd == "config") return cmd_config(argc - 1, argv + 1);
   if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
   if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
+  if (cmd == "sweep") {
+    if (!g_host->sweep) throw UsageError("sweep: " + g_host->no_python);
+    return g_host->sweep(std::vector<std::string>(argv + 2, argv + argc));
+  }
   if (cmd == "policies" || cmd == "--list-policies") {
+    std::vector<std::string> modules;
+    po::options_description d("options");
+    d.add_options()("help,h", "show this help");
+    add_policy_module_option(d, modules);
+    po::positional_options_description p;
+    po::variables_map vm;
+    parse(argc - 1, argv + 1, d, p, vm);
+    if (vm.count("help") != 0) {
+      std::cout << "usage: pypto-sim policies [options]\n" << d;
+      return 0;
+    }
+    load_policy_modules(modules);
     // Name and description, then one line per parameter.
     for (const auto& e : sched::Registry::global().list()) {
       std::cout << e.name << "  " << e.description << "\n";
@@ -781,11 +823,12 @@ int dispatch(int argc, char** argv) {
     }
     return 0;
   }
-  std::vector<std::string> cmds = {"run",      "compare", "gen",      "config",
-                                   "policies", "bench",   "calibrate"};
+  std::vector<std::string> cmds = {"run",      "compare", "gen",       "config",
+                                   "policies", "bench",   "calibrate", "sweep"};
   std::string msg = "unknown command '" + cmd + "'";
   if (const auto guess = sched::closest_match(cmd, cmds)) msg += "; did you mean '" + *guess + "'?";
-  throw UsageError(msg + " (commands: run, compare, gen, config, policies, bench, calibrate)");
+  throw UsageError(msg +
+                   " (commands: run, compare, gen, config, policies, bench, calibrate, sweep)");
 }
 
 // "; kept X" or "; nothing written": what a failed or interrupted run leaves.
@@ -822,6 +865,14 @@ int run_cli(int argc, char** argv) {
     std::cerr << "pypto-sim: out of memory" << kept_note() << "\n";
     return 1;
   } catch (const std::exception& e) {
+    // A Python policy's hook raising is the user's code failing: exit 2, as bad input.
+    if (g_host->describe_user_error) {
+      const std::string line = g_host->describe_user_error(std::current_exception());
+      if (!line.empty()) {
+        std::cerr << "pypto-sim: " << line << kept_note() << "\n";
+        return 2;
+      }
+    }
     std::cerr << "pypto-sim: " << e.what() << (g_kept.empty() ? "" : kept_note()) << "\n";
     return 1;
   }
@@ -829,13 +880,15 @@ int run_cli(int argc, char** argv) {
 
 }  // namespace
 
-// libsystemc.so brings a main() that prints a banner and calls sc_main(). Our own main()
-// takes precedence (simulations start from inside the commands); sc_main is still defined
-// because the library refers to it, and does the same thing.
-extern "C" int sc_main(int argc, char** argv) { return run_cli(argc, argv); }
-
-int main(int argc, char** argv) {
-  ::setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-  install_interrupt_handlers("pypto-sim");
-  return run_cli(argc, argv);
+int pypto::cli::main(const std::vector<std::string>& args, const Host& host) {
+  // Several command lines may run in one process (the Python module): nothing carries over.
+  g_kept.clear();
+  g_host = &host;
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int rc = run_cli(static_cast<int>(copy.size()), argv.data());
+  g_host = nullptr;
+  return rc;
 }
