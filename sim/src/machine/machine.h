@@ -74,8 +74,16 @@ struct Machine {
   std::exception_ptr error;              // first exception raised inside a process
   std::uint64_t events_at_progress = 0;  // `events` when a task last completed
 
+  std::uint64_t timesteps = 0;  // distinct simulated times at which some process ran
+  sched::TimePs last_event_ps = sched::kNever;
+
   // Every process activation counts itself here (see SimOptions::watchdog_events).
   void count_event() {
+    // SystemC runs every activation of one time before the next time: a new time is a
+    // new timestep (what SystemC pays per wake-up is mostly per timestep).
+    const sched::TimePs t = now_ps();
+    timesteps += t != last_event_ps;
+    last_event_ps = t;
     if (++events - events_at_progress > opt.watchdog_events) throw_watchdog();
   }
   void count_progress() {
