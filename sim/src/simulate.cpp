@@ -268,6 +268,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   }
   if (!opt.record_timeline) res.timeline = Timeline{};  // kept only for the statistics
   s.sim_events = m.events;
+  s.sim_timesteps = m.timesteps;
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   drop.ok = true;
   return res;

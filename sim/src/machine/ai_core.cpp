@@ -30,6 +30,9 @@ AiCore::AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id)
 }
 
 void AiCore::assign(TaskId task, TimePs at_ps) {
+  // start() reads the task's memory accesses one activation or a whole task later; the graph
+  // is too large for the host's caches, so fetch them now (it changes no result).
+  if (m_.graph.has_memory()) __builtin_prefetch(&m_.graph.mem[m_.graph.mem_begin[task]]);
   // A task written while the running one will certainly still run at `at_ps` lands in the
   // pending slot then; take it there now and save a wake-up (the common case: prefill).
   if (run_.task != kNoTask && pending_ == kNoTask && inbox_n_ == 0 && earliest_end() > at_ps) {

@@ -24,7 +24,9 @@ class ControlFlow;
 class Hbm;
 
 inline sc_core::sc_time ps_delay(sched::TimePs ps) { return sc_core::sc_time::from_value(ps); }
-inline sched::TimePs now_ps() { return sc_core::sc_time_stamp().value(); }
+// sc_time_stamp() is an out-of-line library call; the context's clock is an inline read,
+// and the agents ask for the time ~13 times per task.
+inline sched::TimePs now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
 
 struct Machine;
 // Where every agent stands, for a run that stopped before the end (simulate.cpp).
@@ -72,8 +74,16 @@ struct Machine {
   std::exception_ptr error;              // first exception raised inside a process
   std::uint64_t events_at_progress = 0;  // `events` when a task last completed
 
+  std::uint64_t timesteps = 0;  // distinct simulated times at which some process ran
+  sched::TimePs last_event_ps = sched::kNever;
+
   // Every process activation counts itself here (see SimOptions::watchdog_events).
   void count_event() {
+    // SystemC runs every activation of one time before the next time: a new time is a
+    // new timestep (what SystemC pays per wake-up is mostly per timestep).
+    const sched::TimePs t = now_ps();
+    timesteps += t != last_event_ps;
+    last_event_ps = t;
     if (++events - events_at_progress > opt.watchdog_events) throw_watchdog();
   }
   void count_progress() {

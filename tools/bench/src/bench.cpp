@@ -529,6 +529,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
                    {"ceiling_makespan_ns", static_cast<double>(ceiling_res.makespan_ps) / 1000.0},
                    {"heap_des_makespan_ns", static_cast<double>(heap_res.makespan_ps) / 1000.0},
                    {"model_activations", model_stats.sim_events},
+                   {"model_timesteps", model_stats.sim_timesteps},
                    {"ceiling_activations", ceiling_res.activations},
                    {"heap_des_events", heap_res.activations},
                    {"sched_threads", costs.threads},
@@ -634,7 +635,18 @@ std::string bench_table(const ordered_json& j) {
   const ordered_json ratio_pct = j["ratio_to_ceiling"].is_number()
                                      ? ordered_json(100 * j["ratio_to_ceiling"].get<double>())
                                      : ordered_json(nullptr);
-  o << "  model / ceiling          " << pad(num(ratio_pct, "%.1f"), 12) << " %\n\n";
+  o << "  model / ceiling          " << pad(num(ratio_pct, "%.1f"), 12) << " %\n";
+  // SystemC's cost is per activation and per timestep, so these bound the ratio.
+  const ordered_json hd = j.value("headline_detail", ordered_json::object());
+  const double tasks = j.value("trace", ordered_json::object()).value("tasks", 0.0);
+  auto per_task = [&](const char* key) {
+    return tasks > 0 && hd.contains(key) && hd[key].is_number()
+               ? num(ordered_json(hd[key].get<double>() / tasks), "%.2f")
+               : std::string("n/a");
+  };
+  o << "  SystemC activations/task: model " << per_task("model_activations") << " ("
+    << per_task("model_timesteps") << " distinct times), ceiling "
+    << per_task("ceiling_activations") << "\n\n";
   o << "scaling (one child process per run; wall = simulation only)\n";
   o << "  " << pad("tasks", 10) << pad("wall s", 10) << pad("tasks/s", 13) << pad("us/task", 10)
     << pad("RSS B/task", 12) << pad("peak MiB", 10) << pad("runs", 6) << "\n";

@@ -123,6 +123,9 @@ struct SimStats {
   ReplayFidelity fidelity;
   double wall_s = 0;
   std::uint64_t sim_events = 0;  // SystemC process activations (diagnostic)
+  // Distinct simulated times at which a process ran (diagnostic, for the benchmark; not
+  // written to stats.json).
+  std::uint64_t sim_timesteps = 0;
 };
 
 // A span of AICPU work (a poll round that did something, or a device-task build).
