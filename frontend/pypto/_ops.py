@@ -203,7 +203,35 @@ def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, A
         raise PyptoRuntimeError(f"internal: pypto.{op} recorded {len(inputs)} inputs; the op "
                                 f"table says {n if n >= 0 else 'one or more'}")
     _need_vec(tr, op)
+    _check_static_operands(op, row["family"], inputs)
     return tr.emit_op(op, inputs, attrs, shape, dtype, fmt, valid_shape)
+
+
+#: Op families that compute on their operands' tiles. As in PyPTO, their tensor operands must
+#: have concrete sizes: a whole tensor with a DYNAMIC axis (size -1 at compile time) is
+#: rejected; a kernel loops over the dynamic axis and computes on pypto.view tiles of static
+#: shape (their valid_shape may be symbolic). Moving data (view, reshape, assemble, copies)
+#: takes dynamic sizes.
+_STATIC_OPERAND_FAMILIES = frozenset({"elementwise", "reduce", "matmul", "scan", "indexed"})
+_DATA_MOVEMENT_OPS = frozenset({"clone", "expand_clone"})
+
+
+def _check_static_operands(op: str, family: str, inputs: Sequence[Any]) -> None:
+    if family not in _STATIC_OPERAND_FAMILIES or op in _DATA_MOVEMENT_OPS:
+        return
+    for n, v in enumerate(inputs):
+        if not isinstance(v, ir.Value):
+            continue
+        for axis, d in enumerate(v.shape):
+            if const_value(as_expr(d)) is not None:
+                continue
+            hint = (f"its size {d} is dynamic; loop over the dynamic axis with pypto.loop and "
+                    "compute on pypto.view tiles of static shape (valid_shape may be symbolic)")
+            if family == "matmul":
+                _fail(PyptoValueError, op, f"operand{n + 1} dim[{axis}] = -1, must be > 0 "
+                      f"({hint})")
+            _fail(PyptoValueError, op, f"Input operand (name: {v.ref()}) at dimension[{axis}] "
+                  f"has invalid shape value: -1 ({hint})")
 
 
 def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:

@@ -16,7 +16,10 @@ change between calls without recompiling), ``pypto.STATIC`` (taken from the tens
 ``...`` (any number of further static axes). Without ``...`` the rank must match exactly.
 An empty shape, ``pypto.Tensor([], dtype)``, means "shape taken from the argument": any
 rank, every axis static (as PyPTO reads it; it is not a rank-0 tensor: a 0-d torch tensor
-is passed as shape ``[1]``). Without a dtype the torch tensor's dtype is used.
+is passed as shape ``[1]``). Without a dtype the torch tensor's dtype is used. A kernel that
+returns its outputs (a return annotation) traces each input with the argument's own shape, as
+PyPTO does (it compares inputs with their annotations only in a debug mode); an in-place
+kernel rejects an argument whose rank or fixed sizes differ from its annotation.
 
 Inside a kernel being traced, ``pypto.Tensor(shape, dtype)`` allocates a local tensor, and the
 kernel's parameters are :class:`Tensor` handles supporting ``+ - * / @ **``, unary ``-``,
