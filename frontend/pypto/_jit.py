@@ -73,7 +73,7 @@ from ._options import (OPTION_GROUPS, default_run_mode, key_options, resolve_opt
                        validate_group)
 from ._source import scan_kernel
 from ._symbolic import SymbolicScalar
-from ._tensor import Tensor, TensorAnnotation
+from ._tensor import HostTensor, Tensor, TensorAnnotation
 
 __all__ = ["jit", "JitKernel", "KernelCache", "CompiledKernel", "CompileEvent", "hooks",
            "dynamic", "function"]
@@ -260,7 +260,12 @@ class JitKernel:
     def __init__(self, fn: Callable, *, host_options=None, runtime_options=None,
                  codegen_options=None, pass_options=None, verify_options=None,
                  debug_options=None, new_ir: bool = True,
-                 create_new_logical_tensor: bool = False, use_cache: bool = True):
+                 create_new_logical_tensor: bool = False, use_cache: bool = True,
+                 untyped_tensors: bool = False):
+        #: PyPTO's older ``@pypto.jit``: its kernels take un-annotated tensor parameters
+        #: (``def add(a, b, c)``), so a leading un-annotated parameter without a default is a
+        #: tensor of any shape and dtype (taken from the argument).
+        self._untyped_tensors = untyped_tensors
         # `@pypto.frontend.jit` over `@pypto.options(...)`: every call runs in that scope
         # (the kernel's own dicts still win), and the function itself is the kernel.
         self._scope_opts: Optional[_options.Options] = None
@@ -335,6 +340,10 @@ class JitKernel:
                     f"('{p.name}')")
             ann = self._annotation(fn, p.annotation)
             is_tensor = isinstance(ann, TensorAnnotation) or ann is Tensor
+            if (self._untyped_tensors and p.annotation is p.empty and p.default is p.empty
+                    and not seen_nontensor and p.kind in (p.POSITIONAL_ONLY,
+                                                          p.POSITIONAL_OR_KEYWORD)):
+                ann, is_tensor = Tensor, True
             if ann is Tensor:
                 ann = TensorAnnotation()  # bare class: any shape, dtype from torch
             positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -493,7 +502,7 @@ class JitKernel:
 
     def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         n = len(self._tensor_params)
-        tensors = list(args[:n])
+        tensors = [a.data if isinstance(a, HostTensor) else a for a in args[:n]]
         allocated: List[int] = []
         if len(args) < n:
             missing = self._tensor_params[len(args):]
@@ -845,6 +854,21 @@ def jit(fn: Optional[Callable] = None, *, host_options: Optional[dict] = None,
 
     def decorate(f: Callable) -> JitKernel:
         return JitKernel(f, **opts)
+
+    if fn is None:
+        return decorate
+    return decorate(fn)
+
+
+def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
+    """``@pypto.jit``: :func:`jit` with PyPTO's older kernel form as well, whose tensor
+    parameters carry no annotation (``def add(a, b, c)``, called with torch tensors or
+    :func:`pypto.from_torch` handles): a leading un-annotated parameter without a default is
+    a tensor of any shape and dtype. Annotated kernels behave exactly as under
+    ``@pypto.frontend.jit``."""
+    def decorate(f: Callable) -> JitKernel:
+        jit(**options)  # the same keyword checks as @pypto.frontend.jit
+        return JitKernel(f, untyped_tensors=True, **options)
 
     if fn is None:
         return decorate

@@ -37,7 +37,7 @@ from ._enums import StatusType, TileOpFormat
 from ._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError, user_location
 from ._symbolic import SymbolicScalar
 
-__all__ = ["Tensor", "TensorAnnotation", "tensor"]
+__all__ = ["Tensor", "TensorAnnotation", "HostTensor", "from_torch", "tensor"]
 
 
 def _fmt_entry(e: Any) -> str:
@@ -567,3 +567,48 @@ Tensor.index_add_ = _index_add_
 tensor = Tensor
 
 from . import _ops  # noqa: E402  (cycle: _ops builds Tensor handles)
+
+
+class HostTensor(TensorAnnotation):
+    """What ``pypto.from_torch(t)`` returns outside a kernel: a description of torch tensor
+    ``t`` (its shape, with ``dynamic_axis`` marked DYNAMIC, its dtype, a name) that holds
+    ``t`` itself as ``data``. A jit kernel called with it computes on ``t`` in place, as it
+    would when called with ``t``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any, shape: Any, dtype: DataType, format: TileOpFormat, name: str):
+        super().__init__(shape, dtype, format, name)
+        self.data = data
+
+
+def from_torch(tensor: Any, name: str = "", dynamic_axis: Any = None,
+               tensor_format: Optional[TileOpFormat] = None) -> HostTensor:
+    """PyPTO's ``pypto.from_torch``: wraps a torch tensor to pass to a kernel (PyPTO's older
+    ``@pypto.jit`` form). No copy is made; the kernel reads and writes ``tensor``."""
+    import torch
+
+    from ._dtypes import from_torch_dtype
+
+    if _tracer.current() is not None:
+        raise PyptoNotImplementedError(
+            f"pypto.from_torch inside a kernel being traced ({user_location()}): pass the "
+            "torch tensor as a kernel argument instead")
+    if not isinstance(tensor, torch.Tensor):
+        raise PyptoTypeError(f"pypto.from_torch: expected a torch.Tensor, got "
+                             f"{type(tensor).__name__}")
+    if not isinstance(name, str):
+        raise PyptoTypeError(f"pypto.from_torch: name must be a str, got {name!r}")
+    dtype = from_torch_dtype(tensor.dtype)
+    if dtype is None:
+        raise PyptoValueError(f"pypto.from_torch: torch dtype {tensor.dtype} is not supported")
+    if not tensor.is_contiguous():
+        raise PyptoValueError("pypto.from_torch: the tensor is not contiguous; pass "
+                              "tensor.contiguous()")
+    shape: List[Any] = list(tensor.shape) or [1]
+    for axis in ([] if dynamic_axis is None else list(dynamic_axis)):
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+            raise PyptoValueError(f"pypto.from_torch: dynamic_axis {axis!r} is not an axis of a "
+                                  f"{len(shape)}-D tensor")
+        shape[axis] = StatusType.DYNAMIC
+    return HostTensor(tensor, shape, dtype, tensor_format or TileOpFormat.TILEOP_ND, name)
