@@ -36,7 +36,7 @@ from ._errors import (PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeErro
 from .error import short_repr
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
                         smax, smin)
-from ._source import assignment_lines, loop_carried_names
+from ._source import assignment_lines, loop_carried_names, loop_live_out_names
 from ._tensor import Tensor
 
 _bmin, _bmax, _bsum, _babs = builtins.min, builtins.max, builtins.sum, builtins.abs
@@ -407,10 +407,12 @@ class loop:
     conditions (``if pypto.is_loop_begin(i):``); each path becomes a guarded root variant.
     ``parallel=True`` promises independent iterations (with ``device_sched_parallelism``).
     ``break`` and ``return`` are not allowed in the body; ``continue`` ends the iteration.
-    Tensors made in the body do not leave it, except through a carried variable: a tensor
-    variable the body reads and then rebinds (``acc = acc + t``) is carried from one iteration
-    to the next as in Python, through a buffer of its shape and dtype made before the loop
-    (the same as writing ``acc[:] = acc + t``); after the loop the variable is that buffer.
+    Tensors made in the body leave it through variables: a tensor variable the body reads and
+    then rebinds (``acc = acc + t``) is carried from one iteration to the next as in Python,
+    through a buffer of its shape and dtype made before the loop (the same as writing
+    ``acc[:] = acc + t``); a variable the body binds and the code after the loop reads (PyPTO's
+    liveness) gets such a buffer too, unfilled, so it holds the last iteration's value. After
+    the loop the variable is that buffer. Other ways out (a list) are rejected at the use.
     A Python int (or symbolic scalar) that the body reads and then reassigns is carried from
     one iteration to the next as in Python, provided each iteration adds the same loop-invariant
     amount (``off += tile``): iteration k sees ``init + k * tile`` and after the loop the
@@ -490,11 +492,14 @@ class loop:
                 moved, tensors = _check_rebinding(frame, snapshot, lv, scope)
                 tr.pop_variant(scope, where)
                 explorer.end_path()
+                live = lv.live_out_tensors(tr, frame)
                 if tensors:
                     lv.add_tensor_carries(tr, ol.node, tensors)
+                if live:
+                    lv.add_live_out_buffers(tr, ol.node, live)
                 if moved:
                     lv.add_moving(tr, moved)
-                if moved or tensors:
+                if moved or tensors or live:
                     restart = True
                     break
                 now = frame.f_locals
@@ -597,6 +602,9 @@ class _LoopVars:
         self.where = where
         self.code, self.lasti = frame.f_code, frame.f_lasti
         self.carried = loop_carried_names(self.code, self.lasti)
+        #: Names the body binds that the code after the loop reads (PyPTO's liveness: a tensor
+        #: made in the body is used after the loop, holding the last iteration's value).
+        self.live_out = loop_live_out_names(self.code, self.lasti) - self.carried
         self.entry = {k: v for k, v in frame.f_locals.items() if k in self.carried}
         self.moving: Dict[str, SymbolicScalar] = {}  # name -> placeholder symbol
         self.buffers: Dict[str, Tensor] = {}  # carried tensor name -> its loop buffer
@@ -620,6 +628,34 @@ class _LoopVars:
             _setitem(buf, slice(None), entry)
             self.buffers[name] = buf
         # alloc and the copy were appended after the loop: move them in front of it.
+        moved = body[at + 1:]
+        del body[at + 1:]
+        body[at:at] = moved
+
+    def live_out_tensors(self, tr: _tracer.Tracer, frame) -> List[Tuple[str, Tensor]]:
+        """(name, value) of live-out variables this path bound to a tensor made in the body
+        (invisible after the loop) that have no buffer yet. Called after the path's scope
+        is popped, so ``tr.top`` is the scope the loop statement is in."""
+        now = frame.f_locals
+        found: List[Tuple[str, Tensor]] = []
+        for name in sorted(self.live_out):
+            v = now.get(name)
+            if name in self.buffers or not isinstance(v, Tensor):
+                continue
+            made_in = tr.value_scope(v._value)
+            if made_in is None or not tr.top.is_within(made_in):
+                found.append((name, v))
+        return found
+
+    def add_live_out_buffers(self, tr: _tracer.Tracer, loop_node: Any,
+                             names: List[Tuple[str, Tensor]]) -> None:
+        """Buffers for live-out tensors, made just before the loop statement (no entry
+        value: each path writes its value at its end, so after the loop the variable holds
+        the last iteration's)."""
+        body = tr.top.variant.body
+        at = next(i for i, st in enumerate(body) if st is loop_node)
+        for name, v in names:
+            self.buffers[name] = alloc(list(v.shape), v.dtype, v.format)
         moved = body[at + 1:]
         del body[at + 1:]
         body[at:at] = moved
