@@ -41,9 +41,12 @@ timeout and is classified as
 * ``crash`` (killed by a signal), ``timeout``, ``skip`` (pytest skip marks; not counted).
 
 The pass rate is pass / (cases − skipped); the rate without the environment cases is printed
-too. ``--torch-dtype-shim`` gives an older torch placeholder attributes for the dtypes it lacks
-(``torch.uint16`` …), so that a script which only names them in a host-side table runs; it
-shows which environment cases pass once the host torch is new enough.
+too. ``--torch-dtype-shim`` makes an older CPU torch compute the scripts' host code as the
+board's torch would: placeholder attributes for the dtypes it lacks (``torch.uint16`` …), so
+that a script which only names them in a host-side table runs, and fp16/bf16 matmuls with fp32
+accumulation, as torch_npu computes the references the scripts compare with (torch 1.13 on
+CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp16 matmul);
+it shows which environment cases pass once the host torch behaves as the board's.
 """
 
 from __future__ import annotations
@@ -275,15 +278,36 @@ def first_error(text: str, pytest: bool = False) -> str:
 
 
 _SHIM = """# written by tools/pypto_examples.py --torch-dtype-shim
+import functools as _functools
 import torch as _torch
 for _name in ("uint16", "uint32", "uint64"):
     if not hasattr(_torch, _name):
         setattr(_torch, _name, type("missing_torch_dtype", (), {"__repr__": lambda s, n=_name:
                 f"torch.{n} (placeholder: not in torch {_torch.__version__})"})())
+
+# The device edits move a script's reference computation from the board to the CPU. The
+# board's torch (torch_npu) multiplies fp16/bf16 matrices with fp32 accumulation; an older
+# CPU torch accumulates bf16 in bf16 and has no fp16 matmul. Compute them as the board does.
+def _board_matmul(fn):
+    @_functools.wraps(fn)
+    def matmul(a, b, *args, **kwargs):
+        if (not args and not kwargs and isinstance(a, _torch.Tensor)
+                and isinstance(b, _torch.Tensor) and a.device.type == "cpu"
+                and a.dtype in (_torch.float16, _torch.bfloat16) and b.dtype == a.dtype):
+            return fn(a.float(), b.float()).to(a.dtype)
+        return fn(a, b, *args, **kwargs)
+    return matmul
+for _owner, _fn in ((_torch, "matmul"), (_torch, "mm"), (_torch, "bmm"),
+                    (_torch.Tensor, "__matmul__"), (_torch.Tensor, "matmul")):
+    setattr(_owner, _fn, _board_matmul(getattr(_owner, _fn)))
 """
 
+# Host code written for the board's torch (torch_npu) hits what an older CPU torch lacks: a
+# dtype, a module (torch._dynamo: torch >= 2.0), a half-precision CPU kernel (fp16 matmul).
 _ENV_ERRORS = [
     re.compile(r"module 'torch' has no attribute '(u?int\d+|float8\w*|bits\w*|uint\w*)'"),
+    re.compile(r"No module named 'torch\._dynamo'"),
+    re.compile(r"\"\w+_cpu_?\" not implemented for '(Half|BFloat16)'"),
 ]
 
 
@@ -396,8 +420,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--keep", action="store_true", help="keep the edited copy (path printed)")
     ap.add_argument("--torch-dtype-shim", action="store_true",
-                    help="placeholders for torch dtypes the installed torch lacks (torch.uint16 "
-                         "...), so host code that only names them runs")
+                    help="make an older CPU torch compute the scripts' host code as the "
+                         "board's torch does: placeholders for dtypes it lacks (torch.uint16 "
+                         "...), so host code that only names them runs, and fp16/bf16 matmuls "
+                         "with fp32 accumulation (torch_npu's)")
     ap.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
     args = ap.parse_args(argv)
 

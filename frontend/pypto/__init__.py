@@ -40,13 +40,13 @@ from ._symbolic import SymbolicScalar
 
 # PyPTO spells the class both ways (isinstance(x, pypto.symbolic_scalar) holds for expressions).
 symbolic_scalar = SymbolicScalar
-from ._tensor import Tensor, TensorAnnotation, tensor
+from ._tensor import Tensor, TensorAnnotation, from_torch, tensor
 from ._ops import *  # noqa: F401,F403 - the kernel language is the package's surface
 from ._ops import __all__ as _ops_all
 from . import frontend
 from . import backends
 from ._backend import use_backend
-from ._jit import jit
+from ._jit import legacy_jit as jit
 
 # Data types at module level, as in PyPTO: pypto.DT_FP32, ...
 globals().update({dt.name: dt for dt in DataType})
@@ -60,7 +60,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ir", "frontend", "jit", "DataType", "RunMode", "TileOpFormat", "StatusType", "CastMode",
     "SaturationMode", "PrecisionType", "CompStage", "DYNAMIC", "DYN", "STATIC", "Tensor",
-    "TensorAnnotation", "tensor", "SymbolicScalar", "symbolic_scalar", "PyptoError", "PyptoTypeError",
+    "TensorAnnotation", "tensor", "from_torch", "SymbolicScalar", "symbolic_scalar", "PyptoError", "PyptoTypeError",
     "PyptoValueError", "PyptoRuntimeError", "PyptoNotImplementedError", "PyptoKeyError",
     "PyptoIndexError", "error", "FeError", "PyptoGeneralError", "PyptoRtError", "options",
     "set_options", "get_options", "reset_options", "set_host_options", "set_runtime_options",

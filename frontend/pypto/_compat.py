@@ -88,7 +88,7 @@ UNSUPPORTED: Dict[str, str] = {
     "get_conv_tile_shapes": "convolutions are not implemented",
     # graph building, verification, platform
     **{n: _OLD_FRONTEND for n in (
-        "function", "Function", "get_last_function", "get_current_function", "from_torch",
+        "function", "Function", "get_last_function", "get_current_function",
         "Element", "element", "SatStatus")},
     **{n: _VERIFY for n in ("verify", "pass_verify_print", "pass_verify_save")},
     "platform": "no NPU platform query: the chip is chosen by PYPTO_SIM_CHIP "

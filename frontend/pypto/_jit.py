@@ -73,7 +73,7 @@ from ._options import (OPTION_GROUPS, default_run_mode, key_options, resolve_opt
                        validate_group)
 from ._source import scan_kernel
 from ._symbolic import SymbolicScalar
-from ._tensor import Tensor, TensorAnnotation
+from ._tensor import HostTensor, Tensor, TensorAnnotation
 
 __all__ = ["jit", "JitKernel", "KernelCache", "CompiledKernel", "CompileEvent", "hooks",
            "dynamic", "function"]
@@ -102,6 +102,15 @@ class CompiledKernel:
     ir: ir.Kernel
     compiled: Any
     options: Dict[str, Dict[str, Any]]
+
+
+def _fits(a: TensorAnnotation, shape: Sequence[int]) -> bool:
+    """Whether ``shape`` has the rank and the fixed sizes annotation ``a`` names."""
+    want = len(a.shape)
+    if (a.has_ellipsis and len(shape) < want) or (not a.has_ellipsis and len(shape) != want):
+        return False
+    return all(not isinstance(e, int) or isinstance(e, bool) or shape[k] == e
+               for k, e in enumerate(a.shape))
 
 
 class KernelCache:
@@ -251,7 +260,12 @@ class JitKernel:
     def __init__(self, fn: Callable, *, host_options=None, runtime_options=None,
                  codegen_options=None, pass_options=None, verify_options=None,
                  debug_options=None, new_ir: bool = True,
-                 create_new_logical_tensor: bool = False, use_cache: bool = True):
+                 create_new_logical_tensor: bool = False, use_cache: bool = True,
+                 untyped_tensors: bool = False):
+        #: PyPTO's older ``@pypto.jit``: its kernels take un-annotated tensor parameters
+        #: (``def add(a, b, c)``), so a leading un-annotated parameter without a default is a
+        #: tensor of any shape and dtype (taken from the argument).
+        self._untyped_tensors = untyped_tensors
         # `@pypto.frontend.jit` over `@pypto.options(...)`: every call runs in that scope
         # (the kernel's own dicts still win), and the function itself is the kernel.
         self._scope_opts: Optional[_options.Options] = None
@@ -326,6 +340,10 @@ class JitKernel:
                     f"('{p.name}')")
             ann = self._annotation(fn, p.annotation)
             is_tensor = isinstance(ann, TensorAnnotation) or ann is Tensor
+            if (self._untyped_tensors and p.annotation is p.empty and p.default is p.empty
+                    and not seen_nontensor and p.kind in (p.POSITIONAL_ONLY,
+                                                          p.POSITIONAL_OR_KEYWORD)):
+                ann, is_tensor = Tensor, True
             if ann is Tensor:
                 ann = TensorAnnotation()  # bare class: any shape, dtype from torch
             positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -484,7 +502,7 @@ class JitKernel:
 
     def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         n = len(self._tensor_params)
-        tensors = list(args[:n])
+        tensors = [a.data if isinstance(a, HostTensor) else a for a in args[:n]]
         allocated: List[int] = []
         if len(args) < n:
             missing = self._tensor_params[len(args):]
@@ -537,6 +555,8 @@ class JitKernel:
         return tensors, allocated, values
 
     def _validate(self, tensors: Sequence[Any]):
+        """Checks the tensor arguments against their annotations; returns their specs (dtype,
+        format, dims: ints and dynamic-axis names) and the dynamic axes' bindings."""
         specs: List[_TensorSpec] = []
         bindings: Dict[str, int] = {}
         sources: Dict[str, Tuple[int, str, int]] = {}
@@ -578,7 +598,12 @@ class JitKernel:
             if dtype.is_fp4 and t.dtype == torch.uint8:
                 shape[-1] *= 2  # two FP4 elements per byte
             dims: List[Any] = list(shape)
-            if a.shape is not None:
+            if a.shape is not None and self._return_anns is not None and not _fits(a, shape):
+                # As PyPTO's entry: a kernel that returns its outputs checks its inputs against
+                # their annotations only in a debug mode; otherwise the argument's own shape is
+                # traced (every axis static). Its results still meet the return annotation.
+                pass
+            elif a.shape is not None:
                 want = len(a.shape)
                 if (a.has_ellipsis and len(shape) < want) or (not a.has_ellipsis
                                                               and len(shape) != want):
@@ -829,6 +854,21 @@ def jit(fn: Optional[Callable] = None, *, host_options: Optional[dict] = None,
 
     def decorate(f: Callable) -> JitKernel:
         return JitKernel(f, **opts)
+
+    if fn is None:
+        return decorate
+    return decorate(fn)
+
+
+def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
+    """``@pypto.jit``: :func:`jit` with PyPTO's older kernel form as well, whose tensor
+    parameters carry no annotation (``def add(a, b, c)``, called with torch tensors or
+    :func:`pypto.from_torch` handles): a leading un-annotated parameter without a default is
+    a tensor of any shape and dtype. Annotated kernels behave exactly as under
+    ``@pypto.frontend.jit``."""
+    def decorate(f: Callable) -> JitKernel:
+        jit(**options)  # the same keyword checks as @pypto.frontend.jit
+        return JitKernel(f, untyped_tensors=True, **options)
 
     if fn is None:
         return decorate

@@ -36,7 +36,7 @@ from ._errors import (PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeErro
 from .error import short_repr
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
                         smax, smin)
-from ._source import assignment_lines, loop_carried_names
+from ._source import assignment_lines, loop_carried_names, loop_live_out_names
 from ._tensor import Tensor
 
 _bmin, _bmax, _bsum, _babs = builtins.min, builtins.max, builtins.sum, builtins.abs
@@ -203,7 +203,35 @@ def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, A
         raise PyptoRuntimeError(f"internal: pypto.{op} recorded {len(inputs)} inputs; the op "
                                 f"table says {n if n >= 0 else 'one or more'}")
     _need_vec(tr, op)
+    _check_static_operands(op, row["family"], inputs)
     return tr.emit_op(op, inputs, attrs, shape, dtype, fmt, valid_shape)
+
+
+#: Op families that compute on their operands' tiles. As in PyPTO, their tensor operands must
+#: have concrete sizes: a whole tensor with a DYNAMIC axis (size -1 at compile time) is
+#: rejected; a kernel loops over the dynamic axis and computes on pypto.view tiles of static
+#: shape (their valid_shape may be symbolic). Moving data (view, reshape, assemble, copies)
+#: takes dynamic sizes.
+_STATIC_OPERAND_FAMILIES = frozenset({"elementwise", "reduce", "matmul", "scan", "indexed"})
+_DATA_MOVEMENT_OPS = frozenset({"clone", "expand_clone"})
+
+
+def _check_static_operands(op: str, family: str, inputs: Sequence[Any]) -> None:
+    if family not in _STATIC_OPERAND_FAMILIES or op in _DATA_MOVEMENT_OPS:
+        return
+    for n, v in enumerate(inputs):
+        if not isinstance(v, ir.Value):
+            continue
+        for axis, d in enumerate(v.shape):
+            if const_value(as_expr(d)) is not None:
+                continue
+            hint = (f"its size {d} is dynamic; loop over the dynamic axis with pypto.loop and "
+                    "compute on pypto.view tiles of static shape (valid_shape may be symbolic)")
+            if family == "matmul":
+                _fail(PyptoValueError, op, f"operand{n + 1} dim[{axis}] = -1, must be > 0 "
+                      f"({hint})")
+            _fail(PyptoValueError, op, f"Input operand (name: {v.ref()}) at dimension[{axis}] "
+                  f"has invalid shape value: -1 ({hint})")
 
 
 def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:
@@ -379,10 +407,12 @@ class loop:
     conditions (``if pypto.is_loop_begin(i):``); each path becomes a guarded root variant.
     ``parallel=True`` promises independent iterations (with ``device_sched_parallelism``).
     ``break`` and ``return`` are not allowed in the body; ``continue`` ends the iteration.
-    Tensors made in the body do not leave it, except through a carried variable: a tensor
-    variable the body reads and then rebinds (``acc = acc + t``) is carried from one iteration
-    to the next as in Python, through a buffer of its shape and dtype made before the loop
-    (the same as writing ``acc[:] = acc + t``); after the loop the variable is that buffer.
+    Tensors made in the body leave it through variables: a tensor variable the body reads and
+    then rebinds (``acc = acc + t``) is carried from one iteration to the next as in Python,
+    through a buffer of its shape and dtype made before the loop (the same as writing
+    ``acc[:] = acc + t``); a variable the body binds and the code after the loop reads (PyPTO's
+    liveness) gets such a buffer too, unfilled, so it holds the last iteration's value. After
+    the loop the variable is that buffer. Other ways out (a list) are rejected at the use.
     A Python int (or symbolic scalar) that the body reads and then reassigns is carried from
     one iteration to the next as in Python, provided each iteration adds the same loop-invariant
     amount (``off += tile``): iteration k sees ``init + k * tile`` and after the loop the
@@ -462,11 +492,14 @@ class loop:
                 moved, tensors = _check_rebinding(frame, snapshot, lv, scope)
                 tr.pop_variant(scope, where)
                 explorer.end_path()
+                live = lv.live_out_tensors(tr, frame)
                 if tensors:
                     lv.add_tensor_carries(tr, ol.node, tensors)
+                if live:
+                    lv.add_live_out_buffers(tr, ol.node, live)
                 if moved:
                     lv.add_moving(tr, moved)
-                if moved or tensors:
+                if moved or tensors or live:
                     restart = True
                     break
                 now = frame.f_locals
@@ -569,6 +602,9 @@ class _LoopVars:
         self.where = where
         self.code, self.lasti = frame.f_code, frame.f_lasti
         self.carried = loop_carried_names(self.code, self.lasti)
+        #: Names the body binds that the code after the loop reads (PyPTO's liveness: a tensor
+        #: made in the body is used after the loop, holding the last iteration's value).
+        self.live_out = loop_live_out_names(self.code, self.lasti) - self.carried
         self.entry = {k: v for k, v in frame.f_locals.items() if k in self.carried}
         self.moving: Dict[str, SymbolicScalar] = {}  # name -> placeholder symbol
         self.buffers: Dict[str, Tensor] = {}  # carried tensor name -> its loop buffer
@@ -592,6 +628,34 @@ class _LoopVars:
             _setitem(buf, slice(None), entry)
             self.buffers[name] = buf
         # alloc and the copy were appended after the loop: move them in front of it.
+        moved = body[at + 1:]
+        del body[at + 1:]
+        body[at:at] = moved
+
+    def live_out_tensors(self, tr: _tracer.Tracer, frame) -> List[Tuple[str, Tensor]]:
+        """(name, value) of live-out variables this path bound to a tensor made in the body
+        (invisible after the loop) that have no buffer yet. Called after the path's scope
+        is popped, so ``tr.top`` is the scope the loop statement is in."""
+        now = frame.f_locals
+        found: List[Tuple[str, Tensor]] = []
+        for name in sorted(self.live_out):
+            v = now.get(name)
+            if name in self.buffers or not isinstance(v, Tensor):
+                continue
+            made_in = tr.value_scope(v._value)
+            if made_in is None or not tr.top.is_within(made_in):
+                found.append((name, v))
+        return found
+
+    def add_live_out_buffers(self, tr: _tracer.Tracer, loop_node: Any,
+                             names: List[Tuple[str, Tensor]]) -> None:
+        """Buffers for live-out tensors, made just before the loop statement (no entry
+        value: each path writes its value at its end, so after the loop the variable holds
+        the last iteration's)."""
+        body = tr.top.variant.body
+        at = next(i for i, st in enumerate(body) if st is loop_node)
+        for name, v in names:
+            self.buffers[name] = alloc(list(v.shape), v.dtype, v.format)
         moved = body[at + 1:]
         del body[at + 1:]
         body[at:at] = moved

@@ -180,3 +180,35 @@ def loop_carried_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
         names = frozenset(read_first & assigned)
     _CARRIED_CACHE[key] = names
     return names
+
+
+_LIVE_OUT_CACHE: Dict[Tuple[types.CodeType, int], FrozenSet[str]] = {}
+
+
+def loop_live_out_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
+    """Names the body of the ``for`` statement at ``lasti`` assigns that the code after the
+    loop reads before assigning them again (in instruction order), so a value made in the
+    body is used after the loop. Empty when ``lasti`` is not a FOR_ITER."""
+    key = (code, lasti)
+    names = _LIVE_OUT_CACHE.get(key)
+    if names is not None:
+        return names
+    names = frozenset()
+    instrs = list(dis.get_instructions(code))
+    at = next((n for n, ins in enumerate(instrs) if ins.offset == lasti), None)
+    if at is not None and instrs[at].opname == "FOR_ITER":
+        end = instrs[at].argval
+        stored: Set[str] = set()
+        for ins in _loop_body(code, lasti) or ():
+            stored.update(_names(ins)[1])
+        live: Set[str] = set()
+        rebound: Set[str] = set()
+        for ins in instrs:
+            if ins.offset < end:
+                continue
+            loads, stores = _names(ins)
+            live.update(n for n in loads if n in stored and n not in rebound)
+            rebound.update(stores)
+        names = frozenset(live)
+    _LIVE_OUT_CACHE[key] = names
+    return names

@@ -16,7 +16,10 @@ change between calls without recompiling), ``pypto.STATIC`` (taken from the tens
 ``...`` (any number of further static axes). Without ``...`` the rank must match exactly.
 An empty shape, ``pypto.Tensor([], dtype)``, means "shape taken from the argument": any
 rank, every axis static (as PyPTO reads it; it is not a rank-0 tensor: a 0-d torch tensor
-is passed as shape ``[1]``). Without a dtype the torch tensor's dtype is used.
+is passed as shape ``[1]``). Without a dtype the torch tensor's dtype is used. A kernel that
+returns its outputs (a return annotation) traces each input with the argument's own shape, as
+PyPTO does (it compares inputs with their annotations only in a debug mode); an in-place
+kernel rejects an argument whose rank or fixed sizes differ from its annotation.
 
 Inside a kernel being traced, ``pypto.Tensor(shape, dtype)`` allocates a local tensor, and the
 kernel's parameters are :class:`Tensor` handles supporting ``+ - * / @ **``, unary ``-``,
@@ -34,7 +37,7 @@ from ._enums import StatusType, TileOpFormat
 from ._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError, user_location
 from ._symbolic import SymbolicScalar
 
-__all__ = ["Tensor", "TensorAnnotation", "tensor"]
+__all__ = ["Tensor", "TensorAnnotation", "HostTensor", "from_torch", "tensor"]
 
 
 def _fmt_entry(e: Any) -> str:
@@ -564,3 +567,48 @@ Tensor.index_add_ = _index_add_
 tensor = Tensor
 
 from . import _ops  # noqa: E402  (cycle: _ops builds Tensor handles)
+
+
+class HostTensor(TensorAnnotation):
+    """What ``pypto.from_torch(t)`` returns outside a kernel: a description of torch tensor
+    ``t`` (its shape, with ``dynamic_axis`` marked DYNAMIC, its dtype, a name) that holds
+    ``t`` itself as ``data``. A jit kernel called with it computes on ``t`` in place, as it
+    would when called with ``t``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any, shape: Any, dtype: DataType, format: TileOpFormat, name: str):
+        super().__init__(shape, dtype, format, name)
+        self.data = data
+
+
+def from_torch(tensor: Any, name: str = "", dynamic_axis: Any = None,
+               tensor_format: Optional[TileOpFormat] = None) -> HostTensor:
+    """PyPTO's ``pypto.from_torch``: wraps a torch tensor to pass to a kernel (PyPTO's older
+    ``@pypto.jit`` form). No copy is made; the kernel reads and writes ``tensor``."""
+    import torch
+
+    from ._dtypes import from_torch_dtype
+
+    if _tracer.current() is not None:
+        raise PyptoNotImplementedError(
+            f"pypto.from_torch inside a kernel being traced ({user_location()}): pass the "
+            "torch tensor as a kernel argument instead")
+    if not isinstance(tensor, torch.Tensor):
+        raise PyptoTypeError(f"pypto.from_torch: expected a torch.Tensor, got "
+                             f"{type(tensor).__name__}")
+    if not isinstance(name, str):
+        raise PyptoTypeError(f"pypto.from_torch: name must be a str, got {name!r}")
+    dtype = from_torch_dtype(tensor.dtype)
+    if dtype is None:
+        raise PyptoValueError(f"pypto.from_torch: torch dtype {tensor.dtype} is not supported")
+    if not tensor.is_contiguous():
+        raise PyptoValueError("pypto.from_torch: the tensor is not contiguous; pass "
+                              "tensor.contiguous()")
+    shape: List[Any] = list(tensor.shape) or [1]
+    for axis in ([] if dynamic_axis is None else list(dynamic_axis)):
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+            raise PyptoValueError(f"pypto.from_torch: dynamic_axis {axis!r} is not an axis of a "
+                                  f"{len(shape)}-D tensor")
+        shape[axis] = StatusType.DYNAMIC
+    return HostTensor(tensor, shape, dtype, tensor_format or TileOpFormat.TILEOP_ND, name)

@@ -239,6 +239,10 @@ class Tracer:
                 sym.sources.append((name, axis))
         return value
 
+    def value_scope(self, value: ir.Value) -> Optional[Scope]:
+        """The body path that made ``value`` (None for a value of another trace)."""
+        return self._value_scope.get(value.id)
+
     def use(self, value: ir.Value, api: str) -> None:
         """Checks that ``value`` is visible here and records that the current body reads it."""
         scope = self._value_scope.get(value.id)

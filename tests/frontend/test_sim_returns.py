@@ -61,8 +61,12 @@ def test_return_with_dynamic_dims_sized_from_the_bindings():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([N, 8], F32), y: pypto.Tensor([N, 8], F32)
           ) -> pypto.Tensor([pypto.DYNAMIC, 8], F32):
+        # As in PyPTO, ops compute on static tiles: loop over the dynamic axis.
         pypto.set_vec_tile_shapes(2, 8)
-        return x - y
+        out = pypto.tensor([x.shape[0], 8], F32)
+        for i in pypto.loop(x.shape[0]):
+            out[i:i + 1, :] = x[i:i + 1, :] - y[i:i + 1, :]
+        return out
 
     for rows in (6, 10):
         x, y = torch.randn(rows, 8), torch.randn(rows, 8)
@@ -75,7 +79,10 @@ def test_named_dynamic_return_annotation():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([N, 8], F32)) -> pypto.Tensor([N, 8], F32):
         pypto.set_vec_tile_shapes(2, 8)
-        return pypto.exp(x)
+        out = pypto.tensor([x.shape[0], 8], F32)
+        for i in pypto.loop(x.shape[0]):
+            out[i:i + 1, :] = pypto.exp(x[i:i + 1, :])
+        return out
 
     x = torch.randn(6, 8)
     assert torch.allclose(k(x), torch.exp(x), rtol=1e-5, atol=1e-6)
@@ -113,9 +120,14 @@ def test_return_on_every_branch_path():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([N, 8], F32)) -> pypto.Tensor([N, 8], F32):
         pypto.set_vec_tile_shapes(2, 8)
+        out = pypto.tensor([x.shape[0], 8], F32)
         if x.shape[0] > 4:
-            return x * 2.0
-        return x * 3.0
+            for i in pypto.loop(x.shape[0]):
+                out[i:i + 1, :] = x[i:i + 1, :] * 2.0
+            return out
+        for i in pypto.loop(x.shape[0]):
+            out[i:i + 1, :] = x[i:i + 1, :] * 3.0
+        return out
 
     big, small = torch.randn(6, 8), torch.randn(4, 8)
     assert torch.equal(k(big), big * 2.0)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """``pypto.frontend``: the jit decorator and its helpers.
 
-``pypto.frontend.jit`` (also ``pypto.jit``) compiles a kernel; ``dynamic(name)`` names a
+``pypto.frontend.jit`` compiles a kernel (``pypto.jit`` too, and also takes PyPTO's older
+un-annotated tensor parameters, see ``pypto._jit.legacy_jit``); ``dynamic(name)`` names a
 dynamic axis in annotations; ``hooks`` is the list of compile hooks (each called with a
 ``CompileEvent`` when any kernel compiles a new specialization); ``function`` is PyPTO's
 legacy helper marker (a no-op here).

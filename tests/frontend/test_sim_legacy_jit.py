@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyPTO's older kernel form (issue 8): ``@pypto.jit`` over un-annotated tensor parameters,
+called with ``pypto.from_torch`` handles (or torch tensors), computing in place."""
+
+import pytest
+import torch
+
+import pypto
+
+SIM = {"run_mode": pypto.RunMode.SIM}
+
+
+def test_untyped_kernel_called_with_from_torch_handles():
+    @pypto.jit(runtime_options=SIM, verify_options={"enable_pass_verify": True})
+    def add(a, b, c):
+        for _ in pypto.loop(1):
+            pypto.set_vec_tile_shapes(16, 16)
+            c[:] = a + b
+
+    a, b, c = torch.randn(64, 64), torch.randn(64, 64), torch.zeros(64, 64)
+    ins = [pypto.from_torch(t, f"IN_{i}") for i, t in enumerate((a, b))]
+    out = pypto.from_torch(c, "OUT_0")
+    assert out.data is c and out.name == "OUT_0" and out.dtype is pypto.DT_FP32
+    assert list(out.shape) == [64, 64]
+    add(*ins, out)
+    assert torch.equal(c, a + b)  # written in place, no copy
+
+
+def test_untyped_kernel_takes_torch_tensors_and_trailing_scalars():
+    @pypto.jit(runtime_options=SIM)
+    def scale(x, y, factor=2.0):
+        pypto.set_vec_tile_shapes(8, 8)
+        y[:] = x * factor
+
+    x, y = torch.randn(8, 8), torch.zeros(8, 8)
+    scale(x, y, 3.0)
+    assert torch.allclose(y, x * 3.0)
+    assert [p.name for p in scale.function.params][:2] == ["x", "y"]
+
+
+def test_frontend_jit_keeps_unannotated_parameters_non_tensor():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a):
+        pass
+
+    with pytest.raises(pypto.PyptoTypeError, match="must not be a torch.Tensor"):
+        k(torch.zeros(4))
+
+
+def test_from_torch_marks_dynamic_axes_and_checks_its_input():
+    h = pypto.from_torch(torch.zeros(3, 4, dtype=torch.float16), "x", dynamic_axis=[0])
+    assert h.shape[0] is pypto.DYNAMIC and h.shape[1] == 4 and h.dtype is pypto.DT_FP16
+    with pytest.raises(pypto.PyptoTypeError, match="expected a torch.Tensor"):
+        pypto.from_torch([1, 2])
+    with pytest.raises(pypto.PyptoValueError, match="dynamic_axis 2"):
+        pypto.from_torch(torch.zeros(3, 4), dynamic_axis=[2])
+    with pytest.raises(pypto.PyptoValueError, match="not contiguous"):
+        pypto.from_torch(torch.zeros(4, 3).t())
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4], pypto.DT_FP32)):
+        pypto.from_torch(torch.zeros(4))
+
+    with pytest.raises(pypto.error.FeError, match="inside a kernel"):
+        k(torch.zeros(4))
