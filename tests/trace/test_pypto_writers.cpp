@@ -81,9 +81,9 @@ TEST_CASE("gen formats: the PyPTO formats need recorded durations and no memory"
   testing::TempDir dir;
   sim::SyntheticSpec s = spec_of(100);
   s.memory = true;
-  CHECK_THROWS_AS(sim::write_synthetic_as(s, TraceFormat::kFixedLatency, chip,
-                                          dir.path() + "/f.json", ""),
-                  ConfigError);
+  CHECK_THROWS_AS(
+      sim::write_synthetic_as(s, TraceFormat::kFixedLatency, chip, dir.path() + "/f.json", ""),
+      ConfigError);
   s = spec_of(100);
   CHECK_THROWS_AS(
       sim::write_synthetic_as(s, TraceFormat::kDynTopo, chip, dir.path() + "/d.txt", ""),

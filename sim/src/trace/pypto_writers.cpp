@@ -114,8 +114,8 @@ std::uint64_t ticks_of(std::uint32_t ns, double mhz) {
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) * mhz / 1000.0));
 }
 
-void write_prof(const sched::TaskGraph& g, const ChipConfig& chip, const std::vector<std::uint32_t>& ids,
-                bool one_device_task, std::ostream& os) {
+void write_prof(const sched::TaskGraph& g, const ChipConfig& chip,
+                const std::vector<std::uint32_t>& ids, bool one_device_task, std::ostream& os) {
   const std::size_t n = g.num_tasks();
   const std::uint32_t aic = chip.cores.aic;
   const std::uint32_t aiv = chip.cores.aic * chip.cores.aiv_per_aic;
@@ -139,7 +139,10 @@ void write_prof(const sched::TaskGraph& g, const ChipConfig& chip, const std::ve
   for (std::uint32_t b = 0; b < blocks; ++b) {
     if (per_block[b].empty()) continue;
     o << (first_block ? "\n" : ",\n") << "{\"blockIdx\":";
-    o.num(b) << ",\"coreType\":\"" << (b < aic ? "AIC" : b < aic + aiv ? "AIV" : "AICPU")
+    o.num(b) << ",\"coreType\":\""
+             << (b < aic         ? "AIC"
+                 : b < aic + aiv ? "AIV"
+                                 : "AICPU")
              << "\",\"tasks\":[";
     first_block = false;
     std::uint64_t tick = kFirstTick;
@@ -164,7 +167,8 @@ void write_prof(const sched::TaskGraph& g, const ChipConfig& chip, const std::ve
 // Ids for a one-device-task format: packed when they fit, else the task index.
 std::vector<std::uint32_t> one_device_task_ids(const sched::TaskGraph& g) {
   bool fits = false;
-  std::vector<std::uint32_t> ids = packed_ids(g, [](TaskId) { return 0u; }, &fits);
+  std::vector<std::uint32_t> ids = packed_ids(
+      g, [](TaskId) { return 0u; }, &fits);
   if (fits) return ids;
   ids.resize(g.num_tasks());
   for (TaskId t = 0; t < g.num_tasks(); ++t) ids[t] = t;
@@ -190,11 +194,12 @@ void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, boo
     return;
   }
   bool fits = false;
-  const std::vector<std::uint32_t> ids =
-      packed_ids(g, [&](TaskId t) { return g.device_task[t]; }, &fits);
+  const std::vector<std::uint32_t> ids = packed_ids(
+      g, [&](TaskId t) { return g.device_task[t]; }, &fits);
   if (!fits) {
-    throw ConfigError("a device task has more than 4096 roots or a root more than 2^20 tasks; "
-                      "PyPTO's taskId cannot number them");
+    throw ConfigError(
+        "a device task has more than 4096 roots or a root more than 2^20 tasks; "
+        "PyPTO's taskId cannot number them");
   }
   write_prof(g, chip, ids, false, prof);
 }
@@ -202,11 +207,12 @@ void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, boo
 void write_dyn_topo(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
                     std::ostream& prof) {
   bool fits = false;
-  const std::vector<std::uint32_t> ids =
-      packed_ids(g, [&](TaskId t) { return g.device_task[t]; }, &fits);
+  const std::vector<std::uint32_t> ids = packed_ids(
+      g, [&](TaskId t) { return g.device_task[t]; }, &fits);
   if (!fits) {
-    throw ConfigError("a device task has more than 4096 roots or a root more than 2^20 tasks; "
-                      "PyPTO's taskId cannot number them");
+    throw ConfigError(
+        "a device task has more than 4096 roots or a root more than 2^20 tasks; "
+        "PyPTO's taskId cannot number them");
   }
   Out o(topo);
   o << "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
