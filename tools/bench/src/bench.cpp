@@ -331,7 +331,7 @@ E2eTrace ensure_format_trace(const BenchOptions& opt, const std::string& format,
 // trace.json takes gigabytes); stats.json is read first to check the task count.
 ordered_json e2e_point(const BenchOptions& opt, const E2eTrace& trace, std::uint64_t tasks,
                        bool with_trace, int runs, const std::string& dir, std::ostream& progress) {
-  std::vector<double> walls, sim_walls;
+  std::vector<double> walls, sim_walls, cpus;
   long max_rss_kib = 0;
   for (int r = 0; r < runs; ++r) {
     const std::string out = dir + "/run" + std::to_string(r);
@@ -372,6 +372,10 @@ ordered_json e2e_point(const BenchOptions& opt, const E2eTrace& trace, std::uint
     fs::remove(log, ec);
     walls.push_back(c.wall_s);
     sim_walls.push_back(stats.at("wall_s").get<double>());
+    const auto secs = [](const timeval& tv) {
+      return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
+    };
+    cpus.push_back(secs(c.usage.ru_utime) + secs(c.usage.ru_stime));
     max_rss_kib = std::max(max_rss_kib, c.usage.ru_maxrss);
     progress << " " << std::fixed << std::setprecision(2) << c.wall_s << " s, "
              << (c.usage.ru_maxrss / 1024) << " MiB peak\n"
@@ -384,6 +388,11 @@ ordered_json e2e_point(const BenchOptions& opt, const E2eTrace& trace, std::uint
   p["tasks_per_s"] = wall > 0 ? static_cast<double>(tasks) / wall : 0.0;
   p["us_per_task"] = wall * 1e6 / static_cast<double>(tasks);
   p["sim_wall_s"] = median(sim_walls);
+  // CPU time (user + system) of the child: on a shared, loaded machine the wall time mostly
+  // measures the wait for a CPU; tasks per CPU second is what an idle core would reach.
+  const double cpu = median(cpus);
+  p["cpu_s"] = cpu;
+  p["tasks_per_cpu_s"] = cpu > 0 ? static_cast<double>(tasks) / cpu : 0.0;
   p["rss_bytes_per_task"] = rss_bytes / static_cast<double>(tasks);
   p["peak_rss_bytes"] = static_cast<std::uint64_t>(rss_bytes);
   p["runs"] = runs;
@@ -877,17 +886,19 @@ std::string bench_table(const ordered_json& j) {
   }
   if (j.contains("end_to_end") && !j["end_to_end"]["points"].empty()) {
     o << "end to end (pypto-sim run, one child process per run; wall = the whole process)\n";
+    o << "  (tasks/s of wall time; in brackets per CPU second of the child, what an idle core\n"
+      << "  would reach on a loaded machine)\n";
     o << "  " << pad("format", 14, false) << pad("tasks", 11) << pad("run tasks/s", 13)
-      << pad("us/task", 9) << pad("B/task", 8) << pad("+trace tasks/s", 16) << pad("us/task", 9)
-      << pad("B/task", 8) << pad("sim s", 8) << "\n";
+      << pad("(CPU)", 12) << pad("us/task", 9) << pad("B/task", 8) << pad("+trace tasks/s", 16)
+      << pad("(CPU)", 12) << pad("us/task", 9) << pad("B/task", 8) << "\n";
     for (const auto& p : j["end_to_end"]["points"]) {
       const auto& a = p["no_trace"];
       const auto& b = p["with_trace"];
       o << "  " << pad(p["format"].get<std::string>(), 14, false) << pad(grouped(p["tasks"]), 11)
-        << pad(grouped(a["tasks_per_s"]), 13) << pad(num(a["us_per_task"], "%.3f"), 9)
-        << pad(num(a["rss_bytes_per_task"]), 8) << pad(grouped(b["tasks_per_s"]), 16)
-        << pad(num(b["us_per_task"], "%.3f"), 9) << pad(num(b["rss_bytes_per_task"]), 8)
-        << pad(num(a["sim_wall_s"], "%.3f"), 8) << "\n";
+        << pad(grouped(a["tasks_per_s"]), 13) << pad("(" + grouped(a["tasks_per_cpu_s"]) + ")", 12)
+        << pad(num(a["us_per_task"], "%.3f"), 9) << pad(num(a["rss_bytes_per_task"]), 8)
+        << pad(grouped(b["tasks_per_s"]), 16) << pad("(" + grouped(b["tasks_per_cpu_s"]) + ")", 12)
+        << pad(num(b["us_per_task"], "%.3f"), 9) << pad(num(b["rss_bytes_per_task"]), 8) << "\n";
     }
     for (auto it = j["end_to_end"]["flatness"].begin(); it != j["end_to_end"]["flatness"].end();
          ++it) {

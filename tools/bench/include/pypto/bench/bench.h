@@ -47,7 +47,8 @@ struct BenchOptions {
 // (the caller writes it). Keys: model_tasks_per_s, ceiling_tasks_per_s, ratio_to_ceiling,
 // heap_des_tasks_per_s, scaling [{tasks, wall_s, tasks_per_s, rss_bytes_per_task, ...}],
 // scaling_flatness, end_to_end {formats, points [{format, tasks, trace_bytes, no_trace
-// {wall_s, tasks_per_s, us_per_task, sim_wall_s, rss_bytes_per_task, peak_rss_bytes, runs},
+// {wall_s, tasks_per_s, us_per_task, sim_wall_s, cpu_s, tasks_per_cpu_s, rss_bytes_per_task,
+// peak_rss_bytes, runs},
 // with_trace {...}}], flatness {format: {no_trace, with_trace: {max_deviation_from_first,
 // flat_within_25pct}}}}, policies {name: tasks_per_s}, compile_tile_ops_per_s, cached_call_ms,
 // sim_us_per_task_python (null, with frontend_error saying why, when the frontend could not
