@@ -620,18 +620,31 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
     for (const std::string& format : opt.formats) {
       std::vector<std::pair<std::uint64_t, double>> cost_plain, cost_trace;
       for (const std::uint64_t n : opt.sizes) {
-        const E2eTrace trace = ensure_format_trace(opt, format, n, progress);
         const int runs = n <= kRepeatUpTo ? opt.rounds : 1;
         const std::string dir = opt.out_dir + "/end_to_end/" + format + "_" + human_count(n);
         ordered_json p;
         p["format"] = format;
         p["tasks"] = n;
-        p["trace_bytes"] = static_cast<std::uint64_t>(fs::file_size(trace.path)) +
-                           (trace.prof.empty() ? 0 : fs::file_size(trace.prof));
-        p["no_trace"] = e2e_point(opt, trace, n, false, runs, dir + "/no_trace", progress);
-        p["with_trace"] = e2e_point(opt, trace, n, true, runs, dir + "/with_trace", progress);
-        cost_plain.emplace_back(n, p["no_trace"]["us_per_task"].get<double>());
-        cost_trace.emplace_back(n, p["with_trace"]["us_per_task"].get<double>());
+        // A reader that refuses a size (a whole-file reader over its memory limit) or fails
+        // is one point's error, not the end of the suite; a run that loses tasks
+        // (ModelError) still stops it.
+        try {
+          const E2eTrace trace = ensure_format_trace(opt, format, n, progress);
+          p["trace_bytes"] = static_cast<std::uint64_t>(fs::file_size(trace.path)) +
+                             (trace.prof.empty() ? 0 : fs::file_size(trace.prof));
+          p["no_trace"] = e2e_point(opt, trace, n, false, runs, dir + "/no_trace", progress);
+          p["with_trace"] = e2e_point(opt, trace, n, true, runs, dir + "/with_trace", progress);
+          cost_plain.emplace_back(n, p["no_trace"]["us_per_task"].get<double>());
+          cost_trace.emplace_back(n, p["with_trace"]["us_per_task"].get<double>());
+        } catch (const ModelError&) {
+          throw;
+        } catch (const Error& e) {
+          progress << "\nbench: end to end " << format << " " << human_count(n)
+                   << " not measured: " << e.what() << "\n";
+          p["error"] = e.what();
+          p["no_trace"] = nullptr;
+          p["with_trace"] = nullptr;
+        }
         points.push_back(p);
       }
       flat[format] = ordered_json{{"no_trace", flatness_of(cost_plain)},
@@ -781,7 +794,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   for (const std::string& format : opt.formats) {
     ordered_json plain_1m = nullptr, trace_1m = nullptr, rss_10m = nullptr;
     for (const auto& p : e2e["points"]) {
-      if (p["format"] != format) continue;
+      if (p["format"] != format || p.contains("error")) continue;
       const std::uint64_t n = p["tasks"].get<std::uint64_t>();
       if (n == 1'000'000) {
         plain_1m = p["no_trace"]["tasks_per_s"];
@@ -792,8 +805,13 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
                            p["with_trace"]["rss_bytes_per_task"].get<double>());
       }
     }
-    const std::string no_1m = plain_1m.is_null() ? "1M tasks not in the sizes" : "";
-    const std::string no_10m = rss_10m.is_null() ? "10M tasks not in the sizes" : "";
+    const auto missing = [&](std::uint64_t n) {
+      const bool asked = std::find(opt.sizes.begin(), opt.sizes.end(), n) != opt.sizes.end();
+      return asked ? "the " + human_count(n) + " run failed (end_to_end.points[].error)"
+                   : human_count(n) + " tasks not in the sizes";
+    };
+    const std::string no_1m = plain_1m.is_null() ? missing(1'000'000) : "";
+    const std::string no_10m = rss_10m.is_null() ? missing(10'000'000) : "";
     targets.push_back(target(format + ": end to end >= 1,000,000 tasks/s, 1M tasks", "tasks/s",
                              ">=", kTargetE2eTasksPerS, plain_1m, no_1m));
     targets.push_back(target(format + ": with trace.json+swim.json >= 500,000 tasks/s, 1M",
@@ -892,6 +910,11 @@ std::string bench_table(const ordered_json& j) {
       << pad("(CPU)", 12) << pad("us/task", 9) << pad("B/task", 8) << pad("+trace tasks/s", 16)
       << pad("(CPU)", 12) << pad("us/task", 9) << pad("B/task", 8) << "\n";
     for (const auto& p : j["end_to_end"]["points"]) {
+      if (p.contains("error")) {
+        o << "  " << pad(p["format"].get<std::string>(), 14, false) << pad(grouped(p["tasks"]), 11)
+          << "  not measured: " << p["error"].get<std::string>().substr(0, 120) << "\n";
+        continue;
+      }
       const auto& a = p["no_trace"];
       const auto& b = p["with_trace"];
       o << "  " << pad(p["format"].get<std::string>(), 14, false) << pad(grouped(p["tasks"]), 11)
