@@ -39,6 +39,28 @@ else:
     for p in scaling:
         for k in ["tasks", "wall_s", "tasks_per_s", "rss_bytes_per_task"]:
             positive(f"scaling[{p['tasks']}].{k}", p.get(k))
+# End to end per input format: every format at both sizes, both runs measured.
+e2e = d.get("end_to_end") or {}
+formats = e2e.get("formats")
+if formats != ["native", "dyn_topo", "topo_json", "fixed_latency"]:
+    errors.append(f"end_to_end.formats: want the four input formats, got {formats!r}")
+points = e2e.get("points") or []
+got = sorted((p.get("format"), p.get("tasks")) for p in points)
+want = sorted((f, n) for f in formats or [] for n in (10000, 100000))
+if got != want:
+    errors.append(f"end_to_end.points: want {want}, got {got}")
+for p in points:
+    for mode in ["no_trace", "with_trace"]:
+        for k in ["wall_s", "tasks_per_s", "us_per_task", "sim_wall_s", "rss_bytes_per_task"]:
+            positive(f"end_to_end[{p.get('format')} {p.get('tasks')}].{mode}.{k}", (p.get(mode) or {}).get(k))
+for f in formats or []:
+    for mode in ["no_trace", "with_trace"]:
+        if "max_deviation_from_first" not in ((e2e.get("flatness") or {}).get(f) or {}).get(mode, {}):
+            errors.append(f"end_to_end.flatness.{f}.{mode} lacks max_deviation_from_first")
+names = [t.get("target", "") for t in d.get("targets", [])]
+for f in formats or []:
+    if sum(n.startswith(f + ":") for n in names) != 4:
+        errors.append(f"targets: want 4 end-to-end rows for {f}")
 policies = d.get("policies")
 if not isinstance(policies, dict) or sorted(policies) != ["fair", "fifo", "l2_affinity", "l2_fair"]:
     errors.append(f"policies: want the four built-ins, got {policies!r}")
@@ -68,3 +90,9 @@ if [[ $rc -ne 2 ]] || ! grep -q "'abc' is not a task count" "$TMP/err"; then
   echo "FAIL bad --sizes: exit $rc, stderr: $(cat "$TMP/err")"; exit 1
 fi
 echo "ok   bad --sizes is exit status 2"
+
+"$SIM" bench --quick --formats native,xml -o "$TMP/bad2" >"$TMP/out" 2>"$TMP/err"; rc=$?
+if [[ $rc -ne 2 ]] || ! grep -q "'xml' is not an input format" "$TMP/err"; then
+  echo "FAIL bad --formats: exit $rc, stderr: $(cat "$TMP/err")"; exit 1
+fi
+echo "ok   bad --formats is exit status 2"

@@ -2,12 +2,15 @@
 #include "pypto/sim/report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
@@ -58,6 +61,68 @@ void check_writer(OutputFile& f, std::uint64_t& n) {
   if (++n % kCheckEvery != 0) return;
   check_interrupt("writing " + f.path());
   if (f.failed()) f.finish();  // throws "error while writing ..."
+}
+
+// A report's text, built in a buffer and handed to the file a MiB at a time: the writers
+// format millions of records, and an ordered_json per record (or iostream's << per field)
+// costs several times the simulation itself. Numbers are written exactly as
+// nlohmann::json::dump() writes them (integers in decimal, doubles by its own to_chars), so
+// the files are byte for byte what a DOM would give.
+class TextOut {
+ public:
+  explicit TextOut(OutputFile& f) : f_(f) { buf_.reserve(kFlushBytes + 4096); }
+  ~TextOut() = default;
+  TextOut(const TextOut&) = delete;
+  TextOut& operator=(const TextOut&) = delete;
+  TextOut& operator<<(std::string_view s) {
+    buf_.append(s.data(), s.size());
+    return *this;
+  }
+  TextOut& operator<<(char c) {
+    buf_.push_back(c);
+    return *this;
+  }
+  TextOut& u(std::uint64_t v) {
+    char tmp[24];
+    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+    buf_.append(tmp, r.ptr);
+    return *this;
+  }
+  // A double as nlohmann::json::dump() writes it (null for NaN and infinities).
+  TextOut& d(double v) {
+    if (!std::isfinite(v)) return *this << "null";
+    char tmp[64];
+    char* end = nlohmann::detail::to_chars(tmp, tmp + sizeof tmp, v);
+    buf_.append(tmp, end);
+    return *this;
+  }
+  // Ends a record: flushes a full buffer, and polls for Ctrl-C and write errors.
+  void end_record() {
+    if (buf_.size() >= kFlushBytes) flush();
+    check_writer(f_, records_);
+  }
+  void flush() {
+    f_.stream().write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kFlushBytes = 1 << 20;
+  OutputFile& f_;
+  std::string buf_;
+  std::uint64_t records_ = 0;
+};
+
+// Kernel names as JSON strings, escaped once each ("task" when the graph names none).
+std::vector<std::string> json_kernel_names(const sched::TaskGraph& g) {
+  std::vector<std::string> k;
+  k.reserve(g.kernel_names.size());
+  for (const std::string& name : g.kernel_names) k.push_back(ordered_json(name).dump());
+  return k;
+}
+std::string_view json_kernel_of(const std::vector<std::string>& names, const sched::TaskGraph& g,
+                                sched::TaskId t) {
+  return names.empty() ? std::string_view("\"task\"") : std::string_view(names[g.kernel[t]]);
 }
 
 // First task start to last task end: what a board recording's makespan measures.
@@ -187,17 +252,20 @@ namespace {
 
 void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
                  const ReportOptions& opt) {
-  std::ostream& f = out.stream();
-  std::uint64_t records = 0;
+  TextOut f(out);
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const auto nthreads = static_cast<std::uint32_t>(r.stats.threads.size());
   bool first = true;
-  auto emit = [&](const ordered_json& e) {
-    f << (first ? "\n" : ",\n") << e.dump();
+  auto sep = [&] {
+    f << (first ? "\n" : ",\n");
     first = false;
-    check_writer(out, records);
+  };
+  auto emit = [&](const ordered_json& e) {
+    sep();
+    f << e.dump();
+    f.end_record();
   };
   // Every event has a cat: viewers group and filter by it, and Chrome DevTools binds a flow
   // event to the slice with the same cat, pid, tid and ts (so a dependency arrow starts at
@@ -239,18 +307,20 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
           {"name", "thread_name"},
           {"args", {{"name", name}}}});
   }
-  // One X event per task on its core.
+  // One X event per task on its core (the key order of the DOM this replaced).
+  const std::vector<std::string> kernels = json_kernel_names(g);
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
     if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == 0xFFFF) continue;
     const auto& d = g.device_tasks[g.device_task[t]];
-    emit({{"ph", "X"},
-          {"cat", "task"},
-          {"pid", 1},
-          {"tid", tl.core[t]},
-          {"name", g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]]},
-          {"ts", trace_us(tl.start_ps[t])},
-          {"dur", trace_dur_us(tl.start_ps[t], tl.end_ps[t])},
-          {"args", {{"taskId", g.orig_id[t]}, {"seqNo", d.seq_no}, {"root", g.root[t]}}}});
+    sep();
+    f << "{\"ph\":\"X\",\"cat\":\"task\",\"pid\":1,\"tid\":";
+    f.u(tl.core[t]) << ",\"name\":" << json_kernel_of(kernels, g, t) << ",\"ts\":";
+    f.d(trace_us(tl.start_ps[t])) << ",\"dur\":";
+    f.d(trace_dur_us(tl.start_ps[t], tl.end_ps[t])) << ",\"args\":{\"taskId\":";
+    f.u(g.orig_id[t]) << ",\"seqNo\":";
+    f.u(d.seq_no) << ",\"root\":";
+    f.u(g.root[t]) << "}}";
+    f.end_record();
   }
   // Dependency arrows, producer to consumer, each flow event bound to its task's slice.
   std::size_t flows = 0;
@@ -260,42 +330,40 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
       const sched::TaskId s = g.succ[i];
       if (!sched::is_dispatchable(g.core_type[s]) || tl.core[s] == 0xFFFF) continue;
       ++flows;
-      emit({{"ph", "s"},
-            {"pid", 1},
-            {"tid", tl.core[t]},
-            {"name", "dep"},
-            {"cat", "task"},
-            {"id", flows},
-            {"ts", trace_us(tl.start_ps[t])}});
-      emit({{"ph", "f"},
-            {"bp", "e"},
-            {"pid", 1},
-            {"tid", tl.core[s]},
-            {"name", "dep"},
-            {"cat", "task"},
-            {"id", flows},
-            {"ts", trace_us(tl.start_ps[s])}});
+      sep();
+      f << "{\"ph\":\"s\",\"pid\":1,\"tid\":";
+      f.u(tl.core[t]) << ",\"name\":\"dep\",\"cat\":\"task\",\"id\":";
+      f.u(flows) << ",\"ts\":";
+      f.d(trace_us(tl.start_ps[t])) << '}';
+      f.end_record();
+      sep();
+      f << "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":";
+      f.u(tl.core[s]) << ",\"name\":\"dep\",\"cat\":\"task\",\"id\":";
+      f.u(flows) << ",\"ts\":";
+      f.d(trace_us(tl.start_ps[s])) << '}';
+      f.end_record();
     }
   }
   // AICPU work and ready-queue depth.
   for (const auto& a : tl.aicpu) {
     const bool control = a.thread == nthreads;
-    emit({{"ph", "X"},
-          {"cat", "aicpu"},
-          {"pid", 2},
-          {"tid", a.thread},
-          {"name", control ? "build device task" : "poll round"},
-          {"ts", trace_us(a.start_ps)},
-          {"dur", trace_dur_us(a.start_ps, a.end_ps)},
-          {"args", {{"completions", a.completions}, {"dispatches", a.dispatches}}}});
+    sep();
+    f << "{\"ph\":\"X\",\"cat\":\"aicpu\",\"pid\":2,\"tid\":";
+    f.u(a.thread) << ",\"name\":" << (control ? "\"build device task\"" : "\"poll round\"")
+                  << ",\"ts\":";
+    f.d(trace_us(a.start_ps)) << ",\"dur\":";
+    f.d(trace_dur_us(a.start_ps, a.end_ps)) << ",\"args\":{\"completions\":";
+    f.u(a.completions) << ",\"dispatches\":";
+    f.u(a.dispatches) << "}}";
+    f.end_record();
   }
   for (const auto& d : tl.depth) {
-    emit({{"ph", "C"},
-          {"cat", "aicpu"},
-          {"pid", 2},
-          {"name", "ready queue"},
-          {"ts", trace_us(d.time_ps)},
-          {"args", {{"AIC", d.aic}, {"AIV", d.aiv}}}});
+    sep();
+    f << "{\"ph\":\"C\",\"cat\":\"aicpu\",\"pid\":2,\"name\":\"ready queue\",\"ts\":";
+    f.d(trace_us(d.time_ps)) << ",\"args\":{\"AIC\":";
+    f.u(d.aic) << ",\"AIV\":";
+    f.u(d.aiv) << "}}";
+    f.end_record();
   }
   f << "\n],\"metadata\":"
     << ordered_json{{"generator", "pypto-sim"},
@@ -306,6 +374,7 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
                     {"aicpu_events_truncated", tl.aicpu_truncated}}
            .dump()
     << "}\n";
+  f.flush();
   out.finish();
 }
 
@@ -319,52 +388,72 @@ std::uint64_t board_ticks(std::uint64_t ps, double ticks_per_ps) {
 // report (swim.json, aicpu.data, the merged swimlane) walks.
 std::vector<std::vector<sched::TaskId>> tasks_by_core(const sched::TaskGraph& g, const Timeline& tl,
                                                       std::uint32_t cores) {
-  std::vector<std::vector<sched::TaskId>> per_core(cores);
+  // Sorted as (start, task) pairs gathered in task order: sorting task ids by a start looked
+  // up per comparison misses the cache on every look-up at millions of tasks. Task ids grow
+  // in insertion order, so ties keep task order as a stable sort by start would.
+  std::vector<std::vector<std::pair<std::uint64_t, sched::TaskId>>> keyed(cores);
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
     if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != 0xFFFF)
-      per_core[tl.core[t]].push_back(t);
+      keyed[tl.core[t]].emplace_back(tl.start_ps[t], t);
   }
-  for (auto& v : per_core) {
-    std::stable_sort(v.begin(), v.end(), [&](sched::TaskId a, sched::TaskId b) {
-      return tl.start_ps[a] < tl.start_ps[b];
-    });
+  std::vector<std::vector<sched::TaskId>> per_core(cores);
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    auto& k = keyed[c];
+    if (!std::is_sorted(k.begin(), k.end())) std::sort(k.begin(), k.end());
+    per_core[c].reserve(k.size());
+    for (const auto& [start, t] : k) per_core[c].push_back(t);
+    std::vector<std::pair<std::uint64_t, sched::TaskId>>().swap(k);
   }
   return per_core;
+}
+
+// The per-core walks read several columns of tasks spread over the whole graph (a core runs
+// every 70th task or so): fetching a few tasks ahead hides most of the cache misses.
+constexpr std::size_t kPrefetchAhead = 8;
+void prefetch_task(const sched::TaskGraph& g, const Timeline& tl, sched::TaskId t) {
+  __builtin_prefetch(&tl.start_ps[t]);
+  __builtin_prefetch(&tl.end_ps[t]);
+  __builtin_prefetch(&g.device_task[t]);
+  __builtin_prefetch(&g.kernel[t]);
+  __builtin_prefetch(&g.orig_id[t]);
 }
 
 // PyPTO's swimlane shape, in the chip's board-counter ticks so that it lines up with a
 // recorded tilefwk_L1_prof_data.json (and can be read back as one).
 void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
-                const SimResult& r) {
+                const SimResult& r, const std::vector<std::vector<sched::TaskId>>& per_core) {
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
-  std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
-  std::ostream& f = out.stream();
-  std::uint64_t records = 0;
+  TextOut f(out);
   f << "[";
   bool first_block = true;
   for (std::uint32_t c = 0; c < cores; ++c) {
-    auto& v = per_core[c];
+    const auto& v = per_core[c];
     if (v.empty()) continue;
-    f << (first_block ? "\n" : ",\n") << "{\"blockIdx\":" << c << ",\"coreType\":\""
-      << (c < aic ? "AIC" : "AIV") << "\",\"tasks\":[";
+    f << (first_block ? "\n" : ",\n") << "{\"blockIdx\":";
+    f.u(c) << ",\"coreType\":\"" << (c < aic ? "AIC" : "AIV") << "\",\"tasks\":[";
     first_block = false;
     for (std::size_t i = 0; i < v.size(); ++i) {
       const sched::TaskId t = v[i];
+      if (i + kPrefetchAhead < v.size()) prefetch_task(g, tl, v[i + kPrefetchAhead]);
       const std::uint64_t start = board_ticks(tl.start_ps[t], ticks_per_ps);
       const std::uint64_t end = board_ticks(tl.end_ps[t], ticks_per_ps);
       // subGraphId: PyPTO's leaf-function index of the task; ours is the kernel index, which
       // names the same thing (PyPTO's tools colour and group tasks by it).
-      f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no
-        << ",\"subGraphId\":" << g.kernel[t] << ",\"taskId\":" << g.orig_id[t]
-        << ",\"execStart\":" << start << ",\"execEnd\":" << end << "}";
-      check_writer(out, records);
+      f << (i == 0 ? "{\"seqNo\":" : ",{\"seqNo\":");
+      f.u(g.device_tasks[g.device_task[t]].seq_no) << ",\"subGraphId\":";
+      f.u(g.kernel[t]) << ",\"taskId\":";
+      f.u(g.orig_id[t]) << ",\"execStart\":";
+      f.u(start) << ",\"execEnd\":";
+      f.u(end) << '}';
+      f.end_record();
     }
     f << "]}";
   }
   f << "\n]\n";
+  f.flush();
   out.finish();
 }
 
@@ -600,30 +689,34 @@ void write_pypto_topo(OutputFile& out, const sched::TaskGraph& g) {
   auto key = [&](sched::TaskId t) {
     return (std::uint64_t{g.device_tasks[g.device_task[t]].seq_no} << 32) | g.orig_id[t];
   };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](sched::TaskId a, sched::TaskId b) { return key(a) < key(b); });
-  std::ostream& f = out.stream();
-  std::uint64_t records = 0;
+  const auto by_key = [&](sched::TaskId a, sched::TaskId b) { return key(a) < key(b); };
+  // Usually in key order already (device tasks in order, ids in file order).
+  if (!std::is_sorted(order.begin(), order.end(), by_key))
+    std::stable_sort(order.begin(), order.end(), by_key);
+  const std::vector<std::string> kernels = json_kernel_names(g);
+  TextOut f(out);
   f << "[";
   bool first = true;
   for (const sched::TaskId t : order) {
-    ordered_json succ = ordered_json::array();
-    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) succ.push_back(key(g.succ[i]));
-    const ordered_json rec{
-        {"taskId", key(t)},
-        {"oriTaskId", g.orig_id[t]},
-        {"oriSeqNo", g.device_tasks[g.device_task[t]].seq_no},
-        {"funcName", g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]]},
-        {"semanticLabel", ""},
-        {"coreType", std::string(sched::to_string(g.core_type[t]))},
-        {"rootIndex", g.root[t]},
-        {"psgId", g.kernel[t]},
-        {"successors", succ}};
-    f << (first ? "\n" : ",\n") << rec.dump();
+    f << (first ? "\n" : ",\n") << "{\"taskId\":";
     first = false;
-    check_writer(out, records);
+    f.u(key(t)) << ",\"oriTaskId\":";
+    f.u(g.orig_id[t]) << ",\"oriSeqNo\":";
+    f.u(g.device_tasks[g.device_task[t]].seq_no)
+        << ",\"funcName\":" << json_kernel_of(kernels, g, t)
+        << ",\"semanticLabel\":\"\",\"coreType\":\"" << sched::to_string(g.core_type[t])
+        << "\",\"rootIndex\":";
+    f.u(g.root[t]) << ",\"psgId\":";
+    f.u(g.kernel[t]) << ",\"successors\":[";
+    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {
+      if (i != g.succ_first(t)) f << ',';
+      f.u(key(g.succ[i]));
+    }
+    f << "]}";
+    f.end_record();
   }
   f << "\n]\n";
+  f.flush();
   out.finish();
 }
 
@@ -651,16 +744,15 @@ struct AicpuLogRecord {
 static_assert(sizeof(AicpuLogRecord) == 256, "PyPTO's aicpu.data record is 256 bytes");
 
 void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
-                      const SimResult& r) {
+                      const SimResult& r, const std::vector<std::vector<sched::TaskId>>& per_core) {
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
-  std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
   std::ostream& f = out.stream();
   std::uint64_t records = 0;
   for (std::uint32_t c = 0; c < cores; ++c) {
-    auto& v = per_core[c];
+    const auto& v = per_core[c];
     const std::uint16_t core_type = c < aic ? 1 : 0;  // the format's AIV = 0, AIC = 1
     for (std::size_t i = 0; i < v.size(); i += 8) {
       AicpuLogRecord rec;
@@ -668,6 +760,7 @@ void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConf
       rec.task_count = static_cast<std::uint8_t>(std::min<std::size_t>(8, v.size() - i));
       for (std::size_t k = 0; k < rec.task_count; ++k) {
         const sched::TaskId t = v[i + k];
+        if (i + k + kPrefetchAhead < v.size()) prefetch_task(g, tl, v[i + k + kPrefetchAhead]);
         auto& out = rec.tasks[k];
         out.seq_no = static_cast<std::uint16_t>(g.device_tasks[g.device_task[t]].seq_no);
         out.sub_graph_id = static_cast<std::uint16_t>(g.kernel[t]);
@@ -707,14 +800,17 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     if (opt.swim_json && have_timeline) {
       if (opt.on_file) opt.on_file(dir + "/swim.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
-      write_swim(*files.back(), g, chip, r);
+      // Both per-core reports walk the same order.
+      const std::vector<std::vector<sched::TaskId>> per_core =
+          tasks_by_core(g, r.timeline, r.stats.aic.count + r.stats.aiv.count);
+      write_swim(*files.back(), g, chip, r, per_core);
       // PyPTO's own profiling tools read these two next to swim.json (README "Using the CLI").
       if (opt.on_file) opt.on_file(dir + "/topo.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/topo.json"));
       write_pypto_topo(*files.back(), g);
       if (opt.on_file) opt.on_file(dir + "/aicpu.data");
       files.push_back(std::make_unique<OutputFile>(dir + "/aicpu.data"));
-      write_aicpu_data(*files.back(), g, chip, r);
+      write_aicpu_data(*files.back(), g, chip, r, per_core);
     }
     if (!merged.empty() && have_timeline) {
       merged_made = make_folder(merged_dir);

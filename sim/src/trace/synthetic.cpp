@@ -84,6 +84,10 @@ class Generator {
     w_.num(spec_.seed);
     w_.put(" tasks_per_root=");
     w_.num(spec_.tasks_per_root);
+    if (spec_.dur_step_ns != 1) {
+      w_.put(" dur_step_ns=");
+      w_.num(spec_.dur_step_ns);
+    }
     w_.put("\"}");
     w_.end_line();
     const std::uint64_t k = spec_.tasks_per_root;
@@ -248,7 +252,10 @@ class Generator {
       }
       if (spec_.recorded) {
         w_.put(",\"dur\":");
-        w_.num(shape_ == Shape::kIndependent ? kIndependentDurNs : 2000 + below(8000));
+        const std::uint64_t dur =
+            shape_ == Shape::kIndependent ? kIndependentDurNs : 2000 + below(8000);
+        const std::uint64_t step = spec_.dur_step_ns;
+        w_.num(std::max(step, dur - dur % step));
       }
       w_.put('}');
       w_.end_line();
@@ -301,6 +308,7 @@ void write_synthetic_trace(const SyntheticSpec& spec, std::ostream& out) {
     throw ConfigError("synthetic trace: tasks must be in [1, 4294967294], got " +
                       std::to_string(spec.tasks));
   }
+  if (spec.dur_step_ns == 0) throw ConfigError("synthetic trace: dur_step_ns must be at least 1");
   if (spec.tasks_per_root == 0) {
     throw ConfigError("synthetic trace: tasks_per_root must be at least 1");
   }

@@ -50,7 +50,9 @@ constexpr double kTargetModelTasksPerS = 1e6;
 constexpr double kTargetRssBytesPerTask = 200;
 constexpr double kTargetCompileTileOpsPerS = 1e6;
 constexpr double kTargetCachedCallMs = 2.0;
-constexpr double kFlatTolerance = 0.25;  // per-task cost from 100k up: within +-25%
+constexpr double kTargetE2eTasksPerS = 1e6;         // read + simulate + stats.json
+constexpr double kTargetE2eTraceTasksPerS = 500e3;  // ... + trace.json + swim.json
+constexpr double kFlatTolerance = 0.25;             // per-task cost from 100k up: within +-25%
 constexpr std::uint64_t kFlatFrom = 100'000;
 constexpr std::uint64_t kRepeatUpTo = 1'000'000;  // larger scaling sizes run once
 
@@ -274,6 +276,150 @@ ordered_json scaling_point(const BenchOptions& opt, const std::string& trace, st
   return p;
 }
 
+// ---- end to end, per input format ------------------------------------------------------------
+
+// The input formats of the end-to-end table, as `pypto-sim gen --format` names them.
+const std::vector<std::string>& e2e_format_names() {
+  static const std::vector<std::string> names = {"native", "dyn_topo", "topo_json",
+                                                 "fixed_latency"};
+  return names;
+}
+
+struct E2eTrace {
+  std::string path, prof;  // prof: the board recording (dyn_topo, topo_json), else empty
+};
+
+// The trace of `format` with n tasks in dir, generated unless there. The native one is the
+// scaling table's mix trace (memory ranges, tile ops priced by the cost model); the others
+// are `pypto-sim gen --format F` (the same generator, recorded durations in whole board
+// ticks, no memory ranges), written by a child so that this process stays small (its peak
+// RSS is every later child's floor). A child writes each file complete or not at all and the
+// recording before the topology, so an existing topology is a complete pair.
+E2eTrace ensure_format_trace(const BenchOptions& opt, const std::string& format, std::uint64_t n,
+                             std::ostream& progress) {
+  if (format == "native") return {ensure_trace(opt.trace_dir, trace_spec(n), progress), ""};
+  const std::string stem = opt.trace_dir + "/" + format + "_" + human_count(n) + "_" + opt.chip;
+  E2eTrace t;
+  t.path = stem + (format == "dyn_topo" ? ".txt" : ".json");
+  if (format != "fixed_latency") t.prof = stem + ".prof.json";
+  if (fs::exists(t.path) && (t.prof.empty() || fs::exists(t.prof))) {
+    progress << "bench: reusing " << t.path << "\n";
+    return t;
+  }
+  progress << "bench: generating " << t.path << " ..." << std::flush;
+  std::vector<std::string> argv = {opt.self_exe,      "gen",    "--format", format, "--tasks",
+                                   std::to_string(n), "--chip", opt.chip,   "-o",   t.path};
+  if (!t.prof.empty()) {
+    argv.push_back("--prof");
+    argv.push_back(t.prof);
+  }
+  const std::string log = stem + ".gen.log";
+  const ChildResult c = run_child(argv, log, false);
+  if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+    throw Error("bench: 'pypto-sim gen --format " + format + "' failed (" +
+                describe_status(c.status) + "): " + tail_of_file(log));
+  }
+  std::error_code ec;
+  fs::remove(log, ec);
+  progress << " " << std::fixed << std::setprecision(1) << c.wall_s << " s\n" << std::defaultfloat;
+  return t;
+}
+
+// One end-to-end point: `runs` child runs of `pypto-sim run` (read + simulate + stats.json,
+// and with `with_trace` also trace.json, swim.json and the files beside it); the median
+// process wall time, the largest peak RSS. The reports are removed after each run (a 10M
+// trace.json takes gigabytes); stats.json is read first to check the task count.
+ordered_json e2e_point(const BenchOptions& opt, const E2eTrace& trace, std::uint64_t tasks,
+                       bool with_trace, int runs, const std::string& dir, std::ostream& progress) {
+  std::vector<double> walls, sim_walls, cpus;
+  long max_rss_kib = 0;
+  for (int r = 0; r < runs; ++r) {
+    const std::string out = dir + "/run" + std::to_string(r);
+    const std::string log = out + ".log";
+    fs::create_directories(dir);
+    progress << "bench: end to end " << fs::path(trace.path).filename().string()
+             << (with_trace ? " with trace.json+swim.json" : " --no-trace") << " run " << (r + 1)
+             << "/" << runs << " ..." << std::flush;
+    std::vector<std::string> argv = {opt.self_exe, "run", trace.path, "--chip",
+                                     opt.chip,     "-q",  "-o",       out};
+    if (!trace.prof.empty()) {
+      argv.push_back("--prof");
+      argv.push_back(trace.prof);
+    }
+    if (!with_trace) argv.push_back("--no-trace");
+    const ChildResult c = run_child(argv, log, false);
+    if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+      throw Error("bench: '" + opt.self_exe + " run " + trace.path + "' failed (" +
+                  describe_status(c.status) + "): " + tail_of_file(log));
+    }
+    nlohmann::json stats;
+    {
+      std::ifstream f(out + "/stats.json");
+      if (!f) throw Error("bench: the child run left no " + out + "/stats.json");
+      stats = nlohmann::json::parse(f);
+    }
+    const std::uint64_t done =
+        stats.at("tasks").get<std::uint64_t>() + stats.at("hub_tasks").get<std::uint64_t>();
+    if (done != tasks) {
+      throw ModelError("bench: the " + human_count(tasks) + "-task run of " + trace.path +
+                       " reports " + std::to_string(done) + " tasks");
+    }
+    if (with_trace && !fs::exists(out + "/trace.json")) {
+      throw Error("bench: the child run left no " + out + "/trace.json");
+    }
+    std::error_code ec;
+    fs::remove_all(out, ec);
+    fs::remove(log, ec);
+    walls.push_back(c.wall_s);
+    sim_walls.push_back(stats.at("wall_s").get<double>());
+    const auto secs = [](const timeval& tv) {
+      return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
+    };
+    cpus.push_back(secs(c.usage.ru_utime) + secs(c.usage.ru_stime));
+    max_rss_kib = std::max(max_rss_kib, c.usage.ru_maxrss);
+    progress << " " << std::fixed << std::setprecision(2) << c.wall_s << " s, "
+             << (c.usage.ru_maxrss / 1024) << " MiB peak\n"
+             << std::defaultfloat;
+  }
+  const double wall = median(walls);
+  const double rss_bytes = static_cast<double>(max_rss_kib) * 1024.0;
+  ordered_json p;
+  p["wall_s"] = wall;
+  p["tasks_per_s"] = wall > 0 ? static_cast<double>(tasks) / wall : 0.0;
+  p["us_per_task"] = wall * 1e6 / static_cast<double>(tasks);
+  p["sim_wall_s"] = median(sim_walls);
+  // CPU time (user + system) of the child: on a shared, loaded machine the wall time mostly
+  // measures the wait for a CPU; tasks per CPU second is what an idle core would reach.
+  const double cpu = median(cpus);
+  p["cpu_s"] = cpu;
+  p["tasks_per_cpu_s"] = cpu > 0 ? static_cast<double>(tasks) / cpu : 0.0;
+  p["rss_bytes_per_task"] = rss_bytes / static_cast<double>(tasks);
+  p["peak_rss_bytes"] = static_cast<std::uint64_t>(rss_bytes);
+  p["runs"] = runs;
+  return p;
+}
+
+// Per-task cost from 100k tasks up, against the smallest such size's.
+ordered_json flatness_of(const std::vector<std::pair<std::uint64_t, double>>& us_per_task) {
+  double base = 0, worst = 0;
+  std::size_t points = 0;
+  for (const auto& [n, us] : us_per_task) {
+    if (n < kFlatFrom) continue;
+    if (points++ == 0) base = us;
+    worst = std::max(worst, std::abs(us / base - 1.0));
+  }
+  ordered_json f;
+  f["points"] = points;
+  if (points >= 2) {
+    f["max_deviation_from_first"] = worst;
+    f["flat_within_25pct"] = worst <= kFlatTolerance;
+  } else {
+    f["max_deviation_from_first"] = nullptr;
+    f["flat_within_25pct"] = nullptr;
+  }
+  return f;
+}
+
 // ---- the frontend script ---------------------------------------------------------------------
 
 std::string repo_root(const BenchOptions& opt) {
@@ -383,6 +529,16 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   if (opt.headline_tasks == 0) opt.headline_tasks = opt.quick ? 100'000 : 1'000'000;
   if (opt.rounds <= 0) opt.rounds = opt.quick ? 1 : 3;
   if (opt.trace_dir.empty()) opt.trace_dir = opt.out_dir;
+  if (opt.formats.empty()) opt.formats = e2e_format_names();
+  for (const std::string& f : opt.formats) {
+    const auto& all = e2e_format_names();
+    if (f != "none" && std::find(all.begin(), all.end(), f) == all.end()) {
+      throw ConfigError("bench: --formats: '" + f +
+                        "' is not an input format (native, dyn_topo, topo_json, fixed_latency, "
+                        "or none)");
+    }
+  }
+  opt.formats.erase(std::remove(opt.formats.begin(), opt.formats.end(), "none"), opt.formats.end());
   // Every check before the first folder is made: a bench refused at start leaves nothing.
   const sim::ChipConfig chip = cfg::load_chip_preset(opt.chip);
   for (const std::string& d : {opt.out_dir, opt.trace_dir}) {
@@ -452,6 +608,51 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
       f["note"] = "needs two sizes of at least 100k tasks";
     }
     scaling_flatness = f;
+  }
+
+  // ---- 2b. end to end per input format, one child process per run ----
+  // What a user runs: `pypto-sim run` (read + simulate + stats.json), and with trace.json and
+  // swim.json; also while this process is small. Wall = the child's whole life.
+  ordered_json e2e;
+  {
+    ordered_json points = ordered_json::array();
+    ordered_json flat = ordered_json::object();
+    for (const std::string& format : opt.formats) {
+      std::vector<std::pair<std::uint64_t, double>> cost_plain, cost_trace;
+      for (const std::uint64_t n : opt.sizes) {
+        const int runs = n <= kRepeatUpTo ? opt.rounds : 1;
+        const std::string dir = opt.out_dir + "/end_to_end/" + format + "_" + human_count(n);
+        ordered_json p;
+        p["format"] = format;
+        p["tasks"] = n;
+        // A reader that refuses a size (a whole-file reader over its memory limit) or fails
+        // is one point's error, not the end of the suite; a run that loses tasks
+        // (ModelError) still stops it.
+        try {
+          const E2eTrace trace = ensure_format_trace(opt, format, n, progress);
+          p["trace_bytes"] = static_cast<std::uint64_t>(fs::file_size(trace.path)) +
+                             (trace.prof.empty() ? 0 : fs::file_size(trace.prof));
+          p["no_trace"] = e2e_point(opt, trace, n, false, runs, dir + "/no_trace", progress);
+          p["with_trace"] = e2e_point(opt, trace, n, true, runs, dir + "/with_trace", progress);
+          cost_plain.emplace_back(n, p["no_trace"]["us_per_task"].get<double>());
+          cost_trace.emplace_back(n, p["with_trace"]["us_per_task"].get<double>());
+        } catch (const ModelError&) {
+          throw;
+        } catch (const Error& e) {
+          progress << "\nbench: end to end " << format << " " << human_count(n)
+                   << " not measured: " << e.what() << "\n";
+          p["error"] = e.what();
+          p["no_trace"] = nullptr;
+          p["with_trace"] = nullptr;
+        }
+        points.push_back(p);
+      }
+      flat[format] = ordered_json{{"no_trace", flatness_of(cost_plain)},
+                                  {"with_trace", flatness_of(cost_trace)}};
+    }
+    e2e["formats"] = opt.formats;
+    e2e["points"] = points;
+    e2e["flatness"] = flat;
   }
 
   // ---- 1. the model against the ceiling and the heap DES, side by side ----
@@ -537,6 +738,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
 
   j["scaling"] = scaling;
   j["scaling_flatness"] = scaling_flatness;
+  j["end_to_end"] = e2e;
 
   // ---- 3. per-policy cost on the same graph ----
   const std::vector<std::string> policies = {"fifo", "l2_affinity", "fair", "l2_fair"};
@@ -588,6 +790,51 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
                            kTargetCompileTileOpsPerS, j["compile_tile_ops_per_s"], no_frontend));
   targets.push_back(target("cached small-kernel call < 2 ms", "ms", "<=", kTargetCachedCallMs,
                            j["cached_call_ms"], no_frontend));
+  // End to end, per format: the speeds at 1M tasks, the memory at 10M (the larger of the two
+  // runs' peaks), the per-task cost flat from 100k up in both runs.
+  for (const std::string& format : opt.formats) {
+    ordered_json plain_1m = nullptr, trace_1m = nullptr, rss_10m = nullptr;
+    for (const auto& p : e2e["points"]) {
+      if (p["format"] != format || p.contains("error")) continue;
+      const std::uint64_t n = p["tasks"].get<std::uint64_t>();
+      if (n == 1'000'000) {
+        plain_1m = p["no_trace"]["tasks_per_s"];
+        trace_1m = p["with_trace"]["tasks_per_s"];
+      }
+      if (n == 10'000'000) {
+        rss_10m = std::max(p["no_trace"]["rss_bytes_per_task"].get<double>(),
+                           p["with_trace"]["rss_bytes_per_task"].get<double>());
+      }
+    }
+    const auto missing = [&](std::uint64_t n) {
+      const bool asked = std::find(opt.sizes.begin(), opt.sizes.end(), n) != opt.sizes.end();
+      return asked ? "the " + human_count(n) + " run failed (end_to_end.points[].error)"
+                   : human_count(n) + " tasks not in the sizes";
+    };
+    const std::string no_1m = plain_1m.is_null() ? missing(1'000'000) : "";
+    const std::string no_10m = rss_10m.is_null() ? missing(10'000'000) : "";
+    targets.push_back(target(format + ": end to end >= 1,000,000 tasks/s, 1M tasks", "tasks/s",
+                             ">=", kTargetE2eTasksPerS, plain_1m, no_1m));
+    targets.push_back(target(format + ": with trace.json+swim.json >= 500,000 tasks/s, 1M",
+                             "tasks/s", ">=", kTargetE2eTraceTasksPerS, trace_1m, no_1m));
+    targets.push_back(target(format + ": end to end <= 200 B resident per task, 10M", "B/task",
+                             "<=", kTargetRssBytesPerTask, rss_10m, no_10m));
+    const auto& fl = e2e["flatness"][format];
+    ordered_json worst = nullptr;
+    for (const char* mode : {"no_trace", "with_trace"}) {
+      const auto& d = fl[mode]["max_deviation_from_first"];
+      if (d.is_number()) {
+        worst = worst.is_null() ? d.get<double>() : std::max(worst.get<double>(), d.get<double>());
+      } else {
+        worst = nullptr;
+        break;
+      }
+    }
+    if (worst.is_number()) worst = 100 * worst.get<double>();
+    targets.push_back(target(format + ": end-to-end cost per task flat +-25 % from 100k", "%",
+                             "<=", 100 * kFlatTolerance, worst,
+                             worst.is_null() ? "needs two sizes of at least 100k" : ""));
+  }
   j["targets"] = targets;
   j["all_tasks_completed"] = true;  // every measurement above throws otherwise
   j["machine"]["loadavg_end"] = loadavg();
@@ -667,6 +914,44 @@ std::string bench_table(const ordered_json& j) {
   } else {
     o << "  per-task flatness: " << f.value("note", "") << "\n\n";
   }
+  if (j.contains("end_to_end") && !j["end_to_end"]["points"].empty()) {
+    o << "end to end (pypto-sim run, one child process per run; wall = the whole process)\n";
+    o << "  (tasks/s of wall time; in brackets per CPU second of the child, what an idle core\n"
+      << "  would reach on a loaded machine)\n";
+    o << "  " << pad("format", 14, false) << pad("tasks", 11) << pad("run tasks/s", 13)
+      << pad("(CPU)", 12) << pad("us/task", 9) << pad("B/task", 8) << pad("+trace tasks/s", 16)
+      << pad("(CPU)", 12) << pad("us/task", 9) << pad("B/task", 8) << "\n";
+    for (const auto& p : j["end_to_end"]["points"]) {
+      if (p.contains("error")) {
+        o << "  " << pad(p["format"].get<std::string>(), 14, false) << pad(grouped(p["tasks"]), 11)
+          << "  not measured: " << p["error"].get<std::string>().substr(0, 120) << "\n";
+        continue;
+      }
+      const auto& a = p["no_trace"];
+      const auto& b = p["with_trace"];
+      o << "  " << pad(p["format"].get<std::string>(), 14, false) << pad(grouped(p["tasks"]), 11)
+        << pad(grouped(a["tasks_per_s"]), 13) << pad("(" + grouped(a["tasks_per_cpu_s"]) + ")", 12)
+        << pad(num(a["us_per_task"], "%.3f"), 9) << pad(num(a["rss_bytes_per_task"]), 8)
+        << pad(grouped(b["tasks_per_s"]), 16) << pad("(" + grouped(b["tasks_per_cpu_s"]) + ")", 12)
+        << pad(num(b["us_per_task"], "%.3f"), 9) << pad(num(b["rss_bytes_per_task"]), 8) << "\n";
+    }
+    for (auto it = j["end_to_end"]["flatness"].begin(); it != j["end_to_end"]["flatness"].end();
+         ++it) {
+      o << "  " << pad(it.key(), 14, false) << "per-task cost from 100k up:";
+      for (const char* mode : {"no_trace", "with_trace"}) {
+        const auto& f = it.value()[mode];
+        o << " " << mode << " ";
+        if (f["flat_within_25pct"].is_boolean()) {
+          o << num(ordered_json(100 * f["max_deviation_from_first"].get<double>()), "%.0f")
+            << " % (" << (f["flat_within_25pct"].get<bool>() ? "flat" : "NOT FLAT") << ")";
+        } else {
+          o << "n/a";
+        }
+      }
+      o << "\n";
+    }
+    o << "\n";
+  }
   o << "policies (" << grouped(j["policies_trace_tasks"]) << " tasks, tasks/s)\n";
   for (auto it = j["policies"].begin(); it != j["policies"].end(); ++it) {
     o << "  " << pad(it.key(), 14, false) << pad(grouped(it.value()), 12) << "\n";
@@ -687,6 +972,8 @@ std::string bench_table(const ordered_json& j) {
       measured = "n/a";
     } else if (unit == "ratio") {
       measured = num(ordered_json(100 * t["measured"].get<double>()), "%.1f") + " %";
+    } else if (unit == "%") {
+      measured = num(t["measured"], "%.1f") + " %";
     } else if (unit == "ms") {
       measured = num(t["measured"], "%.3f") + " ms";
     } else {
@@ -695,7 +982,7 @@ std::string bench_table(const ordered_json& j) {
     const std::string met = t["met"].is_boolean() ? (t["met"].get<bool>() ? "met" : "NOT MET")
                             : t.contains("note")  ? "(" + t["note"].get<std::string>() + ")"
                                                   : "not measured";
-    o << "  " << pad(t["target"].get<std::string>(), 52, false) << pad(measured, 22) << "  " << met
+    o << "  " << pad(t["target"].get<std::string>(), 60, false) << pad(measured, 22) << "  " << met
       << "\n";
   }
   o << "\nevery run completed every task: "

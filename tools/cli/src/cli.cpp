@@ -38,6 +38,7 @@
 #include "pypto/sim/run_config.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/native_writer.h"
+#include "pypto/sim/trace/pypto_writers.h"
 #include "pypto/sim/trace/synthetic.h"
 #include "pypto/sim/trace/trace_loader.h"
 
@@ -545,7 +546,7 @@ int cmd_run(int argc, char** argv, bool compare) {
 
 int cmd_gen(int argc, char** argv) {
   sim::SyntheticSpec s;
-  std::string out, tasks, seed, tasks_per_root;
+  std::string out, tasks, seed, tasks_per_root, format, prof, chip_name;
   bool no_memory = false;
   po::options_description d("options");
   d.add_options()("help,h", "show this help")("shape", po::value(&s.shape)->default_value("mix"),
@@ -556,12 +557,45 @@ int cmd_gen(int argc, char** argv) {
       "tasks per loop body (1 .. 4294967295)")("recorded", po::bool_switch(&s.recorded),
                                                "give every task a recorded duration")(
       "no-memory", po::bool_switch(&no_memory), "no memory ranges")(
-      "out,o", po::value(&out), "output file (default: stdout)");
+      "out,o", po::value(&out), "output file (default: stdout)")(
+      "format", po::value(&format)->default_value("native"),
+      "native, dyn_topo, topo_json or fixed_latency (PyPTO's formats: the same graph, recorded "
+      "durations in whole board ticks, no memory ranges; needs -o)")(
+      "prof", po::value(&prof),
+      "dyn_topo/topo_json: where the tilefwk_L1_prof_data.json recording goes (default: "
+      "tilefwk_L1_prof_data.json beside -o)")("chip", po::value(&chip_name)->default_value("a2"),
+                                              "chip preset whose clocks the PyPTO formats use");
   po::positional_options_description p;
   po::variables_map vm;
   parse(argc, argv, d, p, vm);
   if (vm.count("help") != 0) {
     std::cout << "usage: pypto-sim gen [options]\n" << d;
+    return 0;
+  }
+  if (format != "native") {
+    const std::vector<std::pair<std::string, sim::TraceFormat>> formats = {
+        {"dyn_topo", sim::TraceFormat::kDynTopo},
+        {"topo_json", sim::TraceFormat::kTopoJson},
+        {"fixed_latency", sim::TraceFormat::kFixedLatency}};
+    const auto it = std::find_if(formats.begin(), formats.end(),
+                                 [&](const auto& f) { return f.first == format; });
+    if (it == formats.end()) {
+      throw UsageError("--format " + format +
+                       ": expected native, dyn_topo, topo_json or fixed_latency");
+    }
+    if (out.empty()) throw UsageError("--format " + format + " needs -o FILE");
+    const sim::ChipConfig chip = cfg::load_chip_preset(chip_name);
+    s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
+    s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
+    s.tasks_per_root = static_cast<std::uint32_t>(
+        parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
+    s.recorded = true;
+    s.memory = false;
+    s.dur_step_ns = static_cast<std::uint32_t>(std::llround(1000.0 / chip.chip.board_clock_mhz));
+    if (prof.empty() && it->second != sim::TraceFormat::kFixedLatency) {
+      prof = (std::filesystem::path(out).parent_path() / "tilefwk_L1_prof_data.json").string();
+    }
+    sim::write_synthetic_as(s, it->second, chip, out, prof);
     return 0;
   }
   s.memory = !no_memory;
@@ -639,7 +673,7 @@ std::vector<std::uint64_t> parse_sizes(const std::string& list) {
 
 int cmd_bench(int argc, char** argv) {
   bench::BenchOptions o;
-  std::string sizes, rounds;
+  std::string sizes, rounds, formats;
   bool no_frontend = false;
   po::options_description d("options");
   d.add_options()("help,h", "show this help")(
@@ -651,7 +685,10 @@ int cmd_bench(int argc, char** argv) {
       "(default: the output folder)")("rounds", po::value(&rounds),
                                       "interleaved repetitions, median taken (default 3; quick 1)")(
       "chip", po::value(&o.chip)->default_value("a2"), "chip preset")(
-      "no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py");
+      "no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py")(
+      "formats", po::value(&formats),
+      "end-to-end input formats, e.g. native,dyn_topo (default: native, dyn_topo, topo_json, "
+      "fixed_latency; none: no end-to-end table)");
   po::positional_options_description p;
   po::variables_map vm;
   parse(argc, argv, d, p, vm);
@@ -662,6 +699,9 @@ int cmd_bench(int argc, char** argv) {
   if (!sizes.empty()) o.sizes = parse_sizes(sizes);
   if (!rounds.empty()) o.rounds = static_cast<int>(parse_count("rounds", rounds, 1, 1000));
   o.frontend = !no_frontend;
+  std::stringstream formats_list(formats);
+  for (std::string f; std::getline(formats_list, f, ',');) o.formats.push_back(f);
+  if (!formats.empty() && o.formats.empty()) throw UsageError("--formats: no format given");
   if (o.out_dir.empty()) {
     const std::time_t now = std::time(nullptr);
     char ts[32];
@@ -788,7 +828,8 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::cout << "pypto-sim 0.1.0\n";
+    std::cout << "pypto-sim 0.1.0 (native trace reader: simdjson " << sim::native_reader_kernel()
+              << " kernel)\n";
     return 0;
   }
   if (cmd == "run") return cmd_run(argc - 1, argv + 1, false);

@@ -22,12 +22,17 @@ struct SyntheticSpec {
   std::uint32_t seed = 1;
   bool memory = true;     // "mem": a consumer reads exactly the region its producer wrote
   bool recorded = false;  // "dur" per task; "independent" uses 1000 ns for every task
+  // Recorded durations are whole multiples of this (rounded down, at least one step): one
+  // board tick (20 ns at 50 MHz) makes them survive PyPTO's tick-based formats exactly.
+  // 1 leaves them as they are.
+  std::uint32_t dur_step_ns = 1;
   std::uint32_t tasks_per_root = 8;
 };
 
 // Writes the trace. Deterministic: the same spec gives the same bytes on every platform
 // (std::mt19937_64 with integer arithmetic only). Throws ConfigError for an unknown shape,
-// tasks == 0 or tasks_per_root == 0.
+// tasks == 0, tasks_per_root == 0 or
+// dur_step_ns == 0.
 //
 // Example: SyntheticSpec spec; spec.tasks = 1000000; spec.shape = "loops";
 //          std::ofstream file("loops.ndjson"); write_synthetic_trace(spec, file);

@@ -38,12 +38,19 @@ struct BenchOptions {
   // the source tree this binary was built from.
   std::string repo_root;
   bool frontend = true;  // run tools/bench_frontend.py
+  // Input formats of the end-to-end table (native, dyn_topo, topo_json, fixed_latency; "none"
+  // for no table); empty: all four. Each runs at every scaling size.
+  std::vector<std::string> formats;
 };
 
 // Runs the suite, writing progress lines to `progress`, and returns what bench.json holds
 // (the caller writes it). Keys: model_tasks_per_s, ceiling_tasks_per_s, ratio_to_ceiling,
 // heap_des_tasks_per_s, scaling [{tasks, wall_s, tasks_per_s, rss_bytes_per_task, ...}],
-// scaling_flatness, policies {name: tasks_per_s}, compile_tile_ops_per_s, cached_call_ms,
+// scaling_flatness, end_to_end {formats, points [{format, tasks, trace_bytes, no_trace
+// {wall_s, tasks_per_s, us_per_task, sim_wall_s, cpu_s, tasks_per_cpu_s, rss_bytes_per_task,
+// peak_rss_bytes, runs},
+// with_trace {...}}], flatness {format: {no_trace, with_trace: {max_deviation_from_first,
+// flat_within_25pct}}}}, policies {name: tasks_per_s}, compile_tile_ops_per_s, cached_call_ms,
 // sim_us_per_task_python (null, with frontend_error saying why, when the frontend could not
 // run; frontend holds all the script printed), targets, machine, all_tasks_completed.
 // Throws ConfigError for bad options, Error if a child run fails and ModelError if a model

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writers of PyPTO's trace formats (pypto_writers.h). Written by hand into a buffer rather
+// than through a JSON DOM, because a graph may hold millions of tasks; only kernel names need
+// escaping, and they are escaped once each.
+#include "pypto/sim/trace/pypto_writers.h"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pypto/common/errors.h"
+#include "pypto/common/output_file.h"
+
+namespace pypto::sim {
+
+namespace {
+
+using sched::CoreType;
+using sched::TaskId;
+
+constexpr std::uint32_t kRootShift = 20;  // PyPTO's taskId: root << 20 | op index
+constexpr std::uint32_t kMaxOpsPerRoot = 1u << kRootShift;
+constexpr std::uint32_t kMaxRoots = 1u << (32 - kRootShift);
+constexpr std::uint64_t kFirstTick = 1'000'000;
+
+// Appends to a string and hands it to the stream every MiB.
+class Out {
+ public:
+  explicit Out(std::ostream& os) : os_(os) { buf_.reserve(kFlushBytes + 4096); }
+  Out& operator<<(std::string_view s) {
+    buf_.append(s.data(), s.size());
+    return *this;
+  }
+  Out& operator<<(char c) {
+    buf_.push_back(c);
+    return *this;
+  }
+  Out& num(std::uint64_t v) {
+    char tmp[24];
+    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+    buf_.append(tmp, r.ptr);
+    return *this;
+  }
+  void end_record() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  void flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+    if (!os_) throw Error("error while writing the trace");
+  }
+
+ private:
+  static constexpr std::size_t kFlushBytes = 1 << 20;
+  std::ostream& os_;
+  std::string buf_;
+};
+
+void require_recorded(const sched::TaskGraph& g, TaskId t) {
+  if (g.core_type[t] != CoreType::kHub && !g.has_recorded(t)) {
+    throw ConfigError("task " + std::to_string(t) +
+                      " has no recorded duration; PyPTO's trace formats carry durations only "
+                      "(generate with recorded durations)");
+  }
+}
+
+// Each task's id within its device task as PyPTO packs it (root index within the device task
+// << 20 | index within the root), computed for the device-task grouping `dt_of`.
+template <typename DtOf>
+std::vector<std::uint32_t> packed_ids(const sched::TaskGraph& g, DtOf dt_of, bool* fits) {
+  const std::size_t n = g.num_tasks();
+  std::vector<std::uint32_t> id(n);
+  std::uint32_t last_dt = 0xFFFFFFFFu, last_root = 0xFFFFFFFFu, local_root = 0, op = 0;
+  *fits = true;
+  for (TaskId t = 0; t < n; ++t) {
+    const std::uint32_t dt = dt_of(t);
+    if (dt != last_dt) {
+      last_dt = dt;
+      last_root = g.root[t];
+      local_root = 0;
+      op = 0;
+    } else if (g.root[t] != last_root) {
+      last_root = g.root[t];
+      ++local_root;
+      op = 0;
+    }
+    if (local_root >= kMaxRoots || op >= kMaxOpsPerRoot) {
+      *fits = false;
+      return {};
+    }
+    id[t] = (local_root << kRootShift) | op++;
+  }
+  return id;
+}
+
+std::vector<std::string> escaped_kernels(const sched::TaskGraph& g) {
+  std::vector<std::string> k;
+  k.reserve(g.kernel_names.size());
+  for (const std::string& name : g.kernel_names) k.push_back(nlohmann::json(name).dump());
+  return k;
+}
+
+std::string_view kernel_of(const std::vector<std::string>& kernels, const sched::TaskGraph& g,
+                           TaskId t) {
+  return kernels.empty() ? std::string_view("\"task\"") : std::string_view(kernels[g.kernel[t]]);
+}
+
+// Recorded ns as board ticks (nearest).
+std::uint64_t ticks_of(std::uint32_t ns, double mhz) {
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) * mhz / 1000.0));
+}
+
+void write_prof(const sched::TaskGraph& g, const ChipConfig& chip,
+                const std::vector<std::uint32_t>& ids, bool one_device_task, std::ostream& os) {
+  const std::size_t n = g.num_tasks();
+  const std::uint32_t aic = chip.cores.aic;
+  const std::uint32_t aiv = chip.cores.aic * chip.cores.aiv_per_aic;
+  // Block b: AIC 0..aic-1, AIV aic..aic+aiv-1, then one AICPU block.
+  const std::uint32_t blocks = aic + aiv + 1;
+  std::vector<std::vector<TaskId>> per_block(blocks);
+  std::uint64_t next_aic = 0, next_aiv = 0;
+  for (TaskId t = 0; t < n; ++t) {
+    require_recorded(g, t);
+    switch (g.core_type[t]) {
+      case CoreType::kAic: per_block[next_aic++ % aic].push_back(t); break;
+      case CoreType::kAiv: per_block[aic + next_aiv++ % aiv].push_back(t); break;
+      case CoreType::kAicpu: per_block[blocks - 1].push_back(t); break;
+      case CoreType::kHub: break;
+    }
+  }
+  const double mhz = chip.chip.board_clock_mhz;
+  Out o(os);
+  o << '[';
+  bool first_block = true;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    if (per_block[b].empty()) continue;
+    o << (first_block ? "\n" : ",\n") << "{\"blockIdx\":";
+    o.num(b) << ",\"coreType\":\""
+             << (b < aic         ? "AIC"
+                 : b < aic + aiv ? "AIV"
+                                 : "AICPU")
+             << "\",\"tasks\":[";
+    first_block = false;
+    std::uint64_t tick = kFirstTick;
+    bool first = true;
+    for (const TaskId t : per_block[b]) {
+      const std::uint64_t end = tick + ticks_of(g.recorded_ns[t], mhz);
+      o << (first ? "\n" : ",\n") << "{\"seqNo\":";
+      o.num(one_device_task ? 0 : g.device_tasks[g.device_task[t]].seq_no) << ",\"taskId\":";
+      o.num(ids[t]) << ",\"execStart\":";
+      o.num(tick) << ",\"execEnd\":";
+      o.num(end) << '}';
+      o.end_record();
+      first = false;
+      tick = end;
+    }
+    o << "\n]}";
+  }
+  o << "\n]\n";
+  o.flush();
+}
+
+// Ids for a one-device-task format: packed when they fit, else the task index.
+std::vector<std::uint32_t> one_device_task_ids(const sched::TaskGraph& g) {
+  bool fits = false;
+  std::vector<std::uint32_t> ids = packed_ids(
+      g, [](TaskId) { return 0u; }, &fits);
+  if (fits) return ids;
+  ids.resize(g.num_tasks());
+  for (TaskId t = 0; t < g.num_tasks(); ++t) ids[t] = t;
+  return ids;
+}
+
+void write_successors(Out& o, const sched::TaskGraph& g, const std::vector<std::uint32_t>& ids,
+                      TaskId t) {
+  o << "\"successors\":[";
+  for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
+    if (e != g.succ_first(t)) o << ',';
+    o.num(ids[g.succ[e]]);
+  }
+  o << ']';
+}
+
+}  // namespace
+
+void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, bool one_device_task,
+                          std::ostream& prof) {
+  if (one_device_task) {
+    write_prof(g, chip, one_device_task_ids(g), true, prof);
+    return;
+  }
+  bool fits = false;
+  const std::vector<std::uint32_t> ids = packed_ids(
+      g, [&](TaskId t) { return g.device_task[t]; }, &fits);
+  if (!fits) {
+    throw ConfigError(
+        "a device task has more than 4096 roots or a root more than 2^20 tasks; "
+        "PyPTO's taskId cannot number them");
+  }
+  write_prof(g, chip, ids, false, prof);
+}
+
+void write_dyn_topo(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
+                    std::ostream& prof) {
+  bool fits = false;
+  const std::vector<std::uint32_t> ids = packed_ids(
+      g, [&](TaskId t) { return g.device_task[t]; }, &fits);
+  if (!fits) {
+    throw ConfigError(
+        "a device task has more than 4096 roots or a root more than 2^20 tasks; "
+        "PyPTO's taskId cannot number them");
+  }
+  Out o(topo);
+  o << "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
+       "staticSuccCount,successors\n";
+  for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    require_recorded(g, t);
+    const std::uint32_t local_root = ids[t] >> kRootShift;
+    o.num(g.device_tasks[g.device_task[t]].seq_no) << ',';
+    o.num(ids[t]) << ',';
+    o.num(local_root) << ',';
+    o.num(1000 + local_root) << ',';  // rootHash: any integer
+    o.num(10 + g.kernel[t]) << ',';   // opmagic: any integer
+    o.num(g.kernel[t]) << ',';
+    o.num(5000 + g.kernel[t]) << ',' << sched::to_string(g.core_type[t]) << ',';
+    o.num(g.kernel[t]) << ",-1,";
+    o.num(g.succ_last(t) - g.succ_first(t));
+    for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
+      o << ',';
+      o.num(ids[g.succ[e]]);
+    }
+    o << '\n';
+    o.end_record();
+  }
+  o.flush();
+  write_prof(g, chip, ids, false, prof);
+}
+
+void write_topo_json(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
+                     std::ostream& prof) {
+  const std::vector<std::uint32_t> ids = one_device_task_ids(g);
+  const std::vector<std::string> kernels = escaped_kernels(g);
+  Out o(topo);
+  o << '[';
+  for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    require_recorded(g, t);
+    o << (t == 0 ? "\n" : ",\n") << "{\"taskId\":";
+    o.num(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"semanticLabel\":\"\",";
+    write_successors(o, g, ids, t);
+    o << '}';
+    o.end_record();
+  }
+  o << "\n]\n";
+  o.flush();
+  write_prof(g, chip, ids, true, prof);
+}
+
+void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& out) {
+  const std::vector<std::uint32_t> ids = one_device_task_ids(g);
+  const std::vector<std::string> kernels = escaped_kernels(g);
+  const double mhz = chip.cores.freq_mhz;
+  Out o(out);
+  o << '[';
+  for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    require_recorded(g, t);
+    const bool hub = g.core_type[t] == CoreType::kHub;
+    o << (t == 0 ? "\n" : ",\n") << "{\"taskId\":";
+    o.num(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"coreType\":\""
+                  << sched::to_string(g.core_type[t]) << "\",\"execTime\":";
+    // The reader rounds execTime x 1000 / MHz to the ns: whole cycles when they are exact,
+    // else the shortest decimal that reads back as the same double.
+    const double cycles = hub ? 0.0 : static_cast<double>(g.recorded_ns[t]) * mhz / 1000.0;
+    if (cycles == std::floor(cycles) && cycles < 1e18) {
+      o.num(static_cast<std::uint64_t>(cycles));
+    } else {
+      char tmp[32];
+      const auto r = std::to_chars(tmp, tmp + sizeof tmp, cycles);
+      o << std::string_view(tmp, static_cast<std::size_t>(r.ptr - tmp));
+    }
+    o << ',';
+    write_successors(o, g, ids, t);
+    o << ",\"remainingPredecessors\":";
+    o.num(g.pred_count[t]) << '}';
+    o.end_record();
+  }
+  o << "\n]\n";
+  o.flush();
+}
+
+void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const ChipConfig& chip,
+                        const std::string& path, const std::string& prof_path) {
+  if (format == TraceFormat::kNative) {
+    OutputFile f(path);
+    write_synthetic_trace(spec, f.stream());
+    f.commit();
+    return;
+  }
+  if (!spec.recorded || spec.memory) {
+    throw ConfigError(std::string("a ") + to_string(format) +
+                      " trace carries recorded durations only: the synthetic spec needs "
+                      "recorded durations and no memory ranges");
+  }
+  const bool board = format == TraceFormat::kDynTopo || format == TraceFormat::kTopoJson;
+  if (board && prof_path.empty()) {
+    throw ConfigError(std::string("a ") + to_string(format) +
+                      " trace needs a path for its tilefwk_L1_prof_data.json recording");
+  }
+  // Through the loader, so that the graph is stitched as a replay of the native trace is.
+  const std::string tmp = path + ".native.tmp";
+  struct Remove {
+    std::string p;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove(p, ec);
+    }
+  } remove_tmp{tmp};
+  {
+    OutputFile f(tmp);
+    write_synthetic_trace(spec, f.stream());
+    f.commit();
+  }
+  const LoadedTrace loaded = load_trace(tmp, LoadOptions{}, chip);
+  std::filesystem::remove(tmp);
+  OutputFile topo(path);
+  if (format == TraceFormat::kFixedLatency) {
+    write_fixed_latency(loaded.graph, chip, topo.stream());
+    topo.commit();
+    return;
+  }
+  OutputFile prof(prof_path);
+  if (format == TraceFormat::kDynTopo) {
+    write_dyn_topo(loaded.graph, chip, topo.stream(), prof.stream());
+  } else {
+    write_topo_json(loaded.graph, chip, topo.stream(), prof.stream());
+  }
+  // The recording first: a topology on disk always has its recording beside it.
+  prof.commit();
+  topo.commit();
+}
+
+}  // namespace pypto::sim
