@@ -4,16 +4,12 @@
 // straight into the TaskGraphBuilder, so a 10M-task trace never exists as text or DOM in
 // memory. Line numbers for messages are recovered from record offsets.
 //
-// simdjson's On-Demand walk (the inline code of this file's parse_* functions) is compiled for
-// one kernel (SIMDJSON_BUILTIN_IMPLEMENTATION, chosen by the compiler flags: the portable
-// "fallback" one for a plain x86-64 build); only its stage 1 (the structural index that
-// iterate_many builds) runs in libsimdjson with the kernel picked at run time (icelake on an
-// AVX-512 machine). So this file is compiled twice: as is (the portable reader) and by
-// native_reader_haswell.cpp with AVX2 flags (the walk for the haswell kernel, entry
+// simdjson's On-Demand API is compiled for one kernel (SIMDJSON_BUILTIN_IMPLEMENTATION, chosen
+// by the compiler flags: the portable "fallback" one for a plain x86-64 build), unlike its DOM
+// API, which picks one at run time. So this file is compiled twice: as is (the portable
+// reader) and by native_reader_haswell.cpp with AVX2 flags (the haswell kernel, entry
 // load_native_haswell); load_native() picks the best one this CPU runs, by simdjson's own CPU
-// detection. Measured (callgrind, 100k-task mix trace): the walk costs the same instructions
-// either way (412.0M fallback, 413.8M haswell), because stage 1 was already the fast kernel
-// and the walk is scalar code.
+// detection.
 #include <simdjson.h>
 
 #include <algorithm>
