@@ -3,19 +3,11 @@
 // cut at line boundaries; simdjson On-Demand (iterate_many) walks each chunk's records
 // straight into the TaskGraphBuilder, so a 10M-task trace never exists as text or DOM in
 // memory. Line numbers for messages are recovered from record offsets.
-//
-// simdjson's On-Demand API is compiled for one kernel (SIMDJSON_BUILTIN_IMPLEMENTATION, chosen
-// by the compiler flags: the portable "fallback" one for a plain x86-64 build), unlike its DOM
-// API, which picks one at run time. So this file is compiled twice: as is (the portable
-// reader) and by native_reader_haswell.cpp with AVX2 flags (the haswell kernel, entry
-// load_native_haswell); load_native() picks the best one this CPU runs, by simdjson's own CPU
-// detection.
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -986,72 +978,9 @@ LoadedTrace NativeReader::run() {
 
 }  // namespace
 
-#ifndef PYPTO_NATIVE_READER_ENTRY
-#define PYPTO_NATIVE_READER_ENTRY load_native_portable
-#endif
-
-LoadedTrace PYPTO_NATIVE_READER_ENTRY(const std::string& path, const LoadOptions& opts,
-                                      const ChipConfig& chip) {
+LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip) {
   NativeReader reader(path, opts, chip);
   return reader.run();
 }
-
-#ifndef PYPTO_NATIVE_READER_VARIANT  // the dispatch, once, in the portable copy
-
-#if PYPTO_NATIVE_READER_HASWELL
-LoadedTrace load_native_haswell(const std::string& path, const LoadOptions& opts,
-                                const ChipConfig& chip);
-#endif
-
-namespace {
-
-// The kernel: PYPTO_NATIVE_KERNEL (fallback or haswell) if set, else the best this build has
-// and this CPU runs. Decided once.
-const char* choose_kernel() {
-  const char* env = std::getenv("PYPTO_NATIVE_KERNEL");
-  const std::string want = env != nullptr ? env : "";
-#if PYPTO_NATIVE_READER_HASWELL
-  const auto* haswell = simdjson::get_available_implementations()["haswell"];
-  const bool can_haswell = haswell != nullptr && haswell->supported_by_runtime_system();
-#else
-  const bool can_haswell = false;
-#endif
-  if (want == "fallback") return "fallback";
-  if (want == "haswell") {
-    if (!can_haswell) {
-      throw ConfigError(
-          "PYPTO_NATIVE_KERNEL=haswell: this build or this CPU has no haswell (AVX2) kernel");
-    }
-    return "haswell";
-  }
-  if (!want.empty()) {
-    throw ConfigError("PYPTO_NATIVE_KERNEL=" + want + ": expected fallback or haswell");
-  }
-  return can_haswell ? "haswell" : "fallback";
-}
-
-}  // namespace
-
-}  // namespace pypto::sim::trace_detail
-
-namespace pypto::sim {
-
-const char* native_reader_kernel() {
-  static const char* const kernel = trace_detail::choose_kernel();
-  return kernel;
-}
-
-}  // namespace pypto::sim
-
-namespace pypto::sim::trace_detail {
-
-LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip) {
-#if PYPTO_NATIVE_READER_HASWELL
-  if (native_reader_kernel()[0] == 'h') return load_native_haswell(path, opts, chip);
-#endif
-  return load_native_portable(path, opts, chip);
-}
-
-#endif  // PYPTO_NATIVE_READER_VARIANT
 
 }  // namespace pypto::sim::trace_detail

@@ -828,8 +828,7 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::cout << "pypto-sim 0.1.0 (native trace reader: simdjson " << sim::native_reader_kernel()
-              << " kernel)\n";
+    std::cout << "pypto-sim 0.1.0\n";
     return 0;
   }
   if (cmd == "run") return cmd_run(argc - 1, argv + 1, false);

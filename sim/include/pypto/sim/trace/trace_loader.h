@@ -66,10 +66,4 @@ struct LoadedTrace {
 // converts board ticks (chip.chip.board_clock_mhz).
 LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const ChipConfig& chip);
 
-// The simdjson kernel the native reader runs on this CPU: "haswell" (AVX2) when this build has
-// it and the CPU runs it, else "fallback" (portable). The environment variable
-// PYPTO_NATIVE_KERNEL=fallback|haswell forces one (for comparisons; the results are the same).
-// Decided on the first call; throws ConfigError for a bad PYPTO_NATIVE_KERNEL.
-const char* native_reader_kernel();
-
 }  // namespace pypto::sim
