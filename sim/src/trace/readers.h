@@ -62,6 +62,14 @@ std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::stri
 nlohmann::json parse_json(const std::string& path, const std::string& text,
                           const char* top_name = "record");
 
+// The TraceError parse_json() would give for the file at `path` if it has a JSON syntax
+// error (nlohmann's parser run over the file without building anything); returns if the file
+// is valid JSON.
+void check_json_syntax(const std::string& path, const char* top_name = "record");
+
+// 1-based line and column of byte offset `pos` of the file at `path`.
+LineCol file_line_col(const std::string& path, std::uint64_t pos);
+
 // Field access for the record-oriented JSON formats; `where` names the record
 // ("topo.json: record 3 (taskId 5)"). Missing or mistyped fields throw TraceError.
 const nlohmann::json& json_field(const nlohmann::json& obj, const char* key,

@@ -133,13 +133,33 @@ std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::stri
 
 namespace {
 
-// nlohmann's DOM builder, with the path to the value being parsed kept alongside, so that a
-// number out of range (1e999) can be reported with its record and key: nlohmann itself says
-// only "number overflow".
-class LocatingDomParser {
+// A SAX handler that builds nothing: the streamed readers use it to report a syntax error
+// exactly as the DOM parser did.
+struct NoDom {
+  using json = nlohmann::json;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return true; }
+  bool key(std::string&) { return true; }
+  bool end_object() { return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+};
+
+// nlohmann's DOM builder (or NoDom), with the path to the value being parsed kept alongside,
+// so that a number out of range (1e999) can be reported with its record and key: nlohmann
+// itself says only "number overflow".
+template <class Dom>
+class LocatingParser {
  public:
   using json = nlohmann::json;
-  explicit LocatingDomParser(json& root) : dom_(root, /*allow_exceptions=*/true) {}
+  explicit LocatingParser(json& root) : dom_(root, /*allow_exceptions=*/true) {}
+  LocatingParser() = default;
 
   bool null() { return value(dom_.null()); }
   bool boolean(bool b) { return value(dom_.boolean(b)); }
@@ -215,7 +235,7 @@ class LocatingDomParser {
     if (!path_.empty() && path_.back().array) ++path_.back().index;
     return ok;
   }
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  Dom dom_;
   std::vector<Level> path_;
   std::size_t position_ = 0;
   std::string token_;
@@ -223,27 +243,11 @@ class LocatingDomParser {
   std::string what_;
 };
 
-}  // namespace
-
-nlohmann::json parse_json(const std::string& path, const std::string& text, const char* top_name) {
-  // nlohmann's DOM takes about ten times the text (a 16-byte value per number or string,
-  // and a map node per key).
-  check_fits_memory(path, 10.0 * static_cast<double>(text.size()),
-                    compact(static_cast<double>(text.size())) +
-                        " bytes of JSON, about 10 bytes of parsed form per byte",
-                    0);
-  nlohmann::json root;
-  LocatingDomParser sax(root);
-  bool ok = false;
-  try {
-    ok = nlohmann::json::sax_parse(text, &sax);
-  } catch (const nlohmann::json::exception& e) {
-    // The DOM builder's own checks (none expected for parsed text): still a TraceError.
-    throw TraceError(path + ": invalid JSON: " + e.what());
-  }
-  if (ok) return root;
-  // nlohmann's position is 1-based: the last character it read.
-  const LineCol lc = line_col(text, sax.position() == 0 ? 0 : sax.position() - 1);
+// The TraceError for a parse that stopped at a syntax error; `lc` locates the parser's
+// position (1-based: the last character it read).
+template <class Parser>
+[[noreturn]] void throw_parse_error(const std::string& path, const Parser& sax, LineCol lc,
+                                    const char* top_name) {
   const std::string at = path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
   if (sax.id() == 406) {  // out_of_range: a number too large for a double
     std::string token = sax.token();
@@ -256,6 +260,68 @@ nlohmann::json parse_json(const std::string& path, const std::string& text, cons
   const std::size_t cut = what.find(": ", what.find("parse error"));
   if (cut != std::string::npos) what = what.substr(cut + 2);
   throw TraceError(at + ": invalid JSON: " + what);
+}
+
+}  // namespace
+
+nlohmann::json parse_json(const std::string& path, const std::string& text, const char* top_name) {
+  // nlohmann's DOM takes about ten times the text (a 16-byte value per number or string,
+  // and a map node per key).
+  check_fits_memory(path, 10.0 * static_cast<double>(text.size()),
+                    compact(static_cast<double>(text.size())) +
+                        " bytes of JSON, about 10 bytes of parsed form per byte",
+                    0);
+  nlohmann::json root;
+  LocatingParser<nlohmann::detail::json_sax_dom_parser<nlohmann::json>> sax(root);
+  bool ok = false;
+  try {
+    ok = nlohmann::json::sax_parse(text, &sax);
+  } catch (const nlohmann::json::exception& e) {
+    // The DOM builder's own checks (none expected for parsed text): still a TraceError.
+    throw TraceError(path + ": invalid JSON: " + e.what());
+  }
+  if (ok) return root;
+  throw_parse_error(path, sax, line_col(text, sax.position() == 0 ? 0 : sax.position() - 1),
+                    top_name);
+}
+
+void check_json_syntax(const std::string& path, const char* top_name) {
+  (void)input_file_size(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  LocatingParser<NoDom> sax;
+  bool ok = false;
+  try {
+    ok = nlohmann::json::sax_parse(in, &sax);
+  } catch (const nlohmann::json::exception& e) {
+    throw TraceError(path + ": invalid JSON: " + e.what());
+  }
+  if (ok) return;
+  throw_parse_error(path, sax, file_line_col(path, sax.position() == 0 ? 0 : sax.position() - 1),
+                    top_name);
+}
+
+LineCol file_line_col(const std::string& path, std::uint64_t pos) {
+  std::ifstream in(path, std::ios::binary);
+  LineCol lc;
+  std::vector<char> buf(1 << 16);
+  std::uint64_t done = 0;
+  while (done < pos && in) {
+    in.read(buf.data(),
+            static_cast<std::streamsize>(std::min<std::uint64_t>(buf.size(), pos - done)));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    for (std::size_t i = 0; i < got; ++i) {
+      if (buf[i] == '\n') {
+        ++lc.line;
+        lc.col = 1;
+      } else {
+        ++lc.col;
+      }
+    }
+    done += got;
+  }
+  return lc;
 }
 
 std::string json_brief(const nlohmann::json& v) {
@@ -434,7 +500,7 @@ TraceFormat detect_trace_format(const std::string& path) {
     json::sax_parse(rest, &sax);
     if (!sax.done && sax.error_id == 406) {
       // A number too large for a double: the full parse names its record and key.
-      (void)trace_detail::parse_json(path, trace_detail::read_file(path));
+      trace_detail::check_json_syntax(path, "record");
     }
     if (!sax.done && sax.error_position != 0 && sax.error_position <= rest.size()) {
       // A syntax error inside the prefix (not just the prefix ending early).
