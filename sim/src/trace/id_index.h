@@ -44,6 +44,7 @@ class IdIndex {
     std::vector<Slot>().swap(slots_);
     size_ = 0;
     mask_ = 0;
+    shift_ = 64;
   }
 
  private:
@@ -51,17 +52,19 @@ class IdIndex {
     Key key = 0;
     std::uint32_t value = kAbsent;
   };
-  // PyPTO's ids hold a root in bits 20 and up and an op index below: consecutive ops of a
-  // root land in consecutive slots (successors are mostly near), roots are spread out.
+  // Fibonacci hashing: the top bits of key * 2^64/phi. (Keeping consecutive ids in
+  // consecutive slots made long runs that collided with each other.)
   std::size_t slot_of(Key key) const {
-    const std::uint64_t hi = static_cast<std::uint64_t>(key) >> 20;
-    return static_cast<std::size_t>((hi * 0x9E3779B97F4A7C15ull) + (key & 0xFFFFF)) & mask_;
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ull) >>
+                                    shift_);
   }
   void grow() {
     std::vector<Slot> old;
     old.swap(slots_);
     slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
     mask_ = slots_.size() - 1;
+    shift_ = 64;
+    for (std::size_t n = slots_.size(); n > 1; n >>= 1) --shift_;
     size_ = 0;
     for (const Slot& s : old) {
       if (s.value != kAbsent) insert(s.key, s.value);
@@ -70,6 +73,7 @@ class IdIndex {
   std::vector<Slot> slots_;
   std::size_t size_ = 0;
   std::size_t mask_ = 0;
+  int shift_ = 64;
 };
 
 }  // namespace pypto::sim::trace_detail

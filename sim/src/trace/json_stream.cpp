@@ -100,7 +100,7 @@ void JsonStream::ensure(std::size_t n) {
   }
 }
 
-char JsonStream::peek_char() {
+char JsonStream::peek_char_slow() {
   while (true) {
     while (pos_ < end_) {
       const char c = buf_[pos_];
@@ -178,7 +178,16 @@ bool JsonStream::next_key(bool& first, std::string_view& key) {
   }
   if (c != '"' || pos_ == end_) syntax_error("expected a string key");
   read_string(key);
-  expect(':');  // the key is in scratch_, which a refill does not move
+  if (pos_ < end_ && buf_[pos_] == ':') {
+    ++pos_;
+    return true;
+  }
+  // Whitespace before the ':' may refill the buffer, which moves a key viewed there.
+  if (key.data() != scratch_.data()) {
+    scratch_.assign(key.data(), key.size());
+    key = scratch_;
+  }
+  expect(':');
   return true;
 }
 
@@ -186,13 +195,23 @@ void JsonStream::read_string(std::string_view& out) {
   ++pos_;  // the opening quote
   std::size_t start = pos_;
   while (true) {
+    // Eight bytes at a time while none is a quote, a backslash, a control byte or non-ASCII.
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    while (pos_ + 8 <= end_) {
+      std::uint64_t v;
+      std::memcpy(&v, buf_.data() + pos_, 8);
+      const std::uint64_t q = v ^ (kOnes * '"'), b = v ^ (kOnes * '\\');
+      const std::uint64_t special =
+          ((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((v - kOnes * 0x20) & ~v) | v;
+      if (special & kHigh) break;
+      pos_ += 8;
+    }
     while (pos_ < end_) {
       const auto c = static_cast<unsigned char>(buf_[pos_]);
       if (c == '"') {
-        // Copied: the caller's next call may refill the buffer.
-        scratch_.assign(buf_.data() + start, pos_ - start);
+        // A view of the buffer: valid until the next refill (the caller's next call).
+        out = std::string_view(buf_.data() + start, pos_ - start);
         ++pos_;
-        out = scratch_;
         return;
       }
       if (c == '\\' || c < 0x20 || c >= 0x80) {
@@ -296,6 +315,25 @@ void JsonStream::read_string_slow(std::size_t start, std::string_view& out) {
 }
 
 void JsonStream::read_number(Scalar& out) {
+  // Fast path: up to 19 digits without '-', fraction or exponent, all in the buffer.
+  {
+    std::size_t i = pos_;
+    std::uint64_t v = 0;
+    const std::size_t stop = std::min(end_, pos_ + 19);
+    while (i < stop && buf_[i] >= '0' && buf_[i] <= '9') {
+      v = v * 10 + static_cast<std::uint64_t>(buf_[i] - '0');
+      ++i;
+    }
+    if (i > pos_ && i < end_ && !(buf_[pos_] == '0' && i > pos_ + 1)) {
+      const char c = buf_[i];
+      if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) {
+        pos_ = i;
+        out.kind = Kind::kUint;
+        out.u = v;
+        return;
+      }
+    }
+  }
   std::size_t start = pos_;
   while (true) {
     while (pos_ < end_) {

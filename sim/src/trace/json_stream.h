@@ -81,7 +81,15 @@ class JsonStream {
  private:
   bool more(std::size_t& keep);  // reads on, keeping bytes from `keep`; false at the end
   void ensure(std::size_t n);    // at least n bytes from pos_ if the file has them
-  char peek_char();              // next non-whitespace byte, 0 at the end of the file
+  // Next non-whitespace byte, 0 at the end of the file.
+  char peek_char() {
+    if (pos_ < end_) {
+      const char c = buf_[pos_];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+    }
+    return peek_char_slow();
+  }
+  char peek_char_slow();
   void expect(char c);
   void read_string(std::string_view& out);
   void read_string_slow(std::size_t start, std::string_view& out);
@@ -134,8 +142,7 @@ struct HeldScalar {
 // json_uint()'s rules on a held value: "" when it is a non-negative integer at most `max`
 // (stored in *out), else the message after the record's location (missing, wrong type, too
 // large), exactly as the DOM readers worded it.
-std::string check_uint(const HeldScalar& v, const char* key, std::uint64_t max,
-                       std::uint64_t* out);
+std::string check_uint(const HeldScalar& v, const char* key, std::uint64_t max, std::uint64_t* out);
 // json_string()'s rules: "" for a string, else the message.
 std::string check_string(const HeldScalar& v, const char* key);
 
