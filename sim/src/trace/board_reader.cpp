@@ -3,8 +3,12 @@
 // (CSV, every device task) or topo.json (one device task), joined on (seqNo, taskId) with the
 // per-core start/end ticks of tilefwk_L1_prof_data.json.
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +30,11 @@ constexpr const char* kDynTopoColumns[] = {"seqNo",   "taskId",    "rootIndex", 
                                            "opmagic", "leafIndex", "leafHash",       "coreType",
                                            "psgId",   "wrapId",    "staticSuccCount"};
 constexpr std::size_t kFixedColumns = 11;
+constexpr std::size_t kDynChunkBytes = std::size_t(4) << 20;
+// Memory per task while loading and simulating a board recording: the graph's columns and
+// CSR (about 40 B), the taskId index (8-16 B), the side arrays (5 B, 12 more for
+// dyn_topo.txt), the recorded starts (8 B) and the run's own state (about 30 B).
+constexpr double kBoardBytesPerTask = 110;
 
 // The topology being read. Tasks go straight into the builder (successors as taskIds until
 // every task is known); what the prof join needs beyond the graph's columns is kept in
@@ -109,25 +118,77 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out) {
 }
 
 // Parses dyn_topo.txt: one task per line, successors are taskIds of the same seqNo.
-void read_dyn_topo(const std::string& path, const std::string& text, Topology& topo) {
+// Streamed: the file is read in 4 MiB chunks of whole lines.
+void read_dyn_topo(const std::string& path, Topology& topo) {
   std::vector<std::string_view> cols;
   std::vector<std::uint32_t> succ;
-  std::size_t pos = 0;
   std::uint64_t line_no = 0;
   bool header = false;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string_view line = trim(std::string_view(text).substr(pos, nl - pos));
+  bool memory_checked = false;
+  std::uint64_t last_leaf = ~std::uint64_t{0};
+  std::uint32_t last_leaf_kernel = 0;
+  const std::uint64_t file_bytes = input_file_size(path);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  std::vector<char> buf(kDynChunkBytes);
+  std::size_t have = 0;
+  std::uint64_t read_bytes = 0, consumed = 0;
+  bool eof = file_bytes == 0;
+  std::size_t pos = 0, stop = 0;
+  while (true) {
+    if (pos >= stop) {
+      // Next chunk: keep the partial last line, read on (what stat() saw, no more).
+      std::memmove(buf.data(), buf.data() + stop, have - stop);
+      have -= stop;
+      consumed += stop;
+      pos = stop = 0;
+      if (!memory_checked && consumed > 0 && !eof) {
+        memory_checked = true;
+        const double tasks = static_cast<double>(topo.size()) * static_cast<double>(file_bytes) /
+                             static_cast<double>(consumed);
+        check_fits_memory(path, tasks, kBoardBytesPerTask + 8,
+                          "tasks from the file size at the density of its first " +
+                              std::to_string(topo.size()) + " lines",
+                          LoadOptions{});
+      }
+      while (true) {
+        if (!eof) {
+          if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
+          const std::size_t want = static_cast<std::size_t>(
+              std::min<std::uint64_t>(file_bytes - read_bytes, buf.size() - have));
+          const std::size_t got = want ? std::fread(buf.data() + have, 1, want, file.get()) : 0;
+          if (std::ferror(file.get())) {
+            throw TraceError(path + ": read error after line " + std::to_string(line_no));
+          }
+          have += got;
+          read_bytes += got;
+          if (got < want || read_bytes >= file_bytes) eof = true;
+        }
+        if (eof) {
+          stop = have;
+          break;
+        }
+        const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
+        if (nl) {
+          stop = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+          break;
+        }
+      }
+      if (stop == 0) break;
+    }
+    const char* nlp = static_cast<const char*>(std::memchr(buf.data() + pos, '\n', stop - pos));
+    const std::size_t nl = nlp ? static_cast<std::size_t>(nlp - buf.data()) : stop;
+    const std::string_view line = trim(std::string_view(buf.data() + pos, nl - pos));
     pos = nl + 1;
     ++line_no;
     if (line.empty()) continue;
-    const std::string where = path + ":" + std::to_string(line_no);
+    auto where = [&] { return path + ":" + std::to_string(line_no); };
     split_csv(line, cols);
     if (!header) {
       for (std::size_t c = 0; c < kFixedColumns; ++c) {
         if (c >= cols.size() || cols[c] != kDynTopoColumns[c]) {
-          throw TraceError(where + ": header column " + std::to_string(c + 1) + " is \"" +
+          throw TraceError(where() + ": header column " + std::to_string(c + 1) + " is \"" +
                            std::string(c < cols.size() ? cols[c] : "") + "\", expected \"" +
                            kDynTopoColumns[c] + "\" (header seqNo,taskId,rootIndex,rootHash," +
                            "opmagic,leafIndex,leafHash,coreType,psgId,wrapId,staticSuccCount," +
@@ -140,7 +201,7 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
     // A trailing comma (an empty last field) is tolerated; any other empty field is not.
     if (cols.size() > kFixedColumns && cols.back().empty()) cols.pop_back();
     if (cols.size() < kFixedColumns) {
-      throw TraceError(where + ": expected at least " + std::to_string(kFixedColumns) +
+      throw TraceError(where() + ": expected at least " + std::to_string(kFixedColumns) +
                        " columns (seqNo ... staticSuccCount, then successors), got " +
                        std::to_string(cols.size()));
     }
@@ -153,7 +214,7 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
       const std::string_view f = cols[c];
       const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
       if (f.empty() || r.ec != std::errc() || r.ptr != f.data() + f.size() || v > max) {
-        throw TraceError(where + ": column " + column_name(c) + ": expected an integer in [0, " +
+        throw TraceError(where() + ": column " + column_name(c) + ": expected an integer in [0, " +
                          std::to_string(max) + "], got \"" + std::string(f) + "\"");
       }
       return v;
@@ -168,7 +229,7 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
       const bool ok = !f.empty() && ((rs.ec == std::errc() && rs.ptr == f.data() + f.size()) ||
                                      (ru.ec == std::errc() && ru.ptr == f.data() + f.size()));
       if (!ok) {
-        throw TraceError(where + ": column " + column_name(c) + ": expected an integer, got \"" +
+        throw TraceError(where() + ": column " + column_name(c) + ": expected an integer, got \"" +
                          std::string(f) + "\"");
       }
     };
@@ -182,14 +243,14 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
     check_int(6);
     const auto core = sched::parse_core_type(cols[7]);
     if (!core) {
-      throw TraceError(where + ": column coreType: expected AIC, AIV, HUB or AICPU, got \"" +
+      throw TraceError(where() + ": column coreType: expected AIC, AIV, HUB or AICPU, got \"" +
                        std::string(cols[7]) + "\"");
     }
     check_int(8);
     check_int(9);
     const std::uint64_t static_succ = parse_u(10, 0xFFFFFFFFull);
     if (static_succ > cols.size() - kFixedColumns) {
-      throw TraceError(where + ": staticSuccCount is " + std::to_string(static_succ) +
+      throw TraceError(where() + ": staticSuccCount is " + std::to_string(static_succ) +
                        " but the line lists " + std::to_string(cols.size() - kFixedColumns) +
                        " successors");
     }
@@ -199,11 +260,15 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
     }
     t.core_type = *core;
     t.root = topo.dense_root(t.device_task_seq, root_index);
-    t.kernel = topo.kernel("leaf" + std::to_string(leaf));
+    if (leaf != last_leaf) {
+      last_leaf_kernel = topo.kernel("leaf" + std::to_string(leaf));
+      last_leaf = leaf;
+    }
+    t.kernel = last_leaf_kernel;
     t.recorded_ns = sched::kNoRecord;
     const std::uint32_t earlier = topo.add(t, true, line_no);
     if (earlier != IdIndex<std::uint32_t>::kAbsent) {
-      throw TraceError(where + ": task " + std::to_string(t.orig_id) + " of seqNo " +
+      throw TraceError(where() + ": task " + std::to_string(t.orig_id) + " of seqNo " +
                        std::to_string(t.device_task_seq) + " already appears on line " +
                        std::to_string(topo.line[earlier]));
     }
@@ -264,11 +329,6 @@ void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& 
     if (bad.empty()) out.push_back(static_cast<std::uint32_t>(id));
   }
 }
-
-// Memory per task while loading and simulating a board recording: the graph's columns and
-// CSR (about 40 B), the taskId index (8-16 B), the side arrays (5 B, 12 more for
-// dyn_topo.txt), the recorded starts (8 B) and the run's own state (about 30 B).
-constexpr double kBoardBytesPerTask = 110;
 
 void check_board_memory(const JsonStream& js, std::size_t tasks_so_far) {
   const double tasks = static_cast<double>(tasks_so_far) * static_cast<double>(js.file_bytes()) /
@@ -685,7 +745,7 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   const std::uint64_t total_bytes =
       opts.progress ? topo_bytes + input_file_size(opts.prof_path) : 0;
   if (dyn) {
-    read_dyn_topo(path, read_file(path), topo);
+    read_dyn_topo(path, topo);
   } else {
     read_topo_json(path, topo);
   }
