@@ -97,6 +97,30 @@ struct Topology {
   std::uint32_t seq_of(std::size_t t) const { return dyn ? seq[t] : 0; }
 };
 
+// Checks the memory for the tasks a topology of `file_bytes` holds at the density of its
+// first `consumed` bytes, and reserves the graph and side arrays for them.
+void check_board_memory(const std::string& path, Topology& topo, std::uint64_t file_bytes,
+                        std::uint64_t consumed, const char* unit) {
+  const std::size_t so_far = topo.size();
+  const double scale = static_cast<double>(file_bytes) / static_cast<double>(consumed);
+  const double tasks = static_cast<double>(so_far) * scale;
+  check_fits_memory(
+      path, tasks, kBoardBytesPerTask + (topo.dyn ? 12 : 0),
+      "tasks from the file size at the density of its first " + std::to_string(so_far) + " " + unit,
+      LoadOptions{});
+  sched::TaskGraph& g = topo.builder->graph();
+  reserve_graph(g, tasks, static_cast<double>(g.succ.size()) * scale);
+  const std::size_t n = g.core_type.capacity();
+  topo.flags.reserve(n);
+  if (topo.dyn) {
+    topo.seq.reserve(n);
+    topo.line.reserve(n);
+    topo.index.reserve(static_cast<std::size_t>(tasks));
+  } else {
+    topo.index0.reserve(static_cast<std::size_t>(tasks));
+  }
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
@@ -145,12 +169,7 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
       pos = stop = 0;
       if (!memory_checked && consumed > 0 && !eof) {
         memory_checked = true;
-        const double tasks = static_cast<double>(topo.size()) * static_cast<double>(file_bytes) /
-                             static_cast<double>(consumed);
-        check_fits_memory(path, tasks, kBoardBytesPerTask + 8,
-                          "tasks from the file size at the density of its first " +
-                              std::to_string(topo.size()) + " lines",
-                          LoadOptions{});
+        check_board_memory(path, topo, file_bytes, consumed, "lines");
       }
       while (true) {
         if (!eof) {
@@ -330,15 +349,6 @@ void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& 
   }
 }
 
-void check_board_memory(const JsonStream& js, std::size_t tasks_so_far) {
-  const double tasks = static_cast<double>(tasks_so_far) * static_cast<double>(js.file_bytes()) /
-                       static_cast<double>(js.offset());
-  check_fits_memory(js.path(), tasks, kBoardBytesPerTask,
-                    "tasks from the file size at the density of its first " +
-                        std::to_string(tasks_so_far) + " records",
-                    LoadOptions{});
-}
-
 // Parses topo.json: one device task (seqNo 0); the root index is taskId >> 20 (PyPTO packs
 // the root within its device task in bits 20 and up, the op index in bits 0-19). Streamed;
 // the checks and their order are the DOM reader's, keys in any order, the last of a repeated
@@ -423,7 +433,7 @@ void read_topo_json(const std::string& path, Topology& topo) {
     ++i;
     if (!memory_checked && js.offset() >= (std::uint64_t{4} << 20)) {
       memory_checked = true;
-      check_board_memory(js, topo.size());
+      check_board_memory(path, topo, js.file_bytes(), js.offset(), "records");
     }
   }
   js.end_document();

@@ -9,6 +9,7 @@
 // all records, that each is an object with a unique taskId; then record by record its fields
 // and successors. A record's fields may come in any order, and a key given twice counts with
 // its last value (as in nlohmann's DOM).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <unordered_map>
@@ -266,6 +267,11 @@ void FixedLatencyReader::check_memory() {
                     "tasks from the file size at the density of its first " +
                         std::to_string(records_) + " records",
                     LoadOptions{});
+  sched::TaskGraph& g = builder_.graph();
+  const double scale = tasks / static_cast<double>(std::max<std::uint64_t>(records_, 1));
+  reserve_graph(g, tasks, static_cast<double>(g.succ.size()) * scale);
+  remaining_.reserve(g.core_type.capacity());
+  index_.reserve(static_cast<std::size_t>(tasks));
 }
 
 LoadedTrace FixedLatencyReader::run() {

@@ -2,6 +2,7 @@
 // Internal interface between load_trace() and the per-format readers (not installed).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,22 @@ void check_fits_memory(const std::string& path, double tasks, double bytes_per_t
 // The same for `need_bytes` estimated as `basis` says; available_bytes 0: ask the OS.
 void check_fits_memory(const std::string& path, double need_bytes, const std::string& basis,
                        std::uint64_t available_bytes);
+
+// Reserves the graph's task columns for `tasks` tasks and `edges` edges, estimated from the
+// density of the first part of a file: a reservation costs address space, not memory, until
+// it is used, and saves the copies and the up to 2x overshoot of growing by doubling.
+inline void reserve_graph(sched::TaskGraph& g, double tasks, double edges) {
+  const auto n = static_cast<std::size_t>(std::min(tasks * 1.1, 4e9));
+  g.core_type.reserve(n);
+  g.root.reserve(n);
+  g.kernel.reserve(n);
+  g.orig_id.reserve(n);
+  g.recorded_ns.reserve(n);
+  g.compute_cycles.reserve(n);
+  g.tiles.reserve(n);
+  g.succ_begin.reserve(n + 1);
+  g.succ.reserve(static_cast<std::size_t>(std::min(edges * 1.1, 4e9)));
+}
 
 // Whole file as a string (at most kMaxWholeFileBytes); TraceError naming the path if it
 // cannot be read.
