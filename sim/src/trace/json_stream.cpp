@@ -4,6 +4,7 @@
 // that the accepted files are those the DOM readers accepted.
 #include "json_stream.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -53,7 +54,8 @@ JsonStream::JsonStream(const std::string& path, const char* top_name)
   file_bytes_ = input_file_size(path);
   file_ = std::fopen(path.c_str(), "rb");
   if (!file_) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  buf_.resize(kChunkBytes);
+  // A small file gets a small buffer (the readers run per fuzz input too).
+  buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, file_bytes_ + 64)));
   std::size_t keep = 0;
   more(keep);
   // nlohmann skips a UTF-8 byte order mark (and refuses a broken one).
