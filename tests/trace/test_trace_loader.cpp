@@ -352,6 +352,90 @@ TEST_CASE("fixed-latency errors") {
                     Contains("is only used with dyn_topo.txt or topo.json"));
 }
 
+// ---- the streamed JSON readers (issue 13): same documents and messages as the DOM readers ----
+
+TEST_CASE("streamed JSON readers: keys in any order, the last of a repeated key counts") {
+  TempDir tmp;
+  const std::string fixed = tmp.write("f.json", R"([
+    {"successors":[1],"remainingPredecessors":0,"execTime":3700,"coreType":"AIV","funcName":"a",
+     "taskId":"x","taskId":0,"extra":{"deep":[[{"k":null}],true,-1.5e3]}},
+    {"taskId":1,"funcName":"b","coreType":"AIC","execTime":10,"successors":[0],"successors":[],
+     "remainingPredecessors":1}])");
+  const LoadedTrace f = load(fixed);
+  REQUIRE(f.graph.num_tasks() == 2);
+  CHECK(f.graph.recorded_ns[0] == 2000);
+  CHECK(f.graph.num_edges() == 1);
+  // The last taskId is the one checked.
+  const std::string bad = tmp.write("f2.json", R"([{"taskId":0,"taskId":"x","execTime":1}])");
+  CHECK_THROWS_WITH(load(bad), Contains("f2.json: record 0: expected \"taskId\" to be a "
+                                        "non-negative integer, got \"x\""));
+  // A prof block may give its records before its coreType.
+  const std::string topo = tmp.write("t.json", R"([{"successors":[],"funcName":"f","taskId":0}])");
+  const std::string prof = tmp.write(
+      "p.json",
+      "\xEF\xBB\xBF"  // a byte order mark, which nlohmann skipped too
+      R"([{"tasks":[{"execEnd":60,"taskId":0,"execStart":10}],"coreType":"AIV","blockIdx":2}])");
+  const LoadedTrace b = load(topo, prof);
+  CHECK(b.graph.core_type[0] == CoreType::kAiv);
+  CHECK(b.graph.recorded_ns[0] == 1000);
+  REQUIRE(b.recorded_cores.has_value());
+  CHECK(b.recorded_cores->min_aiv_block == 2);
+}
+
+TEST_CASE("streamed JSON readers: a syntax error anywhere comes before a record's error") {
+  TempDir tmp;
+  // Record 0 has a bad coreType, record 1 is not JSON: the DOM reader saw the syntax error
+  // first, and so does the streamed one.
+  const std::string p = tmp.write("f.json",
+                                  "[{\"taskId\":0,\"funcName\":\"a\",\"coreType\":\"TPU\","
+                                  "\"execTime\":1,\"successors\":[],\"remainingPredecessors\":0},\n"
+                                  "{\"taskId\":1,,}]");
+  CHECK_THROWS_WITH(load(p), Contains("f.json:2:13: invalid JSON"));
+  // The first pass's checks (a unique taskId in every record) come before a record's fields.
+  const std::string q = tmp.write("g.json",
+                                  "[{\"taskId\":0,\"funcName\":5,\"coreType\":\"AIV\","
+                                  "\"execTime\":1,\"successors\":[],\"remainingPredecessors\":0},"
+                                  "{\"funcName\":\"b\"}]");
+  CHECK_THROWS_WITH(load(q), Contains("g.json: record 1: missing \"taskId\""));
+  // A number too large for a double under a key the reader does not use.
+  const std::string r = tmp.write("h.json",
+                                  "[{\"taskId\":0,\"funcName\":\"a\",\"coreType\":\"AIV\","
+                                  "\"execTime\":1,\"successors\":[],\"remainingPredecessors\":0,"
+                                  "\"note\":[1e999]}]");
+  CHECK_THROWS_WITH(load(r), Contains("h.json:1:") && Contains("record 0") &&
+                                 Contains("key \"note\"") && Contains("too large for a double"));
+}
+
+TEST_CASE("streamed readers: values and lines longer than the read chunk") {
+  TempDir tmp;
+  // A 6 MiB string (with escapes) and a 5 MiB unknown value: more than the 4 MiB chunk.
+  const std::string big_name(6 << 20, 'k');
+  const std::string fixed =
+      tmp.write("f.json",
+                "[{\"taskId\":0,\"funcName\":\"a\",\"coreType\":\"AIV\",\"execTime\":1,"
+                "\"successors\":[1],\"remainingPredecessors\":0},\n{\"taskId\":1,\"funcName\":\"" +
+                    big_name + "\\n\",\"x\":\"" + std::string(5 << 20, 'y') +
+                    "\",\"coreType\":\"AIC\",\"execTime\":1,\"successors\":[],"
+                    "\"remainingPredecessors\":1}]");
+  const LoadedTrace f = load(fixed);
+  REQUIRE(f.graph.num_tasks() == 2);
+  CHECK(kernel_of(f.graph, 1) == big_name + "\n");
+  // dyn_topo.txt: a line of 3M successors, CRLF, no newline at the end.
+  std::string line = "0,0,0,1000,10,0,5000,AIV,0,-1,0";
+  for (int i = 0; i < (3 << 20); ++i) line += ",1";
+  const std::string dyn =
+      tmp.write("d.txt",
+                "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
+                "staticSuccCount,successors\r\n" +
+                    line + "\r\n0,1,0,1000,10,1,5000,AIC,0,-1,0");
+  const std::string prof = tmp.write(
+      "p.json",
+      R"([{"blockIdx":0,"coreType":"AIV","tasks":[{"taskId":0,"execStart":1,"execEnd":2}]}])");
+  const LoadedTrace d = load(dyn, prof);
+  REQUIRE(d.graph.num_tasks() == 2);
+  CHECK(d.graph.num_edges() == std::size_t{3} << 20);
+}
+
 // ---- native ----
 
 TEST_CASE("native sample: the same pipeline with memory, ops and recorded times") {

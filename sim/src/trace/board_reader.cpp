@@ -3,14 +3,20 @@
 // (CSV, every device task) or topo.json (one device task), joined on (seqNo, taskId) with the
 // per-core start/end ticks of tilefwk_L1_prof_data.json.
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "id_index.h"
+#include "json_stream.h"
 #include "pypto/common/errors.h"
 #include "readers.h"
 
@@ -18,45 +24,102 @@ namespace pypto::sim::trace_detail {
 
 namespace {
 
-using nlohmann::json;
 using sched::CoreType;
 
 constexpr const char* kDynTopoColumns[] = {"seqNo",   "taskId",    "rootIndex",      "rootHash",
                                            "opmagic", "leafIndex", "leafHash",       "coreType",
                                            "psgId",   "wrapId",    "staticSuccCount"};
 constexpr std::size_t kFixedColumns = 11;
+constexpr std::size_t kDynChunkBytes = std::size_t(4) << 20;
+// Memory per task while loading and simulating a board recording: the graph's columns and
+// CSR (about 40 B), the taskId index (8-16 B), the side arrays (5 B, 12 more for
+// dyn_topo.txt), the recorded starts (8 B) and the run's own state (about 30 B).
+constexpr double kBoardBytesPerTask = 110;
 
-struct TopoTask {
-  std::uint32_t seq = 0;
-  std::uint32_t task_id = 0;
-  std::uint32_t root = 0;  // dense root instance
-  std::uint32_t kernel = 0;
-  CoreType core = CoreType::kHub;
-  bool core_known = false;
-  std::uint32_t succ_first = 0, succ_count = 0;  // into Topology::succ (task ids)
-  std::uint64_t where = 0;                       // dyn_topo: line; topo.json: record index
-  std::uint32_t recorded_ns = sched::kNoRecord;
-  std::uint64_t start_tick = 0;  // execStart of its prof record (when recorded_ns is set)
-  std::uint32_t prof_block = 0, prof_record = 0;  // first prof record, for duplicate errors
-  bool prof_record_seen = false;
-};
-
+// The topology being read. Tasks go straight into the builder (successors as taskIds until
+// every task is known); what the prof join needs beyond the graph's columns is kept in
+// per-task side arrays of a byte or a word.
 struct Topology {
-  std::vector<TopoTask> tasks;
-  std::vector<std::uint32_t> succ;
-  std::unordered_map<std::uint64_t, std::uint32_t> index;  // (seq << 32 | taskId) -> task
-  std::unordered_map<std::uint64_t, std::uint32_t> roots;  // (seq << 32 | rootKey) -> dense
   sched::TaskGraphBuilder* builder = nullptr;
+  bool dyn = false;
+  IdIndex<std::uint64_t> index;         // dyn_topo: (seq << 32 | taskId) -> task
+  IdIndex<std::uint32_t> index0;        // topo.json (seqNo 0 only): taskId -> task
+  std::vector<std::uint32_t> seq;       // dyn_topo: seqNo per task
+  std::vector<std::uint64_t> line;      // dyn_topo: line per task (topo.json: record == task)
+  std::vector<std::uint8_t> flags;      // kCoreKnown, kProfSeen
+  std::vector<std::uint32_t> prof_ord;  // ordinal of the task's prof record (for messages)
+  std::unordered_map<std::uint64_t, std::uint32_t> roots;  // (seq << 32 | rootKey) -> dense
+  std::uint64_t last_root_key = ~std::uint64_t{0};
+  std::uint32_t last_root = 0;
+  std::string last_kernel_name;
+  std::uint32_t last_kernel = sched::kNoTask;
+
+  static constexpr std::uint8_t kCoreKnown = 1, kProfSeen = 2;
 
   static std::uint64_t key(std::uint32_t seq, std::uint32_t id) {
     return (std::uint64_t(seq) << 32) | id;
   }
   std::uint32_t dense_root(std::uint32_t seq, std::uint64_t root_key) {
-    const auto it = roots.emplace(key(seq, static_cast<std::uint32_t>(root_key)),
-                                  static_cast<std::uint32_t>(roots.size()));
-    return it.first->second;
+    const std::uint64_t k = key(seq, static_cast<std::uint32_t>(root_key));
+    if (k != last_root_key) {
+      last_root = roots.emplace(k, static_cast<std::uint32_t>(roots.size())).first->second;
+      last_root_key = k;
+    }
+    return last_root;
   }
+  std::uint32_t kernel(const std::string& name) {
+    if (last_kernel == sched::kNoTask || name != last_kernel_name) {
+      last_kernel = builder->kernel_index(name);
+      last_kernel_name = name;
+    }
+    return last_kernel;
+  }
+  std::size_t size() const { return flags.size(); }
+  // Adds a task; returns the index of an earlier task with the same (seq, taskId), or
+  // kAbsent.
+  std::uint32_t add(const sched::TaskGraphBuilder::Task& t, bool core_known, std::uint64_t at) {
+    const auto id = static_cast<std::uint32_t>(size());
+    const std::uint32_t got =
+        dyn ? index.insert(key(t.device_task_seq, t.orig_id), id) : index0.insert(t.orig_id, id);
+    if (got != id) return got;
+    builder->add_task(t);
+    flags.push_back(core_known ? kCoreKnown : 0);
+    if (dyn) {
+      seq.push_back(t.device_task_seq);
+      line.push_back(at);
+    }
+    return IdIndex<std::uint32_t>::kAbsent;
+  }
+  std::uint32_t find(std::uint32_t s, std::uint32_t id) const {
+    if (dyn) return index.find(key(s, id));
+    return s == 0 ? index0.find(id) : IdIndex<std::uint32_t>::kAbsent;
+  }
+  std::uint32_t seq_of(std::size_t t) const { return dyn ? seq[t] : 0; }
 };
+
+// Checks the memory for the tasks a topology of `file_bytes` holds at the density of its
+// first `consumed` bytes, and reserves the graph and side arrays for them.
+void check_board_memory(const std::string& path, Topology& topo, std::uint64_t file_bytes,
+                        std::uint64_t consumed, const char* unit) {
+  const std::size_t so_far = topo.size();
+  const double scale = static_cast<double>(file_bytes) / static_cast<double>(consumed);
+  const double tasks = static_cast<double>(so_far) * scale;
+  check_fits_memory(
+      path, tasks, kBoardBytesPerTask + (topo.dyn ? 12 : 0),
+      "tasks from the file size at the density of its first " + std::to_string(so_far) + " " + unit,
+      LoadOptions{});
+  sched::TaskGraph& g = topo.builder->graph();
+  reserve_graph(g, tasks, static_cast<double>(g.succ.size()) * scale);
+  const std::size_t n = g.core_type.capacity();
+  topo.flags.reserve(n);
+  if (topo.dyn) {
+    topo.seq.reserve(n);
+    topo.line.reserve(n);
+    topo.index.reserve(static_cast<std::size_t>(tasks));
+  } else {
+    topo.index0.reserve(static_cast<std::size_t>(tasks));
+  }
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -79,24 +142,73 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out) {
 }
 
 // Parses dyn_topo.txt: one task per line, successors are taskIds of the same seqNo.
-void read_dyn_topo(const std::string& path, const std::string& text, Topology& topo) {
+// Streamed: the file is read in 4 MiB chunks of whole lines.
+void read_dyn_topo(const std::string& path, Topology& topo) {
   std::vector<std::string_view> cols;
-  std::size_t pos = 0;
+  std::vector<std::uint32_t> succ;
   std::uint64_t line_no = 0;
   bool header = false;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string_view line = trim(std::string_view(text).substr(pos, nl - pos));
+  bool memory_checked = false;
+  std::uint64_t last_leaf = ~std::uint64_t{0};
+  std::uint32_t last_leaf_kernel = 0;
+  const std::uint64_t file_bytes = input_file_size(path);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  std::vector<char> buf(
+      static_cast<std::size_t>(std::min<std::uint64_t>(kDynChunkBytes, file_bytes + 64)));
+  std::size_t have = 0;
+  std::uint64_t read_bytes = 0, consumed = 0;
+  bool eof = file_bytes == 0;
+  std::size_t pos = 0, stop = 0;
+  while (true) {
+    if (pos >= stop) {
+      // Next chunk: keep the partial last line, read on (what stat() saw, no more).
+      std::memmove(buf.data(), buf.data() + stop, have - stop);
+      have -= stop;
+      consumed += stop;
+      pos = stop = 0;
+      if (!memory_checked && consumed > 0 && !eof) {
+        memory_checked = true;
+        check_board_memory(path, topo, file_bytes, consumed, "lines");
+      }
+      while (true) {
+        if (!eof) {
+          if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
+          const std::size_t want = static_cast<std::size_t>(
+              std::min<std::uint64_t>(file_bytes - read_bytes, buf.size() - have));
+          const std::size_t got = want ? std::fread(buf.data() + have, 1, want, file.get()) : 0;
+          if (std::ferror(file.get())) {
+            throw TraceError(path + ": read error after line " + std::to_string(line_no));
+          }
+          have += got;
+          read_bytes += got;
+          if (got < want || read_bytes >= file_bytes) eof = true;
+        }
+        if (eof) {
+          stop = have;
+          break;
+        }
+        const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
+        if (nl) {
+          stop = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+          break;
+        }
+      }
+      if (stop == 0) break;
+    }
+    const char* nlp = static_cast<const char*>(std::memchr(buf.data() + pos, '\n', stop - pos));
+    const std::size_t nl = nlp ? static_cast<std::size_t>(nlp - buf.data()) : stop;
+    const std::string_view line = trim(std::string_view(buf.data() + pos, nl - pos));
     pos = nl + 1;
     ++line_no;
     if (line.empty()) continue;
-    const std::string where = path + ":" + std::to_string(line_no);
+    auto where = [&] { return path + ":" + std::to_string(line_no); };
     split_csv(line, cols);
     if (!header) {
       for (std::size_t c = 0; c < kFixedColumns; ++c) {
         if (c >= cols.size() || cols[c] != kDynTopoColumns[c]) {
-          throw TraceError(where + ": header column " + std::to_string(c + 1) + " is \"" +
+          throw TraceError(where() + ": header column " + std::to_string(c + 1) + " is \"" +
                            std::string(c < cols.size() ? cols[c] : "") + "\", expected \"" +
                            kDynTopoColumns[c] + "\" (header seqNo,taskId,rootIndex,rootHash," +
                            "opmagic,leafIndex,leafHash,coreType,psgId,wrapId,staticSuccCount," +
@@ -109,7 +221,7 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
     // A trailing comma (an empty last field) is tolerated; any other empty field is not.
     if (cols.size() > kFixedColumns && cols.back().empty()) cols.pop_back();
     if (cols.size() < kFixedColumns) {
-      throw TraceError(where + ": expected at least " + std::to_string(kFixedColumns) +
+      throw TraceError(where() + ": expected at least " + std::to_string(kFixedColumns) +
                        " columns (seqNo ... staticSuccCount, then successors), got " +
                        std::to_string(cols.size()));
     }
@@ -122,7 +234,7 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
       const std::string_view f = cols[c];
       const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
       if (f.empty() || r.ec != std::errc() || r.ptr != f.data() + f.size() || v > max) {
-        throw TraceError(where + ": column " + column_name(c) + ": expected an integer in [0, " +
+        throw TraceError(where() + ": column " + column_name(c) + ": expected an integer in [0, " +
                          std::to_string(max) + "], got \"" + std::string(f) + "\"");
       }
       return v;
@@ -137,13 +249,13 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
       const bool ok = !f.empty() && ((rs.ec == std::errc() && rs.ptr == f.data() + f.size()) ||
                                      (ru.ec == std::errc() && ru.ptr == f.data() + f.size()));
       if (!ok) {
-        throw TraceError(where + ": column " + column_name(c) + ": expected an integer, got \"" +
+        throw TraceError(where() + ": column " + column_name(c) + ": expected an integer, got \"" +
                          std::string(f) + "\"");
       }
     };
-    TopoTask t;
-    t.seq = static_cast<std::uint32_t>(parse_u(0, 0xFFFFFFFFull));
-    t.task_id = static_cast<std::uint32_t>(parse_u(1, 0xFFFFFFFFull));
+    sched::TaskGraphBuilder::Task t;
+    t.device_task_seq = static_cast<std::uint32_t>(parse_u(0, 0xFFFFFFFFull));
+    t.orig_id = static_cast<std::uint32_t>(parse_u(1, 0xFFFFFFFFull));
     const std::uint64_t root_index = parse_u(2, 0xFFFFFFFFull);
     check_int(3);
     check_int(4);
@@ -151,91 +263,478 @@ void read_dyn_topo(const std::string& path, const std::string& text, Topology& t
     check_int(6);
     const auto core = sched::parse_core_type(cols[7]);
     if (!core) {
-      throw TraceError(where + ": column coreType: expected AIC, AIV, HUB or AICPU, got \"" +
+      throw TraceError(where() + ": column coreType: expected AIC, AIV, HUB or AICPU, got \"" +
                        std::string(cols[7]) + "\"");
     }
     check_int(8);
     check_int(9);
     const std::uint64_t static_succ = parse_u(10, 0xFFFFFFFFull);
     if (static_succ > cols.size() - kFixedColumns) {
-      throw TraceError(where + ": staticSuccCount is " + std::to_string(static_succ) +
+      throw TraceError(where() + ": staticSuccCount is " + std::to_string(static_succ) +
                        " but the line lists " + std::to_string(cols.size() - kFixedColumns) +
                        " successors");
     }
-    t.core = *core;
-    t.core_known = true;
-    t.root = topo.dense_root(t.seq, root_index);
-    t.kernel = topo.builder->kernel_index("leaf" + std::to_string(leaf));
-    t.where = line_no;
-    t.succ_first = static_cast<std::uint32_t>(topo.succ.size());
+    succ.clear();
     for (std::size_t c = kFixedColumns; c < cols.size(); ++c) {
-      topo.succ.push_back(static_cast<std::uint32_t>(parse_u(c, 0xFFFFFFFFull)));
+      succ.push_back(static_cast<std::uint32_t>(parse_u(c, 0xFFFFFFFFull)));
     }
-    t.succ_count = static_cast<std::uint32_t>(topo.succ.size() - t.succ_first);
-    const auto [it, inserted] = topo.index.emplace(Topology::key(t.seq, t.task_id),
-                                                   static_cast<std::uint32_t>(topo.tasks.size()));
-    if (!inserted) {
-      throw TraceError(where + ": task " + std::to_string(t.task_id) + " of seqNo " +
-                       std::to_string(t.seq) + " already appears on line " +
-                       std::to_string(topo.tasks[it->second].where));
+    t.core_type = *core;
+    t.root = topo.dense_root(t.device_task_seq, root_index);
+    if (leaf != last_leaf) {
+      last_leaf_kernel = topo.kernel("leaf" + std::to_string(leaf));
+      last_leaf = leaf;
     }
-    topo.tasks.push_back(t);
+    t.kernel = last_leaf_kernel;
+    t.recorded_ns = sched::kNoRecord;
+    const std::uint32_t earlier = topo.add(t, true, line_no);
+    if (earlier != IdIndex<std::uint32_t>::kAbsent) {
+      throw TraceError(where() + ": task " + std::to_string(t.orig_id) + " of seqNo " +
+                       std::to_string(t.device_task_seq) + " already appears on line " +
+                       std::to_string(topo.line[earlier]));
+    }
+    for (const std::uint32_t v : succ) topo.builder->add_successor(v);  // taskIds for now
   }
   if (!header) throw TraceError(path + ": no header line");
-  if (topo.tasks.empty()) throw TraceError(path + ": no tasks after the header");
+  if (topo.size() == 0) throw TraceError(path + ": no tasks after the header");
+}
+
+using K = JsonStream::Kind;
+
+enum class TopoField { kTaskId, kFuncName, kCoreType, kSuccessors, kOther };
+TopoField topo_field(std::string_view k) {
+  if (k == "taskId") return TopoField::kTaskId;
+  if (k == "funcName") return TopoField::kFuncName;
+  if (k == "coreType") return TopoField::kCoreType;
+  if (k == "successors") return TopoField::kSuccessors;
+  return TopoField::kOther;
+}
+
+// Reads a value into `slot`: a scalar, or only the kind of an array or object.
+void read_held(JsonStream& js, HeldScalar& slot, JsonStream::Scalar& tmp) {
+  const K kind = js.peek_kind();
+  if (kind == K::kArray || kind == K::kObject) {
+    js.skip_value();
+    slot.hold_kind(kind);
+  } else {
+    js.read_scalar(tmp);
+    slot.hold(tmp);
+  }
+}
+
+// A taskId array ("successors"): the ids into `out`, or the message for the first entry
+// that is not one (json_uint's, under `key`).
+void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& out,
+                   std::string& bad, JsonStream::Scalar& tmp) {
+  out.clear();
+  bad.clear();
+  js.begin_array();
+  bool first = true;
+  HeldScalar el;
+  while (js.next_element(first)) {
+    const K ek = js.peek_kind();
+    if (ek != K::kArray && ek != K::kObject) {
+      js.read_scalar(tmp);
+      if (bad.empty() && tmp.kind == K::kUint && tmp.u <= 0xFFFFFFFFull) {
+        out.push_back(static_cast<std::uint32_t>(tmp.u));
+        continue;
+      }
+      el.hold(tmp);
+    } else {
+      js.skip_value();
+      el.hold_kind(ek);
+    }
+    if (!bad.empty()) continue;
+    std::uint64_t id = 0;
+    bad = check_uint(el, key, 0xFFFFFFFFull, &id);
+    if (bad.empty()) out.push_back(static_cast<std::uint32_t>(id));
+  }
 }
 
 // Parses topo.json: one device task (seqNo 0); the root index is taskId >> 20 (PyPTO packs
-// the root within its device task in bits 20 and up, the op index in bits 0-19).
-void read_topo_json(const std::string& path, const std::string& text, Topology& topo) {
-  const json doc = parse_json(path, text);
-  if (!doc.is_array()) throw TraceError(path + ": expected a JSON array of tasks");
-  if (doc.empty()) throw TraceError(path + ": the JSON array is empty (no tasks)");
-  for (std::size_t i = 0; i < doc.size(); ++i) {
-    const json& rec = doc[i];
+// the root within its device task in bits 20 and up, the op index in bits 0-19). Streamed;
+// the checks and their order are the DOM reader's, keys in any order, the last of a repeated
+// key counting.
+void read_topo_json(const std::string& path, Topology& topo) {
+  JsonStream js(path, "record");
+  if (js.peek_kind() != K::kArray) js.semantic_error(path + ": expected a JSON array of tasks");
+  js.begin_array();
+  bool first = true;
+  JsonStream::Scalar tmp;
+  HeldScalar task_id, func, core, succ_other;
+  K succ_kind = K::kNone;
+  std::vector<std::uint32_t> succ;
+  std::string succ_bad;
+  std::uint64_t i = 0;
+  bool memory_checked = false;
+  while (js.next_element(first)) {
     std::string where = path + ": record " + std::to_string(i);
-    if (!rec.is_object()) throw TraceError(where + ": expected an object, got " + json_brief(rec));
-    TopoTask t;
-    t.task_id = static_cast<std::uint32_t>(
-        json_uint(json_field(rec, "taskId", where), "taskId", where, 0xFFFFFFFFull));
-    where += " (taskId " + std::to_string(t.task_id) + ")";
-    t.kernel = topo.builder->kernel_index(
-        json_string(json_field(rec, "funcName", where), "funcName", where));
-    if (const auto it = rec.find("coreType"); it != rec.end()) {
-      const auto core = sched::parse_core_type(json_string(*it, "coreType", where));
-      if (!core) {
-        throw TraceError(where + ": expected \"coreType\" to be AIC, AIV, HUB or AICPU, got " +
-                         json_brief(*it));
+    const K kind = js.peek_kind();
+    if (kind != K::kObject) {
+      if (kind == K::kArray) js.semantic_error(where + ": expected an object, got an array");
+      js.read_scalar(tmp);
+      js.semantic_error(where + ": expected an object, got " + brief(tmp));
+    }
+    task_id.kind = func.kind = core.kind = K::kNone;
+    succ_kind = K::kNone;
+    js.begin_object();
+    bool first_key = true;
+    std::string_view key;
+    while (js.next_key(first_key, key)) {
+      switch (topo_field(key)) {
+        case TopoField::kTaskId: read_held(js, task_id, tmp); break;
+        case TopoField::kFuncName: read_held(js, func, tmp); break;
+        case TopoField::kCoreType: read_held(js, core, tmp); break;
+        case TopoField::kOther: js.skip_value(); break;
+        case TopoField::kSuccessors:
+          succ_kind = js.peek_kind();
+          if (succ_kind == K::kArray) {
+            read_id_array(js, "successors", succ, succ_bad, tmp);
+          } else {
+            read_held(js, succ_other, tmp);
+          }
+          break;
       }
-      t.core = *core;
-      t.core_known = true;
     }
-    t.root = topo.dense_root(0, t.task_id >> 20);
-    t.where = i;
-    const json& succ = json_field(rec, "successors", where);
-    if (!succ.is_array()) {
-      throw TraceError(where + ": expected \"successors\" to be an array of taskIds, got " +
-                       json_brief(succ));
+    std::uint64_t id = 0;
+    std::string msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &id);
+    if (!msg.empty()) js.semantic_error(where + ": " + msg);
+    where += " (taskId " + std::to_string(id) + ")";
+    msg = check_string(func, "funcName");
+    if (!msg.empty()) js.semantic_error(where + ": " + msg);
+    sched::TaskGraphBuilder::Task t;
+    t.orig_id = static_cast<std::uint32_t>(id);
+    t.kernel = topo.kernel(func.s);
+    bool core_known = false;
+    t.core_type = CoreType::kHub;
+    if (core.present()) {
+      msg = check_string(core, "coreType");
+      if (!msg.empty()) js.semantic_error(where + ": " + msg);
+      const auto ct = sched::parse_core_type(core.s);
+      if (!ct) {
+        js.semantic_error(where + ": expected \"coreType\" to be AIC, AIV, HUB or AICPU, got " +
+                          brief(core.view()));
+      }
+      t.core_type = *ct;
+      core_known = true;
     }
-    t.succ_first = static_cast<std::uint32_t>(topo.succ.size());
-    for (const json& s : succ) {
-      topo.succ.push_back(
-          static_cast<std::uint32_t>(json_uint(s, "successors", where, 0xFFFFFFFFull)));
+    t.root = topo.dense_root(0, t.orig_id >> 20);
+    t.recorded_ns = sched::kNoRecord;
+    if (succ_kind == K::kNone) js.semantic_error(where + ": missing \"successors\"");
+    if (succ_kind != K::kArray) {
+      js.semantic_error(where + ": expected \"successors\" to be an array of taskIds, got " +
+                        brief(succ_other.view()));
     }
-    t.succ_count = static_cast<std::uint32_t>(topo.succ.size() - t.succ_first);
-    const auto [it, inserted] =
-        topo.index.emplace(Topology::key(0, t.task_id), static_cast<std::uint32_t>(i));
-    if (!inserted) {
-      throw TraceError(where + ": taskId " + std::to_string(t.task_id) +
-                       " already appears in record " + std::to_string(it->second));
+    if (!succ_bad.empty()) js.semantic_error(where + ": " + succ_bad);
+    const std::uint32_t earlier = topo.add(t, core_known, i);
+    if (earlier != IdIndex<std::uint32_t>::kAbsent) {
+      js.semantic_error(where + ": taskId " + std::to_string(id) + " already appears in record " +
+                        std::to_string(earlier));
     }
-    topo.tasks.push_back(t);
+    for (const std::uint32_t v : succ) topo.builder->add_successor(v);  // taskIds for now
+    ++i;
+    if (!memory_checked && js.offset() >= (std::uint64_t{4} << 20)) {
+      memory_checked = true;
+      check_board_memory(path, topo, js.file_bytes(), js.offset(), "records");
+    }
+  }
+  js.end_document();
+  if (i == 0) throw TraceError(path + ": the JSON array is empty (no tasks)");
+}
+
+std::string topo_location(const std::string& path, const Topology& topo, std::size_t t) {
+  return topo.dyn ? path + ":" + std::to_string(topo.line[t])
+                  : path + " record " + std::to_string(t);
+}
+
+enum class BlockField { kBlockIdx, kCoreType, kTasks, kOther };
+BlockField block_field(std::string_view k) {
+  if (k == "blockIdx") return BlockField::kBlockIdx;
+  if (k == "coreType") return BlockField::kCoreType;
+  if (k == "tasks") return BlockField::kTasks;
+  return BlockField::kOther;
+}
+enum class RecField { kTaskId, kSeqNo, kExecStart, kExecEnd, kOther };
+RecField rec_field(std::string_view k) {
+  switch (k.size()) {
+    case 5:
+      if (k == "seqNo") return RecField::kSeqNo;
+      break;
+    case 6:
+      if (k == "taskId") return RecField::kTaskId;
+      break;
+    case 7:
+      if (k == "execEnd") return RecField::kExecEnd;
+      break;
+    case 9:
+      if (k == "execStart") return RecField::kExecStart;
+      break;
+    default: break;
+  }
+  return RecField::kOther;
+}
+
+// Joins tilefwk_L1_prof_data.json with the topology, streamed. A block's keys may come in
+// any order (its records are checked against its coreType), so its records are buffered
+// (24 bytes each, one block at a time) and checked when the block ends, in the DOM reader's
+// order: the block's keys, then its records.
+class ProfJoin {
+ public:
+  ProfJoin(const std::string& path, const std::string& prof_path, Topology& topo,
+           const ChipConfig& chip, LoadedTrace& out)
+      : path_(path),
+        prof_path_(prof_path),
+        topo_(topo),
+        out_(out),
+        mhz_(chip.chip.board_clock_mhz),
+        js_(prof_path, "block") {}
+
+  void run();
+
+  std::uint64_t joined = 0, min_start = ~std::uint64_t(0), max_end = 0, total_records = 0;
+  std::string min_start_where, max_end_where;
+  RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
+  bool any_block_idx = false;
+
+ private:
+  struct Rec {
+    std::uint32_t task_id = 0, seq = 0;
+    std::uint64_t start = 0, end = 0;
+  };
+  struct Place {  // a record, for messages
+    std::uint64_t block = 0, record = 0;
+    bool has_block_idx = false;
+    std::uint32_t block_idx = 0;
+  };
+  void read_block();
+  void read_records();
+  void check_block();
+  std::string block_where(std::uint64_t b, bool has_idx, std::uint32_t idx) const {
+    std::string w = prof_path_ + ": block " + std::to_string(b);
+    if (has_idx) w += " (blockIdx " + std::to_string(idx) + ")";
+    return w;
+  }
+  std::string place_where(const Place& p) const {
+    return block_where(p.block, p.has_block_idx, p.block_idx) + ", record " +
+           std::to_string(p.record);
+  }
+
+  const std::string& path_;
+  const std::string& prof_path_;
+  Topology& topo_;
+  LoadedTrace& out_;
+  const double mhz_;
+  JsonStream js_;
+  JsonStream::Scalar tmp_;
+  std::uint64_t block_ = 0;
+  HeldScalar block_idx_, core_, tasks_other_;
+  K tasks_kind_ = K::kNone;
+  std::vector<Rec> recs_;
+  bool rec_bad_ = false;  // a record that fails its own checks; recs_ holds those before it
+  std::string rec_bad_msg_;
+  std::vector<std::uint64_t> block_first_ord_;  // ordinal of each block's first record
+  Place min_place_, max_place_;
+};
+
+void ProfJoin::read_records() {
+  recs_.clear();
+  rec_bad_ = false;
+  js_.begin_array();
+  bool first = true;
+  HeldScalar task_id, seq, start, end;
+  while (js_.next_element(first)) {
+    const std::uint64_t r = recs_.size();
+    const K kind = js_.peek_kind();
+    if (kind != K::kObject) {
+      HeldScalar v;
+      read_held(js_, v, tmp_);
+      if (!rec_bad_) {
+        rec_bad_ = true;
+        rec_bad_msg_ =
+            ", record " + std::to_string(r) + ": expected an object, got " + brief(v.view());
+      }
+      continue;
+    }
+    task_id.kind = seq.kind = start.kind = end.kind = K::kNone;
+    js_.begin_object();
+    bool first_key = true;
+    std::string_view key;
+    while (js_.next_key(first_key, key)) {
+      switch (rec_field(key)) {
+        case RecField::kTaskId: read_held(js_, task_id, tmp_); break;
+        case RecField::kSeqNo: read_held(js_, seq, tmp_); break;
+        case RecField::kExecStart: read_held(js_, start, tmp_); break;
+        case RecField::kExecEnd: read_held(js_, end, tmp_); break;
+        case RecField::kOther: js_.skip_value(); break;
+      }
+    }
+    if (rec_bad_) continue;
+    Rec rec;
+    std::uint64_t v = 0;
+    std::string msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &v);
+    rec.task_id = static_cast<std::uint32_t>(v);
+    if (msg.empty() && seq.present()) {
+      msg = check_uint(seq, "seqNo", 0xFFFFFFFFull, &v);
+      rec.seq = static_cast<std::uint32_t>(v);
+    }
+    if (msg.empty()) msg = check_uint(start, "execStart", ~0ull, &rec.start);
+    if (msg.empty()) msg = check_uint(end, "execEnd", ~0ull, &rec.end);
+    if (!msg.empty()) {
+      rec_bad_ = true;
+      rec_bad_msg_ = ", record " + std::to_string(r) + ": " + msg;
+      continue;
+    }
+    recs_.push_back(rec);
   }
 }
 
-std::string topo_location(const std::string& path, TraceFormat format, const TopoTask& t) {
-  return format == TraceFormat::kDynTopo ? path + ":" + std::to_string(t.where)
-                                         : path + " record " + std::to_string(t.where);
+void ProfJoin::read_block() {
+  block_idx_.kind = core_.kind = K::kNone;
+  tasks_kind_ = K::kNone;
+  recs_.clear();
+  rec_bad_ = false;
+  js_.begin_object();
+  bool first_key = true;
+  std::string_view key;
+  while (js_.next_key(first_key, key)) {
+    switch (block_field(key)) {
+      case BlockField::kBlockIdx: read_held(js_, block_idx_, tmp_); break;
+      case BlockField::kCoreType: read_held(js_, core_, tmp_); break;
+      case BlockField::kOther: js_.skip_value(); break;
+      case BlockField::kTasks:
+        tasks_kind_ = js_.peek_kind();
+        if (tasks_kind_ == K::kArray) {
+          read_records();
+        } else {
+          recs_.clear();
+          rec_bad_ = false;
+          read_held(js_, tasks_other_, tmp_);
+        }
+        break;
+    }
+  }
+}
+
+void ProfJoin::check_block() {
+  const std::uint64_t b = block_;
+  std::string bwhere = prof_path_ + ": block " + std::to_string(b);
+  bool has_idx = false;
+  std::uint32_t idx = 0;
+  if (block_idx_.present()) {
+    std::uint64_t v = 0;
+    const std::string msg = check_uint(block_idx_, "blockIdx", 0xFFFFFFFFull, &v);
+    if (!msg.empty()) js_.semantic_error(bwhere + ": " + msg);
+    has_idx = true;
+    idx = static_cast<std::uint32_t>(v);
+    bwhere += " (blockIdx " + std::to_string(idx) + ")";
+  }
+  const std::string msg = check_string(core_, "coreType");
+  if (!msg.empty()) js_.semantic_error(bwhere + ": " + msg);
+  const std::string& core_name = core_.s;
+  const auto block_core = sched::parse_core_type(core_name);
+  if (!block_core) {
+    js_.semantic_error(bwhere + ": expected \"coreType\" to be AIC, AIV or AI-CPU, got \"" +
+                       core_name + "\"");
+  }
+  if (has_idx && (*block_core == CoreType::kAic || *block_core == CoreType::kAiv)) {
+    any_block_idx = true;
+    if (*block_core == CoreType::kAic) {
+      cores.max_aic_block = cores.any_aic ? std::max(cores.max_aic_block, idx) : idx;
+      cores.any_aic = true;
+    } else {
+      cores.min_aiv_block = cores.any_aiv ? std::min(cores.min_aiv_block, idx) : idx;
+      cores.max_aiv_block = cores.any_aiv ? std::max(cores.max_aiv_block, idx) : idx;
+      cores.any_aiv = true;
+    }
+  }
+  if (tasks_kind_ == K::kNone) js_.semantic_error(bwhere + ": missing \"tasks\"");
+  if (tasks_kind_ != K::kArray) {
+    js_.semantic_error(bwhere + ": expected \"tasks\" to be an array, got " +
+                       brief(tasks_other_.view()));
+  }
+  block_first_ord_.push_back(total_records);
+  sched::TaskGraph& g = topo_.builder->graph();
+  auto where = [&](std::size_t r) { return bwhere + ", record " + std::to_string(r); };
+  for (std::size_t r = 0; r < recs_.size(); ++r) {
+    ++total_records;
+    const Rec& rec = recs_[r];
+    const std::uint32_t t = topo_.find(rec.seq, rec.task_id);
+    if (t == IdIndex<std::uint32_t>::kAbsent) {
+      if (!topo_.dyn && rec.seq != 0) {
+        // topo.json describes device task 0 only; the recording may hold more.
+        ++out_.ignored_prof_records;
+        continue;
+      }
+      js_.semantic_error(where(r) + ": seqNo " + std::to_string(rec.seq) + " taskId " +
+                         std::to_string(rec.task_id) + " is not a task of " + path_);
+    }
+    if (g.recorded_ns[t] != sched::kNoRecord) {
+      const std::uint64_t ord = topo_.prof_ord[t];
+      const auto it = std::upper_bound(block_first_ord_.begin(), block_first_ord_.end(), ord) - 1;
+      js_.semantic_error(where(r) + ": a second record for taskId " + std::to_string(rec.task_id) +
+                         " (seqNo " + std::to_string(rec.seq) + "); the first is block " +
+                         std::to_string(it - block_first_ord_.begin()) + ", record " +
+                         std::to_string(ord - *it));
+    }
+    const bool core_known = (topo_.flags[t] & Topology::kCoreKnown) != 0;
+    if (core_known && g.core_type[t] != *block_core) {
+      js_.semantic_error(where(r) + ": taskId " + std::to_string(rec.task_id) + " (seqNo " +
+                         std::to_string(rec.seq) + ") is an " +
+                         std::string(sched::to_string(g.core_type[t])) + " task in " +
+                         topo_location(path_, topo_, t) + ", but this block's coreType is " +
+                         core_name);
+    }
+    if (rec.end < rec.start) {
+      js_.semantic_error(where(r) + ": execEnd " + std::to_string(rec.end) +
+                         " is before execStart " + std::to_string(rec.start));
+    }
+    const double ns = std::nearbyint(static_cast<double>(rec.end - rec.start) * 1000.0 / mhz_);
+    if (!(ns >= 0) || ns >= static_cast<double>(sched::kNoRecord)) {
+      (void)ticks_to_ns(rec.end - rec.start, mhz_, where(r));  // throws
+    }
+    g.core_type[t] = *block_core;
+    topo_.flags[t] = Topology::kCoreKnown | Topology::kProfSeen;
+    g.recorded_ns[t] = static_cast<std::uint32_t>(ns);
+    if (g.recorded_start_ps.empty()) g.recorded_start_ps.assign(g.num_tasks(), sched::kNever);
+    g.recorded_start_ps[t] = rec.start;  // ticks for now
+    topo_.prof_ord[t] = static_cast<std::uint32_t>(total_records - 1);
+    const Place here{b, r, has_idx, idx};
+    if (rec.start < min_start) {
+      min_start = rec.start;
+      min_place_ = here;
+    }
+    if (rec.end > max_end) {
+      max_end = rec.end;
+      max_place_ = here;
+    }
+    ++joined;
+  }
+  if (rec_bad_) js_.semantic_error(bwhere + rec_bad_msg_);
+}
+
+void ProfJoin::run() {
+  topo_.prof_ord.assign(topo_.size(), 0);
+  if (js_.peek_kind() != K::kArray) {
+    js_.semantic_error(prof_path_ + ": expected a JSON array of {blockIdx, coreType, tasks}");
+  }
+  js_.begin_array();
+  bool first = true;
+  while (js_.next_element(first)) {
+    const K kind = js_.peek_kind();
+    if (kind != K::kObject) {
+      HeldScalar v;
+      read_held(js_, v, tmp_);
+      js_.semantic_error(prof_path_ + ": block " + std::to_string(block_) +
+                         ": expected an object, got " + brief(v.view()));
+    }
+    read_block();
+    check_block();
+    ++block_;
+  }
+  js_.end_document();
+  if (joined > 0) {
+    min_start_where = place_where(min_place_);
+    max_end_where = place_where(max_place_);
+  }
 }
 
 }  // namespace
@@ -251,141 +750,46 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   sched::TaskGraphBuilder builder(path);
   Topology topo;
   topo.builder = &builder;
-  const std::string text = read_file(path);
+  topo.dyn = dyn;
   // Progress counts the bytes read of both files (the prof file is read after the topology).
+  const std::uint64_t topo_bytes = input_file_size(path);
   const std::uint64_t total_bytes =
-      opts.progress ? input_file_size(path) + input_file_size(opts.prof_path) : 0;
-  if (opts.progress) opts.progress(std::min<std::uint64_t>(text.size(), total_bytes), total_bytes);
+      opts.progress ? topo_bytes + input_file_size(opts.prof_path) : 0;
   if (dyn) {
-    read_dyn_topo(path, text, topo);
+    read_dyn_topo(path, topo);
   } else {
-    read_topo_json(path, text, topo);
+    read_topo_json(path, topo);
   }
+  if (opts.progress) opts.progress(std::min<std::uint64_t>(topo_bytes, total_bytes), total_bytes);
 
   // Successors name taskIds of the same seqNo; turn them into task indices.
-  for (const TopoTask& t : topo.tasks) {
-    for (std::uint32_t e = t.succ_first; e < t.succ_first + t.succ_count; ++e) {
-      const auto it = topo.index.find(Topology::key(t.seq, topo.succ[e]));
-      if (it == topo.index.end()) {
-        throw TraceError(topo_location(path, format, t) + ": successor " +
-                         std::to_string(topo.succ[e]) + " of task " + std::to_string(t.task_id) +
-                         " is not a task of seqNo " + std::to_string(t.seq));
+  sched::TaskGraph& g = builder.graph();
+  const std::size_t n = g.num_tasks();
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::uint32_t last =
+        t + 1 < n ? g.succ_begin[t + 1] : static_cast<std::uint32_t>(g.succ.size());
+    const std::uint32_t seq = topo.seq_of(t);
+    for (std::uint32_t e = g.succ_begin[t]; e < last; ++e) {
+      const std::uint32_t to = topo.find(seq, g.succ[e]);
+      if (to == IdIndex<std::uint32_t>::kAbsent) {
+        throw TraceError(topo_location(path, topo, t) + ": successor " + std::to_string(g.succ[e]) +
+                         " of task " + std::to_string(g.orig_id[t]) + " is not a task of seqNo " +
+                         std::to_string(seq));
       }
-      topo.succ[e] = it->second;
+      g.succ[e] = to;
     }
   }
 
   // Join the prof records on (seqNo, taskId).
   const std::string& prof_path = opts.prof_path;
-  const json prof = parse_json(prof_path, read_file(prof_path), "block");
-  if (opts.progress) opts.progress(total_bytes, total_bytes);
-  if (!prof.is_array()) {
-    throw TraceError(prof_path + ": expected a JSON array of {blockIdx, coreType, tasks}");
-  }
   const double mhz = chip.chip.board_clock_mhz;
   LoadedTrace out;
-  std::uint64_t joined = 0, min_start = ~std::uint64_t(0), max_end = 0, total_records = 0;
-  std::string min_start_where, max_end_where;
-  RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
-  bool any_block_idx = false;
-  for (std::size_t b = 0; b < prof.size(); ++b) {
-    const json& block = prof[b];
-    std::string bwhere = prof_path + ": block " + std::to_string(b);
-    if (!block.is_object()) {
-      throw TraceError(bwhere + ": expected an object, got " + json_brief(block));
-    }
-    std::optional<std::uint32_t> block_idx;
-    if (const auto it = block.find("blockIdx"); it != block.end()) {
-      block_idx = static_cast<std::uint32_t>(json_uint(*it, "blockIdx", bwhere, 0xFFFFFFFFull));
-      bwhere += " (blockIdx " + std::to_string(*block_idx) + ")";
-    }
-    const std::string core_name =
-        json_string(json_field(block, "coreType", bwhere), "coreType", bwhere);
-    const auto block_core = sched::parse_core_type(core_name);
-    if (!block_core) {
-      throw TraceError(bwhere + ": expected \"coreType\" to be AIC, AIV or AI-CPU, got \"" +
-                       core_name + "\"");
-    }
-    if (block_idx && (*block_core == CoreType::kAic || *block_core == CoreType::kAiv)) {
-      any_block_idx = true;
-      if (*block_core == CoreType::kAic) {
-        cores.max_aic_block =
-            cores.any_aic ? std::max(cores.max_aic_block, *block_idx) : *block_idx;
-        cores.any_aic = true;
-      } else {
-        cores.min_aiv_block =
-            cores.any_aiv ? std::min(cores.min_aiv_block, *block_idx) : *block_idx;
-        cores.max_aiv_block =
-            cores.any_aiv ? std::max(cores.max_aiv_block, *block_idx) : *block_idx;
-        cores.any_aiv = true;
-      }
-    }
-    const json& records = json_field(block, "tasks", bwhere);
-    if (!records.is_array()) {
-      throw TraceError(bwhere + ": expected \"tasks\" to be an array, got " + json_brief(records));
-    }
-    for (std::size_t r = 0; r < records.size(); ++r) {
-      ++total_records;
-      const json& rec = records[r];
-      const std::string where = bwhere + ", record " + std::to_string(r);
-      if (!rec.is_object()) {
-        throw TraceError(where + ": expected an object, got " + json_brief(rec));
-      }
-      const auto task_id = static_cast<std::uint32_t>(
-          json_uint(json_field(rec, "taskId", where), "taskId", where, 0xFFFFFFFFull));
-      std::uint32_t seq = 0;
-      if (const auto it = rec.find("seqNo"); it != rec.end()) {
-        seq = static_cast<std::uint32_t>(json_uint(*it, "seqNo", where, 0xFFFFFFFFull));
-      }
-      const std::uint64_t start =
-          json_uint(json_field(rec, "execStart", where), "execStart", where, ~0ull);
-      const std::uint64_t end =
-          json_uint(json_field(rec, "execEnd", where), "execEnd", where, ~0ull);
-      const auto found = topo.index.find(Topology::key(seq, task_id));
-      if (found == topo.index.end()) {
-        if (!dyn && seq != 0) {
-          // topo.json describes device task 0 only; the recording may hold more.
-          ++out.ignored_prof_records;
-          continue;
-        }
-        throw TraceError(where + ": seqNo " + std::to_string(seq) + " taskId " +
-                         std::to_string(task_id) + " is not a task of " + path);
-      }
-      TopoTask& t = topo.tasks[found->second];
-      if (t.recorded_ns != sched::kNoRecord) {
-        throw TraceError(where + ": a second record for taskId " + std::to_string(task_id) +
-                         " (seqNo " + std::to_string(seq) + "); the first is block " +
-                         std::to_string(t.prof_block) + ", record " +
-                         std::to_string(t.prof_record));
-      }
-      if (t.core_known && t.core != *block_core) {
-        throw TraceError(where + ": taskId " + std::to_string(task_id) + " (seqNo " +
-                         std::to_string(seq) + ") is an " + std::string(sched::to_string(t.core)) +
-                         " task in " + topo_location(path, format, t) +
-                         ", but this block's coreType is " + core_name);
-      }
-      if (end < start) {
-        throw TraceError(where + ": execEnd " + std::to_string(end) + " is before execStart " +
-                         std::to_string(start));
-      }
-      t.core = *block_core;
-      t.core_known = true;
-      t.recorded_ns = ticks_to_ns(end - start, mhz, where);
-      t.start_tick = start;
-      t.prof_record_seen = true;
-      t.prof_block = static_cast<std::uint32_t>(b);
-      t.prof_record = static_cast<std::uint32_t>(r);
-      if (start < min_start) {
-        min_start = start;
-        min_start_where = where;
-      }
-      if (end > max_end) {
-        max_end = end;
-        max_end_where = where;
-      }
-      ++joined;
-    }
-  }
+  ProfJoin join(path, prof_path, topo, chip, out);
+  join.run();
+  if (opts.progress) opts.progress(total_bytes, total_bytes);
+  topo.index.clear();
+  topo.index0.clear();
+  const std::uint64_t joined = join.joined, min_start = join.min_start, max_end = join.max_end;
   // Recorded times become ps relative to the first start: the whole span must fit the
   // clock (ticks 2^64 apart would overflow the conversion and read as 0).
   const double span_ps = std::nearbyint(static_cast<double>(max_end - min_start) * 1e6 / mhz);
@@ -395,44 +799,32 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
                      " ticks at chip.board_clock_mhz = " + compact(mhz) +
                      " MHz, more than the model's time limit of 2^62 ps (about 53 days): from "
                      "execStart " +
-                     std::to_string(min_start) + " (" + min_start_where + ") to execEnd " +
-                     std::to_string(max_end) + " (" + max_end_where + ")");
+                     std::to_string(min_start) + " (" + join.min_start_where + ") to execEnd " +
+                     std::to_string(max_end) + " (" + join.max_end_where + ")");
   }
   if (joined == 0) {
-    throw TraceError(prof_path + ": none of its " + std::to_string(total_records) +
+    throw TraceError(prof_path + ": none of its " + std::to_string(join.total_records) +
                      " records is a task of " + path + "; are they from the same run?");
   }
 
   // Tasks without a record are zero-cost dependency nodes (DESIGN.md "Trace formats").
-  for (TopoTask& t : topo.tasks) {
-    if (t.recorded_ns != sched::kNoRecord) continue;
-    t.recorded_ns = 0;
-    if (!t.core_known) {
-      t.core = CoreType::kHub;  // topo.json names no core type: nothing to dispatch
-      t.core_known = true;
+  for (std::size_t t = 0; t < n; ++t) {
+    if (topo.flags[t] & Topology::kProfSeen) {
+      g.recorded_start_ps[t] = static_cast<sched::TimePs>(
+          std::nearbyint(static_cast<double>(g.recorded_start_ps[t] - min_start) * 1e6 / mhz));
+      continue;
+    }
+    g.recorded_ns[t] = 0;
+    g.recorded_start_ps[t] = sched::kNever;
+    if (!(topo.flags[t] & Topology::kCoreKnown)) {
+      g.core_type[t] = CoreType::kHub;  // topo.json names no core type: nothing to dispatch
       ++out.unrecorded_tasks;
-    } else if (t.core != CoreType::kHub) {
+    } else if (g.core_type[t] != CoreType::kHub) {
       ++out.unrecorded_tasks;
     }
   }
-
-  for (const TopoTask& t : topo.tasks) {
-    sched::TaskGraphBuilder::Task bt;
-    bt.core_type = t.core;
-    bt.device_task_seq = t.seq;
-    bt.root = t.root;
-    bt.orig_id = t.task_id;
-    bt.kernel = t.kernel;
-    bt.recorded_ns = t.recorded_ns;
-    if (t.prof_record_seen) {
-      bt.recorded_start_ps = static_cast<sched::TimePs>(
-          std::nearbyint(static_cast<double>(t.start_tick - min_start) * 1e6 / mhz));
-    }
-    builder.add_task(bt);
-    for (std::uint32_t e = t.succ_first; e < t.succ_first + t.succ_count; ++e) {
-      builder.add_successor(topo.succ[e]);
-    }
-  }
+  std::vector<std::uint8_t>().swap(topo.flags);
+  std::vector<std::uint32_t>().swap(topo.prof_ord);
   try {
     out.graph = builder.finish();
   } catch (const TraceError& e) {
@@ -440,7 +832,7 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   }
   out.graph.recorded_makespan_ps = static_cast<sched::TimePs>(span_ps);
   out.format = format;
-  if (any_block_idx) out.recorded_cores = cores;
+  if (join.any_block_idx) out.recorded_cores = join.cores;
   return out;
 }
 

@@ -2,9 +2,9 @@
 // Internal interface between load_trace() and the per-format readers (not installed).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -26,10 +26,6 @@ LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip);
 // regular file (a device such as /dev/zero, a pipe: the readers open a file twice).
 std::uint64_t input_file_size(const std::string& path);
 
-// The most a JSON input read whole (topo.json, prof, fixed-latency) may have: its DOM takes
-// about ten times the text.
-inline constexpr std::uint64_t kMaxWholeFileBytes = std::uint64_t{1} << 30;
-
 // Refuses (TraceError) a trace whose estimated memory, `tasks` x `bytes_per_task`, exceeds
 // the memory available (opts.memory_available_bytes, else available_memory_bytes()).
 // `basis` says where the figures come from, for the message.
@@ -39,9 +35,21 @@ void check_fits_memory(const std::string& path, double tasks, double bytes_per_t
 void check_fits_memory(const std::string& path, double need_bytes, const std::string& basis,
                        std::uint64_t available_bytes);
 
-// Whole file as a string (at most kMaxWholeFileBytes); TraceError naming the path if it
-// cannot be read.
-std::string read_file(const std::string& path);
+// Reserves the graph's task columns for `tasks` tasks and `edges` edges, estimated from the
+// density of the first part of a file: a reservation costs address space, not memory, until
+// it is used, and saves the copies and the up to 2x overshoot of growing by doubling.
+inline void reserve_graph(sched::TaskGraph& g, double tasks, double edges) {
+  const auto n = static_cast<std::size_t>(std::min(tasks * 1.1, 4e9));
+  g.core_type.reserve(n);
+  g.root.reserve(n);
+  g.kernel.reserve(n);
+  g.orig_id.reserve(n);
+  g.recorded_ns.reserve(n);
+  g.compute_cycles.reserve(n);
+  g.tiles.reserve(n);
+  g.succ_begin.reserve(n + 1);
+  g.succ.reserve(static_cast<std::size_t>(std::min(edges * 1.1, 4e9)));
+}
 
 // A number for messages: up to 6 significant digits, exponent when large ("50", "1e-09").
 std::string compact(double v);
@@ -56,20 +64,14 @@ LineCol line_col(std::string_view text, std::size_t pos);
 // TaskGraph::recorded_ns; TraceError (with `where` as prefix) if it does not fit.
 std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::string& where);
 
-// Parses a whole JSON file; a syntax error becomes a TraceError "path:line:col: ...", and a
+// If the file at `path` has a JSON syntax error, the TraceError for it: nlohmann's parser
+// run over the file without building anything, "path:line:col: invalid JSON: ...", or for a
 // number too large for a double one that also names the record (`top_name` for elements of
-// the top-level array, "record" for those of a "tasks" array) and the key.
-nlohmann::json parse_json(const std::string& path, const std::string& text,
-                          const char* top_name = "record");
+// the top-level array, "record" for those of a "tasks" array) and the key. Returns if the
+// file is valid JSON.
+void check_json_syntax(const std::string& path, const char* top_name = "record");
 
-// Field access for the record-oriented JSON formats; `where` names the record
-// ("topo.json: record 3 (taskId 5)"). Missing or mistyped fields throw TraceError.
-const nlohmann::json& json_field(const nlohmann::json& obj, const char* key,
-                                 const std::string& where);
-std::uint64_t json_uint(const nlohmann::json& v, const char* key, const std::string& where,
-                        std::uint64_t max);
-std::string json_string(const nlohmann::json& v, const char* key, const std::string& where);
-// Short rendering of a JSON value for messages.
-std::string json_brief(const nlohmann::json& v);
+// 1-based line and column of byte offset `pos` of the file at `path`.
+LineCol file_line_col(const std::string& path, std::uint64_t pos);
 
 }  // namespace pypto::sim::trace_detail

@@ -41,24 +41,6 @@ std::uint64_t input_file_size(const std::string& path) {
   return static_cast<std::uint64_t>(st.st_size);
 }
 
-std::string read_file(const std::string& path) {
-  const std::uint64_t size = input_file_size(path);
-  if (size > kMaxWholeFileBytes) {
-    throw TraceError(path + ": " + std::to_string(size >> 20) + " MiB is more than the " +
-                     std::to_string(kMaxWholeFileBytes >> 30) +
-                     " GiB this format may have (it is read whole; the native NDJSON format "
-                     "is streamed and has no such limit)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  // Read what stat() saw, and no more: the file may grow while being read.
-  std::string text(static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  if (in.bad()) throw TraceError(path + ": read error: " + std::strerror(errno));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
-}
-
 namespace {
 
 // One "Key: N kB" line of /proc/meminfo, in bytes; 0 if absent.
@@ -133,13 +115,29 @@ std::uint32_t ticks_to_ns(std::uint64_t ticks, double clock_mhz, const std::stri
 
 namespace {
 
-// nlohmann's DOM builder, with the path to the value being parsed kept alongside, so that a
-// number out of range (1e999) can be reported with its record and key: nlohmann itself says
-// only "number overflow".
-class LocatingDomParser {
+// The value callbacks of a SAX handler that builds nothing.
+struct NoDom {
+  using json = nlohmann::json;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return true; }
+  bool key(std::string&) { return true; }
+  bool end_object() { return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+};
+
+// A SAX handler that builds nothing and keeps the path to the value being parsed, so that
+// a syntax error is reported as the DOM readers did, and a number out of range (1e999) with
+// its record and key: nlohmann itself says only "number overflow".
+class LocatingParser {
  public:
   using json = nlohmann::json;
-  explicit LocatingDomParser(json& root) : dom_(root, /*allow_exceptions=*/true) {}
 
   bool null() { return value(dom_.null()); }
   bool boolean(bool b) { return value(dom_.boolean(b)); }
@@ -215,7 +213,7 @@ class LocatingDomParser {
     if (!path_.empty() && path_.back().array) ++path_.back().index;
     return ok;
   }
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  NoDom dom_;
   std::vector<Level> path_;
   std::size_t position_ = 0;
   std::string token_;
@@ -223,27 +221,10 @@ class LocatingDomParser {
   std::string what_;
 };
 
-}  // namespace
-
-nlohmann::json parse_json(const std::string& path, const std::string& text, const char* top_name) {
-  // nlohmann's DOM takes about ten times the text (a 16-byte value per number or string,
-  // and a map node per key).
-  check_fits_memory(path, 10.0 * static_cast<double>(text.size()),
-                    compact(static_cast<double>(text.size())) +
-                        " bytes of JSON, about 10 bytes of parsed form per byte",
-                    0);
-  nlohmann::json root;
-  LocatingDomParser sax(root);
-  bool ok = false;
-  try {
-    ok = nlohmann::json::sax_parse(text, &sax);
-  } catch (const nlohmann::json::exception& e) {
-    // The DOM builder's own checks (none expected for parsed text): still a TraceError.
-    throw TraceError(path + ": invalid JSON: " + e.what());
-  }
-  if (ok) return root;
-  // nlohmann's position is 1-based: the last character it read.
-  const LineCol lc = line_col(text, sax.position() == 0 ? 0 : sax.position() - 1);
+// The TraceError for a parse that stopped at a syntax error; `lc` locates the parser's
+// position (1-based: the last character it read).
+[[noreturn]] void throw_parse_error(const std::string& path, const LocatingParser& sax, LineCol lc,
+                                    const char* top_name) {
   const std::string at = path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
   if (sax.id() == 406) {  // out_of_range: a number too large for a double
     std::string token = sax.token();
@@ -258,40 +239,45 @@ nlohmann::json parse_json(const std::string& path, const std::string& text, cons
   throw TraceError(at + ": invalid JSON: " + what);
 }
 
-std::string json_brief(const nlohmann::json& v) {
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 40) + "...";
-  return s;
+}  // namespace
+
+void check_json_syntax(const std::string& path, const char* top_name) {
+  (void)input_file_size(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  LocatingParser sax;
+  bool ok = false;
+  try {
+    ok = nlohmann::json::sax_parse(in, &sax);
+  } catch (const nlohmann::json::exception& e) {
+    throw TraceError(path + ": invalid JSON: " + e.what());
+  }
+  if (ok) return;
+  throw_parse_error(path, sax, file_line_col(path, sax.position() == 0 ? 0 : sax.position() - 1),
+                    top_name);
 }
 
-const nlohmann::json& json_field(const nlohmann::json& obj, const char* key,
-                                 const std::string& where) {
-  const auto it = obj.find(key);
-  if (it == obj.end()) throw TraceError(where + ": missing \"" + key + "\"");
-  return *it;
-}
-
-std::uint64_t json_uint(const nlohmann::json& v, const char* key, const std::string& where,
-                        std::uint64_t max) {
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
-    throw TraceError(where + ": expected \"" + key + "\" to be a non-negative integer, got " +
-                     json_brief(v));
+LineCol file_line_col(const std::string& path, std::uint64_t pos) {
+  std::ifstream in(path, std::ios::binary);
+  LineCol lc;
+  std::vector<char> buf(1 << 16);
+  std::uint64_t done = 0;
+  while (done < pos && in) {
+    in.read(buf.data(),
+            static_cast<std::streamsize>(std::min<std::uint64_t>(buf.size(), pos - done)));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    for (std::size_t i = 0; i < got; ++i) {
+      if (buf[i] == '\n') {
+        ++lc.line;
+        lc.col = 1;
+      } else {
+        ++lc.col;
+      }
+    }
+    done += got;
   }
-  const auto x = v.get<std::uint64_t>();
-  if (x > max) {
-    throw TraceError(where + ": \"" + key + "\" " + std::to_string(x) + " is larger than " +
-                     std::to_string(max));
-  }
-  return x;
-}
-
-std::string json_string(const nlohmann::json& v, const char* key, const std::string& where) {
-  if (!v.is_string()) {
-    throw TraceError(where + ": expected \"" + key + "\" to be a string, got " + json_brief(v));
-  }
-  return v.get<std::string>();
+  return lc;
 }
 
 }  // namespace trace_detail
@@ -434,7 +420,7 @@ TraceFormat detect_trace_format(const std::string& path) {
     json::sax_parse(rest, &sax);
     if (!sax.done && sax.error_id == 406) {
       // A number too large for a double: the full parse names its record and key.
-      (void)trace_detail::parse_json(path, trace_detail::read_file(path));
+      trace_detail::check_json_syntax(path, "record");
     }
     if (!sax.done && sax.error_position != 0 && sax.error_position <= rest.size()) {
       // A syntax error inside the prefix (not just the prefix ending early).
