@@ -15,6 +15,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
+#include "text_out.h"
 
 namespace pypto::sim {
 namespace {
@@ -53,64 +54,21 @@ ordered_json core_stats(const CoreTypeStats& c) {
                       {"utilization", round_to(c.utilization, 6)}};
 }
 
-// Every this many records a writer looks for Ctrl-C and for a failed write (a full disk
-// stops the writer instead of it formatting the rest of a large trace for nothing).
-constexpr std::uint64_t kCheckEvery = 4096;
-
-void check_writer(OutputFile& f, std::uint64_t& n) {
-  if (++n % kCheckEvery != 0) return;
+// Every TextOut::kCheckEvery records a writer looks for Ctrl-C and for a failed write (a full
+// disk stops the writer instead of it formatting the rest of a large trace for nothing).
+void check_writer(OutputFile& f) {
   check_interrupt("writing " + f.path());
   if (f.failed()) f.finish();  // throws "error while writing ..."
 }
+// The same for writers that count their own records in `n`.
+void check_writer(OutputFile& f, std::uint64_t& n) {
+  if (++n % report_detail::TextOut::kCheckEvery == 0) check_writer(f);
+}
 
-// A report's text, built in a buffer and handed to the file a MiB at a time: the writers
-// format millions of records, and an ordered_json per record (or iostream's << per field)
-// costs several times the simulation itself. Numbers are written exactly as
-// nlohmann::json::dump() writes them (integers in decimal, doubles by its own to_chars), so
-// the files are byte for byte what a DOM would give.
-class TextOut {
+// A report file's text (text_out.h), checked as it goes.
+class ReportText : public report_detail::TextOut {
  public:
-  explicit TextOut(OutputFile& f) : f_(f) { buf_.reserve(kFlushBytes + 4096); }
-  ~TextOut() = default;
-  TextOut(const TextOut&) = delete;
-  TextOut& operator=(const TextOut&) = delete;
-  TextOut& operator<<(std::string_view s) {
-    buf_.append(s.data(), s.size());
-    return *this;
-  }
-  TextOut& operator<<(char c) {
-    buf_.push_back(c);
-    return *this;
-  }
-  TextOut& u(std::uint64_t v) {
-    char tmp[24];
-    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, r.ptr);
-    return *this;
-  }
-  // A double as nlohmann::json::dump() writes it (null for NaN and infinities).
-  TextOut& d(double v) {
-    if (!std::isfinite(v)) return *this << "null";
-    char tmp[64];
-    char* end = nlohmann::detail::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, end);
-    return *this;
-  }
-  // Ends a record: flushes a full buffer, and polls for Ctrl-C and write errors.
-  void end_record() {
-    if (buf_.size() >= kFlushBytes) flush();
-    check_writer(f_, records_);
-  }
-  void flush() {
-    f_.stream().write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
-  }
-
- private:
-  static constexpr std::size_t kFlushBytes = 1 << 20;
-  OutputFile& f_;
-  std::string buf_;
-  std::uint64_t records_ = 0;
+  explicit ReportText(OutputFile& f) : TextOut(f.stream(), [&f] { check_writer(f); }) {}
 };
 
 // Kernel names as JSON strings, escaped once each ("task" when the graph names none).
@@ -252,7 +210,7 @@ namespace {
 
 void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
                  const ReportOptions& opt) {
-  TextOut f(out);
+  ReportText f(out);
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
@@ -426,7 +384,7 @@ void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& ch
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
-  TextOut f(out);
+  ReportText f(out);
   f << "[";
   bool first_block = true;
   for (std::uint32_t c = 0; c < cores; ++c) {
@@ -694,7 +652,7 @@ void write_pypto_topo(OutputFile& out, const sched::TaskGraph& g) {
   if (!std::is_sorted(order.begin(), order.end(), by_key))
     std::stable_sort(order.begin(), order.end(), by_key);
   const std::vector<std::string> kernels = json_kernel_names(g);
-  TextOut f(out);
+  ReportText f(out);
   f << "[";
   bool first = true;
   for (const sched::TaskId t : order) {

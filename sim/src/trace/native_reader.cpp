@@ -496,16 +496,7 @@ void NativeReader::parse_header(od::object& obj) {
     // Only a hint for allocation (checked at the end), never trusted beyond what the file
     // can hold: a header announcing 2^32 tasks in a small file must not reserve 64 GB.
     reserve_tasks_ = std::min<std::uint64_t>(header_tasks_, file_bytes_ / kMinTaskRecordBytes);
-    const std::size_t n = reserve_tasks_;
-    sched::TaskGraph& g = builder_.graph();
-    g.core_type.reserve(n);
-    g.root.reserve(n);
-    g.kernel.reserve(n);
-    g.orig_id.reserve(n);
-    g.recorded_ns.reserve(n);
-    g.compute_cycles.reserve(n);
-    g.tiles.reserve(n);
-    g.succ_begin.reserve(n + 1);
+    reserve_task_columns(builder_.graph(), reserve_tasks_);
   }
   if (!has_format) fail("the first line must be the header {\"format\":\"pypto-sim-trace\",...}");
   if (!has_version) fail("the header has no \"version\"; this build reads version 1");

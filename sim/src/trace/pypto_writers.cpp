@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../report/text_out.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/output_file.h"
 
@@ -27,37 +28,20 @@ constexpr std::uint32_t kMaxOpsPerRoot = 1u << kRootShift;
 constexpr std::uint32_t kMaxRoots = 1u << (32 - kRootShift);
 constexpr std::uint64_t kFirstTick = 1'000'000;
 
-// Appends to a string and hands it to the stream every MiB.
-class Out {
+// The buffered text of a trace file (report/text_out.h); a failed write stops the writer.
+class Out : public report_detail::TextOut {
  public:
-  explicit Out(std::ostream& os) : os_(os) { buf_.reserve(kFlushBytes + 4096); }
-  Out& operator<<(std::string_view s) {
-    buf_.append(s.data(), s.size());
-    return *this;
-  }
-  Out& operator<<(char c) {
-    buf_.push_back(c);
-    return *this;
-  }
-  Out& num(std::uint64_t v) {
-    char tmp[24];
-    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, r.ptr);
-    return *this;
-  }
-  void end_record() {
-    if (buf_.size() >= kFlushBytes) flush();
-  }
+  explicit Out(std::ostream& os) : TextOut(os, [&os] { check(os); }), os_(os) {}
   void flush() {
-    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
-    if (!os_) throw Error("error while writing the trace");
+    TextOut::flush();
+    check(os_);
   }
 
  private:
-  static constexpr std::size_t kFlushBytes = 1 << 20;
+  static void check(const std::ostream& os) {
+    if (!os) throw Error("error while writing the trace");
+  }
   std::ostream& os_;
-  std::string buf_;
 };
 
 void require_recorded(const sched::TaskGraph& g, TaskId t) {
@@ -139,21 +123,21 @@ void write_prof(const sched::TaskGraph& g, const ChipConfig& chip,
   for (std::uint32_t b = 0; b < blocks; ++b) {
     if (per_block[b].empty()) continue;
     o << (first_block ? "\n" : ",\n") << "{\"blockIdx\":";
-    o.num(b) << ",\"coreType\":\""
-             << (b < aic         ? "AIC"
-                 : b < aic + aiv ? "AIV"
-                                 : "AICPU")
-             << "\",\"tasks\":[";
+    o.u(b) << ",\"coreType\":\""
+           << (b < aic         ? "AIC"
+               : b < aic + aiv ? "AIV"
+                               : "AICPU")
+           << "\",\"tasks\":[";
     first_block = false;
     std::uint64_t tick = kFirstTick;
     bool first = true;
     for (const TaskId t : per_block[b]) {
       const std::uint64_t end = tick + ticks_of(g.recorded_ns[t], mhz);
       o << (first ? "\n" : ",\n") << "{\"seqNo\":";
-      o.num(one_device_task ? 0 : g.device_tasks[g.device_task[t]].seq_no) << ",\"taskId\":";
-      o.num(ids[t]) << ",\"execStart\":";
-      o.num(tick) << ",\"execEnd\":";
-      o.num(end) << '}';
+      o.u(one_device_task ? 0 : g.device_tasks[g.device_task[t]].seq_no) << ",\"taskId\":";
+      o.u(ids[t]) << ",\"execStart\":";
+      o.u(tick) << ",\"execEnd\":";
+      o.u(end) << '}';
       o.end_record();
       first = false;
       tick = end;
@@ -180,7 +164,7 @@ void write_successors(Out& o, const sched::TaskGraph& g, const std::vector<std::
   o << "\"successors\":[";
   for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
     if (e != g.succ_first(t)) o << ',';
-    o.num(ids[g.succ[e]]);
+    o.u(ids[g.succ[e]]);
   }
   o << ']';
 }
@@ -220,18 +204,18 @@ void write_dyn_topo(const sched::TaskGraph& g, const ChipConfig& chip, std::ostr
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
     require_recorded(g, t);
     const std::uint32_t local_root = ids[t] >> kRootShift;
-    o.num(g.device_tasks[g.device_task[t]].seq_no) << ',';
-    o.num(ids[t]) << ',';
-    o.num(local_root) << ',';
-    o.num(1000 + local_root) << ',';  // rootHash: any integer
-    o.num(10 + g.kernel[t]) << ',';   // opmagic: any integer
-    o.num(g.kernel[t]) << ',';
-    o.num(5000 + g.kernel[t]) << ',' << sched::to_string(g.core_type[t]) << ',';
-    o.num(g.kernel[t]) << ",-1,";
-    o.num(g.succ_last(t) - g.succ_first(t));
+    o.u(g.device_tasks[g.device_task[t]].seq_no) << ',';
+    o.u(ids[t]) << ',';
+    o.u(local_root) << ',';
+    o.u(1000 + local_root) << ',';  // rootHash: any integer
+    o.u(10 + g.kernel[t]) << ',';   // opmagic: any integer
+    o.u(g.kernel[t]) << ',';
+    o.u(5000 + g.kernel[t]) << ',' << sched::to_string(g.core_type[t]) << ',';
+    o.u(g.kernel[t]) << ",-1,";
+    o.u(g.succ_last(t) - g.succ_first(t));
     for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
       o << ',';
-      o.num(ids[g.succ[e]]);
+      o.u(ids[g.succ[e]]);
     }
     o << '\n';
     o.end_record();
@@ -249,7 +233,7 @@ void write_topo_json(const sched::TaskGraph& g, const ChipConfig& chip, std::ost
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
     require_recorded(g, t);
     o << (t == 0 ? "\n" : ",\n") << "{\"taskId\":";
-    o.num(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"semanticLabel\":\"\",";
+    o.u(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"semanticLabel\":\"\",";
     write_successors(o, g, ids, t);
     o << '}';
     o.end_record();
@@ -269,13 +253,13 @@ void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std:
     require_recorded(g, t);
     const bool hub = g.core_type[t] == CoreType::kHub;
     o << (t == 0 ? "\n" : ",\n") << "{\"taskId\":";
-    o.num(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"coreType\":\""
-                  << sched::to_string(g.core_type[t]) << "\",\"execTime\":";
+    o.u(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"coreType\":\""
+                << sched::to_string(g.core_type[t]) << "\",\"execTime\":";
     // The reader rounds execTime x 1000 / MHz to the ns: whole cycles when they are exact,
     // else the shortest decimal that reads back as the same double.
     const double cycles = hub ? 0.0 : static_cast<double>(g.recorded_ns[t]) * mhz / 1000.0;
     if (cycles == std::floor(cycles) && cycles < 1e18) {
-      o.num(static_cast<std::uint64_t>(cycles));
+      o.u(static_cast<std::uint64_t>(cycles));
     } else {
       char tmp[32];
       const auto r = std::to_chars(tmp, tmp + sizeof tmp, cycles);
@@ -284,7 +268,7 @@ void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std:
     o << ',';
     write_successors(o, g, ids, t);
     o << ",\"remainingPredecessors\":";
-    o.num(g.pred_count[t]) << '}';
+    o.u(g.pred_count[t]) << '}';
     o.end_record();
   }
   o << "\n]\n";

@@ -35,11 +35,8 @@ void check_fits_memory(const std::string& path, double tasks, double bytes_per_t
 void check_fits_memory(const std::string& path, double need_bytes, const std::string& basis,
                        std::uint64_t available_bytes);
 
-// Reserves the graph's task columns for `tasks` tasks and `edges` edges, estimated from the
-// density of the first part of a file: a reservation costs address space, not memory, until
-// it is used, and saves the copies and the up to 2x overshoot of growing by doubling.
-inline void reserve_graph(sched::TaskGraph& g, double tasks, double edges) {
-  const auto n = static_cast<std::size_t>(std::min(tasks * 1.1, 4e9));
+// Reserves the per-task columns the readers fill for `n` tasks (and `succ_begin` for n + 1).
+inline void reserve_task_columns(sched::TaskGraph& g, std::size_t n) {
   g.core_type.reserve(n);
   g.root.reserve(n);
   g.kernel.reserve(n);
@@ -48,6 +45,13 @@ inline void reserve_graph(sched::TaskGraph& g, double tasks, double edges) {
   g.compute_cycles.reserve(n);
   g.tiles.reserve(n);
   g.succ_begin.reserve(n + 1);
+}
+
+// Reserves the graph's task columns for `tasks` tasks and `edges` edges, estimated from the
+// density of the first part of a file: a reservation costs address space, not memory, until
+// it is used, and saves the copies and the up to 2x overshoot of growing by doubling.
+inline void reserve_graph(sched::TaskGraph& g, double tasks, double edges) {
+  reserve_task_columns(g, static_cast<std::size_t>(std::min(tasks * 1.1, 4e9)));
   g.succ.reserve(static_cast<std::size_t>(std::min(edges * 1.1, 4e9)));
 }
 
