@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -413,17 +414,19 @@ struct Violation {
   std::string message;
 };
 
-// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF): what YAML text may hold, and what to_yaml() can write back unchanged.
-bool valid_utf8(const std::string& s) {
+// Why `s` is not text a config value may hold, or nullopt. It must be well-formed UTF-8 (no
+// overlong forms, surrogates or code points past U+10FFFF) of printable characters: no
+// control characters but tab and newline, no noncharacters (U+FFFE, U+FFFF, U+FDD0..U+FDEF
+// and the last two of each plane). That is what to_yaml() writes back unchanged; yaml-cpp
+// drops or rewrites the rest (a U+FFFF in a chip name, found by fuzzing, did not survive).
+std::optional<std::string> text_problem(const std::string& s) {
   std::size_t i = 0;
   while (i < s.size()) {
     const auto b = static_cast<unsigned char>(s[i]);
     std::size_t len = 0;
     std::uint32_t cp = 0;
     if (b < 0x80) {
-      ++i;
-      continue;
+      len = 1, cp = b;
     } else if ((b & 0xE0) == 0xC0) {
       len = 2, cp = b & 0x1F;
     } else if ((b & 0xF0) == 0xE0) {
@@ -431,27 +434,36 @@ bool valid_utf8(const std::string& s) {
     } else if ((b & 0xF8) == 0xF0) {
       len = 4, cp = b & 0x07;
     } else {
-      return false;
+      return std::string("is not valid UTF-8 text");
     }
-    if (i + len > s.size()) return false;
+    if (i + len > s.size()) return std::string("is not valid UTF-8 text");
     for (std::size_t k = 1; k < len; ++k) {
       const auto c = static_cast<unsigned char>(s[i + k]);
-      if ((c & 0xC0) != 0x80) return false;
+      if ((c & 0xC0) != 0x80) return std::string("is not valid UTF-8 text");
       cp = (cp << 6) | (c & 0x3F);
     }
     static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    if ((len > 1 && cp < kMin[len]) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return std::string("is not valid UTF-8 text");
+    }
+    const bool control = (cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp <= 0x9F);
+    const bool nonchar = (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+    if (control || nonchar) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(cp));
+      return std::string("contains ") + (control ? "the control character " : "the noncharacter ") +
+             hex + " (expected printable text)";
+    }
     i += len;
   }
-  return true;
+  return std::nullopt;
 }
 
 template <class T>
 std::optional<std::string> out_of_range(const FieldSpec& f, const T& v) {
   if constexpr (std::is_same_v<T, std::string>) {
     if (f.lo >= 1 && v.empty()) return std::string("must not be empty");
-    if (!valid_utf8(v)) return std::string("is not valid UTF-8 text");
-    return std::nullopt;
+    return text_problem(v);
   } else {
     const double x = static_cast<double>(v);
     // Written so that NaN fails.
@@ -610,18 +622,39 @@ std::string trim(const std::string& s) {
 }
 
 // Applies one assignment and records where the value came from.
+// `s` with control bytes (NUL, newline, ...) written as \xNN, so that a message quoting it
+// stays one whole line (a NUL would end it).
+std::string echo_bytes(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b >= 0x20 && b != 0x7F) {
+      out += ch;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned>(b));
+      out += hex;
+    }
+  }
+  return out;
+}
+
 void apply_override_impl(ChipConfig& c, const std::string& assignment, Origins* origins) {
   // A huge value is named by its start: the message stays one readable line.
   const std::string where =
-      "--set " + (assignment.size() <= 100 ? assignment
-                                           : assignment.substr(0, 60) + "... (" +
-                                                 std::to_string(assignment.size()) + " chars)");
+      "--set " + echo_bytes(assignment.size() <= 100
+                                ? assignment
+                                : assignment.substr(0, 60) + "... (" +
+                                      std::to_string(assignment.size()) + " chars)");
   const auto eq = assignment.find('=');
   const std::string key = eq == std::string::npos ? "" : trim(assignment.substr(0, eq));
   if (key.empty()) {
     throw ConfigError(where + ": expected key.path=value, e.g. l2.ways=8");
   }
   const std::string value = assignment.substr(eq + 1);
+  // Checked before yaml-cpp sees it: yaml-cpp takes a value starting with a NUL pattern or a
+  // byte order mark as UTF-16/32 and would silently decode it into other characters.
+  if (auto why = text_problem(value)) throw ConfigError(where + ": the value " + *why);
   bool found = false;
   for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
     if (found || dotted_key(f) != key) return;

@@ -635,6 +635,31 @@ TEST_CASE("text values must be valid UTF-8", "[config]") {
         std::nullopt);
 }
 
+// Found by fuzzing (tests/fuzz/regressions/config/set_value_read_as_utf16): yaml-cpp read a
+// --set value starting "\x01\0" as UTF-16 and decoded it into a U+FFFF, which to_yaml() did
+// not write back. Values must be printable UTF-8 text, checked before yaml-cpp sees them.
+TEST_CASE("text values are printable text, and --set values are checked before YAML", "[config]") {
+  CHECK_THROWS_WITH(load("chip:\n  name: \"a\\x01b\"\n"),
+                    Contains("chip.name: contains the control character U+0001"));
+  CHECK_THROWS_WITH(load("chip:\n  description: \"x\xef\xbf\xbfy\"\n"),
+                    Contains("chip.description: contains the noncharacter U+FFFF"));
+  ChipConfig c = cfg::load_chip_preset("a3");
+  CHECK_THROWS_WITH(
+      cfg::apply_override(c, std::string("chip.name=\x01\0\0abc", 16)),
+      Contains(
+          "--set chip.name=\\x01\\x00\\x00abc: the value contains the control character U+0001"));
+  CHECK_THROWS_WITH(cfg::apply_override(c,
+                                        "chip.name=\xff\xfe"
+                                        "a\0b\0"),
+                    Contains("the value is not valid UTF-8 text"));
+  CHECK_THROWS_WITH(cfg::apply_override(c, "chip.description=tab\tok\x7f"),
+                    Contains("the control character U+007F"));
+  cfg::apply_override(c, "chip.description=tab\tand \xc3\xa9");  // tab and accents are text
+  CHECK(c.chip.description == "tab\tand \xc3\xa9");
+  CHECK(cfg::first_difference(c, cfg::load_chip_config_text(cfg::to_yaml(c), "r.yaml")) ==
+        std::nullopt);
+}
+
 TEST_CASE("numeric_value reads a field by its dotted key through the field table", "[config]") {
   const ChipConfig c = cfg::load_chip_preset("a2");
   CHECK(cfg::numeric_value(c, "aicpu.poll_cycles") == static_cast<double>(c.aicpu.poll_cycles));
