@@ -229,8 +229,12 @@ def test_python_ctrl_c_keeps_only_complete_reports(tmp_path):
     out = tmp_path / "output"
     env = dict(os.environ, PYPTO_OUTPUT_DIR=str(out), PYPTO_SIM_L2="cold")
     env["PYTHONPATH"] = os.path.join(_REPO, "frontend") + os.pathsep + env.get("PYTHONPATH", "")
+    # SIGINT at its default in the child, as in a user's terminal: a shell that started this
+    # run in the background without job control left it ignored, and a Python started with
+    # SIGINT ignored installs no KeyboardInterrupt handler.
     proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(1.3)
