@@ -441,13 +441,13 @@ def _duration(s: float) -> str:
 # Running
 
 
-def _run_serial(todo, modules, out_dir_of, on_done, ready) -> None:
+def _run_serial(pending, modules, out_dir_of, on_done, ready) -> None:
     ready()
-    for pid, args in todo:
+    for pid, args in pending:
         on_done(pid, run_point(args, modules, out_dir_of(pid)))
 
 
-def _run_dask(todo, modules, out_dir_of, on_done, ready, workers: int, scheduler: str,
+def _run_dask(pending, modules, out_dir_of, on_done, ready, workers: int, scheduler: str,
               tag: str) -> None:
     import logging
     from distributed import Client, LocalCluster, as_completed
@@ -466,7 +466,7 @@ def _run_dask(todo, modules, out_dir_of, on_done, ready, workers: int, scheduler
         client = Client(cluster)
     futures = {}
     try:
-        for pid, args in todo:
+        for pid, args in pending:
             f = client.submit(run_point, args, modules, out_dir_of(pid), pure=False,
                               key=f"pypto-sweep-{tag}-{pid}")
             futures[f] = pid
@@ -509,22 +509,22 @@ def _sweep(a: argparse.Namespace) -> int:
 
     table = Table(os.path.join(a.out, "results.csv"), header)
     keys = [_key(row, spec.columns()) for row, _ in points]
-    todo, inputs = [], {}
+    pending, inputs = [], {}
     for (row, args), k in zip(points, keys):
         old = table.rows.get(k)
         if old is None or (a.retry_failed and old["status"] != "ok"):
-            todo.append((int(row["point"]), args))
+            pending.append((int(row["point"]), args))
             inputs[int(row["point"])] = row
     if a.limit is not None:
-        todo = todo[:a.limit]
+        pending = pending[:a.limit]
     if not a.quiet:
-        print(f"sweep: {len(points)} points, {len(points) - len(todo)} already done, running "
-              f"{len(todo)}", file=sys.stderr, flush=True)
+        print(f"sweep: {len(points)} points, {len(points) - len(pending)} already done, running "
+              f"{len(pending)}", file=sys.stderr, flush=True)
 
     def out_dir_of(pid: int) -> Optional[str]:
         return os.path.join(os.path.abspath(a.out), "points", str(pid)) if a.keep_reports else None
 
-    bar = Progress(len(todo), a.quiet)
+    bar = Progress(len(pending), a.quiet)
     counts = {"done": 0, "failed": 0}
 
     def on_done(pid: int, out: Dict[str, str]) -> None:
@@ -537,10 +537,10 @@ def _sweep(a: argparse.Namespace) -> int:
     t0 = time.monotonic()
     interrupted = False
     try:
-        if a.serial or not todo:  # nothing to run: no cluster to start
-            _run_serial(todo, modules, out_dir_of, on_done, bar.restart)
+        if a.serial or not pending:  # nothing to run: no cluster to start
+            _run_serial(pending, modules, out_dir_of, on_done, bar.restart)
         else:
-            _run_dask(todo, modules, out_dir_of, on_done, bar.restart,
+            _run_dask(pending, modules, out_dir_of, on_done, bar.restart,
                       a.workers or os.cpu_count() or 1, a.scheduler, spec.sha256[:12])
     except KeyboardInterrupt:
         interrupted = True
