@@ -4,7 +4,9 @@
 // hand-worked example there is tests/sim/test_report_fidelity.cpp.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "pypto/common/errors.h"
@@ -20,25 +22,30 @@ using sched::TimePs;
 constexpr double kPsPerUs = 1e6;
 
 // Nearest rank: the value at 1-based rank ceil(p/100 * n) of the ascending values (the
-// median of an even count is the lower middle value). v must not be empty; sorts it.
+// median of an even count is the lower middle value). v must not be empty; reorders it
+// (a selection, not a sort: linear time, and the value at a rank does not depend on the order
+// the elements arrive in).
 template <class T>
 T percentile(std::vector<T>& v, double p) {
-  std::sort(v.begin(), v.end());
   const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::max<std::size_t>(rank, 1) - 1];
+  const auto at = v.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(rank, 1) - 1);
+  std::nth_element(v.begin(), at, v.end());
+  return *at;
 }
 
-// Fractional ranks (1-based; tied values share the mean of the ranks they span).
+// Fractional ranks (1-based; tied values share the mean of the ranks they span). The values
+// are sorted together with their positions rather than through an index comparator: the same
+// ranks (they depend on the values alone), without a random read per comparison.
 std::vector<double> ranks(const std::vector<TimePs>& v) {
-  std::vector<std::size_t> order(v.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<std::pair<TimePs, std::size_t>> order(v.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = {v[i], i};
+  std::sort(order.begin(), order.end());
   std::vector<double> r(v.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
-    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    while (j + 1 < order.size() && order[j + 1].first == order[i].first) ++j;
     const double mean = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
-    for (std::size_t k = i; k <= j; ++k) r[order[k]] = mean;
+    for (std::size_t k = i; k <= j; ++k) r[order[k].second] = mean;
     i = j + 1;
   }
   return r;
