@@ -45,7 +45,9 @@ too. ``--torch-dtype-shim`` makes an older CPU torch compute the scripts' host c
 board's torch would: placeholder attributes for the dtypes it lacks (``torch.uint16`` …), so
 that a script which only names them in a host-side table runs, and fp16/bf16 matmuls with fp32
 accumulation, as torch_npu computes the references the scripts compare with (torch 1.13 on
-CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp16 matmul);
+CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp16 matmul),
+and fp16 relu (torch 1.13 has no CPU kernel for it; relu only selects, so going through fp32
+gives the same bits);
 it shows which environment cases pass once the host torch behaves as the board's.
 """
 
@@ -300,6 +302,19 @@ def _board_matmul(fn):
 for _owner, _fn in ((_torch, "matmul"), (_torch, "mm"), (_torch, "bmm"),
                     (_torch.Tensor, "__matmul__"), (_torch.Tensor, "matmul")):
     setattr(_owner, _fn, _board_matmul(getattr(_owner, _fn)))
+
+# An older CPU torch has no fp16 relu (clamp_min); the board's has one. relu is exact in any
+# precision (it only selects), so computing it through fp32 gives the board's bits.
+def _board_relu(fn):
+    @_functools.wraps(fn)
+    def relu(a, *args, **kwargs):
+        if (not args and not kwargs and isinstance(a, _torch.Tensor) and a.device.type == "cpu"
+                and a.dtype == _torch.float16):
+            return fn(a.float()).to(a.dtype)
+        return fn(a, *args, **kwargs)
+    return relu
+for _owner, _fn in ((_torch, "relu"), (_torch.Tensor, "relu"), (_torch.nn.functional, "relu")):
+    setattr(_owner, _fn, _board_relu(getattr(_owner, _fn)))
 """
 
 # Host code written for the board's torch (torch_npu) hits what an older CPU torch lacks: a

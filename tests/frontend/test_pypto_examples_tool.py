@@ -158,3 +158,36 @@ def test_runner_end_to_end(tool, tmp_path, capsys):
     assert "pass rate 2/5 = 40.0 %" in capsys.readouterr().out
     assert not os.path.exists(checkout / "examples" / "00_demo" / "_edited")  # copies only
     assert "torch_npu" in (checkout / "examples/00_demo/demo.py").read_text()  # untouched
+
+
+SHIM_CHECK = """
+import torch
+torch.manual_seed(0)
+a = torch.randn(64, 256).to(torch.bfloat16)
+b = torch.randn(256, 32).to(torch.bfloat16)
+# matmuls of half types accumulate in fp32, as the board's torch computes them
+assert torch.equal(a @ b, (a.float() @ b.float()).to(torch.bfloat16))
+assert torch.equal(torch.matmul(a, b), (a.float() @ b.float()).to(torch.bfloat16))
+h = torch.randn(8, 16).to(torch.float16)
+assert torch.equal(h @ h.t(), (h.float() @ h.float().t()).to(torch.float16))
+# fp16 relu exists and is exact (it only selects)
+for r in (torch.relu(h), h.relu(), torch.nn.functional.relu(h)):
+    assert r.dtype == torch.float16 and torch.equal(r, torch.where(h > 0, h, torch.zeros_like(h)))
+# other dtypes and call forms go to torch unchanged
+x = torch.randn(4, 4)
+assert torch.equal(torch.relu(x), x.clamp_min(0))
+assert hasattr(torch, "uint16")
+print("ok")
+"""
+
+
+def test_torch_dtype_shim(tool, tmp_path):
+    # The shim patches torch process-wide, so it runs in a child, as it does for a case.
+    (tmp_path / "sitecustomize.py").write_text(tool._SHIM)
+    (tmp_path / "check.py").write_text(SHIM_CHECK)
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    p = subprocess.run([sys.executable, str(tmp_path / "check.py")], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "ok"
