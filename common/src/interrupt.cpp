@@ -6,12 +6,16 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <thread>
 
 namespace pypto {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 std::atomic<bool (*)()> g_poll{nullptr};
+// The thread that installed g_poll: the only one that may call it (a host's poll may need
+// that thread, as Python's signal check does).
+std::atomic<std::thread::id> g_poll_thread{};
 std::atomic<const char*> g_exit_line{nullptr};
 const char* g_program = "pypto";
 
@@ -64,12 +68,16 @@ void install_interrupt_handlers(const char* program) {
 bool interrupt_requested() {
   if (g_signal != 0) return true;
   bool (*poll)() = g_poll.load(std::memory_order_relaxed);
-  return poll != nullptr && poll();
+  return poll != nullptr &&
+         g_poll_thread.load(std::memory_order_relaxed) == std::this_thread::get_id() && poll();
 }
 
 int interrupt_signal() { return g_signal; }
 
-void set_interrupt_poll(bool (*poll)()) { g_poll.store(poll); }
+void set_interrupt_poll(bool (*poll)()) {
+  g_poll_thread.store(std::this_thread::get_id());
+  g_poll.store(poll);
+}
 
 void check_interrupt(const std::string& what) {
   if (interrupt_requested()) throw Interrupted("interrupted while " + what);

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "pypto/common/errors.h"
@@ -750,31 +752,68 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   std::filesystem::remove(stats, ec);
   std::vector<std::unique_ptr<OutputFile>> files;
   try {
+    // trace.json, the largest report, is written on this thread while a second thread writes
+    // the others (each reads only the graph and the result): the same bytes, in about the
+    // time of trace.json alone. The helper joins before anything is committed or removed,
+    // and an error of trace.json (the first file) goes before one of the others.
+    OutputFile* trace = nullptr;
     if (opt.trace_json && have_timeline) {
-      if (opt.on_file) opt.on_file(dir + "/trace.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/trace.json"));
-      write_trace(*files.back(), g, r, opt);
+      trace = files.back().get();
     }
+    std::vector<std::function<void()>> others;
     if (opt.swim_json && have_timeline) {
-      if (opt.on_file) opt.on_file(dir + "/swim.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
-      // Both per-core reports walk the same order.
-      const std::vector<std::vector<sched::TaskId>> per_core =
-          tasks_by_core(g, r.timeline, r.stats.aic.count + r.stats.aiv.count);
-      write_swim(*files.back(), g, chip, r, per_core);
+      OutputFile* swim = files.back().get();
       // PyPTO's own profiling tools read these two next to swim.json (README "Using the CLI").
-      if (opt.on_file) opt.on_file(dir + "/topo.json");
       files.push_back(std::make_unique<OutputFile>(dir + "/topo.json"));
-      write_pypto_topo(*files.back(), g);
-      if (opt.on_file) opt.on_file(dir + "/aicpu.data");
+      OutputFile* topo = files.back().get();
       files.push_back(std::make_unique<OutputFile>(dir + "/aicpu.data"));
-      write_aicpu_data(*files.back(), g, chip, r, per_core);
+      OutputFile* aicpu = files.back().get();
+      others.push_back([&g, &chip, &r, swim, topo, aicpu] {
+        // Both per-core reports walk the same order.
+        const std::vector<std::vector<sched::TaskId>> per_core =
+            tasks_by_core(g, r.timeline, r.stats.aic.count + r.stats.aiv.count);
+        write_swim(*swim, g, chip, r, per_core);
+        write_pypto_topo(*topo, g);
+        write_aicpu_data(*aicpu, g, chip, r, per_core);
+      });
     }
     if (!merged.empty() && have_timeline) {
       merged_made = make_folder(merged_dir);
-      if (opt.on_file) opt.on_file(merged);
       files.push_back(std::make_unique<OutputFile>(merged));
-      write_merged_swimlane_to(*files.back(), g, r, opt);
+      OutputFile* m = files.back().get();
+      others.push_back([&g, &r, &opt, m] { write_merged_swimlane_to(*m, g, r, opt); });
+    }
+    if (opt.on_file) {
+      for (const auto& f : files) opt.on_file(f->path());
+      if (trace != nullptr) opt.on_file(trace->path());  // the one the run waits for
+    }
+    auto write_others = [&others] {
+      for (auto& w : others) w();
+    };
+    // Below a few thousand tasks the files take less time than starting a thread.
+    constexpr std::size_t kParallelWriteTasks = 1 << 14;
+    if (trace != nullptr && !others.empty() && g.num_tasks() >= kParallelWriteTasks) {
+      std::exception_ptr helper_error;
+      std::thread helper([&] {
+        try {
+          write_others();
+        } catch (...) {
+          helper_error = std::current_exception();
+        }
+      });
+      try {
+        write_trace(*trace, g, r, opt);
+      } catch (...) {
+        helper.join();
+        throw;
+      }
+      helper.join();
+      if (helper_error) std::rethrow_exception(helper_error);
+    } else {
+      if (trace != nullptr) write_trace(*trace, g, r, opt);
+      write_others();
     }
     if (opt.on_file) opt.on_file(stats);
     files.push_back(std::make_unique<OutputFile>(stats));

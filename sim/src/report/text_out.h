@@ -10,7 +10,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -27,51 +29,70 @@ class TextOut {
   // `every_records` (may be empty) is called once every kCheckEvery records: a writer polls
   // there for Ctrl-C and for a failed write, and may throw to stop.
   explicit TextOut(std::ostream& os, std::function<void()> every_records = {})
-      : os_(os), every_records_(std::move(every_records)) {
-    buf_.reserve(kFlushBytes + 4096);
-  }
+      : os_(os), every_records_(std::move(every_records)), buf_(new char[kCapacity]) {}
   TextOut(const TextOut&) = delete;
   TextOut& operator=(const TextOut&) = delete;
 
   TextOut& operator<<(std::string_view s) {
-    buf_.append(s.data(), s.size());
+    if (s.size() > kCapacity - size_) {
+      flush();
+      if (s.size() > kCapacity) {  // longer than the whole buffer: straight to the stream
+        os_.write(s.data(), static_cast<std::streamsize>(s.size()));
+        return *this;
+      }
+    }
+    std::memcpy(buf_.get() + size_, s.data(), s.size());
+    size_ += s.size();
     return *this;
   }
   TextOut& operator<<(char c) {
-    buf_.push_back(c);
+    if (size_ == kCapacity) flush();
+    buf_[size_++] = c;
     return *this;
   }
-  // An unsigned integer in decimal.
+  // An unsigned integer in decimal, formatted in place (a number is at most kNumberBytes).
   TextOut& u(std::uint64_t v) {
-    char tmp[24];
-    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, r.ptr);
+    room_for_number();
+    size_ = static_cast<std::size_t>(
+        std::to_chars(buf_.get() + size_, buf_.get() + kCapacity, v).ptr - buf_.get());
     return *this;
   }
   // A double as nlohmann::json::dump() writes it (null for NaN and infinities).
   TextOut& d(double v) {
     if (!std::isfinite(v)) return *this << "null";
-    char tmp[64];
-    char* end = nlohmann::detail::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, end);
+    room_for_number();
+    size_ = static_cast<std::size_t>(
+        nlohmann::detail::to_chars(buf_.get() + size_, buf_.get() + kCapacity, v) - buf_.get());
     return *this;
   }
   // Contract: ends a record; flushes a full buffer and calls every_records when due.
   void end_record() {
-    if (buf_.size() >= kFlushBytes) flush();
+    if (size_ >= kFlushBytes) flush();
     if (every_records_ && ++records_ % kCheckEvery == 0) every_records_();
   }
   // Contract: hands the buffered text to the stream (whose state says whether it took it).
   void flush() {
-    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
+    os_.write(buf_.get(), static_cast<std::streamsize>(size_));
+    size_ = 0;
   }
 
  private:
+  // Text is handed on a MiB at a time; the slack above it holds the rest of a record, so a
+  // record rarely splits across two writes (the bytes are the same either way).
   static constexpr std::size_t kFlushBytes = 1 << 20;
+  static constexpr std::size_t kCapacity = kFlushBytes + 4096;
+  // Room for any number to_chars writes: 20 digits of a uint64, nlohmann's at most 24 of a
+  // double (its own buffer contract is 64 bytes).
+  static constexpr std::size_t kNumberBytes = 64;
+  void room_for_number() {
+    if (kCapacity - size_ < kNumberBytes) flush();
+  }
+
   std::ostream& os_;
   std::function<void()> every_records_;
-  std::string buf_;
+  std::unique_ptr<char[]> buf_;  // kCapacity bytes; a std::string's append of two pointers
+                                 // goes through its generic _M_replace (~70 instructions)
+  std::size_t size_ = 0;
   std::uint64_t records_ = 0;
 };
 

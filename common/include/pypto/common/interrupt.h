@@ -33,6 +33,9 @@ int interrupt_signal();
 
 // A host's own way to see a pending interruption (the Python module checks for a pending
 // KeyboardInterrupt). Contract: called from the thread running the simulation; null removes it.
+// The hook is called on that thread only: on other threads (a report writer's helper)
+// interrupt_requested() sees the signal flag alone, and the installing thread's next check
+// sees the host's request.
 void set_interrupt_poll(bool (*poll)());
 
 // Throws Interrupted("interrupted while <what>") if interrupt_requested().
