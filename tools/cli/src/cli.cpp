@@ -879,42 +879,51 @@ std::string kept_note() {
   return s;
 }
 
-int run_cli(int argc, char** argv) {
+// How a command line that threw ends: its exit status and its line on stderr.
+struct Failure {
+  int exit_code;
+  std::string message;  // after "pypto-sim: "
+};
+
+// The one boundary between typed errors and exit statuses: 130 interrupted, 2 bad input
+// (usage, config, trace, a Python policy's hook raising), 3 a model bug, 1 anything else.
+// Contract: called only from a catch handler; names the exception in flight (one that is no
+// std::exception is rethrown).
+Failure describe_failure() {
   try {
-    return dispatch(argc, argv);
+    throw;
   } catch (const Interrupted& e) {
     // Temporaries are gone by now (destructors ran while the exception unwound).
-    std::cerr << "pypto-sim: " << e.what() << kept_note() << "\n";
-    return 130;
+    return {130, e.what() + kept_note()};
   } catch (const po::error& e) {
-    std::cerr << "pypto-sim: " << e.what() << "\n";
-    return 2;
+    return {2, e.what()};
   } catch (const UsageError& e) {
-    std::cerr << "pypto-sim: " << e.what() << "\n";
-    return 2;
+    return {2, e.what()};
   } catch (const ConfigError& e) {
-    std::cerr << "pypto-sim: config error: " << e.what() << "\n";
-    return 2;
+    return {2, std::string("config error: ") + e.what()};
   } catch (const TraceError& e) {
-    std::cerr << "pypto-sim: trace error: " << e.what() << "\n";
-    return 2;
+    return {2, std::string("trace error: ") + e.what()};
   } catch (const ModelError& e) {
-    std::cerr << "pypto-sim: " << e.what() << "\n";
-    return 3;
+    return {3, e.what()};
   } catch (const std::bad_alloc&) {
-    std::cerr << "pypto-sim: out of memory" << kept_note() << "\n";
-    return 1;
+    return {1, "out of memory" + kept_note()};
   } catch (const std::exception& e) {
     // A Python policy's hook raising is the user's code failing: exit 2, as bad input.
     if (g_host->describe_user_error) {
       const std::string line = g_host->describe_user_error(std::current_exception());
-      if (!line.empty()) {
-        std::cerr << "pypto-sim: " << line << kept_note() << "\n";
-        return 2;
-      }
+      if (!line.empty()) return {2, line + kept_note()};
     }
-    std::cerr << "pypto-sim: " << e.what() << (g_kept.empty() ? "" : kept_note()) << "\n";
-    return 1;
+    return {1, e.what() + (g_kept.empty() ? std::string() : kept_note())};
+  }
+}
+
+int run_cli(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (...) {
+    const Failure f = describe_failure();
+    std::cerr << "pypto-sim: " << f.message << "\n";
+    return f.exit_code;
   }
 }
 
