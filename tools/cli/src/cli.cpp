@@ -404,10 +404,16 @@ po::parsed_options parse_line(int argc, char** argv, const po::options_descripti
   }
 }
 
-void parse(int argc, char** argv, po::options_description& d, po::positional_options_description& p,
-           po::variables_map& vm) {
+// Parses a command's flags into `vm`. Contract: true when they ask for --help, which has then
+// been answered ("usage: pypto-sim " + usage, then the options): the command returns 0.
+bool parse_or_help(int argc, char** argv, po::options_description& d,
+                   po::positional_options_description& p, po::variables_map& vm,
+                   const std::string& usage) {
   po::store(parse_line(argc, argv, d, p), vm);
   po::notify(vm);
+  if (vm.count("help") == 0) return false;
+  std::cout << "usage: pypto-sim " << usage << "\n" << d;
+  return true;
 }
 
 // Loads a trace and resolves the chip. --chip auto (the default without --chip/--config): a
@@ -468,9 +474,8 @@ int cmd_run(int argc, char** argv, bool compare) {
   po::positional_options_description p;
   p.add("trace", 1);
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim " << (compare ? "compare" : "run") << " TRACE [options]\n" << d;
+  if (parse_or_help(argc, argv, d, p, vm,
+                    std::string(compare ? "compare" : "run") + " TRACE [options]")) {
     return 0;
   }
   if (c.trace.empty())
@@ -567,11 +572,14 @@ int cmd_gen(int argc, char** argv) {
                                               "chip preset whose clocks the PyPTO formats use");
   po::positional_options_description p;
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim gen [options]\n" << d;
-    return 0;
-  }
+  if (parse_or_help(argc, argv, d, p, vm, "gen [options]")) return 0;
+  // Read after each branch's own checks (a bad --format is named before a bad count).
+  const auto read_counts = [&] {
+    s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
+    s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
+    s.tasks_per_root = static_cast<std::uint32_t>(
+        parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
+  };
   if (format != "native") {
     const std::vector<std::pair<std::string, sim::TraceFormat>> formats = {
         {"dyn_topo", sim::TraceFormat::kDynTopo},
@@ -585,10 +593,7 @@ int cmd_gen(int argc, char** argv) {
     }
     if (out.empty()) throw UsageError("--format " + format + " needs -o FILE");
     const sim::ChipConfig chip = cfg::load_chip_preset(chip_name);
-    s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
-    s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
-    s.tasks_per_root = static_cast<std::uint32_t>(
-        parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
+    read_counts();
     s.recorded = true;
     s.memory = false;
     s.dur_step_ns = static_cast<std::uint32_t>(std::llround(1000.0 / chip.chip.board_clock_mhz));
@@ -599,10 +604,7 @@ int cmd_gen(int argc, char** argv) {
     return 0;
   }
   s.memory = !no_memory;
-  s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
-  s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
-  s.tasks_per_root = static_cast<std::uint32_t>(
-      parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
+  read_counts();
   if (out.empty()) {
     sim::write_synthetic_trace(s, std::cout);
     std::cout.flush();
@@ -636,11 +638,7 @@ int cmd_config(int argc, char** argv) {
       "list", po::bool_switch(&list), "list the chip presets");
   po::positional_options_description p;
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim config [options]\n" << d;
-    return 0;
-  }
+  if (parse_or_help(argc, argv, d, p, vm, "config [options]")) return 0;
   if (list) {
     for (const auto& n : cfg::list_chip_presets()) std::cout << n << "\n";
   } else if (describe) {
@@ -691,11 +689,7 @@ int cmd_bench(int argc, char** argv) {
       "fixed_latency; none: no end-to-end table)");
   po::positional_options_description p;
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim bench [options]\n" << d;
-    return 0;
-  }
+  if (parse_or_help(argc, argv, d, p, vm, "bench [options]")) return 0;
   if (!sizes.empty()) o.sizes = parse_sizes(sizes);
   if (!rounds.empty()) o.rounds = static_cast<int>(parse_count("rounds", rounds, 1, 1000));
   o.frontend = !no_frontend;
@@ -848,11 +842,7 @@ int dispatch(int argc, char** argv) {
     add_policy_module_option(d, modules);
     po::positional_options_description p;
     po::variables_map vm;
-    parse(argc - 1, argv + 1, d, p, vm);
-    if (vm.count("help") != 0) {
-      std::cout << "usage: pypto-sim policies [options]\n" << d;
-      return 0;
-    }
+    if (parse_or_help(argc - 1, argv + 1, d, p, vm, "policies [options]")) return 0;
     load_policy_modules(modules);
     // Name and description, then one line per parameter.
     for (const auto& e : sched::Registry::global().list()) {
