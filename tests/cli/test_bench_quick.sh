@@ -4,9 +4,8 @@
 # completed, and writes a well-formed bench.json with every key the issue lists. Never a
 # speed threshold: CI machines are too noisy for that. Also: bad --sizes is exit status 2.
 # Usage: test_bench_quick.sh PYPTO_SIM SOURCE_DIR
-set -uo pipefail
-SIM="$1"; SRC="$2"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+SRC="$2"
 export PYPTO_ROOT="$SRC"
 
 start=$(date +%s)

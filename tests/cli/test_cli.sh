@@ -3,24 +3,9 @@
 # End-to-end tests of the pypto-sim CLI: every command, the report files, determinism,
 # and exit status 2 with a message naming the file/line or key for each bad input.
 # Usage: test_cli.sh PYPTO_SIM SOURCE_DIR
-set -uo pipefail
-SIM="$1"; SRC="$2"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+SRC="$2"
 SAMPLES="$SRC/traces/samples"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
-pass=0; fail=0
-
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-
-# expect_error NAME PATTERN -- command...: exit status 2 and one stderr line matching PATTERN.
-expect_error() {
-  local name="$1" pattern="$2"; shift 3
-  "$@" >"$TMP/out" 2>"$TMP/err"; local rc=$?
-  if [[ $rc -ne 2 ]]; then bad "$name: exit $rc, want 2 ($(head -c 300 "$TMP/err"))"; return; fi
-  if ! grep -qE -- "$pattern" "$TMP/err"; then bad "$name: stderr '$(cat "$TMP/err")' lacks /$pattern/"; return; fi
-  if [[ $(wc -l <"$TMP/err") -ne 1 ]]; then bad "$name: want one line, got: $(cat "$TMP/err")"; return; fi
-  ok "$name"
-}
 
 strip_wall() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.pop("wall_s"); d.pop("tasks_per_s"); print(json.dumps(d, sort_keys=True))' "$1"; }
 
@@ -222,5 +207,4 @@ for sig in INT TERM; do
   fi
 done
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

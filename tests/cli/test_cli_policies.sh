@@ -4,20 +4,7 @@
 # --policy-param, errors with suggestions, and critical_path beating fifo on a graph whose
 # critical path matters (120 lone 10 us tasks queued before a 10-task chain).
 # Usage: test_cli_policies.sh PYPTO_SIM
-set -uo pipefail
-SIM="$1"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
-pass=0; fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-
-expect_error() {
-  local name="$1" pattern="$2"; shift 3
-  "$@" >"$TMP/out" 2>"$TMP/err"; local rc=$?
-  if [[ $rc -ne 2 ]]; then bad "$name: exit $rc, want 2 ($(head -c 300 "$TMP/err"))"; return; fi
-  if ! grep -qE -- "$pattern" "$TMP/err"; then bad "$name: stderr '$(cat "$TMP/err")' lacks /$pattern/"; return; fi
-  ok "$name"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 makespan() { /usr/bin/python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["makespan_ns"]))' "$1"; }
 
 /usr/bin/python3 - >"$TMP/cp.ndjson" <<'PY'
@@ -89,5 +76,4 @@ printf 'device_sched_mode: random\npolicy_params: {sed: 9}\n' >"$TMP/bad2.yaml"
 expect_error "run YAML unknown parameter" "did you mean 'seed'" -- \
   "$SIM" run "$TMP/cp.ndjson" --run-config "$TMP/bad2.yaml" -o "$TMP/x"
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

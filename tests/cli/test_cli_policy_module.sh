@@ -7,35 +7,20 @@
 # stats.json records a Python policy's parameters; sweep forwards to pypto.sweep.
 # Usage: test_cli_policy_module.sh PYPTO_SIM ROOT [nopython]
 #   nopython: the build has no Python module; the flag and sweep are clear errors (exit 2).
-set -uo pipefail
-SIM="$1"; ROOT="$2"; MODE="${3:-python}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ROOT="$2"; MODE="${3:-python}"
 POL="$ROOT/tests/cli/policies"
 SAMPLES="$ROOT/traces/samples"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
-pass=0; fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-
-# expect_error NAME PATTERN -- CMD...: exit 2, one stderr line matching PATTERN, no ./x left.
-expect_error() {
-  local name="$1" pattern="$2"; shift 3
-  rm -rf x
-  "$@" >"$TMP/out" 2>"$TMP/err"; local rc=$?
-  if [[ $rc -ne 2 ]]; then bad "$name: exit $rc, want 2 ($(head -c 300 "$TMP/err"))"; return; fi
-  if ! grep -qE -- "$pattern" "$TMP/err"; then bad "$name: stderr '$(cat "$TMP/err")' lacks /$pattern/"; return; fi
-  if [[ $(grep -c . "$TMP/err") -ne 1 ]]; then bad "$name: more than one line: $(cat "$TMP/err")"; return; fi
-  if [[ -e x ]]; then bad "$name: left x/ behind"; return; fi
-  ok "$name"
-}
+# A failed command leaves no ./x behind (expect_error checks).
+NO_LEFTOVER=x
 
 if [[ "$MODE" == nopython ]]; then
   expect_error "no Python module: --policy-module" \
     "--policy-module .*delegating.py: this pypto-sim was built without the Python module" -- \
     "$SIM" run "$SAMPLES/pipeline.ndjson" --policy-module "$POL/delegating.py" -o x
   expect_error "no Python module: sweep" "sweep: this pypto-sim was built without" -- "$SIM" sweep
-  echo "$pass passed, $fail failed"
-  [[ $fail -eq 0 ]]; exit
+  finish; exit
 fi
 
 # stats.json without wall-clock fields and the policy's name: what must equal fifo's.
@@ -156,5 +141,4 @@ else
   expect_error "sweep without pypto.sweep" "sweep: cannot import pypto.sweep" -- "$SIM" sweep --help
 fi
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -4,12 +4,7 @@
 # the task count asked for (tests/trace/test_pypto_writers.cpp checks the makespans), and bad
 # gen flags are exit status 2.
 # Usage: test_gen_formats.sh PYPTO_SIM
-set -uo pipefail
-SIM="$1"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
-pass=0; fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tasks_of() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tasks"] + d["hub_tasks"])' "$1"; }
 
 declare -A FILE=([native]=t.ndjson [dyn_topo]=dyn_topo.txt [topo_json]=topo.json
@@ -35,5 +30,4 @@ done
 [[ $rc == 2 ]] && grep -q "needs -o" "$TMP/err" && ok "gen --format dyn_topo needs -o" \
   || bad "gen --format dyn_topo without -o: exit $rc, $(cat "$TMP/err")"
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

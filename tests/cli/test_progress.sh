@@ -5,12 +5,7 @@
 # with -q, or when stderr is no terminal, none of it appears. The summary's wall line names
 # the phases. PYPTO_SIM_PROGRESS_DELAY_MS=0 shows the line from the start of a short run.
 # Usage: test_progress.sh PYPTO_SIM
-set -uo pipefail
-SIM="$1"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
-pass=0; fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 has() { if grep -qE -- "$2" "$3"; then ok "$1"; else bad "$1: no /$2/ in $(head -c 600 "$3" | cat -v)"; fi; }
 lacks() { if grep -qE -- "$2" "$3"; then bad "$1: /$2/ in $(head -c 600 "$3" | cat -v)"; else ok "$1"; fi; }
 
@@ -45,5 +40,4 @@ if [[ -s "$TMP/err" ]]; then bad "no tty: stderr not empty: $(cat -v "$TMP/err")
 lacks "no tty: no progress on stdout" "reading|simulating|writing|"$'\033|\r' "$TMP/out"
 has "no tty: wall by phase" "wall +[0-9.]+ s \(read " "$TMP/out"
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

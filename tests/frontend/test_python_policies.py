@@ -6,6 +6,8 @@ one through runtime_options (runs outside test_sim_*: no golden records)."""
 
 import importlib
 import json
+import os
+import runpy
 
 import pytest
 import torch
@@ -47,34 +49,9 @@ def trace(tmp_path_factory):
     return str(path)
 
 
-class PyFifo(ps.Policy):
-    """fifo written out in Python against the documented hooks."""
-
-    def send_before_resolve(self, c, ct):
-        return True
-
-    def direct_send(self, c, ready, producer):
-        return ps.NO_CORE
-
-    def pick_staged(self, c, ct, staged):
-        n = c.view.idle_count(c.thread, ct)
-        return None if n == 0 else (len(staged) - 1, c.view.idle_core(c.thread, ct, n - 1))
-
-    def publish_staged(self, c, ct, at, queued):
-        return at == ps.PublishPoint.ROUND_END
-
-    def fill_quota(self, c, ct, dt):
-        return ps.Policy.last_wave_quota(c, ct, dt, True)
-
-    def pick_shared(self, c, ct, q, first_batch, before_resolve):
-        return 0
-
-    def pick_core(self, c, ct, task):
-        v, t = c.view, c.thread
-        n = v.idle_count(t, ct)
-        if n > 0:
-            return v.idle_core(t, ct, n - 1)
-        return super().pick_core(c, ct, task)  # the pending slots, round-robin
+# fifo written out in Python: the class the CLI tests load too (tests/cli/policies).
+PyFifo = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "cli", "policies",
+                                     "fifo_hooks.py"))["PyFifo"]
 
 
 class Delegate(ps.Policy):

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Text of large JSON outputs (trace.json, swim.json, topo.json, PyPTO's trace formats), built
-// in a buffer and handed to a stream a MiB at a time. The writers format millions of records,
-// and an ordered_json per record (or iostream's << per field) costs several times the
-// simulation itself. Numbers are written exactly as nlohmann::json::dump() writes them
-// (integers in decimal, doubles by its own to_chars), so the files are byte for byte what a
+// Text of large JSON outputs (trace.json, swim.json, topo.json, PyPTO's trace formats,
+// synthetic native traces), built in a buffer and handed to a stream a MiB at a time. The writers
+// format millions of records, and an ordered_json per record (or iostream's << per field) costs
+// several times the simulation itself. Numbers are written exactly as nlohmann::json::dump() writes
+// them (integers in decimal, doubles by its own to_chars), so the files are byte for byte what a
 // DOM would give.
 #pragma once
 

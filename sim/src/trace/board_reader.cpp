@@ -309,47 +309,6 @@ TopoField topo_field(std::string_view k) {
   return TopoField::kOther;
 }
 
-// Reads a value into `slot`: a scalar, or only the kind of an array or object.
-void read_held(JsonStream& js, HeldScalar& slot, JsonStream::Scalar& tmp) {
-  const K kind = js.peek_kind();
-  if (kind == K::kArray || kind == K::kObject) {
-    js.skip_value();
-    slot.hold_kind(kind);
-  } else {
-    js.read_scalar(tmp);
-    slot.hold(tmp);
-  }
-}
-
-// A taskId array ("successors"): the ids into `out`, or the message for the first entry
-// that is not one (json_uint's, under `key`).
-void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& out,
-                   std::string& bad, JsonStream::Scalar& tmp) {
-  out.clear();
-  bad.clear();
-  js.begin_array();
-  bool first = true;
-  HeldScalar el;
-  while (js.next_element(first)) {
-    const K ek = js.peek_kind();
-    if (ek != K::kArray && ek != K::kObject) {
-      js.read_scalar(tmp);
-      if (bad.empty() && tmp.kind == K::kUint && tmp.u <= 0xFFFFFFFFull) {
-        out.push_back(static_cast<std::uint32_t>(tmp.u));
-        continue;
-      }
-      el.hold(tmp);
-    } else {
-      js.skip_value();
-      el.hold_kind(ek);
-    }
-    if (!bad.empty()) continue;
-    std::uint64_t id = 0;
-    bad = check_uint(el, key, 0xFFFFFFFFull, &id);
-    if (bad.empty()) out.push_back(static_cast<std::uint32_t>(id));
-  }
-}
-
 // Parses topo.json: one device task (seqNo 0); the root index is taskId >> 20 (PyPTO packs
 // the root within its device task in bits 20 and up, the op index in bits 0-19). Streamed;
 // the checks and their order are the DOM reader's, keys in any order, the last of a repeated

@@ -125,66 +125,24 @@ void FixedLatencyReader::read_record() {
   bool first = true;
   std::string_view key;
   while (js_.next_key(first, key)) {
-    const Field f = field_of(key);
-    HeldScalar* slot = nullptr;
-    switch (f) {
-      case Field::kTaskId: slot = &task_id_; break;
-      case Field::kFuncName: slot = &func_; break;
-      case Field::kCoreType: slot = &core_; break;
-      case Field::kExecTime: slot = &exec_; break;
-      case Field::kRemaining: slot = &rem_; break;
-      case Field::kOther: js_.skip_value(); continue;
-      case Field::kSuccessors: break;
-    }
-    const K kind = js_.peek_kind();
-    if (slot) {
-      if (kind == K::kArray || kind == K::kObject) {
-        js_.skip_value();
-        slot->hold_kind(kind);
-      } else {
-        js_.read_scalar(v_);
-        slot->hold(v_);
-      }
-      continue;
-    }
-    // "successors"
-    succ_.clear();
-    succ_bad_ = false;
-    succ_kind_ = kind;
-    if (kind != K::kArray) {
-      if (kind == K::kObject) {
-        js_.skip_value();
-        succ_other_.hold_kind(kind);
-      } else {
-        js_.read_scalar(v_);
-        succ_other_.hold(v_);
-      }
-      continue;
-    }
-    js_.begin_array();
-    bool first_el = true;
-    while (js_.next_element(first_el)) {
-      const K ek = js_.peek_kind();
-      HeldScalar el;
-      if (ek == K::kArray || ek == K::kObject) {
-        js_.skip_value();
-        el.hold_kind(ek);
-      } else {
-        js_.read_scalar(v_);
-        if (!succ_bad_ && v_.kind == K::kUint && v_.u <= 0xFFFFFFFFull) {
-          succ_.push_back(static_cast<std::uint32_t>(v_.u));
-          continue;
+    switch (field_of(key)) {
+      case Field::kTaskId: read_held(js_, task_id_, v_); break;
+      case Field::kFuncName: read_held(js_, func_, v_); break;
+      case Field::kCoreType: read_held(js_, core_, v_); break;
+      case Field::kExecTime: read_held(js_, exec_, v_); break;
+      case Field::kRemaining: read_held(js_, rem_, v_); break;
+      case Field::kOther: js_.skip_value(); break;
+      case Field::kSuccessors:
+        succ_kind_ = js_.peek_kind();
+        if (succ_kind_ == K::kArray) {
+          read_id_array(js_, "successors", succ_, succ_bad_msg_, v_);
+          succ_bad_ = !succ_bad_msg_.empty();
+        } else {
+          succ_.clear();
+          succ_bad_ = false;
+          read_held(js_, succ_other_, v_);
         }
-        el.hold(v_);
-      }
-      if (succ_bad_) continue;
-      std::uint64_t id = 0;
-      succ_bad_msg_ = check_uint(el, "successors", 0xFFFFFFFFull, &id);
-      if (succ_bad_msg_.empty()) {
-        succ_.push_back(static_cast<std::uint32_t>(id));  // "-0"
-      } else {
-        succ_bad_ = true;
-      }
+        break;
     }
   }
 }

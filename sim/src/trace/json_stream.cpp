@@ -530,4 +530,32 @@ std::string check_string(const HeldScalar& v, const char* key) {
   return {};
 }
 
+// One HeldScalar for every entry that needs check_uint: the plain ids never copy a string.
+void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& out,
+                   std::string& bad, JsonStream::Scalar& tmp) {
+  out.clear();
+  bad.clear();
+  js.begin_array();
+  bool first = true;
+  HeldScalar el;
+  while (js.next_element(first)) {
+    const JsonStream::Kind ek = js.peek_kind();
+    if (ek != JsonStream::Kind::kArray && ek != JsonStream::Kind::kObject) {
+      js.read_scalar(tmp);
+      if (bad.empty() && tmp.kind == JsonStream::Kind::kUint && tmp.u <= 0xFFFFFFFFull) {
+        out.push_back(static_cast<std::uint32_t>(tmp.u));
+        continue;
+      }
+      el.hold(tmp);
+    } else {
+      js.skip_value();
+      el.hold_kind(ek);
+    }
+    if (!bad.empty()) continue;
+    std::uint64_t id = 0;
+    bad = check_uint(el, key, 0xFFFFFFFFull, &id);
+    if (bad.empty()) out.push_back(static_cast<std::uint32_t>(id));
+  }
+}
+
 }  // namespace pypto::sim::trace_detail

@@ -146,4 +146,22 @@ std::string check_uint(const HeldScalar& v, const char* key, std::uint64_t max, 
 // json_string()'s rules: "" for a string, else the message.
 std::string check_string(const HeldScalar& v, const char* key);
 
+// Contract: reads the next value into `slot`: a scalar, or only the kind of an array or
+// object (skipped). `tmp` is scratch.
+inline void read_held(JsonStream& js, HeldScalar& slot, JsonStream::Scalar& tmp) {
+  const JsonStream::Kind kind = js.peek_kind();
+  if (kind == JsonStream::Kind::kArray || kind == JsonStream::Kind::kObject) {
+    js.skip_value();
+    slot.hold_kind(kind);
+  } else {
+    js.read_scalar(tmp);
+    slot.hold(tmp);
+  }
+}
+// Contract: reads a taskId array (a "successors" value, peek_kind() kArray): the ids into
+// `out` and "" into `bad`, or into `bad` the message for the first entry that is not one
+// (check_uint's, under `key`), `out` holding the ids before it; the array is read to its end.
+void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& out,
+                   std::string& bad, JsonStream::Scalar& tmp);
+
 }  // namespace pypto::sim::trace_detail

@@ -159,6 +159,20 @@ std::vector<std::uint32_t> one_device_task_ids(const sched::TaskGraph& g) {
   return ids;
 }
 
+// Ids packed per device task, as the multi-device-task formats need them.
+// Contract: throws ConfigError when a device task's roots or a root's tasks outgrow the packing.
+std::vector<std::uint32_t> device_task_ids(const sched::TaskGraph& g) {
+  bool fits = false;
+  std::vector<std::uint32_t> ids = packed_ids(
+      g, [&](TaskId t) { return g.device_task[t]; }, &fits);
+  if (!fits) {
+    throw ConfigError(
+        "a device task has more than 4096 roots or a root more than 2^20 tasks; "
+        "PyPTO's taskId cannot number them");
+  }
+  return ids;
+}
+
 void write_successors(Out& o, const sched::TaskGraph& g, const std::vector<std::uint32_t>& ids,
                       TaskId t) {
   o << "\"successors\":[";
@@ -177,27 +191,12 @@ void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, boo
     write_prof(g, chip, one_device_task_ids(g), true, prof);
     return;
   }
-  bool fits = false;
-  const std::vector<std::uint32_t> ids = packed_ids(
-      g, [&](TaskId t) { return g.device_task[t]; }, &fits);
-  if (!fits) {
-    throw ConfigError(
-        "a device task has more than 4096 roots or a root more than 2^20 tasks; "
-        "PyPTO's taskId cannot number them");
-  }
-  write_prof(g, chip, ids, false, prof);
+  write_prof(g, chip, device_task_ids(g), false, prof);
 }
 
 void write_dyn_topo(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
                     std::ostream& prof) {
-  bool fits = false;
-  const std::vector<std::uint32_t> ids = packed_ids(
-      g, [&](TaskId t) { return g.device_task[t]; }, &fits);
-  if (!fits) {
-    throw ConfigError(
-        "a device task has more than 4096 roots or a root more than 2^20 tasks; "
-        "PyPTO's taskId cannot number them");
-  }
+  const std::vector<std::uint32_t> ids = device_task_ids(g);
   Out o(topo);
   o << "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
        "staticSuccCount,successors\n";

@@ -61,6 +61,8 @@ std::string compact(double v);
 // 1-based line and column of byte offset `pos` in `text`.
 struct LineCol {
   std::size_t line = 1, col = 1;
+  // Contract: moves the position past `text` (a newline starts the next line).
+  void advance(std::string_view text);
 };
 LineCol line_col(std::string_view text, std::size_t pos);
 

@@ -5,11 +5,11 @@
 #include "pypto/sim/trace/synthetic.h"
 
 #include <algorithm>
-#include <charconv>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "../report/text_out.h"
 #include "pypto/common/errors.h"
 
 namespace pypto::sim {
@@ -44,52 +44,22 @@ struct LocalTask {
   Region out;
 };
 
-class Writer {
- public:
-  explicit Writer(std::ostream& os) : os_(os) { buf_.reserve(kFlushBytes + 4096); }
-  ~Writer() = default;
-  void put(std::string_view s) { buf_.append(s.data(), s.size()); }
-  void put(char c) { buf_.push_back(c); }
-  void num(std::uint64_t v) {
-    char tmp[24];
-    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-    buf_.append(tmp, r.ptr);
-  }
-  void end_line() {
-    buf_.push_back('\n');
-    if (buf_.size() >= kFlushBytes) flush();
-  }
-  void flush() {
-    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
-  }
-
- private:
-  static constexpr std::size_t kFlushBytes = 1 << 20;
-  std::ostream& os_;
-  std::string buf_;
-};
-
 class Generator {
  public:
   Generator(const SyntheticSpec& spec, Shape shape, std::ostream& os)
       : spec_(spec), shape_(shape), rng_(spec.seed), w_(os) {}
 
   void run() {
-    w_.put("{\"format\":\"pypto-sim-trace\",\"version\":1,\"time_unit\":\"ns\",\"tasks\":");
-    w_.num(spec_.tasks);
-    w_.put(",\"generator\":\"pypto-sim synthetic shape=");
-    w_.put(spec_.shape);
-    w_.put(" seed=");
-    w_.num(spec_.seed);
-    w_.put(" tasks_per_root=");
-    w_.num(spec_.tasks_per_root);
+    w_ << "{\"format\":\"pypto-sim-trace\",\"version\":1,\"time_unit\":\"ns\",\"tasks\":";
+    w_.u(spec_.tasks) << ",\"generator\":\"pypto-sim synthetic shape=" << spec_.shape << " seed=";
+    w_.u(spec_.seed) << " tasks_per_root=";
+    w_.u(spec_.tasks_per_root);
     if (spec_.dur_step_ns != 1) {
-      w_.put(" dur_step_ns=");
-      w_.num(spec_.dur_step_ns);
+      w_ << " dur_step_ns=";
+      w_.u(spec_.dur_step_ns);
     }
-    w_.put("\"}");
-    w_.end_line();
+    w_ << "\"}\n";
+    w_.end_record();
     const std::uint64_t k = spec_.tasks_per_root;
     for (std::uint64_t first = 0, root = 0; first < spec_.tasks; first += k, ++root) {
       const std::uint64_t m = std::min(k, spec_.tasks - first);
@@ -201,22 +171,21 @@ class Generator {
       LocalTask& t = tasks_[j];
       std::uint32_t mmad_m = 0;
       t.out = alloc_out(t.cube, &mmad_m);
-      w_.put("{\"id\":");
-      w_.num(first + j);
-      w_.put(t.cube ? ",\"core\":\"AIC\",\"kernel\":\"" : ",\"core\":\"AIV\",\"kernel\":\"");
-      w_.put(t.kernel);
-      w_.put("\",\"root\":");
-      w_.num(root);
+      w_ << "{\"id\":";
+      w_.u(first + j);
+      w_ << (t.cube ? ",\"core\":\"AIC\",\"kernel\":\"" : ",\"core\":\"AIV\",\"kernel\":\"")
+         << t.kernel << "\",\"root\":";
+      w_.u(root);
       if (!t.succ.empty()) {
-        w_.put(",\"succ\":[");
+        w_ << ",\"succ\":[";
         for (std::size_t i = 0; i < t.succ.size(); ++i) {
-          if (i) w_.put(',');
-          w_.num(t.succ[i]);
+          if (i) w_ << ',';
+          w_.u(t.succ[i]);
         }
-        w_.put(']');
+        w_ << ']';
       }
       if (spec_.memory) {
-        w_.put(",\"mem\":[");
+        w_ << ",\"mem\":[";
         for (const std::uint32_t p : t.preds) put_mem(tasks_[p].out, 'r');
         if (t.reads_carry) put_mem(carried, 'r');
         if (t.preds.empty() && !t.reads_carry) {
@@ -232,51 +201,47 @@ class Generator {
         }
         put_mem(t.out, 'w');
         buf_sep_ = false;
-        w_.put(']');
+        w_ << ']';
       }
       if (t.cube) {
-        w_.put(",\"ops\":[[\"mmad\",\"fp16\",[");
-        w_.num(mmad_m);
-        w_.put(",128,128]]]");
+        w_ << ",\"ops\":[[\"mmad\",\"fp16\",[";
+        w_.u(mmad_m) << ",128,128]]]";
       } else {
         const std::uint64_t rows = t.out.bytes / 256;  // fp16 rows of 128 elements
-        w_.put((first + j) % 3 == 2 ? ",\"ops\":[[\"exp\",\"fp16\",["
+        w_ << ((first + j) % 3 == 2 ? ",\"ops\":[[\"exp\",\"fp16\",["
                                     : ",\"ops\":[[\"add\",\"fp16\",[");
-        w_.num(rows);
-        w_.put(",128]]]");
+        w_.u(rows) << ",128]]]";
       }
       const std::uint32_t tiles = t.out.bytes / (16 << 10);
       if (tiles > 1) {
-        w_.put(",\"tiles\":");
-        w_.num(tiles);
+        w_ << ",\"tiles\":";
+        w_.u(tiles);
       }
       if (spec_.recorded) {
-        w_.put(",\"dur\":");
+        w_ << ",\"dur\":";
         const std::uint64_t dur =
             shape_ == Shape::kIndependent ? kIndependentDurNs : 2000 + below(8000);
         const std::uint64_t step = spec_.dur_step_ns;
-        w_.num(std::max(step, dur - dur % step));
+        w_.u(std::max(step, dur - dur % step));
       }
-      w_.put('}');
-      w_.end_line();
+      w_ << "}\n";
+      w_.end_record();
     }
     if (carry_in_) carry_region_ = tasks_.back().out;
   }
 
   void put_mem(const Region& r, char kind) {
-    if (buf_sep_) w_.put(',');
+    if (buf_sep_) w_ << ',';
     buf_sep_ = true;
-    w_.put('[');
-    w_.num(r.addr);
-    w_.put(',');
-    w_.num(r.bytes);
-    w_.put(kind == 'w' ? ",\"w\"]" : ",\"r\"]");
+    w_ << '[';
+    w_.u(r.addr) << ',';
+    w_.u(r.bytes) << (kind == 'w' ? ",\"w\"]" : ",\"r\"]");
   }
 
   const SyntheticSpec& spec_;
   Shape shape_;
   std::mt19937_64 rng_;
-  Writer w_;
+  report_detail::TextOut w_;
   std::vector<LocalTask> tasks_;
   bool carry_in_ = false;
   bool carry_to_last_ = false;

@@ -90,17 +90,20 @@ std::string compact(double v) {
   return buf;
 }
 
-LineCol line_col(std::string_view text, std::size_t pos) {
-  LineCol lc;
-  const std::size_t end = std::min(pos, text.size());
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++lc.line;
-      lc.col = 1;
+void LineCol::advance(std::string_view text) {
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line;
+      col = 1;
     } else {
-      ++lc.col;
+      ++col;
     }
   }
+}
+
+LineCol line_col(std::string_view text, std::size_t pos) {
+  LineCol lc;
+  lc.advance(text.substr(0, pos));
   return lc;
 }
 
@@ -267,14 +270,7 @@ LineCol file_line_col(const std::string& path, std::uint64_t pos) {
             static_cast<std::streamsize>(std::min<std::uint64_t>(buf.size(), pos - done)));
     const auto got = static_cast<std::size_t>(in.gcount());
     if (got == 0) break;
-    for (std::size_t i = 0; i < got; ++i) {
-      if (buf[i] == '\n') {
-        ++lc.line;
-        lc.col = 1;
-      } else {
-        ++lc.col;
-      }
-    }
+    lc.advance(std::string_view(buf.data(), got));
     done += got;
   }
   return lc;

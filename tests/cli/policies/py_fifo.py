@@ -1,38 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# fifo written out in Python against the documented hooks (README "Writing one"), with a
-# declared parameter that changes nothing (stats.json records it).
+# fifo written out in Python (fifo_hooks.py, beside this file on sys.path while it loads), with
+# a declared parameter that changes nothing (stats.json records it).
 import pypto.sim as ps
-
-
-class PyFifo(ps.Policy):
-    """fifo, every decision in Python"""
-
-    def send_before_resolve(self, c, ct):
-        return True
-
-    def direct_send(self, c, ready, producer):
-        return ps.NO_CORE
-
-    def pick_staged(self, c, ct, staged):
-        n = c.view.idle_count(c.thread, ct)
-        return None if n == 0 else (len(staged) - 1, c.view.idle_core(c.thread, ct, n - 1))
-
-    def publish_staged(self, c, ct, at, queued):
-        return at == ps.PublishPoint.ROUND_END
-
-    def fill_quota(self, c, ct, dt):
-        return ps.Policy.last_wave_quota(c, ct, dt, True)
-
-    def pick_shared(self, c, ct, q, first_batch, before_resolve):
-        return 0
-
-    def pick_core(self, c, ct, task):
-        v, t = c.view, c.thread
-        n = v.idle_count(t, ct)
-        if n > 0:
-            return v.idle_core(t, ct, n - 1)
-        return super().pick_core(c, ct, task)  # the pending slots, round-robin
-
+from fifo_hooks import PyFifo
 
 ps.register_policy("py_fifo", PyFifo, params={
     "weight": {"type": "float", "default": 0.5, "min": 0.0, "max": 1.0, "doc": "unused"}})

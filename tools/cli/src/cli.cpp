@@ -404,10 +404,16 @@ po::parsed_options parse_line(int argc, char** argv, const po::options_descripti
   }
 }
 
-void parse(int argc, char** argv, po::options_description& d, po::positional_options_description& p,
-           po::variables_map& vm) {
+// Parses a command's flags into `vm`. Contract: true when they ask for --help, which has then
+// been answered ("usage: pypto-sim " + usage, then the options): the command returns 0.
+bool parse_or_help(int argc, char** argv, po::options_description& d,
+                   po::positional_options_description& p, po::variables_map& vm,
+                   const std::string& usage) {
   po::store(parse_line(argc, argv, d, p), vm);
   po::notify(vm);
+  if (vm.count("help") == 0) return false;
+  std::cout << "usage: pypto-sim " << usage << "\n" << d;
+  return true;
 }
 
 // Loads a trace and resolves the chip. --chip auto (the default without --chip/--config): a
@@ -468,9 +474,8 @@ int cmd_run(int argc, char** argv, bool compare) {
   po::positional_options_description p;
   p.add("trace", 1);
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim " << (compare ? "compare" : "run") << " TRACE [options]\n" << d;
+  if (parse_or_help(argc, argv, d, p, vm,
+                    std::string(compare ? "compare" : "run") + " TRACE [options]")) {
     return 0;
   }
   if (c.trace.empty())
@@ -567,11 +572,14 @@ int cmd_gen(int argc, char** argv) {
                                               "chip preset whose clocks the PyPTO formats use");
   po::positional_options_description p;
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim gen [options]\n" << d;
-    return 0;
-  }
+  if (parse_or_help(argc, argv, d, p, vm, "gen [options]")) return 0;
+  // Read after each branch's own checks (a bad --format is named before a bad count).
+  const auto read_counts = [&] {
+    s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
+    s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
+    s.tasks_per_root = static_cast<std::uint32_t>(
+        parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
+  };
   if (format != "native") {
     const std::vector<std::pair<std::string, sim::TraceFormat>> formats = {
         {"dyn_topo", sim::TraceFormat::kDynTopo},
@@ -585,10 +593,7 @@ int cmd_gen(int argc, char** argv) {
     }
     if (out.empty()) throw UsageError("--format " + format + " needs -o FILE");
     const sim::ChipConfig chip = cfg::load_chip_preset(chip_name);
-    s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
-    s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
-    s.tasks_per_root = static_cast<std::uint32_t>(
-        parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
+    read_counts();
     s.recorded = true;
     s.memory = false;
     s.dur_step_ns = static_cast<std::uint32_t>(std::llround(1000.0 / chip.chip.board_clock_mhz));
@@ -599,10 +604,7 @@ int cmd_gen(int argc, char** argv) {
     return 0;
   }
   s.memory = !no_memory;
-  s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
-  s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
-  s.tasks_per_root = static_cast<std::uint32_t>(
-      parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
+  read_counts();
   if (out.empty()) {
     sim::write_synthetic_trace(s, std::cout);
     std::cout.flush();
@@ -636,11 +638,7 @@ int cmd_config(int argc, char** argv) {
       "list", po::bool_switch(&list), "list the chip presets");
   po::positional_options_description p;
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim config [options]\n" << d;
-    return 0;
-  }
+  if (parse_or_help(argc, argv, d, p, vm, "config [options]")) return 0;
   if (list) {
     for (const auto& n : cfg::list_chip_presets()) std::cout << n << "\n";
   } else if (describe) {
@@ -691,11 +689,7 @@ int cmd_bench(int argc, char** argv) {
       "fixed_latency; none: no end-to-end table)");
   po::positional_options_description p;
   po::variables_map vm;
-  parse(argc, argv, d, p, vm);
-  if (vm.count("help") != 0) {
-    std::cout << "usage: pypto-sim bench [options]\n" << d;
-    return 0;
-  }
+  if (parse_or_help(argc, argv, d, p, vm, "bench [options]")) return 0;
   if (!sizes.empty()) o.sizes = parse_sizes(sizes);
   if (!rounds.empty()) o.rounds = static_cast<int>(parse_count("rounds", rounds, 1, 1000));
   o.frontend = !no_frontend;
@@ -848,11 +842,7 @@ int dispatch(int argc, char** argv) {
     add_policy_module_option(d, modules);
     po::positional_options_description p;
     po::variables_map vm;
-    parse(argc - 1, argv + 1, d, p, vm);
-    if (vm.count("help") != 0) {
-      std::cout << "usage: pypto-sim policies [options]\n" << d;
-      return 0;
-    }
+    if (parse_or_help(argc - 1, argv + 1, d, p, vm, "policies [options]")) return 0;
     load_policy_modules(modules);
     // Name and description, then one line per parameter.
     for (const auto& e : sched::Registry::global().list()) {
@@ -879,42 +869,51 @@ std::string kept_note() {
   return s;
 }
 
-int run_cli(int argc, char** argv) {
+// How a command line that threw ends: its exit status and its line on stderr.
+struct Failure {
+  int exit_code;
+  std::string message;  // after "pypto-sim: "
+};
+
+// The one boundary between typed errors and exit statuses: 130 interrupted, 2 bad input
+// (usage, config, trace, a Python policy's hook raising), 3 a model bug, 1 anything else.
+// Contract: called only from a catch handler; names the exception in flight (one that is no
+// std::exception is rethrown).
+Failure describe_failure() {
   try {
-    return dispatch(argc, argv);
+    throw;
   } catch (const Interrupted& e) {
     // Temporaries are gone by now (destructors ran while the exception unwound).
-    std::cerr << "pypto-sim: " << e.what() << kept_note() << "\n";
-    return 130;
+    return {130, e.what() + kept_note()};
   } catch (const po::error& e) {
-    std::cerr << "pypto-sim: " << e.what() << "\n";
-    return 2;
+    return {2, e.what()};
   } catch (const UsageError& e) {
-    std::cerr << "pypto-sim: " << e.what() << "\n";
-    return 2;
+    return {2, e.what()};
   } catch (const ConfigError& e) {
-    std::cerr << "pypto-sim: config error: " << e.what() << "\n";
-    return 2;
+    return {2, std::string("config error: ") + e.what()};
   } catch (const TraceError& e) {
-    std::cerr << "pypto-sim: trace error: " << e.what() << "\n";
-    return 2;
+    return {2, std::string("trace error: ") + e.what()};
   } catch (const ModelError& e) {
-    std::cerr << "pypto-sim: " << e.what() << "\n";
-    return 3;
+    return {3, e.what()};
   } catch (const std::bad_alloc&) {
-    std::cerr << "pypto-sim: out of memory" << kept_note() << "\n";
-    return 1;
+    return {1, "out of memory" + kept_note()};
   } catch (const std::exception& e) {
     // A Python policy's hook raising is the user's code failing: exit 2, as bad input.
     if (g_host->describe_user_error) {
       const std::string line = g_host->describe_user_error(std::current_exception());
-      if (!line.empty()) {
-        std::cerr << "pypto-sim: " << line << kept_note() << "\n";
-        return 2;
-      }
+      if (!line.empty()) return {2, line + kept_note()};
     }
-    std::cerr << "pypto-sim: " << e.what() << (g_kept.empty() ? "" : kept_note()) << "\n";
-    return 1;
+    return {1, e.what() + (g_kept.empty() ? std::string() : kept_note())};
+  }
+}
+
+int run_cli(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (...) {
+    const Failure f = describe_failure();
+    std::cerr << "pypto-sim: " << f.message << "\n";
+    return f.exit_code;
   }
 }
 
