@@ -59,7 +59,7 @@ void EmitContext::emit_group(const Unit& u) {
   // Values whose valid part this group delivers (to their own storage or a write).
   std::vector<int> delivered = u.stores;
   for (const int w : u.writes) delivered.push_back(k_.stmts[w].src);
-  std::unordered_map<int, int> local_of;
+  std::unordered_map<int, int> local_of, wide_of;
   for_each_tile(r, S.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
     // The tile computes on the part some delivered value has valid; nothing valid: no task.
     std::int64_t E[kMaxRank], ext[kMaxRank];
@@ -99,22 +99,52 @@ void EmitContext::emit_group(const Unit& u) {
       }
       load(tb, loc_idx, reg, xv.storage, value_name(x), u.loc);
     }
+    // bf16 values an fp32-computing op produced live as fp32 tiles (wide_of); their bf16 tile
+    // is made, rounding, only when a store or an op computing on bf16 reads it (PyPTO's
+    // AutoCast, see Bf16Compute in op_table.h).
+    wide_of.clear();
+    auto cast_local = [&](int src, DType to) {
+      const int dst = tb.local(to, r, E);
+      TileInstr c;
+      c.op = TileOpcode::kCast;
+      c.dst = dst;
+      c.src[0] = src;
+      tb.p.instrs.push_back(c);
+      return dst;
+    };
+    auto narrow = [&](int v) {  // the tile of v in its own dtype
+      auto it = local_of.find(v);
+      if (it != local_of.end()) return it->second;
+      const int l = cast_local(wide_of.at(v), k_.values[v].dtype);
+      local_of[v] = l;
+      return l;
+    };
+    auto wide = [&](int v) {  // v as an fp32 tile (exact: widening a bf16 tile)
+      auto it = wide_of.find(v);
+      if (it != wide_of.end()) return it->second;
+      const int l = cast_local(local_of.at(v), DType::kFp32);
+      wide_of[v] = l;
+      return l;
+    };
     for (std::size_t i = 0; i < u.ops.size(); ++i) {
       const Stmt& st = k_.stmts[u.ops[i]];
-      const int dst = tb.local(k_.values[st.out].dtype, r, E);
-      local_of[st.out] = dst;
+      const DType out_dtype = k_.values[st.out].dtype;
+      const bool in_fp32 = computes_in_fp32(st.op, out_dtype);
       TileInstr in;
       in.op = opcode_of(st.op);
-      in.dst = dst;
       for (std::size_t j = 0; j < st.inputs.size() && j < 3; ++j) {
         const Operand& o = st.inputs[j];
         if (o.value >= 0) {
-          in.src[j] = local_of.at(o.value);
+          in.src[j] =
+              in_fp32 && k_.values[o.value].dtype == out_dtype ? wide(o.value) : narrow(o.value);
         } else {
           in.scalar_operand |= static_cast<std::uint8_t>(1u << j);
           in.scalar[j] = scalars[i][j];
         }
       }
+      const int dst = tb.local(in_fp32 ? DType::kFp32 : out_dtype, r, E);
+      (in_fp32 ? wide_of : local_of)[st.out] = dst;
+      in.dst = dst;
       in.cast_mode = st.cast_mode;
       in.saturate = st.saturate ? 1 : 0;
       if (st.op == OpKind::kTriu || st.op == OpKind::kTril) {
@@ -128,7 +158,7 @@ void EmitContext::emit_group(const Unit& u) {
     }
     for (const int v : u.stores) {
       for (int k = 0; k < r; ++k) ext[k] = std::min(E[k], vals_[v].valid[k] - off[k]);
-      store(tb, local_of.at(v), sub_region(vals_[v], off, ext, r), vals_[v].storage, value_name(v),
+      store(tb, narrow(v), sub_region(vals_[v], off, ext, r), vals_[v].storage, value_name(v),
             u.loc);
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
@@ -137,7 +167,7 @@ void EmitContext::emit_group(const Unit& u) {
       for (int k = 0; k < r; ++k) ext[k] = clamp0(std::min(E[k], src.valid[k] - off[k]));
       GlobalRegion reg;
       if (write_region(w, woffs[wi].data(), off, ext, &reg)) {
-        store(tb, local_of.at(w.src), reg, vals_[w.dst].storage, value_name(w.dst), w.loc);
+        store(tb, narrow(w.src), reg, vals_[w.dst].storage, value_name(w.dst), w.loc);
       }
     }
     commit(tb, u, sched::CoreType::kAiv, full, 1);

@@ -241,6 +241,14 @@ class EmitContext {
   // Throws ConfigError (kernel line, UB size, the tile's shape and bytes) when one tile of a
   // vector task exceeds the chip's UB.
   void check_ub(const TaskBuilder& tb, const Unit& u) const;
+  // Whether this chip computes element-wise op `op` with a result of dtype `d` in fp32 (the op
+  // table's Bf16Compute rows for bf16; the 950 family, chip names "950...", runs the
+  // kFp32A2A3 rows on bf16).
+  bool computes_in_fp32(OpKind op, DType d) const {
+    const Bf16Compute c = d == DType::kBf16 ? op_info(op).bf16 : Bf16Compute::kNative;
+    return c == Bf16Compute::kFp32 ||
+           (c == Bf16Compute::kFp32A2A3 && chip_.chip.name.rfind("950", 0) != 0);
+  }
   std::vector<std::int64_t> eval_offsets(const std::vector<ExprId>& offs);
   // Destination offsets of each write the unit absorbed (u.writes order).
   std::vector<std::vector<std::int64_t>> write_offsets(const Unit& u);

@@ -200,6 +200,21 @@ constexpr bool is_cube_dtype(DType d) {
 // DTypeRule::kMatmul: the accumulator (L0C) dtype of a matmul over operands of dtype d.
 constexpr DType cube_acc_dtype(DType d) { return d == DType::kInt8 ? DType::kInt32 : DType::kFp32; }
 
+// How an element-wise op computes on DT_BF16 operands. PyPTO's AutoCast pass
+// (framework/src/passes/tensor_graph_pass/auto_cast.cpp, with the UNSUPPORT_BF16_OPS lists of
+// framework/src/interface/operation/opcode.h) gives every op the vector unit cannot run on bf16
+// fp32 operands and an fp32 result, and then drops the fp32 -> bf16 -> fp32 cast pairs between
+// two such ops: a chain of them computes in fp32 and rounds to bf16 only where the value is
+// stored or read by an op that runs on bf16. The element-wise emitter follows these rows
+// (emit_elementwise.cpp). fp16 ops all run in fp16 (rounded after each op): PyPTO's fp16 list
+// is MOD/REM only in one version and adds add/sub/mul in a later one, and its own frontend test
+// (st/interface/test_verify_frontend_jit.py) expects fp16 add/mul rounded after each op.
+enum class Bf16Compute : std::uint8_t {
+  kNative,    // computed on bf16 tiles (rounded after the op)
+  kFp32,      // in fp32 on every chip (in PyPTO's A2/A3 and 950 lists)
+  kFp32A2A3,  // in fp32 on A2/A3; the 950's vector unit runs it on bf16
+};
+
 // No tile instruction: the op's emitter builds its own program (or none).
 inline constexpr TileOpcode kNoTileOp = static_cast<TileOpcode>(0xFF);
 
@@ -211,6 +226,7 @@ struct OpInfo {
   DTypeRule dtype;
   bool needs_vec_tile;  // traced under pypto.set_vec_tile_shapes (tiles its own output)
   TileOpcode tile;      // element-wise and reduction ops: the instruction computing the op
+  Bf16Compute bf16 = Bf16Compute::kNative;  // element-wise ops on DT_BF16 (see the enum)
 };
 
 namespace table {
@@ -219,19 +235,20 @@ using F = OpFamily;
 using O = OpForm;
 using D = DTypeRule;
 using T = TileOpcode;
+using B = Bf16Compute;
 
 inline constexpr OpInfo kOpTable[] = {
     // clang-format off
-    // kind, name, family, form, dtype rule, needs_vec_tile, tile instruction
+    // kind, name, family, form, dtype rule, needs_vec_tile, tile instruction[, bf16 compute]
   {K::kAlloc,       "alloc",        F::kAlloc,   O::kNullary,  D::kDeclared, false, kNoTileOp},
   {K::kFull,        "full",         F::kEltwise, O::kFill,     D::kDeclared, true,  T::kFill},
-  {K::kAdd,         "add",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kAdd},
-  {K::kSub,         "sub",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kSub},
-  {K::kMul,         "mul",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMul},
-  {K::kDiv,         "div",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kDiv},
-  {K::kMaximum,     "maximum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMaximum},
-  {K::kMinimum,     "minimum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMinimum},
-  {K::kRemainder,   "remainder",    F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kRemainder},
+  {K::kAdd,         "add",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kAdd, B::kFp32},
+  {K::kSub,         "sub",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kSub, B::kFp32},
+  {K::kMul,         "mul",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMul, B::kFp32},
+  {K::kDiv,         "div",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kDiv, B::kFp32},
+  {K::kMaximum,     "maximum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMaximum, B::kFp32A2A3},
+  {K::kMinimum,     "minimum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMinimum, B::kFp32A2A3},
+  {K::kRemainder,   "remainder",    F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kRemainder, B::kFp32},
   {K::kPow,         "pow",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kPow},
   {K::kEq,          "eq",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kEq},
   {K::kNe,          "ne",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kNe},
@@ -241,19 +258,19 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kGe,          "ge",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kGe},
   {K::kLogicalAnd,  "logical_and",  F::kEltwise, O::kBinary,   D::kLogical,  true,  T::kLogicalAnd},
   {K::kLogicalOr,   "logical_or",   F::kEltwise, O::kBinary,   D::kLogical,  true,  T::kLogicalOr},
-  {K::kNeg,         "neg",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kNeg},
-  {K::kAbs,         "abs",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kAbs},
-  {K::kRelu,        "relu",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kRelu},
-  {K::kExp,         "exp",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp},
-  {K::kLog,         "log",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog},
-  {K::kSqrt,        "sqrt",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSqrt},
-  {K::kRsqrt,       "rsqrt",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kRsqrt},
-  {K::kReciprocal,  "reciprocal",   F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kReciprocal},
+  {K::kNeg,         "neg",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kNeg, B::kFp32A2A3},
+  {K::kAbs,         "abs",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kAbs, B::kFp32},
+  {K::kRelu,        "relu",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kRelu, B::kFp32},
+  {K::kExp,         "exp",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp, B::kFp32},
+  {K::kLog,         "log",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog, B::kFp32A2A3},
+  {K::kSqrt,        "sqrt",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSqrt, B::kFp32},
+  {K::kRsqrt,       "rsqrt",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kRsqrt, B::kFp32},
+  {K::kReciprocal,  "reciprocal",   F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kReciprocal, B::kFp32},
   {K::kSigmoid,     "sigmoid",      F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSigmoid},
   {K::kTanh,        "tanh",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kTanh},
   {K::kFloor,       "floor",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kFloor},
   {K::kLogicalNot,  "logical_not",  F::kEltwise, O::kUnary,    D::kLogical,  true,  T::kLogicalNot},
-  {K::kWhere,       "where",        F::kEltwise, O::kSelect,   D::kSelect,   true,  T::kWhere},
+  {K::kWhere,       "where",        F::kEltwise, O::kSelect,   D::kSelect,   true,  T::kWhere, B::kFp32A2A3},
   {K::kCast,        "cast",         F::kEltwise, O::kUnary,    D::kCast,     true,  T::kCast},
   {K::kClone,       "clone",        F::kEltwise, O::kUnary,    D::kAny,      false, T::kCopy},
   {K::kExpandClone, "expand_clone", F::kEltwise, O::kUnary,    D::kAny,      true,  T::kCopy},
@@ -269,16 +286,16 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kCeil,        "ceil",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCeil},
   {K::kTrunc,       "trunc",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kTrunc},
   {K::kRound,       "round",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kRound},
-  {K::kSign,        "sign",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kSign},
+  {K::kSign,        "sign",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kSign, B::kFp32},
   {K::kErf,         "erf",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kErf},
   {K::kErfc,        "erfc",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kErfc},
   {K::kSin,         "sin",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSin},
   {K::kCos,         "cos",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCos},
   {K::kLog1p,       "log1p",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog1p},
   {K::kExpm1,       "expm1",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExpm1},
-  {K::kLrelu,       "lrelu",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kLrelu},
-  {K::kTriu,        "triu",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTriu},
-  {K::kTril,        "tril",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTril},
+  {K::kLrelu,       "lrelu",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kLrelu, B::kFp32},
+  {K::kTriu,        "triu",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTriu, B::kFp32A2A3},
+  {K::kTril,        "tril",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTril, B::kFp32A2A3},
   {K::kProd,        "prod",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceProd},
   {K::kArgmax,      "argmax",       F::kReduce,  O::kUnary,    D::kIndex,    true,  T::kArgMax},
   {K::kArgmin,      "argmin",       F::kReduce,  O::kUnary,    D::kIndex,    true,  T::kArgMin},
@@ -291,16 +308,16 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kLog2,           "log2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog2},
   {K::kLog10,          "log10",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog10},
   {K::kCbrt,           "cbrt",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCbrt},
-  {K::kCosh,           "cosh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCosh},
-  {K::kSinh,           "sinh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSinh},
+  {K::kCosh,           "cosh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCosh, B::kFp32A2A3},
+  {K::kSinh,           "sinh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSinh, B::kFp32A2A3},
   {K::kTan,            "tan",           F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kTan},
   {K::kAsin,           "asin",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAsin},
   {K::kAcos,           "acos",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAcos},
   {K::kAtan,           "atan",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAtan},
   {K::kAtan2,          "atan2",         F::kEltwise, O::kBinary, D::kFloat,    true,  T::kAtan2},
-  {K::kCopysign,       "copysign",      F::kEltwise, O::kBinary, D::kFloat,    true,  T::kCopysign},
+  {K::kCopysign,       "copysign",      F::kEltwise, O::kBinary, D::kFloat,    true,  T::kCopysign, B::kFp32A2A3},
   {K::kHypot,          "hypot",         F::kEltwise, O::kBinary, D::kFloat,    true,  T::kHypot},
-  {K::kFmod,           "fmod",          F::kEltwise, O::kBinary, D::kNumeric,  true,  T::kFmod},
+  {K::kFmod,           "fmod",          F::kEltwise, O::kBinary, D::kNumeric,  true,  T::kFmod, B::kFp32},
   {K::kIsfinite,       "isfinite",      F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsFinite},
   {K::kIsnan,          "isnan",         F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsNan},
   {K::kIsinf,          "isinf",         F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsInf},
