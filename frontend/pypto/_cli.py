@@ -15,6 +15,7 @@ inside a hook names the hook, the policy class, the exception and where it was r
 
 import os
 import runpy
+import signal
 import sys
 import traceback
 from typing import List, Optional, Sequence
@@ -119,6 +120,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except KeyboardInterrupt:  # before the CLI's handlers took over
         print("pypto-sim: interrupted; nothing written", file=sys.stderr)
         code = 130
+    # The command's outcome is final (its reports are committed or removed): a Ctrl-C while
+    # the interpreter shuts down must not turn it into a death by SIGINT.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.stdout.flush()
     sys.exit(code)
 
