@@ -94,6 +94,50 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
   return v;
 }
 
+// A flag given with an empty value ("-o ''", "--config="): refused rather than read as "not
+// given" (an empty -o would quietly write to a new folder under ./output/).
+void check_no_empty_values(const po::variables_map& vm) {
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted()) continue;
+    const auto* text = boost::any_cast<std::string>(&value.value());
+    const auto* list = boost::any_cast<std::vector<std::string>>(&value.value());
+    const bool empty = (text != nullptr && text->empty()) ||
+                       (list != nullptr && std::any_of(list->begin(), list->end(),
+                                                       [](const auto& v) { return v.empty(); }));
+    if (!empty) continue;
+    if (name == "trace") throw UsageError("TRACE is an empty path");
+    throw UsageError("--" + name + ": the value is empty");
+  }
+}
+
+// Whether two paths name one file: the same file on disk, or (for a file not written yet)
+// the same absolute path once links and ".." are resolved.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec)) return true;
+  const auto canonical = [](const std::string& p, std::error_code& e) {
+    return fs::weakly_canonical(fs::absolute(p, e), e).lexically_normal();
+  };
+  const fs::path ca = canonical(a, ec);
+  if (ec) return false;
+  const fs::path cb = canonical(b, ec);
+  return !ec && ca == cb;
+}
+
+// The input files of a command, named as its flags name them, for refuse_overwrite.
+using Inputs = std::vector<std::pair<std::string, std::string>>;  // (flag, path)
+
+// Refuses an output that would replace one of the inputs (the input is read before the
+// output is written, so nothing would fail, but the user's file would be gone).
+void refuse_overwrite(const std::string& flag, const std::string& output, const Inputs& inputs) {
+  for (const auto& [what, path] : inputs) {
+    if (path.empty() || !same_file(output, path)) continue;
+    throw UsageError(flag + ": writing " + output + " would replace the input " + path + " (" +
+                     what + "); choose another output path");
+  }
+}
+
 // Flags shared by run and compare: chip, trace and the runtime options of a trace.
 struct Common {
   std::string trace, prof, chip, config, out;
@@ -103,6 +147,16 @@ struct Common {
   std::string run_config;                   // --run-config FILE.yaml
   std::vector<std::string> policy_modules;  // --policy-module FILE.py
 };
+
+// The inputs of run, compare and calibrate .
+Inputs common_inputs(const Common& c, const std::string& trace, const std::string& prof) {
+  Inputs in = {{"the trace", trace},
+               {"--prof", prof},
+               {"--config", c.config},
+               {"--run-config", c.run_config}};
+  for (const auto& m : c.policy_modules) in.emplace_back("--policy-module", m);
+  return in;
+}
 
 constexpr const char* kPolicyModuleHelp =
     "a Python file whose pypto.sim.register_policy calls add policies (repeatable; runs the "
@@ -408,6 +462,7 @@ void parse(int argc, char** argv, po::options_description& d, po::positional_opt
            po::variables_map& vm) {
   po::store(parse_line(argc, argv, d, p), vm);
   po::notify(vm);
+  check_no_empty_values(vm);
 }
 
 // Loads a trace and resolves the chip. --chip auto (the default without --chip/--config): a
@@ -452,6 +507,11 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
   return trace;
 }
 
+// Refuses a report folder whose reports would replace an input ("-o ." beside topo.json).
+void refuse_overwrite_by_reports(const std::string& dir, const Inputs& inputs) {
+  for (const char* name : sim::kReportFiles) refuse_overwrite("-o " + dir, dir + "/" + name, inputs);
+}
+
 int cmd_run(int argc, char** argv, bool compare) {
   Common c;
   std::string policies = "0,1,2,3";
@@ -476,8 +536,38 @@ int cmd_run(int argc, char** argv, bool compare) {
   if (c.trace.empty())
     throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") +
                      " TRACE [options]");
+  const Inputs inputs = common_inputs(c, c.trace, c.prof);
+  if (!compare && !c.out.empty()) refuse_overwrite_by_reports(c.out, inputs);
+  if (!timed_trace.empty()) {
+    refuse_overwrite("--timed-trace", timed_trace, inputs);
+    const std::string out = c.out.empty() ? "" : c.out;
+    for (const char* name : sim::kReportFiles) {
+      if (!out.empty() && same_file(timed_trace, out + "/" + name)) {
+        throw UsageError("--timed-trace " + timed_trace + " is also the report " + out + "/" +
+                         name + " of -o; choose another path");
+      }
+    }
+  }
   load_policy_modules(c.policy_modules);
   sched::RuntimeOptions rt = runtime_options(vm, c, /*check_params=*/!compare);
+  std::vector<std::string> names;  // compare: the policies, checked before the trace is read
+  if (compare) {
+    std::stringstream ss(policies);
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (item.empty()) continue;
+      const std::string name = sched::parse_policy(item);
+      // Twice the same run, and its reports written over the first's: a slip, not a wish.
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        throw UsageError("--policies " + policies + ": policy " + name +
+                         " is given twice (a mode number and its name are one policy)");
+      }
+      names.push_back(name);
+    }
+    if (names.empty()) throw UsageError("--policies: no policy given");
+    if (!c.out.empty()) {
+      for (const auto& n : names) refuse_overwrite_by_reports(c.out + "/" + n, inputs);
+    }
+  }
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
@@ -519,12 +609,6 @@ int cmd_run(int argc, char** argv, bool compare) {
     }
     return 0;
   }
-  std::vector<std::string> names;
-  std::stringstream ss(policies);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) names.push_back(sched::parse_policy(item));
-  }
-  if (names.empty()) throw UsageError("--policies: no policy given");
   const sched::ParamText given = rt.policy_params;
   for (const auto& n : names) policy_params_for(n, given, names);  // all errors before any run
   std::vector<sim::SimResult> runs;
@@ -572,6 +656,16 @@ int cmd_gen(int argc, char** argv) {
     std::cout << "usage: pypto-sim gen [options]\n" << d;
     return 0;
   }
+  // Flags the format does not use are refused, not ignored (--chip bogus used to pass).
+  const sim::ChipConfig gen_chip = cfg::load_chip_preset(chip_name);
+  if (!prof.empty() && format != "dyn_topo" && format != "topo_json") {
+    throw UsageError("--prof " + prof + ": only --format dyn_topo and topo_json write a " +
+                     "recording (this is --format " + format + ")");
+  }
+  if (!prof.empty() && !out.empty() && same_file(prof, out)) {
+    throw UsageError("--prof " + prof + " is also -o; the topology and the recording need two " +
+                     "files");
+  }
   if (format != "native") {
     const std::vector<std::pair<std::string, sim::TraceFormat>> formats = {
         {"dyn_topo", sim::TraceFormat::kDynTopo},
@@ -584,7 +678,7 @@ int cmd_gen(int argc, char** argv) {
                        ": expected native, dyn_topo, topo_json or fixed_latency");
     }
     if (out.empty()) throw UsageError("--format " + format + " needs -o FILE");
-    const sim::ChipConfig chip = cfg::load_chip_preset(chip_name);
+    const sim::ChipConfig& chip = gen_chip;
     s.tasks = parse_count("tasks", tasks, 1, 4'294'967'294ull);
     s.seed = static_cast<std::uint32_t>(parse_count("seed", seed, 0, 4'294'967'295ull));
     s.tasks_per_root = static_cast<std::uint32_t>(
@@ -594,6 +688,10 @@ int cmd_gen(int argc, char** argv) {
     s.dur_step_ns = static_cast<std::uint32_t>(std::llround(1000.0 / chip.chip.board_clock_mhz));
     if (prof.empty() && it->second != sim::TraceFormat::kFixedLatency) {
       prof = (std::filesystem::path(out).parent_path() / "tilefwk_L1_prof_data.json").string();
+      if (same_file(prof, out)) {
+        throw UsageError("-o " + out + " is where the recording goes by default; name the " +
+                         "recording with --prof or -o another file");
+      }
     }
     sim::write_synthetic_as(s, it->second, chip, out, prof);
     return 0;
@@ -741,6 +839,7 @@ int cmd_calibrate(int argc, char** argv) {
     if (o.string_key == "prof") {
       if (pairs.empty() || !pairs.back().second.empty())
         throw UsageError("--prof " + o.value.at(0) + ": give it after the TRACE it belongs to");
+      if (o.value.at(0).empty()) throw UsageError("--prof: the value is empty");
       pairs.back().second = o.value.at(0);
     }
   }
@@ -752,6 +851,10 @@ int cmd_calibrate(int argc, char** argv) {
   po::variables_map vm;
   po::store(parsed, vm);
   po::notify(vm);
+  check_no_empty_values(vm);
+  for (const auto& [trace, prof] : pairs) {
+    if (trace.empty()) throw UsageError("TRACE is an empty path");
+  }
   if (vm.count("help") != 0) {
     std::cout << "usage: pypto-sim calibrate TRACE [--prof PROF] [TRACE [--prof PROF]]... "
                  "[options]\n"
@@ -793,7 +896,15 @@ int cmd_calibrate(int argc, char** argv) {
   // fit rather than after it. The fit writes nothing until it is done: a Ctrl-C during it
   // exits at once (removing that temporary).
   std::unique_ptr<OutputFile> overlay_file;
-  if (!overlay.empty()) overlay_file = std::make_unique<OutputFile>(overlay);
+  if (!overlay.empty()) {
+    Inputs inputs = common_inputs(c, "", "");
+    for (const auto& [path, prof] : pairs) {
+      inputs.emplace_back("a TRACE", path);
+      inputs.emplace_back("--prof", prof);
+    }
+    refuse_overwrite("-o", overlay, inputs);
+    overlay_file = std::make_unique<OutputFile>(overlay);
+  }
   set_exit_on_interrupt("pypto-sim: interrupted while calibrating; nothing written");
   const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
   set_exit_on_interrupt(nullptr);
