@@ -532,15 +532,16 @@ std::string read_file(const std::string& path, const char* what) {
   if (!fs::exists(st)) {
     // A link loop or an unreadable folder is no "does not exist".
     const bool other = ec && ec != std::errc::no_such_file_or_directory;
-    throw ConfigError(std::string(what) + " '" + path + "' " +
-                      (other ? "cannot be opened: " + ec.message() : std::string("does not exist")));
+    throw ConfigError(
+        std::string(what) + " '" + path + "' " +
+        (other ? "cannot be opened: " + ec.message() : std::string("does not exist")));
   }
   if (fs::is_directory(st)) {
     throw ConfigError(std::string(what) + " '" + path + "' is a directory, not a YAML file");
   }
   if (!fs::is_regular_file(st)) {
     // A FIFO would block the open until a writer comes (a hang), a device never ends.
-    const char* kind = fs::is_fifo(st)           ? "a pipe"
+    const char* kind = fs::is_fifo(st)             ? "a pipe"
                        : fs::is_character_file(st) ? "a character device"
                        : fs::is_block_file(st)     ? "a block device"
                        : fs::is_socket(st)         ? "a socket"

@@ -98,7 +98,7 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
 // given" (an empty -o would quietly write to a new folder under ./output/).
 void check_no_empty_values(const po::variables_map& vm) {
   for (const auto& [name, value] : vm) {
-    if (value.defaulted()) continue;
+    if (value.defaulted() || name == "help") continue;  // --help holds an empty string
     const auto* text = boost::any_cast<std::string>(&value.value());
     const auto* list = boost::any_cast<std::vector<std::string>>(&value.value());
     const bool empty = (text != nullptr && text->empty()) ||
@@ -509,7 +509,8 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
 
 // Refuses a report folder whose reports would replace an input ("-o ." beside topo.json).
 void refuse_overwrite_by_reports(const std::string& dir, const Inputs& inputs) {
-  for (const char* name : sim::kReportFiles) refuse_overwrite("-o " + dir, dir + "/" + name, inputs);
+  for (const char* name : sim::kReportFiles)
+    refuse_overwrite("-o " + dir, dir + "/" + name, inputs);
 }
 
 int cmd_run(int argc, char** argv, bool compare) {
