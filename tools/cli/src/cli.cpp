@@ -108,6 +108,24 @@ void check_no_empty_values(const po::variables_map& vm) {
     if (name == "trace") throw UsageError("TRACE is an empty path");
     throw UsageError("--" + name + ": the value is empty");
   }
+  // A key given twice to a repeatable key=value flag: which one was meant is a guess (the
+  // last used to win without a word), as for any other flag given twice.
+  for (const char* flag : {"set", "policy-param"}) {
+    if (vm.count(flag) == 0) continue;
+    std::vector<std::pair<std::string, std::string>> seen;  // key, its assignment
+    for (const std::string& kv : vm[flag].as<std::vector<std::string>>()) {
+      std::string key = kv.substr(0, kv.find('='));
+      key.erase(0, key.find_first_not_of(" \t"));
+      key.erase(key.find_last_not_of(" \t") + 1);
+      const auto it = std::find_if(seen.begin(), seen.end(),
+                                   [&](const auto& e) { return e.first == key; });
+      if (it != seen.end() && !key.empty()) {
+        throw UsageError(std::string("--") + flag + " " + key + " is given twice (" + it->second +
+                         ", then " + kv + "); give each key once");
+      }
+      seen.emplace_back(key, kv);
+    }
+  }
 }
 
 // Whether two paths name one file: the same file on disk, or (for a file not written yet)
@@ -455,6 +473,28 @@ po::parsed_options parse_line(int argc, char** argv, const po::options_descripti
     return po::command_line_parser(argc, argv).options(d).positional(p).run();
   } catch (const po::unknown_option& e) {
     throw_unknown_flag(e, d, argv[0]);
+  } catch (const po::too_many_positional_options_error&) {
+    // Name the argument boost counted one too many (flag values are skipped).
+    unsigned positional = 0;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a.size() > 1 && a[0] == '-') {
+        const std::string name = a.substr(a.find_first_not_of('-'));
+        if (name.find('=') != std::string::npos) continue;
+        const po::option_description* o =
+            d.find_nothrow(name, /*approx=*/false, /*long_ignore_case=*/false,
+                           /*short_ignore_case=*/false);
+        if (o == nullptr && a.size() == 2) o = d.find_nothrow(a, false, false, false);
+        if (o != nullptr && o->semantic()->max_tokens() > 0) ++i;
+        continue;
+      }
+      if (++positional > p.max_total_count()) {
+        throw UsageError("unexpected argument '" + a + "' ('pypto-sim " + argv[0] +
+                         " --help' lists what it takes)");
+      }
+    }
+    throw UsageError(std::string("too many arguments ('pypto-sim ") + argv[0] +
+                     " --help' lists what it takes)");
   }
 }
 
