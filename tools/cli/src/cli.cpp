@@ -117,8 +117,8 @@ void check_no_empty_values(const po::variables_map& vm) {
       std::string key = kv.substr(0, kv.find('='));
       key.erase(0, key.find_first_not_of(" \t"));
       key.erase(key.find_last_not_of(" \t") + 1);
-      const auto it = std::find_if(seen.begin(), seen.end(),
-                                   [&](const auto& e) { return e.first == key; });
+      const auto it =
+          std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == key; });
       if (it != seen.end() && !key.empty()) {
         throw UsageError(std::string("--") + flag + " " + key + " is given twice (" + it->second +
                          ", then " + kv + "); give each key once");
