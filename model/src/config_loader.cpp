@@ -508,15 +508,48 @@ std::string too_deep(const YAML::DeepRecursion& e) {
          std::to_string(e.mark.line + 1) + "; a chip config has two: section, key)";
 }
 
+// The line (1-based) where a second YAML document starts, 0 if none: a "---" line after the
+// first document's content, or content after a "..." line. Found from the markers, not with
+// YAML::LoadAll, which loops without end on some invalid input (the config fuzzer found one).
+int second_document_line(const std::string& text) {
+  bool content = false, ended = false;
+  int line = 0;
+  for (std::size_t at = 0; at <= text.size();) {
+    std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    std::string l = text.substr(at, nl - at);
+    at = nl + 1;
+    ++line;
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    const auto marker = [&](const char* m) {
+      return l.compare(0, 3, m) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t');
+    };
+    const std::size_t first = l.find_first_not_of(" \t");
+    const bool blank = first == std::string::npos || l[first] == '#';
+    if (marker("---")) {
+      if (content || ended) return line;
+      content = l.find_first_not_of(" \t", 3) != std::string::npos &&
+                l[l.find_first_not_of(" \t", 3)] != '#';
+    } else if (marker("...")) {
+      ended = content;
+    } else if (!blank && l[0] != '%') {
+      if (ended) return line;
+      content = true;
+    }
+    if (nl == text.size()) break;
+  }
+  return 0;
+}
+
 YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   try {
     // One document: a second one after '---' would otherwise be dropped without a word.
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      throw ConfigError(location(file, docs[1].Mark()) +
+    YAML::Node root = YAML::Load(text);
+    if (const int second = second_document_line(text); second != 0) {
+      throw ConfigError(file + ":" + std::to_string(second) +
                         ": a second YAML document (after '---'); a config file is one document");
     }
-    return docs.empty() ? YAML::Node() : docs.front();
+    return root;
   } catch (const YAML::DeepRecursion& e) {
     throw ConfigError(location(file, e.mark) + ": invalid YAML: " + too_deep(e));
   } catch (const YAML::ParserException& e) {
