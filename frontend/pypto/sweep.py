@@ -86,6 +86,67 @@ def _text(v: Any) -> str:
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
+_MAX_SPEC_BYTES = 1 << 20  # a spec is a few lines; a wrong path to a large file is refused
+
+
+def _check_regular_file(path: str, what: str) -> None:
+    """A pipe would block the open (a FIFO without writer: a hang), a device never ends, a
+    large file is no spec: each is refused with what it is."""
+    import stat
+    st = os.stat(path)  # OSError (missing, a link loop) is the caller's message
+    if stat.S_ISDIR(st.st_mode):
+        raise SpecError(f"{path}: {what} is a directory, not a YAML file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a pipe" if stat.S_ISFIFO(st.st_mode) else
+                "a character device" if stat.S_ISCHR(st.st_mode) else
+                "a block device" if stat.S_ISBLK(st.st_mode) else
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise SpecError(f"{path}: {what} is {kind}, not a regular file; save it to a file first")
+    if st.st_size > _MAX_SPEC_BYTES:
+        raise SpecError(f"{path}: {st.st_size} bytes, larger than {_MAX_SPEC_BYTES >> 20} MiB: "
+                        "not a sweep spec (those are a few lines)")
+
+
+def _strict_loader():
+    """PyYAML's SafeLoader, but a key given twice in one mapping is an error (SafeLoader
+    keeps the last one without a word)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen: Dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: SafeLoader's own message follows
+                break
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first given on line {first})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
+
+
+def _no_repeats(key: str, labels: Sequence[Any]) -> None:
+    """A value given twice in one list of the spec makes two points of the same inputs (one
+    row would replace the other in results.csv): refused, naming both entries. `labels`: a
+    label per entry, or (entry key, label) pairs where one entry makes several values."""
+    first: Dict[str, str] = {}
+    for i, label in enumerate(labels):
+        where, label = label if isinstance(label, tuple) else (f"{key}[{i}]", label)
+        if label in first:
+            raise SpecError(f"{where}: {label!r} repeats {first[label]}; every point of a "
+                            "sweep must differ (remove the repeated value)")
+        first[label] = where
+
+
 class Spec:
     """A validated spec: its dimensions, each a list of (column values, call arguments)."""
 
@@ -94,10 +155,13 @@ class Spec:
         self.base = os.path.dirname(os.path.abspath(path))
         try:
             import yaml
-            with open(path) as f:
-                doc = yaml.safe_load(f)
+            _check_regular_file(path, "the spec")
+            with open(path, encoding="utf-8") as f:
+                doc = yaml.load(f, Loader=_strict_loader())  # noqa: S506 - a SafeLoader
         except OSError as e:
             raise SpecError(f"{path}: cannot read the spec: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise SpecError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
         except yaml.YAMLError as e:
             raise SpecError(f"{path}: not valid YAML: {' '.join(str(e).split())}") from None
         if not isinstance(doc, dict):
@@ -175,6 +239,8 @@ class Spec:
                             self._file(f"{key}.prof", t["prof"]) if "prof" in t else ""))
             else:
                 out.append((self._file(key, t), ""))
+        _no_repeats("traces", [os.path.normpath(self.abspath(t)) + (
+            f" --prof {os.path.normpath(self.abspath(p))}" if p else "") for t, p in out])
         return out
 
     def _chips(self) -> List[Tuple[str, str, str]]:
@@ -193,6 +259,7 @@ class Spec:
                 self._fail(key, c, f"not a chip preset{_suggest(c, presets)} (presets: "
                            f"{', '.join(presets)}; or a chip YAML file)")
             self._check(key, c, chip=out[-1][1], config=out[-1][2])
+        _no_repeats("chips", [c for c, _, _ in out])
         return out
 
     def _sets(self) -> List[Tuple[str, List[str]]]:
@@ -202,6 +269,7 @@ class Spec:
             for v, t in zip(_values(vals), texts):
                 for _, preset, config in self.chips:
                     self._check(f"set.{k}", v, chip=preset, config=config, sets=[t])
+            _no_repeats(f"set.{k}", [t.split("=", 1)[1] for t in texts])
             out.append((str(k), texts))
         return out
 
@@ -231,6 +299,9 @@ class Spec:
             for c in combos:
                 self._check(f"{key}.params", c, runtime={"device_sched_mode": p}, params=c)
             out.append((p, combos))
+        _no_repeats("policies", [(f"policies[{i}]",
+                                  " ".join([name] + [f"{k}={_text(v)}" for k, v in c.items()]))
+                                 for i, (name, combos) in enumerate(out) for c in combos])
         return out
 
     def _options(self) -> List[Tuple[str, List[Any]]]:
@@ -248,6 +319,7 @@ class Spec:
                 if not isinstance(v, (int, str)) or isinstance(v, bool):
                     self._fail(key, v, "expected a whole number (or a name)")
                 self._check(key, v, runtime={k: v})
+            _no_repeats(key, [str(v) for v in _values(vals)])
             out.append((str(k), _values(vals)))
         return out
 
@@ -349,13 +421,17 @@ class Table:
             data = f.read()
             if data and not data.endswith(b"\n"):
                 f.truncate(data.rfind(b"\n") + 1)
-        with open(self.path, newline="") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames and reader.fieldnames != self.header:
-                raise _Usage(f"{self.path}: its columns are not this spec's; delete it or use "
-                             "another -o folder")
-            for r in reader:
-                rows[_key(r, self.inputs)] = r
+        try:
+            with open(self.path, newline="", encoding="utf-8") as f:
+                reader = csv.DictReader(f)
+                if reader.fieldnames and reader.fieldnames != self.header:
+                    raise _Usage(f"{self.path}: its columns are not this spec's; delete it or "
+                                 "use another -o folder")
+                for r in reader:
+                    rows[_key(r, self.inputs)] = r
+        except (csv.Error, UnicodeDecodeError) as e:
+            raise _Usage(f"{self.path}: not a sweep table ({' '.join(str(e).split())[:200]}); "
+                         "delete it or use another -o folder") from None
         return rows
 
     @property
@@ -489,13 +565,27 @@ def _sweep(a: argparse.Namespace) -> int:
     spec = Spec(a.spec)
     points = spec.points()
     header = spec.columns() + OUTPUTS
-    os.makedirs(a.out, exist_ok=True)
+    if os.path.exists(a.out) and not os.path.isdir(a.out):
+        raise _Usage(f"-o {a.out}: is a file, not a folder; the sweep folder holds results.csv "
+                     "and sweep.json")
+    try:
+        os.makedirs(a.out, exist_ok=True)
+    except OSError as e:
+        raise _Usage(f"-o {a.out}: cannot create the sweep folder ({e.strerror})") from None
     meta_path = os.path.join(a.out, "sweep.json")
     meta = {"schema": "pypto-sweep/1", "spec": os.path.abspath(a.spec),
             "spec_sha256": spec.sha256, "points": len(points), "columns": header}
     if os.path.exists(meta_path):
-        with open(meta_path) as f:
-            old = json.load(f)
+        try:
+            with open(meta_path, encoding="utf-8") as f:
+                old = json.load(f)
+        except (OSError, ValueError) as e:
+            raise _Usage(f"{meta_path}: cannot be read as a sweep's sweep.json "
+                         f"({' '.join(str(e).split())[:200]}); use another -o folder or delete "
+                         "this one") from None
+        if not isinstance(old, dict) or old.get("schema") != "pypto-sweep/1":
+            raise _Usage(f"{meta_path}: not a sweep.json this command wrote; use another -o "
+                         "folder or delete this one")
         if old.get("spec_sha256") != spec.sha256:
             raise _Usage(f"{a.out} holds the sweep of another spec ({old.get('spec')}, "
                          f"sha256 {old.get('spec_sha256', '?')[:12]}); results of different "
@@ -612,6 +702,14 @@ def main(argv: List[str]) -> int:
         print(f"pypto-sim sweep: --workers {a.workers}: expected a whole number >= 1",
               file=sys.stderr)
         return 2
+    if a.limit is not None and a.limit < 0:
+        print(f"pypto-sim sweep: --limit {a.limit}: expected a whole number >= 0",
+              file=sys.stderr)
+        return 2
+    if not a.out:
+        print("pypto-sim sweep: -o: the value is empty; expected the sweep folder",
+              file=sys.stderr)
+        return 2
     try:
         with _interrupt_on_term():
             return _sweep(a)
@@ -621,6 +719,10 @@ def main(argv: List[str]) -> int:
     except KeyboardInterrupt:
         print("pypto-sim sweep: interrupted before any point ran", file=sys.stderr)
         return 130
+    except OSError as e:  # the sweep folder failing under it (disk full, removed): I/O, exit 1
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"pypto-sim sweep: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
 
 
 # ---------------------------------------------------------------------------------------------

@@ -508,9 +508,48 @@ std::string too_deep(const YAML::DeepRecursion& e) {
          std::to_string(e.mark.line + 1) + "; a chip config has two: section, key)";
 }
 
+// The line (1-based) where a second YAML document starts, 0 if none: a "---" line after the
+// first document's content, or content after a "..." line. Found from the markers, not with
+// YAML::LoadAll, which loops without end on some invalid input (the config fuzzer found one).
+int second_document_line(const std::string& text) {
+  bool content = false, ended = false;
+  int line = 0;
+  for (std::size_t at = 0; at <= text.size();) {
+    std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    std::string l = text.substr(at, nl - at);
+    at = nl + 1;
+    ++line;
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    const auto marker = [&](const char* m) {
+      return l.compare(0, 3, m) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t');
+    };
+    const std::size_t first = l.find_first_not_of(" \t");
+    const bool blank = first == std::string::npos || l[first] == '#';
+    if (marker("---")) {
+      if (content || ended) return line;
+      content = l.find_first_not_of(" \t", 3) != std::string::npos &&
+                l[l.find_first_not_of(" \t", 3)] != '#';
+    } else if (marker("...")) {
+      ended = content;
+    } else if (!blank && l[0] != '%') {
+      if (ended) return line;
+      content = true;
+    }
+    if (nl == text.size()) break;
+  }
+  return 0;
+}
+
 YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   try {
-    return YAML::Load(text);
+    // One document: a second one after '---' would otherwise be dropped without a word.
+    YAML::Node root = YAML::Load(text);
+    if (const int second = second_document_line(text); second != 0) {
+      throw ConfigError(file + ":" + std::to_string(second) +
+                        ": a second YAML document (after '---'); a config file is one document");
+    }
+    return root;
   } catch (const YAML::DeepRecursion& e) {
     throw ConfigError(location(file, e.mark) + ": invalid YAML: " + too_deep(e));
   } catch (const YAML::ParserException& e) {
@@ -522,11 +561,26 @@ constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 
 std::string read_file(const std::string& path, const char* what) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    throw ConfigError(std::string(what) + " '" + path + "' does not exist");
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) {
+    // A link loop or an unreadable folder is no "does not exist".
+    const bool other = ec && ec != std::errc::no_such_file_or_directory;
+    throw ConfigError(
+        std::string(what) + " '" + path + "' " +
+        (other ? "cannot be opened: " + ec.message() : std::string("does not exist")));
   }
-  if (fs::is_directory(path, ec)) {
+  if (fs::is_directory(st)) {
     throw ConfigError(std::string(what) + " '" + path + "' is a directory, not a YAML file");
+  }
+  if (!fs::is_regular_file(st)) {
+    // A FIFO would block the open until a writer comes (a hang), a device never ends.
+    const char* kind = fs::is_fifo(st)             ? "a pipe"
+                       : fs::is_character_file(st) ? "a character device"
+                       : fs::is_block_file(st)     ? "a block device"
+                       : fs::is_socket(st)         ? "a socket"
+                                                   : "not a regular file";
+    throw ConfigError(std::string(what) + " '" + path + "' is " + kind +
+                      ", not a regular file; save it to a file first");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(std::string("cannot read ") + what + " '" + path + "'");
@@ -799,6 +853,39 @@ void Reader::finish() const {
 
 // ---------------------------------------------------------------------------------------
 // Public API
+
+namespace {
+
+// Every map of `n` (at any depth) has plain, distinct keys: yaml-cpp keeps the first of a
+// repeated key and hands a list key to no reader in a usable form.
+void check_keys(const YAML::Node& n, const std::string& file) {
+  if (n.IsSequence()) {
+    for (const auto& el : n) check_keys(el, file);
+    return;
+  }
+  if (!n.IsMap()) return;
+  std::vector<std::string> seen;
+  for (const auto& kv : n) {
+    const YAML::Node k = kv.first;
+    if (!k.IsScalar()) {
+      throw ConfigError(location(file, k.Mark()) + ": keys must be plain names, got " + shown(k));
+    }
+    if (std::find(seen.begin(), seen.end(), k.Scalar()) != seen.end()) {
+      throw ConfigError(location(file, k.Mark()) + ": duplicate key '" + echo_bytes(k.Scalar()) +
+                        "'");
+    }
+    seen.push_back(k.Scalar());
+    check_keys(kv.second, file);
+  }
+}
+
+}  // namespace
+
+YAML::Node load_yaml_file(const std::string& path, const char* what) {
+  const YAML::Node root = parse_yaml(read_file(path, what), path);
+  check_keys(root, path);
+  return root;
+}
 
 sim::ChipConfig load_chip_config_text(const std::string& text, const std::string& file_name) {
   Origins origins;

@@ -5,6 +5,7 @@
 
 #include "pypto/common/errors.h"
 #include "pypto/common/suggest.h"
+#include "pypto/model/config_loader.h"
 #include "pypto/sched/registry.h"
 
 namespace pypto::sim {
@@ -17,14 +18,8 @@ std::string at(const std::string& path, const YAML::Node& n) {
 }  // namespace
 
 void load_run_config(const std::string& path, sched::RuntimeOptions& o) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError("cannot read run config " + path);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
+  // Read as a chip config file is (size cap, no pipe, one document, distinct plain keys).
+  const YAML::Node root = cfg::load_yaml_file(path, "run config");
   if (root.IsNull()) return;
   if (!root.IsMap()) throw ConfigError(path + ": expected a map of runtime options");
   for (const auto& kv : root) {

@@ -115,7 +115,7 @@ expect_error "no cores of a type" "pipeline.ndjson: task id .* has no AIV cores 
 expect_error "HBM too slow to finish" "hbm.aggregate_gbps.*time limit|time limit.*hbm.aggregate_gbps" -- timeout 60 "$SIM" run "$TMP/slow.ndjson" --set hbm.aggregate_gbps=1e-12 -o "$TMP/x"
 expect_error "AICore clock too slow to finish" "time limit.*cores.freq_mhz" -- timeout 60 "$SIM" run "$TMP/slow.ndjson" --set cores.freq_mhz=1e-9 -o "$TMP/x"
 expect_error "clock blamed on itself" "^pypto-sim: config error: cores.freq_mhz = 1e-300 MHz is too slow.{0,200}$" -- "$SIM" run "$SAMPLES/pipeline.ndjson" --set cores.freq_mhz=1e-300 -o "$TMP/x"
-expect_error "config from /dev/zero" "/dev/zero' is larger than 1 MiB" -- timeout 60 "$SIM" run "$SAMPLES/pipeline.ndjson" --config /dev/zero -o "$TMP/x"
+expect_error "config from /dev/zero" "/dev/zero' is a character device, not a regular file" -- timeout 60 "$SIM" run "$SAMPLES/pipeline.ndjson" --config /dev/zero -o "$TMP/x"
 expect_error "prof from /dev/zero" "/dev/zero: is a character device" -- timeout 60 "$SIM" run "$SAMPLES/topo.json" --prof /dev/zero -o "$TMP/x"
 expect_error "a directory as the trace" "is a directory" -- "$SIM" run "$TMP" -o "$TMP/x"
 expect_error "unknown command" "did you mean 'run'" -- "$SIM" rnu

@@ -354,21 +354,37 @@ TEST_CASE("fixed-latency errors") {
 
 // ---- the streamed JSON readers (issue 13): same documents and messages as the DOM readers ----
 
-TEST_CASE("streamed JSON readers: keys in any order, the last of a repeated key counts") {
+TEST_CASE("streamed JSON readers: keys in any order, a repeated known key is an error") {
   TempDir tmp;
   const std::string fixed = tmp.write("f.json", R"([
     {"successors":[1],"remainingPredecessors":0,"execTime":3700,"coreType":"AIV","funcName":"a",
-     "taskId":"x","taskId":0,"extra":{"deep":[[{"k":null}],true,-1.5e3]}},
-    {"taskId":1,"funcName":"b","coreType":"AIC","execTime":10,"successors":[0],"successors":[],
+     "taskId":0,"extra":{"deep":[[{"k":null}],true,-1.5e3]},"extra":1},
+    {"taskId":1,"funcName":"b","coreType":"AIC","execTime":10,"successors":[],
      "remainingPredecessors":1}])");
   const LoadedTrace f = load(fixed);
   REQUIRE(f.graph.num_tasks() == 2);
   CHECK(f.graph.recorded_ns[0] == 2000);
   CHECK(f.graph.num_edges() == 1);
-  // The last taskId is the one checked.
+  // A record that says two things means neither (nlohmann's DOM kept the last silently).
   const std::string bad = tmp.write("f2.json", R"([{"taskId":0,"taskId":"x","execTime":1}])");
-  CHECK_THROWS_WITH(load(bad), Contains("f2.json: record 0: expected \"taskId\" to be a "
-                                        "non-negative integer, got \"x\""));
+  CHECK_THROWS_WITH(load(bad), Contains("f2.json: record 0: duplicate key \"taskId\""));
+  const std::string topo_dup =
+      tmp.write("t2.json", R"([{"successors":[],"funcName":"f","taskId":0,"successors":[1]}])");
+  const std::string prof_ok = tmp.write(
+      "p2.json", R"([{"tasks":[{"execEnd":60,"taskId":0,"execStart":10}],"coreType":"AIV"}])");
+  CHECK_THROWS_WITH(load(topo_dup, prof_ok),
+                    Contains("t2.json: record 0: duplicate key \"successors\""));
+  const std::string topo_ok =
+      tmp.write("t3.json", R"([{"successors":[],"funcName":"f","taskId":0}])");
+  const std::string prof_dup_block =
+      tmp.write("p3.json", R"([{"blockIdx":2,"tasks":[],"coreType":"AIV","blockIdx":3}])");
+  CHECK_THROWS_WITH(load(topo_ok, prof_dup_block),
+                    Contains("p3.json: block 0: duplicate key \"blockIdx\""));
+  const std::string prof_dup_rec = tmp.write(
+      "p4.json",
+      R"([{"tasks":[{"execEnd":60,"taskId":0,"execStart":10,"execEnd":70}],"coreType":"AIV"}])");
+  CHECK_THROWS_WITH(load(topo_ok, prof_dup_rec),
+                    Contains("p4.json: block 0, record 0: duplicate key \"execEnd\""));
   // A prof block may give its records before its coreType.
   const std::string topo = tmp.write("t.json", R"([{"successors":[],"funcName":"f","taskId":0}])");
   const std::string prof = tmp.write(

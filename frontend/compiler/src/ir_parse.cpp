@@ -3,6 +3,7 @@
 // lowered (lower.cpp). Every rejection is a ConfigError that names the statement's "loc"
 // (or the top-level key) and what the compiler expected.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -95,6 +96,14 @@ class Parser {
     return it->get<bool>();
   }
   static std::int64_t need_int(const Json& v, const std::string& what, const std::string& ctx) {
+    // A whole number past 64 bits arrives as a double (the JSON parser's fallback): say it
+    // is too large, not that it is no integer.
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) >= 9.2233720368547758e18) {
+        fail_at(ctx, what + " is an integer too large for 64-bit signed (about " + v.dump() + ")");
+      }
+    }
     if (!v.is_number_integer()) fail_at(ctx, what + " must be an integer, got " + v.dump());
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7FFFFFFFFFFFFFFFull) {
       fail_at(ctx, what + " " + v.dump() + " does not fit in 64-bit signed");

@@ -320,6 +320,7 @@ void read_topo_json(const std::string& path, Topology& topo) {
   bool first = true;
   JsonStream::Scalar tmp;
   HeldScalar task_id, func, core, succ_other;
+  SeenKeys seen;
   K succ_kind = K::kNone;
   std::vector<std::uint32_t> succ;
   std::string succ_bad;
@@ -335,11 +336,14 @@ void read_topo_json(const std::string& path, Topology& topo) {
     }
     task_id.kind = func.kind = core.kind = K::kNone;
     succ_kind = K::kNone;
+    seen.clear();
     js.begin_object();
     bool first_key = true;
     std::string_view key;
     while (js.next_key(first_key, key)) {
-      switch (topo_field(key)) {
+      const TopoField field = topo_field(key);
+      if (field != TopoField::kOther) seen.add(static_cast<unsigned>(field), key);
+      switch (field) {
         case TopoField::kTaskId: read_held(js, task_id, tmp); break;
         case TopoField::kFuncName: read_held(js, func, tmp); break;
         case TopoField::kCoreType: read_held(js, core, tmp); break;
@@ -354,6 +358,7 @@ void read_topo_json(const std::string& path, Topology& topo) {
           break;
       }
     }
+    if (!seen.repeated.empty()) js.semantic_error(where + seen.message());
     std::uint64_t id = 0;
     std::string msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &id);
     if (!msg.empty()) js.semantic_error(where + ": " + msg);
@@ -486,6 +491,7 @@ class ProfJoin {
   JsonStream::Scalar tmp_;
   std::uint64_t block_ = 0;
   HeldScalar block_idx_, core_, tasks_other_;
+  SeenKeys block_seen_;
   K tasks_kind_ = K::kNone;
   std::vector<Rec> recs_;
   bool rec_bad_ = false;  // a record that fails its own checks; recs_ holds those before it
@@ -500,6 +506,7 @@ void ProfJoin::read_records() {
   js_.begin_array();
   bool first = true;
   HeldScalar task_id, seq, start, end;
+  SeenKeys seen;
   while (js_.next_element(first)) {
     const std::uint64_t r = recs_.size();
     const K kind = js_.peek_kind();
@@ -514,11 +521,14 @@ void ProfJoin::read_records() {
       continue;
     }
     task_id.kind = seq.kind = start.kind = end.kind = K::kNone;
+    seen.clear();
     js_.begin_object();
     bool first_key = true;
     std::string_view key;
     while (js_.next_key(first_key, key)) {
-      switch (rec_field(key)) {
+      const RecField field = rec_field(key);
+      if (field != RecField::kOther) seen.add(static_cast<unsigned>(field), key);
+      switch (field) {
         case RecField::kTaskId: read_held(js_, task_id, tmp_); break;
         case RecField::kSeqNo: read_held(js_, seq, tmp_); break;
         case RecField::kExecStart: read_held(js_, start, tmp_); break;
@@ -529,7 +539,8 @@ void ProfJoin::read_records() {
     if (rec_bad_) continue;
     Rec rec;
     std::uint64_t v = 0;
-    std::string msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &v);
+    std::string msg = seen.repeated.empty() ? "" : seen.message().substr(2);
+    if (msg.empty()) msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &v);
     rec.task_id = static_cast<std::uint32_t>(v);
     if (msg.empty() && seq.present()) {
       msg = check_uint(seq, "seqNo", 0xFFFFFFFFull, &v);
@@ -554,8 +565,11 @@ void ProfJoin::read_block() {
   js_.begin_object();
   bool first_key = true;
   std::string_view key;
+  block_seen_.clear();
   while (js_.next_key(first_key, key)) {
-    switch (block_field(key)) {
+    const BlockField field = block_field(key);
+    if (field != BlockField::kOther) block_seen_.add(static_cast<unsigned>(field), key);
+    switch (field) {
       case BlockField::kBlockIdx: read_held(js_, block_idx_, tmp_); break;
       case BlockField::kCoreType: read_held(js_, core_, tmp_); break;
       case BlockField::kOther: js_.skip_value(); break;
@@ -576,6 +590,7 @@ void ProfJoin::read_block() {
 void ProfJoin::check_block() {
   const std::uint64_t b = block_;
   std::string bwhere = prof_path_ + ": block " + std::to_string(b);
+  if (!block_seen_.repeated.empty()) js_.semantic_error(bwhere + block_seen_.message());
   bool has_idx = false;
   std::uint32_t idx = 0;
   if (block_idx_.present()) {

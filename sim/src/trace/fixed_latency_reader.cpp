@@ -98,6 +98,7 @@ class FixedLatencyReader {
   // The record being read.
   JsonStream::Scalar v_;
   HeldScalar task_id_, func_, core_, exec_, rem_;
+  SeenKeys seen_;
   K succ_kind_ = K::kNone;  // kArray, kNone (absent) or the kind of a non-array value
   HeldScalar succ_other_;   // a non-array "successors"
   std::vector<std::uint32_t> succ_;
@@ -117,15 +118,18 @@ std::uint32_t FixedLatencyReader::kernel(const std::string& name) {
   return last_kernel_;
 }
 
-// Reads one record's fields (any order; the last of a repeated key counts).
+// Reads one record's fields (any order; a repeated known key is noted in seen_).
 void FixedLatencyReader::read_record() {
   task_id_.kind = func_.kind = core_.kind = exec_.kind = rem_.kind = K::kNone;
   succ_kind_ = K::kNone;
+  seen_.clear();
   js_.begin_object();
   bool first = true;
   std::string_view key;
   while (js_.next_key(first, key)) {
-    switch (field_of(key)) {
+    const Field f = field_of(key);
+    if (f != Field::kOther) seen_.add(static_cast<unsigned>(f), key);
+    switch (f) {
       case Field::kTaskId: read_held(js_, task_id_, v_); break;
       case Field::kFuncName: read_held(js_, func_, v_); break;
       case Field::kCoreType: read_held(js_, core_, v_); break;
@@ -246,6 +250,7 @@ LoadedTrace FixedLatencyReader::run() {
       js_.semantic_error(where(records_) + ": expected an object, got " + brief(v_));
     }
     read_record();
+    if (!seen_.repeated.empty()) js_.semantic_error(where(records_) + seen_.message());
     // The first pass: a unique taskId.
     std::uint64_t id = 0;
     const std::string msg = check_uint(task_id_, "taskId", 0xFFFFFFFFull, &id);

@@ -139,6 +139,27 @@ struct HeldScalar {
   }
 };
 
+// The known keys one object has given, a bit per field of the reader's own enum: a key given
+// twice is refused ("duplicate key"), never "the last one counts" (a record saying two things
+// would silently mean the second; the native reader refuses it too).
+struct SeenKeys {
+  std::uint32_t bits = 0;
+  std::string repeated;  // the first known key given twice; empty: none
+  void clear() {
+    bits = 0;
+    repeated.clear();
+  }
+  void add(unsigned field, std::string_view key) {
+    const std::uint32_t b = std::uint32_t{1} << field;
+    if ((bits & b) != 0 && repeated.empty()) repeated.assign(key.data(), key.size());
+    bits |= b;
+  }
+  // ": duplicate key \"K\"" for messages; empty when no key repeated.
+  std::string message() const {
+    return repeated.empty() ? std::string() : ": duplicate key \"" + repeated + "\"";
+  }
+};
+
 // json_uint()'s rules on a held value: "" when it is a non-negative integer at most `max`
 // (stored in *out), else the message after the record's location (missing, wrong type, too
 // large), exactly as the DOM readers worded it.

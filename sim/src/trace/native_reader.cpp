@@ -456,11 +456,16 @@ std::uint32_t NativeReader::price_ops(std::string_view raw) {
 
 void NativeReader::parse_header(od::object& obj) {
   bool has_format = false, has_version = false;
+  std::vector<std::string> seen;  // a repeated key is an error, as in a task record
   for (auto field_res : obj) {
     od::field field;
     if (const auto e = std::move(field_res).get(field)) fail_json(e);
     std::string_view key;
     if (const auto e = field.unescaped_key().get(key)) fail_json(e);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      fail("duplicate key \"" + std::string(key) + "\" in the header");
+    }
+    seen.emplace_back(key);
     od::value& v = field.value();
     if (key == "format") {
       const std::string_view f = get_str(v, "\"format\" to be \"pypto-sim-trace\"");

@@ -392,6 +392,13 @@ TraceFormat detect_trace_format(const std::string& path) {
   if (read_error) throw TraceError(path + ": read error");
   prefix.resize(got);
 
+  // Said outright: with the mark, every format check below fails on the first byte and the
+  // message would only be "unknown trace format".
+  if (prefix.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+    throw TraceError(path +
+                     ": starts with a UTF-8 byte order mark (bytes EF BB BF), which no trace "
+                     "format has; save the file as UTF-8 without BOM");
+  }
   const std::size_t first = prefix.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw TraceError(path + ": the file is empty; " + format_list());
   const std::string_view rest = std::string_view(prefix).substr(first);
@@ -427,6 +434,11 @@ TraceFormat detect_trace_format(const std::string& path) {
       if (cut != std::string::npos) what = what.substr(cut + 2);
       throw TraceError(path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
                        ": invalid JSON: " + what);
+    }
+    if (!sax.done && got < kPrefixBytes) {
+      // The whole file is in the prefix and ends inside its first record: cut off. The full
+      // parse says where ("unexpected end of input").
+      trace_detail::check_json_syntax(path, "record");
     }
     if (sax.done && sax.empty_array) {
       throw TraceError(path + ": the JSON array is empty (no tasks)");

@@ -94,6 +94,68 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
   return v;
 }
 
+// A flag given with an empty value ("-o ''", "--config="): refused rather than read as "not
+// given" (an empty -o would quietly write to a new folder under ./output/).
+void check_no_empty_values(const po::variables_map& vm) {
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted() || name == "help") continue;  // --help holds an empty string
+    const auto* text = boost::any_cast<std::string>(&value.value());
+    const auto* list = boost::any_cast<std::vector<std::string>>(&value.value());
+    const bool empty = (text != nullptr && text->empty()) ||
+                       (list != nullptr && std::any_of(list->begin(), list->end(),
+                                                       [](const auto& v) { return v.empty(); }));
+    if (!empty) continue;
+    if (name == "trace") throw UsageError("TRACE is an empty path");
+    throw UsageError("--" + name + ": the value is empty");
+  }
+  // A key given twice to a repeatable key=value flag: which one was meant is a guess (the
+  // last used to win without a word), as for any other flag given twice.
+  for (const char* flag : {"set", "policy-param"}) {
+    if (vm.count(flag) == 0) continue;
+    std::vector<std::pair<std::string, std::string>> seen;  // key, its assignment
+    for (const std::string& kv : vm[flag].as<std::vector<std::string>>()) {
+      std::string key = kv.substr(0, kv.find('='));
+      key.erase(0, key.find_first_not_of(" \t"));
+      key.erase(key.find_last_not_of(" \t") + 1);
+      const auto it =
+          std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == key; });
+      if (it != seen.end() && !key.empty()) {
+        throw UsageError(std::string("--") + flag + " " + key + " is given twice (" + it->second +
+                         ", then " + kv + "); give each key once");
+      }
+      seen.emplace_back(key, kv);
+    }
+  }
+}
+
+// Whether two paths name one file: the same file on disk, or (for a file not written yet)
+// the same absolute path once links and ".." are resolved.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec)) return true;
+  const auto canonical = [](const std::string& p, std::error_code& e) {
+    return fs::weakly_canonical(fs::absolute(p, e), e).lexically_normal();
+  };
+  const fs::path ca = canonical(a, ec);
+  if (ec) return false;
+  const fs::path cb = canonical(b, ec);
+  return !ec && ca == cb;
+}
+
+// The input files of a command, named as its flags name them, for refuse_overwrite.
+using Inputs = std::vector<std::pair<std::string, std::string>>;  // (flag, path)
+
+// Refuses an output that would replace one of the inputs (the input is read before the
+// output is written, so nothing would fail, but the user's file would be gone).
+void refuse_overwrite(const std::string& flag, const std::string& output, const Inputs& inputs) {
+  for (const auto& [what, path] : inputs) {
+    if (path.empty() || !same_file(output, path)) continue;
+    throw UsageError(flag + ": writing " + output + " would replace the input " + path + " (" +
+                     what + "); choose another output path");
+  }
+}
+
 // Flags shared by run and compare: chip, trace and the runtime options of a trace.
 struct Common {
   std::string trace, prof, chip, config, out;
@@ -103,6 +165,16 @@ struct Common {
   std::string run_config;                   // --run-config FILE.yaml
   std::vector<std::string> policy_modules;  // --policy-module FILE.py
 };
+
+// The inputs of run, compare and calibrate .
+Inputs common_inputs(const Common& c, const std::string& trace, const std::string& prof) {
+  Inputs in = {{"the trace", trace},
+               {"--prof", prof},
+               {"--config", c.config},
+               {"--run-config", c.run_config}};
+  for (const auto& m : c.policy_modules) in.emplace_back("--policy-module", m);
+  return in;
+}
 
 constexpr const char* kPolicyModuleHelp =
     "a Python file whose pypto.sim.register_policy calls add policies (repeatable; runs the "
@@ -401,6 +473,28 @@ po::parsed_options parse_line(int argc, char** argv, const po::options_descripti
     return po::command_line_parser(argc, argv).options(d).positional(p).run();
   } catch (const po::unknown_option& e) {
     throw_unknown_flag(e, d, argv[0]);
+  } catch (const po::too_many_positional_options_error&) {
+    // Name the argument boost counted one too many (flag values are skipped).
+    unsigned positional = 0;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a.size() > 1 && a[0] == '-') {
+        const std::string name = a.substr(a.find_first_not_of('-'));
+        if (name.find('=') != std::string::npos) continue;
+        const po::option_description* o =
+            d.find_nothrow(name, /*approx=*/false, /*long_ignore_case=*/false,
+                           /*short_ignore_case=*/false);
+        if (o == nullptr && a.size() == 2) o = d.find_nothrow(a, false, false, false);
+        if (o != nullptr && o->semantic()->max_tokens() > 0) ++i;
+        continue;
+      }
+      if (++positional > p.max_total_count()) {
+        throw UsageError("unexpected argument '" + a + "' ('pypto-sim " + argv[0] +
+                         " --help' lists what it takes)");
+      }
+    }
+    throw UsageError(std::string("too many arguments ('pypto-sim ") + argv[0] +
+                     " --help' lists what it takes)");
   }
 }
 
@@ -411,6 +505,7 @@ bool parse_or_help(int argc, char** argv, po::options_description& d,
                    const std::string& usage) {
   po::store(parse_line(argc, argv, d, p), vm);
   po::notify(vm);
+  check_no_empty_values(vm);
   if (vm.count("help") == 0) return false;
   std::cout << "usage: pypto-sim " << usage << "\n" << d;
   return true;
@@ -458,6 +553,12 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
   return trace;
 }
 
+// Refuses a report folder whose reports would replace an input ("-o ." beside topo.json).
+void refuse_overwrite_by_reports(const std::string& dir, const Inputs& inputs) {
+  for (const char* name : sim::kReportFiles)
+    refuse_overwrite("-o " + dir, dir + "/" + name, inputs);
+}
+
 int cmd_run(int argc, char** argv, bool compare) {
   Common c;
   std::string policies = "0,1,2,3";
@@ -481,8 +582,38 @@ int cmd_run(int argc, char** argv, bool compare) {
   if (c.trace.empty())
     throw UsageError("missing TRACE: pypto-sim " + std::string(compare ? "compare" : "run") +
                      " TRACE [options]");
+  const Inputs inputs = common_inputs(c, c.trace, c.prof);
+  if (!compare && !c.out.empty()) refuse_overwrite_by_reports(c.out, inputs);
+  if (!timed_trace.empty()) {
+    refuse_overwrite("--timed-trace", timed_trace, inputs);
+    const std::string out = c.out.empty() ? "" : c.out;
+    for (const char* name : sim::kReportFiles) {
+      if (!out.empty() && same_file(timed_trace, out + "/" + name)) {
+        throw UsageError("--timed-trace " + timed_trace + " is also the report " + out + "/" +
+                         name + " of -o; choose another path");
+      }
+    }
+  }
   load_policy_modules(c.policy_modules);
   sched::RuntimeOptions rt = runtime_options(vm, c, /*check_params=*/!compare);
+  std::vector<std::string> names;  // compare: the policies, checked before the trace is read
+  if (compare) {
+    std::stringstream ss(policies);
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (item.empty()) continue;
+      const std::string name = sched::parse_policy(item);
+      // Twice the same run, and its reports written over the first's: a slip, not a wish.
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        throw UsageError("--policies " + policies + ": policy " + name +
+                         " is given twice (a mode number and its name are one policy)");
+      }
+      names.push_back(name);
+    }
+    if (names.empty()) throw UsageError("--policies: no policy given");
+    if (!c.out.empty()) {
+      for (const auto& n : names) refuse_overwrite_by_reports(c.out + "/" + n, inputs);
+    }
+  }
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
@@ -524,12 +655,6 @@ int cmd_run(int argc, char** argv, bool compare) {
     }
     return 0;
   }
-  std::vector<std::string> names;
-  std::stringstream ss(policies);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) names.push_back(sched::parse_policy(item));
-  }
-  if (names.empty()) throw UsageError("--policies: no policy given");
   const sched::ParamText given = rt.policy_params;
   for (const auto& n : names) policy_params_for(n, given, names);  // all errors before any run
   std::vector<sim::SimResult> runs;
@@ -580,6 +705,16 @@ int cmd_gen(int argc, char** argv) {
     s.tasks_per_root = static_cast<std::uint32_t>(
         parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
   };
+  // Flags the format does not use are refused, not ignored (--chip bogus used to pass).
+  const sim::ChipConfig gen_chip = cfg::load_chip_preset(chip_name);
+  if (!prof.empty() && format != "dyn_topo" && format != "topo_json") {
+    throw UsageError("--prof " + prof + ": only --format dyn_topo and topo_json write a " +
+                     "recording (this is --format " + format + ")");
+  }
+  if (!prof.empty() && !out.empty() && same_file(prof, out)) {
+    throw UsageError("--prof " + prof + " is also -o; the topology and the recording need two " +
+                     "files");
+  }
   if (format != "native") {
     const std::vector<std::pair<std::string, sim::TraceFormat>> formats = {
         {"dyn_topo", sim::TraceFormat::kDynTopo},
@@ -592,13 +727,17 @@ int cmd_gen(int argc, char** argv) {
                        ": expected native, dyn_topo, topo_json or fixed_latency");
     }
     if (out.empty()) throw UsageError("--format " + format + " needs -o FILE");
-    const sim::ChipConfig chip = cfg::load_chip_preset(chip_name);
+    const sim::ChipConfig& chip = gen_chip;
     read_counts();
     s.recorded = true;
     s.memory = false;
     s.dur_step_ns = static_cast<std::uint32_t>(std::llround(1000.0 / chip.chip.board_clock_mhz));
     if (prof.empty() && it->second != sim::TraceFormat::kFixedLatency) {
       prof = (std::filesystem::path(out).parent_path() / "tilefwk_L1_prof_data.json").string();
+      if (same_file(prof, out)) {
+        throw UsageError("-o " + out + " is where the recording goes by default; name the " +
+                         "recording with --prof or -o another file");
+      }
     }
     sim::write_synthetic_as(s, it->second, chip, out, prof);
     return 0;
@@ -735,6 +874,7 @@ int cmd_calibrate(int argc, char** argv) {
     if (o.string_key == "prof") {
       if (pairs.empty() || !pairs.back().second.empty())
         throw UsageError("--prof " + o.value.at(0) + ": give it after the TRACE it belongs to");
+      if (o.value.at(0).empty()) throw UsageError("--prof: the value is empty");
       pairs.back().second = o.value.at(0);
     }
   }
@@ -746,6 +886,10 @@ int cmd_calibrate(int argc, char** argv) {
   po::variables_map vm;
   po::store(parsed, vm);
   po::notify(vm);
+  check_no_empty_values(vm);
+  for (const auto& [trace, prof] : pairs) {
+    if (trace.empty()) throw UsageError("TRACE is an empty path");
+  }
   if (vm.count("help") != 0) {
     std::cout << "usage: pypto-sim calibrate TRACE [--prof PROF] [TRACE [--prof PROF]]... "
                  "[options]\n"
@@ -787,7 +931,15 @@ int cmd_calibrate(int argc, char** argv) {
   // fit rather than after it. The fit writes nothing until it is done: a Ctrl-C during it
   // exits at once (removing that temporary).
   std::unique_ptr<OutputFile> overlay_file;
-  if (!overlay.empty()) overlay_file = std::make_unique<OutputFile>(overlay);
+  if (!overlay.empty()) {
+    Inputs inputs = common_inputs(c, "", "");
+    for (const auto& [path, prof] : pairs) {
+      inputs.emplace_back("a TRACE", path);
+      inputs.emplace_back("--prof", prof);
+    }
+    refuse_overwrite("-o", overlay, inputs);
+    overlay_file = std::make_unique<OutputFile>(overlay);
+  }
   set_exit_on_interrupt("pypto-sim: interrupted while calibrating; nothing written");
   const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
   set_exit_on_interrupt(nullptr);

@@ -10,6 +10,8 @@
 //   cfg::validate(chip);
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +31,14 @@ using sched::edit_distance;
 sim::ChipConfig load_chip_config_file(const std::string& path);
 // Same, from text; `file_name` is only used in messages.
 sim::ChipConfig load_chip_config_text(const std::string& text, const std::string& file_name);
+
+// Reads a small YAML input (a run config, ...) by the rules of a chip config file, so that
+// every YAML file of the project is read alike: a regular file (a directory, pipe or device
+// is refused; a FIFO would block), at most 1 MiB, valid UTF-8 YAML of one document (a second
+// after '---' is an error, not dropped), no nesting deeper than yaml-cpp's guard, and in
+// every map plain, distinct keys. `what` names the file in messages ("run config"). Throws
+// ConfigError naming the file (and line:col). An empty file gives a null node.
+YAML::Node load_yaml_file(const std::string& path, const char* what);
 
 // The directory holding <name>.yaml presets: $PYPTO_CONFIG_DIR if set, else the directory
 // compiled in (configs/ of the source tree). Throws ConfigError when neither exists.

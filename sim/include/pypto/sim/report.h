@@ -48,6 +48,11 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
 // tasks_per_s).
 nlohmann::ordered_json stats_json(const SimResult& r);
 
+// Every file write_reports may write or remove in its folder (opt.merged_swimlane aside):
+// what a client checks against its inputs before a run, so that no report replaces one.
+inline constexpr const char* kReportFiles[] = {"stats.json", "trace.json", "swim.json", "topo.json",
+                                               "aicpu.data"};
+
 // Writes stats.json, trace.json and swim.json (and opt.merged_swimlane) into dir (created if
 // needed). Returns the paths written, stats.json first. Atomic as a set: every file is
 // written to a temporary in dir and renamed once all are complete, stats.json last; an
