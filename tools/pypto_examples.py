@@ -289,32 +289,25 @@ for _name in ("uint16", "uint32", "uint64"):
 
 # The device edits move a script's reference computation from the board to the CPU. The
 # board's torch (torch_npu) multiplies fp16/bf16 matrices with fp32 accumulation; an older
-# CPU torch accumulates bf16 in bf16 and has no fp16 matmul. Compute them as the board does.
-def _board_matmul(fn):
+# CPU torch accumulates bf16 in bf16 and has no fp16 matmul. It also has no CPU fp16 relu,
+# which is exact in any precision (it only selects). Each such call computes through fp32
+# and rounds once, as the board does; other dtypes and call forms go to torch unchanged.
+def _through_fp32(fn, dtypes, arity):
     @_functools.wraps(fn)
-    def matmul(a, b, *args, **kwargs):
-        if (not args and not kwargs and isinstance(a, _torch.Tensor)
-                and isinstance(b, _torch.Tensor) and a.device.type == "cpu"
-                and a.dtype in (_torch.float16, _torch.bfloat16) and b.dtype == a.dtype):
-            return fn(a.float(), b.float()).to(a.dtype)
-        return fn(a, b, *args, **kwargs)
-    return matmul
+    def call(*args, **kwargs):
+        if (len(args) == arity and not kwargs
+                and all(isinstance(a, _torch.Tensor) and a.device.type == "cpu"
+                        and a.dtype == args[0].dtype for a in args)
+                and args[0].dtype in dtypes):
+            return fn(*(a.float() for a in args)).to(args[0].dtype)
+        return fn(*args, **kwargs)
+    return call
+_HALF = (_torch.float16, _torch.bfloat16)
 for _owner, _fn in ((_torch, "matmul"), (_torch, "mm"), (_torch, "bmm"),
                     (_torch.Tensor, "__matmul__"), (_torch.Tensor, "matmul")):
-    setattr(_owner, _fn, _board_matmul(getattr(_owner, _fn)))
-
-# An older CPU torch has no fp16 relu (clamp_min); the board's has one. relu is exact in any
-# precision (it only selects), so computing it through fp32 gives the board's bits.
-def _board_relu(fn):
-    @_functools.wraps(fn)
-    def relu(a, *args, **kwargs):
-        if (not args and not kwargs and isinstance(a, _torch.Tensor) and a.device.type == "cpu"
-                and a.dtype == _torch.float16):
-            return fn(a.float()).to(a.dtype)
-        return fn(a, *args, **kwargs)
-    return relu
+    setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), _HALF, 2))
 for _owner, _fn in ((_torch, "relu"), (_torch.Tensor, "relu"), (_torch.nn.functional, "relu")):
-    setattr(_owner, _fn, _board_relu(getattr(_owner, _fn)))
+    setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), (_torch.float16,), 1))
 """
 
 # Host code written for the board's torch (torch_npu) hits what an older CPU torch lacks: a
