@@ -18,6 +18,7 @@ std::atomic<bool (*)()> g_poll{nullptr};
 std::atomic<std::thread::id> g_poll_thread{};
 std::atomic<const char*> g_exit_line{nullptr};
 const char* g_program = "pypto";
+thread_local const std::atomic<bool>* t_cancel = nullptr;
 
 // Fixed storage so that the handler can unlink without allocating.
 constexpr int kSlots = 64;
@@ -67,12 +68,19 @@ void install_interrupt_handlers(const char* program) {
 
 bool interrupt_requested() {
   if (g_signal != 0) return true;
+  if (t_cancel != nullptr && t_cancel->load(std::memory_order_relaxed)) return true;
   bool (*poll)() = g_poll.load(std::memory_order_relaxed);
   return poll != nullptr &&
          g_poll_thread.load(std::memory_order_relaxed) == std::this_thread::get_id() && poll();
 }
 
 int interrupt_signal() { return g_signal; }
+
+ScopedCancelFlag::ScopedCancelFlag(const std::atomic<bool>* flag) : previous_(t_cancel) {
+  t_cancel = flag;
+}
+
+ScopedCancelFlag::~ScopedCancelFlag() { t_cancel = previous_; }
 
 void set_interrupt_poll(bool (*poll)()) {
   g_poll_thread.store(std::this_thread::get_id());

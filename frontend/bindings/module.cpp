@@ -8,10 +8,12 @@
 #include <pybind11/stl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,6 +43,10 @@ struct KernelHandle {
   std::shared_ptr<const compiler::CompiledKernel> kernel;
   std::string name;
   std::string ir_json;
+  // SIM calls started with this kernel (run_sim and submit_sim): the frontend waits for the
+  // report of a kernel's first call (see pypto/_backend.py).
+  std::shared_ptr<std::atomic<std::uint64_t>> sim_calls =
+      std::make_shared<std::atomic<std::uint64_t>>(0);
 };
 
 // Hooks for tests and benchmarks: how many times compile() ran in this process.
@@ -218,19 +224,7 @@ struct PollPythonSignals {
   PollPythonSignals& operator=(const PollPythonSignals&) = delete;
 };
 
-py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
-                 const py::dict& options) {
-  compiler::LaunchOptions lo;
-  lo.runtime = runtime_options(options);
-  const std::vector<compiler::LaunchTensor> args = launch_tensors(tensors);
-  const launch::Bindings b = launch_bindings(bindings);
-  const sim::ChipConfig& chip = sim_chip();
-  launch::SimRun run;
-  {
-    const PollPythonSignals poll;
-    py::gil_scoped_release nogil;  // instantiation, simulation and execution are pure C++
-    run = launch::run_sim(*h.kernel, args, b, lo, chip, output_dir(h.name));
-  }
+py::dict sim_run_dict(const launch::SimRun& run) {
   py::dict r;
   r["path"] = run.report_dir;
   r["stats"] = py::module_::import("json").attr("loads")(sim::stats_json(run.result).dump());
@@ -238,6 +232,91 @@ py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict&
   r["tile_ops"] = run.launch.tile_ops;
   r["tasks"] = run.launch.graph.num_tasks();
   return r;
+}
+
+// What run_sim and submit_sim take from their arguments.
+struct SimCall {
+  compiler::LaunchOptions lo;
+  std::vector<compiler::LaunchTensor> args;
+  launch::Bindings bindings;
+  std::string report_dir;
+};
+
+SimCall sim_call(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                 const py::dict& options) {
+  SimCall c;
+  c.lo.runtime = runtime_options(options);
+  c.args = launch_tensors(tensors);
+  c.bindings = launch_bindings(bindings);
+  c.report_dir = output_dir(h.name);
+  return c;
+}
+
+py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                 const py::dict& options) {
+  ++*h.sim_calls;
+  const SimCall c = sim_call(h, tensors, bindings, options);
+  const sim::ChipConfig& chip = sim_chip();
+  launch::SimRun run;
+  {
+    const PollPythonSignals poll;
+    py::gil_scoped_release nogil;  // instantiation, simulation and execution are pure C++
+    run = launch::run_sim(*h.kernel, c.args, c.bindings, c.lo, chip, c.report_dir);
+  }
+  return sim_run_dict(run);
+}
+
+// A call whose timing run and reports follow on the report worker (launch::submit_sim).
+// `path`, `log`, `tasks` and `tile_ops` are known at once; wait() gives run_sim's dict.
+struct PendingSim {
+  std::optional<launch::SimTicket> ticket;  // empty: run on the calling thread, see submit
+  py::dict result;                          // run_sim's dict once known
+  std::string path;
+  std::vector<std::string> log;
+  std::uint64_t tasks = 0, tile_ops = 0;
+
+  py::dict wait() {
+    if (ticket) {
+      const launch::SimRun* run = nullptr;
+      {
+        const PollPythonSignals poll;
+        py::gil_scoped_release nogil;
+        run = &ticket->wait();
+      }
+      result = sim_run_dict(*run);
+      ticket.reset();  // the run (and its launch) is freed with the ticket's last reference
+    }
+    return result;
+  }
+  bool done() const { return !ticket || ticket->done(); }
+};
+
+PendingSim submit_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
+                      const py::dict& options) {
+  PendingSim p;
+  if (bindings::is_python_policy(runtime_options(options).policy)) {
+    // Its hooks run Python: keep the whole run on this thread, as run_sim does.
+    p.result = run_sim(h, tensors, bindings, options);
+    p.path = p.result["path"].cast<std::string>();
+    p.log = p.result["log"].cast<std::vector<std::string>>();
+    p.tasks = p.result["tasks"].cast<std::uint64_t>();
+    p.tile_ops = p.result["tile_ops"].cast<std::uint64_t>();
+    return p;
+  }
+  ++*h.sim_calls;
+  const SimCall c = sim_call(h, tensors, bindings, options);
+  p.path = c.report_dir;
+  const sim::ChipConfig& chip = sim_chip();
+  {
+    const PollPythonSignals poll;
+    py::gil_scoped_release nogil;
+    p.ticket.emplace(launch::submit_sim(*h.kernel, c.args, c.bindings, c.lo, chip, c.report_dir));
+  }
+  const compiler::Launch& l = p.ticket->launch();
+  p.log = l.log;
+  p.tasks = l.graph.num_tasks();
+  p.tile_ops = l.tile_ops;
+  return p;
 }
 
 // The hardware backend on an explicit device (pypto.backends.DeviceBackend): the same
@@ -306,12 +385,37 @@ PYBIND11_MODULE(_C, m) {
   bindings::bind_cli(m);
   py::class_<KernelHandle>(m, "CompiledKernel")
       .def_readonly("name", &KernelHandle::name)
-      .def_readonly("ir_json", &KernelHandle::ir_json);
+      .def_readonly("ir_json", &KernelHandle::ir_json)
+      .def_property_readonly("sim_calls",
+                             [](const KernelHandle& h) { return h.sim_calls->load(); });
   m.def("compile", &compile_kernel, py::arg("ir"), py::arg("options"),
         "Compiles a kernel IR dict (frontend/pypto/IR.md) once per specialization.");
   m.def("run_sim", &run_sim, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
         py::arg("options"),
         "Runs one launch on the simulator; writes outputs in place and the reports.");
+  py::class_<PendingSim>(m, "PendingSim")
+      .def_readonly("path", &PendingSim::path)
+      .def_readonly("log", &PendingSim::log)
+      .def_readonly("tasks", &PendingSim::tasks)
+      .def_readonly("tile_ops", &PendingSim::tile_ops)
+      .def("done", &PendingSim::done, "Whether the timing run and its reports are finished.")
+      .def("wait", &PendingSim::wait,
+           "Waits for the timing run and its reports; returns run_sim's dict or raises its "
+           "error (Ctrl-C while waiting cancels every pending SIM timing run).");
+  m.def("submit_sim", &submit_sim, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
+        py::arg("options"),
+        "Runs one launch's tasks on the tensors now (outputs written in place) and queues its "
+        "timing run and reports for the report worker; returns a PendingSim.");
+  m.def(
+      "wait_sims",
+      [] {
+        const PollPythonSignals poll;
+        py::gil_scoped_release nogil;
+        launch::wait_submitted_sims();
+      },
+      "Waits until every submitted SIM call's timing run and reports are done.");
+  m.def("sim_failures", &launch::take_unobserved_sim_failures,
+        "Errors of submitted SIM calls whose report nobody waited for, each returned once.");
   m.def("run_device", &run_device, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),
         py::arg("options"), py::arg("device"), py::arg("executor") = "",
         "Runs one call on the hardware backend's wall-clock runtime on `device` ('cpu').");

@@ -402,6 +402,8 @@ py::object run_point(const std::string& path, const std::string& prof, const std
 
 }  // namespace
 
+bool is_python_policy(const std::string& name) { return python_policies().count(name) != 0; }
+
 void bind_policies(py::module_& m) {
   py::enum_<CoreType>(m, "CoreType")
       .value("AIC", CoreType::kAic)

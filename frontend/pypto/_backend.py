@@ -24,10 +24,12 @@ Flow of one jit call (see ``_jit``)::
 from __future__ import annotations
 
 import abc
+import atexit
 import contextlib
 import importlib
 import logging
 import os
+import sys
 from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from . import ir
@@ -79,7 +81,17 @@ def _native_entry(module: Any, entry: str, what: str) -> Any:
 
 
 class SimBackend(Backend):
-    """run_mode=SIM: executes on the simulator in ``pypto._C`` (numbers and a timing report)."""
+    """run_mode=SIM: executes on the simulator in ``pypto._C`` (numbers and a timing report).
+
+    A kernel's first SIM call (the one that compiled it) returns when its report folder is
+    written, so that tools reading ``./output`` right after it (PyPTO's cost-model example)
+    find it. Later calls of the same compiled kernel return once their outputs are computed;
+    the timing run and the report folder follow on the report worker, one call at a time in
+    call order (the L2 kept across calls evolves as if every call waited), and the returned
+    report is pending (see :class:`pypto.Report`). ``PYPTO_SIM_REPORTS=wait`` in the
+    environment (read at each call) makes every call wait; ``pypto.sim.wait_reports()``
+    waits for all pending reports, as the interpreter does at exit.
+    """
 
     name = "sim"
 
@@ -88,13 +100,61 @@ class SimBackend(Backend):
         if native is None:
             raise PyptoNotImplementedError(
                 "SIM execution needs the compiled pypto._C module; build it with tools/setup.sh")
-        raw = _native_entry(native, "run_sim", "SIM execution")(
-            compiled, tensors, dict(bindings), _plain(options))
-        log = logging.getLogger("pypto")
-        for line in raw["log"]:
-            log.info("%s", line)
-        return Report(path=raw["path"], stats=raw["stats"], log=list(raw["log"]),
-                      tasks=int(raw["tasks"]), tile_ops=int(raw["tile_ops"]))
+        run_sim = _native_entry(native, "run_sim", "SIM execution")
+        submit = getattr(native, "submit_sim", None)
+        if submit is None or getattr(compiled, "sim_calls", 0) == 0 or _reports_wait():
+            raw = run_sim(compiled, tensors, dict(bindings), _plain(options))
+            _log(raw["log"])
+            return Report(path=raw["path"], stats=raw["stats"], log=list(raw["log"]),
+                          tasks=int(raw["tasks"]), tile_ops=int(raw["tile_ops"]))
+        pending = submit(compiled, tensors, dict(bindings), _plain(options))
+        _log(pending.log)
+        return Report(path=pending.path, log=list(pending.log), tasks=int(pending.tasks),
+                      tile_ops=int(pending.tile_ops), pending=pending)
+
+
+_REPORTS_ENV = "PYPTO_SIM_REPORTS"
+_REPORTS_VALUES = ("background", "wait")
+
+
+def _reports_wait() -> bool:
+    value = os.environ.get(_REPORTS_ENV, "") or "background"
+    if value not in _REPORTS_VALUES:
+        raise PyptoValueError(
+            f"environment variable {_REPORTS_ENV}={value!r}: expected one of "
+            f"{', '.join(_REPORTS_VALUES)} (background: a cached SIM call's report is "
+            "written in the background; wait: every SIM call waits for its report)")
+    return value == "wait"
+
+
+def wait_reports() -> None:
+    """Waits until every pending SIM report is written (Ctrl-C while waiting cancels them);
+    raises PyptoRuntimeError naming each report that failed and that no one waited for."""
+    native = _native()
+    if native is None or getattr(native, "wait_sims", None) is None:
+        return
+    native.wait_sims()
+    failures = list(native.sim_failures())
+    if failures:
+        raise PyptoRuntimeError("SIM report(s) not written: " + "; ".join(failures))
+
+
+def _wait_reports_at_exit() -> None:
+    try:
+        wait_reports()
+    except KeyboardInterrupt:
+        sys.stderr.write("pypto: interrupted at exit; pending SIM reports were not written\n")
+    except PyptoRuntimeError as e:
+        sys.stderr.write(f"pypto: {e}\n")
+
+
+atexit.register(_wait_reports_at_exit)
+
+
+def _log(lines) -> None:
+    log = logging.getLogger("pypto")
+    for line in lines:
+        log.info("%s", line)
 
 
 class DeviceBackend(Backend):

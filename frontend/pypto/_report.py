@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import html
 import os
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 
-@dataclass(frozen=True)
 class Report:
     """What the simulator measured for one kernel call (or, with ``backend`` "device:...",
     what the hardware backend measured: see the field comments below).
@@ -19,25 +17,68 @@ class Report:
     ``CostModelSimulationOutput/merged_swimlane.json`` (``swimlane_path``); ``stats`` is the
     dict of ``stats.json``.
 
+    A SIM call that hit the compile cache returns as soon as its outputs are computed; its
+    timing run and report folder follow on a background thread (see ``pypto.sim``). Such a
+    report is *pending*: ``log``, ``tasks`` and ``tile_ops`` are known at once, and the first
+    use of anything that needs the timing or the files (``stats``, ``path``, ``makespan_ns``,
+    printing, ``plot``, :meth:`wait`) waits for them and raises the run's error, if it had
+    one.
+
     Example::
 
         out = my_kernel(x, y)
         print(my_kernel.last_report.makespan_ns, my_kernel.last_report.path)
     """
 
-    path: str
-    stats: Dict[str, Any]
-    log: List[str] = field(default_factory=list)
-    tasks: int = 0
-    tile_ops: int = 0
-    #: "sim", or "device:<type>" for a hardware run (pypto.backends.DeviceBackend), whose
-    #: ``stats`` are device.json (measured on the host's steady clock) and whose recording in
-    #: PyPTO's board format is at ``prof_path`` / ``topo_path`` (device task 0) /
-    #: ``dyn_topo_path`` (every device task): ``pypto-sim run <topo> --prof <prof>``.
-    backend: str = "sim"
-    prof_path: str = ""
-    topo_path: str = ""
-    dyn_topo_path: str = ""
+    __slots__ = ("_path", "log", "tasks", "tile_ops", "backend", "prof_path", "topo_path",
+                 "dyn_topo_path", "_stats", "_pending")
+
+    def __init__(self, path: str, stats: Optional[Dict[str, Any]] = None,
+                 log: Optional[List[str]] = None, tasks: int = 0, tile_ops: int = 0,
+                 backend: str = "sim", prof_path: str = "", topo_path: str = "",
+                 dyn_topo_path: str = "", pending: Any = None):
+        if stats is None and pending is None:
+            raise TypeError("Report needs stats or a pending run")
+        self._path = path
+        self.log = list(log or [])
+        self.tasks = tasks
+        self.tile_ops = tile_ops
+        #: "sim", or "device:<type>" for a hardware run (pypto.backends.DeviceBackend), whose
+        #: ``stats`` are device.json (measured on the host's steady clock) and whose recording
+        #: in PyPTO's board format is at ``prof_path`` / ``topo_path`` (device task 0) /
+        #: ``dyn_topo_path`` (every device task): ``pypto-sim run <topo> --prof <prof>``.
+        self.backend = backend
+        self.prof_path = prof_path
+        self.topo_path = topo_path
+        self.dyn_topo_path = dyn_topo_path
+        self._stats = stats
+        self._pending = pending  # pypto._C.PendingSim until its timing run is done
+
+    @property
+    def stats(self) -> Dict[str, Any]:
+        """The dict of ``stats.json`` (waits for a pending report)."""
+        if self._pending is not None:
+            raw = self._pending.wait()
+            self._stats = raw["stats"]
+            self._pending = None
+        return self._stats
+
+    @property
+    def path(self) -> str:
+        """The report folder (waits until a pending report's files are written)."""
+        self.wait()
+        return self._path
+
+    @property
+    def pending(self) -> bool:
+        """True while this call's timing run and report folder are still being made."""
+        return self._pending is not None and not self._pending.done()
+
+    def wait(self) -> "Report":
+        """Waits until the report folder is complete (at once for a finished report) and
+        returns the report; raises the timing run's error, if it had one."""
+        self.stats  # noqa: B018 - waits
+        return self
 
     @property
     def makespan_ns(self) -> float:
@@ -99,8 +140,9 @@ class Report:
         ``pypto.error.FeError`` naming the file."""
         from . import _plot
         from .error import FeError
+        folder = self.path  # waits for a pending report
         try:
-            return _plot.swimlane(self.path, path, max_tasks)
+            return _plot.swimlane(folder, path, max_tasks)
         except _plot.PlotError as e:
             raise FeError(f"Report.plot: {e}") from None
 

@@ -11,6 +11,7 @@ Example::
     pypto.sim.chips()      # ['950dt', '950pr', 'a2', 'a3']; choose one with PYPTO_SIM_CHIP
     pypto.sim.reset_l2()   # the next SIM call starts with a cold L2
     pypto.sim.set_l2_warm(False)   # every SIM call cold (also: PYPTO_SIM_L2=cold)
+    pypto.sim.wait_reports()       # every pending report folder written (also done at exit)
 
 L2 across calls: as consecutive kernels on a device share the L2, a SIM call starts from the
 L2 contents the previous SIM call of this process left on the same chip. Lines are keyed by
@@ -19,12 +20,19 @@ hits where it is still resident; a new tensor the allocator placed where an old 
 taken as the same data. Output a call leaves dirty in L2 is written back (and charged) when
 a later call evicts it; each call's stats.json reports it as ``hbm.pending_writeback_bytes``
 and says whether it started warm (``l2.warm_start``).
+
+Reports in the background: a kernel's first SIM call returns with its report folder
+written; a later call of the same compiled kernel (a compile-cache hit) returns once its
+outputs are computed, and its timing run and report folder follow on one background thread,
+in call order, so the results are those every call waiting would give. ``kernel.last_report``
+waits where it needs them; ``wait_reports()`` waits for all (the interpreter does at exit);
+``PYPTO_SIM_REPORTS=wait`` makes every call wait.
 """
 
 import contextlib
 from typing import Any, Dict, Iterator, List, Optional
 
-from ._backend import _native
+from ._backend import _native, wait_reports
 from ._errors import PyptoNotImplementedError
 
 from . import _C as _native_module
@@ -32,7 +40,7 @@ from . import _C as _native_module
 __all__ = ["policies", "policy_info", "set_policy_params", "get_policy_params", "policy_params",
            "Policy", "CoreType", "AicpuOp", "PublishPoint", "NO_CORE", "NO_THREAD",
            "register_policy", "unregister_policy", "registered_policy", "replay",
-           "chips", "reset_l2", "set_l2_warm", "l2_warm"]
+           "chips", "reset_l2", "set_l2_warm", "l2_warm", "wait_reports"]
 
 # Scheduling policies in Python (the C++ interface sched/include/pypto/sched/policy.h, one
 # method per hook; a subclass overrides any of them, the rest stay C++'s fifo defaults).

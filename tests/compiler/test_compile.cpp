@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "pypto/compiler/program.h"
 #include "pypto/launch/launch.h"
 #include "pypto/model/chip_config.h"
+#include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/trace/trace_loader.h"
 
@@ -801,6 +803,65 @@ TEST_CASE("launch::run_sim: numbers, reports, and the launch's workspace in the 
   double ref = 0;
   for (int c = 0; c < 64; ++c) ref += std::exp(0.001 * (28 * 64 + c));
   CHECK(h.f32(1, 28) == Approx(ref).epsilon(1e-5));
+}
+
+TEST_CASE("launch::submit_sim: the same numbers and reports as run_sim, timing in the background",
+          "[compiler][sim]") {
+  const auto kernel = pypto::compiler::compile(ws_ir(8));
+  pypto::testing::TempDir tmp;
+  Host waited;
+  waited.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
+  waited.add("s", DType::kFp32, {32});
+  pypto::launch::set_l2_warm_across_calls(false);
+  const pypto::launch::SimRun ref = pypto::launch::run_sim(
+      *kernel, waited.tensors, {}, LaunchOptions{}, chip(), tmp.path() + "/a");
+  Host h;
+  h.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
+  h.add("s", DType::kFp32, {32});
+  pypto::launch::SimTicket ticket =
+      pypto::launch::submit_sim(*kernel, h.tensors, {}, LaunchOptions{}, chip(), tmp.path() + "/b");
+  // The outputs are there when submit_sim returns, before the timing run is awaited.
+  for (int r = 0; r < 32; ++r) CHECK(h.f32(1, r) == waited.f32(1, r));
+  CHECK(ticket.launch().graph.num_tasks() == 16);
+  const pypto::launch::SimRun& run = ticket.wait();
+  CHECK(ticket.done());
+  // Equal but for the wall-clock fields.
+  auto timing = [](const pypto::sim::SimResult& r) {
+    nlohmann::ordered_json j = pypto::sim::stats_json(r);
+    j.erase("wall_s");
+    j.erase("tasks_per_s");
+    return j.dump();
+  };
+  CHECK(timing(run.result) == timing(ref.result));
+  auto slurp = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  CHECK(slurp(tmp.path() + "/b/trace.json") == slurp(tmp.path() + "/a/trace.json"));
+  CHECK(pypto::launch::take_unobserved_sim_failures().empty());
+  pypto::launch::set_l2_warm_across_calls(true);
+}
+
+TEST_CASE("execute_in_dependency_order: device task after device task, lowest ready id first",
+          "[compiler]") {
+  // Two device tasks: {0 -> 2, 1 -> 2} and {3, 4 -> 3}; recorded by a test executor.
+  Launch l;
+  pypto::sched::TaskGraph& g = l.graph;
+  g.core_type.assign(5, pypto::sched::CoreType::kAiv);
+  g.succ_begin = {0, 1, 2, 2, 2, 3};
+  g.succ = {2, 2, 3};
+  g.pred_count = {0, 0, 2, 1, 0};
+  g.device_tasks = {pypto::sched::DeviceTask{0, 3}, pypto::sched::DeviceTask{3, 2}};
+  struct Recorder final : pypto::launch::TaskExecutor {
+    std::vector<pypto::sched::TaskId> order;
+    void execute(pypto::sched::TaskId t) override { order.push_back(t); }
+  } rec;
+  pypto::launch::execute_in_dependency_order(l, rec);
+  CHECK(rec.order == std::vector<pypto::sched::TaskId>{0, 1, 2, 4, 3});
+  g.pred_count[0] = 1;  // 0 waits for nothing that will come: a cycle in all but name
+  Recorder stuck;
+  CHECK_THROWS_WITH(pypto::launch::execute_in_dependency_order(l, stuck),
+                    Contains("its dependencies form a cycle (2 tasks never became ready)"));
 }
 
 TEST_CASE("a loop bound read from tensor data waits for the AICore unless ready on host",

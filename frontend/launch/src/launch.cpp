@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/launch/launch.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
@@ -82,6 +90,7 @@ bool env_says_cold() {
 }  // namespace
 
 void set_l2_warm_across_calls(bool warm) {
+  wait_submitted_sims();
   L2Registry& r = registry();
   const std::lock_guard<std::mutex> lock(r.mu);
   r.warm = warm;
@@ -95,26 +104,32 @@ bool l2_warm_across_calls() {
 }
 
 void reset_l2() {
+  wait_submitted_sims();
   L2Registry& r = registry();
   const std::lock_guard<std::mutex> lock(r.mu);
   r.states.clear();
 }
 
-SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
-               const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
-               const std::string& report_dir, const sim::ReportOptions& report) {
-  SimRun run;
-  run.launch = compiler::instantiate(k, tensors, bindings, opt, chip);
-  HostTileExecutor executor(run.launch, tensors);
-  L2Registry& reg = registry();
-  std::unique_lock<std::mutex> lock(reg.mu);
-  if (reg.warm && !env_says_cold()) {
-    run.result = simulate(run.launch, chip, opt.runtime, executor, &reg.states[l2_key(chip)]);
+namespace {
+
+// The timing half of a call when its outputs were computed beforehand.
+class NoExecution final : public TaskExecutor {
+ public:
+  void execute(sched::TaskId /*t*/) override {}
+};
+
+// Simulates run.launch (from the kept L2 when `warm`) and writes the reports: the half that
+// run_sim() and the report worker share.
+void time_and_report(SimRun& run, const sim::ChipConfig& chip, const sched::RuntimeOptions& runtime,
+                     TaskExecutor& executor, bool warm, const std::string& report_dir,
+                     const sim::ReportOptions& report) {
+  if (warm) {
+    L2Registry& reg = registry();
+    const std::lock_guard<std::mutex> lock(reg.mu);
+    run.result = simulate(run.launch, chip, runtime, executor, &reg.states[l2_key(chip)]);
   } else {
-    lock.unlock();
-    run.result = simulate(run.launch, chip, opt.runtime, executor);
+    run.result = simulate(run.launch, chip, runtime, executor);
   }
-  if (lock.owns_lock()) lock.unlock();
   if (!report_dir.empty()) {
     // One atomic set: the merged swimlane is renamed with the others, stats.json last.
     sim::ReportOptions ro = report;
@@ -123,7 +138,258 @@ SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors
     run.files = sim::write_reports(report_dir, run.launch.graph, chip, run.result, ro);
     run.report_dir = report_dir;
   }
+}
+
+bool warm_now() {
+  L2Registry& reg = registry();
+  const std::lock_guard<std::mutex> lock(reg.mu);
+  return reg.warm && !env_says_cold();
+}
+
+constexpr std::chrono::milliseconds kInterruptPoll{50};
+
+}  // namespace
+
+struct SimTicket::State {
+  SimRun run;
+  sim::ChipConfig chip;
+  sched::RuntimeOptions runtime;
+  bool warm = true;
+  std::string report_dir;
+  sim::ReportOptions report;
+  std::atomic<bool> cancel{false};    // set by ReportWorker::cancel_all
+  std::atomic<bool> observed{false};  // SimTicket::wait() was called
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;  // guarded by mu
+  std::exception_ptr error;
+};
+
+namespace {
+
+// The process's report worker (see submit_sim). Never destroyed: at exit its thread may
+// still be waiting for work; the Python module waits for the queue at interpreter exit.
+class ReportWorker {
+ public:
+  // The thread starts with the first use (run_sim's wait), not with the first submission:
+  // a cache-hit call should not pay for it.
+  static ReportWorker& get() {
+    static ReportWorker* const w = [] {
+      auto* worker = new ReportWorker;
+      std::thread([worker] { worker->loop(); }).detach();
+      return worker;
+    }();
+    return *w;
+  }
+
+  void submit(std::shared_ptr<SimTicket::State> s) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(s));
+    cv_.notify_all();
+  }
+
+  // Blocks until nothing is queued or running; on an interruption request cancels all and
+  // throws Interrupted.
+  void wait_idle() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!idle()) {
+      if (cv_.wait_for(lock, kInterruptPoll, [this] { return idle(); })) break;
+      lock.unlock();
+      const bool stop = interrupt_requested();
+      lock.lock();
+      if (stop) {
+        cancel_locked();
+        cv_.wait(lock, [this] { return idle(); });
+        throw Interrupted(
+            "interrupted while waiting for the timing runs of earlier SIM calls; their "
+            "reports were not written");
+      }
+    }
+  }
+
+  void cancel_all() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    cancel_locked();
+  }
+
+  std::vector<std::string> take_unobserved_failures() {
+    std::vector<std::shared_ptr<SimTicket::State>> failed;
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      failed.swap(failed_);
+    }
+    std::vector<std::string> out;
+    for (const auto& s : failed) {
+      if (s->observed.load()) continue;
+      try {
+        std::rethrow_exception(s->error);
+      } catch (const std::exception& e) {
+        out.push_back(s->report_dir + ": " + e.what());
+      }
+    }
+    return out;
+  }
+
+ private:
+  bool idle() const { return queue_.empty() && running_ == nullptr; }
+
+  void cancel_locked() {
+    if (running_ != nullptr) running_->cancel.store(true);
+    for (const auto& s : queue_) {
+      s->cancel.store(true);
+      finish(*s, std::make_exception_ptr(Interrupted(
+                     "interrupted before this call's timing run started; no report written")));
+    }
+    queue_.clear();
+    cv_.notify_all();
+  }
+
+  static void finish(SimTicket::State& s, std::exception_ptr error) {
+    {
+      const std::lock_guard<std::mutex> lock(s.mu);
+      s.error = std::move(error);
+      s.done = true;
+    }
+    s.cv.notify_all();
+  }
+
+  void loop() {
+    for (;;) {
+      std::shared_ptr<SimTicket::State> s;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return !queue_.empty(); });
+        s = queue_.front();
+        queue_.pop_front();
+        running_ = s;
+      }
+      std::exception_ptr error;
+      try {
+        const ScopedCancelFlag flag(&s->cancel);
+        NoExecution none;
+        time_and_report(s->run, s->chip, s->runtime, none, s->warm, s->report_dir, s->report);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      const bool failed = error != nullptr && !s->cancel.load();
+      finish(*s, std::move(error));
+      {
+        const std::lock_guard<std::mutex> lock(mu_);
+        if (failed) failed_.push_back(s);
+        running_ = nullptr;
+        cv_.notify_all();
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<SimTicket::State>> queue_;
+  std::shared_ptr<SimTicket::State> running_;
+  std::vector<std::shared_ptr<SimTicket::State>> failed_;
+};
+
+}  // namespace
+
+const SimRun& SimTicket::wait() {
+  State& s = *s_;
+  s.observed.store(true);
+  std::unique_lock<std::mutex> lock(s.mu);
+  while (!s.done) {
+    if (s.cv.wait_for(lock, kInterruptPoll, [&s] { return s.done; })) break;
+    lock.unlock();
+    const bool stop = interrupt_requested();
+    if (stop) ReportWorker::get().cancel_all();
+    lock.lock();
+    if (stop) {
+      s.cv.wait(lock, [&s] { return s.done; });
+      throw Interrupted("interrupted while waiting for a SIM call's timing run; no report written");
+    }
+  }
+  if (s.error) std::rethrow_exception(s.error);
+  return s.run;
+}
+
+const Launch& SimTicket::launch() const { return s_->run.launch; }
+
+bool SimTicket::done() const {
+  const std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->done;
+}
+
+void execute_in_dependency_order(const Launch& l, TaskExecutor& executor) {
+  const sched::TaskGraph& g = l.graph;
+  std::vector<std::uint32_t> waiting(g.pred_count);
+  std::vector<sched::TaskId> ready;
+  std::uint64_t done = 0;
+  for (const sched::DeviceTask& d : g.device_tasks) {
+    ready.clear();
+    const sched::TaskId end = d.first_task + d.num_tasks;
+    for (sched::TaskId t = d.first_task; t < end; ++t) {
+      if (waiting[t] == 0) ready.push_back(t);
+    }
+    // Lowest ready id first (a min-heap), so the order is the same on every run.
+    std::make_heap(ready.begin(), ready.end(), std::greater<>());
+    std::uint32_t executed = 0;
+    while (!ready.empty()) {
+      std::pop_heap(ready.begin(), ready.end(), std::greater<>());
+      const sched::TaskId t = ready.back();
+      ready.pop_back();
+      if ((done & 4095) == 0 && interrupt_requested()) {
+        throw Interrupted("interrupted while executing (" + std::to_string(done) + " of " +
+                          std::to_string(g.num_tasks()) + " tasks done); no report written");
+      }
+      executor.execute(t);
+      ++done;
+      ++executed;
+      for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {
+        if (--waiting[g.succ[i]] == 0) {
+          ready.push_back(g.succ[i]);
+          std::push_heap(ready.begin(), ready.end(), std::greater<>());
+        }
+      }
+    }
+    NPU_CHECK(executed == d.num_tasks,
+              "device task " + std::to_string(d.seq_no) + ": its dependencies form a cycle (" +
+                  std::to_string(d.num_tasks - executed) + " tasks never became ready)");
+  }
+}
+
+void wait_submitted_sims() { ReportWorker::get().wait_idle(); }
+
+std::vector<std::string> take_unobserved_sim_failures() {
+  return ReportWorker::get().take_unobserved_failures();
+}
+
+SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
+               const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
+               const std::string& report_dir, const sim::ReportOptions& report) {
+  // Earlier submitted calls first: the kept L2 evolves in call order.
+  ReportWorker::get().wait_idle();
+  SimRun run;
+  run.launch = compiler::instantiate(k, tensors, bindings, opt, chip);
+  HostTileExecutor executor(run.launch, tensors);
+  time_and_report(run, chip, opt.runtime, executor, warm_now(), report_dir, report);
   return run;
+}
+
+SimTicket submit_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
+                     const Bindings& bindings, const LaunchOptions& opt,
+                     const sim::ChipConfig& chip, const std::string& report_dir,
+                     const sim::ReportOptions& report) {
+  auto s = std::make_shared<SimTicket::State>();
+  s->run.launch = compiler::instantiate(k, tensors, bindings, opt, chip);
+  {
+    HostTileExecutor executor(s->run.launch, tensors);
+    execute_in_dependency_order(s->run.launch, executor);
+  }
+  s->chip = chip;
+  s->runtime = opt.runtime;
+  s->warm = warm_now();
+  s->report_dir = report_dir;
+  s->report = report;
+  ReportWorker::get().submit(s);
+  return SimTicket(std::move(s));
 }
 
 TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,

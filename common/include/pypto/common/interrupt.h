@@ -7,6 +7,7 @@
 // calls _exit (both async-signal-safe).
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "pypto/common/errors.h"
@@ -37,6 +38,21 @@ int interrupt_signal();
 // interrupt_requested() sees the signal flag alone, and the installing thread's next check
 // sees the host's request.
 void set_interrupt_poll(bool (*poll)());
+
+// A per-thread cancel request: while a ScopedCancelFlag lives on a thread, interrupt_requested()
+// on that thread is also true once `flag` is set (from any thread). The frontend's report
+// worker runs each queued timing run under its job's flag, so that a caller can stop it with
+// the same polls (simulation, report writers) that stop a run on a signal.
+class ScopedCancelFlag {
+ public:
+  explicit ScopedCancelFlag(const std::atomic<bool>* flag);
+  ~ScopedCancelFlag();
+  ScopedCancelFlag(const ScopedCancelFlag&) = delete;
+  ScopedCancelFlag& operator=(const ScopedCancelFlag&) = delete;
+
+ private:
+  const std::atomic<bool>* previous_;
+};
 
 // Throws Interrupted("interrupted while <what>") if interrupt_requested().
 void check_interrupt(const std::string& what);

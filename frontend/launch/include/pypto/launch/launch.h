@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -103,6 +104,56 @@ struct SimRun {
 SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
                const std::string& report_dir, const sim::ReportOptions& report = {});
+
+// ---- A SIM call in two halves: outputs now, timing and reports in the background ----
+// A call's outputs depend only on its tasks and their dependencies (TaskExecutor's contract:
+// any topological order gives the same numbers), its timing only on the launch and the L2
+// it starts from. submit_sim() computes the outputs on the calling thread and queues the
+// timing run and the reports for the report worker: one thread per process that runs the
+// queued calls one at a time, in submission order, so that the L2 kept across calls evolves
+// in call order exactly as with run_sim(). run_sim(), set_l2_warm_across_calls() and
+// reset_l2() first wait for the queue to drain.
+class SimTicket {
+ public:
+  struct State;
+  explicit SimTicket(std::shared_ptr<State> s) : s_(std::move(s)) {}
+  // Blocks until the timing run and its reports are done; returns the run or rethrows its
+  // error (ConfigError, ModelError, Interrupted, pypto::Error for a report that could not be
+  // written). While waiting, interrupt_requested() on the calling thread is polled every
+  // 50 ms: on a request every queued and running submission is cancelled (none leaves a
+  // report) and this throws Interrupted.
+  const SimRun& wait();
+  bool done() const;
+  // The instantiated launch (graph, log, tile-op count): available at once; the worker only
+  // reads it.
+  const Launch& launch() const;
+
+ private:
+  std::shared_ptr<State> s_;
+};
+
+// Instantiates the call, executes its tasks on the tensors' host memory (device task after
+// device task, each in a topological order; polls interrupt_requested()), and queues the
+// timing run and the reports (written as run_sim() writes them). The tensors may be reused
+// as soon as this returns. `chip` and `runtime` are copied; the L2 setting (warm or cold,
+// PYPTO_SIM_L2) is read now. Throws what run_sim() throws for the first half.
+SimTicket submit_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
+                     const Bindings& bindings, const LaunchOptions& opt,
+                     const sim::ChipConfig& chip, const std::string& report_dir,
+                     const sim::ReportOptions& report = {});
+
+// Blocks until every submitted run is done (their results and errors stay with their
+// tickets), polling interrupt_requested() as SimTicket::wait() does.
+void wait_submitted_sims();
+
+// The errors of submitted runs that failed (not by cancellation) and whose ticket nobody
+// waited for, as "<report_dir>: <message>", each returned once: so that no failure goes
+// unsaid (the Python module prints them at exit).
+std::vector<std::string> take_unobserved_sim_failures();
+
+// Executes every task of `l` with `executor`, device task after device task, each in a
+// topological order (ready tasks lowest id first). Polls interrupt_requested().
+void execute_in_dependency_order(const Launch& l, TaskExecutor& executor);
 
 // instantiate() with its wall time, for the compile-throughput benchmark.
 struct TimedLaunch {
