@@ -70,7 +70,8 @@ else:
 # here (no venv, or no tools/bench_frontend.py yet).
 frontend_present = os.access(os.path.join(src, ".venv/bin/python"), os.X_OK) and \
     os.path.exists(os.path.join(src, "tools/bench_frontend.py"))
-for k in ["compile_tile_ops_per_s", "cached_call_ms", "sim_us_per_task_python"]:
+for k in ["compile_tile_ops_per_s", "first_call_ms", "cached_call_ms",
+          "cached_call_sustained_ms", "sim_us_per_task_python"]:
     if k not in d:
         errors.append(f"missing key {k}")
     elif d[k] is None:
