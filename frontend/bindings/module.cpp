@@ -414,6 +414,15 @@ PYBIND11_MODULE(_C, m) {
         launch::wait_submitted_sims();
       },
       "Waits until every submitted SIM call's timing run and reports are done.");
+  m.def(
+      "check_yaml_file",
+      [](const std::string& path, const std::string& what) {
+        (void)cfg::load_yaml_file(path, what.c_str());
+      },
+      py::arg("path"), py::arg("what"),
+      "Checks a YAML input by the project's one rule for YAML files (cfg::load_yaml_file: a "
+      "regular file of at most 1 MiB, UTF-8, one document, distinct keys); raises ValueError "
+      "naming the file and line.");
   m.def("sim_failures", &launch::take_unobserved_sim_failures,
         "Errors of submitted SIM calls whose report nobody waited for, each returned once.");
   m.def("run_device", &run_device, py::arg("compiled"), py::arg("tensors"), py::arg("bindings"),

@@ -86,54 +86,6 @@ def _text(v: Any) -> str:
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
-_MAX_SPEC_BYTES = 1 << 20  # a spec is a few lines; a wrong path to a large file is refused
-
-
-def _check_regular_file(path: str, what: str) -> None:
-    """A pipe would block the open (a FIFO without writer: a hang), a device never ends, a
-    large file is no spec: each is refused with what it is."""
-    import stat
-    st = os.stat(path)  # OSError (missing, a link loop) is the caller's message
-    if stat.S_ISDIR(st.st_mode):
-        raise SpecError(f"{path}: {what} is a directory, not a YAML file")
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a pipe" if stat.S_ISFIFO(st.st_mode) else
-                "a character device" if stat.S_ISCHR(st.st_mode) else
-                "a block device" if stat.S_ISBLK(st.st_mode) else
-                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-        raise SpecError(f"{path}: {what} is {kind}, not a regular file; save it to a file first")
-    if st.st_size > _MAX_SPEC_BYTES:
-        raise SpecError(f"{path}: {st.st_size} bytes, larger than {_MAX_SPEC_BYTES >> 20} MiB: "
-                        "not a sweep spec (those are a few lines)")
-
-
-def _strict_loader():
-    """PyYAML's SafeLoader, but a key given twice in one mapping is an error (SafeLoader
-    keeps the last one without a word)."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader, node, deep=False):
-        seen: Dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            try:
-                first = seen.get(key)
-            except TypeError:  # an unhashable key: SafeLoader's own message follows
-                break
-            if first is not None:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first given on line {first})",
-                    key_node.start_mark)
-            seen[key] = key_node.start_mark.line + 1
-        return loader.construct_mapping(node, deep=deep)
-
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    return Loader
-
-
 def _no_repeats(key: str, labels: Sequence[Any]) -> None:
     """A value given twice in one list of the spec makes two points of the same inputs (one
     row would replace the other in results.csv): refused, naming both entries. `labels`: a
@@ -155,13 +107,17 @@ class Spec:
         self.base = os.path.dirname(os.path.abspath(path))
         try:
             import yaml
-            _check_regular_file(path, "the spec")
+            # The file rules (a regular file, size, one document, distinct keys) are the C++
+            # reader's, shared by every YAML input; PyYAML then gives the values their types.
+            _native().check_yaml_file(path, "sweep spec")
             with open(path, encoding="utf-8") as f:
-                doc = yaml.load(f, Loader=_strict_loader())  # noqa: S506 - a SafeLoader
+                doc = yaml.safe_load(f)
         except OSError as e:
             raise SpecError(f"{path}: cannot read the spec: {e.strerror}") from None
-        except UnicodeDecodeError as e:
+        except UnicodeDecodeError as e:  # a ValueError too: before the rules' errors
             raise SpecError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
+        except ValueError as e:  # the rules' message names the file (and line)
+            raise SpecError(str(e)) from None
         except yaml.YAMLError as e:
             raise SpecError(f"{path}: not valid YAML: {' '.join(str(e).split())}") from None
         if not isinstance(doc, dict):
