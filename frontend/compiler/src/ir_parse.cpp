@@ -186,7 +186,7 @@ class Parser {
         {"le", ExprKind::kLe},     {"gt", ExprKind::kGt},
         {"ge", ExprKind::kGe},     {"and", ExprKind::kAnd},
         {"or", ExprKind::kOr},     {"not", ExprKind::kNot},
-        {"load", ExprKind::kLoad},
+        {"int", ExprKind::kInt},   {"load", ExprKind::kLoad},
     };
     bool found = false;
     for (const auto& [name, kind] : kKinds) {
@@ -247,6 +247,10 @@ class Parser {
         count_is(arg_ids.size() == 1);
         all_are(true);
         n.is_bool = true;
+        break;
+      case ExprKind::kInt:  // the one bool-to-int conversion; arithmetic stays integer-only
+        count_is(arg_ids.size() == 1);
+        all_are(true);
         break;
       case ExprKind::kLoad: {
         all_are(false);
