@@ -178,15 +178,15 @@ class Parser {
     const std::string op = need_string(j, "op", ctx);
     const Json& args = need_array(j, "args", ctx);
     static const std::pair<const char*, ExprKind> kKinds[] = {
-        {"add", ExprKind::kAdd},   {"sub", ExprKind::kSub},
-        {"mul", ExprKind::kMul},   {"floordiv", ExprKind::kFloorDiv},
-        {"mod", ExprKind::kMod},   {"min", ExprKind::kMin},
-        {"max", ExprKind::kMax},   {"eq", ExprKind::kEq},
-        {"ne", ExprKind::kNe},     {"lt", ExprKind::kLt},
-        {"le", ExprKind::kLe},     {"gt", ExprKind::kGt},
-        {"ge", ExprKind::kGe},     {"and", ExprKind::kAnd},
-        {"or", ExprKind::kOr},     {"not", ExprKind::kNot},
-        {"int", ExprKind::kInt},   {"load", ExprKind::kLoad},
+        {"add", ExprKind::kAdd}, {"sub", ExprKind::kSub},
+        {"mul", ExprKind::kMul}, {"floordiv", ExprKind::kFloorDiv},
+        {"mod", ExprKind::kMod}, {"min", ExprKind::kMin},
+        {"max", ExprKind::kMax}, {"eq", ExprKind::kEq},
+        {"ne", ExprKind::kNe},   {"lt", ExprKind::kLt},
+        {"le", ExprKind::kLe},   {"gt", ExprKind::kGt},
+        {"ge", ExprKind::kGe},   {"and", ExprKind::kAnd},
+        {"or", ExprKind::kOr},   {"not", ExprKind::kNot},
+        {"int", ExprKind::kInt}, {"load", ExprKind::kLoad},
     };
     bool found = false;
     for (const auto& [name, kind] : kKinds) {
