@@ -50,16 +50,17 @@ class StatusType(enum.Enum):
         return self.name
 
     def _not_a_size(self, *_):
-        # Arithmetic on a marker happens when code outside a kernel takes the shape of a
-        # pypto.Tensor annotation (PyPTO builds a graph tensor there, with symbolic sizes).
+        # Arithmetic on a marker happens when code takes a size from a shape list that still
+        # holds markers: a STATIC axis of a graph tensor outside a kernel (PyPTO returns its
+        # status shape there too), or a marker taken from an annotation's spec.
         from ._errors import PyptoTypeError  # noqa: PLC0415 - _errors imports nothing of ours
 
         raise PyptoTypeError(
             f"pypto.{self.name} is a shape marker of a pypto.Tensor annotation, not a size: "
-            "outside a kernel, pypto.Tensor(shape, dtype) is an annotation and its dynamic axes "
-            "have no (symbolic) size; pypto-sim builds no PyPTO graph tensors outside "
-            "@pypto.frontend.jit (inside a kernel, x.shape[i] of a DYNAMIC axis is a symbolic "
-            "scalar); use pypto.symbolic_scalar(name) for a symbolic size")
+            "outside a kernel a STATIC axis has no size until a kernel is called (a DYNAMIC or "
+            "-1 axis of pypto.Tensor(shape, dtype, name).shape is a symbolic scalar; inside a "
+            "kernel every x.shape[i] is a size); use pypto.symbolic_scalar(name) for a "
+            "symbolic size")
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _not_a_size
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __neg__ = _not_a_size

@@ -106,11 +106,11 @@ class CompiledKernel:
 
 def _fits(a: TensorAnnotation, shape: Sequence[int]) -> bool:
     """Whether ``shape`` has the rank and the fixed sizes annotation ``a`` names."""
-    want = len(a.shape)
+    want = len(a.spec)
     if (a.has_ellipsis and len(shape) < want) or (not a.has_ellipsis and len(shape) != want):
         return False
     return all(not isinstance(e, int) or isinstance(e, bool) or shape[k] == e
-               for k, e in enumerate(a.shape))
+               for k, e in enumerate(a.spec))
 
 
 class KernelCache:
@@ -518,7 +518,7 @@ class JitKernel:
             for p in missing:
                 a = p.annotation
                 allocated.append(len(tensors))
-                tensors.append(torch.zeros(list(a.shape), dtype=to_torch_dtype(a.dtype),
+                tensors.append(torch.zeros(list(a.spec), dtype=to_torch_dtype(a.dtype),
                                            device=device))
         rest = args[n:]
         if len(rest) > len(self._pos_nontensor):
@@ -564,6 +564,11 @@ class JitKernel:
         for i, (p, t) in enumerate(zip(self._tensor_params, tensors)):
             ordinal = _ordinal(i + 1)
             who = f"(parameter '{p.name}')"
+            if isinstance(t, TensorAnnotation):
+                raise PyptoTypeError(
+                    f"Input {i + 1} (index {i}, parameter '{p.name}') is {short_repr(t)}, a "
+                    "pypto.Tensor built outside a kernel: a description (a PyPTO graph tensor) "
+                    "with no data; pass a torch.Tensor (or pypto.from_torch(t)) instead")
             if not isinstance(t, torch.Tensor):
                 raise PyptoTypeError(
                     f"Input {i + 1} (index {i}, parameter '{p.name}') must be a torch.Tensor, got "
@@ -598,13 +603,13 @@ class JitKernel:
             if dtype.is_fp4 and t.dtype == torch.uint8:
                 shape[-1] *= 2  # two FP4 elements per byte
             dims: List[Any] = list(shape)
-            if a.shape is not None and self._return_anns is not None and not _fits(a, shape):
+            if a.spec is not None and self._return_anns is not None and not _fits(a, shape):
                 # As PyPTO's entry: a kernel that returns its outputs checks its inputs against
                 # their annotations only in a debug mode; otherwise the argument's own shape is
                 # traced (every axis static). Its results still meet the return annotation.
                 pass
-            elif a.shape is not None:
-                want = len(a.shape)
+            elif a.spec is not None:
+                want = len(a.spec)
                 if (a.has_ellipsis and len(shape) < want) or (not a.has_ellipsis
                                                               and len(shape) != want):
                     at_least = "at least " if a.has_ellipsis else ""
@@ -612,7 +617,7 @@ class JitKernel:
                         f"The number of dimensions of {ordinal} input tensor {len(shape)} does "
                         f"not match the number of dimensions of input tensor definition "
                         f"{at_least}{want} {who}.")
-                for axis, e in enumerate(a.shape):
+                for axis, e in enumerate(a.spec):
                     if isinstance(e, int):
                         if shape[axis] != e:
                             raise PyptoValueError(
@@ -771,8 +776,8 @@ class JitKernel:
                 f"{where}: returned tensor {i} has dtype {v.dtype.name} but the return "
                 f"annotation says {dtype.name}; convert it with pypto.cast(t, pypto.{dtype.name})")
         shape = list(v.shape)
-        fixed = () if ann is None or ann.shape is None else ann.shape
-        if ann is not None and ann.shape is not None and (
+        fixed = () if ann is None or ann.spec is None else ann.spec
+        if ann is not None and ann.spec is not None and (
                 len(shape) < len(fixed) if ann.has_ellipsis else len(shape) != len(fixed)):
             raise PyptoValueError(
                 f"{where}: returned tensor {i} has {len(shape)} dimension(s) {list(shape)} but "

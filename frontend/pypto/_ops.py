@@ -35,7 +35,7 @@ from ._errors import (PyptoNotImplementedError, PyptoRuntimeError, PyptoTypeErro
                       PyptoValueError, user_location)
 from .error import short_repr
 from ._symbolic import (SymbolicScalar, as_expr, compare, const_value, floordiv, load,
-                        smax, smin)
+                        smax, smin, to_int)
 from ._source import assignment_lines, loop_carried_names, loop_live_out_names
 from ._tensor import Tensor
 
@@ -122,8 +122,7 @@ def _dim(d: Any, api: str, what: str = "size") -> Any:
     if isinstance(d, numbers.Integral):
         return int(d)
     if isinstance(d, SymbolicScalar):
-        if d.is_bool:
-            _fail(PyptoTypeError, api, f"{what} must be an integer, got the condition {d}")
+        d = to_int(d)  # a comparison is the integer 0 or 1, as in PyPTO
         c = const_value(d)
         return d if c is None else int(c)
     if isinstance(d, _NotCarried):
@@ -238,9 +237,7 @@ def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:
     if isinstance(x, SymbolicScalar):
         c = const_value(x)
         if c is None:
-            if x.is_bool:
-                _fail(PyptoTypeError, api, f"a symbolic condition {x} is not a tensor operand")
-            return ir.Scalar(x, dtype)
+            return ir.Scalar(to_int(x), dtype)  # a comparison operand is 0 or 1, as in PyPTO
         x = c
     if isinstance(x, bool):
         if dtype is not DataType.DT_BOOL:

@@ -9,12 +9,24 @@ equal structurally (``(i*64 + 64) - i*64`` is the constant 64) and slice sizes c
 Example::
 
     n = pypto.SymbolicScalar("n")
-    tail = pypto.min(n - 64, 64)           # min(n - 64, 64)
+    tail = pypto.min(n - 64, 64)           # RUNTIME_Min((n-64), 64)
     tail.eval({"n": 100})                  # -> 36
 
 Division is floor division with Python semantics (``-7 // 2 == -4``, ``-7 % 2 == 1``); ``/``
 is rejected. A comparison yields a boolean expression; using it in a Python ``if`` inside a
-traced kernel makes the tracer explore both outcomes (see ``_tracer``).
+traced kernel makes the tracer explore both outcomes (see ``_tracer``). As in PyPTO (C
+semantics), a comparison is also an integer 0 or 1: ``(b >= 2) * (b < 8)`` is an integer
+expression. :func:`to_int` is the one place that turns a boolean into that integer (an
+``int`` node, IR.md section 2); every arithmetic builder goes through it.
+
+Printing: ``str(e)`` is PyPTO's form (``SymbolicScalar::Dump``): every binary operation in
+parentheses without spaces (``((b>=2)*(b<8))``, ``((i*64)+64)``, ``(n/64)`` for floor division),
+``RUNTIME_Min(a, b)``/``RUNTIME_Max(a, b)``, ``RUNTIME_Eq(a, b)``/``RUNTIME_Ne(a, b)``, ``(-a)``,
+``(!a)``, constants as plain integers (a folded comparison prints ``1`` or ``0``) and
+pypto-sim's own ``(a&&b)``/``(a||b)`` and ``x[i,j]`` (a tensor element read). ``repr(e)`` is
+``SymbolicScalar(<that form>)``, as in PyPTO. There is no second form: every pypto-sim message,
+listing and IR dump that shows an expression shows this one (:func:`_dump` is the only
+formatter).
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 from ._errors import PyptoTypeError, PyptoValueError
 
 __all__ = ["SymbolicScalar", "as_expr", "is_symbolic", "const_value", "expr_to_dict",
-           "expr_from_dict", "ExprLike"]
+           "expr_from_dict", "to_int", "ExprLike"]
 
 ExprLike = Union[int, bool, "SymbolicScalar"]
 
@@ -43,6 +55,7 @@ _CMP_FN = {
     "ge": lambda a, b: a >= b,
 }
 _CMP_TEXT = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_ORDERING = ("lt", "le", "gt", "ge")
 
 
 def _operator(op: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
@@ -127,7 +140,7 @@ class SymbolicScalar:
     @property
     def op(self) -> str:
         """Node kind: const, bool, sym, load, add, sub, mul, floordiv, mod, min, max, eq, ne, lt,
-        le, gt, ge, and, or, not."""
+        le, gt, ge, and, or, not, int (the 0/1 value of a boolean)."""
         return self._op
 
     @property
@@ -216,6 +229,8 @@ class SymbolicScalar:
             if load is None:
                 raise PyptoValueError(f"{self} reads tensor '{args[0]}': no loader given")
             return int(load(args[0], tuple(int(a.eval(bindings, load)) for a in args[1])))
+        if op == "int":
+            return int(bool(args[0].eval(bindings, load)))
         if op == "not":
             return not args[0].eval(bindings, load)
         if op == "and":
@@ -245,6 +260,8 @@ class SymbolicScalar:
     def __bool__(self) -> bool:
         if self._op in ("const", "bool"):
             return bool(self._args[0])
+        if self._op == "int":
+            return bool(self._args[0])
         cond = self if self._is_bool else ne(self, _const(0))
         if cond.is_const():
             return bool(cond._args[0])
@@ -253,8 +270,8 @@ class SymbolicScalar:
         return _tracer.decide(cond)
 
     def __index__(self) -> int:
-        if self._op == "const":
-            return self._args[0]
+        if self._op in ("const", "bool"):
+            return int(self._args[0])  # a folded comparison is 0 or 1, as in PyPTO
         raise PyptoTypeError(
             f"symbolic value {self} is only known at run time and cannot be used as a Python "
             "int (e.g. in range() or as a list index); use pypto.loop for loops over symbolic "
@@ -315,10 +332,11 @@ class SymbolicScalar:
 
     # -- printing -------------------------------------------------------------------------
 
-    def __repr__(self) -> str:
-        return _fmt(self, 0)
+    def __str__(self) -> str:
+        return _dump(self)
 
-    __str__ = __repr__
+    def __repr__(self) -> str:
+        return f"SymbolicScalar({_dump(self)})"
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -396,16 +414,30 @@ def _fold(op: str, a: int, b: int) -> int:
     raise AssertionError(op)  # unreachable: callers pass arithmetic ops only
 
 
-def _check_int(e: SymbolicScalar, what: str) -> None:
-    if e._is_bool:
-        raise PyptoTypeError(f"{what}: expected an integer expression, got boolean {e}")
+def to_int(e: SymbolicScalar) -> SymbolicScalar:
+    """The integer value of ``e``: a boolean becomes 0 or 1 (PyPTO's comparisons are C
+    integers), an integer is returned as is. The only bool-to-int rule: arithmetic, ordering,
+    loads and the tensor ops' sizes and scalars all convert through here, and the IR carries
+    the conversion as an explicit ``int`` node."""
+    if not e._is_bool:
+        return e
+    if e._op == "bool":
+        return _const(int(e._args[0]))
+    return SymbolicScalar._node("int", (e,))
 
 
-def _check_bool(e: SymbolicScalar, what: str) -> SymbolicScalar:
+def _check_bool(e: SymbolicScalar, what: str, truthy: bool = False) -> SymbolicScalar:
+    """``e`` as a boolean: comparisons as they are, a constant by its truth, the ``int`` of a
+    boolean as that boolean, and (``truthy``: for ``~``, PyPTO's C ``!``) an integer as
+    ``e != 0``."""
     if e._is_bool:
         return e
     if e._op == "const":
         return _bool(e._args[0] != 0)
+    if e._op == "int":
+        return e._args[0]
+    if truthy:
+        return ne(e, _const(0))
     raise PyptoTypeError(f"{what}: expected a boolean expression (a comparison), got {e}")
 
 
@@ -477,20 +509,17 @@ def _difference_const(a: SymbolicScalar, b: SymbolicScalar) -> Optional[int]:
 
 
 def add(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
-    _check_int(a, "+")
-    _check_int(b, "+")
+    a, b = to_int(a), to_int(b)
     return _from_lin(*_lin_combine(a, b, 1))
 
 
 def sub(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
-    _check_int(a, "-")
-    _check_int(b, "-")
+    a, b = to_int(a), to_int(b)
     return _from_lin(*_lin_combine(a, b, -1))
 
 
 def mul(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
-    _check_int(a, "*")
-    _check_int(b, "*")
+    a, b = to_int(a), to_int(b)
     if a._op == "const" and b._op == "const":
         return _const(a._args[0] * b._args[0])
     if a._op == "const":
@@ -503,8 +532,7 @@ def mul(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
 
 
 def floordiv(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
-    _check_int(a, "//")
-    _check_int(b, "//")
+    a, b = to_int(a), to_int(b)
     if b._op == "const":
         d = b._args[0]
         if d == 0:
@@ -521,8 +549,7 @@ def floordiv(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
 
 
 def mod(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
-    _check_int(a, "%")
-    _check_int(b, "%")
+    a, b = to_int(a), to_int(b)
     if b._op == "const":
         d = b._args[0]
         if d == 0:
@@ -538,8 +565,7 @@ def mod(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
 
 
 def _minmax(op: str, a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
-    _check_int(a, op)
-    _check_int(b, op)
+    a, b = to_int(a), to_int(b)
     diff = _difference_const(a, b)
     if diff is not None:
         if op == "min":
@@ -563,9 +589,10 @@ def smax(a: ExprLike, b: ExprLike) -> SymbolicScalar:
 
 
 def compare(op: str, a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
-    if a._is_bool or b._is_bool:
-        if op not in ("eq", "ne"):
-            raise PyptoTypeError(f"cannot order boolean expressions: {a} {_CMP_TEXT[op]} {b}")
+    if a._is_bool != b._is_bool or (a._is_bool and op in _ORDERING):
+        # A boolean against an integer, or ordered: both as integers 0/1 (C semantics).
+        a, b = to_int(a), to_int(b)
+    if a._is_bool:
         if a.is_const() and b.is_const():
             return _bool(_CMP_FN[op](bool(a._args[0]), bool(b._args[0])))
         if a._key == b._key:
@@ -582,7 +609,7 @@ def ne(a: SymbolicScalar, b: SymbolicScalar) -> SymbolicScalar:
 
 
 def logical_not(a: SymbolicScalar) -> SymbolicScalar:
-    a = _check_bool(a, "not")
+    a = _check_bool(a, "not", truthy=True)
     if a._op == "bool":
         return _bool(not a._args[0])
     if a._op in _NEGATED_CMP:
@@ -623,9 +650,7 @@ def conjunction(conds) -> SymbolicScalar:
 
 
 def _load(param: str, indices) -> SymbolicScalar:
-    idx = tuple(as_expr(i) for i in indices)
-    for i in idx:
-        _check_int(i, f"{param}[...]")
+    idx = tuple(to_int(as_expr(i)) for i in indices)
     return SymbolicScalar._node("load", (param, idx))
 
 
@@ -637,41 +662,36 @@ def load(param: str, indices) -> SymbolicScalar:
 _BUILD = {
     "add": add, "sub": sub, "mul": mul, "floordiv": floordiv, "mod": mod,
     "min": smin, "max": smax,
-    "and": logical_and, "or": logical_or, "not": logical_not,
+    "and": logical_and, "or": logical_or, "not": logical_not, "int": to_int,
     **{op: functools.partial(compare, op) for op in _CMP},
 }
 
 
 # --- printing ------------------------------------------------------------------------------
 
-_PREC = {"or": 1, "and": 2, "not": 3, "eq": 4, "ne": 4, "lt": 4, "le": 4, "gt": 4, "ge": 4,
-         "add": 5, "sub": 5, "mul": 6, "floordiv": 6, "mod": 6}
+_DUMP_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "/", "mod": "%", "lt": "<",
+                "le": "<=", "gt": ">", "ge": ">=", "and": "&&", "or": "||"}
+_DUMP_CALL = {"min": "RUNTIME_Min", "max": "RUNTIME_Max", "eq": "RUNTIME_Eq", "ne": "RUNTIME_Ne"}
 
 
-def _fmt(e: SymbolicScalar, parent: int) -> str:
+def _dump(e: SymbolicScalar) -> str:
+    """PyPTO's printed form of ``e`` (see the module docstring); the only formatter."""
     op, args = e._op, e._args
-    if op == "const":
-        return str(args[0])
-    if op == "bool":
-        return "true" if args[0] else "false"
+    if op in ("const", "bool"):
+        return str(int(args[0]))
     if op == "sym":
         return args[0]
+    if op == "int":
+        return _dump(args[0])  # PyPTO has no booleans, so nothing to show
     if op == "load":
-        return f"{args[0]}[{', '.join(_fmt(a, 0) for a in args[1])}]"
-    if op in ("min", "max"):
-        return f"{op}({_fmt(args[0], 0)}, {_fmt(args[1], 0)})"
-    prec = _PREC[op]
+        return f"{args[0]}[{','.join(_dump(a) for a in args[1])}]"
     if op == "not":
-        text = f"not {_fmt(args[0], prec)}"
-    elif op == "mul" and args[1]._op == "const" and args[1]._args[0] == -1:
-        text = f"-{_fmt(args[0], 7)}"
-        prec = 7
-    else:
-        sym = {"add": " + ", "sub": " - ", "mul": "*", "floordiv": " // ", "mod": " % ",
-               "and": " and ", "or": " or "}.get(op) or f" {_CMP_TEXT[op]} "
-        # Left-associative: the right operand needs parentheses at equal precedence.
-        text = f"{_fmt(args[0], prec)}{sym}{_fmt(args[1], prec + 1)}"
-    return f"({text})" if prec < parent else text
+        return f"(!{_dump(args[0])})"
+    if op in _DUMP_CALL:
+        return f"{_DUMP_CALL[op]}({_dump(args[0])}, {_dump(args[1])})"
+    if op == "mul" and args[1]._op == "const" and args[1]._args[0] == -1:
+        return f"(-{_dump(args[0])})"
+    return f"({_dump(args[0])}{_DUMP_BINARY[op]}{_dump(args[1])})"
 
 
 # --- serialization ------------------------------------------------------------------------

@@ -21,6 +21,13 @@ returns its outputs (a return annotation) traces each input with the argument's 
 PyPTO does (it compares inputs with their annotations only in a debug mode); an in-place
 kernel rejects an argument whose rank or fixed sizes differ from its annotation.
 
+The same object is PyPTO's graph tensor outside a kernel: ``t = pypto.Tensor([-1, 10],
+pypto.DT_BF16, "t")`` has ``t.shape == [RUNTIME_GetInputShapeDim(ARG_t,0), 10]``, a list whose
+DYNAMIC (or -1) axes are symbolic scalars named as PyPTO names them, so shape arithmetic works
+(``t.shape[0] + 10 - t.shape[0]`` is the constant 10). It holds no data: a kernel called with it
+raises a TypeError asking for a torch tensor. Its ``spec`` keeps the annotation's entries
+(markers) for the jit's parameter checks.
+
 Inside a kernel being traced, ``pypto.Tensor(shape, dtype)`` allocates a local tensor, and the
 kernel's parameters are :class:`Tensor` handles supporting ``+ - * / @ **``, unary ``-``,
 comparisons, ``&``/``|``/``~`` on bool tensors, slicing and slice assignment.
@@ -56,9 +63,12 @@ class _Rank(int):
 
 
 class TensorAnnotation:
-    """Describes a tensor parameter of a jit kernel (see the module docstring)."""
+    """Describes a tensor parameter of a jit kernel, and is PyPTO's graph tensor outside a
+    kernel (see the module docstring). ``spec`` holds the annotation's shape entries (ints,
+    StatusType markers, symbols; None when no shape was given); ``shape`` is the graph tensor's
+    shape, with a symbolic scalar per dynamic axis."""
 
-    __slots__ = ("shape", "dtype", "format", "name", "has_ellipsis")
+    __slots__ = ("spec", "dtype", "format", "name", "has_ellipsis")
 
     def __init__(self, shape: Any = None, dtype: Optional[DataType] = None,
                  format: Optional[TileOpFormat] = None, name: str = ""):
@@ -76,7 +86,7 @@ class TensorAnnotation:
         self.format = format
         self.name = name
         self.has_ellipsis = False
-        self.shape: Optional[Tuple[Any, ...]] = None
+        self.spec: Optional[Tuple[Any, ...]] = None
         if shape is None or shape is Ellipsis:
             return
         if not isinstance(shape, (list, tuple)):
@@ -85,7 +95,7 @@ class TensorAnnotation:
                 f"{type(shape).__name__} {shape!r}")
         if len(shape) == 0:
             # PyPTO: an empty shape list is a status shape with no fixed axis, i.e. any rank.
-            self.shape = ()
+            self.spec = ()
             self.has_ellipsis = True
             return
         entries = []
@@ -116,7 +126,7 @@ class TensorAnnotation:
                     f"pypto.Tensor: shape entry {i} is {e}; sizes must be >= 1 (or -1, "
                     "pypto.DYNAMIC, for a dynamic axis)")
             entries.append(int(e) if isinstance(e, numbers.Integral) else e)
-        self.shape = tuple(entries)
+        self.spec = tuple(entries)
 
     @classmethod
     def from_subscript(cls, params: Any) -> "TensorAnnotation":
@@ -158,7 +168,20 @@ class TensorAnnotation:
     @property
     def dim(self) -> int:
         """Number of axes the annotation fixes (PyPTO's ``Tensor.dim``)."""
-        return 0 if self.shape is None else len(self.shape)
+        return 0 if self.spec is None else len(self.spec)
+
+    @property
+    def shape(self) -> List[Any]:
+        """The graph tensor's shape (PyPTO's ``Tensor.shape`` outside a kernel): an int per
+        static axis; per DYNAMIC (or -1) axis ``k`` the symbolic scalar PyPTO prints as
+        ``RUNTIME_GetInputShapeDim(ARG_<name>,k)``; a ``pypto.frontend.dynamic`` symbol as
+        itself and a STATIC marker as the marker (PyPTO's status shape). ``[]`` when the
+        annotation gives no shape (``pypto.Tensor([], dtype)``: "shape from the argument")."""
+        if self.spec is None:
+            return []
+        tensor = self.name or f"TENSOR_{id(self):x}"
+        return [SymbolicScalar(f"RUNTIME_GetInputShapeDim(ARG_{tensor},{k})")
+                if e is StatusType.DYNAMIC else e for k, e in enumerate(self.spec)]
 
     def to_tensor(self, name: str = "") -> "TensorAnnotation":
         """PyPTO's marker of a tensor annotation; returns the annotation (named ``name``)."""
@@ -169,13 +192,13 @@ class TensorAnnotation:
     @property
     def is_fully_static(self) -> bool:
         """True when the shape is a list of ints only (a full static shape)."""
-        return (self.shape is not None and not self.has_ellipsis
-                and all(isinstance(e, int) for e in self.shape))
+        return (self.spec is not None and not self.has_ellipsis
+                and all(isinstance(e, int) for e in self.spec))
 
     def __repr__(self) -> str:
         parts = []
-        if self.shape is not None:
-            entries = [_fmt_entry(e) for e in self.shape] + (["..."] if self.has_ellipsis else [])
+        if self.spec is not None:
+            entries = [_fmt_entry(e) for e in self.spec] + (["..."] if self.has_ellipsis else [])
             parts.append("[" + ", ".join(entries) + "]")
         if self.dtype is not None:
             parts.append(self.dtype.name)

@@ -1028,6 +1028,27 @@ TEST_CASE("floor semantics of run-time expressions", "[compiler]") {
   }
 }
 
+TEST_CASE("a boolean enters arithmetic only through the int node", "[compiler]") {
+  // PyPTO's comparisons are C integers: loop i in [0, int(1 < 2) + int(3 >= 5) + 1) = [0, 2).
+  const auto to_int = [](const std::string& b) { return R"({"op":"int","args":[)" + b + "]}"; };
+  const std::string body =
+      op("add", in(0) + "," + cst(1), val(2, "[4]"), "f.py:3", R"("vec_tile":[4])") + "," +
+      write(0, 2, "[0]", "f.py:3");
+  const auto run = [&](const std::string& stop) {
+    Host h;
+    h.add("x", DType::kFp32, {4});
+    return make(kernel("bi", param("x", 0, "[4]"), "",
+                       loop("i", "0", stop, variant("true", body), "f.py:2")),
+                h);
+  };
+  const std::string stop =
+      ex("add", ex("add", to_int(ex("lt", "1", "2")), to_int(ex("ge", "3", "5"))), "1");
+  CHECK(run(stop).roots == 2);
+  // Without the conversion a boolean argument of an integer op is malformed IR.
+  CHECK_THROWS_WITH(run(ex("add", ex("lt", "1", "2"), "1")), Contains("needs integer arguments"));
+  CHECK_THROWS_WITH(run(to_int("1")), Contains("needs boolean arguments"));
+}
+
 TEST_CASE("native trace dump replays with the same device tasks and edges", "[compiler]") {
   Host h = rows_host(6);
   LaunchOptions opt;

@@ -11,7 +11,7 @@ from pypto import TensorAnnotation
 def test_paren_syntax_records_shape_dtype_format():
     a = pypto.Tensor([3, 4], pypto.DT_FP16, format=pypto.TileOpFormat.TILEOP_NZ)
     assert isinstance(a, TensorAnnotation)
-    assert a.shape == (3, 4)
+    assert a.spec == (3, 4) and a.shape == [3, 4]
     assert a.dtype is pypto.DT_FP16
     assert a.format is pypto.TileOpFormat.TILEOP_NZ
     assert a.is_fully_static
@@ -19,7 +19,7 @@ def test_paren_syntax_records_shape_dtype_format():
 
 def test_bracket_syntax_items_in_any_order():
     a = pypto.Tensor[pypto.DT_BF16, [pypto.DYNAMIC, 128], pypto.TileOpFormat.TILEOP_ND, "x"]
-    assert a.shape == (pypto.DYNAMIC, 128)
+    assert a.spec == (pypto.DYNAMIC, 128)
     assert a.dtype is pypto.DT_BF16
     assert a.format is pypto.TileOpFormat.TILEOP_ND
     assert a.name == "x"
@@ -28,7 +28,7 @@ def test_bracket_syntax_items_in_any_order():
 
 def test_bracket_syntax_shape_only_and_dict():
     a = pypto.Tensor[[8, 8]]
-    assert a.shape == (8, 8) and a.dtype is None
+    assert a.spec == (8, 8) and a.dtype is None
     b = pypto.Tensor[[4], {"format": pypto.TileOpFormat.TILEOP_NZ, "dtype": pypto.DT_INT8}]
     assert b.format is pypto.TileOpFormat.TILEOP_NZ and b.dtype is pypto.DT_INT8
 
@@ -36,21 +36,21 @@ def test_bracket_syntax_shape_only_and_dict():
 def test_markers_ellipsis_and_named_dynamic():
     n = pypto.frontend.dynamic("N")
     a = pypto.Tensor([n, pypto.STATIC, pypto.DYN, ...], pypto.DT_FP32)
-    assert a.shape == (n, pypto.STATIC, pypto.DYNAMIC)
+    assert a.spec == (n, pypto.STATIC, pypto.DYNAMIC)
     assert a.has_ellipsis
     assert pypto.DYN is pypto.DYNAMIC
 
 
 def test_empty_tensor_annotation_accepts_anything():
     a = pypto.Tensor()
-    assert a.shape is None and a.dtype is None and a.format is None
+    assert a.spec is None and a.shape == [] and a.dtype is None and a.format is None
 
 
 def test_minus_one_is_a_dynamic_axis():
     # PyPTO: a shape entry of -1 is an axis whose size is known only at run time.
     a = pypto.Tensor([-1, 10], pypto.DT_BF16, "t")
-    assert a.shape == (pypto.DYNAMIC, 10) and a.name == "t" and not a.is_fully_static
-    assert pypto.Tensor[[-1, 4], pypto.DT_FP32].shape == (pypto.DYNAMIC, 4)
+    assert a.spec == (pypto.DYNAMIC, 10) and a.name == "t" and not a.is_fully_static
+    assert pypto.Tensor[[-1, 4], pypto.DT_FP32].spec == (pypto.DYNAMIC, 4)
 
     @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
     def k(x: pypto.Tensor([-1, 4], pypto.DT_FP32)):

@@ -221,7 +221,7 @@ def test_loop_carried_int_behaves_the_same_without_source(tmp_path):
         assert "AFTER 8" in lines and "ROWS [16.0, 32.0, 48.0, 64.0]" in lines, r.stdout
         assert (f"REJECTED pypto.loop at {where}:14: variable 'off' (assigned at {where}:15) "
                 "is read in the loop body and then reassigned there") in r.stdout, r.stdout
-        assert "its update `off = off*2` is not of the form off + d" in r.stdout
+        assert "its update `off = (off*2)` is not of the form off + d" in r.stdout
     assert from_file.stdout.replace("carried.py", "<string>") == from_c.stdout
 
 

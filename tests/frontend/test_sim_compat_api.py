@@ -123,7 +123,7 @@ def test_changed_runtime_options_are_revalidated_at_the_next_call():
 
 def test_empty_shape_means_shape_from_the_argument():
     a = pypto.Tensor([], pypto.DT_FP16)
-    assert a.has_ellipsis and a.shape == ()
+    assert a.has_ellipsis and a.spec == () and a.shape == []
 
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([], F32), out: pypto.Tensor((), F32)):

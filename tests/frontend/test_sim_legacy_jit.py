@@ -49,7 +49,8 @@ def test_frontend_jit_keeps_unannotated_parameters_non_tensor():
 
 def test_from_torch_marks_dynamic_axes_and_checks_its_input():
     h = pypto.from_torch(torch.zeros(3, 4, dtype=torch.float16), "x", dynamic_axis=[0])
-    assert h.shape[0] is pypto.DYNAMIC and h.shape[1] == 4 and h.dtype is pypto.DT_FP16
+    assert h.spec[0] is pypto.DYNAMIC and h.shape[1] == 4 and h.dtype is pypto.DT_FP16
+    assert str(h.shape[0]) == "RUNTIME_GetInputShapeDim(ARG_x,0)"  # PyPTO: a graph tensor
     with pytest.raises(pypto.PyptoTypeError, match="expected a torch.Tensor"):
         pypto.from_torch([1, 2])
     with pytest.raises(pypto.PyptoValueError, match="dynamic_axis 2"):

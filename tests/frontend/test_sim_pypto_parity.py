@@ -199,8 +199,10 @@ def test_counter_a_loop_cannot_carry_is_an_error_where_it_is_used():
 
 
 def test_arithmetic_on_a_shape_marker_says_what_is_missing():
-    t = pypto.Tensor([-1, 10], pypto.DT_BF16, "t")  # outside a kernel: an annotation
-    with pytest.raises(pypto.error.FeError, match="pypto.DYNAMIC is a shape marker"):
+    # Outside a kernel pypto.Tensor is PyPTO's graph tensor: a -1 axis is a symbolic scalar
+    # (test_symbolic); a STATIC axis stays a marker, whose arithmetic says what is missing.
+    t = pypto.Tensor([pypto.STATIC, 10], pypto.DT_BF16, "t")
+    with pytest.raises(pypto.error.FeError, match="pypto.STATIC is a shape marker"):
         t.shape[0] + 10
     with pytest.raises(TypeError):  # still a TypeError for code that catches that
         10 - pypto.DYNAMIC

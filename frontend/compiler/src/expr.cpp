@@ -146,6 +146,7 @@ std::int64_t eval(const Kernel& k, ExprId e, Env& env) {
       }
       return 0;
     case ExprKind::kNot: return eval(k, args[0], env) ? 0 : 1;
+    case ExprKind::kInt: return eval(k, args[0], env) != 0 ? 1 : 0;
     case ExprKind::kLoad: {
       std::int64_t idx[kMaxRank + 4] = {};
       for (std::int32_t i = 0; i < n.num_args && i < kMaxRank + 4; ++i)

@@ -37,6 +37,7 @@ enum class ExprKind : std::uint8_t {
   kAnd,
   kOr,
   kNot,   // boolean operands
+  kInt,   // the 0/1 integer value of a boolean (PyPTO's comparisons are C integers)
   kLoad,  // element of an integer tensor parameter
 };
 

@@ -178,15 +178,15 @@ class Parser {
     const std::string op = need_string(j, "op", ctx);
     const Json& args = need_array(j, "args", ctx);
     static const std::pair<const char*, ExprKind> kKinds[] = {
-        {"add", ExprKind::kAdd},   {"sub", ExprKind::kSub},
-        {"mul", ExprKind::kMul},   {"floordiv", ExprKind::kFloorDiv},
-        {"mod", ExprKind::kMod},   {"min", ExprKind::kMin},
-        {"max", ExprKind::kMax},   {"eq", ExprKind::kEq},
-        {"ne", ExprKind::kNe},     {"lt", ExprKind::kLt},
-        {"le", ExprKind::kLe},     {"gt", ExprKind::kGt},
-        {"ge", ExprKind::kGe},     {"and", ExprKind::kAnd},
-        {"or", ExprKind::kOr},     {"not", ExprKind::kNot},
-        {"load", ExprKind::kLoad},
+        {"add", ExprKind::kAdd}, {"sub", ExprKind::kSub},
+        {"mul", ExprKind::kMul}, {"floordiv", ExprKind::kFloorDiv},
+        {"mod", ExprKind::kMod}, {"min", ExprKind::kMin},
+        {"max", ExprKind::kMax}, {"eq", ExprKind::kEq},
+        {"ne", ExprKind::kNe},   {"lt", ExprKind::kLt},
+        {"le", ExprKind::kLe},   {"gt", ExprKind::kGt},
+        {"ge", ExprKind::kGe},   {"and", ExprKind::kAnd},
+        {"or", ExprKind::kOr},   {"not", ExprKind::kNot},
+        {"int", ExprKind::kInt}, {"load", ExprKind::kLoad},
     };
     bool found = false;
     for (const auto& [name, kind] : kKinds) {
@@ -247,6 +247,10 @@ class Parser {
         count_is(arg_ids.size() == 1);
         all_are(true);
         n.is_bool = true;
+        break;
+      case ExprKind::kInt:  // the one bool-to-int conversion; arithmetic stays integer-only
+        count_is(arg_ids.size() == 1);
+        all_are(true);
         break;
       case ExprKind::kLoad: {
         all_are(false);
