@@ -1428,6 +1428,48 @@ class Executor {
     done(in.dst);
   }
 
+  // y[m x n] += x[m x k] @ w[k x n], row-major. Every y[i][j] adds its k products in
+  // ascending k, one rounding each (the order that defines the numbers); blocks of 4 x 4
+  // outputs are kept in registers across k, so the loop is bound by the arithmetic rather
+  // than by storing y once per product. The rows and columns outside whole blocks take the
+  // same sums one output row at a time.
+  static void matmul_accumulate(const double* x, const double* w, double* y, std::int64_t m,
+                                std::int64_t kk, std::int64_t nn) {
+    constexpr std::int64_t kB = 4;
+    const std::int64_t m_blocked = m - m % kB;
+    const std::int64_t n_blocked = nn - nn % kB;
+    for (std::int64_t i0 = 0; i0 < m_blocked; i0 += kB) {
+      for (std::int64_t j0 = 0; j0 < n_blocked; j0 += kB) {
+        double acc[kB][kB];
+        for (std::int64_t ii = 0; ii < kB; ++ii) {
+          for (std::int64_t jj = 0; jj < kB; ++jj) acc[ii][jj] = y[(i0 + ii) * nn + j0 + jj];
+        }
+        for (std::int64_t k = 0; k < kk; ++k) {
+          const double* wr = w + k * nn + j0;
+          for (std::int64_t ii = 0; ii < kB; ++ii) {
+            const double xv = x[(i0 + ii) * kk + k];
+            for (std::int64_t jj = 0; jj < kB; ++jj) acc[ii][jj] += xv * wr[jj];
+          }
+        }
+        for (std::int64_t ii = 0; ii < kB; ++ii) {
+          for (std::int64_t jj = 0; jj < kB; ++jj) y[(i0 + ii) * nn + j0 + jj] = acc[ii][jj];
+        }
+      }
+    }
+    auto rows = [&](std::int64_t i_first, std::int64_t i_last, std::int64_t j_first) {
+      for (std::int64_t i = i_first; i < i_last; ++i) {
+        double* yr = y + i * nn;
+        for (std::int64_t k = 0; k < kk; ++k) {
+          const double xv = x[i * kk + k];
+          const double* wr = w + k * nn;
+          for (std::int64_t j = j_first; j < nn; ++j) yr[j] += xv * wr[j];
+        }
+      }
+    };
+    rows(0, m_blocked, n_blocked);  // the columns right of the blocks
+    rows(m_blocked, m, 0);          // the rows below them
+  }
+
   void matmul(const TileInstr& in) {
     const TileRef c = in.accumulate ? read_tile(in.dst, "dst") : tile(in.dst, "dst");
     const TileRef a = read_tile(in.src[0], "src0");
@@ -1458,17 +1500,8 @@ class Executor {
     const std::int64_t batch = numel(ta.shape, rank - 2);
     if (!in.accumulate) std::fill(c.data, c.data + c.n, 0.0);
     for (std::int64_t bi = 0; bi < batch; ++bi) {
-      const double* x = a.data + bi * m * kk;
-      const double* w = b.data + bi * kk * nn;
-      double* y = c.data + bi * m * nn;
-      for (std::int64_t i = 0; i < m; ++i) {
-        double* yr = y + i * nn;
-        for (std::int64_t k = 0; k < kk; ++k) {
-          const double xv = x[i * kk + k];
-          const double* wr = w + k * nn;
-          for (std::int64_t j = 0; j < nn; ++j) yr[j] += xv * wr[j];
-        }
-      }
+      matmul_accumulate(a.data + bi * m * kk, b.data + bi * kk * nn, c.data + bi * m * nn, m, kk,
+                        nn);
     }
     const bool ints = !is_float(ta.dtype) && !is_float(tb.dtype);
     round_inplace(c.data, c.n, tc.dtype, ints ? IntConv::kWrap : IntConv::kFromFloat);
