@@ -375,6 +375,15 @@ class Lowering {
             if (outside) {
               v.materialised = true;
               u.stores.push_back(out);
+              if (v.dtype == DType::kBf16) {
+                for (const int use : v.uses) {
+                  const Stmt& us = k_.stmts[use];
+                  if (!inside.count(use) && us.kind == StmtKind::kOp && is_elementwise(us.op) &&
+                      pos_[use].body == pos_[s].body) {
+                    v.wide_uses.push_back(use);
+                  }
+                }
+              }
             }
             for (const Operand& o : k_.stmts[s].inputs) {
               if (o.value >= 0 && !produced.count(o.value) &&
@@ -404,6 +413,10 @@ class Lowering {
       const bool maybe =
           v.materialised || (v.def_stmt >= 0 && k_.stmts[v.def_stmt].op == OpKind::kReshape);
       if (maybe && v.storage == StorageClass::kLaunch) v.launch_slot = k_.num_launch_slots++;
+    }
+    // After all others, so that adding fp32 copies renumbers no existing region.
+    for (ValueInfo& v : k_.values) {
+      if (!v.wide_uses.empty() && v.launch_slot >= 0) v.wide_slot = k_.num_launch_slots++;
     }
   }
 
