@@ -183,3 +183,30 @@ def test_sim_bf16_chain_rounds_where_a_loop_body_reads_it():
     k(x, out)
     t16 = fp32(x.double() * fp32(torch.tensor(1.1, dtype=torch.float64))).to(torch.bfloat16)
     assert torch.equal(out, fp32(t16.double() * 3.0).to(torch.bfloat16))
+
+
+def test_sim_bf16_chain_stays_fp32_through_a_reduction():
+    # ROWSUM/ROWMAX are in PyPTO's bf16 lists too: a row sum of what an fp32 op made reads its
+    # fp32 tensor and makes an fp32 sum, which the next fp32 op reads unrounded; only the
+    # stored sum (a kernel output) is rounded to bf16.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 64], BF16), s_out: pypto.Tensor([8, 1], BF16),
+          out: pypto.Tensor([8, 64], BF16)):
+        pypto.set_vec_tile_shapes(8, 64)
+        t = pypto.sub(pypto.mul(x, 1.1), pypto.amax(x, -1, keepdim=True))
+        s = pypto.sum(t, -1, keepdim=True)
+        s_out[:] = s
+        out[:] = pypto.div(t, s)
+
+    x = values(torch.bfloat16, (8, 64), 13, lo=0.5, hi=3.0)
+    s_out, out = torch.zeros(8, 1, dtype=torch.bfloat16), torch.zeros_like(x)
+    k(x, s_out, out)
+    xd = x.double()
+    t = fp32(fp32(xd * fp32(torch.tensor(1.1, dtype=torch.float64))) - xd.amax(-1, keepdim=True))
+    s = fp32(t.sum(-1, keepdim=True))
+    assert torch.equal(s_out, s.to(torch.bfloat16))
+    assert torch.equal(out, fp32(t / s).to(torch.bfloat16))
+    # Rounding t and the sum to bf16 at the reduction gives other numbers here.
+    t16 = t.to(torch.bfloat16).double()
+    s16 = t16.sum(-1, keepdim=True).to(torch.bfloat16).double()
+    assert not torch.equal(out, fp32(t16 / s16).to(torch.bfloat16))

@@ -249,17 +249,17 @@ class EmitContext {
   // Throws ConfigError (kernel line, UB size, the tile's shape and bytes) when one tile of a
   // vector task exceeds the chip's UB.
   void check_ub(const TaskBuilder& tb, const Unit& u) const;
-  // Whether this chip computes element-wise op `op` with a result of dtype `d` in fp32 (the op
-  // table's Bf16Compute rows for bf16; the 950 family, chip names "950...", runs the
+  // Whether this chip computes element-wise op or reduction `op` with a result of dtype `d` in fp32
+  // (the op table's Bf16Compute rows for bf16; the 950 family, chip names "950...", runs the
   // kFp32A2A3 rows on bf16).
   bool computes_in_fp32(OpKind op, DType d) const {
     const Bf16Compute c = d == DType::kBf16 ? op_info(op).bf16 : Bf16Compute::kNative;
     return c == Bf16Compute::kFp32 ||
            (c == Bf16Compute::kFp32A2A3 && chip_.chip.name.rfind("950", 0) != 0);
   }
-  // Whether element-wise statement `st` reads its operand `value` as fp32: it computes in
-  // fp32 (computes_in_fp32) on operands of its result's dtype. Such a read of a value an
-  // fp32-computing op made takes that op's fp32 result unrounded (PyPTO's AutoCast drops the
+  // Whether statement `st` (element-wise or a reduction) reads its operand `value` as fp32: it
+  // computes in fp32 (computes_in_fp32) on operands of its result's dtype. Such a read of a value
+  // an fp32-computing op made takes that op's fp32 result unrounded (PyPTO's AutoCast drops the
   // fp32 -> bf16 -> fp32 cast pair between them), within a group and across groups alike.
   bool reads_fp32(const Stmt& st, int value) const {
     const DType out_dtype = k_.values[st.out].dtype;

@@ -346,6 +346,23 @@ class Lowering {
 
   // ---- materialisation ----
 
+  // ValueInfo::wide_uses of bf16 value v, made by statement `def` and read by the statements
+  // `inside` from a local tile: the element-wise ops and reductions of def's body that read
+  // it from memory. (A loop body is a function of its own in PyPTO: AutoCast keeps its inputs
+  // in their declared dtype.)
+  void collect_wide_uses(ValueInfo& v, int def, const std::set<int>& inside) {
+    if (v.dtype != DType::kBf16) return;
+    for (const int use : v.uses) {
+      const Stmt& us = k_.stmts[use];
+      if (inside.count(use) || us.kind != StmtKind::kOp || pos_[use].body != pos_[def].body) {
+        continue;
+      }
+      if (is_elementwise(us.op) || op_info(us.op).family == OpFamily::kReduce) {
+        v.wide_uses.push_back(use);
+      }
+    }
+  }
+
   void mark_materialised() {
     for (ValueInfo& v : k_.values) {
       if (v.param >= 0) v.materialised = true;
@@ -375,15 +392,7 @@ class Lowering {
             if (outside) {
               v.materialised = true;
               u.stores.push_back(out);
-              if (v.dtype == DType::kBf16) {
-                for (const int use : v.uses) {
-                  const Stmt& us = k_.stmts[use];
-                  if (!inside.count(use) && us.kind == StmtKind::kOp && is_elementwise(us.op) &&
-                      pos_[use].body == pos_[s].body) {
-                    v.wide_uses.push_back(use);
-                  }
-                }
-              }
+              collect_wide_uses(v, s, inside);
             }
             for (const Operand& o : k_.stmts[s].inputs) {
               if (o.value >= 0 && !produced.count(o.value) &&
@@ -403,6 +412,10 @@ class Lowering {
           ValueInfo& v = k_.values[k_.stmts[u.ops[0]].out];
           std::set<int> inside(u.writes.begin(), u.writes.end());
           for (const int use : v.uses) v.materialised = v.materialised || !inside.count(use);
+          if (v.materialised && u.kind == UnitKind::kReduce &&
+              op_info(k_.stmts[u.ops[0]].op).family == OpFamily::kReduce) {
+            collect_wide_uses(v, u.ops[0], inside);
+          }
           break;
         }
         default: break;
