@@ -167,22 +167,28 @@ def test_sim_bf16_value_read_fp32_and_bf16_across_groups():
     assert torch.equal(b, (t16.double() ** 2).to(torch.bfloat16))
 
 
-def test_sim_bf16_chain_rounds_where_a_loop_body_reads_it():
-    # A loop body is a function of its own in PyPTO (its inputs are incasts, in their declared
-    # dtype): a bf16 value made before the loop is read rounded inside it.
+def test_sim_bf16_chain_rounds_where_a_loop_body_or_a_view_reads_it():
+    # A loop body is a function of its own in PyPTO (RecordLoopFunc; its inputs keep their
+    # declared dtype), and a view reads the bf16 tensor: a bf16 value made before the loop is
+    # read rounded inside it, directly or through a view.
     @pypto.frontend.jit(runtime_options=SIM)
-    def k(x: pypto.Tensor([16, 64], BF16), out: pypto.Tensor([16, 64], BF16)):
+    def k(x: pypto.Tensor([16, 64], BF16), out: pypto.Tensor([16, 64], BF16),
+          out2: pypto.Tensor([16, 64], BF16)):
         pypto.set_vec_tile_shapes(8, 64)
         t = pypto.mul(x, 1.1)
         for i in pypto.loop(0, 2, 1, name="L", idx_name="i"):
             v = pypto.view(t, [8, 64], [i * 8, 0])
             pypto.assemble(pypto.mul(v, 3.0), [i * 8, 0], out)
+        for _ in pypto.loop(0, 1, 1, name="M", idx_name="j"):
+            pypto.assemble(pypto.mul(t, 3.0), [0, 0], out2)
 
     x = values(torch.bfloat16, (16, 64), 12)
-    out = torch.zeros_like(x)
-    k(x, out)
+    out, out2 = torch.zeros_like(x), torch.zeros_like(x)
+    k(x, out, out2)
     t16 = fp32(x.double() * fp32(torch.tensor(1.1, dtype=torch.float64))).to(torch.bfloat16)
-    assert torch.equal(out, fp32(t16.double() * 3.0).to(torch.bfloat16))
+    want = fp32(t16.double() * 3.0).to(torch.bfloat16)
+    assert torch.equal(out, want)
+    assert torch.equal(out2, want)
 
 
 def test_sim_bf16_chain_stays_fp32_through_a_reduction():

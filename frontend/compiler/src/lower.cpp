@@ -347,14 +347,15 @@ class Lowering {
   // ---- materialisation ----
 
   // ValueInfo::wide_uses of bf16 value v, made by statement `def` and read by the statements
-  // `inside` from a local tile: the element-wise ops and reductions of def's body that read
-  // it from memory. (A loop body is a function of its own in PyPTO: AutoCast keeps its inputs
-  // in their declared dtype.)
+  // `inside` from a local tile: the element-wise ops and reductions of def's root (its body's
+  // straight-line segment) that read it from memory. AutoCast runs per PyPTO function; a
+  // loop body (RecordLoopFunc) is a function of its own, whose inputs keep their dtype.
   void collect_wide_uses(ValueInfo& v, int def, const std::set<int>& inside) {
     if (v.dtype != DType::kBf16) return;
     for (const int use : v.uses) {
       const Stmt& us = k_.stmts[use];
-      if (inside.count(use) || us.kind != StmtKind::kOp || pos_[use].body != pos_[def].body) {
+      if (inside.count(use) || us.kind != StmtKind::kOp || pos_[use].body != pos_[def].body ||
+          us.segment != k_.stmts[def].segment) {
         continue;
       }
       if (is_elementwise(us.op) || op_info(us.op).family == OpFamily::kReduce) {
