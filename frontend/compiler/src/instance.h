@@ -265,9 +265,10 @@ class EmitContext {
     const DType out_dtype = k_.values[st.out].dtype;
     return computes_in_fp32(st.op, out_dtype) && k_.values[value].dtype == out_dtype;
   }
-  // Whether a fusion group's stored value v keeps an fp32 copy (`wide`: some statement of
+  // Whether value v that unit u makes keeps an fp32 copy (`wide`: some statement of
   // ValueInfo::wide_uses reads it as fp32) and a bf16 one (`narrow`: some other statement
-  // reads it). Contract: v is in u.stores.
+  // reads it, or none does). Contract: v is in u.stores of a fusion group, or the
+  // materialised result of a reduction unit u.
   void stored_forms(const Unit& u, int v, bool* wide, bool* narrow) const;
   std::vector<std::int64_t> eval_offsets(const std::vector<ExprId>& offs);
   // Destination offsets of each write the unit absorbed (u.writes order).
