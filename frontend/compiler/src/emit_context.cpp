@@ -40,15 +40,16 @@ RtVal EmitContext::make_val(int value) {
   return v;
 }
 
-Storage EmitContext::allocate(int value, std::uint64_t bytes) {
+Storage EmitContext::allocate(int value, std::uint64_t bytes, bool wide) {
   const ValueInfo& info = k_.values[value];
   Storage s;
   s.size_bytes = bytes;
   s.value = value;
   if (info.storage == StorageClass::kLaunch) {
-    NPU_CHECK(info.launch_slot >= 0, "launch value without a workspace region");
+    const int slot = wide ? info.wide_slot : info.launch_slot;
+    NPU_CHECK(slot >= 0, "launch value without a workspace region");
     const std::uint32_t copy = info.parallel_copies && in_parallel_ ? piter_ % par_ : 0;
-    const std::size_t id = static_cast<std::size_t>(info.launch_slot) * par_ + copy;
+    const std::size_t id = static_cast<std::size_t>(slot) * par_ + copy;
     slot_bytes_[id] = std::max(slot_bytes_[id], align_up(bytes, kAlignBytes));
     s.buffer = kSlotBufferBase + static_cast<std::uint32_t>(id);
     s.base_bytes = 0;
@@ -73,6 +74,43 @@ void EmitContext::give_dense_storage(int value, RtVal& v) {
   v.region.offset_elems = v.storage.base_bytes / es;
   v.region.dtype = info.dtype;
   set_dense_layout(v);
+}
+
+void EmitContext::give_wide_storage(int value, RtVal& v) {
+  RtVal w = v;
+  std::uint64_t elems = 1;
+  for (int a = 0; a < v.rank; ++a) elems *= static_cast<std::uint64_t>(v.shape[a]);
+  const std::uint32_t es = sim::dtype_bytes(DType::kFp32);
+  w.storage = allocate(value, elems * es, /*wide=*/true);
+  w.region = GlobalRegion{};
+  w.region.buffer = w.storage.buffer;
+  w.region.offset_elems = w.storage.base_bytes / es;
+  w.region.dtype = DType::kFp32;
+  set_dense_layout(w);
+  v.has_wide = true;
+  v.wide_region = w.region;
+  v.wide_storage = w.storage;
+}
+
+void EmitContext::stored_forms(const Unit& u, int v, bool* wide, bool* narrow) const {
+  const ValueInfo& info = k_.values[v];
+  const Stmt& def = k_.stmts[info.def_stmt];
+  const bool made_fp32 = computes_in_fp32(def.op, info.dtype);
+  *wide = false;
+  *narrow = false;
+  for (const int use : info.uses) {
+    if (std::find(u.ops.begin(), u.ops.end(), use) != u.ops.end() ||
+        std::find(u.writes.begin(), u.writes.end(), use) != u.writes.end()) {
+      continue;  // the group's own local tile
+    }
+    const bool w =
+        made_fp32 &&
+        std::find(info.wide_uses.begin(), info.wide_uses.end(), use) != info.wide_uses.end() &&
+        reads_fp32(k_.stmts[use], v);
+    (w ? *wide : *narrow) = true;
+  }
+  // A value no statement reads outside the group is stored for its own sake (a kernel result).
+  if (!*wide) *narrow = true;
 }
 
 bool EmitContext::make_output(const Unit& u, int out) {

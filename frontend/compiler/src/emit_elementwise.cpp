@@ -19,7 +19,24 @@ void EmitContext::emit_group(const Unit& u) {
     const int out = k_.stmts[s].out;
     vals_[out] = make_val(out);
   }
-  for (const int v : u.stores) give_dense_storage(v, vals_[v]);
+  // A stored value gets a bf16 region, an fp32 one, or both (stored_forms).
+  for (const int v : u.stores) {
+    bool wide = false, narrow = false;
+    stored_forms(u, v, &wide, &narrow);
+    if (narrow) give_dense_storage(v, vals_[v]);
+    if (wide) give_wide_storage(v, vals_[v]);
+  }
+  // Inputs with an fp32 copy that an op of this group reads as fp32 load that copy.
+  std::vector<char> load_wide(u.ext_inputs.size(), 0);
+  for (std::size_t i = 0; i < u.ext_inputs.size(); ++i) {
+    const int x = u.ext_inputs[i];
+    if (!vals_[x].has_wide) continue;
+    for (const int s : u.ops) {
+      for (const Operand& o : k_.stmts[s].inputs) {
+        if (o.value == x && reads_fp32(k_.stmts[s], x)) load_wide[i] = 1;
+      }
+    }
+  }
   const Stmt& first = k_.stmts[u.ops.front()];
   const RtVal S = vals_[first.out];
   const int r = S.rank;
@@ -27,7 +44,7 @@ void EmitContext::emit_group(const Unit& u) {
   tile_sizes(first.vec_tile, r, T);
   for (const int x : u.ext_inputs) {
     const RtVal& xv = vals_[x];
-    NPU_CHECK(xv.has_region, "fusion group input without storage: " + value_name(x));
+    NPU_CHECK(xv.has_region || xv.has_wide, "fusion group input without storage: " + value_name(x));
     for (int k = r - xv.rank; k < r; ++k) {
       const std::int64_t d = xv.shape[k - (r - xv.rank)];
       if (d != 1 && d != S.shape[k]) {
@@ -78,13 +95,20 @@ void EmitContext::emit_group(const Unit& u) {
     if (!any) return;
     TaskBuilder tb;
     local_of.clear();
+    // bf16 values an fp32-computing op produced live as fp32 tiles (wide_of); their bf16 tile
+    // is made, rounding, only when a store or an op computing on bf16 reads it (PyPTO's
+    // AutoCast, see Bf16Compute in op_table.h). An input's fp32 copy loads as such a tile.
+    wide_of.clear();
     const bool full = covers_tile(E, T, r);
-    for (const int x : u.ext_inputs) {
+    for (std::size_t xi = 0; xi < u.ext_inputs.size(); ++xi) {
+      const int x = u.ext_inputs[xi];
       const RtVal& xv = vals_[x];
-      const int loc_idx = tb.local(k_.values[x].dtype, r, E);
-      local_of[x] = loc_idx;
+      const bool as_wide = load_wide[xi] != 0;
+      const int loc_idx = tb.local(as_wide ? DType::kFp32 : k_.values[x].dtype, r, E);
+      (as_wide ? wide_of : local_of)[x] = loc_idx;
+      const GlobalRegion& src = as_wide ? xv.wide_region : xv.region;
       // Broadcast (numpy, aligned right): missing or size-1 axes are read with stride 0.
-      GlobalRegion reg = xv.region;
+      GlobalRegion reg = src;
       reg.rank = static_cast<std::uint8_t>(r);
       for (int k = 0; k < r; ++k) {
         const int kx = k - (r - xv.rank);
@@ -93,16 +117,12 @@ void EmitContext::emit_group(const Unit& u) {
           reg.stride[k] = 0;
         } else {
           reg.shape[k] = clamp0(std::min(E[k], xv.valid[kx] - off[k]));
-          reg.stride[k] = xv.region.stride[kx];
-          reg.offset_elems += off[k] * xv.region.stride[kx];
+          reg.stride[k] = src.stride[kx];
+          reg.offset_elems += off[k] * src.stride[kx];
         }
       }
-      load(tb, loc_idx, reg, xv.storage, value_name(x), u.loc);
+      load(tb, loc_idx, reg, as_wide ? xv.wide_storage : xv.storage, value_name(x), u.loc);
     }
-    // bf16 values an fp32-computing op produced live as fp32 tiles (wide_of); their bf16 tile
-    // is made, rounding, only when a store or an op computing on bf16 reads it (PyPTO's
-    // AutoCast, see Bf16Compute in op_table.h).
-    wide_of.clear();
     auto cast_local = [&](int src, DType to) {
       const int dst = tb.local(to, r, E);
       TileInstr c;
@@ -135,8 +155,7 @@ void EmitContext::emit_group(const Unit& u) {
       for (std::size_t j = 0; j < st.inputs.size() && j < 3; ++j) {
         const Operand& o = st.inputs[j];
         if (o.value >= 0) {
-          in.src[j] =
-              in_fp32 && k_.values[o.value].dtype == out_dtype ? wide(o.value) : narrow(o.value);
+          in.src[j] = reads_fp32(st, o.value) ? wide(o.value) : narrow(o.value);
         } else {
           in.scalar_operand |= static_cast<std::uint8_t>(1u << j);
           in.scalar[j] = scalars[i][j];
@@ -158,8 +177,15 @@ void EmitContext::emit_group(const Unit& u) {
     }
     for (const int v : u.stores) {
       for (int k = 0; k < r; ++k) ext[k] = std::min(E[k], vals_[v].valid[k] - off[k]);
-      store(tb, narrow(v), sub_region(vals_[v], off, ext, r), vals_[v].storage, value_name(v),
-            u.loc);
+      const RtVal& sv = vals_[v];
+      if (sv.has_region) {
+        store(tb, narrow(v), sub_region(sv, off, ext, r), sv.storage, value_name(v), u.loc);
+      }
+      if (sv.has_wide) {
+        RtVal w = sv;
+        w.region = sv.wide_region;
+        store(tb, wide_of.at(v), sub_region(w, off, ext, r), sv.wide_storage, value_name(v), u.loc);
+      }
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];

@@ -16,9 +16,17 @@ void EmitContext::emit_reduce(const Unit& u) {
   const Stmt& st = k_.stmts[u.ops[0]];
   const int xin = st.inputs[0].value;
   const RtVal& x = vals_[xin];
-  NPU_CHECK(x.has_region, "reduction input without storage");
-  const bool need_out = k_.values[st.out].materialised;
-  if (!make_output(u, st.out)) return;
+  // A bf16 input with an fp32 copy that this reduction reads as fp32 loads that copy; a bf16
+  // result some later op reads as fp32 keeps an fp32 copy too (ValueInfo::wide_uses).
+  const bool x_wide = x.has_wide && reads_fp32(st, xin);
+  NPU_CHECK(x_wide || x.has_region, "reduction input without storage");
+  const GlobalRegion& xr = x_wide ? x.wide_region : x.region;
+  vals_[st.out] = make_val(st.out);
+  bool out_wide = false, need_out = false;
+  if (k_.values[st.out].materialised) stored_forms(u, st.out, &out_wide, &need_out);
+  if (need_out) give_dense_storage(st.out, vals_[st.out]);
+  if (out_wide) give_wide_storage(st.out, vals_[st.out]);
+  if (!need_out && !out_wide && u.writes.empty()) return;
   const RtVal& y = vals_[st.out];
   const int r = x.rank;
   const bool scan = op_info(st.op).family == OpFamily::kScan;
@@ -76,9 +84,9 @@ void EmitContext::emit_reduce(const Unit& u) {
   const DType yd = k_.values[st.out].dtype;
   // The keepdim-form region (rank r) of `v` (the output or a write destination whose axes
   // are the output's, shifted by base_off) for a tile of extent E at `off`.
-  const auto out_region = [&](const RtVal& v, const std::int64_t* base_off, const std::int64_t* off,
-                              const std::int64_t* E, GlobalRegion* reg) {
-    *reg = v.region;
+  const auto out_region = [&](const RtVal& v, const GlobalRegion& vr, const std::int64_t* base_off,
+                              const std::int64_t* off, const std::int64_t* E, GlobalRegion* reg) {
+    *reg = vr;
     reg->rank = static_cast<std::uint8_t>(r);
     for (int k = 0; k < r; ++k) {
       const int a = yaxis[k];
@@ -90,11 +98,11 @@ void EmitContext::emit_reduce(const Unit& u) {
       const std::int64_t o = reduced[k] ? 0 : off[k];
       reg->shape[k] = reduced[k] ? std::min<std::int64_t>(scan ? E[k] : 1, y.valid[a])
                                  : clamp0(std::min(E[k], y.valid[a] - o));
-      reg->stride[k] = v.region.stride[a];
-      reg->offset_elems += (base_off[a] + o) * v.region.stride[a];
+      reg->stride[k] = vr.stride[a];
+      reg->offset_elems += (base_off[a] + o) * vr.stride[a];
     }
     if (scalar_out) {
-      reg->offset_elems += base_off[0] * v.region.stride[0];
+      reg->offset_elems += base_off[0] * vr.stride[0];
       if (y.valid[0] <= 0) reg->shape[0] = 0;
     }
   };
@@ -114,13 +122,14 @@ void EmitContext::emit_reduce(const Unit& u) {
     }
     if (scalar_out && y.valid[0] <= 0) return;
     TaskBuilder tb;
-    GlobalRegion sreg;
-    if (need_out) out_region(y, zero, off, E, &sreg);
+    GlobalRegion sreg, wreg;
+    if (need_out) out_region(y, y.region, zero, off, E, &sreg);
+    if (out_wide) out_region(y, y.wide_region, zero, off, E, &wreg);
     std::vector<GlobalRegion> wregs(u.writes.size());
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       const RtVal& d = vals_[w.dst];
-      out_region(d, woffs[wi].data(), off, E, &wregs[wi]);
+      out_region(d, d.region, woffs[wi].data(), off, E, &wregs[wi]);
       // Bounds of the destination, in its own axes.
       for (int a = 0; a < d.rank; ++a) {
         std::int64_t o = woffs[wi][a], n = 1;
@@ -133,23 +142,36 @@ void EmitContext::emit_reduce(const Unit& u) {
         check_write_span(w, a, o, n, d.shape[a]);
       }
     }
-    const int lin = tb.local(xd, r, in_shape);
-    const int lout = tb.local(yd, r, out_shape);
-    GlobalRegion lreg = x.region;
+    const int lin = tb.local(x_wide ? DType::kFp32 : xd, r, in_shape);
+    // With an fp32 copy the result is computed in fp32 and rounded once more for bf16 readers.
+    const int lwide = out_wide ? tb.local(DType::kFp32, r, out_shape) : -1;
+    GlobalRegion lreg = xr;
     lreg.rank = static_cast<std::uint8_t>(r);
     for (int k = 0; k < r; ++k) {
       const std::int64_t o = reduced[k] ? 0 : off[k];
       lreg.shape[k] = reduced[k] ? x.valid[k] : clamp0(std::min(E[k], x.valid[k] - off[k]));
-      lreg.offset_elems += o * x.region.stride[k];
+      lreg.offset_elems += o * xr.stride[k];
     }
-    load(tb, lin, lreg, x.storage, value_name(xin), u.loc);
+    load(tb, lin, lreg, x_wide ? x.wide_storage : x.storage, value_name(xin), u.loc);
     TileInstr in;
     in.op = opcode_of(st.op);
-    in.dst = lout;
+    in.dst = out_wide ? lwide : tb.local(yd, r, out_shape);
     in.src[0] = lin;
     in.reduce_mask = mask;
     if (sort) in.scalar[1] = st.descending ? 1.0 : 0.0;
     tb.p.instrs.push_back(in);
+    int lout = in.dst;
+    if (out_wide) {
+      store(tb, lwide, wreg, y.wide_storage, value_name(st.out), u.loc);
+      if (need_out || !u.writes.empty()) {
+        lout = tb.local(yd, r, out_shape);
+        TileInstr c;
+        c.op = TileOpcode::kCast;
+        c.dst = lout;
+        c.src[0] = lwide;
+        tb.p.instrs.push_back(c);
+      }
+    }
     if (need_out) store(tb, lout, sreg, y.storage, value_name(st.out), u.loc);
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];

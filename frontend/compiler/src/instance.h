@@ -56,6 +56,11 @@ struct RtVal {
   bool has_region = false;
   GlobalRegion region;
   Storage storage;
+  // A bf16 value kept in fp32 for its readers in other fusion groups that compute in fp32
+  // (ValueInfo::wide_uses): the fp32 copy, dense like `region`.
+  bool has_wide = false;
+  GlobalRegion wide_region;
+  Storage wide_storage;
 };
 
 struct TaskRec {
@@ -184,8 +189,11 @@ class EmitContext {
  protected:
   // ---- values and storage ----
   RtVal make_val(int value);
-  Storage allocate(int value, std::uint64_t bytes);
+  // `wide`: the value's fp32 copy (its own workspace region, ValueInfo::wide_slot).
+  Storage allocate(int value, std::uint64_t bytes, bool wide = false);
   void give_dense_storage(int value, RtVal& v);
+  // Gives v (a bf16 value) a dense fp32 copy: has_wide, wide_region, wide_storage.
+  void give_wide_storage(int value, RtVal& v);
   // Evaluates the shape of a unit's output `out`, with dense storage when it is materialised.
   // False when the unit has nothing to emit (the output is neither materialised nor written).
   bool make_output(const Unit& u, int out);
@@ -241,14 +249,27 @@ class EmitContext {
   // Throws ConfigError (kernel line, UB size, the tile's shape and bytes) when one tile of a
   // vector task exceeds the chip's UB.
   void check_ub(const TaskBuilder& tb, const Unit& u) const;
-  // Whether this chip computes element-wise op `op` with a result of dtype `d` in fp32 (the op
-  // table's Bf16Compute rows for bf16; the 950 family, chip names "950...", runs the
+  // Whether this chip computes element-wise op or reduction `op` with a result of dtype `d` in fp32
+  // (the op table's Bf16Compute rows for bf16; the 950 family, chip names "950...", runs the
   // kFp32A2A3 rows on bf16).
   bool computes_in_fp32(OpKind op, DType d) const {
     const Bf16Compute c = d == DType::kBf16 ? op_info(op).bf16 : Bf16Compute::kNative;
     return c == Bf16Compute::kFp32 ||
            (c == Bf16Compute::kFp32A2A3 && chip_.chip.name.rfind("950", 0) != 0);
   }
+  // Whether statement `st` (element-wise or a reduction) reads its operand `value` as fp32: it
+  // computes in fp32 (computes_in_fp32) on operands of its result's dtype. Such a read of a value
+  // an fp32-computing op made takes that op's fp32 result unrounded (PyPTO's AutoCast drops the
+  // fp32 -> bf16 -> fp32 cast pair between them), within a group and across groups alike.
+  bool reads_fp32(const Stmt& st, int value) const {
+    const DType out_dtype = k_.values[st.out].dtype;
+    return computes_in_fp32(st.op, out_dtype) && k_.values[value].dtype == out_dtype;
+  }
+  // Whether value v that unit u makes keeps an fp32 copy (`wide`: some statement of
+  // ValueInfo::wide_uses reads it as fp32) and a bf16 one (`narrow`: some other statement
+  // reads it, or none does). Contract: v is in u.stores of a fusion group, or the
+  // materialised result of a reduction unit u.
+  void stored_forms(const Unit& u, int v, bool* wide, bool* narrow) const;
   std::vector<std::int64_t> eval_offsets(const std::vector<ExprId>& offs);
   // Destination offsets of each write the unit absorbed (u.writes order).
   std::vector<std::vector<std::int64_t>> write_offsets(const Unit& u);

@@ -74,6 +74,12 @@ struct ValueInfo {
   StorageClass storage = StorageClass::kRootInner;
   bool parallel_copies = false;  // made inside a parallel loop: one region per parallel slot
   int launch_slot = -1;          // kLaunch: index of its workspace region
+  // A bf16 value a fusion group stores or a reduction makes: the element-wise ops and
+  // reductions of its own body that read it from memory. Those that compute in fp32 on the
+  // chip read its producer's fp32 result, not the rounded bf16 one (PyPTO's AutoCast works on
+  // the whole function graph, before fusion; EmitContext::reads_fp32 decides per chip).
+  std::vector<int> wide_uses;
+  int wide_slot = -1;  // kLaunch with wide_uses: workspace region of its fp32 copy
 };
 
 // ---- statements -----------------------------------------------------------------------------

@@ -346,6 +346,24 @@ class Lowering {
 
   // ---- materialisation ----
 
+  // ValueInfo::wide_uses of bf16 value v, made by statement `def` and read by the statements
+  // `inside` from a local tile: the element-wise ops and reductions of def's root (its body's
+  // straight-line segment) that read it from memory. AutoCast runs per PyPTO function; a
+  // loop body (RecordLoopFunc) is a function of its own, whose inputs keep their dtype.
+  void collect_wide_uses(ValueInfo& v, int def, const std::set<int>& inside) {
+    if (v.dtype != DType::kBf16) return;
+    for (const int use : v.uses) {
+      const Stmt& us = k_.stmts[use];
+      if (inside.count(use) || us.kind != StmtKind::kOp || pos_[use].body != pos_[def].body ||
+          us.segment != k_.stmts[def].segment) {
+        continue;
+      }
+      if (is_elementwise(us.op) || op_info(us.op).family == OpFamily::kReduce) {
+        v.wide_uses.push_back(use);
+      }
+    }
+  }
+
   void mark_materialised() {
     for (ValueInfo& v : k_.values) {
       if (v.param >= 0) v.materialised = true;
@@ -375,6 +393,7 @@ class Lowering {
             if (outside) {
               v.materialised = true;
               u.stores.push_back(out);
+              collect_wide_uses(v, s, inside);
             }
             for (const Operand& o : k_.stmts[s].inputs) {
               if (o.value >= 0 && !produced.count(o.value) &&
@@ -394,6 +413,10 @@ class Lowering {
           ValueInfo& v = k_.values[k_.stmts[u.ops[0]].out];
           std::set<int> inside(u.writes.begin(), u.writes.end());
           for (const int use : v.uses) v.materialised = v.materialised || !inside.count(use);
+          if (v.materialised && u.kind == UnitKind::kReduce &&
+              op_info(k_.stmts[u.ops[0]].op).family == OpFamily::kReduce) {
+            collect_wide_uses(v, u.ops[0], inside);
+          }
           break;
         }
         default: break;
@@ -404,6 +427,10 @@ class Lowering {
       const bool maybe =
           v.materialised || (v.def_stmt >= 0 && k_.stmts[v.def_stmt].op == OpKind::kReshape);
       if (maybe && v.storage == StorageClass::kLaunch) v.launch_slot = k_.num_launch_slots++;
+    }
+    // After all others, so that adding fp32 copies renumbers no existing region.
+    for (ValueInfo& v : k_.values) {
+      if (!v.wide_uses.empty() && v.launch_slot >= 0) v.wide_slot = k_.num_launch_slots++;
     }
   }
 

@@ -200,15 +200,19 @@ constexpr bool is_cube_dtype(DType d) {
 // DTypeRule::kMatmul: the accumulator (L0C) dtype of a matmul over operands of dtype d.
 constexpr DType cube_acc_dtype(DType d) { return d == DType::kInt8 ? DType::kInt32 : DType::kFp32; }
 
-// How an element-wise op computes on DT_BF16 operands. PyPTO's AutoCast pass
+// How an element-wise op or a reduction computes on DT_BF16 operands. PyPTO's AutoCast pass
 // (framework/src/passes/tensor_graph_pass/auto_cast.cpp, with the UNSUPPORT_BF16_OPS lists of
 // framework/src/interface/operation/opcode.h) gives every op the vector unit cannot run on bf16
 // fp32 operands and an fp32 result, and then drops the fp32 -> bf16 -> fp32 cast pairs between
 // two such ops: a chain of them computes in fp32 and rounds to bf16 only where the value is
-// stored or read by an op that runs on bf16. The element-wise emitter follows these rows
-// (emit_elementwise.cpp). fp16 ops all run in fp16 (rounded after each op): PyPTO's fp16 list
-// is MOD/REM only in one version and adds add/sub/mul in a later one, and its own frontend test
-// (st/interface/test_verify_frontend_jit.py) expects fp16 add/mul rounded after each op.
+// stored or read by an op that runs on bf16. The pass runs on the whole function graph before
+// it is split into fusion groups, so a chain stays fp32 across groups and through
+// reductions (ROWSUM/ROWMAX/ROWMIN... are in both lists); a loop body is a function of its
+// own, whose inputs keep their dtype. The element-wise and reduction emitters follow these
+// rows (emit_elementwise.cpp, emit_reduce.cpp; ValueInfo::wide_uses). fp16 ops all run in fp16
+// (rounded after each op): PyPTO's fp16 list is MOD/REM only in one version and adds add/sub/mul in
+// a later one, and its own frontend test (st/interface/test_verify_frontend_jit.py) expects fp16
+// add/mul rounded after each op.
 enum class Bf16Compute : std::uint8_t {
   kNative,    // computed on bf16 tiles (rounded after the op)
   kFp32,      // in fp32 on every chip (in PyPTO's A2/A3 and 950 lists)
@@ -274,9 +278,9 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kCast,        "cast",         F::kEltwise, O::kUnary,    D::kCast,     true,  T::kCast},
   {K::kClone,       "clone",        F::kEltwise, O::kUnary,    D::kAny,      false, T::kCopy},
   {K::kExpandClone, "expand_clone", F::kEltwise, O::kUnary,    D::kAny,      true,  T::kCopy},
-  {K::kSum,         "sum",          F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceSum},
-  {K::kAmax,        "amax",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMax},
-  {K::kAmin,        "amin",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMin},
+  {K::kSum,         "sum",          F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceSum, B::kFp32},
+  {K::kAmax,        "amax",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMax, B::kFp32},
+  {K::kAmin,        "amin",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMin, B::kFp32},
   {K::kView,        "view",         F::kView,    O::kUnary,    D::kAny,      false, kNoTileOp},
   {K::kReshape,     "reshape",      F::kReshape, O::kUnary,    D::kAny,      false, kNoTileOp},
   {K::kTranspose,   "transpose",    F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
