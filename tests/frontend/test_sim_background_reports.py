@@ -193,3 +193,16 @@ def test_a_python_policy_runs_on_the_calling_thread(out_dir):
         assert not k.last_report.pending
         assert k.last_report.stats["policy"] == "py_fifo_bg"
         assert torch.equal(y, x * 3.0)
+
+
+def test_runtime_log_lines_once_per_compiled_kernel(out_dir, caplog):
+    # PyPTO prints the workspace lines when it encodes a kernel, not at every launch.
+    k = _scale()
+    x = torch.randn(256, 64)
+    y = torch.empty(256, 64)
+    with caplog.at_level("INFO", logger="pypto"):
+        for _ in range(3):
+            k(x, y)
+    logged = [m for m in caplog.messages if m.startswith("[workspaceSize] stitch depth")]
+    assert len(logged) == 1
+    assert any(m.startswith("[workspaceSize] stitch depth") for m in k.last_report.log)
