@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/launch/launch.h"
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -176,11 +181,35 @@ class ReportWorker {
   static ReportWorker& get() {
     static ReportWorker* const w = [] {
       auto* worker = new ReportWorker;
-      std::thread([worker] { worker->loop(); }).detach();
+      std::thread([worker] {
+        worker->tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+        worker->set_urgent(false);
+        worker->loop();
+      }).detach();
       return worker;
     }();
     return *w;
   }
+
+  // While nobody waits for it, the worker runs as SCHED_IDLE: woken by a submission on a
+  // busy machine, a normal thread would take the core from the caller's thread (which goes
+  // on with the user's code) for the whole timing run. A thread that waits for a result
+  // makes it a normal thread again until it has it. Best effort: without the scheduler
+  // calls the worker simply stays normal.
+  class Urgent {
+   public:
+    explicit Urgent(ReportWorker& w) : w_(w) {
+      if (w_.waiters_.fetch_add(1) == 0) w_.set_urgent(true);
+    }
+    ~Urgent() {
+      if (w_.waiters_.fetch_sub(1) == 1) w_.set_urgent(false);
+    }
+    Urgent(const Urgent&) = delete;
+    Urgent& operator=(const Urgent&) = delete;
+
+   private:
+    ReportWorker& w_;
+  };
 
   void submit(std::shared_ptr<SimTicket::State> s) {
     const std::lock_guard<std::mutex> lock(mu_);
@@ -191,6 +220,7 @@ class ReportWorker {
   // Blocks until nothing is queued or running; on an interruption request cancels all and
   // throws Interrupted.
   void wait_idle() {
+    const Urgent urgent(*this);
     std::unique_lock<std::mutex> lock(mu_);
     while (!idle()) {
       if (cv_.wait_for(lock, kInterruptPoll, [this] { return idle(); })) break;
@@ -232,6 +262,16 @@ class ReportWorker {
 
  private:
   bool idle() const { return queue_.empty() && running_ == nullptr; }
+
+  void set_urgent(bool urgent) {
+    // Serialized, so that the last call decides from the waiter count it saw.
+    const std::lock_guard<std::mutex> lock(priority_mu_);
+    const pid_t tid = tid_.load();
+    if (tid == 0) return;
+    const sched_param param{};
+    (void)::sched_setscheduler(tid, urgent || waiters_.load() > 0 ? SCHED_OTHER : SCHED_IDLE,
+                               &param);
+  }
 
   void cancel_locked() {
     if (running_ != nullptr) running_->cancel.store(true);
@@ -287,6 +327,9 @@ class ReportWorker {
   std::deque<std::shared_ptr<SimTicket::State>> queue_;
   std::shared_ptr<SimTicket::State> running_;
   std::vector<std::shared_ptr<SimTicket::State>> failed_;
+  std::atomic<pid_t> tid_{0};    // the worker thread's id, once it runs
+  std::atomic<int> waiters_{0};  // threads in wait_idle() or SimTicket::wait()
+  std::mutex priority_mu_;
 };
 
 }  // namespace
@@ -294,6 +337,7 @@ class ReportWorker {
 const SimRun& SimTicket::wait() {
   State& s = *s_;
   s.observed.store(true);
+  const ReportWorker::Urgent urgent(ReportWorker::get());
   std::unique_lock<std::mutex> lock(s.mu);
   while (!s.done) {
     if (s.cv.wait_for(lock, kInterruptPoll, [&s] { return s.done; })) break;
