@@ -206,3 +206,33 @@ def test_runtime_log_lines_once_per_compiled_kernel(out_dir, caplog):
     logged = [m for m in caplog.messages if m.startswith("[workspaceSize] stitch depth")]
     assert len(logged) == 1
     assert any(m.startswith("[workspaceSize] stitch depth") for m in k.last_report.log)
+
+
+def test_a_forked_child_gets_a_worker_of_its_own(out_dir):
+    # fork() copies only the calling thread: a child must not wait on the parent's worker.
+    k = _scale()
+    x = torch.randn(256, 64)
+    y = torch.empty(256, 64)
+    k(x, y)
+    k(x, y)  # maybe still pending when the child starts
+    inherited = k.last_report
+    pid = os.fork()
+    if pid == 0:  # the child: exit status says what it saw
+        code = 0
+        try:
+            y2 = torch.empty(256, 64)
+            k(x, y2)
+            if not torch.equal(y2, x * 2.0) or not k.last_report.stats["l2"]:
+                code = 3
+            try:
+                inherited.stats
+            except Exception as e:  # forsaken, or finished before the fork: both fine
+                if "forked" not in str(e):
+                    code = 4
+            pypto.sim.wait_reports()
+        except BaseException:
+            code = 5
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert inherited.stats["tasks"] > 0  # the parent's own run completes in the parent

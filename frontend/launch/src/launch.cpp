@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/launch/launch.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -179,15 +180,20 @@ class ReportWorker {
   // The thread starts with the first use (run_sim's wait), not with the first submission:
   // a cache-hit call should not pay for it.
   static ReportWorker& get() {
-    static ReportWorker* const w = [] {
-      auto* worker = new ReportWorker;
-      std::thread([worker] {
-        worker->tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)));
-        worker->set_urgent(false);
-        worker->loop();
-      }).detach();
-      return worker;
+    static const bool registered = [] {
+      ::pthread_atfork(nullptr, nullptr, &ReportWorker::after_fork_in_child);
+      return true;
     }();
+    (void)registered;
+    ReportWorker* w = current().load();
+    if (w == nullptr) {
+      const std::lock_guard<std::mutex> lock(start_mu());
+      w = current().load();
+      if (w == nullptr) {
+        w = start();
+        current().store(w);
+      }
+    }
     return *w;
   }
 
@@ -262,6 +268,46 @@ class ReportWorker {
 
  private:
   bool idle() const { return queue_.empty() && running_ == nullptr; }
+
+  static std::atomic<ReportWorker*>& current() {
+    static std::atomic<ReportWorker*> w{nullptr};
+    return w;
+  }
+  static std::mutex& start_mu() {
+    static std::mutex mu;
+    return mu;
+  }
+
+  static ReportWorker* start() {
+    auto* worker = new ReportWorker;
+    std::thread([worker] {
+      worker->tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+      worker->set_urgent(false);
+      worker->loop();
+    }).detach();
+    return worker;
+  }
+
+  // fork() copies only the forking thread: the child has the parent's worker object but not
+  // its thread, so its queue would never move (a hang at the next wait). The child gets a
+  // worker of its own at its next use; the runs it inherited belong to the parent, and a
+  // copy of their ticket says so instead of waiting. Only the forking thread runs here, so
+  // the old object is read without its locks (which another thread of the parent may have
+  // held; it is never used again).
+  static void after_fork_in_child() {
+    ReportWorker* old = current().load();
+    if (old == nullptr) return;
+    auto forsake = [](SimTicket::State& st) {
+      st.error = std::make_exception_ptr(
+          Error("this process was forked while the call's timing run was pending; the run "
+                "and its report belong to the parent process"));
+      st.done = true;
+    };
+    for (const auto& st : old->queue_) forsake(*st);
+    if (old->running_ != nullptr) forsake(*old->running_);
+    new (&start_mu()) std::mutex();  // the parent's start lock may have been held
+    current().store(nullptr);        // the old object is leaked on purpose
+  }
 
   void set_urgent(bool urgent) {
     // Serialized, so that the last call decides from the waiter count it saw.
