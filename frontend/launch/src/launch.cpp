@@ -181,7 +181,8 @@ class ReportWorker {
   // a cache-hit call should not pay for it.
   static ReportWorker& get() {
     static const bool registered = [] {
-      ::pthread_atfork(nullptr, nullptr, &ReportWorker::after_fork_in_child);
+      ::pthread_atfork(&ReportWorker::before_fork, &ReportWorker::after_fork_in_parent,
+                       &ReportWorker::after_fork_in_child);
       return true;
     }();
     (void)registered;
@@ -288,25 +289,27 @@ class ReportWorker {
     return worker;
   }
 
-  // fork() copies only the forking thread: the child has the parent's worker object but not
-  // its thread, so its queue would never move (a hang at the next wait). The child gets a
-  // worker of its own at its next use; the runs it inherited belong to the parent, and a
-  // copy of their ticket says so instead of waiting. Only the forking thread runs here, so
-  // the old object is read without its locks (which another thread of the parent may have
-  // held; it is never used again).
+  // fork() copies only the forking thread. A child forked while the worker ran would have
+  // its queue never move, and locks the worker held (the kept L2's, the model's) held
+  // forever: a hang at the child's next SIM call. So a fork first waits until the worker is
+  // idle (every pending report written; the worker needs no GIL) and keeps new submissions
+  // out until it has happened; the child then gets a worker of its own at its next use.
+  static void before_fork() {
+    ReportWorker* w = current().load();
+    if (w == nullptr) return;
+    w->fork_lock_ = std::unique_lock<std::mutex>(w->mu_);
+    const Urgent urgent(*w);
+    w->cv_.wait(w->fork_lock_, [w] { return w->idle(); });
+  }
+  static void after_fork_in_parent() {
+    ReportWorker* w = current().load();
+    if (w != nullptr && w->fork_lock_.owns_lock()) w->fork_lock_.unlock();
+  }
   static void after_fork_in_child() {
-    ReportWorker* old = current().load();
-    if (old == nullptr) return;
-    auto forsake = [](SimTicket::State& st) {
-      st.error = std::make_exception_ptr(
-          Error("this process was forked while the call's timing run was pending; the run "
-                "and its report belong to the parent process"));
-      st.done = true;
-    };
-    for (const auto& st : old->queue_) forsake(*st);
-    if (old->running_ != nullptr) forsake(*old->running_);
-    new (&start_mu()) std::mutex();  // the parent's start lock may have been held
-    current().store(nullptr);        // the old object is leaked on purpose
+    ReportWorker* w = current().load();
+    if (w == nullptr) return;
+    if (w->fork_lock_.owns_lock()) w->fork_lock_.unlock();  // this thread took it
+    current().store(nullptr);  // its thread is not in this process; the object is leaked
   }
 
   void set_urgent(bool urgent) {
@@ -373,8 +376,9 @@ class ReportWorker {
   std::deque<std::shared_ptr<SimTicket::State>> queue_;
   std::shared_ptr<SimTicket::State> running_;
   std::vector<std::shared_ptr<SimTicket::State>> failed_;
-  std::atomic<pid_t> tid_{0};    // the worker thread's id, once it runs
-  std::atomic<int> waiters_{0};  // threads in wait_idle() or SimTicket::wait()
+  std::atomic<pid_t> tid_{0};               // the worker thread's id, once it runs
+  std::atomic<int> waiters_{0};             // threads in wait_idle() or SimTicket::wait()
+  std::unique_lock<std::mutex> fork_lock_;  // mu_, held from before_fork until after it
   std::mutex priority_mu_;
 };
 
@@ -443,6 +447,8 @@ void execute_in_dependency_order(const Launch& l, TaskExecutor& executor) {
               "device task " + std::to_string(d.seq_no) + ": its dependencies form a cycle (" +
                   std::to_string(d.num_tasks - executed) + " tasks never became ready)");
   }
+  NPU_CHECK(done == g.num_tasks(), "the device tasks cover " + std::to_string(done) + " of " +
+                                       std::to_string(g.num_tasks()) + " tasks");
 }
 
 void wait_submitted_sims() { ReportWorker::get().wait_idle(); }
