@@ -252,18 +252,17 @@ SimCall sim_call(const KernelHandle& h, const py::list& tensors, const py::dict&
   return c;
 }
 
+// The whole call on this thread (launch::run_sim), from arguments already converted.
+launch::SimRun run_sim_call(const KernelHandle& h, const SimCall& c) {
+  ++*h.sim_calls;
+  const PollPythonSignals poll;
+  py::gil_scoped_release nogil;  // instantiation, simulation and execution are pure C++
+  return launch::run_sim(*h.kernel, c.args, c.bindings, c.lo, sim_chip(), c.report_dir);
+}
+
 py::dict run_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                  const py::dict& options) {
-  ++*h.sim_calls;
-  const SimCall c = sim_call(h, tensors, bindings, options);
-  const sim::ChipConfig& chip = sim_chip();
-  launch::SimRun run;
-  {
-    const PollPythonSignals poll;
-    py::gil_scoped_release nogil;  // instantiation, simulation and execution are pure C++
-    run = launch::run_sim(*h.kernel, c.args, c.bindings, c.lo, chip, c.report_dir);
-  }
-  return sim_run_dict(run);
+  return sim_run_dict(run_sim_call(h, sim_call(h, tensors, bindings, options)));
 }
 
 // A call whose timing run and reports follow on the report worker (launch::submit_sim).
@@ -293,24 +292,24 @@ struct PendingSim {
 
 PendingSim submit_sim(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                       const py::dict& options) {
+  const SimCall c = sim_call(h, tensors, bindings, options);
   PendingSim p;
-  if (bindings::is_python_policy(runtime_options(options).policy)) {
+  p.path = c.report_dir;
+  if (bindings::is_python_policy(c.lo.runtime.policy)) {
     // Its hooks run Python: keep the whole run on this thread, as run_sim does.
-    p.result = run_sim(h, tensors, bindings, options);
-    p.path = p.result["path"].cast<std::string>();
-    p.log = p.result["log"].cast<std::vector<std::string>>();
-    p.tasks = p.result["tasks"].cast<std::uint64_t>();
-    p.tile_ops = p.result["tile_ops"].cast<std::uint64_t>();
+    const launch::SimRun run = run_sim_call(h, c);
+    p.result = sim_run_dict(run);
+    p.log = run.launch.log;
+    p.tasks = run.launch.graph.num_tasks();
+    p.tile_ops = run.launch.tile_ops;
     return p;
   }
   ++*h.sim_calls;
-  const SimCall c = sim_call(h, tensors, bindings, options);
-  p.path = c.report_dir;
-  const sim::ChipConfig& chip = sim_chip();
   {
     const PollPythonSignals poll;
     py::gil_scoped_release nogil;
-    p.ticket.emplace(launch::submit_sim(*h.kernel, c.args, c.bindings, c.lo, chip, c.report_dir));
+    p.ticket.emplace(
+        launch::submit_sim(*h.kernel, c.args, c.bindings, c.lo, sim_chip(), c.report_dir));
   }
   const compiler::Launch& l = p.ticket->launch();
   p.log = l.log;

@@ -154,6 +154,22 @@ bool warm_now() {
 
 constexpr std::chrono::milliseconds kInterruptPoll{50};
 
+// Waits on `cv` (with `lock` held) until `ready()`, asking interrupt_requested() every
+// kInterruptPoll with the lock released (the Python poll takes the GIL). Returns false, the
+// lock held again, when an interruption was requested (even if `ready()` holds by then: the
+// request must still end the caller).
+template <class Ready>
+bool wait_or_interrupt(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                       const Ready& ready) {
+  while (!cv.wait_for(lock, kInterruptPoll, ready)) {
+    lock.unlock();
+    const bool stop = interrupt_requested();
+    lock.lock();
+    if (stop) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 struct SimTicket::State {
@@ -229,18 +245,13 @@ class ReportWorker {
   void wait_idle() {
     const Urgent urgent(*this);
     std::unique_lock<std::mutex> lock(mu_);
-    while (!idle()) {
-      if (cv_.wait_for(lock, kInterruptPoll, [this] { return idle(); })) break;
-      lock.unlock();
-      const bool stop = interrupt_requested();
-      lock.lock();
-      if (stop) {
-        cancel_locked();
-        cv_.wait(lock, [this] { return idle(); });
-        throw Interrupted(
-            "interrupted while waiting for the timing runs of earlier SIM calls; their "
-            "reports were not written");
-      }
+    const auto is_idle = [this] { return idle(); };
+    if (!wait_or_interrupt(lock, cv_, is_idle)) {
+      cancel_locked();
+      cv_.wait(lock, is_idle);
+      throw Interrupted(
+          "interrupted while waiting for the timing runs of earlier SIM calls; their "
+          "reports were not written");
     }
   }
 
@@ -389,16 +400,13 @@ const SimRun& SimTicket::wait() {
   s.observed.store(true);
   const ReportWorker::Urgent urgent(ReportWorker::get());
   std::unique_lock<std::mutex> lock(s.mu);
-  while (!s.done) {
-    if (s.cv.wait_for(lock, kInterruptPoll, [&s] { return s.done; })) break;
-    lock.unlock();
-    const bool stop = interrupt_requested();
-    if (stop) ReportWorker::get().cancel_all();
+  const auto is_done = [&s] { return s.done; };
+  if (!wait_or_interrupt(lock, s.cv, is_done)) {
+    lock.unlock();  // cancelling finishes queued tickets, this one's lock included
+    ReportWorker::get().cancel_all();
     lock.lock();
-    if (stop) {
-      s.cv.wait(lock, [&s] { return s.done; });
-      throw Interrupted("interrupted while waiting for a SIM call's timing run; no report written");
-    }
+    s.cv.wait(lock, is_done);
+    throw Interrupted("interrupted while waiting for a SIM call's timing run; no report written");
   }
   if (s.error) std::rethrow_exception(s.error);
   return s.run;
