@@ -414,6 +414,21 @@ PYBIND11_MODULE(_C, m) {
       },
       "Waits until every submitted SIM call's timing run and reports are done.");
   m.def(
+      "set_report_queue_limits",
+      [](std::size_t max_runs, std::uint64_t max_tasks) {
+        launch::set_report_queue_limits({max_runs, max_tasks});
+      },
+      py::arg("max_runs"), py::arg("max_tasks"),
+      "Bounds of the report worker's queue (launch::ReportQueueLimits): a cache-hit SIM call "
+      "waits while the pending timing runs reach max_runs runs or max_tasks tasks.");
+  m.def(
+      "report_queue_limits",
+      [] {
+        const launch::ReportQueueLimits l = launch::report_queue_limits();
+        return py::make_tuple(l.max_runs, l.max_tasks);
+      },
+      "(max_runs, max_tasks) of the report worker's queue.");
+  m.def(
       "check_yaml_file",
       [](const std::string& path, const std::string& what) {
         (void)cfg::load_yaml_file(path, what.c_str());

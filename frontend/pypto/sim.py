@@ -26,21 +26,24 @@ written; a later call of the same compiled kernel (a compile-cache hit) returns 
 outputs are computed, and its timing run and report folder follow on one background thread,
 in call order, so the results are those every call waiting would give. ``kernel.last_report``
 waits where it needs them; ``wait_reports()`` waits for all (the interpreter does at exit);
-``PYPTO_SIM_REPORTS=wait`` makes every call wait.
+``PYPTO_SIM_REPORTS=wait`` makes every call wait. A pending call keeps its instantiated
+launch in memory until it is timed, so the queue is bounded (``set_report_queue_limits``):
+a call that finds it full waits for room.
 """
 
 import contextlib
 from typing import Any, Dict, Iterator, List, Optional
 
 from ._backend import _native, wait_reports
-from ._errors import PyptoNotImplementedError
+from ._errors import PyptoNotImplementedError, PyptoValueError
 
 from . import _C as _native_module
 
 __all__ = ["policies", "policy_info", "set_policy_params", "get_policy_params", "policy_params",
            "Policy", "CoreType", "AicpuOp", "PublishPoint", "NO_CORE", "NO_THREAD",
            "register_policy", "unregister_policy", "registered_policy", "replay",
-           "chips", "reset_l2", "set_l2_warm", "l2_warm", "wait_reports"]
+           "chips", "reset_l2", "set_l2_warm", "l2_warm", "wait_reports",
+           "set_report_queue_limits", "report_queue_limits"]
 
 # Scheduling policies in Python (the C++ interface sched/include/pypto/sched/policy.h, one
 # method per hook; a subclass overrides any of them, the rest stay C++'s fifo defaults).
@@ -168,3 +171,28 @@ def set_l2_warm(warm: bool) -> None:
 def l2_warm() -> bool:
     """The setting of set_l2_warm() (PYPTO_SIM_L2=cold is not reflected)."""
     return bool(_c().l2_warm())
+
+
+def set_report_queue_limits(runs: Optional[int] = None, tasks: Optional[int] = None) -> None:
+    """Bounds the background reports: a cache-hit SIM call waits (Ctrl-C cancels, as in
+    ``wait_reports``) while the calls whose timing runs are still pending number ``runs``, or
+    hold ``tasks`` tasks together (defaults 4096 and 65,536, about 200 MiB: a pending call
+    keeps ~3 KiB a task); a single larger call is taken when nothing is pending. ``None``
+    keeps a bound as it is.
+
+    Example: ``pypto.sim.set_report_queue_limits(runs=1)`` lets at most one report lag behind.
+    """
+    cur_runs, cur_tasks = _c().report_queue_limits()
+    new = {"runs": cur_runs if runs is None else runs,
+           "tasks": cur_tasks if tasks is None else tasks}
+    for name, v in new.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise PyptoValueError(f"pypto.sim.set_report_queue_limits: {name} must be an "
+                                  f"integer >= 1; got {v!r}")
+    _c().set_report_queue_limits(new["runs"], new["tasks"])
+
+
+def report_queue_limits() -> Dict[str, int]:
+    """The bounds of set_report_queue_limits(): ``{"runs": ..., "tasks": ...}``."""
+    runs, tasks = _c().report_queue_limits()
+    return {"runs": int(runs), "tasks": int(tasks)}

@@ -842,6 +842,43 @@ TEST_CASE("launch::submit_sim: the same numbers and reports as run_sim, timing i
   pypto::launch::set_l2_warm_across_calls(true);
 }
 
+TEST_CASE("launch::submit_sim: a full report queue makes the next submission wait for room",
+          "[compiler][sim]") {
+  const auto kernel = pypto::compiler::compile(ws_ir(8));
+  pypto::testing::TempDir tmp;
+  const pypto::launch::ReportQueueLimits saved = pypto::launch::report_queue_limits();
+  CHECK_THROWS_WITH(pypto::launch::set_report_queue_limits({0, 1}),
+                    Contains("max_runs 0, max_tasks 1; both must be at least 1"));
+  Host h;
+  h.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
+  h.add("s", DType::kFp32, {32});
+  auto submit = [&](int i) {
+    return pypto::launch::submit_sim(*kernel, h.tensors, {}, LaunchOptions{}, chip(),
+                                     tmp.path() + "/" + std::to_string(i));
+  };
+  SECTION("one run at most: each submission finds the previous run done") {
+    pypto::launch::set_report_queue_limits({1, 1u << 20});
+    std::vector<pypto::launch::SimTicket> tickets;
+    for (int i = 0; i < 4; ++i) {
+      tickets.push_back(submit(i));
+      if (i > 0) CHECK(tickets[i - 1].done());
+    }
+  }
+  SECTION("by tasks: 16-task runs under a 20-task bound, and one run above it when idle") {
+    pypto::launch::set_report_queue_limits({4096, 20});
+    pypto::launch::SimTicket a = submit(0);
+    pypto::launch::SimTicket b = submit(1);
+    CHECK(a.done());  // 16 + 16 > 20: b waited for a
+    pypto::launch::set_report_queue_limits({4096, 8});
+    pypto::launch::SimTicket c = submit(2);  // 16 > 8, taken once nothing is pending
+    CHECK(b.done());
+    c.wait();
+  }
+  pypto::launch::wait_submitted_sims();
+  pypto::launch::set_report_queue_limits(saved);
+  CHECK(pypto::launch::take_unobserved_sim_failures().empty());
+}
+
 TEST_CASE("execute_in_dependency_order: device task after device task, lowest ready id first",
           "[compiler]") {
   // Two device tasks: {0 -> 2, 1 -> 2} and {3, 4 -> 3}; recorded by a test executor.

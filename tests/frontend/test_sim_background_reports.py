@@ -245,3 +245,32 @@ def test_a_forked_child_gets_a_worker_of_its_own(out_dir):
         time.sleep(0.05)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
     assert inherited.stats["tasks"] == 256
+
+
+def test_the_queue_of_pending_reports_is_bounded(out_dir):
+    # A pending call keeps its launch in memory: at most `runs` calls may lag behind.
+    saved = pypto.sim.report_queue_limits()
+    assert saved == {"runs": 4096, "tasks": 1 << 16}
+    with pytest.raises(pypto.PyptoValueError, match=r"runs must be an integer >= 1; got 0"):
+        pypto.sim.set_report_queue_limits(runs=0)
+    with pytest.raises(pypto.PyptoValueError, match=r"tasks must be an integer >= 1; got 1.5"):
+        pypto.sim.set_report_queue_limits(tasks=1.5)
+    assert pypto.sim.report_queue_limits() == saved
+    k = _scale()
+    x = torch.randn(256, 64)
+    y = torch.empty(256, 64)
+    k(x, y)  # compiles; waits for its report
+    try:
+        pypto.sim.set_report_queue_limits(runs=1)
+        assert pypto.sim.report_queue_limits() == {"runs": 1, "tasks": 1 << 16}
+        reports = []
+        for _ in range(4):
+            k(x, y)
+            # The call made room by waiting for the one before it.
+            assert all(not r.pending for r in reports)
+            reports.append(k.last_report)
+        assert torch.equal(y, x * 2.0)
+    finally:
+        pypto.sim.set_report_queue_limits(**saved)
+    pypto.sim.wait_reports()
+    assert all(os.path.isfile(os.path.join(r.path, "stats.json")) for r in reports)

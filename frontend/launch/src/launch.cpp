@@ -234,10 +234,40 @@ class ReportWorker {
     ReportWorker& w_;
   };
 
+  // Queues `s`, first waiting while the pending runs are at a ReportQueueLimits bound (an
+  // interruption request cancels every pending run, `s` is not queued, and this throws
+  // Interrupted).
   void submit(std::shared_ptr<SimTicket::State> s) {
-    const std::lock_guard<std::mutex> lock(mu_);
+    const std::uint64_t tasks = s->run.launch.graph.num_tasks();
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto has_room = [this, tasks] {
+      return idle() ||
+             (pending_runs() < limits_.max_runs && pending_tasks_ + tasks <= limits_.max_tasks);
+    };
+    if (!has_room()) {
+      const Urgent urgent(*this);
+      if (!wait_or_interrupt(lock, cv_, has_room)) {
+        cancel_locked();
+        cv_.wait(lock, [this] { return idle(); });
+        throw Interrupted(
+            "interrupted while waiting for room in the queue of background timing runs; this "
+            "call's outputs are computed, its report and those of the pending calls were not "
+            "written");
+      }
+    }
+    pending_tasks_ += tasks;
     queue_.push_back(std::move(s));
     cv_.notify_all();
+  }
+
+  void set_limits(const ReportQueueLimits& l) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    limits_ = l;
+    cv_.notify_all();
+  }
+  ReportQueueLimits limits() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return limits_;
   }
 
   // Blocks until nothing is queued or running; on an interruption request cancels all and
@@ -280,6 +310,7 @@ class ReportWorker {
 
  private:
   bool idle() const { return queue_.empty() && running_ == nullptr; }
+  std::size_t pending_runs() const { return queue_.size() + (running_ != nullptr ? 1 : 0); }
 
   static std::atomic<ReportWorker*>& current() {
     static std::atomic<ReportWorker*> w{nullptr};
@@ -336,6 +367,7 @@ class ReportWorker {
   void cancel_locked() {
     if (running_ != nullptr) running_->cancel.store(true);
     for (const auto& s : queue_) {
+      pending_tasks_ -= s->run.launch.graph.num_tasks();
       s->cancel.store(true);
       finish(*s, std::make_exception_ptr(Interrupted(
                      "interrupted before this call's timing run started; no report written")));
@@ -376,6 +408,7 @@ class ReportWorker {
       {
         const std::lock_guard<std::mutex> lock(mu_);
         if (failed) failed_.push_back(s);
+        pending_tasks_ -= s->run.launch.graph.num_tasks();
         running_ = nullptr;
         cv_.notify_all();
       }
@@ -387,6 +420,8 @@ class ReportWorker {
   std::deque<std::shared_ptr<SimTicket::State>> queue_;
   std::shared_ptr<SimTicket::State> running_;
   std::vector<std::shared_ptr<SimTicket::State>> failed_;
+  ReportQueueLimits limits_;
+  std::uint64_t pending_tasks_ = 0;         // tasks of the queued and running runs
   std::atomic<pid_t> tid_{0};               // the worker thread's id, once it runs
   std::atomic<int> waiters_{0};             // threads in wait_idle() or SimTicket::wait()
   std::unique_lock<std::mutex> fork_lock_;  // mu_, held from before_fork until after it
@@ -460,6 +495,17 @@ void execute_in_dependency_order(const Launch& l, TaskExecutor& executor) {
 }
 
 void wait_submitted_sims() { ReportWorker::get().wait_idle(); }
+
+void set_report_queue_limits(const ReportQueueLimits& limits) {
+  if (limits.max_runs < 1 || limits.max_tasks < 1) {
+    throw ConfigError("report queue limits: max_runs " + std::to_string(limits.max_runs) +
+                      ", max_tasks " + std::to_string(limits.max_tasks) +
+                      "; both must be at least 1");
+  }
+  ReportWorker::get().set_limits(limits);
+}
+
+ReportQueueLimits report_queue_limits() { return ReportWorker::get().limits(); }
 
 std::vector<std::string> take_unobserved_sim_failures() {
   return ReportWorker::get().take_unobserved_failures();

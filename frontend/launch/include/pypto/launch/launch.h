@@ -142,6 +142,22 @@ SimTicket submit_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& t
                      const sim::ChipConfig& chip, const std::string& report_dir,
                      const sim::ReportOptions& report = {});
 
+// How much the report worker may hold: a pending run keeps its whole launch (graph, task
+// programs) until it is timed, and a loop that calls a large cached kernel faster than the
+// worker times it (the worker idles while the machine is busy) would otherwise grow without
+// limit. submit_sim() waits, as SimTicket::wait() does, while the queued and running runs
+// reach either limit; a single run larger than max_tasks is taken when nothing is pending.
+struct ReportQueueLimits {
+  // A pending run holds ~3 KiB a task (a 1024-task add: 300 calls left unbounded behind a
+  // busy machine's idle worker grew the process by 816 MiB), a one-task run a few KiB; so
+  // the defaults keep the queue near 200 MiB at most.
+  std::size_t max_runs = 4096;
+  std::uint64_t max_tasks = 1 << 16;  // tasks of all pending runs together
+};
+// Contract: affects later submissions only; both fields must be >= 1 (ConfigError if not).
+void set_report_queue_limits(const ReportQueueLimits& limits);
+ReportQueueLimits report_queue_limits();
+
 // Blocks until every submitted run is done (their results and errors stay with their
 // tickets), polling interrupt_requested() as SimTicket::wait() does.
 void wait_submitted_sims();
