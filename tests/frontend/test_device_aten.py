@@ -520,3 +520,53 @@ def test_matmul_tf32_trans_mode_matches_sim(mode):
     # zeros, so the accumulation order cannot differ and the TF32 rounding shows bit for bit.
     assert_same(o, s)
     assert not torch.equal(o[6:], a[6:, :1] * b[:1])  # the rounding took effect
+
+
+# ---- device availability: ATen's own answer, one clear message when a device is missing -----
+
+def test_device_supported_is_whether_aten_allocates_there():
+    import pypto._C as native
+    assert native.device_supported("cpu")
+    assert native.device_supported("cuda") == torch.cuda.is_available()
+    has_npu = False
+    try:
+        import torch_npu  # noqa: F401
+        has_npu = torch.npu.is_available()
+    except Exception:
+        pass
+    assert native.device_supported("npu") == has_npu
+    for bogus in ("meta", "xyz", "", "cuda:x"):  # meta tensors have no memory to run on
+        assert not native.device_supported(bogus)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the cuda device is present")
+def test_missing_device_named_in_one_message():
+    for dev, hint in (("npu", "import torch_npu first"), ("cuda", "a CUDA build of torch")):
+        if dev == "npu" and pypto._C.device_supported("npu"):
+            continue
+        with pytest.raises(pypto.PyptoNotImplementedError) as e:
+            pypto.backends.DeviceBackend(dev).run(None, [], {}, {})
+        msg = str(e.value)
+        assert f"cannot allocate a tensor on '{dev}'" in msg and hint in msg
+        assert "RunMode.SIM" in msg
+    with pytest.raises(pypto.PyptoValueError, match="'xpu9' is not a torch device"):
+        pypto.backends.DeviceBackend("xpu9")
+
+
+def test_npu_backend_names_the_missing_npu_device(monkeypatch):
+    """CANN and torch_npu present with a visible NPU, but ATen in this process (pypto._C's
+    libtorch) has no npu device: the message says so and what to do (no 'not implemented')."""
+    import sys
+    import types
+    if pypto._C.device_supported("npu"):
+        pytest.skip("this process has the npu device")
+    monkeypatch.setenv("ASCEND_HOME_PATH", "/usr/local/Ascend")
+    fake = types.ModuleType("torch_npu")
+    fake.npu = types.SimpleNamespace(device_count=lambda: 1)
+    monkeypatch.setitem(sys.modules, "torch_npu", fake)
+    with pytest.raises(pypto.PyptoNotImplementedError) as e:
+        _backend.NpuBackend().run(None, [], {}, {})
+    msg = str(e.value)
+    assert "ATen in this process has no 'npu' device" in msg
+    assert "rebuild pypto._C" in msg and "RunMode.SIM" in msg
+    assert "not implemented" not in msg

@@ -251,9 +251,11 @@ AtenExecutor::AtenExecutor(const GlobalMemory& buffers, std::uint64_t workspace_
 AtenExecutor::~AtenExecutor() = default;
 
 bool AtenExecutor::device_available(const std::string& device) {
-  // The question is whether ATen in this process can allocate there: a device type ATen
-  // parses (cpu, cuda, or one an extension registered, e.g. torch_npu's npu) with a backend
-  // that allocates. The answer does not change within a process, so it is asked once.
+  // The question is whether ATen in this process can allocate there: a device string ATen
+  // parses (cpu, cuda, or the type an extension registered, e.g. torch_npu's npu) with a
+  // backend that allocates memory. The answer does not change within a process (an
+  // extension registers its device when it is imported, before a kernel runs), so each
+  // string is asked once.
   static std::mutex mu;
   static std::map<std::string, bool> known;
   const std::lock_guard<std::mutex> lock(mu);
@@ -263,7 +265,8 @@ bool AtenExecutor::device_available(const std::string& device) {
   try {
     const at::Device d(device);
     const c10::InferenceMode no_autograd;
-    ok = at::empty({1}, at::TensorOptions().dtype(at::kFloat).device(d)).defined();
+    // A tensor with memory: "meta" allocates tensors without any, which no task can use.
+    ok = at::empty({1}, at::TensorOptions().dtype(at::kFloat).device(d)).data_ptr() != nullptr;
   } catch (const std::exception&) {
     ok = false;
   }
