@@ -49,6 +49,13 @@ CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp
 and fp16 relu (torch 1.13 has no CPU kernel for it; relu only selects, so going through fp32
 gives the same bits);
 it shows which environment cases pass once the host torch behaves as the board's.
+
+``--backend aten`` (or ``tile``) runs every kernel on the hardware backend instead of the
+simulator: the sitecustomize shim registers ``pypto.backends.DeviceBackend("cpu", <executor>)``
+for both run modes (``register_backend(..., replace=True)``), so each call dispatches its
+compiled tasks on the wall-clock runtime's host threads and executes their tile ops with the
+ATen executor (or the tile executor). Cases that read the simulator's own reports (the
+cost-model examples reading ``./output``) have no such reports on the device backend.
 """
 
 from __future__ import annotations
@@ -310,6 +317,17 @@ for _owner, _fn in ((_torch, "relu"), (_torch.Tensor, "relu"), (_torch.nn.functi
     setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), (_torch.float16,), 1))
 """
 
+_BACKEND_SHIM = """# written by tools/pypto_examples.py --backend {executor}
+try:
+    import pypto as _pypto
+    from pypto import _backend as _pypto_backend
+    _dev = _pypto.backends.DeviceBackend("cpu", {executor!r})
+    for _mode in (_pypto.RunMode.SIM, _pypto.RunMode.NPU):
+        _pypto_backend.register_backend(_mode, _dev, replace=True)
+except ImportError:  # a case that runs without pypto
+    pass
+"""
+
 # Host code written for the board's torch (torch_npu) hits what an older CPU torch lacks: a
 # dtype, a module (torch._dynamo: torch >= 2.0), a half-precision CPU kernel (fp16 matmul).
 _ENV_ERRORS = [
@@ -432,6 +450,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "board's torch does: placeholders for dtypes it lacks (torch.uint16 "
                          "...), so host code that only names them runs, and fp16/bf16 matmuls "
                          "with fp32 accumulation (torch_npu's)")
+    ap.add_argument("--backend", choices=["sim", "aten", "tile"], default="sim",
+                    help="sim: the simulator (default); aten/tile: every kernel on "
+                         "DeviceBackend('cpu', <executor>) for both run modes")
     ap.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
     args = ap.parse_args(argv)
 
@@ -452,11 +473,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         env.pop("ASCEND_HOME_PATH", None)  # SIM is the default without CANN
         if args.mode == "checked":
             env["TILE_FWK_DEVICE_ID"] = "0"
-        if args.torch_dtype_shim:
+        shim_text = (_SHIM if args.torch_dtype_shim else "") + (
+            _BACKEND_SHIM.format(executor=args.backend) if args.backend != "sim" else "")
+        if shim_text:
             shim = os.path.join(work, "_shim")
             os.makedirs(shim)
             with open(os.path.join(shim, "sitecustomize.py"), "w", encoding="utf-8") as f:
-                f.write(_SHIM)
+                f.write(shim_text)
             env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (shim, env.get("PYTHONPATH", "")) if p)
         cases: List[Case] = []
@@ -467,16 +490,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                                 env, args.timeout)
         if args.filter:
             cases = [c for c in cases if args.filter in c.id]
-        print(f"{len(cases)} cases, {edits} device edits, mode {args.mode}, "
-              f"{args.jobs} jobs", file=sys.stderr)
+        print(f"{len(cases)} cases, {edits} device edits, mode {args.mode}, backend "
+              f"{args.backend}, {args.jobs} jobs", file=sys.stderr)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             list(pool.map(lambda c: run_case(c, args.python, env, args.timeout), cases))
         summary = summarize(cases)
         print_table(cases, summary, args.verbose)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:
-                json.dump({"summary": summary, "mode": args.mode,
-                       "torch_dtype_shim": args.torch_dtype_shim,
+                json.dump({"summary": summary, "mode": args.mode, "backend": args.backend,
+                           "torch_dtype_shim": args.torch_dtype_shim,
                            "cases": [asdict(c) for c in cases]}, f, indent=1)
         bad = summary["crash"] + summary["timeout"]
         return 0 if bad == 0 else 1

@@ -226,8 +226,12 @@ class DeviceBackend(Backend):
             raise PyptoNotImplementedError(
                 f"{self!r}: executing tasks as {self.device} operations needs the ATen "
                 f"executor on a torch that has the {self.device} device, which this process "
-                "lacks (ATen here knows no such device); use "
-                "runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
+                f"lacks (ATen here cannot allocate a tensor on '{self.device}'"
+                + ("; import torch_npu first, with pypto._C built against the torch it "
+                   "extends" if self.device == "npu" else
+                   "; that needs a CUDA build of torch" if self.device == "cuda" else "")
+                + "); use runtime_options={'run_mode': pypto.RunMode.SIM} to run on the "
+                "simulator")
         raw = run_device(compiled, tensors, dict(bindings), _plain(options), self.device,
                          self.executor)
         log = logging.getLogger("pypto")
@@ -242,7 +246,9 @@ class DeviceBackend(Backend):
 class NpuBackend(Backend):
     """run_mode=NPU by default: an Ascend device through CANN and torch_npu.
 
-    Without CANN (``ASCEND_HOME_PATH``), ``torch_npu`` or a visible NPU the first call fails
+    With them, the call runs as ``DeviceBackend("npu")``: the ATen executor runs each task's
+    tile ops on torch_npu's device. Without CANN (``ASCEND_HOME_PATH``), ``torch_npu``, a
+    visible NPU, or an ATen in this process that has the ``npu`` device, the first call fails
     with one message naming what is missing and suggesting SIM; it never falls back to
     another device (select :class:`DeviceBackend` explicitly for that).
     """
@@ -279,14 +285,22 @@ class NpuBackend(Backend):
             raise PyptoNotImplementedError(
                 "NPU execution needs the compiled pypto._C module; build it with tools/setup.sh")
         supported = getattr(native, "device_supported", None)
+        executors = getattr(native, "device_executors", lambda: ["tile"])()
         if getattr(native, "run_device", None) is None or supported is None or \
-                not supported("npu"):
-            # No build of this version executes tile ops on the NPU, so rebuilding cannot help.
+                "aten" not in executors:
             raise PyptoNotImplementedError(
-                "run_mode=NPU: the NPU launch path is not implemented in this version of "
-                "pypto-sim (the runtime runs on real threads, but the ATen executor that runs "
-                "tile ops on the NPU is not built); use "
+                "run_mode=NPU: this build of pypto._C has no ATen executor (it was built "
+                "without libtorch), which is what runs tile ops on the NPU; rebuild with "
+                "tools/setup.sh against the torch that torch_npu extends, or use "
                 "runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
+        if not supported("npu"):
+            raise PyptoNotImplementedError(
+                "run_mode=NPU: ATen in this process has no 'npu' device: torch_npu is "
+                "imported, but the libtorch pypto._C was built against does not have the "
+                "device torch_npu registered (pypto._C links a different torch than the one "
+                "torch_npu extends); rebuild pypto._C with tools/setup.sh against that torch, "
+                "or use runtime_options={'run_mode': pypto.RunMode.SIM} to run on the "
+                "simulator")
         return DeviceBackend("npu").run(compiled, tensors, bindings, options)
 
 

@@ -95,9 +95,9 @@ def test_npu_without_cann_points_to_sim(monkeypatch):
         _backend.NpuBackend().run(None, [], {}, {})
 
 
-def test_npu_launch_missing_says_not_implemented_not_rebuild(monkeypatch):
-    """CANN and torch_npu present, but this version has no NPU launch path: the message says
-    so (rebuilding cannot help) and points to SIM."""
+def test_npu_without_the_aten_executor_says_rebuild(monkeypatch):
+    """CANN and torch_npu present, but this build of pypto._C has no ATen executor (the part
+    that runs tile ops on the NPU): the message says so, how to rebuild, and points to SIM."""
     monkeypatch.setenv("ASCEND_HOME_PATH", "/usr/local/Ascend/ascend-toolkit/latest")
     fake = types.ModuleType("torch_npu")
     fake.npu = types.SimpleNamespace(device_count=lambda: 1)
@@ -106,6 +106,6 @@ def test_npu_launch_missing_says_not_implemented_not_rebuild(monkeypatch):
     with pytest.raises(pypto.PyptoNotImplementedError) as e:
         _backend.NpuBackend().run(None, [], {}, {})
     msg = str(e.value)
-    assert "the NPU launch path is not implemented in this version of pypto-sim" in msg
-    assert "RunMode.SIM" in msg
-    assert "rebuild" not in msg and "setup.sh" not in msg
+    assert "this build of pypto._C has no ATen executor" in msg
+    assert "tools/setup.sh" in msg and "RunMode.SIM" in msg
+    assert "not implemented" not in msg

@@ -191,3 +191,26 @@ def test_torch_dtype_shim(tool, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "ok"
+
+
+BACKEND_CHECK = """
+import torch
+import pypto
+from pypto import _backend
+for mode in (pypto.RunMode.SIM, pypto.RunMode.NPU):
+    b = _backend.get_backend(mode)
+    assert isinstance(b, pypto.backends.DeviceBackend), b
+    assert (b.device, b.executor) == ("cpu", "aten"), b
+print("ok")
+"""
+
+
+def test_backend_shim_registers_the_device_backend_for_both_run_modes(tool, tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(tool._BACKEND_SHIM.format(executor="aten"))
+    (tmp_path / "check.py").write_text(BACKEND_CHECK)
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    p = subprocess.run([sys.executable, str(tmp_path / "check.py")], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "ok"
