@@ -65,6 +65,37 @@ class TextOut {
         nlohmann::detail::to_chars(buf_.get() + size_, buf_.get() + kCapacity, v) - buf_.get());
     return *this;
   }
+  // Contract: writes the double `ns / 1e3` (a whole ns count in µs) exactly as d() would,
+  // without nlohmann's grisu2 (~450 instructions a number, the largest cost of trace.json).
+  // Below kExactNs (2^40 ns, 18 minutes) the double is the correctly rounded quotient, under
+  // 2^31, and its printed form is the decimal ns/1000 with trailing zeros stripped ("12.34",
+  // "0.005", ".0" when whole). Why: the double's rounding interval (one ulp, <= 2^-22 wide)
+  // holds no other decimal of <= 3 fractional digits, so ns/1000 is the shortest, and grisu2
+  // finds it whenever it lies inside grisu2's narrowed interval (boundaries moved in by 1 of
+  // its 64-bit units, its own computation errs by at most 1 more). It does: a boundary is an
+  // odd multiple of ulp/2 (ulp/4 below a power of two, which ns/1000 could only equal), and
+  // ns/1000 minus it has a numerator = 8 (mod 16) over 1000 * 2^(1-e), so it is at least
+  // ulp/250 away: 4+ of grisu2's units (an ulp is 2^11 * [0.5, 1) of them). Above 2^42 ns an
+  // ulp exceeds 0.001 and the digits differ (8859745821989.542 prints as ...543), hence the
+  // limit. test_trace_json compares the two paths over a wide sample.
+  TextOut& us_of_ns(std::uint64_t ns) {
+    if (ns >= kExactNs) return d(static_cast<double>(ns) / 1e3);
+    room_for_number();
+    char* p = std::to_chars(buf_.get() + size_, buf_.get() + kCapacity, ns / 1000).ptr;
+    *p++ = '.';
+    std::uint32_t frac = static_cast<std::uint32_t>(ns % 1000);
+    if (frac == 0) {
+      *p++ = '0';
+    } else {
+      p[0] = static_cast<char>('0' + frac / 100);
+      p[1] = static_cast<char>('0' + frac / 10 % 10);
+      p[2] = static_cast<char>('0' + frac % 10);
+      p += frac % 100 != 0 ? (frac % 10 != 0 ? 3 : 2) : 1;
+    }
+    size_ = static_cast<std::size_t>(p - buf_.get());
+    return *this;
+  }
+  static constexpr std::uint64_t kExactNs = std::uint64_t{1} << 40;
   // Contract: ends a record; flushes a full buffer and calls every_records when due.
   void end_record() {
     if (size_ >= kFlushBytes) flush();
