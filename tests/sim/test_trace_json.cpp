@@ -237,3 +237,33 @@ TEST_CASE("trace times in us print as nlohmann prints the double") {
                                    << rs.substr(at > 30 ? at - 30 : 0, 60));
   }
 }
+
+// trace.json's durations go through TextOut::d_memo: the same bytes as TextOut::d for a
+// stream of doubles that repeat (hits), collide in the memo (evictions) and span every
+// magnitude, sign and the non-finite ones (null).
+TEST_CASE("memoized doubles print as nlohmann prints them") {
+  std::vector<double> pool;
+  std::uint64_t x = 0x2545F4914F6CDD1Dull;
+  auto next = [&x] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t r = next();
+    double v;
+    std::memcpy(&v, &r, sizeof v);  // any bit pattern, NaNs and infinities included
+    pool.push_back(v);
+    pool.push_back(static_cast<double>(r % 100000000) / 1e3 - 1e-9 * double(r % 7));
+  }
+  pool.push_back(0.0);
+  pool.push_back(-0.0);
+  std::ostringstream memo, ref;
+  {
+    pypto::sim::report_detail::TextOut a(memo), b(ref);
+    for (int i = 0; i < 400000; ++i) {
+      const double v = pool[next() % (i < 200000 ? 64 : pool.size())];  // hot, then all
+      a.d_memo(v) << ',';
+      b.d(v) << ',';
+    }
+    a.flush();
+    b.flush();
+  }
+  CHECK(memo.str() == ref.str());
+}

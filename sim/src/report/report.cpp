@@ -54,7 +54,7 @@ void write_trace_dur_us(report_detail::TextOut& f, std::uint64_t start_ps, std::
   if (b >= a && d == static_cast<double>(b - a) / 1e3) {
     f.us_of_ns(b - a);
   } else {
-    f.d(d);
+    f.d_memo(d);
   }
 }
 // Round to a fixed number of decimals so printed ratios do not depend on the last bit.
