@@ -154,8 +154,13 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
   std::uint64_t line_no = 0;
   bool header = false;
   bool memory_checked = false;
-  std::uint64_t last_leaf = ~std::uint64_t{0};
-  std::uint32_t last_leaf_kernel = 0;
+  struct LeafKernel {
+    std::uint64_t leaf = 0;
+    std::uint32_t kernel = 0;
+    bool used = false;
+  };
+  constexpr std::size_t kLeafSlots = 256;
+  std::vector<LeafKernel> leaf_kernels(kLeafSlots);
   const std::uint64_t file_bytes = input_file_size(path);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
@@ -249,10 +254,11 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
       const std::string_view f = cols[c];
       std::int64_t s = 0;
       std::uint64_t u = 0;
-      const auto rs = std::from_chars(f.data(), f.data() + f.size(), s);
-      const auto ru = std::from_chars(f.data(), f.data() + f.size(), u);
-      const bool ok = !f.empty() && ((rs.ec == std::errc() && rs.ptr == f.data() + f.size()) ||
-                                     (ru.ec == std::errc() && ru.ptr == f.data() + f.size()));
+      const char* end = f.data() + f.size();
+      auto whole = [end](std::from_chars_result r) { return r.ec == std::errc() && r.ptr == end; };
+      // The unsigned reading only when the signed one fails (a value above 2^63).
+      const bool ok = !f.empty() && (whole(std::from_chars(f.data(), end, s)) ||
+                                     whole(std::from_chars(f.data(), end, u)));
       if (!ok) {
         throw TraceError(where() + ": column " + column_name(c) + ": expected an integer, got \"" +
                          std::string(f) + "\"");
@@ -285,11 +291,11 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
     }
     t.core_type = *core;
     t.root = topo.dense_root(t.device_task_seq, root_index);
-    if (leaf != last_leaf) {
-      last_leaf_kernel = topo.kernel("leaf" + std::to_string(leaf));
-      last_leaf = leaf;
-    }
-    t.kernel = last_leaf_kernel;
+    // Consecutive lines alternate between a few leaves: a kernel index per leaf is looked up
+    // by number (kernel_index gives a name the same index every time), not built as a name.
+    LeafKernel& lk = leaf_kernels[leaf % kLeafSlots];
+    if (!lk.used || lk.leaf != leaf) lk = {leaf, topo.kernel("leaf" + std::to_string(leaf)), true};
+    t.kernel = lk.kernel;
     t.recorded_ns = sched::kNoRecord;
     const std::uint32_t earlier = topo.add(t, true, line_no);
     if (earlier != IdIndex<std::uint32_t>::kAbsent) {
