@@ -43,19 +43,11 @@ double trace_dur_us(std::uint64_t start_ps, std::uint64_t end_ps) {
     d = std::nextafter(d, b);
   return d;
 }
-// Writers print these through TextOut::us_of_ns where the double is a whole ns count / 1e3
-// (the same bytes as TextOut::d, without its grisu2).
+// The same bytes as TextOut::d of trace_us / trace_dur_us, without nlohmann's grisu2: a time
+// from its whole ns count, a dur from the memo of the doubles written before.
 void write_trace_us(report_detail::TextOut& f, std::uint64_t ps) { f.us_of_ns(to_ns(ps)); }
 void write_trace_dur_us(report_detail::TextOut& f, std::uint64_t start_ps, std::uint64_t end_ps) {
-  const double d = trace_dur_us(start_ps, end_ps);
-  // dur is end - start in ns whenever the adjustment left that double (short spans early in
-  // the run); otherwise the adjusted double.
-  const std::uint64_t a = to_ns(start_ps), b = to_ns(end_ps);
-  if (b >= a && d == static_cast<double>(b - a) / 1e3) {
-    f.us_of_ns(b - a);
-  } else {
-    f.d_memo(d);
-  }
+  f.d_memo(trace_dur_us(start_ps, end_ps));
 }
 // Round to a fixed number of decimals so printed ratios do not depend on the last bit.
 double round_to(double v, int digits) {
