@@ -3,14 +3,17 @@
 // (cat, pid, tid, ts) so that Chrome DevTools binds the arrows, times are whole ns, and
 // back-to-back slices meet exactly when ts + dur is added in doubles. What is left out is
 // said (trace_notes). tools/check_viewers.sh runs the real viewers on the same output.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <tuple>
 
+#include "../../sim/src/report/text_out.h"
 #include "../common/temp_dir.h"
 #include "graph_helpers.h"
 #include "pypto/model/config_loader.h"
@@ -197,4 +200,70 @@ TEST_CASE("topo.json and aicpu.data have the shapes PyPTO's profiling tools read
     }
   }
   CHECK(tasks == 4);
+}
+
+// trace.json's times skip grisu2 (TextOut::us_of_ns); they must print the bytes TextOut::d
+// gives for the same double: every ns count below 2^20, and spread samples (each binary
+// exponent, random and round values) up to the fast path's end at 2^40, and past it.
+TEST_CASE("trace times in us print as nlohmann prints the double") {
+  std::vector<std::uint64_t> ns;
+  for (std::uint64_t k = 0; k < (1u << 20); ++k) ns.push_back(k);
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int e = 20; e <= 56; ++e) {
+    const std::uint64_t lo = std::uint64_t{1} << e;
+    for (int i = 0; i < 20000; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+      const std::uint64_t v = lo + x % lo;
+      ns.push_back(v);
+      ns.push_back(v - v % 1000);  // whole µs
+      ns.push_back(v - v % 10);    // trailing zeros of the fraction
+    }
+  }
+  std::ostringstream fast, ref;
+  {
+    pypto::sim::report_detail::TextOut a(fast), b(ref);
+    for (const std::uint64_t v : ns) {
+      a.us_of_ns(v) << ',';
+      b.d(static_cast<double>(v) / 1e3) << ',';
+    }
+    a.flush();
+    b.flush();
+  }
+  const std::string fs = fast.str(), rs = ref.str();
+  if (fs != rs) {
+    const std::size_t at = static_cast<std::size_t>(
+        std::mismatch(fs.begin(), fs.end(), rs.begin(), rs.end()).first - fs.begin());
+    FAIL("first difference near: " << fs.substr(at > 30 ? at - 30 : 0, 60) << " vs "
+                                   << rs.substr(at > 30 ? at - 30 : 0, 60));
+  }
+}
+
+// trace.json's durations go through TextOut::d_memo: the same bytes as TextOut::d for a
+// stream of doubles that repeat (hits), collide in the memo (evictions) and span every
+// magnitude, sign and the non-finite ones (null).
+TEST_CASE("memoized doubles print as nlohmann prints them") {
+  std::vector<double> pool;
+  std::uint64_t x = 0x2545F4914F6CDD1Dull;
+  auto next = [&x] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t r = next();
+    double v;
+    std::memcpy(&v, &r, sizeof v);  // any bit pattern, NaNs and infinities included
+    pool.push_back(v);
+    pool.push_back(static_cast<double>(r % 100000000) / 1e3 - 1e-9 * double(r % 7));
+  }
+  pool.push_back(0.0);
+  pool.push_back(-0.0);
+  std::ostringstream memo, ref;
+  {
+    pypto::sim::report_detail::TextOut a(memo), b(ref);
+    for (int i = 0; i < 400000; ++i) {
+      const double v = pool[next() % (i < 200000 ? 64 : pool.size())];  // hot, then all
+      a.d_memo(v) << ',';
+      b.d(v) << ',';
+    }
+    a.flush();
+    b.flush();
+  }
+  CHECK(memo.str() == ref.str());
 }

@@ -43,6 +43,12 @@ double trace_dur_us(std::uint64_t start_ps, std::uint64_t end_ps) {
     d = std::nextafter(d, b);
   return d;
 }
+// The same bytes as TextOut::d of trace_us / trace_dur_us, without nlohmann's grisu2: a time
+// from its whole ns count, a dur from the memo of the doubles written before.
+void write_trace_us(report_detail::TextOut& f, std::uint64_t ps) { f.us_of_ns(to_ns(ps)); }
+void write_trace_dur_us(report_detail::TextOut& f, std::uint64_t start_ps, std::uint64_t end_ps) {
+  f.d_memo(trace_dur_us(start_ps, end_ps));
+}
 // Round to a fixed number of decimals so printed ratios do not depend on the last bit.
 double round_to(double v, int digits) {
   const double f = std::pow(10.0, digits);
@@ -275,8 +281,10 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
     sep();
     f << "{\"ph\":\"X\",\"cat\":\"task\",\"pid\":1,\"tid\":";
     f.u(tl.core[t]) << ",\"name\":" << json_kernel_of(kernels, g, t) << ",\"ts\":";
-    f.d(trace_us(tl.start_ps[t])) << ",\"dur\":";
-    f.d(trace_dur_us(tl.start_ps[t], tl.end_ps[t])) << ",\"args\":{\"taskId\":";
+    write_trace_us(f, tl.start_ps[t]);
+    f << ",\"dur\":";
+    write_trace_dur_us(f, tl.start_ps[t], tl.end_ps[t]);
+    f << ",\"args\":{\"taskId\":";
     f.u(g.orig_id[t]) << ",\"seqNo\":";
     f.u(d.seq_no) << ",\"root\":";
     f.u(g.root[t]) << "}}";
@@ -294,13 +302,15 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
       f << "{\"ph\":\"s\",\"pid\":1,\"tid\":";
       f.u(tl.core[t]) << ",\"name\":\"dep\",\"cat\":\"task\",\"id\":";
       f.u(flows) << ",\"ts\":";
-      f.d(trace_us(tl.start_ps[t])) << '}';
+      write_trace_us(f, tl.start_ps[t]);
+      f << '}';
       f.end_record();
       sep();
       f << "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":";
       f.u(tl.core[s]) << ",\"name\":\"dep\",\"cat\":\"task\",\"id\":";
       f.u(flows) << ",\"ts\":";
-      f.d(trace_us(tl.start_ps[s])) << '}';
+      write_trace_us(f, tl.start_ps[s]);
+      f << '}';
       f.end_record();
     }
   }
@@ -311,8 +321,10 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
     f << "{\"ph\":\"X\",\"cat\":\"aicpu\",\"pid\":2,\"tid\":";
     f.u(a.thread) << ",\"name\":" << (control ? "\"build device task\"" : "\"poll round\"")
                   << ",\"ts\":";
-    f.d(trace_us(a.start_ps)) << ",\"dur\":";
-    f.d(trace_dur_us(a.start_ps, a.end_ps)) << ",\"args\":{\"completions\":";
+    write_trace_us(f, a.start_ps);
+    f << ",\"dur\":";
+    write_trace_dur_us(f, a.start_ps, a.end_ps);
+    f << ",\"args\":{\"completions\":";
     f.u(a.completions) << ",\"dispatches\":";
     f.u(a.dispatches) << "}}";
     f.end_record();
@@ -320,7 +332,8 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
   for (const auto& d : tl.depth) {
     sep();
     f << "{\"ph\":\"C\",\"cat\":\"aicpu\",\"pid\":2,\"name\":\"ready queue\",\"ts\":";
-    f.d(trace_us(d.time_ps)) << ",\"args\":{\"AIC\":";
+    write_trace_us(f, d.time_ps);
+    f << ",\"args\":{\"AIC\":";
     f.u(d.aic) << ",\"AIV\":";
     f.u(d.aiv) << "}}";
     f.end_record();

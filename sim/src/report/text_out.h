@@ -33,7 +33,9 @@ class TextOut {
   TextOut(const TextOut&) = delete;
   TextOut& operator=(const TextOut&) = delete;
 
-  TextOut& operator<<(std::string_view s) {
+  // Always inlined: most arguments are literals, whose length and copy then fold into a few
+  // moves (a call cost ~37 instructions and a strlen).
+  __attribute__((always_inline)) TextOut& operator<<(std::string_view s) {
     if (s.size() > kCapacity - size_) {
       flush();
       if (s.size() > kCapacity) {  // longer than the whole buffer: straight to the stream
@@ -45,7 +47,7 @@ class TextOut {
     size_ += s.size();
     return *this;
   }
-  TextOut& operator<<(char c) {
+  __attribute__((always_inline)) TextOut& operator<<(char c) {
     if (size_ == kCapacity) flush();
     buf_[size_++] = c;
     return *this;
@@ -65,6 +67,62 @@ class TextOut {
         nlohmann::detail::to_chars(buf_.get() + size_, buf_.get() + kCapacity, v) - buf_.get());
     return *this;
   }
+  // Contract: writes d(v) from a memo of the doubles written before. trace.json's durations
+  // are few distinct doubles, each written many times (a slice's dur is its length in µs
+  // moved by a few ulps of its start, so each length gives a handful of doubles): a hit costs
+  // a hash and a 24-byte copy instead of grisu2.
+  TextOut& d_memo(double v) {
+    if (!memo_) memo_.reset(new MemoSlot[kMemoSlots]());  // len 0: empty
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    MemoSlot& slot = memo_[(bits * 0x9E3779B97F4A7C15ull) >> (64 - kMemoBits)];
+    room_for_number();
+    char* at = buf_.get() + size_;
+    if (slot.len != 0 && slot.bits == bits) {
+      std::memcpy(at, slot.text, sizeof slot.text);  // room_for_number left the room
+      size_ += slot.len;
+      return *this;
+    }
+    d(v);
+    const std::size_t len = static_cast<std::size_t>(buf_.get() + size_ - at);
+    if (len <= sizeof slot.text) {
+      slot.bits = bits;
+      slot.len = static_cast<std::uint8_t>(len);
+      std::memcpy(slot.text, at, len);
+    }
+    return *this;
+  }
+  // Contract: writes the double `ns / 1e3` (a whole ns count in µs) exactly as d() would,
+  // without nlohmann's grisu2 (~450 instructions a number, the largest cost of trace.json).
+  // Below kExactNs (2^40 ns, 18 minutes) the double is the correctly rounded quotient, under
+  // 2^31, and its printed form is the decimal ns/1000 with trailing zeros stripped ("12.34",
+  // "0.005", ".0" when whole). Why: the double's rounding interval (one ulp, <= 2^-22 wide)
+  // holds no other decimal of <= 3 fractional digits, so ns/1000 is the shortest, and grisu2
+  // finds it whenever it lies inside grisu2's narrowed interval (boundaries moved in by 1 of
+  // its 64-bit units, its own computation errs by at most 1 more). It does: a boundary is an
+  // odd multiple of ulp/2 (ulp/4 below a power of two, which ns/1000 could only equal), and
+  // ns/1000 minus it has a numerator = 8 (mod 16) over 1000 * 2^(1-e), so it is at least
+  // ulp/250 away: 4+ of grisu2's units (an ulp is 2^11 * [0.5, 1) of them). Above 2^42 ns an
+  // ulp exceeds 0.001 and the digits differ (8859745821989.542 prints as ...543), hence the
+  // limit. test_trace_json compares the two paths over a wide sample.
+  TextOut& us_of_ns(std::uint64_t ns) {
+    if (ns >= kExactNs) return d(static_cast<double>(ns) / 1e3);
+    room_for_number();
+    char* p = std::to_chars(buf_.get() + size_, buf_.get() + kCapacity, ns / 1000).ptr;
+    *p++ = '.';
+    std::uint32_t frac = static_cast<std::uint32_t>(ns % 1000);
+    if (frac == 0) {
+      *p++ = '0';
+    } else {
+      p[0] = static_cast<char>('0' + frac / 100);
+      p[1] = static_cast<char>('0' + frac / 10 % 10);
+      p[2] = static_cast<char>('0' + frac % 10);
+      p += frac % 100 != 0 ? (frac % 10 != 0 ? 3 : 2) : 1;
+    }
+    size_ = static_cast<std::size_t>(p - buf_.get());
+    return *this;
+  }
+  static constexpr std::uint64_t kExactNs = std::uint64_t{1} << 40;
   // Contract: ends a record; flushes a full buffer and calls every_records when due.
   void end_record() {
     if (size_ >= kFlushBytes) flush();
@@ -88,12 +146,21 @@ class TextOut {
     if (kCapacity - size_ < kNumberBytes) flush();
   }
 
+  struct MemoSlot {
+    std::uint64_t bits;
+    std::uint8_t len;
+    char text[24];  // nlohmann's longest double ("-1.2345678901234567e-308")
+  };
+  static constexpr int kMemoBits = 12;
+  static constexpr std::size_t kMemoSlots = std::size_t{1} << kMemoBits;
+
   std::ostream& os_;
   std::function<void()> every_records_;
   std::unique_ptr<char[]> buf_;  // kCapacity bytes; a std::string's append of two pointers
                                  // goes through its generic _M_replace (~70 instructions)
   std::size_t size_ = 0;
   std::uint64_t records_ = 0;
+  std::unique_ptr<MemoSlot[]> memo_;  // d_memo's, made on first use (160 KiB)
 };
 
 }  // namespace pypto::sim::report_detail

@@ -6,12 +6,17 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -149,8 +154,13 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
   std::uint64_t line_no = 0;
   bool header = false;
   bool memory_checked = false;
-  std::uint64_t last_leaf = ~std::uint64_t{0};
-  std::uint32_t last_leaf_kernel = 0;
+  struct LeafKernel {
+    std::uint64_t leaf = 0;
+    std::uint32_t kernel = 0;
+    bool used = false;
+  };
+  constexpr std::size_t kLeafSlots = 256;
+  std::vector<LeafKernel> leaf_kernels(kLeafSlots);
   const std::uint64_t file_bytes = input_file_size(path);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
@@ -244,10 +254,11 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
       const std::string_view f = cols[c];
       std::int64_t s = 0;
       std::uint64_t u = 0;
-      const auto rs = std::from_chars(f.data(), f.data() + f.size(), s);
-      const auto ru = std::from_chars(f.data(), f.data() + f.size(), u);
-      const bool ok = !f.empty() && ((rs.ec == std::errc() && rs.ptr == f.data() + f.size()) ||
-                                     (ru.ec == std::errc() && ru.ptr == f.data() + f.size()));
+      const char* end = f.data() + f.size();
+      auto whole = [end](std::from_chars_result r) { return r.ec == std::errc() && r.ptr == end; };
+      // The unsigned reading only when the signed one fails (a value above 2^63).
+      const bool ok = !f.empty() && (whole(std::from_chars(f.data(), end, s)) ||
+                                     whole(std::from_chars(f.data(), end, u)));
       if (!ok) {
         throw TraceError(where() + ": column " + column_name(c) + ": expected an integer, got \"" +
                          std::string(f) + "\"");
@@ -280,11 +291,11 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
     }
     t.core_type = *core;
     t.root = topo.dense_root(t.device_task_seq, root_index);
-    if (leaf != last_leaf) {
-      last_leaf_kernel = topo.kernel("leaf" + std::to_string(leaf));
-      last_leaf = leaf;
-    }
-    t.kernel = last_leaf_kernel;
+    // Consecutive lines alternate between a few leaves: a kernel index per leaf is looked up
+    // by number (kernel_index gives a name the same index every time), not built as a name.
+    LeafKernel& lk = leaf_kernels[leaf % kLeafSlots];
+    if (!lk.used || lk.leaf != leaf) lk = {leaf, topo.kernel("leaf" + std::to_string(leaf)), true};
+    t.kernel = lk.kernel;
     t.recorded_ns = sched::kNoRecord;
     const std::uint32_t earlier = topo.add(t, true, line_no);
     if (earlier != IdIndex<std::uint32_t>::kAbsent) {
@@ -327,12 +338,13 @@ void read_topo_json(const std::string& path, Topology& topo) {
   std::uint64_t i = 0;
   bool memory_checked = false;
   while (js.next_element(first)) {
-    std::string where = path + ": record " + std::to_string(i);
+    // Messages only: one string per record cost about a fifth of the reader.
+    auto where = [&] { return path + ": record " + std::to_string(i); };
     const K kind = js.peek_kind();
     if (kind != K::kObject) {
-      if (kind == K::kArray) js.semantic_error(where + ": expected an object, got an array");
+      if (kind == K::kArray) js.semantic_error(where() + ": expected an object, got an array");
       js.read_scalar(tmp);
-      js.semantic_error(where + ": expected an object, got " + brief(tmp));
+      js.semantic_error(where() + ": expected an object, got " + brief(tmp));
     }
     task_id.kind = func.kind = core.kind = K::kNone;
     succ_kind = K::kNone;
@@ -358,13 +370,13 @@ void read_topo_json(const std::string& path, Topology& topo) {
           break;
       }
     }
-    if (!seen.repeated.empty()) js.semantic_error(where + seen.message());
+    if (!seen.repeated.empty()) js.semantic_error(where() + seen.message());
     std::uint64_t id = 0;
     std::string msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &id);
-    if (!msg.empty()) js.semantic_error(where + ": " + msg);
-    where += " (taskId " + std::to_string(id) + ")";
+    if (!msg.empty()) js.semantic_error(where() + ": " + msg);
+    auto where_id = [&] { return where() + " (taskId " + std::to_string(id) + ")"; };
     msg = check_string(func, "funcName");
-    if (!msg.empty()) js.semantic_error(where + ": " + msg);
+    if (!msg.empty()) js.semantic_error(where_id() + ": " + msg);
     sched::TaskGraphBuilder::Task t;
     t.orig_id = static_cast<std::uint32_t>(id);
     t.kernel = topo.kernel(func.s);
@@ -372,10 +384,11 @@ void read_topo_json(const std::string& path, Topology& topo) {
     t.core_type = CoreType::kHub;
     if (core.present()) {
       msg = check_string(core, "coreType");
-      if (!msg.empty()) js.semantic_error(where + ": " + msg);
+      if (!msg.empty()) js.semantic_error(where_id() + ": " + msg);
       const auto ct = sched::parse_core_type(core.s);
       if (!ct) {
-        js.semantic_error(where + ": expected \"coreType\" to be AIC, AIV, HUB or AICPU, got " +
+        js.semantic_error(where_id() +
+                          ": expected \"coreType\" to be AIC, AIV, HUB or AICPU, got " +
                           brief(core.view()));
       }
       t.core_type = *ct;
@@ -383,16 +396,16 @@ void read_topo_json(const std::string& path, Topology& topo) {
     }
     t.root = topo.dense_root(0, t.orig_id >> 20);
     t.recorded_ns = sched::kNoRecord;
-    if (succ_kind == K::kNone) js.semantic_error(where + ": missing \"successors\"");
+    if (succ_kind == K::kNone) js.semantic_error(where_id() + ": missing \"successors\"");
     if (succ_kind != K::kArray) {
-      js.semantic_error(where + ": expected \"successors\" to be an array of taskIds, got " +
+      js.semantic_error(where_id() + ": expected \"successors\" to be an array of taskIds, got " +
                         brief(succ_other.view()));
     }
-    if (!succ_bad.empty()) js.semantic_error(where + ": " + succ_bad);
+    if (!succ_bad.empty()) js.semantic_error(where_id() + ": " + succ_bad);
     const std::uint32_t earlier = topo.add(t, core_known, i);
     if (earlier != IdIndex<std::uint32_t>::kAbsent) {
-      js.semantic_error(where + ": taskId " + std::to_string(id) + " already appears in record " +
-                        std::to_string(earlier));
+      js.semantic_error(where_id() + ": taskId " + std::to_string(id) +
+                        " already appears in record " + std::to_string(earlier));
     }
     for (const std::uint32_t v : succ) topo.builder->add_successor(v);  // taskIds for now
     ++i;
@@ -437,20 +450,225 @@ RecField rec_field(std::string_view k) {
   return RecField::kOther;
 }
 
-// Joins tilefwk_L1_prof_data.json with the topology, streamed. A block's keys may come in
-// any order (its records are checked against its coreType), so its records are buffered
-// (24 bytes each, one block at a time) and checked when the block ends, in the DOM reader's
-// order: the block's keys, then its records.
+// One block of tilefwk_L1_prof_data.json as parsed, before it is joined. A block's keys may
+// come in any order (its records are checked against its coreType), so its records are
+// held (24 bytes each) and checked when the block is joined, in the DOM reader's order: the
+// block's keys, then its records.
+struct ProfBlock {
+  struct Rec {
+    std::uint32_t task_id = 0, seq = 0;
+    std::uint64_t start = 0, end = 0;
+  };
+  HeldScalar block_idx, core, tasks_other;
+  SeenKeys seen;
+  K tasks_kind = K::kNone;
+  std::vector<Rec> recs;
+  bool rec_bad = false;  // a record that fails its own checks; recs holds those before it
+  std::string rec_bad_msg;
+};
+
+// Parses the prof file on a thread of its own while the topology is read: until the join
+// the two files are independent, and the join needs the whole topology. Blocks wait in a
+// bounded queue; what ended the parse (a syntax error, the file missing, a block that is no
+// object) is rethrown by next() after the blocks before it, so every message and its order
+// are those of reading the two files one after the other.
+class ProfParser {
+ public:
+  explicit ProfParser(const std::string& prof_path)
+      : path_(prof_path), thread_([this] { run(); }) {}
+  ~ProfParser() { stop(); }
+  ProfParser(const ProfParser&) = delete;
+  ProfParser& operator=(const ProfParser&) = delete;
+
+  // Contract: the next block in file order into `out`, true; false after the last block;
+  // the error that ended the parse, rethrown, once the blocks before it are taken.
+  bool next(ProfBlock& out) {
+    std::unique_lock<std::mutex> lock(mu_);
+    ready_.wait(lock, [this] { return !queue_.empty() || done_; });
+    if (queue_.empty()) {
+      if (error_) std::rethrow_exception(error_);
+      return false;
+    }
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    queued_records_ -= out.recs.size();
+    room_.notify_one();
+    return true;
+  }
+  // Contract: stops the parse and joins the thread; true if it had read the whole file
+  // without a syntax error (JsonStream::semantic_error's question).
+  bool stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    room_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    return validated_;
+  }
+
+ private:
+  struct Stopped {};
+  // Parsed blocks ahead of the join at most (24 B each: 96 MiB), so that a 10M-task
+  // recording is not held twice; a block larger than that still goes alone.
+  static constexpr std::size_t kMaxQueuedRecords = std::size_t{1} << 22;
+
+  void run();
+  void read_block(JsonStream& js, ProfBlock& b);
+  void read_records(JsonStream& js, ProfBlock& b);
+  void push(ProfBlock&& b) {
+    std::unique_lock<std::mutex> lock(mu_);
+    room_.wait(lock, [&] {
+      return stop_ || queue_.empty() || queued_records_ + b.recs.size() <= kMaxQueuedRecords;
+    });
+    if (stop_) throw Stopped{};
+    queued_records_ += b.recs.size();
+    queue_.push_back(std::move(b));
+    ready_.notify_one();
+  }
+  bool stopping() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stop_;
+  }
+
+  const std::string& path_;
+  JsonStream::Scalar tmp_;
+  std::mutex mu_;
+  std::condition_variable ready_, room_;
+  std::deque<ProfBlock> queue_;
+  std::size_t queued_records_ = 0;
+  bool stop_ = false, done_ = false;
+  bool validated_ = false;  // written by the thread before done_, read after join
+  std::exception_ptr error_;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+void ProfParser::run() {
+  try {
+    JsonStream js(path_, "block");
+    if (js.peek_kind() != K::kArray) {
+      js.semantic_error(path_ + ": expected a JSON array of {blockIdx, coreType, tasks}");
+    }
+    js.begin_array();
+    bool first = true;
+    for (std::uint64_t block = 0; js.next_element(first); ++block) {
+      const K kind = js.peek_kind();
+      if (kind != K::kObject) {
+        HeldScalar v;
+        read_held(js, v, tmp_);
+        js.semantic_error(path_ + ": block " + std::to_string(block) +
+                          ": expected an object, got " + brief(v.view()));
+      }
+      ProfBlock b;
+      read_block(js, b);
+      push(std::move(b));
+    }
+    js.end_document();
+    validated_ = true;
+  } catch (const Stopped&) {
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mu_);
+    error_ = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  done_ = true;
+  ready_.notify_one();
+}
+
+void ProfParser::read_records(JsonStream& js, ProfBlock& b) {
+  b.recs.clear();
+  b.rec_bad = false;
+  js.begin_array();
+  bool first = true;
+  HeldScalar task_id, seq, start, end;
+  SeenKeys seen;
+  while (js.next_element(first)) {
+    const std::uint64_t r = b.recs.size();
+    if ((r & 0xFFFF) == 0xFFFF && stopping()) throw Stopped{};  // a huge block: stop promptly
+    const K kind = js.peek_kind();
+    if (kind != K::kObject) {
+      HeldScalar v;
+      read_held(js, v, tmp_);
+      if (!b.rec_bad) {
+        b.rec_bad = true;
+        b.rec_bad_msg =
+            ", record " + std::to_string(r) + ": expected an object, got " + brief(v.view());
+      }
+      continue;
+    }
+    task_id.kind = seq.kind = start.kind = end.kind = K::kNone;
+    seen.clear();
+    js.begin_object();
+    bool first_key = true;
+    std::string_view key;
+    while (js.next_key(first_key, key)) {
+      const RecField field = rec_field(key);
+      if (field != RecField::kOther) seen.add(static_cast<unsigned>(field), key);
+      switch (field) {
+        case RecField::kTaskId: read_held(js, task_id, tmp_); break;
+        case RecField::kSeqNo: read_held(js, seq, tmp_); break;
+        case RecField::kExecStart: read_held(js, start, tmp_); break;
+        case RecField::kExecEnd: read_held(js, end, tmp_); break;
+        case RecField::kOther: js.skip_value(); break;
+      }
+    }
+    if (b.rec_bad) continue;
+    ProfBlock::Rec rec;
+    std::uint64_t v = 0;
+    std::string msg = seen.repeated.empty() ? "" : seen.message().substr(2);
+    if (msg.empty()) msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &v);
+    rec.task_id = static_cast<std::uint32_t>(v);
+    if (msg.empty() && seq.present()) {
+      msg = check_uint(seq, "seqNo", 0xFFFFFFFFull, &v);
+      rec.seq = static_cast<std::uint32_t>(v);
+    }
+    if (msg.empty()) msg = check_uint(start, "execStart", ~0ull, &rec.start);
+    if (msg.empty()) msg = check_uint(end, "execEnd", ~0ull, &rec.end);
+    if (!msg.empty()) {
+      b.rec_bad = true;
+      b.rec_bad_msg = ", record " + std::to_string(r) + ": " + msg;
+      continue;
+    }
+    b.recs.push_back(rec);
+  }
+}
+
+void ProfParser::read_block(JsonStream& js, ProfBlock& b) {
+  js.begin_object();
+  bool first_key = true;
+  std::string_view key;
+  while (js.next_key(first_key, key)) {
+    const BlockField field = block_field(key);
+    if (field != BlockField::kOther) b.seen.add(static_cast<unsigned>(field), key);
+    switch (field) {
+      case BlockField::kBlockIdx: read_held(js, b.block_idx, tmp_); break;
+      case BlockField::kCoreType: read_held(js, b.core, tmp_); break;
+      case BlockField::kOther: js.skip_value(); break;
+      case BlockField::kTasks:
+        b.tasks_kind = js.peek_kind();
+        if (b.tasks_kind == K::kArray) {
+          read_records(js, b);
+        } else {
+          b.recs.clear();
+          b.rec_bad = false;
+          read_held(js, b.tasks_other, tmp_);
+        }
+        break;
+    }
+  }
+}
+
+// Joins the parsed prof blocks with the topology, in file order.
 class ProfJoin {
  public:
   ProfJoin(const std::string& path, const std::string& prof_path, Topology& topo,
-           const ChipConfig& chip, LoadedTrace& out)
+           const ChipConfig& chip, LoadedTrace& out, ProfParser& parser)
       : path_(path),
         prof_path_(prof_path),
         topo_(topo),
         out_(out),
         mhz_(chip.chip.board_clock_mhz),
-        js_(prof_path, "block") {}
+        parser_(parser) {}
 
   void run();
 
@@ -460,18 +678,17 @@ class ProfJoin {
   bool any_block_idx = false;
 
  private:
-  struct Rec {
-    std::uint32_t task_id = 0, seq = 0;
-    std::uint64_t start = 0, end = 0;
-  };
   struct Place {  // a record, for messages
     std::uint64_t block = 0, record = 0;
     bool has_block_idx = false;
     std::uint32_t block_idx = 0;
   };
-  void read_block();
-  void read_records();
-  void check_block();
+  void check_block(const ProfBlock& blk);
+  // JsonStream::semantic_error for the prof file: a syntax error anywhere in it goes first.
+  [[noreturn]] void semantic_error(const std::string& msg) {
+    if (!parser_.stop()) check_json_syntax(prof_path_, "block");
+    throw TraceError(msg);
+  }
   std::string block_where(std::uint64_t b, bool has_idx, std::uint32_t idx) const {
     std::string w = prof_path_ + ": block " + std::to_string(b);
     if (has_idx) w += " (blockIdx " + std::to_string(idx) + ")";
@@ -487,127 +704,33 @@ class ProfJoin {
   Topology& topo_;
   LoadedTrace& out_;
   const double mhz_;
-  JsonStream js_;
-  JsonStream::Scalar tmp_;
+  ProfParser& parser_;
   std::uint64_t block_ = 0;
-  HeldScalar block_idx_, core_, tasks_other_;
-  SeenKeys block_seen_;
-  K tasks_kind_ = K::kNone;
-  std::vector<Rec> recs_;
-  bool rec_bad_ = false;  // a record that fails its own checks; recs_ holds those before it
-  std::string rec_bad_msg_;
   std::vector<std::uint64_t> block_first_ord_;  // ordinal of each block's first record
   Place min_place_, max_place_;
 };
 
-void ProfJoin::read_records() {
-  recs_.clear();
-  rec_bad_ = false;
-  js_.begin_array();
-  bool first = true;
-  HeldScalar task_id, seq, start, end;
-  SeenKeys seen;
-  while (js_.next_element(first)) {
-    const std::uint64_t r = recs_.size();
-    const K kind = js_.peek_kind();
-    if (kind != K::kObject) {
-      HeldScalar v;
-      read_held(js_, v, tmp_);
-      if (!rec_bad_) {
-        rec_bad_ = true;
-        rec_bad_msg_ =
-            ", record " + std::to_string(r) + ": expected an object, got " + brief(v.view());
-      }
-      continue;
-    }
-    task_id.kind = seq.kind = start.kind = end.kind = K::kNone;
-    seen.clear();
-    js_.begin_object();
-    bool first_key = true;
-    std::string_view key;
-    while (js_.next_key(first_key, key)) {
-      const RecField field = rec_field(key);
-      if (field != RecField::kOther) seen.add(static_cast<unsigned>(field), key);
-      switch (field) {
-        case RecField::kTaskId: read_held(js_, task_id, tmp_); break;
-        case RecField::kSeqNo: read_held(js_, seq, tmp_); break;
-        case RecField::kExecStart: read_held(js_, start, tmp_); break;
-        case RecField::kExecEnd: read_held(js_, end, tmp_); break;
-        case RecField::kOther: js_.skip_value(); break;
-      }
-    }
-    if (rec_bad_) continue;
-    Rec rec;
-    std::uint64_t v = 0;
-    std::string msg = seen.repeated.empty() ? "" : seen.message().substr(2);
-    if (msg.empty()) msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &v);
-    rec.task_id = static_cast<std::uint32_t>(v);
-    if (msg.empty() && seq.present()) {
-      msg = check_uint(seq, "seqNo", 0xFFFFFFFFull, &v);
-      rec.seq = static_cast<std::uint32_t>(v);
-    }
-    if (msg.empty()) msg = check_uint(start, "execStart", ~0ull, &rec.start);
-    if (msg.empty()) msg = check_uint(end, "execEnd", ~0ull, &rec.end);
-    if (!msg.empty()) {
-      rec_bad_ = true;
-      rec_bad_msg_ = ", record " + std::to_string(r) + ": " + msg;
-      continue;
-    }
-    recs_.push_back(rec);
-  }
-}
-
-void ProfJoin::read_block() {
-  block_idx_.kind = core_.kind = K::kNone;
-  tasks_kind_ = K::kNone;
-  recs_.clear();
-  rec_bad_ = false;
-  js_.begin_object();
-  bool first_key = true;
-  std::string_view key;
-  block_seen_.clear();
-  while (js_.next_key(first_key, key)) {
-    const BlockField field = block_field(key);
-    if (field != BlockField::kOther) block_seen_.add(static_cast<unsigned>(field), key);
-    switch (field) {
-      case BlockField::kBlockIdx: read_held(js_, block_idx_, tmp_); break;
-      case BlockField::kCoreType: read_held(js_, core_, tmp_); break;
-      case BlockField::kOther: js_.skip_value(); break;
-      case BlockField::kTasks:
-        tasks_kind_ = js_.peek_kind();
-        if (tasks_kind_ == K::kArray) {
-          read_records();
-        } else {
-          recs_.clear();
-          rec_bad_ = false;
-          read_held(js_, tasks_other_, tmp_);
-        }
-        break;
-    }
-  }
-}
-
-void ProfJoin::check_block() {
+void ProfJoin::check_block(const ProfBlock& blk) {
   const std::uint64_t b = block_;
   std::string bwhere = prof_path_ + ": block " + std::to_string(b);
-  if (!block_seen_.repeated.empty()) js_.semantic_error(bwhere + block_seen_.message());
+  if (!blk.seen.repeated.empty()) semantic_error(bwhere + blk.seen.message());
   bool has_idx = false;
   std::uint32_t idx = 0;
-  if (block_idx_.present()) {
+  if (blk.block_idx.present()) {
     std::uint64_t v = 0;
-    const std::string msg = check_uint(block_idx_, "blockIdx", 0xFFFFFFFFull, &v);
-    if (!msg.empty()) js_.semantic_error(bwhere + ": " + msg);
+    const std::string msg = check_uint(blk.block_idx, "blockIdx", 0xFFFFFFFFull, &v);
+    if (!msg.empty()) semantic_error(bwhere + ": " + msg);
     has_idx = true;
     idx = static_cast<std::uint32_t>(v);
     bwhere += " (blockIdx " + std::to_string(idx) + ")";
   }
-  const std::string msg = check_string(core_, "coreType");
-  if (!msg.empty()) js_.semantic_error(bwhere + ": " + msg);
-  const std::string& core_name = core_.s;
+  const std::string msg = check_string(blk.core, "coreType");
+  if (!msg.empty()) semantic_error(bwhere + ": " + msg);
+  const std::string& core_name = blk.core.s;
   const auto block_core = sched::parse_core_type(core_name);
   if (!block_core) {
-    js_.semantic_error(bwhere + ": expected \"coreType\" to be AIC, AIV or AI-CPU, got \"" +
-                       core_name + "\"");
+    semantic_error(bwhere + ": expected \"coreType\" to be AIC, AIV or AI-CPU, got \"" + core_name +
+                   "\"");
   }
   if (has_idx && (*block_core == CoreType::kAic || *block_core == CoreType::kAiv)) {
     any_block_idx = true;
@@ -620,17 +743,17 @@ void ProfJoin::check_block() {
       cores.any_aiv = true;
     }
   }
-  if (tasks_kind_ == K::kNone) js_.semantic_error(bwhere + ": missing \"tasks\"");
-  if (tasks_kind_ != K::kArray) {
-    js_.semantic_error(bwhere + ": expected \"tasks\" to be an array, got " +
-                       brief(tasks_other_.view()));
+  if (blk.tasks_kind == K::kNone) semantic_error(bwhere + ": missing \"tasks\"");
+  if (blk.tasks_kind != K::kArray) {
+    semantic_error(bwhere + ": expected \"tasks\" to be an array, got " +
+                   brief(blk.tasks_other.view()));
   }
   block_first_ord_.push_back(total_records);
   sched::TaskGraph& g = topo_.builder->graph();
   auto where = [&](std::size_t r) { return bwhere + ", record " + std::to_string(r); };
-  for (std::size_t r = 0; r < recs_.size(); ++r) {
+  for (std::size_t r = 0; r < blk.recs.size(); ++r) {
     ++total_records;
-    const Rec& rec = recs_[r];
+    const ProfBlock::Rec& rec = blk.recs[r];
     const std::uint32_t t = topo_.find(rec.seq, rec.task_id);
     if (t == IdIndex<std::uint32_t>::kAbsent) {
       if (!topo_.dyn && rec.seq != 0) {
@@ -638,28 +761,28 @@ void ProfJoin::check_block() {
         ++out_.ignored_prof_records;
         continue;
       }
-      js_.semantic_error(where(r) + ": seqNo " + std::to_string(rec.seq) + " taskId " +
-                         std::to_string(rec.task_id) + " is not a task of " + path_);
+      semantic_error(where(r) + ": seqNo " + std::to_string(rec.seq) + " taskId " +
+                     std::to_string(rec.task_id) + " is not a task of " + path_);
     }
     if (g.recorded_ns[t] != sched::kNoRecord) {
       const std::uint64_t ord = topo_.prof_ord[t];
       const auto it = std::upper_bound(block_first_ord_.begin(), block_first_ord_.end(), ord) - 1;
-      js_.semantic_error(where(r) + ": a second record for taskId " + std::to_string(rec.task_id) +
-                         " (seqNo " + std::to_string(rec.seq) + "); the first is block " +
-                         std::to_string(it - block_first_ord_.begin()) + ", record " +
-                         std::to_string(ord - *it));
+      semantic_error(where(r) + ": a second record for taskId " + std::to_string(rec.task_id) +
+                     " (seqNo " + std::to_string(rec.seq) + "); the first is block " +
+                     std::to_string(it - block_first_ord_.begin()) + ", record " +
+                     std::to_string(ord - *it));
     }
     const bool core_known = (topo_.flags[t] & Topology::kCoreKnown) != 0;
     if (core_known && g.core_type[t] != *block_core) {
-      js_.semantic_error(where(r) + ": taskId " + std::to_string(rec.task_id) + " (seqNo " +
-                         std::to_string(rec.seq) + ") is an " +
-                         std::string(sched::to_string(g.core_type[t])) + " task in " +
-                         topo_location(path_, topo_, t) + ", but this block's coreType is " +
-                         core_name);
+      semantic_error(where(r) + ": taskId " + std::to_string(rec.task_id) + " (seqNo " +
+                     std::to_string(rec.seq) + ") is an " +
+                     std::string(sched::to_string(g.core_type[t])) + " task in " +
+                     topo_location(path_, topo_, t) + ", but this block's coreType is " +
+                     core_name);
     }
     if (rec.end < rec.start) {
-      js_.semantic_error(where(r) + ": execEnd " + std::to_string(rec.end) +
-                         " is before execStart " + std::to_string(rec.start));
+      semantic_error(where(r) + ": execEnd " + std::to_string(rec.end) + " is before execStart " +
+                     std::to_string(rec.start));
     }
     const double ns = std::nearbyint(static_cast<double>(rec.end - rec.start) * 1000.0 / mhz_);
     if (!(ns >= 0) || ns >= static_cast<double>(sched::kNoRecord)) {
@@ -682,29 +805,16 @@ void ProfJoin::check_block() {
     }
     ++joined;
   }
-  if (rec_bad_) js_.semantic_error(bwhere + rec_bad_msg_);
+  if (blk.rec_bad) semantic_error(bwhere + blk.rec_bad_msg);
 }
 
 void ProfJoin::run() {
   topo_.prof_ord.assign(topo_.size(), 0);
-  if (js_.peek_kind() != K::kArray) {
-    js_.semantic_error(prof_path_ + ": expected a JSON array of {blockIdx, coreType, tasks}");
-  }
-  js_.begin_array();
-  bool first = true;
-  while (js_.next_element(first)) {
-    const K kind = js_.peek_kind();
-    if (kind != K::kObject) {
-      HeldScalar v;
-      read_held(js_, v, tmp_);
-      js_.semantic_error(prof_path_ + ": block " + std::to_string(block_) +
-                         ": expected an object, got " + brief(v.view()));
-    }
-    read_block();
-    check_block();
+  ProfBlock blk;
+  while (parser_.next(blk)) {
+    check_block(blk);
     ++block_;
   }
-  js_.end_document();
   if (joined > 0) {
     min_start_where = place_where(min_place_);
     max_end_where = place_where(max_place_);
@@ -721,11 +831,13 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
     throw TraceError(path + ": a " + std::string(kind) +
                      " topology needs --prof tilefwk_L1_prof_data.json with the recorded times");
   }
+  // The prof file is parsed beside the topology (ProfParser); the join follows.
+  ProfParser prof(opts.prof_path);
   sched::TaskGraphBuilder builder(path);
   Topology topo;
   topo.builder = &builder;
   topo.dyn = dyn;
-  // Progress counts the bytes read of both files (the prof file is read after the topology).
+  // Progress counts the bytes read of both files (the prof file counts once it is joined).
   const std::uint64_t topo_bytes = input_file_size(path);
   const std::uint64_t total_bytes =
       opts.progress ? topo_bytes + input_file_size(opts.prof_path) : 0;
@@ -758,7 +870,7 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   const std::string& prof_path = opts.prof_path;
   const double mhz = chip.chip.board_clock_mhz;
   LoadedTrace out;
-  ProfJoin join(path, prof_path, topo, chip, out);
+  ProfJoin join(path, prof_path, topo, chip, out, prof);
   join.run();
   if (opts.progress) opts.progress(total_bytes, total_bytes);
   topo.index.clear();
