@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent_threads.h"
 #include "pypto/common/errors.h"
 
 namespace pypto::device {
@@ -102,13 +103,26 @@ class Runtime {
 
   RunResult run() {
     const auto wall0 = Clock::now();
-    std::vector<std::thread> streams, sched_threads;
-    for (CoreId c = 0; c < cores_.size(); ++c) streams.emplace_back([this, c] { stream(c); });
-    for (ThreadId t = 0; t < wakers_.size(); ++t) {
-      sched_threads.emplace_back([this, t] { schedule_thread(t); });
+    // One host thread per agent, from the threads kept across runs (agent_threads.h).
+    Countdown streams(cores_.size()), sched_threads(wakers_.size());
+    std::size_t started_streams = 0, started_threads = 0;
+    try {
+      for (; started_streams < cores_.size(); ++started_streams) {
+        const CoreId c = static_cast<CoreId>(started_streams);
+        start_agent([this, c] { stream(c); }, streams);
+      }
+      for (; started_threads < wakers_.size(); ++started_threads) {
+        const ThreadId t = static_cast<ThreadId>(started_threads);
+        start_agent([this, t] { schedule_thread(t); }, sched_threads);
+      }
+    } catch (...) {
+      // No thread for an agent: stop the ones started and report why.
+      fail(std::current_exception());
+      streams.forget(cores_.size() - started_streams);
+      sched_threads.forget(wakers_.size() - started_threads);
     }
     // The launch: every agent exists (as the AICore and AICPU kernels are up on the device
-    // before the first device task), so thread creation is not part of the measured time.
+    // before the first device task), so thread start-up is not part of the measured time.
     {
       const std::lock_guard<std::mutex> lock(gate_mu_);
       t0_ = Clock::now();
@@ -117,8 +131,8 @@ class Runtime {
       open_ = true;
     }
     gate_cv_.notify_all();
-    control_flow();  // on the calling thread
-    for (auto& th : sched_threads) th.join();
+    if (!abort_.load()) control_flow();  // on the calling thread
+    sched_threads.wait();
     for (auto& c : cores_) {
       {
         const std::lock_guard<std::mutex> lock(c->mu);
@@ -126,7 +140,7 @@ class Runtime {
       }
       c->cv.notify_one();
     }
-    for (auto& th : streams) th.join();
+    streams.wait();
     if (error_) std::rethrow_exception(error_);
 
     RunResult r;

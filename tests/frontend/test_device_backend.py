@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -128,6 +129,47 @@ def test_many_device_tasks_and_repeat_calls():
         on_sim(k, x, y_sim)
         assert torch.equal(y_dev, y_sim)
     assert stats["device_tasks"] > 1 and stats["tasks"] == 250
+
+
+def test_agent_threads_are_kept_across_calls_and_a_forked_child_makes_its_own():
+    """A run borrows one host thread per agent from threads kept across runs (starting ~75
+    threads per call was most of a small kernel's overhead); fork copies only the calling
+    thread, so a child's first run must start threads of its own instead of waiting for the
+    parent's parked ones."""
+    def native_threads():
+        return len(os.listdir("/proc/self/task"))
+
+    k = make_row_kernel()
+    x = torch.randn(100, 64)
+    y = torch.zeros_like(x)
+    on_cpu_device(k, x, y)
+    s = k.last_report.stats
+    agents = s["cores"]["aic"]["count"] + s["cores"]["aiv"]["count"] + s["sched_threads"]
+    after_first = native_threads()
+    assert after_first > agents  # parked for the next call, not joined
+    for _ in range(3):
+        on_cpu_device(k, x, y)
+    assert native_threads() == after_first  # the same threads serve every call
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 only if the run finished with the right numbers
+        code = 1
+        try:
+            y2 = torch.zeros_like(x)
+            on_cpu_device(k, x, y2)
+            code = 0 if torch.equal(y2, y) else 3
+        finally:
+            os._exit(code)
+    deadline = 120
+    for _ in range(deadline * 10):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail(f"the forked child's device run did not finish within {deadline} s")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def run_cli(*args):
