@@ -6,20 +6,16 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "batch_pipe.h"
 #include "id_index.h"
 #include "json_stream.h"
 #include "pypto/common/errors.h"
@@ -467,112 +463,64 @@ struct ProfBlock {
   std::string rec_bad_msg;
 };
 
-// Parses the prof file on a thread of its own while the topology is read: until the join
-// the two files are independent, and the join needs the whole topology. Blocks wait in a
-// bounded queue; what ended the parse (a syntax error, the file missing, a block that is no
-// object) is rethrown by next() after the blocks before it, so every message and its order
-// are those of reading the two files one after the other.
+// Parses the prof file on a thread of its own (BatchPipe) while the topology is read: until
+// the join the two files are independent, and the join needs the whole topology. What ended
+// the parse (a syntax error, the file missing, a block that is no object) is rethrown by
+// next() after the blocks before it, so every message and its order are those of reading
+// the two files one after the other.
 class ProfParser {
  public:
   explicit ProfParser(const std::string& prof_path)
-      : path_(prof_path), thread_([this] { run(); }) {}
-  ~ProfParser() { stop(); }
+      : path_(prof_path),
+        pipe_(kMaxQueuedRecords, [this](BatchPipe<ProfBlock>& pipe) { run(pipe); }) {}
   ProfParser(const ProfParser&) = delete;
   ProfParser& operator=(const ProfParser&) = delete;
 
   // Contract: the next block in file order into `out`, true; false after the last block;
   // the error that ended the parse, rethrown, once the blocks before it are taken.
-  bool next(ProfBlock& out) {
-    std::unique_lock<std::mutex> lock(mu_);
-    ready_.wait(lock, [this] { return !queue_.empty() || done_; });
-    if (queue_.empty()) {
-      if (error_) std::rethrow_exception(error_);
-      return false;
-    }
-    out = std::move(queue_.front());
-    queue_.pop_front();
-    queued_records_ -= out.recs.size();
-    room_.notify_one();
-    return true;
-  }
+  bool next(ProfBlock& out) { return pipe_.next(out); }
   // Contract: stops the parse and joins the thread; true if it had read the whole file
   // without a syntax error (JsonStream::semantic_error's question).
-  bool stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    room_.notify_one();
-    if (thread_.joinable()) thread_.join();
-    return validated_;
-  }
+  bool stop() { return pipe_.stop(); }
 
  private:
-  struct Stopped {};
+  using Stopped = BatchPipe<ProfBlock>::Stopped;
   // Parsed blocks ahead of the join at most (24 B each: 96 MiB), so that a 10M-task
   // recording is not held twice; a block larger than that still goes alone.
   static constexpr std::size_t kMaxQueuedRecords = std::size_t{1} << 22;
 
-  void run();
+  void run(BatchPipe<ProfBlock>& pipe);
   void read_block(JsonStream& js, ProfBlock& b);
   void read_records(JsonStream& js, ProfBlock& b);
-  void push(ProfBlock&& b) {
-    std::unique_lock<std::mutex> lock(mu_);
-    room_.wait(lock, [&] {
-      return stop_ || queue_.empty() || queued_records_ + b.recs.size() <= kMaxQueuedRecords;
-    });
-    if (stop_) throw Stopped{};
-    queued_records_ += b.recs.size();
-    queue_.push_back(std::move(b));
-    ready_.notify_one();
-  }
-  bool stopping() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stop_;
-  }
 
   const std::string& path_;
   JsonStream::Scalar tmp_;
-  std::mutex mu_;
-  std::condition_variable ready_, room_;
-  std::deque<ProfBlock> queue_;
-  std::size_t queued_records_ = 0;
-  bool stop_ = false, done_ = false;
-  bool validated_ = false;  // written by the thread before done_, read after join
-  std::exception_ptr error_;
-  std::thread thread_;  // last: starts once the members above exist
+  BatchPipe<ProfBlock>* out_ = nullptr;  // the pipe, for stopping() during a block
+  BatchPipe<ProfBlock> pipe_;            // last: its thread starts once the members above exist
 };
 
-void ProfParser::run() {
-  try {
-    JsonStream js(path_, "block");
-    if (js.peek_kind() != K::kArray) {
-      js.semantic_error(path_ + ": expected a JSON array of {blockIdx, coreType, tasks}");
-    }
-    js.begin_array();
-    bool first = true;
-    for (std::uint64_t block = 0; js.next_element(first); ++block) {
-      const K kind = js.peek_kind();
-      if (kind != K::kObject) {
-        HeldScalar v;
-        read_held(js, v, tmp_);
-        js.semantic_error(path_ + ": block " + std::to_string(block) +
-                          ": expected an object, got " + brief(v.view()));
-      }
-      ProfBlock b;
-      read_block(js, b);
-      push(std::move(b));
-    }
-    js.end_document();
-    validated_ = true;
-  } catch (const Stopped&) {
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(mu_);
-    error_ = std::current_exception();
+void ProfParser::run(BatchPipe<ProfBlock>& pipe) {
+  out_ = &pipe;
+  JsonStream js(path_, "block");
+  if (js.peek_kind() != K::kArray) {
+    js.semantic_error(path_ + ": expected a JSON array of {blockIdx, coreType, tasks}");
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  done_ = true;
-  ready_.notify_one();
+  js.begin_array();
+  bool first = true;
+  for (std::uint64_t block = 0; js.next_element(first); ++block) {
+    const K kind = js.peek_kind();
+    if (kind != K::kObject) {
+      HeldScalar v;
+      read_held(js, v, tmp_);
+      js.semantic_error(path_ + ": block " + std::to_string(block) + ": expected an object, got " +
+                        brief(v.view()));
+    }
+    ProfBlock b;
+    read_block(js, b);
+    const std::size_t weight = b.recs.size();
+    pipe.push(std::move(b), weight);
+  }
+  js.end_document();
 }
 
 void ProfParser::read_records(JsonStream& js, ProfBlock& b) {
@@ -584,7 +532,7 @@ void ProfParser::read_records(JsonStream& js, ProfBlock& b) {
   SeenKeys seen;
   while (js.next_element(first)) {
     const std::uint64_t r = b.recs.size();
-    if ((r & 0xFFFF) == 0xFFFF && stopping()) throw Stopped{};  // a huge block: stop promptly
+    if ((r & 0xFFFF) == 0xFFFF && out_->stopping()) throw Stopped{};  // a huge block: stop promptly
     const K kind = js.peek_kind();
     if (kind != K::kObject) {
       HeldScalar v;

@@ -9,12 +9,18 @@
 // all records, that each is an object with a unique taskId; then record by record its fields
 // and successors. A record's fields may come in any order, and a key given twice counts with
 // its last value (as in nlohmann's DOM).
+//
+// The parse runs on a thread of its own (BatchPipe): it reads records into batches of held
+// values and runs the checks that concern one record alone (an object, no repeated key, a
+// taskId); this thread takes them in file order and runs the rest (unique taskIds, the
+// per-record checks, the graph), so the first error in file order is the one reported.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "batch_pipe.h"
 #include "id_index.h"
 #include "json_stream.h"
 #include "pypto/common/errors.h"
@@ -54,6 +60,21 @@ Field field_of(std::string_view k) {
 // (about 30 B).
 constexpr double kBytesPerTask = 100;
 
+// One record as read, before the checks that need the records before it.
+struct Record {
+  HeldScalar task_id, func, core, exec, rem;  // task_id.u: the checked taskId
+  K succ_kind = K::kNone;  // kArray, kNone (absent) or the kind of a non-array value
+  HeldScalar succ_other;   // a non-array "successors"
+  std::uint32_t succ_begin = 0, succ_end = 0;  // its ids in Batch::succ
+  std::string succ_bad_msg;  // an element is not a taskId: the ids before it are kept
+  std::uint64_t offset = 0;  // bytes of the file consumed after the record
+};
+struct Batch {
+  std::vector<Record> recs;  // recs[0, size): the batch; the rest keep their buffers
+  std::size_t size = 0;
+  std::vector<std::uint32_t> succ;
+};
+
 class FixedLatencyReader {
  public:
   FixedLatencyReader(const std::string& path, const ChipConfig& chip)
@@ -62,6 +83,10 @@ class FixedLatencyReader {
   LoadedTrace run();
 
  private:
+  // Records per batch, and parsed records ahead of the checks at most (about 100 B each).
+  static constexpr std::size_t kBatchRecords = 1024;
+  static constexpr std::size_t kMaxQueuedRecords = 8 * kBatchRecords;
+
   // The first error of the per-record checks (the second pass of the DOM reader): thrown
   // once the checks that came before it have passed (every record's taskId, and the
   // successor lookups of earlier records).
@@ -73,8 +98,9 @@ class FixedLatencyReader {
     std::string msg;
   };
 
-  void read_record();
-  void check_record();
+  void parse(BatchPipe<Batch>& pipe);  // the parse thread
+  void read_record(Record& r, std::vector<std::uint32_t>& succ);
+  void check_record(const Record& r, const std::uint32_t* succ);
   std::string where(std::uint64_t record) const {
     return path_ + ": record " + std::to_string(record);
   }
@@ -82,11 +108,11 @@ class FixedLatencyReader {
     return where(record) + " (taskId " + std::to_string(task_id) + ")";
   }
   std::uint32_t kernel(const std::string& name);
-  void check_memory();
+  void check_memory(std::uint64_t offset);
 
   const std::string& path_;
   const ChipConfig& chip_;
-  JsonStream js_;
+  JsonStream js_;  // the parse thread's once it starts
   sched::TaskGraphBuilder builder_;
   IdIndex<std::uint32_t> index_;                            // taskId -> record
   std::unordered_map<std::uint32_t, std::uint32_t> roots_;  // taskId >> 20 -> dense root
@@ -95,15 +121,10 @@ class FixedLatencyReader {
   bool memory_checked_ = false;
   Pending pending_;
 
-  // The record being read.
+  // The parse thread's.
   JsonStream::Scalar v_;
-  HeldScalar task_id_, func_, core_, exec_, rem_;
   SeenKeys seen_;
-  K succ_kind_ = K::kNone;  // kArray, kNone (absent) or the kind of a non-array value
-  HeldScalar succ_other_;   // a non-array "successors"
-  std::vector<std::uint32_t> succ_;
-  bool succ_bad_ = false;  // an element is not a taskId: succ_ holds the ones before it
-  std::string succ_bad_msg_;
+  std::vector<std::uint32_t> ids_;
 
   std::string last_func_;
   std::uint32_t last_kernel_ = sched::kNoTask;
@@ -118,10 +139,13 @@ std::uint32_t FixedLatencyReader::kernel(const std::string& name) {
   return last_kernel_;
 }
 
-// Reads one record's fields (any order; a repeated known key is noted in seen_).
-void FixedLatencyReader::read_record() {
-  task_id_.kind = func_.kind = core_.kind = exec_.kind = rem_.kind = K::kNone;
-  succ_kind_ = K::kNone;
+// Reads one record's fields (any order; a repeated known key is noted in seen_), its
+// successors appended to `succ`.
+void FixedLatencyReader::read_record(Record& r, std::vector<std::uint32_t>& succ) {
+  r.task_id.kind = r.func.kind = r.core.kind = r.exec.kind = r.rem.kind = K::kNone;
+  r.succ_kind = K::kNone;
+  r.succ_begin = r.succ_end = static_cast<std::uint32_t>(succ.size());
+  r.succ_bad_msg.clear();
   seen_.clear();
   js_.begin_object();
   bool first = true;
@@ -130,84 +154,139 @@ void FixedLatencyReader::read_record() {
     const Field f = field_of(key);
     if (f != Field::kOther) seen_.add(static_cast<unsigned>(f), key);
     switch (f) {
-      case Field::kTaskId: read_held(js_, task_id_, v_); break;
-      case Field::kFuncName: read_held(js_, func_, v_); break;
-      case Field::kCoreType: read_held(js_, core_, v_); break;
-      case Field::kExecTime: read_held(js_, exec_, v_); break;
-      case Field::kRemaining: read_held(js_, rem_, v_); break;
+      case Field::kTaskId: read_held(js_, r.task_id, v_); break;
+      case Field::kFuncName: read_held(js_, r.func, v_); break;
+      case Field::kCoreType: read_held(js_, r.core, v_); break;
+      case Field::kExecTime: read_held(js_, r.exec, v_); break;
+      case Field::kRemaining: read_held(js_, r.rem, v_); break;
       case Field::kOther: js_.skip_value(); break;
       case Field::kSuccessors:
-        succ_kind_ = js_.peek_kind();
-        if (succ_kind_ == K::kArray) {
-          read_id_array(js_, "successors", succ_, succ_bad_msg_, v_);
-          succ_bad_ = !succ_bad_msg_.empty();
+        // A repeated "successors" counts with its last value.
+        succ.resize(r.succ_begin);
+        r.succ_kind = js_.peek_kind();
+        if (r.succ_kind == K::kArray) {
+          read_id_array(js_, "successors", ids_, r.succ_bad_msg, v_);
+          succ.insert(succ.end(), ids_.begin(), ids_.end());
         } else {
-          succ_.clear();
-          succ_bad_ = false;
-          read_held(js_, succ_other_, v_);
+          r.succ_bad_msg.clear();
+          read_held(js_, r.succ_other, v_);
         }
+        r.succ_end = static_cast<std::uint32_t>(succ.size());
         break;
     }
   }
 }
 
+// The parse thread: the records, with the checks of the DOM reader's first pass that
+// concern one record alone, in batches.
+void FixedLatencyReader::parse(BatchPipe<Batch>& pipe) {
+  js_.begin_array();
+  bool first = true;
+  std::uint64_t records = 0;
+  Batch b = pipe.recycle();
+  b.size = 0;
+  b.succ.clear();
+  // The records before an error go first: their own errors come earlier in file order.
+  try {
+    while (js_.next_element(first)) {
+      const K kind = js_.peek_kind();
+      if (kind != K::kObject) {
+        if (kind == K::kArray) {
+          js_.semantic_error(where(records) + ": expected an object, got an array");
+        }
+        js_.read_scalar(v_);
+        js_.semantic_error(where(records) + ": expected an object, got " + brief(v_));
+      }
+      if (b.size == b.recs.size()) b.recs.emplace_back();
+      Record& r = b.recs[b.size];
+      read_record(r, b.succ);
+      if (!seen_.repeated.empty()) js_.semantic_error(where(records) + seen_.message());
+      std::uint64_t id = 0;
+      const std::string msg = check_uint(r.task_id, "taskId", 0xFFFFFFFFull, &id);
+      if (!msg.empty()) js_.semantic_error(where(records) + ": " + msg);
+      r.task_id.u = id;
+      r.offset = js_.offset();
+      ++records;
+      if (++b.size == kBatchRecords) {
+        pipe.push(std::move(b), kBatchRecords);
+        b = pipe.recycle();
+        b.size = 0;
+        b.succ.clear();
+      }
+    }
+  } catch (const BatchPipe<Batch>::Stopped&) {
+    throw;
+  } catch (...) {
+    if (b.size > 0) {
+      const std::size_t weight = b.size;
+      pipe.push(std::move(b), weight);
+    }
+    throw;
+  }
+  if (b.size > 0) {
+    const std::size_t weight = b.size;
+    pipe.push(std::move(b), weight);
+  }
+  js_.end_document();
+}
+
 // The checks of the DOM reader's second pass, in its order; the first failure becomes
 // pending_, else the task is added.
-void FixedLatencyReader::check_record() {
+void FixedLatencyReader::check_record(const Record& r, const std::uint32_t* succ) {
   const std::uint64_t i = records_;
-  const auto id = static_cast<std::uint32_t>(task_id_.u);  // checked in the first pass
+  const auto id = static_cast<std::uint32_t>(r.task_id.u);  // checked in the first pass
   auto fail = [&](const std::string& msg, bool keep_succ) {
     pending_.set = true;
     pending_.record = i;
     pending_.task_id = id;
-    if (keep_succ) pending_.succ = succ_;
+    if (keep_succ) pending_.succ.assign(succ + r.succ_begin, succ + r.succ_end);
     pending_.msg = where(i, id) + ": " + msg;
   };
-  std::string msg = check_string(func_, "funcName");
+  std::string msg = check_string(r.func, "funcName");
   if (!msg.empty()) return fail(msg, false);
-  msg = check_string(core_, "coreType");
+  msg = check_string(r.core, "coreType");
   if (!msg.empty()) return fail(msg, false);
-  const auto ct = sched::parse_core_type(core_.s);
+  const auto ct = sched::parse_core_type(r.core.s);
   if (!ct) {
-    return fail("expected \"coreType\" to be AIC, AIV or HUB, got \"" + core_.s + "\"", false);
+    return fail("expected \"coreType\" to be AIC, AIV or HUB, got \"" + r.core.s + "\"", false);
   }
-  if (!exec_.present()) return fail("missing \"execTime\"", false);
+  if (!r.exec.present()) return fail("missing \"execTime\"", false);
   double cycles = 0;
-  switch (exec_.kind) {
-    case K::kUint: cycles = static_cast<double>(exec_.u); break;
-    case K::kInt: cycles = static_cast<double>(exec_.i); break;
-    case K::kFloat: cycles = exec_.d; break;
+  switch (r.exec.kind) {
+    case K::kUint: cycles = static_cast<double>(r.exec.u); break;
+    case K::kInt: cycles = static_cast<double>(r.exec.i); break;
+    case K::kFloat: cycles = r.exec.d; break;
     default: cycles = -1; break;
   }
   if (cycles < 0) {
     return fail(
-        "expected \"execTime\" to be a non-negative number of cycles, got " + brief(exec_.view()),
+        "expected \"execTime\" to be a non-negative number of cycles, got " + brief(r.exec.view()),
         false);
   }
   if (*ct == sched::CoreType::kHub && cycles != 0) {
     return fail(
-        "a HUB task is a zero-cost dependency node, but its execTime is " + brief(exec_.view()),
+        "a HUB task is a zero-cost dependency node, but its execTime is " + brief(r.exec.view()),
         false);
   }
   const double ns = std::nearbyint(cycles * 1000.0 / chip_.cores.freq_mhz);
   if (ns >= static_cast<double>(sched::kNoRecord)) {
-    return fail("execTime " + brief(exec_.view()) + " cycles does not fit in 32-bit nanoseconds",
+    return fail("execTime " + brief(r.exec.view()) + " cycles does not fit in 32-bit nanoseconds",
                 false);
   }
   std::uint64_t rem = 0;
-  msg = check_uint(rem_, "remainingPredecessors", 0xFFFFFFFFull, &rem);
+  msg = check_uint(r.rem, "remainingPredecessors", 0xFFFFFFFFull, &rem);
   if (!msg.empty()) return fail(msg, false);
-  if (succ_kind_ == K::kNone) return fail("missing \"successors\"", false);
-  if (succ_kind_ != K::kArray) {
+  if (r.succ_kind == K::kNone) return fail("missing \"successors\"", false);
+  if (r.succ_kind != K::kArray) {
     return fail(
-        "expected \"successors\" to be an array of taskIds, got " + brief(succ_other_.view()),
+        "expected \"successors\" to be an array of taskIds, got " + brief(r.succ_other.view()),
         false);
   }
-  if (succ_bad_) return fail(succ_bad_msg_, true);
+  if (!r.succ_bad_msg.empty()) return fail(r.succ_bad_msg, true);
 
   sched::TaskGraphBuilder::Task t;
   t.orig_id = id;
-  t.kernel = kernel(func_.s);
+  t.kernel = kernel(r.func.s);
   t.core_type = *ct;
   t.recorded_ns = static_cast<std::uint32_t>(ns);
   const std::uint32_t root_key = id >> 20;
@@ -218,13 +297,15 @@ void FixedLatencyReader::check_record() {
   t.root = last_root_;
   remaining_.push_back(static_cast<std::uint32_t>(rem));
   builder_.add_task(t);
-  for (const std::uint32_t s : succ_) builder_.add_successor(s);  // taskIds for now
+  for (std::uint32_t e = r.succ_begin; e < r.succ_end; ++e) {
+    builder_.add_successor(succ[e]);  // taskIds for now
+  }
 }
 
-void FixedLatencyReader::check_memory() {
+void FixedLatencyReader::check_memory(std::uint64_t offset) {
   memory_checked_ = true;
   const double tasks = static_cast<double>(records_) * static_cast<double>(js_.file_bytes()) /
-                       static_cast<double>(js_.offset());
+                       static_cast<double>(offset);
   check_fits_memory(path_, tasks, kBytesPerTask,
                     "tasks from the file size at the density of its first " +
                         std::to_string(records_) + " records",
@@ -238,35 +319,31 @@ void FixedLatencyReader::check_memory() {
 
 LoadedTrace FixedLatencyReader::run() {
   if (js_.peek_kind() != K::kArray) js_.semantic_error(path_ + ": expected a JSON array of tasks");
-  js_.begin_array();
-  bool first = true;
-  while (js_.next_element(first)) {
-    const K kind = js_.peek_kind();
-    if (kind != K::kObject) {
-      if (kind == K::kArray) {
-        js_.semantic_error(where(records_) + ": expected an object, got an array");
-      }
-      js_.read_scalar(v_);
-      js_.semantic_error(where(records_) + ": expected an object, got " + brief(v_));
-    }
-    read_record();
-    if (!seen_.repeated.empty()) js_.semantic_error(where(records_) + seen_.message());
-    // The first pass: a unique taskId.
-    std::uint64_t id = 0;
-    const std::string msg = check_uint(task_id_, "taskId", 0xFFFFFFFFull, &id);
-    if (!msg.empty()) js_.semantic_error(where(records_) + ": " + msg);
-    task_id_.u = id;
-    const std::uint32_t at =
-        index_.insert(static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(records_));
-    if (at != records_) {
-      js_.semantic_error(where(records_) + ": taskId " + std::to_string(id) +
+  {
+    BatchPipe<Batch> pipe(kMaxQueuedRecords, [this](BatchPipe<Batch>& p) { parse(p); });
+    // A check that fails here: a syntax error anywhere in the file goes first, as in
+    // JsonStream::semantic_error.
+    const auto semantic_error = [&](const std::string& msg) {
+      if (!pipe.stop()) check_json_syntax(path_, "record");
+      throw TraceError(msg);
+    };
+    Batch b;
+    while (pipe.next(b)) {
+      for (std::size_t k = 0; k < b.size; ++k) {
+        const Record& r = b.recs[k];
+        // The rest of the first pass: a unique taskId.
+        const auto id = static_cast<std::uint32_t>(r.task_id.u);
+        const std::uint32_t at = index_.insert(id, static_cast<std::uint32_t>(records_));
+        if (at != records_) {
+          semantic_error(where(records_) + ": taskId " + std::to_string(id) +
                          " already appears in record " + std::to_string(at));
+        }
+        if (!pending_.set) check_record(r, b.succ.data());
+        ++records_;
+        if (!memory_checked_ && r.offset >= (std::uint64_t{4} << 20)) check_memory(r.offset);
+      }
     }
-    if (!pending_.set) check_record();
-    ++records_;
-    if (!memory_checked_ && js_.offset() >= (std::uint64_t{4} << 20)) check_memory();
   }
-  js_.end_document();
   if (records_ == 0) throw TraceError(path_ + ": the JSON array is empty (no tasks)");
 
   // Successors name taskIds; turn them into task indices (tasks are records, in order).
