@@ -3,6 +3,13 @@
 // cut at line boundaries; simdjson On-Demand (iterate_many) walks each chunk's records
 // straight into the TaskGraphBuilder, so a 10M-task trace never exists as text or DOM in
 // memory. Line numbers for messages are recovered from record offsets.
+//
+// The parse runs on a thread of its own (BatchPipe): it walks the records, runs the checks
+// that concern one record alone and hands the records over in batches of plain structs;
+// this thread takes them in file order, runs the checks across records (dense ids, roots,
+// device tasks, kernel indices by first appearance) and builds the graph. A record's own
+// errors come first, those found after it (text after the object) once it is checked, so
+// the first error in file order is the one reported.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -17,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "batch_pipe.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/cost_model.h"
 #include "pypto/sched/stitcher.h"
@@ -135,6 +143,37 @@ class TextCache {
   Slot slots_[kSlots];
 };
 
+// A task or device-task record as parsed, before the checks across records.
+struct Rec {
+  std::uint64_t line = 0;
+  std::uint64_t id = 0, root = 0, dt = 0, pg = 0, start = 0, end = 0, dur = 0;
+  std::uint64_t tiles = 1, extra_cycles = 0;
+  std::uint32_t seen = 0;  // Key bits
+  std::uint32_t device_task = 0, parallel_group = 0;
+  std::uint32_t kernel = 0;  // the parse's own index (first appearance), see Batch::kernels
+  std::uint32_t cycles = 0;
+  CoreType core = CoreType::kAiv;
+  std::uint32_t succ_begin = 0, succ_end = 0, mem_begin = 0, mem_end = 0;  // in Batch
+};
+struct Batch {
+  std::vector<Rec> recs;  // recs[0, size): the batch; the rest keep their buffers
+  std::size_t size = 0;
+  std::vector<sched::TaskId> succ;
+  std::vector<sched::MemAccess> mem;
+  std::vector<std::string> kernels;  // kernel names first seen in this batch, in order
+  bool header = false;               // the header was read (before the records)
+  bool chunk_end = false;            // the batch ends a chunk of `consumed` bytes
+  bool check_memory = false;         // ... the first one: estimate the whole trace's memory
+  std::uint64_t consumed = 0;
+  void reset() {
+    size = 0;
+    succ.clear();
+    mem.clear();
+    kernels.clear();
+    header = chunk_end = check_memory = false;
+  }
+};
+
 class NativeReader {
  public:
   NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip)
@@ -150,8 +189,13 @@ class NativeReader {
     std::uint64_t first_task_line = 0;
   };
 
+  [[noreturn]] __attribute__((noinline, cold)) void fail_at(std::uint64_t line,
+                                                            const std::string& msg) const {
+    throw TraceError(path_ + ":" + std::to_string(line) + ": " + msg);
+  }
+  // The parse thread's: at the line being parsed.
   [[noreturn]] __attribute__((noinline, cold)) void fail(const std::string& msg) const {
-    throw TraceError(path_ + ":" + std::to_string(line_) + ": " + msg);
+    fail_at(line_, msg);
   }
   [[noreturn]] __attribute__((noinline, cold)) void fail_json(simdjson::error_code e) const {
     std::string msg = std::string("malformed JSON: ") + simdjson::error_message(e);
@@ -171,8 +215,14 @@ class NativeReader {
   void parse_header(od::object& obj);
   void parse_record(od::object& obj);
   void handle_field(std::string_view key, od::value& v);
-  void add_task();
-  void add_device_task_record();
+  // The parse thread.
+  void parse(BatchPipe<Batch>& pipe);
+  void emit();
+  void flush();
+  // This thread.
+  void add_task(const Rec& r, const Batch& batch);
+  void add_device_task_record(const Rec& r);
+  std::uint32_t kernel_of(std::uint32_t local, const Batch& batch);
   void reserve_edges_and_memory();
   void check_memory(std::uint64_t consumed_bytes);
 
@@ -184,10 +234,20 @@ class NativeReader {
   std::uint32_t parse_kernel(od::value& v);
   std::uint32_t price_ops(std::string_view raw);
 
+  // Records per batch, and parsed records ahead of the checks at most (about 120 B each).
+  static constexpr std::size_t kBatchRecords = 1024;
+  static constexpr std::size_t kMaxQueuedRecords = 8 * kBatchRecords;
+
   const std::string& path_;
   const LoadOptions& opts_;
   const ChipConfig& chip_;
-  TaskGraphBuilder builder_;
+  TaskGraphBuilder builder_;  // this thread's
+
+  // The parse thread's (the header's fields are read by this thread once a batch with
+  // `header` is taken).
+  BatchPipe<Batch>* pipe_ = nullptr;
+  Batch cur_;
+  std::unordered_map<std::string, std::uint32_t> kernel_local_;
   od::parser parser_;       // iterate_many over chunks
   od::parser line_parser_;  // the line-by-line path (a chunk's stream may still be open)
   od::parser ops_parser_;
@@ -217,7 +277,9 @@ class NativeReader {
   std::vector<sched::TaskId> f_succ_;
   std::vector<sched::MemAccess> f_mem_;
 
-  // across records
+  // This thread's: across records.
+  std::vector<std::uint32_t> kernel_map_;  // the parse's kernel index -> the builder's
+  std::size_t batch_kernel_ = 0;           // Batch::kernels taken
   int dt_mode_ = -1;  // -1: no task yet; 0: no task has "dt"; 1: every task has "dt"
   std::uint64_t first_task_line_ = 0;
   std::uint64_t first_dt_record_line_ = 0;
@@ -369,9 +431,20 @@ std::uint32_t NativeReader::parse_kernel(od::value& v) {
   const std::string_view s = get_str(v, "\"kernel\" to be a string");
   const std::size_t h = std::hash<std::string_view>{}(s);
   if (const std::uint32_t* hit = kernel_cache_.find(s, h)) return *hit;
-  const std::uint32_t k = builder_.kernel_index(std::string(s));
-  kernel_cache_.put(s, h, k);
-  return k;
+  const auto [it, inserted] =
+      kernel_local_.try_emplace(std::string(s), static_cast<std::uint32_t>(kernel_local_.size()));
+  if (inserted) cur_.kernels.push_back(it->first);
+  kernel_cache_.put(s, h, it->second);
+  return it->second;
+}
+
+// The builder's index of the parse's kernel `local`; a kernel seen for the first time is
+// the batch's next new name (the parse numbers them in file order, as they are taken).
+std::uint32_t NativeReader::kernel_of(std::uint32_t local, const Batch& batch) {
+  if (local >= kernel_map_.size()) {
+    kernel_map_.push_back(builder_.kernel_index(batch.kernels[batch_kernel_++]));
+  }
+  return kernel_map_[local];
 }
 
 std::uint32_t NativeReader::parse_ops(od::value& v) {
@@ -501,11 +574,11 @@ void NativeReader::parse_header(od::object& obj) {
     // Only a hint for allocation (checked at the end), never trusted beyond what the file
     // can hold: a header announcing 2^32 tasks in a small file must not reserve 64 GB.
     reserve_tasks_ = std::min<std::uint64_t>(header_tasks_, file_bytes_ / kMinTaskRecordBytes);
-    reserve_task_columns(builder_.graph(), reserve_tasks_);
   }
   if (!has_format) fail("the first line must be the header {\"format\":\"pypto-sim-trace\",...}");
   if (!has_version) fail("the header has no \"version\"; this build reads version 1");
   header_seen_ = true;
+  cur_.header = true;
 }
 
 // One field of a task or device-task record.
@@ -576,29 +649,67 @@ void NativeReader::parse_record(od::object& obj) {
     if (seen_ & ~(kDeviceTask | kParallelGroup)) {
       fail("a record mixes device-task keys (device_task, parallel_group) with task keys");
     }
-    add_device_task_record();
-  } else {
-    add_task();
   }
+  emit();
 }
 
-void NativeReader::add_device_task_record() {
-  if (!(seen_ & kDeviceTask)) fail("a device-task record needs \"device_task\"");
+void NativeReader::emit() {
+  Batch& b = cur_;
+  if (b.size == b.recs.size()) b.recs.emplace_back();
+  Rec& r = b.recs[b.size++];
+  r.line = line_;
+  r.seen = seen_;
+  r.id = f_id_;
+  r.root = f_root_;
+  r.dt = f_dt_;
+  r.pg = f_pg_;
+  r.start = f_start_;
+  r.end = f_end_;
+  r.dur = f_dur_;
+  r.tiles = f_tiles_;
+  r.extra_cycles = f_extra_cycles_;
+  r.device_task = static_cast<std::uint32_t>(f_device_task_);
+  r.parallel_group = static_cast<std::uint32_t>(f_parallel_group_);
+  r.kernel = f_kernel_;
+  r.cycles = f_cycles_;
+  r.core = f_core_;
+  r.succ_begin = static_cast<std::uint32_t>(b.succ.size());
+  b.succ.insert(b.succ.end(), f_succ_.begin(), f_succ_.end());
+  r.succ_end = static_cast<std::uint32_t>(b.succ.size());
+  r.mem_begin = static_cast<std::uint32_t>(b.mem.size());
+  b.mem.insert(b.mem.end(), f_mem_.begin(), f_mem_.end());
+  r.mem_end = static_cast<std::uint32_t>(b.mem.size());
+  if (b.size == kBatchRecords) flush();
+}
+
+void NativeReader::flush() {
+  const std::size_t weight = std::max<std::size_t>(cur_.size, 1);
+  pipe_->push(std::move(cur_), weight);
+  cur_ = pipe_->recycle();
+  cur_.reset();
+}
+
+void NativeReader::add_device_task_record(const Rec& r) {
+  if (!(r.seen & kDeviceTask)) fail_at(r.line, "a device-task record needs \"device_task\"");
   if (dt_mode_ == 0) {
-    fail("a device-task record, but the tasks have no \"dt\" (first task on line " +
-         std::to_string(first_task_line_) + "); \"dt\" is needed to refer to device tasks");
+    fail_at(r.line, "a device-task record, but the tasks have no \"dt\" (first task on line " +
+                        std::to_string(first_task_line_) +
+                        "); \"dt\" is needed to refer to device tasks");
   }
-  const auto key = static_cast<std::uint32_t>(f_device_task_);
+  const auto key = static_cast<std::uint32_t>(r.device_task);
   auto [it, inserted] = device_tasks_.try_emplace(key);
   if (!inserted) {
-    if (it->second.declared) fail("device task " + std::to_string(key) + " is declared twice");
-    fail("the record of device task " + std::to_string(key) + " comes after its first task (line " +
-         std::to_string(it->second.first_task_line) + "); declare a device task before its tasks");
+    if (it->second.declared)
+      fail_at(r.line, "device task " + std::to_string(key) + " is declared twice");
+    fail_at(r.line, "the record of device task " + std::to_string(key) +
+                        " comes after its first task (line " +
+                        std::to_string(it->second.first_task_line) +
+                        "); declare a device task before its tasks");
   }
   it->second.declared = true;
-  it->second.decl_line = line_;
-  it->second.parallel_group = static_cast<std::uint32_t>(f_parallel_group_);
-  if (first_dt_record_line_ == 0) first_dt_record_line_ = line_;
+  it->second.decl_line = r.line;
+  it->second.parallel_group = static_cast<std::uint32_t>(r.parallel_group);
+  if (first_dt_record_line_ == 0) first_dt_record_line_ = r.line;
 }
 
 // Once a sample of tasks has been read, the edge and memory columns are reserved for the
@@ -636,75 +747,80 @@ void NativeReader::check_memory(std::uint64_t consumed_bytes) {
                     opts_);
 }
 
-void NativeReader::add_task() {
-  if (!(seen_ & kId)) fail("a task record needs \"id\"");
-  if (!(seen_ & kCore)) fail("a task record needs \"core\" (AIC, AIV, HUB or AICPU)");
+void NativeReader::add_task(const Rec& r, const Batch& batch) {
+  if (!(r.seen & kId)) fail_at(r.line, "a task record needs \"id\"");
+  if (!(r.seen & kCore)) fail_at(r.line, "a task record needs \"core\" (AIC, AIV, HUB or AICPU)");
   const std::size_t n = builder_.num_tasks();
-  if (f_id_ != n) {
-    fail("expected \"id\" " + std::to_string(n) + " (ids are dense and in file order), got " +
-         std::to_string(f_id_));
+  if (r.id != n) {
+    fail_at(r.line, "expected \"id\" " + std::to_string(n) +
+                        " (ids are dense and in file order), got " + std::to_string(r.id));
   }
   // "dt" is all-or-none; the first task decides.
-  const bool has_dt = (seen_ & kDt) != 0;
+  const bool has_dt = (r.seen & kDt) != 0;
   if (dt_mode_ < 0) {
     dt_mode_ = has_dt ? 1 : 0;
-    first_task_line_ = line_;
+    first_task_line_ = r.line;
     if (!has_dt && first_dt_record_line_ != 0) {
-      fail("the trace declares device tasks (line " + std::to_string(first_dt_record_line_) +
-           ") but this task has no \"dt\"");
+      fail_at(r.line, "the trace declares device tasks (line " +
+                          std::to_string(first_dt_record_line_) + ") but this task has no \"dt\"");
     }
   } else if (has_dt != (dt_mode_ == 1)) {
-    fail(std::string(has_dt ? "this task has \"dt\" but" : "this task has no \"dt\" but") +
-         " the first task (line " + std::to_string(first_task_line_) +
-         (has_dt ? ") has none" : ") has one") + "; \"dt\" is all-or-none");
+    fail_at(r.line,
+            std::string(has_dt ? "this task has \"dt\" but" : "this task has no \"dt\" but") +
+                " the first task (line " + std::to_string(first_task_line_) +
+                (has_dt ? ") has none" : ") has one") + "; \"dt\" is all-or-none");
   }
 
   // Roots are renumbered densely; they must not decrease (the tasks of a root instance
   // are contiguous, as the control flow emits them).
-  const auto pg = static_cast<std::uint32_t>(f_pg_);
-  if (!have_prev_root_ || f_root_ != prev_root_) {
-    if (have_prev_root_ && f_root_ < prev_root_) {
-      fail("\"root\" " + std::to_string(f_root_) + " is smaller than the previous task's root " +
-           std::to_string(prev_root_) + "; roots must be non-decreasing");
+  const auto pg = static_cast<std::uint32_t>(r.pg);
+  if (!have_prev_root_ || r.root != prev_root_) {
+    if (have_prev_root_ && r.root < prev_root_) {
+      fail_at(r.line, "\"root\" " + std::to_string(r.root) +
+                          " is smaller than the previous task's root " +
+                          std::to_string(prev_root_) + "; roots must be non-decreasing");
     }
     if (have_prev_root_) ++dense_root_;
     have_prev_root_ = true;
-    prev_root_ = f_root_;
+    prev_root_ = r.root;
   } else if (dt_mode_ == 0 && pg != prev_pg_) {
-    fail("\"pg\" " + std::to_string(pg) + " differs from the earlier tasks of root " +
-         std::to_string(f_root_) + " (" + std::to_string(prev_pg_) +
-         "); a root belongs to one parallel group");
+    fail_at(r.line, "\"pg\" " + std::to_string(pg) + " differs from the earlier tasks of root " +
+                        std::to_string(r.root) + " (" + std::to_string(prev_pg_) +
+                        "); a root belongs to one parallel group");
   }
   prev_pg_ = pg;
 
   TaskGraphBuilder::Task t;
-  t.core_type = f_core_;
+  t.core_type = r.core;
   t.root = dense_root_;
-  t.orig_id = static_cast<std::uint32_t>(f_id_);
-  if (!(seen_ & kKernel)) {
+  t.orig_id = static_cast<std::uint32_t>(r.id);
+  if (!(r.seen & kKernel)) {
     if (unnamed_kernel_ == sched::kNoTask) unnamed_kernel_ = builder_.kernel_index("unnamed");
-    f_kernel_ = unnamed_kernel_;
+    t.kernel = unnamed_kernel_;
+  } else {
+    t.kernel = kernel_of(r.kernel, batch);
   }
-  t.kernel = f_kernel_;
-  const std::uint64_t cycles = std::uint64_t{f_cycles_} + f_extra_cycles_;
-  if (cycles > 0xFFFFFFFFull) fail("the task's compute cycles (ops + \"cycles\") exceed 2^32-1");
+  const std::uint64_t cycles = std::uint64_t{r.cycles} + r.extra_cycles;
+  if (cycles > 0xFFFFFFFFull)
+    fail_at(r.line, "the task's compute cycles (ops + \"cycles\") exceed 2^32-1");
   t.compute_cycles = static_cast<std::uint32_t>(cycles);
-  t.tiles = static_cast<std::uint16_t>(f_tiles_);
+  t.tiles = static_cast<std::uint16_t>(r.tiles);
   t.parallel_group = pg;
   if (dt_mode_ == 1) {
-    const auto key = static_cast<std::uint32_t>(f_dt_);
+    const auto key = static_cast<std::uint32_t>(r.dt);
     auto [it, inserted] = device_tasks_.try_emplace(key);
     DeviceTaskInfo& info = it->second;
     if (info.first_task_line == 0) {
-      info.first_task_line = line_;
+      info.first_task_line = r.line;
       if (!info.declared) info.parallel_group = pg;
     }
-    if (!(seen_ & kPg)) {
+    if (!(r.seen & kPg)) {
       t.parallel_group = info.parallel_group;
     } else if (pg != info.parallel_group) {
-      fail("\"pg\" " + std::to_string(pg) + " differs from device task " + std::to_string(key) +
-           "'s parallel group " + std::to_string(info.parallel_group) + " (line " +
-           std::to_string(info.declared ? info.decl_line : info.first_task_line) + ")");
+      fail_at(r.line,
+              "\"pg\" " + std::to_string(pg) + " differs from device task " + std::to_string(key) +
+                  "'s parallel group " + std::to_string(info.parallel_group) + " (line " +
+                  std::to_string(info.declared ? info.decl_line : info.first_task_line) + ")");
     }
     t.device_task_seq = key;
   } else {
@@ -713,50 +829,52 @@ void NativeReader::add_task() {
 
   // A HUB is resolved inline by the AICPU and never runs: a time, memory or ops on it
   // would be silently ignored, so they are refused.
-  if (f_core_ == CoreType::kHub && (seen_ & (kStart | kEnd | kDur | kMem | kOps))) {
-    fail(
-        "a HUB task is a zero-cost dependency node; it takes no \"start\", \"end\", "
-        "\"dur\", \"mem\" or \"ops\"");
+  if (r.core == CoreType::kHub && (r.seen & (kStart | kEnd | kDur | kMem | kOps))) {
+    fail_at(r.line,
+            "a HUB task is a zero-cost dependency node; it takes no \"start\", \"end\", "
+            "\"dur\", \"mem\" or \"ops\"");
   }
-  const bool has_start = (seen_ & kStart) != 0, has_end = (seen_ & kEnd) != 0;
-  if (has_start != has_end) fail("\"start\" and \"end\" go together; give both or \"dur\" alone");
+  const bool has_start = (r.seen & kStart) != 0, has_end = (r.seen & kEnd) != 0;
+  if (has_start != has_end)
+    fail_at(r.line, "\"start\" and \"end\" go together; give both or \"dur\" alone");
   if (has_start) {
-    if (seen_ & kDur) fail("give either \"start\"/\"end\" or \"dur\", not both");
-    if (f_end_ < f_start_) {
-      fail("\"end\" " + std::to_string(f_end_) + " is before \"start\" " +
-           std::to_string(f_start_));
+    if (r.seen & kDur) fail_at(r.line, "give either \"start\"/\"end\" or \"dur\", not both");
+    if (r.end < r.start) {
+      fail_at(r.line, "\"end\" " + std::to_string(r.end) + " is before \"start\" " +
+                          std::to_string(r.start));
     }
-    if (f_end_ - f_start_ >= sched::kNoRecord) {
-      fail("the task lasts " + std::to_string(f_end_ - f_start_) +
-           " ns, more than the 2^32-2 ns a task may last");
+    if (r.end - r.start >= sched::kNoRecord) {
+      fail_at(r.line, "the task lasts " + std::to_string(r.end - r.start) +
+                          " ns, more than the 2^32-2 ns a task may last");
     }
-    t.recorded_ns = static_cast<std::uint32_t>(f_end_ - f_start_);
-    t.recorded_start_ps = f_start_;  // ns for now; made relative to the first start at the end
+    t.recorded_ns = static_cast<std::uint32_t>(r.end - r.start);
+    t.recorded_start_ps = r.start;  // ns for now; made relative to the first start at the end
     any_interval_ = true;
-    if (f_start_ < min_start_) {
-      min_start_ = f_start_;
-      min_start_line_ = line_;
+    if (r.start < min_start_) {
+      min_start_ = r.start;
+      min_start_line_ = r.line;
     }
-    if (f_end_ > max_end_) {
-      max_end_ = f_end_;
-      max_end_line_ = line_;
+    if (r.end > max_end_) {
+      max_end_ = r.end;
+      max_end_line_ = r.line;
     }
-  } else if (seen_ & kDur) {
-    t.recorded_ns = static_cast<std::uint32_t>(f_dur_);
+  } else if (r.seen & kDur) {
+    t.recorded_ns = static_cast<std::uint32_t>(r.dur);
   }
 
   const sched::TaskId id = builder_.add_task(t);
   if (simdjson_unlikely(id == kReserveProbe && header_has_tasks_)) reserve_edges_and_memory();
-  for (const sched::TaskId s : f_succ_) {
+  for (std::uint32_t e = r.succ_begin; e < r.succ_end; ++e) {
+    const sched::TaskId s = batch.succ[e];
     builder_.add_successor(s);
     if (!any_succ_ || s > max_succ_) {
       any_succ_ = true;
       max_succ_ = s;
-      max_succ_line_ = line_;
-      max_succ_task_ = f_id_;
+      max_succ_line_ = r.line;
+      max_succ_task_ = r.id;
     }
   }
-  for (const sched::MemAccess& m : f_mem_) builder_.add_memory(m);
+  for (std::uint32_t e = r.mem_begin; e < r.mem_end; ++e) builder_.add_memory(batch.mem[e]);
 }
 
 void NativeReader::process_line(const char* p, std::size_t len, std::size_t capacity) {
@@ -879,48 +997,88 @@ void NativeReader::check_single_value(const char* p, std::size_t len) {
   }
 }
 
-LoadedTrace NativeReader::run() {
-  file_bytes_ = input_file_size(path_);
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
-  // The buffer holds whole lines plus simdjson's padding; a line longer than the buffer
-  // doubles it.
-  std::vector<char> buf(kChunkBytes + simdjson::SIMDJSON_PADDING);
-  std::size_t have = 0;
-  std::uint64_t consumed = 0;  // bytes of whole lines parsed
-  bool eof = false;
-  while (true) {
-    const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - have;
-    if (!eof && room > 0) {
-      const std::size_t got = std::fread(buf.data() + have, 1, room, file.get());
-      if (std::ferror(file.get())) {
-        throw TraceError(path_ + ": read error after line " + std::to_string(line_));
+// The parse thread: the file in chunks of whole lines, the records in batches.
+void NativeReader::parse(BatchPipe<Batch>& pipe) {
+  pipe_ = &pipe;
+  cur_.reset();
+  // The records taken before an error go first: their own errors come earlier in file
+  // order, or on the same line before one found after the record.
+  try {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"),
+                                                         &std::fclose);
+    if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
+    // The buffer holds whole lines plus simdjson's padding; a line longer than the buffer
+    // doubles it.
+    std::vector<char> buf(kChunkBytes + simdjson::SIMDJSON_PADDING);
+    std::size_t have = 0;
+    std::uint64_t consumed = 0;  // bytes of whole lines parsed
+    bool eof = false;
+    while (true) {
+      const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - have;
+      if (!eof && room > 0) {
+        const std::size_t got = std::fread(buf.data() + have, 1, room, file.get());
+        if (std::ferror(file.get())) {
+          throw TraceError(path_ + ": read error after line " + std::to_string(line_));
+        }
+        have += got;
+        if (got < room) eof = true;
       }
-      have += got;
-      if (got < room) eof = true;
-    }
-    std::size_t end = have;
-    if (!eof) {
-      const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
-      if (!nl) {
-        buf.resize((buf.size() - simdjson::SIMDJSON_PADDING) * 2 + simdjson::SIMDJSON_PADDING);
-        continue;
+      std::size_t end = have;
+      if (!eof) {
+        const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
+        if (!nl) {
+          buf.resize((buf.size() - simdjson::SIMDJSON_PADDING) * 2 + simdjson::SIMDJSON_PADDING);
+          continue;
+        }
+        end = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
       }
-      end = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+      process_chunk(buf.data(), end, buf.data() + buf.size());
+      consumed += end;
+      cur_.chunk_end = true;
+      cur_.consumed = consumed;
+      if (!eof && !memory_checked_) {
+        memory_checked_ = true;
+        cur_.check_memory = true;
+      }
+      flush();
+      std::memmove(buf.data(), buf.data() + end, have - end);
+      have -= end;
+      if (eof && have == 0) break;
     }
-    process_chunk(buf.data(), end, buf.data() + buf.size());
-    consumed += end;
-    if (opts_.progress) opts_.progress(consumed, std::max(consumed, file_bytes_));
-    if (!eof && !memory_checked_) {
-      memory_checked_ = true;
-      check_memory(consumed);
+  } catch (const BatchPipe<Batch>::Stopped&) {
+    throw;
+  } catch (...) {
+    if (cur_.size > 0) {
+      const std::size_t weight = cur_.size;
+      pipe.push(std::move(cur_), weight);
     }
-    std::memmove(buf.data(), buf.data() + end, have - end);
-    have -= end;
-    if (eof && have == 0) break;
+    throw;
   }
   last_line_unterminated_ = false;
+}
+
+LoadedTrace NativeReader::run() {
+  file_bytes_ = input_file_size(path_);
+  {
+    BatchPipe<Batch> pipe(kMaxQueuedRecords, [this](BatchPipe<Batch>& p) { parse(p); });
+    Batch b;
+    while (pipe.next(b)) {
+      if (b.header && header_has_tasks_) reserve_task_columns(builder_.graph(), reserve_tasks_);
+      batch_kernel_ = 0;
+      for (std::size_t k = 0; k < b.size; ++k) {
+        const Rec& r = b.recs[k];
+        if (r.seen & (kDeviceTask | kParallelGroup)) {
+          add_device_task_record(r);
+        } else {
+          add_task(r, b);
+        }
+      }
+      if (b.chunk_end) {
+        if (opts_.progress) opts_.progress(b.consumed, std::max(b.consumed, file_bytes_));
+        if (b.check_memory) check_memory(b.consumed);
+      }
+    }
+  }
 
   if (!header_seen_) throw TraceError(path_ + ": no header line");
   const std::size_t n = builder_.num_tasks();
