@@ -68,9 +68,8 @@ class BatchPipe {
   // once the consumer has stopped.
   void push(Batch&& b, std::size_t weight) {
     std::unique_lock<std::mutex> lock(mu_);
-    room_.wait(lock, [&] {
-      return stop_ || queue_.empty() || queued_weight_ + weight <= max_weight_;
-    });
+    room_.wait(lock,
+               [&] { return stop_ || queue_.empty() || queued_weight_ + weight <= max_weight_; });
     if (stop_) throw Stopped{};
     queued_weight_ += weight;
     queue_.emplace_back(std::move(b), weight);
