@@ -55,7 +55,7 @@ class Pool {
       fresh->finished = &finished;
       Worker* raw = fresh.get();
       std::thread([this, raw] { loop(raw); }).detach();  // may throw: nothing started then
-      fresh.release();  // owned by its thread from now on
+      fresh.release();                                   // owned by its thread from now on
       return;
     }
     {
