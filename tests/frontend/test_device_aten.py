@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import pypto
+from aten_devices import aten_devices, has_aten
 from pypto import _backend
 
 F32, F16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
@@ -24,25 +25,7 @@ TORCH = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, I8: torch
 FLOATS = [F32, F16, BF16]
 
 
-def has_aten():
-    import pypto._C as native
-    return "aten" in native.device_executors()
-
-
 pytestmark = pytest.mark.skipif(not has_aten(), reason="pypto._C built without libtorch")
-
-
-def aten_devices():
-    devs = ["cpu"]
-    if torch.cuda.is_available():
-        devs.append(pytest.param("cuda", marks=pytest.mark.cuda))
-    try:
-        import torch_npu  # noqa: F401
-        if torch.npu.is_available():
-            devs.append(pytest.param("npu", marks=pytest.mark.npu))
-    except Exception:
-        pass
-    return devs
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import pypto
+from aten_devices import aten_devices, has_aten
 from pypto import _backend
 
 F32, F16 = pypto.DT_FP32, pypto.DT_FP16
@@ -266,25 +267,7 @@ def test_run_mode_npu_is_never_a_silent_fallback():
 
 
 # ---- the ATen executor: each tile instruction one ATen op on the tensors' device ----------
-def has_aten():
-    import pypto._C as native
-    return "aten" in native.device_executors()
-
-
 needs_aten = pytest.mark.skipif(not has_aten(), reason="pypto._C built without libtorch")
-
-
-def aten_devices():
-    devs = ["cpu"]
-    if torch.cuda.is_available():
-        devs.append(pytest.param("cuda", marks=pytest.mark.cuda))
-    try:
-        import torch_npu  # noqa: F401
-        if torch.npu.is_available():
-            devs.append(pytest.param("npu", marks=pytest.mark.npu))
-    except Exception:
-        pass
-    return devs
 
 
 def on_aten(device, kernel, *args):
