@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,9 @@ using sched::TaskId;
 using sched::TimePs;
 
 constexpr double kPsPerUs = 1e6;
+// Compared tasks from which the two sides are worked out on two threads (below it a thread
+// costs more than it saves).
+constexpr std::size_t kParallelFrom = 1 << 16;
 
 // Nearest rank: the value at 1-based rank ceil(p/100 * n) of the ascending values (the
 // median of an even count is the lower middle value). v must not be empty; reorders it
@@ -51,11 +56,10 @@ std::vector<double> ranks(const std::vector<TimePs>& v) {
   return r;
 }
 
-// Pearson correlation of the ranks; false when either side has no spread.
-bool spearman(const std::vector<TimePs>& a, const std::vector<TimePs>& b, double& rho) {
-  if (a.size() < 2) return false;
-  const std::vector<double> ra = ranks(a), rb = ranks(b);
-  const double n = static_cast<double>(a.size());
+// Pearson correlation of the ranks (from ranks()); false when either side has no spread.
+bool spearman(const std::vector<double>& ra, const std::vector<double>& rb, double& rho) {
+  if (ra.size() < 2) return false;
+  const double n = static_cast<double>(ra.size());
   const double mean = (n + 1.0) / 2.0;  // the mean of any fractional ranking of n values
   double sab = 0, saa = 0, sbb = 0;
   for (std::size_t i = 0; i < ra.size(); ++i) {
@@ -133,18 +137,46 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
     sim[i] = start_ps[set[i]] - sim0;
     err[i] = rec[i] > sim[i] ? rec[i] - sim[i] : sim[i] - rec[i];
   }
-  f.has_spearman = spearman(rec, sim, f.spearman);
+  // The recorded and the simulated side are independent until they are compared: the
+  // simulated side's ranks and ready times go to a second thread on large runs (the sorts
+  // and graph walks are a tenth of a 1M-task board replay), the same values either way.
+  std::vector<double> sim_ranks;
+  std::vector<TimePs> sim_ready;
+  std::exception_ptr sim_error;  // an allocation failure on the second thread
+  auto simulated_side = [&] {
+    try {
+      sim_ranks = ranks(sim);
+      sim_ready = last_predecessor_end(g, timed, end_ps);
+    } catch (...) {
+      sim_error = std::current_exception();
+    }
+  };
+  std::thread second;
+  if (set.size() >= kParallelFrom) {
+    second = std::thread(simulated_side);
+  } else {
+    simulated_side();
+  }
+  std::vector<double> rec_ranks;
+  std::vector<TimePs> rec_ready;
+  try {
+    rec_ranks = ranks(rec);
+    // Waits: a task's start minus the latest end of its predecessors, on each side.
+    std::vector<TimePs> rec_end(n, kNever);
+    for (const TaskId t : set) {
+      const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
+      rec_end[t] = g.recorded_start_ps[t] + dur;
+    }
+    rec_ready = last_predecessor_end(g, timed, rec_end);
+  } catch (...) {
+    if (second.joinable()) second.join();
+    throw;
+  }
+  if (second.joinable()) second.join();
+  if (sim_error) std::rethrow_exception(sim_error);
+  f.has_spearman = spearman(rec_ranks, sim_ranks, f.spearman);
   f.start_error_median_us = static_cast<double>(percentile(err, 50)) / kPsPerUs;
   f.start_error_p90_us = static_cast<double>(percentile(err, 90)) / kPsPerUs;
-
-  // Waits: a task's start minus the latest end of its predecessors, on each side.
-  std::vector<TimePs> rec_end(n, kNever);
-  for (const TaskId t : set) {
-    const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
-    rec_end[t] = g.recorded_start_ps[t] + dur;
-  }
-  const std::vector<TimePs> rec_ready = last_predecessor_end(g, timed, rec_end);
-  const std::vector<TimePs> sim_ready = last_predecessor_end(g, timed, end_ps);
   std::vector<std::int64_t> rec_wait, sim_wait;
   for (const TaskId t : set) {
     if (rec_ready[t] == kNever || sim_ready[t] == kNever) continue;
