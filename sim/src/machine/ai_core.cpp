@@ -32,7 +32,16 @@ AiCore::AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id)
 void AiCore::assign(TaskId task, TimePs at_ps) {
   // start() reads the task's memory accesses one activation or a whole task later; the graph
   // is too large for the host's caches, so fetch them now (it changes no result).
+  // The same for what start() and finish_running() read and write of the task itself: a
+  // graph whose ready tasks spread over the whole id range (topo.json's one device task of
+  // independent chains) misses the caches on each of them.
   if (m_.graph.has_memory()) __builtin_prefetch(&m_.graph.mem[m_.graph.mem_begin[task]]);
+  __builtin_prefetch(&m_.graph.recorded_ns[task]);
+  if (m_.opt.record_timeline) {
+    __builtin_prefetch(&m_.result.timeline.start_ps[task], 1);
+    __builtin_prefetch(&m_.result.timeline.end_ps[task], 1);
+    __builtin_prefetch(&m_.result.timeline.core[task], 1);
+  }
   // A task written while the running one will certainly still run at `at_ps` lands in the
   // pending slot then; take it there now and save a wake-up (the common case: prefill).
   if (run_.task != kNoTask && pending_ == kNoTask && inbox_n_ == 0 && earliest_end() > at_ps) {
