@@ -75,6 +75,11 @@ class BatchPipe {
     queue_.emplace_back(std::move(b), weight);
     ready_.notify_one();
   }
+  // Contract (producer): push() unless `b` holds nothing (weight 0): for the last, partly
+  // filled batch, and for the records parsed before an error, which go ahead of it.
+  void push_partial(Batch&& b, std::size_t weight) {
+    if (weight > 0) push(std::move(b), weight);
+  }
   // Contract (producer): a batch the consumer is done with (its buffers keep their
   // capacity), or a default one.
   Batch recycle() {

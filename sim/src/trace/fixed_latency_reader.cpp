@@ -217,16 +217,12 @@ void FixedLatencyReader::parse(BatchPipe<Batch>& pipe) {
   } catch (const BatchPipe<Batch>::Stopped&) {
     throw;
   } catch (...) {
-    if (b.size > 0) {
-      const std::size_t weight = b.size;
-      pipe.push(std::move(b), weight);
-    }
+    const std::size_t weight = b.size;
+    pipe.push_partial(std::move(b), weight);
     throw;
   }
-  if (b.size > 0) {
-    const std::size_t weight = b.size;
-    pipe.push(std::move(b), weight);
-  }
+  const std::size_t weight = b.size;
+  pipe.push_partial(std::move(b), weight);
   js_.end_document();
 }
 

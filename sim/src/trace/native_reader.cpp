@@ -1048,10 +1048,8 @@ void NativeReader::parse(BatchPipe<Batch>& pipe) {
   } catch (const BatchPipe<Batch>::Stopped&) {
     throw;
   } catch (...) {
-    if (cur_.size > 0) {
-      const std::size_t weight = cur_.size;
-      pipe.push(std::move(cur_), weight);
-    }
+    const std::size_t weight = cur_.size;
+    pipe.push_partial(std::move(cur_), weight);
     throw;
   }
   last_line_unterminated_ = false;
