@@ -243,6 +243,13 @@ class DeviceBackend(Backend):
                       topo_path=raw["topo_path"], dyn_topo_path=raw["dyn_topo_path"])
 
 
+# How to build the ATen executor against a torch other than Debian's (README, "Running on
+# hardware"); the NPU messages say it.
+_REBUILD_AGAINST_TORCH = ("tools/setup.sh builds against Debian's libtorch; for another torch "
+                          "configure with cmake -S . -B build -DCMAKE_PREFIX_PATH=<that torch's "
+                          "folder> and build, see README 'Running on hardware'")
+
+
 class NpuBackend(Backend):
     """run_mode=NPU by default: an Ascend device through CANN and torch_npu.
 
@@ -290,17 +297,17 @@ class NpuBackend(Backend):
                 "aten" not in executors:
             raise PyptoNotImplementedError(
                 "run_mode=NPU: this build of pypto._C has no ATen executor (it was built "
-                "without libtorch), which is what runs tile ops on the NPU; rebuild with "
-                "tools/setup.sh against the torch that torch_npu extends, or use "
+                "without libtorch), which is what runs tile ops on the NPU; rebuild it "
+                f"against the torch that torch_npu extends ({_REBUILD_AGAINST_TORCH}), or use "
                 "runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
         if not supported("npu"):
             raise PyptoNotImplementedError(
                 "run_mode=NPU: ATen in this process has no 'npu' device: torch_npu is "
                 "imported, but the libtorch pypto._C was built against does not have the "
                 "device torch_npu registered (pypto._C links a different torch than the one "
-                "torch_npu extends); rebuild pypto._C with tools/setup.sh against that torch, "
-                "or use runtime_options={'run_mode': pypto.RunMode.SIM} to run on the "
-                "simulator")
+                "torch_npu extends); rebuild pypto._C against that torch "
+                f"({_REBUILD_AGAINST_TORCH}), or use "
+                "runtime_options={'run_mode': pypto.RunMode.SIM} to run on the simulator")
         return DeviceBackend("npu").run(compiled, tensors, bindings, options)
 
 
