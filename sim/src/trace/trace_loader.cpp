@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pypto/common/errors.h"
@@ -385,12 +387,13 @@ TraceFormat detect_trace_format(const std::string& path) {
   (void)trace_detail::input_file_size(path);  // a directory or a device says so
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  std::string prefix(kPrefixBytes, '\0');
-  const std::size_t got = std::fread(prefix.data(), 1, prefix.size(), f);
+  // Not zero-filled first: of a small file only its own bytes are touched.
+  const std::unique_ptr<char[]> buf(new char[kPrefixBytes]);
+  const std::size_t got = std::fread(buf.get(), 1, kPrefixBytes, f);
   const bool read_error = std::ferror(f) != 0;
   std::fclose(f);
   if (read_error) throw TraceError(path + ": read error");
-  prefix.resize(got);
+  const std::string_view prefix(buf.get(), got);
 
   // Said outright: with the mark, every format check below fails on the first byte and the
   // message would only be "unknown trace format".
