@@ -3,10 +3,10 @@
 // (madvise MADV_HUGEPAGE) before anything touches it, so the kernel maps it 2 MiB at a time
 // instead of faulting it in 4 KiB page by page:
 // - a block of 32 MiB or more (a large trace's graph columns) is mmap'd by malloc and advised
-//   over its whole 2 MiB-aligned interior;
+//   whole (the kernel maps the 2 MiB-aligned stretches inside it with huge pages);
 // - smaller blocks come from the main heap (malloc's brk arena; mallopt below), which is
-//   advised as it grows. The heap grows 32 MiB at a time and is not trimmed, so a freed
-//   block is reused rather than faulted in again.
+//   advised as it grows. The heap grows 32 MiB at a time and is trimmed only past 128 MiB
+//   free at its top, so a freed block is reused rather than faulted in again.
 //
 // Why: a run touches about 120 bytes of fresh memory per task, and a first touch costs a page
 // fault per 4 KiB. On the project's machines (a paravirtualised VM) a 4 KiB fault costs
@@ -29,7 +29,7 @@
 
 namespace {
 
-constexpr std::uintptr_t kHugePageBytes = std::uintptr_t(2) << 20;
+constexpr std::uintptr_t kPageBytes = 4096;
 // malloc's largest mmap threshold on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX): blocks below it
 // come from the heap.
 constexpr int kMmapThresholdBytes = 32 << 20;
@@ -38,19 +38,22 @@ constexpr int kHeapStepBytes = 32 << 20;
 // The heap up to here has been advised; blocks are taken from the heap by several threads.
 std::atomic<std::uintptr_t> g_heap_advised{0};
 
+// Advises the pages of [begin, end). Whole pages, not whole huge pages: consecutive advised
+// ranges of the heap then make one region, and the huge page across their seam counts too.
 void advise(std::uintptr_t begin, std::uintptr_t end) noexcept {
-  const std::uintptr_t first = (begin + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  const std::uintptr_t last = end & ~(kHugePageBytes - 1);
+  const std::uintptr_t first = begin & ~(kPageBytes - 1);
+  const std::uintptr_t last = (end + kPageBytes - 1) & ~(kPageBytes - 1);
   // Advice only: a kernel without THP answers EINVAL and the memory stays as it is.
   if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
-// Advises what the heap has grown by since the last call (one thread claims each step).
+// Advises what the heap has grown by since the last call (one thread claims each step). A
+// trimmed heap moves the mark back: what grows again is a new region, advised again.
 void advise_heap_growth() noexcept {
   const auto top = reinterpret_cast<std::uintptr_t>(::sbrk(0));
   std::uintptr_t done = g_heap_advised.load(std::memory_order_relaxed);
-  if (top <= done || !g_heap_advised.compare_exchange_strong(done, top)) return;
-  advise(done, top);
+  if (top == done || !g_heap_advised.compare_exchange_strong(done, top)) return;
+  if (top > done) advise(done, top);
 }
 
 // The heap's policy, set by the first operator new (the libraries' static constructors
