@@ -161,8 +161,7 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
   if (!file) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  std::vector<char> buf(
-      static_cast<std::size_t>(std::min<std::uint64_t>(kDynChunkBytes, file_bytes + 64)));
+  std::vector<char> buf(read_buffer_bytes(file_bytes, kDynChunkBytes));
   std::size_t have = 0;
   std::uint64_t read_bytes = 0, consumed = 0;
   bool eof = file_bytes == 0;

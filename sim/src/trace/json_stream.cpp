@@ -54,8 +54,7 @@ JsonStream::JsonStream(const std::string& path, const char* top_name)
   file_bytes_ = input_file_size(path);
   file_ = std::fopen(path.c_str(), "rb");
   if (!file_) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  // A small file gets a small buffer (the readers run per fuzz input too).
-  buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, file_bytes_ + 64)));
+  buf_.resize(read_buffer_bytes(file_bytes_, kChunkBytes));
   std::size_t keep = 0;
   more(keep);
   // nlohmann skips a UTF-8 byte order mark (and refuses a broken one).

@@ -1008,11 +1008,8 @@ void NativeReader::parse(BatchPipe<Batch>& pipe) {
                                                          &std::fclose);
     if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
     // The buffer holds whole lines plus simdjson's padding; a line longer than the buffer
-    // doubles it. A small file gets a small buffer: zeroing a whole chunk for a 1k-task trace
-    // was a third of its read (first touches of fresh pages are what costs).
-    std::vector<char> buf(
-        static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, file_bytes_ + 64)) +
-        simdjson::SIMDJSON_PADDING);
+    // doubles it.
+    std::vector<char> buf(read_buffer_bytes(file_bytes_, kChunkBytes) + simdjson::SIMDJSON_PADDING);
     std::size_t have = 0;
     std::uint64_t consumed = 0;  // bytes of whole lines parsed
     bool eof = false;

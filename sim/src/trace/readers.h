@@ -26,6 +26,13 @@ LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip);
 // regular file (a device such as /dev/zero, a pipe: the readers open a file twice).
 std::uint64_t input_file_size(const std::string& path);
 
+// Bytes of a reader's buffer for a file of `file_bytes`: a chunk, or less for a small file
+// (the buffer is zero-filled, and a fresh page's first touch is what costs; the readers run
+// per fuzz input too). The 64 spare bytes let the read that finds the end of file fit.
+inline std::size_t read_buffer_bytes(std::uint64_t file_bytes, std::size_t chunk_bytes) {
+  return static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, file_bytes + 64));
+}
+
 // Refuses (TraceError) a trace whose estimated memory, `tasks` x `bytes_per_task`, exceeds
 // the memory available (opts.memory_available_bytes, else available_memory_bytes()).
 // `basis` says where the figures come from, for the message.
