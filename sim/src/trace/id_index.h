@@ -31,14 +31,7 @@ class IdIndex {
     if (slots_.empty())
       reserve_slots(reserve_hint_ > dense_.size() ? reserve_hint_ - dense_.size() : 0);
     if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-    std::size_t i = slot_of(key);
-    while (slots_[i].value != kAbsent) {
-      if (slots_[i].key == key) return slots_[i].value;
-      i = (i + 1) & mask_;
-    }
-    slots_[i] = {key, value};
-    ++size_;
-    return value;
+    return insert_hashed(key, value);
   }
   // Contract: the value of `key`, kAbsent if it is not there.
   std::uint32_t find(Key key) const {
@@ -84,6 +77,18 @@ class IdIndex {
   void reserve_slots(std::size_t n) {
     while (slots_.size() * 3 < n * 4) grow();
   }
+  // The hash's own insert (insert() without the array's rule): grow() re-inserts through it,
+  // so a rehash never moves a key into the array.
+  std::uint32_t insert_hashed(Key key, std::uint32_t value) {
+    std::size_t i = slot_of(key);
+    while (slots_[i].value != kAbsent) {
+      if (slots_[i].key == key) return slots_[i].value;
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = {key, value};
+    ++size_;
+    return value;
+  }
   void grow() {
     std::vector<Slot> old;
     old.swap(slots_);
@@ -93,7 +98,7 @@ class IdIndex {
     for (std::size_t n = slots_.size(); n > 1; n >>= 1) --shift_;
     size_ = 0;
     for (const Slot& s : old) {
-      if (s.value != kAbsent) insert(s.key, s.value);
+      if (s.value != kAbsent) insert_hashed(s.key, s.value);
     }
   }
   std::vector<std::uint32_t> dense_;  // dense_[k]: the value of key k, for keys 0 .. size-1
