@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "id_index.h"
@@ -77,4 +78,67 @@ TEST_CASE("IdIndex: 64-bit keys (dyn_topo's seq << 32 | taskId) past the dense r
     for (std::uint64_t id = 0; id < 500; ++id) keys.push_back(seq << 32 | id);
   }
   check_against_map(keys, 1500);
+}
+
+namespace {
+
+using pypto::sim::trace_detail::SeqIdIndex;
+
+// SeqIdIndex against a map keyed by seq << 32 | id (what it replaced): every insert's
+// result, every pair's value, and pairs never inserted.
+void check_seq_against_map(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& keys) {
+  SeqIdIndex index;
+  std::unordered_map<std::uint64_t, std::uint32_t> ref;
+  std::uint32_t next = 0;
+  for (const auto& [seq, id] : keys) {
+    const std::uint32_t v = next++;
+    const auto it = ref.try_emplace(std::uint64_t{seq} << 32 | id, v).first;
+    REQUIRE(index.insert(seq, id, v) == it->second);
+  }
+  for (const auto& [k, v] : ref) {
+    REQUIRE(index.find(static_cast<std::uint32_t>(k >> 32), static_cast<std::uint32_t>(k)) == v);
+  }
+  for (const std::uint32_t seq : {0u, 1u, 2u, 7u, 999u, 0xFFFFFFFFu}) {
+    for (const std::uint32_t id : {0u, 1u, 499u, 500u, 4000u, 0xFFFFFFFEu}) {
+      if (ref.count(std::uint64_t{seq} << 32 | id) == 0) {
+        REQUIRE(index.find(seq, id) == SeqIdIndex::kAbsent);
+      }
+    }
+  }
+  index.clear();
+  for (const auto& [k, v] : ref) {
+    REQUIRE(index.find(static_cast<std::uint32_t>(k >> 32), static_cast<std::uint32_t>(k)) ==
+            SeqIdIndex::kAbsent);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("SeqIdIndex: (seq, taskId) pairs map as a hash map of seq << 32 | id does", "[trace]") {
+  using Keys = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+  // dyn_topo.txt's usual shape: seqs in order, each numbering its tasks from 0.
+  Keys in_order;
+  for (std::uint32_t seq = 0; seq < 5; ++seq) {
+    for (std::uint32_t id = 0; id < 500; ++id) in_order.push_back({seq, id});
+  }
+  check_seq_against_map(in_order);
+  // Seqs that skip numbers and come back (lines of two seqs interleaved), a repeated pair,
+  // ids out of order within a seq.
+  Keys mixed;
+  for (std::uint32_t id = 0; id < 300; ++id) mixed.push_back({7, id});
+  for (std::uint32_t id = 0; id < 300; ++id) mixed.push_back({2, id});
+  for (std::uint32_t id = 300; id < 600; ++id) mixed.push_back({7, id});
+  mixed.push_back({2, 17});
+  mixed.push_back({7, 900});
+  for (std::uint32_t id = 600; id < 700; ++id) mixed.push_back({7, id});
+  mixed.push_back({0xFFFFFFFFu, 0});
+  check_seq_against_map(mixed);
+  // Random pairs over a few seqs, with repeats.
+  std::mt19937_64 rng(11);
+  Keys random;
+  for (int i = 0; i < 5000; ++i) {
+    random.push_back(
+        {static_cast<std::uint32_t>(rng() % 9), static_cast<std::uint32_t>(rng() % 3000)});
+  }
+  check_seq_against_map(random);
 }

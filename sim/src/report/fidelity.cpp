@@ -3,6 +3,7 @@
 // not only by makespan. traces/FORMAT.md "Replay metrics" defines every figure; the
 // hand-worked example there is tests/sim/test_report_fidelity.cpp.
 #include <algorithm>
+#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -40,11 +41,17 @@ T percentile(std::vector<T>& v, double p) {
 
 // Fractional ranks (1-based; tied values share the mean of the ranks they span). The values
 // are sorted together with their positions rather than through an index comparator: the same
-// ranks (they depend on the values alone), without a random read per comparison.
+// ranks (they depend on the values alone), without a random read per comparison. By value
+// alone, with Boost's radix-based integer_sort: tied values may come in any order, as every
+// one of them gets the same mean rank, and the sort's cost per value does not grow with the
+// count as a comparison sort's does (at 10M tasks std::sort was a twentieth of a replay).
 std::vector<double> ranks(const std::vector<TimePs>& v) {
-  std::vector<std::pair<TimePs, std::size_t>> order(v.size());
+  using Entry = std::pair<TimePs, std::size_t>;
+  std::vector<Entry> order(v.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = {v[i], i};
-  std::sort(order.begin(), order.end());
+  boost::sort::spreadsort::integer_sort(
+      order.begin(), order.end(), [](const Entry& e, unsigned shift) { return e.first >> shift; },
+      [](const Entry& a, const Entry& b) { return a.first < b.first; });
   std::vector<double> r(v.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;

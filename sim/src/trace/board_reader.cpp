@@ -33,8 +33,8 @@ constexpr const char* kDynTopoColumns[] = {"seqNo",   "taskId",    "rootIndex", 
 constexpr std::size_t kFixedColumns = 11;
 constexpr std::size_t kDynChunkBytes = std::size_t(4) << 20;
 // Memory per task while loading and simulating a board recording: the graph's columns and
-// CSR (about 40 B), the taskId index (8-16 B), the side arrays (5 B, 12 more for
-// dyn_topo.txt), the recorded starts (8 B) and the run's own state (about 30 B).
+// CSR (about 40 B), the taskId index (4 B for ids in order, 8-16 B for the rest), the side arrays
+// (5 B, 12 more for dyn_topo.txt), the recorded starts (8 B) and the run's own state (about 30 B).
 constexpr double kBoardBytesPerTask = 110;
 
 // The topology being read. Tasks go straight into the builder (successors as taskIds until
@@ -43,7 +43,7 @@ constexpr double kBoardBytesPerTask = 110;
 struct Topology {
   sched::TaskGraphBuilder* builder = nullptr;
   bool dyn = false;
-  IdIndex<std::uint64_t> index;         // dyn_topo: (seq << 32 | taskId) -> task
+  SeqIdIndex index;                     // dyn_topo: (seq, taskId) -> task
   IdIndex<std::uint32_t> index0;        // topo.json (seqNo 0 only): taskId -> task
   std::vector<std::uint32_t> seq;       // dyn_topo: seqNo per task
   std::vector<std::uint64_t> line;      // dyn_topo: line per task (topo.json: record == task)
@@ -81,7 +81,7 @@ struct Topology {
   std::uint32_t add(const sched::TaskGraphBuilder::Task& t, bool core_known, std::uint64_t at) {
     const auto id = static_cast<std::uint32_t>(size());
     const std::uint32_t got =
-        dyn ? index.insert(key(t.device_task_seq, t.orig_id), id) : index0.insert(t.orig_id, id);
+        dyn ? index.insert(t.device_task_seq, t.orig_id, id) : index0.insert(t.orig_id, id);
     if (got != id) return got;
     builder->add_task(t);
     flags.push_back(core_known ? kCoreKnown : 0);
@@ -92,7 +92,7 @@ struct Topology {
     return IdIndex<std::uint32_t>::kAbsent;
   }
   std::uint32_t find(std::uint32_t s, std::uint32_t id) const {
-    if (dyn) return index.find(key(s, id));
+    if (dyn) return index.find(s, id);
     return s == 0 ? index0.find(id) : IdIndex<std::uint32_t>::kAbsent;
   }
   std::uint32_t seq_of(std::size_t t) const { return dyn ? seq[t] : 0; }
@@ -116,7 +116,6 @@ void check_board_memory(const std::string& path, Topology& topo, std::uint64_t f
   if (topo.dyn) {
     topo.seq.reserve(n);
     topo.line.reserve(n);
-    topo.index.reserve(static_cast<std::size_t>(tasks));
   } else {
     topo.index0.reserve(static_cast<std::size_t>(tasks));
   }

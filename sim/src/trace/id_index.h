@@ -109,4 +109,43 @@ class IdIndex {
   int shift_ = 64;
 };
 
+// (seq, id) -> value, for ids that start again at 0 in every seq (dyn_topo.txt numbers each
+// device task's tasks so, under its seqNo): one IdIndex per seq, so each seq's ids in order go
+// to an array of their own, 4 bytes a task, and a lookup lands near the ids just read. (One
+// IdIndex over seq << 32 | id kept only the first seq in its array: at 10M tasks the rest were
+// hash probes that missed the cache, a fifth of a dyn_topo.txt run.) The seqs themselves go
+// through an IdIndex too: in order, a seq's index is found by an array read.
+class SeqIdIndex {
+ public:
+  static constexpr std::uint32_t kAbsent = IdIndex<std::uint32_t>::kAbsent;
+
+  // Contract: maps (seq, id) to `value` unless the pair is there already; returns the value
+  // the pair maps to after the call (the earlier one for a pair seen before).
+  std::uint32_t insert(std::uint32_t seq, std::uint32_t id, std::uint32_t value) {
+    if (seq != last_seq_ || per_seq_.empty()) {
+      last_slot_ = slot_of_seq_.insert(seq, static_cast<std::uint32_t>(per_seq_.size()));
+      if (last_slot_ == per_seq_.size()) per_seq_.emplace_back();
+      last_seq_ = seq;
+    }
+    return per_seq_[last_slot_].insert(id, value);
+  }
+  // Contract: the value of (seq, id), kAbsent if the pair is not there.
+  std::uint32_t find(std::uint32_t seq, std::uint32_t id) const {
+    const std::uint32_t slot = slot_of_seq_.find(seq);
+    return slot == kAbsent ? kAbsent : per_seq_[slot].find(id);
+  }
+  void clear() {
+    slot_of_seq_.clear();
+    std::vector<IdIndex<std::uint32_t>>().swap(per_seq_);
+    last_seq_ = 0;
+    last_slot_ = 0;
+  }
+
+ private:
+  IdIndex<std::uint32_t> slot_of_seq_;           // seq -> its position in per_seq_
+  std::vector<IdIndex<std::uint32_t>> per_seq_;  // id -> value, one map per seq
+  // The seq of the last insert and its slot: a file's lines come a seq at a time.
+  std::uint32_t last_seq_ = 0, last_slot_ = 0;
+};
+
 }  // namespace pypto::sim::trace_detail
