@@ -689,6 +689,19 @@ bool Scheduler::has_dispatchable_work(ThreadId t) const {
 const ThreadStats& Scheduler::stats(ThreadId t) const { return impl_->threads[t].stats; }
 ThreadId Scheduler::owner(CoreId c) const { return impl_->cores[c].owner; }
 
+void Scheduler::prefetch_completion(TaskId task) const {
+  // A few successors cover almost every task (the rest are found when they are resolved).
+  constexpr std::uint32_t kAhead = 4;
+  const std::uint32_t b = graph_.succ_first(task);
+  const std::uint32_t e = std::min(graph_.succ_last(task), b + kAhead);
+  for (std::uint32_t i = b; i < e; ++i) {
+    const TaskId s = graph_.succ[i];
+    __builtin_prefetch(&impl_->pred[s], 1);
+    __builtin_prefetch(&graph_.core_type[s]);
+    __builtin_prefetch(&graph_.device_task[s]);
+  }
+}
+
 std::uint64_t Scheduler::ready_depth(CoreType ct) const {
   const int k = idx(ct);
   std::uint64_t n = 0;

@@ -35,8 +35,10 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   // The same for what start() and finish_running() read and write of the task itself: a
   // graph whose ready tasks spread over the whole id range (topo.json's one device task of
   // independent chains) misses the caches on each of them.
-  if (m_.graph.has_memory()) __builtin_prefetch(&m_.graph.mem[m_.graph.mem_begin[task]]);
+  if (m_.graph.has_memory()) __builtin_prefetch(m_.graph.mem.data() + m_.graph.mem_begin[task]);
   __builtin_prefetch(&m_.graph.recorded_ns[task]);
+  // The successor list, which start() hands to Scheduler::prefetch_completion.
+  __builtin_prefetch(m_.graph.succ.data() + m_.graph.succ_begin[task]);
   if (m_.opt.record_timeline) {
     __builtin_prefetch(&m_.result.timeline.start_ps[task], 1);
     __builtin_prefetch(&m_.result.timeline.end_ps[task], 1);
@@ -197,6 +199,7 @@ void AiCore::start(TaskId task, TimePs t0) {
     check_time_limit(*this, run_.finish);
     owner()->on_finish_known(id_, run_.finish, run_.final_from);
   }
+  m_.scheduler->prefetch_completion(task);
 }
 
 TimePs AiCore::finish_after_flow(TimePs flow_end_ps) const {

@@ -94,6 +94,12 @@ class Scheduler {
   ThreadId owner(CoreId c) const;
   // Ready tasks waiting in shared queues and staging buffers, per type (counter tracks).
   std::uint64_t ready_depth(CoreType ct) const;
+  // Contract: a hint, changing no state and no result: `task` is running and will complete;
+  // fetches into the host's caches what resolving its completion reads (its successors'
+  // predecessor counts, types and device tasks). A backend calls it when the task starts,
+  // long before the completion is polled: on a graph far larger than the caches, with its
+  // ready tasks spread over the whole id range, each of those reads was a cache miss.
+  void prefetch_completion(TaskId task) const;
 
   // Contract: diagnostics only. One line per admitted device task (tasks sent, completed,
   // queued, which threads the barrier still waits for) and one per thread holding tasks or
