@@ -113,78 +113,94 @@ void wait_percentiles(std::vector<std::int64_t>& waits, double out[3]) {
 
 }  // namespace
 
+RecordedReplay recorded_replay(const sched::TaskGraph& g) {
+  const std::size_t n = g.num_tasks();
+  NPU_CHECK(g.recorded_start_ps.size() == n, "replay metrics need a recorded time for every task");
+  RecordedReplay r;
+  r.timed.assign(n, 0);
+  for (TaskId t = 0; t < n; ++t) {
+    if (g.core_type[t] != sched::CoreType::kHub && g.has_recorded_start(t)) {
+      r.timed[t] = 1;
+      r.set.push_back(t);
+    }
+  }
+  if (r.set.empty()) return r;
+  // Relative to the first start among the compared tasks.
+  TimePs rec0 = kNever;
+  for (const TaskId t : r.set) rec0 = std::min(rec0, g.recorded_start_ps[t]);
+  r.start_ps.resize(r.set.size());
+  for (std::size_t i = 0; i < r.set.size(); ++i)
+    r.start_ps[i] = g.recorded_start_ps[r.set[i]] - rec0;
+  r.ranks = ranks(r.start_ps);
+  // Waits: a task's start minus the latest end of its predecessors.
+  std::vector<TimePs> rec_end(n, kNever);
+  for (const TaskId t : r.set) {
+    const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
+    rec_end[t] = g.recorded_start_ps[t] + dur;
+  }
+  r.ready_ps = last_predecessor_end(g, r.timed, rec_end);
+  return r;
+}
+
 ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
                                const std::vector<std::uint64_t>& start_ps,
                                const std::vector<std::uint64_t>& end_ps) {
+  return replay_fidelity(g, recorded_replay(g), start_ps, end_ps);
+}
+
+ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& recorded,
+                               const std::vector<std::uint64_t>& start_ps,
+                               const std::vector<std::uint64_t>& end_ps) {
   const std::size_t n = g.num_tasks();
-  NPU_CHECK(g.recorded_start_ps.size() == n && start_ps.size() == n && end_ps.size() == n,
+  NPU_CHECK(g.recorded_start_ps.size() == n && start_ps.size() == n && end_ps.size() == n &&
+                recorded.timed.size() == n,
             "replay metrics need a recorded and a simulated time for every task");
   ReplayFidelity f;
-  std::vector<char> timed(n, 0);
-  std::vector<TaskId> set;
-  for (TaskId t = 0; t < n; ++t) {
-    if (g.core_type[t] != sched::CoreType::kHub && g.has_recorded_start(t)) {
-      timed[t] = 1;
-      set.push_back(t);
-    }
-  }
+  const std::vector<TaskId>& set = recorded.set;
   f.tasks = set.size();
   if (set.empty()) return f;
 
-  // Both sides relative to their own first start among the compared tasks.
-  TimePs rec0 = kNever, sim0 = kNever;
-  for (const TaskId t : set) {
-    rec0 = std::min(rec0, g.recorded_start_ps[t]);
-    sim0 = std::min(sim0, start_ps[t]);
-  }
-  std::vector<TimePs> rec(set.size()), sim(set.size());
+  // The simulated side relative to its own first start among the compared tasks.
+  TimePs sim0 = kNever;
+  for (const TaskId t : set) sim0 = std::min(sim0, start_ps[t]);
+  std::vector<TimePs> sim(set.size());
   std::vector<TimePs> err(set.size());
   for (std::size_t i = 0; i < set.size(); ++i) {
-    rec[i] = g.recorded_start_ps[set[i]] - rec0;
+    const TimePs rec = recorded.start_ps[i];
     sim[i] = start_ps[set[i]] - sim0;
-    err[i] = rec[i] > sim[i] ? rec[i] - sim[i] : sim[i] - rec[i];
+    err[i] = rec > sim[i] ? rec - sim[i] : sim[i] - rec;
   }
-  // The recorded and the simulated side are independent until they are compared: the
-  // simulated side's ranks and ready times go to a second thread on large runs (the sorts
-  // and graph walks are a tenth of a 1M-task board replay), the same values either way.
+  // The simulated side's ranks and ready times are independent of each other: the ranks go
+  // to a second thread on large runs (a sort and a graph walk), the same values either way.
   std::vector<double> sim_ranks;
-  std::vector<TimePs> sim_ready;
-  std::exception_ptr sim_error;  // an allocation failure on the second thread
-  auto simulated_side = [&] {
+  std::exception_ptr rank_error;  // an allocation failure on the second thread
+  auto rank_side = [&] {
     try {
       sim_ranks = ranks(sim);
-      sim_ready = last_predecessor_end(g, timed, end_ps);
     } catch (...) {
-      sim_error = std::current_exception();
+      rank_error = std::current_exception();
     }
   };
   std::thread second;
   if (set.size() >= kParallelFrom) {
-    second = std::thread(simulated_side);
+    second = std::thread(rank_side);
   } else {
-    simulated_side();
+    rank_side();
   }
-  std::vector<double> rec_ranks;
-  std::vector<TimePs> rec_ready;
+  std::vector<TimePs> sim_ready;
   try {
-    rec_ranks = ranks(rec);
-    // Waits: a task's start minus the latest end of its predecessors, on each side.
-    std::vector<TimePs> rec_end(n, kNever);
-    for (const TaskId t : set) {
-      const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
-      rec_end[t] = g.recorded_start_ps[t] + dur;
-    }
-    rec_ready = last_predecessor_end(g, timed, rec_end);
+    sim_ready = last_predecessor_end(g, recorded.timed, end_ps);
   } catch (...) {
     if (second.joinable()) second.join();
     throw;
   }
   if (second.joinable()) second.join();
-  if (sim_error) std::rethrow_exception(sim_error);
-  f.has_spearman = spearman(rec_ranks, sim_ranks, f.spearman);
+  if (rank_error) std::rethrow_exception(rank_error);
+  f.has_spearman = spearman(recorded.ranks, sim_ranks, f.spearman);
   f.start_error_median_us = static_cast<double>(percentile(err, 50)) / kPsPerUs;
   f.start_error_p90_us = static_cast<double>(percentile(err, 90)) / kPsPerUs;
   std::vector<std::int64_t> rec_wait, sim_wait;
+  const std::vector<TimePs>& rec_ready = recorded.ready_ps;
   for (const TaskId t : set) {
     if (rec_ready[t] == kNever || sim_ready[t] == kNever) continue;
     rec_wait.push_back(static_cast<std::int64_t>(g.recorded_start_ps[t]) -

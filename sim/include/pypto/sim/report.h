@@ -43,6 +43,24 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
                                const std::vector<std::uint64_t>& start_ps,
                                const std::vector<std::uint64_t>& end_ps);
 
+// The recorded half of the replay metrics: what depends on the graph and its recorded times
+// alone (the compared tasks, their start ranks and ready times), so that it can be worked
+// out while the model runs (simulate() does so on a second thread for large graphs).
+struct RecordedReplay {
+  std::vector<char> timed;              // per task: compared (recorded start, not a HUB)
+  std::vector<sched::TaskId> set;       // the compared tasks, in task order
+  std::vector<std::uint64_t> start_ps;  // per compared task: start - the first start
+  std::vector<double> ranks;            // per compared task: fractional rank of its start
+  std::vector<std::uint64_t> ready_ps;  // per task: latest recorded end of a predecessor
+};
+// Contract: g has recorded starts (g.recorded_start_ps is not empty).
+RecordedReplay recorded_replay(const sched::TaskGraph& g);
+// The same metrics as replay_fidelity, from the graph's recorded half worked out before.
+// Contract: `recorded` is recorded_replay(g); the vectors as for replay_fidelity.
+ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& recorded,
+                               const std::vector<std::uint64_t>& start_ps,
+                               const std::vector<std::uint64_t>& end_ps);
+
 // stats.json content. Keys are ordered and numbers exact, so two runs of the same input
 // and config give byte-identical files apart from the wall-clock fields (wall_s,
 // tasks_per_s).
