@@ -748,10 +748,70 @@ void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConf
   out.finish();
 }
 
-std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
-                                       const ChipConfig& chip, const SimResult& r,
-                                       const ReportOptions& opt) {
-  const std::filesystem::path made = make_folder(dir);
+namespace {
+// Below a few thousand tasks the files take less time than starting a thread.
+constexpr std::size_t kParallelWriteTasks = 1 << 14;
+}  // namespace
+
+struct GraphReports::State {
+  std::string dir;
+  std::filesystem::path made;        // the top-most folder start_graph_reports made
+  std::unique_ptr<OutputFile> topo;  // topo.json's temporary
+  std::thread writer;
+  std::exception_ptr error;  // the writer's
+  bool taken = false;        // write_reports took the file over, and the folder with it
+
+  void wait() {
+    if (writer.joinable()) writer.join();
+  }
+  ~State() {
+    wait();
+    if (taken) return;
+    topo.reset();  // removes the temporary
+    remove_made_folders(dir, made);
+  }
+};
+
+GraphReports::GraphReports() = default;
+GraphReports::GraphReports(GraphReports&&) noexcept = default;
+GraphReports& GraphReports::operator=(GraphReports&&) noexcept = default;
+GraphReports::~GraphReports() = default;
+
+GraphReports start_graph_reports(const std::string& dir, const sched::TaskGraph& g,
+                                 const ReportOptions& opt) {
+  GraphReports ahead;
+  if (!opt.swim_json || g.num_tasks() < kParallelWriteTasks) return ahead;
+  ahead.s_ = std::make_unique<GraphReports::State>();
+  GraphReports::State& st = *ahead.s_;  // stays put when `ahead` moves
+  st.dir = dir;
+  st.made = make_folder(dir);
+  st.topo = std::make_unique<OutputFile>(dir + "/topo.json");
+  st.writer = std::thread([&st, &g] {
+    try {
+      write_pypto_topo(*st.topo, g);
+    } catch (...) {
+      st.error = std::current_exception();
+    }
+  });
+  return ahead;
+}
+
+namespace {
+
+std::vector<std::string> write_reports_impl(const std::string& dir, const sched::TaskGraph& g,
+                                            const ChipConfig& chip, const SimResult& r,
+                                            const ReportOptions& opt, GraphReports::State* ahead) {
+  std::filesystem::path made = make_folder(dir);
+  // topo.json written ahead, with the folder it may have made: this call's from here on.
+  std::unique_ptr<OutputFile> ahead_topo;
+  std::exception_ptr ahead_error;
+  if (ahead != nullptr) {
+    ahead->wait();
+    ahead->taken = true;
+    ahead_topo = std::move(ahead->topo);
+    ahead_error = ahead->error;
+    if (made.empty()) made = ahead->made;
+  }
   const bool have_timeline = r.timeline.core.size() == g.num_tasks();
   const std::string stats = dir + "/stats.json";
   const std::string merged = opt.merged_swimlane.empty() ? "" : dir + "/" + opt.merged_swimlane;
@@ -765,6 +825,7 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   std::filesystem::remove(stats, ec);
   std::vector<std::unique_ptr<OutputFile>> files;
   try {
+    if (ahead_error) std::rethrow_exception(ahead_error);
     // trace.json, the largest report, is written on this thread while a second thread writes
     // the others (each reads only the graph and the result): the same bytes, in about the
     // time of trace.json alone. The helper joins before anything is committed or removed,
@@ -779,16 +840,18 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
       files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
       OutputFile* swim = files.back().get();
       // PyPTO's own profiling tools read these two next to swim.json (README "Using the CLI").
-      files.push_back(std::make_unique<OutputFile>(dir + "/topo.json"));
+      const bool topo_written = ahead_topo != nullptr;
+      files.push_back(topo_written ? std::move(ahead_topo)
+                                   : std::make_unique<OutputFile>(dir + "/topo.json"));
       OutputFile* topo = files.back().get();
       files.push_back(std::make_unique<OutputFile>(dir + "/aicpu.data"));
       OutputFile* aicpu = files.back().get();
-      others.push_back([&g, &chip, &r, swim, topo, aicpu] {
+      others.push_back([&g, &chip, &r, swim, topo, topo_written, aicpu] {
         // Both per-core reports walk the same order.
         const std::vector<std::vector<sched::TaskId>> per_core =
             tasks_by_core(g, r.timeline, r.stats.aic.count + r.stats.aiv.count);
         write_swim(*swim, g, chip, r, per_core);
-        write_pypto_topo(*topo, g);
+        if (!topo_written) write_pypto_topo(*topo, g);
         write_aicpu_data(*aicpu, g, chip, r, per_core);
       });
     }
@@ -805,8 +868,6 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     auto write_others = [&others] {
       for (auto& w : others) w();
     };
-    // Below a few thousand tasks the files take less time than starting a thread.
-    constexpr std::size_t kParallelWriteTasks = 1 << 14;
     if (trace != nullptr && !others.empty() && g.num_tasks() >= kParallelWriteTasks) {
       std::exception_ptr helper_error;
       std::thread helper([&] {
@@ -842,6 +903,7 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     for (auto& f : files) f->commit();  // stats.json is the last
   } catch (...) {
     files.clear();  // removes the temporaries
+    ahead_topo.reset();
     if (!merged.empty()) remove_made_folders(merged_dir, merged_made);
     remove_made_folders(dir, made);
     throw;
@@ -852,6 +914,20 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     if (f->path() != stats) written.push_back(f->path());
   }
   return written;
+}
+
+}  // namespace
+
+std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
+                                       const ChipConfig& chip, const SimResult& r,
+                                       const ReportOptions& opt) {
+  return write_reports_impl(dir, g, chip, r, opt, nullptr);
+}
+
+std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
+                                       const ChipConfig& chip, const SimResult& r,
+                                       const ReportOptions& opt, GraphReports& ahead) {
+  return write_reports_impl(dir, g, chip, r, opt, ahead.s_.get());
 }
 
 std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult& r,

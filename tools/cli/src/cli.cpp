@@ -427,11 +427,14 @@ sim::SimResult run_one(const sched::TaskGraph& g, const sim::ChipConfig& chip,
 }
 
 // The reports of one run, with the progress line naming each file as it is written.
+// ahead: the graph-only reports started before the run (null: none).
 std::vector<std::string> write_reports_shown(const std::string& dir, const sched::TaskGraph& g,
                                              const sim::ChipConfig& chip, const sim::SimResult& r,
-                                             sim::ReportOptions ro, ProgressLine& bar) {
+                                             sim::ReportOptions ro, ProgressLine& bar,
+                                             sim::GraphReports* ahead = nullptr) {
   if (bar.enabled()) ro.on_file = [&bar](const std::string& path) { bar.phase("writing " + path); };
-  auto files = sim::write_reports(dir, g, chip, r, ro);
+  auto files = ahead != nullptr ? sim::write_reports(dir, g, chip, r, ro, *ahead)
+                                : sim::write_reports(dir, g, chip, r, ro);
   bar.clear();
   return files;
 }
@@ -626,6 +629,11 @@ int cmd_run(int argc, char** argv, bool compare) {
                  "dependency nodes\n";
   }
   if (!compare) {
+    const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
+    sim::ReportOptions ro;
+    ro.trace_json = ro.swim_json = !c.no_trace;
+    // topo.json depends on the graph alone: it is written while the model runs.
+    sim::GraphReports ahead = sim::start_graph_reports(out, trace.graph, ro);
     const sim::SimResult r =
         run_one(trace.graph, chip, rt, !c.no_trace || !timed_trace.empty(), bar);
     const auto write_t0 = std::chrono::steady_clock::now();
@@ -640,10 +648,7 @@ int cmd_run(int argc, char** argv, bool compare) {
       timed->finish();
       check_interrupt("writing " + timed_trace);
     }
-    const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
-    sim::ReportOptions ro;
-    ro.trace_json = ro.swim_json = !c.no_trace;
-    const auto files = write_reports_shown(out, trace.graph, chip, r, ro, bar);
+    const auto files = write_reports_shown(out, trace.graph, chip, r, ro, bar, &ahead);
     if (timed) timed->commit();
     phases.write_s = seconds_since(write_t0);
     if (!c.quiet) {

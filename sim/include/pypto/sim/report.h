@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -80,6 +81,39 @@ inline constexpr const char* kReportFiles[] = {"stats.json", "trace.json", "swim
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
                                        const ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt);
+
+// The reports that depend on the graph alone (topo.json, beside swim.json), written ahead on a
+// thread of their own while the model runs; write_reports then commits them with the others.
+// Made by start_graph_reports; empty when there is nothing to write ahead.
+class GraphReports {
+ public:
+  GraphReports();
+  GraphReports(GraphReports&&) noexcept;
+  GraphReports& operator=(GraphReports&&) noexcept;
+  // Contract: waits for the writer; what was written and not handed to write_reports is
+  // removed, and so is every folder start_graph_reports made that is still empty.
+  ~GraphReports();
+  struct State;
+
+ private:
+  friend GraphReports start_graph_reports(const std::string&, const sched::TaskGraph&,
+                                          const ReportOptions&);
+  friend std::vector<std::string> write_reports(const std::string&, const sched::TaskGraph&,
+                                                const ChipConfig&, const SimResult&,
+                                                const ReportOptions&, GraphReports&);
+  std::unique_ptr<State> s_;
+};
+// Starts writing dir's graph-only reports (dir created if needed) when `opt` asks for them
+// and the graph is large enough to gain from a thread. Contract: g outlives the result and
+// is not changed while it lives; dir and opt are those later given to write_reports.
+GraphReports start_graph_reports(const std::string& dir, const sched::TaskGraph& g,
+                                 const ReportOptions& opt);
+// write_reports with the graph-only reports started ahead: waits for them (an error of
+// theirs is thrown as write_reports' own), takes them over and writes the rest. The result
+// and the files are those of write_reports(dir, g, chip, r, opt).
+std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
+                                       const ChipConfig& chip, const SimResult& r,
+                                       const ReportOptions& opt, GraphReports& ahead);
 
 // Writes PyPTO's merged swimlane to `path` (parent folders created): the Chrome trace that
 // PyPTO's tools/profiling/draw_swim_lane.py makes from swim.json and the topology, and that
