@@ -207,4 +207,18 @@ for sig in INT TERM; do
   fi
 done
 
+# --- topo.json, written while the model runs (from 16k tasks): the bytes of the one written
+# after a run (compare writes its reports after each run), and a failed run leaves nothing --
+"$SIM" gen --tasks 20000 -o "$TMP/ahead.ndjson"
+"$SIM" run "$TMP/ahead.ndjson" -q -o "$TMP/ahead_run" >/dev/null 2>&1
+"$SIM" compare "$TMP/ahead.ndjson" --policies fifo -o "$TMP/ahead_cmp" >/dev/null 2>&1
+if [[ -s "$TMP/ahead_run/topo.json" ]] && cmp -s "$TMP/ahead_run/topo.json" "$TMP/ahead_cmp/fifo/topo.json" &&
+   [[ $(ls -A "$TMP/ahead_run" | tr '\n' ' ') == "aicpu.data stats.json swim.json topo.json trace.json " ]]; then
+  ok "topo.json written during the run: the same bytes as after one, no temporary left"
+else
+  bad "topo.json written during the run differs or left files: $(ls -A "$TMP/ahead_run" | tr '\n' ' ')"
+fi
+NO_LEFTOVER="$TMP/ahead_fail" expect_error "a run that fails after topo.json was started leaves no folder" \
+  "has no AIV cores" -- "$SIM" run "$TMP/ahead.ndjson" --set cores.aiv_per_aic=0 -o "$TMP/ahead_fail/deep"
+
 finish
