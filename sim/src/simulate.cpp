@@ -67,10 +67,6 @@ void Machine::throw_watchdog() const {
 
 namespace {
 
-// Tasks from which the replay metrics' recorded half gets a thread of its own (below it a
-// thread costs more than it saves).
-constexpr std::size_t kRecordedReplayThreadFrom = 1 << 16;
-
 // A task type the chip has no cores for: name the trace, the first such task, and the key
 // that gives the chip those cores (the scheduler's own check knows neither).
 void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
@@ -194,7 +190,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   // waits for it on every path out, a failed run's included).
   const bool fidelity = run_opt.record_timeline && !graph.recorded_start_ps.empty();
   std::future<RecordedReplay> recorded;
-  if (fidelity && n >= kRecordedReplayThreadFrom) {
+  if (fidelity && n >= kReplayThreadFromTasks) {
     recorded = std::async(std::launch::async, [&graph] { return recorded_replay(graph); });
   }
 

@@ -23,9 +23,6 @@ using sched::TaskId;
 using sched::TimePs;
 
 constexpr double kPsPerUs = 1e6;
-// Compared tasks from which the two sides are worked out on two threads (below it a thread
-// costs more than it saves).
-constexpr std::size_t kParallelFrom = 1 << 16;
 
 // Nearest rank: the value at 1-based rank ceil(p/100 * n) of the ascending values (the
 // median of an even count is the lower middle value). v must not be empty; reorders it
@@ -182,7 +179,7 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& 
     }
   };
   std::thread second;
-  if (set.size() >= kParallelFrom) {
+  if (set.size() >= kReplayThreadFromTasks) {
     second = std::thread(rank_side);
   } else {
     rank_side();

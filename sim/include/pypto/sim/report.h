@@ -56,6 +56,9 @@ struct RecordedReplay {
 };
 // Contract: g has recorded starts (g.recorded_start_ps is not empty).
 RecordedReplay recorded_replay(const sched::TaskGraph& g);
+// Tasks from which a half of the replay metrics gets a thread of its own (below it a thread
+// costs more than it saves): the recorded half during the run, the simulated ranks after it.
+inline constexpr std::size_t kReplayThreadFromTasks = 1 << 16;
 // The same metrics as replay_fidelity, from the graph's recorded half worked out before.
 // Contract: `recorded` is recorded_replay(g); the vectors as for replay_fidelity.
 ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& recorded,
