@@ -796,11 +796,10 @@ GraphReports start_graph_reports(const std::string& dir, const sched::TaskGraph&
   return ahead;
 }
 
-namespace {
-
-std::vector<std::string> write_reports_impl(const std::string& dir, const sched::TaskGraph& g,
-                                            const ChipConfig& chip, const SimResult& r,
-                                            const ReportOptions& opt, GraphReports::State* ahead) {
+std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
+                                       const ChipConfig& chip, const SimResult& r,
+                                       const ReportOptions& opt, GraphReports* ahead_reports) {
+  GraphReports::State* const ahead = ahead_reports != nullptr ? ahead_reports->s_.get() : nullptr;
   std::filesystem::path made = make_folder(dir);
   // topo.json written ahead, with the folder it may have made: this call's from here on.
   std::unique_ptr<OutputFile> ahead_topo;
@@ -914,20 +913,6 @@ std::vector<std::string> write_reports_impl(const std::string& dir, const sched:
     if (f->path() != stats) written.push_back(f->path());
   }
   return written;
-}
-
-}  // namespace
-
-std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
-                                       const ChipConfig& chip, const SimResult& r,
-                                       const ReportOptions& opt) {
-  return write_reports_impl(dir, g, chip, r, opt, nullptr);
-}
-
-std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
-                                       const ChipConfig& chip, const SimResult& r,
-                                       const ReportOptions& opt, GraphReports& ahead) {
-  return write_reports_impl(dir, g, chip, r, opt, ahead.s_.get());
 }
 
 std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult& r,

@@ -433,8 +433,7 @@ std::vector<std::string> write_reports_shown(const std::string& dir, const sched
                                              sim::ReportOptions ro, ProgressLine& bar,
                                              sim::GraphReports* ahead = nullptr) {
   if (bar.enabled()) ro.on_file = [&bar](const std::string& path) { bar.phase("writing " + path); };
-  auto files = ahead != nullptr ? sim::write_reports(dir, g, chip, r, ro, *ahead)
-                                : sim::write_reports(dir, g, chip, r, ro);
+  auto files = sim::write_reports(dir, g, chip, r, ro, ahead);
   bar.clear();
   return files;
 }

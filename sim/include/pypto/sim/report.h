@@ -75,15 +75,20 @@ nlohmann::ordered_json stats_json(const SimResult& r);
 inline constexpr const char* kReportFiles[] = {"stats.json", "trace.json", "swim.json", "topo.json",
                                                "aicpu.data"};
 
+class GraphReports;
+
 // Writes stats.json, trace.json and swim.json (and opt.merged_swimlane) into dir (created if
 // needed). Returns the paths written, stats.json first. Atomic as a set: every file is
 // written to a temporary in dir and renamed once all are complete, stats.json last; an
 // earlier run's stats.json, trace.json and swim.json in dir are removed. Contract: on any
 // exception (pypto::Error if a file cannot be written, Interrupted on Ctrl-C) no report
-// file, no temporary and no folder this call created is left.
+// file, no temporary and no folder this call created is left. `ahead`: the graph-only
+// reports start_graph_reports began for this dir, graph and options (null: none); they are
+// waited for (an error of theirs is thrown as this call's own) and taken over, and the
+// files are the same as without them.
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
                                        const ChipConfig& chip, const SimResult& r,
-                                       const ReportOptions& opt);
+                                       const ReportOptions& opt, GraphReports* ahead = nullptr);
 
 // The reports that depend on the graph alone (topo.json, beside swim.json), written ahead on a
 // thread of their own while the model runs; write_reports then commits them with the others.
@@ -103,7 +108,7 @@ class GraphReports {
                                           const ReportOptions&);
   friend std::vector<std::string> write_reports(const std::string&, const sched::TaskGraph&,
                                                 const ChipConfig&, const SimResult&,
-                                                const ReportOptions&, GraphReports&);
+                                                const ReportOptions&, GraphReports*);
   std::unique_ptr<State> s_;
 };
 // Starts writing dir's graph-only reports (dir created if needed) when `opt` asks for them
@@ -111,12 +116,6 @@ class GraphReports {
 // is not changed while it lives; dir and opt are those later given to write_reports.
 GraphReports start_graph_reports(const std::string& dir, const sched::TaskGraph& g,
                                  const ReportOptions& opt);
-// write_reports with the graph-only reports started ahead: waits for them (an error of
-// theirs is thrown as write_reports' own), takes them over and writes the rest. The result
-// and the files are those of write_reports(dir, g, chip, r, opt).
-std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
-                                       const ChipConfig& chip, const SimResult& r,
-                                       const ReportOptions& opt, GraphReports& ahead);
 
 // Writes PyPTO's merged swimlane to `path` (parent folders created): the Chrome trace that
 // PyPTO's tools/profiling/draw_swim_lane.py makes from swim.json and the topology, and that
