@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/common/output_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <streambuf>
 
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
@@ -24,9 +27,131 @@ std::string reason(int err) {
   return err != 0 ? std::strerror(err) : "write failed: disk full or I/O error";
 }
 
+// Opens `path` for writing as std::ofstream would (created with 0666 less the umask,
+// truncated); -1 with errno set on failure.
+int open_for_writing(const std::string& path) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
 }  // namespace
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+// A stream buffer that writes to a descriptor with write(2), keeps the errno of the first
+// failure, and on a regular file drops written stretches behind it (see output_file.h).
+// Small pieces (nlohmann's dump, `<<`) gather in a 64 KiB buffer; large ones (the report
+// writers hand over 1 MiB at a time) go straight to the file.
+class OutputFile::Sink : public std::streambuf {
+ public:
+  explicit Sink(int fd) : fd_(fd), buf_(new char[kBufferBytes]) {
+    struct stat st{};
+    regular_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+    setp(buf_.get(), buf_.get() + kBufferBytes);
+  }
+  ~Sink() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // errno of the first failed write or close; 0 if none failed.
+  int error() const { return err_; }
+
+  // Contract: writes out what is buffered and closes the descriptor; false (error() says
+  // why) if a write or the close failed. Idempotent.
+  bool close() {
+    const bool drained = drain();
+    if (fd_ >= 0) {
+      // A failed close can report a write that failed late (NFS, quotas); EINTR leaves the
+      // descriptor closed on Linux.
+      if (::close(fd_) != 0 && errno != EINTR && err_ == 0) err_ = errno;
+      fd_ = -1;
+    }
+    return drained && err_ == 0;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+    return c;
+  }
+
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const auto room = epptr() - pptr();
+    if (n <= room) {
+      std::memcpy(pptr(), s, static_cast<std::size_t>(n));
+      pbump(static_cast<int>(n));
+      return n;
+    }
+    if (!drain()) return 0;
+    if (n >= static_cast<std::streamsize>(kBufferBytes)) {
+      return write_all(s, static_cast<std::size_t>(n)) ? n : 0;
+    }
+    std::memcpy(pptr(), s, static_cast<std::size_t>(n));
+    pbump(static_cast<int>(n));
+    return n;
+  }
+
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  static constexpr std::size_t kBufferBytes = 64 * 1024;
+  static constexpr std::uint64_t kWindowBytes = 16ull << 20;
+
+  bool drain() {
+    const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+    setp(buf_.get(), buf_.get() + kBufferBytes);
+    return n == 0 || write_all(buf_.get(), n);
+  }
+
+  bool write_all(const char* p, std::size_t n) {
+    if (err_ != 0 || fd_ < 0) return false;
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        err_ = errno;
+        return false;
+      }
+      if (w == 0) {  // no progress and no errno: report it as a full device
+        err_ = ENOSPC;
+        return false;
+      }
+      p += w;
+      n -= static_cast<std::size_t>(w);
+      written_bytes_ += static_cast<std::uint64_t>(w);
+    }
+    if (regular_) drop_behind();
+    return true;
+  }
+
+  // Both calls are advice: a file system that cannot take it (tmpfs, some network file
+  // systems) refuses or ignores it, and the file is written as before. Neither waits for
+  // the disk, and neither takes a write error away from a later fsync or close.
+  void drop_behind() {
+    while (written_bytes_ >= window_end_) {
+      ::sync_file_range(fd_, static_cast<off_t>(window_end_ - kWindowBytes),
+                        static_cast<off_t>(kWindowBytes), SYNC_FILE_RANGE_WRITE);
+      if (window_end_ >= 3 * kWindowBytes) {
+        ::posix_fadvise(fd_, static_cast<off_t>(window_end_ - 3 * kWindowBytes),
+                        static_cast<off_t>(kWindowBytes), POSIX_FADV_DONTNEED);
+      }
+      window_end_ += kWindowBytes;
+    }
+  }
+
+  int fd_;
+  bool regular_ = false;
+  int err_ = 0;
+  std::unique_ptr<char[]> buf_;
+  std::uint64_t written_bytes_ = 0;
+  std::uint64_t window_end_ = kWindowBytes;  // end of the next stretch to hand to the disk
+};
+
+OutputFile::OutputFile(std::string path) : path_(std::move(path)), f_(nullptr) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path_, ec);  // follows links
@@ -35,9 +160,10 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     // A device, pipe or terminal (/dev/null, /dev/stdout): no rename can replace it, and no
     // partial state can be taken back; write to it directly.
     direct_ = true;
-    errno = 0;
-    f_.open(path_, std::ios::binary);
-    if (!f_) throw Error("cannot write " + path_ + ": " + reason(errno));
+    const int fd = open_for_writing(path_);
+    if (fd < 0) throw Error("cannot write " + path_ + ": " + reason(errno));
+    sink_ = std::make_unique<Sink>(fd);
+    f_.rdbuf(sink_.get());
     return;
   }
   // Through a link, the file it names is the one replaced (the link stays).
@@ -48,14 +174,15 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   }
   tmp_ = temporary_name(target_);
   slot_ = register_temporary(tmp_);
-  errno = 0;
-  f_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!f_) {
+  const int fd = open_for_writing(tmp_);
+  if (fd < 0) {
     const int err = errno;
     unregister_temporary(slot_);
     slot_ = -1;
     throw Error("cannot write " + path_ + ": " + reason(err));
   }
+  sink_ = std::make_unique<Sink>(fd);
+  f_.rdbuf(sink_.get());
 }
 
 OutputFile::~OutputFile() {
@@ -63,31 +190,23 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::discard() noexcept {
-  if (f_.is_open()) f_.close();
+  if (sink_) sink_->close();
   if (!direct_) ::unlink(tmp_.c_str());
   unregister_temporary(slot_);
   slot_ = -1;
 }
 
 bool OutputFile::failed() {
-  // errno right after the failing write names the cause (ENOSPC, EIO, EFBIG).
-  if (!f_.good() && err_ == 0) err_ = errno;
+  if (!f_.good() && err_ == 0) err_ = sink_->error();
   return !f_.good();
 }
 
 void OutputFile::finish() {
   if (finished_) return;
-  if (f_.good()) {
-    errno = 0;
-    f_.flush();
-    if (!f_.good()) err_ = errno;
-  } else {
-    failed();  // the reason, if no writer asked yet
-  }
-  const bool ok_before_close = f_.good();
-  f_.close();
-  if (ok_before_close && !f_ && err_ == 0) err_ = errno;
-  if (!ok_before_close || !f_) {
+  f_.flush();
+  const bool closed = sink_->close();
+  if (err_ == 0) err_ = sink_->error();
+  if (!f_.good() || !closed) {
     discard();
     throw Error("error while writing " + path_ + " (" + reason(err_) + "); nothing written");
   }
