@@ -46,7 +46,7 @@ int open_for_writing(const std::string& path) {
 class OutputFile::Sink : public std::streambuf {
  public:
   explicit Sink(int fd) : fd_(fd), buf_(new char[kBufferBytes]) {
-    struct stat st{};
+    struct stat st {};
     regular_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
     setp(buf_.get(), buf_.get() + kBufferBytes);
   }
