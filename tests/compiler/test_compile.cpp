@@ -328,7 +328,7 @@ TEST_CASE("matmul: AIC tasks per output tile, K split with accumulate", "[compil
   }
 }
 
-TEST_CASE("matmul with fp16 output casts the accumulator; b_trans uses permuted strides",
+TEST_CASE("matmul with fp16 output casts the accumulator: b_trans uses permuted strides",
           "[compiler]") {
   const std::string ir =
       kernel("mmt",
@@ -1191,7 +1191,7 @@ TEST_CASE("broadcast loads, where with scalars, cast, expression scalars", "[com
   }
 }
 
-TEST_CASE("concat copies regions; reshape aliases contiguous data and copies the rest",
+TEST_CASE("concat copies regions: reshape aliases contiguous data and copies the rest",
           "[compiler]") {
   SECTION("concat") {
     const std::string ir = kernel(

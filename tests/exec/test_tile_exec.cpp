@@ -1293,7 +1293,7 @@ TEST_CASE("integer ops: gcd, floor/ceil division, bitwise, shifts", "[tile_exec]
   REQUIRE_THROWS_WITH(f.run(), Contains("needs integer operands"));
 }
 
-TEST_CASE("float tests give DT_BOOL; copysign, fmod and iota", "[tile_exec][compat]") {
+TEST_CASE("float tests give DT_BOOL: copysign, fmod and iota", "[tile_exec][compat]") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Harness h;

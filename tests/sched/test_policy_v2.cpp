@@ -67,7 +67,7 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   CHECK(Registry::global().remove("test_cp_unit"));
 }
 
-TEST_CASE("work_stealing keeps successors private; an idle thread steals the oldest",
+TEST_CASE("work_stealing keeps successors private: an idle thread steals the oldest",
           "[policy][work_stealing]") {
   // fifo: thread 0 resolves T0 and stages S1 S2 S3; the newest, S3, goes to its idle core
   // 2, S1 S2 to the shared queue. The last-wave rule keeps thread 0 from parking S1 in its
