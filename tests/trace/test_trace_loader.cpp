@@ -714,6 +714,52 @@ TEST_CASE("native errors deep in a large file carry the exact line") {
   }
 }
 
+TEST_CASE("native: two parsers take turns by chunk and keep kernels and lines as one does") {
+  // About 6 MB of records after blank lines up to 30 bytes short of 1 MiB: the header line
+  // crosses the end of the first 1 MiB chunk, so one parser takes the chunks until it is
+  // read, then two take turns. A new kernel every 7000 tasks is first seen now by one
+  // parser, now by the other; the graph numbers kernels by first appearance all the same.
+  const std::size_t header_line = (std::size_t(1) << 20) - 30 + 1;
+  std::string text(header_line - 1, '\n');
+  text += kHeader;
+  constexpr std::uint32_t kTasks = 100000;
+  for (std::uint32_t t = 0; t < kTasks; ++t) {
+    text += "{\"id\":" + std::to_string(t) + ",\"core\":\"" + (t % 3 ? "AIV" : "AIC") +
+            "\",\"kernel\":\"kern_" + std::to_string(t / 7000) +
+            "\",\"root\":" + std::to_string(t / 4) +
+            (t % 4 != 3 ? ",\"succ\":[" + std::to_string(t + 1) + "]" : "") +
+            ",\"dur\":" + std::to_string(100 + t % 17) + "}\n";
+  }
+  REQUIRE(text.size() > (std::size_t(7) << 20));
+  TempDir tmp;
+  const TaskGraph g = load(tmp.write("two.ndjson", text)).graph;
+  REQUIRE(g.num_tasks() == kTasks);
+  REQUIRE(g.kernel_names.size() == (kTasks + 6999) / 7000);
+  for (std::size_t k = 0; k < g.kernel_names.size(); ++k) {
+    CHECK(g.kernel_names[k] == "kern_" + std::to_string(k));
+  }
+  bool all_match = true;
+  for (TaskId t = 0; t < kTasks; ++t) {
+    const std::uint32_t id = g.orig_id[t];
+    all_match = all_match && g.kernel_names[g.kernel[t]] == "kern_" + std::to_string(id / 7000) &&
+                g.recorded_ns[t] == 100 + id % 17 &&
+                g.core_type[t] == (id % 3 ? CoreType::kAiv : CoreType::kAic);
+  }
+  CHECK(all_match);
+  // An error in any chunk, whichever parser has it, names its line.
+  for (const std::uint32_t task : {5u, 20000u, 41234u, 77777u, 99999u}) {
+    INFO("task " << task);
+    const std::string line = "{\"id\":" + std::to_string(task) + ",";
+    std::string bad = text;
+    const std::size_t at = bad.find(line, header_line);
+    REQUIRE(at != std::string::npos);
+    bad.replace(at + line.size(), 6, "\"kore\"");
+    CHECK_THROWS_WITH(load(tmp.write("bad.ndjson", bad)),
+                      Contains("bad.ndjson:" + std::to_string(header_line + 1 + task) +
+                               ": unknown key \"kore\""));
+  }
+}
+
 TEST_CASE("native lines longer than the parser's batch and the read chunk") {
   // Task 1 lists 400000 successors (about 3 MB on one line), task 2 about 6 MB.
   auto long_succ = [](std::uint32_t id, std::uint32_t n) {
@@ -886,7 +932,7 @@ TEST_CASE("board recordings keep each task's start and the cores they ran on") {
   CHECK(t.recorded_cores->max_aiv_block == 25);
 }
 
-TEST_CASE("native start/end become recorded starts; dur and ops do not") {
+TEST_CASE("native start/end become recorded starts: dur and ops do not") {
   const LoadedTrace t = load(sample("pipeline.ndjson"));
   const TaskGraph& g = t.graph;
   REQUIRE(g.recorded_start_ps.size() == g.num_tasks());

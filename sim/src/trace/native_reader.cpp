@@ -1,22 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reader of the native NDJSON trace (traces/FORMAT.md). The file is read in 4 MiB chunks
+// Reader of the native NDJSON trace (traces/FORMAT.md). The file is read in 1 MiB chunks
 // cut at line boundaries; simdjson On-Demand (iterate_many) walks each chunk's records
-// straight into the TaskGraphBuilder, so a 10M-task trace never exists as text or DOM in
-// memory. Line numbers for messages are recovered from record offsets.
+// into batches of plain structs, so a 10M-task trace never exists as text or DOM in memory.
+// Line numbers for messages are recovered from record offsets and the newlines counted
+// before each chunk.
 //
-// The parse runs on a thread of its own (BatchPipe): it walks the records, runs the checks
-// that concern one record alone and hands the records over in batches of plain structs;
-// this thread takes them in file order, runs the checks across records (dense ids, roots,
-// device tasks, kernel indices by first appearance) and builds the graph. A record's own
-// errors come first, those found after it (text after the object) once it is checked, so
-// the first error in file order is the one reported.
+// The parse runs off this thread (BatchPipe): a parse thread reads the chunks and two
+// RecordParsers parse every other one each, running the checks that concern one record
+// alone; the parse thread hands their batches on in file order. This thread takes them,
+// runs the checks across records (dense ids, roots, device tasks, kernel indices by first
+// appearance) and builds the graph. A record's own errors come first, those found after
+// it (text after the object) once it is checked, and a chunk's error goes after the
+// records before it, so the first error in file order is the one reported.
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,8 +42,9 @@ namespace od = simdjson::ondemand;
 using sched::CoreType;
 using sched::TaskGraphBuilder;
 
-constexpr std::size_t kChunkBytes = std::size_t(4) << 20;
+constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
 constexpr std::size_t kBatchBytes = std::size_t(1) << 20;
+constexpr std::size_t kBatchRecords = 1024;  // records per Batch
 constexpr std::uint64_t kFormatVersion = 1;
 constexpr sched::TaskId kReserveProbe = 1 << 16;
 // The shortest task record, {"id":0,"core":"AIC"} and its newline: a file of B bytes holds
@@ -150,7 +155,7 @@ struct Rec {
   std::uint64_t tiles = 1, extra_cycles = 0;
   std::uint32_t seen = 0;  // Key bits
   std::uint32_t device_task = 0, parallel_group = 0;
-  std::uint32_t kernel = 0;  // the parse's own index (first appearance), see Batch::kernels
+  std::uint32_t kernel = 0;  // its parser's own index (first appearance), see Batch::kernels
   std::uint32_t cycles = 0;
   CoreType core = CoreType::kAiv;
   std::uint32_t succ_begin = 0, succ_end = 0, mem_begin = 0, mem_end = 0;  // in Batch
@@ -161,6 +166,7 @@ struct Batch {
   std::vector<sched::TaskId> succ;
   std::vector<sched::MemAccess> mem;
   std::vector<std::string> kernels;  // kernel names first seen in this batch, in order
+  std::uint32_t parser = 0;          // the RecordParser whose kernel numbering Rec::kernel uses
   bool header = false;               // the header was read (before the records)
   bool chunk_end = false;            // the batch ends a chunk of `consumed` bytes
   bool check_memory = false;         // ... the first one: estimate the whole trace's memory
@@ -174,28 +180,48 @@ struct Batch {
   }
 };
 
-class NativeReader {
- public:
-  NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip)
-      : path_(path), opts_(opts), chip_(chip), builder_(path) {}
+// The header line's fields.
+struct Header {
+  bool seen = false;
+  bool has_tasks = false;
+  std::uint64_t tasks = 0;
+  std::uint64_t reserve_tasks = 0;  // `tasks` capped by what the file can hold
+  std::string chip_hint;
+};
 
-  LoadedTrace run();
+// The parse of chunks of whole lines into batches of records, with the checks that concern
+// one record alone. The reader runs two, each on every other chunk (NativeReader::parse),
+// so each keeps its own simdjson parsers, caches and kernel numbering; a batch names the
+// parser whose numbering its records use. Errors name the file and line; a chunk's first
+// line number is given with the chunk.
+class RecordParser {
+ public:
+  RecordParser(const std::string& path, const ChipConfig& chip, std::uint64_t file_bytes,
+               std::uint32_t index)
+      : path_(path), chip_(chip), file_bytes_(file_bytes), index_(index) {
+    cur_.parser = index_;
+  }
+
+  // Contract: parses the chunk [base, base + len) of whole lines, whose first line has
+  // number first_line + 1 and whose buffer (simdjson's padding included) ends at
+  // alloc_end, into batches(): full ones and a last, possibly empty, one. Returns what
+  // ended the parse early (a TraceError naming the line), after the records before it
+  // were put in batches(); null if the chunk parsed to its end.
+  std::exception_ptr parse_chunk(const char* base, std::size_t len, const char* alloc_end,
+                                 std::uint64_t first_line);
+  // The batches of the last chunk, in file order; the caller empties it.
+  std::vector<Batch>& batches() { return out_; }
+  // Contract: a batch to fill again (its buffers keep their capacity).
+  void give_spare(Batch&& b) {
+    if (spare_.size() < kMaxSpare) spare_.push_back(std::move(b));
+  }
+  const Header& header() const { return header_; }
+  // For a parser whose chunks all come after the header line.
+  void assume_header_seen() { header_.seen = true; }
 
  private:
-  struct DeviceTaskInfo {
-    std::uint32_t parallel_group = 0;
-    bool declared = false;  // a device-task record exists
-    std::uint64_t decl_line = 0;
-    std::uint64_t first_task_line = 0;
-  };
-
-  [[noreturn]] __attribute__((noinline, cold)) void fail_at(std::uint64_t line,
-                                                            const std::string& msg) const {
-    throw TraceError(path_ + ":" + std::to_string(line) + ": " + msg);
-  }
-  // The parse thread's: at the line being parsed.
   [[noreturn]] __attribute__((noinline, cold)) void fail(const std::string& msg) const {
-    fail_at(line_, msg);
+    throw TraceError(path_ + ":" + std::to_string(line_) + ": " + msg);
   }
   [[noreturn]] __attribute__((noinline, cold)) void fail_json(simdjson::error_code e) const {
     std::string msg = std::string("malformed JSON: ") + simdjson::error_message(e);
@@ -215,16 +241,8 @@ class NativeReader {
   void parse_header(od::object& obj);
   void parse_record(od::object& obj);
   void handle_field(std::string_view key, od::value& v);
-  // The parse thread.
-  void parse(BatchPipe<Batch>& pipe);
   void emit();
   void flush();
-  // This thread.
-  void add_task(const Rec& r, const Batch& batch);
-  void add_device_task_record(const Rec& r);
-  std::uint32_t kernel_of(std::uint32_t local, const Batch& batch);
-  void reserve_edges_and_memory();
-  void check_memory(std::uint64_t consumed_bytes);
 
   std::uint64_t get_u64(od::value& v, std::string_view what, std::uint64_t max);
   std::string_view get_str(od::value& v, std::string_view what);
@@ -234,19 +252,17 @@ class NativeReader {
   std::uint32_t parse_kernel(od::value& v);
   std::uint32_t price_ops(std::string_view raw);
 
-  // Records per batch, and parsed records ahead of the checks at most (about 120 B each).
-  static constexpr std::size_t kBatchRecords = 1024;
-  static constexpr std::size_t kMaxQueuedRecords = 8 * kBatchRecords;
+  // A chunk holds ~6 batches; spares beyond that would only hold memory.
+  static constexpr std::size_t kMaxSpare = 8;
 
   const std::string& path_;
-  const LoadOptions& opts_;
   const ChipConfig& chip_;
-  TaskGraphBuilder builder_;  // this thread's
-
-  // The parse thread's (the header's fields are read by this thread once a batch with
-  // `header` is taken).
-  BatchPipe<Batch>* pipe_ = nullptr;
+  const std::uint64_t file_bytes_;
+  const std::uint32_t index_;
+  Header header_;
   Batch cur_;
+  std::vector<Batch> out_;
+  std::vector<Batch> spare_;
   std::unordered_map<std::string, std::uint32_t> kernel_local_;
   od::parser parser_;       // iterate_many over chunks
   od::parser line_parser_;  // the line-by-line path (a chunk's stream may still be open)
@@ -256,30 +272,74 @@ class NativeReader {
   std::uint64_t line_ = 0;
   bool last_line_unterminated_ = false;
 
-  // header
-  bool header_seen_ = false;
-  bool header_has_tasks_ = false;
-  std::uint64_t header_tasks_ = 0;
-  std::uint64_t reserve_tasks_ = 0;  // header_tasks_ capped by what the file can hold
-  std::uint64_t file_bytes_ = 0;
-  bool memory_checked_ = false;
-  std::string chip_hint_;
-
   // the record being parsed
   std::uint32_t seen_ = 0;
   std::uint64_t f_id_ = 0, f_root_ = 0, f_dt_ = 0, f_pg_ = 0, f_start_ = 0, f_end_ = 0, f_dur_ = 0,
                 f_tiles_ = 1, f_device_task_ = 0, f_parallel_group_ = 0;
   CoreType f_core_ = CoreType::kAiv;
   std::uint32_t f_kernel_ = 0;
-  std::uint32_t unnamed_kernel_ = sched::kNoTask;
   std::uint32_t f_cycles_ = 0;
   std::uint64_t f_extra_cycles_ = 0;  // "cycles": compute beyond the ops (e.g. dynamic-shape work)
   std::vector<sched::TaskId> f_succ_;
   std::vector<sched::MemAccess> f_mem_;
+  TextCache<std::uint32_t> kernel_cache_;
+  TextCache<std::uint32_t> ops_cache_;
+  simdjson::padded_string ops_text_;
+};
+
+class NativeReader {
+ public:
+  NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip)
+      : path_(path),
+        opts_(opts),
+        chip_(chip),
+        builder_(path),
+        file_bytes_(input_file_size(path)),
+        parsers_{RecordParser(path, chip, file_bytes_, 0),
+                 RecordParser(path, chip, file_bytes_, 1)} {}
+
+  LoadedTrace run();
+
+ private:
+  struct DeviceTaskInfo {
+    std::uint32_t parallel_group = 0;
+    bool declared = false;  // a device-task record exists
+    std::uint64_t decl_line = 0;
+    std::uint64_t first_task_line = 0;
+  };
+
+  [[noreturn]] __attribute__((noinline, cold)) void fail_at(std::uint64_t line,
+                                                            const std::string& msg) const {
+    throw TraceError(path_ + ":" + std::to_string(line) + ": " + msg);
+  }
+
+  // The parse thread.
+  void parse(BatchPipe<Batch>& pipe);
+  // This thread.
+  void add_task(const Rec& r, const Batch& batch);
+  void add_device_task_record(const Rec& r);
+  std::uint32_t kernel_of(std::uint32_t local, const Batch& batch);
+  void reserve_edges_and_memory();
+  void check_memory(std::uint64_t consumed_bytes);
+  const Header& header() const { return parsers_[0].header(); }
+
+  // Parsed records ahead of the checks at most (about 120 B each).
+  static constexpr std::size_t kMaxQueuedRecords = 8 * kBatchRecords;
+
+  const std::string& path_;
+  const LoadOptions& opts_;
+  const ChipConfig& chip_;
+  TaskGraphBuilder builder_;  // this thread's
+  const std::uint64_t file_bytes_;
+  // The parse thread's, and its helpers'. The header is always parsed by parsers_[0]
+  // (the second one starts once the header is read); this thread reads it once a batch
+  // with `header` is taken.
+  RecordParser parsers_[2];
 
   // This thread's: across records.
-  std::vector<std::uint32_t> kernel_map_;  // the parse's kernel index -> the builder's
-  std::size_t batch_kernel_ = 0;           // Batch::kernels taken
+  std::vector<std::uint32_t> kernel_map_[2];  // a parser's kernel index -> the builder's
+  std::size_t batch_kernel_ = 0;              // Batch::kernels taken
+  std::uint32_t unnamed_kernel_ = sched::kNoTask;
   int dt_mode_ = -1;  // -1: no task yet; 0: no task has "dt"; 1: every task has "dt"
   std::uint64_t first_task_line_ = 0;
   std::uint64_t first_dt_record_line_ = 0;
@@ -294,12 +354,9 @@ class NativeReader {
   bool any_interval_ = false;
   std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
   std::uint64_t min_start_line_ = 0, max_end_line_ = 0;
-  TextCache<std::uint32_t> kernel_cache_;
-  TextCache<std::uint32_t> ops_cache_;
-  simdjson::padded_string ops_text_;
 };
 
-void NativeReader::fail_type(od::value& v, std::string_view what, simdjson::error_code e) {
+void RecordParser::fail_type(od::value& v, std::string_view what, simdjson::error_code e) {
   if (is_structural_error(e)) fail_json(e);
   std::string got;
   od::json_type t;
@@ -320,12 +377,12 @@ void NativeReader::fail_type(od::value& v, std::string_view what, simdjson::erro
   fail("expected " + std::string(what) + ", got " + got);
 }
 
-void NativeReader::fail_range(std::string_view what, std::uint64_t max, std::uint64_t got) {
+void RecordParser::fail_range(std::string_view what, std::uint64_t max, std::uint64_t got) {
   fail("expected " + std::string(what) + " (at most " + std::to_string(max) + "), got " +
        std::to_string(got));
 }
 
-inline std::uint64_t NativeReader::get_u64(od::value& v, std::string_view what, std::uint64_t max) {
+inline std::uint64_t RecordParser::get_u64(od::value& v, std::string_view what, std::uint64_t max) {
   std::uint64_t x = 0;
   const auto e = v.get_uint64().get(x);
   if (simdjson_unlikely(e)) fail_type(v, what, e);
@@ -335,7 +392,7 @@ inline std::uint64_t NativeReader::get_u64(od::value& v, std::string_view what, 
 
 // Strings without escapes (all that real traces contain) are returned as views of the
 // input, which skips simdjson's copy into its string buffer; others are unescaped.
-inline std::string_view NativeReader::get_str(od::value& v, std::string_view what) {
+inline std::string_view RecordParser::get_str(od::value& v, std::string_view what) {
   const std::string_view tok = v.raw_json_token();
   if (simdjson_likely(tok.size() >= 2 && tok[0] == '"')) {
     const char* body = tok.data() + 1;
@@ -368,7 +425,7 @@ inline std::string_view field_key(od::field& field, simdjson::error_code* err) {
   return std::string_view(body, std::size_t(q - body));
 }
 
-void NativeReader::parse_succ(od::value& v) {
+void RecordParser::parse_succ(od::value& v) {
   od::array arr;
   if (const auto e = v.get_array().get(arr)) fail_type(v, "\"succ\" to be an array of task ids", e);
   for (auto item : arr) {
@@ -380,7 +437,7 @@ void NativeReader::parse_succ(od::value& v) {
   }
 }
 
-void NativeReader::parse_mem(od::value& v) {
+void RecordParser::parse_mem(od::value& v) {
   constexpr std::string_view kWhat = "each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"]";
   od::array arr;
   if (const auto e = v.get_array().get(arr)) {
@@ -427,7 +484,7 @@ void NativeReader::parse_mem(od::value& v) {
   }
 }
 
-std::uint32_t NativeReader::parse_kernel(od::value& v) {
+std::uint32_t RecordParser::parse_kernel(od::value& v) {
   const std::string_view s = get_str(v, "\"kernel\" to be a string");
   const std::size_t h = std::hash<std::string_view>{}(s);
   if (const std::uint32_t* hit = kernel_cache_.find(s, h)) return *hit;
@@ -441,13 +498,12 @@ std::uint32_t NativeReader::parse_kernel(od::value& v) {
 // The builder's index of the parse's kernel `local`; a kernel seen for the first time is
 // the batch's next new name (the parse numbers them in file order, as they are taken).
 std::uint32_t NativeReader::kernel_of(std::uint32_t local, const Batch& batch) {
-  if (local >= kernel_map_.size()) {
-    kernel_map_.push_back(builder_.kernel_index(batch.kernels[batch_kernel_++]));
-  }
-  return kernel_map_[local];
+  std::vector<std::uint32_t>& map = kernel_map_[batch.parser];
+  if (local >= map.size()) map.push_back(builder_.kernel_index(batch.kernels[batch_kernel_++]));
+  return map[local];
 }
 
-std::uint32_t NativeReader::parse_ops(od::value& v) {
+std::uint32_t RecordParser::parse_ops(od::value& v) {
   od::array arr;
   if (const auto e = v.get_array().get(arr)) {
     fail_type(v, "\"ops\" to be an array of [\"op\", \"dtype\", [dims...]]", e);
@@ -464,7 +520,7 @@ std::uint32_t NativeReader::parse_ops(od::value& v) {
 
 // Prices an op list seen for the first time. It is parsed again on its own (the main
 // document has moved past it), which is cheap because the cache makes this rare.
-std::uint32_t NativeReader::price_ops(std::string_view raw) {
+std::uint32_t RecordParser::price_ops(std::string_view raw) {
   constexpr std::string_view kWhat = "each entry of \"ops\" to be [\"op\", \"dtype\", [dims...]]";
   ops_text_ = simdjson::padded_string(raw);
   od::document doc;
@@ -527,7 +583,7 @@ std::uint32_t NativeReader::price_ops(std::string_view raw) {
   return static_cast<std::uint32_t>(total);
 }
 
-void NativeReader::parse_header(od::object& obj) {
+void RecordParser::parse_header(od::object& obj) {
   bool has_format = false, has_version = false;
   std::vector<std::string> seen;  // a repeated key is an error, as in a task record
   for (auto field_res : obj) {
@@ -554,15 +610,15 @@ void NativeReader::parse_header(od::object& obj) {
       }
       has_version = true;
     } else if (key == "chip") {
-      chip_hint_ = std::string(get_str(v, "\"chip\" to be a chip name"));
+      header_.chip_hint = std::string(get_str(v, "\"chip\" to be a chip name"));
     } else if (key == "time_unit") {
       const std::string_view u = get_str(v, "\"time_unit\" to be \"ns\"");
       if (u != "ns") {
         fail("unsupported \"time_unit\" \"" + std::string(u) + "\"; version 1 uses \"ns\"");
       }
     } else if (key == "tasks") {
-      header_tasks_ = get_u64(v, "\"tasks\" to be the task count", sched::kNoTask - 1);
-      header_has_tasks_ = true;
+      header_.tasks = get_u64(v, "\"tasks\" to be the task count", sched::kNoTask - 1);
+      header_.has_tasks = true;
     } else if (key == "generator") {
       get_str(v, "\"generator\" to be a string");
     } else {
@@ -570,19 +626,20 @@ void NativeReader::parse_header(od::object& obj) {
            "\" in the header (known: format, version, chip, time_unit, tasks, generator)");
     }
   }
-  if (header_has_tasks_) {
+  if (header_.has_tasks) {
     // Only a hint for allocation (checked at the end), never trusted beyond what the file
     // can hold: a header announcing 2^32 tasks in a small file must not reserve 64 GB.
-    reserve_tasks_ = std::min<std::uint64_t>(header_tasks_, file_bytes_ / kMinTaskRecordBytes);
+    header_.reserve_tasks =
+        std::min<std::uint64_t>(header_.tasks, file_bytes_ / kMinTaskRecordBytes);
   }
   if (!has_format) fail("the first line must be the header {\"format\":\"pypto-sim-trace\",...}");
   if (!has_version) fail("the header has no \"version\"; this build reads version 1");
-  header_seen_ = true;
+  header_.seen = true;
   cur_.header = true;
 }
 
 // One field of a task or device-task record.
-void NativeReader::handle_field(std::string_view key, od::value& v) {
+void RecordParser::handle_field(std::string_view key, od::value& v) {
   const Key k = key_of(key);
   if (k == kUnknown) {
     fail("unknown key \"" + std::string(key) + "\" (a task record has: " + kTaskKeys +
@@ -628,7 +685,7 @@ void NativeReader::handle_field(std::string_view key, od::value& v) {
   }
 }
 
-void NativeReader::parse_record(od::object& obj) {
+void RecordParser::parse_record(od::object& obj) {
   seen_ = 0;
   f_succ_.clear();
   f_mem_.clear();
@@ -653,7 +710,7 @@ void NativeReader::parse_record(od::object& obj) {
   emit();
 }
 
-void NativeReader::emit() {
+void RecordParser::emit() {
   Batch& b = cur_;
   if (b.size == b.recs.size()) b.recs.emplace_back();
   Rec& r = b.recs[b.size++];
@@ -682,11 +739,16 @@ void NativeReader::emit() {
   if (b.size == kBatchRecords) flush();
 }
 
-void NativeReader::flush() {
-  const std::size_t weight = std::max<std::size_t>(cur_.size, 1);
-  pipe_->push(std::move(cur_), weight);
-  cur_ = pipe_->recycle();
-  cur_.reset();
+void RecordParser::flush() {
+  out_.push_back(std::move(cur_));
+  if (spare_.empty()) {
+    cur_ = Batch{};
+  } else {
+    cur_ = std::move(spare_.back());
+    spare_.pop_back();
+    cur_.reset();
+  }
+  cur_.parser = index_;
 }
 
 void NativeReader::add_device_task_record(const Rec& r) {
@@ -717,13 +779,13 @@ void NativeReader::add_device_task_record(const Rec& r) {
 // gigabytes for a 10M-task trace.
 void NativeReader::reserve_edges_and_memory() {
   sched::TaskGraph& g = builder_.graph();
-  const double scale = 1.05 * static_cast<double>(reserve_tasks_) / (kReserveProbe + 1);
+  const double scale = 1.05 * static_cast<double>(header().reserve_tasks) / (kReserveProbe + 1);
   const auto want = [&](std::size_t have) {
     return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
   };
   g.succ.reserve(want(g.succ.size()));
   g.mem.reserve(want(g.mem.size()));
-  if (!g.mem_begin.empty()) g.mem_begin.reserve(reserve_tasks_ + 1);
+  if (!g.mem_begin.empty()) g.mem_begin.reserve(header().reserve_tasks + 1);
 }
 
 // After the first chunk: the whole trace's memory from the densities seen so far, so that a
@@ -732,18 +794,18 @@ void NativeReader::check_memory(std::uint64_t consumed_bytes) {
   const sched::TaskGraph& g = builder_.graph();
   const double n = static_cast<double>(builder_.num_tasks());
   if (n == 0 || consumed_bytes == 0) return;
-  const double tasks = header_has_tasks_ ? static_cast<double>(reserve_tasks_)
-                                         : static_cast<double>(file_bytes_) * n /
-                                               static_cast<double>(consumed_bytes);
+  const double tasks = header().has_tasks ? static_cast<double>(header().reserve_tasks)
+                                          : static_cast<double>(file_bytes_) * n /
+                                                static_cast<double>(consumed_bytes);
   const double per_task =
       kGraphBytesPerTask + (g.has_memory() ? 4.0 : 0.0) + (any_interval_ ? 8.0 : 0.0) +
       4.0 * static_cast<double>(g.succ.size()) / n +
       static_cast<double>(sizeof(sched::MemAccess)) * static_cast<double>(g.mem.size()) / n +
       kRunBytesPerTask;
   check_fits_memory(path_, tasks, per_task,
-                    header_has_tasks_ ? "tasks from the header"
-                                      : "tasks from the file size at the density of its first " +
-                                            std::to_string(builder_.num_tasks()) + " tasks",
+                    header().has_tasks ? "tasks from the header"
+                                       : "tasks from the file size at the density of its first " +
+                                             std::to_string(builder_.num_tasks()) + " tasks",
                     opts_);
 }
 
@@ -863,7 +925,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   }
 
   const sched::TaskId id = builder_.add_task(t);
-  if (simdjson_unlikely(id == kReserveProbe && header_has_tasks_)) reserve_edges_and_memory();
+  if (simdjson_unlikely(id == kReserveProbe && header().has_tasks)) reserve_edges_and_memory();
   for (std::uint32_t e = r.succ_begin; e < r.succ_end; ++e) {
     const sched::TaskId s = batch.succ[e];
     builder_.add_successor(s);
@@ -877,7 +939,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   for (std::uint32_t e = r.mem_begin; e < r.mem_end; ++e) builder_.add_memory(batch.mem[e]);
 }
 
-void NativeReader::process_line(const char* p, std::size_t len, std::size_t capacity) {
+void RecordParser::process_line(const char* p, std::size_t len, std::size_t capacity) {
   ++line_;
   std::size_t i = 0;
   while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r')) ++i;
@@ -889,7 +951,7 @@ void NativeReader::process_line(const char* p, std::size_t len, std::size_t capa
     if (e == simdjson::INCORRECT_TYPE) fail("expected one JSON object per line");
     fail_json(e);
   }
-  if (!header_seen_) {
+  if (!header_.seen) {
     parse_header(obj);
   } else {
     parse_record(obj);
@@ -901,7 +963,7 @@ void NativeReader::process_line(const char* p, std::size_t len, std::size_t capa
   }
 }
 
-void NativeReader::process_lines(const char* p, const char* stop, const char* alloc_end) {
+void RecordParser::process_lines(const char* p, const char* stop, const char* alloc_end) {
   while (p < stop) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::size_t(stop - p)));
     const char* line_end = nl ? nl : stop;
@@ -916,7 +978,7 @@ void NativeReader::process_lines(const char* p, const char* stop, const char* al
 // Line numbers are recovered from document offsets. Anything unusual (a JSON error, a line
 // longer than a batch, a truncated last line) hands the rest of the chunk, from the line
 // after the last record taken, to the line-by-line path, which reports the exact line.
-void NativeReader::process_chunk(const char* base, std::size_t len, const char* alloc_end) {
+void RecordParser::process_chunk(const char* base, std::size_t len, const char* alloc_end) {
   std::size_t done = 0;             // end of the line of the last record taken
   std::uint64_t done_line = line_;  // its line number
   od::document_stream stream;
@@ -955,7 +1017,7 @@ void NativeReader::process_chunk(const char* base, std::size_t len, const char* 
     const char* nl = static_cast<const char*>(std::memchr(base + off, '\n', len - off));
     const std::size_t line_end = nl ? std::size_t(nl - base) + 1 : len;
     last_line_unterminated_ = !nl;
-    if (!header_seen_) {
+    if (!header_.seen) {
       parse_header(obj);
     } else {
       parse_record(obj);
@@ -981,7 +1043,7 @@ void NativeReader::process_chunk(const char* base, std::size_t len, const char* 
 
 // Checks that a line holds exactly one JSON value (used where the batch parser cannot see
 // past the record).
-void NativeReader::check_single_value(const char* p, std::size_t len) {
+void RecordParser::check_single_value(const char* p, std::size_t len) {
   check_text_ = simdjson::padded_string(std::string_view(p, len));
   od::document doc;
   if (const auto e = check_parser_.iterate(check_text_).get(doc)) fail_json(e);
@@ -997,71 +1059,141 @@ void NativeReader::check_single_value(const char* p, std::size_t len) {
   }
 }
 
-// The parse thread: the file in chunks of whole lines, the records in batches.
-void NativeReader::parse(BatchPipe<Batch>& pipe) {
-  pipe_ = &pipe;
-  cur_.reset();
-  // The records taken before an error go first: their own errors come earlier in file
-  // order, or on the same line before one found after the record.
+std::exception_ptr RecordParser::parse_chunk(const char* base, std::size_t len,
+                                             const char* alloc_end, std::uint64_t first_line) {
+  line_ = first_line;
+  std::exception_ptr error;
   try {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"),
-                                                         &std::fclose);
-    if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
-    // The buffer holds whole lines plus simdjson's padding; a line longer than the buffer
-    // doubles it.
-    std::vector<char> buf(read_buffer_bytes(file_bytes_, kChunkBytes) + simdjson::SIMDJSON_PADDING);
-    std::size_t have = 0;
-    std::uint64_t consumed = 0;  // bytes of whole lines parsed
-    bool eof = false;
-    while (true) {
-      const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - have;
-      if (!eof && room > 0) {
-        const std::size_t got = std::fread(buf.data() + have, 1, room, file.get());
-        if (std::ferror(file.get())) {
-          throw TraceError(path_ + ": read error after line " + std::to_string(line_));
-        }
-        have += got;
-        if (got < room) eof = true;
-      }
-      std::size_t end = have;
-      if (!eof) {
-        const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
-        if (!nl) {
-          buf.resize((buf.size() - simdjson::SIMDJSON_PADDING) * 2 + simdjson::SIMDJSON_PADDING);
-          continue;
-        }
-        end = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
-      }
-      process_chunk(buf.data(), end, buf.data() + buf.size());
-      consumed += end;
-      cur_.chunk_end = true;
-      cur_.consumed = consumed;
-      if (!eof && !memory_checked_) {
-        memory_checked_ = true;
-        cur_.check_memory = true;
-      }
-      flush();
-      std::memmove(buf.data(), buf.data() + end, have - end);
-      have -= end;
-      if (eof && have == 0) break;
-    }
-  } catch (const BatchPipe<Batch>::Stopped&) {
-    throw;
+    process_chunk(base, len, alloc_end);
   } catch (...) {
-    const std::size_t weight = cur_.size;
-    pipe.push_partial(std::move(cur_), weight);
-    throw;
+    error = std::current_exception();
   }
-  last_line_unterminated_ = false;
+  flush();
+  return error;
+}
+
+// The parse thread: reads the file in chunks of whole lines and has two RecordParsers parse
+// every other chunk each, on threads of their own, while it reads the next; it hands their
+// batches on in file order. A chunk's first line number comes from counting the newlines
+// before it. Until the header line is read, one parser takes the chunks one at a time.
+void NativeReader::parse(BatchPipe<Batch>& pipe) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
+  // Three buffers: the chunks the two parsers hold and the one being read. Each holds whole
+  // lines plus simdjson's padding; a line longer than a buffer doubles it.
+  const std::size_t pad = simdjson::SIMDJSON_PADDING;
+  std::vector<char> bufs[3];
+  bufs[0].resize(read_buffer_bytes(file_bytes_, kChunkBytes) + pad);
+
+  struct Job {
+    std::future<std::exception_ptr> done;
+    std::uint32_t parser = 0;
+    std::uint64_t consumed = 0;  // bytes of whole lines up to the chunk's end
+    bool check_memory = false;
+  };
+  // Declared after the buffers: on the way out its futures wait for the parsers that still
+  // read them.
+  std::deque<Job> jobs;
+  // Hands the oldest chunk's batches on; a parse error goes after the records before it.
+  const auto take_oldest = [&] {
+    Job job = std::move(jobs.front());
+    jobs.pop_front();
+    const std::exception_ptr error = job.done.get();
+    RecordParser& p = parsers_[job.parser];
+    std::vector<Batch>& out = p.batches();
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      Batch& b = out[k];
+      const std::size_t records = b.size;
+      if (k + 1 < out.size() || !error) {
+        if (k + 1 == out.size()) {
+          b.chunk_end = true;
+          b.consumed = job.consumed;
+          b.check_memory = job.check_memory;
+        }
+        pipe.push(std::move(b), std::max<std::size_t>(records, 1));
+      } else {
+        pipe.push_partial(std::move(b), records);
+      }
+      p.give_spare(pipe.recycle());
+    }
+    out.clear();
+    if (error) std::rethrow_exception(error);
+  };
+
+  std::size_t cur = 0;             // the buffer being read
+  std::size_t have = 0;            // bytes in it
+  std::uint64_t consumed = 0;      // bytes of whole lines handed to the parsers
+  std::uint64_t lines_before = 0;  // newlines in them
+  std::uint32_t next_parser = 0;
+  bool eof = false, two_parsers = false, memory_checked = false;
+  while (true) {
+    std::vector<char>& buf = bufs[cur];
+    const std::size_t room = buf.size() - pad - have;
+    if (!eof && room > 0) {
+      const std::size_t got = std::fread(buf.data() + have, 1, room, file.get());
+      if (std::ferror(file.get())) {
+        throw TraceError(path_ + ": read error after line " + std::to_string(lines_before));
+      }
+      have += got;
+      if (got < room) eof = true;
+    }
+    std::size_t end = have;
+    if (!eof) {
+      const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
+      if (!nl) {
+        buf.resize((buf.size() - pad) * 2 + pad);
+        continue;
+      }
+      end = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+    }
+    if (!two_parsers && parsers_[0].header().seen) {
+      two_parsers = true;
+      parsers_[1].assume_header_seen();
+    }
+    const std::uint32_t w = two_parsers ? next_parser : 0;
+    next_parser ^= 1;
+    // The parser's previous chunk, and every chunk before it, go first.
+    while (!jobs.empty() &&
+           (!two_parsers ||
+            std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.parser == w; }))) {
+      take_oldest();
+    }
+    consumed += end;
+    Job job;
+    job.parser = w;
+    job.consumed = consumed;
+    job.check_memory = !eof && !memory_checked;
+    memory_checked = true;
+    RecordParser& p = parsers_[w];
+    const char* base = buf.data();
+    const char* alloc_end = buf.data() + buf.size();
+    const std::uint64_t first_line = lines_before;
+    job.done = std::async(std::launch::async, [&p, base, end, alloc_end, first_line] {
+      return p.parse_chunk(base, end, alloc_end, first_line);
+    });
+    jobs.push_back(std::move(job));
+    if (eof && end == have) break;
+    lines_before += static_cast<std::uint64_t>(std::count(buf.data(), buf.data() + end, '\n'));
+    // The rest of the last line goes to the front of the next buffer, whose chunk (three
+    // back) has been handed on.
+    const std::size_t next = (cur + 1) % 3;
+    if (bufs[next].size() < buf.size()) bufs[next].resize(buf.size());
+    std::memcpy(bufs[next].data(), buf.data() + end, have - end);
+    have -= end;
+    cur = next;
+    if (!two_parsers) take_oldest();  // the header is not read yet: one chunk at a time
+  }
+  while (!jobs.empty()) take_oldest();
 }
 
 LoadedTrace NativeReader::run() {
-  file_bytes_ = input_file_size(path_);
   {
     BatchPipe<Batch> pipe(kMaxQueuedRecords, [this](BatchPipe<Batch>& p) { parse(p); });
     Batch b;
     while (pipe.next(b)) {
-      if (b.header && header_has_tasks_) reserve_task_columns(builder_.graph(), reserve_tasks_);
+      if (b.header && header().has_tasks)
+        reserve_task_columns(builder_.graph(), header().reserve_tasks);
       batch_kernel_ = 0;
       for (std::size_t k = 0; k < b.size; ++k) {
         const Rec& r = b.recs[k];
@@ -1078,13 +1210,13 @@ LoadedTrace NativeReader::run() {
     }
   }
 
-  if (!header_seen_) throw TraceError(path_ + ": no header line");
+  if (!header().seen) throw TraceError(path_ + ": no header line");
   const std::size_t n = builder_.num_tasks();
   if (n == 0) throw TraceError(path_ + ": the trace has no task records");
-  if (header_has_tasks_ && header_tasks_ != n) {
-    throw TraceError(path_ + ": the header announces " + std::to_string(header_tasks_) +
+  if (header().has_tasks && header().tasks != n) {
+    throw TraceError(path_ + ": the header announces " + std::to_string(header().tasks) +
                      " tasks but the file has " + std::to_string(n) +
-                     (n < header_tasks_ ? " (truncated?)" : ""));
+                     (n < header().tasks ? " (truncated?)" : ""));
   }
   if (any_succ_ && max_succ_ >= n) {
     throw TraceError(path_ + ":" + std::to_string(max_succ_line_) + ": task " +
@@ -1124,7 +1256,7 @@ LoadedTrace NativeReader::run() {
     }
   }
   out.format = TraceFormat::kNative;
-  out.chip_hint = chip_hint_;
+  out.chip_hint = header().chip_hint;
   return out;
 }
 
