@@ -714,6 +714,15 @@ TEST_CASE("native errors deep in a large file carry the exact line") {
   }
 }
 
+TEST_CASE("a trace whose first MiB is blank is refused as such, not as empty") {
+  TempDir tmp;
+  CHECK_THROWS_WITH(load(tmp.write("blank.ndjson", std::string(std::size_t(1) << 20, '\n') +
+                                                       kHeader + "{\"id\":0,\"core\":\"AIV\"}\n")),
+                    Contains("blank.ndjson: its first 1 MiB are blank (spaces and empty lines)"));
+  CHECK_THROWS_WITH(load(tmp.write("empty.ndjson", "\n  \n")),
+                    Contains("empty.ndjson: the file is empty"));
+}
+
 TEST_CASE("native: two parsers take turns by chunk and keep kernels and lines as one does") {
   // About 6 MB of records after blank lines up to 30 bytes short of 1 MiB: the header line
   // crosses the end of the first 1 MiB chunk, so one parser takes the chunks until it is

@@ -403,7 +403,15 @@ TraceFormat detect_trace_format(const std::string& path) {
                      "format has; save the file as UTF-8 without BOM");
   }
   const std::size_t first = prefix.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) throw TraceError(path + ": the file is empty; " + format_list());
+  if (first == std::string::npos) {
+    // Blank lines are allowed anywhere, but the format is told from the first record.
+    if (got == kPrefixBytes) {
+      throw TraceError(path + ": its first " + std::to_string(kPrefixBytes >> 20) +
+                       " MiB are blank (spaces and empty lines); a trace must start with its "
+                       "first record within them");
+    }
+    throw TraceError(path + ": the file is empty; " + format_list());
+  }
   const std::string_view rest = std::string_view(prefix).substr(first);
   const std::string_view first_line = rest.substr(0, rest.find('\n'));
 
