@@ -42,34 +42,42 @@ T percentile(std::vector<T>& v, double p) {
 // alone, with Boost's radix-based integer_sort: tied values may come in any order, as every
 // one of them gets the same mean rank, and the sort's cost per value does not grow with the
 // count as a comparison sort's does (at 10M tasks std::sort was a twentieth of a replay).
-std::vector<double> ranks(const std::vector<TimePs>& v) {
+// Twice the rank is kept (an integer below 2^32 for fewer than 2^31 values: 4 B a task
+// instead of a double's 8); halving it gives exactly the double the mean rank would be.
+std::vector<std::uint32_t> twice_ranks(const std::vector<TimePs>& v) {
   using Entry = std::pair<TimePs, std::size_t>;
   std::vector<Entry> order(v.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = {v[i], i};
   boost::sort::spreadsort::integer_sort(
       order.begin(), order.end(), [](const Entry& e, unsigned shift) { return e.first >> shift; },
       [](const Entry& a, const Entry& b) { return a.first < b.first; });
-  std::vector<double> r(v.size());
+  NPU_CHECK(v.size() < (std::size_t{1} << 31), "replay metrics: more than 2^31 compared tasks");
+  std::vector<std::uint32_t> r(v.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
     while (j + 1 < order.size() && order[j + 1].first == order[i].first) ++j;
-    const double mean = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
-    for (std::size_t k = i; k <= j; ++k) r[order[k].second] = mean;
+    // The mean of the 1-based ranks i+1 .. j+1, doubled.
+    const auto twice_mean = static_cast<std::uint32_t>(i + j + 2);
+    for (std::size_t k = i; k <= j; ++k) r[order[k].second] = twice_mean;
     i = j + 1;
   }
   return r;
 }
 
-// Pearson correlation of the ranks (from ranks()); false when either side has no spread.
-bool spearman(const std::vector<double>& ra, const std::vector<double>& rb, double& rho) {
-  if (ra.size() < 2) return false;
-  const double n = static_cast<double>(ra.size());
+// Pearson correlation of the ranks (from twice_ranks()); false when either side has no
+// spread.
+bool spearman(const std::vector<std::uint32_t>& twice_a, const std::vector<std::uint32_t>& twice_b,
+              double& rho) {
+  if (twice_a.size() < 2) return false;
+  const double n = static_cast<double>(twice_a.size());
   const double mean = (n + 1.0) / 2.0;  // the mean of any fractional ranking of n values
   double sab = 0, saa = 0, sbb = 0;
-  for (std::size_t i = 0; i < ra.size(); ++i) {
-    sab += (ra[i] - mean) * (rb[i] - mean);
-    saa += (ra[i] - mean) * (ra[i] - mean);
-    sbb += (rb[i] - mean) * (rb[i] - mean);
+  for (std::size_t i = 0; i < twice_a.size(); ++i) {
+    const double a = static_cast<double>(twice_a[i]) / 2.0;
+    const double b = static_cast<double>(twice_b[i]) / 2.0;
+    sab += (a - mean) * (b - mean);
+    saa += (a - mean) * (a - mean);
+    sbb += (b - mean) * (b - mean);
   }
   if (saa == 0 || sbb == 0) return false;
   rho = sab / std::sqrt(saa * sbb);
@@ -102,6 +110,12 @@ std::vector<TimePs> last_predecessor_end(const sched::TaskGraph& g, const std::v
   return ready;
 }
 
+// Frees a vector's memory now (clear() keeps its capacity).
+template <class T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
+}
+
 void wait_percentiles(std::vector<std::int64_t>& waits, double out[3]) {
   if (waits.empty()) return;
   const double ps[3] = {10, 50, 90};
@@ -128,7 +142,7 @@ RecordedReplay recorded_replay(const sched::TaskGraph& g) {
   r.start_ps.resize(r.set.size());
   for (std::size_t i = 0; i < r.set.size(); ++i)
     r.start_ps[i] = g.recorded_start_ps[r.set[i]] - rec0;
-  r.ranks = ranks(r.start_ps);
+  r.twice_ranks = twice_ranks(r.start_ps);
   // Waits: a task's start minus the latest end of its predecessors.
   std::vector<TimePs> rec_end(n, kNever);
   for (const TaskId t : r.set) {
@@ -145,7 +159,7 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
   return replay_fidelity(g, recorded_replay(g), start_ps, end_ps);
 }
 
-ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& recorded,
+ReplayFidelity replay_fidelity(const sched::TaskGraph& g, RecordedReplay&& recorded,
                                const std::vector<std::uint64_t>& start_ps,
                                const std::vector<std::uint64_t>& end_ps) {
   const std::size_t n = g.num_tasks();
@@ -161,19 +175,14 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& 
   TimePs sim0 = kNever;
   for (const TaskId t : set) sim0 = std::min(sim0, start_ps[t]);
   std::vector<TimePs> sim(set.size());
-  std::vector<TimePs> err(set.size());
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    const TimePs rec = recorded.start_ps[i];
-    sim[i] = start_ps[set[i]] - sim0;
-    err[i] = rec > sim[i] ? rec - sim[i] : sim[i] - rec;
-  }
+  for (std::size_t i = 0; i < set.size(); ++i) sim[i] = start_ps[set[i]] - sim0;
   // The simulated side's ranks and ready times are independent of each other: the ranks go
   // to a second thread on large runs (a sort and a graph walk), the same values either way.
-  std::vector<double> sim_ranks;
+  std::vector<std::uint32_t> sim_ranks;
   std::exception_ptr rank_error;  // an allocation failure on the second thread
   auto rank_side = [&] {
     try {
-      sim_ranks = ranks(sim);
+      sim_ranks = twice_ranks(sim);
     } catch (...) {
       rank_error = std::current_exception();
     }
@@ -193,11 +202,26 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& 
   }
   if (second.joinable()) second.join();
   if (rank_error) std::rethrow_exception(rank_error);
-  f.has_spearman = spearman(recorded.ranks, sim_ranks, f.spearman);
-  f.start_error_median_us = static_cast<double>(percentile(err, 50)) / kPsPerUs;
-  f.start_error_p90_us = static_cast<double>(percentile(err, 90)) / kPsPerUs;
-  std::vector<std::int64_t> rec_wait, sim_wait;
+  // Each part is freed once used: on a large graph these are the run's largest blocks, and
+  // each comes from fresh memory.
+  f.has_spearman = spearman(recorded.twice_ranks, sim_ranks, f.spearman);
+  release(sim_ranks);
+  release(recorded.twice_ranks);
+  // The start errors, in place of the simulated starts.
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const TimePs rec = recorded.start_ps[i];
+    sim[i] = rec > sim[i] ? rec - sim[i] : sim[i] - rec;
+  }
+  release(recorded.start_ps);
+  f.start_error_median_us = static_cast<double>(percentile(sim, 50)) / kPsPerUs;
+  f.start_error_p90_us = static_cast<double>(percentile(sim, 90)) / kPsPerUs;
+  release(sim);
   const std::vector<TimePs>& rec_ready = recorded.ready_ps;
+  std::size_t waits = 0;
+  for (const TaskId t : set) waits += rec_ready[t] != kNever && sim_ready[t] != kNever;
+  std::vector<std::int64_t> rec_wait, sim_wait;
+  rec_wait.reserve(waits);
+  sim_wait.reserve(waits);
   for (const TaskId t : set) {
     if (rec_ready[t] == kNever || sim_ready[t] == kNever) continue;
     rec_wait.push_back(static_cast<std::int64_t>(g.recorded_start_ps[t]) -
@@ -206,6 +230,8 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& 
                        static_cast<std::int64_t>(sim_ready[t]));
   }
   f.wait_tasks = rec_wait.size();
+  release(sim_ready);
+  release(recorded.ready_ps);
   wait_percentiles(rec_wait, f.recorded_wait_us);
   wait_percentiles(sim_wait, f.simulated_wait_us);
   return f;

@@ -48,11 +48,12 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
 // alone (the compared tasks, their start ranks and ready times), so that it can be worked
 // out while the model runs (simulate() does so on a second thread for large graphs).
 struct RecordedReplay {
-  std::vector<char> timed;              // per task: compared (recorded start, not a HUB)
-  std::vector<sched::TaskId> set;       // the compared tasks, in task order
-  std::vector<std::uint64_t> start_ps;  // per compared task: start - the first start
-  std::vector<double> ranks;            // per compared task: fractional rank of its start
-  std::vector<std::uint64_t> ready_ps;  // per task: latest recorded end of a predecessor
+  std::vector<char> timed;                 // per task: compared (recorded start, not a HUB)
+  std::vector<sched::TaskId> set;          // the compared tasks, in task order
+  std::vector<std::uint64_t> start_ps;     // per compared task: start - the first start
+  std::vector<std::uint32_t> twice_ranks;  // per compared task: twice the fractional rank of
+                                           // its start (an integer; ties share a half rank)
+  std::vector<std::uint64_t> ready_ps;     // per task: latest recorded end of a predecessor
 };
 // Contract: g has recorded starts (g.recorded_start_ps is not empty).
 RecordedReplay recorded_replay(const sched::TaskGraph& g);
@@ -60,8 +61,10 @@ RecordedReplay recorded_replay(const sched::TaskGraph& g);
 // costs more than it saves): the recorded half during the run, the simulated ranks after it.
 inline constexpr std::size_t kReplayThreadFromTasks = 1 << 16;
 // The same metrics as replay_fidelity, from the graph's recorded half worked out before.
-// Contract: `recorded` is recorded_replay(g); the vectors as for replay_fidelity.
-ReplayFidelity replay_fidelity(const sched::TaskGraph& g, const RecordedReplay& recorded,
+// Contract: `recorded` is recorded_replay(g), taken over (its parts are freed as they are
+// used, so that the run's peak memory does not hold both halves whole); the vectors as for
+// replay_fidelity.
+ReplayFidelity replay_fidelity(const sched::TaskGraph& g, RecordedReplay&& recorded,
                                const std::vector<std::uint64_t>& start_ps,
                                const std::vector<std::uint64_t>& end_ps);
 
