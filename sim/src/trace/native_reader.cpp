@@ -1153,12 +1153,9 @@ void NativeReader::parse(BatchPipe<Batch>& pipe) {
     }
     const std::uint32_t w = two_parsers ? next_parser : 0;
     next_parser ^= 1;
-    // The parser's previous chunk, and every chunk before it, go first.
-    while (!jobs.empty() &&
-           (!two_parsers ||
-            std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.parser == w; }))) {
-      take_oldest();
-    }
+    // With two chunks in flight the older is this parser's previous one: it goes first. (One
+    // at a time, before the header, each was taken at the end of its turn.)
+    if (jobs.size() == 2) take_oldest();
     consumed += end;
     Job job;
     job.parser = w;
