@@ -8,6 +8,55 @@
 
 namespace pypto::sched {
 
+StitchCursor::StitchCursor(std::uint64_t depth, bool memory_driven, std::uint64_t capacity_bytes)
+    : depth_(depth), memory_driven_(memory_driven), capacity_(capacity_bytes) {}
+
+StitchCursor::StitchCursor(const RuntimeOptions& opts)
+    : depth_(0), memory_driven_(false), capacity_(0) {
+  check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
+  depth_ = static_cast<std::uint64_t>(opts.stitch_function_max_num);
+}
+
+bool StitchCursor::next(const StitchRoot& r) {
+  const std::uint64_t kmax = RuntimeOptions::kMaxRootsPerDeviceTask;
+  const std::uint64_t leaf_cap = RuntimeOptions::kMaxLeafTasksPerDeviceTask;
+  const bool memory_driven = memory_driven_;
+  bool opens = false;
+  if (r.parallel_group != 0) {
+    if (!open_ || pg_ != r.parallel_group || pi_ != r.parallel_iteration) {
+      opens = true;
+    } else if (nroots_ + 1 > kmax || ntasks_ + r.num_tasks > leaf_cap ||
+               (memory_driven && used_ + r.workspace_bytes > capacity_)) {
+      throw ConfigError(
+          std::string(r.loc) +
+          ": one iteration of this parallel loop needs more than one "
+          "device task (" +
+          std::to_string(nroots_ + 1) + " roots, " + std::to_string(ntasks_ + r.num_tasks) +
+          " leaf tasks, " + std::to_string(used_ + r.workspace_bytes) +
+          " workspace bytes; limits " + std::to_string(kmax) + " roots, " +
+          std::to_string(leaf_cap) + " leaf tasks" +
+          (memory_driven ? ", " + std::to_string(capacity_) + " bytes" : std::string()) +
+          "); each iteration of a parallel loop is one device task");
+    }
+  } else {
+    opens = !open_ || pg_ != 0 || r.barrier || nroots_ >= kmax ||
+            ntasks_ + r.num_tasks > leaf_cap ||
+            (memory_driven ? used_ + r.workspace_bytes > capacity_ : nroots_ >= depth_);
+  }
+  if (opens) {
+    if (open_) ++dt_;
+    open_ = true;
+    pg_ = r.parallel_group;
+    pi_ = r.parallel_group != 0 ? r.parallel_iteration : 0;
+    nroots_ = ntasks_ = used_ = 0;
+  }
+  ++nroots_;
+  ntasks_ += r.num_tasks;
+  used_ += r.workspace_bytes;
+  last_bytes_ = r.workspace_bytes;
+  return opens;
+}
+
 Stitcher::Stitcher(const RuntimeOptions& opts, const WorkspaceModel& model, bool sizes_known)
     : opts_(opts), model_(model), sizes_known_(sizes_known) {
   check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
@@ -53,57 +102,26 @@ StitchResult Stitcher::stitch(const std::vector<StitchRoot>& roots) const {
 
   res.device_task.resize(roots.size());
   res.base_bytes.resize(roots.size());
-  bool open = false;
-  std::uint32_t dt = 0, cur_pg = 0, cur_pi = 0;
-  std::uint64_t nroots = 0, ntasks = 0, used = 0;
+  StitchCursor cursor(depth, memory_driven, capacity);
   std::vector<DeviceTaskWorkspace> dt_use;
   std::vector<std::uint32_t> dt_slot;
-  const auto start_dt = [&](std::uint32_t pg, std::uint32_t pi) {
-    if (open) ++dt;
-    open = true;
-    cur_pg = pg;
-    cur_pi = pi;
-    nroots = ntasks = used = 0;
-    dt_use.push_back(DeviceTaskWorkspace{0, pg != 0});
-    dt_slot.push_back(pg != 0 ? pi % model_.parallel_copies : 0);
-  };
   for (std::size_t i = 0; i < roots.size(); ++i) {
     const StitchRoot& r = roots[i];
-    if (r.parallel_group != 0) {
-      if (!open || cur_pg != r.parallel_group || cur_pi != r.parallel_iteration) {
-        start_dt(r.parallel_group, r.parallel_iteration);
-      } else if (nroots + 1 > kmax || ntasks + r.num_tasks > leaf_cap ||
-                 (memory_driven && used + r.workspace_bytes > capacity)) {
-        throw ConfigError(
-            std::string(r.loc) +
-            ": one iteration of this parallel loop needs more than one "
-            "device task (" +
-            std::to_string(nroots + 1) + " roots, " + std::to_string(ntasks + r.num_tasks) +
-            " leaf tasks, " + std::to_string(used + r.workspace_bytes) +
-            " workspace bytes; limits " + std::to_string(kmax) + " roots, " +
-            std::to_string(leaf_cap) + " leaf tasks" +
-            (memory_driven ? ", " + std::to_string(capacity) + " bytes" : std::string()) +
-            "); each iteration of a parallel loop is one device task");
-      }
-    } else {
-      const bool close =
-          open && (cur_pg != 0 || r.barrier || nroots >= kmax || ntasks + r.num_tasks > leaf_cap ||
-                   (memory_driven ? used + r.workspace_bytes > capacity : nroots >= depth));
-      if (!open || close) start_dt(0, 0);
+    if (cursor.next(r)) {
+      dt_use.push_back(DeviceTaskWorkspace{0, r.parallel_group != 0});
+      dt_slot.push_back(r.parallel_group != 0 ? r.parallel_iteration % model_.parallel_copies : 0);
     }
     if (sizes_known_ && r.num_tasks > leaf_cap) {
       res.log.push_back("root " + std::to_string(i) + " has " + std::to_string(r.num_tasks) +
                         " leaf tasks, more than the " + std::to_string(leaf_cap) +
                         " of one device task; it gets a device task of its own");
     }
-    res.device_task[i] = dt;
-    res.base_bytes[i] = used;  // within its device task's pool slot, fixed up below
-    used += r.workspace_bytes;
-    ++nroots;
-    ntasks += r.num_tasks;
-    dt_use.back().bytes = used;
+    res.device_task[i] = cursor.device_task();
+    // Within its device task's pool slot, fixed up below.
+    res.base_bytes[i] = cursor.bytes_before();
+    dt_use.back().bytes = cursor.bytes_before() + r.workspace_bytes;
   }
-  res.num_device_tasks = open ? dt + 1 : 0;
+  res.num_device_tasks = roots.empty() ? 0 : cursor.device_task() + 1;
   for (const DeviceTaskWorkspace& d : dt_use) {
     res.pool_slice_bytes = std::max(res.pool_slice_bytes, d.bytes);
   }

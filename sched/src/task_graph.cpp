@@ -48,6 +48,101 @@ void permute_csr(std::vector<std::uint32_t>& begin, std::vector<T>& payload,
   payload.swap(out);
 }
 
+std::string back_edge_message(std::uint32_t orig_t, std::uint32_t seq_t, std::uint32_t orig_s,
+                              std::uint32_t seq_s) {
+  return task_name(orig_t, seq_t) + ": successor task " + std::to_string(orig_s) +
+         " is in device task seqNo " + std::to_string(seq_s) +
+         ", which runs earlier; an edge may only lead to the same or a later device task";
+}
+
+// Kahn's check over n tasks whose successor ranges are [begin[i], begin[i + 1]) in succ,
+// naming task i as succ id base + i. Returns a dependency cycle (local indices, along the
+// edges, from its smallest task), or nothing when there is none. The graph's cycle, one
+// device task's, and the same for both (edges never leave a device task).
+std::vector<TaskId> find_cycle(const std::uint32_t* begin, const TaskId* succ,
+                               const std::uint32_t* pred_count, std::size_t n, TaskId base) {
+  std::vector<std::uint32_t> remaining(pred_count, pred_count + n);
+  {
+    std::vector<TaskId> queue;
+    queue.reserve(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      if (remaining[t] == 0) queue.push_back(TaskId(t));
+    }
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const TaskId t = queue[head];
+      for (std::uint32_t e = begin[t]; e < begin[t + 1]; ++e) {
+        if (--remaining[succ[e] - base] == 0) queue.push_back(succ[e] - base);
+      }
+    }
+    if (queue.size() == n) return {};
+  }
+  // Every unfinished task has an unfinished predecessor, so walking predecessors among
+  // them must revisit a task: the walk from there on is a cycle.
+  std::vector<std::uint32_t> pred_begin(n + 1, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (remaining[t] == 0) continue;
+    for (std::uint32_t e = begin[t]; e < begin[t + 1]; ++e) {
+      if (remaining[succ[e] - base] != 0) ++pred_begin[succ[e] - base + 1];
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) pred_begin[i + 1] += pred_begin[i];
+  std::vector<TaskId> preds(pred_begin[n]);
+  {
+    std::vector<std::uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
+    for (std::size_t t = 0; t < n; ++t) {
+      if (remaining[t] == 0) continue;
+      for (std::uint32_t e = begin[t]; e < begin[t + 1]; ++e) {
+        if (remaining[succ[e] - base] != 0) preds[fill[succ[e] - base]++] = TaskId(t);
+      }
+    }
+  }
+  TaskId cur = 0;
+  while (remaining[cur] == 0) ++cur;
+  std::vector<std::uint32_t> step(n, kNoTask);
+  std::vector<TaskId> walk;
+  while (step[cur] == kNoTask) {
+    step[cur] = static_cast<std::uint32_t>(walk.size());
+    walk.push_back(cur);
+    NPU_CHECK(pred_begin[cur] != pred_begin[cur + 1], "cycle walk lost its way");
+    cur = preds[pred_begin[cur]];
+  }
+  // walk[step[cur]..] lists the cycle against the edge direction; return it along the
+  // edges, starting from its smallest task.
+  std::vector<TaskId> cycle(walk.begin() + step[cur], walk.end());
+  std::reverse(cycle.begin(), cycle.end());
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  return cycle;
+}
+
+// "dependency cycle in seqNo 0: task 3 -> task 5 -> task 3"; orig_of(i) is the id the
+// source gave cycle task i.
+template <class OrigOf>
+std::string cycle_message(std::uint32_t seq, const std::vector<TaskId>& cycle, OrigOf&& orig_of) {
+  std::string msg = "dependency cycle in seqNo " + std::to_string(seq) + ": ";
+  // A long cycle is abbreviated: its start and end locate it well enough.
+  constexpr std::size_t kHead = 8, kTail = 3;
+  for (std::size_t i = 0; i < cycle.size(); ++i) {
+    if (cycle.size() > kHead + kTail + 1 && i == kHead) {
+      msg += "... (" + std::to_string(cycle.size() - kHead - kTail) + " more tasks) -> ";
+      i = cycle.size() - kTail - 1;
+      continue;
+    }
+    msg += "task " + std::to_string(orig_of(cycle[i])) + " -> ";
+  }
+  return msg + "task " + std::to_string(orig_of(cycle[0]));
+}
+
+// Distinct values of root[0..n): roots are dense in practice, so a "last seen" pass does it
+// when they are sorted; otherwise a hash set.
+std::uint32_t distinct_roots(const std::uint32_t* root, std::size_t n) {
+  if (std::is_sorted(root, root + n)) {
+    std::uint32_t k = 0;
+    for (std::size_t t = 0; t < n; ++t) k += t == 0 || root[t] != root[t - 1];
+    return k;
+  }
+  return static_cast<std::uint32_t>(std::unordered_set<std::uint32_t>(root, root + n).size());
+}
+
 }  // namespace
 
 std::size_t TaskGraph::memory_bytes() const {
@@ -72,8 +167,9 @@ std::uint32_t TaskGraphBuilder::kernel_index(const std::string& name) {
 }
 
 TaskId TaskGraphBuilder::add_task(const Task& t) {
-  const auto id = static_cast<TaskId>(g_.core_type.size());
-  NPU_CHECK(id != kNoTask, "task graph holds at most 2^32-1 tasks");
+  const std::size_t local = g_.core_type.size();
+  const auto id = static_cast<TaskId>(cut_base_ + local);
+  NPU_CHECK(cut_base_ + local < kNoTask, "task graph holds at most 2^32-1 tasks");
   g_.core_type.push_back(t.core_type);
   g_.root.push_back(t.root);
   g_.kernel.push_back(t.kernel);
@@ -83,7 +179,7 @@ TaskId TaskGraphBuilder::add_task(const Task& t) {
   if (!g_.recorded_start_ps.empty()) {
     g_.recorded_start_ps.push_back(t.recorded_start_ps);
   } else if (t.recorded_start_ps != kNever) {
-    g_.recorded_start_ps.assign(id, kNever);
+    g_.recorded_start_ps.assign(local, kNever);
     g_.recorded_start_ps.push_back(t.recorded_start_ps);
   }
   g_.compute_cycles.push_back(t.compute_cycles);
@@ -194,11 +290,8 @@ TaskGraph TaskGraphBuilder::finish() {
         if (ds == dt) {
           g.succ[w++] = s;
         } else if (ds < dt) {
-          throw TraceError(task_name(g.orig_id[t], group_seq[dt]) + ": successor task " +
-                           std::to_string(g.orig_id[s]) + " is in device task seqNo " +
-                           std::to_string(group_seq[ds]) +
-                           ", which runs earlier; an edge may only lead to the same or a later "
-                           "device task");
+          throw TraceError(
+              back_edge_message(g.orig_id[t], group_seq[dt], g.orig_id[s], group_seq[ds]));
         }
       }
     }
@@ -245,71 +338,13 @@ TaskGraph TaskGraphBuilder::finish() {
   }
 
   // 7. Cycle check (Kahn). Edges never leave a device task, so one pass over the whole
-  // graph is the same as one per device task.
+  // graph finds the cycle of the first device task that has one, as one per device task would.
   {
-    std::vector<std::uint32_t> remaining(g.pred_count);
-    std::vector<TaskId> queue;
-    queue.reserve(n);
-    for (std::size_t t = 0; t < n; ++t) {
-      if (remaining[t] == 0) queue.push_back(TaskId(t));
-    }
-    for (std::size_t head = 0; head < queue.size(); ++head) {
-      const TaskId t = queue[head];
-      for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
-        if (--remaining[g.succ[e]] == 0) queue.push_back(g.succ[e]);
-      }
-    }
-    if (queue.size() != n) {
-      // Every unfinished task has an unfinished predecessor, so walking predecessors among
-      // them must revisit a task: the walk from there on is a cycle.
-      std::vector<TaskId>().swap(queue);
-      std::vector<std::uint32_t> pred_begin(n + 1, 0);
-      for (std::size_t t = 0; t < n; ++t) {
-        if (remaining[t] == 0) continue;
-        for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
-          if (remaining[g.succ[e]] != 0) ++pred_begin[g.succ[e] + 1];
-        }
-      }
-      for (std::size_t i = 0; i < n; ++i) pred_begin[i + 1] += pred_begin[i];
-      std::vector<TaskId> preds(pred_begin[n]);
-      {
-        std::vector<std::uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
-        for (std::size_t t = 0; t < n; ++t) {
-          if (remaining[t] == 0) continue;
-          for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
-            if (remaining[g.succ[e]] != 0) preds[fill[g.succ[e]]++] = TaskId(t);
-          }
-        }
-      }
-      TaskId cur = 0;
-      while (remaining[cur] == 0) ++cur;
-      std::vector<std::uint32_t> step(n, kNoTask);
-      std::vector<TaskId> walk;
-      while (step[cur] == kNoTask) {
-        step[cur] = static_cast<std::uint32_t>(walk.size());
-        walk.push_back(cur);
-        NPU_CHECK(pred_begin[cur] != pred_begin[cur + 1], "cycle walk lost its way");
-        cur = preds[pred_begin[cur]];
-      }
-      // walk[step[cur]..] lists the cycle against the edge direction; print it along the
-      // edges, starting from its smallest task.
-      std::vector<TaskId> cycle(walk.begin() + step[cur], walk.end());
-      std::reverse(cycle.begin(), cycle.end());
-      std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-      std::string msg =
-          "dependency cycle in seqNo " + std::to_string(group_seq[g.device_task[cycle[0]]]) + ": ";
-      // A long cycle is abbreviated: its start and end locate it well enough.
-      constexpr std::size_t kHead = 8, kTail = 3;
-      for (std::size_t i = 0; i < cycle.size(); ++i) {
-        if (cycle.size() > kHead + kTail + 1 && i == kHead) {
-          msg += "... (" + std::to_string(cycle.size() - kHead - kTail) + " more tasks) -> ";
-          i = cycle.size() - kTail - 1;
-          continue;
-        }
-        msg += "task " + std::to_string(g.orig_id[cycle[i]]) + " -> ";
-      }
-      msg += "task " + std::to_string(g.orig_id[cycle[0]]);
-      throw TraceError(msg);
+    const std::vector<TaskId> cycle =
+        find_cycle(g.succ_begin.data(), g.succ.data(), g.pred_count.data(), n, 0);
+    if (!cycle.empty()) {
+      throw TraceError(cycle_message(group_seq[g.device_task[cycle[0]]], cycle,
+                                     [&](TaskId t) { return g.orig_id[t]; }));
     }
   }
 
@@ -317,6 +352,185 @@ TaskGraph TaskGraphBuilder::finish() {
   g_ = TaskGraph{};
   kernel_lookup_.clear();
   return out;
+}
+
+namespace {
+
+// Moves the first m entries of col to the end of out and erases them from col (col keeps
+// its buffer: the builder reuses it for the next device task).
+template <class T>
+void take_front(std::vector<T>& col, std::size_t m, std::vector<T>& out) {
+  out.insert(out.end(), col.begin(), col.begin() + static_cast<std::ptrdiff_t>(m));
+  col.erase(col.begin(), col.begin() + static_cast<std::ptrdiff_t>(m));
+}
+
+}  // namespace
+
+TaskGraph TaskGraphBuilder::cut_device_task(TaskId end, std::uint32_t seq_no,
+                                            std::uint32_t parallel_group, CutErrors& errors) {
+  TaskGraph& g = g_;
+  const TaskId b = cut_base_;
+  const std::size_t held = g.core_type.size();
+  NPU_CHECK(end > b && end - b <= held, "cut_device_task: no tasks to cut up to that task");
+  const std::size_t m = end - b;
+  const auto dt = static_cast<DeviceTaskId>(cut_first_.size());
+  TaskGraph p;
+  p.source = g.source;
+
+  // Orig ids of cut tasks are kept only once one differs from its id (never, for a native
+  // trace): the message of a later edge back into this device task names them.
+  for (std::size_t i = 0; i < m && cut_orig_id_.empty(); ++i) {
+    if (g.orig_id[i] != b + i) {
+      cut_orig_id_.resize(b + i);
+      for (TaskId t = 0; t < b + i; ++t) cut_orig_id_[t] = t;
+    }
+  }
+  if (!cut_orig_id_.empty()) {
+    cut_orig_id_.insert(cut_orig_id_.end(), g.orig_id.begin(),
+                        g.orig_id.begin() + static_cast<std::ptrdiff_t>(m));
+  }
+  const auto orig_of = [&](TaskId t) {
+    return t >= b ? g.orig_id[t - b] : cut_orig_id_.empty() ? t : cut_orig_id_[t];
+  };
+
+  // Successors: keep those inside [b, end), drop later ones, note earlier ones.
+  const std::uint32_t succ_end = m < held ? g.succ_begin[m] : static_cast<std::uint32_t>(g.succ.size());
+  cut_edges_listed_ += succ_end;
+  p.succ_begin.resize(m + 1);
+  p.pred_count.assign(m, 0);
+  for (std::size_t i = 0; i < m; ++i) {
+    p.succ_begin[i] = static_cast<std::uint32_t>(p.succ.size());
+    const std::uint32_t e1 = i + 1 < held ? g.succ_begin[i + 1] : static_cast<std::uint32_t>(g.succ.size());
+    for (std::uint32_t e = g.succ_begin[i]; e < e1; ++e) {
+      const TaskId s = g.succ[e];
+      if (s >= b && s < end) {
+        p.succ.push_back(s);
+        ++p.pred_count[s - b];
+      } else if (s < b && errors.back_edge.empty()) {
+        const std::size_t ds = static_cast<std::size_t>(
+            std::upper_bound(cut_first_.begin(), cut_first_.end(), s) - cut_first_.begin() - 1);
+        errors.back_edge =
+            back_edge_message(g.orig_id[i], seq_no, orig_of(s), cut_seq_[ds]);
+      }
+    }
+  }
+  p.succ_begin[m] = static_cast<std::uint32_t>(p.succ.size());
+  g.succ.erase(g.succ.begin(), g.succ.begin() + succ_end);
+  std::vector<std::uint32_t> rest_begin(g.succ_begin.begin() + static_cast<std::ptrdiff_t>(m),
+                                        g.succ_begin.end());
+  for (std::uint32_t& x : rest_begin) x -= succ_end;
+  g.succ_begin.swap(rest_begin);
+
+  if (!g.mem_begin.empty()) {
+    cut_has_memory_ = true;
+    const std::uint32_t mem_end = m < held ? g.mem_begin[m] : static_cast<std::uint32_t>(g.mem.size());
+    cut_memory_ranges_ += mem_end;
+    p.mem_begin.assign(g.mem_begin.begin(), g.mem_begin.begin() + static_cast<std::ptrdiff_t>(m));
+    p.mem_begin.push_back(mem_end);
+    take_front(g.mem, mem_end, p.mem);
+    if (m < held) {
+      std::vector<std::uint32_t> rest(g.mem_begin.begin() + static_cast<std::ptrdiff_t>(m),
+                                      g.mem_begin.end());
+      for (std::uint32_t& x : rest) x -= mem_end;
+      g.mem_begin.swap(rest);
+    } else {
+      g.mem_begin.clear();  // lazily created again by the next task with memory
+    }
+  }
+
+  for (std::size_t i = 0; i < m; ++i) {
+    NPU_CHECK(seq_of_task_[i] == seq_no && group_of_task_[i] == parallel_group,
+              "cut_device_task: tasks of another device task before the cut");
+  }
+  seq_of_task_.erase(seq_of_task_.begin(), seq_of_task_.begin() + static_cast<std::ptrdiff_t>(m));
+  group_of_task_.erase(group_of_task_.begin(),
+                       group_of_task_.begin() + static_cast<std::ptrdiff_t>(m));
+  take_front(g.core_type, m, p.core_type);
+  take_front(g.root, m, p.root);
+  take_front(g.kernel, m, p.kernel);
+  take_front(g.orig_id, m, p.orig_id);
+  take_front(g.recorded_ns, m, p.recorded_ns);
+  if (!g.recorded_start_ps.empty()) {
+    take_front(g.recorded_start_ps, m, p.recorded_start_ps);
+    if (m == held) g.recorded_start_ps.clear();
+  }
+  take_front(g.compute_cycles, m, p.compute_cycles);
+  take_front(g.tiles, m, p.tiles);
+  p.device_task.assign(m, dt);
+
+  DeviceTask d;
+  d.first_task = b;
+  d.num_tasks = static_cast<std::uint32_t>(m);
+  d.seq_no = seq_no;
+  d.parallel_group = parallel_group;
+  d.num_roots = distinct_roots(p.root.data(), m);
+  for (const CoreType ct : p.core_type) ++d.count[static_cast<int>(ct)];
+  p.device_tasks.push_back(d);
+
+  if (errors.cycle.empty()) {
+    const std::vector<TaskId> cycle =
+        find_cycle(p.succ_begin.data(), p.succ.data(), p.pred_count.data(), m, b);
+    if (!cycle.empty()) {
+      errors.cycle = cycle_message(seq_no, cycle, [&](TaskId i) { return p.orig_id[i]; });
+    }
+  }
+  cut_first_.push_back(b);
+  cut_seq_.push_back(seq_no);
+  cut_base_ = end;
+  return p;
+}
+
+std::vector<std::string> TaskGraphBuilder::take_kernel_names() {
+  kernel_lookup_.clear();
+  return std::move(g_.kernel_names);
+}
+
+void append_device_task(TaskGraph& g, TaskGraph&& p) {
+  NPU_CHECK(p.device_tasks.size() == 1 && p.device_tasks[0].first_task == g.num_tasks(),
+            "append_device_task: the piece is not the next device task");
+  const std::size_t n = g.num_tasks(), m = p.num_tasks();
+  const auto append = [](auto& col, const auto& part) {
+    col.insert(col.end(), part.begin(), part.end());
+  };
+  append(g.core_type, p.core_type);
+  append(g.device_task, p.device_task);
+  append(g.root, p.root);
+  append(g.kernel, p.kernel);
+  append(g.orig_id, p.orig_id);
+  append(g.pred_count, p.pred_count);
+  append(g.recorded_ns, p.recorded_ns);
+  if (!p.recorded_start_ps.empty() || !g.recorded_start_ps.empty()) {
+    g.recorded_start_ps.resize(n, kNever);
+    if (p.recorded_start_ps.empty()) {
+      g.recorded_start_ps.resize(n + m, kNever);
+    } else {
+      append(g.recorded_start_ps, p.recorded_start_ps);
+    }
+  }
+  append(g.compute_cycles, p.compute_cycles);
+  append(g.tiles, p.tiles);
+  // CSR columns: the piece's offsets after g's (g's closing offset is replaced).
+  const auto append_csr = [](std::vector<std::uint32_t>& begin, auto& payload,
+                             const std::vector<std::uint32_t>& part_begin, const auto& part) {
+    NPU_CHECK(payload.size() + part.size() <= 0xFFFFFFFFull,
+              "task graph holds at most 2^32-1 edges or memory ranges");
+    const auto base = static_cast<std::uint32_t>(payload.size());
+    if (!begin.empty()) begin.pop_back();
+    for (const std::uint32_t x : part_begin) begin.push_back(base + x);
+    payload.insert(payload.end(), part.begin(), part.end());
+  };
+  if (g.succ_begin.empty()) g.succ_begin.push_back(0);
+  append_csr(g.succ_begin, g.succ, p.succ_begin, p.succ);
+  if (!p.mem_begin.empty() || !g.mem_begin.empty()) {
+    if (g.mem_begin.empty()) g.mem_begin.assign(n + 1, 0);
+    if (p.mem_begin.empty()) {
+      g.mem_begin.insert(g.mem_begin.end(), m, g.mem_begin.back());
+    } else {
+      append_csr(g.mem_begin, g.mem, p.mem_begin, p.mem);
+    }
+  }
+  g.device_tasks.push_back(p.device_tasks[0]);
+  p = TaskGraph{};
 }
 
 std::string describe_task(const TaskGraph& g, TaskId t) {

@@ -350,3 +350,148 @@ TEST_CASE("stitcher rejects decreasing roots, split groups and a bad option") {
   o.stitch_function_max_num = 1025;
   CHECK_THROWS_AS(stitch_device_tasks({0}, {0}, o), ConfigError);
 }
+
+// ---- streaming: cut_device_task + append_device_task give what finish() gives ----------
+
+namespace {
+
+// A graph of device tasks laid out in order, built both ways. Task i of `specs` is in
+// device task specs[i].seq (non-decreasing); some tasks carry memory and recorded starts.
+struct Both {
+  TaskGraph whole, grown;
+  TaskGraphBuilder::CutErrors errors;
+  std::string whole_error;
+};
+
+Both build_both(const std::vector<Spec>& specs) {
+  Both out;
+  const auto add_all = [&](TaskGraphBuilder& b, bool cut) {
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (cut && i > 0 && specs[i].seq != specs[i - 1].seq) {
+        append_device_task(out.grown, b.cut_device_task(TaskId(i), specs[i - 1].seq,
+                                                        specs[i - 1].pg, out.errors));
+      }
+      TaskGraphBuilder::Task t;
+      t.core_type = specs[i].core;
+      t.device_task_seq = specs[i].seq;
+      t.root = specs[i].root;
+      t.orig_id = static_cast<std::uint32_t>(i);
+      t.parallel_group = specs[i].pg;
+      t.kernel = b.kernel_index(i % 3 == 0 ? "k0" : "k1");
+      t.compute_cycles = static_cast<std::uint32_t>(100 + i);
+      if (i % 4 == 1) t.recorded_start_ps = 1000 * i;  // starts on some tasks only
+      if (i % 5 == 2) t.recorded_ns = static_cast<std::uint32_t>(7 * i);
+      b.add_task(t);
+      for (const TaskId s : specs[i].succ) b.add_successor(s);
+      if (i >= 3 && i % 3 != 0) b.add_memory(MemAccess{4096 * i, static_cast<std::uint32_t>(64 + i), i % 2});
+    }
+    if (cut && !specs.empty()) {
+      append_device_task(out.grown, b.cut_device_task(TaskId(specs.size()), specs.back().seq,
+                                                      specs.back().pg, out.errors));
+      out.grown.kernel_names = b.take_kernel_names();
+    }
+  };
+  TaskGraphBuilder whole("test"), cut("test");
+  add_all(whole, false);
+  try {
+    out.whole = whole.finish();
+  } catch (const TraceError& e) {
+    out.whole_error = e.what();
+  }
+  add_all(cut, true);
+  return out;
+}
+
+void check_same(const TaskGraph& a, const TaskGraph& b) {
+  CHECK(a.core_type == b.core_type);
+  CHECK(a.device_task == b.device_task);
+  CHECK(a.root == b.root);
+  CHECK(a.kernel == b.kernel);
+  CHECK(a.orig_id == b.orig_id);
+  CHECK(a.succ_begin == b.succ_begin);
+  CHECK(a.succ == b.succ);
+  CHECK(a.pred_count == b.pred_count);
+  CHECK(a.recorded_ns == b.recorded_ns);
+  CHECK(a.recorded_start_ps == b.recorded_start_ps);
+  CHECK(a.mem_begin == b.mem_begin);
+  REQUIRE(a.mem.size() == b.mem.size());
+  for (std::size_t i = 0; i < a.mem.size(); ++i) {
+    CHECK(a.mem[i].addr == b.mem[i].addr);
+    CHECK(a.mem[i].bytes == b.mem[i].bytes);
+    CHECK(a.mem[i].is_write == b.mem[i].is_write);
+  }
+  CHECK(a.compute_cycles == b.compute_cycles);
+  CHECK(a.tiles == b.tiles);
+  CHECK(a.kernel_names == b.kernel_names);
+  REQUIRE(a.device_tasks.size() == b.device_tasks.size());
+  for (std::size_t d = 0; d < a.device_tasks.size(); ++d) {
+    const DeviceTask &x = a.device_tasks[d], &y = b.device_tasks[d];
+    CHECK(x.first_task == y.first_task);
+    CHECK(x.num_tasks == y.num_tasks);
+    CHECK(x.num_roots == y.num_roots);
+    CHECK(x.seq_no == y.seq_no);
+    CHECK(x.parallel_group == y.parallel_group);
+    for (int c = 0; c < 4; ++c) CHECK(x.count[c] == y.count[c]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("device tasks cut while reading and appended give the graph finish() gives") {
+  // dt 0: 0 -> {1, 2}, 2 -> 5 (dropped: later device task); dt 1: a HUB fan-in, a backward
+  // edge inside the device task (4 -> 3); dt 2: no memory, no starts; dt 3 in a parallel group.
+  const std::vector<Spec> specs = {
+      {0, {1, 2}, CoreType::kAic, 0},  {0, {}, CoreType::kAiv, 0},
+      {0, {5}, CoreType::kAiv, 1},     {1, {5}, CoreType::kAiv, 2},
+      {1, {3}, CoreType::kHub, 2},     {1, {}, CoreType::kAic, 3},
+      {2, {7}, CoreType::kAiv, 4},     {2, {}, CoreType::kAicpu, 4},
+      {3, {9, 10}, CoreType::kAiv, 5, 1}, {3, {}, CoreType::kAiv, 5, 1},
+      {3, {}, CoreType::kAic, 5, 1}};
+  const Both b = build_both(specs);
+  REQUIRE(b.whole_error.empty());
+  CHECK_FALSE(b.errors.any());
+  check_same(b.whole, b.grown);
+  CHECK(b.grown.succ == std::vector<TaskId>{1, 2, 5, 3, 7, 9, 10});
+}
+
+TEST_CASE("cuts report an edge back in time and a cycle with finish()'s messages") {
+  // dt 1 has a cycle 2 -> 3 -> 2; dt 2 has an edge back into dt 0 (task 5 -> task 0).
+  const std::vector<Spec> specs = {{0, {1}}, {0, {}}, {1, {3}}, {1, {2}}, {2, {5}}, {2, {0}}};
+  const Both b = build_both(specs);
+  // finish() reports the edge back in time first; the cuts found both, the first of each.
+  CHECK(b.whole_error == b.errors.back_edge);
+  CHECK_THAT(b.errors.back_edge, Contains("task 5 (seqNo 2): successor task 0 is in device task "
+                                          "seqNo 0, which runs earlier"));
+  CHECK(b.errors.cycle == "dependency cycle in seqNo 1: task 2 -> task 3 -> task 2");
+  // Without the edge back, finish() names the same cycle.
+  const Both c = build_both({{0, {1}}, {0, {}}, {1, {3}}, {1, {2}}, {2, {5}}, {2, {}}});
+  CHECK(c.whole_error == c.errors.cycle);
+  CHECK(c.errors.back_edge.empty());
+}
+
+TEST_CASE("a cut keeps the tasks after it, whatever their memory and start columns") {
+  TaskGraphBuilder b("test");
+  TaskGraphBuilder::Task t;
+  b.add_task(t);  // task 0: no memory
+  t.recorded_start_ps = 5;
+  t.device_task_seq = 1;
+  t.orig_id = 1;
+  b.add_task(t);  // task 1: a start and memory
+  b.add_memory(MemAccess{64, 8, 0});
+  b.add_successor(0);  // an edge back inside its device task-to-be
+  TaskGraphBuilder::CutErrors errors;
+  const TaskGraph p = b.cut_device_task(1, 0, 0, errors);
+  CHECK(p.num_tasks() == 1);
+  CHECK(b.num_tasks() == 2);
+  CHECK(b.graph().core_type.size() == 1);
+  // Task 1 is in the next device task: its successor 0 is now an edge back in time.
+  TaskGraph g;
+  append_device_task(g, TaskGraph(p));
+  append_device_task(g, b.cut_device_task(2, 1, 0, errors));
+  CHECK(errors.back_edge == "task 1 (seqNo 1): successor task 0 is in device task seqNo 0, "
+                            "which runs earlier; an edge may only lead to the same or a later "
+                            "device task");
+  CHECK(g.mem_begin == std::vector<std::uint32_t>{0, 0, 1});
+  CHECK(g.recorded_start_ps == std::vector<TimePs>{kNever, 5});
+  CHECK(g.succ_begin == std::vector<std::uint32_t>{0, 0, 0});
+}

@@ -61,6 +61,35 @@ struct StitchResult {
 //
 // Example: 3 serial roots of 100 bytes, stitch_function_max_num = 2, model {fixed 0, 1 copy}
 //   -> device_task {0, 0, 1}, base_bytes {0, 100, 0}, peak 200, minimum 100.
+// The rule above, one root at a time, for a caller that learns the roots as it reads them
+// (a trace streamed into a run). Stitcher::stitch is built on it, so there is one rule.
+class StitchCursor {
+ public:
+  // depth: roots per device task (count-driven); memory_driven: a device task holds roots
+  // while their bytes fit capacity_bytes instead (and at most kMaxRootsPerDeviceTask).
+  StitchCursor(std::uint64_t depth, bool memory_driven, std::uint64_t capacity_bytes);
+  // Sizes unknown (traces): count-driven with opts.stitch_function_max_num, which must be
+  // in range (ConfigError otherwise).
+  explicit StitchCursor(const RuntimeOptions& opts);
+
+  // Contract: called once per root, in launch order. Returns true when r opens a new
+  // device task (always for the first root); afterwards device_task() is r's. Throws
+  // ConfigError naming r.loc when one iteration of a parallel loop needs more than one
+  // device task.
+  bool next(const StitchRoot& r);
+  std::uint32_t device_task() const { return dt_; }
+  // Root-inner bytes of the open device task before the root just passed to next().
+  std::uint64_t bytes_before() const { return used_ - last_bytes_; }
+
+ private:
+  std::uint64_t depth_;
+  bool memory_driven_;
+  std::uint64_t capacity_;
+  bool open_ = false;
+  std::uint32_t dt_ = 0, pg_ = 0, pi_ = 0;
+  std::uint64_t nroots_ = 0, ntasks_ = 0, used_ = 0, last_bytes_ = 0;
+};
+
 class Stitcher {
  public:
   // sizes_known: the roots carry their workspace bytes (compiled kernels). Traces do not:
