@@ -439,8 +439,8 @@ TaskGraph TaskGraphBuilder::cut_device_task(TaskId end, std::uint32_t seq_no,
   }
 
   for (std::size_t i = 0; i < m; ++i) {
-    NPU_CHECK(seq_of_task_[i] == seq_no && group_of_task_[i] == parallel_group,
-              "cut_device_task: tasks of another device task before the cut");
+    NPU_CHECK(group_of_task_[i] == parallel_group,
+              "cut_device_task: a device task mixes parallel groups");
   }
   seq_of_task_.erase(seq_of_task_.begin(), seq_of_task_.begin() + static_cast<std::ptrdiff_t>(m));
   group_of_task_.erase(group_of_task_.begin(),

@@ -16,10 +16,12 @@
 #include "machine/machine.h"
 #include "machine/sched_thread.h"
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/systemc_context.h"
+#include "pypto/sim/trace/graph_feed.h"
 #include "pypto/sim/workspace.h"
 
 namespace pypto::sim {
@@ -37,6 +39,9 @@ void throw_past_time_limit(const std::string& agent, sched::TimePs t_ps) {
 // What every agent waits for, and how far the run got; for the end-of-events check (no agent
 // has a wake-up pending, so each waits for another) and for the watchdog.
 std::string describe_agents(const Machine& m) {
+  // The counts are the whole trace's: the rest of a trace still being read is read first
+  // (its error, if it has one, is the one to report).
+  if (m.feed != nullptr) m.feed->complete();
   const sched::TaskGraph& g = m.graph;
   const std::uint64_t admitted = m.control->admitted();
   std::string msg = std::to_string(admitted) + " of " + std::to_string(g.device_tasks.size()) +
@@ -93,6 +98,42 @@ void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
 
 }  // namespace
 
+bool Machine::has_device_task(std::uint64_t k) {
+  while (k >= graph.device_tasks.size()) {
+    if (feed == nullptr) return false;
+    const std::size_t first_new = graph.device_tasks.size();
+    if (!feed->append_next()) return false;
+    // What simulate() does for a whole graph before the run, for the device tasks just read.
+    const std::uint32_t aiv = chip.cores.aic * chip.cores.aiv_per_aic;
+    for (std::size_t d = first_new; d < graph.device_tasks.size(); ++d) {
+      const sched::DeviceTask& dt = graph.device_tasks[d];
+      if ((dt.count[static_cast<int>(sched::CoreType::kAiv)] > 0 && aiv == 0) ||
+          (dt.count[static_cast<int>(sched::CoreType::kAic)] > 0 && chip.cores.aic == 0)) {
+        feed->complete();  // the message counts the whole trace's tasks of the type
+        check_core_types(graph, chip);
+      }
+    }
+    if (opt.record_timeline) {
+      const std::size_t n = graph.num_tasks();
+      Timeline& tl = result.timeline;
+      if (tl.start_ps.capacity() < n) {
+        const std::size_t want = std::max<std::size_t>(n, feed->announced_tasks());
+        tl.start_ps.reserve(want);
+        tl.end_ps.reserve(want);
+        tl.core.reserve(want);
+      }
+      tl.start_ps.resize(n, 0);
+      tl.end_ps.resize(n, 0);
+      tl.core.resize(n, 0xFFFF);
+    }
+  }
+  return true;
+}
+
+std::uint64_t Machine::expected_tasks() const {
+  return feed != nullptr && !feed->ended() ? feed->announced_tasks() : graph.num_tasks();
+}
+
 std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested) {
   const std::uint32_t max_threads = std::min(chip.aicpu.max_sched_threads, chip.cores.aic);
   const std::uint32_t per = std::max<std::uint32_t>(chip.aicpu.cores_per_thread, 1);
@@ -102,7 +143,12 @@ std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested)
   return static_cast<std::uint32_t>(requested);
 }
 
-SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt) {
+namespace {
+
+// One run on `graph`; with `feed`, graph is feed->graph(), which grows as the control flow
+// asks for device tasks (or is completed first, for a policy that reads ahead).
+SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipConfig& chip,
+                    const SimOptions& opt) {
   sched::validate(opt.runtime);
   fresh_systemc_context();
   const auto wall0 = std::chrono::steady_clock::now();
@@ -129,9 +175,14 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   // The machine records per-task times when either the caller or the statistics need them.
   SimOptions run_opt = opt;
   run_opt.record_timeline = opt.record_timeline || opt.record_task_times;
-  Machine m(graph, chip, run_opt, res, l2);
   std::unique_ptr<sched::Policy> policy =
       sched::Registry::global().create(opt.runtime.policy, opt.runtime.policy_params);
+  if (feed != nullptr && policy->reads_ahead()) {
+    feed->complete();
+    feed = nullptr;
+  }
+  Machine m(graph, chip, run_opt, res, l2);
+  m.feed = feed;
   sched::MachineShape shape;
   shape.aic = chip.cores.aic;
   shape.aiv = chip.cores.aic * chip.cores.aiv_per_aic;
@@ -144,11 +195,12 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   scheduler.set_estimator(&estimator);
   m.scheduler = &scheduler;
 
-  const std::size_t n = graph.num_tasks();
   if (run_opt.record_timeline) {
-    res.timeline.start_ps.assign(n, 0);
-    res.timeline.end_ps.assign(n, 0);
-    res.timeline.core.assign(n, 0xFFFF);
+    // Grown with the graph while a trace is read (Machine::has_device_task).
+    const std::size_t n0 = graph.num_tasks();
+    res.timeline.start_ps.assign(n0, 0);
+    res.timeline.end_ps.assign(n0, 0);
+    res.timeline.core.assign(n0, 0xFFFF);
   }
 
   // Start-up (DESIGN.md launch_early_mode): without early launch the AICPU kernels start
@@ -188,14 +240,18 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   // The replay metrics' recorded half depends on the graph alone: on a large graph it is
   // worked out on a second thread while the model runs on this one (the future's destructor
   // waits for it on every path out, a failed run's included).
-  const bool fidelity = run_opt.record_timeline && !graph.recorded_start_ps.empty();
   std::future<RecordedReplay> recorded;
-  if (fidelity && n >= kReplayThreadFromTasks) {
+  if (feed == nullptr && run_opt.record_timeline && !graph.recorded_start_ps.empty() &&
+      graph.num_tasks() >= kReplayThreadFromTasks) {
     recorded = std::async(std::launch::async, [&graph] { return recorded_replay(graph); });
   }
 
   sc_core::sc_start();
   if (m.error) std::rethrow_exception(m.error);
+  // The control flow has asked past the last device task: a fed graph is now whole.
+  NPU_CHECK(feed == nullptr || feed->ended(), "the run ended before the trace was read");
+  const std::size_t n = graph.num_tasks();
+  const bool fidelity = run_opt.record_timeline && !graph.recorded_start_ps.empty();
   if (!scheduler.all_done()) {
     throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
                      " ps: " + describe_agents(m));
@@ -283,6 +339,27 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   drop.ok = true;
   return res;
+}
+
+}  // namespace
+
+SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt) {
+  return run_model(graph, nullptr, chip, opt);
+}
+
+SimResult simulate(GraphFeed& feed, const ChipConfig& chip, const SimOptions& opt) {
+  try {
+    return run_model(feed.graph(), &feed, chip, opt);
+  } catch (const Interrupted&) {
+    feed.cancel();
+    throw;
+  } catch (...) {
+    // A whole read reports the reading's errors before anything the run found: the rest is
+    // read, and its error (rethrown by complete()) wins.
+    const std::exception_ptr run_error = std::current_exception();
+    feed.complete();
+    std::rethrow_exception(run_error);
+  }
 }
 
 }  // namespace pypto::sim

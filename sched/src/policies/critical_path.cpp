@@ -15,17 +15,18 @@ namespace {
 
 class CriticalPath final : public Policy {
  public:
+  bool reads_ahead() const override { return false; }  // admitted device tasks only
   explicit CriticalPath(const PolicyParams& p) : unit_(p.get_bool("unit_cost")) {}
 
   unsigned events() const override { return kEventDeviceTask; }
-
-  void setup(const MachineView& m) override { level_.assign(m.graph().num_tasks(), 0); }
 
   void on_device_task_admitted(const MachineView& m, DeviceTaskId dt, TimePs) override {
     // Successors lie in the same device task; walk it in reverse topological order.
     const TaskGraph& g = m.graph();
     const DeviceTask& d = g.device_tasks[dt];
     const TaskId b = d.first_task, e = d.first_task + d.num_tasks;
+    // Sized as device tasks come (not by num_tasks() at setup): the graph may still be read.
+    if (level_.size() < e) level_.resize(e, 0);
     std::vector<std::uint32_t> pred(g.pred_count.begin() + b, g.pred_count.begin() + e);
     std::vector<TaskId> order;
     order.reserve(d.num_tasks);

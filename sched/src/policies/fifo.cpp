@@ -8,7 +8,11 @@
 namespace pypto::sched {
 namespace {
 
-class Fifo final : public Policy {};  // the interface defaults are mode 0
+// The interface defaults are mode 0.
+class Fifo final : public Policy {
+ public:
+  bool reads_ahead() const override { return false; }  // admitted device tasks only
+};
 
 }  // namespace
 

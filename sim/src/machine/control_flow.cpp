@@ -37,11 +37,11 @@ void ControlFlow::step() {
   try {
     m_.count_event();
     const TimePs now = now_ps();
-    const auto& dts = m_.graph.device_tasks;
     for (;;) {
-      // 1. Build ahead while the submit queue has room.
-      while (next_build_ < dts.size() && next_build_ < next_admit_ + kSubmitQueueDepth) {
-        const auto& d = dts[next_build_];
+      // 1. Build ahead while the submit queue has room (asking for the device task only
+      // then: on a trace still being read, the ask may wait for it).
+      while (next_build_ < next_admit_ + kSubmitQueueDepth && m_.has_device_task(next_build_)) {
+        const auto& d = m_.graph.device_tasks[next_build_];
         const TimePs cost = sched::add_ps(m_.tm.device_task_build_ps,
                                           sched::mul_ps(m_.tm.stitch_per_task_ps, d.num_tasks));
         const TimePs begin = clock_ps_;
@@ -56,7 +56,7 @@ void ControlFlow::step() {
         }
         ++next_build_;
       }
-      if (next_admit_ == dts.size()) return;
+      if (next_admit_ == next_build_ && !m_.has_device_task(next_admit_)) return;
       // 2. Admit the next device task once built and released.
       const TimePs ready = std::max(built_at_.front(), release_ps_);
       if (ready > now) {

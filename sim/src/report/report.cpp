@@ -987,6 +987,10 @@ std::string summary_table(const SimResult& r, const PhaseWall* phases) {
   const std::string rate = fmt("%.0f", s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0);
   if (phases == nullptr) {
     o << "  wall            " << fmt("%.3f", s.wall_s) << " s (" << rate << " tasks/s)\n";
+  } else if (phases->read_during_run) {
+    o << "  wall            " << fmt("%.3f", phases->total_s) << " s (read "
+      << fmt("%.3f", phases->read_s) << " s during the run, simulate " << fmt("%.3f", s.wall_s)
+      << " s at " << rate << " tasks/s, write " << fmt("%.3f", phases->write_s) << " s)\n";
   } else {
     o << "  wall            " << fmt("%.3f", phases->read_s + s.wall_s + phases->write_s)
       << " s (read " << fmt("%.3f", phases->read_s) << " s, simulate " << fmt("%.3f", s.wall_s)

@@ -12,6 +12,14 @@
 // appearance) and builds the graph. A record's own errors come first, those found after
 // it (text after the object) once it is checked, and a chunk's error goes after the
 // records before it, so the first error in file order is the one reported.
+//
+// Streaming (read_native_into): a trace without device-task ids is stitched as it is read.
+// Each root is handed to the stitching rule (StitchCursor) once the next one starts; when
+// it opens a device task, the one before is complete and is cut from the builder and
+// pushed to the GraphFeed, while this thread reads on. The checks that need the whole file
+// (the task count, successor ids beyond the last task, the recorded time span) and the
+// errors the cuts found (an edge back in time, a cycle) are raised at the end, in the order
+// a whole read raises them; no device task is pushed after a cut found an error.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -22,6 +30,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,6 +41,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/model/cost_model.h"
 #include "pypto/sched/stitcher.h"
+#include "pypto/sim/trace/graph_feed.h"
 #include "readers.h"
 
 namespace pypto::sim::trace_detail {
@@ -289,16 +299,22 @@ class RecordParser {
 
 class NativeReader {
  public:
-  NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip)
+  // feed: hand device tasks over as they are read where the trace allows (null: never).
+  NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip,
+               GraphFeed* feed = nullptr)
       : path_(path),
         opts_(opts),
         chip_(chip),
         builder_(path),
         file_bytes_(input_file_size(path)),
         parsers_{RecordParser(path, chip, file_bytes_, 0),
-                 RecordParser(path, chip, file_bytes_, 1)} {}
+                 RecordParser(path, chip, file_bytes_, 1)},
+        feed_(feed) {}
 
+  // The whole trace; when it streamed, its graph is empty and finish_graph() completes the
+  // graph of the pushed device tasks.
   LoadedTrace run();
+  std::function<void(sched::TaskGraph&)> finish_graph() { return std::move(finish_graph_); }
 
  private:
   struct DeviceTaskInfo {
@@ -321,6 +337,10 @@ class NativeReader {
   std::uint32_t kernel_of(std::uint32_t local, const Batch& batch);
   void reserve_edges_and_memory();
   void check_memory(std::uint64_t consumed_bytes);
+  // Streaming: the root of tasks [root_first_, end) is complete.
+  void end_root(sched::TaskId end);
+  // Streaming: tasks [cut so far, end) are the next device task.
+  void cut(sched::TaskId end);
   const Header& header() const { return parsers_[0].header(); }
 
   // Parsed records ahead of the checks at most (about 120 B each).
@@ -354,7 +374,26 @@ class NativeReader {
   bool any_interval_ = false;
   std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
   std::uint64_t min_start_line_ = 0, max_end_line_ = 0;
+
+  // Streaming (feed_ set and the first task has no "dt").
+  GraphFeed* feed_;
+  bool streaming_ = false;
+  std::optional<sched::StitchCursor> cursor_;
+  sched::TaskId root_first_ = 0;     // first task of the root being read
+  std::uint32_t open_pg_ = 0;        // parallel group of the device task being read
+  std::uint32_t cut_dt_ = 0;         // device tasks cut so far
+  TaskGraphBuilder::CutErrors cut_errors_;
+  std::function<void(sched::TaskGraph&)> finish_graph_;
 };
+
+// Recorded times become ps relative to the first start (one rule for a whole read and for a
+// graph assembled from pushed device tasks).
+void make_starts_relative(sched::TaskGraph& g, std::uint64_t min_start_ns, std::uint64_t span_ns) {
+  g.recorded_makespan_ps = span_ns * 1000;
+  for (sched::TimePs& s : g.recorded_start_ps) {
+    if (s != sched::kNever) s = (s - min_start_ns) * 1000;
+  }
+}
 
 void RecordParser::fail_type(od::value& v, std::string_view what, simdjson::error_code e) {
   if (is_structural_error(e)) fail_json(e);
@@ -778,29 +817,56 @@ void NativeReader::add_device_task_record(const Rec& r) {
 // announced task count at the sample's density: growing them by doubling would copy
 // gigabytes for a 10M-task trace.
 void NativeReader::reserve_edges_and_memory() {
-  sched::TaskGraph& g = builder_.graph();
   const double scale = 1.05 * static_cast<double>(header().reserve_tasks) / (kReserveProbe + 1);
-  const auto want = [&](std::size_t have) {
+  const auto want = [&](std::uint64_t have) {
     return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
   };
+  if (streaming_) {
+    // The builder holds one device task at a time; the run's graph grows to the whole.
+    feed_->reserve(header().reserve_tasks, want(builder_.edges_listed()),
+                   builder_.has_memory() ? want(builder_.memory_ranges()) : 0);
+    return;
+  }
+  sched::TaskGraph& g = builder_.graph();
   g.succ.reserve(want(g.succ.size()));
   g.mem.reserve(want(g.mem.size()));
   if (!g.mem_begin.empty()) g.mem_begin.reserve(header().reserve_tasks + 1);
 }
 
+void NativeReader::end_root(sched::TaskId end) {
+  sched::StitchRoot r;
+  r.num_tasks = end - root_first_;
+  r.parallel_group = prev_pg_;
+  // Traces record no iterations: each root of a parallel group is one (as
+  // stitch_device_tasks).
+  r.parallel_iteration = dense_root_;
+  if (cursor_->next(r)) {
+    // r opens a device task: the one before it is complete.
+    if (root_first_ > 0) cut(root_first_);
+    open_pg_ = r.parallel_group;
+  }
+  root_first_ = end;
+}
+
+void NativeReader::cut(sched::TaskId end) {
+  sched::TaskGraph piece = builder_.cut_device_task(end, cut_dt_, open_pg_, cut_errors_);
+  ++cut_dt_;
+  // After an error the run will not get this far: it reports the error once all is read.
+  if (!cut_errors_.any()) feed_->push(std::move(piece));
+}
+
 // After the first chunk: the whole trace's memory from the densities seen so far, so that a
 // trace too large for the machine is refused in a second, not after minutes of swapping.
 void NativeReader::check_memory(std::uint64_t consumed_bytes) {
-  const sched::TaskGraph& g = builder_.graph();
   const double n = static_cast<double>(builder_.num_tasks());
   if (n == 0 || consumed_bytes == 0) return;
   const double tasks = header().has_tasks ? static_cast<double>(header().reserve_tasks)
                                           : static_cast<double>(file_bytes_) * n /
                                                 static_cast<double>(consumed_bytes);
   const double per_task =
-      kGraphBytesPerTask + (g.has_memory() ? 4.0 : 0.0) + (any_interval_ ? 8.0 : 0.0) +
-      4.0 * static_cast<double>(g.succ.size()) / n +
-      static_cast<double>(sizeof(sched::MemAccess)) * static_cast<double>(g.mem.size()) / n +
+      kGraphBytesPerTask + (builder_.has_memory() ? 4.0 : 0.0) + (any_interval_ ? 8.0 : 0.0) +
+      4.0 * static_cast<double>(builder_.edges_listed()) / n +
+      static_cast<double>(sizeof(sched::MemAccess)) * static_cast<double>(builder_.memory_ranges()) / n +
       kRunBytesPerTask;
   check_fits_memory(path_, tasks, per_task,
                     header().has_tasks ? "tasks from the header"
@@ -822,6 +888,15 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   if (dt_mode_ < 0) {
     dt_mode_ = has_dt ? 1 : 0;
     first_task_line_ = r.line;
+    if (feed_ != nullptr && !has_dt) {
+      // An out-of-range stitch_function_max_num is reported where a whole read reports it
+      // (once the file is read): such a trace is read whole.
+      try {
+        cursor_.emplace(opts_.runtime);
+        streaming_ = true;
+      } catch (const ConfigError&) {
+      }
+    }
     if (!has_dt && first_dt_record_line_ != 0) {
       fail_at(r.line, "the trace declares device tasks (line " +
                           std::to_string(first_dt_record_line_) + ") but this task has no \"dt\"");
@@ -842,7 +917,10 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
                           " is smaller than the previous task's root " +
                           std::to_string(prev_root_) + "; roots must be non-decreasing");
     }
-    if (have_prev_root_) ++dense_root_;
+    if (have_prev_root_) {
+      if (streaming_) end_root(static_cast<sched::TaskId>(n));
+      ++dense_root_;
+    }
     have_prev_root_ = true;
     prev_root_ = r.root;
   } else if (dt_mode_ == 0 && pg != prev_pg_) {
@@ -885,7 +963,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
                   std::to_string(info.declared ? info.decl_line : info.first_task_line) + ")");
     }
     t.device_task_seq = key;
-  } else {
+  } else if (!streaming_) {
     task_pg_.push_back(pg);
   }
 
@@ -1194,8 +1272,10 @@ LoadedTrace NativeReader::run() {
     BatchPipe<Batch> pipe(kMaxQueuedRecords, [this](BatchPipe<Batch>& p) { parse(p); });
     Batch b;
     while (pipe.next(b)) {
-      if (b.header && header().has_tasks)
+      if (b.header && header().has_tasks) {
         reserve_task_columns(builder_.graph(), header().reserve_tasks);
+        if (feed_ != nullptr) feed_->reserve(header().reserve_tasks, 0, 0);
+      }
       batch_kernel_ = 0;
       for (std::size_t k = 0; k < b.size; ++k) {
         const Rec& r = b.recs[k];
@@ -1226,7 +1306,11 @@ LoadedTrace NativeReader::run() {
                      std::to_string(max_succ_) + ", but the trace has only " + std::to_string(n) +
                      " tasks (ids 0.." + std::to_string(n - 1) + ")");
   }
-  if (dt_mode_ == 0) {
+  if (streaming_) {
+    // The last root, then the last device task.
+    end_root(static_cast<sched::TaskId>(n));
+    cut(static_cast<sched::TaskId>(n));
+  } else if (dt_mode_ == 0) {
     // No device-task ids: stitch the roots as the control-flow AICPU would.
     const std::vector<std::uint32_t> dts =
         sched::stitch_device_tasks(builder_.graph().root, task_pg_, opts_.runtime);
@@ -1246,16 +1330,23 @@ LoadedTrace NativeReader::run() {
                      "), more than the model's time limit of 2^62 ps (about 53 days)");
   }
   LoadedTrace out;
-  try {
-    out.graph = builder_.finish();
-  } catch (const TraceError& e) {
-    throw TraceError(path_ + ": " + e.what());
-  }
-  if (has_interval) {
-    out.graph.recorded_makespan_ps = span_ns * 1000;
-    for (sched::TimePs& s : out.graph.recorded_start_ps) {
-      if (s != sched::kNever) s = (s - min_start_) * 1000;
+  if (streaming_) {
+    // finish()'s errors, in its order.
+    if (!cut_errors_.back_edge.empty()) throw TraceError(path_ + ": " + cut_errors_.back_edge);
+    if (!cut_errors_.cycle.empty()) throw TraceError(path_ + ": " + cut_errors_.cycle);
+    finish_graph_ = [names = builder_.take_kernel_names(), source = path_, has_interval,
+                     min_start = min_start_, span_ns](sched::TaskGraph& g) mutable {
+      g.kernel_names = std::move(names);
+      g.source = source;
+      if (has_interval) make_starts_relative(g, min_start, span_ns);
+    };
+  } else {
+    try {
+      out.graph = builder_.finish();
+    } catch (const TraceError& e) {
+      throw TraceError(path_ + ": " + e.what());
     }
+    if (has_interval) make_starts_relative(out.graph, min_start_, span_ns);
   }
   out.format = TraceFormat::kNative;
   out.chip_hint = header().chip_hint;
@@ -1267,6 +1358,15 @@ LoadedTrace NativeReader::run() {
 LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip) {
   NativeReader reader(path, opts, chip);
   return reader.run();
+}
+
+void read_native_into(GraphFeed& feed, const std::string& path, const LoadOptions& opts,
+                      const ChipConfig& chip) {
+  NativeReader reader(path, opts, chip, &feed);
+  GraphFeed::End end;
+  end.loaded = reader.run();
+  end.finish_graph = reader.finish_graph();
+  feed.finish(std::move(end));
 }
 
 }  // namespace pypto::sim::trace_detail

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Format detection and dispatch to the per-format readers.
 #include "pypto/sim/trace/trace_loader.h"
+#include "pypto/sim/trace/graph_feed.h"
 
 #include <sys/stat.h>
 
@@ -491,6 +492,26 @@ LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const C
     }
   }
   throw TraceError(path + ": unknown trace format");
+}
+
+std::unique_ptr<GraphFeed> start_trace_feed(const std::string& path, const LoadOptions& opts,
+                                            const ChipConfig& chip) {
+  auto feed = std::make_unique<GraphFeed>();
+  LoadOptions o = opts;
+  // The loading thread is not the one that draws: it notes, the run's progress line reads.
+  o.progress = [f = feed.get()](std::uint64_t done, std::uint64_t total) { f->note_read(done, total); };
+  feed->start([path, o, chip](GraphFeed& f) {
+    const TraceFormat format = detect_trace_format(path);
+    f.note_read(0, trace_detail::input_file_size(path));
+    if (format == TraceFormat::kNative && o.prof_path.empty()) {
+      trace_detail::read_native_into(f, path, o, chip);
+      return;
+    }
+    GraphFeed::End end;
+    end.loaded = load_trace(path, o, chip);
+    f.finish(std::move(end));
+  });
+  return feed;
 }
 
 }  // namespace pypto::sim

@@ -19,6 +19,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -37,6 +38,7 @@
 #include "pypto/sim/report.h"
 #include "pypto/sim/run_config.h"
 #include "pypto/sim/simulation.h"
+#include "pypto/sim/trace/graph_feed.h"
 #include "pypto/sim/trace/native_writer.h"
 #include "pypto/sim/trace/pypto_writers.h"
 #include "pypto/sim/trace/synthetic.h"
@@ -346,11 +348,20 @@ class ProgressLine {
     draw(text, false);
   }
 
-  // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s".
-  void tasks(std::uint64_t done, std::uint64_t total) {
+  // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s", and
+  // what `also` says (the reading of a trace still being read).
+  void tasks(std::uint64_t done, std::uint64_t total, const std::string& also = "") {
     if (!enabled_ || !due()) return;
     constexpr int kWidth = 20;
-    const double frac = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+    if (total == 0) {  // a trace still being read that does not announce its task count
+      draw(std::to_string(done) + " tasks, " +
+               std::to_string(static_cast<long long>(static_cast<double>(done) /
+                                                     std::max(elapsed_s(), 1e-9))) +
+               " tasks/s" + also,
+           false);
+      return;
+    }
+    const double frac = static_cast<double>(done) / static_cast<double>(total);
     const int filled = static_cast<int>(kWidth * frac);
     const double rate = static_cast<double>(done) / std::max(elapsed_s(), 1e-9);
     std::string eta = "?";
@@ -361,8 +372,24 @@ class ProgressLine {
     draw("[" + std::string(filled, '#') + std::string(kWidth - filled, ' ') + "] " +
              std::to_string(static_cast<int>(100 * frac)) + " % " + std::to_string(done) + "/" +
              std::to_string(total) + " tasks, " + std::to_string(static_cast<long long>(rate)) +
-             " tasks/s, ETA " + eta,
+             " tasks/s, ETA " + eta + also,
          false);
+  }
+
+  // The reading of a trace that a run is waiting for, whatever the phase: "reading
+  // t.ndjson: 120.5 / 800.0 MB, 95.3 MB/s" (rate over `read_s`).
+  void reading(const std::string& path, std::uint64_t done, std::uint64_t total, double read_s) {
+    // The first one shows at once (a wait for the reading is news), later ones at the pace.
+    if (!enabled_ || (reading_shown_ && !due()) || Clock::now() - t0_ < delay_) return;
+    reading_shown_ = true;
+    char text[128];
+    std::snprintf(text, sizeof text, "%.1f / %.1f MB, %.1f MB/s", 1e-6 * static_cast<double>(done),
+                  1e-6 * static_cast<double>(total),
+                  1e-6 * static_cast<double>(done) / std::max(read_s, 1e-9));
+    const std::string phase = std::move(label_);
+    label_ = "reading " + path;
+    draw(text, false);
+    label_ = phase;
   }
 
   // Erases the line (before the command prints anything else, and when it ends).
@@ -392,6 +419,7 @@ class ProgressLine {
   }
 
   bool enabled_;
+  bool reading_shown_ = false;
   Clock::duration delay_ = std::chrono::seconds(1);
   Clock::time_point t0_ = Clock::now(), phase_t0_ = t0_, last_ = t0_;
   std::string label_;
@@ -402,8 +430,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-sim::SimResult run_one(const sched::TaskGraph& g, const sim::ChipConfig& chip,
-                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
+// graph: a whole sched::TaskGraph, or a sim::GraphFeed still being read.
+// also: more for the progress line (empty: nothing).
+template <class Graph>
+sim::SimResult run_one(Graph& graph, const sim::ChipConfig& chip, const sched::RuntimeOptions& rt,
+                       bool timeline, ProgressLine& bar,
+                       const std::function<std::string()>& also = nullptr) {
   sim::SimOptions opt;
   opt.runtime = rt;
   opt.record_timeline = timeline;
@@ -412,15 +444,15 @@ sim::SimResult run_one(const sched::TaskGraph& g, const sim::ChipConfig& chip,
   // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
   // model and simulate() rethrows it.
   opt.progress_every_tasks = 4096;
-  opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
+  opt.progress = [&bar, &rt, &also](std::uint64_t d, std::uint64_t t) {
     if (interrupt_requested()) {
       bar.clear();
       throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
                         std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
     }
-    bar.tasks(d, t);
+    bar.tasks(d, t, also ? also() : std::string());
   };
-  sim::SimResult r = sim::simulate(g, chip, opt);
+  sim::SimResult r = sim::simulate(graph, chip, opt);
   bar.clear();
   check_interrupt("simulating (policy " + rt.policy + ": finished, reports not written yet)");
   return r;
@@ -561,6 +593,77 @@ void refuse_overwrite_by_reports(const std::string& dir, const Inputs& inputs) {
     refuse_overwrite("-o " + dir, dir + "/" + name, inputs);
 }
 
+// The outputs of one `run` and its summary.
+void finish_run(const Common& c, const std::string& timed_trace, const std::string& out,
+                const sched::TaskGraph& graph, const sim::ChipConfig& chip,
+                const sim::SimResult& r, const sim::ReportOptions& ro, ProgressLine& bar,
+                sim::GraphReports* ahead, sim::PhaseWall& phases) {
+  const auto write_t0 = std::chrono::steady_clock::now();
+  // The timed trace is complete before the reports are written and renamed after them:
+  // either every output of the run is there, or none.
+  std::unique_ptr<OutputFile> timed;
+  if (!timed_trace.empty()) {
+    timed = std::make_unique<OutputFile>(timed_trace);
+    bar.phase("writing " + timed_trace);
+    sim::write_native_trace(graph, &r.timeline, chip.chip.name,
+                            "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
+    timed->finish();
+    check_interrupt("writing " + timed_trace);
+  }
+  const auto files = write_reports_shown(out, graph, chip, r, ro, bar, ahead);
+  if (timed) timed->commit();
+  phases.write_s = seconds_since(write_t0);
+  if (phases.read_during_run) phases.total_s = phases.run_s + phases.write_s;
+  if (!c.quiet) {
+    std::cout << sim::summary_table(r, &phases) << "reports in " << out << "/\n";
+  }
+  if (ro.trace_json) {
+    for (const auto& n : sim::trace_notes(graph, r, ro))
+      std::cerr << "pypto-sim: note: " << n << "\n";
+  }
+}
+
+// `run` on a native trace: the model starts on the first device tasks while the rest is
+// read (sim::GraphFeed); outputs are those of a whole read.
+int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::string& timed_trace,
+                 sim::ChipConfig& chip, ProgressLine& bar,
+                 std::chrono::steady_clock::time_point read_t0) {
+  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
+  chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
+  sim::LoadOptions lo;
+  lo.runtime = rt;
+  check_interrupt("loading " + c.trace);
+  const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(c.trace, lo, chip);
+  // While the trace is read, the progress line says how far: "; reading t.ndjson: 120.5 /
+  // 800.0 MB, 95.3 MB/s".
+  const auto reading = [&c, &feed]() -> std::string {
+    const std::uint64_t done = feed->read_bytes(), total = feed->total_bytes();
+    if (total == 0 || done >= total) return "";
+    char text[128];
+    std::snprintf(text, sizeof text, ": %.1f / %.1f MB, %.1f MB/s", 1e-6 * static_cast<double>(done),
+                  1e-6 * static_cast<double>(total),
+                  1e-6 * static_cast<double>(done) / std::max(feed->read_wall_s(), 1e-9));
+    return "; reading " + c.trace + text;
+  };
+  feed->on_wait([&] {
+    if (interrupt_requested()) return;  // seen by the run's next progress call
+    bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
+  });
+  const sim::SimResult r =
+      run_one(*feed, chip, rt, !c.no_trace || !timed_trace.empty(), bar, reading);
+  sim::PhaseWall phases;
+  phases.read_s = feed->read_wall_s();
+  phases.read_during_run = true;
+  phases.run_s = seconds_since(read_t0);
+  const sched::TaskGraph& graph = feed->graph();
+  const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
+  sim::ReportOptions ro;
+  ro.trace_json = ro.swim_json = !c.no_trace;
+  sim::GraphReports ahead = sim::start_graph_reports(out, graph, ro);
+  finish_run(c, timed_trace, out, graph, chip, r, ro, bar, &ahead, phases);
+  return 0;
+}
+
 int cmd_run(int argc, char** argv, bool compare) {
   Common c;
   std::string policies = "0,1,2,3";
@@ -619,6 +722,10 @@ int cmd_run(int argc, char** argv, bool compare) {
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
+  if (!compare && c.prof.empty() &&
+      sim::detect_trace_format(c.trace) == sim::TraceFormat::kNative) {
+    return run_streamed(c, rt, timed_trace, chip, bar, read_t0);
+  }
   sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
   sim::PhaseWall phases;
   phases.read_s = seconds_since(read_t0);
@@ -635,28 +742,7 @@ int cmd_run(int argc, char** argv, bool compare) {
     sim::GraphReports ahead = sim::start_graph_reports(out, trace.graph, ro);
     const sim::SimResult r =
         run_one(trace.graph, chip, rt, !c.no_trace || !timed_trace.empty(), bar);
-    const auto write_t0 = std::chrono::steady_clock::now();
-    // The timed trace is complete before the reports are written and renamed after them:
-    // either every output of the run is there, or none.
-    std::unique_ptr<OutputFile> timed;
-    if (!timed_trace.empty()) {
-      timed = std::make_unique<OutputFile>(timed_trace);
-      bar.phase("writing " + timed_trace);
-      sim::write_native_trace(trace.graph, &r.timeline, chip.chip.name,
-                              "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
-      timed->finish();
-      check_interrupt("writing " + timed_trace);
-    }
-    const auto files = write_reports_shown(out, trace.graph, chip, r, ro, bar, &ahead);
-    if (timed) timed->commit();
-    phases.write_s = seconds_since(write_t0);
-    if (!c.quiet) {
-      std::cout << sim::summary_table(r, &phases) << "reports in " << out << "/\n";
-    }
-    if (ro.trace_json) {
-      for (const auto& n : sim::trace_notes(trace.graph, r, ro))
-        std::cerr << "pypto-sim: note: " << n << "\n";
-    }
+    finish_run(c, timed_trace, out, trace.graph, chip, r, ro, bar, &ahead, phases);
     return 0;
   }
   const sched::ParamText given = rt.policy_params;

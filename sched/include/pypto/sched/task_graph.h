@@ -157,8 +157,9 @@ class TaskGraphBuilder {
   // Contract: device tasks are added in order (a task of a later device task is never
   // added before an earlier one is cut; set_device_task is not used with cuts); successor
   // ids are not range-checked (the caller checks the largest one at the end, as finish()
-  // would first); seq_no is what finish() would have given (first-appearance order of the
-  // key). After the last cut the builder holds no task, and take_kernel_names() gives the
+  // would first); the cut names the device task (the tasks' device_task_seq is not read)
+  // and seq_no is what finish() would have given it; its tasks' parallel_group is
+  // parallel_group (checked). After the last cut the builder holds no task, and take_kernel_names() gives the
   // names the pieces' kernel columns index.
   TaskGraph cut_device_task(TaskId end, std::uint32_t seq_no, std::uint32_t parallel_group,
                             CutErrors& errors);

@@ -163,4 +163,13 @@ std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t launch_sch
 // ConfigError/TraceError/ModelError propagate to the caller.
 SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt);
 
+class GraphFeed;
+// The same on a trace that is still being read (trace/graph_feed.h): the run starts with
+// the first device tasks and takes the next ones as the control flow needs them; a policy
+// that reads ahead (Policy::reads_ahead) gets the whole graph first. The results are
+// byte-identical to simulate(whole graph). Contract: afterwards feed.graph() is the whole
+// graph (for the reports). Errors: the reading's first (its TraceError, as load_trace()
+// raises it), then the run's; an Interrupted stops the reading and propagates at once.
+SimResult simulate(GraphFeed& feed, const ChipConfig& chip, const SimOptions& opt);
+
 }  // namespace pypto::sim

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+// A native trace streamed into its run (GraphFeed, simulate(GraphFeed&)) gives what the
+// whole read and simulate(graph) give: the graph, every statistic and every task's times,
+// under every built-in policy; and the errors a whole read gives, in its order, even when
+// the run has started and fails first on the part it has.
+#include <catch2/catch.hpp>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "../common/temp_dir.h"
+#include "pypto/common/errors.h"
+#include "pypto/model/config_loader.h"
+#include "pypto/sched/registry.h"
+#include "pypto/sim/report.h"
+#include "pypto/sim/simulation.h"
+#include "pypto/sim/trace/graph_feed.h"
+#include "pypto/sim/trace/synthetic.h"
+#include "pypto/sim/trace/trace_loader.h"
+
+using namespace pypto;
+using pypto::testing::TempDir;
+
+namespace {
+
+std::string synthetic(const TempDir& dir, const sim::SyntheticSpec& spec) {
+  std::ostringstream text;
+  sim::write_synthetic_trace(spec, text);
+  return dir.write(spec.shape + ".ndjson", text.str());
+}
+
+sim::SimOptions options(const std::string& policy) {
+  sim::SimOptions o;
+  o.runtime.policy = policy;
+  o.record_timeline = true;
+  return o;
+}
+
+void check_same_graph(const sched::TaskGraph& a, const sched::TaskGraph& b) {
+  CHECK(a.core_type == b.core_type);
+  CHECK(a.device_task == b.device_task);
+  CHECK(a.root == b.root);
+  CHECK(a.kernel == b.kernel);
+  CHECK(a.orig_id == b.orig_id);
+  CHECK(a.succ_begin == b.succ_begin);
+  CHECK(a.succ == b.succ);
+  CHECK(a.pred_count == b.pred_count);
+  CHECK(a.recorded_ns == b.recorded_ns);
+  CHECK(a.recorded_start_ps == b.recorded_start_ps);
+  CHECK(a.mem_begin == b.mem_begin);
+  CHECK(a.mem.size() == b.mem.size());
+  CHECK(a.compute_cycles == b.compute_cycles);
+  CHECK(a.tiles == b.tiles);
+  CHECK(a.kernel_names == b.kernel_names);
+  CHECK(a.device_tasks.size() == b.device_tasks.size());
+  CHECK(a.recorded_makespan_ps == b.recorded_makespan_ps);
+  CHECK(a.source == b.source);
+}
+
+// The whole read and run against the streamed one; stats.json compared as written (its
+// wall-clock fields aside) and the timeline task by task.
+void check_streamed_equals_whole(const std::string& path, const std::string& policy,
+                                 sched::RuntimeOptions runtime = {}) {
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  sim::LoadOptions lo;
+  lo.runtime = runtime;
+  runtime.policy = policy;
+  sim::SimOptions opt = options(policy);
+  opt.runtime = runtime;
+  const sim::LoadedTrace whole = sim::load_trace(path, lo, chip);
+  const sim::SimResult a = sim::simulate(whole.graph, chip, opt);
+  const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(path, lo, chip);
+  const sim::SimResult b = sim::simulate(*feed, chip, opt);
+  REQUIRE(feed->ended());
+  check_same_graph(whole.graph, feed->graph());
+  CHECK(a.timeline.start_ps == b.timeline.start_ps);
+  CHECK(a.timeline.end_ps == b.timeline.end_ps);
+  CHECK(a.timeline.core == b.timeline.core);
+  CHECK(a.timeline.aicpu.size() == b.timeline.aicpu.size());
+  sim::SimResult a2 = a, b2 = b;
+  a2.stats.wall_s = b2.stats.wall_s = 0;
+  CHECK(sim::stats_json(a2).dump() == sim::stats_json(b2).dump());
+  CHECK(a.stats.makespan_ps == b.stats.makespan_ps);
+  CHECK(a.stats.sim_events == b.stats.sim_events);
+}
+
+// The message of what `run` raises.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string whole_error(const std::string& path, const sim::ChipConfig& chip,
+                        const sched::RuntimeOptions& rt = {}) {
+  return error_of([&] {
+    sim::LoadOptions lo;
+    lo.runtime = rt;
+    const sim::LoadedTrace t = sim::load_trace(path, lo, chip);
+    sim::SimOptions o = options("fifo");
+    o.runtime = rt;
+    sim::simulate(t.graph, chip, o);
+  });
+}
+
+std::string streamed_error(const std::string& path, const sim::ChipConfig& chip,
+                           const sched::RuntimeOptions& rt = {}) {
+  return error_of([&] {
+    sim::LoadOptions lo;
+    lo.runtime = rt;
+    const auto feed = sim::start_trace_feed(path, lo, chip);
+    sim::SimOptions o = options("fifo");
+    o.runtime = rt;
+    sim::simulate(*feed, chip, o);
+  });
+}
+
+// Root r has tasks 2r, 2r+1 (a chain inside the root); each root is a device task of its own
+// (stitch_function_max_num 1). `extra` replaces the successors of chosen tasks.
+std::string two_task_roots(int roots, const std::map<int, std::string>& succ_of) {
+  std::string text = "{\"format\":\"pypto-sim-trace\",\"version\":1,\"tasks\":" +
+                     std::to_string(2 * roots) + "}\n";
+  for (int t = 0; t < 2 * roots; ++t) {
+    const auto it = succ_of.find(t);
+    const std::string succ = it != succ_of.end() ? it->second
+                             : t % 2 == 0        ? "[" + std::to_string(t + 1) + "]"
+                                                 : "[]";
+    text += "{\"id\":" + std::to_string(t) + ",\"core\":\"" + (t % 3 == 0 ? "AIC" : "AIV") +
+            "\",\"root\":" + std::to_string(t / 2) + ",\"succ\":" + succ + ",\"dur\":100}\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a streamed native trace runs as the whole one, under every built-in policy") {
+  TempDir dir;
+  sim::SyntheticSpec spec;
+  spec.tasks = 30000;  // ~30 device tasks of 1024: the run starts long before the end
+  const std::string mix = synthetic(dir, spec);
+  for (const char* policy :
+       {"fifo", "l2_affinity", "fair", "l2_fair", "critical_path", "work_stealing", "random"}) {
+    INFO(policy);
+    check_streamed_equals_whole(mix, policy);
+  }
+}
+
+TEST_CASE("streamed: recorded times, other shapes, parallel groups and small device tasks") {
+  TempDir dir;
+  sim::SyntheticSpec spec;
+  spec.tasks = 12000;
+  spec.recorded = true;
+  for (const char* shape : {"loops", "fanout", "chain", "independent"}) {
+    INFO(shape);
+    spec.shape = shape;
+    sched::RuntimeOptions rt;
+    rt.stitch_function_max_num = 3;  // many small device tasks
+    check_streamed_equals_whole(synthetic(dir, spec), "l2_fair", rt);
+  }
+  // Native start/end (the replay metrics), HUBs, AICPU tasks, a parallel group, edges into
+  // later device tasks (dropped) and a trace without a task count in its header.
+  const std::string text =
+      "{\"format\":\"pypto-sim-trace\",\"version\":1}\n"
+      "{\"id\":0,\"core\":\"AIC\",\"root\":0,\"succ\":[1,5],\"start\":100,\"end\":300}\n"
+      "{\"id\":1,\"core\":\"HUB\",\"root\":0,\"succ\":[2]}\n"
+      "{\"id\":2,\"core\":\"AIV\",\"root\":1,\"start\":350,\"end\":500}\n"
+      "{\"id\":3,\"core\":\"AICPU\",\"root\":2,\"pg\":1,\"succ\":[4],\"dur\":50}\n"
+      "{\"id\":4,\"core\":\"AIV\",\"root\":2,\"pg\":1,\"start\":600,\"end\":700}\n"
+      "{\"id\":5,\"core\":\"AIV\",\"root\":3,\"pg\":1,\"start\":650,\"end\":720}\n"
+      "{\"id\":6,\"core\":\"AIC\",\"root\":4,\"start\":800,\"end\":900}\n";
+  sched::RuntimeOptions rt;
+  rt.stitch_function_max_num = 1;
+  rt.device_sched_parallelism = 2;
+  check_streamed_equals_whole(dir.write("mixed.ndjson", text), "fifo", rt);
+}
+
+TEST_CASE("a policy that reads ahead gets the whole graph before the run") {
+  struct Ahead final : sched::Policy {
+    std::size_t seen = 0;
+    std::size_t* out;
+    explicit Ahead(std::size_t* o) : out(o) {}
+    void setup(const sched::MachineView& m) override { *out = m.graph().num_tasks(); }
+  };
+  static std::size_t seen = 0;
+  sched::Registry::global().add("test_reads_ahead", "sizes its state by num_tasks()",
+                                [] { return std::make_unique<Ahead>(&seen); });
+  TempDir dir;
+  sim::SyntheticSpec spec;
+  spec.tasks = 20000;
+  const std::string path = synthetic(dir, spec);
+  check_streamed_equals_whole(path, "test_reads_ahead");
+  CHECK(seen == 20000);  // at setup, in the streamed run too (the last one)
+  sched::Registry::global().remove("test_reads_ahead");
+}
+
+TEST_CASE("streamed: the errors of a whole read, in its order, even after the run started") {
+  TempDir dir;
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  sched::RuntimeOptions one;
+  one.stitch_function_max_num = 1;
+  // A cycle in device task 1 and an edge back in time in device task 30: a whole read names
+  // the edge back (finish() checks edges before cycles).
+  const std::string both =
+      dir.write("both.ndjson", two_task_roots(40, {{2, "[3]"}, {3, "[2]"}, {61, "[0]"}}));
+  const std::string e1 = whole_error(both, chip, one);
+  CHECK_THAT(e1, Catch::Matchers::Contains("task 61 (seqNo 30): successor task 0 is in device "
+                                           "task seqNo 0, which runs earlier"));
+  CHECK(streamed_error(both, chip, one) == e1);
+  // The cycle alone.
+  const std::string cycle = dir.write("cycle.ndjson", two_task_roots(40, {{2, "[3]"}, {3, "[2]"}}));
+  const std::string e2 = whole_error(cycle, chip, one);
+  CHECK_THAT(e2, Catch::Matchers::Contains("dependency cycle in seqNo 1: task 2 -> task 3 -> task 2"));
+  CHECK(streamed_error(cycle, chip, one) == e2);
+  // A successor beyond the last task, a bad line near the end, and a truncated file: the
+  // run has simulated the device tasks before them by then.
+  std::string text = two_task_roots(3000, {{5, "[999999]"}});
+  const std::string range = dir.write("range.ndjson", text);
+  CHECK_THAT(whole_error(range, chip), Catch::Matchers::Contains("lists successor 999999"));
+  CHECK(streamed_error(range, chip) == whole_error(range, chip));
+  text = two_task_roots(3000, {});
+  const std::string bad = dir.write("bad.ndjson", text + "{\"id\":6000,\"core\":\"XYZ\"}\n");
+  CHECK_THAT(whole_error(bad, chip), Catch::Matchers::Contains("bad.ndjson:6002:"));
+  CHECK(streamed_error(bad, chip) == whole_error(bad, chip));
+  const std::string cut = dir.write("cut.ndjson", text.substr(0, text.size() / 2));
+  CHECK(streamed_error(cut, chip) == whole_error(cut, chip));
+  // A chip without vector cores: the message counts the whole trace's AIV tasks.
+  sim::ChipConfig no_aiv = chip;
+  no_aiv.cores.aiv_per_aic = 0;
+  const std::string ok = dir.write("ok.ndjson", text);
+  const std::string e3 = whole_error(ok, no_aiv);
+  CHECK_THAT(e3, Catch::Matchers::Contains("the first of 4000"));
+  CHECK(streamed_error(ok, no_aiv) == e3);
+  // A missing file.
+  CHECK(streamed_error(dir.path() + "/none.ndjson", chip) ==
+        whole_error(dir.path() + "/none.ndjson", chip));
+}
