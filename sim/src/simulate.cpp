@@ -121,6 +121,11 @@ bool Machine::has_device_task(std::uint64_t k) {
         tl.start_ps.reserve(want);
         tl.end_ps.reserve(want);
         tl.core.reserve(want);
+        if (want > n) {
+          feed->populate_with_graph(tl.start_ps.data(), want * sizeof(tl.start_ps[0]));
+          feed->populate_with_graph(tl.end_ps.data(), want * sizeof(tl.end_ps[0]));
+          feed->populate_with_graph(tl.core.data(), want * sizeof(tl.core[0]));
+        }
       }
       tl.start_ps.resize(n, 0);
       tl.end_ps.resize(n, 0);

@@ -821,12 +821,8 @@ void NativeReader::reserve_edges_and_memory() {
   const auto want = [&](std::uint64_t have) {
     return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
   };
-  if (streaming_) {
-    // The builder holds one device task at a time; the run's graph grows to the whole.
-    feed_->reserve(header().reserve_tasks, want(builder_.edges_listed()),
-                   builder_.has_memory() ? want(builder_.memory_ranges()) : 0);
-    return;
-  }
+  // The builder holds one device task at a time; the feed reserves the run's graph.
+  if (streaming_) return;
   sched::TaskGraph& g = builder_.graph();
   g.succ.reserve(want(g.succ.size()));
   g.mem.reserve(want(g.mem.size()));
@@ -1274,7 +1270,7 @@ LoadedTrace NativeReader::run() {
     while (pipe.next(b)) {
       if (b.header && header().has_tasks) {
         reserve_task_columns(builder_.graph(), header().reserve_tasks);
-        if (feed_ != nullptr) feed_->reserve(header().reserve_tasks, 0, 0);
+        if (feed_ != nullptr) feed_->announce_tasks(header().reserve_tasks);
       }
       batch_kernel_ = 0;
       for (std::size_t k = 0; k < b.size; ++k) {

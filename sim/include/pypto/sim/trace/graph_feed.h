@@ -60,12 +60,14 @@ class GraphFeed {
   void start(std::function<void(GraphFeed&)> load);
 
   // ---- the loading thread ----
-  // Sizes the run may reserve its graph for (a hint; 0: unknown). Any number of times.
-  void reserve(std::size_t tasks, std::size_t edges, std::size_t memory_ranges);
+  // The task count the trace announces (a hint for reserving the run's graph and for its
+  // progress; 0: unknown). Before the first push.
+  void announce_tasks(std::size_t tasks);
   // Contract: the next device task in order, in TaskGraphBuilder::cut_device_task's form.
   // Waits while kMaxQueuedTasks tasks are queued that the run has not taken: the reading
   // keeps pace with the run instead of holding the graph twice (queued and grown). Throws
-  // Cancelled once the run has given up.
+  // Cancelled once the run has given up. The first push reserves the run's graph, and
+  // every push faults its memory in ahead of the run (populate_ahead).
   void push(sched::TaskGraph&& device_task);
   void finish(End&& end);
   // Bytes read so far of `total` (for the run's progress line; any thread may ask).
@@ -81,6 +83,9 @@ class GraphFeed {
   bool append_next();
   // Waits for the end of the loading and appends everything (rethrowing its error).
   void complete();
+  // The run's own per-task columns (times kept per task, say), reserved for
+  // announced_tasks() and filled in task order: faulted in ahead as the graph is.
+  void populate_with_graph(const void* begin, std::size_t bytes);
   // Called on the run's thread when append_next() has to wait, and every 100 ms while it
   // waits (a progress line: the reading is behind). Set before the run.
   void on_wait(std::function<void()> f) { on_wait_ = std::move(f); }
@@ -101,11 +106,14 @@ class GraphFeed {
   std::uint64_t total_bytes() const { return total_bytes_.load(std::memory_order_relaxed); }
 
  private:
-  void apply_reserve();
+  // The loading thread's (see push()).
+  void reserve_for(const sched::TaskGraph& first);
+  void populate_ahead();
 
-  // About 15 MB of device tasks of the mix trace; far more than the control flow builds
-  // ahead (64 device tasks of up to 60,000 tasks are the exception, and pass one by one).
-  static constexpr std::size_t kMaxQueuedTasks = std::size_t{1} << 17;
+  // About 7 MB of device tasks of the mix trace, what the control flow builds ahead there
+  // (64 device tasks of 1,024 tasks); larger device tasks pass one at a time. Twice as much
+  // ran no faster and held 5 MiB more (1M-task mix trace).
+  static constexpr std::size_t kMaxQueuedTasks = std::size_t{1} << 16;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;     // the run waits for device tasks
@@ -115,8 +123,17 @@ class GraphFeed {
   bool finished_ = false, cancelled_ = false;
   std::exception_ptr error_;
   End end_;
-  std::size_t reserve_tasks_ = 0, reserve_edges_ = 0, reserve_memory_ = 0;
-  bool reserve_pending_ = false;
+  std::size_t announced_ = 0;
+  // The loading thread's: the run's reserved columns ([begin, end) addresses, faulted in up
+  // to done), the tasks they are reserved for, and the tasks pushed.
+  static constexpr std::size_t kPopulateMinBytes = std::size_t{1} << 20;
+  static constexpr std::size_t kPopulateAheadTasks = std::size_t{1} << 14;
+  struct Span {
+    std::uintptr_t begin = 0, end = 0, done = 0;
+  };
+  std::vector<Span> spans_;
+  std::size_t span_tasks_ = 0, pushed_tasks_ = 0;
+  std::vector<Span> run_spans_;  // populate_with_graph()'s, taken by the next push (mu_)
   double start_s_ = 0, end_s_ = -1;
   std::atomic<std::uint64_t> read_bytes_{0}, total_bytes_{0};
   std::thread thread_;
