@@ -65,6 +65,7 @@ void GraphFeed::push(sched::TaskGraph&& device_task) {
     room_.wait(lock, [this] { return cancelled_ || queued_tasks_ < kMaxQueuedTasks; });
     if (cancelled_) throw Cancelled{};
     queued_tasks_ += m;
+    any_pushed_ = true;
     queue_.push_back(std::move(device_task));
     cv_.notify_all();
   }
@@ -174,6 +175,14 @@ void GraphFeed::cancel() {
   queue_.clear();
   queued_tasks_ = 0;
   room_.notify_all();
+}
+
+bool GraphFeed::streams() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  // cv_ is notified on every push, at the end and on an error.
+  cv_.wait(
+      lock, [this] { return any_pushed_ || finished_ || error_ != nullptr; });
+  return any_pushed_;
 }
 
 std::uint64_t GraphFeed::announced_tasks() const {

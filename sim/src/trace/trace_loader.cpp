@@ -499,7 +499,12 @@ std::unique_ptr<GraphFeed> start_trace_feed(const std::string& path, const LoadO
   auto feed = std::make_unique<GraphFeed>();
   LoadOptions o = opts;
   // The loading thread is not the one that draws: it notes, the run's progress line reads.
-  o.progress = [f = feed.get()](std::uint64_t done, std::uint64_t total) { f->note_read(done, total); };
+  // A reading that pushes nothing until the end (a whole read) stops here once the run has
+  // given up, rather than at its end.
+  o.progress = [f = feed.get()](std::uint64_t done, std::uint64_t total) {
+    f->note_read(done, total);
+    if (f->cancelled()) throw GraphFeed::Cancelled{};
+  };
   feed->start([path, o, chip](GraphFeed& f) {
     const TraceFormat format = detect_trace_format(path);
     f.note_read(0, trace_detail::input_file_size(path));

@@ -221,7 +221,8 @@ std::string tail_of_file(const std::string& path, std::size_t max_chars = 400) {
 }
 
 // One scaling point: `runs` child runs of the CLI on the trace; the median simulation wall
-// time, the largest peak RSS.
+// time, the largest peak RSS. --read-first: the model's wall alone (a native trace would
+// otherwise run while it is read, and the run's wall would include waiting for it).
 ordered_json scaling_point(const BenchOptions& opt, const std::string& trace, std::uint64_t tasks,
                            int runs, const std::string& dir, std::ostream& progress) {
   std::vector<double> walls, process_walls;
@@ -235,7 +236,8 @@ ordered_json scaling_point(const BenchOptions& opt, const std::string& trace, st
     progress << "bench: scaling " << human_count(tasks) << " run " << (r + 1) << "/" << runs
              << " ..." << std::flush;
     const ChildResult c =
-        run_child({opt.self_exe, "run", trace, "--chip", opt.chip, "--no-trace", "-q", "-o", out},
+        run_child({opt.self_exe, "run", trace, "--chip", opt.chip, "--no-trace", "--read-first",
+                   "-q", "-o", out},
                   log, false);
     if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
       throw Error("bench: '" + opt.self_exe + " run " + trace + "' failed (" +

@@ -634,6 +634,21 @@ int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::st
   lo.runtime = rt;
   check_interrupt("loading " + c.trace);
   const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(c.trace, lo, chip);
+  // A trace that does not stream (device-task ids) is read whole first, as load_trace would:
+  // the phases are then read, then simulate.
+  const bool streams = feed->streams();
+  if (!streams) {
+    bar.phase("reading " + c.trace);
+    feed->on_wait([&] {
+      if (interrupt_requested()) {
+        bar.clear();
+        throw Interrupted("interrupted while loading " + c.trace);
+      }
+      bar.bytes(feed->read_bytes(), feed->total_bytes());
+    });
+    feed->complete();
+    bar.clear();
+  }
   // While the trace is read, the progress line says how far: "; reading t.ndjson: 120.5 /
   // 800.0 MB, 95.3 MB/s".
   const auto reading = [&c, &feed]() -> std::string {
@@ -646,14 +661,17 @@ int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::st
     return "; reading " + c.trace + text;
   };
   feed->on_wait([&] {
-    if (interrupt_requested()) return;  // seen by the run's next progress call
+    if (interrupt_requested()) {
+      bar.clear();
+      throw Interrupted("interrupted while loading " + c.trace);
+    }
     bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
   });
   const sim::SimResult r =
       run_one(*feed, chip, rt, !c.no_trace || !timed_trace.empty(), bar, reading);
   sim::PhaseWall phases;
   phases.read_s = feed->read_wall_s();
-  phases.read_during_run = true;
+  phases.read_during_run = streams;
   phases.run_s = seconds_since(read_t0);
   const sched::TaskGraph& graph = feed->graph();
   const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
@@ -671,12 +689,17 @@ int cmd_run(int argc, char** argv, bool compare) {
   add_policy_module_option(d, c.policy_modules);
   d.add_options()("trace", po::value(&c.trace), "trace file");
   std::string timed_trace;
+  bool read_first = false;
   if (compare)
     d.add_options()("policies", po::value(&policies), "policies to compare: 0,1,2,3 or names");
   else
     d.add_options()("timed-trace", po::value(&timed_trace),
                     "also write the replay as a native trace with every task's simulated "
-                    "start/end (a recording made by the model; traces/FORMAT.md)");
+                    "start/end (a recording made by the model; traces/FORMAT.md)")(
+        "read-first", po::bool_switch(&read_first),
+        "read the whole trace before the model starts (a native trace otherwise runs while "
+        "it is read; outputs are the same, the summary's simulate time is then the model's "
+        "alone)");
   po::positional_options_description p;
   p.add("trace", 1);
   po::variables_map vm;
@@ -722,7 +745,7 @@ int cmd_run(int argc, char** argv, bool compare) {
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
-  if (!compare && c.prof.empty() &&
+  if (!compare && !read_first && c.prof.empty() &&
       sim::detect_trace_format(c.trace) == sim::TraceFormat::kNative) {
     return run_streamed(c, rt, timed_trace, chip, bar, read_t0);
   }

@@ -70,6 +70,11 @@ class GraphFeed {
   // every push faults its memory in ahead of the run (populate_ahead).
   void push(sched::TaskGraph&& device_task);
   void finish(End&& end);
+  // True once the run has given up (cancel()): the reading may stop.
+  bool cancelled() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cancelled_;
+  }
   // Bytes read so far of `total` (for the run's progress line; any thread may ask).
   void note_read(std::uint64_t done, std::uint64_t total) {
     read_bytes_.store(done, std::memory_order_relaxed);
@@ -83,6 +88,9 @@ class GraphFeed {
   bool append_next();
   // Waits for the end of the loading and appends everything (rethrowing its error).
   void complete();
+  // Waits until the reading has pushed a device task (true: the trace streams) or ended
+  // without (false: the whole graph comes at the end, or the reading failed).
+  bool streams() const;
   // The run's own per-task columns (times kept per task, say), reserved for
   // announced_tasks() and filled in task order: faulted in ahead as the graph is.
   void populate_with_graph(const void* begin, std::size_t bytes);
@@ -116,11 +124,11 @@ class GraphFeed {
   static constexpr std::size_t kMaxQueuedTasks = std::size_t{1} << 16;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;     // the run waits for device tasks
+  mutable std::condition_variable cv_;  // the run waits for device tasks
   std::condition_variable room_;   // the loading thread waits for room
   std::deque<sched::TaskGraph> queue_;
   std::size_t queued_tasks_ = 0;
-  bool finished_ = false, cancelled_ = false;
+  bool finished_ = false, cancelled_ = false, any_pushed_ = false;
   std::exception_ptr error_;
   End end_;
   std::size_t announced_ = 0;
