@@ -379,18 +379,20 @@ TaskGraph TaskGraphBuilder::cut_device_task(TaskId end, std::uint32_t seq_no,
 
   // Orig ids of cut tasks are kept only once one differs from its id (never, for a native
   // trace): the message of a later edge back into this device task names them.
-  for (std::size_t i = 0; i < m && cut_orig_id_.empty(); ++i) {
+  for (std::size_t i = 0; i < m && cut_orig_is_id_; ++i) {
     if (g.orig_id[i] != b + i) {
-      cut_orig_id_.resize(b + i);
-      for (TaskId t = 0; t < b + i; ++t) cut_orig_id_[t] = t;
+      // The tasks cut before had their ids as orig ids; this piece's follow below.
+      cut_orig_is_id_ = false;
+      cut_orig_id_.resize(b);
+      for (TaskId t = 0; t < b; ++t) cut_orig_id_[t] = t;
     }
   }
-  if (!cut_orig_id_.empty()) {
+  if (!cut_orig_is_id_) {
     cut_orig_id_.insert(cut_orig_id_.end(), g.orig_id.begin(),
                         g.orig_id.begin() + static_cast<std::ptrdiff_t>(m));
   }
   const auto orig_of = [&](TaskId t) {
-    return t >= b ? g.orig_id[t - b] : cut_orig_id_.empty() ? t : cut_orig_id_[t];
+    return t >= b ? g.orig_id[t - b] : cut_orig_is_id_ ? t : cut_orig_id_[t];
   };
 
   // Successors: keep those inside [b, end), drop later ones, note earlier ones.

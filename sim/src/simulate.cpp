@@ -253,14 +253,14 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
 
   sc_core::sc_start();
   if (m.error) std::rethrow_exception(m.error);
-  // The control flow has asked past the last device task: a fed graph is now whole.
-  NPU_CHECK(feed == nullptr || feed->ended(), "the run ended before the trace was read");
-  const std::size_t n = graph.num_tasks();
-  const bool fidelity = run_opt.record_timeline && !graph.recorded_start_ps.empty();
   if (!scheduler.all_done()) {
     throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
                      " ps: " + describe_agents(m));
   }
+  // The control flow has asked past the last device task: a fed graph is now whole.
+  NPU_CHECK(feed == nullptr || feed->ended(), "the run ended before the trace was read");
+  const std::size_t n = graph.num_tasks();
+  const bool fidelity = run_opt.record_timeline && !graph.recorded_start_ps.empty();
   {
     // Promised HBM transfers leave the flow model lazily: retire those still held so that
     // its busy time covers them (every one ended before the last task did).

@@ -495,3 +495,22 @@ TEST_CASE("a cut keeps the tasks after it, whatever their memory and start colum
   CHECK(g.recorded_start_ps == std::vector<TimePs>{kNever, 5});
   CHECK(g.succ_begin == std::vector<std::uint32_t>{0, 0, 0});
 }
+
+TEST_CASE("cuts name the source's ids of earlier device tasks when they are not the dense ids") {
+  // Orig ids 100, 101, ... : task 3 (orig 103, device task 1) lists task 0 (orig 100).
+  TaskGraphBuilder b("test");
+  TaskGraphBuilder::CutErrors errors;
+  TaskGraph g;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    if (i == 2) append_device_task(g, b.cut_device_task(2, 0, 0, errors));
+    TaskGraphBuilder::Task t;
+    t.orig_id = 100 + i;
+    b.add_task(t);
+    if (i == 3) b.add_successor(0);
+  }
+  append_device_task(g, b.cut_device_task(4, 1, 0, errors));
+  CHECK(errors.back_edge == "task 103 (seqNo 1): successor task 100 is in device task seqNo 0, "
+                            "which runs earlier; an edge may only lead to the same or a later "
+                            "device task");
+  CHECK(g.orig_id == std::vector<std::uint32_t>{100, 101, 102, 103});
+}

@@ -178,7 +178,8 @@ class TaskGraphBuilder {
   TaskId cut_base_ = 0;
   std::vector<TaskId> cut_first_;           // first task per cut device task
   std::vector<std::uint32_t> cut_seq_;      // its key
-  std::vector<std::uint32_t> cut_orig_id_;  // orig ids of cut tasks; empty while id == orig
+  bool cut_orig_is_id_ = true;              // every cut task's orig id is its id
+  std::vector<std::uint32_t> cut_orig_id_;  // else: the orig ids of the cut tasks
   std::uint64_t cut_edges_listed_ = 0, cut_memory_ranges_ = 0;
   bool cut_has_memory_ = false;
 };
