@@ -396,13 +396,15 @@ TaskGraph TaskGraphBuilder::cut_device_task(TaskId end, std::uint32_t seq_no,
   };
 
   // Successors: keep those inside [b, end), drop later ones, note earlier ones.
-  const std::uint32_t succ_end = m < held ? g.succ_begin[m] : static_cast<std::uint32_t>(g.succ.size());
+  const std::uint32_t succ_end =
+      m < held ? g.succ_begin[m] : static_cast<std::uint32_t>(g.succ.size());
   cut_edges_listed_ += succ_end;
   p.succ_begin.resize(m + 1);
   p.pred_count.assign(m, 0);
   for (std::size_t i = 0; i < m; ++i) {
     p.succ_begin[i] = static_cast<std::uint32_t>(p.succ.size());
-    const std::uint32_t e1 = i + 1 < held ? g.succ_begin[i + 1] : static_cast<std::uint32_t>(g.succ.size());
+    const std::uint32_t e1 =
+        i + 1 < held ? g.succ_begin[i + 1] : static_cast<std::uint32_t>(g.succ.size());
     for (std::uint32_t e = g.succ_begin[i]; e < e1; ++e) {
       const TaskId s = g.succ[e];
       if (s >= b && s < end) {
@@ -411,8 +413,7 @@ TaskGraph TaskGraphBuilder::cut_device_task(TaskId end, std::uint32_t seq_no,
       } else if (s < b && errors.back_edge.empty()) {
         const std::size_t ds = static_cast<std::size_t>(
             std::upper_bound(cut_first_.begin(), cut_first_.end(), s) - cut_first_.begin() - 1);
-        errors.back_edge =
-            back_edge_message(g.orig_id[i], seq_no, orig_of(s), cut_seq_[ds]);
+        errors.back_edge = back_edge_message(g.orig_id[i], seq_no, orig_of(s), cut_seq_[ds]);
       }
     }
   }
@@ -425,7 +426,8 @@ TaskGraph TaskGraphBuilder::cut_device_task(TaskId end, std::uint32_t seq_no,
 
   if (!g.mem_begin.empty()) {
     cut_has_memory_ = true;
-    const std::uint32_t mem_end = m < held ? g.mem_begin[m] : static_cast<std::uint32_t>(g.mem.size());
+    const std::uint32_t mem_end =
+        m < held ? g.mem_begin[m] : static_cast<std::uint32_t>(g.mem.size());
     cut_memory_ranges_ += mem_end;
     p.mem_begin.assign(g.mem_begin.begin(), g.mem_begin.begin() + static_cast<std::ptrdiff_t>(m));
     p.mem_begin.push_back(mem_end);

@@ -368,8 +368,8 @@ Both build_both(const std::vector<Spec>& specs) {
   const auto add_all = [&](TaskGraphBuilder& b, bool cut) {
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (cut && i > 0 && specs[i].seq != specs[i - 1].seq) {
-        append_device_task(out.grown, b.cut_device_task(TaskId(i), specs[i - 1].seq,
-                                                        specs[i - 1].pg, out.errors));
+        append_device_task(
+            out.grown, b.cut_device_task(TaskId(i), specs[i - 1].seq, specs[i - 1].pg, out.errors));
       }
       TaskGraphBuilder::Task t;
       t.core_type = specs[i].core;
@@ -383,7 +383,8 @@ Both build_both(const std::vector<Spec>& specs) {
       if (i % 5 == 2) t.recorded_ns = static_cast<std::uint32_t>(7 * i);
       b.add_task(t);
       for (const TaskId s : specs[i].succ) b.add_successor(s);
-      if (i >= 3 && i % 3 != 0) b.add_memory(MemAccess{4096 * i, static_cast<std::uint32_t>(64 + i), i % 2});
+      if (i >= 3 && i % 3 != 0)
+        b.add_memory(MemAccess{4096 * i, static_cast<std::uint32_t>(64 + i), i % 2});
     }
     if (cut && !specs.empty()) {
       append_device_task(out.grown, b.cut_device_task(TaskId(specs.size()), specs.back().seq,
@@ -441,10 +442,10 @@ TEST_CASE("device tasks cut while reading and appended give the graph finish() g
   // dt 0: 0 -> {1, 2}, 2 -> 5 (dropped: later device task); dt 1: a HUB fan-in, a backward
   // edge inside the device task (4 -> 3); dt 2: no memory, no starts; dt 3 in a parallel group.
   const std::vector<Spec> specs = {
-      {0, {1, 2}, CoreType::kAic, 0},  {0, {}, CoreType::kAiv, 0},
-      {0, {5}, CoreType::kAiv, 1},     {1, {5}, CoreType::kAiv, 2},
-      {1, {3}, CoreType::kHub, 2},     {1, {}, CoreType::kAic, 3},
-      {2, {7}, CoreType::kAiv, 4},     {2, {}, CoreType::kAicpu, 4},
+      {0, {1, 2}, CoreType::kAic, 0},     {0, {}, CoreType::kAiv, 0},
+      {0, {5}, CoreType::kAiv, 1},        {1, {5}, CoreType::kAiv, 2},
+      {1, {3}, CoreType::kHub, 2},        {1, {}, CoreType::kAic, 3},
+      {2, {7}, CoreType::kAiv, 4},        {2, {}, CoreType::kAicpu, 4},
       {3, {9, 10}, CoreType::kAiv, 5, 1}, {3, {}, CoreType::kAiv, 5, 1},
       {3, {}, CoreType::kAic, 5, 1}};
   const Both b = build_both(specs);
@@ -488,9 +489,10 @@ TEST_CASE("a cut keeps the tasks after it, whatever their memory and start colum
   TaskGraph g;
   append_device_task(g, TaskGraph(p));
   append_device_task(g, b.cut_device_task(2, 1, 0, errors));
-  CHECK(errors.back_edge == "task 1 (seqNo 1): successor task 0 is in device task seqNo 0, "
-                            "which runs earlier; an edge may only lead to the same or a later "
-                            "device task");
+  CHECK(errors.back_edge ==
+        "task 1 (seqNo 1): successor task 0 is in device task seqNo 0, "
+        "which runs earlier; an edge may only lead to the same or a later "
+        "device task");
   CHECK(g.mem_begin == std::vector<std::uint32_t>{0, 0, 1});
   CHECK(g.recorded_start_ps == std::vector<TimePs>{kNever, 5});
   CHECK(g.succ_begin == std::vector<std::uint32_t>{0, 0, 0});
@@ -509,8 +511,9 @@ TEST_CASE("cuts name the source's ids of earlier device tasks when they are not 
     if (i == 3) b.add_successor(0);
   }
   append_device_task(g, b.cut_device_task(4, 1, 0, errors));
-  CHECK(errors.back_edge == "task 103 (seqNo 1): successor task 100 is in device task seqNo 0, "
-                            "which runs earlier; an edge may only lead to the same or a later "
-                            "device task");
+  CHECK(errors.back_edge ==
+        "task 103 (seqNo 1): successor task 100 is in device task seqNo 0, "
+        "which runs earlier; an edge may only lead to the same or a later "
+        "device task");
   CHECK(g.orig_id == std::vector<std::uint32_t>{100, 101, 102, 103});
 }

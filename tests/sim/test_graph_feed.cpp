@@ -123,8 +123,9 @@ std::string streamed_error(const std::string& path, const sim::ChipConfig& chip,
 // Root r has tasks 2r, 2r+1 (a chain inside the root); each root is a device task of its own
 // (stitch_function_max_num 1). `extra` replaces the successors of chosen tasks.
 std::string two_task_roots(int roots, const std::map<int, std::string>& succ_of) {
-  std::string text = "{\"format\":\"pypto-sim-trace\",\"version\":1,\"tasks\":" +
-                     std::to_string(2 * roots) + "}\n";
+  std::string text =
+      "{\"format\":\"pypto-sim-trace\",\"version\":1,\"tasks\":" + std::to_string(2 * roots) +
+      "}\n";
   for (int t = 0; t < 2 * roots; ++t) {
     const auto it = succ_of.find(t);
     const std::string succ = it != succ_of.end() ? it->second
@@ -214,7 +215,8 @@ TEST_CASE("streamed: the errors of a whole read, in its order, even after the ru
   // The cycle alone.
   const std::string cycle = dir.write("cycle.ndjson", two_task_roots(40, {{2, "[3]"}, {3, "[2]"}}));
   const std::string e2 = whole_error(cycle, chip, one);
-  CHECK_THAT(e2, Catch::Matchers::Contains("dependency cycle in seqNo 1: task 2 -> task 3 -> task 2"));
+  CHECK_THAT(e2,
+             Catch::Matchers::Contains("dependency cycle in seqNo 1: task 2 -> task 3 -> task 2"));
   CHECK(streamed_error(cycle, chip, one) == e2);
   // A successor beyond the last task, a bad line near the end, and a truncated file: the
   // run has simulated the device tasks before them by then.

@@ -21,8 +21,7 @@ namespace {
 constexpr int kReadNice = 10;
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
@@ -125,8 +124,9 @@ void GraphFeed::reserve_for(const sched::TaskGraph& first) {
 
 // First touches of fresh memory cost ~2 ms/MiB on the project's VMs (README, Performance):
 // the reserved graph is faulted in here, on the reading thread, a little ahead of the
-// device tasks pushed (a step at a time: the run waits for the first ones), so that the run's appends write to memory already there. Only page
-// tables change: the run's data is never touched from this thread.
+// device tasks pushed (a step at a time: the run waits for the first ones), so that the run's
+// appends write to memory already there. Only page tables change: the run's data is never touched
+// from this thread.
 void GraphFeed::populate_with_graph(const void* begin, std::size_t bytes) {
   if (bytes < kPopulateMinBytes) return;
   const auto b = reinterpret_cast<std::uintptr_t>(begin);
@@ -143,14 +143,13 @@ void GraphFeed::populate_ahead() {
     }
   }
   if (spans_.empty()) return;
-  const double frac =
-      std::min(1.0, static_cast<double>(pushed_tasks_ + kPopulateAheadTasks) /
-                        static_cast<double>(span_tasks_));
+  const double frac = std::min(1.0, static_cast<double>(pushed_tasks_ + kPopulateAheadTasks) /
+                                        static_cast<double>(span_tasks_));
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   for (Span& sp : spans_) {
-    const auto to = static_cast<std::uintptr_t>(
-                        static_cast<double>(sp.begin) +
-                        static_cast<double>(sp.end - sp.begin) * frac) & ~(page - 1);
+    const auto to = static_cast<std::uintptr_t>(static_cast<double>(sp.begin) +
+                                                static_cast<double>(sp.end - sp.begin) * frac) &
+                    ~(page - 1);
     const std::uintptr_t from = sp.done & ~(page - 1);
     if (to <= from) continue;
     // A hint: where it fails (a kernel before 5.14; a column the run has outgrown and
@@ -180,8 +179,7 @@ void GraphFeed::cancel() {
 bool GraphFeed::streams() const {
   std::unique_lock<std::mutex> lock(mu_);
   // cv_ is notified on every push, at the end and on an error.
-  cv_.wait(
-      lock, [this] { return any_pushed_ || finished_ || error_ != nullptr; });
+  cv_.wait(lock, [this] { return any_pushed_ || finished_ || error_ != nullptr; });
   return any_pushed_;
 }
 

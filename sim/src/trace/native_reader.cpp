@@ -379,9 +379,9 @@ class NativeReader {
   GraphFeed* feed_;
   bool streaming_ = false;
   std::optional<sched::StitchCursor> cursor_;
-  sched::TaskId root_first_ = 0;     // first task of the root being read
-  std::uint32_t open_pg_ = 0;        // parallel group of the device task being read
-  std::uint32_t cut_dt_ = 0;         // device tasks cut so far
+  sched::TaskId root_first_ = 0;  // first task of the root being read
+  std::uint32_t open_pg_ = 0;     // parallel group of the device task being read
+  std::uint32_t cut_dt_ = 0;      // device tasks cut so far
   TaskGraphBuilder::CutErrors cut_errors_;
   std::function<void(sched::TaskGraph&)> finish_graph_;
 };
@@ -859,11 +859,12 @@ void NativeReader::check_memory(std::uint64_t consumed_bytes) {
   const double tasks = header().has_tasks ? static_cast<double>(header().reserve_tasks)
                                           : static_cast<double>(file_bytes_) * n /
                                                 static_cast<double>(consumed_bytes);
-  const double per_task =
-      kGraphBytesPerTask + (builder_.has_memory() ? 4.0 : 0.0) + (any_interval_ ? 8.0 : 0.0) +
-      4.0 * static_cast<double>(builder_.edges_listed()) / n +
-      static_cast<double>(sizeof(sched::MemAccess)) * static_cast<double>(builder_.memory_ranges()) / n +
-      kRunBytesPerTask;
+  const double per_task = kGraphBytesPerTask + (builder_.has_memory() ? 4.0 : 0.0) +
+                          (any_interval_ ? 8.0 : 0.0) +
+                          4.0 * static_cast<double>(builder_.edges_listed()) / n +
+                          static_cast<double>(sizeof(sched::MemAccess)) *
+                              static_cast<double>(builder_.memory_ranges()) / n +
+                          kRunBytesPerTask;
   check_fits_memory(path_, tasks, per_task,
                     header().has_tasks ? "tasks from the header"
                                        : "tasks from the file size at the density of its first " +

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Format detection and dispatch to the per-format readers.
 #include "pypto/sim/trace/trace_loader.h"
-#include "pypto/sim/trace/graph_feed.h"
 
 #include <sys/stat.h>
 
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
+#include "pypto/sim/trace/graph_feed.h"
 #include "readers.h"
 
 namespace pypto::sim {

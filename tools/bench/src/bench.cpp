@@ -235,10 +235,9 @@ ordered_json scaling_point(const BenchOptions& opt, const std::string& trace, st
     fs::create_directories(out);
     progress << "bench: scaling " << human_count(tasks) << " run " << (r + 1) << "/" << runs
              << " ..." << std::flush;
-    const ChildResult c =
-        run_child({opt.self_exe, "run", trace, "--chip", opt.chip, "--no-trace", "--read-first",
-                   "-q", "-o", out},
-                  log, false);
+    const ChildResult c = run_child({opt.self_exe, "run", trace, "--chip", opt.chip, "--no-trace",
+                                     "--read-first", "-q", "-o", out},
+                                    log, false);
     if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
       throw Error("bench: '" + opt.self_exe + " run " + trace + "' failed (" +
                   describe_status(c.status) + "): " + tail_of_file(log));

@@ -595,9 +595,9 @@ void refuse_overwrite_by_reports(const std::string& dir, const Inputs& inputs) {
 
 // The outputs of one `run` and its summary.
 void finish_run(const Common& c, const std::string& timed_trace, const std::string& out,
-                const sched::TaskGraph& graph, const sim::ChipConfig& chip,
-                const sim::SimResult& r, const sim::ReportOptions& ro, ProgressLine& bar,
-                sim::GraphReports* ahead, sim::PhaseWall& phases) {
+                const sched::TaskGraph& graph, const sim::ChipConfig& chip, const sim::SimResult& r,
+                const sim::ReportOptions& ro, ProgressLine& bar, sim::GraphReports* ahead,
+                sim::PhaseWall& phases) {
   const auto write_t0 = std::chrono::steady_clock::now();
   // The timed trace is complete before the reports are written and renamed after them:
   // either every output of the run is there, or none.
@@ -655,8 +655,8 @@ int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::st
     const std::uint64_t done = feed->read_bytes(), total = feed->total_bytes();
     if (total == 0 || done >= total) return "";
     char text[128];
-    std::snprintf(text, sizeof text, ": %.1f / %.1f MB, %.1f MB/s", 1e-6 * static_cast<double>(done),
-                  1e-6 * static_cast<double>(total),
+    std::snprintf(text, sizeof text, ": %.1f / %.1f MB, %.1f MB/s",
+                  1e-6 * static_cast<double>(done), 1e-6 * static_cast<double>(total),
                   1e-6 * static_cast<double>(done) / std::max(feed->read_wall_s(), 1e-9));
     return "; reading " + c.trace + text;
   };

@@ -151,16 +151,16 @@ class TaskGraphBuilder {
   // next device task (key seq_no) and moves them out as a piece for append_device_task():
   // a TaskGraph of those tasks alone, with per-task columns and CSR offsets local to it
   // (succ_begin and mem_begin with one entry more than tasks; mem_begin and
-  // recorded_start_ps may be empty when none of them has memory or a start), successors as global task ids, and one DeviceTask with its global
-  // first_task. finish()'s rules apply to the piece: edges into later device tasks are
-  // dropped, and an edge into an earlier one or a cycle goes to `errors`.
-  // Contract: device tasks are added in order (a task of a later device task is never
+  // recorded_start_ps may be empty when none of them has memory or a start), successors as global
+  // task ids, and one DeviceTask with its global first_task. finish()'s rules apply to the piece:
+  // edges into later device tasks are dropped, and an edge into an earlier one or a cycle goes to
+  // `errors`. Contract: device tasks are added in order (a task of a later device task is never
   // added before an earlier one is cut; set_device_task is not used with cuts); successor
   // ids are not range-checked (the caller checks the largest one at the end, as finish()
   // would first); the cut names the device task (the tasks' device_task_seq is not read)
   // and seq_no is what finish() would have given it; its tasks' parallel_group is
-  // parallel_group (checked). After the last cut the builder holds no task, and take_kernel_names() gives the
-  // names the pieces' kernel columns index.
+  // parallel_group (checked). After the last cut the builder holds no task, and take_kernel_names()
+  // gives the names the pieces' kernel columns index.
   TaskGraph cut_device_task(TaskId end, std::uint32_t seq_no, std::uint32_t parallel_group,
                             CutErrors& errors);
   std::vector<std::string> take_kernel_names();

@@ -125,7 +125,7 @@ class GraphFeed {
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;  // the run waits for device tasks
-  std::condition_variable room_;   // the loading thread waits for room
+  std::condition_variable room_;        // the loading thread waits for room
   std::deque<sched::TaskGraph> queue_;
   std::size_t queued_tasks_ = 0;
   bool finished_ = false, cancelled_ = false, any_pushed_ = false;
