@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/same_graph.h"
 #include "pypto/common/errors.h"
 #include "pypto/sched/stitcher.h"
 #include "pypto/sched/task_graph.h"
@@ -25,17 +26,22 @@ struct Spec {
   std::uint32_t pg = 0;
 };
 
+// Task i of specs, with orig id i.
+TaskGraphBuilder::Task task_of(const std::vector<Spec>& specs, std::size_t i) {
+  TaskGraphBuilder::Task t;
+  t.core_type = specs[i].core;
+  t.device_task_seq = specs[i].seq;
+  t.root = specs[i].root;
+  t.orig_id = static_cast<std::uint32_t>(i);
+  t.parallel_group = specs[i].pg;
+  return t;
+}
+
 // Adds tasks with orig ids 0, 1, 2, ... (dense id == orig id before any reordering).
 TaskGraphBuilder make_builder(const std::vector<Spec>& specs) {
   TaskGraphBuilder b("test");
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    TaskGraphBuilder::Task t;
-    t.core_type = specs[i].core;
-    t.device_task_seq = specs[i].seq;
-    t.root = specs[i].root;
-    t.orig_id = static_cast<std::uint32_t>(i);
-    t.parallel_group = specs[i].pg;
-    b.add_task(t);
+    b.add_task(task_of(specs, i));
     for (const TaskId s : specs[i].succ) b.add_successor(s);
   }
   return b;
@@ -371,12 +377,7 @@ Both build_both(const std::vector<Spec>& specs) {
         append_device_task(
             out.grown, b.cut_device_task(TaskId(i), specs[i - 1].seq, specs[i - 1].pg, out.errors));
       }
-      TaskGraphBuilder::Task t;
-      t.core_type = specs[i].core;
-      t.device_task_seq = specs[i].seq;
-      t.root = specs[i].root;
-      t.orig_id = static_cast<std::uint32_t>(i);
-      t.parallel_group = specs[i].pg;
+      TaskGraphBuilder::Task t = task_of(specs, i);
       t.kernel = b.kernel_index(i % 3 == 0 ? "k0" : "k1");
       t.compute_cycles = static_cast<std::uint32_t>(100 + i);
       if (i % 4 == 1) t.recorded_start_ps = 1000 * i;  // starts on some tasks only
@@ -403,39 +404,6 @@ Both build_both(const std::vector<Spec>& specs) {
   return out;
 }
 
-void check_same(const TaskGraph& a, const TaskGraph& b) {
-  CHECK(a.core_type == b.core_type);
-  CHECK(a.device_task == b.device_task);
-  CHECK(a.root == b.root);
-  CHECK(a.kernel == b.kernel);
-  CHECK(a.orig_id == b.orig_id);
-  CHECK(a.succ_begin == b.succ_begin);
-  CHECK(a.succ == b.succ);
-  CHECK(a.pred_count == b.pred_count);
-  CHECK(a.recorded_ns == b.recorded_ns);
-  CHECK(a.recorded_start_ps == b.recorded_start_ps);
-  CHECK(a.mem_begin == b.mem_begin);
-  REQUIRE(a.mem.size() == b.mem.size());
-  for (std::size_t i = 0; i < a.mem.size(); ++i) {
-    CHECK(a.mem[i].addr == b.mem[i].addr);
-    CHECK(a.mem[i].bytes == b.mem[i].bytes);
-    CHECK(a.mem[i].is_write == b.mem[i].is_write);
-  }
-  CHECK(a.compute_cycles == b.compute_cycles);
-  CHECK(a.tiles == b.tiles);
-  CHECK(a.kernel_names == b.kernel_names);
-  REQUIRE(a.device_tasks.size() == b.device_tasks.size());
-  for (std::size_t d = 0; d < a.device_tasks.size(); ++d) {
-    const DeviceTask &x = a.device_tasks[d], &y = b.device_tasks[d];
-    CHECK(x.first_task == y.first_task);
-    CHECK(x.num_tasks == y.num_tasks);
-    CHECK(x.num_roots == y.num_roots);
-    CHECK(x.seq_no == y.seq_no);
-    CHECK(x.parallel_group == y.parallel_group);
-    for (int c = 0; c < 4; ++c) CHECK(x.count[c] == y.count[c]);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("device tasks cut while reading and appended give the graph finish() gives") {
@@ -451,7 +419,7 @@ TEST_CASE("device tasks cut while reading and appended give the graph finish() g
   const Both b = build_both(specs);
   REQUIRE(b.whole_error.empty());
   CHECK_FALSE(b.errors.any());
-  check_same(b.whole, b.grown);
+  pypto::testing::check_same_graph(b.whole, b.grown);
   CHECK(b.grown.succ == std::vector<TaskId>{1, 2, 5, 3, 7, 9, 10});
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "../common/same_graph.h"
 #include "../common/temp_dir.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/config_loader.h"
@@ -37,27 +38,6 @@ sim::SimOptions options(const std::string& policy) {
   return o;
 }
 
-void check_same_graph(const sched::TaskGraph& a, const sched::TaskGraph& b) {
-  CHECK(a.core_type == b.core_type);
-  CHECK(a.device_task == b.device_task);
-  CHECK(a.root == b.root);
-  CHECK(a.kernel == b.kernel);
-  CHECK(a.orig_id == b.orig_id);
-  CHECK(a.succ_begin == b.succ_begin);
-  CHECK(a.succ == b.succ);
-  CHECK(a.pred_count == b.pred_count);
-  CHECK(a.recorded_ns == b.recorded_ns);
-  CHECK(a.recorded_start_ps == b.recorded_start_ps);
-  CHECK(a.mem_begin == b.mem_begin);
-  CHECK(a.mem.size() == b.mem.size());
-  CHECK(a.compute_cycles == b.compute_cycles);
-  CHECK(a.tiles == b.tiles);
-  CHECK(a.kernel_names == b.kernel_names);
-  CHECK(a.device_tasks.size() == b.device_tasks.size());
-  CHECK(a.recorded_makespan_ps == b.recorded_makespan_ps);
-  CHECK(a.source == b.source);
-}
-
 // The whole read and run against the streamed one; stats.json compared as written (its
 // wall-clock fields aside) and the timeline task by task.
 void check_streamed_equals_whole(const std::string& path, const std::string& policy,
@@ -73,7 +53,8 @@ void check_streamed_equals_whole(const std::string& path, const std::string& pol
   const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(path, lo, chip);
   const sim::SimResult b = sim::simulate(*feed, chip, opt);
   REQUIRE(feed->ended());
-  check_same_graph(whole.graph, feed->graph());
+  pypto::testing::check_same_graph(whole.graph, feed->graph());
+  CHECK(whole.graph.source == feed->graph().source);
   CHECK(a.timeline.start_ps == b.timeline.start_ps);
   CHECK(a.timeline.end_ps == b.timeline.end_ps);
   CHECK(a.timeline.core == b.timeline.core);
