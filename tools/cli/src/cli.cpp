@@ -315,6 +315,15 @@ std::string default_out_dir(const std::string& trace, const std::string& tag) {
 // shows itself, only on a terminal, never with -q, and only once the command has taken a
 // second (a short run prints nothing). One line, redrawn in place at most every 100 ms and
 // erased when the phase ends, so that nothing of it stays between the command's own lines.
+// "120.5 / 800.0 MB, 95.3 MB/s": `done` of `total` bytes read in `seconds`.
+std::string read_rate_text(std::uint64_t done, std::uint64_t total, double seconds) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%.1f / %.1f MB, %.1f MB/s", 1e-6 * static_cast<double>(done),
+                1e-6 * static_cast<double>(total),
+                1e-6 * static_cast<double>(done) / std::max(seconds, 1e-9));
+  return text;
+}
+
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
@@ -341,11 +350,7 @@ class ProgressLine {
   // read) always draws: the rate of the whole read stays until the next phase.
   void bytes(std::uint64_t done, std::uint64_t total) {
     if (!enabled_ || (!due() && (done < total || Clock::now() - t0_ < delay_))) return;
-    const double mb = 1e-6 * static_cast<double>(done);
-    char text[96];
-    std::snprintf(text, sizeof text, "%.1f / %.1f MB, %.1f MB/s", mb,
-                  1e-6 * static_cast<double>(total), mb / std::max(elapsed_s(), 1e-9));
-    draw(text, false);
+    draw(read_rate_text(done, total, elapsed_s()), false);
   }
 
   // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s", and
@@ -382,13 +387,9 @@ class ProgressLine {
     // The first one shows at once (a wait for the reading is news), later ones at the pace.
     if (!enabled_ || (reading_shown_ && !due()) || Clock::now() - t0_ < delay_) return;
     reading_shown_ = true;
-    char text[128];
-    std::snprintf(text, sizeof text, "%.1f / %.1f MB, %.1f MB/s", 1e-6 * static_cast<double>(done),
-                  1e-6 * static_cast<double>(total),
-                  1e-6 * static_cast<double>(done) / std::max(read_s, 1e-9));
     const std::string phase = std::move(label_);
     label_ = "reading " + path;
-    draw(text, false);
+    draw(read_rate_text(done, total, read_s), false);
     label_ = phase;
   }
 
@@ -636,14 +637,16 @@ int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::st
   const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(c.trace, lo, chip);
   // A trace that does not stream (device-task ids) is read whole first, as load_trace would:
   // the phases are then read, then simulate.
+  const auto stop_if_interrupted = [&] {
+    if (!interrupt_requested()) return;
+    bar.clear();
+    throw Interrupted("interrupted while loading " + c.trace);
+  };
   const bool streams = feed->streams();
   if (!streams) {
     bar.phase("reading " + c.trace);
     feed->on_wait([&] {
-      if (interrupt_requested()) {
-        bar.clear();
-        throw Interrupted("interrupted while loading " + c.trace);
-      }
+      stop_if_interrupted();
       bar.bytes(feed->read_bytes(), feed->total_bytes());
     });
     feed->complete();
@@ -654,17 +657,10 @@ int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::st
   const auto reading = [&c, &feed]() -> std::string {
     const std::uint64_t done = feed->read_bytes(), total = feed->total_bytes();
     if (total == 0 || done >= total) return "";
-    char text[128];
-    std::snprintf(text, sizeof text, ": %.1f / %.1f MB, %.1f MB/s",
-                  1e-6 * static_cast<double>(done), 1e-6 * static_cast<double>(total),
-                  1e-6 * static_cast<double>(done) / std::max(feed->read_wall_s(), 1e-9));
-    return "; reading " + c.trace + text;
+    return "; reading " + c.trace + ": " + read_rate_text(done, total, feed->read_wall_s());
   };
   feed->on_wait([&] {
-    if (interrupt_requested()) {
-      bar.clear();
-      throw Interrupted("interrupted while loading " + c.trace);
-    }
+    stop_if_interrupted();
     bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
   });
   const sim::SimResult r =
