@@ -72,15 +72,18 @@ void Machine::throw_watchdog() const {
 
 namespace {
 
+// True when the chip has no cores to run tasks of type ct on.
+bool lacks_cores(sched::CoreType ct, const ChipConfig& chip) {
+  return (ct == sched::CoreType::kAiv && chip.cores.aic * chip.cores.aiv_per_aic == 0) ||
+         (ct == sched::CoreType::kAic && chip.cores.aic == 0);
+}
+
 // A task type the chip has no cores for: name the trace, the first such task, and the key
 // that gives the chip those cores (the scheduler's own check knows neither).
 void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
-  const std::uint32_t aiv = chip.cores.aic * chip.cores.aiv_per_aic;
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
     const sched::CoreType ct = g.core_type[t];
-    const bool missing = (ct == sched::CoreType::kAiv && aiv == 0) ||
-                         (ct == sched::CoreType::kAic && chip.cores.aic == 0);
-    if (!missing) continue;
+    if (!lacks_cores(ct, chip)) continue;
     std::size_t same = 0;
     for (sched::TaskId u = t; u < g.num_tasks(); ++u) same += g.core_type[u] == ct;
     const std::string type(sched::to_string(ct));
@@ -104,13 +107,12 @@ bool Machine::has_device_task(std::uint64_t k) {
     const std::size_t first_new = graph.device_tasks.size();
     if (!feed->append_next()) return false;
     // What simulate() does for a whole graph before the run, for the device tasks just read.
-    const std::uint32_t aiv = chip.cores.aic * chip.cores.aiv_per_aic;
     for (std::size_t d = first_new; d < graph.device_tasks.size(); ++d) {
-      const sched::DeviceTask& dt = graph.device_tasks[d];
-      if ((dt.count[static_cast<int>(sched::CoreType::kAiv)] > 0 && aiv == 0) ||
-          (dt.count[static_cast<int>(sched::CoreType::kAic)] > 0 && chip.cores.aic == 0)) {
-        feed->complete();  // the message counts the whole trace's tasks of the type
-        check_core_types(graph, chip);
+      for (const sched::CoreType ct : {sched::CoreType::kAic, sched::CoreType::kAiv}) {
+        if (graph.device_tasks[d].count[static_cast<int>(ct)] > 0 && lacks_cores(ct, chip)) {
+          feed->complete();  // the message counts the whole trace's tasks of the type
+          check_core_types(graph, chip);
+        }
       }
     }
     if (opt.record_timeline) {
@@ -133,6 +135,10 @@ bool Machine::has_device_task(std::uint64_t k) {
     }
   }
   return true;
+}
+
+bool Machine::lacks_device_task(std::uint64_t k) const {
+  return k >= graph.device_tasks.size() && (feed == nullptr || feed->ended());
 }
 
 std::uint64_t Machine::expected_tasks() const {

@@ -5,31 +5,11 @@
 // every root boundary of the input is a cut.
 #include <memory>
 
+#include "../common/graph_diff.h"
 #include "fuzz_trace_common.h"
 #include "pypto/sim/trace/graph_feed.h"
 
 namespace {
-
-bool same_graph(const pypto::sched::TaskGraph& a, const pypto::sched::TaskGraph& b) {
-  if (a.device_tasks.size() != b.device_tasks.size() || a.mem.size() != b.mem.size()) return false;
-  for (std::size_t d = 0; d < a.device_tasks.size(); ++d) {
-    const auto &x = a.device_tasks[d], &y = b.device_tasks[d];
-    if (x.first_task != y.first_task || x.num_tasks != y.num_tasks || x.num_roots != y.num_roots ||
-        x.seq_no != y.seq_no || x.parallel_group != y.parallel_group)
-      return false;
-  }
-  for (std::size_t i = 0; i < a.mem.size(); ++i) {
-    if (a.mem[i].addr != b.mem[i].addr || a.mem[i].bytes != b.mem[i].bytes ||
-        a.mem[i].is_write != b.mem[i].is_write)
-      return false;
-  }
-  return a.core_type == b.core_type && a.device_task == b.device_task && a.root == b.root &&
-         a.kernel == b.kernel && a.orig_id == b.orig_id && a.succ_begin == b.succ_begin &&
-         a.succ == b.succ && a.pred_count == b.pred_count && a.recorded_ns == b.recorded_ns &&
-         a.recorded_start_ps == b.recorded_start_ps && a.mem_begin == b.mem_begin &&
-         a.compute_cycles == b.compute_cycles && a.tiles == b.tiles &&
-         a.kernel_names == b.kernel_names && a.recorded_makespan_ps == b.recorded_makespan_ps;
-}
 
 void check_streamed(const std::string& path) {
   using namespace pypto;
@@ -52,8 +32,13 @@ void check_streamed(const std::string& path) {
     fuzz::finding("the streamed read fails otherwise than the whole read",
                   "whole: " + whole_error + "; streamed: " + streamed_error);
   }
-  if (whole_error == "(none)" && !same_graph(whole.graph, feed->graph())) {
-    fuzz::finding("the streamed read gives another graph than the whole read", path);
+  if (whole_error != "(none)") return;
+  std::string columns;
+  for (const std::string& c : testing::graph_differences(whole.graph, feed->graph()))
+    columns += " " + c;
+  if (!columns.empty()) {
+    fuzz::finding("the streamed read gives another graph than the whole read",
+                  path + ": differs in" + columns);
   }
 }
 

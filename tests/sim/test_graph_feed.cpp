@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "../common/same_graph.h"
 #include "../common/temp_dir.h"
@@ -40,14 +41,38 @@ sim::SimOptions options(const std::string& policy) {
 
 // The whole read and run against the streamed one; stats.json compared as written (its
 // wall-clock fields aside) and the timeline task by task.
-void check_streamed_equals_whole(const std::string& path, const std::string& policy,
-                                 sched::RuntimeOptions runtime = {}) {
+// The AICPU spans (control-flow builds and schedule-thread rounds, in the order kept) and
+// the ready-queue samples, field by field.
+void check_same_aicpu(const sim::Timeline& a, const sim::Timeline& b) {
+  const auto span = [](const sim::AicpuSpan& s) {
+    return std::make_tuple(s.thread, s.start_ps, s.end_ps, s.completions, s.dispatches);
+  };
+  const auto sample = [](const sim::DepthSample& d) {
+    return std::make_tuple(d.time_ps, d.aic, d.aiv);
+  };
+  REQUIRE(a.aicpu.size() == b.aicpu.size());
+  for (std::size_t i = 0; i < a.aicpu.size(); ++i) {
+    INFO("AICPU span " << i);
+    CHECK(span(a.aicpu[i]) == span(b.aicpu[i]));
+  }
+  CHECK(a.aicpu_truncated == b.aicpu_truncated);
+  REQUIRE(a.depth.size() == b.depth.size());
+  for (std::size_t i = 0; i < a.depth.size(); ++i) {
+    INFO("ready-queue sample " << i);
+    CHECK(sample(a.depth[i]) == sample(b.depth[i]));
+  }
+}
+
+void check_streamed_equals_whole(
+    const std::string& path, const std::string& policy, sched::RuntimeOptions runtime = {},
+    std::size_t max_aicpu_events = sim::SimOptions{}.max_aicpu_events) {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
   sim::LoadOptions lo;
   lo.runtime = runtime;
   runtime.policy = policy;
   sim::SimOptions opt = options(policy);
   opt.runtime = runtime;
+  opt.max_aicpu_events = max_aicpu_events;
   const sim::LoadedTrace whole = sim::load_trace(path, lo, chip);
   const sim::SimResult a = sim::simulate(whole.graph, chip, opt);
   const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(path, lo, chip);
@@ -58,7 +83,7 @@ void check_streamed_equals_whole(const std::string& path, const std::string& pol
   CHECK(a.timeline.start_ps == b.timeline.start_ps);
   CHECK(a.timeline.end_ps == b.timeline.end_ps);
   CHECK(a.timeline.core == b.timeline.core);
-  CHECK(a.timeline.aicpu.size() == b.timeline.aicpu.size());
+  check_same_aicpu(a.timeline, b.timeline);
   sim::SimResult a2 = a, b2 = b;
   a2.stats.wall_s = b2.stats.wall_s = 0;
   CHECK(sim::stats_json(a2).dump() == sim::stats_json(b2).dump());
@@ -159,6 +184,60 @@ TEST_CASE("streamed: recorded times, other shapes, parallel groups and small dev
   rt.stitch_function_max_num = 1;
   rt.device_sched_parallelism = 2;
   check_streamed_equals_whole(dir.write("mixed.ndjson", text), "fifo", rt);
+}
+
+TEST_CASE("the control flow's builds: spans at the running sum of build costs, in build order") {
+  // Three device tasks of 2, 1 and 3 tasks (one root each). The control flow builds all
+  // three before anything is dispatched (its submit queue holds 64): the first three AICPU
+  // spans are its builds, back to back, each the build cost plus the stitch cost per task;
+  // the same when the trace is streamed and the builds are worked out at admission.
+  const std::string text =
+      "{\"format\":\"pypto-sim-trace\",\"version\":1,\"tasks\":6}\n"
+      "{\"id\":0,\"core\":\"AIC\",\"root\":0,\"succ\":[1],\"dur\":100}\n"
+      "{\"id\":1,\"core\":\"AIV\",\"root\":0,\"dur\":100}\n"
+      "{\"id\":2,\"core\":\"AIV\",\"root\":1,\"dur\":100}\n"
+      "{\"id\":3,\"core\":\"AIC\",\"root\":2,\"succ\":[4,5],\"dur\":100}\n"
+      "{\"id\":4,\"core\":\"AIV\",\"root\":2,\"dur\":100}\n"
+      "{\"id\":5,\"core\":\"AIV\",\"root\":2,\"dur\":100}\n";
+  TempDir dir;
+  const std::string path = dir.write("three.ndjson", text);
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sim::DerivedTiming tm = sim::derive(chip);
+  sim::LoadOptions lo;
+  lo.runtime.stitch_function_max_num = 1;
+  sim::SimOptions opt = options("fifo");
+  opt.runtime = lo.runtime;
+  const sim::LoadedTrace whole = sim::load_trace(path, lo, chip);
+  REQUIRE(whole.graph.device_tasks.size() == 3);
+  const sim::SimResult r = sim::simulate(whole.graph, chip, opt);
+  const auto& spans = r.timeline.aicpu;
+  REQUIRE(spans.size() > 3);
+  const std::uint32_t control = r.stats.sched_threads;
+  const std::uint64_t sizes[] = {2, 1, 3};
+  for (int k = 0; k < 3; ++k) {
+    INFO("build " << k);
+    CHECK(spans[k].thread == control);
+    CHECK(spans[k].end_ps - spans[k].start_ps ==
+          tm.device_task_build_ps + sizes[k] * tm.stitch_per_task_ps);
+    if (k > 0) CHECK(spans[k].start_ps == spans[k - 1].end_ps);
+  }
+  for (std::size_t i = 3; i < spans.size(); ++i) CHECK(spans[i].thread < control);
+  CHECK(r.stats.control_busy_ps == spans[2].end_ps - spans[0].start_ps);
+  check_streamed_equals_whole(path, "fifo", lo.runtime);
+}
+
+TEST_CASE("streamed: AICPU spans cut at the same place when the trace ends within the queue") {
+  // Five device tasks. Streamed, the control flow starts building 64 before it knows the
+  // trace has five, and keeps places for their spans; with room for 8 spans, the schedule
+  // threads' spans find the places of the builds the trace does not have given back.
+  TempDir dir;
+  const std::string path = dir.write("five.ndjson", two_task_roots(5, {}));
+  sched::RuntimeOptions rt;
+  rt.stitch_function_max_num = 1;
+  for (std::size_t room : {1, 4, 5, 6, 8, 70}) {
+    INFO("room for " << room << " spans");
+    check_streamed_equals_whole(path, "fifo", rt, room);
+  }
 }
 
 TEST_CASE("a policy that reads ahead gets the whole graph before the run") {

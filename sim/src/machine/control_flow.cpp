@@ -38,26 +38,21 @@ void ControlFlow::step() {
     m_.count_event();
     const TimePs now = now_ps();
     for (;;) {
-      // 1. Build ahead while the submit queue has room (asking for the device task only
-      // then: on a trace still being read, the ask may wait for it).
-      while (next_build_ < next_admit_ + kSubmitQueueDepth && m_.has_device_task(next_build_)) {
-        const auto& d = m_.graph.device_tasks[next_build_];
-        const TimePs cost = sched::add_ps(m_.tm.device_task_build_ps,
-                                          sched::mul_ps(m_.tm.stitch_per_task_ps, d.num_tasks));
-        const TimePs begin = clock_ps_;
-        clock_ps_ = sched::add_ps(clock_ps_, cost);
-        check_time_limit(*this, clock_ps_);
-        busy_ps_ += cost;
-        built_at_.push_back(clock_ps_ + m_.tm.submit_ps);
-        if (m_.opt.record_aicpu_events &&
-            m_.result.timeline.aicpu.size() < m_.opt.max_aicpu_events) {
-          m_.result.timeline.aicpu.push_back(
-              {static_cast<std::uint32_t>(m_.threads.size()), begin, clock_ps_, 0, 0});
-        }
-        ++next_build_;
+      // 1. Start builds while the submit queue has room.
+      while (next_started_ < next_admit_ + kSubmitQueueDepth &&
+             !m_.lacks_device_task(next_started_)) {
+        reserve_span();
       }
-      if (next_admit_ == next_build_ && !m_.has_device_task(next_admit_)) return;
-      // 2. Admit the next device task once built and released.
+      // 2. Work out the build of the device task to admit next (on a trace still being
+      // read, asking for it may wait for it).
+      if (next_built_ == next_admit_) {
+        if (!m_.has_device_task(next_admit_)) {
+          drop_spans_from(next_admit_);
+          return;
+        }
+        build();
+      }
+      // 3. Admit it once built and released.
       const TimePs ready = std::max(built_at_.front(), release_ps_);
       if (ready > now) {
         ev_.notify(ps_delay(ready - now));
@@ -72,6 +67,70 @@ void ControlFlow::step() {
   } catch (...) {
     m_.fail(std::current_exception());
   }
+}
+
+void ControlFlow::reserve_span() {
+  if (m_.opt.record_aicpu_events) {
+    auto& spans = m_.result.timeline.aicpu;
+    if (spans.size() < m_.opt.max_aicpu_events) {
+      span_at_.push_back(spans.size());
+      spans.push_back({static_cast<std::uint32_t>(m_.threads.size()), 0, 0, 0, 0});
+    } else {
+      span_at_.push_back(kNoSpan);
+    }
+  }
+  ++next_started_;
+}
+
+void ControlFlow::build() {
+  const auto& d = m_.graph.device_tasks[next_built_];
+  const TimePs cost = sched::add_ps(m_.tm.device_task_build_ps,
+                                    sched::mul_ps(m_.tm.stitch_per_task_ps, d.num_tasks));
+  const TimePs begin = clock_ps_;
+  clock_ps_ = sched::add_ps(clock_ps_, cost);
+  check_time_limit(*this, clock_ps_);
+  busy_ps_ += cost;
+  built_at_.push_back(clock_ps_ + m_.tm.submit_ps);
+  if (!span_at_.empty()) {
+    if (span_at_.front() != kNoSpan) {
+      AicpuSpan& span = m_.result.timeline.aicpu[span_at_.front()];
+      span.start_ps = begin;
+      span.end_ps = clock_ps_;
+    }
+    span_at_.pop_front();
+  }
+  ++next_built_;
+}
+
+void ControlFlow::drop_spans_from(std::uint64_t first_absent) {
+  // The places of [first_absent, next_started_) are the last in span_at_ (which holds one
+  // per started build while the spans are recorded), in increasing order; the spans after
+  // them move up, in order.
+  next_started_ = first_absent;
+  if (span_at_.empty()) return;
+  const auto first = span_at_.begin() + static_cast<std::ptrdiff_t>(first_absent - next_built_);
+  if (first == span_at_.end()) return;
+  auto& spans = m_.result.timeline.aicpu;
+  auto drop = std::find_if(first, span_at_.end(), [](std::size_t at) { return at != kNoSpan; });
+  if (drop != span_at_.end()) {
+    std::size_t kept = *drop;
+    for (std::size_t i = *drop; i < spans.size(); ++i) {
+      if (drop != span_at_.end() && *drop == i) {
+        ++drop;
+      } else {
+        spans[kept++] = spans[i];
+      }
+    }
+    spans.resize(kept);
+  }
+  span_at_.erase(first, span_at_.end());
+}
+
+bool ControlFlow::drop_absent_spans() {
+  if (next_built_ == next_started_ || m_.has_device_task(next_started_ - 1)) return false;
+  // The trace ended within the started builds (has_device_task read it to its end).
+  drop_spans_from(m_.graph.device_tasks.size());
+  return true;
 }
 
 }  // namespace pypto::sim

@@ -3,6 +3,13 @@
 // cost per leaf task), working ahead of execution up to the submit-queue depth, and hands
 // each to the schedule threads once it is built and the runtime admits it (serial device
 // tasks after the previous one's barrier; parallel-loop ones up to the parallelism).
+//
+// A build's times are a running sum of build costs, the same whenever they are worked out,
+// so the model works a device task's build out only when it admits it (build()): a trace
+// still being read then needs to have reached only the device task being admitted, not the
+// whole submit queue ahead of it. Where the model starts a build (its queue has room), the
+// build takes its place among the AICPU spans (reserve_span()); its times fill that place
+// later, so the spans come out in the order of a build worked out at once.
 #pragma once
 
 #include <deque>
@@ -24,19 +31,37 @@ class ControlFlow : public sc_core::sc_module {
   sched::TimePs makespan_ps() const { return makespan_ps_; }
   sched::TimePs busy_ps() const { return busy_ps_; }
   std::uint64_t admitted() const { return next_admit_; }
+  // Contract: called when the AICPU spans are full (SimOptions::max_aicpu_events), before a
+  // schedule thread decides its span is left out. Drops the places taken for builds of
+  // device tasks the trace turns out not to have (a trace still being read may end within
+  // the submit queue), waiting for the reading if need be; true when it dropped any.
+  bool drop_absent_spans();
 
  private:
   void start_of_simulation() override;
   void step();
+  // The model starts building device task next_started_: its AICPU span takes its place.
+  void reserve_span();
+  // Works out the build of device task next_built_ (present in the graph).
+  void build();
+  // Drops the places of the builds of device tasks first_absent (>= next_built_) on: the
+  // trace does not have them.
+  void drop_spans_from(std::uint64_t first_absent);
   static constexpr std::uint32_t kSubmitQueueDepth = 64;
+  static constexpr std::size_t kNoSpan = ~std::size_t{0};
 
   Machine& m_;
   sc_core::sc_event ev_;
   sched::TimePs start_ps_;
-  sched::TimePs clock_ps_;    // when the control flow is free to build the next one
-  sched::TimePs release_ps_;  // earliest admission of the next device task
-  std::deque<sched::TimePs> built_at_;
-  std::uint64_t next_build_ = 0, next_admit_ = 0;
+  sched::TimePs clock_ps_;              // when the control flow is free to build the next one
+  sched::TimePs release_ps_;            // earliest admission of the next device task
+  std::deque<sched::TimePs> built_at_;  // submit times of [next_admit_, next_built_)
+  // Device tasks [0, next_started_) the model has started building (next_started_ <=
+  // next_admit_ + kSubmitQueueDepth); of those, [0, next_built_) are worked out, and the
+  // rest have places among the AICPU spans (span_at_, kNoSpan when the spans were full;
+  // kept only while the spans are recorded).
+  std::uint64_t next_started_ = 0, next_built_ = 0, next_admit_ = 0;
+  std::deque<std::size_t> span_at_;
   sched::TimePs makespan_ps_ = 0, busy_ps_ = 0;
 };
 

@@ -83,9 +83,12 @@ struct Machine {
 
   // Contract: true when the trace has device task k, appending device tasks from the feed
   // (waiting for them to be read) until it is there; false when the trace has fewer. An
-  // error of the reading is rethrown. Only the control flow calls it while the model runs:
-  // nobody may hold a reference into the graph's columns across the call.
+  // error of the reading is rethrown. Only the control flow calls it while the model runs
+  // (for itself, or for a schedule thread through drop_absent_spans): nobody may hold a
+  // reference into the graph's columns across the call.
   bool has_device_task(std::uint64_t k);
+  // True when the trace is known not to have device task k, without waiting for the reading.
+  bool lacks_device_task(std::uint64_t k) const;
   // The task count for progress: the whole graph's, or the one the trace announces while
   // it is read (0 when unknown).
   std::uint64_t expected_tasks() const;
