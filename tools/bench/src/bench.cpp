@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -56,12 +57,30 @@ constexpr double kTargetE2eTraceTasksPerS = 500e3;  // ... + trace.json + swim.j
 constexpr double kFlatTolerance = 0.25;             // per-task cost from 100k up: within +-25%
 constexpr std::uint64_t kFlatFrom = 100'000;
 constexpr std::uint64_t kRepeatUpTo = 1'000'000;  // larger scaling sizes run once
+// Sizes up to this run three times the rounds: their runs take a tenth of a second, about
+// as long as this host's bursts of load, and the flatness checks measure from them.
+constexpr std::uint64_t kRepeatMoreUpTo = 100'000;
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Child runs of a point of `tasks` tasks in round r (scaling and end to end): three for
+// sizes up to 100k, one up to 1M; a larger size runs once, in the middle round.
+constexpr int kMostRunsInRound = 3;
+int runs_in_round(const BenchOptions& opt, std::uint64_t tasks, int r) {
+  if (tasks <= kRepeatMoreUpTo) return kMostRunsInRound;
+  if (tasks <= kRepeatUpTo) return 1;
+  return r == opt.rounds / 2 ? 1 : 0;
+}
+
+int runs_for(const BenchOptions& opt, std::uint64_t tasks) {
+  int runs = 0;
+  for (int r = 0; r < opt.rounds; ++r) runs += runs_in_round(opt, tasks, r);
+  return runs;
 }
 
 double seconds_since(Clock::time_point t0) {
@@ -220,63 +239,94 @@ std::string tail_of_file(const std::string& path, std::size_t max_chars = 400) {
   return s;
 }
 
-// One scaling point: `runs` child runs of the CLI on the trace; the median simulation wall
-// time, the largest peak RSS. --read-first: the model's wall alone (a native trace would
-// otherwise run while it is read, and the run's wall would include waiting for it).
-ordered_json scaling_point(const BenchOptions& opt, const std::string& trace, std::uint64_t tasks,
-                           int runs, const std::string& dir, std::ostream& progress) {
-  std::vector<double> walls, process_walls;
-  long max_rss_kib = 0;
-  const std::uint64_t floor_bytes = self_peak_rss_bytes();
-  std::uint64_t sim_tasks = 0;
-  for (int r = 0; r < runs; ++r) {
-    const std::string out = dir + "/run" + std::to_string(r);
-    const std::string log = dir + "/run" + std::to_string(r) + ".log";
+// One child `pypto-sim run` of `trace` (argv) with its reports in `out`: its rusage and its
+// stats.json, once it has exited 0 and simulated every one of `tasks` tasks. The CLI exits
+// non-zero when a run stops early; the count is checked again, because a figure of a run
+// that skipped tasks would be a lie (ModelError: it stops the suite).
+struct SimChild {
+  ChildResult child;
+  nlohmann::json stats;
+};
+SimChild run_sim_child(const std::vector<std::string>& argv, const std::string& trace,
+                       const std::string& out, const std::string& log, std::uint64_t tasks) {
+  SimChild r;
+  r.child = run_child(argv, log, false);
+  if (!WIFEXITED(r.child.status) || WEXITSTATUS(r.child.status) != 0) {
+    throw Error("bench: '" + argv.front() + " run " + trace + "' failed (" +
+                describe_status(r.child.status) + "): " + tail_of_file(log));
+  }
+  std::ifstream f(out + "/stats.json");
+  if (!f) throw Error("bench: the child run left no " + out + "/stats.json");
+  r.stats = nlohmann::json::parse(f);
+  const std::uint64_t done =
+      r.stats.at("tasks").get<std::uint64_t>() + r.stats.at("hub_tasks").get<std::uint64_t>();
+  if (done != tasks) {
+    throw ModelError("bench: the " + human_count(tasks) + "-task run of " + trace + " reports " +
+                     std::to_string(done) + " tasks");
+  }
+  return r;
+}
+
+// One scaling point: child runs of the CLI on the trace (run_once), then the median
+// simulation wall time and the largest peak RSS (result). --read-first: the model's wall
+// alone (a native trace would otherwise run while it is read, and the run's wall would
+// include waiting for it).
+class ScalingPoint {
+ public:
+  ScalingPoint(const BenchOptions& opt, std::string trace, std::uint64_t tasks, std::string dir)
+      : opt_(opt), trace_(std::move(trace)), tasks_(tasks), dir_(std::move(dir)) {}
+  std::uint64_t tasks() const { return tasks_; }
+
+  void run_once(std::ostream& progress) {
+    const int r = static_cast<int>(walls_.size());
+    const std::string out = dir_ + "/run" + std::to_string(r);
+    const std::string log = dir_ + "/run" + std::to_string(r) + ".log";
     fs::create_directories(out);
-    progress << "bench: scaling " << human_count(tasks) << " run " << (r + 1) << "/" << runs
-             << " ..." << std::flush;
-    const ChildResult c = run_child({opt.self_exe, "run", trace, "--chip", opt.chip, "--no-trace",
-                                     "--read-first", "-q", "-o", out},
-                                    log, false);
-    if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
-      throw Error("bench: '" + opt.self_exe + " run " + trace + "' failed (" +
-                  describe_status(c.status) + "): " + tail_of_file(log));
-    }
-    std::ifstream f(out + "/stats.json");
-    if (!f) throw Error("bench: the child run left no " + out + "/stats.json");
-    const nlohmann::json stats = nlohmann::json::parse(f);
-    sim_tasks = stats.at("tasks").get<std::uint64_t>() + stats.at("hub_tasks").get<std::uint64_t>();
-    // The CLI exits non-zero when a run stops early; checked again, because a scaling
-    // number of a run that skipped tasks would be a lie.
-    if (sim_tasks != tasks) {
-      throw ModelError("bench: the " + human_count(tasks) + "-task run reports " +
-                       std::to_string(sim_tasks) + " tasks");
-    }
-    walls.push_back(stats.at("wall_s").get<double>());
-    process_walls.push_back(c.wall_s);
-    max_rss_kib = std::max(max_rss_kib, c.usage.ru_maxrss);
-    progress << " " << std::fixed << std::setprecision(2) << walls.back() << " s sim, " << c.wall_s
+    progress << "bench: scaling " << human_count(tasks_) << " run " << (r + 1) << "/"
+             << runs_for(opt_, tasks_) << " ..." << std::flush;
+    floor_bytes_ = std::max(floor_bytes_, self_peak_rss_bytes());
+    const SimChild run = run_sim_child({opt_.self_exe, "run", trace_, "--chip", opt_.chip,
+                                        "--no-trace", "--read-first", "-q", "-o", out},
+                                       trace_, out, log, tasks_);
+    const ChildResult& c = run.child;
+    const nlohmann::json& stats = run.stats;
+    walls_.push_back(stats.at("wall_s").get<double>());
+    process_walls_.push_back(c.wall_s);
+    max_rss_kib_ = std::max(max_rss_kib_, c.usage.ru_maxrss);
+    progress << " " << std::fixed << std::setprecision(2) << walls_.back() << " s sim, " << c.wall_s
              << " s process, " << (c.usage.ru_maxrss / 1024) << " MiB peak\n"
              << std::defaultfloat;
   }
-  const double wall = median(walls);
-  const double rss_bytes = static_cast<double>(max_rss_kib) * 1024.0;
-  ordered_json p;
-  p["tasks"] = tasks;
-  p["wall_s"] = wall;
-  p["tasks_per_s"] = wall > 0 ? static_cast<double>(tasks) / wall : 0.0;
-  p["us_per_task"] = wall * 1e6 / static_cast<double>(tasks);
-  p["rss_bytes_per_task"] = rss_bytes / static_cast<double>(tasks);
-  p["peak_rss_bytes"] = static_cast<std::uint64_t>(rss_bytes);
-  // A child's ru_maxrss cannot be below the bench process's own peak when it was started;
-  // at or below that floor the figure is only an upper bound.
-  p["rss_floor_bytes"] = floor_bytes;
-  p["rss_is_upper_bound"] = rss_bytes <= static_cast<double>(floor_bytes);
-  p["process_wall_s"] = median(process_walls);  // includes reading the trace
-  p["runs"] = runs;
-  p["completed_all_tasks"] = true;
-  return p;
-}
+
+  ordered_json result() const {
+    const double wall = median(walls_);
+    const double rss_bytes = static_cast<double>(max_rss_kib_) * 1024.0;
+    ordered_json p;
+    p["tasks"] = tasks_;
+    p["wall_s"] = wall;
+    p["tasks_per_s"] = wall > 0 ? static_cast<double>(tasks_) / wall : 0.0;
+    p["us_per_task"] = wall * 1e6 / static_cast<double>(tasks_);
+    p["rss_bytes_per_task"] = rss_bytes / static_cast<double>(tasks_);
+    p["peak_rss_bytes"] = static_cast<std::uint64_t>(rss_bytes);
+    // A child's ru_maxrss cannot be below the bench process's own peak when it was started;
+    // at or below that floor the figure is only an upper bound.
+    p["rss_floor_bytes"] = floor_bytes_;
+    p["rss_is_upper_bound"] = rss_bytes <= static_cast<double>(floor_bytes_);
+    p["process_wall_s"] = median(process_walls_);  // includes reading the trace
+    p["runs"] = walls_.size();
+    p["completed_all_tasks"] = true;
+    return p;
+  }
+
+ private:
+  const BenchOptions& opt_;
+  std::string trace_;
+  std::uint64_t tasks_;
+  std::string dir_;
+  std::vector<double> walls_, process_walls_;
+  long max_rss_kib_ = 0;
+  std::uint64_t floor_bytes_ = 0;
+};
 
 // ---- end to end, per input format ------------------------------------------------------------
 
@@ -327,78 +377,112 @@ E2eTrace ensure_format_trace(const BenchOptions& opt, const std::string& format,
   return t;
 }
 
-// One end-to-end point: `runs` child runs of `pypto-sim run` (read + simulate + stats.json,
-// and with `with_trace` also trace.json, swim.json and the files beside it); the median
-// process wall time, the largest peak RSS. The reports are removed after each run (a 10M
-// trace.json takes gigabytes); stats.json is read first to check the task count.
-ordered_json e2e_point(const BenchOptions& opt, const E2eTrace& trace, std::uint64_t tasks,
-                       bool with_trace, int runs, const std::string& dir, std::ostream& progress) {
-  std::vector<double> walls, sim_walls, cpus;
-  long max_rss_kib = 0;
-  for (int r = 0; r < runs; ++r) {
-    const std::string out = dir + "/run" + std::to_string(r);
+// One end-to-end point: child runs of `pypto-sim run` (read + simulate + stats.json, and
+// with `with_trace` also trace.json, swim.json and the files beside it; run_once), then the
+// median process wall time and the largest peak RSS (result). The reports are removed after
+// each run (a 10M trace.json takes gigabytes); stats.json is read first to check the task
+// count.
+class E2ePoint {
+ public:
+  E2ePoint(const BenchOptions& opt, E2eTrace trace, std::uint64_t tasks, bool with_trace,
+           std::string dir)
+      : opt_(opt),
+        trace_(std::move(trace)),
+        tasks_(tasks),
+        with_trace_(with_trace),
+        dir_(std::move(dir)) {}
+  std::uint64_t tasks() const { return tasks_; }
+
+  void run_once(std::ostream& progress) {
+    const int r = static_cast<int>(walls_.size());
+    const std::string out = dir_ + "/run" + std::to_string(r);
     const std::string log = out + ".log";
-    fs::create_directories(dir);
-    progress << "bench: end to end " << fs::path(trace.path).filename().string()
-             << (with_trace ? " with trace.json+swim.json" : " --no-trace") << " run " << (r + 1)
-             << "/" << runs << " ..." << std::flush;
-    std::vector<std::string> argv = {opt.self_exe, "run", trace.path, "--chip",
-                                     opt.chip,     "-q",  "-o",       out};
-    if (!trace.prof.empty()) {
+    fs::create_directories(dir_);
+    progress << "bench: end to end " << fs::path(trace_.path).filename().string()
+             << (with_trace_ ? " with trace.json+swim.json" : " --no-trace") << " run " << (r + 1)
+             << "/" << runs_for(opt_, tasks_) << " ..." << std::flush;
+    std::vector<std::string> argv = {opt_.self_exe, "run", trace_.path, "--chip",
+                                     opt_.chip,     "-q",  "-o",        out};
+    if (!trace_.prof.empty()) {
       argv.push_back("--prof");
-      argv.push_back(trace.prof);
+      argv.push_back(trace_.prof);
     }
-    if (!with_trace) argv.push_back("--no-trace");
-    const ChildResult c = run_child(argv, log, false);
-    if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
-      throw Error("bench: '" + opt.self_exe + " run " + trace.path + "' failed (" +
-                  describe_status(c.status) + "): " + tail_of_file(log));
-    }
-    nlohmann::json stats;
-    {
-      std::ifstream f(out + "/stats.json");
-      if (!f) throw Error("bench: the child run left no " + out + "/stats.json");
-      stats = nlohmann::json::parse(f);
-    }
-    const std::uint64_t done =
-        stats.at("tasks").get<std::uint64_t>() + stats.at("hub_tasks").get<std::uint64_t>();
-    if (done != tasks) {
-      throw ModelError("bench: the " + human_count(tasks) + "-task run of " + trace.path +
-                       " reports " + std::to_string(done) + " tasks");
-    }
-    if (with_trace && !fs::exists(out + "/trace.json")) {
+    if (!with_trace_) argv.push_back("--no-trace");
+    const SimChild run = run_sim_child(argv, trace_.path, out, log, tasks_);
+    const ChildResult& c = run.child;
+    const nlohmann::json& stats = run.stats;
+    if (with_trace_ && !fs::exists(out + "/trace.json")) {
       throw Error("bench: the child run left no " + out + "/trace.json");
     }
     std::error_code ec;
     fs::remove_all(out, ec);
     fs::remove(log, ec);
-    walls.push_back(c.wall_s);
-    sim_walls.push_back(stats.at("wall_s").get<double>());
+    walls_.push_back(c.wall_s);
+    sim_walls_.push_back(stats.at("wall_s").get<double>());
     const auto secs = [](const timeval& tv) {
       return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
     };
-    cpus.push_back(secs(c.usage.ru_utime) + secs(c.usage.ru_stime));
-    max_rss_kib = std::max(max_rss_kib, c.usage.ru_maxrss);
+    cpus_.push_back(secs(c.usage.ru_utime) + secs(c.usage.ru_stime));
+    max_rss_kib_ = std::max(max_rss_kib_, c.usage.ru_maxrss);
     progress << " " << std::fixed << std::setprecision(2) << c.wall_s << " s, "
              << (c.usage.ru_maxrss / 1024) << " MiB peak\n"
              << std::defaultfloat;
   }
-  const double wall = median(walls);
-  const double rss_bytes = static_cast<double>(max_rss_kib) * 1024.0;
-  ordered_json p;
-  p["wall_s"] = wall;
-  p["tasks_per_s"] = wall > 0 ? static_cast<double>(tasks) / wall : 0.0;
-  p["us_per_task"] = wall * 1e6 / static_cast<double>(tasks);
-  p["sim_wall_s"] = median(sim_walls);
-  // CPU time (user + system) of the child: on a shared, loaded machine the wall time mostly
-  // measures the wait for a CPU; tasks per CPU second is what an idle core would reach.
-  const double cpu = median(cpus);
-  p["cpu_s"] = cpu;
-  p["tasks_per_cpu_s"] = cpu > 0 ? static_cast<double>(tasks) / cpu : 0.0;
-  p["rss_bytes_per_task"] = rss_bytes / static_cast<double>(tasks);
-  p["peak_rss_bytes"] = static_cast<std::uint64_t>(rss_bytes);
-  p["runs"] = runs;
-  return p;
+
+  ordered_json result() const {
+    const double wall = median(walls_);
+    const double rss_bytes = static_cast<double>(max_rss_kib_) * 1024.0;
+    ordered_json p;
+    p["wall_s"] = wall;
+    p["tasks_per_s"] = wall > 0 ? static_cast<double>(tasks_) / wall : 0.0;
+    p["us_per_task"] = wall * 1e6 / static_cast<double>(tasks_);
+    p["sim_wall_s"] = median(sim_walls_);
+    // CPU time (user + system) of the child: on a shared, loaded machine the wall time mostly
+    // measures the wait for a CPU; tasks per CPU second is what an idle core would reach.
+    const double cpu = median(cpus_);
+    p["cpu_s"] = cpu;
+    p["tasks_per_cpu_s"] = cpu > 0 ? static_cast<double>(tasks_) / cpu : 0.0;
+    p["rss_bytes_per_task"] = rss_bytes / static_cast<double>(tasks_);
+    p["peak_rss_bytes"] = static_cast<std::uint64_t>(rss_bytes);
+    p["runs"] = walls_.size();
+    return p;
+  }
+
+ private:
+  const BenchOptions& opt_;
+  E2eTrace trace_;
+  std::uint64_t tasks_;
+  bool with_trace_;
+  std::string dir_;
+  std::vector<double> walls_, sim_walls_, cpus_;
+  long max_rss_kib_ = 0;
+};
+
+// Runs the points' child runs interleaved, round after round, so that the host's drift over
+// the minutes of a bench (its speed moves by a half within a day, README) falls on every
+// point alike instead of on whichever ran in a slow minute. `on_error(i, e)` takes point i's
+// failure (an Error; a ModelError stops the suite); point i runs again only while
+// `wanted(i)` says so.
+template <class Point, class OnError, class Wanted>
+void run_interleaved(const BenchOptions& opt, const std::vector<Point*>& points,
+                     std::ostream& progress, OnError on_error, Wanted wanted) {
+  // A round passes over the points as often as the most runs one takes in it.
+  for (int r = 0; r < opt.rounds; ++r) {
+    for (int k = 0; k < kMostRunsInRound; ++k) {
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        if (!wanted(i) || k >= runs_in_round(opt, points[i]->tasks(), r)) continue;
+        try {
+          points[i]->run_once(progress);
+        } catch (const ModelError&) {
+          progress << " failed\n";
+          throw;
+        } catch (const Error& e) {
+          progress << " failed\n";
+          on_error(i, e);
+        }
+      }
+    }
+  }
 }
 
 // Per-task cost from 100k tasks up, against the smallest such size's.
@@ -567,11 +651,18 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   // ru_maxrss is at least ours. Each point records that floor.
   ordered_json scaling = ordered_json::array();
   ordered_json scaling_flatness;
-  for (const std::uint64_t n : opt.sizes) {
-    const std::string trace = ensure_trace(opt.trace_dir, trace_spec(n), progress);
-    const int runs = n <= kRepeatUpTo ? opt.rounds : 1;
-    scaling.push_back(
-        scaling_point(opt, trace, n, runs, opt.out_dir + "/scaling/" + human_count(n), progress));
+  {
+    std::vector<ScalingPoint> sizes;
+    for (const std::uint64_t n : opt.sizes) {
+      sizes.emplace_back(opt, ensure_trace(opt.trace_dir, trace_spec(n), progress), n,
+                         opt.out_dir + "/scaling/" + human_count(n));
+    }
+    std::vector<ScalingPoint*> points;
+    for (ScalingPoint& p : sizes) points.push_back(&p);
+    run_interleaved(
+        opt, points, progress, [](std::size_t, const Error&) { throw; },
+        [](std::size_t) { return true; });
+    for (const ScalingPoint& p : sizes) scaling.push_back(p.result());
   }
   // Flatness: every size from 100k up within +-25% of the 100k (smallest such) cost.
   {
@@ -618,35 +709,76 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   // swim.json; also while this process is small. Wall = the child's whole life.
   ordered_json e2e;
   {
+    // A reader that refuses a size (a whole-file reader over its memory limit) or fails is
+    // one point's error, not the end of the suite; a run that loses tasks (ModelError) still
+    // stops it.
+    struct Entry {
+      std::string format;
+      std::uint64_t tasks = 0;
+      std::uint64_t trace_bytes = 0;
+      std::unique_ptr<E2ePoint> plain, traced;
+      std::string error;
+    };
+    std::vector<Entry> entries;
+    const auto not_measured = [&progress](Entry& e, const Error& err) {
+      if (!e.error.empty()) return;
+      progress << "bench: end to end " << e.format << " " << human_count(e.tasks)
+               << " not measured: " << err.what() << "\n";
+      e.error = err.what();
+    };
+    for (const std::string& format : opt.formats) {
+      for (const std::uint64_t n : opt.sizes) {
+        Entry e;
+        e.format = format;
+        e.tasks = n;
+        const std::string dir = opt.out_dir + "/end_to_end/" + format + "_" + human_count(n);
+        try {
+          const E2eTrace trace = ensure_format_trace(opt, format, n, progress);
+          e.trace_bytes = static_cast<std::uint64_t>(fs::file_size(trace.path)) +
+                          (trace.prof.empty() ? 0 : fs::file_size(trace.prof));
+          e.plain = std::make_unique<E2ePoint>(opt, trace, n, false, dir + "/no_trace");
+          e.traced = std::make_unique<E2ePoint>(opt, trace, n, true, dir + "/with_trace");
+        } catch (const ModelError&) {
+          throw;
+        } catch (const Error& err) {
+          progress << " failed\n";  // ends the line of the trace being generated
+          not_measured(e, err);
+        }
+        entries.push_back(std::move(e));
+      }
+    }
+    std::vector<E2ePoint*> runs;
+    std::vector<std::size_t> entry_of;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (!entries[i].error.empty()) continue;
+      for (E2ePoint* p : {entries[i].plain.get(), entries[i].traced.get()}) {
+        runs.push_back(p);
+        entry_of.push_back(i);
+      }
+    }
+    run_interleaved(
+        opt, runs, progress,
+        [&](std::size_t k, const Error& err) { not_measured(entries[entry_of[k]], err); },
+        [&](std::size_t k) { return entries[entry_of[k]].error.empty(); });
     ordered_json points = ordered_json::array();
     ordered_json flat = ordered_json::object();
     for (const std::string& format : opt.formats) {
       std::vector<std::pair<std::uint64_t, double>> cost_plain, cost_trace;
-      for (const std::uint64_t n : opt.sizes) {
-        const int runs = n <= kRepeatUpTo ? opt.rounds : 1;
-        const std::string dir = opt.out_dir + "/end_to_end/" + format + "_" + human_count(n);
+      for (const Entry& e : entries) {
+        if (e.format != format) continue;
         ordered_json p;
         p["format"] = format;
-        p["tasks"] = n;
-        // A reader that refuses a size (a whole-file reader over its memory limit) or fails
-        // is one point's error, not the end of the suite; a run that loses tasks
-        // (ModelError) still stops it.
-        try {
-          const E2eTrace trace = ensure_format_trace(opt, format, n, progress);
-          p["trace_bytes"] = static_cast<std::uint64_t>(fs::file_size(trace.path)) +
-                             (trace.prof.empty() ? 0 : fs::file_size(trace.prof));
-          p["no_trace"] = e2e_point(opt, trace, n, false, runs, dir + "/no_trace", progress);
-          p["with_trace"] = e2e_point(opt, trace, n, true, runs, dir + "/with_trace", progress);
-          cost_plain.emplace_back(n, p["no_trace"]["us_per_task"].get<double>());
-          cost_trace.emplace_back(n, p["with_trace"]["us_per_task"].get<double>());
-        } catch (const ModelError&) {
-          throw;
-        } catch (const Error& e) {
-          progress << "\nbench: end to end " << format << " " << human_count(n)
-                   << " not measured: " << e.what() << "\n";
-          p["error"] = e.what();
+        p["tasks"] = e.tasks;
+        if (e.plain) p["trace_bytes"] = e.trace_bytes;
+        if (!e.error.empty()) {
+          p["error"] = e.error;
           p["no_trace"] = nullptr;
           p["with_trace"] = nullptr;
+        } else {
+          p["no_trace"] = e.plain->result();
+          p["with_trace"] = e.traced->result();
+          cost_plain.emplace_back(e.tasks, p["no_trace"]["us_per_task"].get<double>());
+          cost_trace.emplace_back(e.tasks, p["with_trace"]["us_per_task"].get<double>());
         }
         points.push_back(p);
       }

@@ -311,10 +311,6 @@ std::string default_out_dir(const std::string& trace, const std::string& tag) {
   return "output/" + stem + "_" + tag + "_" + ts + "_" + std::to_string(::getpid());
 }
 
-// The progress line on stderr: every phase of a long command (reading, simulating, writing)
-// shows itself, only on a terminal, never with -q, and only once the command has taken a
-// second (a short run prints nothing). One line, redrawn in place at most every 100 ms and
-// erased when the phase ends, so that nothing of it stays between the command's own lines.
 // "120.5 / 800.0 MB, 95.3 MB/s": `done` of `total` bytes read in `seconds`.
 std::string read_rate_text(std::uint64_t done, std::uint64_t total, double seconds) {
   char text[96];
@@ -324,6 +320,10 @@ std::string read_rate_text(std::uint64_t done, std::uint64_t total, double secon
   return text;
 }
 
+// The progress line on stderr: every phase of a long command (reading, simulating, writing)
+// shows itself, only on a terminal, never with -q, and only once the command has taken a
+// second (a short run prints nothing). One line, redrawn in place at most every 100 ms and
+// erased when the phase ends, so that nothing of it stays between the command's own lines.
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
@@ -643,7 +643,11 @@ int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::st
     throw Interrupted("interrupted while loading " + c.trace);
   };
   const bool streams = feed->streams();
-  if (!streams) {
+  if (streams) {
+    // The run has waited for its first device task: the reading so far (shown at once
+    // where the line shows from the start; later the simulating line carries the reading).
+    bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
+  } else {
     bar.phase("reading " + c.trace);
     feed->on_wait([&] {
       stop_if_interrupted();
@@ -928,9 +932,11 @@ int cmd_bench(int argc, char** argv) {
       "sizes", po::value(&sizes), "scaling sizes, e.g. 10k,100k,1M,10M (the default)")(
       "trace-dir", po::value(&o.trace_dir),
       "where synthetic traces are kept and reused "
-      "(default: the output folder)")("rounds", po::value(&rounds),
-                                      "interleaved repetitions, median taken (default 3; quick 1)")(
-      "chip", po::value(&o.chip)->default_value("a2"), "chip preset")(
+      "(default: the output folder)")(
+      "rounds", po::value(&rounds),
+      "interleaved repetitions, median taken (default 3; quick 1; sizes "
+      "up to 100k run three times as many)")("chip", po::value(&o.chip)->default_value("a2"),
+                                             "chip preset")(
       "no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py")(
       "formats", po::value(&formats),
       "end-to-end input formats, e.g. native,dyn_topo (default: native, dyn_topo, topo_json, "
