@@ -186,6 +186,13 @@ TaskId TaskGraphBuilder::add_task(const Task& t) {
   g_.tiles.push_back(t.tiles);
   g_.succ_begin.push_back(static_cast<std::uint32_t>(g_.succ.size()));
   if (!g_.mem_begin.empty()) g_.mem_begin.push_back(static_cast<std::uint32_t>(g_.mem.size()));
+  // The builder's own per-task columns follow the reservation a reader made for the graph's
+  // (reserve_task_columns), rather than doubling their way up to it.
+  if (seq_of_task_.size() == seq_of_task_.capacity() &&
+      g_.core_type.capacity() > seq_of_task_.capacity()) {
+    seq_of_task_.reserve(g_.core_type.capacity());
+    group_of_task_.reserve(g_.core_type.capacity());
+  }
   seq_of_task_.push_back(t.device_task_seq);
   group_of_task_.push_back(t.parallel_group);
   return id;

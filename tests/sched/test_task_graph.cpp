@@ -385,7 +385,8 @@ Both build_both(const std::vector<Spec>& specs) {
       b.add_task(t);
       for (const TaskId s : specs[i].succ) b.add_successor(s);
       if (i >= 3 && i % 3 != 0)
-        b.add_memory(MemAccess{4096 * i, static_cast<std::uint32_t>(64 + i), i % 2});
+        b.add_memory(MemAccess{4096 * i, static_cast<std::uint32_t>(64 + i),
+                               static_cast<std::uint32_t>(i % 2)});
     }
     if (cut && !specs.empty()) {
       append_device_task(out.grown, b.cut_device_task(TaskId(specs.size()), specs.back().seq,

@@ -129,6 +129,7 @@ RecordedReplay recorded_replay(const sched::TaskGraph& g) {
   NPU_CHECK(g.recorded_start_ps.size() == n, "replay metrics need a recorded time for every task");
   RecordedReplay r;
   r.timed.assign(n, 0);
+  r.set.reserve(n);  // address space for the HUBs' share, not memory: never touched
   for (TaskId t = 0; t < n; ++t) {
     if (g.core_type[t] != sched::CoreType::kHub && g.has_recorded_start(t)) {
       r.timed[t] = 1;

@@ -304,7 +304,6 @@ class NativeReader {
                GraphFeed* feed = nullptr)
       : path_(path),
         opts_(opts),
-        chip_(chip),
         builder_(path),
         file_bytes_(input_file_size(path)),
         parsers_{RecordParser(path, chip, file_bytes_, 0),
@@ -348,7 +347,6 @@ class NativeReader {
 
   const std::string& path_;
   const LoadOptions& opts_;
-  const ChipConfig& chip_;
   TaskGraphBuilder builder_;  // this thread's
   const std::uint64_t file_bytes_;
   // The parse thread's, and its helpers'. The header is always parsed by parsers_[0]
@@ -894,6 +892,11 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
       } catch (const ConfigError&) {
       }
     }
+    // Streamed, the builder holds one device task at a time (the feed reserves the run's
+    // graph); read whole, it holds them all.
+    if (!streaming_ && header().has_tasks) {
+      reserve_task_columns(builder_.graph(), header().reserve_tasks);
+    }
     if (!has_dt && first_dt_record_line_ != 0) {
       fail_at(r.line, "the trace declares device tasks (line " +
                           std::to_string(first_dt_record_line_) + ") but this task has no \"dt\"");
@@ -1196,6 +1199,7 @@ void NativeReader::parse(BatchPipe<Batch>& pipe) {
     if (error) std::rethrow_exception(error);
   };
 
+  std::uint64_t read_total = 0;    // bytes read from the file
   std::size_t cur = 0;             // the buffer being read
   std::size_t have = 0;            // bytes in it
   std::uint64_t consumed = 0;      // bytes of whole lines handed to the parsers
@@ -1211,6 +1215,10 @@ void NativeReader::parse(BatchPipe<Batch>& pipe) {
         throw TraceError(path_ + ": read error after line " + std::to_string(lines_before));
       }
       have += got;
+      // A run that streams the trace shows the file read so far (its first device task
+      // comes before the first chunk is parsed to its end).
+      read_total += got;
+      if (feed_ != nullptr) feed_->note_read(read_total, file_bytes_);
       if (got < room) eof = true;
     }
     std::size_t end = have;
@@ -1269,9 +1277,8 @@ LoadedTrace NativeReader::run() {
     BatchPipe<Batch> pipe(kMaxQueuedRecords, [this](BatchPipe<Batch>& p) { parse(p); });
     Batch b;
     while (pipe.next(b)) {
-      if (b.header && header().has_tasks) {
-        reserve_task_columns(builder_.graph(), header().reserve_tasks);
-        if (feed_ != nullptr) feed_->announce_tasks(header().reserve_tasks);
+      if (b.header && header().has_tasks && feed_ != nullptr) {
+        feed_->announce_tasks(header().reserve_tasks);
       }
       batch_kernel_ = 0;
       for (std::size_t k = 0; k < b.size; ++k) {

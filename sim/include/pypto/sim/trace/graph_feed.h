@@ -75,9 +75,12 @@ class GraphFeed {
     std::lock_guard<std::mutex> lock(mu_);
     return cancelled_;
   }
-  // Bytes read so far of `total` (for the run's progress line; any thread may ask).
+  // Bytes read so far of `total` (for the run's progress line; any thread may note and
+  // ask). The figure only grows: the file's reader and the graph's builder both note theirs.
   void note_read(std::uint64_t done, std::uint64_t total) {
-    read_bytes_.store(done, std::memory_order_relaxed);
+    std::uint64_t had = read_bytes_.load(std::memory_order_relaxed);
+    while (done > had && !read_bytes_.compare_exchange_weak(had, done, std::memory_order_relaxed)) {
+    }
     total_bytes_.store(total, std::memory_order_relaxed);
   }
 
