@@ -316,6 +316,7 @@ std::uint64_t run_differential(std::uint64_t sets, std::uint32_t line_bytes, std
   std::mt19937_64 rng(seed);
   const std::uint64_t window = 3 * size;
   std::uint64_t compared = 0;
+  std::uint64_t prev_addr = 0, prev_bytes = 0;
   for (int i = 0; i < ops; ++i) {
     const std::uint64_t base = i < first_base_only ? bases[0] : bases[rng() % bases.size()];
     std::uint64_t addr = base + rng() % window;
@@ -331,13 +332,22 @@ std::uint64_t run_differential(std::uint64_t sets, std::uint32_t line_bytes, std
       case 2:  // a long unaligned range, up to the whole cache and beyond
         bytes = 1 + rng() % (size + size / 2);
         break;
-      default:  // re-touch a short range just below the previous one
-        bytes = 1 + rng() % (4 * line_bytes);
+      default:  // re-touch part of the previous range: a consumer reading what its producer
+                // just wrote (each line still its set's most recent), or writing it again
+        if (prev_bytes == 0) {
+          bytes = 1 + rng() % (4 * line_bytes);
+        } else {
+          const std::uint64_t skip = rng() % prev_bytes;
+          addr = prev_addr + skip;
+          bytes = 1 + rng() % (prev_bytes - skip);
+        }
         break;
     }
     // Keep the range below 2^64 (the wrap check has its own test).
     if (bytes > 0 && bytes - 1 > ~std::uint64_t{0} - addr) bytes = ~std::uint64_t{0} - addr + 1;
     const bool is_write = rng() % 2 == 0;
+    prev_addr = addr;
+    prev_bytes = bytes;
     const L2Cache::Result got = fast.access(addr, bytes, is_write);
     const L2Cache::Result want = ref.access(addr, bytes, is_write);
     INFO("sets " << sets << " line " << line_bytes << " ways " << ways << " seed " << seed << " op "
