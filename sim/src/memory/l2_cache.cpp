@@ -267,7 +267,7 @@ bool L2Cache::leaves_unchanged(const std::vector<CompactSet<kSlots>>& sets, cons
   std::uint64_t set = l.first % sets_;
   std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
   for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
-    const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
+    const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [set, b)
     for (std::uint64_t p = start_at_or_before(set); p < b; p = start_after(p)) {
       const CompactSet<kSlots>& s = sets[slot_[p]];
       ++pieces;
