@@ -170,3 +170,24 @@ TEST_CASE("run_bench rejects bad options with one clear line", "[bench]") {
   o.out_dir.clear();
   CHECK_THROWS_WITH(bench::run_bench(o, progress), Contains("no output folder"));
 }
+
+TEST_CASE("runs_for: three runs a round up to 100k tasks, one up to 1M, one in all above",
+          "[bench]") {
+  bench::BenchOptions o;
+  o.rounds = 3;
+  CHECK(bench::runs_for(o, 10'000) == 9);
+  CHECK(bench::runs_for(o, 100'000) == 9);
+  CHECK(bench::runs_for(o, 100'001) == 3);
+  CHECK(bench::runs_for(o, 1'000'000) == 3);
+  CHECK(bench::runs_for(o, 1'000'001) == 1);
+  CHECK(bench::runs_for(o, 10'000'000) == 1);
+  o.rounds = 1;
+  CHECK(bench::runs_for(o, 100'000) == 3);
+  CHECK(bench::runs_for(o, 10'000'000) == 1);
+  // The smoke test runs every point once, whatever its size and the rounds.
+  o.quick = true;
+  CHECK(bench::runs_for(o, 100'000) == 1);
+  o.rounds = 4;
+  CHECK(bench::runs_for(o, 10'000) == 1);
+  CHECK(bench::runs_for(o, 10'000'000) == 1);
+}

@@ -69,18 +69,14 @@ double median(std::vector<double> v) {
 }
 
 // Child runs of a point of `tasks` tasks in round r (scaling and end to end): three for
-// sizes up to 100k, one up to 1M; a larger size runs once, in the middle round.
+// sizes up to 100k, one up to 1M; a larger size runs once, in the middle round. --quick, a
+// smoke test whose figures nobody reads, runs every point once.
 constexpr int kMostRunsInRound = 3;
 int runs_in_round(const BenchOptions& opt, std::uint64_t tasks, int r) {
+  if (opt.quick) return r == opt.rounds / 2 ? 1 : 0;
   if (tasks <= kRepeatMoreUpTo) return kMostRunsInRound;
   if (tasks <= kRepeatUpTo) return 1;
   return r == opt.rounds / 2 ? 1 : 0;
-}
-
-int runs_for(const BenchOptions& opt, std::uint64_t tasks) {
-  int runs = 0;
-  for (int r = 0; r < opt.rounds; ++r) runs += runs_in_round(opt, tasks, r);
-  return runs;
 }
 
 double seconds_since(Clock::time_point t0) {
@@ -591,6 +587,12 @@ ordered_json target(const std::string& what, const char* unit, const char* op, d
 }
 
 }  // namespace
+
+int runs_for(const BenchOptions& opt, std::uint64_t tasks) {
+  int runs = 0;
+  for (int r = 0; r < opt.rounds; ++r) runs += runs_in_round(opt, tasks, r);
+  return runs;
+}
 
 // ---- the suite --------------------------------------------------------------------------------
 

@@ -935,8 +935,8 @@ int cmd_bench(int argc, char** argv) {
       "(default: the output folder)")(
       "rounds", po::value(&rounds),
       "interleaved repetitions, median taken (default 3; quick 1; sizes "
-      "up to 100k run three times as many)")("chip", po::value(&o.chip)->default_value("a2"),
-                                             "chip preset")(
+      "up to 100k run three times as many, except with --quick)")(
+      "chip", po::value(&o.chip)->default_value("a2"), "chip preset")(
       "no-frontend", po::bool_switch(&no_frontend), "skip tools/bench_frontend.py")(
       "formats", po::value(&formats),
       "end-to-end input formats, e.g. native,dyn_topo (default: native, dyn_topo, topo_json, "

@@ -43,6 +43,11 @@ struct BenchOptions {
   std::vector<std::string> formats;
 };
 
+// Child runs of a size-`tasks` point (scaling and end to end) over opt.rounds rounds (opt as
+// run_bench completes it: rounds > 0): three a round up to 100k tasks, one up to 1M, one in
+// all above; --quick runs every point once.
+int runs_for(const BenchOptions& opt, std::uint64_t tasks);
+
 // Runs the suite, writing progress lines to `progress`, and returns what bench.json holds
 // (the caller writes it). Keys: model_tasks_per_s, ceiling_tasks_per_s, ratio_to_ceiling,
 // heap_des_tasks_per_s, scaling [{tasks, wall_s, tasks_per_s, rss_bytes_per_task, ...}],
