@@ -262,11 +262,10 @@ void L2Cache::merge(std::uint64_t s) {
 }
 
 template <unsigned kSlots, bool kWrite>
-bool L2Cache::leaves_unchanged(const std::vector<CompactSet<kSlots>>& sets, const Lines& l,
+bool L2Cache::leaves_unchanged(const std::vector<CompactSet<kSlots>>& sets, std::uint64_t set,
+                               std::uint32_t tag, std::uint64_t lines,
                                std::uint64_t& pieces) const {
-  std::uint64_t set = l.first % sets_;
-  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
-  for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
+  for (std::uint64_t left = lines; left != 0;) {
     const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [set, b)
     for (std::uint64_t p = start_at_or_before(set); p < b; p = start_after(p)) {
       const CompactSet<kSlots>& s = sets[slot_[p]];
@@ -302,7 +301,7 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
   // pieces stay as they are: count the hits without splitting at the ends only to merge
   // there again. The window's piece count is the same either way (the pieces of the range).
   std::uint64_t looked_at = 0;
-  if (leaves_unchanged<kSlots, kWrite>(sets, l, looked_at)) {
+  if (leaves_unchanged<kSlots, kWrite>(sets, set, tag, left, looked_at)) {
     window_pieces_ += looked_at;
     hits = left;
     left = 0;

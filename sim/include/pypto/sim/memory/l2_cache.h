@@ -99,12 +99,13 @@ class L2Cache {
                      const Lines& l, bool is_write);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
-  // True when the access changes no state: every line is its set's most recent (and, for a
-  // write, already dirty). Adds the pieces it looked at to `pieces` (all of the range's
-  // pieces when it returns true).
+  // True when the access of `lines` lines from set `set` (tag `tag`, as access_compact
+  // walks them) changes no state: every line is its set's most recent (and, for a write,
+  // already dirty). Adds the pieces it looked at to `pieces` (all of the range's pieces when
+  // it returns true).
   template <unsigned kSlots, bool kWrite>
-  bool leaves_unchanged(const std::vector<CompactSet<kSlots>>& sets, const Lines& l,
-                        std::uint64_t& pieces) const;
+  bool leaves_unchanged(const std::vector<CompactSet<kSlots>>& sets, std::uint64_t set,
+                        std::uint32_t tag, std::uint64_t lines, std::uint64_t& pieces) const;
   template <unsigned kSlots, bool kWrite>
   Result access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l);
   // Expands the pieces into one record per set, keeping every line, dirty bit and LRU order.
