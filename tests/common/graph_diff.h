@@ -4,6 +4,8 @@
 // (same_graph.h) and the fuzz targets compare the same fields.
 #pragma once
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -28,25 +30,24 @@ inline std::vector<std::string> graph_differences(const sched::TaskGraph& a,
   column("recorded_ns", a.recorded_ns == b.recorded_ns);
   column("recorded_start_ps", a.recorded_start_ps == b.recorded_start_ps);
   column("mem_begin", a.mem_begin == b.mem_begin);
-  bool same_mem = a.mem.size() == b.mem.size();
-  for (std::size_t i = 0; same_mem && i < a.mem.size(); ++i) {
-    same_mem = a.mem[i].addr == b.mem[i].addr && a.mem[i].bytes == b.mem[i].bytes &&
-               a.mem[i].is_write == b.mem[i].is_write;
-  }
-  column("mem", same_mem);
+  column("mem", std::equal(a.mem.begin(), a.mem.end(), b.mem.begin(), b.mem.end(),
+                           [](const sched::MemAccess& x, const sched::MemAccess& y) {
+                             return x.addr == y.addr && x.bytes == y.bytes &&
+                                    x.is_write == y.is_write;
+                           }));
   column("compute_cycles", a.compute_cycles == b.compute_cycles);
   column("tiles", a.tiles == b.tiles);
   column("kernel_names", a.kernel_names == b.kernel_names);
   column("recorded_makespan_ps", a.recorded_makespan_ps == b.recorded_makespan_ps);
-  bool same_dts = a.device_tasks.size() == b.device_tasks.size();
-  for (std::size_t d = 0; same_dts && d < a.device_tasks.size(); ++d) {
-    const sched::DeviceTask &x = a.device_tasks[d], &y = b.device_tasks[d];
-    same_dts = x.first_task == y.first_task && x.num_tasks == y.num_tasks &&
-               x.num_roots == y.num_roots && x.seq_no == y.seq_no &&
-               x.parallel_group == y.parallel_group;
-    for (int c = 0; same_dts && c < 4; ++c) same_dts = x.count[c] == y.count[c];
-  }
-  column("device_tasks", same_dts);
+  column(
+      "device_tasks",
+      std::equal(a.device_tasks.begin(), a.device_tasks.end(), b.device_tasks.begin(),
+                 b.device_tasks.end(), [](const sched::DeviceTask& x, const sched::DeviceTask& y) {
+                   return x.first_task == y.first_task && x.num_tasks == y.num_tasks &&
+                          x.num_roots == y.num_roots && x.seq_no == y.seq_no &&
+                          x.parallel_group == y.parallel_group &&
+                          std::equal(std::begin(x.count), std::end(x.count), std::begin(y.count));
+                 }));
   return diff;
 }
 
