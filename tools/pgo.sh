@@ -48,6 +48,14 @@ for format in dyn_topo topo_json fixed_latency; do
   run run "$W/$format.$ext" "${prof[@]}" --no-trace -o "$W/o_$format"
   run run "$W/$format.$ext" "${prof[@]}" -o "$W/o_${format}_reports"
 done
+# The profile's names are relative to the build folder (-fprofile-prefix-path); a name the
+# Release build cannot find would make it build without the profile, silently.
+probe="sim#CMakeFiles#pypto_sim.dir#src#simulate.cpp.gcda"
+if [[ ! -f "$PROFILE.tmp/$probe" ]]; then
+  echo "pgo: the training left no $probe in $PROFILE.tmp (profile names not relative to" \
+       "$TRAIN?); the Release build would not be optimised with it" >&2
+  exit 1
+fi
 rm -rf "$W" "$PROFILE"
 mv "$PROFILE.tmp" "$PROFILE"
 echo "pgo: profile in $PROFILE"
