@@ -646,6 +646,9 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   j["machine"] = ordered_json{{"cpus", std::thread::hardware_concurrency()},
                               {"cpu", cpu_model()},
                               {"loadavg_start", loadavg()}};
+  // Whether the measured binary is the profile-guided one (tools/pgo.sh): its figures differ.
+  j["build"] =
+      ordered_json{{"type", PYPTO_BUILD_TYPE}, {"pgo", std::string(PYPTO_BUILD_PGO) == "use"}};
 
   // ---- 2. scaling, one child process per run ----
   // First, while this process is small: Linux carries a process's peak RSS across exec
@@ -1009,8 +1012,12 @@ std::string pad(std::string s, std::size_t w, bool right = true) {
 
 std::string bench_table(const ordered_json& j) {
   std::ostringstream o;
-  o << "pypto-sim bench (" << j.value("chip", "?") << (j.value("quick", false) ? ", quick" : "")
-    << "; " << j["machine"].value("cpus", 0u) << " CPUs, load "
+  o << "pypto-sim bench (" << j.value("chip", "?") << (j.value("quick", false) ? ", quick" : "");
+  if (j.contains("build")) {
+    o << "; " << j["build"].value("type", "?") << " build"
+      << (j["build"].value("pgo", false) ? " with PGO" : "");
+  }
+  o << "; " << j["machine"].value("cpus", 0u) << " CPUs, load "
     << j["machine"].value("loadavg_start", "?") << " -> " << j["machine"].value("loadavg_end", "?")
     << ")\n\n";
   o << "model vs ceiling: mix trace of " << grouped(j["trace"]["tasks"]) << " tasks, "
