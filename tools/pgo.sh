@@ -3,7 +3,7 @@
 # Makes the profile for profile-guided optimisation of the Release build in BUILD_DIR (default
 # build): builds an instrumented pypto-sim in BUILD_DIR/pgo-train (PYPTO_PGO=generate), runs it
 # on the training set below and leaves the profile in BUILD_DIR/pgo-profile, which
-# tools/setup.sh then builds with (PYPTO_PGO=use). About 3 minutes on 2 cores; setup runs it
+# tools/setup.sh then builds with (PYPTO_PGO=use). About 2.5 minutes on 2 cores; setup runs it
 # once per build folder (delete BUILD_DIR/pgo-profile to train again, PGO=0 to build without).
 #
 # The training set is what users run: synthetic traces of every input format, streamed and
