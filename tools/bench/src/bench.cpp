@@ -647,8 +647,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
                               {"cpu", cpu_model()},
                               {"loadavg_start", loadavg()}};
   // Whether the measured binary is the profile-guided one (tools/pgo.sh): its figures differ.
-  j["build"] =
-      ordered_json{{"type", PYPTO_BUILD_TYPE}, {"pgo", std::string(PYPTO_BUILD_PGO) == "use"}};
+  j["build"] = ordered_json{{"type", PYPTO_BUILD_TYPE}, {"pgo", PYPTO_BUILD_PGO != 0}};
 
   // ---- 2. scaling, one child process per run ----
   // First, while this process is small: Linux carries a process's peak RSS across exec

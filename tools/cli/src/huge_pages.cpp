@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pypto-sim binary's allocation policy: its memory is advised for transparent huge pages
 // (madvise MADV_HUGEPAGE) before anything touches it, so the kernel maps it 2 MiB at a time
-// instead of faulting it in 4 KiB page by page:
-// - a block of 32 MiB or more (a large trace's graph columns) is mmap'd by malloc and advised
-//   whole (the kernel maps the 2 MiB-aligned stretches inside it with huge pages);
-// - smaller blocks come from the main heap (malloc's brk arena; mallopt below), which is
-//   advised as it grows. The heap grows 32 MiB at a time and is trimmed only past 128 MiB
-//   free at its top, so a freed block is reused rather than faulted in again.
+// instead of faulting it in 4 KiB page by page, and memory once touched is kept for reuse:
+// - every block comes from the main heap (malloc's brk arena; mallopt below), which is
+//   advised as it grows 32 MiB at a time;
+// - malloc never maps a block of its own (M_MMAP_MAX 0) and hardly trims the heap, so a freed
+//   block, large ones included (a large trace's graph columns, sort buffers), is reused by the
+//   next allocation rather than given back and faulted in again.
 //
 // Why: a run touches about 120 bytes of fresh memory per task, and a first touch costs a page
 // fault per 4 KiB. On the project's machines (a paravirtualised VM) a 4 KiB fault costs
-// ~11 us and one 2 MiB fault replaces 512 of them (README, Performance). On machines whose
-// THP setting is "never" the advice is ignored; with "always" it changes nothing.
+// ~11 us and one 2 MiB fault replaces 512 of them (README, Performance); a 2 MiB fault still
+// zeroes 2 MiB, which at 10M tasks took ~30 % of a board trace's run when large blocks were
+// mmap'd and unmapped one by one (README). On machines whose THP setting is "never" the
+// advice is ignored; with "always" it changes nothing. The peak resident memory is the same
+// either way up to the heap's holes: the memory kept is given back at exit.
 //
 // It replaces the global operator new of this executable alone (a replaceable allocation
 // function): the library code (sim/, sched/) allocates as usual, the Python module keeps its
@@ -25,15 +28,15 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace {
 
 constexpr std::uintptr_t kPageBytes = 4096;
-// malloc's largest mmap threshold on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX): blocks below it
-// come from the heap.
-constexpr int kMmapThresholdBytes = 32 << 20;
 constexpr int kHeapStepBytes = 32 << 20;
+// mallopt's largest trim threshold: the heap is trimmed only past 2 GiB free at its top.
+constexpr int kNeverTrimBytes = std::numeric_limits<int>::max();
 
 // The heap up to here has been advised; blocks are taken from the heap by several threads.
 std::atomic<std::uintptr_t> g_heap_advised{0};
@@ -60,9 +63,9 @@ void advise_heap_growth() noexcept {
 // allocate before main: SystemC's take ~3 MiB, ~770 faults of every run): advice starts at
 // the heap's end then.
 void set_heap_policy() noexcept {
-  ::mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
+  ::mallopt(M_MMAP_MAX, 0);
   ::mallopt(M_TOP_PAD, kHeapStepBytes);
-  ::mallopt(M_TRIM_THRESHOLD, kHeapStepBytes * 4);
+  ::mallopt(M_TRIM_THRESHOLD, kNeverTrimBytes);
   // One arena: a thread's blocks come from the advised heap too (a second arena would be an
   // mmap'd region of its own).
   ::mallopt(M_ARENA_MAX, 1);
@@ -76,10 +79,6 @@ void* operator new(std::size_t n) {
   (void)policy_set;
   void* p = std::malloc(n == 0 ? 1 : n);
   if (p == nullptr) throw std::bad_alloc();
-  if (n >= static_cast<std::size_t>(kMmapThresholdBytes)) {
-    advise(reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p) + n);
-  } else {
-    advise_heap_growth();
-  }
+  advise_heap_growth();
   return p;
 }
