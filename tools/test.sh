@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The project's test command: set-up, then every test. Runs the C++ suite (Catch2 through
 # ctest) in a Release build and again in an AddressSanitizer+UBSan build, then the Python
-# tests, and last fuzzes every input reader for FUZZ_SECONDS (default 40) each
+# tests, and last fuzzes every input reader for FUZZ_SECONDS (default 20) each
 # (tools/fuzz.sh, clang + libFuzzer; FUZZ_SECONDS=0 skips it); between them, real viewers read
 # our trace.json (tools/check_viewers.sh). It fails first on a C++ file that clang-format would
 # change. Set QUICK=1 to skip the sanitizer build and the fuzzing.
@@ -34,7 +34,7 @@ if [[ -d tests/frontend ]] && compgen -G "tests/frontend/test_*.py" >/dev/null; 
   .venv/bin/python -m pytest -q tests/frontend
 fi
 
-FUZZ_SECONDS="${FUZZ_SECONDS:-$([[ "${QUICK:-0}" == 1 ]] && echo 0 || echo 40)}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-$([[ "${QUICK:-0}" == 1 ]] && echo 0 || echo 20)}"
 if [[ "$FUZZ_SECONDS" != 0 ]]; then
   echo "== fuzzing (tools/fuzz.sh all $FUZZ_SECONDS, seed ${FUZZ_SEED:-1}) =="
   # A fixed libFuzzer seed: the test run starts from the corpora in the tree and mutates the
