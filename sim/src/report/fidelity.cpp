@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <exception>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "pypto/common/errors.h"
@@ -36,26 +35,37 @@ T percentile(std::vector<T>& v, double p) {
   return *at;
 }
 
-// Fractional ranks (1-based; tied values share the mean of the ranks they span). The values
-// are sorted together with their positions rather than through an index comparator: the same
-// ranks (they depend on the values alone), without a random read per comparison. By value
-// alone, with Boost's radix-based integer_sort: tied values may come in any order, as every
-// one of them gets the same mean rank, and the sort's cost per value does not grow with the
-// count as a comparison sort's does (at 10M tasks std::sort was a twentieth of a replay).
+// Fractional ranks (1-based; tied values share the mean of the ranks they span) of the n
+// values value(0) .. value(n-1). The values are sorted together with their positions rather
+// than through an index comparator: the same ranks (they depend on the values alone), without
+// a random read per comparison. By value alone, with Boost's radix-based integer_sort: tied
+// values may come in any order, as every one of them gets the same mean rank, and the sort's
+// cost per value does not grow with the count as a comparison sort's does (at 10M tasks
+// std::sort was a twentieth of a replay). The values are read through a function, so a
+// caller need not keep them in a vector of their own beside the sort's.
 // Twice the rank is kept (an integer below 2^32 for fewer than 2^31 values: 4 B a task
 // instead of a double's 8); halving it gives exactly the double the mean rank would be.
-std::vector<std::uint32_t> twice_ranks(const std::vector<TimePs>& v) {
-  using Entry = std::pair<TimePs, std::size_t>;
-  std::vector<Entry> order(v.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = {v[i], i};
+template <class ValueAt>
+std::vector<std::uint32_t> twice_ranks(std::size_t n, ValueAt value) {
+  NPU_CHECK(n < (std::size_t{1} << 31), "replay metrics: more than 2^31 compared tasks");
+  // 12 bytes, not a pair's 16: at the end of a large run this block is part of its peak of
+  // resident memory.
+#pragma pack(push, 4)
+  struct Entry {
+    TimePs first;
+    std::uint32_t second;
+  };
+#pragma pack(pop)
+  static_assert(sizeof(Entry) == 12);
+  std::vector<Entry> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = {value(i), static_cast<std::uint32_t>(i)};
   boost::sort::spreadsort::integer_sort(
       order.begin(), order.end(), [](const Entry& e, unsigned shift) { return e.first >> shift; },
       [](const Entry& a, const Entry& b) { return a.first < b.first; });
-  NPU_CHECK(v.size() < (std::size_t{1} << 31), "replay metrics: more than 2^31 compared tasks");
-  std::vector<std::uint32_t> r(v.size());
-  for (std::size_t i = 0; i < order.size();) {
+  std::vector<std::uint32_t> r(n);
+  for (std::size_t i = 0; i < n;) {
     std::size_t j = i;
-    while (j + 1 < order.size() && order[j + 1].first == order[i].first) ++j;
+    while (j + 1 < n && order[j + 1].first == order[i].first) ++j;
     // The mean of the 1-based ranks i+1 .. j+1, doubled.
     const auto twice_mean = static_cast<std::uint32_t>(i + j + 2);
     for (std::size_t k = i; k <= j; ++k) r[order[k].second] = twice_mean;
@@ -84,29 +94,43 @@ bool spearman(const std::vector<std::uint32_t>& twice_a, const std::vector<std::
   return true;
 }
 
-// Latest end among each task's predecessors ("ready time"), kNever when it has none with a
-// time. A task outside the compared set (a HUB, a task without a record) passes its own
-// ready time on as its end, so a wait is measured through HUBs to the real producers.
-std::vector<TimePs> last_predecessor_end(const sched::TaskGraph& g, const std::vector<char>& timed,
-                                         const std::vector<TimePs>& end) {
+// Every task, each after all its predecessors (Kahn's algorithm, ties in task order).
+std::vector<TaskId> topological_order(const sched::TaskGraph& g) {
   const std::size_t n = g.num_tasks();
-  std::vector<TimePs> ready(n, kNever);
   std::vector<std::uint32_t> left(g.pred_count);
-  std::vector<TaskId> queue;
-  queue.reserve(n);
+  std::vector<TaskId> order;
+  order.reserve(n);
   for (TaskId t = 0; t < n; ++t) {
-    if (left[t] == 0) queue.push_back(t);
+    if (left[t] == 0) order.push_back(t);
   }
-  for (std::size_t q = 0; q < queue.size(); ++q) {
-    const TaskId t = queue[q];
-    const TimePs own_end = timed[t] ? end[t] : ready[t];
+  for (std::size_t q = 0; q < order.size(); ++q) {
+    const TaskId t = order[q];
     for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
-      const TaskId s = g.succ[e];
-      if (own_end != kNever && (ready[s] == kNever || own_end > ready[s])) ready[s] = own_end;
-      if (--left[s] == 0) queue.push_back(s);
+      if (--left[g.succ[e]] == 0) order.push_back(g.succ[e]);
     }
   }
-  NPU_CHECK(queue.size() == n, "replay metrics: the task graph has a cycle");
+  NPU_CHECK(order.size() == n, "replay metrics: the task graph has a cycle");
+  return order;
+}
+
+// Latest end among each task's predecessors ("ready time"), kNever when it has none with a
+// time, walking `order` (topological_order(g)); end(t) is a compared task's end (read only
+// for those). A task outside the compared set (a HUB, a task without a record) passes its own
+// ready time on as its end, so a wait is measured through HUBs to the real producers. The
+// maximum does not depend on which topological order is walked.
+template <class EndOf>
+std::vector<TimePs> last_predecessor_end(const sched::TaskGraph& g,
+                                         const std::vector<TaskId>& order,
+                                         const std::vector<char>& timed, EndOf end) {
+  std::vector<TimePs> ready(g.num_tasks(), kNever);
+  for (const TaskId t : order) {
+    const TimePs own_end = timed[t] ? end(t) : ready[t];
+    if (own_end == kNever) continue;
+    for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
+      const TaskId s = g.succ[e];
+      if (ready[s] == kNever || own_end > ready[s]) ready[s] = own_end;
+    }
+  }
   return ready;
 }
 
@@ -143,14 +167,13 @@ RecordedReplay recorded_replay(const sched::TaskGraph& g) {
   r.start_ps.resize(r.set.size());
   for (std::size_t i = 0; i < r.set.size(); ++i)
     r.start_ps[i] = g.recorded_start_ps[r.set[i]] - rec0;
-  r.twice_ranks = twice_ranks(r.start_ps);
+  r.twice_ranks = twice_ranks(r.start_ps.size(), [&](std::size_t i) { return r.start_ps[i]; });
   // Waits: a task's start minus the latest end of its predecessors.
-  std::vector<TimePs> rec_end(n, kNever);
-  for (const TaskId t : r.set) {
+  r.order = topological_order(g);
+  r.ready_ps = last_predecessor_end(g, r.order, r.timed, [&](TaskId t) {
     const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
-    rec_end[t] = g.recorded_start_ps[t] + dur;
-  }
-  r.ready_ps = last_predecessor_end(g, r.timed, rec_end);
+    return g.recorded_start_ps[t] + dur;
+  });
   return r;
 }
 
@@ -172,18 +195,19 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, RecordedReplay&& recor
   f.tasks = set.size();
   if (set.empty()) return f;
 
-  // The simulated side relative to its own first start among the compared tasks.
+  // The simulated side relative to its own first start among the compared tasks. Read
+  // where needed rather than kept in a vector: this pass's blocks are a large run's peak of
+  // resident memory, and on the project's VMs every byte of it is fresh memory (README).
   TimePs sim0 = kNever;
   for (const TaskId t : set) sim0 = std::min(sim0, start_ps[t]);
-  std::vector<TimePs> sim(set.size());
-  for (std::size_t i = 0; i < set.size(); ++i) sim[i] = start_ps[set[i]] - sim0;
+  auto sim_start = [&](std::size_t i) { return start_ps[set[i]] - sim0; };
   // The simulated side's ranks and ready times are independent of each other: the ranks go
   // to a second thread on large runs (a sort and a graph walk), the same values either way.
   std::vector<std::uint32_t> sim_ranks;
   std::exception_ptr rank_error;  // an allocation failure on the second thread
   auto rank_side = [&] {
     try {
-      sim_ranks = twice_ranks(sim);
+      sim_ranks = twice_ranks(set.size(), sim_start);
     } catch (...) {
       rank_error = std::current_exception();
     }
@@ -196,27 +220,29 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, RecordedReplay&& recor
   }
   std::vector<TimePs> sim_ready;
   try {
-    sim_ready = last_predecessor_end(g, recorded.timed, end_ps);
+    sim_ready = last_predecessor_end(g, recorded.order, recorded.timed,
+                                     [&](TaskId t) { return end_ps[t]; });
   } catch (...) {
     if (second.joinable()) second.join();
     throw;
   }
   if (second.joinable()) second.join();
   if (rank_error) std::rethrow_exception(rank_error);
-  // Each part is freed once used: on a large graph these are the run's largest blocks, and
-  // each comes from fresh memory.
+  // Each part is freed once used: on a large graph these blocks make the run's peak of
+  // resident memory.
+  release(recorded.order);
   f.has_spearman = spearman(recorded.twice_ranks, sim_ranks, f.spearman);
   release(sim_ranks);
   release(recorded.twice_ranks);
-  // The start errors, in place of the simulated starts.
+  // The start errors, in place of the recorded starts.
+  std::vector<TimePs>& error = recorded.start_ps;
   for (std::size_t i = 0; i < set.size(); ++i) {
-    const TimePs rec = recorded.start_ps[i];
-    sim[i] = rec > sim[i] ? rec - sim[i] : sim[i] - rec;
+    const TimePs rec = recorded.start_ps[i], sim = sim_start(i);
+    error[i] = rec > sim ? rec - sim : sim - rec;
   }
-  release(recorded.start_ps);
-  f.start_error_median_us = static_cast<double>(percentile(sim, 50)) / kPsPerUs;
-  f.start_error_p90_us = static_cast<double>(percentile(sim, 90)) / kPsPerUs;
-  release(sim);
+  f.start_error_median_us = static_cast<double>(percentile(error, 50)) / kPsPerUs;
+  f.start_error_p90_us = static_cast<double>(percentile(error, 90)) / kPsPerUs;
+  release(error);
   const std::vector<TimePs>& rec_ready = recorded.ready_ps;
   // Room for every compared task: no regrowth (each a copy into fresh memory), and the
   // pages past the tasks that have a wait are never touched.

@@ -59,6 +59,8 @@ struct RecordedReplay {
   std::vector<std::uint32_t> twice_ranks;  // per compared task: twice the fractional rank of
                                            // its start (an integer; ties share a half rank)
   std::vector<std::uint64_t> ready_ps;     // per task: latest recorded end of a predecessor
+  std::vector<sched::TaskId> order;        // every task, each after its predecessors: the
+                                           // simulated ready times walk it too
 };
 // Contract: g has recorded starts (g.recorded_start_ps is not empty).
 RecordedReplay recorded_replay(const sched::TaskGraph& g);
