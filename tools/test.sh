@@ -31,7 +31,9 @@ tools/check_viewers.sh
 
 if [[ -d tests/frontend ]] && compgen -G "tests/frontend/test_*.py" >/dev/null; then
   echo "== Python tests =="
-  .venv/bin/python -m pytest -q tests/frontend
+  # One worker per core (pytest-xdist): the tests are independent (each writes under its own
+  # tmp_path), and one process left a core idle for a third of the suite's time.
+  .venv/bin/python -m pytest -q -n "$JOBS" tests/frontend
 fi
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-$([[ "${QUICK:-0}" == 1 ]] && echo 0 || echo 20)}"
