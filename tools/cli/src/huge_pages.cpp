@@ -36,7 +36,7 @@ namespace {
 constexpr std::uintptr_t kPageBytes = 4096;
 constexpr int kHeapStepBytes = 32 << 20;
 // mallopt's largest trim threshold: the heap is trimmed only past 2 GiB free at its top.
-constexpr int kNeverTrimBytes = std::numeric_limits<int>::max();
+constexpr int kTrimPastBytes = std::numeric_limits<int>::max();
 
 // The heap up to here has been advised; blocks are taken from the heap by several threads.
 std::atomic<std::uintptr_t> g_heap_advised{0};
@@ -65,7 +65,7 @@ void advise_heap_growth() noexcept {
 void set_heap_policy() noexcept {
   ::mallopt(M_MMAP_MAX, 0);
   ::mallopt(M_TOP_PAD, kHeapStepBytes);
-  ::mallopt(M_TRIM_THRESHOLD, kNeverTrimBytes);
+  ::mallopt(M_TRIM_THRESHOLD, kTrimPastBytes);
   // One arena: a thread's blocks come from the advised heap too (a second arena would be an
   // mmap'd region of its own).
   ::mallopt(M_ARENA_MAX, 1);
