@@ -147,12 +147,8 @@ std::uint32_t distinct_roots(const std::uint32_t* root, std::size_t n) {
 
 std::size_t TaskGraph::memory_bytes() const {
   std::size_t b = sizeof(TaskGraph);
-  b += column_bytes(core_type) + column_bytes(device_task) + column_bytes(root) +
-       column_bytes(kernel) + column_bytes(orig_id) + column_bytes(succ_begin) +
-       column_bytes(succ) + column_bytes(pred_count) + column_bytes(recorded_ns) +
-       column_bytes(recorded_start_ps) + column_bytes(mem_begin) + column_bytes(mem) +
-       column_bytes(compute_cycles) + column_bytes(tiles) + column_bytes(device_tasks) +
-       column_bytes(kernel_names);
+  for_each_column([&](const auto& col) { b += column_bytes(col); });
+  b += column_bytes(device_tasks) + column_bytes(kernel_names);
   for (const auto& k : kernel_names) b += k.capacity();
   return b + source.capacity();
 }

@@ -105,20 +105,7 @@ void GraphFeed::reserve_for(const sched::TaskGraph& first) {
     if (col.capacity() * sizeof(T) >= kPopulateMinBytes)
       spans_.push_back({base, base + col.capacity() * sizeof(T), base});
   };
-  add(g.core_type);
-  add(g.device_task);
-  add(g.root);
-  add(g.kernel);
-  add(g.orig_id);
-  add(g.succ_begin);
-  add(g.succ);
-  add(g.pred_count);
-  add(g.recorded_ns);
-  add(g.recorded_start_ps);
-  add(g.mem_begin);
-  add(g.mem);
-  add(g.compute_cycles);
-  add(g.tiles);
+  g.for_each_column(add);
   span_tasks_ = tasks;
 }
 

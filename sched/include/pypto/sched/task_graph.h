@@ -73,6 +73,26 @@ struct TaskGraph {
   std::optional<TimePs> recorded_makespan_ps;
   std::string source;  // where it came from, for messages and stats
 
+  // Calls f(column) for each per-task and CSR column above (core_type .. tiles): the one
+  // list of them, for code that handles the columns' memory as a whole.
+  template <class F>
+  void for_each_column(F&& f) const {
+    f(core_type);
+    f(device_task);
+    f(root);
+    f(kernel);
+    f(orig_id);
+    f(succ_begin);
+    f(succ);
+    f(pred_count);
+    f(recorded_ns);
+    f(recorded_start_ps);
+    f(mem_begin);
+    f(mem);
+    f(compute_cycles);
+    f(tiles);
+  }
+
   std::size_t num_tasks() const { return core_type.size(); }
   std::size_t num_edges() const { return succ.size(); }
   bool has_memory() const { return !mem_begin.empty(); }
@@ -123,6 +143,20 @@ class TaskGraphBuilder {
   void set_device_task(TaskId t, std::uint32_t device_task_seq, std::uint32_t parallel_group) {
     seq_of_task_[t] = device_task_seq;
     group_of_task_[t] = parallel_group;
+  }
+
+  // Calls f(column) for the builder's own per-task columns (the device-task key and parallel
+  // group of each task until finish()), first reserving them for the graph's reserved task
+  // capacity, as add_task() does by itself when they next grow: for a reader that reserved
+  // the graph (reserve_task_columns) and faults the columns' memory in ahead.
+  template <class F>
+  void reserve_own_columns(F&& f) {
+    if (g_.core_type.capacity() > seq_of_task_.capacity()) {
+      seq_of_task_.reserve(g_.core_type.capacity());
+      group_of_task_.reserve(g_.core_type.capacity());
+    }
+    f(static_cast<const std::vector<std::uint32_t>&>(seq_of_task_));
+    f(static_cast<const std::vector<std::uint32_t>&>(group_of_task_));
   }
 
   // Tasks added so far (cut ones included).
