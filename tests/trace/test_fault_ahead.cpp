@@ -61,8 +61,8 @@ TEST_CASE("FaultAhead makes every page of its spans resident and changes no byte
   for (std::size_t i = 0; i < 3 * page; ++i) a.p[i] = static_cast<unsigned char>(i * 7 + 1);
   REQUIRE(a.resident_pages() == 3);
   {
-    FaultAhead ahead({{{a.p, a_bytes}, {b.p, b_bytes}, {small.p, FaultAhead::kMinBytes - 1}},
-                      {{c.p, b_bytes}}});
+    FaultAhead ahead(
+        {{{a.p, a_bytes}, {b.p, b_bytes}, {small.p, FaultAhead::kMinBytes - 1}}, {{c.p, b_bytes}}});
     // Groups go in order, so the last one resident means it is done (the destructor would
     // stop it where it is).
     for (int i = 0; i < 5000 && c.resident_pages() < b_bytes / page; ++i) ::usleep(1000);
@@ -105,7 +105,8 @@ TEST_CASE("building_spans covers the columns a reader fills, up to the estimate"
   CHECK(has(g.root.data(), tasks * 4));
   CHECK(has(g.succ.data(), edges * 4));
   // The join fills the recorded starts later: not in the reading's spans.
-  for (const auto& s : spans) CHECK(s.begin != static_cast<const void*>(g.recorded_start_ps.data()));
+  for (const auto& s : spans)
+    CHECK(s.begin != static_cast<const void*>(g.recorded_start_ps.data()));
   // The builder's own two per-task columns, reserved for the graph's capacity.
   std::size_t own = 0;
   builder.reserve_own_columns([&](const std::vector<std::uint32_t>& col) {

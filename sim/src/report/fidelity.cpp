@@ -45,33 +45,29 @@ T percentile(std::vector<T>& v, double p) {
 // caller need not keep them in a vector of their own beside the sort's.
 // Twice the rank is kept (an integer below 2^32 for fewer than 2^31 values: 4 B a task
 // instead of a double's 8); halving it gives exactly the double the mean rank would be.
+// The ranks go to `r` and the sort runs in `scratch` (both resized to n: memory made before
+// is reused).
 template <class ValueAt>
-std::vector<std::uint32_t> twice_ranks(std::size_t n, ValueAt value) {
+void twice_ranks(std::size_t n, ValueAt value, std::vector<RankEntry>& scratch,
+                 std::vector<std::uint32_t>& r) {
   NPU_CHECK(n < (std::size_t{1} << 31), "replay metrics: more than 2^31 compared tasks");
-  // 12 bytes, not a pair's 16: at the end of a large run this block is part of its peak of
-  // resident memory.
-#pragma pack(push, 4)
-  struct Entry {
-    TimePs first;
-    std::uint32_t second;
-  };
-#pragma pack(pop)
-  static_assert(sizeof(Entry) == 12);
-  std::vector<Entry> order(n);
+  static_assert(sizeof(RankEntry) == 12);
+  std::vector<RankEntry>& order = scratch;
+  order.resize(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = {value(i), static_cast<std::uint32_t>(i)};
   boost::sort::spreadsort::integer_sort(
-      order.begin(), order.end(), [](const Entry& e, unsigned shift) { return e.first >> shift; },
-      [](const Entry& a, const Entry& b) { return a.first < b.first; });
-  std::vector<std::uint32_t> r(n);
+      order.begin(), order.end(),
+      [](const RankEntry& e, unsigned shift) { return e.value >> shift; },
+      [](const RankEntry& a, const RankEntry& b) { return a.value < b.value; });
+  r.resize(n);
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i;
-    while (j + 1 < n && order[j + 1].first == order[i].first) ++j;
+    while (j + 1 < n && order[j + 1].value == order[i].value) ++j;
     // The mean of the 1-based ranks i+1 .. j+1, doubled.
     const auto twice_mean = static_cast<std::uint32_t>(i + j + 2);
-    for (std::size_t k = i; k <= j; ++k) r[order[k].second] = twice_mean;
+    for (std::size_t k = i; k <= j; ++k) r[order[k].index] = twice_mean;
     i = j + 1;
   }
-  return r;
 }
 
 // Pearson correlation of the ranks (from twice_ranks()); false when either side has no
@@ -118,11 +114,11 @@ std::vector<TaskId> topological_order(const sched::TaskGraph& g) {
 // for those). A task outside the compared set (a HUB, a task without a record) passes its own
 // ready time on as its end, so a wait is measured through HUBs to the real producers. The
 // maximum does not depend on which topological order is walked.
+// The times go to `ready` (memory made before is reused).
 template <class EndOf>
-std::vector<TimePs> last_predecessor_end(const sched::TaskGraph& g,
-                                         const std::vector<TaskId>& order,
-                                         const std::vector<char>& timed, EndOf end) {
-  std::vector<TimePs> ready(g.num_tasks(), kNever);
+void last_predecessor_end(const sched::TaskGraph& g, const std::vector<TaskId>& order,
+                          const std::vector<char>& timed, EndOf end, std::vector<TimePs>& ready) {
+  ready.assign(g.num_tasks(), kNever);
   for (const TaskId t : order) {
     const TimePs own_end = timed[t] ? end(t) : ready[t];
     if (own_end == kNever) continue;
@@ -131,7 +127,6 @@ std::vector<TimePs> last_predecessor_end(const sched::TaskGraph& g,
       if (ready[s] == kNever || own_end > ready[s]) ready[s] = own_end;
     }
   }
-  return ready;
 }
 
 // Frees a vector's memory now (clear() keeps its capacity).
@@ -167,13 +162,21 @@ RecordedReplay recorded_replay(const sched::TaskGraph& g) {
   r.start_ps.resize(r.set.size());
   for (std::size_t i = 0; i < r.set.size(); ++i)
     r.start_ps[i] = g.recorded_start_ps[r.set[i]] - rec0;
-  r.twice_ranks = twice_ranks(r.start_ps.size(), [&](std::size_t i) { return r.start_ps[i]; });
+  twice_ranks(
+      r.start_ps.size(), [&](std::size_t i) { return r.start_ps[i]; }, r.rank_scratch,
+      r.twice_ranks);
   // Waits: a task's start minus the latest end of its predecessors.
   r.order = topological_order(g);
-  r.ready_ps = last_predecessor_end(g, r.order, r.timed, [&](TaskId t) {
-    const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
-    return g.recorded_start_ps[t] + dur;
-  });
+  last_predecessor_end(
+      g, r.order, r.timed,
+      [&](TaskId t) {
+        const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
+        return g.recorded_start_ps[t] + dur;
+      },
+      r.ready_ps);
+  // The simulated half's (the sort's entries are kept above): written now, so faulted in.
+  r.sim_twice_ranks.assign(r.set.size(), 0);
+  r.sim_ready_ps.assign(n, kNever);
   return r;
 }
 
@@ -203,11 +206,12 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, RecordedReplay&& recor
   auto sim_start = [&](std::size_t i) { return start_ps[set[i]] - sim0; };
   // The simulated side's ranks and ready times are independent of each other: the ranks go
   // to a second thread on large runs (a sort and a graph walk), the same values either way.
-  std::vector<std::uint32_t> sim_ranks;
+  std::vector<std::uint32_t>& sim_ranks = recorded.sim_twice_ranks;
   std::exception_ptr rank_error;  // an allocation failure on the second thread
   auto rank_side = [&] {
     try {
-      sim_ranks = twice_ranks(set.size(), sim_start);
+      twice_ranks(set.size(), sim_start, recorded.rank_scratch, sim_ranks);
+      release(recorded.rank_scratch);
     } catch (...) {
       rank_error = std::current_exception();
     }
@@ -218,10 +222,10 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, RecordedReplay&& recor
   } else {
     rank_side();
   }
-  std::vector<TimePs> sim_ready;
+  std::vector<TimePs>& sim_ready = recorded.sim_ready_ps;
   try {
-    sim_ready = last_predecessor_end(g, recorded.order, recorded.timed,
-                                     [&](TaskId t) { return end_ps[t]; });
+    last_predecessor_end(
+        g, recorded.order, recorded.timed, [&](TaskId t) { return end_ps[t]; }, sim_ready);
   } catch (...) {
     if (second.joinable()) second.join();
     throw;

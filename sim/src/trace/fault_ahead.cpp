@@ -44,9 +44,9 @@ void FaultAhead::run(std::vector<std::vector<Span>> groups) {
         const auto begin = reinterpret_cast<std::uintptr_t>(group[i].begin);
         // The step's end, rounded down to a page (the last step to the span's last page).
         const std::uintptr_t to =
-            (begin + static_cast<std::uintptr_t>(
-                         static_cast<double>(group[i].bytes) * static_cast<double>(k) /
-                         static_cast<double>(steps)) +
+            (begin +
+             static_cast<std::uintptr_t>(static_cast<double>(group[i].bytes) *
+                                         static_cast<double>(k) / static_cast<double>(steps)) +
              (k == steps ? page - 1 : 0)) &
             ~(page - 1);
         if (to <= done[i]) continue;
@@ -67,8 +67,9 @@ std::vector<FaultAhead::Span> building_spans(sched::TaskGraphBuilder& builder, s
       spans.push_back(FaultAhead::span_of(col, c == &g.succ ? edges : tasks));
     }
   });
-  builder.reserve_own_columns(
-      [&](const std::vector<std::uint32_t>& col) { spans.push_back(FaultAhead::span_of(col, tasks)); });
+  builder.reserve_own_columns([&](const std::vector<std::uint32_t>& col) {
+    spans.push_back(FaultAhead::span_of(col, tasks));
+  });
   return spans;
 }
 

@@ -49,6 +49,15 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g,
                                const std::vector<std::uint64_t>& start_ps,
                                const std::vector<std::uint64_t>& end_ps);
 
+// A value and its index as the replay metrics' rank sort holds them: 12 bytes, not a pair's
+// 16 (at the end of a large run the sort's block is part of its peak of resident memory).
+#pragma pack(push, 4)
+struct RankEntry {
+  std::uint64_t value;
+  std::uint32_t index;
+};
+#pragma pack(pop)
+
 // The recorded half of the replay metrics: what depends on the graph and its recorded times
 // alone (the compared tasks, their start ranks and ready times), so that it can be worked
 // out while the model runs (simulate() does so on a second thread for large graphs).
@@ -61,6 +70,14 @@ struct RecordedReplay {
   std::vector<std::uint64_t> ready_ps;     // per task: latest recorded end of a predecessor
   std::vector<sched::TaskId> order;        // every task, each after its predecessors: the
                                            // simulated ready times walk it too
+  // The simulated half's working memory, sized here so that its first touches (2-6 ms a MiB
+  // on the project's VMs; README, "Freed memory is kept for reuse") fall on the thread that
+  // runs beside the model rather than after the run: the rank sort's entries (the recorded
+  // sort's own, kept), the simulated ranks and the simulated ready times. They are part of
+  // the run's peak either way.
+  std::vector<RankEntry> rank_scratch;
+  std::vector<std::uint32_t> sim_twice_ranks;
+  std::vector<std::uint64_t> sim_ready_ps;
 };
 // Contract: g has recorded starts (g.recorded_start_ps is not empty).
 RecordedReplay recorded_replay(const sched::TaskGraph& g);
