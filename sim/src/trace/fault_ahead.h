@@ -7,7 +7,8 @@
 // (`perf record`: `clear_page_erms` under `TaskGraphBuilder::add_task` and the join's
 // columns). A reader reserves its columns for the task count it estimates; a FaultAhead then
 // moves those faults to the core the reading leaves idle, so the reading writes to memory
-// already there.
+// already there. It pays only where the filling thread is the bound: a reader whose parse
+// thread is (the fixed-latency one) would lose that thread's core to it.
 #pragma once
 
 #include <atomic>

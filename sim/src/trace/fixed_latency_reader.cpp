@@ -16,13 +16,11 @@
 // per-record checks, the graph), so the first error in file order is the one reported.
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "batch_pipe.h"
-#include "fault_ahead.h"
 #include "id_index.h"
 #include "json_stream.h"
 #include "pypto/common/errors.h"
@@ -131,8 +129,6 @@ class FixedLatencyReader {
   std::string last_func_;
   std::uint32_t last_kernel_ = sched::kNoTask;
   std::uint32_t last_root_key_ = 0, last_root_ = sched::kNoTask;
-  // Faults the reserved columns in (check_memory); declared last, so it stops first.
-  std::unique_ptr<FaultAhead> fault_ahead_;
 };
 
 std::uint32_t FixedLatencyReader::kernel(const std::string& name) {
@@ -312,17 +308,13 @@ void FixedLatencyReader::check_memory(std::uint64_t offset) {
                     LoadOptions{});
   sched::TaskGraph& g = builder_.graph();
   const double scale = tasks / static_cast<double>(std::max<std::uint64_t>(records_, 1));
-  const double edges = static_cast<double>(g.succ.size()) * scale;
-  reserve_graph(g, tasks, edges);
+  reserve_graph(g, tasks, static_cast<double>(g.succ.size()) * scale);
   remaining_.reserve(g.core_type.capacity());
   index_.reserve(static_cast<std::size_t>(tasks));
-  // As far as the estimate goes (the reservations' slack may stay untouched).
-  const auto want = static_cast<std::size_t>(tasks);
-  std::vector<FaultAhead::Span> spans =
-      building_spans(builder_, want, static_cast<std::size_t>(edges));
-  spans.push_back(FaultAhead::span_of(remaining_, want));
-  spans.push_back(FaultAhead::span_of(index_.array(), want));
-  fault_ahead_ = std::make_unique<FaultAhead>(std::vector<std::vector<FaultAhead::Span>>{spans});
+  // Unlike the board reader's, these columns are not faulted in ahead (FaultAhead): here the
+  // parse thread is the bound and has the other core, and this thread, which waits for it
+  // most of the time (`perf record` of a 10M read: busy a fifth of it), takes its faults in
+  // that slack. A thread faulting ahead slowed the read by taking the parse thread's core.
 }
 
 LoadedTrace FixedLatencyReader::run() {
@@ -353,7 +345,6 @@ LoadedTrace FixedLatencyReader::run() {
     }
   }
   if (records_ == 0) throw TraceError(path_ + ": the JSON array is empty (no tasks)");
-  if (fault_ahead_) fault_ahead_->stop();  // what it has not reached is written by now
 
   // Successors name taskIds; turn them into task indices (tasks are records, in order).
   sched::TaskGraph& g = builder_.graph();
