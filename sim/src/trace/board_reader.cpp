@@ -136,8 +136,12 @@ void check_board_memory(const std::string& path, Topology& topo, std::uint64_t f
   reading.push_back(FaultAhead::span_of(topo.seq, want));
   reading.push_back(FaultAhead::span_of(topo.line, want));
   reading.push_back(FaultAhead::span_of(topo.index0.array(), want));
-  std::vector<FaultAhead::Span> joining{FaultAhead::span_of(topo.prof_ord, want),
-                                        FaultAhead::span_of(g.recorded_start_ps, want)};
+  // The join's columns, and the two that TaskGraphBuilder::finish() fills after it.
+  g.device_task.reserve(n);
+  g.pred_count.reserve(n);
+  std::vector<FaultAhead::Span> joining{
+      FaultAhead::span_of(topo.prof_ord, want), FaultAhead::span_of(g.recorded_start_ps, want),
+      FaultAhead::span_of(g.device_task, want), FaultAhead::span_of(g.pred_count, want)};
   topo.fault_ahead = std::make_unique<FaultAhead>(
       std::vector<std::vector<FaultAhead::Span>>{std::move(reading), std::move(joining)});
 }
