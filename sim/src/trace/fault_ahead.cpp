@@ -29,32 +29,38 @@ void FaultAhead::stop() {
 }
 
 void FaultAhead::run(std::vector<std::vector<Span>> groups) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   for (const auto& group : groups) {
     std::size_t total = 0;
     for (const Span& s : group) total += s.bytes;
     const std::size_t steps = (total + kStepBytes - 1) / kStepBytes;
     std::vector<std::uintptr_t> done(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
-      done[i] = reinterpret_cast<std::uintptr_t>(group[i].begin) & ~(page - 1);
+      done[i] = reinterpret_cast<std::uintptr_t>(group[i].begin);
     }
     for (std::size_t k = 1; k <= steps; ++k) {
       if (stop_.load(std::memory_order_relaxed)) return;
+      const double fraction = static_cast<double>(k) / static_cast<double>(steps);
       for (std::size_t i = 0; i < group.size(); ++i) {
-        const auto begin = reinterpret_cast<std::uintptr_t>(group[i].begin);
-        // The step's end, rounded down to a page (the last step to the span's last page).
-        const std::uintptr_t to =
-            (begin +
-             static_cast<std::uintptr_t>(static_cast<double>(group[i].bytes) *
-                                         static_cast<double>(k) / static_cast<double>(steps)) +
-             (k == steps ? page - 1 : 0)) &
-            ~(page - 1);
-        if (to <= done[i]) continue;
-        ::madvise(reinterpret_cast<void*>(done[i]), to - done[i], MADV_POPULATE_WRITE);
-        done[i] = to;
+        done[i] = fault_in_to(reinterpret_cast<std::uintptr_t>(group[i].begin), group[i].bytes,
+                              done[i], fraction);
       }
     }
   }
+}
+
+std::uintptr_t fault_in_to(std::uintptr_t begin, std::size_t bytes, std::uintptr_t done,
+                           double fraction) {
+  static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  // Rounded down to a page (at the end, up: the span's last page).
+  const std::uintptr_t to =
+      fraction >= 1.0
+          ? (begin + bytes + page - 1) & ~(page - 1)
+          : (begin + static_cast<std::uintptr_t>(static_cast<double>(bytes) * fraction)) &
+                ~(page - 1);
+  const std::uintptr_t from = done & ~(page - 1);
+  if (to <= from) return done;
+  ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+  return to;
 }
 
 std::vector<FaultAhead::Span> building_spans(sched::TaskGraphBuilder& builder, std::size_t tasks,

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -45,7 +46,8 @@ class FaultAhead {
   FaultAhead(const FaultAhead&) = delete;
   FaultAhead& operator=(const FaultAhead&) = delete;
 
-  // Spans smaller than this fault in quickly enough on the filling thread.
+  // Spans smaller than this fault in quickly enough on the filling thread (GraphFeed's rule
+  // too).
   static constexpr std::size_t kMinBytes = std::size_t{1} << 20;
   // Bytes faulted in per step over a whole group: small enough to stay just ahead of the
   // reading at its start, large enough that the calls cost nothing next to the zeroing.
@@ -57,6 +59,14 @@ class FaultAhead {
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
+
+// Faults in the pages of the span [begin, begin + bytes) from `done` (an address in it, where
+// the last call stopped; begin at first) up to `fraction` of it (0..1; at 1 its last page
+// too), and returns the new `done`. The one step that FaultAhead and the streamed run's
+// reading (GraphFeed::populate_ahead) both take. A hint (MADV_POPULATE_WRITE): it changes
+// no data, and a kernel before 5.14 refuses it.
+std::uintptr_t fault_in_to(std::uintptr_t begin, std::size_t bytes, std::uintptr_t done,
+                           double fraction);
 
 // The spans a reader fills while it builds, for the `tasks` tasks and `edges` successors it
 // estimated and reserved the graph for (reserve_graph): the graph's columns, recorded_start_ps

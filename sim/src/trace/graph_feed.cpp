@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pypto/sim/trace/graph_feed.h"
 
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fault_ahead.h"
 #include "pypto/common/errors.h"
 #include "readers.h"
 
@@ -102,7 +102,7 @@ void GraphFeed::reserve_for(const sched::TaskGraph& first) {
   const auto add = [&](const auto& col) {
     using T = typename std::decay_t<decltype(col)>::value_type;
     const auto base = reinterpret_cast<std::uintptr_t>(col.data());
-    if (col.capacity() * sizeof(T) >= kPopulateMinBytes)
+    if (col.capacity() * sizeof(T) >= trace_detail::FaultAhead::kMinBytes)
       spans_.push_back({base, base + col.capacity() * sizeof(T), base});
   };
   g.for_each_column(add);
@@ -110,7 +110,7 @@ void GraphFeed::reserve_for(const sched::TaskGraph& first) {
 }
 
 void GraphFeed::populate_with_graph(const void* begin, std::size_t bytes) {
-  if (bytes < kPopulateMinBytes) return;
+  if (bytes < trace_detail::FaultAhead::kMinBytes) return;
   const auto b = reinterpret_cast<std::uintptr_t>(begin);
   std::lock_guard<std::mutex> lock(mu_);
   run_spans_.push_back({b, b + bytes, b});
@@ -132,18 +132,8 @@ void GraphFeed::populate_ahead() {
   if (spans_.empty()) return;
   const double frac = std::min(1.0, static_cast<double>(pushed_tasks_ + kPopulateAheadTasks) /
                                         static_cast<double>(span_tasks_));
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  for (Span& sp : spans_) {
-    const auto to = static_cast<std::uintptr_t>(static_cast<double>(sp.begin) +
-                                                static_cast<double>(sp.end - sp.begin) * frac) &
-                    ~(page - 1);
-    const std::uintptr_t from = sp.done & ~(page - 1);
-    if (to <= from) continue;
-    // A hint: where it fails (a kernel before 5.14; a column the run has outgrown and
-    // freed) the run's writes fault the pages in, as without it.
-    ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
-    sp.done = to;
-  }
+  for (Span& sp : spans_)
+    sp.done = trace_detail::fault_in_to(sp.begin, sp.end - sp.begin, sp.done, frac);
 }
 
 void GraphFeed::finish(End&& end) {

@@ -137,7 +137,6 @@ class GraphFeed {
   std::size_t announced_ = 0;
   // The loading thread's: the run's reserved columns ([begin, end) addresses, faulted in up
   // to done), the tasks they are reserved for, and the tasks pushed.
-  static constexpr std::size_t kPopulateMinBytes = std::size_t{1} << 20;
   // As far ahead as the queue may run (kMaxQueuedTasks): a quarter of it left the run's thread
   // ~12 huge-page faults in append_device_task on the 1M-task mix trace (`perf record -e
   // page-faults`), this none, 6 % less wall there with the same peak memory.
