@@ -10,10 +10,11 @@ Touching such a page again makes the host back it anew.
 
 This probe maps SIZE MiB of anonymous memory and writes one byte per 4 KiB page. It does
 this four times:
-  thp        advised MADV_HUGEPAGE (as the pypto-sim binary advises its heap);
+  thp        advised MADV_HUGEPAGE (as the pypto-sim binary advised its heap until 2026-12-04);
   thp again  the same, right after the first mapping was freed (the kernel hands the just
              freed huge pages out again);
-  4k         advised MADV_NOHUGEPAGE (a 4 KiB fault per page);
+  4k later   advised MADV_NOHUGEPAGE (a 4 KiB fault per page), after sleeping --idle
+             seconds (right after a freed mapping it would reuse the freed memory);
   thp later  advised MADV_HUGEPAGE again, after sleeping --idle seconds.
 For each it prints ms per MiB of the first pass over the pages, less the same loop's time
 over the same pages once touched (the second pass: the probe loop's own cost).
@@ -56,7 +57,7 @@ def main():
         ap.error("--mib must be positive and --idle not negative")
     print(f"first touch of {a.mib} MiB, one write per 4 KiB page: ms per MiB, the probe "
           f"loop's own time taken out")
-    rows = [("thp", True, 0), ("thp again", True, 0), ("4k", False, 0),
+    rows = [("thp", True, 0), ("thp again", True, 0), (f"4k after {a.idle:g} s idle", False, a.idle),
             (f"thp after {a.idle:g} s idle", True, a.idle)]
     for name, huge, idle in rows:
         time.sleep(idle)

@@ -13,7 +13,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config libsystemc-dev libyaml-cpp-dev catch2
           libboost-program-options-dev libsimdjson-dev nlohmann-json3-dev
           pybind11-dev python3-dev python3-venv python3-pybind11 python3-numpy python3-pytest
           python3-pytest-xdist python3-torch python3-matplotlib python3-distributed clang-format
-          libtorch-dev)
+          libtorch-dev strace)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
