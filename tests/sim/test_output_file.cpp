@@ -188,6 +188,46 @@ TEST_CASE("write_reports: a folder holds one run's reports", "[output]") {
   fs::remove_all(d);
 }
 
+TEST_CASE(
+    "write_reports: topo.json written ahead gives the same files, and its error is the call's",
+    "[output]") {
+  // Large enough for the writer ahead (start_graph_reports writes only for 16k tasks or more).
+  std::vector<pypto::testing::T> tasks(20000, pypto::testing::T{CoreType::kAiv, 100, {}});
+  for (sched::TaskId t = 0; t + 1 < 20000; t += 2) tasks[t].succ = {t + 1};
+  const sched::TaskGraph g = graph_of(tasks);
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sim::SimResult r = small_run(g, chip);
+  const fs::path d = fresh_dir("ahead");
+  const sim::ReportOptions all;
+  sim::write_reports((d / "plain").string(), g, chip, r, all);
+  {
+    // The writer may still be running when write_reports starts: it is taken over and
+    // waited for after the other files.
+    sim::GraphReports ahead = sim::start_graph_reports((d / "ahead").string(), g, all);
+    sim::write_reports((d / "ahead").string(), g, chip, r, all, &ahead);
+  }
+  for (const char* f : {"stats.json", "trace.json", "swim.json", "topo.json", "aicpu.data"}) {
+    const std::string plain = read(d / "plain" / f), ahead = read(d / "ahead" / f);
+    if (std::string(f) == "stats.json") continue;  // its wall-clock fields differ
+    CHECK(plain.size() > 0);
+    CHECK(plain == ahead);
+  }
+  CHECK(names_in(d / "ahead") == names_in(d / "plain"));
+  if (fs::exists("/dev/full")) {
+    // topo.json is a link to a full device: the writer ahead fails, and write_reports throws
+    // its error after writing the others, leaving none of them.
+    fs::create_directories(d / "full");
+    fs::create_symlink("/dev/full", d / "full" / "topo.json");
+    sim::GraphReports ahead = sim::start_graph_reports((d / "full").string(), g, all);
+    CHECK_THROWS_WITH(sim::write_reports((d / "full").string(), g, chip, r, all, &ahead),
+                      Catch::Contains("error while writing") && Catch::Contains("topo.json"));
+    std::set<std::string> left;  // names_in would resolve the link
+    for (const auto& e : fs::directory_iterator(d / "full")) left.insert(e.path().filename());
+    CHECK(left == std::set<std::string>{"topo.json"});
+  }
+  fs::remove_all(d);
+}
+
 TEST_CASE("stats.json: a run that kept no task times reports the span as absent", "[output]") {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
   const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {}}});

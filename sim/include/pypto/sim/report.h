@@ -111,8 +111,8 @@ class GraphReports;
 // exception (pypto::Error if a file cannot be written, Interrupted on Ctrl-C) no report
 // file, no temporary and no folder this call created is left. `ahead`: the graph-only
 // reports start_graph_reports began for this dir, graph and options (null: none); they are
-// waited for (an error of theirs is thrown as this call's own) and taken over, and the
-// files are the same as without them.
+// taken over and waited for once this call's own files are written (they overlap; an error
+// of theirs is thrown as this call's own), and the files are the same as without them.
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
                                        const ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt, GraphReports* ahead = nullptr);
