@@ -786,9 +786,10 @@ GraphReports start_graph_reports(const std::string& dir, const sched::TaskGraph&
   st.dir = dir;
   st.made = make_folder(dir);
   st.topo = std::make_unique<OutputFile>(dir + "/topo.json");
-  st.writer = std::thread([&st, &g] {
+  // The file, not st.topo: write_reports may take the pointer over while this writes.
+  st.writer = std::thread([&st, &g, topo = st.topo.get()] {
     try {
-      write_pypto_topo(*st.topo, g);
+      write_pypto_topo(*topo, g);
     } catch (...) {
       st.error = std::current_exception();
     }
@@ -804,19 +805,14 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   // topo.json written ahead, with the folder it may have made: this call's from here on. Its
   // writer may still be running (a streamed run starts it only once the graph is whole): it
   // is waited for after the other files are written, not before, so that it overlaps them.
-  OutputFile* const ahead_topo = ahead != nullptr ? ahead->topo.get() : nullptr;
+  std::unique_ptr<OutputFile> ahead_topo;  // taken in the try below, which waits on every path
   if (ahead != nullptr) {
     ahead->taken = true;
     if (made.empty()) made = ahead->made;
   }
-  // Waits for the writer ahead and takes its file (null: none, or already taken); its error
-  // is this call's own.
-  const auto take_ahead = [ahead]() -> std::unique_ptr<OutputFile> {
-    if (ahead == nullptr) return nullptr;
-    ahead->wait();
-    std::unique_ptr<OutputFile> topo = std::move(ahead->topo);
-    if (ahead->error) std::rethrow_exception(std::exchange(ahead->error, nullptr));
-    return topo;
+  // Contract: before anything that ends the file written ahead (commit, removal).
+  const auto wait_ahead = [ahead] {
+    if (ahead != nullptr) ahead->wait();
   };
   const bool have_timeline = r.timeline.core.size() == g.num_tasks();
   const std::string stats = dir + "/stats.json";
@@ -831,6 +827,7 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   std::filesystem::remove(stats, ec);
   std::vector<std::unique_ptr<OutputFile>> files;
   try {
+    if (ahead != nullptr) ahead_topo = std::move(ahead->topo);
     // trace.json, the largest report, is written on this thread while a second thread writes
     // the others (each reads only the graph and the result): the same bytes, in about the
     // time of trace.json alone. The helper joins before anything is committed or removed,
@@ -841,17 +838,14 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
       trace = files.back().get();
     }
     std::vector<std::function<void()>> others;
-    // Where topo.json written ahead goes in `files` (a null slot until it is taken).
-    constexpr std::size_t kNowhere = static_cast<std::size_t>(-1);
-    std::size_t ahead_slot = kNowhere;
     if (opt.swim_json && have_timeline) {
       files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
       OutputFile* swim = files.back().get();
       // PyPTO's own profiling tools read these two next to swim.json (README "Using the CLI").
       const bool topo_written = ahead_topo != nullptr;
-      if (topo_written) ahead_slot = files.size();
-      files.push_back(topo_written ? nullptr : std::make_unique<OutputFile>(dir + "/topo.json"));
-      OutputFile* topo = topo_written ? ahead_topo : files.back().get();
+      files.push_back(topo_written ? std::move(ahead_topo)
+                                   : std::make_unique<OutputFile>(dir + "/topo.json"));
+      OutputFile* topo = files.back().get();
       files.push_back(std::make_unique<OutputFile>(dir + "/aicpu.data"));
       OutputFile* aicpu = files.back().get();
       others.push_back([&g, &chip, &r, swim, topo, topo_written, aicpu] {
@@ -870,8 +864,7 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
       others.push_back([&g, &r, &opt, m] { write_merged_swimlane_to(*m, g, r, opt); });
     }
     if (opt.on_file) {
-      for (std::size_t i = 0; i < files.size(); ++i)
-        opt.on_file(i == ahead_slot ? ahead_topo->path() : files[i]->path());
+      for (const auto& f : files) opt.on_file(f->path());
       if (trace != nullptr) opt.on_file(trace->path());  // the one the run waits for
     }
     auto write_others = [&others] {
@@ -898,11 +891,8 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
       if (trace != nullptr) write_trace(*trace, g, r, opt);
       write_others();
     }
-    {
-      std::unique_ptr<OutputFile> topo = take_ahead();
-      if (ahead_slot != kNowhere) files[ahead_slot] = std::move(topo);
-      // Otherwise (no timeline) it goes here, its temporary removed.
-    }
+    wait_ahead();
+    if (ahead != nullptr && ahead->error) std::rethrow_exception(ahead->error);
     if (opt.on_file) opt.on_file(stats);
     files.push_back(std::make_unique<OutputFile>(stats));
     files.back()->stream() << stats_json(r).dump(2) << "\n";
@@ -916,11 +906,9 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     }
     for (auto& f : files) f->commit();  // stats.json is the last
   } catch (...) {
-    files.clear();           // removes the temporaries
-    if (ahead != nullptr) {  // the writer ahead too, once it has stopped
-      ahead->wait();
-      ahead->topo.reset();
-    }
+    wait_ahead();   // its file may be one of those below
+    files.clear();  // removes the temporaries
+    ahead_topo.reset();
     if (!merged.empty()) remove_made_folders(merged_dir, merged_made);
     remove_made_folders(dir, made);
     throw;
