@@ -10,7 +10,7 @@ T is a `pypto-sim bench --trace-dir T` folder (it keeps the traces it generated,
 mix_<size>_seed1_r8.ndjson, dyn_topo_<size>_a2.txt, topo_json_<size>_a2.json and
 fixed_latency_<size>_a2.json). Per run: wall time of the whole process, its CPU time (user +
 system), system time, minor page faults and peak RSS, from wait4's rusage of the child. Used
-for the before/after figures of the README's Performance section; build OLD from the commit
+for the before/after figures of docs/performance-log.md; build OLD from the commit
 before a change (git worktree add /tmp/old COMMIT && BUILD_DIR=/tmp/old/build
 tools/setup.sh, or copy build/tools/pypto-sim aside before rebuilding).
 """

@@ -215,7 +215,7 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
     tl.end_ps.reserve(n0);
     tl.core.reserve(n0);
     // A whole graph's timeline is fresh memory, filled before the model starts while the
-    // other core is idle; first touches cost the host's backing (README, Performance) and
+    // other core is idle; first touches cost the host's backing (docs/performance-log.md) and
     // two threads take them in about half the time: a FaultAhead faults the second halves in
     // while this thread fills (and faults) the first ones. Spans under a MiB it leaves here.
     const auto second_half = [n0](const auto& column) {

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The pypto-sim binary's allocation policy (tools/cli/src/heap_policy.cpp) is in force: every
 block comes from malloc's heap, so memory a run frees is reused instead of being unmapped and
-faulted in again (on the project's VMs a first touch costs 0.6-10 ms per MiB; README,
-Performance). A 200k-task run with every report, under strace, must map no anonymous block
+faulted in again (on the project's VMs a first touch costs 0.6-10 ms per MiB;
+docs/performance-log.md). A 200k-task run with every report, under strace, must map no anonymous block
 of 1 MiB or more of its own: thread stacks aside, the one such mapping allowed is the ~3 MiB
 that SystemC's static constructors take before the policy is set. With malloc's defaults the
 same run maps 12 (blocks of 128 KiB or more until malloc's threshold adapts, and a 128 MiB

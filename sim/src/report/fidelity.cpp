@@ -200,7 +200,8 @@ ReplayFidelity replay_fidelity(const sched::TaskGraph& g, RecordedReplay&& recor
 
   // The simulated side relative to its own first start among the compared tasks. Read
   // where needed rather than kept in a vector: this pass's blocks are a large run's peak of
-  // resident memory, whose bytes are first touches (on the project's VMs ~2 ms a MiB; README).
+  // resident memory, whose bytes are first touches (on the project's VMs ~2 ms a MiB;
+  // docs/performance-log.md).
   TimePs sim0 = kNever;
   for (const TaskId t : set) sim0 = std::min(sim0, start_ps[t]);
   auto sim_start = [&](std::size_t i) { return start_ps[set[i]] - sim0; };

@@ -116,7 +116,7 @@ void GraphFeed::populate_with_graph(const void* begin, std::size_t bytes) {
   run_spans_.push_back({b, b + bytes, b});
 }
 
-// First touches of fresh memory cost ~2 ms/MiB on the project's VMs (README, Performance):
+// First touches of fresh memory cost ~2 ms/MiB on the project's VMs (docs/performance-log.md):
 // the reserved graph is faulted in here, on the reading thread, a little ahead of the
 // device tasks pushed (a step at a time: the run waits for the first ones), so that the run's
 // appends write to memory already there. Only page tables change: the run's data is never touched

@@ -9,7 +9,7 @@
 //
 // Why: a run touches 70-150 bytes of fresh memory per task, and on the project's machines
 // (paravirtualised VMs whose balloon takes freed memory back within seconds) a first touch
-// costs 0.6-10 ms per MiB depending on the day (README, Performance: tools/first_touch.py
+// costs 0.6-10 ms per MiB depending on the day (docs/performance-log.md; tools/first_touch.py
 // measures it). Memory reused within the process costs nothing of that.
 //
 // The heap is not advised for transparent huge pages (MADV_HUGEPAGE; this file advised it until

@@ -71,9 +71,9 @@ struct RecordedReplay {
   std::vector<sched::TaskId> order;        // every task, each after its predecessors: the
                                            // simulated ready times walk it too
   // The simulated half's working memory, sized here so that its first touches (2-6 ms a MiB
-  // on the project's VMs; README, "Freed memory is kept for reuse") fall on the thread that
-  // runs beside the model rather than after the run: the rank sort's entries (the recorded
-  // sort's own, kept), the simulated ranks and the simulated ready times. They are part of
+  // on the project's VMs; docs/performance-log.md, "Freed memory is kept for reuse") fall on the
+  // thread that runs beside the model rather than after the run: the rank sort's entries (the
+  // recorded sort's own, kept), the simulated ranks and the simulated ready times. They are part of
   // the run's peak either way.
   std::vector<RankEntry> rank_scratch;
   std::vector<std::uint32_t> sim_twice_ranks;
