@@ -118,21 +118,14 @@ bool Machine::has_device_task(std::uint64_t k) {
     }
     if (opt.record_timeline) {
       const std::size_t n = graph.num_tasks();
-      Timeline& tl = result.timeline;
-      if (tl.start_ps.capacity() < n) {
-        const std::size_t want = std::max<std::size_t>(n, feed->announced_tasks());
-        tl.start_ps.reserve(want);
-        tl.end_ps.reserve(want);
-        tl.core.reserve(want);
-        if (want > n) {
-          feed->populate_with_graph(tl.start_ps.data(), want * sizeof(tl.start_ps[0]));
-          feed->populate_with_graph(tl.end_ps.data(), want * sizeof(tl.end_ps[0]));
-          feed->populate_with_graph(tl.core.data(), want * sizeof(tl.core[0]));
+      result.timeline.for_each_task_column([&](auto& column, auto unset) {
+        if (column.capacity() < n) {
+          const std::size_t want = std::max<std::size_t>(n, feed->announced_tasks());
+          column.reserve(want);
+          if (want > n) feed->populate_with_graph(column.data(), want * sizeof(column[0]));
         }
-      }
-      tl.start_ps.resize(n, 0);
-      tl.end_ps.resize(n, 0);
-      tl.core.resize(n, 0xFFFF);
+        column.resize(n, unset);
+      });
     }
   }
   return true;
@@ -211,23 +204,18 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
     // Grown with the graph while a trace is read (Machine::has_device_task).
     const std::size_t n0 = graph.num_tasks();
     Timeline& tl = res.timeline;
-    tl.start_ps.reserve(n0);
-    tl.end_ps.reserve(n0);
-    tl.core.reserve(n0);
     // A whole graph's timeline is fresh memory, filled before the model starts while the
     // other core is idle; first touches cost the host's backing (docs/performance-log.md) and
     // two threads take them in about half the time: a FaultAhead faults the second halves in
     // while this thread fills (and faults) the first ones. Spans under a MiB it leaves here.
-    const auto second_half = [n0](const auto& column) {
-      return trace_detail::FaultAhead::Span{column.data() + n0 / 2,
-                                            (n0 - n0 / 2) * sizeof(column[0])};
-    };
-    trace_detail::FaultAhead second_halves(
-        {{second_half(tl.start_ps), second_half(tl.end_ps), second_half(tl.core)}});
-    tl.start_ps.assign(n0, 0);
-    tl.end_ps.assign(n0, 0);
-    tl.core.assign(n0, 0xFFFF);
-    second_halves.stop();
+    std::vector<trace_detail::FaultAhead::Span> second_halves;
+    tl.for_each_task_column([&](auto& column, auto) {
+      column.reserve(n0);
+      second_halves.push_back({column.data() + n0 / 2, (n0 - n0 / 2) * sizeof(column[0])});
+    });
+    trace_detail::FaultAhead fault_ahead({std::move(second_halves)});
+    tl.for_each_task_column([n0](auto& column, auto unset) { column.assign(n0, unset); });
+    fault_ahead.stop();
   }
 
   // Start-up (DESIGN.md launch_early_mode): without early launch the AICPU kernels start

@@ -140,11 +140,22 @@ struct DepthSample {
 };
 
 struct Timeline {
-  std::vector<std::uint64_t> start_ps, end_ps;  // per task (HUBs: resolve time, zero length)
-  std::vector<std::uint16_t> core;              // per task; 0xFFFF for HUB/AICPU
+  static constexpr std::uint16_t kNoCore = 0xFFFF;  // `core` of a task no AICore ran
+  std::vector<std::uint64_t> start_ps, end_ps;      // per task (HUBs: resolve time, zero length)
+  std::vector<std::uint16_t> core;                  // per task; kNoCore for HUB/AICPU
   std::vector<AicpuSpan> aicpu;
   std::vector<DepthSample> depth;
   bool aicpu_truncated = false;
+
+  // Contract: calls f(column, value) for each per-task column, with the value a task holds
+  // before the run sets it. The one list of them: a column added here is reserved, faulted
+  // in and filled wherever the run sizes the timeline.
+  template <class F>
+  void for_each_task_column(F&& f) {
+    f(start_ps, std::uint64_t{0});
+    f(end_ps, std::uint64_t{0});
+    f(core, kNoCore);
+  }
 };
 
 struct SimResult {
