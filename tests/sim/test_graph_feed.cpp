@@ -259,6 +259,27 @@ TEST_CASE("a policy that reads ahead gets the whole graph before the run") {
   sched::Registry::global().remove("test_reads_ahead");
 }
 
+TEST_CASE("streamed: the reading reserves the run's graph apart and hands it over") {
+  // The run looks at its graph (empty) before its first device task arrives, so the
+  // reading thread must not write that graph: it reserves another, which the run takes with
+  // the first device task (the reservation saves growing by doubling). A write to the run's
+  // graph there was a data race (ThreadSanitizer, simulate(GraphFeed&) called at once).
+  TempDir dir;
+  sim::SyntheticSpec spec;
+  spec.tasks = 20000;  // 20 device tasks of ~1,000 tasks: reserved for the header's count
+  const std::string path = synthetic(dir, spec);
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(path, {}, chip);
+  REQUIRE(feed->streams());  // returns once the first device task is queued
+  CHECK(feed->graph().core_type.capacity() == 0);
+  CHECK(feed->graph().succ.capacity() == 0);
+  REQUIRE(feed->append_next());
+  CHECK(feed->graph().num_tasks() > 0);
+  CHECK(feed->graph().core_type.capacity() >= 20000);
+  feed->complete();
+  CHECK(feed->graph().num_tasks() == 20000);
+}
+
 TEST_CASE("streamed: the errors of a whole read, in its order, even after the run started") {
   TempDir dir;
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");

@@ -72,10 +72,10 @@ void GraphFeed::push(sched::TaskGraph&& device_task) {
   populate_ahead();
 }
 
-// Before the first device task is queued, the run has not touched its graph: this thread
-// may reserve it, for the announced task count at the first device task's density of edges
-// and memory ranges (more is grown by the run, as without it). Reserving once saves the
-// copies and the 2x peak of growing by doubling.
+// Before the first device task is queued, this thread reserves the run's graph apart
+// (reserved_, taken by the run with that device task), for the announced task count at the
+// first device task's density of edges and memory ranges (more is grown by the run, as
+// without it). Reserving once saves the copies and the 2x peak of growing by doubling.
 void GraphFeed::reserve_for(const sched::TaskGraph& first) {
   std::size_t tasks = 0;
   {
@@ -88,7 +88,7 @@ void GraphFeed::reserve_for(const sched::TaskGraph& first) {
   const auto want = [&](std::size_t have) {
     return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
   };
-  sched::TaskGraph& g = graph_;
+  sched::TaskGraph& g = reserved_;
   trace_detail::reserve_task_columns(g, tasks);
   g.device_task.reserve(tasks);
   g.pred_count.reserve(tasks);
@@ -107,6 +107,7 @@ void GraphFeed::reserve_for(const sched::TaskGraph& first) {
   };
   g.for_each_column(add);
   span_tasks_ = tasks;
+  reserved_pending_ = true;  // published to the run by the push that follows (mu_)
 }
 
 void GraphFeed::populate_with_graph(const void* begin, std::size_t bytes) {
@@ -187,6 +188,14 @@ bool GraphFeed::append_next() {
     }
     // Everything queued at once: one lock per wake-up rather than per device task.
     pieces.swap(queue_);
+    if (!pieces.empty() && reserved_pending_) {
+      // The first device task: the graph is still the empty one the run started with (a
+      // vector's buffer moves with it, so the spans being faulted in stay valid).
+      NPU_CHECK(graph_.num_tasks() == 0 && graph_.device_tasks.empty(),
+                "GraphFeed: the reserved graph comes after a device task");
+      graph_ = std::move(reserved_);
+      reserved_pending_ = false;
+    }
     queued_tasks_ = 0;
     room_.notify_all();
     if (pieces.empty() && error_) std::rethrow_exception(error_);

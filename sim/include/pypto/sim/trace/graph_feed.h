@@ -146,7 +146,14 @@ class GraphFeed {
   };
   std::vector<Span> spans_;
   std::size_t span_tasks_ = 0, pushed_tasks_ = 0;
-  std::vector<Span> run_spans_;  // populate_with_graph()'s, taken by the next push (mu_)
+  // The run's graph, empty, with its columns reserved: filled by reserve_for() before the
+  // first device task is queued and taken by the run with that device task (under mu_), so
+  // that this thread never writes the graph the run is reading (the run looks at its empty
+  // graph before the first device task arrives).
+  sched::TaskGraph reserved_;
+  bool reserved_pending_ = false;  // reserved_ filled and not yet taken (read by the run only
+                                   // once a device task is queued)
+  std::vector<Span> run_spans_;    // populate_with_graph()'s, taken by the next push (mu_)
   double start_s_ = 0, end_s_ = -1;
   std::atomic<std::uint64_t> read_bytes_{0}, total_bytes_{0};
   std::thread thread_;
