@@ -276,7 +276,7 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
   // One X event per task on its core (the key order of the DOM this replaced).
   const std::vector<std::string> kernels = json_kernel_names(g);
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == Timeline::kNoCore) continue;
+    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == sched::kNoCore16) continue;
     const auto& d = g.device_tasks[g.device_task[t]];
     sep();
     f << "{\"ph\":\"X\",\"cat\":\"task\",\"pid\":1,\"tid\":";
@@ -293,10 +293,10 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
   // Dependency arrows, producer to consumer, each flow event bound to its task's slice.
   std::size_t flows = 0;
   for (sched::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
-    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == Timeline::kNoCore) continue;
+    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == sched::kNoCore16) continue;
     for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t) && flows < opt.max_flow_edges; ++i) {
       const sched::TaskId s = g.succ[i];
-      if (!sched::is_dispatchable(g.core_type[s]) || tl.core[s] == Timeline::kNoCore) continue;
+      if (!sched::is_dispatchable(g.core_type[s]) || tl.core[s] == sched::kNoCore16) continue;
       ++flows;
       sep();
       f << "{\"ph\":\"s\",\"pid\":1,\"tid\":";
@@ -366,7 +366,7 @@ std::vector<std::vector<sched::TaskId>> tasks_by_core(const sched::TaskGraph& g,
   // in insertion order, so ties keep task order as a stable sort by start would.
   std::vector<std::vector<std::pair<std::uint64_t, sched::TaskId>>> keyed(cores);
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != Timeline::kNoCore)
+    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != sched::kNoCore16)
       keyed[tl.core[t]].emplace_back(tl.start_ps[t], t);
   }
   std::vector<std::vector<sched::TaskId>> per_core(cores);
@@ -486,7 +486,7 @@ void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const 
   constexpr int kPid = 1;                // PyPTO's "Machine View" process
   constexpr std::uint32_t kTid0 = 1000;  // its thread offset; tid = kTid0 + 2 * (blockIdx + 1)
   auto placed = [&](sched::TaskId t) {
-    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != Timeline::kNoCore;
+    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != sched::kNoCore16;
   };
   // Tasks per core in start order; a task starting before its predecessor on the core ended
   // goes to the core's second lane, as PyPTO draws overlapping tasks.
@@ -927,7 +927,7 @@ std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult&
   const Timeline& tl = r.timeline;
   if (tl.core.size() != g.num_tasks()) return notes;
   auto placed = [&](sched::TaskId t) {
-    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != Timeline::kNoCore;
+    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != sched::kNoCore16;
   };
   std::size_t edges = 0;
   for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {

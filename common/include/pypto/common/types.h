@@ -32,6 +32,9 @@ using CoreId = std::uint32_t;        // index into the machine's core list (AIC 
 using ThreadId = std::uint32_t;      // schedule AICPU thread index
 inline constexpr TaskId kNoTask = std::numeric_limits<TaskId>::max();
 inline constexpr CoreId kNoCore = std::numeric_limits<CoreId>::max();
+// kNoCore in a per-task 16-bit core column (both backends' timelines): a task that ran on
+// no core (AICPU tasks run on a schedule thread; HUBs are resolved without running).
+inline constexpr std::uint16_t kNoCore16 = 0xFFFF;
 
 // Where a task runs. HUB tasks are zero-cost dependency nodes resolved inline by the
 // AICPU and never dispatched; AICPU tasks run on the schedule thread that resolves them.

@@ -26,9 +26,7 @@
 
 namespace pypto::device {
 
-// A dispatched task ran on no core (AICPU tasks run inline on a schedule thread; HUBs are
-// resolved without running).
-inline constexpr std::uint16_t kNoCore16 = 0xFFFF;
+using sched::kNoCore16;
 
 struct RunOptions {
   // Performs task t's effect. Called once per AIC/AIV/AICPU task of the graph, on the

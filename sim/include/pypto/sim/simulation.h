@@ -140,9 +140,8 @@ struct DepthSample {
 };
 
 struct Timeline {
-  static constexpr std::uint16_t kNoCore = 0xFFFF;  // `core` of a task no AICore ran
-  std::vector<std::uint64_t> start_ps, end_ps;      // per task (HUBs: resolve time, zero length)
-  std::vector<std::uint16_t> core;                  // per task; kNoCore for HUB/AICPU
+  std::vector<std::uint64_t> start_ps, end_ps;  // per task (HUBs: resolve time, zero length)
+  std::vector<std::uint16_t> core;              // per task; sched::kNoCore16 for HUB/AICPU
   std::vector<AicpuSpan> aicpu;
   std::vector<DepthSample> depth;
   bool aicpu_truncated = false;
@@ -154,7 +153,7 @@ struct Timeline {
   void for_each_task_column(F&& f) {
     f(start_ps, std::uint64_t{0});
     f(end_ps, std::uint64_t{0});
-    f(core, kNoCore);
+    f(core, sched::kNoCore16);
   }
 };
 
