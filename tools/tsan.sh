@@ -4,7 +4,7 @@
 # parse threads, the streamed run and its feed, the report writer ahead, FaultAhead, the
 # replay metrics' second thread) and pypto-sim runs of every input format with every report,
 # streamed and read first, and a compare. Any report fails the run. Not part of
-# tools/test.sh: its build takes about 10 minutes on the 2-core box.
+# tools/test.sh: with its build it takes about 7 minutes on the 2-core box.
 # Environment: BUILD_DIR (default build-tsan), TASKS (tasks per generated trace, default
 # 150000: above the sizes where the helper threads start).
 set -euo pipefail

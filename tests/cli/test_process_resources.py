@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a pypto-sim run takes from the system, counted under strace (exact, not timed).
 
-heap: the binary's allocation policy (tools/cli/src/heap_policy.cpp) is in force: every block
+heap_policy: the binary's allocation policy (tools/cli/src/heap_policy.cpp) is in force: every block
 comes from malloc's heap, so memory a run frees is reused instead of being unmapped and faulted
 in again (on the project's VMs a first touch costs 0.6-10 ms per MiB; docs/performance-log.md).
 A 200k-task run with every report must map no anonymous block of 1 MiB or more of its own:
@@ -11,14 +11,14 @@ constructors take before the policy is set. With malloc's defaults the same run 
 (blocks of 128 KiB or more until malloc's threshold adapts, and a 128 MiB arena for each
 thread that allocates).
 
-threads: a run starts a fixed number of threads whatever the size of its trace: the native
+thread_count: a run starts a fixed number of threads whatever the size of its trace: the native
 reader parses its 1 MiB chunks on two threads kept for the whole read (ParseWorker,
 sim/src/trace/native_reader.cpp), not on a thread per chunk. Runs of a 20k-task and a
 200k-task native trace (~4 and ~37 chunks) with every report must create the same number of
 threads, and few of them (a thread per chunk: 8 and 40).
 
 Skipped where strace is missing.
-Usage: test_process_resources.py heap|threads PYPTO_SIM
+Usage: test_process_resources.py heap_policy|thread_count PYPTO_SIM
 """
 import os
 import re
@@ -72,7 +72,7 @@ def check_threads(strace, sim, tmp):
 
 
 def main():
-    checks = {"heap": check_heap, "threads": check_threads}
+    checks = {"heap_policy": check_heap, "thread_count": check_threads}
     if len(sys.argv) != 3 or sys.argv[1] not in checks:
         sys.exit(__doc__.strip().splitlines()[-1])
     strace = shutil.which("strace")
