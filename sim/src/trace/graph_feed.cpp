@@ -99,22 +99,22 @@ void GraphFeed::reserve_for(const sched::TaskGraph& first) {
   }
   if (!first.recorded_start_ps.empty()) g.recorded_start_ps.reserve(tasks);
   spans_.clear();
-  const auto add = [&](const auto& col) {
-    using T = typename std::decay_t<decltype(col)>::value_type;
-    const auto base = reinterpret_cast<std::uintptr_t>(col.data());
-    if (col.capacity() * sizeof(T) >= trace_detail::FaultAhead::kMinBytes)
-      spans_.push_back({base, base + col.capacity() * sizeof(T), base});
-  };
-  g.for_each_column(add);
+  g.for_each_column(
+      [this](const auto& col) { add_span(spans_, col.data(), col.capacity() * sizeof(col[0])); });
   span_tasks_ = tasks;
   reserved_pending_ = true;  // published to the run by the push that follows (mu_)
 }
 
-void GraphFeed::populate_with_graph(const void* begin, std::size_t bytes) {
+// Spans under FaultAhead::kMinBytes fault in quickly enough on the thread that fills them.
+void GraphFeed::add_span(std::vector<Span>& to, const void* begin, std::size_t bytes) {
   if (bytes < trace_detail::FaultAhead::kMinBytes) return;
   const auto b = reinterpret_cast<std::uintptr_t>(begin);
+  to.push_back({b, b + bytes, b});
+}
+
+void GraphFeed::populate_with_graph(const void* begin, std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
-  run_spans_.push_back({b, b + bytes, b});
+  add_span(run_spans_, begin, bytes);
 }
 
 // First touches of fresh memory cost ~2 ms/MiB on the project's VMs (docs/performance-log.md):

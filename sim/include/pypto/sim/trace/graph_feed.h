@@ -145,6 +145,8 @@ class GraphFeed {
     std::uintptr_t begin = 0, end = 0, done = 0;
   };
   std::vector<Span> spans_;
+  // Adds [begin, begin + bytes) to `to` if it is worth faulting in ahead.
+  static void add_span(std::vector<Span>& to, const void* begin, std::size_t bytes);
   std::size_t span_tasks_ = 0, pushed_tasks_ = 0;
   // The run's graph, empty, with its columns reserved: filled by reserve_for() before the
   // first device task is queued and taken by the run with that device task (under mu_), so
