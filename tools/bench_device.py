@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Host overhead per task of the hardware backend on the cpu device (README "Running on
-hardware"): a kernel of one-op tasks (one small vector tile each: y = x + 1.0), run through
+"""Host overhead per task of the hardware backend on the cpu device (docs/hardware.md): a
+kernel of one-op tasks (one small vector tile each: y = x + 1.0), run through
 pypto.backends.DeviceBackend("cpu"), timed by the backend itself (device.json).
 
 Usage: .venv/bin/python tools/bench_device.py [--tasks N] [--repeat R] [--mode M]

@@ -10,7 +10,7 @@ Touching such a page again makes the host back it anew.
 
 This probe maps SIZE MiB of anonymous memory and writes one byte per 4 KiB page. It does
 this four times:
-  thp        advised MADV_HUGEPAGE (as the pypto-sim binary advised its heap until 2026-12-04);
+  thp        advised MADV_HUGEPAGE (as the pypto-sim binary once advised its heap);
   thp again  the same, right after the first mapping was freed (the kernel hands the just
              freed huge pages out again);
   4k later   advised MADV_NOHUGEPAGE (a 4 KiB fault per page), after sleeping --idle

@@ -10,7 +10,7 @@
 # The run corpus grows in build-fuzz/corpus/TARGET/ (kept between runs, starting from the seeds
 # of tests/fuzz/corpus/TARGET/, which are never written). Environment: FUZZ_RSS_MB (2048),
 # FUZZ_TIMEOUT_S (10: an input running longer is a finding), FUZZ_NICE (10),
-# PYPTO_FUZZ_STRICT=1 (do not skip the known open findings of the README), FUZZ_ARGS (more
+# PYPTO_FUZZ_STRICT=1 (do not skip the known open findings of tests/fuzz/README.md), FUZZ_ARGS (more
 # libFuzzer flags).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,7 +50,7 @@ nice -n "${FUZZ_NICE:-10}" cmake --build "$BUILD" --target fuzz_targets -j "$(np
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 UBSAN="halt_on_error=1:abort_on_error=1:print_stacktrace=1"
-# Known open findings (README) are suppressed unless PYPTO_FUZZ_STRICT=1.
+# Known open findings (tests/fuzz/README.md) are suppressed unless PYPTO_FUZZ_STRICT=1.
 [[ "${PYPTO_FUZZ_STRICT:-0}" == 1 ]] || UBSAN="$UBSAN:suppressions=$ROOT/tests/fuzz/ubsan.supp"
 export UBSAN_OPTIONS="$UBSAN"
 

@@ -32,7 +32,7 @@ SAN=OFF; PY=ON
 # normal interpreter.
 [[ "${SANITIZE:-0}" == 1 ]] && { SAN=ON; PY=OFF; }
 # A Release build is optimised with a profile of its own training runs (tools/pgo.sh, made once
-# per build folder): the same results in ~15 % less time end to end (README, Performance).
+# per build folder): the same results in ~15 % less time end to end (docs/performance.md).
 PGO_ARGS=(-DPYPTO_PGO= -DPYPTO_PGO_DIR=)
 PGO_NOTE="no PGO"
 if [[ "$SAN" == OFF && "$BUILD_TYPE" == Release && "${PGO:-1}" == 1 ]]; then

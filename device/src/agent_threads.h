@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host threads kept across runs for the runtime's agents (internal to device/). A run needs
 // every core stream and schedule thread at once, as they wait on one another, so it borrows
-// one thread per agent; starting ~75 threads took ~2 ms of every call of a small kernel, most
-// of its host overhead. Idle threads stay parked for the next run; a fork()ed child starts
+// one thread per agent; starting ~75 threads on every call would be most of a small kernel's
+// host overhead. Idle threads stay parked for the next run; a fork()ed child starts
 // with none (fork copies only the calling thread) and makes its own.
 #pragma once
 

@@ -243,8 +243,8 @@ class DeviceBackend(Backend):
                       topo_path=raw["topo_path"], dyn_topo_path=raw["dyn_topo_path"])
 
 
-# How to build the ATen executor against a torch other than Debian's (README, "Running on
-# hardware"); the NPU messages say it.
+# How to build the ATen executor against a torch other than Debian's (docs/hardware.md); the
+# NPU messages say it.
 _REBUILD_AGAINST_TORCH = ("tools/setup.sh builds against Debian's libtorch; for another torch "
                           "configure with cmake -S . -B build -DCMAKE_PREFIX_PATH=<that torch's "
                           "folder> and build, see README 'Running on hardware'")

@@ -437,9 +437,8 @@ std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
   x.first_taken.assign(std::size_t{shape_.threads} * kNumDispatchTypes, 0);
   // A shared queue keeps its consumed entries until it runs empty, so on a device task
   // whose ready tasks keep coming it grows to the device task's size: reserved at once, it
-  // is not copied each time it doubles (a 10M-task fixed-latency run spent ~0.5 s of its
-  // run's thread in those copies, into fresh memory). Memory reserved and not used is never
-  // touched.
+  // is not copied into fresh memory each time it doubles, on the run's thread. Memory
+  // reserved and not used is never touched.
   for (int ct = 0; ct < kNumDispatchTypes; ++ct) x.queue[ct].reserve(d.count[ct]);
   const TaskId b = d.first_task, e = d.first_task + d.num_tasks;
   if (!m.set_up) {

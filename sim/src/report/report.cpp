@@ -841,7 +841,7 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     if (opt.swim_json && have_timeline) {
       files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
       OutputFile* swim = files.back().get();
-      // PyPTO's own profiling tools read these two next to swim.json (README "Using the CLI").
+      // PyPTO's own profiling tools read these two next to swim.json (docs/cli.md).
       const bool topo_written = ahead_topo != nullptr;
       files.push_back(topo_written ? std::move(ahead_topo)
                                    : std::make_unique<OutputFile>(dir + "/topo.json"));

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Faults reserved buffers in on a thread of its own while another thread fills them.
 //
-// A first touch of fresh memory costs 0.6-10 ms a MiB on the project's VMs, whose host hands
-// freed memory back and backs it again lazily (docs/performance-log.md, "Freed memory is kept for
-// reuse"): reading a 10M-task board recording spent about half its thread's time zeroing pages
-// (`perf record`: `clear_page_erms` under `TaskGraphBuilder::add_task` and the join's
-// columns). A reader reserves its columns for the task count it estimates; a FaultAhead then
+// A first touch of fresh memory costs milliseconds a MiB on the project's VMs, whose host
+// hands freed memory back and backs it again lazily, so a large reading would spend much of
+// its thread's time zeroing pages (docs/performance-log.md, "First touches on the idle
+// core"). A reader reserves its columns for the task count it estimates; a FaultAhead then
 // moves those faults to the core the reading leaves idle, so the reading writes to memory
 // already there. It pays only where the filling thread is the bound: a reader whose parse
 // thread is (the fixed-latency one) would lose that thread's core to it. A run uses one too,

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# fifo written out in Python against the documented hooks (README "Writing one"). Only the
-# class: py_fifo.py registers it for the CLI tests, and tests/frontend/test_python_policies.py
+# fifo written out in Python against the documented hooks (docs/policies.md, "Writing one").
+# Only the class: py_fifo.py registers it for the CLI tests, and tests/frontend/test_python_policies.py
 # registers it for a block at a time.
 import pypto.sim as ps
 

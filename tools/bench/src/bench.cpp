@@ -455,10 +455,10 @@ class E2ePoint {
 };
 
 // Runs the points' child runs interleaved, round after round, so that the host's drift over
-// the minutes of a bench (its speed moves by a half within a day, README) falls on every
-// point alike instead of on whichever ran in a slow minute. `on_error(i, e)` takes point i's
-// failure (an Error; a ModelError stops the suite); point i runs again only while
-// `wanted(i)` says so.
+// the minutes of a bench (its speed moves by a half within a day, docs/performance-log.md)
+// falls on every point alike instead of on whichever ran in a slow minute. `on_error(i, e)`
+// takes point i's failure (an Error; a ModelError stops the suite); point i runs again only
+// while `wanted(i)` says so.
 template <class Point, class OnError, class Wanted>
 void run_interleaved(const BenchOptions& opt, const std::vector<Point*>& points,
                      std::ostream& progress, OnError on_error, Wanted wanted) {

@@ -9,15 +9,13 @@
 //
 // Why: a run touches 70-150 bytes of fresh memory per task, and on the project's machines
 // (paravirtualised VMs whose balloon takes freed memory back within seconds) a first touch
-// costs 0.6-10 ms per MiB depending on the day (docs/performance-log.md; tools/first_touch.py
-// measures it). Memory reused within the process costs nothing of that.
+// costs milliseconds per MiB (tools/first_touch.py measures it). Memory reused within the
+// process costs nothing of that.
 //
-// The heap is not advised for transparent huge pages (MADV_HUGEPAGE; this file advised it until
-// 2026-12-04): on these VMs a fresh 2 MiB page cost less than 512 fresh 4 KiB pages on
-// 2026-12-03 (2.0 against 3.1 ms per MiB) and fifteen times more since (9.9 against 0.64),
-// which made every run 1.3-1.6x slower end to end. With 4 KiB pages the worst case is the
-// smaller loss; where huge pages pay, the system's THP setting "always" gives them to every
-// process without advice.
+// The heap is not advised for transparent huge pages (MADV_HUGEPAGE): on these VMs a fresh
+// huge page is sometimes far dearer than its 4 KiB pages, and 4 KiB pages make the worst
+// case the smaller loss (docs/performance-log.md, "No more huge-page advice"); where huge
+// pages pay, the system's THP setting "always" gives them to every process without advice.
 //
 // The policy is set by a static initializer, before main() and any thread: only the blocks
 // the libraries' static constructors take before it keep malloc's defaults (small ones).

@@ -148,9 +148,8 @@ SimTicket submit_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& t
 // limit. submit_sim() waits, as SimTicket::wait() does, while the queued and running runs
 // reach either limit; a single run larger than max_tasks is taken when nothing is pending.
 struct ReportQueueLimits {
-  // A pending run holds ~3 KiB a task (a 1024-task add: 300 calls left unbounded behind a
-  // busy machine's idle worker grew the process by 816 MiB), a one-task run a few KiB; so
-  // the defaults keep the queue near 200 MiB at most.
+  // A pending run holds ~3 KiB a task, a one-task run a few KiB; so the defaults keep the
+  // queue near 200 MiB at most (tools/bench_report_queue.py measures it).
   std::size_t max_runs = 4096;
   std::uint64_t max_tasks = 1 << 16;  // tasks of all pending runs together
 };
