@@ -5,7 +5,8 @@
 # tests, and last fuzzes every input reader for FUZZ_SECONDS (default 20) each
 # (tools/fuzz.sh, clang + libFuzzer; FUZZ_SECONDS=0 skips it); between them, real viewers read
 # our trace.json (tools/check_viewers.sh). It fails first on a C++ file that clang-format would
-# change. Set QUICK=1 to skip the sanitizer build and the fuzzing.
+# change, then on a date in product code (tools/check_no_dates.sh). Set QUICK=1 to skip the
+# sanitizer build and the fuzzing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -15,6 +16,8 @@ echo "== build (Release) =="
 BUILD_DIR=build tools/setup.sh   # also installs clang-format when missing
 echo "== format (clang-format, .clang-format) =="
 tools/check_format.sh
+echo "== no dates in product code =="
+tools/check_no_dates.sh
 echo "== C++ tests (Release) =="
 ctest --test-dir build --output-on-failure -j "$JOBS"
 
