@@ -108,6 +108,54 @@ sched::RuntimeOptions runtime_options(const py::dict& options) {
   return o;
 }
 
+// One merge setting of pass_options ({key: factor} or {key: (factor, side)}, checked by
+// pypto._options) as the compiler's entries; the compiler owns what they mean.
+std::vector<compiler::MergeEntry> merge_entries(const py::dict& d) {
+  std::vector<compiler::MergeEntry> out;
+  for (const auto& kv : d) {
+    compiler::MergeEntry e;
+    e.key = py::str(kv.first).cast<std::string>();
+    if (py::isinstance<py::tuple>(kv.second)) {
+      const py::tuple t = kv.second.cast<py::tuple>();
+      e.factor = t[0].cast<std::int64_t>();
+      if (t.size() > 1) {
+        // PyPTO's pair is (count, side): side 0 any, 1 left, 2 right, or the words.
+        if (py::isinstance<py::str>(t[1])) {
+          e.side = t[1].cast<std::string>();
+        } else {
+          const std::int64_t side = t[1].cast<std::int64_t>();
+          e.side = side == 1 ? "left" : side == 2 ? "right" : "";
+        }
+      }
+    } else {
+      e.factor = kv.second.cast<std::int64_t>();
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// The launch options of a call: runtime_options, and the pass_options the partition reads.
+compiler::LaunchOptions launch_options(const py::dict& options) {
+  compiler::LaunchOptions lo;
+  lo.runtime = runtime_options(options);
+  if (!options.contains("pass_options")) return lo;
+  const py::dict po = options["pass_options"].cast<py::dict>();
+  using Mode = compiler::MergeSetting::Mode;
+  const auto setting = [&](const char* name, Mode empty_mode, compiler::MergeSetting* out) {
+    if (!po.contains(name) || po[name].is_none()) return;
+    *out =
+        compiler::parse_merge_setting(name, merge_entries(po[name].cast<py::dict>()), empty_mode);
+  };
+  setting("vec_nbuffer_setting", Mode::kAuto, &lo.partition.vec_nbuffer);
+  setting("cube_l1_reuse_setting", Mode::kAuto, &lo.partition.cube_l1_reuse);
+  setting("cube_nbuffer_setting", Mode::kAuto, &lo.partition.cube_nbuffer);
+  if (po.contains("pg_upper_bound") && !po["pg_upper_bound"].is_none()) {
+    lo.partition.cycle_budget = po["pg_upper_bound"].cast<std::int64_t>();
+  }
+  return lo;
+}
+
 // pypto._C.runtime_option_schema(): sched::kRuntimeOptionSpecs as a list of dicts, the
 // source of the runtime_options schema of frontend/pypto/_options.py.
 py::list runtime_option_schema() {
@@ -245,7 +293,7 @@ struct SimCall {
 SimCall sim_call(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                  const py::dict& options) {
   SimCall c;
-  c.lo.runtime = runtime_options(options);
+  c.lo = launch_options(options);
   c.args = launch_tensors(tensors);
   c.bindings = launch_bindings(bindings);
   c.report_dir = output_dir(h.name);
@@ -324,8 +372,7 @@ PendingSim submit_sim(const KernelHandle& h, const py::list& tensors, const py::
 py::dict run_device(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                     const py::dict& options, const std::string& device,
                     const std::string& executor) {
-  compiler::LaunchOptions lo;
-  lo.runtime = runtime_options(options);
+  const compiler::LaunchOptions lo = launch_options(options);
   const std::vector<compiler::LaunchTensor> args = launch_tensors(tensors);
   const launch::Bindings b = launch_bindings(bindings);
   const sim::ChipConfig& chip = sim_chip();
@@ -350,8 +397,7 @@ py::dict run_device(const KernelHandle& h, const py::list& tensors, const py::di
 
 void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                 const py::dict& options, const std::string& path) {
-  compiler::LaunchOptions lo;
-  lo.runtime = runtime_options(options);
+  const compiler::LaunchOptions lo = launch_options(options);
   launch::dump_trace(*h.kernel, launch_tensors(tensors), launch_bindings(bindings), lo, sim_chip(),
                      path);
 }
@@ -360,8 +406,7 @@ void dump_trace(const KernelHandle& h, const py::list& tensors, const py::dict& 
 // compile-throughput benchmark times this.
 py::dict instantiate_only(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                           const py::dict& options) {
-  compiler::LaunchOptions lo;
-  lo.runtime = runtime_options(options);
+  const compiler::LaunchOptions lo = launch_options(options);
   const launch::TimedLaunch t = launch::instantiate_timed(
       *h.kernel, launch_tensors(tensors), launch_bindings(bindings), lo, sim_chip());
   py::dict r;

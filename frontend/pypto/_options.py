@@ -241,6 +241,10 @@ SCHEMAS: Dict[str, Dict[str, Option]] = {
             "custom", check=lambda w, v: _check_buffer_setting(w, v, pair_ok=True)),
         "cube_nbuffer_setting": Option("custom", check=_check_buffer_setting),
         "sg_set_scope": Option("custom", check=_check_sg_set_scope),
+        # The partition's cycle budget before PyPTO made it automatic (its default was
+        # 10000); published kernels still pass it, and it still caps a leaf's estimate here.
+        "pg_upper_bound": Option("int", None, (1, INT32_MAX),
+                                 doc="cycle budget of a leaf task (default: automatic)"),
         "sg_set_ooo_scope": Option("custom", check=_check_ooo_scope),
         "ooo_sched_mode": Option("str", None, choices=("", "GAPMIN", "HLF")),
         "auto_mix_partition": Option("bool", None),
@@ -273,7 +277,10 @@ SCHEMAS["operation_options"] = {
 
 #: The options of the Python-only groups that pypto-sim acts on; every other option of
 #: those groups is accepted only (validated, passed to the backend, otherwise ignored).
-_ACTED_ON = {("host_options", "compile_stage")}
+_ACTED_ON = {("host_options", "compile_stage")} | {
+    # The partition's options (frontend/compiler/src/partition.cpp).
+    ("pass_options", k) for k in ("vec_nbuffer_setting", "cube_l1_reuse_setting",
+                                  "cube_nbuffer_setting", "pg_upper_bound")}
 
 for _group, _schema in SCHEMAS.items():
     if _group == "runtime_options":

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../common/temp_dir.h"
+#include "compiler_test.h"
 #include "pypto/common/errors.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
@@ -39,153 +40,11 @@ using pypto::compiler::TileInstr;
 using pypto::compiler::TileOpcode;
 using pypto::sched::CoreType;
 
+namespace {}  // namespace
+
+using namespace compiler_test;
+
 namespace {
-
-// ---- IR text helpers (each returns one JSON fragment) ----
-
-std::string val(int id, const std::string& shape, const std::string& dt = "DT_FP32",
-                const std::string& valid = "null") {
-  return R"({"id":)" + std::to_string(id) + R"(,"shape":)" + shape + R"(,"dtype":")" + dt +
-         R"(","format":"TILEOP_ND","valid_shape":)" + valid + "}";
-}
-
-std::string param(const std::string& name, int id, const std::string& shape,
-                  const std::string& dt = "DT_FP32") {
-  return R"({"name":")" + name + R"(","value":)" + std::to_string(id) + R"(,"shape":)" + shape +
-         R"(,"dtype":")" + dt +
-         R"(","format":"TILEOP_ND","dynamic_axes":[],"is_output_written":false})";
-}
-
-// An op statement; `extra` adds keys such as "attrs", "vec_tile", "cube_tile".
-std::string op(const std::string& name, const std::string& inputs, const std::string& out,
-               const std::string& loc, const std::string& extra = "") {
-  return R"({"kind":"op","op":")" + name + R"(","inputs":[)" + inputs + R"(],"out":)" + out +
-         R"(,"loc":")" + loc + "\"" + (extra.empty() ? "" : "," + extra) + "}";
-}
-
-std::string in(int id) { return R"({"value":)" + std::to_string(id) + "}"; }
-std::string cst(double v) {
-  std::ostringstream s;
-  s << R"({"const":)" << v << R"(,"dtype":"DT_FP32"})";
-  return s.str();
-}
-
-std::string write(int dst, int src, const std::string& offsets, const std::string& loc,
-                  const std::string& extra = "") {
-  return R"({"kind":"write","dst":)" + std::to_string(dst) + R"(,"src":)" + std::to_string(src) +
-         R"(,"offsets":)" + offsets + R"(,"attrs":{},"loc":")" + loc + "\"" +
-         (extra.empty() ? "" : "," + extra) + "}";
-}
-
-std::string variant(const std::string& guard, const std::string& body) {
-  return R"({"guard":)" + guard + R"(,"conds":[],"body":[)" + body + "]}";
-}
-
-std::string loop(const std::string& index, const std::string& start, const std::string& stop,
-                 const std::string& variants, const std::string& loc,
-                 const std::string& extra = "") {
-  return R"({"kind":"loop","index":")" + index + R"(","start":)" + start + R"(,"stop":)" + stop +
-         R"(,"step":1,"unroll_list":[1],"name":null,"loc":")" + loc + R"(","variants":[)" +
-         variants + "]" + (extra.empty() ? "" : "," + extra) + "}";
-}
-
-std::string kernel(const std::string& name, const std::string& params, const std::string& symbols,
-                   const std::string& body) {
-  return R"({"format":"pypto-kernel-ir","version":1,"name":")" + name + R"(","params":[)" + params +
-         R"(],"symbols":[)" + symbols + R"(],"variants":[)" + variant("true", body) + "]}";
-}
-
-std::string sym(const std::string& name) { return R"({"sym":")" + name + "\"}"; }
-std::string ex(const std::string& o, const std::string& a, const std::string& b) {
-  return R"({"op":")" + o + R"(","args":[)" + a + "," + b + "]}";
-}
-
-// ---- host tensors and execution ----
-
-struct Host {
-  std::vector<std::vector<std::uint8_t>> data;
-  std::vector<LaunchTensor> tensors;
-
-  void add(const std::string& name, DType d, std::vector<std::int64_t> shape,
-           const std::vector<double>& values = {}) {
-    std::int64_t n = 1;
-    for (const auto s : shape) n *= s;
-    const std::uint32_t es = pypto::sim::dtype_bytes(d);
-    data.emplace_back(static_cast<std::size_t>(n) * es, 0);
-    for (std::size_t i = 0; i < values.size(); ++i) set(data.back(), d, i, values[i]);
-    LaunchTensor t;
-    t.name = name;
-    t.dtype = d;
-    t.shape = std::move(shape);
-    tensors.push_back(t);
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      tensors[i].data = data[i].data();
-      tensors[i].size_bytes = data[i].size();
-    }
-  }
-
-  static void set(std::vector<std::uint8_t>& b, DType d, std::size_t i, double v) {
-    if (d == DType::kFp32) {
-      const float f = static_cast<float>(v);
-      std::memcpy(b.data() + i * 4, &f, 4);
-    } else if (d == DType::kInt32) {
-      const std::int32_t x = static_cast<std::int32_t>(v);
-      std::memcpy(b.data() + i * 4, &x, 4);
-    } else {
-      FAIL("test helper: unsupported dtype");
-    }
-  }
-
-  float f32(std::size_t tensor, std::size_t i) const {
-    float f;
-    std::memcpy(&f, data[tensor].data() + i * 4, 4);
-    return f;
-  }
-};
-
-pypto::sim::ChipConfig chip() { return pypto::sim::ChipConfig{}; }
-
-Launch make(const std::string& ir, Host& h, const std::map<std::string, std::int64_t>& b = {},
-            LaunchOptions opt = {}) {
-  auto k = pypto::compiler::compile(ir);
-  return pypto::compiler::instantiate(*k, h.tensors, b, opt, chip());
-}
-
-// Runs every task's program in task order (a topological order: edges only go forward).
-void execute(const Launch& l, Host& h) {
-  pypto::launch::HostTileExecutor ex(l, h.tensors);
-  for (std::size_t t = 0; t < l.programs.size(); ++t) {
-    ex.execute(static_cast<pypto::sched::TaskId>(t));
-  }
-}
-
-std::vector<double> iota(std::size_t n, double scale = 1.0, double start = 0.0) {
-  std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = start + scale * static_cast<double>(i);
-  return v;
-}
-
-int count_op(const TaskProgram& p, TileOpcode op) {
-  int n = 0;
-  for (const TileInstr& in : p.instrs) n += in.op == op;
-  return n;
-}
-
-std::vector<const TileInstr*> instrs_of(const TaskProgram& p, TileOpcode op) {
-  std::vector<const TileInstr*> out;
-  for (const TileInstr& in : p.instrs) {
-    if (in.op == op) out.push_back(&in);
-  }
-  return out;
-}
-
-std::vector<std::uint32_t> succs(const pypto::sched::TaskGraph& g, std::uint32_t t) {
-  return {g.succ.begin() + g.succ_first(t), g.succ.begin() + g.succ_last(t)};
-}
-
-std::string kernel_of(const Launch& l, std::uint32_t t) {
-  return l.graph.kernel_names[l.graph.kernel[t]];
-}
 
 // out[:] = (a + b) * 2 on 5x7 fp32 with 4x4 tiles.
 std::string addmul_ir() {
@@ -259,7 +118,7 @@ TEST_CASE("a fused value used outside the group is stored to workspace once", "[
   h.add("a", DType::kFp32, {8, 8}, iota(64));
   h.add("out", DType::kFp32, {8, 8});
   h.add("s", DType::kFp32, {8});
-  const Launch l = make(ir, h);
+  const Launch l = make(ir, h, {}, tile_tasks());
   // 2 group tasks (add_mul) + 2 reduction tasks (rows 0-3, 4-7).
   REQUIRE(l.graph.num_tasks() == 4);
   CHECK(kernel_of(l, 0) == "add_mul_f32");
@@ -577,7 +436,7 @@ TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoi
     h.add("x", DType::kFp32, {4, 16}, iota(64));
     h.add("y", DType::kFp32, {8, 16});
     h.add("out", DType::kFp32, {4, 16});
-    const Launch l = make(ir, h);
+    const Launch l = make(ir, h, {}, tile_tasks());
     REQUIRE(l.graph.num_tasks() == 2);
     CHECK(l.graph.root[0] == 0);
     CHECK(l.graph.root[1] == 1);
@@ -605,7 +464,7 @@ TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoi
     h.add("x", DType::kFp32, {4, 16}, iota(64, 1.0, 100.0));
     h.add("y", DType::kFp32, {8, 16}, iota(128));
     h.add("out", DType::kFp32, {4, 16});
-    const Launch l = make(ir, h);
+    const Launch l = make(ir, h, {}, tile_tasks());
     REQUIRE(l.graph.num_tasks() == 2);
     CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{1});
     execute(l, h);
@@ -627,7 +486,7 @@ TEST_CASE("dependencies are exact: RAW and WAR across roots, none between disjoi
     h.add("x", DType::kFp32, {8, 8}, iota(64));
     h.add("out", DType::kFp32, {8, 8});
     h.add("z", DType::kFp32, {8, 8});
-    const Launch l = make(ir, h);
+    const Launch l = make(ir, h, {}, tile_tasks());
     REQUIRE(l.graph.num_tasks() == 8);
     CHECK(l.graph.num_edges() == 4);
     for (std::uint32_t t = 0; t < 4; ++t) {
@@ -744,7 +603,7 @@ TEST_CASE("workspace: minimum, recommendation, error, memory-driven stitching", 
   h.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
   h.add("s", DType::kFp32, {32});
   SECTION("default: stitch depth from stitch_function_max_num and the recommendation") {
-    const Launch l = make(ws_ir(8), h);
+    const Launch l = make(ws_ir(8), h, {}, tile_tasks());
     CHECK(l.minimum_workspace_bytes == 1024);
     CHECK(l.graph.device_tasks.size() == 1);
     CHECK(l.workspace_bytes == 8 * 1024);  // 8 roots of one device task, disjoint slices
@@ -760,7 +619,7 @@ TEST_CASE("workspace: minimum, recommendation, error, memory-driven stitching", 
     CHECK(h.f32(1, 28) == Approx(ref).epsilon(1e-5));
   }
   SECTION("max_workspace_kb at or below the minimum is an error with PyPTO's message") {
-    LaunchOptions opt;
+    LaunchOptions opt = tile_tasks();
     opt.runtime.max_workspace_kb = 1;
     CHECK_THROWS_AS(make(ws_ir(8), h, {}, opt), ConfigError);
     CHECK_THROWS_WITH(
@@ -768,7 +627,7 @@ TEST_CASE("workspace: minimum, recommendation, error, memory-driven stitching", 
         "max_workspace_kb=1KB must be greater than the minimum runnable workspace=1KB");
   }
   SECTION("memory-driven: a device task closes when the next root does not fit") {
-    LaunchOptions opt;
+    LaunchOptions opt = tile_tasks();
     opt.runtime.max_workspace_kb = 3;
     const Launch l = make(ws_ir(8), h, {}, opt);
     // 3 KiB holds three 1 KiB roots: 8 roots -> 3 + 3 + 2.
@@ -792,7 +651,7 @@ TEST_CASE("launch::run_sim: numbers, reports, and the launch's workspace in the 
   pypto::testing::TempDir tmp;
   const std::string dir = tmp.path() + "/run";
   const pypto::launch::SimRun run = pypto::launch::run_sim(
-      *pypto::compiler::compile(ws_ir(8)), h.tensors, {}, LaunchOptions{}, chip(), dir);
+      *pypto::compiler::compile(ws_ir(8)), h.tensors, {}, tile_tasks(), chip(), dir);
   CHECK(run.report_dir == dir);
   CHECK(std::ifstream(dir + "/stats.json").good());
   CHECK(run.result.stats.tasks == 16);
@@ -813,13 +672,13 @@ TEST_CASE("launch::submit_sim: the same numbers and reports as run_sim, timing i
   waited.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
   waited.add("s", DType::kFp32, {32});
   pypto::launch::set_l2_warm_across_calls(false);
-  const pypto::launch::SimRun ref = pypto::launch::run_sim(
-      *kernel, waited.tensors, {}, LaunchOptions{}, chip(), tmp.path() + "/a");
+  const pypto::launch::SimRun ref =
+      pypto::launch::run_sim(*kernel, waited.tensors, {}, tile_tasks(), chip(), tmp.path() + "/a");
   Host h;
   h.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
   h.add("s", DType::kFp32, {32});
   pypto::launch::SimTicket ticket =
-      pypto::launch::submit_sim(*kernel, h.tensors, {}, LaunchOptions{}, chip(), tmp.path() + "/b");
+      pypto::launch::submit_sim(*kernel, h.tensors, {}, tile_tasks(), chip(), tmp.path() + "/b");
   // The outputs are there when submit_sim returns, before the timing run is awaited.
   for (int r = 0; r < 32; ++r) CHECK(h.f32(1, r) == waited.f32(1, r));
   CHECK(ticket.launch().graph.num_tasks() == 16);
@@ -853,7 +712,7 @@ TEST_CASE("launch::submit_sim: a full report queue makes the next submission wai
   h.add("x", DType::kFp32, {32, 64}, iota(2048, 0.001));
   h.add("s", DType::kFp32, {32});
   auto submit = [&](int i) {
-    return pypto::launch::submit_sim(*kernel, h.tensors, {}, LaunchOptions{}, chip(),
+    return pypto::launch::submit_sim(*kernel, h.tensors, {}, tile_tasks(), chip(),
                                      tmp.path() + "/" + std::to_string(i));
   };
   SECTION("one run at most: each submission finds the previous run done") {
@@ -1204,7 +1063,7 @@ TEST_CASE("concat copies regions: reshape aliases contiguous data and copies the
     h.add("a", DType::kFp32, {2, 4}, iota(8));
     h.add("b", DType::kFp32, {3, 4}, iota(12, 1.0, 100.0));
     h.add("out", DType::kFp32, {5, 4});
-    const Launch l = make(ir, h);
+    const Launch l = make(ir, h, {}, tile_tasks());
     CHECK(l.graph.num_tasks() == 3);  // a: 1 tile; b: rows 0-1, row 2
     execute(l, h);
     CHECK(h.f32(2, 7) == Approx(7));
@@ -1220,7 +1079,7 @@ TEST_CASE("concat copies regions: reshape aliases contiguous data and copies the
     Host h;
     h.add("x", DType::kFp32, {4, 8}, iota(32));
     h.add("out", DType::kFp32, {2, 16});
-    const Launch l = make(ir, h);
+    const Launch l = make(ir, h, {}, tile_tasks());
     REQUIRE(l.graph.num_tasks() == 1);
     CHECK(instrs_of(l.programs[0], TileOpcode::kLoad)[0]->region.buffer == 0);
     execute(l, h);
@@ -1237,7 +1096,7 @@ TEST_CASE("concat copies regions: reshape aliases contiguous data and copies the
     Host h;
     h.add("x", DType::kFp32, {4, 8}, iota(32));
     h.add("out", DType::kFp32, {8});
-    const Launch l = make(ir, h);
+    const Launch l = make(ir, h, {}, tile_tasks());
     REQUIRE(l.graph.num_tasks() == 2);
     CHECK(kernel_of(l, 0) == "copy_f32");
     CHECK(succs(l.graph, 0) == std::vector<std::uint32_t>{1});
@@ -1279,7 +1138,7 @@ TEST_CASE("parallel iterations get their own workspace copies", "[compiler]") {
   Host h;
   h.add("x", DType::kFp32, {16, 64}, iota(1024, 0.001));
   h.add("s", DType::kFp32, {16});
-  LaunchOptions opt;
+  LaunchOptions opt = tile_tasks();
   opt.runtime.device_sched_parallelism = 2;
   const Launch l = make(ir, h, {}, opt);
   REQUIRE(l.graph.device_tasks.size() == 4);

@@ -229,11 +229,18 @@ void EmitContext::emit_matmul(const Unit& u) {
     grid[k] = y.shape[k];
     T[k] = 1;
   }
-  grid[R - 2] = M;
-  grid[R - 1] = N;
-  T[R - 2] = tm;
-  T[R - 1] = tn;
-  for_each_tile(R, grid, T, [&](const std::int64_t* off, const std::int64_t* len) {
+  // PyPTO's tile order (ConstructTileGraph): N tiles outer, M tiles inner, so the partition
+  // sees the output tiles that share a B panel one after another.
+  grid[R - 2] = N;
+  grid[R - 1] = M;
+  T[R - 2] = tn;
+  T[R - 1] = tm;
+  for_each_tile(R, grid, T, [&](const std::int64_t* off_nm, const std::int64_t* len_nm) {
+    std::int64_t off[kMaxRank], len[kMaxRank];
+    std::copy(off_nm, off_nm + R, off);
+    std::copy(len_nm, len_nm + R, len);
+    std::swap(off[R - 2], off[R - 1]);
+    std::swap(len[R - 2], len[R - 1]);
     const std::int64_t m0 = off[R - 2], n0 = off[R - 1];
     std::int64_t ext[kMaxRank];
     for (int k = 0; k < nb; ++k) ext[k] = std::min<std::int64_t>(1, y.valid[k] - off[k]);
@@ -319,8 +326,8 @@ void EmitContext::emit_matmul(const Unit& u) {
           region_2d(a.region, a_rows, Kv, am, ak, a_off + m0 * a.region.stride[am]);
       const GlobalRegion pb =
           region_2d(b.region, Kv, b_cols, bk, bn, b_off + n0 * b.region.stride[bn]);
-      if (!region_empty(pa)) tb.acc.push_back(Access{pa, false});
-      if (!region_empty(pb)) tb.acc.push_back(Access{pb, false});
+      if (!region_empty(pa)) tb.acc.push_back(Access{pa, false, true, 1});
+      if (!region_empty(pb)) tb.acc.push_back(Access{pb, false, true, 2});
     }
     tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {

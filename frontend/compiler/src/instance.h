@@ -70,6 +70,11 @@ struct TaskRec {
   std::uint32_t cycles = 0;
   std::uint16_t tiles = 1;
   std::uint32_t acc_begin = 0, acc_end = 0;
+  // Set by the partition (partition.cpp): emitted tile tasks merged into this leaf, and the
+  // leaf's class (PyPTO's hashOrder within its root) and the class size before each merge.
+  std::uint32_t members = 1;
+  std::uint32_t hash_order = 0;
+  std::uint32_t vec_class = 0, l1_class = 0, cube_class = 0;  // 0: not merged by that pass
 };
 
 struct Access {
@@ -78,6 +83,7 @@ struct Access {
   // False: tracked for dependencies only, its bytes not priced as traffic (an indexed write
   // declares the whole tensor it may touch; a priced stand-in of its real size goes with it).
   bool priced = true;
+  std::uint8_t operand = 0;  // a matmul panel: 1 the left (A) operand, 2 the right (B)
 };
 
 struct RootRec {
@@ -88,6 +94,15 @@ struct RootRec {
   std::string ploc;  // parallel loop (messages)
   std::uint32_t dt = 0;
   std::uint64_t base = 0;
+};
+
+// What the partition (partition.cpp) did to a root or a launch: tile tasks in, leaf tasks
+// out, and the tasks each step absorbed into another.
+struct PartitionCounts {
+  std::uint64_t emitted = 0;
+  std::uint64_t leaves = 0;
+  std::uint64_t grown = 0;  // lock-step growth and group merges
+  std::uint64_t vec_merged = 0, l1_merged = 0, cube_nbuf_merged = 0;
 };
 
 // Builds one task: locals, instructions and the regions it touches.
@@ -337,6 +352,8 @@ class Instance : public EmitContext {
   void stitch(Launch& l);       // stitch.cpp
   void patch();                 // graph_build.cpp
   void build_graph(Launch& l);  // graph_build.cpp
+
+  PartitionCounts partition_;  // summed over the roots
 };
 
 }  // namespace pypto::compiler::detail

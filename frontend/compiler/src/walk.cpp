@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "instance.h"
+#include "partition.h"
 #include "pypto/common/errors.h"
 
 namespace pypto::compiler {
@@ -171,6 +172,19 @@ void Instance::open_root() {
 void Instance::close_root() {
   if (!root_open_) return;
   root_open_ = false;
+  if (tasks_.size() > cur_.first_task) {
+    std::vector<std::uint64_t> param_bytes;
+    for (const LaunchTensor& t : tensors_) param_bytes.push_back(t.size_bytes);
+    const PartitionCounts c = partition_root(
+        tasks_, progs_, acc_, cur_.first_task, static_cast<std::uint32_t>(tensors_.size()),
+        root_bump_, param_bytes, slot_bytes_, opt_.partition, chip_);
+    partition_.emitted += c.emitted;
+    partition_.leaves += c.leaves;
+    partition_.grown += c.grown;
+    partition_.vec_merged += c.vec_merged;
+    partition_.l1_merged += c.l1_merged;
+    partition_.cube_nbuf_merged += c.cube_nbuf_merged;
+  }
   cur_.num_tasks = static_cast<std::uint32_t>(tasks_.size()) - cur_.first_task;
   if (cur_.num_tasks == 0) return;  // nothing to stitch (only aliases ran)
   cur_.bytes = root_bump_;
@@ -193,6 +207,14 @@ Launch Instance::run() {
   l.programs = std::move(progs_);
   l.tile_ops = tile_ops_;
   l.roots = static_cast<std::uint32_t>(roots_.size());
+  if (partition_.leaves != partition_.emitted) {
+    log_.push_back("partition: " + std::to_string(partition_.emitted) + " tile tasks -> " +
+                   std::to_string(partition_.leaves) + " leaf tasks (lock-step growth " +
+                   std::to_string(partition_.grown) + ", vector merge " +
+                   std::to_string(partition_.vec_merged) + ", cube L1 reuse " +
+                   std::to_string(partition_.l1_merged) + ", cube N-buffer " +
+                   std::to_string(partition_.cube_nbuf_merged) + " tasks absorbed)");
+  }
   l.log = std::move(log_);
   return l;
 }

@@ -46,9 +46,53 @@ struct LaunchTensor {
   std::uint64_t size_bytes = 0;
 };
 
+// One of PyPTO's breadth-merge settings (pass_options vec_nbuffer_setting,
+// cube_l1_reuse_setting, cube_nbuffer_setting), as parse_merge_setting() derives it from the
+// user's dictionary. A factor is the number of isomorphic leaf tasks merged into one.
+struct MergeSetting {
+  enum class Mode : std::uint8_t {
+    kAuto,           // the pass's automatic factor, members grouped by producer/consumer
+    kOff,            // no merge
+    kManualGrouped,  // int keys: factors per class (hashOrder), grouped like kAuto
+    kAutoWhole,      // {-2: 0}: automatic factor, whole class in topological order
+    kManualWhole,    // "DEFAULT" / "func<magic>_<order>" / {-2: 1, ...}: whole class
+  };
+  enum class Side : std::uint8_t { kAny, kLeft, kRight };  // cube L1 reuse: which operand
+  Mode mode = Mode::kAuto;
+  std::int64_t default_factor = 0;                // 0: the automatic factor
+  std::map<std::int64_t, std::int64_t> by_order;  // hashOrder -> factor
+  Side side = Side::kAny;
+};
+
+// One key of a merge setting as the user wrote it: an int key in decimal, "DEFAULT",
+// "func<magic>_<order>" or a semantic label; `side` is "left"/"right" for a cube L1 reuse
+// pair, else empty.
+struct MergeEntry {
+  std::string key;
+  std::int64_t factor = 0;
+  std::string side;
+};
+
+// Derives a setting's mode and factors from its entries (PyPTO's rules: an empty dict is
+// automatic, {-1: 1} or {"DEFAULT": 1} alone is off, int keys are grouped, string keys and
+// -2 select whole-class merging). `name` names the option in errors. Throws ConfigError for
+// a key it cannot read (semantic labels are not supported: the simulator's tasks carry none).
+MergeSetting parse_merge_setting(const std::string& name, const std::vector<MergeEntry>& entries,
+                                 MergeSetting::Mode empty_mode);
+
+// PyPTO's partitioning options (pass_options), with PyPTO's current defaults.
+struct PartitionOptions {
+  bool enabled = true;            // false: every emitted tile task stays a leaf (comparisons)
+  std::int64_t cycle_budget = 0;  // pg_upper_bound; 0: automatic from the root's estimate
+  MergeSetting vec_nbuffer;       // vec_nbuffer_setting: auto
+  MergeSetting cube_l1_reuse;     // cube_l1_reuse_setting: auto (on)
+  MergeSetting cube_nbuffer{MergeSetting::Mode::kOff};  // cube_nbuffer_setting: {-1: 1}, off
+};
+
 struct LaunchOptions {
   sched::RuntimeOptions runtime;  // stitching, workspace, parallelism, valid_shape_optimize,
                                   // ready_on_host_tensors
+  PartitionOptions partition;     // how emitted tile tasks merge into leaf tasks
 };
 
 // Everything one call needs: the task graph for the timing model, each task's program for

@@ -1,0 +1,1095 @@
+// SPDX-License-Identifier: Apache-2.0
+// PyPTO's partitioning of a root instance (partition.h). The rules and constants are PyPTO's
+// (framework/src/passes/tile_graph_pass/graph_partition/{iso_partitioner,n_buffer_merge,
+// l1_copy_reuse}.cpp and interface/configs/tile_fwk_config.json), summarised in
+// docs/partition.md with the example counts the tests work out.
+#include "partition.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "deps.h"
+#include "pypto/common/errors.h"
+
+namespace pypto::compiler::detail {
+
+namespace {
+
+// tile_fwk_config.json defaults (the config keys that left the Python API).
+constexpr std::int64_t kParallelLowerBound = 20;        // pass.pg_parallel_lower_bound
+constexpr std::uint64_t kLowerBound = 512;              // pass.pg_lower_bound
+constexpr std::int64_t kVecParallelLb = 48;             // pass.mg_vec_parallel_lb
+constexpr std::uint64_t kCopyInUpperBytes = 104857600;  // pass.mg_copyin_upper_bound (100 MiB)
+constexpr int kMergeRounds = 100;                       // group-merge rounds of the Iso partitioner
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+std::uint64_t tile_bytes(const LocalTile& t) {
+  std::uint64_t b = sim::dtype_bytes(t.dtype);
+  for (int k = 0; k < t.rank; ++k)
+    b *= static_cast<std::uint64_t>(std::max<std::int64_t>(1, t.shape[k]));
+  return b;
+}
+
+bool same_region(const GlobalRegion& a, const GlobalRegion& b) {
+  if (a.buffer != b.buffer || a.offset_elems != b.offset_elems || a.dtype != b.dtype ||
+      a.rank != b.rank) {
+    return false;
+  }
+  for (int k = 0; k < a.rank; ++k) {
+    if (a.shape[k] != b.shape[k] || a.stride[k] != b.stride[k]) return false;
+  }
+  return true;
+}
+
+std::uint64_t region_bytes(const GlobalRegion& r) {
+  std::uint64_t b = sim::dtype_bytes(r.dtype);
+  for (int k = 0; k < r.rank; ++k)
+    b *= static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.shape[k]));
+  return b;
+}
+
+std::uint64_t region_hash(const GlobalRegion& r) {
+  std::uint64_t h = mix(r.buffer, static_cast<std::uint64_t>(r.offset_elems));
+  for (int k = 0; k < r.rank; ++k) {
+    h = mix(h, static_cast<std::uint64_t>(r.shape[k]));
+    h = mix(h, static_cast<std::uint64_t>(r.stride[k]));
+  }
+  return h;
+}
+
+// Byte intervals of one buffer (half-open), merged.
+class IntervalSet {
+ public:
+  void add(std::uint64_t b, std::uint64_t e) {
+    auto it = m_.upper_bound(b);
+    if (it != m_.begin()) {
+      auto p = std::prev(it);
+      if (p->second >= b) {
+        b = p->first;
+        e = std::max(e, p->second);
+        it = m_.erase(p);
+      }
+    }
+    while (it != m_.end() && it->first <= e) {
+      e = std::max(e, it->second);
+      it = m_.erase(it);
+    }
+    m_.emplace(b, e);
+  }
+  bool covers(std::uint64_t b, std::uint64_t e) const {
+    auto it = m_.upper_bound(b);
+    if (it == m_.begin()) return false;
+    --it;
+    return it->first <= b && it->second >= e;
+  }
+  bool overlaps(std::uint64_t b, std::uint64_t e) const {
+    auto it = m_.lower_bound(e);
+    if (it == m_.begin()) return false;
+    --it;
+    return it->second > b;
+  }
+
+ private:
+  std::map<std::uint64_t, std::uint64_t> m_;
+};
+
+class UnionFind {
+ public:
+  explicit UnionFind(std::size_t n) : p_(n) { std::iota(p_.begin(), p_.end(), 0u); }
+  std::uint32_t find(std::uint32_t x) {
+    while (p_[x] != x) x = p_[x] = p_[p_[x]];
+    return x;
+  }
+  // The smaller index stays the root, so a set is named by its first task.
+  void unite(std::uint32_t a, std::uint32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (b < a) std::swap(a, b);
+    p_[b] = a;
+  }
+  std::vector<std::uint32_t> snapshot() const { return p_; }
+  void restore(std::vector<std::uint32_t> p) { p_ = std::move(p); }
+
+ private:
+  std::vector<std::uint32_t> p_;
+};
+
+// Task-graph view of one root: dependency edges (data and ordering alike, so merged tasks keep
+// every order), the isomorphism signature and PyPTO's latency estimate of every task.
+struct RootGraph {
+  std::uint32_t n = 0;
+  std::vector<std::vector<std::uint32_t>> pred, succ;
+  std::vector<std::uint64_t> sig, lat;
+  std::vector<sched::CoreType> core;
+};
+
+std::uint64_t task_signature(const TaskRec& t, const TaskProgram& p) {
+  // PyPTO hashes an op by its opcode and its operands' memory types and dtypes, not shapes.
+  std::uint64_t h = mix(static_cast<std::uint64_t>(t.core), t.kernel);
+  for (const TileInstr& in : p.instrs) {
+    h = mix(h, static_cast<std::uint64_t>(in.op));
+    if (in.dst >= 0) h = mix(h, static_cast<std::uint64_t>(p.locals[in.dst].dtype));
+  }
+  return h;
+}
+
+// Quotient of the root graph by the sets of `uf`: the sets in topological order (each taken
+// as early as its predecessors allow, ties by first task), or empty when it has a cycle.
+std::vector<std::uint32_t> topo_sets(const RootGraph& g, UnionFind& uf) {
+  std::vector<std::uint32_t> indeg(g.n, 0);
+  std::vector<std::vector<std::uint32_t>> out(g.n);
+  std::vector<std::uint32_t> sets;
+  for (std::uint32_t t = 0; t < g.n; ++t) {
+    const std::uint32_t a = uf.find(t);
+    if (a == t) sets.push_back(t);
+    for (const std::uint32_t s : g.succ[t]) {
+      const std::uint32_t b = uf.find(s);
+      if (a == b) continue;
+      out[a].push_back(b);
+      ++indeg[b];
+    }
+  }
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+  for (const std::uint32_t s : sets) {
+    if (indeg[s] == 0) ready.push(s);
+  }
+  std::vector<std::uint32_t> order;
+  order.reserve(sets.size());
+  while (!ready.empty()) {
+    const std::uint32_t s = ready.top();
+    ready.pop();
+    order.push_back(s);
+    for (const std::uint32_t b : out[s]) {
+      if (--indeg[b] == 0) ready.push(b);
+    }
+  }
+  if (order.size() != sets.size()) order.clear();
+  return order;
+}
+
+class Partitioner {
+ public:
+  Partitioner(RootGraph& g, const std::vector<TaskRec>& tasks, const std::vector<Access>& acc,
+              std::uint32_t first, const PartitionOptions& opt, const sim::ChipConfig& chip)
+      : g_(g), tasks_(tasks), acc_(acc), first_(first), opt_(opt), chip_(chip), uf_(g.n) {
+    std::uint64_t total = 0;
+    for (const std::uint64_t l : g_.lat) total += l;
+    budget_ = opt_.cycle_budget > 0 ? static_cast<std::uint64_t>(opt_.cycle_budget)
+                                    : automatic_cycle_budget(total);
+  }
+
+  UnionFind& sets() { return uf_; }
+  PartitionCounts counts;
+  // Per task: the class size and hashOrder of its leaf before each breadth merge (0: none).
+  std::vector<std::uint32_t> hash_order, vec_class, l1_class, cube_class;
+
+  void run() {
+    grow_groups();
+    merge_groups();
+    breadth_merges();
+  }
+
+ private:
+  // ---- 1. lock-step growth (BuildIsomorphismGroups / ExpandIsoGraphs) ----
+
+  struct Group {
+    sched::CoreType core;
+    std::vector<std::vector<std::uint32_t>> members;  // tasks of each member
+    std::vector<std::uint64_t> lat;
+  };
+
+  void grow_groups() {
+    std::unordered_map<std::uint64_t, std::uint32_t> class_id;
+    class_of_.resize(g_.n);
+    for (std::uint32_t t = 0; t < g_.n; ++t) {
+      auto [it, inserted] =
+          class_id.emplace(g_.sig[t], static_cast<std::uint32_t>(classes_.size()));
+      if (inserted) classes_.emplace_back();
+      class_of_[t] = it->second;
+      classes_[it->second].push_back(t);
+    }
+    group_of_.assign(g_.n, kNone);
+    member_of_.assign(g_.n, kNone);
+    for (std::uint32_t t = 0; t < g_.n; ++t) {
+      if (group_of_[t] != kNone) continue;
+      const auto gi = static_cast<std::uint32_t>(groups_.size());
+      Group grp;
+      grp.core = g_.core[t];
+      for (const std::uint32_t m : classes_[class_of_[t]]) {
+        NPU_CHECK(group_of_[m] == kNone, "partition: a class was split by lock-step growth");
+        group_of_[m] = gi;
+        member_of_[m] = static_cast<std::uint32_t>(grp.members.size());
+        grp.members.push_back({m});
+        grp.lat.push_back(g_.lat[m]);
+      }
+      groups_.push_back(std::move(grp));
+      grow(gi);
+    }
+  }
+
+  // Absorbs, one whole class at a time, successors matched one to one with the members.
+  void grow(std::uint32_t gi) {
+    Group& grp = groups_[gi];
+    const std::size_t k = grp.members.size();
+    std::vector<std::uint32_t> frontier = grp.members[0];
+    std::vector<std::uint32_t> tried;
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      // Candidate classes: those of member 0's unplaced successors.
+      std::vector<std::uint32_t> cands;
+      for (const std::uint32_t t : grp.members[0]) {
+        for (const std::uint32_t s : g_.succ[t]) {
+          if (group_of_[s] == kNone) cands.push_back(class_of_[s]);
+        }
+      }
+      std::sort(cands.begin(), cands.end());
+      cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+      for (const std::uint32_t c : cands) {
+        const std::vector<std::uint32_t>& cls = classes_[c];
+        if (cls.size() != k || g_.core[cls[0]] != grp.core) continue;
+        std::vector<std::uint32_t> match(k, kNone);  // member -> its successor in the class
+        bool ok = true;
+        for (const std::uint32_t d : cls) {
+          if (group_of_[d] != kNone) {
+            ok = false;
+            break;
+          }
+          std::uint32_t m = kNone;
+          for (const std::uint32_t p : g_.pred[d]) {
+            if (group_of_[p] != gi || (m != kNone && member_of_[p] != m)) {
+              ok = false;
+              break;
+            }
+            m = member_of_[p];
+          }
+          if (!ok || m == kNone || match[m] != kNone || grp.lat[m] + g_.lat[d] > budget_) {
+            ok = false;
+            break;
+          }
+          match[m] = d;
+        }
+        if (!ok) continue;
+        for (std::size_t m = 0; m < k; ++m) {
+          const std::uint32_t d = match[m];
+          group_of_[d] = gi;
+          member_of_[d] = static_cast<std::uint32_t>(m);
+          grp.members[m].push_back(d);
+          grp.lat[m] += g_.lat[d];
+          ++counts.grown;
+        }
+        changed = true;
+        break;
+      }
+    }
+  }
+
+  // ---- 1b. group merges: singletons, then 1:r matchings ----
+
+  void merge_groups() {
+    for (int round = 0; round < kMergeRounds; ++round) {
+      if (!merge_round()) break;
+    }
+    // Leaves: one per member.
+    for (const Group& grp : groups_) {
+      if (grp.members.empty()) continue;
+      for (const auto& mem : grp.members) {
+        for (const std::uint32_t t : mem) uf_.unite(mem[0], t);
+      }
+    }
+  }
+
+  std::uint64_t max_lat(const Group& g) const {
+    return g.lat.empty() ? 0 : *std::max_element(g.lat.begin(), g.lat.end());
+  }
+
+  // Input and output groups of every live group.
+  void adjacency(std::vector<std::vector<std::uint32_t>>& in,
+                 std::vector<std::vector<std::uint32_t>>& out) const {
+    in.assign(groups_.size(), {});
+    out.assign(groups_.size(), {});
+    for (std::uint32_t t = 0; t < g_.n; ++t) {
+      for (const std::uint32_t s : g_.succ[t]) {
+        const std::uint32_t a = group_of_[t], b = group_of_[s];
+        if (a == b) continue;
+        out[a].push_back(b);
+        in[b].push_back(a);
+      }
+    }
+    for (auto* v : {&in, &out}) {
+      for (auto& l : *v) {
+        std::sort(l.begin(), l.end());
+        l.erase(std::unique(l.begin(), l.end()), l.end());
+      }
+    }
+  }
+
+  // Moves every member of group `from` into the member of `into` given by map[member].
+  void absorb(std::uint32_t into, std::uint32_t from, const std::vector<std::uint32_t>& map) {
+    Group& a = groups_[into];
+    Group& b = groups_[from];
+    for (std::size_t m = 0; m < b.members.size(); ++m) {
+      const std::uint32_t dst = map[m];
+      for (const std::uint32_t t : b.members[m]) {
+        group_of_[t] = into;
+        member_of_[t] = dst;
+        a.members[dst].push_back(t);
+        ++counts.grown;
+      }
+      a.lat[dst] += b.lat[m];
+    }
+    b.members.clear();
+    b.lat.clear();
+  }
+
+  bool merge_round() {
+    std::vector<std::vector<std::uint32_t>> in, out;
+    adjacency(in, out);
+    std::vector<std::uint8_t> touched(groups_.size(), 0);
+    bool any = false;
+    for (std::uint32_t gi = 0; gi < groups_.size(); ++gi) {
+      Group& G = groups_[gi];
+      if (G.members.empty() || touched[gi]) continue;
+      for (const bool use_in : {true, false}) {
+        const auto& nb = use_in ? in[gi] : out[gi];
+        if (nb.size() != 1) continue;
+        const std::uint32_t hi = nb[0];
+        Group& H = groups_[hi];
+        if (touched[hi] || H.members.empty() || H.core != G.core) continue;
+        const std::size_t gs = G.members.size(), hs = H.members.size();
+        if (gs == 1 && hs == 1) {
+          if (G.lat[0] + H.lat[0] > budget_) continue;
+          absorb(hi, gi, {0});
+        } else if (gs > 1 && hs > 1) {
+          std::vector<std::uint32_t> map;
+          const bool g_small = gs <= hs;
+          const std::uint32_t si = g_small ? gi : hi, li = g_small ? hi : gi;
+          if (!matching(si, li, &map)) continue;
+          const Group& S = groups_[si];
+          const Group& L = groups_[li];
+          const std::uint64_t r = L.members.size() / S.members.size();
+          if (max_lat(S) + r * max_lat(L) > budget_) continue;
+          const bool bounds = gs == hs ||
+                              static_cast<std::int64_t>(std::min(gs, hs)) >= kParallelLowerBound ||
+                              std::min(max_lat(S), max_lat(L)) <= kLowerBound;
+          if (!bounds) continue;
+          absorb(si, li, map);
+        } else {
+          continue;
+        }
+        touched[gi] = touched[hi] = 1;
+        any = true;
+        break;
+      }
+    }
+    return any;
+  }
+
+  // Whether every member of the larger group L touches exactly one member of the smaller
+  // group S and each member of S is touched by exactly |L| / |S| of them; map: L member -> S.
+  bool matching(std::uint32_t si, std::uint32_t li, std::vector<std::uint32_t>* map) const {
+    const Group& S = groups_[si];
+    const Group& L = groups_[li];
+    if (L.members.size() % S.members.size() != 0) return false;
+    const std::size_t r = L.members.size() / S.members.size();
+    map->assign(L.members.size(), kNone);
+    std::vector<std::size_t> hits(S.members.size(), 0);
+    for (std::size_t m = 0; m < L.members.size(); ++m) {
+      std::uint32_t partner = kNone;
+      for (const std::uint32_t t : L.members[m]) {
+        for (const auto* adj : {&g_.pred[t], &g_.succ[t]}) {
+          for (const std::uint32_t x : *adj) {
+            if (group_of_[x] != si) continue;
+            if (partner != kNone && partner != member_of_[x]) return false;
+            partner = member_of_[x];
+          }
+        }
+      }
+      if (partner == kNone) return false;
+      (*map)[m] = partner;
+      if (++hits[partner] > r) return false;
+    }
+    return true;
+  }
+
+  // ---- 2. breadth merges ----
+
+  struct Leaf {
+    std::uint32_t id;    // set root (first task)
+    std::uint32_t pos;   // topological position
+    std::uint64_t hash;  // isomorphism class
+    sched::CoreType core;
+    std::uint32_t lo_prod = kNone, hi_prod = 0, lo_cons = kNone;  // positions
+    bool has_prod = false;
+  };
+
+  std::vector<Leaf> leaves() {
+    const std::vector<std::uint32_t> order = topo_sets(g_, uf_);
+    NPU_CHECK(!order.empty() || g_.n == 0, "partition: the leaf graph has a cycle");
+    std::vector<std::uint32_t> pos(g_.n, kNone);
+    for (std::uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+    std::vector<Leaf> ls(order.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+      ls[i].id = order[i];
+      ls[i].pos = i;
+      ls[i].hash = 0;
+      ls[i].core = g_.core[order[i]];
+    }
+    for (std::uint32_t t = 0; t < g_.n; ++t) {
+      Leaf& l = ls[pos[uf_.find(t)]];
+      l.hash += g_.sig[t];  // a merged leaf hashes as the sum of its members (order-free)
+      for (const std::uint32_t p : g_.pred[t]) {
+        const std::uint32_t pp = pos[uf_.find(p)];
+        if (pp == l.pos) continue;
+        l.has_prod = true;
+        l.lo_prod = std::min(l.lo_prod, pp);
+        l.hi_prod = std::max(l.hi_prod, pp);
+      }
+      for (const std::uint32_t s : g_.succ[t]) {
+        const std::uint32_t sp = pos[uf_.find(s)];
+        if (sp != l.pos) l.lo_cons = std::min(l.lo_cons, sp);
+      }
+    }
+    return ls;
+  }
+
+  // Classes of leaves (equal hash) in order of first appearance: hashOrder.
+  static std::vector<std::vector<std::uint32_t>> classes_of(const std::vector<Leaf>& ls) {
+    std::unordered_map<std::uint64_t, std::uint32_t> id;
+    std::vector<std::vector<std::uint32_t>> cls;
+    for (std::uint32_t i = 0; i < ls.size(); ++i) {
+      auto [it, inserted] = id.emplace(ls[i].hash, static_cast<std::uint32_t>(cls.size()));
+      if (inserted) cls.emplace_back();
+      cls[it->second].push_back(i);
+    }
+    return cls;
+  }
+
+  static std::int64_t factor_for(const MergeSetting& s, std::int64_t order,
+                                 std::int64_t automatic) {
+    const auto it = s.by_order.find(order);
+    if (it != s.by_order.end()) return it->second;
+    if (s.mode == MergeSetting::Mode::kAuto || s.mode == MergeSetting::Mode::kAutoWhole ||
+        s.default_factor <= 0) {
+      return automatic;
+    }
+    return s.default_factor;
+  }
+
+  // Unites the leaves of each run; keeps the merge only if the leaf graph stays acyclic.
+  bool try_merge(const std::vector<Leaf>& ls, const std::vector<std::vector<std::uint32_t>>& runs) {
+    bool any = false;
+    for (const auto& r : runs) any = any || r.size() > 1;
+    if (!any) return false;
+    std::vector<std::uint32_t> saved = uf_.snapshot();
+    for (const auto& r : runs) {
+      for (std::size_t i = 1; i < r.size(); ++i) uf_.unite(ls[r[0]].id, ls[r[i]].id);
+    }
+    if (topo_sets(g_, uf_).empty()) {
+      uf_.restore(std::move(saved));
+      return false;
+    }
+    return true;
+  }
+
+  void note_class(const std::vector<Leaf>& ls, const std::vector<std::uint32_t>& cls,
+                  std::uint32_t order, std::vector<std::uint32_t>& field) {
+    for (const std::uint32_t i : cls) {
+      hash_order[ls[i].id] = order;
+      field[ls[i].id] = static_cast<std::uint32_t>(cls.size());
+    }
+  }
+
+  void breadth_merges() {
+    hash_order.assign(g_.n, 0);
+    vec_class.assign(g_.n, 0);
+    l1_class.assign(g_.n, 0);
+    cube_class.assign(g_.n, 0);
+    vec_merge();
+    l1_reuse();
+    cube_nbuffer();
+  }
+
+  void vec_merge() {
+    const MergeSetting& s = opt_.vec_nbuffer;
+    if (s.mode == MergeSetting::Mode::kOff) return;
+    const std::vector<Leaf> ls = leaves();
+    const auto cls = classes_of(ls);
+    const bool whole =
+        s.mode == MergeSetting::Mode::kAutoWhole || s.mode == MergeSetting::Mode::kManualWhole;
+    for (std::uint32_t order = 0; order < cls.size(); ++order) {
+      const auto& c = cls[order];
+      if (ls[c[0]].core != sched::CoreType::kAiv) continue;
+      const auto n = static_cast<std::int64_t>(c.size());
+      const std::int64_t k = factor_for(s, order, auto_vec_factor(n));
+      if (k <= 1) continue;
+      std::vector<std::vector<std::uint32_t>> runs;
+      const auto cut = [&](const std::vector<std::uint32_t>& list) {
+        for (std::size_t i = 0; i < list.size(); i += static_cast<std::size_t>(k)) {
+          runs.emplace_back(list.begin() + static_cast<std::ptrdiff_t>(i),
+                            list.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                               list.size(), i + static_cast<std::size_t>(k))));
+        }
+      };
+      if (whole) {
+        cut(c);
+      } else {
+        // Sub-lists of members sharing their lowest producer, or their lowest consumer,
+        // whichever gives fewer; a member without one stays alone.
+        const auto split = [&](bool by_prod) {
+          std::vector<std::vector<std::uint32_t>> subs;
+          std::map<std::uint32_t, std::size_t> at;
+          for (const std::uint32_t i : c) {
+            const std::uint32_t key = by_prod ? ls[i].lo_prod : ls[i].lo_cons;
+            if (key == kNone) {
+              subs.push_back({i});
+              continue;
+            }
+            auto [it, inserted] = at.emplace(key, subs.size());
+            if (inserted) subs.emplace_back();
+            subs[it->second].push_back(i);
+          }
+          return subs;
+        };
+        auto by_prod = split(true);
+        auto by_cons = split(false);
+        for (const auto& sub : by_cons.size() < by_prod.size() ? by_cons : by_prod) {
+          if (sub.size() > 1) cut(sub);
+        }
+      }
+      const std::vector<std::uint32_t> before = uf_.snapshot();
+      if (try_merge(ls, runs)) {
+        note_class(ls, c, order, vec_class);
+        for (const auto& r : runs) counts.vec_merged += r.size() - 1;
+      }
+      (void)before;
+    }
+  }
+
+  // The matmul panels (DDR -> L1 loads) a leaf reads, with their operand side.
+  struct Load {
+    GlobalRegion r;
+    std::uint8_t operand;
+  };
+
+  std::vector<Load> loads_of(std::uint32_t set_id) {
+    std::vector<Load> out;
+    for (std::uint32_t t = 0; t < g_.n; ++t) {
+      if (uf_.find(t) != set_id) continue;
+      const TaskRec& tr = tasks_[first_ + t];
+      for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
+        if (!acc_[a].write && acc_[a].operand != 0) out.push_back(Load{acc_[a].r, acc_[a].operand});
+      }
+    }
+    return out;
+  }
+
+  void l1_reuse() {
+    const MergeSetting& s = opt_.cube_l1_reuse;
+    if (s.mode == MergeSetting::Mode::kOff) return;
+    const std::vector<Leaf> ls = leaves();
+    const auto cls = classes_of(ls);
+    const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
+    for (std::uint32_t order = 0; order < cls.size(); ++order) {
+      const auto& c = cls[order];
+      if (ls[c[0]].core != sched::CoreType::kAic) continue;
+      const auto n = static_cast<std::int64_t>(c.size());
+      std::int64_t max_merge = 0, spare = 0;
+      const auto it = s.by_order.find(order);
+      const bool manual =
+          it != s.by_order.end() || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
+      if (manual) {
+        max_merge = it != s.by_order.end() ? it->second : s.default_factor;
+      } else {
+        if (n < per_core) continue;
+        max_merge = n / per_core;
+        spare = n % per_core;
+      }
+      if (max_merge <= 1 && spare == 0) continue;
+      std::vector<std::vector<Load>> loads(c.size());
+      std::vector<std::uint64_t> bytes(c.size(), 0);
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        loads[i] = loads_of(ls[c[i]].id);
+        for (const Load& l : loads[i]) bytes[i] += region_bytes(l.r);
+      }
+      if (loads[0].empty()) continue;
+      struct Anchor {
+        std::size_t first;
+        std::vector<std::size_t> members;
+        std::vector<Load> loads;
+        std::uint64_t bytes;
+      };
+      std::vector<Anchor> anchors;
+      const auto shares = [&](const Anchor& a, const std::vector<Load>& mine) {
+        for (const Load& x : mine) {
+          if (s.side == MergeSetting::Side::kLeft && x.operand != 1) continue;
+          if (s.side == MergeSetting::Side::kRight && x.operand != 2) continue;
+          for (const Load& y : a.loads) {
+            if (y.operand == x.operand && same_region(x.r, y.r)) return true;
+          }
+        }
+        return false;
+      };
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        const Leaf& me = ls[c[i]];
+        Anchor* join = nullptr;
+        for (Anchor& a : anchors) {
+          const Leaf& al = ls[c[a.first]];
+          if (me.has_prod && al.pos < me.hi_prod) continue;
+          if (a.bytes + bytes[i] > kCopyInUpperBytes) continue;
+          const auto cnt = static_cast<std::int64_t>(a.members.size());
+          if (cnt > max_merge || (cnt == max_merge && spare == 0)) continue;
+          if (!shares(a, loads[i])) continue;
+          if (cnt == max_merge) --spare;
+          join = &a;
+          break;
+        }
+        if (join == nullptr) {
+          anchors.push_back(Anchor{i, {i}, loads[i], bytes[i]});
+          continue;
+        }
+        join->members.push_back(i);
+        join->loads.insert(join->loads.end(), loads[i].begin(), loads[i].end());
+        join->bytes += bytes[i];
+      }
+      std::vector<std::vector<std::uint32_t>> runs;
+      for (const Anchor& a : anchors) {
+        std::vector<std::uint32_t> r;
+        for (const std::size_t m : a.members) r.push_back(c[m]);
+        runs.push_back(std::move(r));
+      }
+      if (try_merge(ls, runs)) {
+        note_class(ls, c, order, l1_class);
+        for (const auto& r : runs) counts.l1_merged += r.size() - 1;
+      }
+    }
+  }
+
+  void cube_nbuffer() {
+    const MergeSetting& s = opt_.cube_nbuffer;
+    if (s.mode == MergeSetting::Mode::kOff) return;
+    const std::vector<Leaf> ls = leaves();
+    const auto cls = classes_of(ls);
+    const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
+    for (std::uint32_t order = 0; order < cls.size(); ++order) {
+      const auto& c = cls[order];
+      if (ls[c[0]].core != sched::CoreType::kAic) continue;
+      const auto n = static_cast<std::int64_t>(c.size());
+      std::vector<std::vector<std::uint32_t>> runs;
+      const auto it = s.by_order.find(order);
+      const bool manual =
+          it != s.by_order.end() || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
+      if (manual) {
+        std::int64_t k = it != s.by_order.end() ? it->second : s.default_factor;
+        std::uint64_t task_bytes = 0;
+        for (const Load& l : loads_of(ls[c[0]].id)) task_bytes += region_bytes(l.r);
+        if (task_bytes > 0) {
+          k = std::min<std::int64_t>(k, static_cast<std::int64_t>(kCopyInUpperBytes / task_bytes));
+        }
+        if (k <= 1) continue;
+        for (std::size_t i = 0; i < c.size(); i += static_cast<std::size_t>(k)) {
+          runs.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(i),
+                            c.begin() + static_cast<std::ptrdiff_t>(
+                                            std::min(c.size(), i + static_cast<std::size_t>(k))));
+        }
+      } else {
+        if (n < kVecParallelLb) continue;  // PyPTO: no automatic merge of fewer than 48
+        const std::int64_t r = std::min(n, per_core);
+        std::size_t at = 0;
+        for (std::int64_t j = 0; j < r; ++j) {
+          const auto len = static_cast<std::size_t>(n / r + (j < n % r ? 1 : 0));
+          runs.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(at),
+                            c.begin() + static_cast<std::ptrdiff_t>(at + len));
+          at += len;
+        }
+      }
+      if (try_merge(ls, runs)) {
+        note_class(ls, c, order, cube_class);
+        for (const auto& r : runs) counts.cube_nbuf_merged += r.size() - 1;
+      }
+    }
+  }
+
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+  RootGraph& g_;
+  const std::vector<TaskRec>& tasks_;
+  const std::vector<Access>& acc_;
+  std::uint32_t first_;
+  const PartitionOptions& opt_;
+  const sim::ChipConfig& chip_;
+  UnionFind uf_;
+  std::uint64_t budget_ = 0;
+  std::vector<std::vector<std::uint32_t>> classes_;
+  std::vector<std::uint32_t> class_of_, group_of_, member_of_;
+  std::vector<Group> groups_;
+};
+
+}  // namespace
+
+std::uint64_t estimate_latency(const TaskProgram& p) {
+  std::uint64_t total = 0;
+  for (const TileInstr& in : p.instrs) {
+    const TileExec ex = find_tile_op(in.op)->exec;
+    std::uint64_t b = 0;
+    DType d = DType::kFp32;
+    const auto consider = [&](int local) {
+      if (local < 0) return;
+      const std::uint64_t x = tile_bytes(p.locals[local]);
+      if (x > b) {
+        b = x;
+        d = p.locals[local].dtype;
+      }
+    };
+    if (ex == TileExec::kLoad) {
+      consider(in.dst);
+    } else {
+      for (int i = 0; i < 3; ++i) {
+        if (!(in.scalar_operand & (1u << i))) consider(in.src[i]);
+      }
+      if (b == 0) consider(in.dst);
+    }
+    const std::uint64_t c = sim::dtype_bytes(d) == 1 ? 2 : 1;
+    total += 10 + (b > 0 ? (b + 255) / 256 - 1 : 0) * c;
+  }
+  return total;
+}
+
+std::uint64_t automatic_cycle_budget(std::uint64_t total) {
+  if (total < 50000) return 1536;
+  if (total < 290000) return 10000;
+  if (total < 10000000) return 150000;
+  return 5000000;
+}
+
+std::int64_t auto_vec_factor(std::int64_t n) {
+  if (n <= kVecParallelLb) return 1;
+  std::int64_t k = (n + kVecParallelLb - 1) / kVecParallelLb;
+  while (k > 1 && (n + k - 1) / k < kVecParallelLb) --k;
+  return k;
+}
+
+PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProgram>& progs,
+                               std::vector<Access>& acc, std::uint32_t first,
+                               std::uint32_t num_params, std::uint64_t root_buffer_bytes,
+                               const std::vector<std::uint64_t>& param_bytes,
+                               const std::vector<std::uint64_t>& slot_bytes,
+                               const PartitionOptions& opt, const sim::ChipConfig& chip) {
+  PartitionCounts counts;
+  const auto n = static_cast<std::uint32_t>(tasks.size() - first);
+  counts.emitted = counts.leaves = n;
+  if (!opt.enabled || n <= 1) return counts;
+
+  // Dense buffer ids for the symbolic regions: parameters, the root pool, launch regions.
+  const auto dense = [&](std::uint32_t b) -> std::uint32_t {
+    if (b == kRootBuffer) return num_params;
+    if (b >= kSlotBufferBase) return num_params + 1 + (b - kSlotBufferBase);
+    return b;
+  };
+  std::vector<std::uint64_t> sizes(param_bytes);
+  sizes.push_back(root_buffer_bytes);
+  sizes.insert(sizes.end(), slot_bytes.begin(), slot_bytes.end());
+
+  RootGraph g;
+  g.n = n;
+  g.pred.resize(n);
+  g.succ.resize(n);
+  g.sig.resize(n);
+  g.lat.resize(n);
+  g.core.resize(n);
+  DepTracker deps(sizes);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const TaskRec& tr = tasks[first + i];
+    g.sig[i] = task_signature(tr, progs[first + i]);
+    g.lat[i] = estimate_latency(progs[first + i]);
+    g.core[i] = tr.core;
+    deps.begin_task(i, 0);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
+        const Access& x = acc[a];
+        if (x.write != (pass == 1)) continue;
+        const std::uint32_t b = dense(x.r.buffer);
+        for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
+          if (x.write) {
+            deps.write(b, off, bytes);
+          } else {
+            deps.read(b, off, bytes);
+          }
+        });
+      }
+    }
+    g.pred[i] = deps.preds();
+    for (const std::uint32_t p : g.pred[i]) g.succ[p].push_back(i);
+  }
+
+  Partitioner part(g, tasks, acc, first, opt, chip);
+  part.run();
+  counts.grown = part.counts.grown;
+  counts.vec_merged = part.counts.vec_merged;
+  counts.l1_merged = part.counts.l1_merged;
+  counts.cube_nbuf_merged = part.counts.cube_nbuf_merged;
+  UnionFind& uf = part.sets();
+  const std::vector<std::uint32_t> order = topo_sets(g, uf);
+  NPU_CHECK(order.size() > 0, "partition: the leaf graph has a cycle");
+  counts.leaves = order.size();
+  if (order.size() == n) return counts;  // nothing merged: the emitted tasks are the leaves
+
+  std::vector<std::vector<std::uint32_t>> members(n);
+  for (std::uint32_t t = 0; t < n; ++t) members[uf.find(t)].push_back(t);
+
+  // Reads by each leaf of the root pool, to find stores nobody else in the root reads.
+  std::vector<std::uint32_t> leaf_of(n);
+  for (std::uint32_t l = 0; l < order.size(); ++l) {
+    for (const std::uint32_t t : members[order[l]]) leaf_of[t] = l;
+  }
+  struct PoolRead {
+    std::uint64_t begin, end;
+    std::uint32_t leaf;
+  };
+  std::vector<PoolRead> pool_reads;
+  for (std::uint32_t t = 0; t < n; ++t) {
+    const TaskRec& tr = tasks[first + t];
+    for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
+      const Access& x = acc[a];
+      if (x.write || x.r.buffer != kRootBuffer) continue;
+      for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
+        pool_reads.push_back(PoolRead{off, off + bytes, leaf_of[t]});
+      });
+    }
+  }
+  std::sort(pool_reads.begin(), pool_reads.end(),
+            [](const PoolRead& a, const PoolRead& b) { return a.begin < b.begin; });
+  std::uint64_t max_len = 0;
+  for (const PoolRead& r : pool_reads) max_len = std::max(max_len, r.end - r.begin);
+  const auto read_elsewhere = [&](std::uint64_t b, std::uint64_t e, std::uint32_t leaf) {
+    auto it = std::lower_bound(pool_reads.begin(), pool_reads.end(), b > max_len ? b - max_len : 0,
+                               [](const PoolRead& r, std::uint64_t v) { return r.begin < v; });
+    for (; it != pool_reads.end() && it->begin < e; ++it) {
+      if (it->end > b && it->leaf != leaf) return true;
+    }
+    return false;
+  };
+
+  std::vector<TaskRec> new_tasks(tasks.begin(), tasks.begin() + first);
+  std::vector<TaskProgram> new_progs;
+  new_progs.reserve(order.size());
+  const std::uint32_t acc_base = tasks[first].acc_begin;
+  std::vector<Access> new_acc(acc.begin(), acc.begin() + acc_base);
+  const std::uint64_t l1_bytes = std::uint64_t{chip.cores.l1_kib} * 1024;
+  const std::uint64_t ub_bytes = std::uint64_t{chip.cores.ub_kib} * 1024;
+  for (std::uint32_t l = 0; l < order.size(); ++l) {
+    const std::vector<std::uint32_t>& mem = members[order[l]];
+    TaskRec t = tasks[first + mem[0]];
+    TaskProgram p;
+    std::uint64_t cycles = 0, tiles = 0;
+    t.acc_begin = static_cast<std::uint32_t>(new_acc.size());
+    for (const std::uint32_t m : mem) {
+      const TaskRec& tr = tasks[first + m];
+      cycles += tr.cycles;
+      tiles += tr.tiles;
+      const TaskProgram& mp = progs[first + m];
+      const auto base = static_cast<std::int32_t>(p.locals.size());
+      p.locals.insert(p.locals.end(), mp.locals.begin(), mp.locals.end());
+      for (TileInstr in : mp.instrs) {
+        if (in.dst >= 0) in.dst += base;
+        for (std::int32_t& s : in.src) {
+          if (s >= 0) s += base;
+        }
+        p.instrs.push_back(in);
+      }
+      new_acc.insert(new_acc.end(), acc.begin() + tr.acc_begin, acc.begin() + tr.acc_end);
+    }
+    t.acc_end = static_cast<std::uint32_t>(new_acc.size());
+    t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
+    t.tiles = static_cast<std::uint16_t>(std::min<std::uint64_t>(tiles, 0xFFFF));
+    t.members = static_cast<std::uint32_t>(mem.size());
+    t.hash_order = part.hash_order[order[l]];
+    t.vec_class = part.vec_class[order[l]];
+    t.l1_class = part.l1_class[order[l]];
+    t.cube_class = part.cube_class[order[l]];
+    if (mem.size() > 1) {
+      // Traffic of the merged leaf: data it made itself stays on chip; a load repeated by
+      // several members is made once while all such shared loads fit the core's buffer
+      // (L1 for the cube, UB for the vector core) beside the largest member's own tiles.
+      std::map<std::uint32_t, IntervalSet> written;
+      std::vector<std::pair<std::uint64_t, std::uint32_t>> seen;  // region hash, access
+      std::uint64_t shared_bytes = 0, own_bytes = 0;
+      for (std::uint32_t a = t.acc_begin; a < t.acc_end; ++a) {
+        Access& x = new_acc[a];
+        if (x.write) continue;
+        const std::uint64_t h = region_hash(x.r);
+        for (const auto& s : seen) {
+          if (s.first == h && same_region(new_acc[s.second].r, x.r)) {
+            if (new_acc[s.second].priced) shared_bytes += region_bytes(x.r);
+            break;
+          }
+        }
+        seen.emplace_back(h, a);
+        own_bytes = std::max(own_bytes, region_bytes(x.r));
+      }
+      const std::uint64_t cap = t.core == sched::CoreType::kAic ? l1_bytes : ub_bytes;
+      const bool dedupe = shared_bytes + std::min(own_bytes, cap) <= cap;
+      seen.clear();
+      for (const std::uint32_t m : mem) {
+        const TaskRec& tr = tasks[first + m];
+        const std::uint32_t off = t.acc_begin + (tr.acc_begin - tasks[first + mem[0]].acc_begin);
+        (void)off;
+      }
+      std::uint32_t a = t.acc_begin;
+      for (const std::uint32_t m : mem) {
+        const TaskRec& tr = tasks[first + m];
+        const std::uint32_t end = a + (tr.acc_end - tr.acc_begin);
+        // This member's reads first (a member reads before it writes), then its writes.
+        for (std::uint32_t i = a; i < end; ++i) {
+          Access& x = new_acc[i];
+          if (x.write || !x.priced) continue;
+          bool on_chip = true;
+          auto wit = written.find(x.r.buffer);
+          if (wit == written.end()) {
+            on_chip = false;
+          } else {
+            for_each_segment(x.r, [&](std::uint64_t o, std::uint64_t b) {
+              on_chip = on_chip && wit->second.covers(o, o + b);
+            });
+          }
+          if (!on_chip && dedupe) {
+            const std::uint64_t h = region_hash(x.r);
+            for (const auto& s : seen) {
+              if (s.first == h && same_region(new_acc[s.second].r, x.r)) {
+                on_chip = true;
+                break;
+              }
+            }
+            if (!on_chip) seen.emplace_back(h, i);
+          }
+          if (on_chip) x.priced = false;
+        }
+        for (std::uint32_t i = a; i < end; ++i) {
+          const Access& x = new_acc[i];
+          if (!x.write) continue;
+          for_each_segment(
+              x.r, [&](std::uint64_t o, std::uint64_t b) { written[x.r.buffer].add(o, o + b); });
+        }
+        a = end;
+      }
+      // A store to the root pool that no other leaf reads never leaves the chip.
+      for (std::uint32_t i = t.acc_begin; i < t.acc_end; ++i) {
+        Access& x = new_acc[i];
+        if (!x.write || !x.priced || x.r.buffer != kRootBuffer) continue;
+        bool read = false;
+        for_each_segment(x.r, [&](std::uint64_t o, std::uint64_t b) {
+          read = read || read_elsewhere(o, o + b, l);
+        });
+        if (!read) x.priced = false;
+      }
+    }
+    new_tasks.push_back(t);
+    new_progs.push_back(std::move(p));
+  }
+  tasks = std::move(new_tasks);
+  progs.resize(first);
+  for (TaskProgram& p : new_progs) progs.push_back(std::move(p));
+  acc = std::move(new_acc);
+  return counts;
+}
+
+}  // namespace pypto::compiler::detail
+
+namespace pypto::compiler {
+
+MergeSetting parse_merge_setting(const std::string& name, const std::vector<MergeEntry>& entries,
+                                 MergeSetting::Mode empty_mode) {
+  MergeSetting s;
+  s.mode = empty_mode;
+  if (entries.empty()) return s;
+  bool whole = false, any_int = false, auto_whole = false;
+  for (const MergeEntry& e : entries) {
+    const std::string where = "pass_options " + name + "[" + e.key + "]";
+    if (e.factor < 0) throw ConfigError(where + ": " + std::to_string(e.factor) + " must be >= 0");
+    if (e.side == "left") {
+      s.side = MergeSetting::Side::kLeft;
+    } else if (e.side == "right") {
+      s.side = MergeSetting::Side::kRight;
+    } else if (!e.side.empty()) {
+      throw ConfigError(where + ": side \"" + e.side + "\" must be \"left\" or \"right\"");
+    }
+    std::int64_t key = 0;
+    std::size_t used = 0;
+    bool is_int = false;
+    try {
+      key = std::stoll(e.key, &used);
+      is_int = used == e.key.size();
+    } catch (const std::exception&) {
+      is_int = false;
+    }
+    if (is_int) {
+      any_int = true;
+      if (key == -1) {
+        s.default_factor = e.factor;
+      } else if (key == -2) {
+        whole = true;
+        auto_whole = e.factor == 0;
+      } else if (key >= 0) {
+        s.by_order[key] = e.factor;
+      } else {
+        throw ConfigError(where + ": key " + e.key +
+                          " is not a class: expected -1 (default), -2 (whole class) or a "
+                          "hashOrder >= 0");
+      }
+      continue;
+    }
+    whole = true;
+    if (e.key == "DEFAULT") {
+      s.default_factor = e.factor;
+      continue;
+    }
+    const auto us = e.key.rfind('_');
+    if (e.key.rfind("func", 0) == 0 && us != std::string::npos && us > 4 && us + 1 < e.key.size()) {
+      // func<rootMagic>_<hashOrder>: the root magic is PyPTO's own numbering of its root
+      // functions, which this compiler does not reproduce; the hashOrder selects the class.
+      try {
+        std::size_t u2 = 0;
+        const std::int64_t order = std::stoll(e.key.substr(us + 1), &u2);
+        if (u2 == e.key.size() - us - 1 && order >= 0) {
+          s.by_order[order] = e.factor;
+          continue;
+        }
+      } catch (const std::exception&) {
+      }
+    }
+    throw ConfigError(where +
+                      ": semantic label keys are not supported (the simulator's tasks "
+                      "carry no op labels); use an int hashOrder key, -1, \"DEFAULT\" "
+                      "or \"func<magic>_<order>\"");
+  }
+  (void)any_int;
+  const bool only_default_one =
+      s.by_order.empty() && !whole && s.default_factor == 1 && entries.size() == 1;
+  const bool only_default_str =
+      entries.size() == 1 && entries[0].key == "DEFAULT" && s.default_factor == 1;
+  if (only_default_one || only_default_str) {
+    s.mode = MergeSetting::Mode::kOff;
+  } else if (whole) {
+    s.mode = auto_whole && s.by_order.empty() && s.default_factor == 0
+                 ? MergeSetting::Mode::kAutoWhole
+                 : MergeSetting::Mode::kManualWhole;
+  } else {
+    s.mode = MergeSetting::Mode::kManualGrouped;
+  }
+  return s;
+}
+
+}  // namespace pypto::compiler

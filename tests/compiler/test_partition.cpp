@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+// The partition (frontend/compiler/src/partition.cpp): leaf-task counts worked out by hand from
+// PyPTO's rules (docs/partition.md), and the numbers unchanged by merging.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "compiler_test.h"
+#include "pypto/common/errors.h"
+
+using namespace compiler_test;
+using pypto::ConfigError;
+using pypto::compiler::MergeEntry;
+using pypto::compiler::MergeSetting;
+using pypto::compiler::parse_merge_setting;
+
+namespace {
+
+// c = b * 2 on [1, 8] (one tile), then y = x + c on [rows, 8] with 4x8 tiles: one producer
+// task and rows/4 consumer tasks that all read it.
+std::string fan_ir(int rows) {
+  const std::string shape = "[" + std::to_string(rows) + ",8]";
+  return kernel(
+      "fan", param("x", 0, shape) + "," + param("b", 1, "[1,8]") + "," + param("y", 2, shape), "",
+      op("mul", in(1) + "," + cst(2), val(3, "[1,8]"), "k.py:2", R"("vec_tile":[4,8])") + "," +
+          op("add", in(0) + "," + in(3), val(4, shape), "k.py:3", R"("vec_tile":[4,8])") + "," +
+          write(2, 4, "[0,0]", "k.py:3"));
+}
+
+// y = a @ b with a [128, 32], b [32, 192] fp32 and 16x16 output tiles: 8 x 12 = 96 AIC tiles.
+std::string mm_ir() {
+  return kernel(
+      "mm",
+      param("a", 0, "[128,32]") + "," + param("b", 1, "[32,192]") + "," +
+          param("y", 2, "[128,192]"),
+      "",
+      op("matmul", in(0) + "," + in(1), val(3, "[128,192]"), "k.py:3",
+         R"("cube_tile":{"m":[16,16],"k":[32,32,32],"n":[16,16],"enable_split_k":false})") +
+          "," + write(2, 3, "[0,0]", "k.py:3"));
+}
+
+LaunchOptions with_l1(const std::vector<MergeEntry>& e) {
+  LaunchOptions o;
+  o.partition.cube_l1_reuse =
+      parse_merge_setting("cube_l1_reuse_setting", e, MergeSetting::Mode::kAuto);
+  return o;
+}
+
+std::uint64_t tiles_of(const Launch& l, std::uint32_t t) { return l.graph.tiles[t]; }
+
+}  // namespace
+
+TEST_CASE("partition: a per-tile chain across units grows into one leaf per tile", "[partition]") {
+  // t = a + 1 (8x8, tiles 4x8); out = t * 2; s = sum(t, dim 1). The add_mul group tasks and
+  // the sum tasks match one to one (row tiles 0-3, 4-7), so lock-step growth makes each pair
+  // one AIV leaf: 2 leaves, and t never leaves the chip.
+  const std::string ir = kernel(
+      "keep", param("a", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("s", 2, "[8]"),
+      "",
+      op("add", in(0) + "," + cst(1), val(3, "[8,8]"), "k.py:2", R"("vec_tile":[4,8])") + "," +
+          op("mul", in(3) + "," + cst(2), val(4, "[8,8]"), "k.py:3", R"("vec_tile":[4,8])") + "," +
+          write(1, 4, "[0,0]", "k.py:3") + "," +
+          op("sum", in(3), val(5, "[8]"), "k.py:4",
+             R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,8])") +
+          "," + write(2, 5, "[0]", "k.py:4"));
+  Host h;
+  h.add("a", DType::kFp32, {8, 8}, iota(64));
+  h.add("out", DType::kFp32, {8, 8});
+  h.add("s", DType::kFp32, {8});
+  const Launch tiles = make(ir, h, {}, tile_tasks());
+  REQUIRE(tiles.graph.num_tasks() == 4);
+  const Launch l = make(ir, h);
+  REQUIRE(l.graph.num_tasks() == 2);
+  CHECK(l.graph.num_edges() == 0);
+  CHECK(l.graph.tiles[0] == 2);
+  // t's store and reload are gone from the traffic: each leaf reads a's rows and writes out's
+  // rows and s's elements only.
+  std::uint64_t read = 0, written = 0;
+  for (std::uint32_t i = l.graph.mem_begin[0]; i < l.graph.mem_begin[1]; ++i) {
+    (l.graph.mem[i].is_write ? written : read) += l.graph.mem[i].bytes;
+  }
+  CHECK(read == 4 * 8 * 4);
+  CHECK(written == 4 * 8 * 4 + 4 * 4);
+  execute(l, h);
+  for (std::size_t r = 0; r < 8; ++r) {
+    double sum = 0;
+    for (std::size_t c = 0; c < 8; ++c) {
+      const double t = static_cast<double>(r * 8 + c) + 1;
+      CHECK(h.f32(1, r * 8 + c) == Approx(t * 2));
+      sum += t;
+    }
+    CHECK(h.f32(2, r) == Approx(sum));
+  }
+}
+
+TEST_CASE("partition: vector merge keeps at least 48 leaves per class (auto factor)",
+          "[partition]") {
+  // 400 rows: 100 consumer tiles, all reading the one producer task. Auto factor for n = 100:
+  // ceil(100/48) = 3 leaves 34 < 48, so k = 2 -> 50 leaves; plus the producer: 51. With 192
+  // rows (n = 48 <= 48) nothing merges: 49.
+  Host h;
+  h.add("x", DType::kFp32, {400, 8}, iota(3200));
+  h.add("b", DType::kFp32, {1, 8}, iota(8, 1.0, 1.0));
+  h.add("y", DType::kFp32, {400, 8});
+  const Launch l = make(fan_ir(400), h);
+  CHECK(make(fan_ir(400), h, {}, tile_tasks()).graph.num_tasks() == 101);
+  REQUIRE(l.graph.num_tasks() == 51);
+  CHECK(l.graph.tiles[1] == 2);
+  execute(l, h);
+  for (std::size_t i = 0; i < 3200; ++i) {
+    CHECK(h.f32(2, i) == Approx(static_cast<double>(i) + 2.0 * static_cast<double>(i % 8 + 1)));
+  }
+  Host h2;
+  h2.add("x", DType::kFp32, {192, 8});
+  h2.add("b", DType::kFp32, {1, 8});
+  h2.add("y", DType::kFp32, {192, 8});
+  CHECK(make(fan_ir(192), h2).graph.num_tasks() == 49);
+  // vec_nbuffer_setting {-1: 4} (int keys: manual, grouped): runs of 4 -> 25 + 1 leaves;
+  // {-1: 1} is off: 101.
+  LaunchOptions four;
+  four.partition.vec_nbuffer =
+      parse_merge_setting("vec_nbuffer_setting", {{"-1", 4, ""}}, MergeSetting::Mode::kAuto);
+  CHECK(make(fan_ir(400), h, {}, four).graph.num_tasks() == 26);
+  LaunchOptions off;
+  off.partition.vec_nbuffer =
+      parse_merge_setting("vec_nbuffer_setting", {{"-1", 1, ""}}, MergeSetting::Mode::kAuto);
+  CHECK(make(fan_ir(400), h, {}, off).graph.num_tasks() == 101);
+}
+
+TEST_CASE("partition: a class whose members read only kernel inputs is never vector-merged",
+          "[partition]") {
+  // y = x * 3 over 100 tiles: no member has a producer leaf, so each is its own sub-list.
+  const std::string ir =
+      kernel("solo", param("x", 0, "[400,8]") + "," + param("y", 1, "[400,8]"), "",
+             op("mul", in(0) + "," + cst(3), val(2, "[400,8]"), "k.py:2", R"("vec_tile":[4,8])") +
+                 "," + write(1, 2, "[0,0]", "k.py:2"));
+  Host h;
+  h.add("x", DType::kFp32, {400, 8});
+  h.add("y", DType::kFp32, {400, 8});
+  CHECK(make(ir, h).graph.num_tasks() == 100);
+}
+
+TEST_CASE("partition: cube L1 reuse merges tiles sharing a panel, about 2 per AIC core",
+          "[partition]") {
+  // 96 tiles in one class on 24 AIC: maxMerge = 96 / 48 = 2, no remainder. Tiles are visited
+  // N outer, M inner; (m, n) and (m+1, n) share B's column panel n -> 4 leaves of 2 per
+  // column, 48 leaves. Manual {-1: 4}: 2 leaves of 4 per column, 24. {-1: 1}: no merge, 96.
+  Host h;
+  h.add("a", DType::kFp32, {128, 32}, iota(128 * 32, 0.01));
+  h.add("b", DType::kFp32, {32, 192}, iota(32 * 192, 0.02));
+  h.add("y", DType::kFp32, {128, 192});
+  CHECK(make(mm_ir(), h, {}, tile_tasks()).graph.num_tasks() == 96);
+  const Launch l = make(mm_ir(), h);
+  REQUIRE(l.graph.num_tasks() == 48);
+  CHECK(tiles_of(l, 0) == 2);
+  // The shared 32x16 fp32 panel (2 KiB) fits L1 and is read once: A's two 16x32 row panels
+  // (2 KiB each) and one B panel.
+  std::uint64_t read = 0;
+  for (std::uint32_t i = l.graph.mem_begin[0]; i < l.graph.mem_begin[1]; ++i) {
+    if (!l.graph.mem[i].is_write) read += l.graph.mem[i].bytes;
+  }
+  CHECK(read == 3 * 2048);
+  CHECK(make(mm_ir(), h, {}, with_l1({{"-1", 4, ""}})).graph.num_tasks() == 24);
+  CHECK(make(mm_ir(), h, {}, with_l1({{"-1", 1, ""}})).graph.num_tasks() == 96);
+  execute(l, h);
+  for (std::size_t m = 0; m < 128; m += 37) {
+    for (std::size_t n = 0; n < 192; n += 29) {
+      double acc = 0;
+      for (std::size_t k = 0; k < 32; ++k) {
+        acc += static_cast<double>(static_cast<float>(0.01 * static_cast<double>(m * 32 + k))) *
+               static_cast<double>(static_cast<float>(0.02 * static_cast<double>(k * 192 + n)));
+      }
+      CHECK(h.f32(2, m * 192 + n) == Approx(acc).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("partition: cube N-buffer, off by default, merges consecutive runs when asked",
+          "[partition]") {
+  // After L1 reuse (48 leaves of 2 tiles, one class), {-1: 3}: runs of 3 -> 16 leaves.
+  Host h;
+  h.add("a", DType::kFp32, {128, 32});
+  h.add("b", DType::kFp32, {32, 192});
+  h.add("y", DType::kFp32, {128, 192});
+  LaunchOptions o;
+  o.partition.cube_nbuffer =
+      parse_merge_setting("cube_nbuffer_setting", {{"-1", 3, ""}}, MergeSetting::Mode::kAuto);
+  CHECK(make(mm_ir(), h, {}, o).graph.num_tasks() == 16);
+  // {} is automatic: a class of 48 is cut into min(48, 2 x 24) = 48 runs: no change.
+  o.partition.cube_nbuffer =
+      parse_merge_setting("cube_nbuffer_setting", {}, MergeSetting::Mode::kAuto);
+  CHECK(make(mm_ir(), h, {}, o).graph.num_tasks() == 48);
+}
+
+TEST_CASE("partition: merge settings follow PyPTO's key rules", "[partition]") {
+  using Mode = MergeSetting::Mode;
+  CHECK(parse_merge_setting("s", {}, Mode::kAuto).mode == Mode::kAuto);
+  CHECK(parse_merge_setting("s", {{"-1", 1, ""}}, Mode::kAuto).mode == Mode::kOff);
+  CHECK(parse_merge_setting("s", {{"DEFAULT", 1, ""}}, Mode::kAuto).mode == Mode::kOff);
+  CHECK(parse_merge_setting("s", {{"-2", 0, ""}}, Mode::kAuto).mode == Mode::kAutoWhole);
+  const MergeSetting g = parse_merge_setting("s", {{"-1", 2, ""}, {"3", 4, ""}}, Mode::kAuto);
+  CHECK(g.mode == Mode::kManualGrouped);
+  CHECK(g.default_factor == 2);
+  CHECK(g.by_order.at(3) == 4);
+  const MergeSetting w = parse_merge_setting("s", {{"func12_1", 4, ""}}, Mode::kAuto);
+  CHECK(w.mode == Mode::kManualWhole);
+  CHECK(w.by_order.at(1) == 4);
+  CHECK(parse_merge_setting("s", {{"-1", 2, "left"}}, Mode::kAuto).side ==
+        MergeSetting::Side::kLeft);
+  CHECK_THROWS_WITH(parse_merge_setting("vec_nbuffer_setting", {{"attn_qk", 2, ""}}, Mode::kAuto),
+                    Catch::Matchers::Contains("vec_nbuffer_setting[attn_qk]") &&
+                        Catch::Matchers::Contains("semantic label"));
+  CHECK_THROWS_AS(parse_merge_setting("s", {{"-5", 2, ""}}, Mode::kAuto), ConfigError);
+}
