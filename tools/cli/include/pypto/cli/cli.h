@@ -42,8 +42,8 @@ struct Host {
 // Runs one command line; args[0] is the program name. Contract: never throws; returns the
 // exit status: 0 ok, 2 user error (flags, config, trace, the user's policy code), 3 internal
 // error, 1 I/O failure, 130 interrupted (Ctrl-C, SIGTERM). A failed run leaves no file behind
-// and says what it kept. One command line at a time per process (the commands keep what
-// they have written in process state).
+// and says what it kept. One command line at a time per process (Ctrl-C handling and the
+// policy registry are the process's); nothing else carries over from one to the next.
 int main(const std::vector<std::string>& args, const Host& host);
 
 }  // namespace pypto::cli

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// What run, compare and calibrate share once their flags are read (replay.h).
+#include "replay.h"
+
+#include <iostream>
+
+#include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
+#include "pypto/model/config_loader.h"
+
+namespace pypto::cli {
+
+namespace {
+
+// Loading writes nothing: a Ctrl-C there exits at once (see set_exit_on_interrupt).
+struct ExitWhileLoading {
+  std::string line;
+  // erase_line: the progress line is on the terminal; the exit line replaces it.
+  ExitWhileLoading(const std::string& path, bool erase_line)
+      : line(std::string(erase_line ? "\r\033[K" : "") + "pypto-sim: interrupted while loading " +
+             path + "; nothing written") {
+    set_exit_on_interrupt(line.c_str());
+  }
+  ~ExitWhileLoading() { set_exit_on_interrupt(nullptr); }
+  ExitWhileLoading(const ExitWhileLoading&) = delete;
+  ExitWhileLoading& operator=(const ExitWhileLoading&) = delete;
+};
+
+// graph: a whole sched::TaskGraph, or a sim::GraphFeed still being read.
+template <class Graph>
+sim::SimResult simulate_shown(Graph& graph, const sim::ChipConfig& chip,
+                              const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
+                              const std::function<std::string()>& also) {
+  sim::SimOptions opt;
+  opt.runtime = rt;
+  opt.record_timeline = timeline;
+  opt.record_aicpu_events = timeline;
+  bar.phase("simulating (policy " + rt.policy + ")");
+  // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
+  // model and simulate() rethrows it.
+  opt.progress_every_tasks = 4096;
+  opt.progress = [&bar, &rt, &also](std::uint64_t d, std::uint64_t t) {
+    if (interrupt_requested()) {
+      bar.clear();
+      throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
+                        std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
+    }
+    bar.tasks(d, t, also ? also() : std::string());
+  };
+  sim::SimResult r = sim::simulate(graph, chip, opt);
+  bar.clear();
+  check_interrupt("simulating (policy " + rt.policy + ": finished, reports not written yet)");
+  return r;
+}
+
+}  // namespace
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+sim::SimResult run_one(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
+                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
+                       const std::function<std::string()>& also) {
+  return simulate_shown(graph, chip, rt, timeline, bar, also);
+}
+
+sim::SimResult run_one(sim::GraphFeed& feed, const sim::ChipConfig& chip,
+                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
+                       const std::function<std::string()>& also) {
+  return simulate_shown(feed, chip, rt, timeline, bar, also);
+}
+
+std::vector<std::string> write_reports_shown(const std::string& dir, const sched::TaskGraph& g,
+                                             const sim::ChipConfig& chip, const sim::SimResult& r,
+                                             sim::ReportOptions ro, ProgressLine& bar,
+                                             sim::GraphReports* ahead) {
+  if (bar.enabled()) ro.on_file = [&bar](const std::string& path) { bar.phase("writing " + path); };
+  auto files = sim::write_reports(dir, g, chip, r, ro, ahead);
+  bar.clear();
+  return files;
+}
+
+sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
+                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                ProgressLine& bar) {
+  sim::LoadOptions lo;
+  lo.prof_path = prof;
+  lo.runtime = rt;
+  if (bar.enabled()) {
+    lo.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.bytes(done, total); };
+  }
+  bar.phase("reading " + path);
+  check_interrupt("loading " + path);
+  const ExitWhileLoading exit_while_loading(path, bar.enabled());
+  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
+  chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
+  sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
+  if (trace.recorded_cores) {
+    if (auto_chip) {
+      const auto fits = cfg::fitting_chip_presets(*trace.recorded_cores);
+      if (!fits.empty() && fits.front() != chip.chip.name) {
+        chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
+        bar.phase("reading " + path + " again for " + chip.chip.name);
+        trace = sim::load_trace(path, lo, chip);
+      }
+      bar.clear();
+      // Say so when the recording moved the chip off the default (a2 and a3 share core counts
+      // and clocks, so the choice between fitting presets is a convention: name it).
+      if (!c.quiet && !fits.empty() && fits.front() != "a2") {
+        std::cerr << "pypto-sim: --chip auto: using " << chip.chip.name << " (presets that fit:";
+        for (const auto& f : fits) std::cerr << " " << f;
+        std::cerr << ")\n";
+      }
+    }
+    cfg::check_recorded_cores(chip, *trace.recorded_cores);
+  }
+  bar.clear();
+  return trace;
+}
+
+void warn_unrecorded(const sim::LoadedTrace& trace) {
+  if (trace.unrecorded_tasks > 0) {
+    std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
+              << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "
+                 "dependency nodes\n";
+  }
+}
+
+}  // namespace pypto::cli
