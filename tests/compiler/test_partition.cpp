@@ -212,3 +212,49 @@ TEST_CASE("partition: merge settings follow PyPTO's key rules", "[partition]") {
                         Catch::Matchers::Contains("semantic label"));
   CHECK_THROWS_AS(parse_merge_setting("s", {{"-5", 2, ""}}, Mode::kAuto), ConfigError);
 }
+
+TEST_CASE("in place: a result reshaped and assembled whole into an output copies nothing",
+          "[partition]") {
+  // e = a @ b ([64, 16] fp32), out[:] = reshape(e, [16, 64]): PyPTO's reshape of dense data is
+  // an alias and its assemble into a GM tensor writes at the final place, so e is computed in
+  // out's storage: the matmul tiles are the only tasks (4 of 16x16, no copy tasks).
+  const auto ir_with = [](const std::string& between) {
+    return kernel(
+        "fold",
+        param("a", 0, "[64,16]") + "," + param("b", 1, "[16,16]") + "," +
+            param("out", 2, "[16,64]") + "," + param("peek", 3, "[16,64]"),
+        "",
+        op("matmul", in(0) + "," + in(1), val(4, "[64,16]"), "k.py:2",
+           R"("cube_tile":{"m":[16,16],"k":[16,16,16],"n":[16,16],"enable_split_k":false})") +
+            between + "," +
+            op("reshape", in(4), val(5, "[16,64]"), "k.py:3", R"("attrs":{"inplace":false})") +
+            "," + write(2, 5, "[0,0]", "k.py:3"));
+  };
+  Host h;
+  h.add("a", DType::kFp32, {64, 16}, iota(64 * 16, 0.5));
+  h.add("b", DType::kFp32, {16, 16}, iota(16 * 16, 0.25));
+  h.add("out", DType::kFp32, {16, 64});
+  h.add("peek", DType::kFp32, {16, 64});
+  const Launch l = make(ir_with(""), h, {}, tile_tasks());
+  REQUIRE(l.graph.num_tasks() == 4);
+  for (std::uint32_t t = 0; t < 4; ++t) CHECK(kernel_of(l, t) == "matmul_f32");
+  CHECK(l.workspace_bytes == 0);
+  execute(l, h);
+  for (std::size_t m = 0; m < 64; m += 7) {
+    for (std::size_t n = 0; n < 16; n += 5) {
+      double acc = 0;
+      for (std::size_t k = 0; k < 16; ++k) {
+        acc += 0.5 * static_cast<double>(m * 16 + k) * 0.25 * static_cast<double>(k * 16 + n);
+      }
+      CHECK(h.f32(2, m * 16 + n) == Approx(acc));
+    }
+  }
+  // Reading out between the matmul and the assemble must see out's old contents: then e keeps
+  // its own storage and the assemble copies (4 matmul + 1 reader + copy tasks).
+  const Launch kept =
+      make(ir_with("," + op("neg", in(2), val(6, "[16,64]"), "k.py:2", R"("vec_tile":[16,64])") +
+                   "," + write(3, 6, "[0,0]", "k.py:2")),
+           h, {}, tile_tasks());
+  CHECK(kept.graph.num_tasks() > 5);
+  CHECK(kept.workspace_bytes > 0);
+}

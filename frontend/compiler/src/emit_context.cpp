@@ -67,6 +67,29 @@ void EmitContext::give_dense_storage(int value, RtVal& v) {
   std::uint64_t elems = 1;
   for (int a = 0; a < v.rank; ++a) elems *= static_cast<std::uint64_t>(v.shape[a]);
   const std::uint32_t es = sim::dtype_bytes(info.dtype);
+  if (info.home >= 0) {
+    // Computed in place in the parameter it is assembled into, when that parameter is dense
+    // and exactly as large (its sizes are only known now).
+    const RtVal& h = vals_[info.home];
+    std::uint64_t helems = 1;
+    for (int a = 0; a < h.rank; ++a) helems *= static_cast<std::uint64_t>(h.shape[a]);
+    bool dense = h.has_region;
+    std::int64_t stride = 1;
+    for (int a = h.rank - 1; dense && a >= 0; --a) {
+      dense = h.shape[a] <= 1 || h.region.stride[a] == stride;
+      stride *= h.shape[a];
+    }
+    if (dense && helems == elems && h.region.dtype == info.dtype) {
+      v.storage = h.storage;
+      v.has_region = true;
+      v.region = GlobalRegion{};
+      v.region.buffer = h.region.buffer;
+      v.region.offset_elems = h.region.offset_elems;
+      v.region.dtype = info.dtype;
+      set_dense_layout(v);
+      return;
+    }
+  }
   v.storage = allocate(value, elems * es);
   v.has_region = true;
   v.region = GlobalRegion{};

@@ -7,12 +7,30 @@
 #include <string>
 #include <vector>
 
+#include "deps.h"
 #include "instance.h"
 #include "pypto/common/errors.h"
 
 namespace pypto::compiler::detail {
 
 namespace {
+
+// Whether two regions are the same single run of bytes of one buffer.
+bool same_bytes(const GlobalRegion& a, const GlobalRegion& b) {
+  if (a.buffer != b.buffer) return false;
+  const auto run = [](const GlobalRegion& r, std::uint64_t* off, std::uint64_t* bytes) {
+    int n = 0;
+    for_each_segment(r, [&](std::uint64_t o, std::uint64_t len) {
+      if (n++ == 0) {
+        *off = o;
+        *bytes = len;
+      }
+    });
+    return n == 1;
+  };
+  std::uint64_t ao = 0, ab = 0, bo = 0, bb = 0;
+  return run(a, &ao, &ab) && run(b, &bo, &bb) && ao == bo && ab == bb;
+}
 
 // numpy's no-copy reshape: new strides for `to` over a region of shape `from` with strides
 // `st`, or false when some merged run of old axes is not contiguous.
@@ -176,6 +194,8 @@ void EmitContext::emit_copy_write(const Unit& u) {
   std::int64_t full_ext[kMaxRank];
   for (int k = 0; k < d.rank; ++k) full_ext[k] = src.shape[k];
   const GlobalRegion dst = sub_region(d, woff.data(), full_ext, d.rank);
+  // The source was computed in place in the destination (ValueInfo::home): nothing to copy.
+  if (same_bytes(src.region, dst)) return;
   emit_copy(u, src, dst, d.storage, w.vec_tile, value_name(w.dst));
 }
 

@@ -80,6 +80,10 @@ struct ValueInfo {
   // the whole function graph, before fusion; EmitContext::reads_fp32 decides per chip).
   std::vector<int> wide_uses;
   int wide_slot = -1;  // kLaunch with wide_uses: workspace region of its fp32 copy
+  // A value whose only fate is to be assembled whole into a parameter (through reshapes
+  // only): it is computed in that parameter's storage (PyPTO's in-place assemble and
+  // reshape), and the write then copies nothing. -1: none. Checked again at launch.
+  int home = -1;
 };
 
 // ---- statements -----------------------------------------------------------------------------

@@ -49,6 +49,7 @@ class Lowering {
     storage_classes();
     plan_variants(k_.variants);
     mark_materialised();
+    decide_homes();
     finish_units();
   }
 
@@ -342,6 +343,79 @@ class Lowering {
       if (kind != UnitKind::kView && kind != UnitKind::kReshape) o.unit = u;
     }
     close(o, plan);
+  }
+
+  // ---- in-place assembles ----
+
+  bool stmt_touches_base(int s, int base) const {
+    const Stmt& st = k_.stmts[s];
+    switch (st.kind) {
+      case StmtKind::kOp:
+        for (const Operand& o : st.inputs) {
+          if (o.value >= 0 && k_.values[o.value].base == base) return true;
+        }
+        return st.out >= 0 && k_.values[st.out].base == base;
+      case StmtKind::kWrite:
+        return k_.values[st.src].base == base || k_.values[st.dst].base == base;
+      case StmtKind::kLoop:
+        for (const Variant& v : k_.loops[st.loop].variants) {
+          for (const int b : v.body) {
+            if (stmt_touches_base(b, base)) return true;
+          }
+        }
+        return false;
+    }
+    return false;
+  }
+
+  // PyPTO assembles a tile result into a GM tensor by writing it at its final place, and a
+  // reshape of dense data is an alias: a value written whole, at offset 0, into a parameter
+  // through reshapes only is computed in that parameter's storage. Conditions that keep the
+  // semantics: the same straight-line run, nothing in between (nor the producer) touching the
+  // parameter, nothing after writing it again, and the value written nowhere else.
+  void decide_homes() {
+    for (std::size_t w = 0; w < k_.stmts.size(); ++w) {
+      const Stmt& ws = k_.stmts[w];
+      if (ws.kind != StmtKind::kWrite) continue;
+      const ValueInfo& dst = k_.values[ws.dst];
+      if (dst.param < 0) continue;
+      bool zero = true;
+      for (const ExprId o : ws.offsets) zero = zero && is_const(k_, o) && k_.exprs[o].value == 0;
+      if (!zero) continue;
+      int b = ws.src;
+      bool reshapes_only = true;
+      while (is_alias_op(b) && !k_.values[b].copy_view) {
+        const Stmt& def = k_.stmts[k_.values[b].def_stmt];
+        reshapes_only = reshapes_only && def.op == OpKind::kReshape;
+        b = def.inputs[0].value;
+      }
+      ValueInfo& bv = k_.values[b];
+      if (!reshapes_only || bv.param >= 0 || bv.def_stmt < 0 || bv.home >= 0 ||
+          bv.dtype != dst.dtype || bv.storage != StorageClass::kRootInner || !bv.materialised) {
+        continue;
+      }
+      const Stmt& def = k_.stmts[bv.def_stmt];
+      if (def.kind != StmtKind::kOp || def.op == OpKind::kAlloc || is_alias_op(b)) continue;
+      const Position& pd = pos_[bv.def_stmt];
+      const Position& pw = pos_[w];
+      if (pd.body == nullptr || pd.body != pw.body || pd.pos >= pw.pos) continue;
+      if (def.segment != ws.segment) continue;
+      bool clear = !stmt_touches_base(bv.def_stmt, ws.dst);
+      for (std::size_t q = pd.pos + 1; clear && q < pw.pos; ++q) {
+        clear = !stmt_touches_base((*pd.body)[q], ws.dst);
+      }
+      for (std::size_t q = pw.pos + 1; clear && q < pd.body->size(); ++q) {
+        clear = !stmt_writes_base((*pd.body)[q], ws.dst);
+      }
+      // The value is written only by this statement (no other write has it as source base
+      // into another tensor, and nothing writes into it).
+      for (std::size_t q = 0; clear && q < k_.stmts.size(); ++q) {
+        const Stmt& o = k_.stmts[q];
+        if (q == w || o.kind != StmtKind::kWrite) continue;
+        clear = k_.values[o.dst].base != b && k_.values[o.src].base != b;
+      }
+      if (clear) bv.home = ws.dst;
+    }
   }
 
   // ---- materialisation ----
