@@ -124,6 +124,17 @@ void Instance::build_graph(Launch& l) {
       });
     });
   }
+  bool merged = false;
+  for (const TaskRec& tr : tasks_) merged = merged || tr.members > 1;
+  if (merged) {
+    l.leaf_hints.resize(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      const TaskRec& tr = tasks_[t];
+      if (tr.members <= 1) continue;
+      l.leaf_hints[t] = LeafMerge{static_cast<std::int32_t>(tr.hash_order), tr.vec_class,
+                                  tr.l1_class, tr.cube_class};
+    }
+  }
   l.graph = b.finish();
   l.graph.control_waits_for_aicore = waits_;
   // Tasks were added grouped by device task, so finish() must not have reordered them:

@@ -141,6 +141,10 @@ void time_and_report(SimRun& run, const sim::ChipConfig& chip, const sched::Runt
     sim::ReportOptions ro = report;
     if (ro.swim_json)
       ro.merged_swimlane = std::string(kPyptoSimOutputFolder) + "/" + kMergedSwimlaneFile;
+    for (const compiler::LeafMerge& m : run.launch.leaf_hints) {
+      ro.leaf_hints.push_back(
+          sim::LeafMergeHint{m.hash_order, m.vec_count, m.l1_count, m.cube_count});
+    }
     run.files = sim::write_reports(report_dir, run.launch.graph, chip, run.result, ro);
     run.report_dir = report_dir;
   }

@@ -562,20 +562,35 @@ void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const 
           formal(l.max_task) + "]\nMin Execution Time: " + std::to_string(us(l.min_ps)) +
           ", Task: [" + formal(l.min_task) + "]\n";
       const std::uint32_t seq = g.device_tasks[g.device_task[t]].seq_no;
-      emit({{"args",
-             {{"event-hint", "Task:[" + formal(t) + "], rootHash:" + std::to_string(g.root[t]) +
-                                 ", callOpMagic:-1, leafHash:" + std::to_string(g.kernel[t]) +
-                                 ", TaskId:" + std::to_string(g.orig_id[t])},
-              {"ioperand-hint", "[]"},
-              {"ooperand-hint", "[]"},
-              {"execution-hint", hint},
-              {"color", label(t)},
-              {"taskId", g.orig_id[t]},
-              {"seqNo", seq},
-              {"wrapId", -1},
-              {"l1ReuseHashOrder", -1},
-              {"cubeNBufferHashOrder", -1},
-              {"vecNBufferHashOrder", -1}}},
+      const LeafMergeHint mh = t < opt.leaf_hints.size() ? opt.leaf_hints[t] : LeafMergeHint{};
+      // PyPTO's hashOrder-hint: one line per merge that made this leaf, the class before it.
+      std::string merges;
+      const auto merge_line = [&](const char* kind, std::uint32_t count) {
+        if (count == 0) return -1;
+        merges += std::string(kind) + " hashOrder: func" + std::to_string(g.root[t]) + "_" +
+                  std::to_string(mh.hash_order) + ", subGraphCount: " + std::to_string(count) +
+                  "\n";
+        return static_cast<int>(mh.hash_order);
+      };
+      const int l1_order = merge_line("l1ReuseInfo", mh.l1_count);
+      const int cube_order = merge_line("cubeMergeInfo", mh.cube_count);
+      const int vec_order = merge_line("vecMergeInfo", mh.vec_count);
+      nlohmann::json args = {
+          {"event-hint", "Task:[" + formal(t) + "], rootHash:" + std::to_string(g.root[t]) +
+                             ", callOpMagic:-1, leafHash:" + std::to_string(g.kernel[t]) +
+                             ", TaskId:" + std::to_string(g.orig_id[t])},
+          {"ioperand-hint", "[]"},
+          {"ooperand-hint", "[]"},
+          {"execution-hint", hint},
+          {"color", label(t)},
+          {"taskId", g.orig_id[t]},
+          {"seqNo", seq},
+          {"wrapId", -1},
+          {"l1ReuseHashOrder", l1_order},
+          {"cubeNBufferHashOrder", cube_order},
+          {"vecNBufferHashOrder", vec_order}};
+      if (!merges.empty()) args["hashOrder-hint"] = merges;
+      emit({{"args", args},
             {"cat", "event"},
             {"id", event_id++},
             {"name", formal(t) + "-" + std::to_string(g.root[t]) + "-" +

@@ -18,6 +18,14 @@
 
 namespace pypto::sim {
 
+// PyPTO's merge hints of one compiled leaf task (its swimlane's hashOrder-hint): the leaf's
+// isomorphism class within its root (hashOrder) and the class size before each breadth merge
+// that merged it (0: that merge did not). Traces carry none.
+struct LeafMergeHint {
+  std::int32_t hash_order = -1;
+  std::uint32_t vec_count = 0, l1_count = 0, cube_count = 0;
+};
+
 struct ReportOptions {
   bool trace_json = true;
   bool swim_json = true;
@@ -28,6 +36,8 @@ struct ReportOptions {
   // line names the file being written). Contract: it may throw; the files are then removed
   // as on any other failure. Empty: not called.
   std::function<void(const std::string& path)> on_file;
+  // Per task (empty: none): the merged swimlane shows them as PyPTO's do.
+  std::vector<LeafMergeHint> leaf_hints;
 };
 
 // Wall-clock seconds of a command's other phases, for the summary's wall line; the simulate

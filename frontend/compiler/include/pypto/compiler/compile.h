@@ -95,6 +95,13 @@ struct LaunchOptions {
   PartitionOptions partition;     // how emitted tile tasks merge into leaf tasks
 };
 
+// How the partition made one leaf task: its isomorphism class within its root (PyPTO's
+// hashOrder) and the class size before each breadth merge that merged it (0: not merged).
+struct LeafMerge {
+  std::int32_t hash_order = -1;
+  std::uint32_t vec_count = 0, l1_count = 0, cube_count = 0;
+};
+
 // Everything one call needs: the task graph for the timing model, each task's program for
 // the functional model, and the memory layout.
 struct Launch {
@@ -105,6 +112,8 @@ struct Launch {
   std::uint64_t tile_ops = 0;                 // compute tile ops emitted (for throughput figures)
   std::uint32_t roots = 0;                    // root instances
   std::vector<std::string> log;               // runtime log lines (workspace recommendation, ...)
+  // Per task, the partition's merges (PyPTO's swimlane hints); empty when nothing merged.
+  std::vector<LeafMerge> leaf_hints;
 };
 
 // Evaluates the control flow with the concrete `bindings` ({symbol: value} for every

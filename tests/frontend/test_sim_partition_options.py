@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The partition's pass options from Python, as a kernel author writes them: PyPTO's merge
+settings change the leaf-task count as PyPTO's rules say (docs/partition.md), never the numbers,
+and the merged swimlane carries PyPTO's hashOrder hints for merged leaves."""
+
+import json
+import os
+
+import pytest
+import torch
+
+import pypto
+
+SIM = {"run_mode": pypto.RunMode.SIM}
+ROWS = 400  # 100 consumer tiles of 4 x 8 reading one producer task
+
+
+def fan(pass_options=None):
+    kw = {"pass_options": pass_options} if pass_options is not None else {}
+
+    @pypto.frontend.jit(runtime_options=SIM, **kw)
+    def k(x: pypto.Tensor([ROWS, 8], pypto.DT_FP32), b: pypto.Tensor([1, 8], pypto.DT_FP32),
+          y: pypto.Tensor([ROWS, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        c = b * 2.0
+        y[:, :] = x + c
+
+    return k
+
+
+@pytest.fixture(autouse=True)
+def _out(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_OUTPUT_DIR", str(tmp_path / "out"))
+    monkeypatch.setenv("PYPTO_SIM_REPORTS", "wait")
+
+
+def run(kernel):
+    x = torch.randn(ROWS, 8)
+    b = torch.randn(1, 8)
+    y = torch.empty(ROWS, 8)
+    kernel(x, b, y)
+    torch.testing.assert_close(y, x + b * 2.0)
+    return kernel.last_report
+
+
+@pytest.mark.parametrize("options,tasks", [
+    (None, 51),                                   # auto: 100 -> k = 2 -> 50, + the producer
+    ({"vec_nbuffer_setting": {-1: 4}}, 26),       # manual, grouped: runs of 4
+    ({"vec_nbuffer_setting": {-1: 1}}, 101),      # {-1: 1}: off
+    ({"vec_nbuffer_setting": {"DEFAULT": 5}}, 21),  # whole class, runs of 5
+])
+def test_vec_nbuffer_setting_sets_the_leaf_count(options, tasks):
+    assert run(fan(options)).stats["tasks"] == tasks
+
+
+def test_merged_leaves_carry_pyptos_hash_order_hint():
+    report = run(fan())
+    path = os.path.join(report.path, "CostModelSimulationOutput", "merged_swimlane.json")
+    with open(path, encoding="utf-8") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    merged = [e for e in events if "hashOrder-hint" in e["args"]]
+    assert len(merged) == 50
+    hint = merged[0]["args"]["hashOrder-hint"]
+    assert hint.startswith("vecMergeInfo hashOrder: func0_")
+    assert "subGraphCount: 100" in hint
+    assert merged[0]["args"]["vecNBufferHashOrder"] >= 0
+    assert merged[0]["args"]["l1ReuseHashOrder"] == -1
+
+
+def test_pg_upper_bound_is_accepted_and_checked():
+    # A cycle budget too small for any growth leaves the fan's 101 tasks merged only by the
+    # vector merge (the budget caps lock-step growth, not breadth merges): 51.
+    assert run(fan({"pg_upper_bound": 1})).stats["tasks"] == 51
+    with pytest.raises(ValueError, match="pg_upper_bound"):
+        fan({"pg_upper_bound": 0})(torch.zeros(ROWS, 8), torch.zeros(1, 8), torch.zeros(ROWS, 8))
+
+
+def test_semantic_label_keys_are_refused_with_a_reason():
+    with pytest.raises(ValueError, match=r"vec_nbuffer_setting\[attn\].*semantic label"):
+        run(fan({"vec_nbuffer_setting": {"attn": 2}}))
