@@ -35,7 +35,6 @@ echo "pgo: training $SIM"
 "$SIM" gen --tasks 100000 --seed 7 -o "$W/mix.ndjson"
 run run "$W/mix.ndjson" --no-trace -o "$W/o1"
 run run "$W/mix.ndjson" -o "$W/o2"
-run run "$W/mix.ndjson" --read-first --no-trace -o "$W/o3"
 "$SIM" gen --tasks 20000 --seed 7 -o "$W/mix20k.ndjson"
 run compare "$W/mix20k.ndjson" --no-trace -o "$W/o4"
 for shape in chain fanout loops independent; do

@@ -38,7 +38,6 @@
 #include "pypto/sim/report.h"
 #include "pypto/sim/run_config.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/graph_feed.h"
 #include "pypto/sim/trace/native_writer.h"
 #include "pypto/sim/trace/pypto_writers.h"
 #include "pypto/sim/trace/synthetic.h"
@@ -353,19 +352,10 @@ class ProgressLine {
     draw(read_rate_text(done, total, elapsed_s()), false);
   }
 
-  // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s", and
-  // what `also` says (the reading of a trace still being read).
-  void tasks(std::uint64_t done, std::uint64_t total, const std::string& also = "") {
+  // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s".
+  void tasks(std::uint64_t done, std::uint64_t total) {
     if (!enabled_ || !due()) return;
     constexpr int kWidth = 20;
-    if (total == 0) {  // a trace still being read that does not announce its task count
-      draw(std::to_string(done) + " tasks, " +
-               std::to_string(static_cast<long long>(static_cast<double>(done) /
-                                                     std::max(elapsed_s(), 1e-9))) +
-               " tasks/s" + also,
-           false);
-      return;
-    }
     const double frac = static_cast<double>(done) / static_cast<double>(total);
     const int filled = static_cast<int>(kWidth * frac);
     const double rate = static_cast<double>(done) / std::max(elapsed_s(), 1e-9);
@@ -377,20 +367,8 @@ class ProgressLine {
     draw("[" + std::string(filled, '#') + std::string(kWidth - filled, ' ') + "] " +
              std::to_string(static_cast<int>(100 * frac)) + " % " + std::to_string(done) + "/" +
              std::to_string(total) + " tasks, " + std::to_string(static_cast<long long>(rate)) +
-             " tasks/s, ETA " + eta + also,
+             " tasks/s, ETA " + eta,
          false);
-  }
-
-  // The reading of a trace that a run is waiting for, whatever the phase: "reading
-  // t.ndjson: 120.5 / 800.0 MB, 95.3 MB/s" (rate over `read_s`).
-  void reading(const std::string& path, std::uint64_t done, std::uint64_t total, double read_s) {
-    // The first one shows at once (a wait for the reading is news), later ones at the pace.
-    if (!enabled_ || (reading_shown_ && !due()) || Clock::now() - t0_ < delay_) return;
-    reading_shown_ = true;
-    const std::string phase = std::move(label_);
-    label_ = "reading " + path;
-    draw(read_rate_text(done, total, read_s), false);
-    label_ = phase;
   }
 
   // Erases the line (before the command prints anything else, and when it ends).
@@ -420,7 +398,6 @@ class ProgressLine {
   }
 
   bool enabled_;
-  bool reading_shown_ = false;
   Clock::duration delay_ = std::chrono::seconds(1);
   Clock::time_point t0_ = Clock::now(), phase_t0_ = t0_, last_ = t0_;
   std::string label_;
@@ -431,12 +408,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// graph: a whole sched::TaskGraph, or a sim::GraphFeed still being read.
-// also: more for the progress line (empty: nothing).
-template <class Graph>
-sim::SimResult run_one(Graph& graph, const sim::ChipConfig& chip, const sched::RuntimeOptions& rt,
-                       bool timeline, ProgressLine& bar,
-                       const std::function<std::string()>& also = nullptr) {
+sim::SimResult run_one(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
+                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
   sim::SimOptions opt;
   opt.runtime = rt;
   opt.record_timeline = timeline;
@@ -445,13 +418,13 @@ sim::SimResult run_one(Graph& graph, const sim::ChipConfig& chip, const sched::R
   // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
   // model and simulate() rethrows it.
   opt.progress_every_tasks = 4096;
-  opt.progress = [&bar, &rt, &also](std::uint64_t d, std::uint64_t t) {
+  opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
     if (interrupt_requested()) {
       bar.clear();
       throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
                         std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
     }
-    bar.tasks(d, t, also ? also() : std::string());
+    bar.tasks(d, t);
   };
   sim::SimResult r = sim::simulate(graph, chip, opt);
   bar.clear();
@@ -614,7 +587,6 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
   const auto files = write_reports_shown(out, graph, chip, r, ro, bar, ahead);
   if (timed) timed->commit();
   phases.write_s = seconds_since(write_t0);
-  if (phases.read_during_run) phases.total_s = phases.run_s + phases.write_s;
   if (!c.quiet) {
     std::cout << sim::summary_table(r, &phases) << "reports in " << out << "/\n";
   }
@@ -624,64 +596,6 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
   }
 }
 
-// `run` on a native trace: the model starts on the first device tasks while the rest is
-// read (sim::GraphFeed); outputs are those of a whole read.
-int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::string& timed_trace,
-                 sim::ChipConfig& chip, ProgressLine& bar,
-                 std::chrono::steady_clock::time_point read_t0) {
-  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
-  chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
-  sim::LoadOptions lo;
-  lo.runtime = rt;
-  check_interrupt("loading " + c.trace);
-  const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(c.trace, lo, chip);
-  // A trace that does not stream (device-task ids) is read whole first, as load_trace would:
-  // the phases are then read, then simulate.
-  const auto stop_if_interrupted = [&] {
-    if (!interrupt_requested()) return;
-    bar.clear();
-    throw Interrupted("interrupted while loading " + c.trace);
-  };
-  const bool streams = feed->streams();
-  if (streams) {
-    // The run has waited for its first device task: the reading so far (shown at once
-    // where the line shows from the start; later the simulating line carries the reading).
-    bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
-  } else {
-    bar.phase("reading " + c.trace);
-    feed->on_wait([&] {
-      stop_if_interrupted();
-      bar.bytes(feed->read_bytes(), feed->total_bytes());
-    });
-    feed->complete();
-    bar.clear();
-  }
-  // While the trace is read, the progress line says how far: "; reading t.ndjson: 120.5 /
-  // 800.0 MB, 95.3 MB/s".
-  const auto reading = [&c, &feed]() -> std::string {
-    const std::uint64_t done = feed->read_bytes(), total = feed->total_bytes();
-    if (total == 0 || done >= total) return "";
-    return "; reading " + c.trace + ": " + read_rate_text(done, total, feed->read_wall_s());
-  };
-  feed->on_wait([&] {
-    stop_if_interrupted();
-    bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
-  });
-  const sim::SimResult r =
-      run_one(*feed, chip, rt, !c.no_trace || !timed_trace.empty(), bar, reading);
-  sim::PhaseWall phases;
-  phases.read_s = feed->read_wall_s();
-  phases.read_during_run = streams;
-  phases.run_s = seconds_since(read_t0);
-  const sched::TaskGraph& graph = feed->graph();
-  const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
-  sim::ReportOptions ro;
-  ro.trace_json = ro.swim_json = !c.no_trace;
-  sim::GraphReports ahead = sim::start_graph_reports(out, graph, ro);
-  finish_run(c, timed_trace, out, graph, chip, r, ro, bar, &ahead, phases);
-  return 0;
-}
-
 int cmd_run(int argc, char** argv, bool compare) {
   Common c;
   std::string policies = "0,1,2,3";
@@ -689,17 +603,12 @@ int cmd_run(int argc, char** argv, bool compare) {
   add_policy_module_option(d, c.policy_modules);
   d.add_options()("trace", po::value(&c.trace), "trace file");
   std::string timed_trace;
-  bool read_first = false;
   if (compare)
     d.add_options()("policies", po::value(&policies), "policies to compare: 0,1,2,3 or names");
   else
     d.add_options()("timed-trace", po::value(&timed_trace),
                     "also write the replay as a native trace with every task's simulated "
-                    "start/end (a recording made by the model; traces/FORMAT.md)")(
-        "read-first", po::bool_switch(&read_first),
-        "read the whole trace before the model starts (a native trace otherwise runs while "
-        "it is read; outputs are the same, the summary's simulate time is then the model's "
-        "alone)");
+                    "start/end (a recording made by the model; traces/FORMAT.md)");
   po::positional_options_description p;
   p.add("trace", 1);
   po::variables_map vm;
@@ -745,10 +654,6 @@ int cmd_run(int argc, char** argv, bool compare) {
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
-  if (!compare && !read_first && c.prof.empty() &&
-      sim::detect_trace_format(c.trace) == sim::TraceFormat::kNative) {
-    return run_streamed(c, rt, timed_trace, chip, bar, read_t0);
-  }
   sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
   sim::PhaseWall phases;
   phases.read_s = seconds_since(read_t0);
