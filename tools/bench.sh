@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The whole benchmark suite: sets up and builds (tools/setup.sh, Release), then runs
+# The whole benchmark suite: sets up and builds (tools/setup.sh, Release; PGO=1 for the
+# profile-guided build, which bench.json then records), then runs
 # `pypto-sim bench` — the full model against the bare SystemC ceiling and a C++ heap
 # event loop side by side, scaling from 10k to 10M tasks (wall time, tasks/s, peak RSS per
 # task, each size in its own process), the four policies, and the Python frontend — prints

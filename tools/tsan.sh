@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # ThreadSanitizer over what runs on several threads: the Catch2 suites (the native reader's
-# parse threads, the streamed run and its feed, the report writer ahead, FaultAhead, the
-# replay metrics' second thread) and pypto-sim runs of every input format with every report,
-# streamed and read first, and a compare. Any report fails the run. Not part of
+# parse threads, the report writer ahead, the replay metrics' second thread) and pypto-sim
+# runs of every input format with every report, and a compare. Any report fails the run. Not part of
 # tools/test.sh: with its build it takes about 7 minutes on the 2-core box.
 # Environment: BUILD_DIR (default build-tsan), TASKS (tasks per generated trace, default
 # 150000: above the sizes where the helper threads start).
@@ -34,7 +33,6 @@ sim="$BUILD_DIR/tools/pypto-sim"
 "$sim" gen --tasks "$TASKS" --format dyn_topo -o "$tmp/d.txt" --prof "$tmp/d.prof.json"
 "$sim" gen --tasks "$TASKS" --format fixed_latency -o "$tmp/f.json"
 runs=("run $tmp/n.ndjson"
-      "run $tmp/n.ndjson --read-first"
       "run $tmp/t.json --prof $tmp/t.prof.json"
       "run $tmp/d.txt --prof $tmp/d.prof.json"
       "run $tmp/f.json"

@@ -2,7 +2,6 @@
 #include "pypto/common/output_file.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,15 +38,13 @@ int open_for_writing(const std::string& path) {
 
 }  // namespace
 
-// A stream buffer that writes to a descriptor with write(2), keeps the errno of the first
-// failure, and on a regular file drops written stretches behind it (see output_file.h).
+// A stream buffer that writes to a descriptor with write(2) and keeps the errno of the first
+// failure.
 // Small pieces (nlohmann's dump, `<<`) gather in a 64 KiB buffer; large ones (the report
 // writers hand over 1 MiB at a time) go straight to the file.
 class OutputFile::Sink : public std::streambuf {
  public:
   explicit Sink(int fd) : fd_(fd), buf_(new char[kBufferBytes]) {
-    struct stat st {};
-    regular_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
     setp(buf_.get(), buf_.get() + kBufferBytes);
   }
   ~Sink() override {
@@ -99,7 +96,6 @@ class OutputFile::Sink : public std::streambuf {
 
  private:
   static constexpr std::size_t kBufferBytes = 64 * 1024;
-  static constexpr std::uint64_t kWindowBytes = 16ull << 20;
 
   bool drain() {
     const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
@@ -122,33 +118,13 @@ class OutputFile::Sink : public std::streambuf {
       }
       p += w;
       n -= static_cast<std::size_t>(w);
-      written_bytes_ += static_cast<std::uint64_t>(w);
     }
-    if (regular_) drop_behind();
     return true;
   }
 
-  // Both calls are advice: a file system that cannot take it (tmpfs, some network file
-  // systems) refuses or ignores it, and the file is written as before. Neither waits for
-  // the disk, and neither takes a write error away from a later fsync or close.
-  void drop_behind() {
-    while (written_bytes_ >= window_end_) {
-      ::sync_file_range(fd_, static_cast<off_t>(window_end_ - kWindowBytes),
-                        static_cast<off_t>(kWindowBytes), SYNC_FILE_RANGE_WRITE);
-      if (window_end_ >= 3 * kWindowBytes) {
-        ::posix_fadvise(fd_, static_cast<off_t>(window_end_ - 3 * kWindowBytes),
-                        static_cast<off_t>(kWindowBytes), POSIX_FADV_DONTNEED);
-      }
-      window_end_ += kWindowBytes;
-    }
-  }
-
   int fd_;
-  bool regular_ = false;
   int err_ = 0;
   std::unique_ptr<char[]> buf_;
-  std::uint64_t written_bytes_ = 0;
-  std::uint64_t window_end_ = kWindowBytes;  // end of the next stretch to hand to the disk
 };
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), f_(nullptr) {

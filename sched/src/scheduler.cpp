@@ -445,8 +445,6 @@ std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
     m.set_up = true;
     m.policy.setup(m.view);
   }
-  // The graph may have grown since the runtime was built (a trace still being read).
-  if (m.pred.size() < e) m.pred.resize(e, 0);
   for (TaskId t = b; t < e; ++t) m.pred[t] = graph_.pred_count[t];
   if ((m.events & kEventDeviceTask) != 0) m.policy.on_device_task_admitted(m.view, dt, hal.now(0));
   // The control-flow AICPU builds the ready queues in task order and resolves

@@ -11,12 +11,6 @@ namespace pypto::sched {
 StitchCursor::StitchCursor(std::uint64_t depth, bool memory_driven, std::uint64_t capacity_bytes)
     : depth_(depth), memory_driven_(memory_driven), capacity_(capacity_bytes) {}
 
-StitchCursor::StitchCursor(const RuntimeOptions& opts)
-    : depth_(0), memory_driven_(false), capacity_(0) {
-  check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
-  depth_ = static_cast<std::uint64_t>(opts.stitch_function_max_num);
-}
-
 bool StitchCursor::next(const StitchRoot& r) {
   const std::uint64_t kmax = RuntimeOptions::kMaxRootsPerDeviceTask;
   const std::uint64_t leaf_cap = RuntimeOptions::kMaxLeafTasksPerDeviceTask;

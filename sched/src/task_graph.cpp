@@ -132,17 +132,6 @@ std::string cycle_message(std::uint32_t seq, const std::vector<TaskId>& cycle, O
   return msg + "task " + std::to_string(orig_of(cycle[0]));
 }
 
-// Distinct values of root[0..n): roots are dense in practice, so a "last seen" pass does it
-// when they are sorted; otherwise a hash set.
-std::uint32_t distinct_roots(const std::uint32_t* root, std::size_t n) {
-  if (std::is_sorted(root, root + n)) {
-    std::uint32_t k = 0;
-    for (std::size_t t = 0; t < n; ++t) k += t == 0 || root[t] != root[t - 1];
-    return k;
-  }
-  return static_cast<std::uint32_t>(std::unordered_set<std::uint32_t>(root, root + n).size());
-}
-
 }  // namespace
 
 std::size_t TaskGraph::memory_bytes() const {
@@ -164,8 +153,8 @@ std::uint32_t TaskGraphBuilder::kernel_index(const std::string& name) {
 
 TaskId TaskGraphBuilder::add_task(const Task& t) {
   const std::size_t local = g_.core_type.size();
-  const auto id = static_cast<TaskId>(cut_base_ + local);
-  NPU_CHECK(cut_base_ + local < kNoTask, "task graph holds at most 2^32-1 tasks");
+  const auto id = static_cast<TaskId>(local);
+  NPU_CHECK(local < kNoTask, "task graph holds at most 2^32-1 tasks");
   g_.core_type.push_back(t.core_type);
   g_.root.push_back(t.root);
   g_.kernel.push_back(t.kernel);
@@ -355,189 +344,6 @@ TaskGraph TaskGraphBuilder::finish() {
   g_ = TaskGraph{};
   kernel_lookup_.clear();
   return out;
-}
-
-namespace {
-
-// Moves the first m entries of col to the end of out and erases them from col (col keeps
-// its buffer: the builder reuses it for the next device task).
-template <class T>
-void take_front(std::vector<T>& col, std::size_t m, std::vector<T>& out) {
-  out.insert(out.end(), col.begin(), col.begin() + static_cast<std::ptrdiff_t>(m));
-  col.erase(col.begin(), col.begin() + static_cast<std::ptrdiff_t>(m));
-}
-
-}  // namespace
-
-TaskGraph TaskGraphBuilder::cut_device_task(TaskId end, std::uint32_t seq_no,
-                                            std::uint32_t parallel_group, CutErrors& errors) {
-  TaskGraph& g = g_;
-  const TaskId b = cut_base_;
-  const std::size_t held = g.core_type.size();
-  NPU_CHECK(end > b && end - b <= held, "cut_device_task: no tasks to cut up to that task");
-  const std::size_t m = end - b;
-  const auto dt = static_cast<DeviceTaskId>(cut_first_.size());
-  TaskGraph p;
-  p.source = g.source;
-
-  // Orig ids of cut tasks are kept only once one differs from its id (never, for a native
-  // trace): the message of a later edge back into this device task names them.
-  for (std::size_t i = 0; i < m && cut_orig_is_id_; ++i) {
-    if (g.orig_id[i] != b + i) {
-      // The tasks cut before had their ids as orig ids; this piece's follow below.
-      cut_orig_is_id_ = false;
-      cut_orig_id_.resize(b);
-      for (TaskId t = 0; t < b; ++t) cut_orig_id_[t] = t;
-    }
-  }
-  if (!cut_orig_is_id_) {
-    cut_orig_id_.insert(cut_orig_id_.end(), g.orig_id.begin(),
-                        g.orig_id.begin() + static_cast<std::ptrdiff_t>(m));
-  }
-  const auto orig_of = [&](TaskId t) {
-    return t >= b ? g.orig_id[t - b] : cut_orig_is_id_ ? t : cut_orig_id_[t];
-  };
-
-  // Successors: keep those inside [b, end), drop later ones, note earlier ones.
-  const std::uint32_t succ_end =
-      m < held ? g.succ_begin[m] : static_cast<std::uint32_t>(g.succ.size());
-  cut_edges_listed_ += succ_end;
-  p.succ_begin.resize(m + 1);
-  p.pred_count.assign(m, 0);
-  for (std::size_t i = 0; i < m; ++i) {
-    p.succ_begin[i] = static_cast<std::uint32_t>(p.succ.size());
-    const std::uint32_t e1 =
-        i + 1 < held ? g.succ_begin[i + 1] : static_cast<std::uint32_t>(g.succ.size());
-    for (std::uint32_t e = g.succ_begin[i]; e < e1; ++e) {
-      const TaskId s = g.succ[e];
-      if (s >= b && s < end) {
-        p.succ.push_back(s);
-        ++p.pred_count[s - b];
-      } else if (s < b && errors.back_edge.empty()) {
-        const std::size_t ds = static_cast<std::size_t>(
-            std::upper_bound(cut_first_.begin(), cut_first_.end(), s) - cut_first_.begin() - 1);
-        errors.back_edge = back_edge_message(g.orig_id[i], seq_no, orig_of(s), cut_seq_[ds]);
-      }
-    }
-  }
-  p.succ_begin[m] = static_cast<std::uint32_t>(p.succ.size());
-  g.succ.erase(g.succ.begin(), g.succ.begin() + succ_end);
-  std::vector<std::uint32_t> rest_begin(g.succ_begin.begin() + static_cast<std::ptrdiff_t>(m),
-                                        g.succ_begin.end());
-  for (std::uint32_t& x : rest_begin) x -= succ_end;
-  g.succ_begin.swap(rest_begin);
-
-  if (!g.mem_begin.empty()) {
-    cut_has_memory_ = true;
-    const std::uint32_t mem_end =
-        m < held ? g.mem_begin[m] : static_cast<std::uint32_t>(g.mem.size());
-    cut_memory_ranges_ += mem_end;
-    p.mem_begin.assign(g.mem_begin.begin(), g.mem_begin.begin() + static_cast<std::ptrdiff_t>(m));
-    p.mem_begin.push_back(mem_end);
-    take_front(g.mem, mem_end, p.mem);
-    if (m < held) {
-      std::vector<std::uint32_t> rest(g.mem_begin.begin() + static_cast<std::ptrdiff_t>(m),
-                                      g.mem_begin.end());
-      for (std::uint32_t& x : rest) x -= mem_end;
-      g.mem_begin.swap(rest);
-    } else {
-      g.mem_begin.clear();  // lazily created again by the next task with memory
-    }
-  }
-
-  for (std::size_t i = 0; i < m; ++i) {
-    NPU_CHECK(group_of_task_[i] == parallel_group,
-              "cut_device_task: a device task mixes parallel groups");
-  }
-  seq_of_task_.erase(seq_of_task_.begin(), seq_of_task_.begin() + static_cast<std::ptrdiff_t>(m));
-  group_of_task_.erase(group_of_task_.begin(),
-                       group_of_task_.begin() + static_cast<std::ptrdiff_t>(m));
-  take_front(g.core_type, m, p.core_type);
-  take_front(g.root, m, p.root);
-  take_front(g.kernel, m, p.kernel);
-  take_front(g.orig_id, m, p.orig_id);
-  take_front(g.recorded_ns, m, p.recorded_ns);
-  if (!g.recorded_start_ps.empty()) {
-    take_front(g.recorded_start_ps, m, p.recorded_start_ps);
-    if (m == held) g.recorded_start_ps.clear();
-  }
-  take_front(g.compute_cycles, m, p.compute_cycles);
-  take_front(g.tiles, m, p.tiles);
-  p.device_task.assign(m, dt);
-
-  DeviceTask d;
-  d.first_task = b;
-  d.num_tasks = static_cast<std::uint32_t>(m);
-  d.seq_no = seq_no;
-  d.parallel_group = parallel_group;
-  d.num_roots = distinct_roots(p.root.data(), m);
-  for (const CoreType ct : p.core_type) ++d.count[static_cast<int>(ct)];
-  p.device_tasks.push_back(d);
-
-  if (errors.cycle.empty()) {
-    const std::vector<TaskId> cycle =
-        find_cycle(p.succ_begin.data(), p.succ.data(), p.pred_count.data(), m, b);
-    if (!cycle.empty()) {
-      errors.cycle = cycle_message(seq_no, cycle, [&](TaskId i) { return p.orig_id[i]; });
-    }
-  }
-  cut_first_.push_back(b);
-  cut_seq_.push_back(seq_no);
-  cut_base_ = end;
-  return p;
-}
-
-std::vector<std::string> TaskGraphBuilder::take_kernel_names() {
-  kernel_lookup_.clear();
-  return std::move(g_.kernel_names);
-}
-
-void append_device_task(TaskGraph& g, TaskGraph&& p) {
-  NPU_CHECK(p.device_tasks.size() == 1 && p.device_tasks[0].first_task == g.num_tasks(),
-            "append_device_task: the piece is not the next device task");
-  const std::size_t n = g.num_tasks(), m = p.num_tasks();
-  const auto append = [](auto& col, const auto& part) {
-    col.insert(col.end(), part.begin(), part.end());
-  };
-  append(g.core_type, p.core_type);
-  append(g.device_task, p.device_task);
-  append(g.root, p.root);
-  append(g.kernel, p.kernel);
-  append(g.orig_id, p.orig_id);
-  append(g.pred_count, p.pred_count);
-  append(g.recorded_ns, p.recorded_ns);
-  if (!p.recorded_start_ps.empty() || !g.recorded_start_ps.empty()) {
-    g.recorded_start_ps.resize(n, kNever);
-    if (p.recorded_start_ps.empty()) {
-      g.recorded_start_ps.resize(n + m, kNever);
-    } else {
-      append(g.recorded_start_ps, p.recorded_start_ps);
-    }
-  }
-  append(g.compute_cycles, p.compute_cycles);
-  append(g.tiles, p.tiles);
-  // CSR columns: the piece's offsets after g's (g's closing offset is replaced).
-  const auto append_csr = [](std::vector<std::uint32_t>& begin, auto& payload,
-                             const std::vector<std::uint32_t>& part_begin, const auto& part) {
-    NPU_CHECK(payload.size() + part.size() <= 0xFFFFFFFFull,
-              "task graph holds at most 2^32-1 edges or memory ranges");
-    const auto base = static_cast<std::uint32_t>(payload.size());
-    if (!begin.empty()) begin.pop_back();
-    for (const std::uint32_t x : part_begin) begin.push_back(base + x);
-    payload.insert(payload.end(), part.begin(), part.end());
-  };
-  if (g.succ_begin.empty()) g.succ_begin.push_back(0);
-  append_csr(g.succ_begin, g.succ, p.succ_begin, p.succ);
-  if (!p.mem_begin.empty() || !g.mem_begin.empty()) {
-    if (g.mem_begin.empty()) g.mem_begin.assign(n + 1, 0);
-    if (p.mem_begin.empty()) {
-      g.mem_begin.insert(g.mem_begin.end(), m, g.mem_begin.back());
-    } else {
-      append_csr(g.mem_begin, g.mem, p.mem_begin, p.mem);
-    }
-  }
-  g.device_tasks.push_back(p.device_tasks[0]);
-  p = TaskGraph{};
 }
 
 std::string describe_task(const TaskGraph& g, TaskId t) {

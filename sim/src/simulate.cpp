@@ -21,9 +21,7 @@
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/sim/systemc_context.h"
-#include "pypto/sim/trace/graph_feed.h"
 #include "pypto/sim/workspace.h"
-#include "trace/fault_ahead.h"
 
 namespace pypto::sim {
 
@@ -40,9 +38,6 @@ void throw_past_time_limit(const std::string& agent, sched::TimePs t_ps) {
 // What every agent waits for, and how far the run got; for the end-of-events check (no agent
 // has a wake-up pending, so each waits for another) and for the watchdog.
 std::string describe_agents(const Machine& m) {
-  // The counts are the whole trace's: the rest of a trace still being read is read first
-  // (its error, if it has one, is the one to report).
-  if (m.feed != nullptr) m.feed->complete();
   const sched::TaskGraph& g = m.graph;
   const std::uint64_t admitted = m.control->admitted();
   std::string msg = std::to_string(admitted) + " of " + std::to_string(g.device_tasks.size()) +
@@ -102,43 +97,6 @@ void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
 
 }  // namespace
 
-bool Machine::has_device_task(std::uint64_t k) {
-  while (k >= graph.device_tasks.size()) {
-    if (feed == nullptr) return false;
-    const std::size_t first_new = graph.device_tasks.size();
-    if (!feed->append_next()) return false;
-    // What simulate() does for a whole graph before the run, for the device tasks just read.
-    for (std::size_t d = first_new; d < graph.device_tasks.size(); ++d) {
-      for (const sched::CoreType ct : {sched::CoreType::kAic, sched::CoreType::kAiv}) {
-        if (graph.device_tasks[d].count[static_cast<int>(ct)] > 0 && lacks_cores(ct, chip)) {
-          feed->complete();  // the message counts the whole trace's tasks of the type
-          check_core_types(graph, chip);
-        }
-      }
-    }
-    if (opt.record_timeline) {
-      const std::size_t n = graph.num_tasks();
-      result.timeline.for_each_task_column([&](auto& column, auto unset) {
-        if (column.capacity() < n) {
-          const std::size_t want = std::max<std::size_t>(n, feed->announced_tasks());
-          column.reserve(want);
-          if (want > n) feed->populate_with_graph(column.data(), want * sizeof(column[0]));
-        }
-        column.resize(n, unset);
-      });
-    }
-  }
-  return true;
-}
-
-bool Machine::lacks_device_task(std::uint64_t k) const {
-  return k >= graph.device_tasks.size() && (feed == nullptr || feed->ended());
-}
-
-std::uint64_t Machine::expected_tasks() const {
-  return feed != nullptr && !feed->ended() ? feed->announced_tasks() : graph.num_tasks();
-}
-
 std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested) {
   const std::uint32_t max_threads = std::min(chip.aicpu.max_sched_threads, chip.cores.aic);
   const std::uint32_t per = std::max<std::uint32_t>(chip.aicpu.cores_per_thread, 1);
@@ -148,12 +106,7 @@ std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested)
   return static_cast<std::uint32_t>(requested);
 }
 
-namespace {
-
-// One run on `graph`; with `feed`, graph is feed->graph(), which grows as the control flow
-// asks for device tasks (or is completed first, for a policy that reads ahead).
-SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipConfig& chip,
-                    const SimOptions& opt) {
+SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt) {
   sched::validate(opt.runtime);
   fresh_systemc_context();
   const auto wall0 = std::chrono::steady_clock::now();
@@ -182,12 +135,7 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
   run_opt.record_timeline = opt.record_timeline || opt.record_task_times;
   std::unique_ptr<sched::Policy> policy =
       sched::Registry::global().create(opt.runtime.policy, opt.runtime.policy_params);
-  if (feed != nullptr && policy->reads_ahead()) {
-    feed->complete();
-    feed = nullptr;
-  }
   Machine m(graph, chip, run_opt, res, l2);
-  m.feed = feed;
   sched::MachineShape shape;
   shape.aic = chip.cores.aic;
   shape.aiv = chip.cores.aic * chip.cores.aiv_per_aic;
@@ -201,21 +149,8 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
   m.scheduler = &scheduler;
 
   if (run_opt.record_timeline) {
-    // Grown with the graph while a trace is read (Machine::has_device_task).
-    const std::size_t n0 = graph.num_tasks();
-    Timeline& tl = res.timeline;
-    // A whole graph's timeline is fresh memory, filled before the model starts while the
-    // other core is idle; first touches cost the host's backing (docs/performance-log.md) and
-    // two threads take them in about half the time: a FaultAhead faults the second halves in
-    // while this thread fills (and faults) the first ones. Spans under a MiB it leaves here.
-    std::vector<trace_detail::FaultAhead::Span> second_halves;
-    tl.for_each_task_column([&](auto& column, auto) {
-      column.reserve(n0);
-      second_halves.push_back({column.data() + n0 / 2, (n0 - n0 / 2) * sizeof(column[0])});
-    });
-    trace_detail::FaultAhead fault_ahead({std::move(second_halves)});
-    tl.for_each_task_column([n0](auto& column, auto unset) { column.assign(n0, unset); });
-    fault_ahead.stop();
+    const std::size_t n = graph.num_tasks();
+    res.timeline.for_each_task_column([n](auto& column, auto unset) { column.assign(n, unset); });
   }
 
   // Start-up (DESIGN.md launch_early_mode): without early launch the AICPU kernels start
@@ -256,7 +191,7 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
   // worked out on a second thread while the model runs on this one (the future's destructor
   // waits for it on every path out, a failed run's included).
   std::future<RecordedReplay> recorded;
-  if (feed == nullptr && run_opt.record_timeline && !graph.recorded_start_ps.empty() &&
+  if (run_opt.record_timeline && !graph.recorded_start_ps.empty() &&
       graph.num_tasks() >= kReplayThreadFromTasks) {
     recorded = std::async(std::launch::async, [&graph] { return recorded_replay(graph); });
   }
@@ -267,8 +202,6 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
     throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
                      " ps: " + describe_agents(m));
   }
-  // The control flow has asked past the last device task: a fed graph is now whole.
-  NPU_CHECK(feed == nullptr || feed->ended(), "the run ended before the trace was read");
   const std::size_t n = graph.num_tasks();
   const bool fidelity = run_opt.record_timeline && !graph.recorded_start_ps.empty();
   {
@@ -354,27 +287,6 @@ SimResult run_model(const sched::TaskGraph& graph, GraphFeed* feed, const ChipCo
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   drop.ok = true;
   return res;
-}
-
-}  // namespace
-
-SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt) {
-  return run_model(graph, nullptr, chip, opt);
-}
-
-SimResult simulate(GraphFeed& feed, const ChipConfig& chip, const SimOptions& opt) {
-  try {
-    return run_model(feed.graph(), &feed, chip, opt);
-  } catch (const Interrupted&) {
-    feed.cancel();
-    throw;
-  } catch (...) {
-    // A whole read reports the reading's errors before anything the run found: the rest is
-    // read, and its error (rethrown by complete()) wins.
-    const std::exception_ptr run_error = std::current_exception();
-    feed.complete();
-    std::rethrow_exception(run_error);
-  }
 }
 
 }  // namespace pypto::sim

@@ -30,7 +30,7 @@ import tempfile
 MAX_BLOCKS = 1  # SystemC's static constructors' block, taken before the policy is set
 MIN_BYTES = 1 << 20
 MMAP = re.compile(r"mmap\(NULL, (\d+), [^)]*MAP_ANONYMOUS[^)]*\)")
-MAX_THREADS = 16  # the reading, its parsers, fault-ahead helpers, report writers, ...
+MAX_THREADS = 16  # the reading, its parsers, the replay metrics, report writers, ...
 CLONE = re.compile(r"\bclone3?\(")
 
 

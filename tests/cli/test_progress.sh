@@ -21,7 +21,7 @@ tr '\r' '\n' <"$TMP/tty" >"$TMP/tty.lines"
 has "tty: reading with MB/s" "reading .*t\.ndjson: [0-9.]+ / [0-9.]+ MB, [0-9.]+ MB/s" "$TMP/tty.lines"
 has "tty: simulating phase" "simulating \(policy fifo\)" "$TMP/tty.lines"
 has "tty: writing names the file" "writing .*/r/(trace|swim|stats)\.json" "$TMP/tty.lines"
-has "tty: wall by phase" "wall +[0-9.]+ s \(read [0-9.]+ s( during the run)?, simulate [0-9.]+ s at [0-9]+ tasks/s, write [0-9.]+ s\)" "$TMP/tty.lines"
+has "tty: wall by phase" "wall +[0-9.]+ s \(read [0-9.]+ s, simulate [0-9.]+ s at [0-9]+ tasks/s, write [0-9.]+ s\)" "$TMP/tty.lines"
 # The line is erased before the summary: the summary's first line starts clean.
 has "tty: line erased before the summary" $'\033\\[Kchip a2, policy fifo' "$TMP/tty"
 

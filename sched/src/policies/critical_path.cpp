@@ -15,7 +15,6 @@ namespace {
 
 class CriticalPath final : public Policy {
  public:
-  bool reads_ahead() const override { return false; }  // admitted device tasks only
   explicit CriticalPath(const PolicyParams& p) : unit_(p.get_bool("unit_cost")) {}
 
   unsigned events() const override { return kEventDeviceTask; }

@@ -11,7 +11,6 @@ namespace {
 
 class Fair final : public Policy {
  public:
-  bool reads_ahead() const override { return false; }  // admitted device tasks only
   std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
     return FairRule::quota(c, ct, dt);
   }

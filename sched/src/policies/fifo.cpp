@@ -9,10 +9,7 @@ namespace pypto::sched {
 namespace {
 
 // The interface defaults are mode 0.
-class Fifo final : public Policy {
- public:
-  bool reads_ahead() const override { return false; }  // admitted device tasks only
-};
+class Fifo final : public Policy {};
 
 }  // namespace
 

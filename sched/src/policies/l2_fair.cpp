@@ -11,7 +11,6 @@ namespace {
 
 class L2Fair final : public Policy {
  public:
-  bool reads_ahead() const override { return false; }  // admitted device tasks only
   bool send_before_resolve(ThreadContext&, CoreType) override { return false; }
   CoreId direct_send(ThreadContext& c, TaskId ready, CoreId) override {
     const CoreType ct = c.view().graph().core_type[ready];

@@ -11,7 +11,6 @@ namespace {
 
 class Random final : public Policy {
  public:
-  bool reads_ahead() const override { return false; }  // admitted device tasks only
   explicit Random(const PolicyParams& p) : state_(static_cast<std::uint64_t>(p.get_int("seed"))) {}
 
   std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool, bool) override {

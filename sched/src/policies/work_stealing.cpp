@@ -13,7 +13,6 @@ namespace {
 
 class WorkStealing final : public Policy {
  public:
-  bool reads_ahead() const override { return false; }  // admitted device tasks only
   explicit WorkStealing(const PolicyParams& p)
       : min_staged_(static_cast<std::size_t>(p.get_int("min_victim_staged"))),
         prefill_(p.get_bool("prefill_pending")) {}

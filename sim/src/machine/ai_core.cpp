@@ -243,7 +243,7 @@ void AiCore::finish_running() {
   m_.count_progress();
   if (m_.opt.on_task_done) m_.opt.on_task_done(task);
   if (m_.opt.progress && m_.tasks_done % m_.opt.progress_every_tasks == 0) {
-    m_.opt.progress(m_.tasks_done, m_.expected_tasks());
+    m_.opt.progress(m_.tasks_done, m_.graph.num_tasks());
   }
   if (pending_ != kNoTask) {
     const TaskId next = pending_;

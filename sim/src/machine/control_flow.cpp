@@ -37,19 +37,15 @@ void ControlFlow::step() {
   try {
     m_.count_event();
     const TimePs now = now_ps();
+    const std::uint64_t device_tasks = m_.graph.device_tasks.size();
     for (;;) {
       // 1. Start builds while the submit queue has room.
-      while (next_started_ < next_admit_ + kSubmitQueueDepth &&
-             !m_.lacks_device_task(next_started_)) {
+      while (next_started_ < next_admit_ + kSubmitQueueDepth && next_started_ < device_tasks) {
         reserve_span();
       }
-      // 2. Work out the build of the device task to admit next (on a trace still being
-      // read, asking for it may wait for it).
+      // 2. Work out the build of the device task to admit next.
       if (next_built_ == next_admit_) {
-        if (!m_.has_device_task(next_admit_)) {
-          drop_spans_from(next_admit_);
-          return;
-        }
+        if (next_admit_ == device_tasks) return;
         build();
       }
       // 3. Admit it once built and released.
@@ -100,37 +96,6 @@ void ControlFlow::build() {
     span_at_.pop_front();
   }
   ++next_built_;
-}
-
-void ControlFlow::drop_spans_from(std::uint64_t first_absent) {
-  // The places of [first_absent, next_started_) are the last in span_at_ (which holds one
-  // per started build while the spans are recorded), in increasing order; the spans after
-  // them move up, in order.
-  next_started_ = first_absent;
-  if (span_at_.empty()) return;
-  const auto first = span_at_.begin() + static_cast<std::ptrdiff_t>(first_absent - next_built_);
-  if (first == span_at_.end()) return;
-  auto& spans = m_.result.timeline.aicpu;
-  auto drop = std::find_if(first, span_at_.end(), [](std::size_t at) { return at != kNoSpan; });
-  if (drop != span_at_.end()) {
-    std::size_t kept = *drop;
-    for (std::size_t i = *drop; i < spans.size(); ++i) {
-      if (drop != span_at_.end() && *drop == i) {
-        ++drop;
-      } else {
-        spans[kept++] = spans[i];
-      }
-    }
-    spans.resize(kept);
-  }
-  span_at_.erase(first, span_at_.end());
-}
-
-bool ControlFlow::drop_absent_spans() {
-  if (next_built_ == next_started_ || m_.has_device_task(next_started_ - 1)) return false;
-  // The trace ended within the started builds (has_device_task read it to its end).
-  drop_spans_from(m_.graph.device_tasks.size());
-  return true;
 }
 
 }  // namespace pypto::sim

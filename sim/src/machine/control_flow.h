@@ -5,11 +5,10 @@
 // tasks after the previous one's barrier; parallel-loop ones up to the parallelism).
 //
 // A build's times are a running sum of build costs, the same whenever they are worked out,
-// so the model works a device task's build out only when it admits it (build()): a trace
-// still being read then needs to have reached only the device task being admitted, not the
-// whole submit queue ahead of it. Where the model starts a build (its queue has room), the
-// build takes its place among the AICPU spans (reserve_span()); its times fill that place
-// later, so the spans come out in the order of a build worked out at once.
+// so the model works a device task's build out only when it admits it (build()). Where the
+// model starts a build (its queue has room), the build takes its place among the AICPU spans
+// (reserve_span()); its times fill that place later, so the spans come out in the order of a
+// build worked out at once.
 #pragma once
 
 #include <deque>
@@ -31,11 +30,6 @@ class ControlFlow : public sc_core::sc_module {
   sched::TimePs makespan_ps() const { return makespan_ps_; }
   sched::TimePs busy_ps() const { return busy_ps_; }
   std::uint64_t admitted() const { return next_admit_; }
-  // Contract: called when the AICPU spans are full (SimOptions::max_aicpu_events), before a
-  // schedule thread decides its span is left out. Drops the places taken for builds of
-  // device tasks the trace turns out not to have (a trace still being read may end within
-  // the submit queue), waiting for the reading if need be; true when it dropped any.
-  bool drop_absent_spans();
 
  private:
   void start_of_simulation() override;
@@ -44,9 +38,6 @@ class ControlFlow : public sc_core::sc_module {
   void reserve_span();
   // Works out the build of device task next_built_ (present in the graph).
   void build();
-  // Drops the places of the builds of device tasks first_absent (>= next_built_) on: the
-  // trace does not have them.
-  void drop_spans_from(std::uint64_t first_absent);
   static constexpr std::uint32_t kSubmitQueueDepth = 64;
   static constexpr std::size_t kNoSpan = ~std::size_t{0};
 

@@ -19,7 +19,6 @@
 namespace pypto::sim {
 
 class AiCore;
-class GraphFeed;
 class SchedThread;
 class ControlFlow;
 class Hbm;
@@ -54,10 +53,7 @@ struct Machine {
         l2(l2_cache),
         hbm_model(tm.hbm_bytes_per_ps, tm.hbm_core_bytes_per_ps) {}
 
-  // The whole graph, or (feed set) the device tasks read so far, growing on this thread as
-  // the control flow asks for the next one (has_device_task).
   const sched::TaskGraph& graph;
-  GraphFeed* feed = nullptr;
   const ChipConfig& chip;
   DerivedTiming tm;
   const SimOptions& opt;
@@ -80,18 +76,6 @@ struct Machine {
 
   std::uint64_t timesteps = 0;  // distinct simulated times at which some process ran
   sched::TimePs last_event_ps = sched::kNever;
-
-  // Contract: true when the trace has device task k, appending device tasks from the feed
-  // (waiting for them to be read) until it is there; false when the trace has fewer. An
-  // error of the reading is rethrown. Only the control flow calls it while the model runs
-  // (for itself, or for a schedule thread through drop_absent_spans): nobody may hold a
-  // reference into the graph's columns across the call.
-  bool has_device_task(std::uint64_t k);
-  // True when the trace is known not to have device task k, without waiting for the reading.
-  bool lacks_device_task(std::uint64_t k) const;
-  // The task count for progress: the whole graph's, or the one the trace announces while
-  // it is read (0 when unknown).
-  std::uint64_t expected_tasks() const;
 
   // Every process activation counts itself here (see SimOptions::watchdog_events).
   void count_event() {

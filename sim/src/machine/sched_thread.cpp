@@ -225,7 +225,6 @@ void SchedThread::end_round() {
     stats_.dispatches += round_dispatches_;
     auto& tl = m_.result.timeline;
     if (m_.opt.record_aicpu_events) {
-      if (tl.aicpu.size() >= m_.opt.max_aicpu_events) m_.control->drop_absent_spans();
       if (tl.aicpu.size() < m_.opt.max_aicpu_events) {
         tl.aicpu.push_back({id_, round_start_, local_, round_completions_, round_dispatches_});
         const std::uint64_t aic = m_.scheduler->ready_depth(sched::CoreType::kAic);

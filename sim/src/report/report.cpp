@@ -818,8 +818,8 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   GraphReports::State* const ahead = ahead_reports != nullptr ? ahead_reports->s_.get() : nullptr;
   std::filesystem::path made = make_folder(dir);
   // topo.json written ahead, with the folder it may have made: this call's from here on. Its
-  // writer may still be running (a streamed run starts it only once the graph is whole): it
-  // is waited for after the other files are written, not before, so that it overlaps them.
+  // writer may still be running: it is waited for after the other files are written, not
+  // before, so that it overlaps them.
   std::unique_ptr<OutputFile> ahead_topo;  // taken in the try below, which waits on every path
   if (ahead != nullptr) {
     ahead->taken = true;
@@ -1008,10 +1008,6 @@ std::string summary_table(const SimResult& r, const PhaseWall* phases) {
   const std::string rate = fmt("%.0f", s.wall_s > 0 ? double(s.tasks) / s.wall_s : 0.0);
   if (phases == nullptr) {
     o << "  wall            " << fmt("%.3f", s.wall_s) << " s (" << rate << " tasks/s)\n";
-  } else if (phases->read_during_run) {
-    o << "  wall            " << fmt("%.3f", phases->total_s) << " s (read "
-      << fmt("%.3f", phases->read_s) << " s during the run, simulate " << fmt("%.3f", s.wall_s)
-      << " s at " << rate << " tasks/s, write " << fmt("%.3f", phases->write_s) << " s)\n";
   } else {
     o << "  wall            " << fmt("%.3f", phases->read_s + s.wall_s + phases->write_s)
       << " s (read " << fmt("%.3f", phases->read_s) << " s, simulate " << fmt("%.3f", s.wall_s)

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "batch_pipe.h"
-#include "fault_ahead.h"
 #include "id_index.h"
 #include "json_stream.h"
 #include "pypto/common/errors.h"
@@ -55,9 +54,6 @@ struct Topology {
   std::uint32_t last_root = 0;
   std::string last_kernel_name;
   std::uint32_t last_kernel = sched::kNoTask;
-  // Faults the reserved columns in (check_board_memory); declared last, so it stops before
-  // the side arrays go.
-  std::unique_ptr<FaultAhead> fault_ahead;
 
   static constexpr std::uint8_t kCoreKnown = 1, kProfSeen = 2;
 
@@ -103,8 +99,8 @@ struct Topology {
 };
 
 // Checks the memory for the tasks a topology of `file_bytes` holds at the density of its
-// first `consumed` bytes, reserves the graph, the side arrays and the join's columns for
-// them, and starts faulting them in (FaultAhead): the topology's in step, then the join's.
+// first `consumed` bytes, and reserves the graph, the side arrays and the join's columns for
+// them.
 void check_board_memory(const std::string& path, Topology& topo, std::uint64_t file_bytes,
                         std::uint64_t consumed, const char* unit) {
   const std::size_t so_far = topo.size();
@@ -127,23 +123,6 @@ void check_board_memory(const std::string& path, Topology& topo, std::uint64_t f
   }
   g.recorded_start_ps.reserve(n);
   topo.prof_ord.reserve(n);
-
-  // As far as the estimate goes (the reservations' slack may stay untouched).
-  const auto want = static_cast<std::size_t>(tasks);
-  std::vector<FaultAhead::Span> reading =
-      building_spans(*topo.builder, want, static_cast<std::size_t>(edges));
-  reading.push_back(FaultAhead::span_of(topo.flags, want));
-  reading.push_back(FaultAhead::span_of(topo.seq, want));
-  reading.push_back(FaultAhead::span_of(topo.line, want));
-  reading.push_back(FaultAhead::span_of(topo.index0.array(), want));
-  // The join's columns, and the two that TaskGraphBuilder::finish() fills after it.
-  g.device_task.reserve(n);
-  g.pred_count.reserve(n);
-  std::vector<FaultAhead::Span> joining{
-      FaultAhead::span_of(topo.prof_ord, want), FaultAhead::span_of(g.recorded_start_ps, want),
-      FaultAhead::span_of(g.device_task, want), FaultAhead::span_of(g.pred_count, want)};
-  topo.fault_ahead = std::make_unique<FaultAhead>(
-      std::vector<std::vector<FaultAhead::Span>>{std::move(reading), std::move(joining)});
 }
 
 std::string_view trim(std::string_view s) {
@@ -843,7 +822,6 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
   LoadedTrace out;
   ProfJoin join(path, prof_path, topo, chip, out, prof);
   join.run();
-  if (topo.fault_ahead) topo.fault_ahead->stop();  // what it has not reached is written by now
   if (opts.progress) opts.progress(total_bytes, total_bytes);
   topo.index.clear();
   topo.index0.clear();

@@ -311,10 +311,6 @@ void FixedLatencyReader::check_memory(std::uint64_t offset) {
   reserve_graph(g, tasks, static_cast<double>(g.succ.size()) * scale);
   remaining_.reserve(g.core_type.capacity());
   index_.reserve(static_cast<std::size_t>(tasks));
-  // Unlike the board reader's, these columns are not faulted in ahead (FaultAhead): here the
-  // parse thread is the bound and has the other core, and this thread, which waits for it
-  // most of the time (`perf record` of a 10M read: busy a fifth of it), takes its faults in
-  // that slack. A thread faulting ahead slowed the read by taking the parse thread's core.
 }
 
 LoadedTrace FixedLatencyReader::run() {

@@ -54,8 +54,6 @@ class IdIndex {
       reserve_slots(n > dense_.size() ? n - dense_.size() : 0);
     }
   }
-  // The array's storage (reserved by reserve(); to fault it in ahead of the inserts).
-  const std::vector<std::uint32_t>& array() const { return dense_; }
   void clear() {
     std::vector<std::uint32_t>().swap(dense_);
     reserve_hint_ = 0;

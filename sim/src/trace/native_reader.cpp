@@ -12,14 +12,6 @@
 // appearance) and builds the graph. A record's own errors come first, those found after
 // it (text after the object) once it is checked, and a chunk's error goes after the
 // records before it, so the first error in file order is the one reported.
-//
-// Streaming (read_native_into): a trace without device-task ids is stitched as it is read.
-// Each root is handed to the stitching rule (StitchCursor) once the next one starts; when
-// it opens a device task, the one before is complete and is cut from the builder and
-// pushed to the GraphFeed, while this thread reads on. The checks that need the whole file
-// (the task count, successor ids beyond the last task, the recorded time span) and the
-// errors the cuts found (an edge back in time, a cycle) are raised at the end, in the order
-// a whole read raises them; no device task is pushed after a cut found an error.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -28,10 +20,8 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -43,7 +33,6 @@
 #include "pypto/common/errors.h"
 #include "pypto/model/cost_model.h"
 #include "pypto/sched/stitcher.h"
-#include "pypto/sim/trace/graph_feed.h"
 #include "readers.h"
 
 namespace pypto::sim::trace_detail {
@@ -301,8 +290,7 @@ class RecordParser {
 
 // A RecordParser's own thread for the whole read: the reading thread hands it one chunk at
 // a time and takes the chunk's result back before handing it the next. One thread per parser
-// instead of one per chunk (a 1M-task trace is ~180 chunks); it inherits the niceness of
-// the reading thread that starts it.
+// instead of one per chunk (a 1M-task trace is ~180 chunks).
 class ParseWorker {
  public:
   explicit ParseWorker(RecordParser& parser) : parser_(parser) {}
@@ -385,21 +373,15 @@ class ParseWorker {
 
 class NativeReader {
  public:
-  // feed: hand device tasks over as they are read where the trace allows (null: never).
-  NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip,
-               GraphFeed* feed = nullptr)
+  NativeReader(const std::string& path, const LoadOptions& opts, const ChipConfig& chip)
       : path_(path),
         opts_(opts),
         builder_(path),
         file_bytes_(input_file_size(path)),
         parsers_{RecordParser(path, chip, file_bytes_, 0),
-                 RecordParser(path, chip, file_bytes_, 1)},
-        feed_(feed) {}
+                 RecordParser(path, chip, file_bytes_, 1)} {}
 
-  // The whole trace; when it streamed, its graph is empty and finish_graph() completes the
-  // graph of the pushed device tasks.
   LoadedTrace run();
-  std::function<void(sched::TaskGraph&)> finish_graph() { return std::move(finish_graph_); }
 
  private:
   struct DeviceTaskInfo {
@@ -422,10 +404,6 @@ class NativeReader {
   std::uint32_t kernel_of(std::uint32_t local, const Batch& batch);
   void reserve_edges_and_memory();
   void check_memory(std::uint64_t consumed_bytes);
-  // Streaming: the root of tasks [root_first_, end) is complete.
-  void end_root(sched::TaskId end);
-  // Streaming: tasks [cut so far, end) are the next device task.
-  void cut(sched::TaskId end);
   const Header& header() const { return parsers_[0].header(); }
 
   // Parsed records ahead of the checks at most (about 120 B each).
@@ -458,16 +436,6 @@ class NativeReader {
   bool any_interval_ = false;
   std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
   std::uint64_t min_start_line_ = 0, max_end_line_ = 0;
-
-  // Streaming (feed_ set and the first task has no "dt").
-  GraphFeed* feed_;
-  bool streaming_ = false;
-  std::optional<sched::StitchCursor> cursor_;
-  sched::TaskId root_first_ = 0;  // first task of the root being read
-  std::uint32_t open_pg_ = 0;     // parallel group of the device task being read
-  std::uint32_t cut_dt_ = 0;      // device tasks cut so far
-  TaskGraphBuilder::CutErrors cut_errors_;
-  std::function<void(sched::TaskGraph&)> finish_graph_;
 };
 
 // Recorded times become ps relative to the first start (one rule for a whole read and for a
@@ -905,34 +873,10 @@ void NativeReader::reserve_edges_and_memory() {
   const auto want = [&](std::uint64_t have) {
     return static_cast<std::size_t>(std::min(static_cast<double>(have) * scale, 4.0e9));
   };
-  // The builder holds one device task at a time; the feed reserves the run's graph.
-  if (streaming_) return;
   sched::TaskGraph& g = builder_.graph();
   g.succ.reserve(want(g.succ.size()));
   g.mem.reserve(want(g.mem.size()));
   if (!g.mem_begin.empty()) g.mem_begin.reserve(header().reserve_tasks + 1);
-}
-
-void NativeReader::end_root(sched::TaskId end) {
-  sched::StitchRoot r;
-  r.num_tasks = end - root_first_;
-  r.parallel_group = prev_pg_;
-  // Traces record no iterations: each root of a parallel group is one (as
-  // stitch_device_tasks).
-  r.parallel_iteration = dense_root_;
-  if (cursor_->next(r)) {
-    // r opens a device task: the one before it is complete.
-    if (root_first_ > 0) cut(root_first_);
-    open_pg_ = r.parallel_group;
-  }
-  root_first_ = end;
-}
-
-void NativeReader::cut(sched::TaskId end) {
-  sched::TaskGraph piece = builder_.cut_device_task(end, cut_dt_, open_pg_, cut_errors_);
-  ++cut_dt_;
-  // After an error the run will not get this far: it reports the error once all is read.
-  if (!cut_errors_.any()) feed_->push(std::move(piece));
 }
 
 // After the first chunk: the whole trace's memory from the densities seen so far, so that a
@@ -969,20 +913,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   if (dt_mode_ < 0) {
     dt_mode_ = has_dt ? 1 : 0;
     first_task_line_ = r.line;
-    if (feed_ != nullptr && !has_dt) {
-      // An out-of-range stitch_function_max_num is reported where a whole read reports it
-      // (once the file is read): such a trace is read whole.
-      try {
-        cursor_.emplace(opts_.runtime);
-        streaming_ = true;
-      } catch (const ConfigError&) {
-      }
-    }
-    // Streamed, the builder holds one device task at a time (the feed reserves the run's
-    // graph); read whole, it holds them all.
-    if (!streaming_ && header().has_tasks) {
-      reserve_task_columns(builder_.graph(), header().reserve_tasks);
-    }
+    if (header().has_tasks) reserve_task_columns(builder_.graph(), header().reserve_tasks);
     if (!has_dt && first_dt_record_line_ != 0) {
       fail_at(r.line, "the trace declares device tasks (line " +
                           std::to_string(first_dt_record_line_) + ") but this task has no \"dt\"");
@@ -1003,10 +934,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
                           " is smaller than the previous task's root " +
                           std::to_string(prev_root_) + "; roots must be non-decreasing");
     }
-    if (have_prev_root_) {
-      if (streaming_) end_root(static_cast<sched::TaskId>(n));
-      ++dense_root_;
-    }
+    if (have_prev_root_) ++dense_root_;
     have_prev_root_ = true;
     prev_root_ = r.root;
   } else if (dt_mode_ == 0 && pg != prev_pg_) {
@@ -1049,7 +977,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
                   std::to_string(info.declared ? info.decl_line : info.first_task_line) + ")");
     }
     t.device_task_seq = key;
-  } else if (!streaming_) {
+  } else {
     task_pg_.push_back(pg);
   }
 
@@ -1284,7 +1212,6 @@ void NativeReader::parse(BatchPipe<Batch>& pipe) {
     if (error) std::rethrow_exception(error);
   };
 
-  std::uint64_t read_total = 0;    // bytes read from the file
   std::size_t cur = 0;             // the buffer being read
   std::size_t have = 0;            // bytes in it
   std::uint64_t consumed = 0;      // bytes of whole lines handed to the parsers
@@ -1300,10 +1227,6 @@ void NativeReader::parse(BatchPipe<Batch>& pipe) {
         throw TraceError(path_ + ": read error after line " + std::to_string(lines_before));
       }
       have += got;
-      // A run that streams the trace shows the file read so far (its first device task
-      // comes before the first chunk is parsed to its end).
-      read_total += got;
-      if (feed_ != nullptr) feed_->note_read(read_total, file_bytes_);
       if (got < room) eof = true;
     }
     std::size_t end = have;
@@ -1356,9 +1279,6 @@ LoadedTrace NativeReader::run() {
     BatchPipe<Batch> pipe(kMaxQueuedRecords, [this](BatchPipe<Batch>& p) { parse(p); });
     Batch b;
     while (pipe.next(b)) {
-      if (b.header && header().has_tasks && feed_ != nullptr) {
-        feed_->announce_tasks(header().reserve_tasks);
-      }
       batch_kernel_ = 0;
       for (std::size_t k = 0; k < b.size; ++k) {
         const Rec& r = b.recs[k];
@@ -1389,11 +1309,7 @@ LoadedTrace NativeReader::run() {
                      std::to_string(max_succ_) + ", but the trace has only " + std::to_string(n) +
                      " tasks (ids 0.." + std::to_string(n - 1) + ")");
   }
-  if (streaming_) {
-    // The last root, then the last device task.
-    end_root(static_cast<sched::TaskId>(n));
-    cut(static_cast<sched::TaskId>(n));
-  } else if (dt_mode_ == 0) {
+  if (dt_mode_ == 0) {
     // No device-task ids: stitch the roots as the control-flow AICPU would.
     const std::vector<std::uint32_t> dts =
         sched::stitch_device_tasks(builder_.graph().root, task_pg_, opts_.runtime);
@@ -1413,24 +1329,12 @@ LoadedTrace NativeReader::run() {
                      "), more than the model's time limit of 2^62 ps (about 53 days)");
   }
   LoadedTrace out;
-  if (streaming_) {
-    // finish()'s errors, in its order.
-    if (!cut_errors_.back_edge.empty()) throw TraceError(path_ + ": " + cut_errors_.back_edge);
-    if (!cut_errors_.cycle.empty()) throw TraceError(path_ + ": " + cut_errors_.cycle);
-    finish_graph_ = [names = builder_.take_kernel_names(), source = path_, has_interval,
-                     min_start = min_start_, span_ns](sched::TaskGraph& g) mutable {
-      g.kernel_names = std::move(names);
-      g.source = source;
-      if (has_interval) make_starts_relative(g, min_start, span_ns);
-    };
-  } else {
-    try {
-      out.graph = builder_.finish();
-    } catch (const TraceError& e) {
-      throw TraceError(path_ + ": " + e.what());
-    }
-    if (has_interval) make_starts_relative(out.graph, min_start_, span_ns);
+  try {
+    out.graph = builder_.finish();
+  } catch (const TraceError& e) {
+    throw TraceError(path_ + ": " + e.what());
   }
+  if (has_interval) make_starts_relative(out.graph, min_start_, span_ns);
   out.format = TraceFormat::kNative;
   out.chip_hint = header().chip_hint;
   return out;
@@ -1441,15 +1345,6 @@ LoadedTrace NativeReader::run() {
 LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip) {
   NativeReader reader(path, opts, chip);
   return reader.run();
-}
-
-void read_native_into(GraphFeed& feed, const std::string& path, const LoadOptions& opts,
-                      const ChipConfig& chip) {
-  NativeReader reader(path, opts, chip, &feed);
-  GraphFeed::End end;
-  end.loaded = reader.run();
-  end.finish_graph = reader.finish_graph();
-  feed.finish(std::move(end));
 }
 
 }  // namespace pypto::sim::trace_detail

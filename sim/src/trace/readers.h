@@ -8,18 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "pypto/sim/trace/graph_feed.h"
 #include "pypto/sim/trace/trace_loader.h"
 
 namespace pypto::sim::trace_detail {
 
 // traces/FORMAT.md; streamed, never holds the whole file.
 LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip);
-
-// The same into a feed, pushing device tasks as they are read where the trace allows it
-// (no device-task ids: stitched while read), else handing the whole graph over at the end.
-void read_native_into(GraphFeed& feed, const std::string& path, const LoadOptions& opts,
-                      const ChipConfig& chip);
 
 // dyn_topo.txt or topo.json joined with opts.prof_path.
 LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOptions& opts,

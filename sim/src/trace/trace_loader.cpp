@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
-#include "pypto/sim/trace/graph_feed.h"
 #include "readers.h"
 
 namespace pypto::sim {
@@ -492,31 +491,6 @@ LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const C
     }
   }
   throw TraceError(path + ": unknown trace format");
-}
-
-std::unique_ptr<GraphFeed> start_trace_feed(const std::string& path, const LoadOptions& opts,
-                                            const ChipConfig& chip) {
-  auto feed = std::make_unique<GraphFeed>();
-  LoadOptions o = opts;
-  // The loading thread is not the one that draws: it notes, the run's progress line reads.
-  // A reading that pushes nothing until the end (a whole read) stops here once the run has
-  // given up, rather than at its end.
-  o.progress = [f = feed.get()](std::uint64_t done, std::uint64_t total) {
-    f->note_read(done, total);
-    if (f->cancelled()) throw GraphFeed::Cancelled{};
-  };
-  feed->start([path, o, chip](GraphFeed& f) {
-    const TraceFormat format = detect_trace_format(path);
-    f.note_read(0, trace_detail::input_file_size(path));
-    if (format == TraceFormat::kNative && o.prof_path.empty()) {
-      trace_detail::read_native_into(f, path, o, chip);
-      return;
-    }
-    GraphFeed::End end;
-    end.loaded = load_trace(path, o, chip);
-    f.finish(std::move(end));
-  });
-  return feed;
 }
 
 }  // namespace pypto::sim

@@ -264,9 +264,7 @@ SimChild run_sim_child(const std::vector<std::string>& argv, const std::string& 
 }
 
 // One scaling point: child runs of the CLI on the trace (run_once), then the median
-// simulation wall time and the largest peak RSS (result). --read-first: the model's wall
-// alone (a native trace would otherwise run while it is read, and the run's wall would
-// include waiting for it).
+// simulation wall time and the largest peak RSS (result).
 class ScalingPoint {
  public:
   ScalingPoint(const BenchOptions& opt, std::string trace, std::uint64_t tasks, std::string dir)
@@ -281,9 +279,9 @@ class ScalingPoint {
     progress << "bench: scaling " << human_count(tasks_) << " run " << (r + 1) << "/"
              << runs_for(opt_, tasks_) << " ..." << std::flush;
     floor_bytes_ = std::max(floor_bytes_, self_peak_rss_bytes());
-    const SimChild run = run_sim_child({opt_.self_exe, "run", trace_, "--chip", opt_.chip,
-                                        "--no-trace", "--read-first", "-q", "-o", out},
-                                       trace_, out, log, tasks_);
+    const SimChild run = run_sim_child(
+        {opt_.self_exe, "run", trace_, "--chip", opt_.chip, "--no-trace", "-q", "-o", out}, trace_,
+        out, log, tasks_);
     const ChildResult& c = run.child;
     const nlohmann::json& stats = run.stats;
     walls_.push_back(stats.at("wall_s").get<double>());

@@ -39,7 +39,6 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
   const auto files = write_reports_shown(out, graph, chip, r, ro, bar, ahead);
   if (timed) timed->commit();
   phases.write_s = seconds_since(write_t0);
-  if (phases.read_during_run) phases.total_s = phases.run_s + phases.write_s;
   if (!c.quiet) {
     std::cout << sim::summary_table(r, &phases) << "reports in " << out << "/\n";
   }
@@ -47,64 +46,6 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
     for (const auto& n : sim::trace_notes(graph, r, ro))
       std::cerr << "pypto-sim: note: " << n << "\n";
   }
-}
-
-// `run` on a native trace: the model starts on the first device tasks while the rest is
-// read (sim::GraphFeed); outputs are those of a whole read.
-int run_streamed(const Common& c, const sched::RuntimeOptions& rt, const std::string& timed_trace,
-                 sim::ChipConfig& chip, ProgressLine& bar,
-                 std::chrono::steady_clock::time_point read_t0) {
-  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
-  chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
-  sim::LoadOptions lo;
-  lo.runtime = rt;
-  check_interrupt("loading " + c.trace);
-  const std::unique_ptr<sim::GraphFeed> feed = sim::start_trace_feed(c.trace, lo, chip);
-  // A trace that does not stream (device-task ids) is read whole first, as load_trace would:
-  // the phases are then read, then simulate.
-  const auto stop_if_interrupted = [&] {
-    if (!interrupt_requested()) return;
-    bar.clear();
-    throw Interrupted("interrupted while loading " + c.trace);
-  };
-  const bool streams = feed->streams();
-  if (streams) {
-    // The run has waited for its first device task: the reading so far (shown at once
-    // where the line shows from the start; later the simulating line carries the reading).
-    bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
-  } else {
-    bar.phase("reading " + c.trace);
-    feed->on_wait([&] {
-      stop_if_interrupted();
-      bar.bytes(feed->read_bytes(), feed->total_bytes());
-    });
-    feed->complete();
-    bar.clear();
-  }
-  // While the trace is read, the progress line says how far: "; reading t.ndjson: 120.5 /
-  // 800.0 MB, 95.3 MB/s".
-  const auto reading = [&c, &feed]() -> std::string {
-    const std::uint64_t done = feed->read_bytes(), total = feed->total_bytes();
-    if (total == 0 || done >= total) return "";
-    return "; reading " + c.trace + ": " + read_rate_text(done, total, feed->read_wall_s());
-  };
-  feed->on_wait([&] {
-    stop_if_interrupted();
-    bar.reading(c.trace, feed->read_bytes(), feed->total_bytes(), feed->read_wall_s());
-  });
-  const sim::SimResult r =
-      run_one(*feed, chip, rt, !c.no_trace || !timed_trace.empty(), bar, reading);
-  sim::PhaseWall phases;
-  phases.read_s = feed->read_wall_s();
-  phases.read_during_run = streams;
-  phases.run_s = seconds_since(read_t0);
-  const sched::TaskGraph& graph = feed->graph();
-  const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
-  sim::ReportOptions ro;
-  ro.trace_json = ro.swim_json = !c.no_trace;
-  sim::GraphReports ahead = sim::start_graph_reports(out, graph, ro);
-  finish_run(c, timed_trace, out, graph, chip, r, ro, bar, &ahead, phases);
-  return 0;
 }
 
 }  // namespace
@@ -115,14 +56,9 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   add_policy_module_option(d, c.policy_modules);
   d.add_options()("trace", po::value(&c.trace), "trace file");
   std::string timed_trace;
-  bool read_first = false;
   d.add_options()("timed-trace", po::value(&timed_trace),
                   "also write the replay as a native trace with every task's simulated "
-                  "start/end (a recording made by the model; traces/FORMAT.md)")(
-      "read-first", po::bool_switch(&read_first),
-      "read the whole trace before the model starts (a native trace otherwise runs while "
-      "it is read; outputs are the same, the summary's simulate time is then the model's "
-      "alone)");
+                  "start/end (a recording made by the model; traces/FORMAT.md)");
   po::positional_options_description p;
   p.add("trace", 1);
   po::variables_map vm;
@@ -145,10 +81,6 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
-  if (!read_first && c.prof.empty() &&
-      sim::detect_trace_format(c.trace) == sim::TraceFormat::kNative) {
-    return run_streamed(c, rt, timed_trace, chip, bar, read_t0);
-  }
   sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
   sim::PhaseWall phases;
   phases.read_s = seconds_since(read_t0);

@@ -38,17 +38,9 @@ void ProgressLine::bytes(std::uint64_t done, std::uint64_t total) {
   draw(read_rate_text(done, total, elapsed_s()), false);
 }
 
-void ProgressLine::tasks(std::uint64_t done, std::uint64_t total, const std::string& also) {
+void ProgressLine::tasks(std::uint64_t done, std::uint64_t total) {
   if (!enabled_ || !due()) return;
   constexpr int kWidth = 20;
-  if (total == 0) {  // a trace still being read that does not announce its task count
-    draw(std::to_string(done) + " tasks, " +
-             std::to_string(
-                 static_cast<long long>(static_cast<double>(done) / std::max(elapsed_s(), 1e-9))) +
-             " tasks/s" + also,
-         false);
-    return;
-  }
   const double frac = static_cast<double>(done) / static_cast<double>(total);
   const int filled = static_cast<int>(kWidth * frac);
   const double rate = static_cast<double>(done) / std::max(elapsed_s(), 1e-9);
@@ -60,19 +52,8 @@ void ProgressLine::tasks(std::uint64_t done, std::uint64_t total, const std::str
   draw("[" + std::string(filled, '#') + std::string(kWidth - filled, ' ') + "] " +
            std::to_string(static_cast<int>(100 * frac)) + " % " + std::to_string(done) + "/" +
            std::to_string(total) + " tasks, " + std::to_string(static_cast<long long>(rate)) +
-           " tasks/s, ETA " + eta + also,
+           " tasks/s, ETA " + eta,
        false);
-}
-
-void ProgressLine::reading(const std::string& path, std::uint64_t done, std::uint64_t total,
-                           double read_s) {
-  // The first one shows at once (a wait for the reading is news), later ones at the pace.
-  if (!enabled_ || (reading_shown_ && !due()) || Clock::now() - t0_ < delay_) return;
-  reading_shown_ = true;
-  const std::string phase = std::move(label_);
-  label_ = "reading " + path;
-  draw(read_rate_text(done, total, read_s), false);
-  label_ = phase;
 }
 
 void ProgressLine::clear() {

@@ -33,13 +33,8 @@ class ProgressLine {
   // read) always draws: the rate of the whole read stays until the next phase.
   void bytes(std::uint64_t done, std::uint64_t total);
 
-  // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s", and
-  // what `also` says (the reading of a trace still being read).
-  void tasks(std::uint64_t done, std::uint64_t total, const std::string& also = "");
-
-  // The reading of a trace that a run is waiting for, whatever the phase: "reading
-  // t.ndjson: 120.5 / 800.0 MB, 95.3 MB/s" (rate over `read_s`).
-  void reading(const std::string& path, std::uint64_t done, std::uint64_t total, double read_s);
+  // Tasks simulated: "[#####     ] 45 % 123456/270000 tasks, 51282 tasks/s, ETA 3 s".
+  void tasks(std::uint64_t done, std::uint64_t total);
 
   // Erases the line (before the command prints anything else, and when it ends).
   void clear();
@@ -55,7 +50,6 @@ class ProgressLine {
   void draw(const std::string& detail, bool force);
 
   bool enabled_;
-  bool reading_shown_ = false;
   Clock::duration delay_ = std::chrono::seconds(1);
   Clock::time_point t0_ = Clock::now(), phase_t0_ = t0_, last_ = t0_;
   std::string label_;

@@ -26,11 +26,8 @@ struct ExitWhileLoading {
   ExitWhileLoading& operator=(const ExitWhileLoading&) = delete;
 };
 
-// graph: a whole sched::TaskGraph, or a sim::GraphFeed still being read.
-template <class Graph>
-sim::SimResult simulate_shown(Graph& graph, const sim::ChipConfig& chip,
-                              const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
-                              const std::function<std::string()>& also) {
+sim::SimResult simulate_shown(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
+                              const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
   sim::SimOptions opt;
   opt.runtime = rt;
   opt.record_timeline = timeline;
@@ -39,13 +36,13 @@ sim::SimResult simulate_shown(Graph& graph, const sim::ChipConfig& chip,
   // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
   // model and simulate() rethrows it.
   opt.progress_every_tasks = 4096;
-  opt.progress = [&bar, &rt, &also](std::uint64_t d, std::uint64_t t) {
+  opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
     if (interrupt_requested()) {
       bar.clear();
       throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
                         std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
     }
-    bar.tasks(d, t, also ? also() : std::string());
+    bar.tasks(d, t);
   };
   sim::SimResult r = sim::simulate(graph, chip, opt);
   bar.clear();
@@ -60,15 +57,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 sim::SimResult run_one(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
-                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
-                       const std::function<std::string()>& also) {
-  return simulate_shown(graph, chip, rt, timeline, bar, also);
-}
-
-sim::SimResult run_one(sim::GraphFeed& feed, const sim::ChipConfig& chip,
-                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
-                       const std::function<std::string()>& also) {
-  return simulate_shown(feed, chip, rt, timeline, bar, also);
+                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
+  return simulate_shown(graph, chip, rt, timeline, bar);
 }
 
 std::vector<std::string> write_reports_shown(const std::string& dir, const sched::TaskGraph& g,

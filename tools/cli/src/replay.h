@@ -12,7 +12,6 @@
 #include "progress_line.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/graph_feed.h"
 #include "pypto/sim/trace/trace_loader.h"
 
 namespace pypto::cli {
@@ -30,15 +29,10 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
 // The warning for a topology's tasks that its --prof recording lacks (none: says nothing).
 void warn_unrecorded(const sim::LoadedTrace& trace);
 
-// One simulation of a whole graph, or of a sim::GraphFeed still being read, with the progress
-// line and Ctrl-C (an Interrupted naming how far it got).
-// also: more for the progress line (empty: nothing).
+// One simulation of a whole graph, with the progress line and Ctrl-C (an Interrupted naming
+// how far it got).
 sim::SimResult run_one(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
-                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
-                       const std::function<std::string()>& also = nullptr);
-sim::SimResult run_one(sim::GraphFeed& feed, const sim::ChipConfig& chip,
-                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar,
-                       const std::function<std::string()>& also = nullptr);
+                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar);
 
 // The reports of one run, with the progress line naming each file as it is written.
 // ahead: the graph-only reports started before the run (null: none).

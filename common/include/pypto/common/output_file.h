@@ -5,16 +5,6 @@
 // read-only folder) or an exception before commit() leaves no file behind: the destructor
 // removes the temporary. A destination that is a device or a pipe (/dev/null, /dev/stdout)
 // is written in place; a symbolic link's target is the file replaced.
-//
-// Large files are written "drop-behind": every 16 MiB written, the kernel is asked to start
-// writing that stretch to disk and to drop from the page cache the stretch written two
-// before, which is clean by then unless the disk lags. A run that writes gigabytes then
-// reuses the same few page-cache pages instead of taking fresh memory for every page,
-// which is dear on VMs that hand freed memory back to their host. Where the disk lags, its
-// pages are still dirty and stay cached: the writer never waits for the disk. Starting the
-// writeback costs the writer's thread some CPU time, so a file that would have fitted in the
-// page cache with memory to spare is written a little slower than plainly
-// (docs/performance-log.md, "Output files are written drop-behind").
 #pragma once
 
 #include <cstdint>

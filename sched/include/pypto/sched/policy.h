@@ -79,13 +79,6 @@ class Policy {
   // Contract: queried once when the runtime is built: the PolicyEvent bits of the on_*
   // hooks to call (others are never called). setup is always called.
   virtual unsigned events() const { return 0; }
-  // Contract: queried once when the run is built. false: the policy reads the graph
-  // (MachineView::graph()) only for device tasks admitted so far, so a run may start while
-  // the rest of the trace is still being read (GraphFeed), the graph holding the device
-  // tasks read so far. true (the default, and what a policy that sizes state by
-  // graph().num_tasks() or looks at later device tasks must say): the run waits for the
-  // whole graph.
-  virtual bool reads_ahead() const { return true; }
   // Contract: called once, when the first device task is admitted (the backend has set
   // its estimator by then), before any other hook.
   virtual void setup(const MachineView& m) {}

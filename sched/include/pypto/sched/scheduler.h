@@ -51,9 +51,7 @@ struct ThreadStats {
 class Scheduler {
  public:
   // Contract: graph and policy outlive the scheduler. Throws ConfigError if a device task
-  // needs a core type the machine lacks. policy.setup runs at the first admit. The graph
-  // may grow by whole device tasks (append_device_task) between calls, never shrink; the
-  // check of core types covers the device tasks there at construction.
+  // needs a core type the machine lacks. policy.setup runs at the first admit.
   Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& policy);
   ~Scheduler();
 

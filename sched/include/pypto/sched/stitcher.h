@@ -61,16 +61,12 @@ struct StitchResult {
 //
 // Example: 3 serial roots of 100 bytes, stitch_function_max_num = 2, model {fixed 0, 1 copy}
 //   -> device_task {0, 0, 1}, base_bytes {0, 100, 0}, peak 200, minimum 100.
-// The rule above, one root at a time, for a caller that learns the roots as it reads them
-// (a trace streamed into a run). Stitcher::stitch is built on it, so there is one rule.
+// The rule above, one root at a time (Stitcher::stitch walks the roots with it).
 class StitchCursor {
  public:
   // depth: roots per device task (count-driven); memory_driven: a device task holds roots
   // while their bytes fit capacity_bytes instead (and at most kMaxRootsPerDeviceTask).
   StitchCursor(std::uint64_t depth, bool memory_driven, std::uint64_t capacity_bytes);
-  // Sizes unknown (traces): count-driven with opts.stitch_function_max_num, which must be
-  // in range (ConfigError otherwise).
-  explicit StitchCursor(const RuntimeOptions& opts);
 
   // Contract: called once per root, in launch order. Returns true when r opens a new
   // device task (always for the first root); afterwards device_task() is r's. Throws

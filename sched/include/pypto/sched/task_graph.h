@@ -145,23 +145,8 @@ class TaskGraphBuilder {
     group_of_task_[t] = parallel_group;
   }
 
-  // Calls f(column) for the builder's own per-task columns (the device-task key and parallel
-  // group of each task until finish()), first reserving them for the graph's reserved task
-  // capacity, as add_task() does by itself when they next grow: for a reader that reserved
-  // the graph (reserve_task_columns) and faults the columns' memory in ahead.
-  template <class F>
-  void reserve_own_columns(F&& f) {
-    if (g_.core_type.capacity() > seq_of_task_.capacity()) {
-      seq_of_task_.reserve(g_.core_type.capacity());
-      group_of_task_.reserve(g_.core_type.capacity());
-    }
-    f(static_cast<const std::vector<std::uint32_t>&>(seq_of_task_));
-    f(static_cast<const std::vector<std::uint32_t>&>(group_of_task_));
-  }
-
-  // Tasks added so far (cut ones included).
-  std::size_t num_tasks() const { return cut_base_ + g_.core_type.size(); }
-  // The tasks not cut yet (all of them unless cut_device_task is used).
+  // Tasks added so far.
+  std::size_t num_tasks() const { return g_.core_type.size(); }
   TaskGraph& graph() { return g_; }
 
   // Validates and completes the graph:
@@ -172,59 +157,17 @@ class TaskGraphBuilder {
   //  - predecessor counts are derived, and a cycle is a TraceError that prints it.
   TaskGraph finish();
 
-  // ---- Streaming: device tasks handed to a run while the trace is still being read ----
-  // What cut_device_task() found wrong; the first of each kind over all cuts. The caller
-  // reports them once the whole trace is read, in finish()'s order (an edge back in time
-  // before a cycle), after the errors that finish() would have raised first.
-  struct CutErrors {
-    std::string back_edge;
-    std::string cycle;
-    bool any() const { return !back_edge.empty() || !cycle.empty(); }
-  };
-  // Completes the tasks added since the last cut, up to (not including) task `end`, as the
-  // next device task (key seq_no) and moves them out as a piece for append_device_task():
-  // a TaskGraph of those tasks alone, with per-task columns and CSR offsets local to it
-  // (succ_begin and mem_begin with one entry more than tasks; mem_begin and
-  // recorded_start_ps may be empty when none of them has memory or a start), successors as global
-  // task ids, and one DeviceTask with its global first_task. finish()'s rules apply to the piece:
-  // edges into later device tasks are dropped, and an edge into an earlier one or a cycle goes to
-  // `errors`. Contract: device tasks are added in order (a task of a later device task is never
-  // added before an earlier one is cut; set_device_task is not used with cuts); successor
-  // ids are not range-checked (the caller checks the largest one at the end, as finish()
-  // would first); the cut names the device task (the tasks' device_task_seq is not read)
-  // and seq_no is what finish() would have given it; its tasks' parallel_group is
-  // parallel_group (checked). After the last cut the builder holds no task, and take_kernel_names()
-  // gives the names the pieces' kernel columns index.
-  TaskGraph cut_device_task(TaskId end, std::uint32_t seq_no, std::uint32_t parallel_group,
-                            CutErrors& errors);
-  std::vector<std::string> take_kernel_names();
-  // Counts over every task added (cut or not), for estimates while reading.
-  std::uint64_t edges_listed() const { return cut_edges_listed_ + g_.succ.size(); }
-  std::uint64_t memory_ranges() const { return cut_memory_ranges_ + g_.mem.size(); }
-  bool has_memory() const { return cut_has_memory_ || g_.has_memory(); }
+  // Counts over every task added, for estimates while reading.
+  std::uint64_t edges_listed() const { return g_.succ.size(); }
+  std::uint64_t memory_ranges() const { return g_.mem.size(); }
+  bool has_memory() const { return g_.has_memory(); }
 
  private:
   TaskGraph g_;
   std::vector<std::uint32_t> seq_of_task_;  // device_task_seq per task before grouping
   std::vector<std::uint32_t> group_of_task_;
   std::unordered_map<std::string, std::uint32_t> kernel_lookup_;
-  // Cuts made so far: g_ holds tasks from cut_base_ on.
-  TaskId cut_base_ = 0;
-  std::vector<TaskId> cut_first_;           // first task per cut device task
-  std::vector<std::uint32_t> cut_seq_;      // its key
-  bool cut_orig_is_id_ = true;              // every cut task's orig id is its id
-  std::vector<std::uint32_t> cut_orig_id_;  // else: the orig ids of the cut tasks
-  std::uint64_t cut_edges_listed_ = 0, cut_memory_ranges_ = 0;
-  bool cut_has_memory_ = false;
 };
-
-// Appends `piece`, the next device task in the form cut_device_task() gives, to g, the
-// complete graph of the device tasks before it (a finished graph, an empty TaskGraph, or
-// one grown by earlier appends). Columns created lazily (mem_begin, recorded_start_ps) are
-// filled in for whichever side lacks them, so that appending every piece of a trace gives
-// the graph finish() gives, kernel_names and the whole-trace fields aside.
-// Contract: piece.device_tasks[0].first_task == g.num_tasks(); piece is consumed.
-void append_device_task(TaskGraph& g, TaskGraph&& piece);
 
 // Human-readable name of task t for messages: "task 1048577 (seqNo 0)".
 std::string describe_task(const TaskGraph& g, TaskId t);

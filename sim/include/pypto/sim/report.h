@@ -45,11 +45,6 @@ struct ReportOptions {
 struct PhaseWall {
   double read_s = 0;
   double write_s = 0;
-  // The run started while the trace was still being read (simulate(GraphFeed&)): read_s
-  // overlaps the run, run_s is the read's start to the run's end, and total_s that plus
-  // the write.
-  bool read_during_run = false;
-  double run_s = 0, total_s = 0;
 };
 
 // The replay metrics of traces/FORMAT.md "Replay metrics": simulated per-task start/end

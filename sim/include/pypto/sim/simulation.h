@@ -147,8 +147,8 @@ struct Timeline {
   bool aicpu_truncated = false;
 
   // Contract: calls f(column, value) for each per-task column, with the value a task holds
-  // before the run sets it. The one list of them: a column added here is reserved, faulted
-  // in and filled wherever the run sizes the timeline.
+  // before the run sets it. The one list of them: a column added here is filled wherever
+  // the run sizes the timeline.
   template <class F>
   void for_each_task_column(F&& f) {
     f(start_ps, std::uint64_t{0});
@@ -172,14 +172,5 @@ std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t launch_sch
 // another geometry) and is left there; a run that throws leaves it empty (cold).
 // ConfigError/TraceError/ModelError propagate to the caller.
 SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt);
-
-class GraphFeed;
-// The same on a trace that is still being read (trace/graph_feed.h): the run starts with
-// the first device tasks and takes the next ones as the control flow needs them; a policy
-// that reads ahead (Policy::reads_ahead) gets the whole graph first. The results are
-// byte-identical to simulate(whole graph). Contract: afterwards feed.graph() is the whole
-// graph (for the reports). Errors: the reading's first (its TraceError, as load_trace()
-// raises it), then the run's; an Interrupted stops the reading and propagates at once.
-SimResult simulate(GraphFeed& feed, const ChipConfig& chip, const SimOptions& opt);
 
 }  // namespace pypto::sim
