@@ -15,11 +15,12 @@ Example::
 
     out = add_kernel(torch.randn(3), torch.randn(3))   # output allocated and returned
 
-Module map: ``_tensor`` (Tensor annotation and handle), ``_ops`` (the kernel language),
-``_symbolic`` (SymbolicScalar), ``_tracer`` (tracing), ``ir`` (the IR, documented in IR.md),
-``_jit`` (the decorator), ``_options`` (option validation and ``pypto.options`` scopes),
-``error`` (PyPTO's exception classes), ``_backend`` (compile/run seam), ``backends`` (explicit
-backend selection: ``pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cpu"))``).
+Module map: ``_tensor`` (Tensor annotation and handle), ``_ops`` (the kernel language: a
+package with a module per section, listed in its docstring), ``_symbolic`` (SymbolicScalar),
+``_tracer`` (tracing), ``ir`` (the IR, documented in IR.md), ``_jit`` (the decorator),
+``_options`` (option validation and ``pypto.options`` scopes), ``error`` (PyPTO's exception
+classes), ``_backend`` (compile/run seam), ``backends`` (explicit backend selection:
+``pypto.use_backend(pypto.RunMode.NPU, pypto.backends.DeviceBackend("cpu"))``).
 """
 
 from . import error, ir

@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``matmul`` on the cube unit (2-D or batched; transposed operands; PyPTO's
+extend_params epilogue: bias, ReLU, dequant scale) and the ``@`` operator."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Dict, List
+
+from .. import ir
+from .._dtypes import DataType
+from .._enums import ReLuType, TileOpFormat, TransMode
+from .._errors import PyptoTypeError, PyptoValueError
+from ..error import short_repr
+from .._tensor import Tensor
+from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
+from .creation import _dtype_arg
+
+
+_MATMUL_IN = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32, DataType.DT_INT8,
+              DataType.DT_FP8, DataType.DT_HF8, DataType.DT_FP8E4M3, DataType.DT_FP8E5M2}
+_MATMUL_FLOAT_OUT = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32}
+
+
+def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
+           b_trans: bool = False, c_matrix_nz: bool = False, extend_params: Any = None) -> Tensor:
+    """``a @ b`` on the cube unit: 2-D ``[M, K] x [K, N]`` or batched (3-D/4-D, batch sizes
+    broadcast when 1). ``a_trans``/``b_trans`` read the operand transposed. int8 inputs need
+    ``out_dtype=DT_INT32``. Needs ``pypto.set_cube_tile_shapes`` first."""
+    tr = _tr("matmul")
+    av = _val(a, "matmul", "a")
+    bv = _val(b, "matmul", "b")
+    odt = _dtype_arg(out_dtype, "matmul")
+    for flag, name in ((a_trans, "a_trans"), (b_trans, "b_trans"), (c_matrix_nz, "c_matrix_nz")):
+        if not isinstance(flag, bool):
+            _fail(PyptoTypeError, "matmul", f"{name} must be a bool, got {short_repr(flag)}")
+    ext_inputs, ext_attrs = _matmul_extend(extend_params, av, bv, odt)
+    if not 2 <= av.rank <= 4 or av.rank != bv.rank:
+        _fail(PyptoValueError, "matmul", f"operands must both be 2-D, 3-D or 4-D, got "
+              f"{_fmt(av.shape)} and {_fmt(bv.shape)}")
+    if av.dtype is not bv.dtype:
+        _fail(PyptoTypeError, "matmul", f"operand dtypes differ: {av.dtype} and {bv.dtype}")
+    if av.dtype not in _MATMUL_IN:
+        _fail(PyptoTypeError, "matmul", f"unsupported operand dtype {av.dtype}")
+    dequant = "scale" in ext_attrs or "scale_tensor" in ext_attrs
+    if av.dtype is DataType.DT_INT8 and not dequant and odt is not DataType.DT_INT32:
+        _fail(PyptoTypeError, "matmul", f"int8 operands need out_dtype DT_INT32, got {odt} "
+              "(fp16/bf16 need a dequant scale in extend_params)")
+    if av.dtype is DataType.DT_INT8 and dequant and odt not in _MATMUL_FLOAT_OUT:
+        _fail(PyptoTypeError, "matmul", f"a dequantized int8 matmul needs out_dtype DT_FP16, "
+              f"DT_BF16 or DT_FP32, got {odt}")
+    if av.dtype is not DataType.DT_INT8 and odt not in _MATMUL_FLOAT_OUT:
+        _fail(PyptoTypeError, "matmul", f"out_dtype must be DT_FP16, DT_BF16 or DT_FP32 for "
+              f"{av.dtype} operands, got {odt}")
+
+    def mk(v: ir.Value, trans: bool):
+        r, c = v.shape[-2], v.shape[-1]
+        vr, vc = v.valid_shape[-2:] if v.valid_shape is not None else (r, c)
+        return ((c, r), (vc, vr)) if trans else ((r, c), (vr, vc))
+
+    (m, k), (vm, _) = mk(av, a_trans)
+    (k2, n), (_, vn) = mk(bv, b_trans)
+    if _dim_eq(k, k2) is not True:
+        _fail(PyptoValueError, "matmul", f"inner sizes differ: a is {_fmt(av.shape)}"
+              f"{' (transposed)' if a_trans else ''}, b is {_fmt(bv.shape)}"
+              f"{' (transposed)' if b_trans else ''}")
+    batch: List[Any] = []
+    for axis in range(av.rank - 2):
+        da, db = av.shape[axis], bv.shape[axis]
+        if _dim_eq(da, 1):
+            batch.append(db)
+        elif _dim_eq(db, 1) or _dim_eq(da, db):
+            batch.append(da)
+        else:
+            _fail(PyptoValueError, "matmul", f"batch sizes differ: {_fmt(av.shape)} and "
+                  f"{_fmt(bv.shape)}")
+    if tr.top.cube_tile is None:
+        _fail(PyptoValueError, "matmul", "needs cube tile shapes: call "
+              "pypto.set_cube_tile_shapes(m, k, n) before it")
+    valid = None
+    if av.valid_shape is not None or bv.valid_shape is not None:
+        valid = batch + [vm, vn]
+    fmt = TileOpFormat.TILEOP_NZ if c_matrix_nz else TileOpFormat.TILEOP_ND
+    if ext_inputs or ext_attrs:
+        if av.rank != 2:
+            _fail(PyptoValueError, "matmul", "extend_params apply to 2-D matmuls only (PyPTO: "
+                  "not supported for batched matrix multiplication)")
+        for t in ext_inputs:
+            if len(t.shape) != 2 or not _dim_eq(t.shape[0], 1) or _dim_eq(t.shape[1], n) is False:
+                _fail(PyptoValueError, "matmul", f"bias_tensor and scale_tensor must be [1, N] "
+                      f"with N = {n}, got {_fmt(t.shape)}")
+    attrs = {"a_trans": a_trans, "b_trans": b_trans, "c_matrix_nz": c_matrix_nz, **ext_attrs}
+    return _wrap(_emit(tr, "matmul", [av, bv] + ext_inputs, attrs, batch + [m, n], odt, fmt,
+                       valid))
+
+
+_MATMUL_EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
+_BIAS_DTYPES = {
+    DataType.DT_FP16: (DataType.DT_FP16, DataType.DT_FP32),
+    DataType.DT_BF16: (DataType.DT_BF16, DataType.DT_FP32),
+    DataType.DT_FP32: (DataType.DT_FP32,),
+    DataType.DT_INT8: (DataType.DT_INT32,),
+}
+
+
+def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
+    """PyPTO's matmul extend_params as extra inputs (bias, then scale tensor) and attrs. The
+    epilogue runs on the accumulator: + bias, ReLU, * scale (dequant), then the cast to
+    out_dtype."""
+    api = "matmul"
+    if ep is None:
+        return [], {}
+    if not isinstance(ep, dict):
+        _fail(PyptoTypeError, api, f"extend_params must be a dict, got {type(ep).__name__}")
+    for key in ep:
+        if key not in _MATMUL_EXTEND_KEYS:
+            _fail(PyptoValueError, api, f"unknown extend_params key {short_repr(key)} (expected one of "
+                  f"{', '.join(_MATMUL_EXTEND_KEYS)})")
+    inputs: List[ir.Value] = []
+    attrs: Dict[str, Any] = {}
+    bias = ep.get("bias_tensor")
+    if bias is not None:
+        bval = _val(bias, api, "extend_params['bias_tensor']")
+        ok = _BIAS_DTYPES.get(av.dtype, ())
+        if bval.dtype not in ok:
+            _fail(PyptoTypeError, api, f"bias_tensor of {av.dtype} operands must be "
+                  f"{' or '.join(d.name for d in ok) or 'absent'}, got {bval.dtype}")
+        inputs.append(bval)
+        attrs["bias"] = True
+    st = ep.get("scale_tensor")
+    if st is not None:
+        sval = _val(st, api, "extend_params['scale_tensor']")
+        if sval.dtype not in (DataType.DT_UINT64, DataType.DT_INT64):
+            _fail(PyptoTypeError, api, f"scale_tensor must be DT_UINT64 (DT_INT64 holding the "
+                  f"same bits on CPU), got {sval.dtype}")
+        inputs.append(sval)
+        attrs["scale_tensor"] = True
+    scale = ep.get("scale", 0.0)
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        _fail(PyptoTypeError, api, f"extend_params['scale'] must be a number, got {short_repr(scale)}")
+    if scale != 0:
+        attrs["scale"] = float(scale)
+    if "scale" in attrs or "scale_tensor" in attrs:
+        if av.dtype is not DataType.DT_INT8:
+            _fail(PyptoValueError, api, f"scale/scale_tensor dequantize int8 matmuls; the "
+                  f"operands are {av.dtype}")
+    relu = ep.get("relu_type", ReLuType.NO_RELU)
+    if not isinstance(relu, ReLuType):
+        _fail(PyptoTypeError, api, f"relu_type must be a pypto.ReLuType, got {short_repr(relu)}")
+    if relu is ReLuType.RELU:
+        attrs["relu"] = True
+    tm = ep.get("trans_mode", TransMode.CAST_NONE)
+    if not isinstance(tm, TransMode):
+        _fail(PyptoTypeError, api, f"trans_mode must be a pypto.TransMode, got {short_repr(tm)}")
+    if tm is not TransMode.CAST_NONE:
+        if av.dtype is not DataType.DT_FP32 or odt is not DataType.DT_FP32:
+            _fail(PyptoValueError, api, "trans_mode needs DT_FP32 operands and out_dtype")
+        attrs["trans_mode"] = tm.name
+    return inputs, attrs
+
+
+def _matmul_operator(a: Any, b: Any) -> Any:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        return NotImplemented
+    bdt = b._value.dtype
+    return matmul(a, b, DataType.DT_INT32 if bdt is DataType.DT_INT8 else bdt)

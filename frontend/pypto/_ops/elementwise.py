@@ -1,0 +1,430 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Element-wise ops: arithmetic (with the Tensor operators' helpers), math functions,
+rounding, comparisons, logical ops, ``where`` and ``clip``. Each follows its op table row's
+dtype rule; tensor operands broadcast."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional
+
+from .. import _tracer, ir
+from .._dtypes import DataType
+from .._enums import PrecisionType
+from .._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError
+from ..error import short_repr
+from .._tensor import Tensor
+from .common import (_broadcast, _check_dtype, _dim, _emit, _fail, _fmt, _is_scalar, _need_vec,
+                     _result_dtype, _scalar, _tr, _val, _wrap)
+from .creation import full
+
+
+def _binary(op: str, x: Any, y: Any, *, attrs: Optional[dict] = None) -> Tensor:
+    """x must be a tensor; y a tensor or scalar. Tensors must share a dtype; the op table's
+    dtype rule of ``op`` says which and what the result is."""
+    tr = _tr(op)
+    xv = _val(x, op)
+    _check_dtype(op, xv)
+    if isinstance(y, Tensor):
+        yv = y._value
+        if yv.dtype is not xv.dtype:
+            _fail(PyptoTypeError, op, f"dtype mismatch: {xv.dtype} and {yv.dtype}; use pypto.cast")
+        shape, valid = _broadcast([xv, yv], op)
+        inputs = [xv, yv]
+    else:
+        inputs = [xv, _scalar(y, xv.dtype, op)]
+        shape, valid = xv.shape, xv.valid_shape
+    return _wrap(_emit(tr, op, inputs, attrs or {}, shape, _result_dtype(op, xv.dtype),
+                       valid_shape=valid))
+
+
+def _commutative(op: str, x: Any, y: Any) -> Tensor:
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        x, y = y, x
+    return _binary(op, x, y)
+
+
+def _scaled(api: str, y: Any, alpha: Any) -> Any:
+    """``alpha * y`` for add/sub's ``alpha`` (PyPTO: ``x + alpha * y``); ``y`` itself when
+    alpha is 1, so the common call records no extra op."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Number):
+        _fail(PyptoTypeError, api, f"alpha must be a number, got {type(alpha).__name__}")
+    if alpha == 1:
+        return y
+    return mul(y, alpha) if isinstance(y, Tensor) else y * alpha
+
+
+def add(x: Any, y: Any, alpha: Any = 1) -> Tensor:
+    """Element-wise ``x + alpha * y`` (broadcasting; one side may be a Python number)."""
+    return _commutative("add", x, _scaled("add", y, alpha))
+
+
+def sub(x: Any, y: Any, alpha: Any = 1) -> Tensor:
+    """Element-wise ``x - alpha * y``."""
+    y = _scaled("sub", y, alpha)
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        return _reflected_sub(x, y)
+    return _binary("sub", x, y)
+
+
+def mul(x: Any, y: Any) -> Tensor:
+    return _commutative("mul", x, y)
+
+
+def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise ``x / y``; ``precision_type`` defaults to HIGH_PRECISION."""
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        return _reflected_div(x, y)
+    attrs = {}
+    if precision_type is not None:
+        if not isinstance(precision_type, PrecisionType):
+            _fail(PyptoTypeError, "div", f"precision_type must be a pypto.PrecisionType, got "
+                  f"{short_repr(precision_type)}")
+        attrs["precision_type"] = precision_type
+    return _binary("div", x, y, attrs=attrs)
+
+
+def maximum(x: Any, y: Any) -> Tensor:
+    return _commutative("maximum", x, y)
+
+
+def minimum(x: Any, y: Any) -> Tensor:
+    return _commutative("minimum", x, y)
+
+
+def _precision_arg(api: str, precision_type: Any) -> None:
+    # PyPTO's HIGH_PRECISION/INTRINSIC choice of instruction sequence; SIM computes exactly.
+    if precision_type is not None and not isinstance(precision_type, PrecisionType):
+        _fail(PyptoTypeError, api, f"precision_type must be a pypto.PrecisionType, got "
+              f"{precision_type!r}")
+
+
+def _scalar_first(op: str, x: Any, y: Any) -> Tensor:
+    """``op(x, y)`` where x may be a number and y a tensor: the number becomes a tensor of
+    y's shape and dtype (pypto.full), so non-commutative ops keep their operand order."""
+    if not isinstance(x, Tensor) and isinstance(y, Tensor) and _is_scalar(x):
+        yv = y._value
+        x = full(list(yv.shape), x, yv.dtype, valid_shape=(
+            list(yv.valid_shape) if yv.valid_shape is not None else None))
+    return _binary(op, x, y)
+
+
+def remainder(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise ``x - floor(x / y) * y`` (the divisor's sign, torch.remainder); either
+    side may be a number."""
+    _precision_arg("remainder", precision_type)
+    return _scalar_first("remainder", x, y)
+
+
+def fmod(input: Any, other: Any,  # noqa: A002
+         precision_type: Optional[PrecisionType] = None) -> Tensor:
+    """Element-wise C remainder ``input - trunc(input / other) * other`` (the dividend's sign,
+    torch.fmod); ``other`` may be a number."""
+    _precision_arg("fmod", precision_type)
+    return _binary("fmod", input, other)
+
+
+def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise angle of ``(other, input)`` in radians (torch.atan2); float tensors."""
+    return _scalar_first("atan2", input, other)
+
+
+def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``|input|`` with the sign of ``other`` (torch.copysign; -0.0 counts as negative)."""
+    return _scalar_first("copysign", input, other)
+
+
+def hypot(self: Tensor, other: Any) -> Tensor:
+    """Element-wise ``sqrt(self**2 + other**2)`` without overflow (torch.hypot)."""
+    return _commutative("hypot", self, other)
+
+
+def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise greatest common divisor of integer tensors (non-negative; gcd(0, 0) = 0)."""
+    return _commutative("gcd", input, other)
+
+
+def floor_div(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise integer division rounded toward -inf (torch.floor_divide on integers)."""
+    return _scalar_first("floor_div", input, other)
+
+
+def ceil_div(self: Any, other: Any) -> Tensor:
+    """Element-wise integer division rounded toward +inf."""
+    return _scalar_first("ceil_div", self, other)
+
+
+def bitwise_and(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_and", self, other)
+
+
+def bitwise_or(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_or", self, other)
+
+
+def bitwise_xor(self: Tensor, other: Any) -> Tensor:
+    return _commutative("bitwise_xor", self, other)
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input << other`` (integers; torch's: a count outside [0, bits) gives 0)."""
+    return _scalar_first("bitwise_left_shift", input, other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input >> other``, arithmetic (a count outside [0, bits) fills with the sign)."""
+    return _scalar_first("bitwise_right_shift", input, other)
+
+
+def pow(x: Any, y: Any) -> Tensor:  # noqa: A001
+    """Element-wise ``x ** y``; ``y`` may be a tensor or a number."""
+    if not isinstance(x, Tensor):
+        _fail(PyptoNotImplementedError, "pow", "a scalar base is not supported; write "
+              "pypto.exp(y * math.log(base))")
+    return _binary("pow", x, y)
+
+
+def _reflected_sub(s: Any, t: Tensor) -> Tensor:
+    # s - t == -(t - s): keeps the scalar in the second operand slot (as PyPTO lowers it).
+    return neg(_binary("sub", t, s))
+
+
+def _reflected_div(s: Any, t: Tensor) -> Tensor:
+    # s / t == reciprocal(t) * s
+    return _binary("mul", reciprocal(t), s)
+
+
+def _binary_operator(op: str, x: Tensor, y: Any) -> Any:
+    if not isinstance(y, Tensor) and not _is_scalar(y):
+        return NotImplemented
+    if op == "add":
+        return add(x, y)
+    if op == "sub":
+        return sub(x, y)
+    if op == "mul":
+        return mul(x, y)
+    if op == "div":
+        return div(x, y)
+    return _binary(op, x, y)
+
+
+def _emit_same_shape(tr: _tracer.Tracer, op: str, xv: ir.Value) -> Tensor:
+    """Records a one-input op whose result has the input's shape, valid shape and dtype."""
+    return _wrap(_emit(tr, op, [xv], {}, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+
+
+def _unary(op: str, x: Any) -> Tensor:
+    tr = _tr(op)
+    xv = _val(x, op)
+    _check_dtype(op, xv)
+    return _wrap(_emit(tr, op, [xv], {}, xv.shape, _result_dtype(op, xv.dtype),
+                       valid_shape=xv.valid_shape))
+
+
+def _unary_op(op: str):
+    """The public wrapper ``pypto.<op>(x)`` of an element-wise math op (same name, signature
+    and module as a hand-written ``def``); its dtype rule is the op table's."""
+
+    def wrapper(x: Tensor) -> Tensor:
+        return _unary(op, x)
+
+    wrapper.__name__ = wrapper.__qualname__ = op
+    return wrapper
+
+
+neg = _unary_op("neg")
+abs = _unary_op("abs")  # noqa: A001
+relu = _unary_op("relu")
+exp = _unary_op("exp")
+log = _unary_op("log")
+sqrt = _unary_op("sqrt")
+rsqrt = _unary_op("rsqrt")
+reciprocal = _unary_op("reciprocal")
+sigmoid = _unary_op("sigmoid")
+tanh = _unary_op("tanh")
+
+
+def floor(x: Tensor) -> Tensor:
+    """Rounds toward -inf (float tensors); integer tensors are returned unchanged."""
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _unary("floor", x)
+
+
+def ceil(x: Tensor) -> Tensor:
+    """Rounds toward +inf (float tensors); integer tensors are returned unchanged."""
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _unary("ceil", x)
+
+
+def trunc(x: Tensor) -> Tensor:
+    """Rounds toward zero (float tensors); integer tensors are returned unchanged."""
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _unary("trunc", x)
+
+
+def _param_op(op: str, x: Any, param: Any, param_dtype: DataType, attrs: dict) -> Tensor:
+    """Records a one-tensor op with a scalar parameter (the op table's form "param")."""
+    tr = _tr(op)
+    xv = _val(x, op)
+    _check_dtype(op, xv)
+    _need_vec(tr, op)
+    sc = _scalar(param, param_dtype, op)
+    return _wrap(_emit(tr, op, [xv, sc], attrs, xv.shape, xv.dtype, valid_shape=xv.valid_shape))
+
+
+def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyPTO's name
+    """Rounds half to even at ``decimals`` decimal places (negative: left of the point), like
+    ``torch.round(x, decimals=...)``; integer tensors are returned unchanged."""
+    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
+        _fail(PyptoTypeError, "round", f"decimals must be an int, got {short_repr(decimals)}")
+    if isinstance(x, Tensor) and not x._value.dtype.is_float:
+        return x
+    return _param_op("round", x, int(decimals), DataType.DT_INT32, {"decimals": int(decimals)})
+
+
+sign = _unary_op("sign")
+erf = _unary_op("erf")
+erfc = _unary_op("erfc")
+sin = _unary_op("sin")
+cos = _unary_op("cos")
+log1p = _unary_op("log1p")
+expm1 = _unary_op("expm1")
+exp2 = _unary_op("exp2")
+log2 = _unary_op("log2")
+log10 = _unary_op("log10")
+cbrt = _unary_op("cbrt")
+cosh = _unary_op("cosh")
+sinh = _unary_op("sinh")
+tan = _unary_op("tan")
+asin = _unary_op("asin")
+acos = _unary_op("acos")
+atan = _unary_op("atan")
+isfinite = _unary_op("isfinite")
+isnan = _unary_op("isnan")
+isinf = _unary_op("isinf")
+signbit = _unary_op("signbit")
+bitwise_not = _unary_op("bitwise_not")
+
+
+def lrelu(x: Tensor, negative_slope: Any = 0.01) -> Tensor:
+    """Leaky ReLU: ``x`` where ``x >= 0``, else ``negative_slope * x`` (the slope is used as
+    an FP32 value, like PyPTO's ``Element(DT_FP32, slope)``)."""
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Real):
+        _fail(PyptoTypeError, "lrelu", f"negative_slope must be a number, got {short_repr(negative_slope)}")
+    return _param_op("lrelu", x, float(negative_slope), DataType.DT_FP32, {})
+
+
+def _triangle(op: str, x: Any, diagonal: Any) -> Tensor:
+    xv = _val(x, op)
+    if xv.rank < 2:
+        _fail(PyptoValueError, op, f"needs a tensor of rank 2 or more, got {_fmt(xv.shape)}")
+    d = _dim(diagonal, op, "diagonal")
+    return _param_op(op, x, d, DataType.DT_INT32, {})
+
+
+def triu(x: Tensor, diagonal: Any = 0) -> Tensor:
+    """The upper triangle of the last two axes (on and above ``diagonal``), zeros elsewhere.
+    ``diagonal`` may be an int or a symbolic scalar (in the whole tensor's coordinates)."""
+    return _triangle("triu", x, diagonal)
+
+
+def tril(x: Tensor, diagonal: Any = 0) -> Tensor:
+    """The lower triangle of the last two axes (on and below ``diagonal``), zeros elsewhere."""
+    return _triangle("tril", x, diagonal)
+
+
+_FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _compare(op: str, x: Any, y: Any) -> Tensor:
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        op, x, y = _FLIPPED[op], y, x
+    return _binary(op, x, y)
+
+
+def _compare_operator(op: str, x: Tensor, y: Any) -> Any:
+    if not isinstance(y, Tensor) and not _is_scalar(y):
+        return NotImplemented
+    return _compare(op, x, y)
+
+
+def _compare_op(op: str, doc: Optional[str] = None):
+    """The public wrapper ``pypto.<op>(x, y)`` of an element-wise comparison."""
+
+    def wrapper(x: Any, y: Any) -> Tensor:
+        return _compare(op, x, y)
+
+    wrapper.__name__ = wrapper.__qualname__ = op
+    wrapper.__doc__ = doc
+    return wrapper
+
+
+eq = _compare_op("eq", """Element-wise ``x == y`` as DT_BOOL.""")
+ne = _compare_op("ne")
+lt = _compare_op("lt")
+le = _compare_op("le")
+gt = _compare_op("gt")
+ge = _compare_op("ge")
+
+
+def _logical(op: str, x: Any, y: Any = None) -> Tensor:
+    for t in (x, y) if y is not None else (x,):
+        if isinstance(t, Tensor):
+            _check_dtype(op, t._value)
+    if y is None:
+        tr = _tr(op)
+        return _emit_same_shape(tr, op, _val(x, op))
+    if not isinstance(x, Tensor):
+        x, y = y, x
+    return _binary(op, x, y)
+
+
+def logical_and(x: Any, y: Any) -> Tensor:
+    return _logical("logical_and", x, y)
+
+
+def logical_or(x: Any, y: Any) -> Tensor:
+    return _logical("logical_or", x, y)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    return _logical("logical_not", x)
+
+
+def where(condition: Tensor, x: Any, y: Any) -> Tensor:
+    """Element-wise ``x if condition else y``; x and y may be tensors or numbers."""
+    tr = _tr("where")
+    cv = _val(condition, "where", "condition")
+    _check_dtype("where", cv)
+    tensors = [t._value for t in (x, y) if isinstance(t, Tensor)]
+    if not tensors:
+        _fail(PyptoTypeError, "where", "x or y must be a tensor (the result dtype comes from it)")
+    dtype = tensors[0].dtype
+    if any(t.dtype is not dtype for t in tensors):
+        _fail(PyptoTypeError, "where", f"dtype mismatch: {tensors[0].dtype} and {tensors[1].dtype}")
+    inputs = [cv] + [t._value if isinstance(t, Tensor) else _scalar(t, dtype, "where")
+                     for t in (x, y)]
+    shape, valid = _broadcast([cv] + tensors, "where")
+    return _wrap(_emit(tr, "where", inputs, {}, shape, dtype, valid_shape=valid))
+
+
+def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clamps to ``[min, max]`` (either may be None, a number or a tensor). Recorded as
+    ``maximum`` then ``minimum`` with attribute ``composite="clip"``."""
+    tr = _tr("clip")
+    _val(x, "clip")
+    if min is None and max is None:
+        _fail(PyptoValueError, "clip", "give min, max or both")
+    saved, tr.composite = tr.composite, "clip"
+    try:
+        out = x
+        if min is not None:
+            out = _binary("maximum", out, min)
+        if max is not None:
+            out = _binary("minimum", out, max)
+    finally:
+        tr.composite = saved
+    return out
