@@ -7,7 +7,7 @@
 //   emit_*.cpp           the tile instruction an element-wise or reduction op compiles to
 //   task_cost.cpp        the cost-model op a tile instruction is priced as (native_dump.cpp too)
 //   tile_exec.cpp        instruction names (diagnostics) and execution class (dispatch)
-//   pypto._C.op_table()  the same rows for frontend/pypto/_ops.py (dtype rules, arity)
+//   pypto._C.op_table()  the same rows for frontend/pypto/_ops/ (dtype rules, arity)
 // Header-only (constexpr).
 #pragma once
 
