@@ -78,3 +78,23 @@ def test_pg_upper_bound_is_accepted_and_checked():
 def test_semantic_label_keys_are_refused_with_a_reason():
     with pytest.raises(ValueError, match=r"vec_nbuffer_setting\[attn\].*semantic label"):
         run(fan({"vec_nbuffer_setting": {"attn": 2}}))
+
+
+def test_scatter_update_writes_rows_in_place_into_a_dynamic_cache():
+    # PyPTO's paged-KV update: the cache's first axis is dynamic and only the 8 rows move
+    # (one task: the source tile and its rows), not a copy of the 16 x 128-row cache.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def update(cache: pypto.Tensor([pypto.DYNAMIC, 128, 1, 64], pypto.DT_BF16),
+               idx: pypto.Tensor([1, 8], pypto.DT_INT64),
+               src: pypto.Tensor([1, 8, 1, 64], pypto.DT_BF16)):
+        pypto.set_vec_tile_shapes(1, 8, 1, 64)
+        cache[:] = pypto.scatter_update(cache, -2, idx, src)
+
+    cache = torch.randn(16, 128, 1, 64).bfloat16()
+    want = cache.clone()
+    idx = torch.tensor([[3, 40, 41, 200, 1000, 2047, 7, 128]])
+    src = torch.randn(1, 8, 1, 64).bfloat16()
+    want.view(-1, 64)[idx.view(-1)] = src.view(8, 64)
+    update(cache, idx, src)
+    torch.testing.assert_close(cache, want, rtol=0, atol=0)
+    assert update.last_report.stats["tasks"] == 1

@@ -400,7 +400,16 @@ class Lowering {
       const Position& pw = pos_[w];
       if (pd.body == nullptr || pd.body != pw.body || pd.pos >= pw.pos) continue;
       if (def.segment != ws.segment) continue;
+      // scatter_update into the tensor it updates is PyPTO's in-place row write: its first
+      // input may be the destination itself.
       bool clear = !stmt_touches_base(bv.def_stmt, ws.dst);
+      if (!clear && def.op == OpKind::kScatterUpdate && def.inputs[0].value == ws.dst) {
+        clear = true;
+        for (std::size_t i = 1; i < def.inputs.size(); ++i) {
+          const int v = def.inputs[i].value;
+          clear = clear && (v < 0 || k_.values[v].base != ws.dst);
+        }
+      }
       for (std::size_t q = pd.pos + 1; clear && q < pw.pos; ++q) {
         clear = !stmt_touches_base((*pd.body)[q], ws.dst);
       }

@@ -168,7 +168,7 @@ def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, A
 #: have concrete sizes: a whole tensor with a DYNAMIC axis (size -1 at compile time) is
 #: rejected; a kernel loops over the dynamic axis and computes on pypto.view tiles of static
 #: shape (their valid_shape may be symbolic). Moving data (view, reshape, assemble, copies)
-#: takes dynamic sizes.
+#: takes dynamic sizes, and so does scatter_update's destination, which only its rows address.
 _STATIC_OPERAND_FAMILIES = frozenset({"elementwise", "reduce", "matmul", "scan", "indexed"})
 _DATA_MOVEMENT_OPS = frozenset({"clone", "expand_clone"})
 
@@ -179,6 +179,8 @@ def _check_static_operands(op: str, family: str, inputs: Sequence[Any]) -> None:
     for n, v in enumerate(inputs):
         if not isinstance(v, ir.Value):
             continue
+        if op == "scatter_update" and n == 0:
+            continue  # the destination is only addressed by rows (PyPTO: a GM tensor)
         for axis, d in enumerate(v.shape):
             if const_value(as_expr(d)) is not None:
                 continue
