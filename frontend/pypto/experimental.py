@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``pypto.experimental``: the operation options PyPTO's published kernels set
+(``set_operation_options(combine_axis=True)``, formerly ``set_operation_config``), scoped and
+validated like the other option groups. PyPTO's experimental ops (gather_in_l1/ub, load,
+transposed_batchmatmul) are not provided: naming one raises an error saying so.
+
+Example::
+
+    pypto.experimental.set_operation_options(combine_axis=True)
+"""
+
+from ._compat import PyptoUnsupportedError, unsupported_reason
+from ._options import get_operation_options, set_operation_options
+
+__all__ = ["set_operation_options", "get_operation_options", "set_operation_config",
+           "get_operation_config"]
+
+#: The names before PyPTO renamed them (older published kernels call these).
+set_operation_config = set_operation_options
+get_operation_config = get_operation_options
+
+
+def __getattr__(name: str):
+    reason = unsupported_reason("experimental." + name)
+    if not reason:
+        raise AttributeError(f"module 'pypto.experimental' has no attribute {name!r}")
+    raise PyptoUnsupportedError(f"pypto.experimental.{name} is not supported by pypto-sim: "
+                                f"{reason}")
