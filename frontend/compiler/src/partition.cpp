@@ -570,12 +570,10 @@ class Partitioner {
           if (sub.size() > 1) cut(sub);
         }
       }
-      const std::vector<std::uint32_t> before = uf_.snapshot();
       if (try_merge(ls, runs)) {
         note_class(ls, c, order, vec_class);
         for (const auto& r : runs) counts.vec_merged += r.size() - 1;
       }
-      (void)before;
     }
   }
 
@@ -585,10 +583,16 @@ class Partitioner {
     std::uint8_t operand;
   };
 
-  std::vector<Load> loads_of(std::uint32_t set_id) {
+  // The tasks of every set (indexed by set id), for the breadth merges' per-leaf scans.
+  std::vector<std::vector<std::uint32_t>> set_members() {
+    std::vector<std::vector<std::uint32_t>> m(g_.n);
+    for (std::uint32_t t = 0; t < g_.n; ++t) m[uf_.find(t)].push_back(t);
+    return m;
+  }
+
+  std::vector<Load> loads_of(const std::vector<std::uint32_t>& tasks) const {
     std::vector<Load> out;
-    for (std::uint32_t t = 0; t < g_.n; ++t) {
-      if (uf_.find(t) != set_id) continue;
+    for (const std::uint32_t t : tasks) {
       const TaskRec& tr = tasks_[first_ + t];
       for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
         if (!acc_[a].write && acc_[a].operand != 0) out.push_back(Load{acc_[a].r, acc_[a].operand});
@@ -601,6 +605,7 @@ class Partitioner {
     const MergeSetting& s = opt_.cube_l1_reuse;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const std::vector<Leaf> ls = leaves();
+    const auto members = set_members();
     const auto cls = classes_of(ls);
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
     for (std::uint32_t order = 0; order < cls.size(); ++order) {
@@ -622,7 +627,7 @@ class Partitioner {
       std::vector<std::vector<Load>> loads(c.size());
       std::vector<std::uint64_t> bytes(c.size(), 0);
       for (std::size_t i = 0; i < c.size(); ++i) {
-        loads[i] = loads_of(ls[c[i]].id);
+        loads[i] = loads_of(members[ls[c[i]].id]);
         for (const Load& l : loads[i]) bytes[i] += region_bytes(l.r);
       }
       if (loads[0].empty()) continue;
@@ -682,6 +687,7 @@ class Partitioner {
     const MergeSetting& s = opt_.cube_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const std::vector<Leaf> ls = leaves();
+    const auto members = set_members();
     const auto cls = classes_of(ls);
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
     for (std::uint32_t order = 0; order < cls.size(); ++order) {
@@ -695,7 +701,7 @@ class Partitioner {
       if (manual) {
         std::int64_t k = it != s.by_order.end() ? it->second : s.default_factor;
         std::uint64_t task_bytes = 0;
-        for (const Load& l : loads_of(ls[c[0]].id)) task_bytes += region_bytes(l.r);
+        for (const Load& l : loads_of(members[ls[c[0]].id])) task_bytes += region_bytes(l.r);
         if (task_bytes > 0) {
           k = std::min<std::int64_t>(k, static_cast<std::int64_t>(kCopyInUpperBytes / task_bytes));
         }
@@ -943,11 +949,6 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
       const std::uint64_t cap = t.core == sched::CoreType::kAic ? l1_bytes : ub_bytes;
       const bool dedupe = shared_bytes + std::min(own_bytes, cap) <= cap;
       seen.clear();
-      for (const std::uint32_t m : mem) {
-        const TaskRec& tr = tasks[first + m];
-        const std::uint32_t off = t.acc_begin + (tr.acc_begin - tasks[first + mem[0]].acc_begin);
-        (void)off;
-      }
       std::uint32_t a = t.acc_begin;
       for (const std::uint32_t m : mem) {
         const TaskRec& tr = tasks[first + m];
