@@ -82,7 +82,9 @@ def classify(entry: Dict[str, str]) -> Row:
                            "UNSUPPORTED in frontend/pypto/_compat.py")
             if schema[key].accepted_only:
                 return Row(name, kind, src, IGNORED,
-                           _compat.IGNORED_OPTION_GROUPS.get(group, "accepted only"))
+                           _compat.IGNORED_OPTIONS.get(
+                               f"{group}.{key}",
+                               _compat.IGNORED_OPTION_GROUPS.get(group, "accepted only")))
             return Row(name, kind, src, SUPPORTED, "")
         err = _option_error(group, key)
         if listed is None:

@@ -22,7 +22,7 @@ from typing import Dict
 
 from ._errors import PyptoNotImplementedError
 
-__all__ = ["IGNORED", "IGNORED_OPTION_GROUPS", "UNSUPPORTED", "PyptoUnsupportedError",
+__all__ = ["IGNORED", "IGNORED_OPTION_GROUPS", "IGNORED_OPTIONS", "UNSUPPORTED", "PyptoUnsupportedError",
            "unsupported_reason", "module_getattr"]
 
 
@@ -50,12 +50,31 @@ IGNORED: Dict[str, str] = {
                  "get_operation_config")},
 }
 
+_950_ONLY = ("a pass of the 950 (DAV_3510) only: on A2/A3 PyPTO skips it, so it changes nothing "
+             "there; pypto-sim does not model the 950's CV MIX leaves, so it changes nothing "
+             "on the 950 presets either")
+
+#: Per-key reasons that are more precise than their group's.
+IGNORED_OPTIONS: Dict[str, str] = {
+    "pass_options.auto_mix_partition": _950_ONLY,
+    "pass_options.sg_set_tunevf_mode": _950_ONLY,
+    "pass_options.sg_set_ooo_scope": "scopes of PyPTO's in-leaf instruction scheduler "
+                                     "(OoOSchedule); pypto-sim does not schedule the "
+                                     "instructions inside a leaf one by one",
+    "pass_options.ooo_sched_mode": "the algorithm of PyPTO's in-leaf instruction scheduler; "
+                                   "pypto-sim does not schedule the instructions inside a leaf "
+                                   "one by one",
+    "pass_options.sg_set_scope": "not modelled yet: PyPTO merges the supernodes of one scope "
+                                 "into one leaf; pypto-sim's partition ignores scopes "
+                                 "(docs/partition.md)",
+}
+
 IGNORED_OPTION_GROUPS: Dict[str, str] = {
     "host_options": "compile monitoring and timeouts of PyPTO's host compiler, which "
                     "pypto-sim does not run",
     "codegen_options": "PyPTO's code generator settings; pypto-sim generates no device code",
-    "pass_options": "PyPTO's graph-pass tuning (buffer merging, sub-graph scopes); pypto-sim's "
-                    "compiler has its own fixed tiling and fusion",
+    "pass_options": "a PyPTO graph pass pypto-sim's compiler does not run (its partition "
+                    "acts on the merge settings and pg_upper_bound: docs/partition.md)",
     "verify_options": "PyPTO's per-pass golden verification; SIM computes real numbers, "
                       "compare them with torch",
     "debug_options": "PyPTO's debug dumps; SIM always writes its reports (stats.json, "
