@@ -675,6 +675,8 @@ class JitKernel:
                 return entry
             kernel_ir = self._trace(specs, values)
             options = {g: dict(v) for g, v in self.options.items()}
+            # The partition's options the body set apply to this kernel's launches.
+            options["pass_options"].update(self._body_groups.get("pass_options", {}))
             options["runtime_options"]["run_mode"] = int(run_mode)
             compiled = _backend.compile(kernel_ir, options)
             entry = CompiledKernel(key=key, ir=kernel_ir, compiled=compiled, options=options)
@@ -696,8 +698,12 @@ class JitKernel:
         pos = [values[p.name] for p in self._pos_nontensor]
         kw = {p.name: values[p.name] for p in self._nontensor_params if not p.positional}
         where = f"kernel '{name}'"
+        # Options the body sets (pypto.set_pass_options(...) inside the kernel) belong to this
+        # kernel, as in PyPTO: a scope of their own, read back for the launch, not leaked.
+        body_options = _options.Options(name=f"kernel {name}")
+        self._body_groups = {}
         try:
-            with tracer:
+            with tracer, body_options:
                 handles = []
                 for p, s in zip(self._tensor_params, specs):
                     shape = [SymbolicScalar(d) if isinstance(d, str) else d for d in s.dims]
@@ -711,6 +717,7 @@ class JitKernel:
                     returns = self._write_returns(tracer, ret, returns)
                     tracer.pop_variant(scope, where)
                     explorer.end_path()
+                self._body_groups = {g: dict(v) for g, v in _options.innermost_groups().items()}
         except PyptoError:
             raise
         except Exception as e:  # the kernel's own Python failed: say where we were

@@ -631,6 +631,11 @@ def options(name: str = "", codegen_options: Optional[dict] = None,
                    convbp_tile_shapes=convbp_tile_shapes, matrix_size=matrix_size)
 
 
+def innermost_groups() -> Dict[str, Dict[str, Any]]:
+    """The option groups set in the innermost scope itself (not inherited)."""
+    return _stack[-1].groups
+
+
 def set_options(codegen_options: Optional[dict] = None, host_options: Optional[dict] = None,
                 pass_options: Optional[dict] = None, runtime_options: Optional[dict] = None,
                 verify_options: Optional[dict] = None, debug_options: Optional[dict] = None,

@@ -98,3 +98,18 @@ def test_scatter_update_writes_rows_in_place_into_a_dynamic_cache():
     update(cache, idx, src)
     torch.testing.assert_close(cache, want, rtol=0, atol=0)
     assert update.last_report.stats["tasks"] == 1
+
+
+def test_pass_options_set_in_the_body_apply_to_the_kernel_and_stay_in_it():
+    # PyPTO's kernels set their merge settings inside the body: the first call already uses
+    # them, and they do not leak into the caller's options.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([ROWS, 8], pypto.DT_FP32), b: pypto.Tensor([1, 8], pypto.DT_FP32),
+          y: pypto.Tensor([ROWS, 8], pypto.DT_FP32)):
+        pypto.set_pass_options(vec_nbuffer_setting={-1: 1})
+        pypto.set_vec_tile_shapes(4, 8)
+        y[:, :] = x + b * 2.0
+
+    assert run(k).stats["tasks"] == 101
+    assert run(k).stats["tasks"] == 101
+    assert "vec_nbuffer_setting" not in pypto.get_pass_options()
