@@ -64,9 +64,6 @@ IGNORED_OPTIONS: Dict[str, str] = {
     "pass_options.ooo_sched_mode": "the algorithm of PyPTO's in-leaf instruction scheduler; "
                                    "pypto-sim does not schedule the instructions inside a leaf "
                                    "one by one",
-    "pass_options.sg_set_scope": "not modelled yet: PyPTO merges the supernodes of one scope "
-                                 "into one leaf; pypto-sim's partition ignores scopes "
-                                 "(docs/partition.md)",
 }
 
 IGNORED_OPTION_GROUPS: Dict[str, str] = {

@@ -695,6 +695,7 @@ class JitKernel:
         tracer = _tracer.Tracer(name)
         tracer.root.vec_tile = self._tiles.get("vec_tile_shapes")
         tracer.root.cube_tile = self._tiles.get("cube_tile_shapes")
+        tracer.sg_scope = self.options["pass_options"].get("sg_set_scope")
         pos = [values[p.name] for p in self._pos_nontensor]
         kw = {p.name: values[p.name] for p in self._nontensor_params if not p.positional}
         where = f"kernel '{name}'"

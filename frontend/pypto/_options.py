@@ -280,7 +280,7 @@ SCHEMAS["operation_options"] = {
 _ACTED_ON = {("host_options", "compile_stage")} | {
     # The partition's options (frontend/compiler/src/partition.cpp).
     ("pass_options", k) for k in ("vec_nbuffer_setting", "cube_l1_reuse_setting",
-                                  "cube_nbuffer_setting", "pg_upper_bound")}
+                                  "cube_nbuffer_setting", "pg_upper_bound", "sg_set_scope")}
 
 for _group, _schema in SCHEMAS.items():
     if _group == "runtime_options":
@@ -629,6 +629,15 @@ def options(name: str = "", codegen_options: Optional[dict] = None,
                    debug_options=debug_options, vec_tile_shapes=vec_tile_shapes,
                    cube_tile_shapes=cube_tile_shapes, conv_tile_shapes=conv_tile_shapes,
                    convbp_tile_shapes=convbp_tile_shapes, matrix_size=matrix_size)
+
+
+def scoped_option(group: str, key: str, default: Any = None) -> Any:
+    """The value of one option key in force now (innermost scope first), or `default`."""
+    for scope in reversed(_stack):
+        vals = scope.groups.get(group)
+        if vals is not None and key in vals:
+            return vals[key]
+    return default
 
 
 def innermost_groups() -> Dict[str, Dict[str, Any]]:

@@ -172,6 +172,8 @@ class Tracer:
 
     def __init__(self, kernel_name: str):
         self.kernel = ir.Kernel(name=kernel_name, params=[], variants=[])
+        #: The jit's own sg_set_scope (pass_options), for ops no options scope sets one for.
+        self.sg_scope: Any = None
         self.root = Scope(parent=None, variant=None, explorer=None)
         self.stack: List[Scope] = [self.root]
         self._next_id = 0
@@ -307,9 +309,13 @@ class Tracer:
         attrs = dict(attrs)
         if self.composite is not None:
             attrs["composite"] = self.composite
+        from . import _options  # _options reaches the open trace through this module
+        sg = _options.scoped_option("pass_options", "sg_set_scope", self.sg_scope)
+        sg_id = sg[0] if isinstance(sg, tuple) else sg
         self._append(ir.Op(op=op, inputs=list(inputs), attrs=attrs, out=out,
                            vec_tile=scope.vec_tile, cube_tile=scope.cube_tile,
-                           label=scope.label, loc=user_location()))
+                           label=scope.label, loc=user_location(),
+                           sg_scope=None if sg_id is None or sg_id < 0 else int(sg_id)))
         return out
 
     def emit_write(self, dst: ir.Value, src: ir.Value, offsets: Sequence[Any],

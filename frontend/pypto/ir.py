@@ -165,7 +165,9 @@ class Op:
     """One tensor operation. ``inputs`` are Values or Scalars; ``out`` is a fresh Value.
 
     ``vec_tile`` / ``cube_tile`` are the tile shapes in force where the op was traced (None when
-    never set); ``label`` the semantic label; ``loc`` the kernel source line."""
+    never set); ``label`` the semantic label; ``sg_scope`` the ``sg_set_scope`` id in force
+    (None: none; the partition merges an id's connected ops into one leaf); ``loc`` the kernel
+    source line."""
 
     op: str
     inputs: List[Union[Value, Scalar]]
@@ -175,6 +177,7 @@ class Op:
     cube_tile: Optional[CubeTile] = None
     label: Optional[str] = None
     loc: str = ""
+    sg_scope: Optional[int] = None
 
     kind = "op"
 
@@ -190,6 +193,7 @@ class Op:
             "cube_tile": None if self.cube_tile is None else self.cube_tile.to_dict(),
             "label": self.label,
             "loc": self.loc,
+            **({"sg_scope": self.sg_scope} if self.sg_scope is not None else {}),
         }
 
     def lines(self, indent: str) -> List[str]:
@@ -203,6 +207,8 @@ class Op:
             extras.append(f"cube=({self.cube_tile})")
         if self.label:
             extras.append(f"label={self.label!r}")
+        if self.sg_scope is not None:
+            extras.append(f"sg_scope={self.sg_scope}")
         if extras:
             text += "  " + " ".join(extras)
         if self.loc:

@@ -288,9 +288,9 @@ def test_accepted_only_options_are_marked():
     # 26 jit keys (only_codegen included), pass_options['experimental'], the two
     # operation_options, the six legacy runtime options and the three control-flow cache ones,
     # less the partition's merge settings and pg_upper_bound, which act.
-    assert sum(len(keys) for keys in accepted.values()) == 35
+    assert sum(len(keys) for keys in accepted.values()) == 34
     for key in ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
-                "pg_upper_bound"):
+                "pg_upper_bound", "sg_set_scope"):
         assert key not in accepted["pass_options"]
     assert set(accepted) == {"host_options", "codegen_options", "pass_options",
                              "verify_options", "debug_options", "operation_options",

@@ -319,6 +319,7 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, b
   }
   t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
   t.tiles = tiles;
+  t.sg_scope = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()].sg_scope;
   t.acc_begin = static_cast<std::uint32_t>(acc_.size());
   acc_.insert(acc_.end(), tb.acc.begin(), tb.acc.end());
   t.acc_end = static_cast<std::uint32_t>(acc_.size());

@@ -115,6 +115,7 @@ struct Stmt {
   int segment = 0;                     // straight-line run of its body (a root when executed)
   bool in_parallel = false;            // inside a pypto.loop(parallel=True)
   std::vector<std::int64_t> vec_tile;  // empty: none
+  std::int32_t sg_scope = -1;          // pass_options sg_set_scope id in force; -1: none
 
   // kOp
   OpKind op = OpKind::kAlloc;

@@ -506,6 +506,13 @@ class Parser {
     const auto attrs_it = s.find("attrs");
     const Json& attrs = (attrs_it != s.end() && attrs_it->is_object()) ? *attrs_it : empty;
     st.vec_tile = parse_vec_tile(s, loc);
+    if (const auto it = s.find("sg_scope"); it != s.end() && !it->is_null()) {
+      const std::int64_t id = need_int(*it, "\"sg_scope\"", loc);
+      if (id < 0 || id > 0x7FFFFFFF) {
+        fail_at(loc, "\"sg_scope\" must be a scope id in [0, 2^31), got " + it->dump());
+      }
+      st.sg_scope = static_cast<std::int32_t>(id);
+    }
     if (const auto it = s.find("cube_tile"); it != s.end() && !it->is_null()) {
       const auto read = [&](const char* key, std::int64_t* dst, std::size_t min_n,
                             std::size_t max_n) {

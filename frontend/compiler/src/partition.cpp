@@ -134,6 +134,7 @@ struct RootGraph {
   std::vector<std::vector<std::uint32_t>> pred, succ;
   std::vector<std::uint64_t> sig, lat;
   std::vector<sched::CoreType> core;
+  std::vector<std::int32_t> scope;  // sg_set_scope id, -1: none
 };
 
 std::uint64_t task_signature(const TaskRec& t, const TaskProgram& p) {
@@ -199,6 +200,7 @@ class Partitioner {
   void run() {
     grow_groups();
     merge_groups();
+    merge_scopes();
     breadth_merges();
   }
 
@@ -207,6 +209,7 @@ class Partitioner {
 
   struct Group {
     sched::CoreType core;
+    bool scoped = false;  // sg_set_scope tasks: merged by their scope, by nothing else
     std::vector<std::vector<std::uint32_t>> members;  // tasks of each member
     std::vector<std::uint64_t> lat;
   };
@@ -228,6 +231,7 @@ class Partitioner {
       const auto gi = static_cast<std::uint32_t>(groups_.size());
       Group grp;
       grp.core = g_.core[t];
+      grp.scoped = g_.scope[t] >= 0;
       for (const std::uint32_t m : classes_[class_of_[t]]) {
         NPU_CHECK(group_of_[m] == kNone, "partition: a class was split by lock-step growth");
         group_of_[m] = gi;
@@ -235,8 +239,9 @@ class Partitioner {
         grp.members.push_back({m});
         grp.lat.push_back(g_.lat[m]);
       }
+      const bool scoped = grp.scoped;
       groups_.push_back(std::move(grp));
-      grow(gi);
+      if (!scoped) grow(gi);
     }
   }
 
@@ -260,7 +265,7 @@ class Partitioner {
       cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
       for (const std::uint32_t c : cands) {
         const std::vector<std::uint32_t>& cls = classes_[c];
-        if (cls.size() != k || g_.core[cls[0]] != grp.core) continue;
+        if (cls.size() != k || g_.core[cls[0]] != grp.core || g_.scope[cls[0]] >= 0) continue;
         std::vector<std::uint32_t> match(k, kNone);  // member -> its successor in the class
         bool ok = true;
         for (const std::uint32_t d : cls) {
@@ -362,13 +367,13 @@ class Partitioner {
     bool any = false;
     for (std::uint32_t gi = 0; gi < groups_.size(); ++gi) {
       Group& G = groups_[gi];
-      if (G.members.empty() || touched[gi]) continue;
+      if (G.members.empty() || touched[gi] || G.scoped) continue;
       for (const bool use_in : {true, false}) {
         const auto& nb = use_in ? in[gi] : out[gi];
         if (nb.size() != 1) continue;
         const std::uint32_t hi = nb[0];
         Group& H = groups_[hi];
-        if (touched[hi] || H.members.empty() || H.core != G.core) continue;
+        if (touched[hi] || H.members.empty() || H.core != G.core || H.scoped) continue;
         const std::size_t gs = G.members.size(), hs = H.members.size();
         if (gs == 1 && hs == 1) {
           if (G.lat[0] + H.lat[0] > budget_) continue;
@@ -425,6 +430,33 @@ class Partitioner {
     return true;
   }
 
+  // ---- 1c. sg_set_scope: the connected tasks of one scope id (and core type) are one leaf ----
+
+  void merge_scopes() {
+    std::vector<std::int32_t> ids;
+    for (const std::int32_t s : g_.scope) {
+      if (s >= 0) ids.push_back(s);
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (const std::int32_t id : ids) {
+      std::vector<std::uint32_t> saved = uf_.snapshot();
+      bool any = false;
+      for (std::uint32_t t = 0; t < g_.n; ++t) {
+        if (g_.scope[t] != id) continue;
+        for (const std::uint32_t s : g_.succ[t]) {
+          if (g_.scope[s] != id || g_.core[s] != g_.core[t] || uf_.find(s) == uf_.find(t)) continue;
+          uf_.unite(t, s);
+          ++counts.grown;
+          any = true;
+        }
+      }
+      // PyPTO absorbs the ops on a path between two ops of a scope; here a scope whose merge
+      // would close such a path stays as it is.
+      if (any && topo_sets(g_, uf_).empty()) uf_.restore(std::move(saved));
+    }
+  }
+
   // ---- 2. breadth merges ----
 
   struct Leaf {
@@ -434,6 +466,7 @@ class Partitioner {
     sched::CoreType core;
     std::uint32_t lo_prod = kNone, hi_prod = 0, lo_cons = kNone;  // positions
     bool has_prod = false;
+    bool scoped = false;  // holds sg_set_scope tasks: no breadth merge
   };
 
   std::vector<Leaf> leaves() {
@@ -451,6 +484,7 @@ class Partitioner {
     for (std::uint32_t t = 0; t < g_.n; ++t) {
       Leaf& l = ls[pos[uf_.find(t)]];
       l.hash += g_.sig[t];  // a merged leaf hashes as the sum of its members (order-free)
+      l.scoped = l.scoped || g_.scope[t] >= 0;
       for (const std::uint32_t p : g_.pred[t]) {
         const std::uint32_t pp = pos[uf_.find(p)];
         if (pp == l.pos) continue;
@@ -532,7 +566,7 @@ class Partitioner {
         s.mode == MergeSetting::Mode::kAutoWhole || s.mode == MergeSetting::Mode::kManualWhole;
     for (std::uint32_t order = 0; order < cls.size(); ++order) {
       const auto& c = cls[order];
-      if (ls[c[0]].core != sched::CoreType::kAiv) continue;
+      if (ls[c[0]].core != sched::CoreType::kAiv || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
       const std::int64_t k = factor_for(s, order, auto_vec_factor(n));
       if (k <= 1) continue;
@@ -610,7 +644,7 @@ class Partitioner {
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
     for (std::uint32_t order = 0; order < cls.size(); ++order) {
       const auto& c = cls[order];
-      if (ls[c[0]].core != sched::CoreType::kAic) continue;
+      if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
       std::int64_t max_merge = 0, spare = 0;
       const auto it = s.by_order.find(order);
@@ -692,7 +726,7 @@ class Partitioner {
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
     for (std::uint32_t order = 0; order < cls.size(); ++order) {
       const auto& c = cls[order];
-      if (ls[c[0]].core != sched::CoreType::kAic) continue;
+      if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
       std::vector<std::vector<std::uint32_t>> runs;
       const auto it = s.by_order.find(order);
@@ -816,12 +850,16 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
   g.sig.resize(n);
   g.lat.resize(n);
   g.core.resize(n);
+  g.scope.resize(n);
   DepTracker deps(sizes);
   for (std::uint32_t i = 0; i < n; ++i) {
     const TaskRec& tr = tasks[first + i];
     g.sig[i] = task_signature(tr, progs[first + i]);
     g.lat[i] = estimate_latency(progs[first + i]);
     g.core[i] = tr.core;
+    g.scope[i] = tr.sg_scope;
+    // Scoped tasks class apart: a scope merges only its own tasks.
+    if (tr.sg_scope >= 0) g.sig[i] = mix(g.sig[i], static_cast<std::uint64_t>(tr.sg_scope) + 1);
     deps.begin_task(i, 0);
     for (int pass = 0; pass < 2; ++pass) {
       for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
