@@ -207,9 +207,10 @@ TEST_CASE("partition: merge settings follow PyPTO's key rules", "[partition]") {
   CHECK(w.by_order.at(1) == 4);
   CHECK(parse_merge_setting("s", {{"-1", 2, "left"}}, Mode::kAuto).side ==
         MergeSetting::Side::kLeft);
-  CHECK_THROWS_WITH(parse_merge_setting("vec_nbuffer_setting", {{"attn_qk", 2, ""}}, Mode::kAuto),
-                    Catch::Matchers::Contains("vec_nbuffer_setting[attn_qk]") &&
-                        Catch::Matchers::Contains("semantic label"));
+  // Any other string is a semantic label; it leaves the mode to the other keys.
+  const MergeSetting l = parse_merge_setting("s", {{"Query-Linear", 4, ""}}, Mode::kAuto);
+  CHECK(l.by_label.at("Query-Linear") == 4);
+  CHECK(l.default_factor == 0);
   CHECK_THROWS_AS(parse_merge_setting("s", {{"-5", 2, ""}}, Mode::kAuto), ConfigError);
 }
 

@@ -75,9 +75,22 @@ def test_pg_upper_bound_is_accepted_and_checked():
         fan({"pg_upper_bound": 0})(torch.zeros(ROWS, 8), torch.zeros(1, 8), torch.zeros(ROWS, 8))
 
 
-def test_semantic_label_keys_are_refused_with_a_reason():
-    with pytest.raises(ValueError, match=r"vec_nbuffer_setting\[attn\].*semantic label"):
-        run(fan({"vec_nbuffer_setting": {"attn": 2}}))
+def test_semantic_label_keys_set_the_factor_of_the_labelled_class():
+    # PyPTO's label keys: {"fan_add": 4} merges the class holding the labelled add 4 at a time
+    # (25 + the producer); a label no op carries changes nothing (auto: 51).
+    def labelled(options):
+        @pypto.frontend.jit(runtime_options=SIM, pass_options=options)
+        def k(x: pypto.Tensor([ROWS, 8], pypto.DT_FP32), b: pypto.Tensor([1, 8], pypto.DT_FP32),
+              y: pypto.Tensor([ROWS, 8], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(4, 8)
+            c = b * 2.0
+            pypto.set_semantic_label("fan_add")
+            y[:, :] = x + c
+
+        return k
+
+    assert run(labelled({"vec_nbuffer_setting": {"fan_add": 4}})).stats["tasks"] == 26
+    assert run(labelled({"vec_nbuffer_setting": {"other": 4}})).stats["tasks"] == 51
 
 
 def test_scatter_update_writes_rows_in_place_into_a_dynamic_cache():

@@ -319,7 +319,13 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, b
   }
   t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
   t.tiles = tiles;
-  t.sg_scope = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()].sg_scope;
+  const Stmt& first = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()];
+  t.sg_scope = first.sg_scope;
+  if (!first.label.empty()) {
+    const auto at = std::find(labels_.begin(), labels_.end(), first.label);
+    t.label = static_cast<std::uint32_t>(at - labels_.begin()) + 1;
+    if (at == labels_.end()) labels_.push_back(first.label);
+  }
   t.acc_begin = static_cast<std::uint32_t>(acc_.size());
   acc_.insert(acc_.end(), tb.acc.begin(), tb.acc.end());
   t.acc_end = static_cast<std::uint32_t>(acc_.size());

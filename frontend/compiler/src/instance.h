@@ -74,6 +74,7 @@ struct TaskRec {
   // leaf's class (PyPTO's hashOrder within its root) and the class size before each merge.
   std::uint32_t members = 1;
   std::int32_t sg_scope = -1;  // the unit's sg_set_scope id (partition.cpp), -1: none
+  std::uint32_t label = 0;     // the unit's semantic label: 1 + index into labels_, 0: none
   std::uint32_t hash_order = 0;
   std::uint32_t vec_class = 0, l1_class = 0, cube_class = 0;  // 0: not merged by that pass
 };
@@ -312,6 +313,7 @@ class EmitContext {
   std::vector<Access> acc_;
   std::vector<RootRec> roots_;
   std::vector<std::string> kernel_names_;
+  std::vector<std::string> labels_;  // semantic labels of the emitted tasks (TaskRec::label)
   std::unordered_map<std::string, std::uint32_t> kernel_ids_;
   std::vector<std::string> log_;
   std::uint64_t tile_ops_ = 0;

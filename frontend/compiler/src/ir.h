@@ -116,6 +116,7 @@ struct Stmt {
   bool in_parallel = false;            // inside a pypto.loop(parallel=True)
   std::vector<std::int64_t> vec_tile;  // empty: none
   std::int32_t sg_scope = -1;          // pass_options sg_set_scope id in force; -1: none
+  std::string label;                   // pypto.set_semantic_label in force; empty: none
 
   // kOp
   OpKind op = OpKind::kAlloc;

@@ -506,6 +506,10 @@ class Parser {
     const auto attrs_it = s.find("attrs");
     const Json& attrs = (attrs_it != s.end() && attrs_it->is_object()) ? *attrs_it : empty;
     st.vec_tile = parse_vec_tile(s, loc);
+    if (const auto it = s.find("label"); it != s.end() && !it->is_null()) {
+      if (!it->is_string()) fail_at(loc, "\"label\" must be null or a string, got " + it->dump());
+      st.label = it->get<std::string>();
+    }
     if (const auto it = s.find("sg_scope"); it != s.end() && !it->is_null()) {
       const std::int64_t id = need_int(*it, "\"sg_scope\"", loc);
       if (id < 0 || id > 0x7FFFFFFF) {

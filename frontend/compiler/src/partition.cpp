@@ -134,7 +134,8 @@ struct RootGraph {
   std::vector<std::vector<std::uint32_t>> pred, succ;
   std::vector<std::uint64_t> sig, lat;
   std::vector<sched::CoreType> core;
-  std::vector<std::int32_t> scope;  // sg_set_scope id, -1: none
+  std::vector<std::int32_t> scope;   // sg_set_scope id, -1: none
+  std::vector<std::uint32_t> label;  // 1 + semantic label index, 0: none
 };
 
 std::uint64_t task_signature(const TaskRec& t, const TaskProgram& p) {
@@ -184,8 +185,16 @@ std::vector<std::uint32_t> topo_sets(const RootGraph& g, UnionFind& uf) {
 class Partitioner {
  public:
   Partitioner(RootGraph& g, const std::vector<TaskRec>& tasks, const std::vector<Access>& acc,
-              std::uint32_t first, const PartitionOptions& opt, const sim::ChipConfig& chip)
-      : g_(g), tasks_(tasks), acc_(acc), first_(first), opt_(opt), chip_(chip), uf_(g.n) {
+              std::uint32_t first, const std::vector<std::string>& labels,
+              const PartitionOptions& opt, const sim::ChipConfig& chip)
+      : g_(g),
+        tasks_(tasks),
+        acc_(acc),
+        first_(first),
+        labels_(labels),
+        opt_(opt),
+        chip_(chip),
+        uf_(g.n) {
     std::uint64_t total = 0;
     for (const std::uint64_t l : g_.lat) total += l;
     budget_ = opt_.cycle_budget > 0 ? static_cast<std::uint64_t>(opt_.cycle_budget)
@@ -512,10 +521,31 @@ class Partitioner {
     return cls;
   }
 
-  static std::int64_t factor_for(const MergeSetting& s, std::int64_t order,
-                                 std::int64_t automatic) {
+  // The factor a setting names for a class: its largest label factor among the class's tasks,
+  // else its hashOrder's; -1 when it names none.
+  std::int64_t named_factor(const MergeSetting& s, std::int64_t order, const std::vector<Leaf>& ls,
+                            const std::vector<std::uint32_t>& cls,
+                            const std::vector<std::vector<std::uint32_t>>& members) const {
+    std::int64_t best = -1;
+    if (!s.by_label.empty()) {
+      for (const std::uint32_t i : cls) {
+        for (const std::uint32_t t : members[ls[i].id]) {
+          if (g_.label[t] == 0) continue;
+          const auto it = s.by_label.find(labels_[g_.label[t] - 1]);
+          if (it != s.by_label.end()) best = std::max(best, it->second);
+        }
+      }
+    }
+    if (best >= 0) return best;
     const auto it = s.by_order.find(order);
-    if (it != s.by_order.end()) return it->second;
+    return it != s.by_order.end() ? it->second : -1;
+  }
+
+  std::int64_t factor_for(const MergeSetting& s, std::int64_t order, std::int64_t automatic,
+                          const std::vector<Leaf>& ls, const std::vector<std::uint32_t>& cls,
+                          const std::vector<std::vector<std::uint32_t>>& members) const {
+    const std::int64_t named = named_factor(s, order, ls, cls, members);
+    if (named >= 0) return named;
     if (s.mode == MergeSetting::Mode::kAuto || s.mode == MergeSetting::Mode::kAutoWhole ||
         s.default_factor <= 0) {
       return automatic;
@@ -561,6 +591,7 @@ class Partitioner {
     const MergeSetting& s = opt_.vec_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const std::vector<Leaf> ls = leaves();
+    const auto members = set_members();
     const auto cls = classes_of(ls);
     const bool whole =
         s.mode == MergeSetting::Mode::kAutoWhole || s.mode == MergeSetting::Mode::kManualWhole;
@@ -568,7 +599,7 @@ class Partitioner {
       const auto& c = cls[order];
       if (ls[c[0]].core != sched::CoreType::kAiv || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
-      const std::int64_t k = factor_for(s, order, auto_vec_factor(n));
+      const std::int64_t k = factor_for(s, order, auto_vec_factor(n), ls, c, members);
       if (k <= 1) continue;
       std::vector<std::vector<std::uint32_t>> runs;
       const auto cut = [&](const std::vector<std::uint32_t>& list) {
@@ -647,11 +678,11 @@ class Partitioner {
       if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
       std::int64_t max_merge = 0, spare = 0;
-      const auto it = s.by_order.find(order);
+      const std::int64_t named = named_factor(s, order, ls, c, members);
       const bool manual =
-          it != s.by_order.end() || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
+          named >= 0 || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
       if (manual) {
-        max_merge = it != s.by_order.end() ? it->second : s.default_factor;
+        max_merge = named >= 0 ? named : s.default_factor;
       } else {
         if (n < per_core) continue;
         max_merge = n / per_core;
@@ -729,11 +760,11 @@ class Partitioner {
       if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
       std::vector<std::vector<std::uint32_t>> runs;
-      const auto it = s.by_order.find(order);
+      const std::int64_t named = named_factor(s, order, ls, c, members);
       const bool manual =
-          it != s.by_order.end() || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
+          named >= 0 || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
       if (manual) {
-        std::int64_t k = it != s.by_order.end() ? it->second : s.default_factor;
+        std::int64_t k = named >= 0 ? named : s.default_factor;
         std::uint64_t task_bytes = 0;
         for (const Load& l : loads_of(members[ls[c[0]].id])) task_bytes += region_bytes(l.r);
         if (task_bytes > 0) {
@@ -769,6 +800,7 @@ class Partitioner {
   const std::vector<TaskRec>& tasks_;
   const std::vector<Access>& acc_;
   std::uint32_t first_;
+  const std::vector<std::string>& labels_;
   const PartitionOptions& opt_;
   const sim::ChipConfig& chip_;
   UnionFind uf_;
@@ -827,7 +859,8 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
                                std::uint32_t num_params, std::uint64_t root_buffer_bytes,
                                const std::vector<std::uint64_t>& param_bytes,
                                const std::vector<std::uint64_t>& slot_bytes,
-                               const PartitionOptions& opt, const sim::ChipConfig& chip) {
+                               const std::vector<std::string>& labels, const PartitionOptions& opt,
+                               const sim::ChipConfig& chip) {
   PartitionCounts counts;
   const auto n = static_cast<std::uint32_t>(tasks.size() - first);
   counts.emitted = counts.leaves = n;
@@ -851,6 +884,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
   g.lat.resize(n);
   g.core.resize(n);
   g.scope.resize(n);
+  g.label.resize(n);
   DepTracker deps(sizes);
   for (std::uint32_t i = 0; i < n; ++i) {
     const TaskRec& tr = tasks[first + i];
@@ -858,6 +892,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
     g.lat[i] = estimate_latency(progs[first + i]);
     g.core[i] = tr.core;
     g.scope[i] = tr.sg_scope;
+    g.label[i] = tr.label;
     // Scoped tasks class apart: a scope merges only its own tasks.
     if (tr.sg_scope >= 0) g.sig[i] = mix(g.sig[i], static_cast<std::uint64_t>(tr.sg_scope) + 1);
     deps.begin_task(i, 0);
@@ -879,7 +914,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
     for (const std::uint32_t p : g.pred[i]) g.succ[p].push_back(i);
   }
 
-  Partitioner part(g, tasks, acc, first, opt, chip);
+  Partitioner part(g, tasks, acc, first, labels, opt, chip);
   part.run();
   counts.grown = part.counts.grown;
   counts.vec_merged = part.counts.vec_merged;
@@ -1090,8 +1125,8 @@ MergeSetting parse_merge_setting(const std::string& name, const std::vector<Merg
       }
       continue;
     }
-    whole = true;
     if (e.key == "DEFAULT") {
+      whole = true;
       s.default_factor = e.factor;
       continue;
     }
@@ -1103,16 +1138,16 @@ MergeSetting parse_merge_setting(const std::string& name, const std::vector<Merg
         std::size_t u2 = 0;
         const std::int64_t order = std::stoll(e.key.substr(us + 1), &u2);
         if (u2 == e.key.size() - us - 1 && order >= 0) {
+          whole = true;
           s.by_order[order] = e.factor;
           continue;
         }
       } catch (const std::exception&) {
       }
     }
-    throw ConfigError(where +
-                      ": semantic label keys are not supported (the simulator's tasks "
-                      "carry no op labels); use an int hashOrder key, -1, \"DEFAULT\" "
-                      "or \"func<magic>_<order>\"");
+    // Any other string is a semantic label (pypto.set_semantic_label).
+    if (e.key.empty()) throw ConfigError(where + ": an empty key is neither a class nor a label");
+    s.by_label[e.key] = e.factor;
   }
   (void)any_int;
   const bool only_default_one =

@@ -177,7 +177,7 @@ void Instance::close_root() {
     for (const LaunchTensor& t : tensors_) param_bytes.push_back(t.size_bytes);
     const PartitionCounts c = partition_root(
         tasks_, progs_, acc_, cur_.first_task, static_cast<std::uint32_t>(tensors_.size()),
-        root_bump_, param_bytes, slot_bytes_, opt_.partition, chip_);
+        root_bump_, param_bytes, slot_bytes_, labels_, opt_.partition, chip_);
     partition_.emitted += c.emitted;
     partition_.leaves += c.leaves;
     partition_.grown += c.grown;

@@ -61,6 +61,9 @@ struct MergeSetting {
   Mode mode = Mode::kAuto;
   std::int64_t default_factor = 0;                // 0: the automatic factor
   std::map<std::int64_t, std::int64_t> by_order;  // hashOrder -> factor
+  // Semantic label (pypto.set_semantic_label) -> factor, for every class holding an op with
+  // that label (the largest when several apply); it overrides by_order and the default.
+  std::map<std::string, std::int64_t> by_label;
   Side side = Side::kAny;
 };
 
@@ -75,8 +78,8 @@ struct MergeEntry {
 
 // Derives a setting's mode and factors from its entries (PyPTO's rules: an empty dict is
 // automatic, {-1: 1} or {"DEFAULT": 1} alone is off, int keys are grouped, string keys and
-// -2 select whole-class merging). `name` names the option in errors. Throws ConfigError for
-// a key it cannot read (semantic labels are not supported: the simulator's tasks carry none).
+// -2 select whole-class merging, other strings are semantic labels). `name` names the option
+// in errors. Throws ConfigError for a key or value it cannot read.
 MergeSetting parse_merge_setting(const std::string& name, const std::vector<MergeEntry>& entries,
                                  MergeSetting::Mode empty_mode);
 
