@@ -34,8 +34,6 @@ class PyptoUnsupportedError(PyptoNotImplementedError, AttributeError):
 
 # ---- accepted but ignored: present, validated, no effect on SIM -----------------------------
 IGNORED: Dict[str, str] = {
-    "set_semantic_label": "labels name ops for PyPTO's pass options and swimlane colours; "
-                          "pypto-sim's passes and swimlane use the kernel's op names",
     "set_matrix_size": "a hint for PyPTO's matmul tiling; pypto-sim tiles by the cube tile "
                        "shapes (the value is checked and kept, get_matrix_size returns it)",
     "set_verify_golden_data": "PyPTO's per-pass golden verification; SIM computes real "
