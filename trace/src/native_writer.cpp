@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // write_native_trace(): written by hand rather than through a JSON DOM, because a graph may
 // hold millions of tasks and only names need escaping.
-#include "pypto/sim/trace/native_writer.h"
+#include "pypto/trace/native_writer.h"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -9,9 +9,9 @@
 
 #include "pypto/common/errors.h"
 
-namespace pypto::sim {
+namespace pypto::trace {
 
-void write_native_trace(const sched::TaskGraph& g, const Timeline* times, const std::string& chip,
+void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const std::string& chip,
                         const std::string& generator, std::ostream& out,
                         const TaskFieldWriter& extra) {
   const std::size_t n = g.num_tasks();
@@ -85,4 +85,4 @@ void write_native_trace(const sched::TaskGraph& g, const Timeline* times, const 
   if (!out) throw Error("error while writing the native trace");
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::trace

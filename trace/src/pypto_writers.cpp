@@ -2,7 +2,7 @@
 // Writers of PyPTO's trace formats (pypto_writers.h). Written by hand into a buffer rather
 // than through a JSON DOM, because a graph may hold millions of tasks; only kernel names need
 // escaping, and they are escaped once each.
-#include "pypto/sim/trace/pypto_writers.h"
+#include "pypto/trace/pypto_writers.h"
 
 #include <charconv>
 #include <cmath>
@@ -12,11 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "../report/text_out.h"
+#include "pypto/trace/text_out.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/output_file.h"
 
-namespace pypto::sim {
+namespace pypto::trace {
 
 namespace {
 
@@ -29,7 +29,7 @@ constexpr std::uint32_t kMaxRoots = 1u << (32 - kRootShift);
 constexpr std::uint64_t kFirstTick = 1'000'000;
 
 // The buffered text of a trace file (report/text_out.h); a failed write stops the writer.
-class Out : public report_detail::TextOut {
+class Out : public trace::TextOut {
  public:
   explicit Out(std::ostream& os) : TextOut(os, [&os] { check(os); }), os_(os) {}
   void flush() {
@@ -98,7 +98,7 @@ std::uint64_t ticks_of(std::uint32_t ns, double mhz) {
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) * mhz / 1000.0));
 }
 
-void write_prof(const sched::TaskGraph& g, const ChipConfig& chip,
+void write_prof(const sched::TaskGraph& g, const sim::ChipConfig& chip,
                 const std::vector<std::uint32_t>& ids, bool one_device_task, std::ostream& os) {
   const std::size_t n = g.num_tasks();
   const std::uint32_t aic = chip.cores.aic;
@@ -185,7 +185,7 @@ void write_successors(Out& o, const sched::TaskGraph& g, const std::vector<std::
 
 }  // namespace
 
-void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, bool one_device_task,
+void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip, bool one_device_task,
                           std::ostream& prof) {
   if (one_device_task) {
     write_prof(g, chip, one_device_task_ids(g), true, prof);
@@ -194,7 +194,7 @@ void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, boo
   write_prof(g, chip, device_task_ids(g), false, prof);
 }
 
-void write_dyn_topo(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
+void write_dyn_topo(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
                     std::ostream& prof) {
   const std::vector<std::uint32_t> ids = device_task_ids(g);
   Out o(topo);
@@ -223,7 +223,7 @@ void write_dyn_topo(const sched::TaskGraph& g, const ChipConfig& chip, std::ostr
   write_prof(g, chip, ids, false, prof);
 }
 
-void write_topo_json(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
+void write_topo_json(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
                      std::ostream& prof) {
   const std::vector<std::uint32_t> ids = one_device_task_ids(g);
   const std::vector<std::string> kernels = escaped_kernels(g);
@@ -242,7 +242,7 @@ void write_topo_json(const sched::TaskGraph& g, const ChipConfig& chip, std::ost
   write_prof(g, chip, ids, true, prof);
 }
 
-void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& out) {
+void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& out) {
   const std::vector<std::uint32_t> ids = one_device_task_ids(g);
   const std::vector<std::string> kernels = escaped_kernels(g);
   const double mhz = chip.cores.freq_mhz;
@@ -274,7 +274,7 @@ void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std:
   o.flush();
 }
 
-void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const ChipConfig& chip,
+void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const sim::ChipConfig& chip,
                         const std::string& path, const std::string& prof_path) {
   if (format == TraceFormat::kNative) {
     OutputFile f(path);
@@ -325,4 +325,4 @@ void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const Chi
   topo.commit();
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::trace

@@ -2,17 +2,17 @@
 // Synthetic native traces. Roots are generated one at a time; a dependency into the next
 // root always targets a task whose id is known in advance (its first or last task), so each
 // line can be written as soon as its root is generated.
-#include "pypto/sim/trace/synthetic.h"
+#include "pypto/trace/synthetic.h"
 
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "../report/text_out.h"
+#include "pypto/trace/text_out.h"
 #include "pypto/common/errors.h"
 
-namespace pypto::sim {
+namespace pypto::trace {
 
 namespace {
 
@@ -241,7 +241,7 @@ class Generator {
   const SyntheticSpec& spec_;
   Shape shape_;
   std::mt19937_64 rng_;
-  report_detail::TextOut w_;
+  trace::TextOut w_;
   std::vector<LocalTask> tasks_;
   bool carry_in_ = false;
   bool carry_to_last_ = false;
@@ -280,4 +280,4 @@ void write_synthetic_trace(const SyntheticSpec& spec, std::ostream& out) {
   Generator(spec, shape, out).run();
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::trace

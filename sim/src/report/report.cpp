@@ -17,7 +17,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
-#include "text_out.h"
+#include "pypto/trace/text_out.h"
 
 namespace pypto::sim {
 namespace {
@@ -45,8 +45,8 @@ double trace_dur_us(std::uint64_t start_ps, std::uint64_t end_ps) {
 }
 // The same bytes as TextOut::d of trace_us / trace_dur_us, without nlohmann's grisu2: a time
 // from its whole ns count, a dur from the memo of the doubles written before.
-void write_trace_us(report_detail::TextOut& f, std::uint64_t ps) { f.us_of_ns(to_ns(ps)); }
-void write_trace_dur_us(report_detail::TextOut& f, std::uint64_t start_ps, std::uint64_t end_ps) {
+void write_trace_us(trace::TextOut& f, std::uint64_t ps) { f.us_of_ns(to_ns(ps)); }
+void write_trace_dur_us(trace::TextOut& f, std::uint64_t start_ps, std::uint64_t end_ps) {
   f.d_memo(trace_dur_us(start_ps, end_ps));
 }
 // Round to a fixed number of decimals so printed ratios do not depend on the last bit.
@@ -70,11 +70,11 @@ void check_writer(OutputFile& f) {
 }
 // The same for writers that count their own records in `n`.
 void check_writer(OutputFile& f, std::uint64_t& n) {
-  if (++n % report_detail::TextOut::kCheckEvery == 0) check_writer(f);
+  if (++n % trace::TextOut::kCheckEvery == 0) check_writer(f);
 }
 
 // A report file's text (text_out.h), checked as it goes.
-class ReportText : public report_detail::TextOut {
+class ReportText : public trace::TextOut {
  public:
   explicit ReportText(OutputFile& f) : TextOut(f.stream(), [&f] { check_writer(f); }) {}
 };

@@ -10,14 +10,21 @@
 #include <ostream>
 #include <string>
 
-#include "pypto/sched/task_graph.h"
-#include "pypto/sim/simulation.h"
+#include <vector>
 
-namespace pypto::sim {
+#include "pypto/sched/task_graph.h"
+
+namespace pypto::trace {
+
+// The times of every task of a run, in ps (a simulation's timeline, or a hardware run's).
+struct TaskTimes {
+  const std::vector<std::uint64_t>& start_ps;
+  const std::vector<std::uint64_t>& end_ps;
+};
 
 // Writes g with its device tasks (`dt`, one device-task record each), kernels, roots, edges,
 // memory ranges, tiles and compute cycles (as `cycles`: the tile ops are already priced).
-// With `times` (a timeline of a simulation of g), every AIC/AIV/AICPU task gets `start` and
+// With `times` (of a simulation of g), every AIC/AIV/AICPU task gets `start` and
 // `end` in ns, the simulated ones rounded down to the ns, the end as start plus the rounded
 // duration; without it, a task keeps its recorded duration (`dur`) if it has one. `chip` is
 // the header's chip hint, `generator` its free text.
@@ -28,8 +35,8 @@ namespace pypto::sim {
 // Contract: times, if given, holds start_ps/end_ps for every task of g. Throws pypto::Error
 // when the stream fails.
 using TaskFieldWriter = std::function<std::uint64_t(sched::TaskId, std::string& line)>;
-void write_native_trace(const sched::TaskGraph& g, const Timeline* times, const std::string& chip,
+void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const std::string& chip,
                         const std::string& generator, std::ostream& out,
                         const TaskFieldWriter& extra = {});
 
-}  // namespace pypto::sim
+}  // namespace pypto::trace
