@@ -62,7 +62,8 @@ RecordingPaths write_recording(const std::string& dir, const sched::TaskGraph& g
   }
   {
     std::ofstream f = open_out(paths.prof);
-    trace::ProfWriter w(f, {/*record_per_line=*/false, trace::ProfWriter::SubGraphId::kAfterTaskId});
+    trace::ProfWriter w(f,
+                        {/*record_per_line=*/false, trace::ProfWriter::SubGraphId::kAfterTaskId});
     for (std::uint32_t c = 0; c < ncores; ++c) {
       auto& v = per_core[c];
       if (v.empty()) continue;

@@ -13,12 +13,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "pypto/trace/text_out.h"
 #include "../common/temp_dir.h"
 #include "graph_helpers.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
+#include "pypto/trace/text_out.h"
 
 using namespace pypto;
 using pypto::testing::graph_of;

@@ -54,7 +54,8 @@ TEST_CASE("gen formats: every format replays the same tasks, makespans agree whe
   const trace::SyntheticSpec s = spec_of(70'000);
   trace::write_synthetic_as(s, TraceFormat::kNative, chip, d + "/t.ndjson", "");
   trace::write_synthetic_as(s, TraceFormat::kDynTopo, chip, d + "/dyn_topo.txt", d + "/dyn.json");
-  trace::write_synthetic_as(s, TraceFormat::kTopoJson, chip, d + "/topo.json", d + "/topo_prof.json");
+  trace::write_synthetic_as(s, TraceFormat::kTopoJson, chip, d + "/topo.json",
+                            d + "/topo_prof.json");
   trace::write_synthetic_as(s, TraceFormat::kFixedLatency, chip, d + "/fixed.json", "");
 
   CHECK(trace::detect_trace_format(d + "/dyn_topo.txt") == TraceFormat::kDynTopo);

@@ -612,8 +612,8 @@ void ProfParser::read_block(JsonStream& js, ProfBlock& b) {
 // Joins the parsed prof blocks with the topology, in file order.
 class ProfJoin {
  public:
-  ProfJoin(const std::string& path, const std::string& prof_path, Topology& topo,
-           LoadedTrace& out, UnpricedWork& work, ProfParser& parser)
+  ProfJoin(const std::string& path, const std::string& prof_path, Topology& topo, LoadedTrace& out,
+           UnpricedWork& work, ProfParser& parser)
       : path_(path), prof_path_(prof_path), topo_(topo), out_(out), work_(work), parser_(parser) {}
 
   void run();

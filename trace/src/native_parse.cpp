@@ -2,6 +2,8 @@
 // The native reader's plumbing (native_parse.h): a RecordParser's walk over a chunk with
 // simdjson's document stream and its line numbers, the batches it fills, the parse threads
 // and the chunked read of the file.
+#include "native_parse.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
@@ -16,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "native_parse.h"
 #include "readers.h"
 
 namespace pypto::trace::detail::native {

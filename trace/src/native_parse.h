@@ -117,12 +117,12 @@ struct Batch {
   std::size_t size = 0;
   std::vector<sched::TaskId> succ;
   std::vector<sched::MemAccess> mem;
-  std::vector<std::string> kernels;  // kernel names first seen in this batch, in order
+  std::vector<std::string> kernels;            // kernel names first seen in this batch, in order
   std::vector<UnpricedWork::OpList> op_lists;  // op lists first seen in this batch, in order
-  std::uint32_t parser = 0;  // the RecordParser whose numbering Rec::kernel and Rec::ops use
-  bool header = false;               // the header was read (before the records)
-  bool chunk_end = false;            // the batch ends a chunk of `consumed` bytes
-  bool check_memory = false;         // ... the first one: estimate the whole trace's memory
+  std::uint32_t parser = 0;   // the RecordParser whose numbering Rec::kernel and Rec::ops use
+  bool header = false;        // the header was read (before the records)
+  bool chunk_end = false;     // the batch ends a chunk of `consumed` bytes
+  bool check_memory = false;  // ... the first one: estimate the whole trace's memory
   std::uint64_t consumed = 0;
   void reset() {
     size = 0;
@@ -217,7 +217,7 @@ class RecordParser {
   std::vector<Batch> spare_;
   std::unordered_map<std::string, std::uint32_t> kernel_local_;
   std::unordered_map<std::string, std::uint32_t> ops_local_;  // op-list text -> index
-  od::parser parser_;       // iterate_many over chunks
+  od::parser parser_;                                         // iterate_many over chunks
   od::parser line_parser_;  // the line-by-line path (a chunk's stream may still be open)
   od::parser ops_parser_;
   od::parser check_parser_;

@@ -169,8 +169,8 @@ std::vector<std::uint32_t> device_task_ids(const sched::TaskGraph& g) {
 
 }  // namespace
 
-void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip, bool one_device_task,
-                          std::ostream& prof) {
+void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+                          bool one_device_task, std::ostream& prof) {
   if (one_device_task) {
     write_prof(g, chip, one_device_task_ids(g), true, prof);
     return;
@@ -223,7 +223,8 @@ void write_topo_json(const sched::TaskGraph& g, const sim::ChipConfig& chip, std
   write_prof(g, chip, ids, true, prof);
 }
 
-void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& out) {
+void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+                         std::ostream& out) {
   const std::vector<std::uint32_t> ids = one_device_task_ids(g);
   const std::vector<std::string> kernels = escaped_kernels(g);
   const double mhz = chip.cores.freq_mhz;

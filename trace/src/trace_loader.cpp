@@ -438,8 +438,7 @@ TraceFormat detect_trace_format(const std::string& path) {
     }
     if (!sax.done && sax.error_position != 0 && sax.error_position <= rest.size()) {
       // A syntax error inside the prefix (not just the prefix ending early).
-      const detail::LineCol lc =
-          detail::line_col(prefix, first + sax.error_position - 1);
+      const detail::LineCol lc = detail::line_col(prefix, first + sax.error_position - 1);
       std::string what = sax.error;
       const std::size_t cut = what.find(": ", what.find("parse error"));
       if (cut != std::string::npos) what = what.substr(cut + 2);

@@ -558,9 +558,9 @@ TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchT
 
 void write_launch_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out) {
   trace::write_native_trace(l.graph, nullptr, chip.chip.name, "pypto compiler: " + l.graph.source,
-                          out, [&](sched::TaskId t, std::string& line) {
-                            return compiler::append_task_ops(l, t, chip, line);
-                          });
+                            out, [&](sched::TaskId t, std::string& line) {
+                              return compiler::append_task_ops(l, t, chip, line);
+                            });
 }
 
 void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,

@@ -411,7 +411,8 @@ void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& ch
       // subGraphId: PyPTO's leaf-function index of the task; ours is the kernel index, which
       // names the same thing (PyPTO's tools colour and group tasks by it).
       w.record({g.device_tasks[g.device_task[t]].seq_no, g.orig_id[t], g.kernel[t],
-                board_ticks(tl.start_ps[t], ticks_per_ps), board_ticks(tl.end_ps[t], ticks_per_ps)});
+                board_ticks(tl.start_ps[t], ticks_per_ps),
+                board_ticks(tl.end_ps[t], ticks_per_ps)});
     }
   }
   w.finish();
@@ -471,9 +472,9 @@ void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const 
   const Timeline& tl = r.timeline;
   const std::uint32_t cores = r.stats.aic.count + r.stats.aiv.count;
   const std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
-  const trace::SwimlaneRun run{g,        tl.start_ps,       tl.end_ps,        tl.core,
-                               per_core, r.stats.aic.count, tl.depth,         opt.leaf_hints,
-                               opt.max_flow_edges};
+  const trace::SwimlaneRun run{g,        tl.start_ps,    tl.end_ps,
+                               tl.core,  per_core,       r.stats.aic.count,
+                               tl.depth, opt.leaf_hints, opt.max_flow_edges};
   trace::write_merged_swimlane(out.stream(), run, [&out] { check_writer(out); });
   out.finish();
 }

@@ -33,7 +33,7 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
     bar.phase("writing " + timed_trace);
     const trace::TaskTimes times{r.timeline.start_ps, r.timeline.end_ps};
     trace::write_native_trace(graph, &times, chip.chip.name,
-                            "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
+                              "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
     timed->finish();
     check_interrupt("writing " + timed_trace);
   }

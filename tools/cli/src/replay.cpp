@@ -74,8 +74,8 @@ std::vector<std::string> write_reports_shown(const std::string& dir, const sched
 }
 
 trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
-                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
-                                ProgressLine& bar) {
+                                  const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                  ProgressLine& bar) {
   trace::LoadOptions lo;
   lo.prof_path = prof;
   lo.runtime = rt;

@@ -23,8 +23,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0);
 // traces run on a2. The trace is read once, then priced for the chip (its board clock
 // converts the ticks). A named chip is checked against the recording.
 trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
-                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
-                                ProgressLine& bar);
+                                  const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                  ProgressLine& bar);
 
 // The warning for a topology's tasks that its --prof recording lacks (none: says nothing).
 void warn_unrecorded(const trace::LoadedTrace& trace);

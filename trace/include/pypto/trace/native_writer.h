@@ -94,7 +94,8 @@ class NativeWriter {
     o_ << ",\"ops\":[";
     first_item_ = true;
   }
-  void op(std::string_view name, std::string_view dtype, std::initializer_list<std::uint64_t> dims) {
+  void op(std::string_view name, std::string_view dtype,
+          std::initializer_list<std::uint64_t> dims) {
     o_ << (first_item_ ? "[\"" : ",[\"") << name << "\",\"" << dtype << "\",[";
     first_item_ = false;
     bool first = true;

@@ -48,8 +48,8 @@ void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip,
 // ticks (chip.chip.board_clock_mhz; exact when the durations are whole ticks). HUB tasks get
 // no record (the readers make them zero-cost dependency nodes). `one_device_task`: every
 // record in seqNo 0 (topo.json), else the device task's seq_no.
-void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip, bool one_device_task,
-                          std::ostream& prof);
+void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+                          bool one_device_task, std::ostream& prof);
 
 // The synthetic graph of `spec` written as `format` to `path` (and, for the board formats,
 // its recording to `prof_path`), each file complete or not at all (pypto/common/output_file.h).

@@ -25,9 +25,9 @@ struct TopoRecord {
   // "oriTaskId"/"oriSeqNo": the task's own id and device task, when taskId packs them.
   bool has_ori = false;
   std::uint32_t ori_task_id = 0, ori_seq_no = 0;
-  std::string_view func_name;          // as JSON text: quoted and escaped
-  std::string_view core_type;          // "AIC", "AIV", ...; empty: no "coreType"
-  bool has_root = false;               // "rootIndex" and "psgId"
+  std::string_view func_name;  // as JSON text: quoted and escaped
+  std::string_view core_type;  // "AIC", "AIV", ...; empty: no "coreType"
+  bool has_root = false;       // "rootIndex" and "psgId"
   std::uint32_t root_index = 0, psg_id = 0;
 };
 

@@ -10,8 +10,8 @@
 // Every user error is a TraceError naming the file and line (or record) and what was
 // expected.
 //
-// Example: ReadTrace r = read_trace("dyn_topo.txt", opts);   // opts.prof_path = the recording
-//          const ChipConfig chip = cfg::load_chip_preset(r.recorded_cores ? ... : "a2");
+// Example: ReadTrace r = read_trace("dyn_topo.txt", opts);  // opts.prof_path: the recording
+//          // r.trace.recorded_cores may choose the chip (cfg::fitting_chip_presets)
 //          LoadedTrace t = price_trace(std::move(r), chip);  // or load_trace(path, opts, chip)
 #pragma once
 
