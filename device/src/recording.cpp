@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // write_recording(): what a hardware run measured, in the files a board run of PyPTO leaves
-// (reference/pypto-runtime.md §6), so that the simulator's board reader replays it.
+// (reference/pypto-runtime.md §6), so that the simulator's board reader replays it. Each file
+// through its format's writer in trace/.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pypto/common/errors.h"
 #include "pypto/device/device.h"
+#include "pypto/trace/dyn_topo_writer.h"
+#include "pypto/trace/prof_writer.h"
+#include "pypto/trace/topo_json_writer.h"
 
 namespace pypto::device {
 namespace {
 
-using nlohmann::ordered_json;
 using sched::TaskId;
 
 std::ofstream open_out(const std::string& path) {
@@ -29,8 +33,12 @@ void close_out(std::ofstream& f, const std::string& path) {
   if (!f) throw Error("cannot write " + path);
 }
 
-std::string func_name(const sched::TaskGraph& g, TaskId t) {
-  return g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]];
+// Kernel names as JSON strings (topo.json's funcName), escaped once each.
+std::vector<std::string> func_names(const sched::TaskGraph& g) {
+  std::vector<std::string> names;
+  names.reserve(g.kernel_names.size());
+  for (const std::string& k : g.kernel_names) names.push_back(nlohmann::json(k).dump());
+  return names;
 }
 
 }  // namespace
@@ -54,72 +62,73 @@ RecordingPaths write_recording(const std::string& dir, const sched::TaskGraph& g
   }
   {
     std::ofstream f = open_out(paths.prof);
-    f << "[";
-    bool first_block = true;
+    trace::ProfWriter w(f,
+                        {/*record_per_line=*/false, trace::ProfWriter::SubGraphId::kAfterTaskId});
     for (std::uint32_t c = 0; c < ncores; ++c) {
       auto& v = per_core[c];
       if (v.empty()) continue;
       std::stable_sort(v.begin(), v.end(),
                        [&](TaskId a, TaskId b) { return tl.start_ns[a] < tl.start_ns[b]; });
-      f << (first_block ? "\n" : ",\n") << "{\"blockIdx\":" << c << ",\"coreType\":\""
-        << (c < shape.aic ? "AIC" : "AIV") << "\",\"tasks\":[";
-      first_block = false;
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        const TaskId t = v[i];
-        const auto start = static_cast<std::uint64_t>(
+      w.block(c, c < shape.aic ? "AIC" : "AIV");
+      for (const TaskId t : v) {
+        trace::ProfRecord r;
+        r.seq_no = g.device_tasks[g.device_task[t]].seq_no;
+        r.task_id = g.orig_id[t];
+        r.sub_graph_id = g.kernel[t];
+        r.exec_start = static_cast<std::uint64_t>(
             std::floor(static_cast<double>(tl.start_ns[t]) * ticks_per_ns));
-        const auto end =
+        r.exec_end =
             static_cast<std::uint64_t>(std::ceil(static_cast<double>(tl.end_ns[t]) * ticks_per_ns));
-        f << (i == 0 ? "" : ",") << "{\"seqNo\":" << g.device_tasks[g.device_task[t]].seq_no
-          << ",\"taskId\":" << g.orig_id[t] << ",\"subGraphId\":" << g.kernel[t]
-          << ",\"execStart\":" << start << ",\"execEnd\":" << end << "}";
+        w.record(r);
       }
-      f << "]}";
     }
-    f << "\n]\n";
+    w.finish();
     close_out(f, paths.prof);
   }
 
   // ---- topo.json: device task 0, PyPTO's board shape ----
   {
     std::ofstream f = open_out(paths.topo);
-    f << "[";
-    bool first = true;
+    trace::TopoJsonWriter w(f);
     if (!g.device_tasks.empty()) {
+      const std::vector<std::string> names = func_names(g);
       const sched::DeviceTask& d = g.device_tasks[0];
       for (TaskId t = d.first_task; t < d.first_task + d.num_tasks; ++t) {
-        ordered_json succ = ordered_json::array();
+        trace::TopoRecord r;
+        r.task_id = g.orig_id[t];
+        r.func_name = names.empty() ? std::string_view("\"task\"") : names[g.kernel[t]];
+        r.core_type = sched::to_string(g.core_type[t]);
+        w.begin(r);
         for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {
-          succ.push_back(g.orig_id[g.succ[i]]);
+          w.successor(g.orig_id[g.succ[i]]);
         }
-        const ordered_json rec{{"taskId", g.orig_id[t]},
-                               {"funcName", func_name(g, t)},
-                               {"semanticLabel", ""},
-                               {"coreType", std::string(sched::to_string(g.core_type[t]))},
-                               {"successors", succ}};
-        f << (first ? "\n" : ",\n") << rec.dump();
-        first = false;
+        w.end();
       }
     }
-    f << "\n]\n";
+    w.finish();
     close_out(f, paths.topo);
   }
 
   // ---- dyn_topo.txt: every device task ----
   {
     std::ofstream f = open_out(paths.dyn_topo);
-    f << "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
-         "staticSuccCount,successors\n";
+    trace::DynTopoWriter w(f);
     for (TaskId t = 0; t < g.num_tasks(); ++t) {
-      const std::uint32_t n = g.succ_last(t) - g.succ_first(t);
-      f << g.device_tasks[g.device_task[t]].seq_no << "," << g.orig_id[t] << "," << g.root[t]
-        << ",0," << t << "," << g.kernel[t] << ",0," << sched::to_string(g.core_type[t]) << ","
-        << g.kernel[t] << ",-1," << n;
+      trace::DynTopoRow r;
+      r.seq_no = g.device_tasks[g.device_task[t]].seq_no;
+      r.task_id = g.orig_id[t];
+      r.root_index = g.root[t];
+      r.opmagic = t;
+      r.leaf_index = g.kernel[t];
+      r.core_type = sched::to_string(g.core_type[t]);
+      r.psg_id = g.kernel[t];
+      w.begin(r, g.succ_last(t) - g.succ_first(t));
       for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {
-        f << "," << g.orig_id[g.succ[i]];
+        w.successor(g.orig_id[g.succ[i]]);
       }
-      f << "\n";
+      w.end();
     }
+    w.finish();
     close_out(f, paths.dyn_topo);
   }
   return paths;

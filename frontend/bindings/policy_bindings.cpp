@@ -20,7 +20,7 @@
 #include "pypto/sched/registry.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/trace_loader.h"
 
 namespace py = pybind11;
 
@@ -381,10 +381,10 @@ py::object run_point(const std::string& path, const std::string& prof, const std
     py::gil_scoped_release nogil;
     const sim::ChipConfig chip = cfg::resolve_chip_config(chip_name, config, sets);
     if (!check_only) {
-      sim::LoadOptions lo;
+      trace::LoadOptions lo;
       lo.prof_path = prof;
       lo.runtime = rt;
-      const sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
+      const trace::LoadedTrace trace = trace::load_trace(path, lo, chip);
       if (trace.recorded_cores) cfg::check_recorded_cores(chip, *trace.recorded_cores);
       sim::SimOptions so;
       so.runtime = rt;

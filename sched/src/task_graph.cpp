@@ -191,7 +191,7 @@ void TaskGraphBuilder::add_memory(const MemAccess& m) {
   g_.mem.push_back(m);
 }
 
-TaskGraph TaskGraphBuilder::finish() {
+TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
   TaskGraph& g = g_;
   const std::size_t n = g.core_type.size();
   NPU_CHECK(g.succ.size() <= 0xFFFFFFFFull, "task graph holds at most 2^32-1 edges");
@@ -245,6 +245,7 @@ TaskGraph TaskGraphBuilder::finish() {
   std::vector<std::uint32_t>().swap(group_of_task_);
 
   // 3. Stable counting sort by group when the groups interleave.
+  if (moved != nullptr) moved->clear();
   if (!std::is_sorted(g.device_task.begin(), g.device_task.end())) {
     std::vector<TaskId> new_pos(n);
     {
@@ -266,6 +267,7 @@ TaskGraph TaskGraphBuilder::finish() {
     if (!g.mem_begin.empty()) {
       permute_csr(g.mem_begin, g.mem, new_pos, [](const MemAccess& m) { return m; });
     }
+    if (moved != nullptr) *moved = std::move(new_pos);
   }
 
   // 4. Keep edges inside a device task; drop edges into later ones (device tasks run one

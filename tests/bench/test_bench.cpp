@@ -16,8 +16,8 @@
 #include "pypto/bench/reference.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/config_loader.h"
-#include "pypto/sim/trace/synthetic.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/synthetic.h"
+#include "pypto/trace/trace_loader.h"
 
 using namespace pypto;
 using Catch::Matchers::Contains;
@@ -124,15 +124,15 @@ TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[be
   const pypto::testing::TempDir tmp;
   const std::string& dir = tmp.path();
   const auto load = [&](const std::string& shape, std::uint64_t n) {
-    sim::SyntheticSpec s;
+    trace::SyntheticSpec s;
     s.shape = shape;
     s.tasks = n;
     const std::string path = dir + "/" + shape + ".ndjson";
     {
       std::ofstream f(path);
-      sim::write_synthetic_trace(s, f);
+      trace::write_synthetic_trace(s, f);
     }
-    return sim::load_trace(path, sim::LoadOptions{}, chip).graph;
+    return trace::load_trace(path, trace::LoadOptions{}, chip).graph;
   };
   const bench::MinimalCosts costs = bench::minimal_costs(chip);
   // One chain: never two events at the same time, so the kernels cannot order ties

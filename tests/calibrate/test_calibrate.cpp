@@ -13,9 +13,9 @@
 #include "pypto/calibrate/calibrate.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/config_loader.h"
-#include "pypto/sim/trace/native_writer.h"
-#include "pypto/sim/trace/synthetic.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/native_writer.h"
+#include "pypto/trace/synthetic.h"
+#include "pypto/trace/trace_loader.h"
 
 using namespace pypto;
 
@@ -27,8 +27,8 @@ std::string temp_path(const std::string& name) {
 
 // A 400-task mix graph with recorded durations, replayed on a2 with `known`, written with the
 // simulated times as a native trace and loaded back: a recording with known parameters.
-sim::LoadedTrace recording(const sim::ChipConfig& known, std::uint32_t seed) {
-  sim::SyntheticSpec spec;
+trace::LoadedTrace recording(const sim::ChipConfig& known, std::uint32_t seed) {
+  trace::SyntheticSpec spec;
   spec.shape = "mix";
   spec.tasks = 400;
   spec.seed = seed;
@@ -37,17 +37,18 @@ sim::LoadedTrace recording(const sim::ChipConfig& known, std::uint32_t seed) {
   const std::string graph_path = temp_path("graph_" + std::to_string(seed) + ".ndjson");
   {
     std::ofstream f(graph_path);
-    sim::write_synthetic_trace(spec, f);
+    trace::write_synthetic_trace(spec, f);
   }
-  const sim::LoadedTrace graph = sim::load_trace(graph_path, {}, known);
+  const trace::LoadedTrace graph = trace::load_trace(graph_path, {}, known);
   sim::SimOptions opt;
   const sim::SimResult r = sim::simulate(graph.graph, known, opt);
   const std::string rec_path = temp_path("rec_" + std::to_string(seed) + ".ndjson");
   {
     std::ofstream f(rec_path);
-    sim::write_native_trace(graph.graph, &r.timeline, known.chip.name, "test", f);
+    const trace::TaskTimes times{r.timeline.start_ps, r.timeline.end_ps};
+    trace::write_native_trace(graph.graph, &times, known.chip.name, "test", f);
   }
-  sim::LoadedTrace rec = sim::load_trace(rec_path, {}, known);
+  trace::LoadedTrace rec = trace::load_trace(rec_path, {}, known);
   std::remove(graph_path.c_str());
   std::remove(rec_path.c_str());
   return rec;
@@ -67,7 +68,7 @@ sim::ChipConfig known_chip() {
 
 TEST_CASE("a timed native trace replays with no error under the config that made it") {
   const sim::ChipConfig known = known_chip();
-  const sim::LoadedTrace rec = recording(known, 1);
+  const trace::LoadedTrace rec = recording(known, 1);
   REQUIRE(!rec.graph.recorded_start_ps.empty());
   const auto fit = calibrate::evaluate({{"rec", &rec.graph, {}}}, known);
   REQUIRE(fit.size() == 1);
@@ -80,7 +81,7 @@ TEST_CASE("a timed native trace replays with no error under the config that made
 
 TEST_CASE("calibrate recovers poll, resolve and dispatch costs and drops the start-up latency") {
   const sim::ChipConfig known = known_chip();
-  const sim::LoadedTrace rec = recording(known, 1);
+  const trace::LoadedTrace rec = recording(known, 1);
   // From PyPTO's cost-model values (the presets' values before calibration), 5000 ns.
   sim::ChipConfig start = cfg::load_chip_preset("a2");
   for (const char* s :
@@ -134,7 +135,7 @@ TEST_CASE("calibrate recovers poll, resolve and dispatch costs and drops the sta
 
 TEST_CASE("calibrate respects the simulation budget and rejects unknown keys") {
   const sim::ChipConfig known = known_chip();
-  const sim::LoadedTrace rec = recording(known, 2);
+  const trace::LoadedTrace rec = recording(known, 2);
   calibrate::CalibrateOptions opt;
   opt.max_simulations = 10;
   const calibrate::CalibrateResult r =

@@ -26,7 +26,7 @@
 #include "pypto/model/chip_config.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/trace_loader.h"
 
 using Catch::Matchers::Contains;
 using pypto::ConfigError;
@@ -961,8 +961,8 @@ TEST_CASE("native trace dump replays with the same device tasks and edges", "[co
   CHECK(header["tasks"] == l.graph.num_tasks());
   const pypto::testing::TempDir tmp;
   const std::string path = tmp.write("dump.ndjson", text.str());
-  pypto::sim::LoadOptions lo;
-  const auto loaded = pypto::sim::load_trace(path, lo, chip());
+  pypto::trace::LoadOptions lo;
+  const auto loaded = pypto::trace::load_trace(path, lo, chip());
   const auto& g = loaded.graph;
   REQUIRE(g.num_tasks() == l.graph.num_tasks());
   REQUIRE(g.device_tasks.size() == l.graph.device_tasks.size());

@@ -19,7 +19,7 @@
 #include "pypto/model/config_loader.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/trace_loader.h"
 
 namespace {
 
@@ -314,10 +314,10 @@ TEST_CASE("device runtime: the recording is what the board reader replays") {
   const device::RecordingPaths paths =
       device::write_recording(dir, g, shape, r, chip.chip.board_clock_mhz);
 
-  sim::LoadOptions lo;
+  trace::LoadOptions lo;
   lo.prof_path = paths.prof;
   // dyn_topo.txt: every device task, every task timed.
-  const sim::LoadedTrace all = sim::load_trace(paths.dyn_topo, lo, chip);
+  const trace::LoadedTrace all = trace::load_trace(paths.dyn_topo, lo, chip);
   CHECK(all.graph.num_tasks() == g.num_tasks());
   CHECK(all.graph.device_tasks.size() == 2);
   CHECK(all.graph.num_edges() == g.num_edges());
@@ -334,7 +334,7 @@ TEST_CASE("device runtime: the recording is what the board reader replays") {
   CHECK(static_cast<double>(*all.graph.recorded_makespan_ps) / 1e3 ==
         Approx(span_ns).margin(2 * tick_ns));
   // topo.json: device task 0; the records of device task 1 are skipped.
-  const sim::LoadedTrace first = sim::load_trace(paths.topo, lo, chip);
+  const trace::LoadedTrace first = trace::load_trace(paths.topo, lo, chip);
   CHECK(first.graph.num_tasks() == g.device_tasks[0].num_tasks);
   CHECK(first.ignored_prof_records == g.device_tasks[1].num_tasks);
   // And the replay runs.

@@ -6,7 +6,7 @@
 
 #include "fuzz_common.h"
 #include "pypto/model/config_loader.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/trace_loader.h"
 
 namespace pypto::fuzz {
 
@@ -22,9 +22,9 @@ inline std::string sample(const char* name) {
 
 // Loads the trace at `path` as `pypto-sim run` does (format detection, then the reader).
 inline void load(const std::string& path, const std::string& prof_path) {
-  sim::LoadOptions opts;
+  trace::LoadOptions opts;
   opts.prof_path = prof_path;
-  const sim::LoadedTrace t = sim::load_trace(path, opts, a2_chip());
+  const trace::LoadedTrace t = trace::load_trace(path, opts, a2_chip());
   (void)t;
 }
 

@@ -10,7 +10,7 @@
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/trace_loader.h"
 
 using namespace pypto;
 using pypto::testing::aicpu_ps;
@@ -72,10 +72,10 @@ TEST_CASE("independent equal tasks finish within 2% of the analytical makespan",
 
 TEST_CASE("the sample board recording replays close to its recorded makespan", "[sim][replay]") {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  sim::LoadOptions lo;
+  trace::LoadOptions lo;
   lo.prof_path = std::string(PYPTO_SOURCE_DIR) + "/traces/samples/tilefwk_L1_prof_data.json";
   const auto trace =
-      sim::load_trace(std::string(PYPTO_SOURCE_DIR) + "/traces/samples/dyn_topo.txt", lo, chip);
+      trace::load_trace(std::string(PYPTO_SOURCE_DIR) + "/traces/samples/dyn_topo.txt", lo, chip);
   sim::SimOptions opt;
   const sim::SimResult r = sim::simulate(trace.graph, chip, opt);
   const auto j = sim::stats_json(r);

@@ -13,12 +13,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "../../sim/src/report/text_out.h"
 #include "../common/temp_dir.h"
 #include "graph_helpers.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
+#include "pypto/trace/text_out.h"
 
 using namespace pypto;
 using pypto::testing::graph_of;
@@ -221,7 +221,7 @@ TEST_CASE("trace times in us print as nlohmann prints the double") {
   }
   std::ostringstream fast, ref;
   {
-    pypto::sim::report_detail::TextOut a(fast), b(ref);
+    pypto::trace::TextOut a(fast), b(ref);
     for (const std::uint64_t v : ns) {
       a.us_of_ns(v) << ',';
       b.d(static_cast<double>(v) / 1e3) << ',';
@@ -256,7 +256,7 @@ TEST_CASE("memoized doubles print as nlohmann prints them") {
   pool.push_back(-0.0);
   std::ostringstream memo, ref;
   {
-    pypto::sim::report_detail::TextOut a(memo), b(ref);
+    pypto::trace::TextOut a(memo), b(ref);
     for (int i = 0; i < 400000; ++i) {
       const double v = pool[next() % (i < 200000 ? 64 : pool.size())];  // hot, then all
       a.d_memo(v) << ',';

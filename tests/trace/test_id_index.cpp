@@ -12,7 +12,7 @@
 
 #include "id_index.h"
 
-using pypto::sim::trace_detail::IdIndex;
+using pypto::trace::detail::IdIndex;
 
 namespace {
 
@@ -82,7 +82,7 @@ TEST_CASE("IdIndex: 64-bit keys (dyn_topo's seq << 32 | taskId) past the dense r
 
 namespace {
 
-using pypto::sim::trace_detail::SeqIdIndex;
+using pypto::trace::detail::SeqIdIndex;
 
 // SeqIdIndex against a map keyed by seq << 32 | id (what it replaced): every insert's
 // result, every pair's value, and pairs never inserted.

@@ -12,12 +12,12 @@
 #include "pypto/common/errors.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/pypto_writers.h"
-#include "pypto/sim/trace/synthetic.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/pypto_writers.h"
+#include "pypto/trace/synthetic.h"
+#include "pypto/trace/trace_loader.h"
 
 using namespace pypto;
-using sim::TraceFormat;
+using trace::TraceFormat;
 
 namespace {
 
@@ -27,16 +27,16 @@ struct Replay {
 };
 
 Replay replay(const std::string& path, const std::string& prof, const sim::ChipConfig& chip) {
-  sim::LoadOptions lo;
+  trace::LoadOptions lo;
   lo.prof_path = prof;
-  const sim::LoadedTrace t = sim::load_trace(path, lo, chip);
+  const trace::LoadedTrace t = trace::load_trace(path, lo, chip);
   sim::SimOptions opt;
   const sim::SimResult r = sim::simulate(t.graph, chip, opt);
   return {t.graph.num_tasks(), t.graph.device_tasks.size(), r.stats.makespan_ps};
 }
 
-sim::SyntheticSpec spec_of(std::uint64_t tasks) {
-  sim::SyntheticSpec s;
+trace::SyntheticSpec spec_of(std::uint64_t tasks) {
+  trace::SyntheticSpec s;
   s.tasks = tasks;
   s.recorded = true;
   s.memory = false;
@@ -51,15 +51,16 @@ TEST_CASE("gen formats: every format replays the same tasks, makespans agree whe
   testing::TempDir dir;
   const std::string d = dir.path();
   // 70,000 tasks: more than one device task's 60,000, so dyn_topo holds several seqNos.
-  const sim::SyntheticSpec s = spec_of(70'000);
-  sim::write_synthetic_as(s, TraceFormat::kNative, chip, d + "/t.ndjson", "");
-  sim::write_synthetic_as(s, TraceFormat::kDynTopo, chip, d + "/dyn_topo.txt", d + "/dyn.json");
-  sim::write_synthetic_as(s, TraceFormat::kTopoJson, chip, d + "/topo.json", d + "/topo_prof.json");
-  sim::write_synthetic_as(s, TraceFormat::kFixedLatency, chip, d + "/fixed.json", "");
+  const trace::SyntheticSpec s = spec_of(70'000);
+  trace::write_synthetic_as(s, TraceFormat::kNative, chip, d + "/t.ndjson", "");
+  trace::write_synthetic_as(s, TraceFormat::kDynTopo, chip, d + "/dyn_topo.txt", d + "/dyn.json");
+  trace::write_synthetic_as(s, TraceFormat::kTopoJson, chip, d + "/topo.json",
+                            d + "/topo_prof.json");
+  trace::write_synthetic_as(s, TraceFormat::kFixedLatency, chip, d + "/fixed.json", "");
 
-  CHECK(sim::detect_trace_format(d + "/dyn_topo.txt") == TraceFormat::kDynTopo);
-  CHECK(sim::detect_trace_format(d + "/topo.json") == TraceFormat::kTopoJson);
-  CHECK(sim::detect_trace_format(d + "/fixed.json") == TraceFormat::kFixedLatency);
+  CHECK(trace::detect_trace_format(d + "/dyn_topo.txt") == TraceFormat::kDynTopo);
+  CHECK(trace::detect_trace_format(d + "/topo.json") == TraceFormat::kTopoJson);
+  CHECK(trace::detect_trace_format(d + "/fixed.json") == TraceFormat::kFixedLatency);
 
   const Replay native = replay(d + "/t.ndjson", "", chip);
   const Replay dyn = replay(d + "/dyn_topo.txt", d + "/dyn.json", chip);
@@ -79,23 +80,23 @@ TEST_CASE("gen formats: every format replays the same tasks, makespans agree whe
 TEST_CASE("gen formats: the PyPTO formats need recorded durations and no memory") {
   const sim::ChipConfig chip = cfg::load_chip_preset("a2");
   testing::TempDir dir;
-  sim::SyntheticSpec s = spec_of(100);
+  trace::SyntheticSpec s = spec_of(100);
   s.memory = true;
   CHECK_THROWS_AS(
-      sim::write_synthetic_as(s, TraceFormat::kFixedLatency, chip, dir.path() + "/f.json", ""),
+      trace::write_synthetic_as(s, TraceFormat::kFixedLatency, chip, dir.path() + "/f.json", ""),
       ConfigError);
   s = spec_of(100);
   CHECK_THROWS_AS(
-      sim::write_synthetic_as(s, TraceFormat::kDynTopo, chip, dir.path() + "/d.txt", ""),
+      trace::write_synthetic_as(s, TraceFormat::kDynTopo, chip, dir.path() + "/d.txt", ""),
       ConfigError);
   CHECK(!std::ifstream(dir.path() + "/f.json"));
   CHECK(!std::ifstream(dir.path() + "/d.txt"));
 }
 
 TEST_CASE("gen formats: dur_step_ns rounds recorded durations down to whole steps") {
-  sim::SyntheticSpec s = spec_of(200);
+  trace::SyntheticSpec s = spec_of(200);
   std::ostringstream a;
-  sim::write_synthetic_trace(s, a);
+  trace::write_synthetic_trace(s, a);
   CHECK(a.str().find("dur_step_ns=20") != std::string::npos);
   std::istringstream in(a.str());
   int checked = 0;
@@ -108,5 +109,5 @@ TEST_CASE("gen formats: dur_step_ns rounds recorded durations down to whole step
   CHECK(checked == 200);
   s.dur_step_ns = 0;
   std::ostringstream b;
-  CHECK_THROWS_AS(sim::write_synthetic_trace(s, b), ConfigError);
+  CHECK_THROWS_AS(trace::write_synthetic_trace(s, b), ConfigError);
 }

@@ -17,8 +17,8 @@
 #include "../common/temp_dir.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/cost_model.h"
-#include "pypto/sim/trace/synthetic.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/synthetic.h"
+#include "pypto/trace/trace_loader.h"
 
 using Catch::Matchers::Contains;
 using pypto::ConfigError;
@@ -28,6 +28,7 @@ using pypto::sched::kNoRecord;
 using pypto::sched::TaskGraph;
 using pypto::sched::TaskId;
 using namespace pypto::sim;
+using namespace pypto::trace;
 
 namespace {
 

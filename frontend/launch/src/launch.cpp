@@ -26,7 +26,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
-#include "pypto/sim/trace/native_writer.h"
+#include "pypto/trace/native_writer.h"
 
 namespace pypto::launch {
 
@@ -557,10 +557,10 @@ TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchT
 }
 
 void write_launch_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out) {
-  sim::write_native_trace(l.graph, nullptr, chip.chip.name, "pypto compiler: " + l.graph.source,
-                          out, [&](sched::TaskId t, std::string& line) {
-                            return compiler::append_task_ops(l, t, chip, line);
-                          });
+  trace::write_native_trace(l.graph, nullptr, chip.chip.name, "pypto compiler: " + l.graph.source,
+                            out, [&](sched::TaskId t, std::string& line) {
+                              return compiler::append_task_ops(l, t, chip, line);
+                            });
 }
 
 void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,

@@ -17,7 +17,11 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
-#include "text_out.h"
+#include "pypto/trace/aicpu_data_writer.h"
+#include "pypto/trace/prof_writer.h"
+#include "pypto/trace/swimlane_writer.h"
+#include "pypto/trace/text_out.h"
+#include "pypto/trace/topo_json_writer.h"
 
 namespace pypto::sim {
 namespace {
@@ -26,7 +30,6 @@ using nlohmann::ordered_json;
 using sched::CoreType;
 
 double ns(std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; }
-double us(std::uint64_t ps) { return static_cast<double>(ps) / 1e6; }
 
 // trace.json times: whole ns (each instant rounded once), written in µs as the format wants.
 // Viewers add ts + dur in doubles (Chrome DevTools drops a slice that seems to start before
@@ -45,8 +48,8 @@ double trace_dur_us(std::uint64_t start_ps, std::uint64_t end_ps) {
 }
 // The same bytes as TextOut::d of trace_us / trace_dur_us, without nlohmann's grisu2: a time
 // from its whole ns count, a dur from the memo of the doubles written before.
-void write_trace_us(report_detail::TextOut& f, std::uint64_t ps) { f.us_of_ns(to_ns(ps)); }
-void write_trace_dur_us(report_detail::TextOut& f, std::uint64_t start_ps, std::uint64_t end_ps) {
+void write_trace_us(trace::TextOut& f, std::uint64_t ps) { f.us_of_ns(to_ns(ps)); }
+void write_trace_dur_us(trace::TextOut& f, std::uint64_t start_ps, std::uint64_t end_ps) {
   f.d_memo(trace_dur_us(start_ps, end_ps));
 }
 // Round to a fixed number of decimals so printed ratios do not depend on the last bit.
@@ -68,13 +71,9 @@ void check_writer(OutputFile& f) {
   check_interrupt("writing " + f.path());
   if (f.failed()) f.finish();  // throws "error while writing ..."
 }
-// The same for writers that count their own records in `n`.
-void check_writer(OutputFile& f, std::uint64_t& n) {
-  if (++n % report_detail::TextOut::kCheckEvery == 0) check_writer(f);
-}
 
 // A report file's text (text_out.h), checked as it goes.
-class ReportText : public report_detail::TextOut {
+class ReportText : public trace::TextOut {
  public:
   explicit ReportText(OutputFile& f) : TextOut(f.stream(), [&f] { check_writer(f); }) {}
 };
@@ -399,34 +398,24 @@ void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& ch
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
-  ReportText f(out);
-  f << "[";
-  bool first_block = true;
+  trace::ProfWriter w(out.stream(),
+                      {/*record_per_line=*/false, trace::ProfWriter::SubGraphId::kBeforeTaskId},
+                      [&out] { check_writer(out); });
   for (std::uint32_t c = 0; c < cores; ++c) {
     const auto& v = per_core[c];
     if (v.empty()) continue;
-    f << (first_block ? "\n" : ",\n") << "{\"blockIdx\":";
-    f.u(c) << ",\"coreType\":\"" << (c < aic ? "AIC" : "AIV") << "\",\"tasks\":[";
-    first_block = false;
+    w.block(c, c < aic ? "AIC" : "AIV");
     for (std::size_t i = 0; i < v.size(); ++i) {
       const sched::TaskId t = v[i];
       if (i + kPrefetchAhead < v.size()) prefetch_task(g, tl, v[i + kPrefetchAhead]);
-      const std::uint64_t start = board_ticks(tl.start_ps[t], ticks_per_ps);
-      const std::uint64_t end = board_ticks(tl.end_ps[t], ticks_per_ps);
       // subGraphId: PyPTO's leaf-function index of the task; ours is the kernel index, which
       // names the same thing (PyPTO's tools colour and group tasks by it).
-      f << (i == 0 ? "{\"seqNo\":" : ",{\"seqNo\":");
-      f.u(g.device_tasks[g.device_task[t]].seq_no) << ",\"subGraphId\":";
-      f.u(g.kernel[t]) << ",\"taskId\":";
-      f.u(g.orig_id[t]) << ",\"execStart\":";
-      f.u(start) << ",\"execEnd\":";
-      f.u(end) << '}';
-      f.end_record();
+      w.record({g.device_tasks[g.device_task[t]].seq_no, g.orig_id[t], g.kernel[t],
+                board_ticks(tl.start_ps[t], ticks_per_ps),
+                board_ticks(tl.end_ps[t], ticks_per_ps)});
     }
-    f << "]}";
   }
-  f << "\n]\n";
-  f.flush();
+  w.finish();
   out.finish();
 }
 
@@ -481,171 +470,12 @@ void remove_made_folders(const std::filesystem::path& dir, const std::filesystem
 void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
                               const ReportOptions& opt) {
   const Timeline& tl = r.timeline;
-  const std::uint32_t aic = r.stats.aic.count;
-  const std::uint32_t cores = aic + r.stats.aiv.count;
-  constexpr int kPid = 1;                // PyPTO's "Machine View" process
-  constexpr std::uint32_t kTid0 = 1000;  // its thread offset; tid = kTid0 + 2 * (blockIdx + 1)
-  auto placed = [&](sched::TaskId t) {
-    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != sched::kNoCore16;
-  };
-  // Tasks per core in start order; a task starting before its predecessor on the core ended
-  // goes to the core's second lane, as PyPTO draws overlapping tasks.
-  std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
-  std::vector<std::uint8_t> lane(g.num_tasks(), 0);
-  std::vector<bool> core_overlaps(cores, false);
-  // PyPTO's execution-hint: duration statistics per leaf function (our kernel index).
-  struct Leaf {
-    std::uint64_t count = 0, total_ps = 0, max_ps = 0, min_ps = 0;
-    sched::TaskId max_task = 0, min_task = 0;
-  };
-  std::vector<Leaf> leaves(std::max<std::size_t>(g.kernel_names.size(), 1));
-  for (std::uint32_t c = 0; c < cores; ++c) {
-    auto& v = per_core[c];
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const sched::TaskId t = v[i];
-      if (i > 0 && lane[v[i - 1]] == 0 && tl.start_ps[t] < tl.end_ps[v[i - 1]]) {
-        lane[t] = 1;
-        core_overlaps[c] = true;
-      }
-      Leaf& l = leaves[g.kernel_names.empty() ? 0 : g.kernel[t]];
-      const std::uint64_t d = tl.end_ps[t] - tl.start_ps[t];
-      if (l.count == 0 || d > l.max_ps) l.max_ps = d, l.max_task = t;
-      if (l.count == 0 || d < l.min_ps) l.min_ps = d, l.min_task = t;
-      ++l.count;
-      l.total_ps += d;
-    }
-  }
-  auto tid_of = [&](sched::TaskId t) { return kTid0 + 2 * (tl.core[t] + 1u) + lane[t]; };
-  // PyPTO's task name: seqNo-funcId-opIdx of the 64-bit id seqNo << 32 | taskId.
-  auto formal = [&](sched::TaskId t) {
-    const std::uint32_t id = g.orig_id[t];
-    return std::to_string(g.device_tasks[g.device_task[t]].seq_no) + "-" +
-           std::to_string((id >> 16) & 1023u) + "-" + std::to_string(id & 0xFFFFu);
-  };
-  auto label = [&](sched::TaskId t) {
-    return g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]];
-  };
-
-  std::ostream& f = out.stream();
-  std::uint64_t records = 0;
-  bool first = true;
-  auto emit = [&](const ordered_json& e) {
-    f << (first ? "\n" : ",\n") << e.dump();
-    first = false;
-    check_writer(out, records);
-  };
-  f << "{\"traceEvents\":[";
-  emit({{"args", {{"name", "Machine View"}}},
-        {"cat", "__metadata"},
-        {"name", "process_name"},
-        {"ph", "M"},
-        {"pid", kPid}});
-  for (std::uint32_t c = 0; c < cores; ++c) {
-    if (per_core[c].empty()) continue;
-    const std::string name = std::string(c < aic ? "AIC_" : "AIV_") + std::to_string(c + 1);
-    for (std::uint32_t l = 0; l <= (core_overlaps[c] ? 1u : 0u); ++l) {
-      emit({{"args", {{"name", name}}},
-            {"cat", "__metadata"},
-            {"name", "thread_name"},
-            {"ph", "M"},
-            {"pid", kPid},
-            {"tid", kTid0 + 2 * (c + 1) + l}});
-    }
-  }
-  std::uint64_t event_id = 0;
-  for (std::uint32_t c = 0; c < cores; ++c) {
-    for (const sched::TaskId t : per_core[c]) {
-      const Leaf& l = leaves[g.kernel_names.empty() ? 0 : g.kernel[t]];
-      const std::string hint =
-          "Average Execution Time: " + std::to_string(us(l.total_ps) / double(l.count)) +
-          "\nMax Execution Time: " + std::to_string(us(l.max_ps)) + ", Task: [" +
-          formal(l.max_task) + "]\nMin Execution Time: " + std::to_string(us(l.min_ps)) +
-          ", Task: [" + formal(l.min_task) + "]\n";
-      const std::uint32_t seq = g.device_tasks[g.device_task[t]].seq_no;
-      const LeafMergeHint mh = t < opt.leaf_hints.size() ? opt.leaf_hints[t] : LeafMergeHint{};
-      // PyPTO's hashOrder-hint: one line per merge that made this leaf, the class before it.
-      std::string merges;
-      const auto merge_line = [&](const char* kind, std::uint32_t count) {
-        if (count == 0) return -1;
-        merges += std::string(kind) + " hashOrder: func" + std::to_string(g.root[t]) + "_" +
-                  std::to_string(mh.hash_order) + ", subGraphCount: " + std::to_string(count) +
-                  "\n";
-        return static_cast<int>(mh.hash_order);
-      };
-      const int l1_order = merge_line("l1ReuseInfo", mh.l1_count);
-      const int cube_order = merge_line("cubeMergeInfo", mh.cube_count);
-      const int vec_order = merge_line("vecMergeInfo", mh.vec_count);
-      nlohmann::json args = {
-          {"event-hint", "Task:[" + formal(t) + "], rootHash:" + std::to_string(g.root[t]) +
-                             ", callOpMagic:-1, leafHash:" + std::to_string(g.kernel[t]) +
-                             ", TaskId:" + std::to_string(g.orig_id[t])},
-          {"ioperand-hint", "[]"},
-          {"ooperand-hint", "[]"},
-          {"execution-hint", hint},
-          {"color", label(t)},
-          {"taskId", g.orig_id[t]},
-          {"seqNo", seq},
-          {"wrapId", -1},
-          {"l1ReuseHashOrder", l1_order},
-          {"cubeNBufferHashOrder", cube_order},
-          {"vecNBufferHashOrder", vec_order}};
-      if (!merges.empty()) args["hashOrder-hint"] = merges;
-      emit({{"args", args},
-            {"cat", "event"},
-            {"id", event_id++},
-            {"name", formal(t) + "-" + std::to_string(g.root[t]) + "-" +
-                         std::to_string(g.kernel[t]) + "(" + label(t) + ")"},
-            {"ph", "X"},
-            {"pid", kPid},
-            {"tid", tid_of(t)},
-            {"ts", us(tl.start_ps[t])},
-            {"dur", us(tl.end_ps[t] - tl.start_ps[t])}});
-    }
-  }
-  std::size_t flows = 0;
-  for (sched::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
-    if (!placed(t)) continue;
-    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t) && flows < opt.max_flow_edges; ++i) {
-      const sched::TaskId s = g.succ[i];
-      if (!placed(s)) continue;
-      ++flows;
-      emit({{"cat", "machine-view-last-dep"},
-            {"id", event_id},
-            {"name", "machine-view-last-dep"},
-            {"ph", "s"},
-            {"pid", kPid},
-            {"tid", tid_of(t)},
-            {"ts", us(tl.end_ps[t]) - 0.0001}});
-      emit({{"bp", "e"},
-            {"cat", "machine-view-last-dep"},
-            {"id", event_id},
-            {"name", "machine-view-last-dep"},
-            {"ph", "f"},
-            {"pid", kPid},
-            {"tid", tid_of(s)},
-            {"ts", us(tl.start_ps[s])}});
-      ++event_id;
-    }
-  }
-  // Ready-queue depth as PyPTO's counters (pid 1, tid 1), emitted when a value changes.
-  std::int64_t last_aic = -1, last_aiv = -1;
-  for (const auto& d : tl.depth) {
-    const bool aic_changed = d.aic != last_aic, aiv_changed = d.aiv != last_aiv;
-    auto counter = [&](const char* name, std::uint64_t size) {
-      emit({{"name", name},
-            {"pid", kPid},
-            {"tid", 1},
-            {"ph", "C"},
-            {"ts", us(d.time_ps)},
-            {"args", {{"size", size}}}});
-    };
-    if (aic_changed) counter("ReadyCount_AIC", d.aic);
-    if (aiv_changed) counter("ReadyCount_AIV", d.aiv);
-    if (aic_changed || aiv_changed) counter("ReadyCount_Total", std::uint64_t(d.aic) + d.aiv);
-    last_aic = d.aic;
-    last_aiv = d.aiv;
-  }
-  f << "\n]}\n";
+  const std::uint32_t cores = r.stats.aic.count + r.stats.aiv.count;
+  const std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
+  const trace::SwimlaneRun run{g,        tl.start_ps,    tl.end_ps,
+                               tl.core,  per_core,       r.stats.aic.count,
+                               tl.depth, opt.leaf_hints, opt.max_flow_edges};
+  trace::write_merged_swimlane(out.stream(), run, [&out] { check_writer(out); });
   out.finish();
 }
 
@@ -682,83 +512,43 @@ void write_pypto_topo(OutputFile& out, const sched::TaskGraph& g) {
   if (!std::is_sorted(order.begin(), order.end(), by_key))
     std::stable_sort(order.begin(), order.end(), by_key);
   const std::vector<std::string> kernels = json_kernel_names(g);
-  ReportText f(out);
-  f << "[";
-  bool first = true;
+  trace::TopoJsonWriter w(out.stream(), [&out] { check_writer(out); });
   for (const sched::TaskId t : order) {
-    f << (first ? "\n" : ",\n") << "{\"taskId\":";
-    first = false;
-    f.u(key(t)) << ",\"oriTaskId\":";
-    f.u(g.orig_id[t]) << ",\"oriSeqNo\":";
-    f.u(g.device_tasks[g.device_task[t]].seq_no)
-        << ",\"funcName\":" << json_kernel_of(kernels, g, t)
-        << ",\"semanticLabel\":\"\",\"coreType\":\"" << sched::to_string(g.core_type[t])
-        << "\",\"rootIndex\":";
-    f.u(g.root[t]) << ",\"psgId\":";
-    f.u(g.kernel[t]) << ",\"successors\":[";
-    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {
-      if (i != g.succ_first(t)) f << ',';
-      f.u(key(g.succ[i]));
-    }
-    f << "]}";
-    f.end_record();
+    trace::TopoRecord rec;
+    rec.task_id = key(t);
+    rec.has_ori = true;
+    rec.ori_task_id = g.orig_id[t];
+    rec.ori_seq_no = g.device_tasks[g.device_task[t]].seq_no;
+    rec.func_name = json_kernel_of(kernels, g, t);
+    rec.core_type = sched::to_string(g.core_type[t]);
+    rec.has_root = true;
+    rec.root_index = g.root[t];
+    rec.psg_id = g.kernel[t];
+    w.begin(rec);
+    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) w.successor(key(g.succ[i]));
+    w.end();
   }
-  f << "\n]\n";
-  f.flush();
+  w.finish();
   out.finish();
 }
 
-// PyPTO's device log records (aicpu.data), the input of its
-// tools/profiling/tilefwk_prof_data_parser.py: 256-byte records in the host's native layout
-// (Python struct "HHIIIQ" "HHIHBB" "I"*7 then 8 x "HHIQQ"), one per core and up to 8 tasks,
-// type 10 (AICPU op info), data type 2 (log); per task seqNo, subGraphId, taskId and start and
-// end in board ticks. Core ids are 7 bits and seqNo / subGraphId 16 bits in that format:
-// larger values are cut to the field, as on the device.
-struct AicpuLogRecord {
-  std::uint16_t magic = 0x5A5A, level = 0;
-  std::uint32_t type = 10, thread_id = 0, data_len = 0;
-  std::uint64_t time_stamp = 0;
-  std::uint16_t head = 0, core = 0;
-  std::uint32_t task_id = 0;
-  std::uint16_t stream_id = 0;
-  std::uint8_t task_count = 0, res0 = 0;
-  std::uint32_t reserved[7] = {};
-  struct Task {
-    std::uint16_t seq_no = 0, sub_graph_id = 0;
-    std::uint32_t task_id = 0;
-    std::uint64_t exec_start = 0, exec_end = 0;
-  } tasks[8];
-};
-static_assert(sizeof(AicpuLogRecord) == 256, "PyPTO's aicpu.data record is 256 bytes");
-
+// PyPTO's device log records (aicpu.data): per core its tasks in start order, in board ticks.
 void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
                       const SimResult& r, const std::vector<std::vector<sched::TaskId>>& per_core) {
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
   const double ticks_per_ps = chip.chip.board_clock_mhz / 1e6;
-  std::ostream& f = out.stream();
-  std::uint64_t records = 0;
+  trace::AicpuDataWriter w(out.stream(), [&out] { check_writer(out); });
   for (std::uint32_t c = 0; c < cores; ++c) {
     const auto& v = per_core[c];
-    const std::uint16_t core_type = c < aic ? 1 : 0;  // the format's AIV = 0, AIC = 1
-    for (std::size_t i = 0; i < v.size(); i += 8) {
-      AicpuLogRecord rec;
-      rec.core = static_cast<std::uint16_t>((c & 127) | (core_type << 7) | (2 << 10));
-      rec.task_count = static_cast<std::uint8_t>(std::min<std::size_t>(8, v.size() - i));
-      for (std::size_t k = 0; k < rec.task_count; ++k) {
-        const sched::TaskId t = v[i + k];
-        if (i + k + kPrefetchAhead < v.size()) prefetch_task(g, tl, v[i + k + kPrefetchAhead]);
-        auto& out = rec.tasks[k];
-        out.seq_no = static_cast<std::uint16_t>(g.device_tasks[g.device_task[t]].seq_no);
-        out.sub_graph_id = static_cast<std::uint16_t>(g.kernel[t]);
-        out.task_id = g.orig_id[t];
-        out.exec_start = board_ticks(tl.start_ps[t], ticks_per_ps);
-        out.exec_end = board_ticks(tl.end_ps[t], ticks_per_ps);
-      }
-      f.write(reinterpret_cast<const char*>(&rec), sizeof rec);
-      check_writer(out, records);
-    }
+    w.core(c, c < aic, v.size(), [&](std::size_t i) {
+      const sched::TaskId t = v[i];
+      if (i + kPrefetchAhead < v.size()) prefetch_task(g, tl, v[i + kPrefetchAhead]);
+      return trace::AicpuTask{g.device_tasks[g.device_task[t]].seq_no, g.kernel[t], g.orig_id[t],
+                              board_ticks(tl.start_ps[t], ticks_per_ps),
+                              board_ticks(tl.end_ps[t], ticks_per_ps)};
+    });
   }
   out.finish();
 }

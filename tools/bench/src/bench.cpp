@@ -32,8 +32,8 @@
 #include "pypto/common/output_file.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/synthetic.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/synthetic.h"
+#include "pypto/trace/trace_loader.h"
 
 extern char** environ;
 
@@ -125,8 +125,8 @@ std::string human_count(std::uint64_t n) {
 
 // ---- synthetic traces --------------------------------------------------------------------
 
-sim::SyntheticSpec trace_spec(std::uint64_t tasks) {
-  sim::SyntheticSpec s;
+trace::SyntheticSpec trace_spec(std::uint64_t tasks) {
+  trace::SyntheticSpec s;
   s.tasks = tasks;
   s.shape = "mix";
   return s;
@@ -135,7 +135,7 @@ sim::SyntheticSpec trace_spec(std::uint64_t tasks) {
 // The spec's trace in dir, generated unless a complete one is there. Files are written
 // under a temporary name and renamed, so an existing name is always a complete trace; its
 // header must still name the same spec (a file of that name from elsewhere is rewritten).
-std::string ensure_trace(const std::string& dir, const sim::SyntheticSpec& s,
+std::string ensure_trace(const std::string& dir, const trace::SyntheticSpec& s,
                          std::ostream& progress) {
   const std::string path = dir + "/mix_" + human_count(s.tasks) + "_seed" + std::to_string(s.seed) +
                            "_r" + std::to_string(s.tasks_per_root) + ".ndjson";
@@ -153,7 +153,7 @@ std::string ensure_trace(const std::string& dir, const sim::SyntheticSpec& s,
   const auto t0 = Clock::now();
   {
     OutputFile f(path);  // a temporary renamed when complete (and removed on Ctrl-C)
-    sim::write_synthetic_trace(s, f.stream());
+    trace::write_synthetic_trace(s, f.stream());
     f.commit();
   }
   progress << " " << std::fixed << std::setprecision(1) << seconds_since(t0) << " s\n"
@@ -797,8 +797,8 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
       ensure_trace(opt.trace_dir, trace_spec(opt.headline_tasks), progress);
   progress << "bench: loading " << headline_trace << " ..." << std::flush;
   auto t0 = Clock::now();
-  sim::LoadOptions lo;
-  const sim::LoadedTrace loaded = sim::load_trace(headline_trace, lo, chip);
+  trace::LoadOptions lo;
+  const trace::LoadedTrace loaded = trace::load_trace(headline_trace, lo, chip);
   const sched::TaskGraph& g = loaded.graph;
   const double load_s = seconds_since(t0);
   progress << " " << std::fixed << std::setprecision(2) << load_s << " s\n" << std::defaultfloat;

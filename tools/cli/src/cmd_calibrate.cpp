@@ -78,7 +78,7 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
       static_cast<std::uint32_t>(parse_count("max-sims", max_sims_text, 1, 1'000'000));
   if (!c.quiet)
     opt.progress = [](const std::string& s) { std::cerr << "calibrate: " << s << "\n"; };
-  std::vector<sim::LoadedTrace> traces;
+  std::vector<trace::LoadedTrace> traces;
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   for (const auto& [path, prof] : pairs) {

@@ -72,7 +72,7 @@ int cmd_compare(Context& ctx, int argc, char** argv) {
   }
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
-  const sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
+  const trace::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
   warn_unrecorded(trace);
   const sched::ParamText given = rt.policy_params;
   for (const auto& n : names) policy_params_for(n, given, names);  // all errors before any run

@@ -15,14 +15,14 @@
 #include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
 #include "pypto/model/config_loader.h"
-#include "pypto/sim/trace/pypto_writers.h"
-#include "pypto/sim/trace/synthetic.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/pypto_writers.h"
+#include "pypto/trace/synthetic.h"
+#include "pypto/trace/trace_loader.h"
 
 namespace pypto::cli {
 
 int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
-  sim::SyntheticSpec s;
+  trace::SyntheticSpec s;
   std::string out, tasks, seed, tasks_per_root, format, prof, chip_name;
   bool no_memory = false;
   po::options_description d("options");
@@ -63,10 +63,10 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
                      "files");
   }
   if (format != "native") {
-    const std::vector<std::pair<std::string, sim::TraceFormat>> formats = {
-        {"dyn_topo", sim::TraceFormat::kDynTopo},
-        {"topo_json", sim::TraceFormat::kTopoJson},
-        {"fixed_latency", sim::TraceFormat::kFixedLatency}};
+    const std::vector<std::pair<std::string, trace::TraceFormat>> formats = {
+        {"dyn_topo", trace::TraceFormat::kDynTopo},
+        {"topo_json", trace::TraceFormat::kTopoJson},
+        {"fixed_latency", trace::TraceFormat::kFixedLatency}};
     const auto it = std::find_if(formats.begin(), formats.end(),
                                  [&](const auto& f) { return f.first == format; });
     if (it == formats.end()) {
@@ -79,20 +79,20 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
     s.recorded = true;
     s.memory = false;
     s.dur_step_ns = static_cast<std::uint32_t>(std::llround(1000.0 / chip.chip.board_clock_mhz));
-    if (prof.empty() && it->second != sim::TraceFormat::kFixedLatency) {
+    if (prof.empty() && it->second != trace::TraceFormat::kFixedLatency) {
       prof = (std::filesystem::path(out).parent_path() / "tilefwk_L1_prof_data.json").string();
       if (same_file(prof, out)) {
         throw UsageError("-o " + out + " is where the recording goes by default; name the " +
                          "recording with --prof or -o another file");
       }
     }
-    sim::write_synthetic_as(s, it->second, chip, out, prof);
+    trace::write_synthetic_as(s, it->second, chip, out, prof);
     return 0;
   }
   s.memory = !no_memory;
   read_counts();
   if (out.empty()) {
-    sim::write_synthetic_trace(s, std::cout);
+    trace::write_synthetic_trace(s, std::cout);
     std::cout.flush();
     if (!std::cout) throw Error("error while writing the trace to stdout");
     return 0;
@@ -102,7 +102,7 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
   const std::string line = "pypto-sim: interrupted while writing " + out + "; nothing written";
   set_exit_on_interrupt(line.c_str());
   try {
-    sim::write_synthetic_trace(s, f.stream());
+    trace::write_synthetic_trace(s, f.stream());
   } catch (...) {
     set_exit_on_interrupt(nullptr);
     throw;

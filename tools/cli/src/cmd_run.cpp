@@ -12,7 +12,7 @@
 #include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
 #include "pypto/model/config_loader.h"
-#include "pypto/sim/trace/native_writer.h"
+#include "pypto/trace/native_writer.h"
 #include "replay.h"
 
 namespace pypto::cli {
@@ -31,8 +31,9 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
   if (!timed_trace.empty()) {
     timed = std::make_unique<OutputFile>(timed_trace);
     bar.phase("writing " + timed_trace);
-    sim::write_native_trace(graph, &r.timeline, chip.chip.name,
-                            "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
+    const trace::TaskTimes times{r.timeline.start_ps, r.timeline.end_ps};
+    trace::write_native_trace(graph, &times, chip.chip.name,
+                              "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
     timed->finish();
     check_interrupt("writing " + timed_trace);
   }
@@ -81,7 +82,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   sim::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
-  sim::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
+  trace::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
   sim::PhaseWall phases;
   phases.read_s = seconds_since(read_t0);
   warn_unrecorded(trace);

@@ -3,6 +3,8 @@
 #include "replay.h"
 
 #include <iostream>
+#include <utility>
+#include <vector>
 
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
@@ -71,10 +73,10 @@ std::vector<std::string> write_reports_shown(const std::string& dir, const sched
   return files;
 }
 
-sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
-                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
-                                ProgressLine& bar) {
-  sim::LoadOptions lo;
+trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
+                                  const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                  ProgressLine& bar) {
+  trace::LoadOptions lo;
   lo.prof_path = prof;
   lo.runtime = rt;
   if (bar.enabled()) {
@@ -85,15 +87,19 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
   const ExitWhileLoading exit_while_loading(path, bar.enabled());
   const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
   chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
-  sim::LoadedTrace trace = sim::load_trace(path, lo, chip);
+  // Read once, without a chip: a board recording's cores may choose another, and the trace
+  // is priced for the chip chosen.
+  trace::ReadTrace read = trace::read_trace(path, lo);
+  std::vector<std::string> fits;
+  if (read.trace.recorded_cores && auto_chip) {
+    fits = cfg::fitting_chip_presets(*read.trace.recorded_cores);
+    if (!fits.empty() && fits.front() != chip.chip.name) {
+      chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
+    }
+  }
+  trace::LoadedTrace trace = trace::price_trace(std::move(read), chip);
   if (trace.recorded_cores) {
     if (auto_chip) {
-      const auto fits = cfg::fitting_chip_presets(*trace.recorded_cores);
-      if (!fits.empty() && fits.front() != chip.chip.name) {
-        chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
-        bar.phase("reading " + path + " again for " + chip.chip.name);
-        trace = sim::load_trace(path, lo, chip);
-      }
       bar.clear();
       // Say so when the recording moved the chip off the default (a2 and a3 share core counts
       // and clocks, so the choice between fitting presets is a convention: name it).
@@ -109,7 +115,7 @@ sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const 
   return trace;
 }
 
-void warn_unrecorded(const sim::LoadedTrace& trace) {
+void warn_unrecorded(const trace::LoadedTrace& trace) {
   if (trace.unrecorded_tasks > 0) {
     std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
               << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "

@@ -12,7 +12,7 @@
 #include "progress_line.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/trace/trace_loader.h"
 
 namespace pypto::cli {
 
@@ -20,14 +20,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0);
 
 // Loads a trace and resolves the chip. --chip auto (the default without --chip/--config): a
 // board recording's blockIdx tell the core counts, so the preset that fits is taken; other
-// traces run on a2. The trace is read with a2 first (its board clock converts the ticks) and
-// again if another preset fits. A named chip is checked against the recording.
-sim::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
-                                const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
-                                ProgressLine& bar);
+// traces run on a2. The trace is read once, then priced for the chip (its board clock
+// converts the ticks). A named chip is checked against the recording.
+trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
+                                  const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                  ProgressLine& bar);
 
 // The warning for a topology's tasks that its --prof recording lacks (none: says nothing).
-void warn_unrecorded(const sim::LoadedTrace& trace);
+void warn_unrecorded(const trace::LoadedTrace& trace);
 
 // One simulation of a whole graph, with the progress line and Ctrl-C (an Interrupted naming
 // how far it got).

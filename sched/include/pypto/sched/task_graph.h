@@ -155,7 +155,10 @@ class TaskGraphBuilder {
   //  - edges from a later device task to an earlier one are errors; edges to later device
   //    tasks are dropped, because device tasks run one after another;
   //  - predecessor counts are derived, and a cycle is a TraceError that prints it.
-  TaskGraph finish();
+  // `new_pos`, if given, receives where each task went when the grouping reordered them
+  // (new_pos[old] = new id; empty when the order was kept), for readers that keep per-task
+  // columns of their own.
+  TaskGraph finish(std::vector<TaskId>* new_pos = nullptr);
 
   // Counts over every task added, for estimates while reading.
   std::uint64_t edges_listed() const { return g_.succ.size(); }

@@ -18,13 +18,8 @@
 
 namespace pypto::sim {
 
-// PyPTO's merge hints of one compiled leaf task (its swimlane's hashOrder-hint): the leaf's
-// isomorphism class within its root (hashOrder) and the class size before each breadth merge
-// that merged it (0: that merge did not). Traces carry none.
-struct LeafMergeHint {
-  std::int32_t hash_order = -1;
-  std::uint32_t vec_count = 0, l1_count = 0, cube_count = 0;
-};
+// PyPTO's merge hints of a compiled leaf task (trace/swimlane_writer.h).
+using LeafMergeHint = trace::LeafMergeHint;
 
 struct ReportOptions {
   bool trace_json = true;

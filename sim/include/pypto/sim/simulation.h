@@ -22,6 +22,7 @@
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
 #include "pypto/sim/memory/l2_cache.h"
+#include "pypto/trace/swimlane_writer.h"
 
 namespace pypto::sim {
 
@@ -134,10 +135,8 @@ struct AicpuSpan {
   std::uint64_t start_ps, end_ps;
   std::uint32_t completions, dispatches;
 };
-struct DepthSample {
-  std::uint64_t time_ps;
-  std::uint32_t aic, aiv;  // ready tasks waiting (shared queues + staging)
-};
+// Ready tasks waiting (shared queues + staging) at a moment of the run.
+using DepthSample = trace::QueueDepth;
 
 struct Timeline {
   std::vector<std::uint64_t> start_ps, end_ps;  // per task (HUBs: resolve time, zero length)

@@ -4,7 +4,7 @@
 // "Replay metrics"), and writes the fit as a config overlay for --config.
 //
 // Example:
-//   auto rec = sim::load_trace("run.ndjson", {}, chip);
+//   auto rec = trace::load_trace("run.ndjson", {}, chip);
 //   calibrate::Recording r{"run.ndjson", &rec.graph, {}};
 //   calibrate::CalibrateResult fit = calibrate::calibrate({r}, chip, {});
 //   std::cout << calibrate::fit_table(fit);

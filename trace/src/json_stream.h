@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pypto::sim::trace_detail {
+namespace pypto::trace::detail {
 
 class JsonStream {
  public:
@@ -185,4 +185,4 @@ inline void read_held(JsonStream& js, HeldScalar& slot, JsonStream::Scalar& tmp)
 void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& out,
                    std::string& bad, JsonStream::Scalar& tmp);
 
-}  // namespace pypto::sim::trace_detail
+}  // namespace pypto::trace::detail

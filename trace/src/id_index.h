@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace pypto::sim::trace_detail {
+namespace pypto::trace::detail {
 
 template <class Key>
 class IdIndex {
@@ -148,4 +148,4 @@ class SeqIdIndex {
   std::uint32_t last_seq_ = 0, last_slot_ = 0;
 };
 
-}  // namespace pypto::sim::trace_detail
+}  // namespace pypto::trace::detail

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writers of PyPTO's trace formats (pypto_writers.h). Written by hand into a buffer rather
-// than through a JSON DOM, because a graph may hold millions of tasks; only kernel names need
-// escaping, and they are escaped once each.
-#include "pypto/sim/trace/pypto_writers.h"
+// PyPTO's trace formats of a task graph (pypto_writers.h), through each format's one writer
+// (dyn_topo_writer.h, topo_json_writer.h, prof_writer.h; the fixed-latency graph has no other
+// producer and is written here). Kernel names are escaped once each.
+#include "pypto/trace/pypto_writers.h"
 
 #include <charconv>
 #include <cmath>
@@ -12,11 +12,14 @@
 #include <string_view>
 #include <vector>
 
-#include "../report/text_out.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/output_file.h"
+#include "pypto/trace/dyn_topo_writer.h"
+#include "pypto/trace/prof_writer.h"
+#include "pypto/trace/text_out.h"
+#include "pypto/trace/topo_json_writer.h"
 
-namespace pypto::sim {
+namespace pypto::trace {
 
 namespace {
 
@@ -28,8 +31,13 @@ constexpr std::uint32_t kMaxOpsPerRoot = 1u << kRootShift;
 constexpr std::uint32_t kMaxRoots = 1u << (32 - kRootShift);
 constexpr std::uint64_t kFirstTick = 1'000'000;
 
-// The buffered text of a trace file (report/text_out.h); a failed write stops the writer.
-class Out : public report_detail::TextOut {
+// A failed write stops the writer.
+void check(const std::ostream& os) {
+  if (!os) throw Error("error while writing the trace");
+}
+
+// The buffered text of a trace file (text_out.h), checked as it goes.
+class Out : public TextOut {
  public:
   explicit Out(std::ostream& os) : TextOut(os, [&os] { check(os); }), os_(os) {}
   void flush() {
@@ -38,9 +46,6 @@ class Out : public report_detail::TextOut {
   }
 
  private:
-  static void check(const std::ostream& os) {
-    if (!os) throw Error("error while writing the trace");
-  }
   std::ostream& os_;
 };
 
@@ -98,7 +103,7 @@ std::uint64_t ticks_of(std::uint32_t ns, double mhz) {
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) * mhz / 1000.0));
 }
 
-void write_prof(const sched::TaskGraph& g, const ChipConfig& chip,
+void write_prof(const sched::TaskGraph& g, const sim::ChipConfig& chip,
                 const std::vector<std::uint32_t>& ids, bool one_device_task, std::ostream& os) {
   const std::size_t n = g.num_tasks();
   const std::uint32_t aic = chip.cores.aic;
@@ -117,35 +122,24 @@ void write_prof(const sched::TaskGraph& g, const ChipConfig& chip,
     }
   }
   const double mhz = chip.chip.board_clock_mhz;
-  Out o(os);
-  o << '[';
-  bool first_block = true;
+  ProfWriter w(os, {}, [&os] { check(os); });
   for (std::uint32_t b = 0; b < blocks; ++b) {
     if (per_block[b].empty()) continue;
-    o << (first_block ? "\n" : ",\n") << "{\"blockIdx\":";
-    o.u(b) << ",\"coreType\":\""
-           << (b < aic         ? "AIC"
-               : b < aic + aiv ? "AIV"
-                               : "AICPU")
-           << "\",\"tasks\":[";
-    first_block = false;
+    w.block(b, b < aic ? "AIC" : b < aic + aiv ? "AIV" : "AICPU");
     std::uint64_t tick = kFirstTick;
-    bool first = true;
     for (const TaskId t : per_block[b]) {
       const std::uint64_t end = tick + ticks_of(g.recorded_ns[t], mhz);
-      o << (first ? "\n" : ",\n") << "{\"seqNo\":";
-      o.u(one_device_task ? 0 : g.device_tasks[g.device_task[t]].seq_no) << ",\"taskId\":";
-      o.u(ids[t]) << ",\"execStart\":";
-      o.u(tick) << ",\"execEnd\":";
-      o.u(end) << '}';
-      o.end_record();
-      first = false;
+      ProfRecord r;
+      r.seq_no = one_device_task ? 0 : g.device_tasks[g.device_task[t]].seq_no;
+      r.task_id = ids[t];
+      r.exec_start = tick;
+      r.exec_end = end;
+      w.record(r);
       tick = end;
     }
-    o << "\n]}";
   }
-  o << "\n]\n";
-  o.flush();
+  w.finish();
+  check(os);
 }
 
 // Ids for a one-device-task format: packed when they fit, else the task index.
@@ -173,20 +167,10 @@ std::vector<std::uint32_t> device_task_ids(const sched::TaskGraph& g) {
   return ids;
 }
 
-void write_successors(Out& o, const sched::TaskGraph& g, const std::vector<std::uint32_t>& ids,
-                      TaskId t) {
-  o << "\"successors\":[";
-  for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
-    if (e != g.succ_first(t)) o << ',';
-    o.u(ids[g.succ[e]]);
-  }
-  o << ']';
-}
-
 }  // namespace
 
-void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, bool one_device_task,
-                          std::ostream& prof) {
+void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+                          bool one_device_task, std::ostream& prof) {
   if (one_device_task) {
     write_prof(g, chip, one_device_task_ids(g), true, prof);
     return;
@@ -194,55 +178,53 @@ void write_prof_recording(const sched::TaskGraph& g, const ChipConfig& chip, boo
   write_prof(g, chip, device_task_ids(g), false, prof);
 }
 
-void write_dyn_topo(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
+void write_dyn_topo(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
                     std::ostream& prof) {
   const std::vector<std::uint32_t> ids = device_task_ids(g);
-  Out o(topo);
-  o << "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
-       "staticSuccCount,successors\n";
+  DynTopoWriter w(topo, [&topo] { check(topo); });
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
     require_recorded(g, t);
     const std::uint32_t local_root = ids[t] >> kRootShift;
-    o.u(g.device_tasks[g.device_task[t]].seq_no) << ',';
-    o.u(ids[t]) << ',';
-    o.u(local_root) << ',';
-    o.u(1000 + local_root) << ',';  // rootHash: any integer
-    o.u(10 + g.kernel[t]) << ',';   // opmagic: any integer
-    o.u(g.kernel[t]) << ',';
-    o.u(5000 + g.kernel[t]) << ',' << sched::to_string(g.core_type[t]) << ',';
-    o.u(g.kernel[t]) << ",-1,";
-    o.u(g.succ_last(t) - g.succ_first(t));
-    for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
-      o << ',';
-      o.u(ids[g.succ[e]]);
-    }
-    o << '\n';
-    o.end_record();
+    DynTopoRow r;
+    r.seq_no = g.device_tasks[g.device_task[t]].seq_no;
+    r.task_id = ids[t];
+    r.root_index = local_root;
+    r.root_hash = 1000 + local_root;  // any integer
+    r.opmagic = 10 + g.kernel[t];     // any integer
+    r.leaf_index = g.kernel[t];
+    r.leaf_hash = 5000 + g.kernel[t];
+    r.core_type = sched::to_string(g.core_type[t]);
+    r.psg_id = g.kernel[t];
+    w.begin(r, g.succ_last(t) - g.succ_first(t));
+    for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) w.successor(ids[g.succ[e]]);
+    w.end();
   }
-  o.flush();
+  w.finish();
+  check(topo);
   write_prof(g, chip, ids, false, prof);
 }
 
-void write_topo_json(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& topo,
+void write_topo_json(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
                      std::ostream& prof) {
   const std::vector<std::uint32_t> ids = one_device_task_ids(g);
   const std::vector<std::string> kernels = escaped_kernels(g);
-  Out o(topo);
-  o << '[';
+  TopoJsonWriter w(topo, [&topo] { check(topo); });
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
     require_recorded(g, t);
-    o << (t == 0 ? "\n" : ",\n") << "{\"taskId\":";
-    o.u(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"semanticLabel\":\"\",";
-    write_successors(o, g, ids, t);
-    o << '}';
-    o.end_record();
+    TopoRecord r;
+    r.task_id = ids[t];
+    r.func_name = kernel_of(kernels, g, t);
+    w.begin(r);
+    for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) w.successor(ids[g.succ[e]]);
+    w.end();
   }
-  o << "\n]\n";
-  o.flush();
+  w.finish();
+  check(topo);
   write_prof(g, chip, ids, true, prof);
 }
 
-void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std::ostream& out) {
+void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+                         std::ostream& out) {
   const std::vector<std::uint32_t> ids = one_device_task_ids(g);
   const std::vector<std::string> kernels = escaped_kernels(g);
   const double mhz = chip.cores.freq_mhz;
@@ -264,8 +246,12 @@ void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std:
       const auto r = std::to_chars(tmp, tmp + sizeof tmp, cycles);
       o << std::string_view(tmp, static_cast<std::size_t>(r.ptr - tmp));
     }
-    o << ',';
-    write_successors(o, g, ids, t);
+    o << ",\"successors\":[";
+    for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) {
+      if (e != g.succ_first(t)) o << ',';
+      o.u(ids[g.succ[e]]);
+    }
+    o << ']';
     o << ",\"remainingPredecessors\":";
     o.u(g.pred_count[t]) << '}';
     o.end_record();
@@ -274,7 +260,7 @@ void write_fixed_latency(const sched::TaskGraph& g, const ChipConfig& chip, std:
   o.flush();
 }
 
-void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const ChipConfig& chip,
+void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const sim::ChipConfig& chip,
                         const std::string& path, const std::string& prof_path) {
   if (format == TraceFormat::kNative) {
     OutputFile f(path);
@@ -325,4 +311,4 @@ void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const Chi
   topo.commit();
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::trace

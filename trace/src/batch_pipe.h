@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-namespace pypto::sim::trace_detail {
+namespace pypto::trace::detail {
 
 template <class Batch>
 class BatchPipe {
@@ -125,4 +125,4 @@ class BatchPipe {
   std::thread thread_;  // last: starts once the members above exist
 };
 
-}  // namespace pypto::sim::trace_detail
+}  // namespace pypto::trace::detail

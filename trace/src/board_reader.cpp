@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Board recordings of PyPTO (reference/pypto-runtime.md §6): the task DAG from dyn_topo.txt
 // (CSV, every device task) or topo.json (one device task), joined on (seqNo, taskId) with the
-// per-core start/end ticks of tilefwk_L1_prof_data.json.
+// per-core start/end ticks of tilefwk_L1_prof_data.json. The ticks are left for the pricing
+// pass, which converts them at the chip's board clock.
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -21,7 +22,7 @@
 #include "pypto/common/errors.h"
 #include "readers.h"
 
-namespace pypto::sim::trace_detail {
+namespace pypto::trace::detail {
 
 namespace {
 
@@ -611,20 +612,15 @@ void ProfParser::read_block(JsonStream& js, ProfBlock& b) {
 // Joins the parsed prof blocks with the topology, in file order.
 class ProfJoin {
  public:
-  ProfJoin(const std::string& path, const std::string& prof_path, Topology& topo,
-           const ChipConfig& chip, LoadedTrace& out, ProfParser& parser)
-      : path_(path),
-        prof_path_(prof_path),
-        topo_(topo),
-        out_(out),
-        mhz_(chip.chip.board_clock_mhz),
-        parser_(parser) {}
+  ProfJoin(const std::string& path, const std::string& prof_path, Topology& topo, LoadedTrace& out,
+           UnpricedWork& work, ProfParser& parser)
+      : path_(path), prof_path_(prof_path), topo_(topo), out_(out), work_(work), parser_(parser) {}
 
   void run();
 
   std::uint64_t joined = 0, min_start = ~std::uint64_t(0), max_end = 0, total_records = 0;
   std::string min_start_where, max_end_where;
-  RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
+  sim::RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
   bool any_block_idx = false;
 
  private:
@@ -653,7 +649,7 @@ class ProfJoin {
   const std::string& prof_path_;
   Topology& topo_;
   LoadedTrace& out_;
-  const double mhz_;
+  UnpricedWork& work_;
   ProfParser& parser_;
   std::uint64_t block_ = 0;
   std::vector<std::uint64_t> block_first_ord_;  // ordinal of each block's first record
@@ -699,6 +695,7 @@ void ProfJoin::check_block(const ProfBlock& blk) {
                    brief(blk.tasks_other.view()));
   }
   block_first_ord_.push_back(total_records);
+  work_.prof_blocks.push_back({total_records, has_idx, idx});
   sched::TaskGraph& g = topo_.builder->graph();
   auto where = [&](std::size_t r) { return bwhere + ", record " + std::to_string(r); };
   for (std::size_t r = 0; r < blk.recs.size(); ++r) {
@@ -714,7 +711,7 @@ void ProfJoin::check_block(const ProfBlock& blk) {
       semantic_error(where(r) + ": seqNo " + std::to_string(rec.seq) + " taskId " +
                      std::to_string(rec.task_id) + " is not a task of " + path_);
     }
-    if (g.recorded_ns[t] != sched::kNoRecord) {
+    if (topo_.flags[t] & Topology::kProfSeen) {
       const std::uint64_t ord = topo_.prof_ord[t];
       const auto it = std::upper_bound(block_first_ord_.begin(), block_first_ord_.end(), ord) - 1;
       semantic_error(where(r) + ": a second record for taskId " + std::to_string(rec.task_id) +
@@ -734,15 +731,11 @@ void ProfJoin::check_block(const ProfBlock& blk) {
       semantic_error(where(r) + ": execEnd " + std::to_string(rec.end) + " is before execStart " +
                      std::to_string(rec.start));
     }
-    const double ns = std::nearbyint(static_cast<double>(rec.end - rec.start) * 1000.0 / mhz_);
-    if (!(ns >= 0) || ns >= static_cast<double>(sched::kNoRecord)) {
-      (void)ticks_to_ns(rec.end - rec.start, mhz_, where(r));  // throws
-    }
     g.core_type[t] = *block_core;
     topo_.flags[t] = Topology::kCoreKnown | Topology::kProfSeen;
-    g.recorded_ns[t] = static_cast<std::uint32_t>(ns);
+    work_.dur_ticks[t] = rec.end - rec.start;  // priced at the board clock
     if (g.recorded_start_ps.empty()) g.recorded_start_ps.assign(g.num_tasks(), sched::kNever);
-    g.recorded_start_ps[t] = rec.start;  // ticks for now
+    g.recorded_start_ps[t] = rec.start;  // ticks until priced
     topo_.prof_ord[t] = static_cast<std::uint32_t>(total_records - 1);
     const Place here{b, r, has_idx, idx};
     if (rec.start < min_start) {
@@ -760,6 +753,7 @@ void ProfJoin::check_block(const ProfBlock& blk) {
 
 void ProfJoin::run() {
   topo_.prof_ord.assign(topo_.size(), 0);
+  work_.dur_ticks.assign(topo_.size(), 0);
   ProfBlock blk;
   while (parser_.next(blk)) {
     check_block(blk);
@@ -773,8 +767,7 @@ void ProfJoin::run() {
 
 }  // namespace
 
-LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOptions& opts,
-                       const ChipConfig& chip) {
+ReadTrace load_board(const std::string& path, TraceFormat format, const LoadOptions& opts) {
   const bool dyn = format == TraceFormat::kDynTopo;
   const char* kind = dyn ? "dyn_topo.txt" : "topo.json";
   if (opts.prof_path.empty()) {
@@ -818,38 +811,24 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
 
   // Join the prof records on (seqNo, taskId).
   const std::string& prof_path = opts.prof_path;
-  const double mhz = chip.chip.board_clock_mhz;
-  LoadedTrace out;
-  ProfJoin join(path, prof_path, topo, chip, out, prof);
+  ReadTrace read;
+  LoadedTrace& out = read.trace;
+  UnpricedWork& work = read.work;
+  ProfJoin join(path, prof_path, topo, out, work, prof);
   join.run();
   if (opts.progress) opts.progress(total_bytes, total_bytes);
   topo.index.clear();
   topo.index0.clear();
-  const std::uint64_t joined = join.joined, min_start = join.min_start, max_end = join.max_end;
-  // Recorded times become ps relative to the first start: the whole span must fit the
-  // clock (ticks 2^64 apart would overflow the conversion and read as 0).
-  const double span_ps = std::nearbyint(static_cast<double>(max_end - min_start) * 1e6 / mhz);
-  if (joined > 0 && !(span_ps < static_cast<double>(sched::kTimeLimitPs))) {
-    throw TraceError(prof_path + ": the recorded ticks span " +
-                     std::to_string(max_end - min_start) +
-                     " ticks at chip.board_clock_mhz = " + compact(mhz) +
-                     " MHz, more than the model's time limit of 2^62 ps (about 53 days): from "
-                     "execStart " +
-                     std::to_string(min_start) + " (" + join.min_start_where + ") to execEnd " +
-                     std::to_string(max_end) + " (" + join.max_end_where + ")");
-  }
-  if (joined == 0) {
+  if (join.joined == 0) {
     throw TraceError(prof_path + ": none of its " + std::to_string(join.total_records) +
                      " records is a task of " + path + "; are they from the same run?");
   }
 
-  // Tasks without a record are zero-cost dependency nodes (DESIGN.md "Trace formats").
+  // Tasks without a record are zero-cost dependency nodes (DESIGN.md "Trace formats"). The
+  // recorded ones keep their ticks for the pricing pass.
   for (std::size_t t = 0; t < n; ++t) {
-    if (topo.flags[t] & Topology::kProfSeen) {
-      g.recorded_start_ps[t] = static_cast<sched::TimePs>(
-          std::nearbyint(static_cast<double>(g.recorded_start_ps[t] - min_start) * 1e6 / mhz));
-      continue;
-    }
+    if (topo.flags[t] & Topology::kProfSeen) continue;
+    topo.prof_ord[t] = UnpricedWork::kNoProf;
     g.recorded_ns[t] = 0;
     g.recorded_start_ps[t] = sched::kNever;
     if (!(topo.flags[t] & Topology::kCoreKnown)) {
@@ -860,16 +839,23 @@ LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOp
     }
   }
   std::vector<std::uint8_t>().swap(topo.flags);
-  std::vector<std::uint32_t>().swap(topo.prof_ord);
+  work.prof_ord = std::move(topo.prof_ord);
+  std::vector<sched::TaskId> moved;
   try {
-    out.graph = builder.finish();
+    out.graph = builder.finish(&moved);
   } catch (const TraceError& e) {
     throw TraceError(path + ": " + e.what());
   }
-  out.graph.recorded_makespan_ps = static_cast<sched::TimePs>(span_ps);
+  permute_column(work.dur_ticks, moved);
+  permute_column(work.prof_ord, moved);
+  work.path = prof_path;
+  work.min_start_ticks = join.min_start;
+  work.max_end_ticks = join.max_end;
+  work.min_start_where = std::move(join.min_start_where);
+  work.max_end_where = std::move(join.max_end_where);
   out.format = format;
   if (join.any_block_idx) out.recorded_cores = join.cores;
-  return out;
+  return read;
 }
 
-}  // namespace pypto::sim::trace_detail
+}  // namespace pypto::trace::detail

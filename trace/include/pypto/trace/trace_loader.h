@@ -4,8 +4,15 @@
 //  - PyPTO board recordings: dyn_topo.txt (CSV) or topo.json, joined with
 //    tilefwk_L1_prof_data.json (--prof) on (seqNo, taskId);
 //  - PyPTO's fixed-latency task graph JSON.
+// Reading needs no chip: a reader gives the graph with its work unpriced (tile ops, board
+// ticks, AICore cycles; pricing.h), and the pricing pass applies a chip to it. A recording is
+// read once even when what it holds chooses the chip (--chip auto: recorded_cores).
 // Every user error is a TraceError naming the file and line (or record) and what was
 // expected.
+//
+// Example: ReadTrace r = read_trace("dyn_topo.txt", opts);  // opts.prof_path: the recording
+//          // r.trace.recorded_cores may choose the chip (cfg::fitting_chip_presets)
+//          LoadedTrace t = price_trace(std::move(r), chip);  // or load_trace(path, opts, chip)
 #pragma once
 
 #include <cstdint>
@@ -16,8 +23,9 @@
 #include "pypto/model/chip_config.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
+#include "pypto/trace/pricing.h"
 
-namespace pypto::sim {
+namespace pypto::trace {
 
 enum class TraceFormat { kNative, kDynTopo, kTopoJson, kFixedLatency };
 const char* to_string(TraceFormat f);
@@ -47,6 +55,7 @@ struct LoadOptions {
 // memory.max - memory.current); 0 if unknown.
 std::uint64_t available_memory_bytes();
 
+// A trace read and priced: what a simulation runs.
 struct LoadedTrace {
   sched::TaskGraph graph;
   TraceFormat format = TraceFormat::kNative;
@@ -59,11 +68,23 @@ struct LoadedTrace {
   std::uint64_t ignored_prof_records = 0;
   // Board recordings whose prof blocks carry blockIdx: the cores they ran on, to check or
   // choose the chip (cfg::check_recorded_cores, cfg::fitting_chip_presets).
-  std::optional<RecordedCores> recorded_cores;
+  std::optional<sim::RecordedCores> recorded_cores;
 };
 
-// Loads and validates (ids, cycles, missing prof records). `chip` prices tile ops and
-// converts board ticks (chip.chip.board_clock_mhz).
-LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const ChipConfig& chip);
+// A trace read but not priced: `trace` is complete except for the columns the chip prices
+// (the graph's compute_cycles, recorded_ns, recorded_start_ps and recorded_makespan_ps, as
+// `work` says), which price_trace() fills.
+struct ReadTrace {
+  LoadedTrace trace;
+  UnpricedWork work;
+};
 
-}  // namespace pypto::sim
+// Reads and validates (ids, edges, missing prof records) without a chip.
+ReadTrace read_trace(const std::string& path, const LoadOptions& opts);
+
+// read_trace, then price_trace with `chip` (tile ops by its cost model, board ticks by
+// chip.board_clock_mhz, fixed-latency cycles by cores.freq_mhz).
+LoadedTrace load_trace(const std::string& path, const LoadOptions& opts,
+                       const sim::ChipConfig& chip);
+
+}  // namespace pypto::trace

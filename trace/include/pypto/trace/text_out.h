@@ -19,7 +19,7 @@
 #include <string_view>
 #include <utility>
 
-namespace pypto::sim::report_detail {
+namespace pypto::trace {
 
 class TextOut {
  public:
@@ -163,4 +163,4 @@ class TextOut {
   std::unique_ptr<MemoSlot[]> memo_;  // d_memo's, made on first use (160 KiB)
 };
 
-}  // namespace pypto::sim::report_detail
+}  // namespace pypto::trace

@@ -14,7 +14,7 @@
 #include "pypto/common/errors.h"
 #include "readers.h"
 
-namespace pypto::sim::trace_detail {
+namespace pypto::trace::detail {
 
 namespace {
 
@@ -557,4 +557,4 @@ void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& 
   }
 }
 
-}  // namespace pypto::sim::trace_detail
+}  // namespace pypto::trace::detail

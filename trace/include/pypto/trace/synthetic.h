@@ -9,7 +9,7 @@
 #include <ostream>
 #include <string>
 
-namespace pypto::sim {
+namespace pypto::trace {
 
 struct SyntheticSpec {
   std::uint64_t tasks = 1000;  // 1 .. 2^32-2
@@ -38,4 +38,4 @@ struct SyntheticSpec {
 //          std::ofstream file("loops.ndjson"); write_synthetic_trace(spec, file);
 void write_synthetic_trace(const SyntheticSpec& spec, std::ostream& out);
 
-}  // namespace pypto::sim
+}  // namespace pypto::trace

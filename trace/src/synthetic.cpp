@@ -2,19 +2,21 @@
 // Synthetic native traces. Roots are generated one at a time; a dependency into the next
 // root always targets a task whose id is known in advance (its first or last task), so each
 // line can be written as soon as its root is generated.
-#include "pypto/sim/trace/synthetic.h"
+#include "pypto/trace/synthetic.h"
 
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "../report/text_out.h"
 #include "pypto/common/errors.h"
+#include "pypto/trace/native_writer.h"
 
-namespace pypto::sim {
+namespace pypto::trace {
 
 namespace {
+
+using sched::CoreType;
 
 enum class Shape { kMix, kChain, kFanout, kLoops, kIndependent };
 
@@ -50,16 +52,11 @@ class Generator {
       : spec_(spec), shape_(shape), rng_(spec.seed), w_(os) {}
 
   void run() {
-    w_ << "{\"format\":\"pypto-sim-trace\",\"version\":1,\"time_unit\":\"ns\",\"tasks\":";
-    w_.u(spec_.tasks) << ",\"generator\":\"pypto-sim synthetic shape=" << spec_.shape << " seed=";
-    w_.u(spec_.seed) << " tasks_per_root=";
-    w_.u(spec_.tasks_per_root);
-    if (spec_.dur_step_ns != 1) {
-      w_ << " dur_step_ns=";
-      w_.u(spec_.dur_step_ns);
-    }
-    w_ << "\"}\n";
-    w_.end_record();
+    std::string generator = "pypto-sim synthetic shape=" + spec_.shape +
+                            " seed=" + std::to_string(spec_.seed) +
+                            " tasks_per_root=" + std::to_string(spec_.tasks_per_root);
+    if (spec_.dur_step_ns != 1) generator += " dur_step_ns=" + std::to_string(spec_.dur_step_ns);
+    w_.header("", spec_.tasks, generator);
     const std::uint64_t k = spec_.tasks_per_root;
     for (std::uint64_t first = 0, root = 0; first < spec_.tasks; first += k, ++root) {
       const std::uint64_t m = std::min(k, spec_.tasks - first);
@@ -68,7 +65,7 @@ class Generator {
       build_root(first, m, next_first, next_m);
       emit_root(first, root);
     }
-    w_.flush();
+    w_.finish();
   }
 
  private:
@@ -171,21 +168,11 @@ class Generator {
       LocalTask& t = tasks_[j];
       std::uint32_t mmad_m = 0;
       t.out = alloc_out(t.cube, &mmad_m);
-      w_ << "{\"id\":";
-      w_.u(first + j);
-      w_ << (t.cube ? ",\"core\":\"AIC\",\"kernel\":\"" : ",\"core\":\"AIV\",\"kernel\":\"")
-         << t.kernel << "\",\"root\":";
-      w_.u(root);
-      if (!t.succ.empty()) {
-        w_ << ",\"succ\":[";
-        for (std::size_t i = 0; i < t.succ.size(); ++i) {
-          if (i) w_ << ',';
-          w_.u(t.succ[i]);
-        }
-        w_ << ']';
-      }
+      kernel_json_.assign(1, '"').append(t.kernel).push_back('"');
+      w_.begin_task(first + j, t.cube ? CoreType::kAic : CoreType::kAiv, kernel_json_, root);
+      if (!t.succ.empty()) w_.succ(t.succ.begin(), t.succ.end());
       if (spec_.memory) {
-        w_ << ",\"mem\":[";
+        w_.mem_begin();
         for (const std::uint32_t p : t.preds) put_mem(tasks_[p].out, 'r');
         if (t.reads_carry) put_mem(carried, 'r');
         if (t.preds.empty() && !t.reads_carry) {
@@ -200,55 +187,42 @@ class Generator {
                   'r');
         }
         put_mem(t.out, 'w');
-        buf_sep_ = false;
-        w_ << ']';
+        w_.mem_end();
       }
+      w_.ops_begin();
       if (t.cube) {
-        w_ << ",\"ops\":[[\"mmad\",\"fp16\",[";
-        w_.u(mmad_m) << ",128,128]]]";
+        w_.op("mmad", "fp16", {mmad_m, 128, 128});
       } else {
         const std::uint64_t rows = t.out.bytes / 256;  // fp16 rows of 128 elements
-        w_ << ((first + j) % 3 == 2 ? ",\"ops\":[[\"exp\",\"fp16\",["
-                                    : ",\"ops\":[[\"add\",\"fp16\",[");
-        w_.u(rows) << ",128]]]";
+        w_.op((first + j) % 3 == 2 ? "exp" : "add", "fp16", {rows, 128});
       }
+      w_.ops_end();
       const std::uint32_t tiles = t.out.bytes / (16 << 10);
-      if (tiles > 1) {
-        w_ << ",\"tiles\":";
-        w_.u(tiles);
-      }
+      if (tiles > 1) w_.tiles(tiles);
       if (spec_.recorded) {
-        w_ << ",\"dur\":";
         const std::uint64_t dur =
             shape_ == Shape::kIndependent ? kIndependentDurNs : 2000 + below(8000);
         const std::uint64_t step = spec_.dur_step_ns;
-        w_.u(std::max(step, dur - dur % step));
+        w_.dur(std::max(step, dur - dur % step));
       }
-      w_ << "}\n";
-      w_.end_record();
+      w_.end_task();
     }
     if (carry_in_) carry_region_ = tasks_.back().out;
   }
 
-  void put_mem(const Region& r, char kind) {
-    if (buf_sep_) w_ << ',';
-    buf_sep_ = true;
-    w_ << '[';
-    w_.u(r.addr) << ',';
-    w_.u(r.bytes) << (kind == 'w' ? ",\"w\"]" : ",\"r\"]");
-  }
+  void put_mem(const Region& r, char kind) { w_.mem(r.addr, r.bytes, kind == 'w'); }
 
   const SyntheticSpec& spec_;
   Shape shape_;
   std::mt19937_64 rng_;
-  report_detail::TextOut w_;
+  NativeWriter w_;
+  std::string kernel_json_;  // the task's kernel name, quoted
   std::vector<LocalTask> tasks_;
   bool carry_in_ = false;
   bool carry_to_last_ = false;
   Region carry_region_;
   std::uint64_t ws_cursor_ = 0;
   std::uint64_t in_cursor_ = 0;
-  bool buf_sep_ = false;
 };
 
 }  // namespace
@@ -280,4 +254,4 @@ void write_synthetic_trace(const SyntheticSpec& spec, std::ostream& out) {
   Generator(spec, shape, out).run();
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::trace

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Format detection and dispatch to the per-format readers.
-#include "pypto/sim/trace/trace_loader.h"
+// Format detection, dispatch to the per-format readers, and what they share.
+#include "pypto/trace/trace_loader.h"
 
 #include <sys/stat.h>
 
@@ -20,9 +20,9 @@
 #include "pypto/common/errors.h"
 #include "readers.h"
 
-namespace pypto::sim {
+namespace pypto::trace {
 
-namespace trace_detail {
+namespace detail {
 
 std::uint64_t input_file_size(const std::string& path) {
   struct stat st {};
@@ -278,7 +278,7 @@ LineCol file_line_col(const std::string& path, std::uint64_t pos) {
   return lc;
 }
 
-}  // namespace trace_detail
+}  // namespace detail
 
 namespace {
 
@@ -364,9 +364,9 @@ std::string format_list() {
 }  // namespace
 
 std::uint64_t available_memory_bytes() {
-  std::uint64_t avail = trace_detail::meminfo_bytes("MemAvailable:");
-  const std::uint64_t limit = trace_detail::read_number("/sys/fs/cgroup/memory.max");
-  const std::uint64_t used = trace_detail::read_number("/sys/fs/cgroup/memory.current");
+  std::uint64_t avail = detail::meminfo_bytes("MemAvailable:");
+  const std::uint64_t limit = detail::read_number("/sys/fs/cgroup/memory.max");
+  const std::uint64_t used = detail::read_number("/sys/fs/cgroup/memory.current");
   if (limit != 0 && limit > used && (avail == 0 || limit - used < avail)) avail = limit - used;
   return avail;
 }
@@ -384,7 +384,7 @@ const char* to_string(TraceFormat f) {
 TraceFormat detect_trace_format(const std::string& path) {
   // Every format identifies itself in its first record; 1 MiB holds that with room to spare.
   constexpr std::size_t kPrefixBytes = 1 << 20;
-  (void)trace_detail::input_file_size(path);  // a directory or a device says so
+  (void)detail::input_file_size(path);  // a directory or a device says so
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
   // Not zero-filled first: of a small file only its own bytes are touched.
@@ -434,12 +434,11 @@ TraceFormat detect_trace_format(const std::string& path) {
     json::sax_parse(rest, &sax);
     if (!sax.done && sax.error_id == 406) {
       // A number too large for a double: the full parse names its record and key.
-      trace_detail::check_json_syntax(path, "record");
+      detail::check_json_syntax(path, "record");
     }
     if (!sax.done && sax.error_position != 0 && sax.error_position <= rest.size()) {
       // A syntax error inside the prefix (not just the prefix ending early).
-      const trace_detail::LineCol lc =
-          trace_detail::line_col(prefix, first + sax.error_position - 1);
+      const detail::LineCol lc = detail::line_col(prefix, first + sax.error_position - 1);
       std::string what = sax.error;
       const std::size_t cut = what.find(": ", what.find("parse error"));
       if (cut != std::string::npos) what = what.substr(cut + 2);
@@ -449,7 +448,7 @@ TraceFormat detect_trace_format(const std::string& path) {
     if (!sax.done && got < kPrefixBytes) {
       // The whole file is in the prefix and ends inside its first record: cut off. The full
       // parse says where ("unexpected end of input").
-      trace_detail::check_json_syntax(path, "record");
+      detail::check_json_syntax(path, "record");
     }
     if (sax.done && sax.empty_array) {
       throw TraceError(path + ": the JSON array is empty (no tasks)");
@@ -468,7 +467,7 @@ TraceFormat detect_trace_format(const std::string& path) {
   throw TraceError(path + ": unknown trace format; " + format_list());
 }
 
-LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const ChipConfig& chip) {
+ReadTrace read_trace(const std::string& path, const LoadOptions& opts) {
   const TraceFormat format = detect_trace_format(path);
   if (!opts.prof_path.empty() && format != TraceFormat::kDynTopo &&
       format != TraceFormat::kTopoJson) {
@@ -478,13 +477,13 @@ LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const C
                       path + " is a " + to_string(format) + " trace");
   }
   switch (format) {
-    case TraceFormat::kNative: return trace_detail::load_native(path, opts, chip);
+    case TraceFormat::kNative: return detail::load_native(path, opts);
     case TraceFormat::kDynTopo:
-    case TraceFormat::kTopoJson: return trace_detail::load_board(path, format, opts, chip);
+    case TraceFormat::kTopoJson: return detail::load_board(path, format, opts);
     case TraceFormat::kFixedLatency: {
-      LoadedTrace t = trace_detail::load_fixed_latency(path, chip);
+      ReadTrace t = detail::load_fixed_latency(path);
       if (opts.progress) {
-        const std::uint64_t bytes = trace_detail::input_file_size(path);
+        const std::uint64_t bytes = detail::input_file_size(path);
         opts.progress(bytes, bytes);
       }
       return t;
@@ -493,4 +492,9 @@ LoadedTrace load_trace(const std::string& path, const LoadOptions& opts, const C
   throw TraceError(path + ": unknown trace format");
 }
 
-}  // namespace pypto::sim
+LoadedTrace load_trace(const std::string& path, const LoadOptions& opts,
+                       const sim::ChipConfig& chip) {
+  return price_trace(read_trace(path, opts), chip);
+}
+
+}  // namespace pypto::trace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// PyPTO's fixed-latency task graph (one device task): execTime is in AICore cycles, HUB
-// tasks are zero-cost dependency nodes, remainingPredecessors is a redundant predecessor
+// PyPTO's fixed-latency task graph (one device task): execTime is in AICore cycles (left
+// for the pricing pass, which converts them at the chip's clock), HUB tasks are zero-cost
+// dependency nodes, remainingPredecessors is a redundant predecessor
 // count that we check against the successor lists.
 //
 // Streamed (JsonStream): each record goes straight into the TaskGraphBuilder, successors as
@@ -16,6 +17,7 @@
 // per-record checks, the graph), so the first error in file order is the one reported.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,11 +28,17 @@
 #include "pypto/common/errors.h"
 #include "readers.h"
 
-namespace pypto::sim::trace_detail {
+namespace pypto::trace::detail {
 
 namespace {
 
 using K = JsonStream::Kind;
+
+std::uint64_t bit_cast_u64(double d) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
 
 enum class Field { kTaskId, kFuncName, kCoreType, kExecTime, kSuccessors, kRemaining, kOther };
 
@@ -77,10 +85,10 @@ struct Batch {
 
 class FixedLatencyReader {
  public:
-  FixedLatencyReader(const std::string& path, const ChipConfig& chip)
-      : path_(path), chip_(chip), js_(path, "record"), builder_(path) {}
+  explicit FixedLatencyReader(const std::string& path)
+      : path_(path), js_(path, "record"), builder_(path) {}
 
-  LoadedTrace run();
+  ReadTrace run();
 
  private:
   // Records per batch, and parsed records ahead of the checks at most (about 100 B each).
@@ -111,12 +119,12 @@ class FixedLatencyReader {
   void check_memory(std::uint64_t offset);
 
   const std::string& path_;
-  const ChipConfig& chip_;
   JsonStream js_;  // the parse thread's once it starts
   sched::TaskGraphBuilder builder_;
   IdIndex<std::uint32_t> index_;                            // taskId -> record
   std::unordered_map<std::uint32_t, std::uint32_t> roots_;  // taskId >> 20 -> dense root
   std::vector<std::uint32_t> remaining_;
+  std::vector<UnpricedWork::Cycles> exec_;  // per task, for the pricing pass
   std::uint64_t records_ = 0;
   bool memory_checked_ = false;
   Pending pending_;
@@ -264,11 +272,6 @@ void FixedLatencyReader::check_record(const Record& r, const std::uint32_t* succ
         "a HUB task is a zero-cost dependency node, but its execTime is " + brief(r.exec.view()),
         false);
   }
-  const double ns = std::nearbyint(cycles * 1000.0 / chip_.cores.freq_mhz);
-  if (ns >= static_cast<double>(sched::kNoRecord)) {
-    return fail("execTime " + brief(r.exec.view()) + " cycles does not fit in 32-bit nanoseconds",
-                false);
-  }
   std::uint64_t rem = 0;
   msg = check_uint(r.rem, "remainingPredecessors", 0xFFFFFFFFull, &rem);
   if (!msg.empty()) return fail(msg, false);
@@ -284,7 +287,7 @@ void FixedLatencyReader::check_record(const Record& r, const std::uint32_t* succ
   t.orig_id = id;
   t.kernel = kernel(r.func.s);
   t.core_type = *ct;
-  t.recorded_ns = static_cast<std::uint32_t>(ns);
+  t.recorded_ns = 0;  // priced from exec_
   const std::uint32_t root_key = id >> 20;
   if (last_root_ == sched::kNoTask || root_key != last_root_key_) {
     last_root_ = roots_.emplace(root_key, static_cast<std::uint32_t>(roots_.size())).first->second;
@@ -292,6 +295,13 @@ void FixedLatencyReader::check_record(const Record& r, const std::uint32_t* succ
   }
   t.root = last_root_;
   remaining_.push_back(static_cast<std::uint32_t>(rem));
+  UnpricedWork::Cycles c;
+  switch (r.exec.kind) {
+    case K::kUint: c = {r.exec.u, UnpricedWork::Number::kUint}; break;
+    case K::kInt: c = {static_cast<std::uint64_t>(r.exec.i), UnpricedWork::Number::kInt}; break;
+    default: c = {bit_cast_u64(r.exec.d), UnpricedWork::Number::kFloat}; break;
+  }
+  exec_.push_back(c);
   builder_.add_task(t);
   for (std::uint32_t e = r.succ_begin; e < r.succ_end; ++e) {
     builder_.add_successor(succ[e]);  // taskIds for now
@@ -310,10 +320,11 @@ void FixedLatencyReader::check_memory(std::uint64_t offset) {
   const double scale = tasks / static_cast<double>(std::max<std::uint64_t>(records_, 1));
   reserve_graph(g, tasks, static_cast<double>(g.succ.size()) * scale);
   remaining_.reserve(g.core_type.capacity());
+  exec_.reserve(g.core_type.capacity());
   index_.reserve(static_cast<std::size_t>(tasks));
 }
 
-LoadedTrace FixedLatencyReader::run() {
+ReadTrace FixedLatencyReader::run() {
   if (js_.peek_kind() != K::kArray) js_.semantic_error(path_ + ": expected a JSON array of tasks");
   {
     BatchPipe<Batch> pipe(kMaxQueuedRecords, [this](BatchPipe<Batch>& p) { parse(p); });
@@ -368,7 +379,8 @@ LoadedTrace FixedLatencyReader::run() {
   }
   index_.clear();
 
-  LoadedTrace out;
+  ReadTrace read;
+  LoadedTrace& out = read.trace;
   try {
     out.graph = builder_.finish();
   } catch (const TraceError& e) {
@@ -384,14 +396,17 @@ LoadedTrace FixedLatencyReader::run() {
     }
   }
   out.format = TraceFormat::kFixedLatency;
-  return out;
+  // One device task: finish() kept the order, and exec_ is per task already.
+  read.work.path = path_;
+  read.work.exec_cycles = std::move(exec_);
+  return read;
 }
 
 }  // namespace
 
-LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip) {
-  FixedLatencyReader reader(path, chip);
+ReadTrace load_fixed_latency(const std::string& path) {
+  FixedLatencyReader reader(path);
   return reader.run();
 }
 
-}  // namespace pypto::sim::trace_detail
+}  // namespace pypto::trace::detail

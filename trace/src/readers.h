@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal interface between load_trace() and the per-format readers (not installed).
+// Internal interface between read_trace() and the per-format readers, and what the pricing
+// pass needs of them (not installed).
 #pragma once
 
 #include <algorithm>
@@ -7,20 +8,37 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
-#include "pypto/sim/trace/trace_loader.h"
+#include "pypto/sched/task_graph.h"
+#include "pypto/trace/trace_loader.h"
 
-namespace pypto::sim::trace_detail {
+namespace pypto::trace::detail {
 
+// The readers: each gives the graph with its work unpriced (pricing.h).
 // traces/FORMAT.md; streamed, never holds the whole file.
-LoadedTrace load_native(const std::string& path, const LoadOptions& opts, const ChipConfig& chip);
+ReadTrace load_native(const std::string& path, const LoadOptions& opts);
 
 // dyn_topo.txt or topo.json joined with opts.prof_path.
-LoadedTrace load_board(const std::string& path, TraceFormat format, const LoadOptions& opts,
-                       const ChipConfig& chip);
+ReadTrace load_board(const std::string& path, TraceFormat format, const LoadOptions& opts);
 
 // PyPTO's fixed-latency task graph JSON.
-LoadedTrace load_fixed_latency(const std::string& path, const ChipConfig& chip);
+ReadTrace load_fixed_latency(const std::string& path);
+
+// The line of the native trace at `path` that holds task `task` (its "id"); 0 if none. For
+// messages of the pricing pass, which keeps no line per task: it reads the file again.
+std::uint64_t native_task_line(const std::string& path, std::uint64_t task);
+
+// Moves a reader's own per-task column along with the graph's when TaskGraphBuilder::finish
+// reordered the tasks (`new_pos` as it gives it; empty: the order was kept).
+template <class T>
+void permute_column(std::vector<T>& col, const std::vector<sched::TaskId>& new_pos) {
+  if (new_pos.empty()) return;
+  std::vector<T> out(col.size());
+  for (std::size_t t = 0; t < col.size(); ++t) out[new_pos[t]] = std::move(col[t]);
+  col.swap(out);
+}
 
 // Size of an input file; TraceError naming the path if it is missing, a directory or not a
 // regular file (a device such as /dev/zero, a pipe: the readers open a file twice).
@@ -87,4 +105,4 @@ void check_json_syntax(const std::string& path, const char* top_name = "record")
 // 1-based line and column of byte offset `pos` of the file at `path`.
 LineCol file_line_col(const std::string& path, std::uint64_t pos);
 
-}  // namespace pypto::sim::trace_detail
+}  // namespace pypto::trace::detail
