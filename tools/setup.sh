@@ -7,8 +7,8 @@
 # Release build with profile-guided optimisation, tools/pgo.sh; off by default), TARGETS (the
 # CMake targets to build, e.g. "pypto-sim pypto_native"; default all), SETUP_TESTS=1 (also
 # install what tools/test.sh needs: clang-format, strace, pytest, Dask, libtorch-dev for the
-# ATen executor, clang-14 for the fuzzing, chromium, node and the viewers' pinned npm
-# packages).
+# ATen executor, chromium, node and the viewers' pinned npm packages; with FUZZ_SECONDS other
+# than 0, clang-14 and libFuzzer for tools/fuzz.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -19,13 +19,14 @@ PACKAGES=(cmake ninja-build g++ pkg-config libsystemc-dev libyaml-cpp-dev catch2
           pybind11-dev python3-dev python3-venv python3-pybind11 python3-numpy python3-torch
           python3-matplotlib)
 # What only the tests need (tools/test.sh sets SETUP_TESTS=1): the format check, the process
-# checks (strace), pytest, sweeps (Dask), the ATen executor (libtorch-dev), the fuzzing
-# (tools/fuzz.sh: clang-14, libFuzzer) and the viewers (tools/check_viewers.sh).
+# checks (strace), pytest, sweeps (Dask), the ATen executor (libtorch-dev), the viewers
+# (tools/check_viewers.sh) and, when the test run fuzzes, tools/fuzz.sh (clang-14, libFuzzer).
 if [[ "${SETUP_TESTS:-0}" == 1 ]]; then
   PACKAGES+=(clang-format strace python3-pytest python3-pytest-xdist python3-distributed
-             libtorch-dev clang-14 libclang-rt-14-dev chromium)
+             libtorch-dev chromium)
   command -v node >/dev/null || PACKAGES+=(nodejs)
   command -v npm >/dev/null || PACKAGES+=(npm)
+  if [[ "${FUZZ_SECONDS:-0}" != 0 ]]; then PACKAGES+=(clang-14 libclang-rt-14-dev); fi
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # The project's test command: set-up, then every test. Runs the C++ suite (Catch2 through
 # ctest) in a Release build and again in an AddressSanitizer+UBSan build, then the Python
-# tests, and last fuzzes every input reader for FUZZ_SECONDS (default 5) each (tools/fuzz.sh,
-# clang + libFuzzer; FUZZ_SECONDS=0 skips it; long runs are tools/fuzz.sh's); between them,
-# real viewers read our trace.json (tools/check_viewers.sh). It fails first on a C++ file
-# that clang-format would change, then on a date in product code (tools/check_no_dates.sh).
-# Set QUICK=1 to skip the sanitizer build and the fuzzing. Everything it installs, the
-# set-up installs (SETUP_TESTS=1 tools/setup.sh); at the end it prints each phase's time.
+# tests; between them, real viewers read our trace.json (tools/check_viewers.sh). It fails
+# first on a C++ file that clang-format would change, then on a date in product code
+# (tools/check_no_dates.sh). With FUZZ_SECONDS=N (the CI sets 5, .ci/run) it ends by fuzzing
+# every input reader for N seconds each (tools/fuzz.sh, clang + libFuzzer, a build of its
+# own); without it, the readers' corpora and saved regressions are still replayed by ctest
+# in both builds. Set QUICK=1 to skip the sanitizer build and the fuzzing. Everything it
+# installs, the set-up installs (SETUP_TESTS=1 tools/setup.sh); at the end it prints each
+# phase's time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -31,6 +33,10 @@ summary() {
   printf '%s\n' "${phases[@]}"
 }
 trap summary EXIT
+
+FUZZ_SECONDS="${FUZZ_SECONDS:-0}"
+if [[ "${QUICK:-0}" == 1 ]]; then FUZZ_SECONDS=0; fi
+export FUZZ_SECONDS   # the set-up installs clang-14 only when the run fuzzes
 
 phase "set-up and build (Release)"
 BUILD_DIR=build SETUP_TESTS=1 tools/setup.sh
@@ -59,13 +65,11 @@ if [[ -d tests/frontend ]] && compgen -G "tests/frontend/test_*.py" >/dev/null; 
   .venv/bin/python -m pytest -q -n "$JOBS" --durations=10 tests/frontend
 fi
 
-FUZZ_SECONDS="${FUZZ_SECONDS:-$([[ "${QUICK:-0}" == 1 ]] && echo 0 || echo 5)}"
 if [[ "$FUZZ_SECONDS" != 0 ]]; then
   phase "fuzzing (tools/fuzz.sh all $FUZZ_SECONDS, seed ${FUZZ_SEED:-1})"
   # A fixed libFuzzer seed: the test run starts from the corpora in the tree and mutates the
   # same way each time, so it repeats (up to how far each run gets in its time). It checks
   # that the libFuzzer build (clang) builds and every target runs; exploring new inputs is
-  # what long runs (tools/fuzz.sh TARGET 3600) are for, and ctest already replays every
-  # corpus and saved regression in both builds.
+  # what long runs (tools/fuzz.sh TARGET 3600) are for.
   FUZZ_ARGS="-seed=${FUZZ_SEED:-1} ${FUZZ_ARGS:-}" tools/fuzz.sh all "$FUZZ_SECONDS"
 fi
