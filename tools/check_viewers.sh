@@ -7,6 +7,8 @@
 #   tools/check_viewers.sh                 runs pypto-sim on a synthetic mix and on the sample
 #                                          board recording, then checks both trace.json files
 #   tools/check_viewers.sh TRACE.json...   checks the given files
+#   tools/check_viewers.sh --install       installs what it needs, checks nothing
+#                                          (SETUP_TESTS=1 tools/setup.sh runs it)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 V="$ROOT/tools/viewers"
@@ -29,6 +31,7 @@ if [[ ! -d "$V/node_modules/@paulirish/trace_engine" || ! -d "$V/node_modules/sp
   (cd "$V" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
+[[ "${1:-}" == --install ]] && exit 0
 files=("$@")
 if ((${#files[@]} == 0)); then
   SIM="$ROOT/build/tools/pypto-sim"

@@ -6,7 +6,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-tools/setup.sh
+# Only what the demo runs: the CLI and the Python module (not the tests, which tools/test.sh
+# builds), and the packages those need (not the tests' extras).
+TARGETS="pypto-sim pypto_native" tools/setup.sh
 SIM=.venv/bin/pypto-sim
 OUT=output/demo
 rm -rf "$OUT"; mkdir -p "$OUT"
