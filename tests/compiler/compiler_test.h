@@ -180,4 +180,18 @@ inline std::string kernel_of(const Launch& l, std::uint32_t t) {
   return l.graph.kernel_names[l.graph.kernel[t]];
 }
 
+// t = a + 1 (8x8, tiles 4x8), out[:] = t * 2, s = sum(t, dim 1): a fused group whose value a
+// reduction outside it reads, over two row tiles.
+inline std::string keep_ir() {
+  return kernel(
+      "keep", param("a", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("s", 2, "[8]"),
+      "",
+      op("add", in(0) + "," + cst(1), val(3, "[8,8]"), "k.py:2", R"("vec_tile":[4,8])") + "," +
+          op("mul", in(3) + "," + cst(2), val(4, "[8,8]"), "k.py:3", R"("vec_tile":[4,8])") + "," +
+          write(1, 4, "[0,0]", "k.py:3") + "," +
+          op("sum", in(3), val(5, "[8]"), "k.py:4",
+             R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,8])") +
+          "," + write(2, 5, "[0]", "k.py:4"));
+}
+
 }  // namespace compiler_test

@@ -54,15 +54,7 @@ TEST_CASE("partition: a per-tile chain across units grows into one leaf per tile
   // t = a + 1 (8x8, tiles 4x8); out = t * 2; s = sum(t, dim 1). The add_mul group tasks and
   // the sum tasks match one to one (row tiles 0-3, 4-7), so lock-step growth makes each pair
   // one AIV leaf: 2 leaves, and t never leaves the chip.
-  const std::string ir = kernel(
-      "keep", param("a", 0, "[8,8]") + "," + param("out", 1, "[8,8]") + "," + param("s", 2, "[8]"),
-      "",
-      op("add", in(0) + "," + cst(1), val(3, "[8,8]"), "k.py:2", R"("vec_tile":[4,8])") + "," +
-          op("mul", in(3) + "," + cst(2), val(4, "[8,8]"), "k.py:3", R"("vec_tile":[4,8])") + "," +
-          write(1, 4, "[0,0]", "k.py:3") + "," +
-          op("sum", in(3), val(5, "[8]"), "k.py:4",
-             R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,8])") +
-          "," + write(2, 5, "[0]", "k.py:4"));
+  const std::string ir = keep_ir();
   Host h;
   h.add("a", DType::kFp32, {8, 8}, iota(64));
   h.add("out", DType::kFp32, {8, 8});

@@ -541,6 +541,16 @@ class Partitioner {
     return it != s.by_order.end() ? it->second : -1;
   }
 
+  // A cube merge's manual factor for a class (named, or the setting's default when the
+  // setting is manual); -1 when the class merges automatically.
+  std::int64_t manual_factor(const MergeSetting& s, std::int64_t order, const std::vector<Leaf>& ls,
+                             const std::vector<std::uint32_t>& cls,
+                             const std::vector<std::vector<std::uint32_t>>& members) const {
+    const std::int64_t named = named_factor(s, order, ls, cls, members);
+    if (named >= 0) return named;
+    return s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0 ? s.default_factor : -1;
+  }
+
   std::int64_t factor_for(const MergeSetting& s, std::int64_t order, std::int64_t automatic,
                           const std::vector<Leaf>& ls, const std::vector<std::uint32_t>& cls,
                           const std::vector<std::vector<std::uint32_t>>& members) const {
@@ -678,11 +688,9 @@ class Partitioner {
       if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
       std::int64_t max_merge = 0, spare = 0;
-      const std::int64_t named = named_factor(s, order, ls, c, members);
-      const bool manual =
-          named >= 0 || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
-      if (manual) {
-        max_merge = named >= 0 ? named : s.default_factor;
+      const std::int64_t manual = manual_factor(s, order, ls, c, members);
+      if (manual >= 0) {
+        max_merge = manual;
       } else {
         if (n < per_core) continue;
         max_merge = n / per_core;
@@ -760,11 +768,9 @@ class Partitioner {
       if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
       std::vector<std::vector<std::uint32_t>> runs;
-      const std::int64_t named = named_factor(s, order, ls, c, members);
-      const bool manual =
-          named >= 0 || (s.mode != MergeSetting::Mode::kAuto && s.default_factor > 0);
-      if (manual) {
-        std::int64_t k = named >= 0 ? named : s.default_factor;
+      const std::int64_t manual = manual_factor(s, order, ls, c, members);
+      if (manual >= 0) {
+        std::int64_t k = manual;
         std::uint64_t task_bytes = 0;
         for (const Load& l : loads_of(members[ls[c[0]].id])) task_bytes += region_bytes(l.r);
         if (task_bytes > 0) {
