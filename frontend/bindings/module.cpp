@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli_bindings.h"
@@ -150,8 +151,28 @@ compiler::LaunchOptions launch_options(const py::dict& options) {
   setting("vec_nbuffer_setting", Mode::kAuto, &lo.partition.vec_nbuffer);
   setting("cube_l1_reuse_setting", Mode::kAuto, &lo.partition.cube_l1_reuse);
   setting("cube_nbuffer_setting", Mode::kAuto, &lo.partition.cube_nbuffer);
-  if (po.contains("pg_upper_bound") && !po["pg_upper_bound"].is_none()) {
-    lo.partition.cycle_budget = po["pg_upper_bound"].cast<std::int64_t>();
+  const auto int_option = [&](const char* name, auto* out) {
+    if (po.contains(name) && !po[name].is_none()) {
+      *out = po[name].cast<std::remove_pointer_t<decltype(out)>>();
+    }
+  };
+  int_option("pg_upper_bound", &lo.partition.cycle_budget);
+  int_option("pg_parallel_lower_bound", &lo.partition.parallel_lower_bound);
+  int_option("pg_lower_bound", &lo.partition.lower_bound);
+  int_option("mg_vec_parallel_lb", &lo.partition.vec_parallel_lb);
+  int_option("mg_copyin_upper_bound", &lo.partition.copyin_upper_bytes);
+  // The mode keys PyPTO replaced by the settings' own forms: 0 turns that merge off.
+  const std::pair<const char*, compiler::MergeSetting*> modes[] = {
+      {"vec_nbuffer_mode", &lo.partition.vec_nbuffer},
+      {"cube_l1_reuse_mode", &lo.partition.cube_l1_reuse},
+      {"cube_nbuffer_mode", &lo.partition.cube_nbuffer}};
+  for (const auto& [name, setting] : modes) {
+    if (!po.contains(name) || po[name].is_none()) continue;
+    if (po[name].cast<std::int64_t>() == 0) {
+      setting->mode = Mode::kOff;
+    } else if (setting->mode == Mode::kOff && std::string(name) == "cube_nbuffer_mode") {
+      setting->mode = Mode::kAuto;  // on, with no setting: automatic
+    }
   }
   return lo;
 }

@@ -245,6 +245,15 @@ SCHEMAS: Dict[str, Dict[str, Option]] = {
         # 10000); published kernels still pass it, and it still caps a leaf's estimate here.
         "pg_upper_bound": Option("int", None, (1, INT32_MAX),
                                  doc="cycle budget of a leaf task (default: automatic)"),
+        # PyPTO's pass config keys that older kernels pass as options (defaults in
+        # tile_fwk_config.json); the *_mode keys predate the settings' own forms (0: off).
+        "pg_parallel_lower_bound": Option("int", None, (1, INT32_MAX)),
+        "pg_lower_bound": Option("int", None, (0, INT32_MAX)),
+        "mg_vec_parallel_lb": Option("int", None, (1, INT32_MAX)),
+        "mg_copyin_upper_bound": Option("int", None, (1, 2 ** 62), doc="bytes"),
+        "vec_nbuffer_mode": Option("int", None, (0, 1)),
+        "cube_l1_reuse_mode": Option("int", None, (0, 1)),
+        "cube_nbuffer_mode": Option("int", None, (0, 1)),
         "sg_set_ooo_scope": Option("custom", check=_check_ooo_scope),
         "ooo_sched_mode": Option("str", None, choices=("", "GAPMIN", "HLF")),
         "auto_mix_partition": Option("bool", None),
@@ -280,7 +289,11 @@ SCHEMAS["operation_options"] = {
 _ACTED_ON = {("host_options", "compile_stage")} | {
     # The partition's options (frontend/compiler/src/partition.cpp).
     ("pass_options", k) for k in ("vec_nbuffer_setting", "cube_l1_reuse_setting",
-                                  "cube_nbuffer_setting", "pg_upper_bound", "sg_set_scope")}
+                                  "cube_nbuffer_setting", "pg_upper_bound", "sg_set_scope",
+                                  "pg_parallel_lower_bound", "pg_lower_bound",
+                                  "mg_vec_parallel_lb", "mg_copyin_upper_bound",
+                                  "vec_nbuffer_mode", "cube_l1_reuse_mode",
+                                  "cube_nbuffer_mode")}
 
 for _group, _schema in SCHEMAS.items():
     if _group == "runtime_options":

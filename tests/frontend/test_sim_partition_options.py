@@ -48,6 +48,10 @@ def run(kernel):
     ({"vec_nbuffer_setting": {-1: 4}}, 26),       # manual, grouped: runs of 4
     ({"vec_nbuffer_setting": {-1: 1}}, 101),      # {-1: 1}: off
     ({"vec_nbuffer_setting": {"DEFAULT": 5}}, 21),  # whole class, runs of 5
+    # Older kernels' keys, mapped to what replaced them: at least 20 leaves (k = 5, 20 + 1);
+    # the mode key 0 turns the merge off.
+    ({"mg_vec_parallel_lb": 20}, 21),
+    ({"vec_nbuffer_mode": 0}, 101),
 ])
 def test_vec_nbuffer_setting_sets_the_leaf_count(options, tasks):
     assert run(fan(options)).stats["tasks"] == tasks

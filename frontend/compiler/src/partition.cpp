@@ -23,12 +23,7 @@ namespace pypto::compiler::detail {
 
 namespace {
 
-// tile_fwk_config.json defaults (the config keys that left the Python API).
-constexpr std::int64_t kParallelLowerBound = 20;        // pass.pg_parallel_lower_bound
-constexpr std::uint64_t kLowerBound = 512;              // pass.pg_lower_bound
-constexpr std::int64_t kVecParallelLb = 48;             // pass.mg_vec_parallel_lb
-constexpr std::uint64_t kCopyInUpperBytes = 104857600;  // pass.mg_copyin_upper_bound (100 MiB)
-constexpr int kMergeRounds = 100;                       // group-merge rounds of the Iso partitioner
+constexpr int kMergeRounds = 100;  // group-merge rounds of the Iso partitioner
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -396,9 +391,10 @@ class Partitioner {
           const Group& L = groups_[li];
           const std::uint64_t r = L.members.size() / S.members.size();
           if (max_lat(S) + r * max_lat(L) > budget_) continue;
-          const bool bounds = gs == hs ||
-                              static_cast<std::int64_t>(std::min(gs, hs)) >= kParallelLowerBound ||
-                              std::min(max_lat(S), max_lat(L)) <= kLowerBound;
+          const bool bounds =
+              gs == hs ||
+              static_cast<std::int64_t>(std::min(gs, hs)) >= opt_.parallel_lower_bound ||
+              std::min(max_lat(S), max_lat(L)) <= opt_.lower_bound;
           if (!bounds) continue;
           absorb(si, li, map);
         } else {
@@ -609,7 +605,8 @@ class Partitioner {
       const auto& c = cls[order];
       if (ls[c[0]].core != sched::CoreType::kAiv || ls[c[0]].scoped) continue;
       const auto n = static_cast<std::int64_t>(c.size());
-      const std::int64_t k = factor_for(s, order, auto_vec_factor(n), ls, c, members);
+      const std::int64_t k =
+          factor_for(s, order, auto_vec_factor(n, opt_.vec_parallel_lb), ls, c, members);
       if (k <= 1) continue;
       std::vector<std::vector<std::uint32_t>> runs;
       const auto cut = [&](const std::vector<std::uint32_t>& list) {
@@ -727,7 +724,7 @@ class Partitioner {
         for (Anchor& a : anchors) {
           const Leaf& al = ls[c[a.first]];
           if (me.has_prod && al.pos < me.hi_prod) continue;
-          if (a.bytes + bytes[i] > kCopyInUpperBytes) continue;
+          if (a.bytes + bytes[i] > opt_.copyin_upper_bytes) continue;
           const auto cnt = static_cast<std::int64_t>(a.members.size());
           if (cnt > max_merge || (cnt == max_merge && spare == 0)) continue;
           if (!shares(a, loads[i])) continue;
@@ -774,7 +771,8 @@ class Partitioner {
         std::uint64_t task_bytes = 0;
         for (const Load& l : loads_of(members[ls[c[0]].id])) task_bytes += region_bytes(l.r);
         if (task_bytes > 0) {
-          k = std::min<std::int64_t>(k, static_cast<std::int64_t>(kCopyInUpperBytes / task_bytes));
+          k = std::min<std::int64_t>(
+              k, static_cast<std::int64_t>(opt_.copyin_upper_bytes / task_bytes));
         }
         if (k <= 1) continue;
         for (std::size_t i = 0; i < c.size(); i += static_cast<std::size_t>(k)) {
@@ -783,7 +781,7 @@ class Partitioner {
                                             std::min(c.size(), i + static_cast<std::size_t>(k))));
         }
       } else {
-        if (n < kVecParallelLb) continue;  // PyPTO: no automatic merge of fewer than 48
+        if (n < opt_.vec_parallel_lb) continue;  // PyPTO: no automatic merge of fewer than 48
         const std::int64_t r = std::min(n, per_core);
         std::size_t at = 0;
         for (std::int64_t j = 0; j < r; ++j) {
@@ -853,10 +851,10 @@ std::uint64_t automatic_cycle_budget(std::uint64_t total) {
   return 5000000;
 }
 
-std::int64_t auto_vec_factor(std::int64_t n) {
-  if (n <= kVecParallelLb) return 1;
-  std::int64_t k = (n + kVecParallelLb - 1) / kVecParallelLb;
-  while (k > 1 && (n + k - 1) / k < kVecParallelLb) --k;
+std::int64_t auto_vec_factor(std::int64_t n, std::int64_t p) {
+  if (n <= p) return 1;
+  std::int64_t k = (n + p - 1) / p;
+  while (k > 1 && (n + k - 1) / k < p) --k;
   return k;
 }
 

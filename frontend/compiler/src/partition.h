@@ -40,7 +40,8 @@ std::uint64_t estimate_latency(const TaskProgram& p);
 // The automatic cycle budget of a root whose tasks estimate `total` (EstimateCycleUB).
 std::uint64_t automatic_cycle_budget(std::uint64_t total);
 
-// The automatic vector merge factor of a class of n leaves (NBufferMerge, P = 48).
-std::int64_t auto_vec_factor(std::int64_t n);
+// The automatic vector merge factor of a class of n leaves (NBufferMerge): the largest k that
+// leaves at least p (mg_vec_parallel_lb, 48) leaves.
+std::int64_t auto_vec_factor(std::int64_t n, std::int64_t p);
 
 }  // namespace pypto::compiler::detail

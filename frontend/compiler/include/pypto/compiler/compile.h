@@ -90,6 +90,11 @@ struct PartitionOptions {
   MergeSetting vec_nbuffer;       // vec_nbuffer_setting: auto
   MergeSetting cube_l1_reuse;     // cube_l1_reuse_setting: auto (on)
   MergeSetting cube_nbuffer{MergeSetting::Mode::kOff};  // cube_nbuffer_setting: {-1: 1}, off
+  // PyPTO's pass config keys (tile_fwk_config.json), which older kernels pass as options.
+  std::int64_t parallel_lower_bound = 20;        // pg_parallel_lower_bound
+  std::uint64_t lower_bound = 512;               // pg_lower_bound
+  std::int64_t vec_parallel_lb = 48;             // mg_vec_parallel_lb
+  std::uint64_t copyin_upper_bytes = 104857600;  // mg_copyin_upper_bound (100 MiB)
 };
 
 struct LaunchOptions {
