@@ -593,60 +593,79 @@ class Partitioner {
     cube_nbuffer();
   }
 
+  using Runs = std::vector<std::vector<std::uint32_t>>;
+  using Members = std::vector<std::vector<std::uint32_t>>;
+
+  // The frame of one breadth merge: for each class of unscoped `core` leaves (in hashOrder),
+  // runs_of(order, class, leaves, members) says which leaves merge (empty: none); a merge that
+  // keeps the leaf graph acyclic is kept and noted in `field` (the class size) and `absorbed`.
+  template <class F>
+  void merge_classes(sched::CoreType core, std::vector<std::uint32_t>& field,
+                     std::uint64_t& absorbed, F&& runs_of) {
+    const std::vector<Leaf> ls = leaves();
+    const Members members = set_members();
+    const auto cls = classes_of(ls);
+    for (std::uint32_t order = 0; order < cls.size(); ++order) {
+      const auto& c = cls[order];
+      if (ls[c[0]].core != core || ls[c[0]].scoped) continue;
+      const Runs runs = runs_of(order, c, ls, members);
+      if (!try_merge(ls, runs)) continue;
+      note_class(ls, c, order, field);
+      for (const auto& r : runs) absorbed += r.size() - 1;
+    }
+  }
+
+  // Appends `list` cut into consecutive runs of k to `runs`.
+  static void cut(const std::vector<std::uint32_t>& list, std::int64_t k, Runs& runs) {
+    const auto step = static_cast<std::size_t>(k);
+    for (std::size_t i = 0; i < list.size(); i += step) {
+      runs.emplace_back(
+          list.begin() + static_cast<std::ptrdiff_t>(i),
+          list.begin() + static_cast<std::ptrdiff_t>(std::min(list.size(), i + step)));
+    }
+  }
+
   void vec_merge() {
     const MergeSetting& s = opt_.vec_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
-    const std::vector<Leaf> ls = leaves();
-    const auto members = set_members();
-    const auto cls = classes_of(ls);
     const bool whole =
         s.mode == MergeSetting::Mode::kAutoWhole || s.mode == MergeSetting::Mode::kManualWhole;
-    for (std::uint32_t order = 0; order < cls.size(); ++order) {
-      const auto& c = cls[order];
-      if (ls[c[0]].core != sched::CoreType::kAiv || ls[c[0]].scoped) continue;
-      const auto n = static_cast<std::int64_t>(c.size());
-      const std::int64_t k =
-          factor_for(s, order, auto_vec_factor(n, opt_.vec_parallel_lb), ls, c, members);
-      if (k <= 1) continue;
-      std::vector<std::vector<std::uint32_t>> runs;
-      const auto cut = [&](const std::vector<std::uint32_t>& list) {
-        for (std::size_t i = 0; i < list.size(); i += static_cast<std::size_t>(k)) {
-          runs.emplace_back(list.begin() + static_cast<std::ptrdiff_t>(i),
-                            list.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                               list.size(), i + static_cast<std::size_t>(k))));
-        }
-      };
-      if (whole) {
-        cut(c);
-      } else {
-        // Sub-lists of members sharing their lowest producer, or their lowest consumer,
-        // whichever gives fewer; a member without one stays alone.
-        const auto split = [&](bool by_prod) {
-          std::vector<std::vector<std::uint32_t>> subs;
-          std::map<std::uint32_t, std::size_t> at;
-          for (const std::uint32_t i : c) {
-            const std::uint32_t key = by_prod ? ls[i].lo_prod : ls[i].lo_cons;
-            if (key == kNone) {
-              subs.push_back({i});
-              continue;
-            }
-            auto [it, inserted] = at.emplace(key, subs.size());
-            if (inserted) subs.emplace_back();
-            subs[it->second].push_back(i);
-          }
-          return subs;
-        };
-        auto by_prod = split(true);
-        auto by_cons = split(false);
-        for (const auto& sub : by_cons.size() < by_prod.size() ? by_cons : by_prod) {
-          if (sub.size() > 1) cut(sub);
-        }
-      }
-      if (try_merge(ls, runs)) {
-        note_class(ls, c, order, vec_class);
-        for (const auto& r : runs) counts.vec_merged += r.size() - 1;
-      }
-    }
+    merge_classes(sched::CoreType::kAiv, vec_class, counts.vec_merged,
+                  [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
+                      const std::vector<Leaf>& ls, const Members& members) {
+                    Runs runs;
+                    const auto n = static_cast<std::int64_t>(c.size());
+                    const std::int64_t k = factor_for(
+                        s, order, auto_vec_factor(n, opt_.vec_parallel_lb), ls, c, members);
+                    if (k <= 1) return runs;
+                    if (whole) {
+                      cut(c, k, runs);
+                      return runs;
+                    }
+                    // Sub-lists of members sharing their lowest producer, or their lowest consumer,
+                    // whichever gives fewer; a member without one stays alone.
+                    const auto split = [&](bool by_prod) {
+                      Runs subs;
+                      std::map<std::uint32_t, std::size_t> at;
+                      for (const std::uint32_t i : c) {
+                        const std::uint32_t key = by_prod ? ls[i].lo_prod : ls[i].lo_cons;
+                        if (key == kNone) {
+                          subs.push_back({i});
+                          continue;
+                        }
+                        auto [it, inserted] = at.emplace(key, subs.size());
+                        if (inserted) subs.emplace_back();
+                        subs[it->second].push_back(i);
+                      }
+                      return subs;
+                    };
+                    const Runs by_prod = split(true);
+                    const Runs by_cons = split(false);
+                    for (const auto& sub : by_cons.size() < by_prod.size() ? by_cons : by_prod) {
+                      if (sub.size() > 1) cut(sub, k, runs);
+                    }
+                    return runs;
+                  });
   }
 
   // The matmul panels (DDR -> L1 loads) a leaf reads, with their operand side.
@@ -676,126 +695,111 @@ class Partitioner {
   void l1_reuse() {
     const MergeSetting& s = opt_.cube_l1_reuse;
     if (s.mode == MergeSetting::Mode::kOff) return;
-    const std::vector<Leaf> ls = leaves();
-    const auto members = set_members();
-    const auto cls = classes_of(ls);
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
-    for (std::uint32_t order = 0; order < cls.size(); ++order) {
-      const auto& c = cls[order];
-      if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
-      const auto n = static_cast<std::int64_t>(c.size());
-      std::int64_t max_merge = 0, spare = 0;
-      const std::int64_t manual = manual_factor(s, order, ls, c, members);
-      if (manual >= 0) {
-        max_merge = manual;
-      } else {
-        if (n < per_core) continue;
-        max_merge = n / per_core;
-        spare = n % per_core;
-      }
-      if (max_merge <= 1 && spare == 0) continue;
-      std::vector<std::vector<Load>> loads(c.size());
-      std::vector<std::uint64_t> bytes(c.size(), 0);
-      for (std::size_t i = 0; i < c.size(); ++i) {
-        loads[i] = loads_of(members[ls[c[i]].id]);
-        for (const Load& l : loads[i]) bytes[i] += region_bytes(l.r);
-      }
-      if (loads[0].empty()) continue;
-      struct Anchor {
-        std::size_t first;
-        std::vector<std::size_t> members;
-        std::vector<Load> loads;
-        std::uint64_t bytes;
-      };
-      std::vector<Anchor> anchors;
-      const auto shares = [&](const Anchor& a, const std::vector<Load>& mine) {
-        for (const Load& x : mine) {
-          if (s.side == MergeSetting::Side::kLeft && x.operand != 1) continue;
-          if (s.side == MergeSetting::Side::kRight && x.operand != 2) continue;
-          for (const Load& y : a.loads) {
-            if (y.operand == x.operand && same_region(x.r, y.r)) return true;
-          }
-        }
-        return false;
-      };
-      for (std::size_t i = 0; i < c.size(); ++i) {
-        const Leaf& me = ls[c[i]];
-        Anchor* join = nullptr;
-        for (Anchor& a : anchors) {
-          const Leaf& al = ls[c[a.first]];
-          if (me.has_prod && al.pos < me.hi_prod) continue;
-          if (a.bytes + bytes[i] > opt_.copyin_upper_bytes) continue;
-          const auto cnt = static_cast<std::int64_t>(a.members.size());
-          if (cnt > max_merge || (cnt == max_merge && spare == 0)) continue;
-          if (!shares(a, loads[i])) continue;
-          if (cnt == max_merge) --spare;
-          join = &a;
-          break;
-        }
-        if (join == nullptr) {
-          anchors.push_back(Anchor{i, {i}, loads[i], bytes[i]});
-          continue;
-        }
-        join->members.push_back(i);
-        join->loads.insert(join->loads.end(), loads[i].begin(), loads[i].end());
-        join->bytes += bytes[i];
-      }
-      std::vector<std::vector<std::uint32_t>> runs;
-      for (const Anchor& a : anchors) {
-        std::vector<std::uint32_t> r;
-        for (const std::size_t m : a.members) r.push_back(c[m]);
-        runs.push_back(std::move(r));
-      }
-      if (try_merge(ls, runs)) {
-        note_class(ls, c, order, l1_class);
-        for (const auto& r : runs) counts.l1_merged += r.size() - 1;
-      }
-    }
+    merge_classes(sched::CoreType::kAic, l1_class, counts.l1_merged,
+                  [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
+                      const std::vector<Leaf>& ls, const Members& members) {
+                    Runs runs;
+                    const auto n = static_cast<std::int64_t>(c.size());
+                    std::int64_t max_merge = 0, spare = 0;
+                    const std::int64_t manual = manual_factor(s, order, ls, c, members);
+                    if (manual >= 0) {
+                      max_merge = manual;
+                    } else {
+                      if (n < per_core) return runs;
+                      max_merge = n / per_core;
+                      spare = n % per_core;
+                    }
+                    if (max_merge <= 1 && spare == 0) return runs;
+                    std::vector<std::vector<Load>> loads(c.size());
+                    std::vector<std::uint64_t> bytes(c.size(), 0);
+                    for (std::size_t i = 0; i < c.size(); ++i) {
+                      loads[i] = loads_of(members[ls[c[i]].id]);
+                      for (const Load& l : loads[i]) bytes[i] += region_bytes(l.r);
+                    }
+                    if (loads[0].empty()) return runs;
+                    struct Anchor {
+                      std::size_t first;
+                      std::vector<std::size_t> members;
+                      std::vector<Load> loads;
+                      std::uint64_t bytes;
+                    };
+                    std::vector<Anchor> anchors;
+                    const auto shares = [&](const Anchor& a, const std::vector<Load>& mine) {
+                      for (const Load& x : mine) {
+                        if (s.side == MergeSetting::Side::kLeft && x.operand != 1) continue;
+                        if (s.side == MergeSetting::Side::kRight && x.operand != 2) continue;
+                        for (const Load& y : a.loads) {
+                          if (y.operand == x.operand && same_region(x.r, y.r)) return true;
+                        }
+                      }
+                      return false;
+                    };
+                    for (std::size_t i = 0; i < c.size(); ++i) {
+                      const Leaf& me = ls[c[i]];
+                      Anchor* join = nullptr;
+                      for (Anchor& a : anchors) {
+                        const Leaf& al = ls[c[a.first]];
+                        if (me.has_prod && al.pos < me.hi_prod) continue;
+                        if (a.bytes + bytes[i] > opt_.copyin_upper_bytes) continue;
+                        const auto cnt = static_cast<std::int64_t>(a.members.size());
+                        if (cnt > max_merge || (cnt == max_merge && spare == 0)) continue;
+                        if (!shares(a, loads[i])) continue;
+                        if (cnt == max_merge) --spare;
+                        join = &a;
+                        break;
+                      }
+                      if (join == nullptr) {
+                        anchors.push_back(Anchor{i, {i}, loads[i], bytes[i]});
+                        continue;
+                      }
+                      join->members.push_back(i);
+                      join->loads.insert(join->loads.end(), loads[i].begin(), loads[i].end());
+                      join->bytes += bytes[i];
+                    }
+                    for (const Anchor& a : anchors) {
+                      std::vector<std::uint32_t> r;
+                      for (const std::size_t m : a.members) r.push_back(c[m]);
+                      runs.push_back(std::move(r));
+                    }
+                    return runs;
+                  });
   }
 
   void cube_nbuffer() {
     const MergeSetting& s = opt_.cube_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
-    const std::vector<Leaf> ls = leaves();
-    const auto members = set_members();
-    const auto cls = classes_of(ls);
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
-    for (std::uint32_t order = 0; order < cls.size(); ++order) {
-      const auto& c = cls[order];
-      if (ls[c[0]].core != sched::CoreType::kAic || ls[c[0]].scoped) continue;
-      const auto n = static_cast<std::int64_t>(c.size());
-      std::vector<std::vector<std::uint32_t>> runs;
-      const std::int64_t manual = manual_factor(s, order, ls, c, members);
-      if (manual >= 0) {
-        std::int64_t k = manual;
-        std::uint64_t task_bytes = 0;
-        for (const Load& l : loads_of(members[ls[c[0]].id])) task_bytes += region_bytes(l.r);
-        if (task_bytes > 0) {
-          k = std::min<std::int64_t>(
-              k, static_cast<std::int64_t>(opt_.copyin_upper_bytes / task_bytes));
-        }
-        if (k <= 1) continue;
-        for (std::size_t i = 0; i < c.size(); i += static_cast<std::size_t>(k)) {
-          runs.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(i),
-                            c.begin() + static_cast<std::ptrdiff_t>(
-                                            std::min(c.size(), i + static_cast<std::size_t>(k))));
-        }
-      } else {
-        if (n < opt_.vec_parallel_lb) continue;  // PyPTO: no automatic merge of fewer than 48
-        const std::int64_t r = std::min(n, per_core);
-        std::size_t at = 0;
-        for (std::int64_t j = 0; j < r; ++j) {
-          const auto len = static_cast<std::size_t>(n / r + (j < n % r ? 1 : 0));
-          runs.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(at),
-                            c.begin() + static_cast<std::ptrdiff_t>(at + len));
-          at += len;
-        }
-      }
-      if (try_merge(ls, runs)) {
-        note_class(ls, c, order, cube_class);
-        for (const auto& r : runs) counts.cube_nbuf_merged += r.size() - 1;
-      }
-    }
+    merge_classes(sched::CoreType::kAic, cube_class, counts.cube_nbuf_merged,
+                  [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
+                      const std::vector<Leaf>& ls, const Members& members) {
+                    Runs runs;
+                    const auto n = static_cast<std::int64_t>(c.size());
+                    const std::int64_t manual = manual_factor(s, order, ls, c, members);
+                    if (manual >= 0) {
+                      std::int64_t k = manual;
+                      std::uint64_t task_bytes = 0;
+                      for (const Load& l : loads_of(members[ls[c[0]].id]))
+                        task_bytes += region_bytes(l.r);
+                      if (task_bytes > 0) {
+                        k = std::min<std::int64_t>(
+                            k, static_cast<std::int64_t>(opt_.copyin_upper_bytes / task_bytes));
+                      }
+                      if (k > 1) cut(c, k, runs);
+                      return runs;
+                    }
+                    if (n < opt_.vec_parallel_lb)
+                      return runs;  // PyPTO: no automatic merge of fewer than 48
+                    const std::int64_t r = std::min(n, per_core);
+                    std::size_t at = 0;
+                    for (std::int64_t j = 0; j < r; ++j) {
+                      const auto len = static_cast<std::size_t>(n / r + (j < n % r ? 1 : 0));
+                      runs.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(at),
+                                        c.begin() + static_cast<std::ptrdiff_t>(at + len));
+                      at += len;
+                    }
+                    return runs;
+                  });
   }
 
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
