@@ -255,6 +255,8 @@ struct Scheduler::Impl {
           Ctx& x = ctx_of_task(s);
           ++x.sent;
           ++x.completed;
+          // The other threads must hear that the device task is sent, as after a send().
+          if (x.sent == x.total && threads[t].round != nullptr) threads[t].round->all_sent = true;
           resolve(t, s, kNoCore, hal);
           break;
         }

@@ -333,3 +333,16 @@ TEST_CASE("a task type the chip lacks names the trace, the task and the key to f
                         Catch::Matchers::Contains("AIV task, the first of 1") &&
                         Catch::Matchers::Contains("cores.aiv_per_aic"));
 }
+
+TEST_CASE("a device task ending with an AICPU task finishes: every thread hears it is sent",
+          "[sim]") {
+  // The AICPU task runs inline on the thread that resolves it; that thread then holds the
+  // device task's last send, and the idle threads must still go to the barrier.
+  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 1000, {1}}, {CoreType::kAicpu, 500, {}}});
+  sim::SimOptions opt;
+  const sim::SimResult r = sim::simulate(g, chip, opt);
+  CHECK(r.stats.tasks == 2);
+  CHECK(r.timeline.start_ps[1] >= r.timeline.end_ps[0]);
+  CHECK(r.timeline.end_ps[1] == r.timeline.start_ps[1] + 500'000);
+}
