@@ -353,12 +353,38 @@ struct FirstObjectKeys {
   std::string error;
 };
 
+// SAX handler that reads the keys of a top-level object until it meets "traceEvents" (a
+// Chrome trace: PyPTO's merged swimlane), so detection reads only a prefix.
+struct TraceEventsKey {
+  int depth = 0;
+  bool found = false;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return ++depth, true; }
+  bool key(std::string& k) {
+    if (depth == 1 && k == "traceEvents") found = true;
+    return !found;
+  }
+  bool end_object() { return --depth, true; }
+  bool start_array(std::size_t) { return ++depth, true; }
+  bool end_array() { return --depth, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+};
+
 std::string format_list() {
   return "expected one of: native pypto-sim NDJSON (first line "
          "{\"format\":\"pypto-sim-trace\",\"version\":1,...}), dyn_topo.txt (CSV with header "
-         "seqNo,taskId,...), topo.json (JSON array of {taskId, funcName, successors}), or PyPTO's "
+         "seqNo,taskId,...), topo.json (JSON array of {taskId, funcName, successors}), PyPTO's "
          "fixed-latency JSON (array of {taskId, funcName, coreType, execTime, successors, "
-         "remainingPredecessors})";
+         "remainingPredecessors}), or PyPTO's merged_swimlane.json (a JSON object "
+         "{\"traceEvents\": [...]})";
 }
 
 }  // namespace
@@ -377,6 +403,7 @@ const char* to_string(TraceFormat f) {
     case TraceFormat::kDynTopo: return "dyn_topo";
     case TraceFormat::kTopoJson: return "topo_json";
     case TraceFormat::kFixedLatency: return "fixed_latency";
+    case TraceFormat::kSwimlane: return "merged_swimlane";
   }
   return "?";
 }
@@ -425,6 +452,9 @@ TraceFormat detect_trace_format(const std::string& path) {
     if (header.is_discarded() && first_line.find("\"pypto-sim-trace\"") != std::string::npos) {
       return TraceFormat::kNative;
     }
+    TraceEventsKey events;
+    json::sax_parse(rest, &events);
+    if (events.found) return TraceFormat::kSwimlane;
     throw TraceError(path + ":1: starts with a JSON object that is not a pypto-sim trace header; " +
                      format_list());
   }
@@ -455,6 +485,7 @@ TraceFormat detect_trace_format(const std::string& path) {
     }
     if (sax.done && sax.first_is_object) {
       if (sax.keys.count("execTime")) return TraceFormat::kFixedLatency;
+      if (sax.keys.count("ph")) return TraceFormat::kSwimlane;  // a bare array of trace events
       if (sax.keys.count("funcName")) return TraceFormat::kTopoJson;
       if (sax.keys.count("blockIdx") || sax.keys.count("tasks")) {
         throw TraceError(path +
@@ -482,6 +513,14 @@ ReadTrace read_trace(const std::string& path, const LoadOptions& opts) {
     case TraceFormat::kTopoJson: return detail::load_board(path, format, opts);
     case TraceFormat::kFixedLatency: {
       ReadTrace t = detail::load_fixed_latency(path);
+      if (opts.progress) {
+        const std::uint64_t bytes = detail::input_file_size(path);
+        opts.progress(bytes, bytes);
+      }
+      return t;
+    }
+    case TraceFormat::kSwimlane: {
+      ReadTrace t = detail::load_swimlane(path);
       if (opts.progress) {
         const std::uint64_t bytes = detail::input_file_size(path);
         opts.progress(bytes, bytes);

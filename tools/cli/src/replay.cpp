@@ -121,6 +121,16 @@ void warn_unrecorded(const trace::LoadedTrace& trace) {
               << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "
                  "dependency nodes\n";
   }
+  if (trace.placeholder_tasks > 0) {
+    std::cerr << "pypto-sim: warning: " << trace.placeholder_tasks
+              << " placeholder tasks of the swimlane (its \"Fake Core\" lane: tasks without a "
+                 "record) count as zero-cost dependency nodes";
+    if (trace.merged_placeholders > 0) {
+      std::cerr << "; " << trace.merged_placeholders
+                << " of them were drawn at the same time as another and are merged with it";
+    }
+    std::cerr << "\n";
+  }
 }
 
 }  // namespace pypto::cli
