@@ -307,18 +307,21 @@ struct Scheduler::Impl {
             policy.pick_shared(cx, type, TaskListView(q.data() + x.head[ct], x.queued(ct)),
                                first_batch, before_resolve);
         NPU_CHECK(pick < x.queued(ct), "policy pick_shared returned an index out of range");
-        TaskId task;
+        const TaskId task = q[x.head[ct] + pick];
+        const CoreId core = policy.pick_core(cx, type, task);
+        if (core < cores.size() && cores[core].running != kNoTask &&
+            !policy.fill_pending_slot(cx, type, core, task)) {
+          ++threads[t].stats.pending_kept_free;
+          break;
+        }
         if (pick == 0) {
-          task = q[x.head[ct]++];
+          ++x.head[ct];
         } else if (pick + 1 == x.queued(ct)) {
-          task = q.back();
           q.pop_back();
         } else {
-          auto it = q.begin() + static_cast<std::ptrdiff_t>(x.head[ct] + pick);
-          task = *it;
-          q.erase(it);
+          q.erase(q.begin() + static_cast<std::ptrdiff_t>(x.head[ct] + pick));
         }
-        send(t, task, policy.pick_core(cx, type, task), hal);
+        send(t, task, core, hal);
         --k;
       }
       first = 1;

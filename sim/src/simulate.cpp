@@ -257,6 +257,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   for (sched::ThreadId t = 0; t < shape.threads; ++t) {
     ThreadStatsOut ts = threads[t]->stats();
     ts.resolves = scheduler.stats(t).resolves;
+    ts.pending_kept_free = scheduler.stats(t).pending_kept_free;
     s.threads.push_back(ts);
   }
   s.control_busy_ps = control.busy_ps();

@@ -146,6 +146,7 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
                                    {"polls", th.polls},
                                    {"resolves", th.resolves},
                                    {"dispatches", th.dispatches},
+                                   {"pending_kept_free", th.pending_kept_free},
                                    {"busy_ns", ns(th.busy_ps)}});
   }
   j["aicpu"] = ordered_json{{"sched_threads", s.sched_threads},

@@ -46,6 +46,7 @@ struct RoundResult {
 
 struct ThreadStats {
   std::uint64_t rounds = 0, polls = 0, resolves = 0, dispatches = 0;
+  std::uint64_t pending_kept_free = 0;  // Policy::fill_pending_slot answered false
 };
 
 class Scheduler {

@@ -73,6 +73,7 @@ struct CoreTypeStats {
 
 struct ThreadStatsOut {
   std::uint64_t rounds = 0, polls = 0, resolves = 0, dispatches = 0;
+  std::uint64_t pending_kept_free = 0;  // free pending slots the policy kept free
   std::uint64_t busy_ps = 0;  // time in rounds that observed or dispatched something
 };
 
