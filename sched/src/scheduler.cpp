@@ -15,6 +15,7 @@ constexpr CoreType kTypes[kNumDispatchTypes] = {CoreType::kAic, CoreType::kAiv};
 struct Core {
   TaskId running = kNoTask;
   TaskId pending = kNoTask;
+  bool acked = false;  // a poll has seen the running task acknowledged (started)
   ThreadId owner = 0;
   CoreType type = CoreType::kAic;
 };
@@ -126,6 +127,7 @@ struct Scheduler::Impl {
     NPU_CHECK(co.type == graph.core_type[task], "task sent to a core of the wrong type");
     if (co.running == kNoTask) {
       co.running = task;
+      co.acked = false;
       auto& rr = th.run_ready[ct];
       auto it = std::find(rr.rbegin(), rr.rend(), c);
       NPU_CHECK(it != rr.rend(), "idle core missing from the run-ready list");
@@ -133,6 +135,9 @@ struct Scheduler::Impl {
       ++th.in_flight_cores;
     } else {
       NPU_CHECK(co.pending == kNoTask, "task sent to a core with both slots full");
+      NPU_CHECK(co.acked,
+                "task sent to the pending slot of a core whose running task is not "
+                "acknowledged yet");
       co.pending = task;
     }
     Ctx& x = ctx_of_task(task);
@@ -152,7 +157,7 @@ struct Scheduler::Impl {
     const Thread& th = threads[t];
     std::uint32_t n = 0;
     for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
-      n += (cores[c].running != kNoTask && cores[c].pending == kNoTask) ? 1 : 0;
+      n += (cores[c].running != kNoTask && cores[c].pending == kNoTask && cores[c].acked) ? 1 : 0;
     }
     return n;
   }
@@ -541,6 +546,9 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
             }
             th.finished.emplace_back(task, c);
           }
+          // The poll reads the core's ACK of what runs now (the pending task it moved to,
+          // or the one it already ran): its pending slot may be filled from here on.
+          co.acked = co.running != kNoTask;
           if (co.running == kNoTask) {
             --th.in_flight_cores;
             th.run_ready[ct].push_back(c);
@@ -773,6 +781,10 @@ CoreId MachineView::end_core(ThreadId t, CoreType ct) const {
 }
 TaskId MachineView::running(CoreId c) const { return s_.impl_->cores[c].running; }
 TaskId MachineView::pending(CoreId c) const { return s_.impl_->cores[c].pending; }
+bool MachineView::acknowledged(CoreId c) const {
+  const auto& co = s_.impl_->cores[c];
+  return co.running != kNoTask && co.acked;
+}
 std::size_t MachineView::idle_count(ThreadId t, CoreType ct) const {
   return s_.impl_->threads[t].run_ready[idx(ct)].size();
 }
@@ -788,6 +800,10 @@ bool MachineView::other_thread_idle(ThreadId t, CoreType ct) const {
 std::uint32_t MachineView::remaining_unsent(DeviceTaskId dt, CoreType ct) const {
   const Ctx* x = s_.impl_->find_ctx(dt);
   return x == nullptr ? 0 : x->unsent[idx(ct)];
+}
+std::uint64_t MachineView::unsent_tasks(DeviceTaskId dt) const {
+  const Ctx* x = s_.impl_->find_ctx(dt);
+  return x == nullptr ? 0 : x->total - x->sent;
 }
 std::size_t MachineView::shared_queued(DeviceTaskId dt, CoreType ct) const {
   const Ctx* x = s_.impl_->find_ctx(dt);

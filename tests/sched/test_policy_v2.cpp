@@ -118,13 +118,13 @@ TEST_CASE("work_stealing keeps successors private: an idle thread steals the old
   CHECK(fifo.order() == std::vector<TaskId>{0, 3, 1, 2});
   CHECK(fifo.core_of(1) == 3);
 
-  // work_stealing: nothing is published. Thread 0 sends its newest, S3, to core 2 and the
-  // next newest, S2, to core 2's pending slot (it starts the moment S3 ends); S1 stays in
-  // thread 0's staging buffer, where idle thread 1 steals it (the oldest) for core 3:
-  // order T0 S3 S2 S1.
+  // work_stealing: nothing is published. Thread 0 sends its newest, S3, to core 2; S2 and
+  // S1 stay in its staging buffer, where idle thread 1 steals the oldest, S1, for core 3;
+  // thread 0's next poll sees S3 acknowledged and sends S2 to core 2's pending slot (it
+  // starts the moment S3 ends): order T0 S3 S1 S2.
   PolicyHarness ws(g, two_threads(), "work_stealing");
   ws.run();
-  CHECK(ws.order() == std::vector<TaskId>{0, 3, 2, 1});
+  CHECK(ws.order() == std::vector<TaskId>{0, 3, 1, 2});
   CHECK(ws.core_of(3) == 2);
   CHECK(ws.core_of(2) == 2);
   CHECK(ws.start_of(2) == ws.end_of(3));

@@ -54,17 +54,29 @@ class MachineView {
   TaskId running(CoreId c) const;  // kNoTask when none
   TaskId pending(CoreId c) const;
   bool is_idle(CoreId c) const { return running(c) == kNoTask; }
-  bool has_free_slot(CoreId c) const { return pending(c) == kNoTask; }
+  // Whether the thread has seen core c acknowledge its running task (a poll after the task
+  // was sent); false for an idle core.
+  bool acknowledged(CoreId c) const;
+  // Whether c takes a task now: idle, or busy with an empty pending slot and its running task
+  // acknowledged (PyPTO fills a pending slot only after the core's ACK: until then the task
+  // just sent is what the AICPU holds as the core's pending one).
+  bool has_free_slot(CoreId c) const {
+    return pending(c) == kNoTask && (is_idle(c) || acknowledged(c));
+  }
   // Thread t's fully idle cores of type ct; the last one is the most recently freed.
   std::size_t idle_count(ThreadId t, CoreType ct) const;
   CoreId idle_core(ThreadId t, CoreType ct, std::size_t i) const;
-  // Thread t's busy cores of type ct with an empty pending slot.
+  // Thread t's busy cores of type ct with an empty pending slot and an acknowledged running
+  // task (has_free_slot).
   std::uint32_t free_pending_count(ThreadId t, CoreType ct) const;
   // True if some thread other than t has published a fully idle core of type ct (flags
   // never published read "idle"; false on a one-thread machine).
   bool other_thread_idle(ThreadId t, CoreType ct) const;
   // Tasks of type ct of device task dt not yet sent to a core (0 if dt is not active).
   std::uint32_t remaining_unsent(DeviceTaskId dt, CoreType ct) const;
+  // Tasks of every type (AIC, AIV, AICPU) of dt not yet sent or run (0 if dt is not
+  // active): what PyPTO's tail-batch rule compares with a type's core count.
+  std::uint64_t unsent_tasks(DeviceTaskId dt) const;
   // Tasks of type ct waiting in dt's shared ready queue (0 if dt is not active).
   std::size_t shared_queued(DeviceTaskId dt, CoreType ct) const;
   // Thread t's staging buffer of type ct (0 oldest): what other threads may steal.

@@ -139,8 +139,9 @@ class Policy {
   // Contract: called once before the thread takes tasks of type ct of device task dt from
   // the shared queue: how many tasks it takes now (0 = none). The runtime takes at most
   // that many and as many as are queued. Default (all four modes): every idle core plus
-  // every free pending slot, except in the last wave (a device task's unsent tasks of ct
-  // fit in the chip's cores of ct) while another thread has an idle core: idle cores only.
+  // every free pending slot (MachineView::has_free_slot: behind an acknowledged running
+  // task), except in the last wave (the device task's unsent tasks of every type fit in the
+  // chip's cores of ct) while another thread has an idle core: idle cores only.
   virtual std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) {
     return last_wave_quota(c, ct, dt, /*allow_pending=*/true);
   }
