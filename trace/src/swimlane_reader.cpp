@@ -580,7 +580,12 @@ ReadTrace SwimlaneReader::run() {
   try {
     out.graph = builder.finish();
   } catch (const TraceError& err) {
-    throw TraceError(path_ + ": " + err.what());
+    // A cycle may come from merging: say so, the recording itself has none.
+    throw TraceError(path_ + ": " + err.what() +
+                     (merged > 0 ? " (" + std::to_string(merged) +
+                                       " placeholders were merged with others drawn at the "
+                                       "same time, which the flow arrows cannot tell apart)"
+                                 : std::string()));
   }
   out.graph.recorded_makespan_ps = static_cast<sched::TimePs>(span_ps);
   out.format = TraceFormat::kSwimlane;
