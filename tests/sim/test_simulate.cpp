@@ -42,11 +42,13 @@ TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[
                     aicpu_ps(chip, chip.aicpu.dispatch_cycles);
   CHECK(tl.start_ps[0] == t0);
   CHECK(tl.end_ps[0] == t0 + 10'000'000);
-  // T1 follows after: the poll that sees T0 finished (within one poll period), one resolved
-  // edge, and the dispatch of the staged task straight to the now idle core.
+  // T1 follows after: T0's completion reaches the AICPU (aicpu.completion_latency_ns), the
+  // poll that sees it (within one poll period), one resolved edge, and the dispatch of the
+  // staged task straight to the now idle core.
   const TimePs gap = tl.start_ps[1] - tl.end_ps[0];
-  const TimePs fixed =
-      aicpu_ps(chip, chip.aicpu.resolve_cycles) + aicpu_ps(chip, chip.aicpu.dispatch_cycles);
+  const TimePs fixed = TimePs{chip.aicpu.completion_latency_ns} * 1000 +
+                       aicpu_ps(chip, chip.aicpu.resolve_cycles) +
+                       aicpu_ps(chip, chip.aicpu.dispatch_cycles);
   CHECK(gap >= fixed);
   CHECK(gap < fixed + aicpu_ps(chip, chip.aicpu.poll_cycles));
   REQUIRE(r.stats.threads.size() == 1);

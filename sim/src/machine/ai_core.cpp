@@ -57,9 +57,11 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
 }
 
 void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
+  // A poll reads a completion only once it is visible (aicpu.completion_latency_ns).
+  const TimePs lat = m_.tm.completion_latency_ps;
   int keep = 0;
   for (int i = 0; i < done_n_; ++i) {
-    if (done_[i].end <= t_ps) {
+    if (done_[i].end + lat <= t_ps) {
       out.push_back(done_[i].task);
     } else {
       done_[keep++] = done_[i];
@@ -69,8 +71,8 @@ void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
   // The running task's end is already known and due by the poll's time, although
   // SystemC has not reached it yet (the thread's clock runs ahead within a round).
   // A finish that a later HBM start could still delay is not collected early.
-  if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish <= t_ps &&
-      run_.final_from <= now_ps()) {
+  if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish != kNever &&
+      run_.finish + lat <= t_ps && run_.final_from <= now_ps()) {
     out.push_back(run_.task);
     run_.collected = true;
   }
@@ -85,7 +87,7 @@ TimePs AiCore::earliest_known_finish(TimePs& final_from) const {
     t = run_.finish;
     final_from = run_.final_from;
   }
-  return t;
+  return t == kNever ? t : visible(t);
 }
 
 std::string AiCore::describe() const {
@@ -197,7 +199,7 @@ void AiCore::start(TaskId task, TimePs t0) {
   }
   if (run_.finish != kNever) {
     check_time_limit(*this, run_.finish);
-    owner()->on_finish_known(id_, run_.finish, run_.final_from);
+    owner()->on_finish_known(id_, visible(run_.finish), run_.final_from);
   }
   m_.scheduler->prefetch_completion(task);
 }
@@ -211,7 +213,7 @@ void AiCore::on_flow_done() {
   run_.finish = finish_after_flow(now_ps());
   check_time_limit(*this, run_.finish);
   run_.final_from = 0;
-  owner()->on_finish_known(id_, run_.finish, 0);
+  owner()->on_finish_known(id_, visible(run_.finish), 0);
   arm();
 }
 
@@ -223,7 +225,7 @@ void AiCore::on_flow_revoked() {
       "an HBM promise was revoked after it could be relied on");
   run_.finish = kNever;
   run_.final_from = 0;
-  owner()->on_finish_revoked(id_, old_finish, old_final_from);
+  owner()->on_finish_revoked(id_, visible(old_finish), old_final_from);
   arm();  // drop the wake-up at the old finish
 }
 

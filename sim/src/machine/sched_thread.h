@@ -25,8 +25,9 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   SC_HAS_PROCESS(SchedThread);
   SchedThread(sc_core::sc_module_name name, Machine& m, sched::ThreadId id);
 
-  // Contract: a core of this thread learned its current task ends at finish_ps; a poll sees
-  // it only from final_from_ps on (before that a later HBM start may still delay it).
+  // Contract: a core of this thread learned its current task's completion is readable from
+  // finish_ps on (its end plus aicpu.completion_latency_ns); a poll sees it only from
+  // final_from_ps on (before that a later HBM start may still delay it).
   void on_finish_known(sched::CoreId core, sched::TimePs finish_ps, sched::TimePs final_from_ps);
   // Contract: the finish a core announced with on_finish_known is withdrawn (it is unknown
   // until announced again); the core has already forgotten it.
