@@ -238,6 +238,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
     ++ct.count;
     ct.busy_ps += cores[c]->busy_ps();
     ct.tasks += cores[c]->tasks();
+    s.aicore_lanes += cores[c]->tasks() > 0 ? 1 : 0;
   }
   for (CoreTypeStats* ct : {&s.aic, &s.aiv}) {
     ct->utilization = ct->count == 0 || s.makespan_ps == 0

@@ -51,6 +51,12 @@ TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[
                        aicpu_ps(chip, chip.aicpu.dispatch_cycles);
   CHECK(gap >= fixed);
   CHECK(gap < fixed + aicpu_ps(chip, chip.aicpu.poll_cycles));
+  // PyPTO's AICore summary: the first AIC/AIV start to the last end, one lane busy for both.
+  const auto aicore = sim::stats_json(r)["aicore"];
+  CHECK(aicore["lanes"] == 1);
+  CHECK(aicore["end_to_end_ns"] == double(tl.end_ps[1] - tl.start_ps[0]) / 1000.0);
+  CHECK(double(aicore["utilization"]) ==
+        Approx(20'000'000.0 / double(tl.end_ps[1] - tl.start_ps[0])).epsilon(1e-5));
   REQUIRE(r.stats.threads.size() == 1);
   CHECK(r.stats.threads[0].dispatches == 2);
   CHECK(r.stats.threads[0].resolves == 1);

@@ -101,6 +101,20 @@ ordered_json span_ns_or_null(const SimStats& s) {
   return s.has_task_span ? ordered_json(ns(task_span_ps(s))) : ordered_json(nullptr);
 }
 
+// PyPTO's AICore summary of a swimlane (draw_swim_lane.py's print_aicore_summary): the end-to-end
+// time is the first AIC/AIV start to the last AIC/AIV end, blank gaps between device tasks
+// included (our task span), and the utilization is the cores' busy time over that span times
+// the lanes (cores that ran a task). Absent (null) when the run kept no task times.
+ordered_json aicore_summary(const SimStats& s) {
+  const double span = double(task_span_ps(s)), lanes = s.aicore_lanes;
+  const double busy = double(s.aic.busy_ps) + double(s.aiv.busy_ps);
+  const bool known = s.has_task_span && span > 0 && lanes > 0;
+  return ordered_json{
+      {"end_to_end_ns", span_ns_or_null(s)},
+      {"utilization", known ? ordered_json(round_to(busy / (lanes * span), 6)) : nullptr},
+      {"lanes", s.aicore_lanes}};
+}
+
 // How far the simulated task span is from the recorded makespan, in percent.
 double replay_error_pct(const SimStats& s) {
   if (s.recorded_makespan_ps == 0) return 0.0;
@@ -133,6 +147,7 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
   j["source"] = s.source;
   j["makespan_ns"] = ns(s.makespan_ps);
   j["task_span_ns"] = span_ns_or_null(s);
+  j["aicore"] = aicore_summary(s);
   j["tasks"] = s.tasks;
   j["hub_tasks"] = s.hub_tasks;
   j["edges"] = s.edges;
@@ -766,6 +781,14 @@ std::string summary_table(const SimResult& r, const PhaseWall* phases) {
   o << "  AIV utilization " << fmt("%.1f", 100 * s.aiv.utilization) << " % of " << s.aiv.count
     << " cores\n";
   o << "  AICPU busy      " << fmt("%.1f", aicpu_busy_pct(s)) << " % (schedule threads)\n";
+  if (s.has_task_span && s.aicore_lanes > 0 && task_span_ps(s) > 0) {
+    // PyPTO's "AICORE Prof Summary" figures (aicore_summary).
+    const double span = double(task_span_ps(s));
+    o << "  AICore e2e      " << fmt("%.3f", span / 1e6) << " us, utilization "
+      << fmt("%.1f", 100 * (double(s.aic.busy_ps) + double(s.aiv.busy_ps)) /
+                         (double(s.aicore_lanes) * span))
+      << " % of " << s.aicore_lanes << " lanes (first AIC/AIV start to last end)\n";
+  }
   o << "  L2 hit rate     " << fmt("%.1f", hit_rate_pct(s)) << " % of "
     << (s.l2.read_hits + s.l2.read_misses) << " line reads (" << s.l2.write_allocations
     << " write allocations)\n";

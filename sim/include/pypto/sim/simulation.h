@@ -74,7 +74,7 @@ struct CoreTypeStats {
 struct ThreadStatsOut {
   std::uint64_t rounds = 0, polls = 0, resolves = 0, dispatches = 0;
   std::uint64_t pending_kept_free = 0;  // free pending slots the policy kept free
-  std::uint64_t busy_ps = 0;  // time in rounds that observed or dispatched something
+  std::uint64_t busy_ps = 0;            // time in rounds that observed or dispatched something
 };
 
 // How a replay compares with the recorded times task by task (traces/FORMAT.md "Replay
@@ -104,6 +104,9 @@ struct SimStats {
   std::uint64_t makespan_ps = 0;  // kernel launch to the end of the last device task
   std::uint64_t first_start_ps = 0, last_end_ps = 0;  // task span (compared with a recording)
   bool has_task_span = false;  // the run kept task times (SimOptions::record_task_times)
+  // AIC/AIV cores that ran a task: the lanes of PyPTO's swimlane summary, over which its
+  // "AICore Utilization" divides the busy time (report.h: aicore_utilization).
+  std::uint32_t aicore_lanes = 0;
   std::uint64_t tasks = 0, hub_tasks = 0, device_tasks = 0, edges = 0;
   std::uint32_t sched_threads = 0;
   CoreTypeStats aic, aiv;
