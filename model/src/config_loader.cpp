@@ -225,6 +225,15 @@ void for_each_field(Visit&& v) {
     &C::cost, &Cost::vec_bytes_per_cycle);
   v(num("cost", "vec_start_latency_cycles", "cycles", 0, kMaxCycles, "vector op start latency"),
     &C::cost, &Cost::vec_start_latency_cycles);
+  v(num("cost", "mte_granule_bytes", "B", 1, 1u << 20,
+        "GM moves in aligned blocks of this size; a transfer pays every block it touches"),
+    &C::cost, &Cost::mte_granule_bytes);
+  v(num("cost", "l1_to_l0a_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle,
+        "MTE1 rate moving a cube's left operand from L1 to L0A"),
+    &C::cost, &Cost::l1_to_l0a_bytes_per_cycle);
+  v(num("cost", "l1_to_l0b_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle,
+        "MTE1 rate moving a cube's right operand from L1 to L0B"),
+    &C::cost, &Cost::l1_to_l0b_bytes_per_cycle);
   v(num("cost", "cube_fixed_cycles", "cycles", 0, kMaxCycles,
         "fixed part of an mmad tile (pipeline start and drain)"),
     &C::cost, &Cost::cube_fixed_cycles);

@@ -333,3 +333,41 @@ TEST_CASE("a task type the chip lacks names the trace, the task and the key to f
                         Catch::Matchers::Contains("AIV task, the first of 1") &&
                         Catch::Matchers::Contains("cores.aiv_per_aic"));
 }
+
+TEST_CASE("short rows at a large stride pay a whole GM block each", "[sim][mte]") {
+  // One AIV task reading 64 rows warm in L2 (read twice: the second task's reads all hit).
+  // Rows of 512 B move 32 KiB; rows of 32 B at a 4 KiB stride move one 512 B block each,
+  // 16x their bytes (cost.mte_granule_bytes), so their L2 time equals the wide rows'.
+  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const sim::DerivedTiming tm = sim::derive(chip);
+  const auto l2_time_ps = [&](std::uint32_t row_bytes) {
+    sched::TaskGraphBuilder b("test");
+    const auto k = b.kernel_index("k");
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      sched::TaskGraphBuilder::Task t;
+      t.core_type = CoreType::kAiv;
+      t.orig_id = i;
+      t.kernel = k;
+      b.add_task(t);
+      if (i == 0) b.add_successor(1);
+      for (std::uint64_t r = 0; r < 64; ++r) {
+        b.add_memory(sched::MemAccess{(std::uint64_t{1} << 24) + r * 4096, row_bytes, 0});
+      }
+    }
+    const sim::SimResult res = sim::simulate(b.finish(), chip, sim::SimOptions{});
+    return res.timeline.end_ps[1] - res.timeline.start_ps[1];
+  };
+  const TimePs fixed =
+      static_cast<TimePs>((chip.cost.task_overhead_cycles + chip.cost.mte_read_latency_cycles) *
+                              tm.aicore_ps_per_cycle +
+                          0.5);
+  const auto expect = static_cast<TimePs>(std::llround(64 * 512 / tm.l2_read_bytes_per_ps));
+  CHECK(l2_time_ps(512) - fixed == expect);
+  CHECK(l2_time_ps(32) - fixed == expect);
+  CHECK(chip.cost.mte_granule_bytes == 512);
+  // Aligned to 512 B the wide rows move exactly their bytes; a row straddling two blocks
+  // moves both.
+  CHECK(sim::mte_bytes(4096, 512, chip) == 512);
+  CHECK(sim::mte_bytes(4096 + 480, 64, chip) == 1024);
+  CHECK(sim::mte_bytes(0, 0, chip) == 0);
+}

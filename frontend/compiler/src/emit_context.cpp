@@ -305,19 +305,18 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, b
   if (inserted) kernel_names_.push_back(u.kernel);
   t.kernel = it->second;
   if (core == sched::CoreType::kAiv) check_ub(tb, u);
-  std::uint64_t cycles = 0;
   for (const TileInstr& in : tb.p.instrs) {
     sim::TileOp op;
-    if (!priced_op(tb.p, in, &op)) continue;
-    cycles += sim::tile_op_cycles(op, chip_);
-    ++tile_ops_;
+    if (priced_op(tb.p, in, &op)) ++tile_ops_;
   }
   // A leaf whose extents depend on symbols computes them at run time; with
   // valid_shape_optimize its full blocks run the static leaf instead.
   if (u.dynamic && !(opt_.runtime.valid_shape_optimize == 1 && full_tile && !tb.clipped)) {
-    cycles += chip_.cost.dynamic_shape_overhead_cycles;
+    t.scalar_cycles = chip_.cost.dynamic_shape_overhead_cycles;
   }
-  t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
+  const Access* acc = tb.acc.data();
+  t.cycles = leaf_compute_cycles(tb.p, leaf_traffic(acc, acc + tb.acc.size(), chip_), core, tiles,
+                                 t.scalar_cycles, chip_);
   t.tiles = tiles;
   const Stmt& first = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()];
   t.sg_scope = first.sg_scope;

@@ -67,7 +67,8 @@ struct TaskRec {
   sched::CoreType core = sched::CoreType::kAiv;
   std::uint32_t root = 0;
   std::uint32_t kernel = 0;
-  std::uint32_t cycles = 0;
+  std::uint32_t cycles = 0;         // as the simulator takes them (task_cost.h)
+  std::uint32_t scalar_cycles = 0;  // of them, the dynamic-shape scalar work
   std::uint16_t tiles = 1;
   std::uint32_t acc_begin = 0, acc_end = 0;
   // Set by the partition (partition.cpp): emitted tile tasks merged into this leaf, and the

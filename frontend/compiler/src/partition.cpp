@@ -18,6 +18,7 @@
 
 #include "deps.h"
 #include "pypto/common/errors.h"
+#include "task_cost.h"
 
 namespace pypto::compiler::detail {
 
@@ -981,11 +982,11 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
     const std::vector<std::uint32_t>& mem = members[order[l]];
     TaskRec t = tasks[first + mem[0]];
     TaskProgram p;
-    std::uint64_t cycles = 0, tiles = 0;
+    std::uint64_t scalar = 0, tiles = 0;
     t.acc_begin = static_cast<std::uint32_t>(new_acc.size());
     for (const std::uint32_t m : mem) {
       const TaskRec& tr = tasks[first + m];
-      cycles += tr.cycles;
+      scalar += tr.scalar_cycles;
       tiles += tr.tiles;
       const TaskProgram& mp = progs[first + m];
       const auto base = static_cast<std::int32_t>(p.locals.size());
@@ -1000,7 +1001,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
       new_acc.insert(new_acc.end(), acc.begin() + tr.acc_begin, acc.begin() + tr.acc_end);
     }
     t.acc_end = static_cast<std::uint32_t>(new_acc.size());
-    t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
+    t.scalar_cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(scalar, 0xFFFFFFFFull));
     t.tiles = static_cast<std::uint16_t>(std::min<std::uint64_t>(tiles, 0xFFFF));
     t.members = static_cast<std::uint32_t>(mem.size());
     t.hash_order = part.hash_order[order[l]];
@@ -1077,6 +1078,12 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
         });
         if (!read) x.priced = false;
       }
+    }
+    if (mem.size() > 1) {
+      // The merged leaf's members overlap on the core's pipes (task_cost.h).
+      const Access* base = new_acc.data();
+      t.cycles = leaf_compute_cycles(p, leaf_traffic(base + t.acc_begin, base + t.acc_end, chip),
+                                     t.core, t.tiles, t.scalar_cycles, chip);
     }
     new_tasks.push_back(t);
     new_progs.push_back(std::move(p));

@@ -146,11 +146,13 @@ void AiCore::start(TaskId task, TimePs t0) {
       for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
         const auto& a = g.mem[i];
         const auto r = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
+        // The core moves whole GM blocks (cost.mte_granule_bytes) of what it touches.
+        const std::uint64_t moved = sim::mte_bytes(a.addr, a.bytes, m_.chip);
         if (a.is_write != 0) {
-          write_bytes += a.bytes;
+          write_bytes += moved;
         } else {
-          read_bytes += a.bytes;
-          hit_read += r.hit_bytes;
+          read_bytes += moved;
+          hit_read += r.hit_bytes == a.bytes ? moved : r.hit_bytes * moved / a.bytes;
           m_.l2_hit_bytes += r.hit_bytes;
         }
         hbm_bytes += r.miss_bytes + r.writeback_bytes;

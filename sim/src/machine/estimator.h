@@ -21,7 +21,8 @@ class CostModelEstimator final : public sched::DurationEstimator {
     std::uint64_t read_bytes = 0, write_bytes = 0;
     if (g.has_memory()) {
       for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-        (g.mem[i].is_write != 0 ? write_bytes : read_bytes) += g.mem[i].bytes;
+        (g.mem[i].is_write != 0 ? write_bytes : read_bytes) +=
+            mte_bytes(g.mem[i].addr, g.mem[i].bytes, m_.chip);
       }
     }
     const auto& tm = m_.tm;

@@ -78,6 +78,12 @@ struct ChipConfig {
     std::uint32_t mte_write_latency_cycles = 200;  // UB/L0C -> GM fixed part
     std::uint32_t vec_bytes_per_cycle = 256;
     std::uint32_t vec_start_latency_cycles = 15;
+    // GM is moved in aligned blocks of this size: a transfer pays for every block it touches,
+    // so short rows at a large stride cost a whole block each.
+    std::uint32_t mte_granule_bytes = 512;
+    // MTE1 moves a cube operand from L1 into L0A (left) or L0B (right) per cycle.
+    std::uint32_t l1_to_l0a_bytes_per_cycle = 512;
+    std::uint32_t l1_to_l0b_bytes_per_cycle = 256;
     std::uint32_t cube_fixed_cycles = 20;  // pipeline start and drain per mmad tile
     // Cycles the cube stalls on L0A/L0B bank conflicts and operand-feed gaps, in percent of
     // its fractal cycles.
@@ -110,6 +116,15 @@ struct DerivedTiming {
 };
 
 DerivedTiming derive(const ChipConfig& c);
+
+// Bytes an MTE transfer of [addr, addr + bytes) moves between GM and a core: every
+// cost.mte_granule_bytes block it touches, whole. 0 for an empty range.
+inline std::uint64_t mte_bytes(std::uint64_t addr, std::uint64_t bytes, const ChipConfig& c) {
+  if (bytes == 0) return 0;
+  const std::uint64_t g = c.cost.mte_granule_bytes;
+  const std::uint64_t first = addr / g, last = (addr + bytes - 1) / g;
+  return (last - first + 1) * g;
+}
 
 // The cores a board recording ran on, from the blockIdx of its prof blocks. PyPTO numbers a
 // chip's cores AIC first (blockIdx 0 .. aic-1), then AIV (aic .. aic+aiv-1), so the AIV
