@@ -11,13 +11,13 @@ namespace pypto::compiler::detail {
 
 namespace {
 
-void shape_of(const LocalTile& t, sim::TileOp* out) {
+void shape_of(const LocalTile& t, model::TileOp* out) {
   out->shape.assign(t.shape, t.shape + t.rank);
 }
 
 }  // namespace
 
-bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
+bool priced_op(const TaskProgram& p, const TileInstr& in, model::TileOp* out) {
   const TileOpInfo* info = find_tile_op(in.op);
   NPU_CHECK(info != nullptr, "priced_op: not a tile opcode: " + std::to_string(int(in.op)));
   if (info->cost_op == nullptr) return false;  // data movement
@@ -37,7 +37,7 @@ bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
   if (info->exec == TileExec::kCast && in.src[0] >= 0) {
     // A conversion streams the wider of its two element types.
     const DType s = p.locals[in.src[0]].dtype;
-    if (sim::dtype_bytes(s) > sim::dtype_bytes(out->dtype)) out->dtype = s;
+    if (model::dtype_bytes(s) > model::dtype_bytes(out->dtype)) out->dtype = s;
   }
   return true;
 }

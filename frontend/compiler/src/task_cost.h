@@ -12,6 +12,6 @@ namespace pypto::compiler::detail {
 // Fills *out with the cost-model op of a compute instruction (shape: its output tile; the
 // input tile for reductions; {M, K, N} for matmul) and returns true; returns false for data
 // movement (kLoad, kStore), which the simulator prices through L2 and HBM.
-bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out);
+bool priced_op(const TaskProgram& p, const TileInstr& in, model::TileOp* out);
 
 }  // namespace pypto::compiler::detail

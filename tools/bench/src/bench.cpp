@@ -152,7 +152,7 @@ std::string ensure_trace(const std::string& dir, const trace::SyntheticSpec& s,
   progress << "bench: generating " << path << " ..." << std::flush;
   const auto t0 = Clock::now();
   {
-    OutputFile f(path);  // a temporary renamed when complete (and removed on Ctrl-C)
+    common::OutputFile f(path);  // a temporary renamed when complete (and removed on Ctrl-C)
     trace::write_synthetic_trace(s, f.stream());
     f.commit();
   }
@@ -627,7 +627,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   }
   opt.formats.erase(std::remove(opt.formats.begin(), opt.formats.end(), "none"), opt.formats.end());
   // Every check before the first folder is made: a bench refused at start leaves nothing.
-  const sim::ChipConfig chip = cfg::load_chip_preset(opt.chip);
+  const model::ChipConfig chip = model::load_chip_preset(opt.chip);
   for (const std::string& d : {opt.out_dir, opt.trace_dir}) {
     std::error_code ec;
     if (fs::exists(d, ec) && !fs::is_directory(d, ec))
@@ -803,7 +803,7 @@ ordered_json run_bench(const BenchOptions& in, std::ostream& progress) {
   const double load_s = seconds_since(t0);
   progress << " " << std::fixed << std::setprecision(2) << load_s << " s\n" << std::defaultfloat;
   std::uint64_t hubs = 0;
-  for (const auto ct : g.core_type) hubs += ct == sched::CoreType::kHub ? 1 : 0;
+  for (const auto ct : g.core_type) hubs += ct == common::CoreType::kHub ? 1 : 0;
   const std::uint64_t tasks = g.num_tasks() - hubs;  // what the model's tasks/s counts
   const MinimalCosts costs = minimal_costs(chip);
 

@@ -16,20 +16,20 @@
 namespace pypto::calibrate {
 namespace {
 
-using sched::TaskId;
-using sched::TimePs;
-using sim::ChipConfig;
+using common::TaskId;
+using common::TimePs;
+using model::ChipConfig;
 
 constexpr double kPsPerUs = 1e6;
 
 // The fitted keys and their search windows. Windows: cycles from 1 (a cost of 0 cycles is
 // allowed by the config but makes log steps meaningless; 1 cycle is 0.6 ns) to 100k cycles
 // (55 us per operation, far above any cost a board shows); latencies from 0 to 100 us. Where
-// each value lives is the config's field table (cfg::numeric_value), not restated here.
+// each value lives is the config's field table (model::numeric_value), not restated here.
 struct Field {
   ParamSpec spec;
   std::uint32_t get(const ChipConfig& c) const {
-    const std::optional<double> v = cfg::numeric_value(c, spec.key);
+    const std::optional<double> v = model::numeric_value(c, spec.key);
     NPU_CHECK(v.has_value(), "calibrate: '" + spec.key + "' is not a numeric chip config key");
     return static_cast<std::uint32_t>(*v);
   }
@@ -60,7 +60,8 @@ const Field& field(const std::string& key) {
   std::vector<std::string> keys;
   for (const Field& f : fields()) keys.push_back(f.spec.key);
   std::string msg = "calibrate: '" + key + "' is not a parameter the fit can move";
-  if (const auto guess = cfg::closest_match(key, keys)) msg += "; did you mean '" + *guess + "'?";
+  if (const auto guess = common::closest_match(key, keys))
+    msg += "; did you mean '" + *guess + "'?";
   msg += " (parameters:";
   for (const auto& k : keys) msg += " " + k;
   throw ConfigError(msg + ")");
@@ -70,9 +71,9 @@ ChipConfig with_values(const ChipConfig& base, const std::vector<ParamSpec>& par
                        const std::vector<std::uint32_t>& v) {
   ChipConfig c = base;
   for (std::size_t i = 0; i < params.size(); ++i) {
-    cfg::apply_override(c, params[i].key + "=" + std::to_string(v[i]));
+    model::apply_override(c, params[i].key + "=" + std::to_string(v[i]));
   }
-  cfg::validate(c);
+  model::validate(c);
   return c;
 }
 
@@ -87,17 +88,17 @@ RecordingFit replay(const Recording& rec, const ChipConfig& chip) {
   f.name = rec.name;
   f.fidelity = r.stats.fidelity;
   // Mean |s(i) - r(i)|, each side from its own first start (as replay_fidelity measures).
-  TimePs rec0 = sched::kNever, sim0 = sched::kNever;
+  TimePs rec0 = common::kNever, sim0 = common::kNever;
   std::uint64_t n = 0;
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (g.core_type[t] == sched::CoreType::kHub || !g.has_recorded_start(t)) continue;
+    if (g.core_type[t] == common::CoreType::kHub || !g.has_recorded_start(t)) continue;
     rec0 = std::min(rec0, g.recorded_start_ps[t]);
     sim0 = std::min(sim0, r.timeline.start_ps[t]);
     ++n;
   }
   double sum = 0;
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (g.core_type[t] == sched::CoreType::kHub || !g.has_recorded_start(t)) continue;
+    if (g.core_type[t] == common::CoreType::kHub || !g.has_recorded_start(t)) continue;
     const double d = static_cast<double>(r.timeline.start_ps[t] - sim0) -
                      static_cast<double>(g.recorded_start_ps[t] - rec0);
     sum += std::fabs(d);
@@ -110,7 +111,7 @@ RecordingFit replay(const Recording& rec, const ChipConfig& chip) {
            std::pair<std::vector<double>, std::vector<double>>>
       groups;
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (g.core_type[t] == sched::CoreType::kHub || !g.has_recorded_start(t)) continue;
+    if (g.core_type[t] == common::CoreType::kHub || !g.has_recorded_start(t)) continue;
     auto& grp = groups[{g.root[t], g.kernel[t]}];
     grp.first.push_back(static_cast<double>(g.recorded_start_ps[t] - rec0));
     grp.second.push_back(static_cast<double>(r.timeline.start_ps[t] - sim0));
@@ -214,13 +215,13 @@ std::vector<ParamSpec> default_params() {
 ParamSpec param_spec(const std::string& key) { return field(key).spec; }
 
 std::vector<RecordingFit> evaluate(const std::vector<Recording>& recordings,
-                                   const sim::ChipConfig& chip) {
+                                   const model::ChipConfig& chip) {
   std::vector<RecordingFit> out;
   for (const Recording& r : recordings) out.push_back(replay(r, chip));
   return out;
 }
 
-CalibrateResult calibrate(const std::vector<Recording>& recordings, const sim::ChipConfig& start,
+CalibrateResult calibrate(const std::vector<Recording>& recordings, const model::ChipConfig& start,
                           const CalibrateOptions& opt) {
   if (recordings.empty()) throw ConfigError("calibrate: no recording given");
   for (const Recording& r : recordings) {

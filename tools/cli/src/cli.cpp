@@ -85,7 +85,7 @@ int dispatch(Context& ctx, int argc, char** argv) {
     names.emplace_back(c.name);
   }
   std::string msg = "unknown command '" + cmd + "'";
-  if (const auto guess = sched::closest_match(cmd, names))
+  if (const auto guess = common::closest_match(cmd, names))
     msg += "; did you mean '" + *guess + "'?";
   throw UsageError(msg + " (commands: " + list + ")");
 }

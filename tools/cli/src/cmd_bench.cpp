@@ -77,7 +77,7 @@ int cmd_bench(Context& /*ctx*/, int argc, char** argv) {
   o.self_exe = std::filesystem::read_symlink("/proc/self/exe").string();
   const nlohmann::ordered_json j = bench::run_bench(o, std::cerr);
   const std::string path = o.out_dir + "/bench.json";
-  OutputFile f(path);
+  common::OutputFile f(path);
   f.stream() << j.dump(2) << "\n";
   f.commit();
   std::cout << bench::bench_table(j) << "bench.json in " << path << "\n";

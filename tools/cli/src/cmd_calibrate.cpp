@@ -79,10 +79,10 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
   if (!c.quiet)
     opt.progress = [](const std::string& s) { std::cerr << "calibrate: " << s << "\n"; };
   std::vector<trace::LoadedTrace> traces;
-  sim::ChipConfig chip;
+  model::ChipConfig chip;
   ProgressLine bar(c.quiet);
   for (const auto& [path, prof] : pairs) {
-    sim::ChipConfig this_chip;
+    model::ChipConfig this_chip;
     traces.push_back(load_with_chip(c, path, prof, rt, this_chip, bar));
     if (traces.size() == 1) {
       chip = this_chip;
@@ -98,7 +98,7 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
   // The overlay's temporary is opened first, so that an unwritable path fails before the
   // fit rather than after it. The fit writes nothing until it is done: a Ctrl-C during it
   // exits at once (removing that temporary).
-  std::unique_ptr<OutputFile> overlay_file;
+  std::unique_ptr<common::OutputFile> overlay_file;
   if (!overlay.empty()) {
     Inputs inputs = common_inputs(c, "", "");
     for (const auto& [path, prof] : pairs) {
@@ -106,11 +106,11 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
       inputs.emplace_back("--prof", prof);
     }
     refuse_overwrite("-o", overlay, inputs);
-    overlay_file = std::make_unique<OutputFile>(overlay);
+    overlay_file = std::make_unique<common::OutputFile>(overlay);
   }
-  set_exit_on_interrupt("pypto-sim: interrupted while calibrating; nothing written");
+  common::set_exit_on_interrupt("pypto-sim: interrupted while calibrating; nothing written");
   const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
-  set_exit_on_interrupt(nullptr);
+  common::set_exit_on_interrupt(nullptr);
   std::cout << calibrate::fit_table(r);
   if (!overlay.empty()) {
     std::string text;
@@ -122,7 +122,7 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
       for (const auto& pf : r.params) {
         if (pf.sensitive) text += "#   " + pf.key + " fitted: " + std::to_string(pf.fitted) + "\n";
       }
-      text += cfg::to_yaml(r.fitted);
+      text += model::to_yaml(r.fitted);
     }
     overlay_file->stream() << text;
     overlay_file->commit();

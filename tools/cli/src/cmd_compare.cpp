@@ -70,7 +70,7 @@ int cmd_compare(Context& ctx, int argc, char** argv) {
   if (!c.out.empty()) {
     for (const auto& n : names) refuse_overwrite_by_reports(c.out + "/" + n, inputs);
   }
-  sim::ChipConfig chip;
+  model::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const trace::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);
   warn_unrecorded(trace);

@@ -24,11 +24,11 @@ int cmd_config(Context& /*ctx*/, int argc, char** argv) {
   po::variables_map vm;
   if (parse_or_help(argc, argv, d, p, vm, "config [options]")) return 0;
   if (list) {
-    for (const auto& n : cfg::list_chip_presets()) std::cout << n << "\n";
+    for (const auto& n : model::list_chip_presets()) std::cout << n << "\n";
   } else if (describe) {
-    std::cout << cfg::describe();
+    std::cout << model::describe();
   } else {
-    std::cout << cfg::to_yaml(cfg::resolve_chip_config(chip, config, sets));
+    std::cout << model::to_yaml(model::resolve_chip_config(chip, config, sets));
   }
   return 0;
 }

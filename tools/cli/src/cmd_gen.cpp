@@ -53,7 +53,7 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
         parse_count("tasks-per-root", tasks_per_root, 1, 4'294'967'295ull));
   };
   // Flags the format does not use are refused, not ignored (--chip bogus used to pass).
-  const sim::ChipConfig gen_chip = cfg::load_chip_preset(chip_name);
+  const model::ChipConfig gen_chip = model::load_chip_preset(chip_name);
   if (!prof.empty() && format != "dyn_topo" && format != "topo_json") {
     throw UsageError("--prof " + prof + ": only --format dyn_topo and topo_json write a " +
                      "recording (this is --format " + format + ")");
@@ -74,7 +74,7 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
                        ": expected native, dyn_topo, topo_json or fixed_latency");
     }
     if (out.empty()) throw UsageError("--format " + format + " needs -o FILE");
-    const sim::ChipConfig& chip = gen_chip;
+    const model::ChipConfig& chip = gen_chip;
     read_counts();
     s.recorded = true;
     s.memory = false;
@@ -98,16 +98,16 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
     return 0;
   }
   // The writer does not poll for Ctrl-C: a signal removes the temporary and exits at once.
-  OutputFile f(out);
+  common::OutputFile f(out);
   const std::string line = "pypto-sim: interrupted while writing " + out + "; nothing written";
-  set_exit_on_interrupt(line.c_str());
+  common::set_exit_on_interrupt(line.c_str());
   try {
     trace::write_synthetic_trace(s, f.stream());
   } catch (...) {
-    set_exit_on_interrupt(nullptr);
+    common::set_exit_on_interrupt(nullptr);
     throw;
   }
-  set_exit_on_interrupt(nullptr);
+  common::set_exit_on_interrupt(nullptr);
   f.commit();
   return 0;
 }

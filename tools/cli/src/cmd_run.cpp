@@ -21,21 +21,21 @@ namespace {
 
 // The outputs of one `run` and its summary.
 void finish_run(const Common& c, const std::string& timed_trace, const std::string& out,
-                const sched::TaskGraph& graph, const sim::ChipConfig& chip, const sim::SimResult& r,
-                const sim::ReportOptions& ro, ProgressLine& bar, sim::GraphReports* ahead,
-                sim::PhaseWall& phases) {
+                const sched::TaskGraph& graph, const model::ChipConfig& chip,
+                const sim::SimResult& r, const sim::ReportOptions& ro, ProgressLine& bar,
+                sim::GraphReports* ahead, sim::PhaseWall& phases) {
   const auto write_t0 = std::chrono::steady_clock::now();
   // The timed trace is complete before the reports are written and renamed after them:
   // either every output of the run is there, or none.
-  std::unique_ptr<OutputFile> timed;
+  std::unique_ptr<common::OutputFile> timed;
   if (!timed_trace.empty()) {
-    timed = std::make_unique<OutputFile>(timed_trace);
+    timed = std::make_unique<common::OutputFile>(timed_trace);
     bar.phase("writing " + timed_trace);
     const trace::TaskTimes times{r.timeline.start_ps, r.timeline.end_ps};
     trace::write_native_trace(graph, &times, chip.chip.name,
                               "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
     timed->finish();
-    check_interrupt("writing " + timed_trace);
+    common::check_interrupt("writing " + timed_trace);
   }
   const auto files = write_reports_shown(out, graph, chip, r, ro, bar, ahead);
   if (timed) timed->commit();
@@ -79,7 +79,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   }
   load_policy_modules(ctx.host, c.policy_modules);
   const sched::RuntimeOptions rt = runtime_options(vm, c);
-  sim::ChipConfig chip;
+  model::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
   trace::LoadedTrace trace = load_with_chip(c, c.trace, c.prof, rt, chip, bar);

@@ -241,7 +241,7 @@ namespace {
     names.insert(names.end(), first, first + count);
   }
   std::string msg = e.what();
-  if (const auto guess = sched::closest_match(word, names))
+  if (const auto guess = common::closest_match(word, names))
     msg += "; did you mean '--" + *guess + "'?";
   throw UsageError(msg + " ('pypto-sim " + cmd + " --help' lists the options)");
 }

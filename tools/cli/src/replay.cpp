@@ -21,14 +21,14 @@ struct ExitWhileLoading {
   ExitWhileLoading(const std::string& path, bool erase_line)
       : line(std::string(erase_line ? "\r\033[K" : "") + "pypto-sim: interrupted while loading " +
              path + "; nothing written") {
-    set_exit_on_interrupt(line.c_str());
+    common::set_exit_on_interrupt(line.c_str());
   }
-  ~ExitWhileLoading() { set_exit_on_interrupt(nullptr); }
+  ~ExitWhileLoading() { common::set_exit_on_interrupt(nullptr); }
   ExitWhileLoading(const ExitWhileLoading&) = delete;
   ExitWhileLoading& operator=(const ExitWhileLoading&) = delete;
 };
 
-sim::SimResult simulate_shown(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
+sim::SimResult simulate_shown(const sched::TaskGraph& graph, const model::ChipConfig& chip,
                               const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
   sim::SimOptions opt;
   opt.runtime = rt;
@@ -39,7 +39,7 @@ sim::SimResult simulate_shown(const sched::TaskGraph& graph, const sim::ChipConf
   // model and simulate() rethrows it.
   opt.progress_every_tasks = 4096;
   opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
-    if (interrupt_requested()) {
+    if (common::interrupt_requested()) {
       bar.clear();
       throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
                         std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
@@ -48,7 +48,8 @@ sim::SimResult simulate_shown(const sched::TaskGraph& graph, const sim::ChipConf
   };
   sim::SimResult r = sim::simulate(graph, chip, opt);
   bar.clear();
-  check_interrupt("simulating (policy " + rt.policy + ": finished, reports not written yet)");
+  common::check_interrupt("simulating (policy " + rt.policy +
+                          ": finished, reports not written yet)");
   return r;
 }
 
@@ -58,13 +59,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-sim::SimResult run_one(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
+sim::SimResult run_one(const sched::TaskGraph& graph, const model::ChipConfig& chip,
                        const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
   return simulate_shown(graph, chip, rt, timeline, bar);
 }
 
 std::vector<std::string> write_reports_shown(const std::string& dir, const sched::TaskGraph& g,
-                                             const sim::ChipConfig& chip, const sim::SimResult& r,
+                                             const model::ChipConfig& chip, const sim::SimResult& r,
                                              sim::ReportOptions ro, ProgressLine& bar,
                                              sim::GraphReports* ahead) {
   if (bar.enabled()) ro.on_file = [&bar](const std::string& path) { bar.phase("writing " + path); };
@@ -74,7 +75,7 @@ std::vector<std::string> write_reports_shown(const std::string& dir, const sched
 }
 
 trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
-                                  const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                  const sched::RuntimeOptions& rt, model::ChipConfig& chip,
                                   ProgressLine& bar) {
   trace::LoadOptions lo;
   lo.prof_path = prof;
@@ -83,18 +84,18 @@ trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, cons
     lo.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.bytes(done, total); };
   }
   bar.phase("reading " + path);
-  check_interrupt("loading " + path);
+  common::check_interrupt("loading " + path);
   const ExitWhileLoading exit_while_loading(path, bar.enabled());
   const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
-  chip = cfg::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
+  chip = model::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
   // Read once, without a chip: a board recording's cores may choose another, and the trace
   // is priced for the chip chosen.
   trace::ReadTrace read = trace::read_trace(path, lo);
   std::vector<std::string> fits;
   if (read.trace.recorded_cores && auto_chip) {
-    fits = cfg::fitting_chip_presets(*read.trace.recorded_cores);
+    fits = model::fitting_chip_presets(*read.trace.recorded_cores);
     if (!fits.empty() && fits.front() != chip.chip.name) {
-      chip = cfg::resolve_chip_config(fits.front(), "", c.sets);
+      chip = model::resolve_chip_config(fits.front(), "", c.sets);
     }
   }
   trace::LoadedTrace trace = trace::price_trace(std::move(read), chip);
@@ -109,7 +110,7 @@ trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, cons
         std::cerr << ")\n";
       }
     }
-    cfg::check_recorded_cores(chip, *trace.recorded_cores);
+    model::check_recorded_cores(chip, *trace.recorded_cores);
   }
   bar.clear();
   return trace;

@@ -23,7 +23,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0);
 // traces run on a2. The trace is read once, then priced for the chip (its board clock
 // converts the ticks). A named chip is checked against the recording.
 trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
-                                  const sched::RuntimeOptions& rt, sim::ChipConfig& chip,
+                                  const sched::RuntimeOptions& rt, model::ChipConfig& chip,
                                   ProgressLine& bar);
 
 // The warning for a topology's tasks that its --prof recording lacks (none: says nothing).
@@ -31,13 +31,13 @@ void warn_unrecorded(const trace::LoadedTrace& trace);
 
 // One simulation of a whole graph, with the progress line and Ctrl-C (an Interrupted naming
 // how far it got).
-sim::SimResult run_one(const sched::TaskGraph& graph, const sim::ChipConfig& chip,
+sim::SimResult run_one(const sched::TaskGraph& graph, const model::ChipConfig& chip,
                        const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar);
 
 // The reports of one run, with the progress line naming each file as it is written.
 // ahead: the graph-only reports started before the run (null: none).
 std::vector<std::string> write_reports_shown(const std::string& dir, const sched::TaskGraph& g,
-                                             const sim::ChipConfig& chip, const sim::SimResult& r,
+                                             const model::ChipConfig& chip, const sim::SimResult& r,
                                              sim::ReportOptions ro, ProgressLine& bar,
                                              sim::GraphReports* ahead = nullptr);
 

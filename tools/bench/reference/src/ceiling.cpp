@@ -16,10 +16,10 @@
 namespace pypto::bench {
 namespace {
 
+using common::CoreId;
+using common::ThreadId;
+using common::TimePs;
 using detail::MinimalRuntime;
-using sched::CoreId;
-using sched::ThreadId;
-using sched::TimePs;
 
 class CeilingThread;
 class CeilingCore;

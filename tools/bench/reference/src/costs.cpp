@@ -8,8 +8,8 @@
 
 namespace pypto::bench {
 
-MinimalCosts minimal_costs(const sim::ChipConfig& chip) {
-  const sim::DerivedTiming tm = sim::derive(chip);
+MinimalCosts minimal_costs(const model::ChipConfig& chip) {
+  const model::DerivedTiming tm = model::derive(chip);
   MinimalCosts c;
   c.poll_ps = tm.poll_ps;
   c.resolve_ps = tm.resolve_ps;
@@ -21,12 +21,12 @@ MinimalCosts minimal_costs(const sim::ChipConfig& chip) {
   return c;
 }
 
-sched::TimePs minimal_task_ps(const sched::TaskGraph& g, const MinimalCosts& costs,
-                              sched::TaskId t) {
-  if (g.core_type[t] == sched::CoreType::kHub) return 0;
-  if (g.has_recorded(t)) return sched::TimePs{g.recorded_ns[t]} * 1000;
+common::TimePs minimal_task_ps(const sched::TaskGraph& g, const MinimalCosts& costs,
+                               common::TaskId t) {
+  if (g.core_type[t] == common::CoreType::kHub) return 0;
+  if (g.has_recorded(t)) return common::TimePs{g.recorded_ns[t]} * 1000;
   if (g.compute_cycles[t] > 0) {
-    return static_cast<sched::TimePs>(
+    return static_cast<common::TimePs>(
         std::llround(g.compute_cycles[t] * costs.aicore_ps_per_cycle));
   }
   return costs.fixed_task_ps;

@@ -14,11 +14,11 @@
 namespace pypto::bench {
 namespace {
 
+using common::CoreId;
+using common::kNever;
+using common::ThreadId;
+using common::TimePs;
 using detail::MinimalRuntime;
-using sched::CoreId;
-using sched::kNever;
-using sched::ThreadId;
-using sched::TimePs;
 
 struct HeapBackend {
   struct Event {

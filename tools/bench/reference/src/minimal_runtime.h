@@ -5,10 +5,10 @@
 // work. The semantics are documented at run_ceiling() in pypto/bench/reference.h.
 //
 // Backend contract:
-//   sched::TimePs now() const;                         current simulated time
-//   void notify_core(sched::CoreId c, sched::TimePs at);   core c's event at `at` (>= now);
+//   common::TimePs now() const;                         current simulated time
+//   void notify_core(common::CoreId c, common::TimePs at);   core c's event at `at` (>= now);
 //                                                      an earlier pending one is kept
-//   void wake_thread(sched::ThreadId t, sched::TimePs at); thread t's round at `at`;
+//   void wake_thread(common::ThreadId t, common::TimePs at); thread t's round at `at`;
 //                                                      an earlier pending one is kept
 // and calls start() once before time 0, thread_round(t) when thread t's wake-up fires
 // (after dropping its pending wake-ups) and core_event(c) when core c's event fires.
@@ -23,12 +23,12 @@
 
 namespace pypto::bench::detail {
 
-using sched::CoreId;
-using sched::CoreType;
-using sched::kNoTask;
-using sched::TaskId;
-using sched::ThreadId;
-using sched::TimePs;
+using common::CoreId;
+using common::CoreType;
+using common::kNoTask;
+using common::TaskId;
+using common::ThreadId;
+using common::TimePs;
 
 // A FIFO of task ids that reuses its storage: the shared ready queues drain often.
 class TaskFifo {
@@ -185,7 +185,7 @@ class MinimalRuntime {
 
   void make_ready(TaskId t, TimePs& local) {
     const CoreType ct = g_.core_type[t];
-    if (sched::is_dispatchable(ct)) {
+    if (common::is_dispatchable(ct)) {
       ready_[static_cast<int>(ct)].push(t);
     } else {
       local += minimal_task_ps(g_, c_, t);

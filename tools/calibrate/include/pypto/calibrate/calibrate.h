@@ -80,7 +80,7 @@ struct CalibrateResult {
   std::uint32_t simulations = 0;  // replays run (repeated points are not run again)
   bool converged = false;         // false: stopped by max_simulations
   std::vector<std::string> recordings;
-  sim::ChipConfig fitted;
+  model::ChipConfig fitted;
 };
 
 // The objective of a config: mean |start error| over every compared task of every recording
@@ -93,12 +93,12 @@ struct CalibrateResult {
 // Contract: every recording has recorded starts; the start config is valid. Throws
 // ConfigError for a key outside default_params() or an empty recording list; ModelError and
 // TraceError from simulate() propagate.
-CalibrateResult calibrate(const std::vector<Recording>& recordings, const sim::ChipConfig& start,
+CalibrateResult calibrate(const std::vector<Recording>& recordings, const model::ChipConfig& start,
                           const CalibrateOptions& opt);
 
 // How a config replays the recordings (the figures in CalibrateResult::before/after).
 std::vector<RecordingFit> evaluate(const std::vector<Recording>& recordings,
-                                   const sim::ChipConfig& chip);
+                                   const model::ChipConfig& chip);
 
 // The fit, its residuals per recording before and after, as a table for the terminal.
 std::string fit_table(const CalibrateResult& r);

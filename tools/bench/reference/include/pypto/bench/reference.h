@@ -23,11 +23,11 @@ namespace pypto::bench {
 
 // What the reference models charge (from the chip config) and how many agents they have.
 struct MinimalCosts {
-  sched::TimePs poll_ps = 0;                // per busy core read in a poll round
-  sched::TimePs resolve_ps = 0;             // per successor edge resolved
-  sched::TimePs dispatch_ps = 0;            // per task sent to a core
-  sched::TimePs fixed_task_ps = 1'000'000;  // duration of a task without recorded time
-                                            // or compute cycles (1 us)
+  common::TimePs poll_ps = 0;                // per busy core read in a poll round
+  common::TimePs resolve_ps = 0;             // per successor edge resolved
+  common::TimePs dispatch_ps = 0;            // per task sent to a core
+  common::TimePs fixed_task_ps = 1'000'000;  // duration of a task without recorded time
+                                             // or compute cycles (1 us)
   double aicore_ps_per_cycle = 0;
   std::uint32_t threads = 1;       // schedule threads
   std::uint32_t aic = 0, aiv = 0;  // cores; thread t owns a contiguous block of clusters
@@ -35,12 +35,12 @@ struct MinimalCosts {
 
 // The costs of `chip` with the schedule-thread count the full model uses by default
 // (sched_thread_count(chip, 7)).
-MinimalCosts minimal_costs(const sim::ChipConfig& chip);
+MinimalCosts minimal_costs(const model::ChipConfig& chip);
 
 // Duration of task t in the reference models: its recorded time if it has one, else its
 // compute cycles at the AICore clock, else costs.fixed_task_ps. HUB tasks take no time.
-sched::TimePs minimal_task_ps(const sched::TaskGraph& g, const MinimalCosts& costs,
-                              sched::TaskId t);
+common::TimePs minimal_task_ps(const sched::TaskGraph& g, const MinimalCosts& costs,
+                               common::TaskId t);
 
 struct MinimalResult {
   std::uint64_t tasks_done = 0;   // every task of the graph, HUBs included
