@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace pypto::sim {
+namespace pypto::model {
 
 namespace {
 
@@ -147,4 +147,4 @@ LeafTiming schedule_leaf(const LeafProgram& p) {
   return out;
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::model

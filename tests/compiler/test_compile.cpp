@@ -30,8 +30,8 @@
 
 using Catch::Matchers::Contains;
 using pypto::ConfigError;
+using pypto::common::CoreType;
 using pypto::compiler::GlobalRegion;
-using pypto::sched::CoreType;
 
 namespace {}  // namespace
 
@@ -732,17 +732,17 @@ TEST_CASE("execute_in_dependency_order: device task after device task, lowest re
   // Two device tasks: {0 -> 2, 1 -> 2} and {3, 4 -> 3}; recorded by a test executor.
   Launch l;
   pypto::sched::TaskGraph& g = l.graph;
-  g.core_type.assign(5, pypto::sched::CoreType::kAiv);
+  g.core_type.assign(5, pypto::common::CoreType::kAiv);
   g.succ_begin = {0, 1, 2, 2, 2, 3};
   g.succ = {2, 2, 3};
   g.pred_count = {0, 0, 2, 1, 0};
   g.device_tasks = {pypto::sched::DeviceTask{0, 3}, pypto::sched::DeviceTask{3, 2}};
   struct Recorder final : pypto::launch::TaskExecutor {
-    std::vector<pypto::sched::TaskId> order;
-    void execute(pypto::sched::TaskId t) override { order.push_back(t); }
+    std::vector<pypto::common::TaskId> order;
+    void execute(pypto::common::TaskId t) override { order.push_back(t); }
   } rec;
   pypto::launch::execute_in_dependency_order(l, rec);
-  CHECK(rec.order == std::vector<pypto::sched::TaskId>{0, 1, 2, 4, 3});
+  CHECK(rec.order == std::vector<pypto::common::TaskId>{0, 1, 2, 4, 3});
   g.pred_count[0] = 1;  // 0 waits for nothing that will come: a cycle in all but name
   Recorder stuck;
   CHECK_THROWS_WITH(pypto::launch::execute_in_dependency_order(l, stuck),

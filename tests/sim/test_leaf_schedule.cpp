@@ -5,11 +5,11 @@
 
 #include "pypto/model/leaf_schedule.h"
 
-using pypto::sim::LeafBuffer;
-using pypto::sim::LeafOp;
-using pypto::sim::LeafPipe;
-using pypto::sim::LeafProgram;
-using pypto::sim::schedule_leaf;
+using pypto::model::LeafBuffer;
+using pypto::model::LeafOp;
+using pypto::model::LeafPipe;
+using pypto::model::LeafProgram;
+using pypto::model::schedule_leaf;
 
 namespace {
 

@@ -14,7 +14,7 @@ namespace pypto::compiler::detail {
 // Fills *out with the cost-model op of a compute instruction (shape: its output tile; the
 // input tile for reductions; {M, K, N} for matmul) and returns true; returns false for data
 // movement (kLoad, kStore), which the simulator prices through L2 and HBM.
-bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out);
+bool priced_op(const TaskProgram& p, const TileInstr& in, model::TileOp* out);
 
 // The bytes a leaf moves between GM and the core, as the simulator prices them (whole
 // cost.mte_granule_bytes blocks of every segment).
@@ -24,7 +24,7 @@ struct LeafTraffic {
 
 struct Access;
 // The traffic of the priced accesses in [begin, end) (the segments the task graph gets).
-LeafTraffic leaf_traffic(const Access* begin, const Access* end, const sim::ChipConfig& chip);
+LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::ChipConfig& chip);
 
 // A leaf's compute cycles as the simulator takes them (TaskGraph::compute_cycles): p
 // list-scheduled over the core's pipes (pypto/model/leaf_schedule.h, docs/leaf-timing.md)
@@ -34,7 +34,7 @@ LeafTraffic leaf_traffic(const Access* begin, const Access* end, const sim::Chip
 // makespan is returned), for one tile it adds them (the makespan less that memory time).
 // scalar_cycles (dynamic-shape work) is added serially. Saturates at 2^32-1.
 std::uint32_t leaf_compute_cycles(const TaskProgram& p, const LeafTraffic& traffic,
-                                  sched::CoreType core, std::uint16_t tiles,
-                                  std::uint64_t scalar_cycles, const sim::ChipConfig& chip);
+                                  common::CoreType core, std::uint16_t tiles,
+                                  std::uint64_t scalar_cycles, const model::ChipConfig& chip);
 
 }  // namespace pypto::compiler::detail

@@ -9,7 +9,7 @@
 
 #include "pypto/common/types.h"
 
-namespace pypto::sim {
+namespace pypto::model {
 
 struct ChipConfig {
   struct Chip {
@@ -103,15 +103,15 @@ struct ChipConfig {
 struct DerivedTiming {
   double aicore_ps_per_cycle = 0;
   double aicpu_ps_per_cycle = 0;
-  sched::TimePs poll_ps = 0, resolve_ps = 0, dispatch_ps = 0;
-  sched::TimePs device_task_build_ps = 0, stitch_per_task_ps = 0, submit_ps = 0, barrier_ps = 0;
-  sched::TimePs queue_op_ps = 0, fair_scan_per_thread_ps = 0;
-  sched::TimePs aicpu_launch_ps = 0, aicore_start_ps = 0, slot_switch_ps = 0;
-  sched::TimePs board_tick_ps = 0;   // exact only for integer-ps ticks (50 MHz, 1 GHz)
+  common::TimePs poll_ps = 0, resolve_ps = 0, dispatch_ps = 0;
+  common::TimePs device_task_build_ps = 0, stitch_per_task_ps = 0, submit_ps = 0, barrier_ps = 0;
+  common::TimePs queue_op_ps = 0, fair_scan_per_thread_ps = 0;
+  common::TimePs aicpu_launch_ps = 0, aicore_start_ps = 0, slot_switch_ps = 0;
+  common::TimePs board_tick_ps = 0;  // exact only for integer-ps ticks (50 MHz, 1 GHz)
   double hbm_bytes_per_ps = 0;       // aggregate, after refresh and turnaround losses
   double hbm_core_bytes_per_ps = 0;  // single-core cap
   double l2_read_bytes_per_ps = 0, l2_write_bytes_per_ps = 0;  // per core
-  sched::TimePs hbm_latency_ps = 0, l2_hit_latency_ps = 0;
+  common::TimePs hbm_latency_ps = 0, l2_hit_latency_ps = 0;
   std::uint32_t aiv = 0;  // aic * aiv_per_aic
 };
 
@@ -135,4 +135,4 @@ struct RecordedCores {
   std::uint32_t min_aiv_block = 0, max_aiv_block = 0;  // lowest and highest AIV blockIdx
 };
 
-}  // namespace pypto::sim
+}  // namespace pypto::model

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace pypto::sim {
+namespace pypto::model {
 
 // The pipes of an AICore (one op in flight each, in program order).
 enum class LeafPipe : std::uint8_t {
@@ -56,4 +56,4 @@ struct LeafTiming {
 // checks single tiles against the buffers before). Deterministic; O(ops * live locals).
 LeafTiming schedule_leaf(const LeafProgram& p);
 
-}  // namespace pypto::sim
+}  // namespace pypto::model
