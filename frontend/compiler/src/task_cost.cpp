@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
+// The cost-model op of each tile instruction (task_cost.h) and a launched task's priced ops
+// (compile.h's task_tile_ops).
 #include "task_cost.h"
 
 #include <algorithm>
 #include <string>
 
 #include "pypto/common/errors.h"
+#include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 
 namespace pypto::compiler::detail {
@@ -43,3 +46,21 @@ bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
 }
 
 }  // namespace pypto::compiler::detail
+
+namespace pypto::compiler {
+
+std::uint64_t task_tile_ops(const Launch& l, sched::TaskId t, const sim::ChipConfig& chip,
+                            std::vector<sim::TileOp>* ops) {
+  if (t >= l.programs.size()) return 0;
+  std::uint64_t cycles = 0;
+  sim::TileOp op;
+  const TaskProgram& p = l.programs[t];
+  for (const TileInstr& in : p.instrs) {
+    if (!detail::priced_op(p, in, &op)) continue;
+    cycles += sim::tile_op_cycles(op, chip);
+    ops->push_back(op);
+  }
+  return cycles;
+}
+
+}  // namespace pypto::compiler

@@ -7,7 +7,7 @@
 //   ir_parse.cpp         IR names, operand forms (arity), which ops need a vec_tile
 //   lower.cpp            family (which unit kind runs the op), fusable element-wise ops
 //   emit_*.cpp           the tile instruction an element-wise or reduction op compiles to
-//   task_cost.cpp        the cost-model op a tile instruction is priced as (native_dump.cpp too)
+//   task_cost.cpp        the cost-model op a tile instruction is priced as
 //   tile_exec.cpp        instruction names (diagnostics) and execution class (dispatch)
 //   pypto._C.op_table()  the same rows for frontend/pypto/_ops/ (dtype rules, arity)
 // Header-only (constexpr).
