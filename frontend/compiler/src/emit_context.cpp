@@ -204,17 +204,18 @@ void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const s
 }
 
 void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-                       const std::string& name, const std::string& loc) {
+                       const std::string& name, const std::string& loc, double pad) {
   const LocalTile& lt = tb.p.locals[local];
   bool whole = r.rank == lt.rank;
   for (int k = 0; k < r.rank && whole; ++k) whole = r.shape[k] == lt.shape[k];
   if (!whole) {
-    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is zero.
+    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is `pad`.
     tb.clipped = true;
     TileInstr f;
     f.op = TileOpcode::kFill;
     f.dst = local;
     f.scalar_operand = 1;
+    f.scalar[0] = pad;
     tb.p.instrs.push_back(f);
     if (region_empty(r)) return;
   }
