@@ -821,8 +821,8 @@ TEST_CASE("the op table: one row per op, and the parser takes names and arity fr
   CHECK(pypto::compiler::find_op("add_") == nullptr);
   for (const auto& t : kTileOpTable) {
     CHECK(pypto::exec::to_string(t.op) == t.name);
-    const bool moves =
-        t.op == TileOpcode::kLoad || t.op == TileOpcode::kStore || t.op == TileOpcode::kScatterRows;
+    const bool moves = t.op == TileOpcode::kLoad || t.op == TileOpcode::kStore ||
+                       t.op == TileOpcode::kScatterRows || t.op == TileOpcode::kGatherElems;
     CHECK((t.cost_op == nullptr) == moves);
   }
   const std::string params = param("x", 0, "[8]") + "," + param("y", 1, "[8]");

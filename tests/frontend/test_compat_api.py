@@ -225,3 +225,10 @@ def test_loop_carried_int_behaves_the_same_without_source(tmp_path):
     assert from_file.stdout.replace("carried.py", "<string>") == from_c.stdout
 
 
+
+
+def test_bytes_of():
+    assert [pypto.bytes_of(d) for d in (pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16,
+                                        pypto.DT_INT8, pypto.DT_INT64)] == [4, 2, 2, 1, 8]
+    with pytest.raises(pypto.PyptoTypeError, match="expects a pypto.DataType"):
+        pypto.bytes_of("fp32")

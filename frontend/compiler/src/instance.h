@@ -243,7 +243,11 @@ class EmitContext {
   // dequant scale. Returns the local holding the result (lacc or a new fp32 local).
   int matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc, std::int64_t mE,
                       std::int64_t nE, std::int64_t n0);
-  void emit_indexed(const Unit& u);  // emit_indexed.cpp: gather, scatter, scatter_update
+  void emit_indexed(const Unit& u);  // emit_indexed.cpp: gather, scatter, scatter_update, load
+  // pypto.experimental.load: per output tile, the offsets tile, then discrete reads of the
+  // source's elements (kGatherElems).
+  void emit_load_elems(const Unit& u, bool need_out,
+                       const std::vector<std::vector<std::int64_t>>& woffs);
   void emit_permute(const Unit& u);  // emit_data_movement.cpp, as are the five below
   void emit_concat(const Unit& u);
   void emit_copy_write(const Unit& u);

@@ -180,6 +180,11 @@ enum class TileOpcode : std::uint8_t {
   // scalar[1] != 0: descending (largest first; equal values keep their order).
   kSortValues,
   kSortIndices,
+  // kGatherElems: dst element i <- element src1[i] of `region` (the whole source; its elements
+  //   numbered in row-major order of region.shape), converted to dst's dtype (PyPTO's
+  //   experimental load: discrete reads from global memory). src1: an integer tile with dst's
+  //   element count; an element number outside [0, numel(region)) throws.
+  kGatherElems,
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):

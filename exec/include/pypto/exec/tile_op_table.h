@@ -31,6 +31,7 @@ enum class TileExec : std::uint8_t {
   kScatter,      // indexed update along one axis of a local window
   kScatterRows,  // indexed row writes to global memory
   kSort,         // sort/top-k along one axis (values or indices)
+  kGatherElems,  // indexed element reads from global memory
 };
 
 struct TileOpInfo {
@@ -148,6 +149,8 @@ inline constexpr TileOpInfo kTileOpTable[] = {
     // this underestimates a vector sort's log-depth passes).
     {TileOpcode::kSortValues, "sort_values", TileExec::kSort,    "amax"},
     {TileOpcode::kSortIndices, "sort_indices", TileExec::kSort,  "amax"},
+    // Data movement: priced as the stand-in region the compiler declares for its bytes.
+    {TileOpcode::kGatherElems, "gather_elems", TileExec::kGatherElems, nullptr},
     // clang-format on
 };
 
@@ -169,7 +172,7 @@ constexpr bool tile_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::tile_rows_in_enum_order(), "kTileOpTable rows must follow TileOpcode order");
-static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kSortIndices) + 1,
+static_assert(kNumTileOps == static_cast<std::size_t>(TileOpcode::kGatherElems) + 1,
               "a TileOpcode has no row");
 
 }  // namespace pypto::exec

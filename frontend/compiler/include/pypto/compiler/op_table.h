@@ -118,6 +118,7 @@ enum class OpKind : std::uint8_t {
   kArange,
   kSort,
   kArgsort,
+  kLoadElems,  // pypto.experimental.load
 };
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
@@ -132,7 +133,7 @@ enum class OpFamily : std::uint8_t {
   kReshape,  // alias when expressible as a strided region, else copy
   kScan,     // cumsum/cumprod along one axis: the reduction's tiling, full-shape output
              // (emit_reduce.cpp); sort/argsort likewise, k entries along the axis
-  kIndexed,  // gather/scatter/scatter_update: addresses from an index tensor's values
+  kIndexed,  // gather/scatter/scatter_update/load: addresses from an index tensor's values
              // (emit_indexed.cpp)
 };
 
@@ -340,6 +341,7 @@ inline constexpr OpInfo kOpTable[] = {
   {K::kArange,         "arange",        F::kEltwise, O::kRange,  D::kDeclared, true,  T::kIota},
   {K::kSort, "sort", F::kScan, O::kUnary, D::kNumeric, true, T::kSortValues},
   {K::kArgsort, "argsort", F::kScan, O::kUnary, D::kIndex, true, T::kSortIndices},
+  {K::kLoadElems, "load", F::kIndexed, O::kIndexed, D::kIndexed, true, T::kGatherElems},
     // clang-format on
 };
 }  // namespace table
@@ -400,6 +402,6 @@ constexpr bool op_rows_in_enum_order() {
 }  // namespace detail
 
 static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
-static_assert(kNumOps == static_cast<std::size_t>(OpKind::kArgsort) + 1, "an OpKind has no row");
+static_assert(kNumOps == static_cast<std::size_t>(OpKind::kLoadElems) + 1, "an OpKind has no row");
 
 }  // namespace pypto::compiler
