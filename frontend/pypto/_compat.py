@@ -110,7 +110,7 @@ UNSUPPORTED: Dict[str, str] = {
     **{n: _ENUM for n in (
         "CachePolicy", "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
         "OutType", "PowAlgorithm", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
-        "RsqrtAlgorithm", "ScatterMode", "SqrtAlgorithm", "TopKAlgo")},
+        "RsqrtAlgorithm", "SqrtAlgorithm")},
     # SymbolicScalar
     **{"SymbolicScalar." + n: "SymbolicScalar introspection is not provided yet"
        for n in ("as_variable",)},
