@@ -287,7 +287,13 @@ void EmitContext::check_ub(const TaskBuilder& tb, const Unit& u) const {
       shape += (k ? "x" : "") + std::to_string(t.shape[k]);
     }
     if (bytes <= cap) continue;
-    throw ConfigError(u.loc + ": vector tile does not fit UB: a " + shape + " " +
+    std::string ops;  // the unit's ops, for the message
+    for (const int s : u.ops) {
+      const std::string n = op_name(k_.stmts[s].op);
+      if (ops.find(n) == std::string::npos) ops += (ops.empty() ? "" : "/") + n;
+    }
+    throw ConfigError(u.loc + ": " + (ops.empty() ? std::string() : ops + ": ") +
+                      "vector tile does not fit UB: a " + shape + " " +
                       std::string(sim::to_string(t.dtype)) + " tile is " + std::to_string(bytes) +
                       " bytes (" + std::to_string(bytes / 1024) + " KiB), UB holds " +
                       std::to_string(cap) + " bytes (" + std::to_string(cap / 1024) +
