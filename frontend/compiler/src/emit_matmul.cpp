@@ -80,7 +80,7 @@ void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType
   }
   // 2. Alignment: kL0 and nL0 (so their L1 multiples too) 32-byte aligned and at least 16
   // elements aligned (fp32: 16 elements); mL0 32-byte aligned where a is read transposed.
-  const std::int64_t eb = sim::dtype_bytes(ad);
+  const std::int64_t eb = model::dtype_bytes(ad);
   const std::int64_t align_elems = std::max<std::int64_t>(16, 32 / eb);
   struct Align {
     const char* name;
@@ -92,19 +92,19 @@ void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType
                           {"mL0", c.m[0], std::max<std::int64_t>(1, 32 / eb), st.a_trans}};
   for (const Align& al : aligns) {
     if (!al.on || al.v % al.elems == 0) continue;
-    throw ConfigError(where + al.name + " x sizeof(" + std::string(sim::to_string(ad)) +
+    throw ConfigError(where + al.name + " x sizeof(" + std::string(model::to_string(ad)) +
                       ") % 32 == 0 and " + al.name + " % " + std::to_string(al.elems) + " == 0 (" +
                       (al.on && al.name[0] == 'm' ? "a read transposed; " : "") +
                       "32-byte aligned" + (al.elems * eb > 32 ? ", 16 elements at least" : "") +
                       "): " + al.name + " = " + std::to_string(al.v) + " " +
-                      std::string(sim::to_string(ad)) + " elements = " + std::to_string(al.v * eb) +
-                      " bytes" + fix);
+                      std::string(model::to_string(ad)) +
+                      " elements = " + std::to_string(al.v * eb) + " bytes" + fix);
   }
   // 3. Space: each tile, its sizes rounded up to 16 (32 for 8-bit operands), fits its buffer.
   const std::int64_t ra = eb == 1 ? 32 : 16;
-  const std::uint64_t ab = sim::dtype_bytes(acc_d);
+  const std::uint64_t ab = model::dtype_bytes(acc_d);
   const std::string rs = std::to_string(ra);
-  const std::string an = "sizeof(" + std::string(sim::to_string(ad)) + ")";
+  const std::string an = "sizeof(" + std::string(model::to_string(ad)) + ")";
   const auto dim = [&](const char* n, std::int64_t v) {
     return "CeilAlign(" + std::string(n) + " = " + std::to_string(v) + ", " + rs + ")";
   };
@@ -129,7 +129,7 @@ void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType
        dim("nL0", c.n[0]) + " x " + dim("kL0", c.k[0]) + " x " + an, mul(n0, k0, eb)},
       {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, m0 * n0 * ab,
        dim("mL0", c.m[0]) + " x " + dim("nL0", c.n[0]) + " x sizeof(" +
-           std::string(sim::to_string(acc_d)) + ")",
+           std::string(model::to_string(acc_d)) + ")",
        mul(m0, n0, ab)},
       {"L1", "cores.l1_kib", chip_.cores.l1_kib, (m1 * k1a + n1 * k1b) * eb,
        dim("mL1", c.m[1]) + " x " + dim("kL1", c.k[1]) + " x " + an + " + " + dim("nL1", c.n[1]) +
@@ -183,7 +183,7 @@ int EmitContext::matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st,
         throw ConfigError(u.loc +
                           ": matmul: scale_tensor must hold 64-bit elements (DT_INT64 "
                           "here; DT_UINT64 on the NPU), got " +
-                          std::string(sim::to_string(d)));
+                          std::string(model::to_string(d)));
       }
       r.dtype = d = DType::kFp32;
       r.offset_elems *= 2;
@@ -400,7 +400,7 @@ void EmitContext::emit_matmul(const Unit& u) {
     const bool full = mE == tm && nE == tn && Kv == K && K % tk == 0;
     const auto tiles = static_cast<std::uint16_t>(
         std::min<std::int64_t>(std::max<std::int64_t>(ksteps, 1), 0xFFFF));
-    commit(tb, u, sched::CoreType::kAic, full, tiles);
+    commit(tb, u, common::CoreType::kAic, full, tiles);
   });
 }
 

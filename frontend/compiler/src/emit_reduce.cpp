@@ -120,11 +120,11 @@ void EmitContext::emit_reduce(const Unit& u) {
   const bool is_reduction = op_info(st.op).family == OpFamily::kReduce;
   if (is_reduction && !out_rank_tile && reduced[r - 1]) {
     // PyPTO's reductions over the last axis need a 32-byte aligned tile along it.
-    const std::uint64_t bytes = static_cast<std::uint64_t>(T[r - 1]) * sim::dtype_bytes(xd);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(T[r - 1]) * model::dtype_bytes(xd);
     if (bytes % 32 != 0) {
       throw ConfigError(u.loc + ": " + op_name(st.op) + ": the vec tile's last size " +
-                        std::to_string(T[r - 1]) + " x " + std::to_string(sim::dtype_bytes(xd)) +
-                        " bytes (" + std::string(sim::to_string(xd)) +
+                        std::to_string(T[r - 1]) + " x " + std::to_string(model::dtype_bytes(xd)) +
+                        " bytes (" + std::string(model::to_string(xd)) +
                         ") = " + std::to_string(bytes) +
                         " bytes is not a multiple of 32; PyPTO's rule for a reduction over the "
                         "last axis: its tile size there is 32-byte aligned");
@@ -145,7 +145,7 @@ void EmitContext::emit_reduce(const Unit& u) {
   if (is_reduction) {
     // PyPTO's 64 KB rule, on the tile the reduction loads.
     std::int64_t real[kMaxRank];
-    std::uint64_t bytes = sim::dtype_bytes(ld);
+    std::uint64_t bytes = model::dtype_bytes(ld);
     for (int k = 0; k < r; ++k) {
       real[k] = reduced[k] ? chunk[k] : std::max<std::int64_t>(1, std::min(T[k], x.shape[k]));
       bytes *= static_cast<std::uint64_t>(real[k]);
@@ -153,7 +153,7 @@ void EmitContext::emit_reduce(const Unit& u) {
     if (bytes > kReduceTileBytes) {
       throw ConfigError(
           u.loc + ": " + op_name(st.op) + ": the reduction tile " + dims_text(real, r) + " " +
-          std::string(sim::to_string(ld)) + " is " + std::to_string(bytes) + " bytes (" +
+          std::string(model::to_string(ld)) + " is " + std::to_string(bytes) + " bytes (" +
           std::to_string(bytes / 1024) + " KiB), above PyPTO's limit of " +
           std::to_string(kReduceTileBytes) +
           " bytes (64 KiB) for a reduction tile; choose smaller " + "pypto.set_vec_tile_shapes" +
@@ -296,7 +296,7 @@ void EmitContext::emit_reduce(const Unit& u) {
     for (int k = 0; k < r; ++k) {
       full = full && (reduced[k] ? x.valid[k] == x.shape[k] : E[k] == T[k]);
     }
-    commit(tb, u, sched::CoreType::kAiv, full, 1);
+    commit(tb, u, common::CoreType::kAiv, full, 1);
   });
 }
 
@@ -383,14 +383,14 @@ void EmitContext::check_scan_ub(const TaskBuilder& tb, const Unit& u, const Stmt
   const std::uint64_t cap = std::uint64_t{chip_.cores.ub_kib} * 1024;
   std::uint64_t bytes = 0;
   for (const LocalTile& t : tb.p.locals) {
-    std::uint64_t b = sim::dtype_bytes(t.dtype);
+    std::uint64_t b = model::dtype_bytes(t.dtype);
     for (int k = 0; k < t.rank; ++k) b *= static_cast<std::uint64_t>(t.shape[k]);
     bytes += b;
   }
   if (bytes <= cap) return;
   const LocalTile& in = tb.p.locals[0];
   throw ConfigError(u.loc + ": " + op_name(st.op) + ": the input and output tiles of a " +
-                    dims_text(in.shape, in.rank) + " " + std::string(sim::to_string(in.dtype)) +
+                    dims_text(in.shape, in.rank) + " " + std::string(model::to_string(in.dtype)) +
                     " scan take " + std::to_string(bytes) + " bytes together, UB holds " +
                     std::to_string(cap) + " bytes (" + std::to_string(cap / 1024) +
                     " KiB, cores.ub_kib of chip " + chip_.chip.name +
