@@ -14,10 +14,10 @@
 #include "pypto/trace/trace_loader.h"
 
 using Catch::Matchers::Contains;
-using pypto::sched::CoreType;
+using pypto::common::CoreType;
+using pypto::common::TaskId;
 using pypto::sched::TaskGraph;
-using pypto::sched::TaskId;
-using namespace pypto::sim;
+using namespace pypto::model;
 using namespace pypto::trace;
 
 namespace {

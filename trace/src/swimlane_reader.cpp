@@ -337,14 +337,14 @@ std::uint32_t SwimlaneReader::match(std::uint64_t lane_id, double t, bool ends, 
     const Lane& l = it->second;
     const auto& v = ends ? l.by_end : l.by_start;
     auto lo = std::lower_bound(v.begin(), v.end(), std::make_pair(target - tol, std::uint32_t{0}));
-    std::uint32_t best = sched::kNoTask;
+    std::uint32_t best = common::kNoTask;
     double best_d = 0;
     bool tie = false;
     std::vector<std::uint32_t> near;
     for (auto i = lo; i != v.end() && i->first <= target + tol; ++i) {
       const double d = std::fabs(i->first - target);
       near.push_back(i->second);
-      if (best == sched::kNoTask || d < best_d - ulp) {
+      if (best == common::kNoTask || d < best_d - ulp) {
         best = i->second;
         best_d = d;
         tie = false;
@@ -352,12 +352,12 @@ std::uint32_t SwimlaneReader::match(std::uint64_t lane_id, double t, bool ends, 
         tie = true;
       }
     }
-    if (best != sched::kNoTask && l.kind == Lane::Kind::kFake) {
+    if (best != common::kNoTask && l.kind == Lane::Kind::kFake) {
       for (const std::uint32_t o : near) parent_[find(o)] = find(best);
       return find(best);
     }
-    if (best != sched::kNoTask && !tie) return best;
-    if (best != sched::kNoTask) {
+    if (best != common::kNoTask && !tie) return best;
+    if (best != common::kNoTask) {
       throw TraceError(where(event) + ": the flow arrow " + what + " at ts " + us_text(t) + " on " +
                        lane_text(lane_id) + " fits several of its tasks (events " +
                        std::to_string(tasks_[near[0]].event) + " and " +
@@ -409,7 +409,7 @@ ReadTrace SwimlaneReader::run() {
   // Lanes: every task's lane must say its core type.
   const std::size_t n = tasks_.size();
   fake_.assign(n, false);
-  sim::RecordedCores cores;
+  model::RecordedCores cores;
   bool numbering_known = true;
   std::uint64_t placeholders = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -510,7 +510,7 @@ ReadTrace SwimlaneReader::run() {
                      "record): nothing recorded to replay");
   }
   const double span_ps = std::nearbyint((max_end - min_ts) * 1e6);
-  if (!(span_ps < static_cast<double>(sched::kTimeLimitPs))) {
+  if (!(span_ps < static_cast<double>(common::kTimeLimitPs))) {
     throw TraceError(path_ + ": the recorded tasks span " + us_text(max_end - min_ts) +
                      ", more than the model's time limit of 2^62 ps (about 53 days)");
   }
@@ -544,19 +544,19 @@ ReadTrace SwimlaneReader::run() {
     }
     t.kernel = last_kernel;
     if (fake_[i]) {
-      t.core_type = sched::CoreType::kHub;
+      t.core_type = common::CoreType::kHub;
       t.recorded_ns = 0;
     } else {
-      t.core_type = l.kind == Lane::Kind::kAic   ? sched::CoreType::kAic
-                    : l.kind == Lane::Kind::kAiv ? sched::CoreType::kAiv
-                                                 : sched::CoreType::kAicpu;
+      t.core_type = l.kind == Lane::Kind::kAic   ? common::CoreType::kAic
+                    : l.kind == Lane::Kind::kAiv ? common::CoreType::kAiv
+                                                 : common::CoreType::kAicpu;
       const double ns = std::nearbyint(x.dur * 1000.0);
       if (!(ns < static_cast<double>(sched::kNoRecord))) {
         throw TraceError(where(x.event) + ": duration " + us_text(x.dur) +
                          " does not fit in 32-bit nanoseconds");
       }
       t.recorded_ns = static_cast<std::uint32_t>(ns);
-      t.recorded_start_ps = static_cast<sched::TimePs>(std::nearbyint((x.ts - min_ts) * 1e6));
+      t.recorded_start_ps = static_cast<common::TimePs>(std::nearbyint((x.ts - min_ts) * 1e6));
     }
     builder.add_task(t);
     for (; e < by_src.size() && pos[by_src[e].first] == k; ++e) {
@@ -587,7 +587,7 @@ ReadTrace SwimlaneReader::run() {
                                        "same time, which the flow arrows cannot tell apart)"
                                  : std::string()));
   }
-  out.graph.recorded_makespan_ps = static_cast<sched::TimePs>(span_ps);
+  out.graph.recorded_makespan_ps = static_cast<common::TimePs>(span_ps);
   out.format = TraceFormat::kSwimlane;
   out.placeholder_tasks = placeholders;
   out.merged_placeholders = merged;

@@ -24,20 +24,21 @@ class CriticalPath final : public Policy {
 
   unsigned events() const override { return kEventDeviceTask; }
 
-  void on_device_task_admitted(const MachineView& m, DeviceTaskId dt, TimePs) override {
+  void on_device_task_admitted(const MachineView& m, common::DeviceTaskId dt,
+                               common::TimePs) override {
     // Successors lie in the same device task; walk it in reverse topological order.
     const TaskGraph& g = m.graph();
     const DeviceTask& d = g.device_tasks[dt];
-    const TaskId b = d.first_task, e = d.first_task + d.num_tasks;
+    const common::TaskId b = d.first_task, e = d.first_task + d.num_tasks;
     // Sized as device tasks come (not by num_tasks() at setup): the graph may still be read.
     if (level_.size() < e) {
       level_.resize(e, 0);
       below_.resize(e, 0);
     }
     std::vector<std::uint32_t> pred(g.pred_count.begin() + b, g.pred_count.begin() + e);
-    std::vector<TaskId> order;
+    std::vector<common::TaskId> order;
     order.reserve(d.num_tasks);
-    for (TaskId t = b; t < e; ++t) {
+    for (common::TaskId t = b; t < e; ++t) {
       if (pred[t - b] == 0) order.push_back(t);
     }
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -46,20 +47,21 @@ class CriticalPath final : public Policy {
       }
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const TaskId t = *it;
-      TimePs below = 0;
+      const common::TaskId t = *it;
+      common::TimePs below = 0;
       for (std::uint32_t k = g.succ_first(t); k < g.succ_last(t); ++k) {
         below = std::max(below, level_[g.succ[k]]);
       }
-      const bool counts = is_dispatchable(g.core_type[t]);
+      const bool counts = common::is_dispatchable(g.core_type[t]);
       below_[t] = below;
       level_[t] = below + (unit_ ? (counts ? 1 : 0) : m.duration_estimate_ps(t));
     }
   }
 
-  bool send_before_resolve(ThreadContext&, CoreType) override { return false; }
+  bool send_before_resolve(ThreadContext&, common::CoreType) override { return false; }
 
-  std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool, bool) override {
+  std::size_t pick_shared(ThreadContext&, common::CoreType, const TaskListView& q, bool,
+                          bool) override {
     std::size_t best = 0;
     for (std::size_t i = 1; i < q.size(); ++i) {
       if (level_[q[i]] > level_[q[best]]) best = i;
@@ -67,7 +69,8 @@ class CriticalPath final : public Policy {
     return best;
   }
 
-  StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& staged) override {
+  StagedPick pick_staged(ThreadContext& c, common::CoreType ct,
+                         const TaskListView& staged) override {
     const std::size_t idle = c.view().idle_count(c.thread(), ct);
     if (idle == 0) return {};
     std::size_t best = staged.size() - 1;
@@ -79,27 +82,28 @@ class CriticalPath final : public Policy {
 
   // An idle core (the most recently freed), else the free pending slot whose core runs the
   // task with the shortest path below it (ties: the lowest core).
-  CoreId pick_core(ThreadContext& c, CoreType ct, TaskId) override {
+  common::CoreId pick_core(ThreadContext& c, common::CoreType ct, common::TaskId) override {
     const MachineView& m = c.view();
     const std::size_t idle = m.idle_count(c.thread(), ct);
     if (idle > 0) return m.idle_core(c.thread(), ct, idle - 1);
-    CoreId best = kNoCore;
-    for (CoreId k = m.first_core(c.thread(), ct); k < m.end_core(c.thread(), ct); ++k) {
+    common::CoreId best = common::kNoCore;
+    for (common::CoreId k = m.first_core(c.thread(), ct); k < m.end_core(c.thread(), ct); ++k) {
       if (!m.has_free_slot(k)) continue;
-      if (best == kNoCore || below_[m.running(k)] < below_[m.running(best)]) best = k;
+      if (best == common::kNoCore || below_[m.running(k)] < below_[m.running(best)]) best = k;
     }
     return best;
   }
 
   // Keeps the slot free for what the running task releases when that is more critical.
-  bool fill_pending_slot(ThreadContext& c, CoreType, CoreId core, TaskId task) override {
+  bool fill_pending_slot(ThreadContext& c, common::CoreType, common::CoreId core,
+                         common::TaskId task) override {
     return below_[c.view().running(core)] <= level_[task];
   }
 
  private:
   bool unit_;
-  std::vector<TimePs> level_;  // bottom level per task (valid for admitted device tasks)
-  std::vector<TimePs> below_;  // the longest path of its successors (level_ less its own)
+  std::vector<common::TimePs> level_;  // bottom level per task (valid for admitted device tasks)
+  std::vector<common::TimePs> below_;  // the longest path of its successors (level_ less its own)
 };
 
 }  // namespace
