@@ -147,7 +147,7 @@ void AiCore::start(TaskId task, TimePs t0) {
         const auto& a = g.mem[i];
         const auto r = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
         // The core moves whole GM blocks (cost.mte_granule_bytes) of what it touches.
-        const std::uint64_t moved = model::mte_bytes(a.addr, a.bytes, m_.chip);
+        const std::uint64_t moved = model::mte_bytes(a.addr, a.bytes, m_.chip, a.burst_bytes);
         if (a.is_write != 0) {
           write_bytes += moved;
         } else {

@@ -22,7 +22,7 @@ class CostModelEstimator final : public sched::DurationEstimator {
     if (g.has_memory()) {
       for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
         (g.mem[i].is_write != 0 ? write_bytes : read_bytes) +=
-            model::mte_bytes(g.mem[i].addr, g.mem[i].bytes, m_.chip);
+            model::mte_bytes(g.mem[i].addr, g.mem[i].bytes, m_.chip, g.mem[i].burst_bytes);
       }
     }
     const auto& tm = m_.tm;

@@ -20,7 +20,10 @@ namespace pypto::sched {
 struct MemAccess {
   std::uint64_t addr = 0;
   std::uint32_t bytes = 0;
-  std::uint32_t is_write = 0;
+  std::uint32_t is_write : 1;
+  // The core moves the range in bursts of this many bytes (each row of a cube operand or
+  // result is a burst of its own: the ND <-> fractal copies move rows); 0: one burst.
+  std::uint32_t burst_bytes : 31;
 };
 
 // A device task: the unit the control-flow AICPU hands to the schedule threads. Its tasks
