@@ -692,6 +692,14 @@ bool Scheduler::has_dispatchable_work(ThreadId t) const {
 }
 
 const ThreadStats& Scheduler::stats(ThreadId t) const { return impl_->threads[t].stats; }
+void Scheduler::count_skipped_rounds(ThreadId t, std::uint64_t rounds, std::uint64_t polls_each) {
+  ThreadStats& s = impl_->threads[t].stats;
+  s.rounds += rounds;
+  s.polls += rounds * polls_each;
+}
+void Scheduler::add_busy_ps(ThreadId t, TimePs busy_ps) {
+  impl_->threads[t].stats.busy_ps += busy_ps;
+}
 ThreadId Scheduler::owner(CoreId c) const { return impl_->cores[c].owner; }
 
 void Scheduler::prefetch_completion(TaskId task) const {
@@ -794,26 +802,14 @@ TaskListView MachineView::staged(ThreadId t, CoreType ct) const {
 }
 TimePs MachineView::duration_estimate_ps(TaskId task) const {
   const TaskGraph& g = s_.graph_;
-  if (g.has_recorded(task)) return TimePs{g.recorded_ns[task]} * 1000;
+  if (g.has_recorded(task)) return g.recorded_ps(task);
   return s_.estimator_ != nullptr ? s_.estimator_->estimate_ps(task) : 0;
 }
 std::uint64_t MachineView::bytes_read(TaskId task) const {
-  const TaskGraph& g = s_.graph_;
-  std::uint64_t n = 0;
-  if (!g.has_memory()) return 0;
-  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-    if (g.mem[i].is_write == 0) n += g.mem[i].bytes;
-  }
-  return n;
+  return s_.graph_.traffic(task).read_bytes;
 }
 std::uint64_t MachineView::bytes_written(TaskId task) const {
-  const TaskGraph& g = s_.graph_;
-  std::uint64_t n = 0;
-  if (!g.has_memory()) return 0;
-  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-    if (g.mem[i].is_write != 0) n += g.mem[i].bytes;
-  }
-  return n;
+  return s_.graph_.traffic(task).write_bytes;
 }
 
 }  // namespace pypto::sched

@@ -50,21 +50,40 @@ void HostTileExecutor::execute(sched::TaskId t) {
   exec::execute(launch_.programs[t], mem_, scratch);
 }
 
+namespace {
+
+// SIM's functional half as an observer of the timing run: performs each task as the model
+// completes it, and stops the run on a pending interruption (the Python module's
+// KeyboardInterrupt poll).
+class ExecuteAsSimulated final : public sim::RunObserver {
+ public:
+  explicit ExecuteAsSimulated(TaskExecutor& executor) : executor_(executor) {}
+  unsigned events() const override { return sim::kRunTaskFinished | sim::kRunProgress; }
+  void on_task_finished(sched::TaskId task, sched::CoreId, sched::TimePs, sched::TimePs) override {
+    executor_.execute(task);
+  }
+  void on_progress(std::uint64_t done, std::uint64_t total) override {
+    if (interrupt_requested()) {
+      throw Interrupted("interrupted while simulating (" + std::to_string(done) + " of " +
+                        std::to_string(total) + " tasks done); no report written");
+    }
+  }
+
+ private:
+  TaskExecutor& executor_;
+};
+
+}  // namespace
+
 sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
                         const sched::RuntimeOptions& runtime, TaskExecutor& executor,
                         sim::L2State* l2) {
   sim::SimOptions so;
   so.runtime = runtime;
-  so.on_task_done = [&executor](sched::TaskId t) { executor.execute(t); };
   so.l2_state = l2;
-  // A pending interruption (the Python module's KeyboardInterrupt poll) stops the run.
+  ExecuteAsSimulated execute(executor);
+  so.observers.push_back(&execute);
   so.progress_every_tasks = 4096;
-  so.progress = [](std::uint64_t done, std::uint64_t total) {
-    if (interrupt_requested()) {
-      throw Interrupted("interrupted while simulating (" + std::to_string(done) + " of " +
-                        std::to_string(total) + " tasks done); no report written");
-    }
-  };
   return sim::simulate(l.graph, chip, so);
 }
 

@@ -38,8 +38,6 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   std::string describe() const;
 
   sched::Hal& hal() { return *this; }
-  const ThreadStatsOut& stats() const { return stats_; }
-  ThreadStatsOut& stats() { return stats_; }
 
  private:
   // sched::Hal
@@ -76,8 +74,6 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   bool work_seen_ = false;                     // on_work arrived during the round
   bool round_all_sent_ = false;                // a piece of the round sent a device task's last
   sched::TimePs queue_op_ps_ = sched::kNever;  // start of the piece's last queue operation
-  ThreadStatsOut stats_;
-  std::uint64_t last_depth_[2] = {~0ull, ~0ull};
 };
 
 }  // namespace pypto::sim
