@@ -66,7 +66,7 @@ void bind_cli(py::module_& m) {
         };
         // Only a process that is the CLI (python -m pypto._cli) takes over Ctrl-C and SIGTERM;
         // elsewhere they stay Python's, seen when the command ends.
-        if (install_signal_handlers) install_interrupt_handlers("pypto-sim");
+        if (install_signal_handlers) common::install_interrupt_handlers("pypto-sim");
         // The simulation runs without the GIL, as SIM calls do; Python hooks take it per call.
         py::gil_scoped_release nogil;
         return cli::main(argv, host);

@@ -27,18 +27,18 @@ namespace py = pybind11;
 namespace pypto::bindings {
 namespace {
 
-using sched::CoreId;
-using sched::CoreType;
-using sched::DeviceTaskId;
+using common::CoreId;
+using common::CoreType;
+using common::DeviceTaskId;
+using common::TaskId;
+using common::ThreadId;
+using common::TimePs;
 using sched::MachineView;
 using sched::Policy;
 using sched::PublishPoint;
 using sched::StagedPick;
-using sched::TaskId;
 using sched::TaskListView;
 using sched::ThreadContext;
-using sched::ThreadId;
-using sched::TimePs;
 
 // Adds "in policy hook NAME of CLASS" to the Python exception in flight (PEP 678 notes).
 [[noreturn]] void rethrow_with_hook(py::error_already_set& e, const char* hook,
@@ -379,13 +379,13 @@ py::object run_point(const std::string& path, const std::string& prof, const std
   std::string json;
   {
     py::gil_scoped_release nogil;
-    const sim::ChipConfig chip = cfg::resolve_chip_config(chip_name, config, sets);
+    const model::ChipConfig chip = model::resolve_chip_config(chip_name, config, sets);
     if (!check_only) {
       trace::LoadOptions lo;
       lo.prof_path = prof;
       lo.runtime = rt;
       const trace::LoadedTrace trace = trace::load_trace(path, lo, chip);
-      if (trace.recorded_cores) cfg::check_recorded_cores(chip, *trace.recorded_cores);
+      if (trace.recorded_cores) model::check_recorded_cores(chip, *trace.recorded_cores);
       sim::SimOptions so;
       so.runtime = rt;
       so.record_timeline = so.record_aicpu_events = !out_dir.empty();
@@ -417,9 +417,9 @@ void bind_policies(py::module_& m) {
   py::enum_<PublishPoint>(m, "PublishPoint")
       .value("STAGED", PublishPoint::kStaged)
       .value("ROUND_END", PublishPoint::kRoundEnd);
-  m.attr("NO_CORE") = sched::kNoCore;
+  m.attr("NO_CORE") = common::kNoCore;
   m.attr("NO_THREAD") = sched::kNoThread;
-  m.attr("NO_TASK") = sched::kNoTask;
+  m.attr("NO_TASK") = common::kNoTask;
 
   py::class_<TaskListView>(m, "TaskList", "A read-only list of task ids, [0] the oldest.")
       .def("__len__", &TaskListView::size)

@@ -61,7 +61,7 @@ double fp16_value(std::uint16_t b) {
   return double(h);
 }
 
-std::uint32_t size_of(DType d) { return pypto::sim::dtype_bytes(d); }
+std::uint32_t size_of(DType d) { return pypto::model::dtype_bytes(d); }
 
 // Builds one task program plus the buffers it runs on.
 struct Harness {

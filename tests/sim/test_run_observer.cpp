@@ -14,15 +14,15 @@
 #include "pypto/sim/simulation.h"
 
 using namespace pypto;
+using common::CoreType;
+using common::TaskId;
+using common::TimePs;
 using pypto::testing::graph_of;
 using pypto::testing::T;
-using sched::CoreType;
-using sched::TaskId;
-using sched::TimePs;
 
 namespace {
 
-constexpr TimePs kUnseen = sched::kNever;
+constexpr TimePs kUnseen = common::kNever;
 
 // Records every call it subscribed to.
 struct Recorder final : sim::RunObserver {
@@ -35,26 +35,26 @@ struct Recorder final : sim::RunObserver {
     started.assign(n, kUnseen);
     finished_end.assign(n, kUnseen);
     finished_start.assign(n, kUnseen);
-    core.assign(n, sched::kNoCore - 1);
+    core.assign(n, common::kNoCore - 1);
     threads = run.sched_threads;
   }
-  void on_task_dispatched(TaskId t, sched::CoreId c, sched::ThreadId, TimePs at) override {
+  void on_task_dispatched(TaskId t, common::CoreId c, common::ThreadId, TimePs at) override {
     CHECK(dispatched[t] == kUnseen);
     dispatched[t] = at;
     core[t] = c;
   }
-  void on_task_started(TaskId t, sched::CoreId c, TimePs at) override {
+  void on_task_started(TaskId t, common::CoreId c, TimePs at) override {
     CHECK(started[t] == kUnseen);
-    if (sched::is_dispatchable(graph_type(t))) CHECK(c == core[t]);
+    if (common::is_dispatchable(graph_type(t))) CHECK(c == core[t]);
     started[t] = at;
   }
-  void on_task_finished(TaskId t, sched::CoreId c, TimePs s, TimePs e) override {
+  void on_task_finished(TaskId t, common::CoreId c, TimePs s, TimePs e) override {
     CHECK(finished_end[t] == kUnseen);
     if ((mask & sim::kRunTaskStarted) != 0) CHECK(started[t] == s);
     finished_start[t] = s;
     finished_end[t] = e;
     order.push_back(t);
-    if (c == sched::kNoCore) ++aicpu_finished;
+    if (c == common::kNoCore) ++aicpu_finished;
   }
   void on_thread_round(const sim::ThreadRound& r) override {
     CHECK(r.thread < threads);
@@ -63,8 +63,8 @@ struct Recorder final : sim::RunObserver {
     round_ps += r.end_ps - r.start_ps;
     ++rounds;
   }
-  void on_device_task_queued(sched::DeviceTaskId dt) override { queued.push_back(dt); }
-  void on_device_task_built(sched::DeviceTaskId dt, TimePs s, TimePs e) override {
+  void on_device_task_queued(common::DeviceTaskId dt) override { queued.push_back(dt); }
+  void on_device_task_built(common::DeviceTaskId dt, TimePs s, TimePs e) override {
     CHECK(s <= e);
     built.push_back(dt);
   }
@@ -80,9 +80,9 @@ struct Recorder final : sim::RunObserver {
   std::vector<CoreType> types;
   std::vector<std::string> log;
   std::vector<TimePs> dispatched, started, finished_start, finished_end;
-  std::vector<sched::CoreId> core;
+  std::vector<common::CoreId> core;
   std::vector<TaskId> order;
-  std::vector<sched::DeviceTaskId> queued, built;
+  std::vector<common::DeviceTaskId> queued, built;
   std::vector<std::uint64_t> ticks;
   std::uint32_t threads = 0;
   std::uint64_t rounds = 0, aicpu_finished = 0;
@@ -114,7 +114,7 @@ constexpr unsigned kEverything = sim::kRunTaskDispatched | sim::kRunTaskStarted 
 TEST_CASE("an observer sees every task dispatched, started and finished, as the timeline has it",
           "[sim][observer]") {
   const sched::TaskGraph g = mixed_graph();
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   Recorder rec(kEverything);
   rec.types = g.core_type;
   sim::SimOptions opt;
@@ -157,14 +157,14 @@ TEST_CASE("an observer sees every task dispatched, started and finished, as the 
   // Nine tasks complete (the HUB does not): a tick after every second.
   CHECK(rec.order.size() == 9);
   CHECK(rec.ticks == std::vector<std::uint64_t>{2, 4, 6, 8});
-  CHECK(rec.queued == std::vector<sched::DeviceTaskId>{0, 1});
-  CHECK(rec.built == std::vector<sched::DeviceTaskId>{0, 1});
+  CHECK(rec.queued == std::vector<common::DeviceTaskId>{0, 1});
+  CHECK(rec.built == std::vector<common::DeviceTaskId>{0, 1});
 }
 
 TEST_CASE("thread rounds add up to the threads' busy time and match the AICPU spans",
           "[sim][observer]") {
   const sched::TaskGraph g = mixed_graph();
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   Recorder rec(sim::kRunThreadRound);
   sim::SimOptions opt;
   opt.observers.push_back(&rec);
@@ -189,7 +189,7 @@ TEST_CASE("thread rounds add up to the threads' busy time and match the AICPU sp
 TEST_CASE("an observer that throws stops the run with its error", "[sim][observer]") {
   struct Stop final : sim::RunObserver {
     unsigned events() const override { return sim::kRunTaskFinished; }
-    void on_task_finished(TaskId, sched::CoreId, TimePs, TimePs) override {
+    void on_task_finished(TaskId, common::CoreId, TimePs, TimePs) override {
       throw std::runtime_error("stop here");
     }
     void on_run_end() override { ended = true; }
@@ -197,17 +197,17 @@ TEST_CASE("an observer that throws stops the run with its error", "[sim][observe
   } stop;
   sim::SimOptions opt;
   opt.observers.push_back(&stop);
-  CHECK_THROWS_WITH(sim::simulate(mixed_graph(), cfg::load_chip_preset("a2"), opt), "stop here");
+  CHECK_THROWS_WITH(sim::simulate(mixed_graph(), model::load_chip_preset("a2"), opt), "stop here");
   CHECK_FALSE(stop.ended);
 }
 
 TEST_CASE("the cores and the policies' estimate share one duration formula", "[sim][cost]") {
   // One AIV task without a recorded duration: compute cycles only (no memory, so nothing
   // misses L2). At 1000 MHz every part is a whole number of ps: no rounding between the two.
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  cfg::apply_override(chip, "cores.freq_mhz=1000");
-  cfg::validate(chip);
-  const sim::DerivedTiming tm = sim::derive(chip);
+  model::ChipConfig chip = model::load_chip_preset("a2");
+  model::apply_override(chip, "cores.freq_mhz=1000");
+  model::validate(chip);
+  const model::DerivedTiming tm = model::derive(chip);
   sched::TaskGraphBuilder b("test");
   sched::TaskGraphBuilder::Task t;
   t.core_type = CoreType::kAiv;

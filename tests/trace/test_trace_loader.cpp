@@ -23,11 +23,11 @@
 using Catch::Matchers::Contains;
 using pypto::ConfigError;
 using pypto::TraceError;
-using pypto::sched::CoreType;
+using pypto::common::CoreType;
+using pypto::common::TaskId;
 using pypto::sched::kNoRecord;
 using pypto::sched::TaskGraph;
-using pypto::sched::TaskId;
-using namespace pypto::sim;
+using namespace pypto::model;
 using namespace pypto::trace;
 
 namespace {

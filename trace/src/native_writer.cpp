@@ -43,13 +43,13 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
       last_dt = g.device_task[t];
       w.device_task(d.seq_no, d.parallel_group);
     }
-    const sched::CoreType core = g.core_type[t];
+    const common::CoreType core = g.core_type[t];
     w.begin_task(t, core, kernels[g.kernel[t]], g.root[t]);
     w.dt(d.seq_no);
     if (g.succ_first(t) != g.succ_last(t)) {
       w.succ(g.succ.begin() + g.succ_first(t), g.succ.begin() + g.succ_last(t));
     }
-    if (core != sched::CoreType::kHub) {
+    if (core != common::CoreType::kHub) {
       if (times != nullptr) {
         // Round the start down and keep the duration: the replay of this file runs each task
         // for the time the simulation gave it, to the ns.
@@ -57,7 +57,7 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
         const std::uint64_t dur_ps = times->end_ps[t] - times->start_ps[t];
         const std::uint64_t dur_ns = (dur_ps + 500) / 1000;
         w.start_end(start_ns, start_ns + dur_ns);
-      } else if (g.has_recorded(static_cast<sched::TaskId>(t))) {
+      } else if (g.has_recorded(static_cast<common::TaskId>(t))) {
         w.dur(g.recorded_ns[t]);
       }
       if (g.has_memory() && g.mem_begin[t] != g.mem_begin[t + 1]) {
@@ -70,7 +70,7 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
       std::uint64_t explained = 0;
       if (extra) {
         ext.clear();
-        explained = extra(static_cast<sched::TaskId>(t), ext);
+        explained = extra(static_cast<common::TaskId>(t), ext);
         w.raw(ext);
       }
       if (g.tiles[t] != 1) w.tiles(g.tiles[t]);

@@ -493,7 +493,7 @@ ReadTrace read_trace(const std::string& path, const LoadOptions& opts) {
 }
 
 LoadedTrace load_trace(const std::string& path, const LoadOptions& opts,
-                       const sim::ChipConfig& chip) {
+                       const model::ChipConfig& chip) {
   return price_trace(read_trace(path, opts), chip);
 }
 

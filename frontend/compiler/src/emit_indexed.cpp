@@ -160,7 +160,7 @@ void EmitContext::emit_indexed(const Unit& u) {
         }
         if (dense) tb.acc.push_back(Access{stand, true, true});
       }
-      commit(tb, u, sched::CoreType::kAiv, covers_tile(E, T, rs), 1);
+      commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, rs), 1);
     });
     return;
   }
@@ -232,7 +232,7 @@ void EmitContext::emit_indexed(const Unit& u) {
     }
     if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
     store_writes(tb, lout, u, woffs, off, E);
-    commit(tb, u, sched::CoreType::kAiv, covers_tile(E, T, r), 1);
+    commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, r), 1);
   });
 }
 

@@ -54,7 +54,7 @@ void EmitContext::check_cube_buffers(const Unit& u, const CubeTile& c, std::int6
   const auto eff = [](std::int64_t t, std::int64_t dim) {
     return static_cast<std::uint64_t>(std::max<std::int64_t>(1, t > 0 ? std::min(t, dim) : dim));
   };
-  const std::uint64_t eb = sim::dtype_bytes(ad), ab = sim::dtype_bytes(acc_d);
+  const std::uint64_t eb = model::dtype_bytes(ad), ab = model::dtype_bytes(acc_d);
   const std::uint64_t m0 = eff(c.m[0], M), k0 = eff(c.k[0], K), n0 = eff(c.n[0], N);
   const std::uint64_t m1 = eff(c.m[1], M), k1 = eff(c.k[1], K), n1 = eff(c.n[1], N);
   struct Need {
@@ -69,14 +69,15 @@ void EmitContext::check_cube_buffers(const Unit& u, const CubeTile& c, std::int6
   };
   const Need needs[] = {
       {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, m0 * k0 * eb,
-       "the left tile m[0] x k[0] = " + dims(m0, k0) + " " + std::string(sim::to_string(ad))},
+       "the left tile m[0] x k[0] = " + dims(m0, k0) + " " + std::string(model::to_string(ad))},
       {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, k0 * n0 * eb,
-       "the right tile k[0] x n[0] = " + dims(k0, n0) + " " + std::string(sim::to_string(ad))},
+       "the right tile k[0] x n[0] = " + dims(k0, n0) + " " + std::string(model::to_string(ad))},
       {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, m1 * n1 * ab,
-       "the accumulator m[1] x n[1] = " + dims(m1, n1) + " " + std::string(sim::to_string(acc_d))},
+       "the accumulator m[1] x n[1] = " + dims(m1, n1) + " " +
+           std::string(model::to_string(acc_d))},
       {"L1", "cores.l1_kib", chip_.cores.l1_kib, (m1 * k1 + k1 * n1) * eb,
        "the operand tiles m[1] x k[1] + k[1] x n[1] = " + dims(m1, k1) + " + " + dims(k1, n1) +
-           " " + std::string(sim::to_string(ad))},
+           " " + std::string(model::to_string(ad))},
   };
   for (const Need& n : needs) {
     const std::uint64_t cap = std::uint64_t{n.kib} * 1024;
@@ -126,7 +127,7 @@ int EmitContext::matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st,
         throw ConfigError(u.loc +
                           ": matmul: scale_tensor must hold 64-bit elements (DT_INT64 "
                           "here; DT_UINT64 on the NPU), got " +
-                          std::string(sim::to_string(d)));
+                          std::string(model::to_string(d)));
       }
       r.dtype = d = DType::kFp32;
       r.offset_elems *= 2;
@@ -343,7 +344,7 @@ void EmitContext::emit_matmul(const Unit& u) {
     const bool full = mE == tm && nE == tn && Kv == K && K % tk == 0;
     const auto tiles = static_cast<std::uint16_t>(
         std::min<std::int64_t>(std::max<std::int64_t>(ksteps, 1), 0xFFFF));
-    commit(tb, u, sched::CoreType::kAic, full, tiles);
+    commit(tb, u, common::CoreType::kAic, full, tiles);
   });
 }
 

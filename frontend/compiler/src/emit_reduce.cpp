@@ -181,7 +181,7 @@ void EmitContext::emit_reduce(const Unit& u) {
     for (int k = 0; k < r; ++k) {
       full = full && (reduced[k] ? x.valid[k] == x.shape[k] : E[k] == T[k]);
     }
-    commit(tb, u, sched::CoreType::kAiv, full, 1);
+    commit(tb, u, common::CoreType::kAiv, full, 1);
   });
 }
 

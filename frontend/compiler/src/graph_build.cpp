@@ -24,7 +24,7 @@ void Instance::patch() {
     } else {
       return;
     }
-    const std::uint32_t es = sim::dtype_bytes(r.dtype);
+    const std::uint32_t es = model::dtype_bytes(r.dtype);
     NPU_CHECK(base % es == 0, "workspace region not aligned to its element size");
     r.buffer = nT;
     r.offset_elems += static_cast<std::int64_t>(base / es);

@@ -64,10 +64,11 @@ struct RtVal {
 };
 
 struct TaskRec {
-  sched::CoreType core = sched::CoreType::kAiv;
+  common::CoreType core = common::CoreType::kAiv;
   std::uint32_t root = 0;
   std::uint32_t kernel = 0;
-  std::uint32_t cycles = 0;
+  std::uint32_t cycles = 0;         // as the simulator takes them (task_cost.h)
+  std::uint32_t scalar_cycles = 0;  // of them, the dynamic-shape scalar work
   std::uint16_t tiles = 1;
   std::uint32_t acc_begin = 0, acc_end = 0;
   // Set by the partition (partition.cpp): emitted tile tasks merged into this leaf, and the
@@ -200,7 +201,7 @@ class EmitContext {
  public:
   EmitContext(const Kernel& k, const std::vector<LaunchTensor>& tensors,
               const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
-              const sim::ChipConfig& chip)
+              const model::ChipConfig& chip)
       : k_(k), tensors_(tensors), bindings_(bindings), opt_(opt), chip_(chip) {}
 
  protected:
@@ -261,7 +262,7 @@ class EmitContext {
   // Destination region of absorbed write w for a tile at `off` of extent `ext` of its source.
   bool write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,
                     const std::int64_t* ext, GlobalRegion* out);
-  void commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
+  void commit(TaskBuilder& tb, const Unit& u, common::CoreType core, bool full_tile,
               std::uint16_t tiles);
   // Throws ConfigError (kernel line, UB size, the tile's shape and bytes) when one tile of a
   // vector task exceeds the chip's UB.
@@ -302,7 +303,7 @@ class EmitContext {
   const std::vector<LaunchTensor>& tensors_;
   const std::map<std::string, std::int64_t>& bindings_;
   const LaunchOptions& opt_;
-  const sim::ChipConfig& chip_;
+  const model::ChipConfig& chip_;
 
   Env env_;
   std::string kernel_loc_;

@@ -632,7 +632,7 @@ class Parser {
     st.b_trans = opt_bool(attrs, "b_trans", false, loc);
     if (a.dtype != b.dtype) fail_at(loc, "matmul: operand dtypes differ");
     if (!is_cube_dtype(a.dtype)) {
-      fail_at(loc, "matmul: operand dtype " + std::string(sim::to_string(a.dtype)) +
+      fail_at(loc, "matmul: operand dtype " + std::string(model::to_string(a.dtype)) +
                        " is not supported (expected fp16, bf16, fp32 or int8)");
     }
   }

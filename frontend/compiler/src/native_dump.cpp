@@ -10,19 +10,19 @@
 
 namespace pypto::compiler {
 
-std::uint64_t append_task_ops(const Launch& l, sched::TaskId t, const sim::ChipConfig& chip,
+std::uint64_t append_task_ops(const Launch& l, common::TaskId t, const model::ChipConfig& chip,
                               std::string& line) {
   if (t >= l.programs.size()) return 0;
   std::uint64_t cycles = 0;
   bool first = true;
-  sim::TileOp op;
+  model::TileOp op;
   const TaskProgram& p = l.programs[t];
   for (const TileInstr& in : p.instrs) {
     if (!detail::priced_op(p, in, &op)) continue;
-    cycles += sim::tile_op_cycles(op, chip);
+    cycles += model::tile_op_cycles(op, chip);
     line += first ? ",\"ops\":[" : ",";
     first = false;
-    line += "[\"" + op.op + "\",\"" + std::string(sim::to_string(op.dtype)) + "\",[";
+    line += "[\"" + op.op + "\",\"" + std::string(model::to_string(op.dtype)) + "\",[";
     for (std::size_t i = 0; i < op.shape.size(); ++i) {
       if (i) line += ',';
       line += std::to_string(op.shape[i]);

@@ -2,22 +2,43 @@
 #include "task_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
+#include "deps.h"
+#include "instance.h"
 #include "pypto/common/errors.h"
 #include "pypto/compiler/op_table.h"
+#include "pypto/model/leaf_schedule.h"
 
 namespace pypto::compiler::detail {
 
 namespace {
 
-void shape_of(const LocalTile& t, sim::TileOp* out) {
+void shape_of(const LocalTile& t, model::TileOp* out) {
   out->shape.assign(t.shape, t.shape + t.rank);
+}
+
+std::uint64_t tile_bytes(const LocalTile& t) {
+  std::uint64_t n = model::dtype_bytes(t.dtype);
+  for (int k = 0; k < t.rank; ++k) n *= static_cast<std::uint64_t>(t.shape[k]);
+  return n;
+}
+
+std::uint64_t region_elems(const GlobalRegion& r) {
+  std::uint64_t n = 1;
+  for (int k = 0; k < r.rank; ++k)
+    n *= static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.shape[k]));
+  return n;
+}
+
+std::uint32_t cycles_of(double c) {
+  return static_cast<std::uint32_t>(std::min(std::ceil(c), 4294967295.0));
 }
 
 }  // namespace
 
-bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
+bool priced_op(const TaskProgram& p, const TileInstr& in, model::TileOp* out) {
   const TileOpInfo* info = find_tile_op(in.op);
   NPU_CHECK(info != nullptr, "priced_op: not a tile opcode: " + std::to_string(int(in.op)));
   if (info->cost_op == nullptr) return false;  // data movement
@@ -37,9 +58,129 @@ bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out) {
   if (info->exec == TileExec::kCast && in.src[0] >= 0) {
     // A conversion streams the wider of its two element types.
     const DType s = p.locals[in.src[0]].dtype;
-    if (sim::dtype_bytes(s) > sim::dtype_bytes(out->dtype)) out->dtype = s;
+    if (model::dtype_bytes(s) > model::dtype_bytes(out->dtype)) out->dtype = s;
   }
   return true;
+}
+
+LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::ChipConfig& chip) {
+  LeafTraffic t;
+  for (const Access* x = begin; x != end; ++x) {
+    if (!x->priced) continue;
+    // Buffers start on 2^40 boundaries in the task graph: offsets keep their alignment.
+    for_each_segment(x->r, [&](std::uint64_t off, std::uint64_t bytes) {
+      (x->write ? t.write_bytes : t.read_bytes) += model::mte_bytes(off, bytes, chip);
+    });
+  }
+  return t;
+}
+
+std::uint32_t leaf_compute_cycles(const TaskProgram& p, const LeafTraffic& traffic,
+                                  common::CoreType core, std::uint16_t tiles,
+                                  std::uint64_t scalar_cycles, const model::ChipConfig& chip) {
+  using model::LeafBuffer;
+  using model::LeafPipe;
+  const bool cube = core == common::CoreType::kAic;
+  model::LeafProgram lp;
+  lp.local_bytes.reserve(p.locals.size());
+  for (const LocalTile& t : p.locals) lp.local_bytes.push_back(tile_bytes(t));
+  lp.local_buffer.assign(p.locals.size(), cube ? LeafBuffer::kNone : LeafBuffer::kUb);
+  lp.capacity_bytes[static_cast<std::size_t>(LeafBuffer::kUb)] = std::uint64_t{chip.cores.ub_kib}
+                                                                 << 10;
+  lp.capacity_bytes[static_cast<std::size_t>(LeafBuffer::kL1)] = std::uint64_t{chip.cores.l1_kib}
+                                                                 << 10;
+  lp.capacity_bytes[static_cast<std::size_t>(LeafBuffer::kL0a)] = std::uint64_t{chip.cores.l0a_kib}
+                                                                  << 10;
+  lp.capacity_bytes[static_cast<std::size_t>(LeafBuffer::kL0b)] = std::uint64_t{chip.cores.l0b_kib}
+                                                                  << 10;
+  lp.capacity_bytes[static_cast<std::size_t>(LeafBuffer::kL0c)] = std::uint64_t{chip.cores.l0c_kib}
+                                                                  << 10;
+  // The leaf's traffic (what its priced accesses move, after on-chip reuse) spread over its
+  // loads and stores in proportion to their sizes.
+  std::uint64_t load_bytes = 0, store_bytes = 0;
+  for (const TileInstr& in : p.instrs) {
+    if (in.op == TileOpcode::kLoad)
+      load_bytes += region_elems(in.region) * model::dtype_bytes(p.locals[in.dst].dtype);
+    if (in.op == TileOpcode::kStore)
+      store_bytes += region_elems(in.region) * model::dtype_bytes(p.locals[in.src[0]].dtype);
+  }
+  const double read_cycles_per_byte = load_bytes == 0 ? 0.0
+                                                      : static_cast<double>(traffic.read_bytes) /
+                                                            static_cast<double>(load_bytes) /
+                                                            chip.l2.read_bytes_per_cycle;
+  const double write_cycles_per_byte = store_bytes == 0 ? 0.0
+                                                        : static_cast<double>(traffic.write_bytes) /
+                                                              static_cast<double>(store_bytes) /
+                                                              chip.l2.write_bytes_per_cycle;
+  const auto add_local = [&](std::uint64_t bytes, LeafBuffer b) {
+    lp.local_bytes.push_back(bytes);
+    lp.local_buffer.push_back(b);
+    return static_cast<std::int32_t>(lp.local_bytes.size() - 1);
+  };
+  lp.ops.reserve(p.instrs.size() + 8);
+  std::uint64_t memory_cycles = 0;  // what the loads and stores take in the schedule
+  for (const TileInstr& in : p.instrs) {
+    model::LeafOp op;
+    if (in.op == TileOpcode::kLoad) {
+      op.pipe = LeafPipe::kMte2;
+      op.dst = in.dst;
+      op.cycles = cycles_of(static_cast<double>(region_elems(in.region) *
+                                                model::dtype_bytes(p.locals[in.dst].dtype)) *
+                            read_cycles_per_byte);
+      if (cube) lp.local_buffer[in.dst] = LeafBuffer::kL1;
+      memory_cycles += op.cycles;
+      lp.ops.push_back(op);
+      continue;
+    }
+    if (in.op == TileOpcode::kStore) {
+      op.pipe = LeafPipe::kMte3;
+      op.src[0] = in.src[0];
+      op.cycles = cycles_of(static_cast<double>(region_elems(in.region) *
+                                                model::dtype_bytes(p.locals[in.src[0]].dtype)) *
+                            write_cycles_per_byte);
+      memory_cycles += op.cycles;
+      lp.ops.push_back(op);
+      continue;
+    }
+    model::TileOp t;
+    const bool priced = priced_op(p, in, &t);
+    if (priced && in.op == TileOpcode::kMatmul) {
+      // MTE1 brings both operands from L1 into L0A / L0B, then the cube accumulates in L0C.
+      const LocalTile& a = p.locals[in.src[0]];
+      const LocalTile& b = p.locals[in.src[1]];
+      const std::uint64_t ab = tile_bytes(a), bb = tile_bytes(b);
+      model::LeafOp la{LeafPipe::kMte1,
+                       cycles_of(static_cast<double>(ab) / chip.cost.l1_to_l0a_bytes_per_cycle),
+                       add_local(ab, LeafBuffer::kL0a),
+                       {in.src[0], -1, -1}};
+      model::LeafOp lb{LeafPipe::kMte1,
+                       cycles_of(static_cast<double>(bb) / chip.cost.l1_to_l0b_bytes_per_cycle),
+                       add_local(bb, LeafBuffer::kL0b),
+                       {in.src[1], -1, -1}};
+      lp.ops.push_back(la);
+      lp.ops.push_back(lb);
+      op.pipe = LeafPipe::kCube;
+      op.cycles = model::tile_op_cycles(t, chip);
+      op.dst = in.dst;
+      op.src[0] = la.dst;
+      op.src[1] = lb.dst;
+      op.src[2] = in.accumulate != 0 ? in.dst : -1;
+      lp.local_buffer[in.dst] = LeafBuffer::kL0c;
+      lp.ops.push_back(op);
+      continue;
+    }
+    // Other ops: vector work on the vector core; on the cube core the FixPipe's conversions
+    // on the way out (cast, relu, dequantisation) share the store pipe.
+    op.pipe = cube ? LeafPipe::kMte3 : LeafPipe::kVec;
+    op.cycles = priced ? model::tile_op_cycles(t, chip) : 0;
+    op.dst = in.dst;
+    for (int k = 0; k < 3; ++k) op.src[k] = in.src[k];
+    lp.ops.push_back(op);
+  }
+  const model::LeafTiming timing = model::schedule_leaf(lp);
+  std::uint64_t cycles = timing.makespan_cycles;
+  if (tiles <= 1) cycles = cycles > memory_cycles ? cycles - memory_cycles : 0;
+  return cycles_of(static_cast<double>(cycles) + static_cast<double>(scalar_cycles));
 }
 
 }  // namespace pypto::compiler::detail

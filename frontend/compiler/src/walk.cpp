@@ -48,8 +48,8 @@ void Instance::bind() {
     const LaunchTensor& t = tensors_[i];
     const std::string where = kName + ": tensor \"" + p.name + "\"";
     if (t.dtype != p.dtype) {
-      throw ConfigError(where + " has dtype " + std::string(sim::to_string(t.dtype)) +
-                        ", expected " + std::string(sim::to_string(p.dtype)));
+      throw ConfigError(where + " has dtype " + std::string(model::to_string(t.dtype)) +
+                        ", expected " + std::string(model::to_string(p.dtype)));
     }
     if (t.shape.size() != p.shape.size()) {
       throw ConfigError(where + " has rank " + std::to_string(t.shape.size()) + ", expected " +
@@ -68,7 +68,7 @@ void Instance::bind() {
       v.shape[a] = v.valid[a] = want;
       elems *= static_cast<std::uint64_t>(want);
     }
-    const std::uint64_t bytes = elems * sim::dtype_bytes(p.dtype);
+    const std::uint64_t bytes = elems * model::dtype_bytes(p.dtype);
     if (bytes > 0 && t.data == nullptr) {
       throw ConfigError(where +
                         " has no data (a tensor on the meta device, or without "
@@ -223,7 +223,7 @@ Launch Instance::run() {
 
 Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                    const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
-                   const sim::ChipConfig& chip) {
+                   const model::ChipConfig& chip) {
   return detail::Instance(k.k, tensors, bindings, opt, chip).run();
 }
 

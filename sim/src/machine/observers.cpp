@@ -33,17 +33,17 @@ void RunObservers::run_end() {
   for (RunObserver* o : all_) o->on_run_end();
 }
 
-void RunObservers::tell_dispatched(sched::TaskId task, sched::CoreId core, sched::ThreadId thread,
-                                   sched::TimePs at_ps) {
+void RunObservers::tell_dispatched(common::TaskId task, common::CoreId core,
+                                   common::ThreadId thread, common::TimePs at_ps) {
   for (RunObserver* o : dispatched_) o->on_task_dispatched(task, core, thread, at_ps);
 }
 
-void RunObservers::tell_started(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps) {
+void RunObservers::tell_started(common::TaskId task, common::CoreId core, common::TimePs start_ps) {
   for (RunObserver* o : started_) o->on_task_started(task, core, start_ps);
 }
 
-void RunObservers::tell_finished(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps,
-                                 sched::TimePs end_ps) {
+void RunObservers::tell_finished(common::TaskId task, common::CoreId core, common::TimePs start_ps,
+                                 common::TimePs end_ps) {
   for (RunObserver* o : finished_) o->on_task_finished(task, core, start_ps, end_ps);
 }
 
@@ -51,13 +51,13 @@ void RunObservers::tell_round(const ThreadRound& r) {
   for (RunObserver* o : rounds_) o->on_thread_round(r);
 }
 
-void RunObservers::device_task_queued(sched::DeviceTaskId dt) {
+void RunObservers::device_task_queued(common::DeviceTaskId dt) {
   if (timeline_ != nullptr) timeline_->on_device_task_queued(dt);
   for (RunObserver* o : builds_) o->on_device_task_queued(dt);
 }
 
-void RunObservers::device_task_built(sched::DeviceTaskId dt, sched::TimePs start_ps,
-                                     sched::TimePs end_ps) {
+void RunObservers::device_task_built(common::DeviceTaskId dt, common::TimePs start_ps,
+                                     common::TimePs end_ps) {
   if (timeline_ != nullptr) timeline_->on_device_task_built(dt, start_ps, end_ps);
   for (RunObserver* o : builds_) o->on_device_task_built(dt, start_ps, end_ps);
 }

@@ -24,21 +24,21 @@ class RunObservers {
   void run_end();
 
   // Contract: a hint, changing nothing (TimelineRecorder::prefetch).
-  void prefetch(sched::TaskId task) const {
+  void prefetch(common::TaskId task) const {
     if (timeline_ != nullptr) timeline_->prefetch(task);
   }
   // The calls to the caller's observers go out of line when someone listens: a run without
   // them pays a test per event and keeps its registers (no virtual call per task).
-  void task_dispatched(sched::TaskId task, sched::CoreId core, sched::ThreadId thread,
-                       sched::TimePs at_ps) {
+  void task_dispatched(common::TaskId task, common::CoreId core, common::ThreadId thread,
+                       common::TimePs at_ps) {
     if (__builtin_expect(!dispatched_.empty(), 0)) tell_dispatched(task, core, thread, at_ps);
   }
-  void task_started(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps) {
+  void task_started(common::TaskId task, common::CoreId core, common::TimePs start_ps) {
     if (__builtin_expect(!started_.empty(), 0)) tell_started(task, core, start_ps);
   }
   // done: the tasks completed so far, this one included (for the progress ticks).
-  void task_finished(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps,
-                     sched::TimePs end_ps, std::uint64_t done) {
+  void task_finished(common::TaskId task, common::CoreId core, common::TimePs start_ps,
+                     common::TimePs end_ps, std::uint64_t done) {
     if (task_times_ != nullptr) task_times_->record_task(task, core, start_ps, end_ps);
     if (__builtin_expect(!finished_.empty(), 0)) tell_finished(task, core, start_ps, end_ps);
     if (--until_progress_ == 0) progress(done);
@@ -47,15 +47,15 @@ class RunObservers {
     if (timeline_ != nullptr) timeline_->on_thread_round(r);
     if (__builtin_expect(!rounds_.empty(), 0)) tell_round(r);
   }
-  void device_task_queued(sched::DeviceTaskId dt);
-  void device_task_built(sched::DeviceTaskId dt, sched::TimePs start_ps, sched::TimePs end_ps);
+  void device_task_queued(common::DeviceTaskId dt);
+  void device_task_built(common::DeviceTaskId dt, common::TimePs start_ps, common::TimePs end_ps);
 
  private:
-  void tell_dispatched(sched::TaskId task, sched::CoreId core, sched::ThreadId thread,
-                       sched::TimePs at_ps);
-  void tell_started(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps);
-  void tell_finished(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps,
-                     sched::TimePs end_ps);
+  void tell_dispatched(common::TaskId task, common::CoreId core, common::ThreadId thread,
+                       common::TimePs at_ps);
+  void tell_started(common::TaskId task, common::CoreId core, common::TimePs start_ps);
+  void tell_finished(common::TaskId task, common::CoreId core, common::TimePs start_ps,
+                     common::TimePs end_ps);
   void tell_round(const ThreadRound& r);
   void progress(std::uint64_t done);
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // A task's duration: the one place its formula lives. A task with a recorded duration takes
 // it (TaskGraph::recorded_ps); any other takes the AICore cost model over its compute cycles
-// (its tile ops priced for the chip) and its memory traffic. The cores price a task with the
-// L2 as it is (misses go to HBM, ai_core.cpp); a policy's estimate assumes every read hits.
+// (its tile ops priced for the chip) and its memory traffic in whole GM blocks. The cores price a
+// task with the L2 as it is (misses go to HBM, ai_core.cpp); a policy's estimate assumes every read
+// hits.
 #pragma once
 
 #include <algorithm>
@@ -26,12 +27,12 @@ class TaskCost final : public sched::DurationEstimator {
   };
 
   // Contract: all three outlive the TaskCost.
-  TaskCost(const sched::TaskGraph& g, const ChipConfig& chip, const DerivedTiming& tm)
+  TaskCost(const sched::TaskGraph& g, const model::ChipConfig& chip, const model::DerivedTiming& tm)
       : g_(g), chip_(chip), tm_(tm) {}
 
   // Contract: `task` reads read_bytes, of which l2_read_bytes at L2 speed (the rest is HBM
   // time, the caller's), and writes write_bytes.
-  Parts parts(sched::TaskId task, std::uint64_t read_bytes, std::uint64_t l2_read_bytes,
+  Parts parts(common::TaskId task, std::uint64_t read_bytes, std::uint64_t l2_read_bytes,
               std::uint64_t write_bytes) const {
     const double cyc = tm_.aicore_ps_per_cycle;
     const auto& cost = chip_.cost;
@@ -52,20 +53,31 @@ class TaskCost final : public sched::DurationEstimator {
     return overlap ? std::max({read, compute, write}) : read + compute + write;
   }
 
+  // The bytes the MTE moves for one memory range: every GM block (cost.mte_granule_bytes)
+  // it touches, whole.
+  std::uint64_t moved_bytes(const sched::MemAccess& a) const {
+    return model::mte_bytes(a.addr, a.bytes, chip_);
+  }
+
   // sched::DurationEstimator: the cost model with every read served from L2 (what a
   // scheduler could know in advance), for tasks without a recorded duration.
-  sched::TimePs estimate_ps(sched::TaskId task) const override {
-    if (!sched::is_dispatchable(g_.core_type[task])) return 0;
-    const sched::Traffic x = g_.traffic(task);
-    const Parts p = parts(task, x.read_bytes, x.read_bytes, x.write_bytes);
-    return static_cast<sched::TimePs>(
+  common::TimePs estimate_ps(common::TaskId task) const override {
+    if (!common::is_dispatchable(g_.core_type[task])) return 0;
+    std::uint64_t read_bytes = 0, write_bytes = 0;
+    if (g_.has_memory()) {
+      for (std::uint32_t i = g_.mem_begin[task]; i < g_.mem_begin[task + 1]; ++i) {
+        (g_.mem[i].is_write != 0 ? write_bytes : read_bytes) += moved_bytes(g_.mem[i]);
+      }
+    }
+    const Parts p = parts(task, read_bytes, read_bytes, write_bytes);
+    return static_cast<common::TimePs>(
         p.pre_ps + body(p.read_ps, p.compute_ps, p.write_ps, p.overlap) + p.post_ps + 0.5);
   }
 
  private:
   const sched::TaskGraph& g_;
-  const ChipConfig& chip_;
-  const DerivedTiming& tm_;
+  const model::ChipConfig& chip_;
+  const model::DerivedTiming& tm_;
 };
 
 }  // namespace pypto::sim

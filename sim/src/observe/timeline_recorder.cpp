@@ -19,8 +19,8 @@ void TimelineRecorder::record_round(const ThreadRound& r) {
     return;
   }
   tl_.aicpu.push_back({r.thread, r.start_ps, r.end_ps, r.completions, r.dispatches});
-  const std::uint64_t aic = scheduler_->ready_depth(sched::CoreType::kAic);
-  const std::uint64_t aiv = scheduler_->ready_depth(sched::CoreType::kAiv);
+  const std::uint64_t aic = scheduler_->ready_depth(common::CoreType::kAic);
+  const std::uint64_t aiv = scheduler_->ready_depth(common::CoreType::kAiv);
   auto& last = last_depth_[r.thread];
   if (aic != last[0] || aiv != last[1]) {
     tl_.depth.push_back(
@@ -29,7 +29,7 @@ void TimelineRecorder::record_round(const ThreadRound& r) {
   }
 }
 
-void TimelineRecorder::on_device_task_queued(sched::DeviceTaskId) {
+void TimelineRecorder::on_device_task_queued(common::DeviceTaskId) {
   // The build takes its place among the spans now; its times fill that place when it is
   // worked out, so that the spans come out in the order the builds begin.
   if (!aicpu_events_) return;
@@ -41,8 +41,8 @@ void TimelineRecorder::on_device_task_queued(sched::DeviceTaskId) {
   }
 }
 
-void TimelineRecorder::on_device_task_built(sched::DeviceTaskId, sched::TimePs start_ps,
-                                            sched::TimePs end_ps) {
+void TimelineRecorder::on_device_task_built(common::DeviceTaskId, common::TimePs start_ps,
+                                            common::TimePs end_ps) {
   if (span_at_.empty()) return;
   if (span_at_.front() != kNoSpan) {
     AicpuSpan& span = tl_.aicpu[span_at_.front()];

@@ -15,7 +15,7 @@
 
 namespace pypto::sim {
 
-static_assert(static_cast<std::uint16_t>(sched::kNoCore) == sched::kNoCore16);
+static_assert(static_cast<std::uint16_t>(common::kNoCore) == common::kNoCore16);
 
 class TimelineRecorder final : public RunObserver {
  public:
@@ -35,30 +35,30 @@ class TimelineRecorder final : public RunObserver {
 
   // Contract: a hint, changing nothing: `task` was just dispatched; fetches its entries into
   // the host's caches ahead of its completion (the graph is far larger than the caches).
-  void prefetch(sched::TaskId task) const {
+  void prefetch(common::TaskId task) const {
     if (!task_times_) return;
     __builtin_prefetch(&tl_.start_ps[task], 1);
     __builtin_prefetch(&tl_.end_ps[task], 1);
     __builtin_prefetch(&tl_.core[task], 1);
   }
   // on_task_finished without the test: only with task_times().
-  void record_task(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps,
-                   sched::TimePs end_ps) {
+  void record_task(common::TaskId task, common::CoreId core, common::TimePs start_ps,
+                   common::TimePs end_ps) {
     tl_.start_ps[task] = start_ps;
     tl_.end_ps[task] = end_ps;
     tl_.core[task] = static_cast<std::uint16_t>(core);  // kNoCore (AICPU) becomes kNoCore16
   }
-  void on_task_finished(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps,
-                        sched::TimePs end_ps) override {
+  void on_task_finished(common::TaskId task, common::CoreId core, common::TimePs start_ps,
+                        common::TimePs end_ps) override {
     if (task_times_) record_task(task, core, start_ps, end_ps);
   }
 
   void on_thread_round(const ThreadRound& r) override {
     if (aicpu_events_) record_round(r);
   }
-  void on_device_task_queued(sched::DeviceTaskId dt) override;
-  void on_device_task_built(sched::DeviceTaskId dt, sched::TimePs start_ps,
-                            sched::TimePs end_ps) override;
+  void on_device_task_queued(common::DeviceTaskId dt) override;
+  void on_device_task_built(common::DeviceTaskId dt, common::TimePs start_ps,
+                            common::TimePs end_ps) override;
 
  private:
   void record_round(const ThreadRound& r);

@@ -26,8 +26,8 @@
 namespace pypto::sim {
 namespace {
 
+using common::CoreType;
 using nlohmann::ordered_json;
-using sched::CoreType;
 
 double ns(std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; }
 
@@ -67,15 +67,15 @@ ordered_json core_stats(const CoreTypeStats& c) {
 
 // Every TextOut::kCheckEvery records a writer looks for Ctrl-C and for a failed write (a full
 // disk stops the writer instead of it formatting the rest of a large trace for nothing).
-void check_writer(OutputFile& f) {
-  check_interrupt("writing " + f.path());
+void check_writer(common::OutputFile& f) {
+  common::check_interrupt("writing " + f.path());
   if (f.failed()) f.finish();  // throws "error while writing ..."
 }
 
 // A report file's text (text_out.h), checked as it goes.
 class ReportText : public trace::TextOut {
  public:
-  explicit ReportText(OutputFile& f) : TextOut(f.stream(), [&f] { check_writer(f); }) {}
+  explicit ReportText(common::OutputFile& f) : TextOut(f.stream(), [&f] { check_writer(f); }) {}
 };
 
 // Kernel names as JSON strings, escaped once each ("task" when the graph names none).
@@ -86,7 +86,7 @@ std::vector<std::string> json_kernel_names(const sched::TaskGraph& g) {
   return k;
 }
 std::string_view json_kernel_of(const std::vector<std::string>& names, const sched::TaskGraph& g,
-                                sched::TaskId t) {
+                                common::TaskId t) {
   return names.empty() ? std::string_view("\"task\"") : std::string_view(names[g.kernel[t]]);
 }
 
@@ -215,7 +215,7 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
 
 namespace {
 
-void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
+void write_trace(common::OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
                  const ReportOptions& opt) {
   ReportText f(out);
   const Timeline& tl = r.timeline;
@@ -274,8 +274,8 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
   }
   // One X event per task on its core (the key order of the DOM this replaced).
   const std::vector<std::string> kernels = json_kernel_names(g);
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == sched::kNoCore16) continue;
+  for (common::TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (!common::is_dispatchable(g.core_type[t]) || tl.core[t] == common::kNoCore16) continue;
     const auto& d = g.device_tasks[g.device_task[t]];
     sep();
     f << "{\"ph\":\"X\",\"cat\":\"task\",\"pid\":1,\"tid\":";
@@ -291,11 +291,11 @@ void write_trace(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
   }
   // Dependency arrows, producer to consumer, each flow event bound to its task's slice.
   std::size_t flows = 0;
-  for (sched::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
-    if (!sched::is_dispatchable(g.core_type[t]) || tl.core[t] == sched::kNoCore16) continue;
+  for (common::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
+    if (!common::is_dispatchable(g.core_type[t]) || tl.core[t] == common::kNoCore16) continue;
     for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t) && flows < opt.max_flow_edges; ++i) {
-      const sched::TaskId s = g.succ[i];
-      if (!sched::is_dispatchable(g.core_type[s]) || tl.core[s] == sched::kNoCore16) continue;
+      const common::TaskId s = g.succ[i];
+      if (!common::is_dispatchable(g.core_type[s]) || tl.core[s] == common::kNoCore16) continue;
       ++flows;
       sep();
       f << "{\"ph\":\"s\",\"pid\":1,\"tid\":";
@@ -358,23 +358,23 @@ std::uint64_t board_ticks(std::uint64_t ps, double ticks_per_ps) {
 
 // The placed tasks of each core in start order (ties: task order): what every per-core
 // report (swim.json, aicpu.data, the merged swimlane) walks.
-std::vector<std::vector<sched::TaskId>> tasks_by_core(const sched::TaskGraph& g, const Timeline& tl,
-                                                      std::uint32_t cores) {
+std::vector<std::vector<common::TaskId>> tasks_by_core(const sched::TaskGraph& g,
+                                                       const Timeline& tl, std::uint32_t cores) {
   // Sorted as (start, task) pairs gathered in task order: sorting task ids by a start looked
   // up per comparison misses the cache on every look-up at millions of tasks. Task ids grow
   // in insertion order, so ties keep task order as a stable sort by start would.
-  std::vector<std::vector<std::pair<std::uint64_t, sched::TaskId>>> keyed(cores);
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (sched::is_dispatchable(g.core_type[t]) && tl.core[t] != sched::kNoCore16)
+  std::vector<std::vector<std::pair<std::uint64_t, common::TaskId>>> keyed(cores);
+  for (common::TaskId t = 0; t < g.num_tasks(); ++t) {
+    if (common::is_dispatchable(g.core_type[t]) && tl.core[t] != common::kNoCore16)
       keyed[tl.core[t]].emplace_back(tl.start_ps[t], t);
   }
-  std::vector<std::vector<sched::TaskId>> per_core(cores);
+  std::vector<std::vector<common::TaskId>> per_core(cores);
   for (std::uint32_t c = 0; c < cores; ++c) {
     auto& k = keyed[c];
     if (!std::is_sorted(k.begin(), k.end())) std::sort(k.begin(), k.end());
     per_core[c].reserve(k.size());
     for (const auto& [start, t] : k) per_core[c].push_back(t);
-    std::vector<std::pair<std::uint64_t, sched::TaskId>>().swap(k);
+    std::vector<std::pair<std::uint64_t, common::TaskId>>().swap(k);
   }
   return per_core;
 }
@@ -382,7 +382,7 @@ std::vector<std::vector<sched::TaskId>> tasks_by_core(const sched::TaskGraph& g,
 // The per-core walks read several columns of tasks spread over the whole graph (a core runs
 // every 70th task or so): fetching a few tasks ahead hides most of the cache misses.
 constexpr std::size_t kPrefetchAhead = 8;
-void prefetch_task(const sched::TaskGraph& g, const Timeline& tl, sched::TaskId t) {
+void prefetch_task(const sched::TaskGraph& g, const Timeline& tl, common::TaskId t) {
   __builtin_prefetch(&tl.start_ps[t]);
   __builtin_prefetch(&tl.end_ps[t]);
   __builtin_prefetch(&g.device_task[t]);
@@ -392,8 +392,8 @@ void prefetch_task(const sched::TaskGraph& g, const Timeline& tl, sched::TaskId 
 
 // PyPTO's swimlane shape, in the chip's board-counter ticks so that it lines up with a
 // recorded tilefwk_L1_prof_data.json (and can be read back as one).
-void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
-                const SimResult& r, const std::vector<std::vector<sched::TaskId>>& per_core) {
+void write_swim(common::OutputFile& out, const sched::TaskGraph& g, const model::ChipConfig& chip,
+                const SimResult& r, const std::vector<std::vector<common::TaskId>>& per_core) {
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
@@ -406,7 +406,7 @@ void write_swim(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& ch
     if (v.empty()) continue;
     w.block(c, c < aic ? "AIC" : "AIV");
     for (std::size_t i = 0; i < v.size(); ++i) {
-      const sched::TaskId t = v[i];
+      const common::TaskId t = v[i];
       if (i + kPrefetchAhead < v.size()) prefetch_task(g, tl, v[i + kPrefetchAhead]);
       // subGraphId: PyPTO's leaf-function index of the task; ours is the kernel index, which
       // names the same thing (PyPTO's tools colour and group tasks by it).
@@ -467,11 +467,11 @@ void remove_made_folders(const std::filesystem::path& dir, const std::filesystem
   }
 }
 
-void write_merged_swimlane_to(OutputFile& out, const sched::TaskGraph& g, const SimResult& r,
-                              const ReportOptions& opt) {
+void write_merged_swimlane_to(common::OutputFile& out, const sched::TaskGraph& g,
+                              const SimResult& r, const ReportOptions& opt) {
   const Timeline& tl = r.timeline;
   const std::uint32_t cores = r.stats.aic.count + r.stats.aiv.count;
-  const std::vector<std::vector<sched::TaskId>> per_core = tasks_by_core(g, tl, cores);
+  const std::vector<std::vector<common::TaskId>> per_core = tasks_by_core(g, tl, cores);
   const trace::SwimlaneRun run{g,        tl.start_ps,    tl.end_ps,
                                tl.core,  per_core,       r.stats.aic.count,
                                tl.depth, opt.leaf_hints, opt.max_flow_edges};
@@ -487,7 +487,7 @@ bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, c
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   const std::filesystem::path made = parent.empty() ? parent : make_folder(parent);
   try {
-    OutputFile out(path);
+    common::OutputFile out(path);
     write_merged_swimlane_to(out, g, r, opt);
     out.commit();
   } catch (...) {
@@ -501,26 +501,26 @@ bool write_merged_swimlane(const std::string& path, const sched::TaskGraph& g, c
 // one record per task, taskId = seqNo << 32 | the task's own id (the key that tool joins
 // swim.json on), successors in the same encoding, HUB tasks included (the tool draws them
 // as zero-length "fake" tasks).
-void write_pypto_topo(OutputFile& out, const sched::TaskGraph& g) {
-  std::vector<sched::TaskId> order(g.num_tasks());
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) order[t] = t;
-  auto key = [&](sched::TaskId t) {
+void write_pypto_topo(common::OutputFile& out, const sched::TaskGraph& g) {
+  std::vector<common::TaskId> order(g.num_tasks());
+  for (common::TaskId t = 0; t < g.num_tasks(); ++t) order[t] = t;
+  auto key = [&](common::TaskId t) {
     return (std::uint64_t{g.device_tasks[g.device_task[t]].seq_no} << 32) | g.orig_id[t];
   };
-  const auto by_key = [&](sched::TaskId a, sched::TaskId b) { return key(a) < key(b); };
+  const auto by_key = [&](common::TaskId a, common::TaskId b) { return key(a) < key(b); };
   // Usually in key order already (device tasks in order, ids in file order).
   if (!std::is_sorted(order.begin(), order.end(), by_key))
     std::stable_sort(order.begin(), order.end(), by_key);
   const std::vector<std::string> kernels = json_kernel_names(g);
   trace::TopoJsonWriter w(out.stream(), [&out] { check_writer(out); });
-  for (const sched::TaskId t : order) {
+  for (const common::TaskId t : order) {
     trace::TopoRecord rec;
     rec.task_id = key(t);
     rec.has_ori = true;
     rec.ori_task_id = g.orig_id[t];
     rec.ori_seq_no = g.device_tasks[g.device_task[t]].seq_no;
     rec.func_name = json_kernel_of(kernels, g, t);
-    rec.core_type = sched::to_string(g.core_type[t]);
+    rec.core_type = common::to_string(g.core_type[t]);
     rec.has_root = true;
     rec.root_index = g.root[t];
     rec.psg_id = g.kernel[t];
@@ -533,8 +533,9 @@ void write_pypto_topo(OutputFile& out, const sched::TaskGraph& g) {
 }
 
 // PyPTO's device log records (aicpu.data): per core its tasks in start order, in board ticks.
-void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConfig& chip,
-                      const SimResult& r, const std::vector<std::vector<sched::TaskId>>& per_core) {
+void write_aicpu_data(common::OutputFile& out, const sched::TaskGraph& g,
+                      const model::ChipConfig& chip, const SimResult& r,
+                      const std::vector<std::vector<common::TaskId>>& per_core) {
   const Timeline& tl = r.timeline;
   const std::uint32_t aic = r.stats.aic.count;
   const std::uint32_t cores = aic + r.stats.aiv.count;
@@ -543,7 +544,7 @@ void write_aicpu_data(OutputFile& out, const sched::TaskGraph& g, const ChipConf
   for (std::uint32_t c = 0; c < cores; ++c) {
     const auto& v = per_core[c];
     w.core(c, c < aic, v.size(), [&](std::size_t i) {
-      const sched::TaskId t = v[i];
+      const common::TaskId t = v[i];
       if (i + kPrefetchAhead < v.size()) prefetch_task(g, tl, v[i + kPrefetchAhead]);
       return trace::AicpuTask{g.device_tasks[g.device_task[t]].seq_no, g.kernel[t], g.orig_id[t],
                               board_ticks(tl.start_ps[t], ticks_per_ps),
@@ -560,8 +561,8 @@ constexpr std::size_t kParallelWriteTasks = 1 << 14;
 
 struct GraphReports::State {
   std::string dir;
-  std::filesystem::path made;        // the top-most folder start_graph_reports made
-  std::unique_ptr<OutputFile> topo;  // topo.json's temporary
+  std::filesystem::path made;                // the top-most folder start_graph_reports made
+  std::unique_ptr<common::OutputFile> topo;  // topo.json's temporary
   std::thread writer;
   std::exception_ptr error;  // the writer's
   bool taken = false;        // write_reports took the file over, and the folder with it
@@ -590,7 +591,7 @@ GraphReports start_graph_reports(const std::string& dir, const sched::TaskGraph&
   GraphReports::State& st = *ahead.s_;  // stays put when `ahead` moves
   st.dir = dir;
   st.made = make_folder(dir);
-  st.topo = std::make_unique<OutputFile>(dir + "/topo.json");
+  st.topo = std::make_unique<common::OutputFile>(dir + "/topo.json");
   // The file, not st.topo: write_reports may take the pointer over while this writes.
   st.writer = std::thread([&st, &g, topo = st.topo.get()] {
     try {
@@ -603,14 +604,15 @@ GraphReports start_graph_reports(const std::string& dir, const sched::TaskGraph&
 }
 
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
-                                       const ChipConfig& chip, const SimResult& r,
+                                       const model::ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt, GraphReports* ahead_reports) {
   GraphReports::State* const ahead = ahead_reports != nullptr ? ahead_reports->s_.get() : nullptr;
   std::filesystem::path made = make_folder(dir);
   // topo.json written ahead, with the folder it may have made: this call's from here on. Its
   // writer may still be running: it is waited for after the other files are written, not
   // before, so that it overlaps them.
-  std::unique_ptr<OutputFile> ahead_topo;  // taken in the try below, which waits on every path
+  std::unique_ptr<common::OutputFile>
+      ahead_topo;  // taken in the try below, which waits on every path
   if (ahead != nullptr) {
     ahead->taken = true;
     if (made.empty()) made = ahead->made;
@@ -630,32 +632,32 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
   // next to this run's files, and its other reports go too (a folder holds one run).
   std::error_code ec;
   std::filesystem::remove(stats, ec);
-  std::vector<std::unique_ptr<OutputFile>> files;
+  std::vector<std::unique_ptr<common::OutputFile>> files;
   try {
     if (ahead != nullptr) ahead_topo = std::move(ahead->topo);
     // trace.json, the largest report, is written on this thread while a second thread writes
     // the others (each reads only the graph and the result): the same bytes, in about the
     // time of trace.json alone. The helper joins before anything is committed or removed,
     // and an error of trace.json (the first file) goes before one of the others.
-    OutputFile* trace = nullptr;
+    common::OutputFile* trace = nullptr;
     if (opt.trace_json && have_timeline) {
-      files.push_back(std::make_unique<OutputFile>(dir + "/trace.json"));
+      files.push_back(std::make_unique<common::OutputFile>(dir + "/trace.json"));
       trace = files.back().get();
     }
     std::vector<std::function<void()>> others;
     if (opt.swim_json && have_timeline) {
-      files.push_back(std::make_unique<OutputFile>(dir + "/swim.json"));
-      OutputFile* swim = files.back().get();
+      files.push_back(std::make_unique<common::OutputFile>(dir + "/swim.json"));
+      common::OutputFile* swim = files.back().get();
       // PyPTO's own profiling tools read these two next to swim.json (docs/cli.md).
       const bool topo_written = ahead_topo != nullptr;
       files.push_back(topo_written ? std::move(ahead_topo)
-                                   : std::make_unique<OutputFile>(dir + "/topo.json"));
-      OutputFile* topo = files.back().get();
-      files.push_back(std::make_unique<OutputFile>(dir + "/aicpu.data"));
-      OutputFile* aicpu = files.back().get();
+                                   : std::make_unique<common::OutputFile>(dir + "/topo.json"));
+      common::OutputFile* topo = files.back().get();
+      files.push_back(std::make_unique<common::OutputFile>(dir + "/aicpu.data"));
+      common::OutputFile* aicpu = files.back().get();
       others.push_back([&g, &chip, &r, swim, topo, topo_written, aicpu] {
         // Both per-core reports walk the same order.
-        const std::vector<std::vector<sched::TaskId>> per_core =
+        const std::vector<std::vector<common::TaskId>> per_core =
             tasks_by_core(g, r.timeline, r.stats.aic.count + r.stats.aiv.count);
         write_swim(*swim, g, chip, r, per_core);
         if (!topo_written) write_pypto_topo(*topo, g);
@@ -664,8 +666,8 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     }
     if (!merged.empty() && have_timeline) {
       merged_made = make_folder(merged_dir);
-      files.push_back(std::make_unique<OutputFile>(merged));
-      OutputFile* m = files.back().get();
+      files.push_back(std::make_unique<common::OutputFile>(merged));
+      common::OutputFile* m = files.back().get();
       others.push_back([&g, &r, &opt, m] { write_merged_swimlane_to(*m, g, r, opt); });
     }
     if (opt.on_file) {
@@ -699,10 +701,10 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     wait_ahead();
     if (ahead != nullptr && ahead->error) std::rethrow_exception(ahead->error);
     if (opt.on_file) opt.on_file(stats);
-    files.push_back(std::make_unique<OutputFile>(stats));
+    files.push_back(std::make_unique<common::OutputFile>(stats));
     files.back()->stream() << stats_json(r).dump(2) << "\n";
     files.back()->finish();
-    check_interrupt("writing the reports in " + dir);
+    common::check_interrupt("writing the reports in " + dir);
     for (const char* stale : {"trace.json", "swim.json", "topo.json", "aicpu.data"}) {
       const std::string p = dir + "/" + stale;
       const bool kept =
@@ -731,11 +733,11 @@ std::vector<std::string> trace_notes(const sched::TaskGraph& g, const SimResult&
   std::vector<std::string> notes;
   const Timeline& tl = r.timeline;
   if (tl.core.size() != g.num_tasks()) return notes;
-  auto placed = [&](sched::TaskId t) {
-    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != sched::kNoCore16;
+  auto placed = [&](common::TaskId t) {
+    return common::is_dispatchable(g.core_type[t]) && tl.core[t] != common::kNoCore16;
   };
   std::size_t edges = 0;
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
+  for (common::TaskId t = 0; t < g.num_tasks(); ++t) {
     if (!placed(t)) continue;
     for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) edges += placed(g.succ[i]);
   }

@@ -12,7 +12,7 @@
 #include <ostream>
 #include <string>
 
-namespace pypto {
+namespace pypto::common {
 
 class OutputFile {
  public:
@@ -48,4 +48,4 @@ class OutputFile {
   void discard() noexcept;
 };
 
-}  // namespace pypto
+}  // namespace pypto::common

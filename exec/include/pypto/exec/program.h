@@ -13,7 +13,7 @@
 
 namespace pypto::exec {
 
-using sim::DType;
+using model::DType;
 
 inline constexpr int kMaxRank = 4;
 

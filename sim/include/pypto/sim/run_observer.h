@@ -6,10 +6,10 @@
 //
 // Example (count the tasks each core ran):
 //   struct PerCore final : pypto::sim::RunObserver {
-//     std::map<pypto::sched::CoreId, int> n;
+//     std::map<pypto::common::CoreId, int> n;
 //     unsigned events() const override { return pypto::sim::kRunTaskFinished; }
-//     void on_task_finished(pypto::sched::TaskId, pypto::sched::CoreId c, pypto::sched::TimePs,
-//                           pypto::sched::TimePs) override { ++n[c]; }
+//     void on_task_finished(pypto::common::TaskId, pypto::common::CoreId c, pypto::common::TimePs,
+//                           pypto::common::TimePs) override { ++n[c]; }
 //   } per_core;
 //   pypto::sim::SimOptions opt;
 //   opt.observers.push_back(&per_core);
@@ -32,8 +32,8 @@ struct RunInfo {
 
 // A schedule thread's poll round that completed or dispatched something, at its end.
 struct ThreadRound {
-  sched::ThreadId thread = 0;
-  sched::TimePs start_ps = 0, end_ps = 0;  // the thread's local clock
+  common::ThreadId thread = 0;
+  common::TimePs start_ps = 0, end_ps = 0;  // the thread's local clock
   std::uint32_t completions = 0, dispatches = 0;
 };
 
@@ -62,24 +62,24 @@ class RunObserver {
   // Contract: once, before the model's first event; `run` outlives the run.
   virtual void on_run_start(const RunInfo& run) {}
   // Contract: schedule thread `thread` wrote `task` into core `core`'s register at at_ps.
-  virtual void on_task_dispatched(sched::TaskId task, sched::CoreId core, sched::ThreadId thread,
-                                  sched::TimePs at_ps) {}
+  virtual void on_task_dispatched(common::TaskId task, common::CoreId core, common::ThreadId thread,
+                                  common::TimePs at_ps) {}
   // Contract: `task` began on `core` at start_ps (kNoCore: an AICPU task, inline on a
   // schedule thread); every dispatch and start comes before the task's on_task_finished.
-  virtual void on_task_started(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps) {}
+  virtual void on_task_started(common::TaskId task, common::CoreId core, common::TimePs start_ps) {}
   // Contract: `task` completed (at most once per task, HUBs never), in the order the model
   // completes them: a topological order of the graph.
-  virtual void on_task_finished(sched::TaskId task, sched::CoreId core, sched::TimePs start_ps,
-                                sched::TimePs end_ps) {}
+  virtual void on_task_finished(common::TaskId task, common::CoreId core, common::TimePs start_ps,
+                                common::TimePs end_ps) {}
   // Contract: thread state: a schedule thread ended a round that completed or dispatched
   // something (rounds that found nothing are not reported).
   virtual void on_thread_round(const ThreadRound& round) {}
   // Contract: the control flow took device task dt into its submit queue (its build is
   // worked out later: on_device_task_built follows, in the same order).
-  virtual void on_device_task_queued(sched::DeviceTaskId dt) {}
+  virtual void on_device_task_queued(common::DeviceTaskId dt) {}
   // Contract: the control flow built device task dt over [start_ps, end_ps].
-  virtual void on_device_task_built(sched::DeviceTaskId dt, sched::TimePs start_ps,
-                                    sched::TimePs end_ps) {}
+  virtual void on_device_task_built(common::DeviceTaskId dt, common::TimePs start_ps,
+                                    common::TimePs end_ps) {}
   // Contract: about every SimOptions::progress_every_tasks completed tasks, with the tasks
   // done and the graph's total; where a client looks for an interruption (throwing stops).
   virtual void on_progress(std::uint64_t done, std::uint64_t total) {}

@@ -26,7 +26,7 @@ namespace pypto::trace {
 //
 // Example: NativeWriter w(os);
 //          w.header("a2", 1, "");
-//          w.begin_task(0, sched::CoreType::kAiv, "\"vec\"", 0);
+//          w.begin_task(0, common::CoreType::kAiv, "\"vec\"", 0);
 //          w.dur(1000);
 //          w.end_task();
 //          w.finish();
@@ -47,10 +47,10 @@ class NativeWriter {
   }
   // Contract: a task record is begin_task(), its other fields, end_task(). `kernel_json` is
   // the kernel's name as JSON text (quoted, escaped).
-  void begin_task(std::uint64_t id, sched::CoreType core, std::string_view kernel_json,
+  void begin_task(std::uint64_t id, common::CoreType core, std::string_view kernel_json,
                   std::uint64_t root) {
     o_ << "{\"id\":";
-    o_.u(id) << ",\"core\":\"" << sched::to_string(core) << "\",\"kernel\":" << kernel_json
+    o_.u(id) << ",\"core\":\"" << common::to_string(core) << "\",\"kernel\":" << kernel_json
              << ",\"root\":";
     o_.u(root);
   }
@@ -149,7 +149,7 @@ struct TaskTimes {
 // compute cycles they account for.
 // Contract: times, if given, holds start_ps/end_ps for every task of g. Throws pypto::Error
 // when the stream fails.
-using TaskFieldWriter = std::function<std::uint64_t(sched::TaskId, std::string& line)>;
+using TaskFieldWriter = std::function<std::uint64_t(common::TaskId, std::string& line)>;
 void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const std::string& chip,
                         const std::string& generator, std::ostream& out,
                         const TaskFieldWriter& extra = {});

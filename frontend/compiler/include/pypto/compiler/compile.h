@@ -130,12 +130,12 @@ struct Launch {
 // runnable workspace, with PyPTO's message) and pypto::ModelError for compiler bugs.
 Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                    const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
-                   const sim::ChipConfig& chip);
+                   const model::ChipConfig& chip);
 
 // Appends task t's tile ops to its native-trace record (traces/FORMAT.md `ops`) and returns the
 // compute cycles they account for: the extension sim::write_native_trace takes for a compiled
 // launch (launch::dump_trace). Contract: t indexes l.graph.
-std::uint64_t append_task_ops(const Launch& l, sched::TaskId t, const sim::ChipConfig& chip,
+std::uint64_t append_task_ops(const Launch& l, common::TaskId t, const model::ChipConfig& chip,
                               std::string& line);
 
 }  // namespace pypto::compiler
