@@ -24,6 +24,7 @@
 #include "pypto/compiler/program.h"
 #include "pypto/launch/launch.h"
 #include "pypto/model/chip_config.h"
+#include "pypto/model/cost_model.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
 #include "pypto/trace/trace_loader.h"
@@ -829,6 +830,8 @@ TEST_CASE("the op table: one row per op, and the parser takes names and arity fr
     const bool moves =
         t.op == TileOpcode::kLoad || t.op == TileOpcode::kStore || t.op == TileOpcode::kScatterRows;
     CHECK((t.cost_op == nullptr) == moves);
+    // The op it is priced as is one of the cost model's.
+    if (t.cost_op != nullptr) CHECK(pypto::model::is_known_tile_op(t.cost_op));
   }
   const std::string params = param("x", 0, "[8]") + "," + param("y", 1, "[8]");
   const auto compile_one = [&](const std::string& name, const std::string& inputs,

@@ -22,8 +22,7 @@ void NativeWriter::header(std::string_view chip, std::uint64_t tasks, std::strin
 }
 
 void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const std::string& chip,
-                        const std::string& generator, std::ostream& out,
-                        const TaskFieldWriter& extra) {
+                        const std::string& generator, std::ostream& out, const TaskOps& task_ops) {
   const std::size_t n = g.num_tasks();
   NPU_CHECK(times == nullptr || (times->start_ps.size() == n && times->end_ps.size() == n),
             "write_native_trace: the timeline is not one of this graph");
@@ -35,7 +34,7 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
   std::vector<std::string> kernels;
   kernels.reserve(g.kernel_names.size());
   for (const std::string& k : g.kernel_names) kernels.push_back(nlohmann::json(k).dump());
-  std::string ext;  // the extension's fields of a task
+  std::vector<model::TileOp> ops;  // the extension's tile ops of a task
   std::uint32_t last_dt = 0xFFFFFFFFu;
   for (std::size_t t = 0; t < n; ++t) {
     const sched::DeviceTask& d = g.device_tasks[g.device_task[t]];
@@ -68,13 +67,17 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
         w.mem_end();
       }
       std::uint64_t explained = 0;
-      if (extra) {
-        ext.clear();
-        explained = extra(static_cast<common::TaskId>(t), ext);
-        w.raw(ext);
+      if (task_ops) {
+        ops.clear();
+        explained = task_ops(static_cast<common::TaskId>(t), ops);
+        if (!ops.empty()) {
+          w.ops_begin();
+          for (const model::TileOp& op : ops) w.op(op.op, model::to_string(op.dtype), op.shape);
+          w.ops_end();
+        }
       }
       if (g.tiles[t] != 1) w.tiles(g.tiles[t]);
-      // Compute the extension's fields do not explain (for a compiled task: the dynamic-shape
+      // Compute the extension's ops do not explain (for a compiled task: the dynamic-shape
       // overhead of its leaf).
       if (g.compute_cycles[t] > explained) w.cycles(g.compute_cycles[t] - explained);
     }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// The cost-model op of each tile instruction (task_cost.h) and a launched task's priced ops
+// (compile.h's task_tile_ops).
 #include "task_cost.h"
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include "deps.h"
 #include "instance.h"
 #include "pypto/common/errors.h"
+#include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/model/leaf_schedule.h"
 
@@ -184,3 +187,21 @@ std::uint32_t leaf_compute_cycles(const TaskProgram& p, const LeafTraffic& traff
 }
 
 }  // namespace pypto::compiler::detail
+
+namespace pypto::compiler {
+
+std::uint64_t task_tile_ops(const Launch& l, common::TaskId t, const model::ChipConfig& chip,
+                            std::vector<model::TileOp>* ops) {
+  if (t >= l.programs.size()) return 0;
+  std::uint64_t cycles = 0;
+  model::TileOp op;
+  const TaskProgram& p = l.programs[t];
+  for (const TileInstr& in : p.instrs) {
+    if (!detail::priced_op(p, in, &op)) continue;
+    cycles += model::tile_op_cycles(op, chip);
+    ops->push_back(op);
+  }
+  return cycles;
+}
+
+}  // namespace pypto::compiler

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the compiler: which cost-model tile op a tile instruction is. instantiate()
-// prices tasks with it and append_task_ops() lists the same ops, so a dumped trace
+// prices tasks with it and task_tile_ops() lists the same ops, so a dumped trace
 // replays with the compute cycles the in-process graph has.
 #pragma once
 

@@ -578,8 +578,8 @@ TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchT
 
 void write_launch_trace(const Launch& l, const model::ChipConfig& chip, std::ostream& out) {
   trace::write_native_trace(l.graph, nullptr, chip.chip.name, "pypto compiler: " + l.graph.source,
-                            out, [&](common::TaskId t, std::string& line) {
-                              return compiler::append_task_ops(l, t, chip, line);
+                            out, [&](common::TaskId t, std::vector<model::TileOp>& ops) {
+                              return compiler::task_tile_ops(l, t, chip, &ops);
                             });
 }
 
