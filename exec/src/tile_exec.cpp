@@ -235,6 +235,7 @@ class Executor {
         case TileExec::kGather: return gather(in);
         case TileExec::kScatter: return scatter(in);
         case TileExec::kScatterRows: return scatter_rows(in);
+        case TileExec::kGatherElems: return gather_elems(in);
         case TileExec::kSort: return sort(in);
       }
     }
@@ -694,6 +695,30 @@ class Executor {
       }
       store_row(buf, r.dtype, off, r.stride[r.rank - 1], s.data + i * cols, cols, s.t->dtype);
     }
+  }
+
+  void gather_elems(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef ix = read_tile(in.src[1], "src1");
+    if (is_float(ix.t->dtype)) fail("src1 " + tile_desc(in.src[1]) + " must be an index tile");
+    if (ix.n != d.n) {
+      fail("src1 " + tile_desc(in.src[1]) + " has " + std::to_string(ix.n) +
+           " element numbers for the " + std::to_string(d.n) + " elements of dst " +
+           tile_desc(in.dst));
+    }
+    const GlobalRegion& r = in.region;
+    const std::uint8_t* buf = region_buffer(r);
+    const std::int64_t total = numel(r.shape, r.rank);
+    for (std::int64_t i = 0; i < d.n; ++i) {
+      std::int64_t e = checked_index(ix.data[i], buf ? total : 0, "load element");
+      std::int64_t off = r.offset_elems;
+      for (int k = r.rank - 1; k >= 0; --k) {
+        off += (e % r.shape[k]) * r.stride[k];
+        e /= r.shape[k];
+      }
+      d.data[i] = round_value(load_elem(buf, r.dtype, off), d.t->dtype, int_conv_from(r.dtype));
+    }
+    done(in.dst);
   }
 
   const TaskProgram& p_;

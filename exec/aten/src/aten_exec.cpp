@@ -738,6 +738,19 @@ void AtenExecutor::execute(const TaskProgram& p) const {
         loc[d] = out;
         break;
       }
+      case TileExec::kGatherElems: {
+        // dst element j <- element src1[j] of the region (row-major numbering).
+        const at::Tensor v = m.view(in.region).reshape({-1});
+        const at::Tensor idx = tile(in.src[1], info->name).reshape({-1}).to(at::kLong);
+        std::int64_t n = 1;
+        for (const std::int64_t e : shape(d)) n *= e;
+        NPU_CHECK(idx.numel() == n, "ATen executor: gather_elems has " +
+                                        std::to_string(idx.numel()) +
+                                        " element numbers for its dst");
+        check_index(i, info->name, idx, v.numel(), "load element");
+        loc[d] = v.index_select(0, idx).reshape(shape(d)).to(opts(d), false, /*copy=*/true);
+        break;
+      }
       case TileExec::kScatterRows: {
         // Row src1[j] of the region (rows: its leading axes in row-major order) <- row j of
         // src0; with repeated row numbers the last row written wins.

@@ -204,17 +204,18 @@ void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const s
 }
 
 void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-                       const std::string& name, const std::string& loc) {
+                       const std::string& name, const std::string& loc, double pad) {
   const LocalTile& lt = tb.p.locals[local];
   bool whole = r.rank == lt.rank;
   for (int k = 0; k < r.rank && whole; ++k) whole = r.shape[k] == lt.shape[k];
   if (!whole) {
-    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is zero.
+    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is `pad`.
     tb.clipped = true;
     TileInstr f;
     f.op = TileOpcode::kFill;
     f.dst = local;
     f.scalar_operand = 1;
+    f.scalar[0] = pad;
     tb.p.instrs.push_back(f);
     if (region_empty(r)) return;
   }
@@ -286,7 +287,13 @@ void EmitContext::check_ub(const TaskBuilder& tb, const Unit& u) const {
       shape += (k ? "x" : "") + std::to_string(t.shape[k]);
     }
     if (bytes <= cap) continue;
-    throw ConfigError(u.loc + ": vector tile does not fit UB: a " + shape + " " +
+    std::string ops;  // the unit's ops, for the message
+    for (const int s : u.ops) {
+      const std::string n = op_name(k_.stmts[s].op);
+      if (ops.find(n) == std::string::npos) ops += (ops.empty() ? "" : "/") + n;
+    }
+    throw ConfigError(u.loc + ": " + (ops.empty() ? std::string() : ops + ": ") +
+                      "vector tile does not fit UB: a " + shape + " " +
                       std::string(model::to_string(t.dtype)) + " tile is " + std::to_string(bytes) +
                       " bytes (" + std::to_string(bytes / 1024) + " KiB), UB holds " +
                       std::to_string(cap) + " bytes (" + std::to_string(cap / 1024) +

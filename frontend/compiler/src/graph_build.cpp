@@ -33,7 +33,8 @@ void Instance::patch() {
     const std::uint32_t root = tasks_[t].root;
     for (TileInstr& in : progs_[t].instrs) {
       const TileExec ex = find_tile_op(in.op)->exec;
-      if (ex == TileExec::kLoad || ex == TileExec::kStore || ex == TileExec::kScatterRows) {
+      if (ex == TileExec::kLoad || ex == TileExec::kStore || ex == TileExec::kScatterRows ||
+          ex == TileExec::kGatherElems) {
         fix(in.region, root);
       }
     }

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -222,16 +223,32 @@ class EmitContext {
   void exec_unit(const Unit& u);
   void emit_group(const Unit& u);   // emit_elementwise.cpp
   void emit_reduce(const Unit& u);  // emit_reduce.cpp
+  // A cut reduction's chunks (PyPTO's TileReduceNew): loads every chunk of the reduced axes
+  // `red` (nchunks per axis, of extent `chunk`, the kept axes `kept_shape`; `region` maps chunk
+  // indices to the part of the input they cover) and folds them with `pair` in PyPTO's order,
+  // in dtype pd (loads in ld). Returns the local holding the combined chunk.
+  int combine_chunks(TaskBuilder& tb, const Unit& u, const std::vector<int>& red,
+                     const std::int64_t* nchunks, TileOpcode pair, DType ld, DType pd, int r,
+                     const std::int64_t* kept_shape, const std::int64_t* chunk,
+                     const std::function<GlobalRegion(const std::int64_t*)>& region,
+                     const Storage& storage, const std::string& name);
+  // Throws ConfigError (kernel line, the op, the tiles' bytes, UB) when a scan task's input and
+  // output tiles together exceed UB.
+  void check_scan_ub(const TaskBuilder& tb, const Unit& u, const Stmt& st) const;
   void emit_matmul(const Unit& u);  // emit_matmul.cpp
-  // Throws ConfigError (naming the kernel line, the buffer, its size and the tile's bytes)
-  // when the cube tile of a matmul of M x K x N does not fit L0A, L0B, L0C or L1.
-  void check_cube_buffers(const Unit& u, const CubeTile& c, std::int64_t M, std::int64_t K,
-                          std::int64_t N, DType ad, DType acc_d) const;
+  // Throws ConfigError (the kernel line, the rule, the values and, for a buffer, its size and
+  // chip key) when matmul st's cube tile breaks one of PyPTO's set_cube_tile_shapes rules for
+  // operands of dtype ad and an accumulator of acc_d: L1/L0 relation, alignment, buffer space.
+  void check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d) const;
   // extend_params on a matmul accumulator tile lacc ([mE, nE] at column n0): bias, relu,
   // dequant scale. Returns the local holding the result (lacc or a new fp32 local).
   int matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc, std::int64_t mE,
                       std::int64_t nE, std::int64_t n0);
-  void emit_indexed(const Unit& u);  // emit_indexed.cpp: gather, scatter, scatter_update
+  void emit_indexed(const Unit& u);  // emit_indexed.cpp: gather, scatter, scatter_update, load
+  // pypto.experimental.load: per output tile, the offsets tile, then discrete reads of the
+  // source's elements (kGatherElems).
+  void emit_load_elems(const Unit& u, bool need_out,
+                       const std::vector<std::vector<std::int64_t>>& woffs);
   void emit_permute(const Unit& u);  // emit_data_movement.cpp, as are the five below
   void emit_concat(const Unit& u);
   void emit_copy_write(const Unit& u);
@@ -253,8 +270,10 @@ class EmitContext {
   // A region of `v` starting at element offsets `off` with extents `ext`.
   static GlobalRegion sub_region(const RtVal& v, const std::int64_t* off, const std::int64_t* ext,
                                  int rank);
+  // Loads region r into `local`; a region smaller than the local (a prefix box) leaves the
+  // rest of it at `pad` (zero, or a reduction's identity).
   void load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-            const std::string& name, const std::string& loc);
+            const std::string& name, const std::string& loc, double pad = 0.0);
   void store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
              const std::string& name, const std::string& loc);
   void check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,

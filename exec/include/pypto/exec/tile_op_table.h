@@ -32,6 +32,7 @@ enum class TileExec : std::uint8_t {
   kScatter,      // indexed update along one axis of a local window
   kScatterRows,  // indexed row writes to global memory
   kSort,         // sort/top-k along one axis (values or indices)
+  kGatherElems,  // indexed element reads from global memory
 };
 
 struct TileOpInfo {

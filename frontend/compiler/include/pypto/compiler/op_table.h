@@ -41,7 +41,7 @@ enum class OpFamily : std::uint8_t {
   kReshape,  // alias when expressible as a strided region, else copy
   kScan,     // cumsum/cumprod along one axis: the reduction's tiling, full-shape output
              // (emit_reduce.cpp); sort/argsort likewise, k entries along the axis
-  kIndexed,  // gather/scatter/scatter_update: addresses from an index tensor's values
+  kIndexed,  // gather/scatter/scatter_update/load: addresses from an index tensor's values
              // (emit_indexed.cpp)
 };
 
