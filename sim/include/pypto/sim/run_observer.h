@@ -38,7 +38,8 @@ struct ThreadRound {
 };
 
 // The calls an observer subscribes to (RunObserver::events()); the model makes only those,
-// so a per-task call no observer wants costs nothing. on_run_start and on_run_end always.
+// so a per-task call no observer wants costs a test, not a call. on_run_start and on_run_end
+// are always made.
 enum RunEvent : unsigned {
   kRunTaskDispatched = 1u << 0,  // on_task_dispatched
   kRunTaskStarted = 1u << 1,     // on_task_started
