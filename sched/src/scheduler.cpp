@@ -713,6 +713,15 @@ bool Scheduler::has_dispatchable_work(common::ThreadId t) const {
 }
 
 const ThreadStats& Scheduler::stats(common::ThreadId t) const { return impl_->threads[t].stats; }
+void Scheduler::count_skipped_rounds(common::ThreadId t, std::uint64_t rounds,
+                                     std::uint64_t polls_each) {
+  ThreadStats& s = impl_->threads[t].stats;
+  s.rounds += rounds;
+  s.polls += rounds * polls_each;
+}
+void Scheduler::add_busy_ps(common::ThreadId t, common::TimePs busy_ps) {
+  impl_->threads[t].stats.busy_ps += busy_ps;
+}
 common::ThreadId Scheduler::owner(common::CoreId c) const { return impl_->cores[c].owner; }
 
 void Scheduler::prefetch_completion(common::TaskId task) const {
@@ -827,26 +836,14 @@ TaskListView MachineView::staged(common::ThreadId t, common::CoreType ct) const 
 }
 common::TimePs MachineView::duration_estimate_ps(common::TaskId task) const {
   const TaskGraph& g = s_.graph_;
-  if (g.has_recorded(task)) return common::TimePs{g.recorded_ns[task]} * 1000;
+  if (g.has_recorded(task)) return g.recorded_ps(task);
   return s_.estimator_ != nullptr ? s_.estimator_->estimate_ps(task) : 0;
 }
 std::uint64_t MachineView::bytes_read(common::TaskId task) const {
-  const TaskGraph& g = s_.graph_;
-  std::uint64_t n = 0;
-  if (!g.has_memory()) return 0;
-  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-    if (g.mem[i].is_write == 0) n += g.mem[i].bytes;
-  }
-  return n;
+  return s_.graph_.traffic(task).read_bytes;
 }
 std::uint64_t MachineView::bytes_written(common::TaskId task) const {
-  const TaskGraph& g = s_.graph_;
-  std::uint64_t n = 0;
-  if (!g.has_memory()) return 0;
-  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-    if (g.mem[i].is_write != 0) n += g.mem[i].bytes;
-  }
-  return n;
+  return s_.graph_.traffic(task).write_bytes;
 }
 
 }  // namespace pypto::sched

@@ -156,12 +156,14 @@ TEST_CASE("matmul: AIC tasks per output tile, K split with accumulate", "[compil
     CHECK(count_op(l.programs[t], TileOpcode::kLoad) == 6);
     CHECK(count_op(l.programs[t], TileOpcode::kCast) == 0);  // fp32 accumulator = output
     // The leaf list-scheduled over its pipes (docs/leaf-timing.md): per K step MTE2 loads A
-    // and B (4 KiB each at 110 B/cycle: 38 cycles), MTE1 moves them to L0A (4 KiB at 512:
-    // 8) and L0B (at 256: 16), the cube runs 16 fractals + ceil(16 * 8 %) = 2 stall cycles +
-    // 20 start/drain = 38. The loads bound it: six back to back end at 228; the last L0B move
-    // [228, 244], the last mmad [244, 282], then the 4 KiB store at 86 B/cycle (48): 330.
-    // With three tiles the simulator overlaps memory and compute: the makespan is handed over.
-    CHECK(l.graph.compute_cycles[t] == 330);
+    // and B (4 KiB each, in rows of 32 fp32 = 128 B, each row a burst paying a 512 B block:
+    // 16 KiB at 110 B/cycle, 149 cycles), MTE1 moves them to L0A (4 KiB at 512: 8) and L0B
+    // (at 256: 16), the cube runs 16 fractals + ceil(16 * 8 %) = 2 stall cycles + 20
+    // start/drain = 38. The loads bound it: six back to back end at 894; the last L0B move
+    // [894, 910], the last mmad [910, 948], then the 4 KiB store, 32 row bursts of 512 B at
+    // 86 B/cycle (191): 1139. With three tiles the simulator overlaps memory and compute: the
+    // makespan is handed over.
+    CHECK(l.graph.compute_cycles[t] == 1139);
   }
   // Second task: A rows 32..63 of every K step.
   const auto loads = instrs_of(l.programs[1], TileOpcode::kLoad);
@@ -175,6 +177,38 @@ TEST_CASE("matmul: AIC tasks per output tile, K split with accumulate", "[compil
       CHECK(h.f32(2, static_cast<std::size_t>(i * 32 + j)) == Approx(ref));
     }
   }
+}
+
+TEST_CASE("matmul: the cube moves each row of its tiles as a burst", "[compiler]") {
+  // a [64, 16] fp16 @ b [16, 16] fp16 -> out fp16: rows of 16 fp16 = 32 B. A's panel is one
+  // contiguous 2 KiB range, yet the ND -> fractal copy reads it row by row, and the FixPipe
+  // writes the result row by row: 64 bursts, each paying a 512 B block (cost.mte_granule_bytes).
+  const std::string ir =
+      kernel("mm",
+             param("a", 0, "[64,16]", "DT_FP16") + "," + param("b", 1, "[16,16]", "DT_FP16") + "," +
+                 param("c", 2, "[64,16]", "DT_FP16"),
+             "",
+             op("matmul", in(0) + "," + in(1), val(3, "[64,16]", "DT_FP16"), "k.py:5",
+                R"("attrs":{"a_trans":false,"b_trans":false,"c_matrix_nz":false},)"
+                R"("cube_tile":{"m":[64,64],"k":[16,16,16],"n":[16,16],"enable_split_k":false})") +
+                 "," + write(2, 3, "[0,0]", "k.py:5"));
+  Host h;
+  h.add("a", DType::kFp16, {64, 16});
+  h.add("b", DType::kFp16, {16, 16});
+  h.add("c", DType::kFp16, {64, 16});
+  const Launch l = make(ir, h);
+  REQUIRE(l.graph.num_tasks() == 1);
+  std::uint64_t a_bytes = 0, c_bytes = 0;
+  for (std::uint32_t i = l.graph.mem_begin[0]; i < l.graph.mem_begin[1]; ++i) {
+    const auto& m = l.graph.mem[i];
+    CHECK(m.burst_bytes == 32);
+    if (m.bytes == 64 * 32) (m.is_write != 0 ? c_bytes : a_bytes) += m.bytes;
+  }
+  CHECK(a_bytes == 2048);
+  CHECK(c_bytes == 2048);
+  CHECK(pypto::model::mte_bytes(0, 2048, chip(), 32) == 64 * 512);
+  CHECK(pypto::model::mte_bytes(0, 2048, chip(), 512) == 2048);
+  CHECK(pypto::model::mte_bytes(0, 2048, chip(), 0) == 2048);
 }
 
 TEST_CASE("matmul with fp16 output casts the accumulator: b_trans uses permuted strides",

@@ -69,7 +69,9 @@ void RecordParser::parse_succ(od::value& v) {
 }
 
 void RecordParser::parse_mem(od::value& v) {
-  constexpr std::string_view kWhat = "each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"]";
+  constexpr std::string_view kWhat =
+      "each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"] or [address, bytes, "
+      "\"r\"|\"w\", burst bytes]";
   od::array arr;
   if (const auto e = v.get_array().get(arr)) {
     fail_type(v, "\"mem\" to be an array of [address, bytes, \"r\"|\"w\"]", e);
@@ -79,7 +81,7 @@ void RecordParser::parse_mem(od::value& v) {
     if (const auto e = item.get(entry)) fail_json(e);
     od::array fields;
     if (const auto e = entry.get_array().get(fields)) fail_type(entry, kWhat, e);
-    sched::MemAccess m;
+    sched::MemAccess m{};
     int n = 0;
     for (auto field : fields) {
       od::value x;
@@ -103,10 +105,17 @@ void RecordParser::parse_mem(od::value& v) {
           }
           break;
         }
-        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+        case 3: {
+          const std::uint64_t b =
+              get_u64(x, "a \"mem\" burst size to be a byte count", 0x7FFFFFFFull);
+          m.burst_bytes = static_cast<std::uint32_t>(b);
+          break;
+        }
+        default: fail("expected " + std::string(kWhat) + ", got more than 4 fields");
       }
     }
-    if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
+    if (n != 3 && n != 4)
+      fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
     if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) {
       fail("the \"mem\" range at address " + std::to_string(m.addr) + " of " +
            std::to_string(m.bytes) + " bytes passes the end of the 64-bit address space");

@@ -383,8 +383,14 @@ void EmitContext::emit_matmul(const Unit& u) {
           region_2d(a.region, a_rows, Kv, am, ak, a_off + m0 * a.region.stride[am]);
       const GlobalRegion pb =
           region_2d(b.region, Kv, b_cols, bk, bn, b_off + n0 * b.region.stride[bn]);
-      if (!region_empty(pa)) tb.acc.push_back(Access{pa, false, true, 1});
-      if (!region_empty(pb)) tb.acc.push_back(Access{pb, false, true, 2});
+      // The cube loads a K step's rows of A (tk elements) and B (the tile's columns) each as a
+      // burst of its own.
+      const auto burst = [](std::int64_t elems, DType d) {
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>(
+            static_cast<std::uint64_t>(elems) * model::dtype_bytes(d), 0x7FFFFFFFull));
+      };
+      if (!region_empty(pa)) tb.acc.push_back(Access{pa, false, true, 1, burst(tk, ad)});
+      if (!region_empty(pb)) tb.acc.push_back(Access{pb, false, true, 2, burst(b_cols, ad)});
     }
     tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {
@@ -396,6 +402,13 @@ void EmitContext::emit_matmul(const Unit& u) {
       GlobalRegion reg;
       if (!write_region(w, woffs[wi].data(), off, ext, &reg)) continue;
       store(tb, lout, last_two_axes(reg, R), vals_[w.dst].storage, value_name(w.dst), w.loc);
+    }
+    // The FixPipe writes the result's rows one by one.
+    for (Access& x : tb.acc) {
+      if (!x.write || x.r.rank == 0 || x.r.stride[x.r.rank - 1] != 1) continue;
+      x.burst_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          static_cast<std::uint64_t>(x.r.shape[x.r.rank - 1]) * model::dtype_bytes(x.r.dtype),
+          0x7FFFFFFFull));
     }
     const bool full = mE == tm && nE == tn && Kv == K && K % tk == 0;
     const auto tiles = static_cast<std::uint16_t>(

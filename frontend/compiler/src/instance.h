@@ -88,6 +88,9 @@ struct Access {
   // declares the whole tensor it may touch; a priced stand-in of its real size goes with it).
   bool priced = true;
   std::uint8_t operand = 0;  // a matmul panel: 1 the left (A) operand, 2 the right (B)
+  // Bytes the core moves per burst when less than a segment (sched::MemAccess::burst_bytes):
+  // the rows of a cube tile, which the ND <-> fractal copies move one by one; 0: one burst.
+  std::uint32_t burst_bytes = 0;
 };
 
 struct RootRec {

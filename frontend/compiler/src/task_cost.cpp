@@ -72,7 +72,8 @@ LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::Ch
     if (!x->priced) continue;
     // Buffers start on 2^40 boundaries in the task graph: offsets keep their alignment.
     for_each_segment(x->r, [&](std::uint64_t off, std::uint64_t bytes) {
-      (x->write ? t.write_bytes : t.read_bytes) += model::mte_bytes(off, bytes, chip);
+      (x->write ? t.write_bytes : t.read_bytes) +=
+          model::mte_bytes(off, bytes, chip, x->burst_bytes);
     });
   }
   return t;
@@ -148,28 +149,46 @@ std::uint32_t leaf_compute_cycles(const TaskProgram& p, const LeafTraffic& traff
     model::TileOp t;
     const bool priced = priced_op(p, in, &t);
     if (priced && in.op == TileOpcode::kMatmul) {
-      // MTE1 brings both operands from L1 into L0A / L0B, then the cube accumulates in L0C.
+      // MTE1 brings both operands from L1 into L0A / L0B in K slices, each at most half of
+      // its buffer (so the next slice loads while the cube works on this one), and the cube
+      // accumulates every slice in L0C.
       const LocalTile& a = p.locals[in.src[0]];
       const LocalTile& b = p.locals[in.src[1]];
       const std::uint64_t ab = tile_bytes(a), bb = tile_bytes(b);
-      model::LeafOp la{LeafPipe::kMte1,
-                       cycles_of(static_cast<double>(ab) / chip.cost.l1_to_l0a_bytes_per_cycle),
-                       add_local(ab, LeafBuffer::kL0a),
-                       {in.src[0], -1, -1}};
-      model::LeafOp lb{LeafPipe::kMte1,
-                       cycles_of(static_cast<double>(bb) / chip.cost.l1_to_l0b_bytes_per_cycle),
-                       add_local(bb, LeafBuffer::kL0b),
-                       {in.src[1], -1, -1}};
-      lp.ops.push_back(la);
-      lp.ops.push_back(lb);
-      op.pipe = LeafPipe::kCube;
-      op.cycles = model::tile_op_cycles(t, chip);
-      op.dst = in.dst;
-      op.src[0] = la.dst;
-      op.src[1] = lb.dst;
-      op.src[2] = in.accumulate != 0 ? in.dst : -1;
+      const std::uint64_t half_l0a =
+          std::max<std::uint64_t>(1, (std::uint64_t{chip.cores.l0a_kib} << 10) / 2);
+      const std::uint64_t half_l0b =
+          std::max<std::uint64_t>(1, (std::uint64_t{chip.cores.l0b_kib} << 10) / 2);
+      const std::uint64_t k_elems = static_cast<std::uint64_t>(a.shape[a.rank - 1]);
+      const std::uint64_t slices = std::max<std::uint64_t>(
+          1, std::min(k_elems,
+                      std::max((ab + half_l0a - 1) / half_l0a, (bb + half_l0b - 1) / half_l0b)));
+      const std::uint64_t as = (ab + slices - 1) / slices, bs = (bb + slices - 1) / slices;
+      const std::int32_t l0a = add_local(as, LeafBuffer::kL0a),
+                         l0b = add_local(bs, LeafBuffer::kL0b);
+      const std::uint32_t mm_cycles = model::tile_op_cycles(t, chip);
       lp.local_buffer[in.dst] = LeafBuffer::kL0c;
-      lp.ops.push_back(op);
+      for (std::uint64_t k = 0; k < slices; ++k) {
+        lp.ops.push_back(
+            model::LeafOp{LeafPipe::kMte1,
+                          cycles_of(static_cast<double>(as) / chip.cost.l1_to_l0a_bytes_per_cycle),
+                          l0a,
+                          {in.src[0], -1, -1}});
+        lp.ops.push_back(
+            model::LeafOp{LeafPipe::kMte1,
+                          cycles_of(static_cast<double>(bs) / chip.cost.l1_to_l0b_bytes_per_cycle),
+                          l0b,
+                          {in.src[1], -1, -1}});
+        model::LeafOp mm;
+        mm.pipe = LeafPipe::kCube;
+        mm.cycles =
+            static_cast<std::uint32_t>(mm_cycles / slices + (k < mm_cycles % slices ? 1 : 0));
+        mm.dst = in.dst;
+        mm.src[0] = l0a;
+        mm.src[1] = l0b;
+        mm.src[2] = k > 0 || in.accumulate != 0 ? in.dst : -1;
+        lp.ops.push_back(mm);
+      }
       continue;
     }
     // Other ops: vector work on the vector core; on the cube core the FixPipe's conversions

@@ -40,8 +40,6 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   std::string describe() const;
 
   sched::Hal& hal() { return *this; }
-  const ThreadStatsOut& stats() const { return stats_; }
-  ThreadStatsOut& stats() { return stats_; }
 
  private:
   // sched::Hal
@@ -78,8 +76,6 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   bool work_seen_ = false;                       // on_work arrived during the round
   bool round_all_sent_ = false;                  // a piece of the round sent a device task's last
   common::TimePs queue_op_ps_ = common::kNever;  // start of the piece's last queue operation
-  ThreadStatsOut stats_;
-  std::uint64_t last_depth_[2] = {~0ull, ~0ull};
 };
 
 }  // namespace pypto::sim

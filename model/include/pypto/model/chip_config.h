@@ -122,10 +122,17 @@ struct DerivedTiming {
 DerivedTiming derive(const ChipConfig& c);
 
 // Bytes an MTE transfer of [addr, addr + bytes) moves between GM and a core: every
-// cost.mte_granule_bytes block it touches, whole. 0 for an empty range.
-inline std::uint64_t mte_bytes(std::uint64_t addr, std::uint64_t bytes, const ChipConfig& c) {
+// cost.mte_granule_bytes block it touches, whole. Moved in bursts of burst_bytes (0: one
+// burst), every burst pays its own blocks (bursts taken as starting on a block). 0 for an
+// empty range.
+inline std::uint64_t mte_bytes(std::uint64_t addr, std::uint64_t bytes, const ChipConfig& c,
+                               std::uint64_t burst_bytes = 0) {
   if (bytes == 0) return 0;
   const std::uint64_t g = c.cost.mte_granule_bytes;
+  if (burst_bytes != 0 && burst_bytes < bytes) {
+    const std::uint64_t bursts = (bytes + burst_bytes - 1) / burst_bytes;
+    return bursts * ((burst_bytes + g - 1) / g) * g;
+  }
   const std::uint64_t first = addr / g, last = (addr + bytes - 1) / g;
   return (last - first + 1) * g;
 }

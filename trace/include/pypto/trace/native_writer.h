@@ -83,11 +83,17 @@ class NativeWriter {
     o_ << ",\"mem\":[";
     first_item_ = true;
   }
-  void mem(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
+  // burst_bytes: sched::MemAccess::burst_bytes, written only when not 0.
+  void mem(std::uint64_t addr, std::uint64_t bytes, bool is_write, std::uint64_t burst_bytes = 0) {
     o_ << (first_item_ ? "[" : ",[");
     first_item_ = false;
     o_.u(addr) << ',';
-    o_.u(bytes) << (is_write ? ",\"w\"]" : ",\"r\"]");
+    o_.u(bytes) << (is_write ? ",\"w\"" : ",\"r\"");
+    if (burst_bytes != 0) {
+      o_ << ',';
+      o_.u(burst_bytes);
+    }
+    o_ << ']';
   }
   void mem_end() { o_ << ']'; }
   // Contract: ops_begin(), op() per tile op, ops_end(). `dtype` as the reader names it.
