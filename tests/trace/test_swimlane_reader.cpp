@@ -12,6 +12,7 @@
 #include "../common/temp_dir.h"
 #include "pypto/common/errors.h"
 #include "pypto/trace/trace_loader.h"
+#include "trace_test.h"
 
 using Catch::Matchers::Contains;
 using pypto::common::CoreType;
@@ -22,25 +23,10 @@ using namespace pypto::trace;
 
 namespace {
 
-std::string sample(const std::string& name) {
-  return std::string(PYPTO_SOURCE_DIR) + "/traces/samples/" + name;
-}
-
+using pypto::testing::find;
+using pypto::testing::load;
+using pypto::testing::sample;
 using pypto::testing::TempDir;
-
-LoadedTrace load(const std::string& path, const std::string& prof = "") {
-  LoadOptions o;
-  o.prof_path = prof;
-  return load_trace(path, o, ChipConfig{});
-}
-
-TaskId find(const TaskGraph& g, std::uint32_t seq, std::uint32_t orig) {
-  for (TaskId t = 0; t < g.num_tasks(); ++t) {
-    if (g.orig_id[t] == orig && g.device_tasks[g.device_task[t]].seq_no == seq) return t;
-  }
-  FAIL("no task " << orig << " in seqNo " << seq);
-  return 0;
-}
 
 // (seqNo, taskId) of every successor of t.
 std::set<std::pair<std::uint32_t, std::uint32_t>> succ_ids(const TaskGraph& g, TaskId t) {

@@ -355,16 +355,9 @@ struct FirstObjectKeys {
 
 // SAX handler that reads the keys of a top-level object until it meets "traceEvents" (a
 // Chrome trace: PyPTO's merged swimlane), so detection reads only a prefix.
-struct TraceEventsKey {
+struct TraceEventsKey : detail::NoDom {
   int depth = 0;
   bool found = false;
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number_integer(json::number_integer_t) { return true; }
-  bool number_unsigned(json::number_unsigned_t) { return true; }
-  bool number_float(json::number_float_t, const std::string&) { return true; }
-  bool string(std::string&) { return true; }
-  bool binary(json::binary_t&) { return true; }
   bool start_object(std::size_t) { return ++depth, true; }
   bool key(std::string& k) {
     if (depth == 1 && k == "traceEvents") found = true;
