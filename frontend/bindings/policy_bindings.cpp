@@ -83,7 +83,7 @@ using sched::TimePs;
   const std::string got = py::repr(answer);
   const std::string type = py::str(py::type::handle_of(answer).attr("__name__"));
   PyErr_SetString(
-      kind, ("returned " + got.substr(0, 80) + " (" + type + "); expected " + expected).c_str());
+      kind, ("returned " + got.substr(0, 80) + " (" + type + "), expected " + expected).c_str());
   throw py::error_already_set();
 }
 
@@ -94,12 +94,12 @@ std::string expected_answer(const char* hook) {
   if (h == "send_before_resolve" || h == "publish_staged" || h == "publish_idle") {
     return "a bool (True or False)";
   }
-  if (h == "direct_send") return "a core id (an int >= 0) or pypto.sim.NO_CORE";
-  if (h == "pick_core") return "a core id (an int >= 0)";
-  if (h == "steal_victim") return "a thread id (an int >= 0) or pypto.sim.NO_THREAD";
-  if (h == "fill_quota") return "a task count, an int in [0, 4294967295]";
-  if (h == "pick_staged") return "None or a (staged index, core id) pair of ints";
-  return "an index, an int >= 0";
+  if (h == "direct_send") return "an int, a core id >= 0, or pypto.sim.NO_CORE";
+  if (h == "pick_core") return "an int, a core id >= 0";
+  if (h == "steal_victim") return "an int, a thread id >= 0, or pypto.sim.NO_THREAD";
+  if (h == "fill_quota") return "an int in [0, 4294967295], a task count";
+  if (h == "pick_staged") return "None or (staged index, core), a pair of ints >= 0";
+  return "an int, an index >= 0";
 }
 
 // The answer as R, strictly: a bool for a bool (not 0, 1 or a string that happens to be
