@@ -484,20 +484,23 @@ sched::ParamText policy_param_text(const std::string& policy, const py::dict& pa
       out[key] = v.cast<bool>() ? "true" : "false";
     } else if (spec->type == sched::ParamType::kInt) {
       if (!is_int) throw py::type_error(where + ": expected an int");
-      const std::string text = py::str(py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr())));
-      const double d = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr())).cast<double>();
-      if (d < spec->min || d > spec->max) {
-        throw ConfigError(where + ": out of range [" + std::to_string(std::llround(spec->min)) +
-                          ", " + std::to_string(std::llround(spec->max)) + "]");
+      const py::object n = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+      int overflow = 0;
+      (void)PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
+      if (overflow != 0) {  // resolve() would read no integer in it: say what is wrong
+        throw ConfigError("policy '" + policy + "': parameter " + key + " = " +
+                          std::string(py::str(n)).substr(0, 80) + " is out of range [" +
+                          std::to_string(std::llround(spec->min)) + ", " +
+                          std::to_string(std::llround(spec->max)) + "]");
       }
-      out[key] = text;
+      out[key] = py::str(n);
     } else {
       if (!is_int && !PyFloat_Check(v.ptr())) {
         throw py::type_error(where + ": expected a float (or an int)");
       }
       const double d = v.cast<double>();
       if (!std::isfinite(d)) throw ConfigError(where + ": expected a finite number");
-      out[key] = std::string(py::repr(py::float_(d)));
+      out[key] = is_int ? std::string(py::str(v)) : std::string(py::repr(py::float_(d)));
     }
   }
   return out;

@@ -173,8 +173,10 @@ def _check_error_tol(where: str, v: Any) -> list:
     for i, x in enumerate(v):
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise PyptoTypeError(f"{where}[{i}]: expected a number, got {_type_name(x)} {short_repr(x)}")
-        if not math.isfinite(x) or x < 0:
+        if not math.isfinite(x):
             raise PyptoValueError(f"{where}[{i}]: {x} must be a finite number >= 0")
+        if x < 0:
+            raise PyptoValueError(f"{where}[{i}]: {x} must be >= 0")
     return [float(x) for x in v]
 
 

@@ -311,7 +311,7 @@ class Spec:
                     self._fail(f"{key}.params.{k}", vals, "expected a value or a non-empty "
                                "list of values")
                 for v in _values(vals):
-                    self._check(f"{key}.params.{k}", v, runtime={"device_sched_mode": p},
+                    self._check(f"{key}.params", {k: v}, runtime={"device_sched_mode": p},
                                 params={k: v})
             combos = [dict(zip(params, c))
                       for c in itertools.product(*(_values(v) for v in params.values()))]
