@@ -953,9 +953,22 @@ std::vector<std::string> list_chip_presets() {
 sim::ChipConfig load_chip_preset(const std::string& name) {
   const auto names = list_chip_presets();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
+    // Where the presets were looked for, when that is the user's choice or holds none: a
+    // list of known chips alone would not say why 'a2' is unknown.
+    const char* env = std::getenv("PYPTO_CONFIG_DIR");
+    const std::string dir = chip_preset_dir();
+    const std::string from =
+        env != nullptr && *env != '\0' ? " (PYPTO_CONFIG_DIR='" + dir + "')" : " (" + dir + ")";
+    if (names.empty()) {
+      throw ConfigError("unknown chip '" + name + "': the preset folder" + from +
+                        " holds no *.yaml preset; unset PYPTO_CONFIG_DIR or point it at the "
+                        "project's configs/ folder");
+    }
     std::string msg = "unknown chip '" + name + "'";
     if (const auto near = closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
-    msg += " Known chips:";
+    msg += " Known chips";
+    if (env != nullptr && *env != '\0') msg += from;
+    msg += ":";
     for (const auto& n : names) msg += " " + n;
     throw ConfigError(msg);
   }
