@@ -4,7 +4,7 @@
 # file:line. A comment gives the reason for the code in a line; dated measurements belong
 # in docs/performance-log.md, and another project's dated history is phrased by its commit
 # ("since PyPTO commit a05166a96"). Product code: C++, Python and shell sources and
-# CMakeLists.txt under common/ sched/ model/ sim/ exec/ device/ frontend/ tools/, the top
+# CMakeLists.txt under common/ sched/ model/ trace/ sim/ exec/ device/ frontend/ app/ tools/, the top
 # CMakeLists.txt and configs/*.yaml (tracked files and new ones git does not ignore). Dates:
 # an ISO year-month with or without its day, a month name with a day ("Dec 3", "December
 # 3rd") and a day, month and year. SPDX lines are allowed.
@@ -14,7 +14,8 @@ cd "$ROOT"
 
 mapfile -d '' -t files < <(
   git ls-files -z --cached --others --exclude-standard -- \
-    'common/*' 'sched/*' 'model/*' 'sim/*' 'exec/*' 'device/*' 'frontend/*' 'tools/*' \
+    'common/*' 'sched/*' 'model/*' 'trace/*' 'sim/*' 'exec/*' 'device/*' 'frontend/*' 'app/*' \
+    'tools/*' \
     CMakeLists.txt 'configs/*.yaml' |
     grep -zE '(\.(cpp|cc|cxx|h|hpp|py|sh|cmake)|/CMakeLists\.txt|^CMakeLists\.txt|^configs/[^/]*\.yaml)$' |
     grep -zvx 'tools/check_no_dates.sh' || true)  # this file names the patterns it looks for

@@ -4,12 +4,12 @@
 # ctest) in a Release build and again in an AddressSanitizer+UBSan build, then the Python
 # tests; between them, real viewers read our trace.json (tools/check_viewers.sh). It fails
 # first on a C++ file that clang-format would change, then on a date in product code
-# (tools/check_no_dates.sh). With FUZZ_SECONDS=N (the CI sets 5, .ci/run) it ends by fuzzing
-# every input reader for N seconds each (tools/fuzz.sh, clang + libFuzzer, a build of its
-# own); without it, the readers' corpora and saved regressions are still replayed by ctest
-# in both builds. Set QUICK=1 to skip the sanitizer build and the fuzzing. Everything it
-# installs, the set-up installs (SETUP_TESTS=1 tools/setup.sh); at the end it prints each
-# phase's time.
+# (tools/check_no_dates.sh), then on a library linking one above it (tools/check_layers.py).
+# With FUZZ_SECONDS=N (the CI sets 5, .ci/run) it ends by fuzzing every input reader for N
+# seconds each (tools/fuzz.sh, clang + libFuzzer, a build of its own); without it, the
+# readers' corpora and saved regressions are still replayed by ctest in both builds. Set
+# QUICK=1 to skip the sanitizer build and the fuzzing. Everything it installs, the set-up
+# installs (SETUP_TESTS=1 tools/setup.sh); at the end it prints each phase's time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -44,6 +44,8 @@ phase "format (clang-format, .clang-format)"
 tools/check_format.sh
 phase "no dates in product code"
 tools/check_no_dates.sh
+phase "no library links one above it (README.md's architecture map)"
+/usr/bin/python3 tools/check_layers.py
 phase "C++ tests (Release)"
 ctest --test-dir build --output-on-failure -j "$JOBS"
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-namespace pypto {
+namespace pypto::common {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
@@ -117,4 +117,4 @@ void unregister_temporary(int slot) {
   g_claimed[slot].store(false);
 }
 
-}  // namespace pypto
+}  // namespace pypto::common

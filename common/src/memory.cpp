@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-namespace pypto {
+namespace pypto::common {
 namespace {
 
 // One "Key: N kB" line of /proc/meminfo, in bytes; 0 if absent.
@@ -34,4 +34,4 @@ std::uint64_t available_memory_bytes() {
   return avail;
 }
 
-}  // namespace pypto
+}  // namespace pypto::common

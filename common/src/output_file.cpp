@@ -13,7 +13,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 
-namespace pypto {
+namespace pypto::common {
 namespace {
 
 std::string temporary_name(const std::string& path) {
@@ -226,4 +226,4 @@ void OutputFile::commit() {
   slot_ = -1;
 }
 
-}  // namespace pypto
+}  // namespace pypto::common

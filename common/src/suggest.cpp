@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace pypto::sched {
+namespace pypto::common {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   const std::size_t n = a.size(), m = b.size();
@@ -38,4 +38,4 @@ std::optional<std::string> closest_match(const std::string& word,
   return best;
 }
 
-}  // namespace pypto::sched
+}  // namespace pypto::common

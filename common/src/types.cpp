@@ -5,7 +5,7 @@
 
 #include "pypto/common/errors.h"
 
-namespace pypto::sched {
+namespace pypto::common {
 
 std::optional<CoreType> parse_core_type(std::string_view s) {
   // Board files may add a suffix ("AIC_0"); compare the prefix up to '_'.
@@ -18,7 +18,7 @@ std::optional<CoreType> parse_core_type(std::string_view s) {
   return std::nullopt;
 }
 
-}  // namespace pypto::sched
+}  // namespace pypto::common
 
 namespace pypto {
 

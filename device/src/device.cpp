@@ -22,9 +22,9 @@ namespace pypto::device {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using sched::CoreId;
-using sched::TaskId;
-using sched::ThreadId;
+using common::CoreId;
+using common::TaskId;
+using common::ThreadId;
 
 // A sleeping agent and the count of reasons it was woken: a waiter remembers the count
 // before it looks at the shared state, so a notification that comes in between is not lost.
@@ -56,7 +56,7 @@ struct Waker {
 struct Core {
   std::mutex mu;
   std::condition_variable cv;
-  TaskId slot[2] = {sched::kNoTask, sched::kNoTask};
+  TaskId slot[2] = {common::kNoTask, common::kNoTask};
   int n = 0;
   std::vector<TaskId> done;  // finished since the owner's last poll, in order
   bool stop = false;
@@ -74,7 +74,7 @@ class WallClockHal final : public sched::Hal {
   void send(ThreadId t, TaskId task, CoreId c) override;
   void run_inline(ThreadId t, TaskId task) override;
   void charge(ThreadId, sched::AicpuOp, std::uint32_t) override {}  // real time passes
-  sched::TimePs now(ThreadId) const override;
+  common::TimePs now(ThreadId) const override;
   // Rounds are serialised by the scheduler lock, so no round needs to pause for another.
   bool yield_before_shared(ThreadId) override { return false; }
 
@@ -148,7 +148,7 @@ class Runtime {
     r.startup_ns = startup_ns_;
     r.first_start_ns = ~std::uint64_t{0};
     for (TaskId t = 0; t < g_.num_tasks(); ++t) {
-      if (g_.core_type[t] == sched::CoreType::kHub) continue;
+      if (g_.core_type[t] == common::CoreType::kHub) continue;
       ++r.tasks;
       if (tl_.core[t] == kNoCore16) continue;
       r.first_start_ns = std::min(r.first_start_ns, tl_.start_ns[t]);
@@ -200,7 +200,7 @@ class Runtime {
 
   void run_inline(ThreadId t, TaskId task) {
     tl_.start_ns[task] = now_ns();
-    execute(task, sched::kNoCore);
+    execute(task, common::kNoCore);
     tl_.end_ns[task] = now_ns();
     tl_.thread[task] = static_cast<std::uint16_t>(t);
     progress_.fetch_add(1, std::memory_order_relaxed);
@@ -250,7 +250,7 @@ class Runtime {
       co.busy_ns += end - start;
       ++co.tasks;
       co.slot[0] = co.slot[1];
-      co.slot[1] = sched::kNoTask;
+      co.slot[1] = common::kNoTask;
       --co.n;
       co.done.push_back(task);
       lock.unlock();
@@ -328,8 +328,8 @@ class Runtime {
           const std::lock_guard<std::mutex> lock(sched_mu_);
           if (scheduler_.all_done()) return;
           bool admitted = false;
-          while (next < ndt && scheduler_.admissible(static_cast<sched::DeviceTaskId>(next))) {
-            scheduler_.admit(static_cast<sched::DeviceTaskId>(next), hal_);
+          while (next < ndt && scheduler_.admissible(static_cast<common::DeviceTaskId>(next))) {
+            scheduler_.admit(static_cast<common::DeviceTaskId>(next), hal_);
             ++next;
             admitted = true;
           }
@@ -389,7 +389,7 @@ void WallClockHal::poll(ThreadId, CoreId c, std::vector<TaskId>& finished) {
 }
 void WallClockHal::send(ThreadId t, TaskId task, CoreId c) { rt_.send(t, task, c); }
 void WallClockHal::run_inline(ThreadId t, TaskId task) { rt_.run_inline(t, task); }
-sched::TimePs WallClockHal::now(ThreadId) const { return rt_.now_ns() * 1000; }
+common::TimePs WallClockHal::now(ThreadId) const { return rt_.now_ns() * 1000; }
 
 }  // namespace
 

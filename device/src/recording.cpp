@@ -20,7 +20,7 @@
 namespace pypto::device {
 namespace {
 
-using sched::TaskId;
+using common::TaskId;
 
 std::ofstream open_out(const std::string& path) {
   std::ofstream f(path, std::ios::binary);
@@ -97,7 +97,7 @@ RecordingPaths write_recording(const std::string& dir, const sched::TaskGraph& g
         trace::TopoRecord r;
         r.task_id = g.orig_id[t];
         r.func_name = names.empty() ? std::string_view("\"task\"") : names[g.kernel[t]];
-        r.core_type = sched::to_string(g.core_type[t]);
+        r.core_type = common::to_string(g.core_type[t]);
         w.begin(r);
         for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {
           w.successor(g.orig_id[g.succ[i]]);
@@ -120,7 +120,7 @@ RecordingPaths write_recording(const std::string& dir, const sched::TaskGraph& g
       r.root_index = g.root[t];
       r.opmagic = t;
       r.leaf_index = g.kernel[t];
-      r.core_type = sched::to_string(g.core_type[t]);
+      r.core_type = common::to_string(g.core_type[t]);
       r.psg_id = g.kernel[t];
       w.begin(r, g.succ_last(t) - g.succ_first(t));
       for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {

@@ -193,6 +193,15 @@ void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, D
   });
 }
 
+double load_elem(const std::uint8_t* buf, DType from, std::int64_t off) {
+  double v = 0;
+  with_dtype(from, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    v = Elem<D>::get(buf + off * std::int64_t(sizeof(typename Elem<D>::S)));
+  });
+  return v;
+}
+
 void store_row(std::uint8_t* buf, DType to, std::int64_t off, std::int64_t stride,
                const double* src, std::int64_t n, DType from) {
   const IntConv ic = int_conv_from(from);

@@ -187,6 +187,9 @@ void load_region(double* dst, const Dims4& dn, const std::uint8_t* buf, const Gl
 void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, DType from,
                   const Dims4& sn, std::vector<double>& row);
 
+// Reads the element at element offset `off` of `buf`, of dtype `from`, as a double.
+double load_elem(const std::uint8_t* buf, DType from, std::int64_t off);
+
 // Stores n values of dtype `from` at elements off, off + stride, ... of `buf`, converted to
 // dtype `to`.
 void store_row(std::uint8_t* buf, DType to, std::int64_t off, std::int64_t stride,

@@ -109,7 +109,7 @@ class Executor {
   std::string tile_desc(std::int32_t k) const {
     const LocalTile& t = p_.locals[std::size_t(k)];
     return "local " + std::to_string(k) + " " + shape_str(t.shape, t.rank) + " " +
-           std::string(sim::to_string(t.dtype));
+           std::string(model::to_string(t.dtype));
   }
 
   TileRef tile(std::int32_t k, const char* role) const {
@@ -144,7 +144,7 @@ class Executor {
   std::string region_desc(const GlobalRegion& r) const {
     return "region of buffer " + std::to_string(r.buffer) + " at element " +
            std::to_string(r.offset_elems) + ", shape " + shape_str(r.shape, r.rank) + ", strides " +
-           shape_str(r.stride, r.rank) + ", " + std::string(sim::to_string(r.dtype));
+           shape_str(r.stride, r.rank) + ", " + std::string(model::to_string(r.dtype));
   }
 
   // The buffer a region lives in, after checking every element it touches is inside it;
@@ -169,11 +169,11 @@ class Executor {
     if (lo < 0 || hi >= __int128(elems)) {
       std::string decl;
       if (r.buffer < mem_.dtype.size()) {
-        decl = " (declared " + std::string(sim::to_string(mem_.dtype[r.buffer])) + ")";
+        decl = " (declared " + std::string(model::to_string(mem_.dtype[r.buffer])) + ")";
       }
       fail(region_desc(r) + " touches elements " + std::to_string(std::int64_t(lo)) + ".." +
            std::to_string(std::int64_t(hi)) + " but buffer " + std::to_string(r.buffer) + decl +
-           " holds " + std::to_string(elems) + " " + std::string(sim::to_string(r.dtype)) +
+           " holds " + std::to_string(elems) + " " + std::string(model::to_string(r.dtype)) +
            " elements");
     }
     if (mem_.base[r.buffer] == nullptr) fail(region_desc(r) + ": buffer has no memory");
@@ -235,6 +235,7 @@ class Executor {
         case TileExec::kGather: return gather(in);
         case TileExec::kScatter: return scatter(in);
         case TileExec::kScatterRows: return scatter_rows(in);
+        case TileExec::kGatherElems: return gather_elems(in);
         case TileExec::kSort: return sort(in);
       }
     }
@@ -348,7 +349,7 @@ class Executor {
     same_shape(in.dst, in.src[0], "dst", "src0");
     const DType to = d.t->dtype;
     if (to != DType::kBool && !is_float(to) && in.cast_mode == CastMode::kOdd) {
-      fail("cast_mode odd rounds to a floating dtype, not to " + std::string(sim::to_string(to)));
+      fail("cast_mode odd rounds to a floating dtype, not to " + std::string(model::to_string(to)));
     }
     cast_values(s.data, d.data, d.n, s.t->dtype, to, in.cast_mode, in.saturate != 0);
     done(in.dst);
@@ -694,6 +695,30 @@ class Executor {
       }
       store_row(buf, r.dtype, off, r.stride[r.rank - 1], s.data + i * cols, cols, s.t->dtype);
     }
+  }
+
+  void gather_elems(const TileInstr& in) {
+    const TileRef d = tile(in.dst, "dst");
+    const TileRef ix = read_tile(in.src[1], "src1");
+    if (is_float(ix.t->dtype)) fail("src1 " + tile_desc(in.src[1]) + " must be an index tile");
+    if (ix.n != d.n) {
+      fail("src1 " + tile_desc(in.src[1]) + " has " + std::to_string(ix.n) +
+           " element numbers for the " + std::to_string(d.n) + " elements of dst " +
+           tile_desc(in.dst));
+    }
+    const GlobalRegion& r = in.region;
+    const std::uint8_t* buf = region_buffer(r);
+    const std::int64_t total = numel(r.shape, r.rank);
+    for (std::int64_t i = 0; i < d.n; ++i) {
+      std::int64_t e = checked_index(ix.data[i], buf ? total : 0, "load element");
+      std::int64_t off = r.offset_elems;
+      for (int k = r.rank - 1; k >= 0; --k) {
+        off += (e % r.shape[k]) * r.stride[k];
+        e /= r.shape[k];
+      }
+      d.data[i] = round_value(load_elem(buf, r.dtype, off), d.t->dtype, int_conv_from(r.dtype));
+    }
+    done(in.dst);
   }
 
   const TaskProgram& p_;

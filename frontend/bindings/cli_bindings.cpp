@@ -45,7 +45,7 @@ void bind_cli(py::module_& m) {
             const InPython running;
             bridge().attr("load_policy_modules")(files);
           } catch (const py::error_already_set& e) {
-            if (e.matches(PyExc_KeyboardInterrupt) && interrupt_signal() != 0) {
+            if (e.matches(PyExc_KeyboardInterrupt) && common::interrupt_signal() != 0) {
               throw Interrupted("interrupted while loading --policy-module " + files.front());
             }
             throw cli::UsageError(describe(e));
@@ -72,7 +72,7 @@ void bind_cli(py::module_& m) {
         // Only a process that is the CLI (python -m pypto._cli) takes over Ctrl-C and SIGTERM;
         // elsewhere they stay Python's, seen when the command ends.
         if (install_signal_handlers) {
-          install_interrupt_handlers("pypto-sim");
+          common::install_interrupt_handlers("pypto-sim");
           forward_signals_to_python();
         }
         int code = 0;
@@ -84,7 +84,7 @@ void bind_cli(py::module_& m) {
         }
         // A signal handed to Python that no Python code saw (it left just then) must not
         // raise later, after the command's own line.
-        if (interrupt_signal() != 0 && PyErr_CheckSignals() != 0) PyErr_Clear();
+        if (common::interrupt_signal() != 0 && PyErr_CheckSignals() != 0) PyErr_Clear();
         return code;
       },
       py::arg("argv"), py::arg("install_signal_handlers") = false,

@@ -60,7 +60,7 @@ compiler::DType dtype_of(const py::handle& tensor) {
   const std::string s = py::str(tensor.attr("dtype"));  // "torch.float16"
   const std::string name = s.rfind("torch.", 0) == 0 ? s.substr(6) : s;
   compiler::DType d;
-  if (!sim::parse_dtype(name, &d)) {
+  if (!model::parse_dtype(name, &d)) {
     throw ConfigError("tensors of dtype " + s +
                       " are not supported in SIM (float32, float16, bfloat16, int8, int16, "
                       "int32, int64, bool)");
@@ -194,16 +194,16 @@ py::list runtime_option_schema() {
 }
 
 // The chip a SIM run models: $PYPTO_SIM_CHIP (a preset name or a YAML file), else A2.
-const sim::ChipConfig& sim_chip() {
-  static std::map<std::string, sim::ChipConfig> cache;
+const model::ChipConfig& sim_chip() {
+  static std::map<std::string, model::ChipConfig> cache;
   const char* env = std::getenv("PYPTO_SIM_CHIP");
   const std::string key = env != nullptr && *env != '\0' ? env : "a2";
   auto it = cache.find(key);
   if (it == cache.end()) {
     const bool file = key.find('/') != std::string::npos || key.find(".yaml") != std::string::npos;
     it = cache
-             .emplace(key, file ? cfg::resolve_chip_config("", key, {})
-                                : cfg::resolve_chip_config(key, "", {}))
+             .emplace(key, file ? model::resolve_chip_config("", key, {})
+                                : model::resolve_chip_config(key, "", {}))
              .first;
   }
   return it->second;
@@ -270,8 +270,8 @@ bool python_interrupt_pending() {
 }
 
 struct PollPythonSignals {
-  PollPythonSignals() { set_interrupt_poll(python_interrupt_pending); }
-  ~PollPythonSignals() { set_interrupt_poll(nullptr); }
+  PollPythonSignals() { common::set_interrupt_poll(python_interrupt_pending); }
+  ~PollPythonSignals() { common::set_interrupt_poll(nullptr); }
   PollPythonSignals(const PollPythonSignals&) = delete;
   PollPythonSignals& operator=(const PollPythonSignals&) = delete;
 };
@@ -379,7 +379,7 @@ py::dict run_device(const KernelHandle& h, const py::list& tensors, const py::di
   const compiler::LaunchOptions lo = launch_options(options);
   const std::vector<compiler::LaunchTensor> args = launch_tensors(tensors);
   const launch::Bindings b = launch_bindings(bindings);
-  const sim::ChipConfig& chip = sim_chip();
+  const model::ChipConfig& chip = sim_chip();
   launch::DeviceRun run;
   std::string stats;
   {
@@ -480,10 +480,10 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "check_yaml_file",
       [](const std::string& path, const std::string& what) {
-        (void)cfg::load_yaml_file(path, what.c_str());
+        (void)model::load_yaml_file(path, what.c_str());
       },
       py::arg("path"), py::arg("what"),
-      "Checks a YAML input by the project's one rule for YAML files (cfg::load_yaml_file: a "
+      "Checks a YAML input by the project's one rule for YAML files (model::load_yaml_file: a "
       "regular file of at most 1 MiB, UTF-8, one document, distinct keys); raises ValueError "
       "naming the file and line.");
   m.def("sim_failures", &launch::take_unobserved_sim_failures,
@@ -508,7 +508,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("l2_warm", &launch::l2_warm_across_calls);
   m.def("reset_l2", &launch::reset_l2, "Forgets the kept L2 contents: the next call is cold.");
   m.def(
-      "chips", [] { return cfg::list_chip_presets(); }, "The chip presets (configs/*.yaml).");
+      "chips", [] { return model::list_chip_presets(); }, "The chip presets (configs/*.yaml).");
   m.def("policies", [] {
     std::vector<std::string> names;
     for (const auto& e : sched::Registry::global().list()) names.push_back(e.name);

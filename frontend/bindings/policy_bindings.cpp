@@ -43,18 +43,19 @@ void forward_signal_to_python(int /*signum*/) {
   if (g_in_python.load() > 0) PyErr_SetInterruptEx(SIGINT);
 }
 
-using sched::CoreId;
-using sched::CoreType;
-using sched::DeviceTaskId;
+using common::CoreId;
+using common::CoreType;
+using common::DeviceTaskId;
+using common::interrupt_signal;
+using common::TaskId;
+using common::ThreadId;
+using common::TimePs;
 using sched::MachineView;
 using sched::Policy;
 using sched::PublishPoint;
 using sched::StagedPick;
-using sched::TaskId;
 using sched::TaskListView;
 using sched::ThreadContext;
-using sched::ThreadId;
-using sched::TimePs;
 
 // Adds "in policy hook NAME of CLASS" to the Python exception in flight (PEP 678 notes). A
 // KeyboardInterrupt that the CLI's own signal handlers asked for (InPython) is the run's
@@ -438,13 +439,13 @@ py::object run_point(const std::string& path, const std::string& prof, const std
   std::string json;
   {
     py::gil_scoped_release nogil;
-    const sim::ChipConfig chip = cfg::resolve_chip_config(chip_name, config, sets);
+    const model::ChipConfig chip = model::resolve_chip_config(chip_name, config, sets);
     if (!check_only) {
       trace::LoadOptions lo;
       lo.prof_path = prof;
       lo.runtime = rt;
       const trace::LoadedTrace trace = trace::load_trace(path, lo, chip);
-      if (trace.recorded_cores) cfg::check_recorded_cores(chip, *trace.recorded_cores);
+      if (trace.recorded_cores) model::check_recorded_cores(chip, *trace.recorded_cores);
       sim::SimOptions so;
       so.runtime = rt;
       so.record_timeline = so.record_aicpu_events = !out_dir.empty();
@@ -509,7 +510,7 @@ sched::ParamText policy_param_text(const std::string& policy, const py::dict& pa
 InPython::InPython() { ++g_in_python; }
 InPython::~InPython() { --g_in_python; }
 
-void forward_signals_to_python() { set_signal_forwarder(forward_signal_to_python); }
+void forward_signals_to_python() { common::set_signal_forwarder(forward_signal_to_python); }
 
 bool is_python_policy(const std::string& name) { return python_policies().count(name) != 0; }
 
@@ -526,9 +527,9 @@ void bind_policies(py::module_& m) {
   py::enum_<PublishPoint>(m, "PublishPoint")
       .value("STAGED", PublishPoint::kStaged)
       .value("ROUND_END", PublishPoint::kRoundEnd);
-  m.attr("NO_CORE") = sched::kNoCore;
+  m.attr("NO_CORE") = common::kNoCore;
   m.attr("NO_THREAD") = sched::kNoThread;
-  m.attr("NO_TASK") = sched::kNoTask;
+  m.attr("NO_TASK") = common::kNoTask;
 
   py::class_<TaskListView>(m, "TaskList", "A read-only list of task ids, [0] the oldest.")
       .def("__len__", &TaskListView::size)

@@ -24,7 +24,7 @@ classes), ``_backend`` (compile/run seam), ``backends`` (explicit backend select
 """
 
 from . import error, ir
-from ._dtypes import DataType
+from ._dtypes import DataType, bytes_of
 from ._enums import (CastMode, CompStage, PrecisionType, RunMode, SaturationMode, StatusType,
                      TileOpFormat)
 from ._errors import (PyptoError, PyptoIndexError, PyptoKeyError, PyptoNotImplementedError,
@@ -60,7 +60,7 @@ STATIC = StatusType.STATIC
 __version__ = "0.1.0"
 
 __all__ = [
-    "ir", "frontend", "jit", "DataType", "RunMode", "TileOpFormat", "StatusType", "CastMode",
+    "ir", "frontend", "jit", "DataType", "bytes_of", "RunMode", "TileOpFormat", "StatusType", "CastMode",
     "SaturationMode", "PrecisionType", "CompStage", "DYNAMIC", "DYN", "STATIC", "Tensor",
     "TensorAnnotation", "tensor", "from_torch", "SymbolicScalar", "symbolic_scalar", "PyptoError", "PyptoTypeError",
     "PyptoValueError", "PyptoRuntimeError", "PyptoNotImplementedError", "PyptoKeyError",

@@ -93,9 +93,6 @@ UNSUPPORTED: Dict[str, str] = {
               "documented, so SIM could not reproduce its numbers",
     **{n: "MX-quantized ops (950 only) need the FP8/FP8E8M0 element types, which pypto-sim "
           "does not compute with" for n in ("quant_mx", "scaled_mm")},
-    **{"experimental." + n: "PyPTO's experimental ops are not implemented (the operation "
-                            "options of pypto.experimental are)"
-       for n in ("gather_in_l1", "gather_in_ub", "load", "transposed_batchmatmul")},
     # configuration
     **{n: _GLOBAL_OPTS for n in (
         "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
@@ -109,12 +106,11 @@ UNSUPPORTED: Dict[str, str] = {
     **{n: _VERIFY for n in ("verify", "pass_verify_print", "pass_verify_save")},
     "platform": "no NPU platform query: the chip is chosen by PYPTO_SIM_CHIP "
                 "(pypto.sim.chips())",
-    "bytes_of": "not provided yet; use torch.tensor([], dtype=...).element_size()",
     # data types and enums
     **{n: _ENUM for n in (
         "CachePolicy", "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
         "OutType", "PowAlgorithm", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
-        "RsqrtAlgorithm", "ScatterMode", "SqrtAlgorithm", "TopKAlgo")},
+        "RsqrtAlgorithm", "SqrtAlgorithm")},
     # SymbolicScalar
     **{"SymbolicScalar." + n: "SymbolicScalar introspection is not provided yet"
        for n in ("as_variable",)},

@@ -81,6 +81,20 @@ _FP4 = frozenset(
 _UINT8_STORAGE = _FP4 | {DataType.DT_HF8}
 
 
+def bytes_of(dtype: DataType) -> int:
+    """Bytes of one element of ``dtype`` (PyPTO's ``pypto.bytes_of``): 4 for DT_FP32, 2 for
+    DT_FP16, 1 for the 8-bit types and for the packed 4-bit ones, 0 for DT_BOTTOM.
+
+    Example: ``n_tile = l0b_bytes // pypto.bytes_of(pypto.DT_FP32) // k_tile``.
+    """
+    if not isinstance(dtype, DataType):
+        from ._errors import PyptoTypeError
+
+        raise PyptoTypeError(f"pypto.bytes_of: expects a pypto.DataType, got {dtype!r}")
+    bits = dtype.bits
+    return bits // 8 if bits >= 8 else (1 if bits else 0)
+
+
 def _torch_pairs():
     # torch 1.13 lacks uint16/32/64 and the float8 types; newer torch has them.
     names = [

@@ -15,6 +15,8 @@ __all__ = [
     "CompStage",
     "ReLuType",
     "TransMode",
+    "TopKAlgo",
+    "ScatterMode",
 ]
 
 
@@ -126,3 +128,21 @@ class TransMode(enum.Enum):
     CAST_NONE = 0
     CAST_RINT = 1
     CAST_ROUND = 2
+
+
+class TopKAlgo(enum.Enum):
+    """``pypto.topk(..., algo=...)``: PyPTO's top-k algorithm, a merge sort (the default) or a
+    radix select (PyPTO offers it on the 950 only). Both select the same values and indices;
+    SIM sorts stably either way."""
+
+    MERGE_SORT = 0
+    RADIX_SELECT = 1
+
+
+class ScatterMode(enum.Enum):
+    """The reduce mode of ``pypto.scatter``/``scatter_``, as an enum: ``reduce=`` also takes it
+    (NONE is None, ADD is 'add', MULTIPLY is 'multiply')."""
+
+    NONE = 0
+    ADD = 1
+    MULTIPLY = 2

@@ -8,7 +8,7 @@
 
 #include "pypto/common/errors.h"
 
-namespace pypto::sim {
+namespace pypto::model {
 namespace {
 
 constexpr double kPsPerUs = 1e6;  // a clock of f MHz has a period of 1e6 / f ps
@@ -25,24 +25,24 @@ constexpr const char* kLimitText = "the model's time limit of 2^62 ps (about 53 
 // Rounds to the nearest picosecond. A validated config stays far below the limit unless a
 // clock is set absurdly slow (a zero clock, from a config that skipped validate(), would
 // give infinity).
-sched::TimePs to_ps(double ps, const char* key) {
-  if (!(ps >= 0 && ps < static_cast<double>(sched::kTimeLimitPs))) {
+common::TimePs to_ps(double ps, const char* key) {
+  if (!(ps >= 0 && ps < static_cast<double>(common::kTimeLimitPs))) {
     throw ConfigError(std::string(key) + ": " + compact(ps) + " ps does not fit " + kLimitText);
   }
-  return static_cast<sched::TimePs>(std::llround(ps));
+  return static_cast<common::TimePs>(std::llround(ps));
 }
 
 // `cycles` of a `mhz` clock in ps. Too long is the clock's fault: the cycle counts have
 // small ranges, so the message blames the clock and names the count it was applied to.
-sched::TimePs cycles_to_ps(std::uint32_t cycles, double mhz, const char* clock_key,
-                           const char* key) {
+common::TimePs cycles_to_ps(std::uint32_t cycles, double mhz, const char* clock_key,
+                            const char* key) {
   const double ps = cycles * kPsPerUs / mhz;
-  if (!(ps >= 0 && ps < static_cast<double>(sched::kTimeLimitPs))) {
+  if (!(ps >= 0 && ps < static_cast<double>(common::kTimeLimitPs))) {
     throw ConfigError(std::string(clock_key) + " = " + compact(mhz) + " MHz is too slow: " + key +
                       " (" + std::to_string(cycles) + " cycles) would last " + compact(ps) +
                       " ps, past " + kLimitText + "; raise " + clock_key);
   }
-  return static_cast<sched::TimePs>(std::llround(ps));
+  return static_cast<common::TimePs>(std::llround(ps));
 }
 
 }  // namespace
@@ -91,4 +91,4 @@ DerivedTiming derive(const ChipConfig& c) {
   return d;
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::model

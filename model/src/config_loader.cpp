@@ -23,10 +23,9 @@
 #include "pypto/common/errors.h"
 #include "reader.h"
 
-namespace pypto::cfg {
+namespace pypto::model {
 namespace {
 
-using sim::ChipConfig;
 namespace fs = std::filesystem;
 
 // ---------------------------------------------------------------------------------------
@@ -225,6 +224,15 @@ void for_each_field(Visit&& v) {
     &C::cost, &Cost::vec_bytes_per_cycle);
   v(num("cost", "vec_start_latency_cycles", "cycles", 0, kMaxCycles, "vector op start latency"),
     &C::cost, &Cost::vec_start_latency_cycles);
+  v(num("cost", "mte_granule_bytes", "B", 1, 1u << 20,
+        "GM moves in aligned blocks of this size; a transfer pays every block it touches"),
+    &C::cost, &Cost::mte_granule_bytes);
+  v(num("cost", "l1_to_l0a_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle,
+        "MTE1 rate moving a cube's left operand from L1 to L0A"),
+    &C::cost, &Cost::l1_to_l0a_bytes_per_cycle);
+  v(num("cost", "l1_to_l0b_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle,
+        "MTE1 rate moving a cube's right operand from L1 to L0B"),
+    &C::cost, &Cost::l1_to_l0b_bytes_per_cycle);
   v(num("cost", "cube_fixed_cycles", "cycles", 0, kMaxCycles,
         "fixed part of an mmad tile (pipeline start and drain)"),
     &C::cost, &Cost::cube_fixed_cycles);
@@ -736,7 +744,7 @@ void apply_override_impl(ChipConfig& c, const std::string& assignment, Origins* 
   });
   if (found) return;
   std::string msg = where + ": unknown key '" + key + "'";
-  if (const auto near = closest_match(key, all_keys())) {
+  if (const auto near = common::closest_match(key, all_keys())) {
     msg += "; did you mean '" + *near + "'?";
   } else {
     msg += " (pypto-sim config --describe lists every key)";
@@ -848,7 +856,7 @@ void Reader::finish() const {
     std::string msg = "unknown key '" + e.key + "' " +
                       (path_.empty() ? std::string("at the top level") : "in " + path_) + " (" +
                       location(file_, e.key_mark) + ")";
-    if (const auto near = closest_match(e.key, known_)) {
+    if (const auto near = common::closest_match(e.key, known_)) {
       msg += "; did you mean '" + *near + "'?";
     } else if (!known_.empty()) {
       msg += "; known keys:";
@@ -911,14 +919,14 @@ YAML::Node load_yaml_file(const std::string& path, const char* what) {
   return root;
 }
 
-sim::ChipConfig load_chip_config_text(const std::string& text, const std::string& file_name) {
+ChipConfig load_chip_config_text(const std::string& text, const std::string& file_name) {
   Origins origins;
   ChipConfig c = load_text(text, file_name, Mode::kUser, origins);
   throw_if_invalid(c, origins, file_name);
   return c;
 }
 
-sim::ChipConfig load_chip_config_file(const std::string& path) {
+ChipConfig load_chip_config_file(const std::string& path) {
   return load_chip_config_text(read_file(path, "config file"), path);
 }
 
@@ -950,7 +958,7 @@ std::vector<std::string> list_chip_presets() {
   return names;
 }
 
-sim::ChipConfig load_chip_preset(const std::string& name) {
+ChipConfig load_chip_preset(const std::string& name) {
   const auto names = list_chip_presets();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     // Where the presets were looked for, when that is the user's choice or holds none: a
@@ -965,7 +973,8 @@ sim::ChipConfig load_chip_preset(const std::string& name) {
                         "project's configs/ folder");
     }
     std::string msg = "unknown chip '" + name + "'";
-    if (const auto near = closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
+    if (const auto near = common::closest_match(name, names))
+      msg += "; did you mean '" + *near + "'?";
     msg += " Known chips";
     if (env != nullptr && *env != '\0') msg += from;
     msg += ":";
@@ -983,12 +992,12 @@ sim::ChipConfig load_chip_preset(const std::string& name) {
   return c;
 }
 
-void apply_override(sim::ChipConfig& c, const std::string& assignment) {
+void apply_override(ChipConfig& c, const std::string& assignment) {
   apply_override_impl(c, assignment, nullptr);
 }
 
-sim::ChipConfig resolve_chip_config(const std::string& chip, const std::string& config_file,
-                                    const std::vector<std::string>& overrides) {
+ChipConfig resolve_chip_config(const std::string& chip, const std::string& config_file,
+                               const std::vector<std::string>& overrides) {
   if (!chip.empty() && !config_file.empty()) {
     throw ConfigError(
         "use either --chip or --config, not both (a config file can start from a "
@@ -1009,9 +1018,9 @@ sim::ChipConfig resolve_chip_config(const std::string& chip, const std::string& 
   return c;
 }
 
-void validate(const sim::ChipConfig& c) { throw_if_invalid(c, {}, ""); }
+void validate(const ChipConfig& c) { throw_if_invalid(c, {}, ""); }
 
-std::string to_yaml(const sim::ChipConfig& c) {
+std::string to_yaml(const ChipConfig& c) {
   YAML::Emitter out;
   out << YAML::Comment("pypto-sim chip config; keys and ranges: pypto-sim config --describe")
       << YAML::Newline;
@@ -1068,7 +1077,7 @@ std::string describe() {
 
 std::vector<std::string> chip_config_keys() { return all_keys(); }
 
-bool recording_fits(const sim::ChipConfig& c, const sim::RecordedCores& r) {
+bool recording_fits(const ChipConfig& c, const RecordedCores& r) {
   const std::uint64_t aic = c.cores.aic;
   const std::uint64_t aiv = aic * c.cores.aiv_per_aic;
   if (r.any_aic && r.max_aic_block >= aic) return false;
@@ -1076,7 +1085,7 @@ bool recording_fits(const sim::ChipConfig& c, const sim::RecordedCores& r) {
   return true;
 }
 
-std::vector<std::string> fitting_chip_presets(const sim::RecordedCores& r) {
+std::vector<std::string> fitting_chip_presets(const RecordedCores& r) {
   std::vector<std::pair<std::uint32_t, std::string>> fits;
   for (const auto& name : list_chip_presets()) {
     const ChipConfig c = load_chip_preset(name);
@@ -1093,7 +1102,7 @@ std::vector<std::string> fitting_chip_presets(const sim::RecordedCores& r) {
 namespace {
 
 // "20 AIC and at least 40 AIV (AIC blockIdx up to 19, AIV blockIdx 20-59)"
-std::string describe_recorded_cores(const sim::RecordedCores& r) {
+std::string describe_recorded_cores(const RecordedCores& r) {
   // The AIC count lies in [lo, hi]: above every AIC blockIdx, at most the first AIV blockIdx.
   const std::uint64_t lo = r.any_aic ? std::uint64_t{r.max_aic_block} + 1 : 1;
   const std::uint64_t hi = r.any_aiv ? r.min_aiv_block : std::uint64_t{128};
@@ -1117,7 +1126,7 @@ std::string describe_recorded_cores(const sim::RecordedCores& r) {
 
 }  // namespace
 
-void check_recorded_cores(const sim::ChipConfig& c, const sim::RecordedCores& r) {
+void check_recorded_cores(const ChipConfig& c, const RecordedCores& r) {
   if (recording_fits(c, r)) return;
   std::string msg = "the recording ran on " + describe_recorded_cores(r) + ", but chip " +
                     c.chip.name + " has " + std::to_string(c.cores.aic) + " AIC and " +
@@ -1135,7 +1144,7 @@ void check_recorded_cores(const sim::ChipConfig& c, const sim::RecordedCores& r)
   throw ConfigError(msg);
 }
 
-std::optional<double> numeric_value(const sim::ChipConfig& c, const std::string& key) {
+std::optional<double> numeric_value(const ChipConfig& c, const std::string& key) {
   std::optional<double> value;
   for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
     using T = std::decay_t<decltype((c.*sec).*mem)>;
@@ -1146,7 +1155,7 @@ std::optional<double> numeric_value(const sim::ChipConfig& c, const std::string&
   return value;
 }
 
-std::optional<std::string> first_difference(const sim::ChipConfig& a, const sim::ChipConfig& b) {
+std::optional<std::string> first_difference(const ChipConfig& a, const ChipConfig& b) {
   std::optional<std::string> diff;
   for_each_field([&](const FieldSpec& f, auto sec, auto mem) {
     if (!diff && !((a.*sec).*mem == (b.*sec).*mem)) diff = dotted_key(f);
@@ -1154,4 +1163,4 @@ std::optional<std::string> first_difference(const sim::ChipConfig& a, const sim:
   return diff;
 }
 
-}  // namespace pypto::cfg
+}  // namespace pypto::model

@@ -8,7 +8,7 @@
 
 #include "pypto/common/errors.h"
 
-namespace pypto::sim {
+namespace pypto::model {
 
 namespace {
 
@@ -294,4 +294,4 @@ std::uint32_t tile_op_cycles(const TileOp& op, const ChipConfig& chip) {
   return 0;
 }
 
-}  // namespace pypto::sim
+}  // namespace pypto::model

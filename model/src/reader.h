@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace pypto::cfg {
+namespace pypto::model {
 
 // Binds the keys of one YAML map to struct fields and rejects keys nobody asked for.
 // Typical use: construct, read() each field, section() for nested maps, then finish().
@@ -79,4 +79,4 @@ class Reader {
   YAML::Mark mark_;
 };
 
-}  // namespace pypto::cfg
+}  // namespace pypto::model

@@ -192,7 +192,8 @@ const Registry::Entry& Registry::find(const std::string& name) const {
   }
   std::string msg = "unknown policy '" + name + "'; known policies:";
   for (const auto& n : names) msg += " " + n;
-  if (const auto guess = closest_match(name, names)) msg += "; did you mean '" + *guess + "'?";
+  if (const auto guess = common::closest_match(name, names))
+    msg += "; did you mean '" + *guess + "'?";
   throw ConfigError(msg);
 }
 
@@ -214,7 +215,8 @@ PolicyParams Registry::resolve(const std::string& name, const ParamText& params)
         names.push_back(p.name);
         list += (list.empty() ? "" : ", ") + p.name;
       }
-      if (const auto guess = closest_match(key, names)) msg += "; did you mean '" + *guess + "'?";
+      if (const auto guess = common::closest_match(key, names))
+        msg += "; did you mean '" + *guess + "'?";
       throw ConfigError(msg + " (parameters: " + list + ")");
     }
     double v = 0;

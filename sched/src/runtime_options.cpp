@@ -75,7 +75,7 @@ const OptionSpec& find_runtime_option(std::string_view name) {
     list += (list.empty() ? "" : ", ") + std::string(s.name);
   }
   std::string msg = "runtime: unknown option '" + std::string(name) + "'";
-  if (const auto guess = closest_match(std::string(name), names)) {
+  if (const auto guess = common::closest_match(std::string(name), names)) {
     msg += "; did you mean '" + *guess + "'?";
   }
   throw ConfigError(msg + " (options: " + list + ")");

@@ -9,8 +9,9 @@
 namespace pypto::sched {
 namespace {
 
-constexpr int idx(CoreType ct) { return static_cast<int>(ct); }
-constexpr CoreType kTypes[kNumDispatchTypes] = {CoreType::kAic, CoreType::kAiv};
+constexpr int idx(common::CoreType ct) { return static_cast<int>(ct); }
+constexpr common::CoreType kTypes[common::kNumDispatchTypes] = {common::CoreType::kAic,
+                                                                common::CoreType::kAiv};
 
 // A hook's answer outside its contract is the policy's fault, not the model's: a PolicyError
 // naming the hook, the answer and what it may answer.
@@ -26,23 +27,24 @@ std::string index_into(std::size_t n, const char* what) {
 }
 
 struct Core {
-  TaskId running = kNoTask;
-  TaskId pending = kNoTask;
-  ThreadId owner = 0;
-  CoreType type = CoreType::kAic;
+  common::TaskId running = common::kNoTask;
+  common::TaskId pending = common::kNoTask;
+  common::ThreadId owner = 0;
+  common::CoreType type = common::CoreType::kAic;
 };
 
 // One admitted device task.
 struct Ctx {
-  DeviceTaskId dt = 0;
+  common::DeviceTaskId dt = 0;
   bool parallel = false;
-  std::vector<TaskId> queue[kNumDispatchTypes];  // shared ready queues, [head, size)
-  std::size_t head[kNumDispatchTypes] = {0, 0};
-  std::uint32_t unsent[kNumDispatchTypes] = {0, 0};
+  std::vector<common::TaskId>
+      queue[common::kNumDispatchTypes];  // shared ready queues, [head, size)
+  std::size_t head[common::kNumDispatchTypes] = {0, 0};
+  std::uint32_t unsent[common::kNumDispatchTypes] = {0, 0};
   std::uint64_t sent = 0, total = 0, completed = 0;
   std::vector<std::uint8_t> arrived;  // per thread, serial device tasks
   std::uint32_t arrived_count = 0;
-  TimePs barrier_ps = 0;                  // latest arrival
+  common::TimePs barrier_ps = 0;          // latest arrival
   std::vector<std::uint8_t> first_taken;  // [thread * 2 + type]: first batch taken
 
   std::size_t queued(int ct) const { return queue[ct].size() - head[ct]; }
@@ -72,15 +74,16 @@ struct RoundState {
 };
 
 struct Thread {
-  CoreId begin[kNumDispatchTypes] = {0, 0};
-  CoreId end[kNumDispatchTypes] = {0, 0};
-  std::vector<CoreId> run_ready[kNumDispatchTypes];  // fully idle; back = most recently freed
-  std::vector<TaskId> staging[kNumDispatchTypes];
+  common::CoreId begin[common::kNumDispatchTypes] = {0, 0};
+  common::CoreId end[common::kNumDispatchTypes] = {0, 0};
+  std::vector<common::CoreId>
+      run_ready[common::kNumDispatchTypes];  // fully idle; back = most recently freed
+  std::vector<common::TaskId> staging[common::kNumDispatchTypes];
   std::uint32_t in_flight_cores = 0;
-  bool idle_flag[kNumDispatchTypes] = {true, true};
+  bool idle_flag[common::kNumDispatchTypes] = {true, true};
   ThreadStats stats;
-  std::vector<TaskId> polled;
-  std::vector<std::pair<TaskId, CoreId>> finished;
+  std::vector<common::TaskId> polled;
+  std::vector<std::pair<common::TaskId, common::CoreId>> finished;
   RoundState rs;
   RoundResult* round = nullptr;  // result of the piece of this thread's round in progress
 };
@@ -105,14 +108,14 @@ struct Scheduler::Impl {
 
   std::uint32_t cores_of(int ct) const { return ct == 0 ? shape.aic : shape.aiv; }
 
-  Ctx& ctx_of_task(TaskId t) {
-    const DeviceTaskId dt = graph.device_task[t];
+  Ctx& ctx_of_task(common::TaskId t) {
+    const common::DeviceTaskId dt = graph.device_task[t];
     for (auto& c : ctxs) {
       if (c.dt == dt) return c;
     }
     throw ModelError("task " + std::to_string(t) + " belongs to a device task not admitted");
   }
-  const Ctx* find_ctx(DeviceTaskId dt) const {
+  const Ctx* find_ctx(common::DeviceTaskId dt) const {
     for (const auto& c : ctxs) {
       if (c.dt == dt) return &c;
     }
@@ -121,9 +124,9 @@ struct Scheduler::Impl {
 
   // Flags no thread publishes keep their initial "idle" value, as on the device. The
   // scan's cost is the policy's to charge (it decides to scan).
-  bool other_thread_idle(ThreadId t, int ct) const {
+  bool other_thread_idle(common::ThreadId t, int ct) const {
     if (shape.threads <= 1) return false;
-    for (ThreadId o = 0; o < shape.threads; ++o) {
+    for (common::ThreadId o = 0; o < shape.threads; ++o) {
       if (o != t && threads[o].idle_flag[ct]) return true;
     }
     return false;
@@ -132,7 +135,8 @@ struct Scheduler::Impl {
   // ---- sending -------------------------------------------------------------------------
   // `hook` chose core c for task: c must be a core of thread t of the task's type with a free
   // slot.
-  void check_core(const char* hook, ThreadId t, TaskId task, CoreId c) const {
+  void check_core(const char* hook, common::ThreadId t, common::TaskId task,
+                  common::CoreId c) const {
     const int want = idx(graph.core_type[task]);
     const Thread& th = threads[t];
     const std::string type(to_string(graph.core_type[task]));
@@ -140,21 +144,21 @@ struct Scheduler::Impl {
                                  " cores (ids " + std::to_string(th.begin[want]) + " to " +
                                  std::to_string(th.end[want] - 1) +
                                  ") with a free slot, for task " + std::to_string(task);
-    const std::string answer = c == kNoCore ? "NO_CORE" : "core " + std::to_string(c);
+    const std::string answer = c == common::kNoCore ? "NO_CORE" : "core " + std::to_string(c);
     if (c >= cores.size() || cores[c].owner != t || idx(cores[c].type) != want) {
       bad_answer(hook, answer, expected);
     }
-    if (cores[c].running != kNoTask && cores[c].pending != kNoTask) {
+    if (cores[c].running != common::kNoTask && cores[c].pending != common::kNoTask) {
       bad_answer(hook, answer + " (its running and pending slots are both taken)", expected);
     }
   }
 
-  void send(ThreadId t, TaskId task, CoreId c, Hal& hal, const char* hook) {
+  void send(common::ThreadId t, common::TaskId task, common::CoreId c, Hal& hal, const char* hook) {
     check_core(hook, t, task, c);
     Core& co = cores[c];
     Thread& th = threads[t];
     const int ct = idx(co.type);
-    if (co.running == kNoTask) {
+    if (co.running == common::kNoTask) {
       co.running = task;
       auto& rr = th.run_ready[ct];
       auto it = std::find(rr.rbegin(), rr.rend(), c);
@@ -177,16 +181,16 @@ struct Scheduler::Impl {
     }
   }
 
-  std::uint32_t free_pending_count(ThreadId t, int ct) const {
+  std::uint32_t free_pending_count(common::ThreadId t, int ct) const {
     const Thread& th = threads[t];
     std::uint32_t n = 0;
-    for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
-      n += (cores[c].running != kNoTask && cores[c].pending == kNoTask) ? 1 : 0;
+    for (common::CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+      n += (cores[c].running != common::kNoTask && cores[c].pending == common::kNoTask) ? 1 : 0;
     }
     return n;
   }
 
-  void push_shared(ThreadId t, Ctx& x, int ct, TaskId task) {
+  void push_shared(common::ThreadId t, Ctx& x, int ct, common::TaskId task) {
     x.queue[ct].push_back(task);
     if (threads[t].round != nullptr) threads[t].round->pushed_shared[ct] = true;
   }
@@ -194,12 +198,12 @@ struct Scheduler::Impl {
   // ---- staging buffer ------------------------------------------------------------------
   // Staged tasks go to the thread's cores in the policy's choice (flush_send, private);
   // the rest, oldest first, to the shared queue (spill, shared).
-  void flush_local(ThreadId t, int ct, Hal& hal) {
+  void flush_local(common::ThreadId t, int ct, Hal& hal) {
     flush_send(t, ct, hal);
     if (!threads[t].staging[ct].empty()) spill(t, ct, hal);
   }
 
-  void flush_send(ThreadId t, int ct, Hal& hal) {
+  void flush_send(common::ThreadId t, int ct, Hal& hal) {
     auto& st = threads[t].staging[ct];
     if (st.empty()) return;
     ThreadContext cx(view, t, hal);
@@ -210,7 +214,7 @@ struct Scheduler::Impl {
         bad_answer("pick_staged", "index " + std::to_string(p.index),
                    "None or " + index_into(st.size(), "the staged tasks"));
       }
-      const TaskId task = st[p.index];
+      const common::TaskId task = st[p.index];
       if (p.index + 1 == st.size()) {
         st.pop_back();
       } else {
@@ -222,9 +226,9 @@ struct Scheduler::Impl {
 
   // The push takes effect at the thread's clock when it starts; the lock and the
   // operation are charged after it.
-  void spill(ThreadId t, int ct, Hal& hal) {
+  void spill(common::ThreadId t, int ct, Hal& hal) {
     auto& st = threads[t].staging[ct];
-    for (TaskId task : st) push_shared(t, ctx_of_task(task), ct, task);
+    for (common::TaskId task : st) push_shared(t, ctx_of_task(task), ct, task);
     st.clear();
     hal.charge(t, AicpuOp::kQueueOp, 1);
   }
@@ -237,7 +241,7 @@ struct Scheduler::Impl {
   }
 
   // Whether thread t's round end may finish a device task or arrive at a barrier.
-  bool may_finish_any(ThreadId t) const {
+  bool may_finish_any(common::ThreadId t) const {
     const Thread& th = threads[t];
     for (const auto& x : ctxs) {
       if (x.parallel ? x.completed == x.total
@@ -249,14 +253,14 @@ struct Scheduler::Impl {
   }
 
   // ---- dependency resolution -----------------------------------------------------------
-  void push_ready(ThreadId t, TaskId s, CoreId producer, Hal& hal) {
+  void push_ready(common::ThreadId t, common::TaskId s, common::CoreId producer, Hal& hal) {
     const int ct = idx(graph.core_type[s]);
     Ctx& x = ctx_of_task(s);
     ThreadContext cx(view, t, hal);
     if ((events & kEventReady) != 0) policy.on_ready(cx, s);
     if (!x.parallel) {
-      const CoreId c = policy.direct_send(cx, s, producer);
-      if (c != kNoCore) {
+      const common::CoreId c = policy.direct_send(cx, s, producer);
+      if (c != common::kNoCore) {
         send(t, s, c, hal, "direct_send");
         return;
       }
@@ -269,22 +273,22 @@ struct Scheduler::Impl {
     }
   }
 
-  void resolve(ThreadId t, TaskId task, CoreId producer, Hal& hal) {
+  void resolve(common::ThreadId t, common::TaskId task, common::CoreId producer, Hal& hal) {
     const std::uint32_t b = graph.succ_first(task), e = graph.succ_last(task);
     if (b == e) return;
     hal.charge(t, AicpuOp::kResolveEdge, e - b);
     threads[t].stats.resolves += e - b;
     for (std::uint32_t i = b; i < e; ++i) {
-      const TaskId s = graph.succ[i];
+      const common::TaskId s = graph.succ[i];
       if (--pred[s] != 0) continue;
       switch (graph.core_type[s]) {
-        case CoreType::kHub: resolve(t, s, producer, hal); break;
-        case CoreType::kAicpu: {
+        case common::CoreType::kHub: resolve(t, s, producer, hal); break;
+        case common::CoreType::kAicpu: {
           hal.run_inline(t, s);
           Ctx& x = ctx_of_task(s);
           ++x.sent;
           ++x.completed;
-          resolve(t, s, kNoCore, hal);
+          resolve(t, s, common::kNoCore, hal);
           break;
         }
         default: push_ready(t, s, producer, hal);
@@ -295,9 +299,9 @@ struct Scheduler::Impl {
   // ---- shared-queue dispatch -----------------------------------------------------------
   // Takes tasks of type ct from the active device tasks' shared queues: device task, count,
   // entry and core are the policy's (pick_device_task, fill_quota, pick_shared, pick_core).
-  void dispatch_shared(ThreadId t, int ct, bool before_resolve, Hal& hal) {
+  void dispatch_shared(common::ThreadId t, int ct, bool before_resolve, Hal& hal) {
     ThreadContext cx(view, t, hal);
-    const CoreType type = kTypes[ct];
+    const common::CoreType type = kTypes[ct];
     std::uint32_t served = 0;  // bit i: ctxs[i] served in this call (ctxs.size() <= 8)
     for (;;) {
       std::size_t ci = ctxs.size();
@@ -337,7 +341,7 @@ struct Scheduler::Impl {
                        "slots), or 0 for none");
       }
       hal.charge(t, AicpuOp::kQueueOp, 1);
-      std::uint8_t& first = x.first_taken[t * kNumDispatchTypes + ct];
+      std::uint8_t& first = x.first_taken[t * common::kNumDispatchTypes + ct];
       const bool first_batch = first == 0;
       while (k > 0 && x.queued(ct) > 0) {
         auto& q = x.queue[ct];
@@ -348,7 +352,7 @@ struct Scheduler::Impl {
           bad_answer("pick_shared", std::to_string(pick),
                      index_into(x.queued(ct), "the shared queue"));
         }
-        TaskId task;
+        common::TaskId task;
         if (pick == 0) {
           task = q[x.head[ct]++];
         } else if (pick + 1 == x.queued(ct)) {
@@ -371,18 +375,18 @@ struct Scheduler::Impl {
   }
 
   // ---- stealing --------------------------------------------------------------------------
-  bool may_steal(ThreadId t, int ct) const {
+  bool may_steal(common::ThreadId t, int ct) const {
     return !threads[t].run_ready[ct].empty() && !any_queued(ct) &&
            policy.steal_victim(view, t, kTypes[ct]) != kNoThread;
   }
 
   // Fills thread t's idle cores of type ct from other threads' staging buffers, one locked
   // operation per task taken.
-  void steal(ThreadId t, int ct, Hal& hal) {
+  void steal(common::ThreadId t, int ct, Hal& hal) {
     ThreadContext cx(view, t, hal);
-    const CoreType type = kTypes[ct];
+    const common::CoreType type = kTypes[ct];
     while (!threads[t].run_ready[ct].empty()) {
-      const ThreadId v = policy.steal_victim(view, t, type);
+      const common::ThreadId v = policy.steal_victim(view, t, type);
       if (v == kNoThread) return;
       if (v >= threads.size() || v == t || threads[v].staging[ct].empty()) {
         bad_answer("steal_victim",
@@ -396,14 +400,14 @@ struct Scheduler::Impl {
         bad_answer("pick_stolen", std::to_string(i),
                    index_into(vs.size(), "the victim's staged tasks"));
       }
-      const TaskId task = vs[i];
+      const common::TaskId task = vs[i];
       vs.erase(vs.begin() + static_cast<std::ptrdiff_t>(i));
       hal.charge(t, AicpuOp::kQueueOp, 1);
       send(t, task, policy.pick_core(cx, type, task), hal, "pick_core");
     }
   }
 
-  std::vector<DeviceTaskId> candidates;  // dispatch_shared scratch
+  std::vector<common::DeviceTaskId> candidates;  // dispatch_shared scratch
   std::vector<std::size_t> candidate_ctx;
 };
 
@@ -422,7 +426,7 @@ Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& 
                       ") exceed the number of AICore clusters (" + std::to_string(clusters) + ")");
   }
   for (const auto& d : graph.device_tasks) {
-    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+    for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
       if (d.count[ct] > 0 && impl_->cores_of(ct) == 0) {
         throw ConfigError("device task seqNo " + std::to_string(d.seq_no) + " has " +
                           std::to_string(d.count[ct]) + " " + std::string(to_string(kTypes[ct])) +
@@ -434,7 +438,7 @@ Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& 
   const std::uint32_t per_aic = shape.aic > 0 ? shape.aiv / shape.aic : 0;
   impl_->cores.resize(shape.aic + shape.aiv);
   impl_->threads.resize(shape.threads);
-  for (ThreadId t = 0; t < shape.threads; ++t) {
+  for (common::ThreadId t = 0; t < shape.threads; ++t) {
     Thread& th = impl_->threads[t];
     // Equal blocks; the first (clusters mod threads) threads own one cluster more, as the
     // board does (20 clusters, 3 threads: {0-6}, {7-13}, {14-19}).
@@ -444,9 +448,9 @@ Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& 
     th.end[0] = c1;
     th.begin[1] = shape.aic + c0 * per_aic;
     th.end[1] = shape.aic + c1 * per_aic;
-    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+    for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
       // Reverse order: the first dispatch lands on the lowest core id.
-      for (CoreId c = th.end[ct]; c > th.begin[ct]; --c) {
+      for (common::CoreId c = th.end[ct]; c > th.begin[ct]; --c) {
         Core& co = impl_->cores[c - 1];
         co.owner = t;
         co.type = kTypes[ct];
@@ -459,7 +463,7 @@ Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& 
 
 Scheduler::~Scheduler() = default;
 
-bool Scheduler::admissible(DeviceTaskId dt) const {
+bool Scheduler::admissible(common::DeviceTaskId dt) const {
   const auto& ctxs = impl_->ctxs;
   if (ctxs.empty()) return true;
   const std::uint32_t g = graph_.device_tasks[dt].parallel_group;
@@ -472,7 +476,7 @@ bool Scheduler::admissible(DeviceTaskId dt) const {
   return true;
 }
 
-std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
+std::uint64_t Scheduler::admit(common::DeviceTaskId dt, Hal& hal) {
   NPU_CHECK(admissible(dt), "device task admitted out of order");
   const DeviceTask& d = graph_.device_tasks[dt];
   Impl& m = *impl_;
@@ -482,32 +486,32 @@ std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
   x.parallel = d.parallel_group != 0 && shape_.parallelism > 1;
   x.unsent[0] = d.count[0];
   x.unsent[1] = d.count[1];
-  x.total = std::uint64_t{d.count[0]} + d.count[1] + d.count[idx(CoreType::kAicpu)];
+  x.total = std::uint64_t{d.count[0]} + d.count[1] + d.count[idx(common::CoreType::kAicpu)];
   x.arrived.assign(shape_.threads, 0);
-  x.first_taken.assign(std::size_t{shape_.threads} * kNumDispatchTypes, 0);
+  x.first_taken.assign(std::size_t{shape_.threads} * common::kNumDispatchTypes, 0);
   // A shared queue keeps its consumed entries until it runs empty, so on a device task
   // whose ready tasks keep coming it grows to the device task's size: reserved at once, it
   // is not copied into fresh memory each time it doubles, on the run's thread. Memory
   // reserved and not used is never touched.
-  for (int ct = 0; ct < kNumDispatchTypes; ++ct) x.queue[ct].reserve(d.count[ct]);
-  const TaskId b = d.first_task, e = d.first_task + d.num_tasks;
+  for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) x.queue[ct].reserve(d.count[ct]);
+  const common::TaskId b = d.first_task, e = d.first_task + d.num_tasks;
   if (!m.set_up) {
     m.set_up = true;
     m.policy.setup(m.view);
   }
-  for (TaskId t = b; t < e; ++t) m.pred[t] = graph_.pred_count[t];
+  for (common::TaskId t = b; t < e; ++t) m.pred[t] = graph_.pred_count[t];
   if ((m.events & kEventDeviceTask) != 0) m.policy.on_device_task_admitted(m.view, dt, hal.now(0));
   // The control-flow AICPU builds the ready queues in task order and resolves
   // zero-predecessor HUBs at once ("resolve early").
   std::uint64_t edges = 0;
-  std::vector<TaskId> work;
-  for (TaskId t = b; t < e; ++t) {
+  std::vector<common::TaskId> work;
+  for (common::TaskId t = b; t < e; ++t) {
     if (graph_.pred_count[t] == 0) work.push_back(t);
   }
   for (std::size_t i = 0; i < work.size(); ++i) {
-    const TaskId t = work[i];
-    const CoreType ct = graph_.core_type[t];
-    if (is_dispatchable(ct)) {
+    const common::TaskId t = work[i];
+    const common::CoreType ct = graph_.core_type[t];
+    if (common::is_dispatchable(ct)) {
       x.queue[idx(ct)].push_back(t);
       if ((m.events & kEventReady) != 0) {
         ThreadContext cx(m.view, 0, hal);
@@ -515,7 +519,7 @@ std::uint64_t Scheduler::admit(DeviceTaskId dt, Hal& hal) {
       }
       continue;
     }
-    if (ct == CoreType::kAicpu) {
+    if (ct == common::CoreType::kAicpu) {
       hal.run_inline(0, t);
       ++x.sent;
       ++x.completed;
@@ -533,7 +537,7 @@ std::uint32_t Scheduler::active_device_tasks() const {
 }
 
 // ---- the poll round ----------------------------------------------------------------------
-RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
+RoundResult Scheduler::run_round(common::ThreadId t, Hal& hal) {
   Impl& m = *impl_;
   Thread& th = m.threads[t];
   RoundState& rs = th.rs;
@@ -567,17 +571,17 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
         // 1. Poll the cores of this type that hold tasks.
         bool had_in_flight = false;
         th.finished.clear();
-        for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+        for (common::CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
           Core& co = m.cores[c];
-          if (co.running == kNoTask) continue;
+          if (co.running == common::kNoTask) continue;
           had_in_flight = true;
           th.polled.clear();
           hal.poll(t, c, th.polled);
           ++th.stats.polls;
-          for (TaskId task : th.polled) {
+          for (common::TaskId task : th.polled) {
             if (task == co.running) {
               co.running = co.pending;
-              co.pending = kNoTask;
+              co.pending = common::kNoTask;
             } else {
               NPU_CHECK(false, "core " + std::to_string(c) + " reported task " +
                                    std::to_string(task) + " but runs " +
@@ -586,7 +590,7 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
             }
             th.finished.emplace_back(task, c);
           }
-          if (co.running == kNoTask) {
+          if (co.running == common::kNoTask) {
             --th.in_flight_cores;
             th.run_ready[ct].push_back(c);
           }
@@ -623,7 +627,7 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
       case Phase::kFlush:
         // 4. Staged tasks to this thread's cores, then (if the policy publishes now) the
         // rest to the shared queue; tasks kept staged are work other threads may steal.
-        while (rs.k < kNumDispatchTypes) {
+        while (rs.k < common::kNumDispatchTypes) {
           m.flush_send(t, rs.k, hal);
           const auto& st = th.staging[rs.k];
           if (rs.synced || (!st.empty() && m.policy.publish_staged(cx, kTypes[rs.k],
@@ -660,7 +664,7 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
           if (yield()) return r;
           th.idle_flag[ct] = !th.run_ready[ct].empty();
         }
-        if (++rs.ct < kNumDispatchTypes) {
+        if (++rs.ct < common::kNumDispatchTypes) {
           rs.phase = Phase::kPoll;
         } else {
           rs.phase = Phase::kFinish;
@@ -702,16 +706,18 @@ RoundResult Scheduler::run_round(ThreadId t, Hal& hal) {
   }
 }
 
-bool Scheduler::in_round(ThreadId t) const { return impl_->threads[t].rs.active; }
+bool Scheduler::in_round(common::ThreadId t) const { return impl_->threads[t].rs.active; }
 
-bool Scheduler::has_in_flight(ThreadId t) const { return impl_->threads[t].in_flight_cores > 0; }
+bool Scheduler::has_in_flight(common::ThreadId t) const {
+  return impl_->threads[t].in_flight_cores > 0;
+}
 
-void Scheduler::in_flight_cores(ThreadId t, std::vector<CoreId>& out) const {
+void Scheduler::in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const {
   out.clear();
   const Thread& th = impl_->threads[t];
-  for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
-    for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
-      if (impl_->cores[c].running != kNoTask) out.push_back(c);
+  for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
+    for (common::CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+      if (impl_->cores[c].running != common::kNoTask) out.push_back(c);
     }
   }
 }
@@ -723,41 +729,41 @@ bool Scheduler::shared_work_left() const {
   return false;
 }
 
-bool Scheduler::has_dispatchable_work(ThreadId t) const {
+bool Scheduler::has_dispatchable_work(common::ThreadId t) const {
   const Impl& m = *impl_;
   const Thread& th = m.threads[t];
   for (const auto& x : m.ctxs) {
     if (!x.parallel && x.sent == x.total && th.in_flight_cores == 0 && x.arrived[t] == 0) {
       return true;  // must arrive at the barrier
     }
-    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+    for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
       if (x.queued(ct) == 0) continue;
       if (!th.run_ready[ct].empty() || m.free_pending_count(t, ct) > 0) return true;
     }
   }
-  for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
+  for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
     if (m.may_steal(t, ct)) return true;
   }
   return false;
 }
 
-const ThreadStats& Scheduler::stats(ThreadId t) const { return impl_->threads[t].stats; }
-ThreadId Scheduler::owner(CoreId c) const { return impl_->cores[c].owner; }
+const ThreadStats& Scheduler::stats(common::ThreadId t) const { return impl_->threads[t].stats; }
+common::ThreadId Scheduler::owner(common::CoreId c) const { return impl_->cores[c].owner; }
 
-void Scheduler::prefetch_completion(TaskId task) const {
+void Scheduler::prefetch_completion(common::TaskId task) const {
   // A few successors cover almost every task (the rest are found when they are resolved).
   constexpr std::uint32_t kAhead = 4;
   const std::uint32_t b = graph_.succ_first(task);
   const std::uint32_t e = std::min(graph_.succ_last(task), b + kAhead);
   for (std::uint32_t i = b; i < e; ++i) {
-    const TaskId s = graph_.succ[i];
+    const common::TaskId s = graph_.succ[i];
     __builtin_prefetch(&impl_->pred[s], 1);
     __builtin_prefetch(&graph_.core_type[s]);
     __builtin_prefetch(&graph_.device_task[s]);
   }
 }
 
-std::uint64_t Scheduler::ready_depth(CoreType ct) const {
+std::uint64_t Scheduler::ready_depth(common::CoreType ct) const {
   const int k = idx(ct);
   std::uint64_t n = 0;
   for (const auto& x : impl_->ctxs) n += x.queued(k);
@@ -776,22 +782,23 @@ std::string Scheduler::describe_state() const {
            std::to_string(x.queued(1));
     if (!x.parallel) {
       std::string waits;
-      for (ThreadId t = 0; t < shape_.threads; ++t) {
+      for (common::ThreadId t = 0; t < shape_.threads; ++t) {
         if (x.arrived[t] == 0) waits += (waits.empty() ? "" : ",") + std::to_string(t);
       }
       out += "; barrier: " + std::to_string(x.arrived_count) + " of " +
              std::to_string(shape_.threads) + " threads arrived, waiting for thread(s) " + waits;
     }
   }
-  for (ThreadId t = 0; t < shape_.threads; ++t) {
+  for (common::ThreadId t = 0; t < shape_.threads; ++t) {
     const Thread& th = m.threads[t];
     std::string cores;
-    for (int ct = 0; ct < kNumDispatchTypes; ++ct) {
-      for (CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
+    for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
+      for (common::CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
         const Core& co = m.cores[c];
-        if (co.running == kNoTask) continue;
+        if (co.running == common::kNoTask) continue;
         cores += " core " + std::to_string(c) + " runs task " + std::to_string(co.running);
-        if (co.pending != kNoTask) cores += " (task " + std::to_string(co.pending) + " pending)";
+        if (co.pending != common::kNoTask)
+          cores += " (task " + std::to_string(co.pending) + " pending)";
         cores += ";";
       }
     }
@@ -807,47 +814,50 @@ std::string Scheduler::describe_state() const {
 // ---- MachineView ---------------------------------------------------------------------------
 const TaskGraph& MachineView::graph() const { return s_.graph_; }
 std::uint32_t MachineView::num_threads() const { return s_.shape_.threads; }
-std::uint32_t MachineView::num_cores(CoreType ct) const { return s_.impl_->cores_of(idx(ct)); }
-CoreType MachineView::core_type(CoreId c) const { return s_.impl_->cores[c].type; }
-ThreadId MachineView::owner(CoreId c) const { return s_.impl_->cores[c].owner; }
-CoreId MachineView::first_core(ThreadId t, CoreType ct) const {
+std::uint32_t MachineView::num_cores(common::CoreType ct) const {
+  return s_.impl_->cores_of(idx(ct));
+}
+common::CoreType MachineView::core_type(common::CoreId c) const { return s_.impl_->cores[c].type; }
+common::ThreadId MachineView::owner(common::CoreId c) const { return s_.impl_->cores[c].owner; }
+common::CoreId MachineView::first_core(common::ThreadId t, common::CoreType ct) const {
   return s_.impl_->threads[t].begin[idx(ct)];
 }
-CoreId MachineView::end_core(ThreadId t, CoreType ct) const {
+common::CoreId MachineView::end_core(common::ThreadId t, common::CoreType ct) const {
   return s_.impl_->threads[t].end[idx(ct)];
 }
-TaskId MachineView::running(CoreId c) const { return s_.impl_->cores[c].running; }
-TaskId MachineView::pending(CoreId c) const { return s_.impl_->cores[c].pending; }
-std::size_t MachineView::idle_count(ThreadId t, CoreType ct) const {
+common::TaskId MachineView::running(common::CoreId c) const { return s_.impl_->cores[c].running; }
+common::TaskId MachineView::pending(common::CoreId c) const { return s_.impl_->cores[c].pending; }
+std::size_t MachineView::idle_count(common::ThreadId t, common::CoreType ct) const {
   return s_.impl_->threads[t].run_ready[idx(ct)].size();
 }
-CoreId MachineView::idle_core(ThreadId t, CoreType ct, std::size_t i) const {
+common::CoreId MachineView::idle_core(common::ThreadId t, common::CoreType ct,
+                                      std::size_t i) const {
   return s_.impl_->threads[t].run_ready[idx(ct)][i];
 }
-std::uint32_t MachineView::free_pending_count(ThreadId t, CoreType ct) const {
+std::uint32_t MachineView::free_pending_count(common::ThreadId t, common::CoreType ct) const {
   return s_.impl_->free_pending_count(t, idx(ct));
 }
-bool MachineView::other_thread_idle(ThreadId t, CoreType ct) const {
+bool MachineView::other_thread_idle(common::ThreadId t, common::CoreType ct) const {
   return s_.impl_->other_thread_idle(t, idx(ct));
 }
-std::uint32_t MachineView::remaining_unsent(DeviceTaskId dt, CoreType ct) const {
+std::uint32_t MachineView::remaining_unsent(common::DeviceTaskId dt, common::CoreType ct) const {
   const Ctx* x = s_.impl_->find_ctx(dt);
   return x == nullptr ? 0 : x->unsent[idx(ct)];
 }
-std::size_t MachineView::shared_queued(DeviceTaskId dt, CoreType ct) const {
+std::size_t MachineView::shared_queued(common::DeviceTaskId dt, common::CoreType ct) const {
   const Ctx* x = s_.impl_->find_ctx(dt);
   return x == nullptr ? 0 : x->queued(idx(ct));
 }
-TaskListView MachineView::staged(ThreadId t, CoreType ct) const {
+TaskListView MachineView::staged(common::ThreadId t, common::CoreType ct) const {
   const auto& st = s_.impl_->threads[t].staging[idx(ct)];
   return TaskListView(st.data(), st.size());
 }
-TimePs MachineView::duration_estimate_ps(TaskId task) const {
+common::TimePs MachineView::duration_estimate_ps(common::TaskId task) const {
   const TaskGraph& g = s_.graph_;
-  if (g.has_recorded(task)) return TimePs{g.recorded_ns[task]} * 1000;
+  if (g.has_recorded(task)) return common::TimePs{g.recorded_ns[task]} * 1000;
   return s_.estimator_ != nullptr ? s_.estimator_->estimate_ps(task) : 0;
 }
-std::uint64_t MachineView::bytes_read(TaskId task) const {
+std::uint64_t MachineView::bytes_read(common::TaskId task) const {
   const TaskGraph& g = s_.graph_;
   std::uint64_t n = 0;
   if (!g.has_memory()) return 0;
@@ -856,7 +866,7 @@ std::uint64_t MachineView::bytes_read(TaskId task) const {
   }
   return n;
 }
-std::uint64_t MachineView::bytes_written(TaskId task) const {
+std::uint64_t MachineView::bytes_written(common::TaskId task) const {
   const TaskGraph& g = s_.graph_;
   std::uint64_t n = 0;
   if (!g.has_memory()) return 0;

@@ -25,7 +25,7 @@ std::string task_name(std::uint32_t orig_id, std::uint32_t seq) {
 
 // Applies a permutation to a column: out[new_pos[t]] = in[t].
 template <class T>
-void permute(std::vector<T>& col, const std::vector<TaskId>& new_pos) {
+void permute(std::vector<T>& col, const std::vector<common::TaskId>& new_pos) {
   std::vector<T> out(col.size());
   for (std::size_t t = 0; t < col.size(); ++t) out[new_pos[t]] = col[t];
   col.swap(out);
@@ -34,7 +34,7 @@ void permute(std::vector<T>& col, const std::vector<TaskId>& new_pos) {
 // Permutes a CSR (offsets of size n+1 plus payload) so that row t moves to new_pos[t].
 template <class T, class Fn>
 void permute_csr(std::vector<std::uint32_t>& begin, std::vector<T>& payload,
-                 const std::vector<TaskId>& new_pos, Fn&& map_item) {
+                 const std::vector<common::TaskId>& new_pos, Fn&& map_item) {
   const std::size_t n = begin.size() - 1;
   std::vector<std::uint32_t> new_begin(n + 1, 0);
   for (std::size_t t = 0; t < n; ++t) new_begin[new_pos[t] + 1] = begin[t + 1] - begin[t];
@@ -59,17 +59,18 @@ std::string back_edge_message(std::uint32_t orig_t, std::uint32_t seq_t, std::ui
 // naming task i as succ id base + i. Returns a dependency cycle (local indices, along the
 // edges, from its smallest task), or nothing when there is none. The graph's cycle, one
 // device task's, and the same for both (edges never leave a device task).
-std::vector<TaskId> find_cycle(const std::uint32_t* begin, const TaskId* succ,
-                               const std::uint32_t* pred_count, std::size_t n, TaskId base) {
+std::vector<common::TaskId> find_cycle(const std::uint32_t* begin, const common::TaskId* succ,
+                                       const std::uint32_t* pred_count, std::size_t n,
+                                       common::TaskId base) {
   std::vector<std::uint32_t> remaining(pred_count, pred_count + n);
   {
-    std::vector<TaskId> queue;
+    std::vector<common::TaskId> queue;
     queue.reserve(n);
     for (std::size_t t = 0; t < n; ++t) {
-      if (remaining[t] == 0) queue.push_back(TaskId(t));
+      if (remaining[t] == 0) queue.push_back(common::TaskId(t));
     }
     for (std::size_t head = 0; head < queue.size(); ++head) {
-      const TaskId t = queue[head];
+      const common::TaskId t = queue[head];
       for (std::uint32_t e = begin[t]; e < begin[t + 1]; ++e) {
         if (--remaining[succ[e] - base] == 0) queue.push_back(succ[e] - base);
       }
@@ -86,21 +87,21 @@ std::vector<TaskId> find_cycle(const std::uint32_t* begin, const TaskId* succ,
     }
   }
   for (std::size_t i = 0; i < n; ++i) pred_begin[i + 1] += pred_begin[i];
-  std::vector<TaskId> preds(pred_begin[n]);
+  std::vector<common::TaskId> preds(pred_begin[n]);
   {
     std::vector<std::uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
     for (std::size_t t = 0; t < n; ++t) {
       if (remaining[t] == 0) continue;
       for (std::uint32_t e = begin[t]; e < begin[t + 1]; ++e) {
-        if (remaining[succ[e] - base] != 0) preds[fill[succ[e] - base]++] = TaskId(t);
+        if (remaining[succ[e] - base] != 0) preds[fill[succ[e] - base]++] = common::TaskId(t);
       }
     }
   }
-  TaskId cur = 0;
+  common::TaskId cur = 0;
   while (remaining[cur] == 0) ++cur;
-  std::vector<std::uint32_t> step(n, kNoTask);
-  std::vector<TaskId> walk;
-  while (step[cur] == kNoTask) {
+  std::vector<std::uint32_t> step(n, common::kNoTask);
+  std::vector<common::TaskId> walk;
+  while (step[cur] == common::kNoTask) {
     step[cur] = static_cast<std::uint32_t>(walk.size());
     walk.push_back(cur);
     NPU_CHECK(pred_begin[cur] != pred_begin[cur + 1], "cycle walk lost its way");
@@ -108,7 +109,7 @@ std::vector<TaskId> find_cycle(const std::uint32_t* begin, const TaskId* succ,
   }
   // walk[step[cur]..] lists the cycle against the edge direction; return it along the
   // edges, starting from its smallest task.
-  std::vector<TaskId> cycle(walk.begin() + step[cur], walk.end());
+  std::vector<common::TaskId> cycle(walk.begin() + step[cur], walk.end());
   std::reverse(cycle.begin(), cycle.end());
   std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   return cycle;
@@ -117,7 +118,8 @@ std::vector<TaskId> find_cycle(const std::uint32_t* begin, const TaskId* succ,
 // "dependency cycle in seqNo 0: task 3 -> task 5 -> task 3"; orig_of(i) is the id the
 // source gave cycle task i.
 template <class OrigOf>
-std::string cycle_message(std::uint32_t seq, const std::vector<TaskId>& cycle, OrigOf&& orig_of) {
+std::string cycle_message(std::uint32_t seq, const std::vector<common::TaskId>& cycle,
+                          OrigOf&& orig_of) {
   std::string msg = "dependency cycle in seqNo " + std::to_string(seq) + ": ";
   // A long cycle is abbreviated: its start and end locate it well enough.
   constexpr std::size_t kHead = 8, kTail = 3;
@@ -151,10 +153,10 @@ std::uint32_t TaskGraphBuilder::kernel_index(const std::string& name) {
   return idx;
 }
 
-TaskId TaskGraphBuilder::add_task(const Task& t) {
+common::TaskId TaskGraphBuilder::add_task(const Task& t) {
   const std::size_t local = g_.core_type.size();
-  const auto id = static_cast<TaskId>(local);
-  NPU_CHECK(local < kNoTask, "task graph holds at most 2^32-1 tasks");
+  const auto id = static_cast<common::TaskId>(local);
+  NPU_CHECK(local < common::kNoTask, "task graph holds at most 2^32-1 tasks");
   g_.core_type.push_back(t.core_type);
   g_.root.push_back(t.root);
   g_.kernel.push_back(t.kernel);
@@ -163,8 +165,8 @@ TaskId TaskGraphBuilder::add_task(const Task& t) {
   // Created lazily, like the memory CSR: graphs without recorded starts pay nothing.
   if (!g_.recorded_start_ps.empty()) {
     g_.recorded_start_ps.push_back(t.recorded_start_ps);
-  } else if (t.recorded_start_ps != kNever) {
-    g_.recorded_start_ps.assign(local, kNever);
+  } else if (t.recorded_start_ps != common::kNever) {
+    g_.recorded_start_ps.assign(local, common::kNever);
     g_.recorded_start_ps.push_back(t.recorded_start_ps);
   }
   g_.compute_cycles.push_back(t.compute_cycles);
@@ -191,7 +193,7 @@ void TaskGraphBuilder::add_memory(const MemAccess& m) {
   g_.mem.push_back(m);
 }
 
-TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
+TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
   TaskGraph& g = g_;
   const std::size_t n = g.core_type.size();
   NPU_CHECK(g.succ.size() <= 0xFFFFFFFFull, "task graph holds at most 2^32-1 edges");
@@ -217,10 +219,10 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
   g.device_task.resize(n);
   {
     std::unordered_map<std::uint32_t, std::uint32_t> group_of_seq;
-    std::uint32_t last_seq = 0, last_group = kNoTask;
+    std::uint32_t last_seq = 0, last_group = common::kNoTask;
     for (std::size_t t = 0; t < n; ++t) {
       const std::uint32_t seq = seq_of_task_[t];
-      if (last_group == kNoTask || seq != last_seq) {
+      if (last_group == common::kNoTask || seq != last_seq) {
         auto [it, inserted] =
             group_of_seq.emplace(seq, static_cast<std::uint32_t>(group_seq.size()));
         if (inserted) {
@@ -247,7 +249,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
   // 3. Stable counting sort by group when the groups interleave.
   if (moved != nullptr) moved->clear();
   if (!std::is_sorted(g.device_task.begin(), g.device_task.end())) {
-    std::vector<TaskId> new_pos(n);
+    std::vector<common::TaskId> new_pos(n);
     {
       std::vector<std::uint32_t> next(group_seq.size() + 1, 0);
       for (std::size_t t = 0; t < n; ++t) ++next[g.device_task[t] + 1];
@@ -263,7 +265,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
     if (!g.recorded_start_ps.empty()) permute(g.recorded_start_ps, new_pos);
     permute(g.compute_cycles, new_pos);
     permute(g.tiles, new_pos);
-    permute_csr(g.succ_begin, g.succ, new_pos, [&](TaskId s) { return new_pos[s]; });
+    permute_csr(g.succ_begin, g.succ, new_pos, [&](common::TaskId s) { return new_pos[s]; });
     if (!g.mem_begin.empty()) {
       permute_csr(g.mem_begin, g.mem, new_pos, [](const MemAccess& m) { return m; });
     }
@@ -279,7 +281,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
       g.succ_begin[t] = w;
       const std::uint32_t dt = g.device_task[t];
       for (std::uint32_t e = begin; e < end; ++e) {
-        const TaskId s = g.succ[e];
+        const common::TaskId s = g.succ[e];
         const std::uint32_t ds = g.device_task[s];
         if (ds == dt) {
           g.succ[w++] = s;
@@ -295,7 +297,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
 
   // 5. Predecessor counts.
   g.pred_count.assign(n, 0);
-  for (const TaskId s : g.succ) ++g.pred_count[s];
+  for (const common::TaskId s : g.succ) ++g.pred_count[s];
 
   // 6. Device tasks.
   g.device_tasks.assign(group_seq.size(), DeviceTask{});
@@ -303,7 +305,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
     g.device_tasks[d].seq_no = group_seq[d];
     g.device_tasks[d].parallel_group = group_pg[d];
   }
-  for (std::size_t t = n; t-- > 0;) g.device_tasks[g.device_task[t]].first_task = TaskId(t);
+  for (std::size_t t = n; t-- > 0;) g.device_tasks[g.device_task[t]].first_task = common::TaskId(t);
   for (std::size_t t = 0; t < n; ++t) {
     DeviceTask& d = g.device_tasks[g.device_task[t]];
     ++d.num_tasks;
@@ -314,7 +316,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
     // seen" array indexed by root does it in O(n); sparse ids fall back to a hash set.
     const std::uint32_t max_root = n ? *std::max_element(g.root.begin(), g.root.end()) : 0;
     if (max_root <= 4 * n + 1024) {
-      std::vector<std::uint32_t> seen(std::size_t(max_root) + 1, kNoTask);
+      std::vector<std::uint32_t> seen(std::size_t(max_root) + 1, common::kNoTask);
       for (std::size_t t = 0; t < n; ++t) {
         const std::uint32_t d = g.device_task[t];
         if (seen[g.root[t]] != d) {
@@ -334,11 +336,11 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
   // 7. Cycle check (Kahn). Edges never leave a device task, so one pass over the whole
   // graph finds the cycle of the first device task that has one, as one per device task would.
   {
-    const std::vector<TaskId> cycle =
+    const std::vector<common::TaskId> cycle =
         find_cycle(g.succ_begin.data(), g.succ.data(), g.pred_count.data(), n, 0);
     if (!cycle.empty()) {
       throw TraceError(cycle_message(group_seq[g.device_task[cycle[0]]], cycle,
-                                     [&](TaskId t) { return g.orig_id[t]; }));
+                                     [&](common::TaskId t) { return g.orig_id[t]; }));
     }
   }
 
@@ -348,7 +350,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<TaskId>* moved) {
   return out;
 }
 
-std::string describe_task(const TaskGraph& g, TaskId t) {
+std::string describe_task(const TaskGraph& g, common::TaskId t) {
   return task_name(g.orig_id[t], g.device_tasks[g.device_task[t]].seq_no);
 }
 

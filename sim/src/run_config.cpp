@@ -19,7 +19,7 @@ std::string at(const std::string& path, const YAML::Node& n) {
 
 std::vector<std::string> load_run_config(const std::string& path, sched::RuntimeOptions& o) {
   // Read as a chip config file is (size cap, no pipe, one document, distinct plain keys).
-  const YAML::Node root = cfg::load_yaml_file(path, "run config");
+  const YAML::Node root = model::load_yaml_file(path, "run config");
   std::vector<std::string> keys;
   if (root.IsNull()) return keys;
   if (!root.IsMap()) throw ConfigError(path + ": expected a map of runtime options");
@@ -47,7 +47,7 @@ std::vector<std::string> load_run_config(const std::string& path, sched::Runtime
     }
     if (!known) {
       std::string msg = where + ": not a runtime option of a replay";
-      if (const auto guess = sched::closest_match(key, names))
+      if (const auto guess = common::closest_match(key, names))
         msg += "; did you mean '" + *guess + "'?";
       throw ConfigError(msg);
     }

@@ -25,9 +25,9 @@
 
 namespace pypto::sim {
 
-void throw_past_time_limit(const std::string& agent, sched::TimePs t_ps) {
+void throw_past_time_limit(const std::string& agent, common::TimePs t_ps) {
   const std::string when =
-      t_ps == sched::kNever ? "beyond 2^64 ps" : "at " + std::to_string(t_ps) + " ps";
+      t_ps == common::kNever ? "beyond 2^64 ps" : "at " + std::to_string(t_ps) + " ps";
   throw ConfigError(agent + ": its next event " + when +
                     " is past the model's time limit of 2^62 ps (about 53 days of simulated "
                     "time): the clocks, bandwidths or the trace's costs make this run too slow "
@@ -69,26 +69,26 @@ void Machine::throw_watchdog() const {
 namespace {
 
 // True when the chip has no cores to run tasks of type ct on.
-bool lacks_cores(sched::CoreType ct, const ChipConfig& chip) {
-  return (ct == sched::CoreType::kAiv && chip.cores.aic * chip.cores.aiv_per_aic == 0) ||
-         (ct == sched::CoreType::kAic && chip.cores.aic == 0);
+bool lacks_cores(common::CoreType ct, const model::ChipConfig& chip) {
+  return (ct == common::CoreType::kAiv && chip.cores.aic * chip.cores.aiv_per_aic == 0) ||
+         (ct == common::CoreType::kAic && chip.cores.aic == 0);
 }
 
 // A task type the chip has no cores for: name the trace, the first such task, and the key
 // that gives the chip those cores (the scheduler's own check knows neither).
-void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
-  for (sched::TaskId t = 0; t < g.num_tasks(); ++t) {
-    const sched::CoreType ct = g.core_type[t];
+void check_core_types(const sched::TaskGraph& g, const model::ChipConfig& chip) {
+  for (common::TaskId t = 0; t < g.num_tasks(); ++t) {
+    const common::CoreType ct = g.core_type[t];
     if (!lacks_cores(ct, chip)) continue;
     std::size_t same = 0;
-    for (sched::TaskId u = t; u < g.num_tasks(); ++u) same += g.core_type[u] == ct;
-    const std::string type(sched::to_string(ct));
+    for (common::TaskId u = t; u < g.num_tasks(); ++u) same += g.core_type[u] == ct;
+    const std::string type(common::to_string(ct));
     throw ConfigError(
         g.source + ": task id " + std::to_string(g.orig_id[t]) + " (device task seqNo " +
         std::to_string(g.device_tasks[g.device_task[t]].seq_no) + ") is an " + type +
         " task, the first of " + std::to_string(same) + ", but chip '" + chip.chip.name +
         "' has no " + type + " cores" +
-        (ct == sched::CoreType::kAiv
+        (ct == common::CoreType::kAiv
              ? " (cores.aiv_per_aic = 0); set cores.aiv_per_aic to 1 or more, or pick a chip "
                "with vector cores"
              : " (cores.aic = 0)"));
@@ -97,7 +97,7 @@ void check_core_types(const sched::TaskGraph& g, const ChipConfig& chip) {
 
 }  // namespace
 
-std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested) {
+std::uint32_t sched_thread_count(const model::ChipConfig& chip, std::int64_t requested) {
   const std::uint32_t max_threads = std::min(chip.aicpu.max_sched_threads, chip.cores.aic);
   const std::uint32_t per = std::max<std::uint32_t>(chip.aicpu.cores_per_thread, 1);
   const std::uint32_t automatic =
@@ -106,7 +106,8 @@ std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t requested)
   return static_cast<std::uint32_t>(requested);
 }
 
-SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt) {
+SimResult simulate(const sched::TaskGraph& graph, const model::ChipConfig& chip,
+                   const SimOptions& opt) {
   sched::validate(opt.runtime);
   fresh_systemc_context();
   const auto wall0 = std::chrono::steady_clock::now();
@@ -159,17 +160,17 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
                                       ? opt.runtime.launch_early_mode
                                       : chip.chip.launch_early_mode_default;
   const bool early = early_mode == 1;
-  const sched::TimePs aicore_start = m.tm.aicore_start_ps;
-  const sched::TimePs aicpu_start =
+  const common::TimePs aicore_start = m.tm.aicore_start_ps;
+  const common::TimePs aicpu_start =
       early ? m.tm.aicpu_launch_ps : aicore_start + m.tm.aicpu_launch_ps;
   m.dispatch_start_ps = std::max(aicpu_start, aicore_start);
   // Value-dependent control flow waits for the first AICore handshake (WaitAicoreStart).
-  const sched::TimePs control_start =
+  const common::TimePs control_start =
       graph.control_waits_for_aicore ? std::max(aicpu_start, aicore_start) : aicpu_start;
 
   std::vector<std::unique_ptr<AiCore>> cores;
   cores.reserve(shape.aic + shape.aiv);
-  for (sched::CoreId c = 0; c < shape.aic + shape.aiv; ++c) {
+  for (common::CoreId c = 0; c < shape.aic + shape.aiv; ++c) {
     const bool aic = c < shape.aic;
     const std::string name =
         aic ? "aic_" + std::to_string(c) : "aiv_" + std::to_string(c - shape.aic);
@@ -179,7 +180,7 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   Hbm hbm("hbm", m);
   m.hbm = &hbm;
   std::vector<std::unique_ptr<SchedThread>> threads;
-  for (sched::ThreadId t = 0; t < shape.threads; ++t) {
+  for (common::ThreadId t = 0; t < shape.threads; ++t) {
     const std::string name = "sched_" + std::to_string(t);
     threads.push_back(std::make_unique<SchedThread>(name.c_str(), m, t));
     m.threads.push_back(threads.back().get());
@@ -253,10 +254,10 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   s.edges = graph.num_edges();
   s.sched_threads = shape.threads;
   for (std::size_t t = 0; t < n; ++t) {
-    if (graph.core_type[t] == sched::CoreType::kHub) ++s.hub_tasks;
+    if (graph.core_type[t] == common::CoreType::kHub) ++s.hub_tasks;
   }
   s.tasks = n - s.hub_tasks;
-  s.first_start_ps = sched::kNever;
+  s.first_start_ps = common::kNever;
   for (std::size_t c = 0; c < cores.size(); ++c) {
     CoreTypeStats& ct = c < shape.aic ? s.aic : s.aiv;
     ++ct.count;
@@ -271,14 +272,14 @@ SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const 
   }
   if (run_opt.record_timeline) {
     for (std::size_t t = 0; t < n; ++t) {
-      if (!sched::is_dispatchable(graph.core_type[t])) continue;
+      if (!common::is_dispatchable(graph.core_type[t])) continue;
       s.first_start_ps = std::min(s.first_start_ps, res.timeline.start_ps[t]);
       s.last_end_ps = std::max(s.last_end_ps, res.timeline.end_ps[t]);
     }
   }
-  if (s.first_start_ps == sched::kNever) s.first_start_ps = 0;
+  if (s.first_start_ps == common::kNever) s.first_start_ps = 0;
   s.has_task_span = run_opt.record_timeline;
-  for (sched::ThreadId t = 0; t < shape.threads; ++t) {
+  for (common::ThreadId t = 0; t < shape.threads; ++t) {
     ThreadStatsOut ts = threads[t]->stats();
     ts.resolves = scheduler.stats(t).resolves;
     s.threads.push_back(ts);

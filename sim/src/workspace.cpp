@@ -17,7 +17,7 @@ WorkspaceUsage workspace_usage(const sched::TaskGraph& g, std::uint32_t parallel
   for (const auto& d : g.device_tasks) {
     std::uint64_t dt_bytes = 0, root_bytes = 0;
     std::uint32_t root = d.num_tasks > 0 ? g.root[d.first_task] : 0;
-    for (sched::TaskId t = d.first_task; t < d.first_task + d.num_tasks; ++t) {
+    for (common::TaskId t = d.first_task; t < d.first_task + d.num_tasks; ++t) {
       if (g.root[t] != root) {
         largest_root = std::max(largest_root, root_bytes);
         root_bytes = 0;

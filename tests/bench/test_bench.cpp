@@ -21,9 +21,9 @@
 
 using namespace pypto;
 using Catch::Matchers::Contains;
+using common::CoreType;
 using pypto::testing::graph_of;
 using pypto::testing::T;
-using sched::CoreType;
 
 namespace {
 
@@ -107,7 +107,7 @@ TEST_CASE("reference models: a task no core can run is reported, not skipped", "
 }
 
 TEST_CASE("reference models: A2 costs and agents", "[bench]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const bench::MinimalCosts c = bench::minimal_costs(chip);
   // launch_sched_aicpu_num 7 is above A2's maximum of 4: automatic, ceil(24 / 8) = 3.
   CHECK(c.threads == 3);
@@ -120,7 +120,7 @@ TEST_CASE("reference models: A2 costs and agents", "[bench]") {
 }
 
 TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[bench]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const pypto::testing::TempDir tmp;
   const std::string& dir = tmp.path();
   const auto load = [&](const std::string& shape, std::uint64_t n) {

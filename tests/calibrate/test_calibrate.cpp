@@ -27,7 +27,7 @@ std::string temp_path(const std::string& name) {
 
 // A 400-task mix graph with recorded durations, replayed on a2 with `known`, written with the
 // simulated times as a native trace and loaded back: a recording with known parameters.
-trace::LoadedTrace recording(const sim::ChipConfig& known, std::uint32_t seed) {
+trace::LoadedTrace recording(const model::ChipConfig& known, std::uint32_t seed) {
   trace::SyntheticSpec spec;
   spec.shape = "mix";
   spec.tasks = 400;
@@ -54,20 +54,20 @@ trace::LoadedTrace recording(const sim::ChipConfig& known, std::uint32_t seed) {
   return rec;
 }
 
-sim::ChipConfig known_chip() {
-  sim::ChipConfig c = cfg::load_chip_preset("a2");
+model::ChipConfig known_chip() {
+  model::ChipConfig c = model::load_chip_preset("a2");
   for (const char* s : {"aicpu.poll_cycles=60", "aicpu.resolve_cycles=80",
                         "aicpu.dispatch_cycles=50", "cores.start_latency_ns=2000"}) {
-    cfg::apply_override(c, s);
+    model::apply_override(c, s);
   }
-  cfg::validate(c);
+  model::validate(c);
   return c;
 }
 
 }  // namespace
 
 TEST_CASE("a timed native trace replays with no error under the config that made it") {
-  const sim::ChipConfig known = known_chip();
+  const model::ChipConfig known = known_chip();
   const trace::LoadedTrace rec = recording(known, 1);
   REQUIRE(!rec.graph.recorded_start_ps.empty());
   const auto fit = calibrate::evaluate({{"rec", &rec.graph, {}}}, known);
@@ -80,13 +80,13 @@ TEST_CASE("a timed native trace replays with no error under the config that made
 }
 
 TEST_CASE("calibrate recovers poll, resolve and dispatch costs and drops the start-up latency") {
-  const sim::ChipConfig known = known_chip();
+  const model::ChipConfig known = known_chip();
   const trace::LoadedTrace rec = recording(known, 1);
   // From PyPTO's cost-model values (the presets' values before calibration), 5000 ns.
-  sim::ChipConfig start = cfg::load_chip_preset("a2");
+  model::ChipConfig start = model::load_chip_preset("a2");
   for (const char* s :
        {"aicpu.poll_cycles=240", "aicpu.resolve_cycles=390", "aicpu.dispatch_cycles=200"}) {
-    cfg::apply_override(start, s);
+    model::apply_override(start, s);
   }
   calibrate::CalibrateOptions opt;
   opt.params.clear();
@@ -120,8 +120,8 @@ TEST_CASE("calibrate recovers poll, resolve and dispatch costs and drops the sta
     CHECK(yaml.find("base: a2") != std::string::npos);
     CHECK(yaml.find("poll_cycles: " + std::to_string(r.params[0].fitted)) != std::string::npos);
     CHECK(yaml.find("start_latency_ns") == std::string::npos);
-    const sim::ChipConfig back = cfg::load_chip_config_text(yaml, "overlay.yaml");
-    CHECK(cfg::first_difference(back, r.fitted) == std::nullopt);
+    const model::ChipConfig back = model::load_chip_config_text(yaml, "overlay.yaml");
+    CHECK(model::first_difference(back, r.fitted) == std::nullopt);
   }
   SECTION("the same inputs give the same fit") {
     const calibrate::CalibrateResult again =
@@ -134,12 +134,12 @@ TEST_CASE("calibrate recovers poll, resolve and dispatch costs and drops the sta
 }
 
 TEST_CASE("calibrate respects the simulation budget and rejects unknown keys") {
-  const sim::ChipConfig known = known_chip();
+  const model::ChipConfig known = known_chip();
   const trace::LoadedTrace rec = recording(known, 2);
   calibrate::CalibrateOptions opt;
   opt.max_simulations = 10;
   const calibrate::CalibrateResult r =
-      calibrate::calibrate({{"rec", &rec.graph, {}}}, cfg::load_chip_preset("a2"), opt);
+      calibrate::calibrate({{"rec", &rec.graph, {}}}, model::load_chip_preset("a2"), opt);
   CHECK_FALSE(r.converged);
   CHECK(r.simulations <= 10 + 2);  // + the before/after replays
   CHECK_THROWS_AS(calibrate::param_spec("aicpu.pol_cycles"), ConfigError);

@@ -95,7 +95,7 @@ struct Host {
            const std::vector<double>& values = {}) {
     std::int64_t n = 1;
     for (const auto s : shape) n *= s;
-    const std::uint32_t es = pypto::sim::dtype_bytes(d);
+    const std::uint32_t es = pypto::model::dtype_bytes(d);
     data.emplace_back(static_cast<std::size_t>(n) * es, 0);
     for (std::size_t i = 0; i < values.size(); ++i) set(data.back(), d, i, values[i]);
     LaunchTensor t;
@@ -128,7 +128,7 @@ struct Host {
   }
 };
 
-inline pypto::sim::ChipConfig chip() { return pypto::sim::ChipConfig{}; }
+inline pypto::model::ChipConfig chip() { return pypto::model::ChipConfig{}; }
 
 // Options that keep every emitted tile task a leaf: for the cases about what the emitters
 // make (stores, edges, workspace); the partition's merges have their own cases.
@@ -148,7 +148,7 @@ inline Launch make(const std::string& ir, Host& h,
 inline void execute(const Launch& l, Host& h) {
   pypto::launch::HostTileExecutor ex(l, h.tensors);
   for (std::size_t t = 0; t < l.programs.size(); ++t) {
-    ex.execute(static_cast<pypto::sched::TaskId>(t));
+    ex.execute(static_cast<pypto::common::TaskId>(t));
   }
 }
 

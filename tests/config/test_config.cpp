@@ -21,9 +21,8 @@
 
 using Catch::Matchers::Contains;
 using pypto::ConfigError;
-using pypto::sim::ChipConfig;
-namespace cfg = pypto::cfg;
-namespace sim = pypto::sim;
+using pypto::model::ChipConfig;
+using namespace pypto;
 namespace fs = std::filesystem;
 
 namespace {
@@ -58,26 +57,26 @@ class ConfigDirEnv {
 using pypto::testing::TempDir;
 
 // Loads `text` as a user file named t.yaml (the name only appears in messages).
-ChipConfig load(const std::string& text) { return cfg::load_chip_config_text(text, "t.yaml"); }
+ChipConfig load(const std::string& text) { return model::load_chip_config_text(text, "t.yaml"); }
 
 }  // namespace
 
 TEST_CASE("every preset loads and round-trips through YAML", "[config]") {
   ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
-  const auto names = cfg::list_chip_presets();
+  const auto names = model::list_chip_presets();
   for (const char* expected :
        {"950dt", "950dt-28c", "950pr", "950pr-28c", "a2", "a2-20c", "a3", "a3-20c"}) {
     CHECK(std::find(names.begin(), names.end(), expected) != names.end());
   }
   for (const auto& name : names) {
     INFO("preset " << name);
-    const ChipConfig c = cfg::load_chip_preset(name);
+    const ChipConfig c = model::load_chip_preset(name);
     CHECK(c.chip.name == name);
-    const std::string text = cfg::to_yaml(c);
-    const ChipConfig again = cfg::load_chip_config_text(text, name + " (emitted)");
-    CHECK(cfg::first_difference(c, again) == std::nullopt);
+    const std::string text = model::to_yaml(c);
+    const ChipConfig again = model::load_chip_config_text(text, name + " (emitted)");
+    CHECK(model::first_difference(c, again) == std::nullopt);
     // The emitter is deterministic, so YAML -> struct -> YAML is a fixed point.
-    CHECK(cfg::to_yaml(again) == text);
+    CHECK(model::to_yaml(again) == text);
   }
 }
 
@@ -103,7 +102,7 @@ TEST_CASE("the presets carry DESIGN.md's numbers", "[config]") {
   };
   for (const Row& r : rows) {
     INFO("preset " << r.name);
-    const ChipConfig c = cfg::load_chip_preset(r.name);
+    const ChipConfig c = model::load_chip_preset(r.name);
     CHECK(c.cores.aic == r.aic);
     CHECK(c.cores.aic * c.cores.aiv_per_aic == 2 * r.aic);
     CHECK(c.aicpu.count == r.aicpu);
@@ -138,22 +137,22 @@ TEST_CASE("the presets carry DESIGN.md's numbers", "[config]") {
 TEST_CASE("a file from disk is read and reports its own path", "[config]") {
   TempDir dir;
   const std::string path = dir.write("mine.yaml", "cores:\n  aic: 8\n");
-  const ChipConfig c = cfg::load_chip_config_file(path);
+  const ChipConfig c = model::load_chip_config_file(path);
   CHECK(c.cores.aic == 8);
   CHECK(c.cores.aiv_per_aic == 2);  // untouched: the struct default
   CHECK(c.l2.ways == ChipConfig{}.l2.ways);
 
   const std::string bad = dir.write("bad.yaml", "l2:\n  wyas: 8\n");
-  CHECK_THROWS_WITH(cfg::load_chip_config_file(bad), Contains(bad + ":2:3"));
-  CHECK_THROWS_WITH(cfg::load_chip_config_file(dir.path() + "/none.yaml"),
+  CHECK_THROWS_WITH(model::load_chip_config_file(bad), Contains(bad + ":2:3"));
+  CHECK_THROWS_WITH(model::load_chip_config_file(dir.path() + "/none.yaml"),
                     Contains("none.yaml' does not exist"));
-  CHECK_THROWS_WITH(cfg::load_chip_config_file(dir.path()), Contains("is a directory"));
+  CHECK_THROWS_WITH(model::load_chip_config_file(dir.path()), Contains("is a directory"));
 }
 
 TEST_CASE("an empty file means all defaults", "[config]") {
   const ChipConfig c = load("");
-  CHECK(cfg::first_difference(c, ChipConfig{}) == std::nullopt);
-  CHECK(cfg::first_difference(load("# only a comment\n"), ChipConfig{}) == std::nullopt);
+  CHECK(model::first_difference(c, ChipConfig{}) == std::nullopt);
+  CHECK(model::first_difference(load("# only a comment\n"), ChipConfig{}) == std::nullopt);
 }
 
 TEST_CASE("unknown keys are rejected with a suggestion", "[config]") {
@@ -261,87 +260,87 @@ TEST_CASE("impossible values are errors naming key and value and range", "[confi
 
   ChipConfig c;
   c.l2.ways = 65;
-  CHECK_THROWS_WITH(cfg::validate(c), "l2.ways: 65 is out of range [1, 64]");
+  CHECK_THROWS_WITH(model::validate(c), "l2.ways: 65 is out of range [1, 64]");
   c = ChipConfig{};
   c.hbm.aggregate_gbps = 0;
-  CHECK_THROWS_WITH(cfg::validate(c), "hbm.aggregate_gbps: 0 is out of range (0, 1000000]");
-  CHECK_NOTHROW(cfg::validate(ChipConfig{}));
+  CHECK_THROWS_WITH(model::validate(c), "hbm.aggregate_gbps: 0 is out of range (0, 1000000]");
+  CHECK_NOTHROW(model::validate(ChipConfig{}));
 }
 
 TEST_CASE("set overrides change any value", "[config]") {
   ChipConfig c;
-  cfg::apply_override(c, "l2.ways=8");
-  cfg::apply_override(c, "aicpu.poll_cycles=300");
-  cfg::apply_override(c, "cores.freq_mhz=1650.5");
-  cfg::apply_override(c, "chip.description=my chip");
-  cfg::apply_override(c, " hbm.size_gib = 8");
+  model::apply_override(c, "l2.ways=8");
+  model::apply_override(c, "aicpu.poll_cycles=300");
+  model::apply_override(c, "cores.freq_mhz=1650.5");
+  model::apply_override(c, "chip.description=my chip");
+  model::apply_override(c, " hbm.size_gib = 8");
   CHECK(c.l2.ways == 8);
   CHECK(c.aicpu.poll_cycles == 300);
   CHECK(c.cores.freq_mhz == 1650.5);
   CHECK(c.chip.description == "my chip");
   CHECK(c.hbm.size_gib == 8);  // below the 16 GiB of workspace
-  CHECK_THROWS_WITH(cfg::validate(c), Contains("workspace.capacity_mib"));
-  cfg::apply_override(c, "workspace.capacity_mib=1024");
-  CHECK_NOTHROW(cfg::validate(c));
+  CHECK_THROWS_WITH(model::validate(c), Contains("workspace.capacity_mib"));
+  model::apply_override(c, "workspace.capacity_mib=1024");
+  CHECK_NOTHROW(model::validate(c));
 }
 
 TEST_CASE("set overrides reach every key: a2 values set one by one turn 950dt into a2",
           "[config]") {
   ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
-  const ChipConfig a2 = cfg::load_chip_preset("a2");
-  ChipConfig c = cfg::load_chip_preset("950dt");
-  const YAML::Node a2_yaml = YAML::Load(cfg::to_yaml(a2));
-  for (const auto& key : cfg::chip_config_keys()) {
+  const ChipConfig a2 = model::load_chip_preset("a2");
+  ChipConfig c = model::load_chip_preset("950dt");
+  const YAML::Node a2_yaml = YAML::Load(model::to_yaml(a2));
+  for (const auto& key : model::chip_config_keys()) {
     const auto dot = key.find('.');
     const std::string value = a2_yaml[key.substr(0, dot)][key.substr(dot + 1)].Scalar();
     INFO(key << "=" << value);
-    cfg::apply_override(c, key + "=" + value);
+    model::apply_override(c, key + "=" + value);
   }
-  CHECK(cfg::first_difference(c, a2) == std::nullopt);
-  CHECK(cfg::first_difference(cfg::load_chip_preset("950dt"), a2) == std::string("chip.name"));
+  CHECK(model::first_difference(c, a2) == std::nullopt);
+  CHECK(model::first_difference(model::load_chip_preset("950dt"), a2) == std::string("chip.name"));
 }
 
 TEST_CASE("bad set overrides name the argument", "[config]") {
   ChipConfig c;
-  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=abc"),
+  CHECK_THROWS_WITH(model::apply_override(c, "l2.ways=abc"),
                     "--set l2.ways=abc: expected an unsigned integer, got 'abc'");
-  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=-3"),
+  CHECK_THROWS_WITH(model::apply_override(c, "l2.ways=-3"),
                     Contains("--set l2.ways=-3: expected an unsigned integer"));
-  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.wyas=8"),
+  CHECK_THROWS_WITH(model::apply_override(c, "l2.wyas=8"),
                     "--set l2.wyas=8: unknown key 'l2.wyas'; did you mean 'l2.ways'?");
-  CHECK_THROWS_WITH(cfg::apply_override(c, "ways=8"),
+  CHECK_THROWS_WITH(model::apply_override(c, "ways=8"),
                     Contains("unknown key 'ways' (pypto-sim config --describe lists every key)"));
-  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways"),
+  CHECK_THROWS_WITH(model::apply_override(c, "l2.ways"),
                     "--set l2.ways: expected key.path=value, e.g. l2.ways=8");
-  CHECK_THROWS_WITH(cfg::apply_override(c, "=8"), Contains("expected key.path=value"));
-  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=[1,2]"), Contains("got a list"));
-  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways="), Contains("got nothing (null)"));
-  CHECK_THROWS_WITH(cfg::apply_override(c, "l2.ways=[1"), Contains("invalid YAML"));
+  CHECK_THROWS_WITH(model::apply_override(c, "=8"), Contains("expected key.path=value"));
+  CHECK_THROWS_WITH(model::apply_override(c, "l2.ways=[1,2]"), Contains("got a list"));
+  CHECK_THROWS_WITH(model::apply_override(c, "l2.ways="), Contains("got nothing (null)"));
+  CHECK_THROWS_WITH(model::apply_override(c, "l2.ways=[1"), Contains("invalid YAML"));
   CHECK(c.l2.ways == ChipConfig{}.l2.ways);  // failed assignments change nothing
 }
 
 TEST_CASE("resolve_chip_config combines --chip/--config and --set", "[config]") {
   ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
-  const ChipConfig c = cfg::resolve_chip_config("950pr", "", {"l2.ways=8", "cores.aic=16"});
+  const ChipConfig c = model::resolve_chip_config("950pr", "", {"l2.ways=8", "cores.aic=16"});
   CHECK(c.chip.name == "950pr");
   CHECK(c.l2.ways == 8);
   CHECK(c.cores.aic == 16);
   CHECK(c.hbm.size_gib == 128);
-  CHECK(cfg::resolve_chip_config("", "", {}).chip.name == "a2");
-  CHECK_THROWS_WITH(cfg::resolve_chip_config("a3", "", {"l2.ways=0"}),
+  CHECK(model::resolve_chip_config("", "", {}).chip.name == "a2");
+  CHECK_THROWS_WITH(model::resolve_chip_config("a3", "", {"l2.ways=0"}),
                     "l2.ways: 0 is out of range [1, 64] (--set l2.ways=0)");
-  CHECK_THROWS_WITH(cfg::resolve_chip_config("a3", "x.yaml", {}),
+  CHECK_THROWS_WITH(model::resolve_chip_config("a3", "x.yaml", {}),
                     Contains("use either --chip or --config, not both"));
 
   TempDir dir;
   const std::string file = dir.write("c.yaml", "base: a3\naicpu:\n  count: 4\n");
   // The file alone is inconsistent (a3's 4 threads need 5 AICPUs); --set repairs it.
   CHECK_THROWS_WITH(
-      cfg::resolve_chip_config("", file, {}),
+      model::resolve_chip_config("", file, {}),
       Contains("aicpu.max_sched_threads: 4 exceeds aicpu.count - 1 = 3: one AICPU runs the "
                "control flow (" +
                file + ")"));
-  const ChipConfig d = cfg::resolve_chip_config("", file, {"aicpu.max_sched_threads=3"});
+  const ChipConfig d = model::resolve_chip_config("", file, {"aicpu.max_sched_threads=3"});
   CHECK(d.aicpu.count == 4);
   CHECK(d.aicpu.max_sched_threads == 3);
   CHECK(d.hbm.size_gib == 32);
@@ -356,10 +355,10 @@ TEST_CASE("a partial file can start from a preset with base", "[config]") {
   CHECK(c.hbm.size_gib == 96);
   CHECK(c.hbm.aggregate_gbps == 4000);
   CHECK(c.cores.aic == 32);
-  ChipConfig expected = cfg::load_chip_preset("950dt");
+  ChipConfig expected = model::load_chip_preset("950dt");
   expected.l2.size_kib = 65536;
   expected.aicpu.poll_cycles = 120;
-  CHECK(cfg::first_difference(c, expected) == std::nullopt);
+  CHECK(model::first_difference(c, expected) == std::nullopt);
 
   CHECK_THROWS_WITH(load("base: a4\n"),
                     Contains("base (t.yaml:1:7): unknown chip 'a4'; did you mean 'a2'?"));
@@ -369,12 +368,13 @@ TEST_CASE("a partial file can start from a preset with base", "[config]") {
 
 TEST_CASE("an unknown preset name lists the presets", "[config]") {
   ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
-  CHECK_THROWS_WITH(cfg::load_chip_preset("a4"), Contains("unknown chip 'a4'; did you mean 'a2'?"));
-  CHECK_THROWS_WITH(cfg::load_chip_preset("a4"),
+  CHECK_THROWS_WITH(model::load_chip_preset("a4"),
+                    Contains("unknown chip 'a4'; did you mean 'a2'?"));
+  CHECK_THROWS_WITH(model::load_chip_preset("a4"),
                     Contains("Known chips: 950dt 950dt-28c 950pr 950pr-28c a2 a2-20c a3 a3-20c"));
-  CHECK_THROWS_WITH(cfg::load_chip_preset("950"), Contains("Known chips:"));
-  CHECK_THROWS_WITH(cfg::load_chip_preset("../configs/a2"), Contains("unknown chip"));
-  CHECK_THROWS_WITH(cfg::load_chip_preset("A2"), Contains("did you mean 'a2'?"));
+  CHECK_THROWS_WITH(model::load_chip_preset("950"), Contains("Known chips:"));
+  CHECK_THROWS_WITH(model::load_chip_preset("../configs/a2"), Contains("unknown chip"));
+  CHECK_THROWS_WITH(model::load_chip_preset("A2"), Contains("did you mean 'a2'?"));
 }
 
 TEST_CASE("presets are complete and self-named and found through the config dir", "[config]") {
@@ -382,48 +382,48 @@ TEST_CASE("presets are complete and self-named and found through the config dir"
   std::string full;
   {
     ConfigDirEnv source(kSourceConfigs);
-    full = cfg::to_yaml(cfg::load_chip_preset("a2"));
+    full = model::to_yaml(model::load_chip_preset("a2"));
   }
   ConfigDirEnv env(dir.path());
   // A copy of a2 under another name must carry that name.
   dir.write("mychip.yaml", full);
-  CHECK_THROWS_WITH(cfg::load_chip_preset("mychip"),
+  CHECK_THROWS_WITH(model::load_chip_preset("mychip"),
                     Contains("'a2' must equal the preset's file name 'mychip'"));
   dir.write("a2.yaml", full);
-  CHECK(cfg::load_chip_preset("a2").cores.aic == 24);
-  CHECK(cfg::list_chip_presets() == std::vector<std::string>{"a2", "mychip"});
+  CHECK(model::load_chip_preset("a2").cores.aic == 24);
+  CHECK(model::list_chip_presets() == std::vector<std::string>{"a2", "mychip"});
 
   dir.write("short.yaml", "chip:\n  name: short\n");
-  CHECK_THROWS_WITH(cfg::load_chip_preset("short"),
+  CHECK_THROWS_WITH(model::load_chip_preset("short"),
                     Contains("missing required key 'description' in chip"));
   // A variant preset starts from a family preset and still names itself.
   dir.write("based.yaml", "base: a2\n");
-  CHECK_THROWS_WITH(cfg::load_chip_preset("based"),
+  CHECK_THROWS_WITH(model::load_chip_preset("based"),
                     Contains("'a2' must equal the preset's file name 'based'"));
   dir.write("based.yaml", "base: a2\nchip:\n  name: based\ncores:\n  aic: 20\n");
-  const auto based = cfg::load_chip_preset("based");
+  const auto based = model::load_chip_preset("based");
   CHECK(based.cores.aic == 20);
-  CHECK(based.l2.size_kib == cfg::load_chip_preset("a2").l2.size_kib);
+  CHECK(based.l2.size_kib == model::load_chip_preset("a2").l2.size_kib);
   // ... but never from another variant: each number has one owner.
   dir.write("based2.yaml", "base: based\nchip:\n  name: based2\n");
-  CHECK_THROWS_WITH(cfg::load_chip_preset("based2"),
+  CHECK_THROWS_WITH(model::load_chip_preset("based2"),
                     Contains("preset 'based' is itself a variant"));
   dir.write("notes.txt", "not a preset");
-  CHECK(cfg::list_chip_presets().size() == 5);  // a2, based, based2, mychip, short
+  CHECK(model::list_chip_presets().size() == 5);  // a2, based, based2, mychip, short
 
   ConfigDirEnv missing(dir.path() + "/nope");
-  CHECK_THROWS_WITH(cfg::list_chip_presets(), Contains("PYPTO_CONFIG_DIR='"));
-  CHECK_THROWS_WITH(cfg::list_chip_presets(), Contains("' is not a directory"));
+  CHECK_THROWS_WITH(model::list_chip_presets(), Contains("PYPTO_CONFIG_DIR='"));
+  CHECK_THROWS_WITH(model::list_chip_presets(), Contains("' is not a directory"));
 }
 
 TEST_CASE("without PYPTO_CONFIG_DIR the presets come from the source tree", "[config]") {
   ConfigDirEnv unset(std::nullopt);
-  CHECK(fs::equivalent(cfg::chip_preset_dir(), kSourceConfigs));
-  CHECK(cfg::load_chip_preset("a3").chip.name == "a3");
+  CHECK(fs::equivalent(model::chip_preset_dir(), kSourceConfigs));
+  CHECK(model::load_chip_preset("a3").chip.name == "a3");
 }
 
 TEST_CASE("derive converts to picoseconds", "[config]") {
-  const auto d = pypto::sim::derive(ChipConfig{});  // A2: AICPU 1.8 GHz, AICore 1.85 GHz
+  const auto d = pypto::model::derive(ChipConfig{});  // A2: AICPU 1.8 GHz, AICore 1.85 GHz
   CHECK(d.aicpu_ps_per_cycle == Approx(555.5556));
   CHECK(d.aicore_ps_per_cycle == Approx(540.5405));
   CHECK(d.poll_ps == 133333);                // 240 cycles / 1.8 GHz = 133333.3 ps
@@ -449,7 +449,7 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
   CHECK(d.aiv == 48);
 
   ConfigDirEnv env(kSourceConfigs);  // the checked-in presets, whatever the caller set
-  const auto dt = pypto::sim::derive(cfg::load_chip_preset("950dt"));
+  const auto dt = pypto::model::derive(model::load_chip_preset("950dt"));
   CHECK(dt.board_tick_ps == 1000);  // 1 GHz
   CHECK(dt.aiv == 64);
   CHECK(dt.hbm_bytes_per_ps == Approx(4.0 * 0.96 * 0.94));
@@ -458,13 +458,13 @@ TEST_CASE("derive converts to picoseconds", "[config]") {
 
   ChipConfig bad;
   bad.aicpu.freq_mhz = 0;  // skipped validate(): derive must not divide its way into UB
-  CHECK_THROWS_WITH(pypto::sim::derive(bad), Contains("aicpu.poll_cycles"));
+  CHECK_THROWS_WITH(pypto::model::derive(bad), Contains("aicpu.poll_cycles"));
 }
 
 TEST_CASE("describe lists every key with type and unit and default and range", "[config]") {
-  const std::string text = cfg::describe();
-  const auto keys = cfg::chip_config_keys();
-  CHECK(keys.size() == 54);  // every field of ChipConfig, counted by hand
+  const std::string text = model::describe();
+  const auto keys = model::chip_config_keys();
+  CHECK(keys.size() == 57);  // every field of ChipConfig, counted by hand
   for (const auto& k : keys) {
     INFO(k);
     CHECK(text.find("\n" + k + " ") != std::string::npos);
@@ -479,7 +479,7 @@ TEST_CASE("describe lists every key with type and unit and default and range", "
 
 TEST_CASE("Reader binds generic fields and checks presence", "[config]") {
   const YAML::Node n = YAML::Load("policy: fifo\nlookahead: -8\nwarm: yes\nratio: 0.25\n");
-  cfg::Reader r(n, "scheduler", "s.yaml");
+  model::Reader r(n, "scheduler", "s.yaml");
   std::string policy;
   std::int64_t lookahead = 0;
   bool warm = false;
@@ -499,35 +499,35 @@ TEST_CASE("Reader binds generic fields and checks presence", "[config]") {
   CHECK(r.where("ratio") == "s.yaml:4:8");
   CHECK(r.where("absent") == "s.yaml");
 
-  cfg::Reader strict(YAML::Load("a: maybe\nb: 9223372036854775808\n"), "x", "s.yaml",
-                     cfg::Reader::Presence::kRequired);
+  model::Reader strict(YAML::Load("a: maybe\nb: 9223372036854775808\n"), "x", "s.yaml",
+                       model::Reader::Presence::kRequired);
   bool a = false;
   std::int64_t b = 0;
   CHECK_THROWS_WITH(strict.read(a, "a"), "x.a (s.yaml:1:4): expected true or false, got 'maybe'");
   CHECK_THROWS_WITH(strict.read(b, "b"),
                     Contains("expected an integer of at most 9223372036854775807"));
   CHECK_THROWS_WITH(strict.read(b, "c"), "missing required key 'c' in x (s.yaml:1:1)");
-  CHECK_THROWS_WITH(cfg::Reader(YAML::Load("? [a]\n: 1\n"), "", "s.yaml"),
+  CHECK_THROWS_WITH(model::Reader(YAML::Load("? [a]\n: 1\n"), "", "s.yaml"),
                     Contains("keys must be plain names"));
   std::int64_t lowest = 0;
-  cfg::Reader low(YAML::Load("v: -9223372036854775808\n"), "", "s.yaml");
+  model::Reader low(YAML::Load("v: -9223372036854775808\n"), "", "s.yaml");
   low.read(lowest, "v");
   CHECK(lowest == std::numeric_limits<std::int64_t>::min());
 }
 
 TEST_CASE("suggestions only for plausible typos", "[config]") {
-  CHECK(cfg::edit_distance("wyas", "ways") == 1);  // a transposition is one edit
-  CHECK(cfg::edit_distance("kitten", "sitting") == 3);
-  CHECK(cfg::edit_distance("", "abc") == 3);
-  CHECK(cfg::closest_match("wyas", {"ways", "line_bytes"}) == std::string("ways"));
-  CHECK(cfg::closest_match("zzz", {"ways", "aic"}) == std::nullopt);
-  CHECK(cfg::closest_match("hit_latncy_cycle", {"hit_latency_cycles"}) ==
+  CHECK(common::edit_distance("wyas", "ways") == 1);  // a transposition is one edit
+  CHECK(common::edit_distance("kitten", "sitting") == 3);
+  CHECK(common::edit_distance("", "abc") == 3);
+  CHECK(common::closest_match("wyas", {"ways", "line_bytes"}) == std::string("ways"));
+  CHECK(common::closest_match("zzz", {"ways", "aic"}) == std::nullopt);
+  CHECK(common::closest_match("hit_latncy_cycle", {"hit_latency_cycles"}) ==
         std::string("hit_latency_cycles"));
 }
 
 TEST_CASE("poll_cycles=0 from --set is a range error, not a division by zero", "[config]") {
   ConfigDirEnv env(kSourceConfigs);
-  CHECK_THROWS_WITH(cfg::resolve_chip_config("a2", "", {"aicpu.poll_cycles=0"}),
+  CHECK_THROWS_WITH(model::resolve_chip_config("a2", "", {"aicpu.poll_cycles=0"}),
                     "aicpu.poll_cycles: 0 is out of range [1, 100000000] "
                     "(--set aicpu.poll_cycles=0)");
 }
@@ -535,64 +535,65 @@ TEST_CASE("poll_cycles=0 from --set is a range error, not a division by zero", "
 TEST_CASE("a board recording's blockIdx choose and check the chip", "[config]") {
   ConfigDirEnv env(kSourceConfigs);
   // The MlaProlog recording of issue 9: AIC blockIdx 0-19, AIV 20-59.
-  sim::RecordedCores r20;
+  model::RecordedCores r20;
   r20.any_aic = r20.any_aiv = true;
   r20.max_aic_block = 19;
   r20.min_aiv_block = 20;
   r20.max_aiv_block = 59;
-  CHECK_FALSE(cfg::recording_fits(cfg::load_chip_preset("a2"), r20));
-  CHECK(cfg::recording_fits(cfg::load_chip_preset("a2-20c"), r20));
-  CHECK(cfg::fitting_chip_presets(r20) == std::vector<std::string>{"a2-20c", "a3-20c"});
+  CHECK_FALSE(model::recording_fits(model::load_chip_preset("a2"), r20));
+  CHECK(model::recording_fits(model::load_chip_preset("a2-20c"), r20));
+  CHECK(model::fitting_chip_presets(r20) == std::vector<std::string>{"a2-20c", "a3-20c"});
   CHECK_THROWS_WITH(
-      cfg::check_recorded_cores(cfg::load_chip_preset("a2"), r20),
+      model::check_recorded_cores(model::load_chip_preset("a2"), r20),
       "the recording ran on 20 AIC and at least 40 AIV (AIC blockIdx up to 19, AIV blockIdx "
       "20-59), but chip a2 has 24 AIC and 48 AIV; presets that fit: a2-20c a3-20c (--chip auto "
       "picks a2-20c)");
-  CHECK_NOTHROW(cfg::check_recorded_cores(cfg::load_chip_preset("a3-20c"), r20));
+  CHECK_NOTHROW(model::check_recorded_cores(model::load_chip_preset("a3-20c"), r20));
 
   // A recording that used a few cores of a 24-cluster chip fits every chip with 20 to 24 AIC;
   // the largest AIC count comes first, then the name.
-  sim::RecordedCores few;
+  model::RecordedCores few;
   few.any_aic = few.any_aiv = true;
   few.max_aic_block = 0;
   few.min_aiv_block = 24;
   few.max_aiv_block = 25;
-  CHECK(cfg::fitting_chip_presets(few) == std::vector<std::string>{"a2", "a3", "a2-20c", "a3-20c"});
+  CHECK(model::fitting_chip_presets(few) ==
+        std::vector<std::string>{"a2", "a3", "a2-20c", "a3-20c"});
   // 32 AIC + 64 AIV: only the full 950s.
-  sim::RecordedCores r32 = r20;
+  model::RecordedCores r32 = r20;
   r32.max_aic_block = 31;
   r32.min_aiv_block = 32;
   r32.max_aiv_block = 95;
-  CHECK(cfg::fitting_chip_presets(r32) == std::vector<std::string>{"950dt", "950pr"});
+  CHECK(model::fitting_chip_presets(r32) == std::vector<std::string>{"950dt", "950pr"});
   // AIV past the chip's last core, and AIV numbered below AIC: nothing fits.
-  sim::RecordedCores bad = r20;
+  model::RecordedCores bad = r20;
   bad.max_aiv_block = 200;
-  CHECK(cfg::fitting_chip_presets(bad).empty());
-  CHECK_THROWS_WITH(cfg::check_recorded_cores(cfg::load_chip_preset("a2"), bad),
+  CHECK(model::fitting_chip_presets(bad).empty());
+  CHECK_THROWS_WITH(model::check_recorded_cores(model::load_chip_preset("a2"), bad),
                     Contains("no preset fits"));
-  sim::RecordedCores swapped;
+  model::RecordedCores swapped;
   swapped.any_aic = swapped.any_aiv = true;
   swapped.max_aic_block = 5;
   swapped.min_aiv_block = 0;
   swapped.max_aiv_block = 3;
-  CHECK_THROWS_WITH(cfg::check_recorded_cores(cfg::load_chip_preset("a2"), swapped),
+  CHECK_THROWS_WITH(model::check_recorded_cores(model::load_chip_preset("a2"), swapped),
                     Contains("cores numbered AIV below AIC"));
   // Only AIC blocks: a lower bound on the AIC count.
-  sim::RecordedCores cube_only;
+  model::RecordedCores cube_only;
   cube_only.any_aic = true;
   cube_only.max_aic_block = 27;
-  CHECK(cfg::fitting_chip_presets(cube_only) ==
+  CHECK(model::fitting_chip_presets(cube_only) ==
         std::vector<std::string>{"950dt", "950pr", "950dt-28c", "950pr-28c"});
 }
 
 TEST_CASE("a clock too slow for the time limit is blamed on the clock, compactly", "[config]") {
   // 1e-300 MHz is inside (0, 10000]; it used to be blamed on cores.slot_switch_cycles with a
   // 300-digit number of ps.
-  ChipConfig c = cfg::load_chip_preset("a2");
-  cfg::apply_override(c, "cores.freq_mhz=1e-300");
-  cfg::validate(c);
+  ChipConfig c = model::load_chip_preset("a2");
+  model::apply_override(c, "cores.freq_mhz=1e-300");
+  model::validate(c);
   try {
-    (void)pypto::sim::derive(c);
+    (void)pypto::model::derive(c);
     FAIL("derive accepted a 1e-300 MHz clock");
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
@@ -600,9 +601,9 @@ TEST_CASE("a clock too slow for the time limit is blamed on the clock, compactly
                         Contains("raise cores.freq_mhz") && Contains("2^62 ps"));
     CHECK(msg.size() < 300);
   }
-  ChipConfig a = cfg::load_chip_preset("a2");
-  cfg::apply_override(a, "aicpu.freq_mhz=1e-300");
-  CHECK_THROWS_WITH(pypto::sim::derive(a), Contains("aicpu.freq_mhz = 1e-300 MHz is too slow"));
+  ChipConfig a = model::load_chip_preset("a2");
+  model::apply_override(a, "aicpu.freq_mhz=1e-300");
+  CHECK_THROWS_WITH(pypto::model::derive(a), Contains("aicpu.freq_mhz = 1e-300 MHz is too slow"));
 }
 
 TEST_CASE("config input limits: nesting depth, file size, huge --set values", "[config]") {
@@ -610,17 +611,17 @@ TEST_CASE("config input limits: nesting depth, file size, huge --set values", "[
   SECTION("nesting too deep names the problem and the line") {
     const std::string path =
         dir.write("deep.yaml", "cores:\n  aic: " + std::string(3000, '[') + "\n");
-    CHECK_THROWS_WITH(cfg::load_chip_config_file(path),
+    CHECK_THROWS_WITH(model::load_chip_config_file(path),
                       Contains("nesting too deep") && Contains("levels at line"));
     ChipConfig c;
-    CHECK_THROWS_WITH(cfg::apply_override(c, "cores.aic=" + std::string(3000, '[')),
+    CHECK_THROWS_WITH(model::apply_override(c, "cores.aic=" + std::string(3000, '[')),
                       Contains("nesting too deep") && Contains("(3010 chars)"));
   }
   SECTION("a file larger than the cap is refused; a device or a pipe is no file") {
-    CHECK_THROWS_WITH(cfg::load_chip_config_file("/dev/zero"),
+    CHECK_THROWS_WITH(model::load_chip_config_file("/dev/zero"),
                       Contains("is a character device, not a regular file"));
     const std::string path = dir.write("big.yaml", "# " + std::string(2 << 20, 'x') + "\n");
-    CHECK_THROWS_WITH(cfg::load_chip_config_file(path), Contains("larger than 1 MiB"));
+    CHECK_THROWS_WITH(model::load_chip_config_file(path), Contains("larger than 1 MiB"));
   }
 }
 
@@ -632,7 +633,7 @@ TEST_CASE("text values must be valid UTF-8", "[config]") {
   CHECK_THROWS_WITH(load("chip:\n  name: \"\xc0\xaf\"\n"),  // overlong '/'
                     Contains("chip.name: is not valid UTF-8 text"));
   ChipConfig c = load("chip:\n  description: \"Atlas \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"\n");
-  CHECK(cfg::first_difference(c, cfg::load_chip_config_text(cfg::to_yaml(c), "r.yaml")) ==
+  CHECK(model::first_difference(c, model::load_chip_config_text(model::to_yaml(c), "r.yaml")) ==
         std::nullopt);
 }
 
@@ -644,27 +645,27 @@ TEST_CASE("text values are printable text, and --set values are checked before Y
                     Contains("chip.name: contains the control character U+0001"));
   CHECK_THROWS_WITH(load("chip:\n  description: \"x\xef\xbf\xbfy\"\n"),
                     Contains("chip.description: contains the noncharacter U+FFFF"));
-  ChipConfig c = cfg::load_chip_preset("a3");
+  ChipConfig c = model::load_chip_preset("a3");
   CHECK_THROWS_WITH(
-      cfg::apply_override(c, std::string("chip.name=\x01\0\0abc", 16)),
+      model::apply_override(c, std::string("chip.name=\x01\0\0abc", 16)),
       Contains(
           "--set chip.name=\\x01\\x00\\x00abc: the value contains the control character U+0001"));
-  CHECK_THROWS_WITH(cfg::apply_override(c,
-                                        "chip.name=\xff\xfe"
-                                        "a\0b\0"),
+  CHECK_THROWS_WITH(model::apply_override(c,
+                                          "chip.name=\xff\xfe"
+                                          "a\0b\0"),
                     Contains("the value is not valid UTF-8 text"));
-  CHECK_THROWS_WITH(cfg::apply_override(c, "chip.description=tab\tok\x7f"),
+  CHECK_THROWS_WITH(model::apply_override(c, "chip.description=tab\tok\x7f"),
                     Contains("the control character U+007F"));
-  cfg::apply_override(c, "chip.description=tab\tand \xc3\xa9");  // tab and accents are text
+  model::apply_override(c, "chip.description=tab\tand \xc3\xa9");  // tab and accents are text
   CHECK(c.chip.description == "tab\tand \xc3\xa9");
-  CHECK(cfg::first_difference(c, cfg::load_chip_config_text(cfg::to_yaml(c), "r.yaml")) ==
+  CHECK(model::first_difference(c, model::load_chip_config_text(model::to_yaml(c), "r.yaml")) ==
         std::nullopt);
 }
 
 TEST_CASE("numeric_value reads a field by its dotted key through the field table", "[config]") {
-  const ChipConfig c = cfg::load_chip_preset("a2");
-  CHECK(cfg::numeric_value(c, "aicpu.poll_cycles") == static_cast<double>(c.aicpu.poll_cycles));
-  CHECK(cfg::numeric_value(c, "cores.freq_mhz") == c.cores.freq_mhz);
-  CHECK_FALSE(cfg::numeric_value(c, "chip.name").has_value());  // text, not a number
-  CHECK_FALSE(cfg::numeric_value(c, "aicpu.poll_cycle").has_value());
+  const ChipConfig c = model::load_chip_preset("a2");
+  CHECK(model::numeric_value(c, "aicpu.poll_cycles") == static_cast<double>(c.aicpu.poll_cycles));
+  CHECK(model::numeric_value(c, "cores.freq_mhz") == c.cores.freq_mhz);
+  CHECK_FALSE(model::numeric_value(c, "chip.name").has_value());  // text, not a number
+  CHECK_FALSE(model::numeric_value(c, "aicpu.poll_cycle").has_value());
 }

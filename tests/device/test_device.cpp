@@ -24,12 +24,12 @@
 namespace {
 
 using namespace pypto;
-using sched::CoreType;
-using sched::TaskId;
+using common::CoreType;
+using common::TaskId;
 using sched::testing::make_graph;
 using sched::testing::TaskSpec;
 
-sched::MachineShape shape_of(const sim::ChipConfig& chip, std::int64_t threads) {
+sched::MachineShape shape_of(const model::ChipConfig& chip, std::int64_t threads) {
   sched::MachineShape s;
   s.aic = chip.cores.aic;
   s.aiv = chip.cores.aic * chip.cores.aiv_per_aic;
@@ -61,7 +61,7 @@ sched::TaskGraph layered_graph() {
 }
 
 TEST_CASE("device runtime: every task runs once, after its predecessors, on its core type") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = layered_graph();
   std::vector<std::vector<TaskId>> preds(g.num_tasks());
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
@@ -75,7 +75,7 @@ TEST_CASE("device runtime: every task runs once, after its predecessors, on its 
       std::vector<std::atomic<bool>> done(g.num_tasks());
       std::atomic<int> order_errors{0}, type_errors{0}, running{0}, max_running{0};
       device::RunOptions opt;
-      opt.execute = [&](TaskId t, sched::CoreId c) {
+      opt.execute = [&](TaskId t, common::CoreId c) {
         const int now = ++running;
         int m = max_running.load();
         while (now > m && !max_running.compare_exchange_weak(m, now)) {
@@ -107,10 +107,10 @@ TEST_CASE("device runtime: every task runs once, after its predecessors, on its 
 }
 
 TEST_CASE("device runtime: an executor's exception ends the run and is rethrown") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = layered_graph();
   device::RunOptions opt;
-  opt.execute = [&](TaskId t, sched::CoreId) {
+  opt.execute = [&](TaskId t, common::CoreId) {
     if (t == 45) throw ModelError("task 45 failed");
   };
   auto p = sched::Registry::global().create("fifo");
@@ -150,26 +150,26 @@ class LoggingPolicy final : public sched::Policy {
   unsigned events() const override { return inner_->events(); }
   void setup(const sched::MachineView& m) override { inner_->setup(m); }
   void on_ready(sched::ThreadContext& c, TaskId task) override { inner_->on_ready(c, task); }
-  void on_dispatch(sched::ThreadContext& c, TaskId task, sched::CoreId core) override {
+  void on_dispatch(sched::ThreadContext& c, TaskId task, common::CoreId core) override {
     inner_->on_dispatch(c, task, core);
   }
-  void on_done(sched::ThreadContext& c, TaskId task, sched::CoreId core) override {
+  void on_done(sched::ThreadContext& c, TaskId task, common::CoreId core) override {
     inner_->on_done(c, task, core);
   }
-  void on_device_task_admitted(const sched::MachineView& m, sched::DeviceTaskId dt,
-                               sched::TimePs t) override {
+  void on_device_task_admitted(const sched::MachineView& m, common::DeviceTaskId dt,
+                               common::TimePs t) override {
     inner_->on_device_task_admitted(m, dt, t);
   }
-  void on_device_task_finished(const sched::MachineView& m, sched::DeviceTaskId dt,
-                               sched::TimePs t) override {
+  void on_device_task_finished(const sched::MachineView& m, common::DeviceTaskId dt,
+                               common::TimePs t) override {
     inner_->on_device_task_finished(m, dt, t);
   }
   bool send_before_resolve(sched::ThreadContext& c, CoreType ct) override {
     return inner_->send_before_resolve(c, ct);
   }
-  sched::CoreId direct_send(sched::ThreadContext& c, TaskId ready,
-                            sched::CoreId producer) override {
-    const sched::CoreId core = inner_->direct_send(c, ready, producer);
+  common::CoreId direct_send(sched::ThreadContext& c, TaskId ready,
+                             common::CoreId producer) override {
+    const common::CoreId core = inner_->direct_send(c, ready, producer);
     const sched::MachineView& m = c.view();
     const std::string tail = " task " + std::to_string(ready) + " from core ";
     g_log->add("direct_send t" + std::to_string(c.thread()) + tail + std::to_string(producer) +
@@ -186,10 +186,10 @@ class LoggingPolicy final : public sched::Policy {
     return inner_->publish_staged(c, ct, at, shared_queued);
   }
   std::size_t pick_device_task(sched::ThreadContext& c, CoreType ct,
-                               const std::vector<sched::DeviceTaskId>& candidates) override {
+                               const std::vector<common::DeviceTaskId>& candidates) override {
     return inner_->pick_device_task(c, ct, candidates);
   }
-  std::uint32_t fill_quota(sched::ThreadContext& c, CoreType ct, sched::DeviceTaskId dt) override {
+  std::uint32_t fill_quota(sched::ThreadContext& c, CoreType ct, common::DeviceTaskId dt) override {
     return inner_->fill_quota(c, ct, dt);
   }
   std::size_t pick_shared(sched::ThreadContext& c, CoreType ct, const sched::TaskListView& q,
@@ -197,13 +197,13 @@ class LoggingPolicy final : public sched::Policy {
     const std::size_t i = inner_->pick_shared(c, ct, q, first_batch, before_resolve);
     std::string queue;
     for (std::size_t k = 0; k < q.size(); ++k) queue += " " + std::to_string(q[k]);
-    const std::string tail = std::string(sched::to_string(ct)) + (first_batch ? " first" : "") +
+    const std::string tail = std::string(common::to_string(ct)) + (first_batch ? " first" : "") +
                              " [" + queue + " ] -> " + std::to_string(q[i]);
     g_log->add("pick_shared t" + std::to_string(c.thread()) + " " + tail, "pick_shared " + tail);
     return i;
   }
-  sched::CoreId pick_core(sched::ThreadContext& c, CoreType ct, TaskId task) override {
-    const sched::CoreId core = inner_->pick_core(c, ct, task);
+  common::CoreId pick_core(sched::ThreadContext& c, CoreType ct, TaskId task) override {
+    const common::CoreId core = inner_->pick_core(c, ct, task);
     const std::string tail = " task " + std::to_string(task) + " -> ";
     g_log->add("pick_core t" + std::to_string(c.thread()) + tail + std::to_string(core),
                "pick_core" + tail + rel(c.view(), core));
@@ -212,19 +212,19 @@ class LoggingPolicy final : public sched::Policy {
   bool publish_idle(sched::ThreadContext& c, CoreType ct) override {
     return inner_->publish_idle(c, ct);
   }
-  sched::ThreadId steal_victim(const sched::MachineView& m, sched::ThreadId t,
-                               CoreType ct) const override {
+  common::ThreadId steal_victim(const sched::MachineView& m, common::ThreadId t,
+                                CoreType ct) const override {
     return inner_->steal_victim(m, t, ct);
   }
-  std::size_t pick_stolen(sched::ThreadContext& c, CoreType ct, sched::ThreadId victim,
+  std::size_t pick_stolen(sched::ThreadContext& c, CoreType ct, common::ThreadId victim,
                           const sched::TaskListView& staged) override {
     return inner_->pick_stolen(c, ct, victim, staged);
   }
 
  private:
-  static std::string rel(const sched::MachineView& m, sched::CoreId c) {
-    if (c == sched::kNoCore) return "none";
-    return std::string(sched::to_string(m.core_type(c))) + "+" +
+  static std::string rel(const sched::MachineView& m, common::CoreId c) {
+    if (c == common::kNoCore) return "none";
+    return std::string(common::to_string(m.core_type(c))) + "+" +
            std::to_string(c - m.first_core(m.owner(c), m.core_type(c)));
   }
   std::unique_ptr<sched::Policy> inner_;
@@ -254,7 +254,7 @@ sched::TaskGraph chain_graph() {
 
 TEST_CASE(
     "device runtime: a policy sees the same decisions as under SIM for the same completions") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = chain_graph();
   for (const char* base : {"fifo", "l2_affinity", "fair", "l2_fair"}) {
     for (std::int64_t threads : {1, 3}) {
@@ -289,7 +289,7 @@ TEST_CASE(
         return c < shape.aic ? c % per : (c - shape.aic) % (2 * per);
       };
       for (TaskId t = 0; t < g.num_tasks(); ++t) {
-        if (!sched::is_dispatchable(g.core_type[t])) continue;
+        if (!common::is_dispatchable(g.core_type[t])) continue;
         CAPTURE(t);
         if (threads == 1) {
           CHECK(dr.timeline.core[t] == sr.timeline.core[t]);
@@ -303,7 +303,7 @@ TEST_CASE(
 
 // ---- the recording ---------------------------------------------------------------------------
 TEST_CASE("device runtime: the recording is what the board reader replays") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = layered_graph();
   const sched::MachineShape shape = shape_of(chip, 3);
   auto p = sched::Registry::global().create("fifo");

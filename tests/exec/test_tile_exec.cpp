@@ -61,7 +61,7 @@ double fp16_value(std::uint16_t b) {
   return double(h);
 }
 
-std::uint32_t size_of(DType d) { return pypto::sim::dtype_bytes(d); }
+std::uint32_t size_of(DType d) { return pypto::model::dtype_bytes(d); }
 
 // Builds one task program plus the buffers it runs on.
 struct Harness {
@@ -1210,6 +1210,28 @@ TEST_CASE("scatter_rows writes rows of a global tensor through an index", "[tile
   h.emit(TileOpcode::kScatterRows, -1, rows, idx).region = h.dense(cache, 0, shape, 2);
   h.run();
   CHECK(h.read(cache) == std::vector<double>{0, 0, 3, 4, 0, 0, 0, 0, 1, 2, 0, 0});
+}
+
+TEST_CASE("gather_elems reads elements of a global region through an index",
+          "[tile_exec][compat]") {
+  Harness h;
+  const std::uint32_t src = h.buffer(DType::kFp32, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  const std::int32_t idx = h.input(DType::kInt32, {2, 2}, {5, 0, 2, 3});
+  const std::int32_t g = h.local(DType::kFp32, {2, 2});
+  // The region [3, 2] over columns 1..2 of a [3, 4] buffer: elements 1, 2, 5, 6, 9, 10.
+  const std::int64_t shape[2] = {3, 2};
+  GlobalRegion r = h.dense(src, 1, shape, 2);
+  r.stride[0] = 4;
+  h.emit(TileOpcode::kGatherElems, g, -1, idx).region = r;
+  h.run();
+  CHECK(h.tile(g) == std::vector<double>{10, 1, 5, 6});
+  Harness e;
+  const std::uint32_t s2 = e.buffer(DType::kFp32, {0, 1, 2});
+  const std::int32_t i2 = e.input(DType::kInt32, {1}, {3});
+  const std::int32_t o2 = e.local(DType::kFp32, {1});
+  const std::int64_t sh[1] = {3};
+  e.emit(TileOpcode::kGatherElems, o2, -1, i2).region = e.dense(s2, 0, sh, 1);
+  REQUIRE_THROWS_WITH(e.run(), Contains("load element index 3 is outside [0, 3)"));
 }
 
 TEST_CASE("indexed ops reject an index outside the axis", "[tile_exec][errors][compat]") {

@@ -93,8 +93,8 @@ def test_options_validates_like_the_jit_dicts():
         pypto.options(runtime_options={"device_sched_mod": 1})
     with pytest.raises(pypto.PyptoValueError, match="vec_tile_shapes"):
         pypto.options(vec_tile_shapes=[0, 8])
-    with pytest.raises(pypto.PyptoValueError, match="not a multiple of the L0 tile"):
-        pypto.options(cube_tile_shapes=[[16, 24], [32, 64], [32, 64]])
+    with pytest.raises(pypto.PyptoValueError, match="entries must be positive ints"):
+        pypto.options(cube_tile_shapes=[[16, -16], [32, 64], [32, 64]])
     with pytest.raises(pypto.PyptoValueError, match="out of range"):
         pypto.set_runtime_options(device_sched_parallelism=9)
 
@@ -225,3 +225,10 @@ def test_loop_carried_int_behaves_the_same_without_source(tmp_path):
     assert from_file.stdout.replace("carried.py", "<string>") == from_c.stdout
 
 
+
+
+def test_bytes_of():
+    assert [pypto.bytes_of(d) for d in (pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16,
+                                        pypto.DT_INT8, pypto.DT_INT64)] == [4, 2, 2, 1, 8]
+    with pytest.raises(pypto.PyptoTypeError, match="expects a pypto.DataType"):
+        pypto.bytes_of("fp32")

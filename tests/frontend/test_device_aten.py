@@ -212,6 +212,32 @@ def test_scatter_update_4d_paged_cache():
     assert torch.equal(a, want.reshape(6, 4, 1, 8))
 
 
+@pytest.mark.parametrize("device", aten_devices())
+def test_experimental_load_and_gather_in_ub_match_sim(device):
+    @pypto.frontend.jit(runtime_options=NPU)
+    def k(kv: pypto.Tensor([64, 16], BF16), idx: pypto.Tensor([1, 12], I32),
+          bt: pypto.Tensor([1, 8], I32), off: pypto.Tensor([3, 5], I64),
+          rows: pypto.Tensor([12, 16], BF16), elems: pypto.Tensor([3, 5], BF16)):
+        pypto.set_vec_tile_shapes(8, 16)
+        rows[:] = pypto.experimental.gather_in_ub(kv, idx, bt, 8, -2)
+        elems[:] = pypto.experimental.load(kv, off)
+
+    g = torch.Generator().manual_seed(6)
+    kv = torch.randn(64, 16, generator=g).bfloat16()
+    idx = torch.randint(0, 64, (1, 12), generator=g, dtype=torch.int32)
+    bt = torch.randperm(8, generator=g).to(torch.int32).unsqueeze(0)
+    off = torch.randint(0, 64 * 16, (3, 5), generator=g)
+    (a_rows, a_elems), (s_rows, s_elems) = run_both(
+        k, [kv, idx, bt, off],
+        [torch.zeros(12, 16, dtype=torch.bfloat16), torch.zeros(3, 5, dtype=torch.bfloat16)],
+        device)
+    assert_same(a_rows, s_rows)
+    assert_same(a_elems, s_elems)
+    t = idx[0].long()
+    assert torch.equal(s_rows, kv[bt[0].long()[t // 8] * 8 + t % 8])
+    assert torch.equal(s_elems, kv.reshape(-1)[off])
+
+
 # ---- sorts ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("device", aten_devices())

@@ -175,3 +175,24 @@ def test_loop_temporaries_are_not_carried():
     a, out = torch.randn(16, 8), torch.zeros(16, 8)
     k(a, out)
     assert torch.allclose(out, a + 1.0)
+
+
+@pytest.mark.parametrize("algo", [pypto.TopKAlgo.MERGE_SORT, pypto.TopKAlgo.RADIX_SELECT])
+def test_topk_algo_and_scatter_mode_enums(algo):
+    I32 = pypto.DT_INT32
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 32], F32), v: pypto.Tensor([4, 3], F32),
+          i: pypto.Tensor([4, 3], I32), idx: pypto.Tensor([4, 32], I32),
+          s: pypto.Tensor([4, 32], F32)):
+        pypto.set_vec_tile_shapes(4, 32)
+        v[:], i[:] = pypto.topk(x, 3, -1, True, algo)
+        s[:] = pypto.scatter(x, 1, idx, 1.0, reduce=pypto.ScatterMode.ADD)
+
+    x = torch.randn(4, 32)
+    idx = torch.randint(0, 32, (4, 32), dtype=torch.int32)
+    v, i, s = torch.zeros(4, 3), torch.zeros(4, 3, dtype=torch.int32), torch.zeros(4, 32)
+    k(x, v, i, idx, s)
+    ref = torch.topk(x, 3, -1, True)
+    assert torch.equal(v, ref.values) and torch.equal(i.long(), ref.indices)
+    assert torch.equal(s, x.scatter_add(1, idx.long(), torch.ones(4, 32)))

@@ -257,8 +257,11 @@ def run_mm(a, b, pt, out_pt, out_t, ext_fn, extra, extra_annots, m=40, k_=64, n=
     A, B, O = pypto.Tensor([m, k_], pt), pypto.Tensor([k_, n], pt), pypto.Tensor([m, n], out_pt)
     E = list(extra_annots) + [A, A]
 
+    # PyPTO's rule: nL0 is 32-byte aligned, 32 elements for int8 operands.
+    n_tile = [32, 32] if pt == pypto.DT_INT8 else [16, 16]
+
     def mm(x, y, *ins):
-        pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], n_tile)
         return pypto.matmul(x, y, out_pt, extend_params=ext_fn(*ins))
 
     if not extra:

@@ -7,7 +7,7 @@
 //   #--set
 //   hbm.aggregate_gbps=1600
 // The YAML is loaded, the assignments applied in order and the result validated, as
-// cfg::resolve_chip_config does for --config/--set. A config that validates must also
+// model::resolve_chip_config does for --config/--set. A config that validates must also
 // survive the documented round trip load_chip_config_text(to_yaml(c)) == c.
 #include <string>
 #include <string_view>
@@ -38,18 +38,18 @@ PYPTO_FUZZ_TARGET(config) {
   }
 
   pypto::fuzz::run_one([&] {
-    pypto::sim::ChipConfig c = pypto::cfg::load_chip_config_text(yaml, "fuzz.yaml");
-    for (const std::string& s : sets) pypto::cfg::apply_override(c, s);
-    pypto::cfg::validate(c);
+    pypto::model::ChipConfig c = pypto::model::load_chip_config_text(yaml, "fuzz.yaml");
+    for (const std::string& s : sets) pypto::model::apply_override(c, s);
+    pypto::model::validate(c);
     // Past validation the config is accepted: the round trip must hold, and nothing in it may
     // throw.
-    pypto::sim::ChipConfig again;
+    pypto::model::ChipConfig again;
     try {
-      again = pypto::cfg::load_chip_config_text(pypto::cfg::to_yaml(c), "round-trip.yaml");
+      again = pypto::model::load_chip_config_text(pypto::model::to_yaml(c), "round-trip.yaml");
     } catch (const pypto::Error& e) {
       pypto::fuzz::finding("a validated config does not reload from to_yaml()", e.what());
     }
-    if (const auto diff = pypto::cfg::first_difference(c, again)) {
+    if (const auto diff = pypto::model::first_difference(c, again)) {
       pypto::fuzz::finding("to_yaml() round trip changes a validated config", *diff);
     }
   });

@@ -10,8 +10,8 @@
 
 namespace pypto::fuzz {
 
-inline const sim::ChipConfig& a2_chip() {
-  static const sim::ChipConfig c = cfg::load_chip_preset("a2");
+inline const model::ChipConfig& a2_chip() {
+  static const model::ChipConfig c = model::load_chip_preset("a2");
   return c;
 }
 

@@ -19,8 +19,8 @@
 namespace pypto::sched::testing {
 
 struct TaskSpec {
-  CoreType type;
-  std::vector<TaskId> succ;
+  common::CoreType type;
+  std::vector<common::TaskId> succ;
   std::uint32_t device_task = 0;
   std::uint64_t duration = 100;
   std::uint32_t parallel_group = 0;
@@ -29,10 +29,10 @@ struct TaskSpec {
 // Builds a TaskGraph directly (tasks must be listed grouped by device task).
 inline TaskGraph make_graph(const std::vector<TaskSpec>& specs) {
   TaskGraph g;
-  const auto n = static_cast<TaskId>(specs.size());
+  const auto n = static_cast<common::TaskId>(specs.size());
   g.succ_begin.push_back(0);
   g.pred_count.assign(n, 0);
-  for (TaskId t = 0; t < n; ++t) {
+  for (common::TaskId t = 0; t < n; ++t) {
     g.core_type.push_back(specs[t].type);
     g.device_task.push_back(specs[t].device_task);
     g.root.push_back(t);
@@ -41,7 +41,7 @@ inline TaskGraph make_graph(const std::vector<TaskSpec>& specs) {
     g.recorded_ns.push_back(static_cast<std::uint32_t>(specs[t].duration));
     g.compute_cycles.push_back(0);
     g.tiles.push_back(1);
-    for (TaskId s : specs[t].succ) {
+    for (common::TaskId s : specs[t].succ) {
       g.succ.push_back(s);
       ++g.pred_count[s];
     }
@@ -62,9 +62,9 @@ inline TaskGraph make_graph(const std::vector<TaskSpec>& specs) {
 }
 
 struct DispatchRecord {
-  TaskId task;
-  CoreId core;
-  ThreadId thread;
+  common::TaskId task;
+  common::CoreId core;
+  common::ThreadId thread;
   std::uint64_t time;
 };
 
@@ -84,7 +84,7 @@ class PolicyHarness : public Hal {
   // Runs until every device task is done (or max_time); returns the dispatch log.
   const std::vector<DispatchRecord>& run(std::uint64_t max_time = 1'000'000) {
     std::uint64_t admit_at = 0;
-    DeviceTaskId next_dt = 0;
+    common::DeviceTaskId next_dt = 0;
     while (!sched_.all_done()) {
       if (next_dt < g_.device_tasks.size() && sched_.admissible(next_dt)) {
         const std::uint64_t at =
@@ -93,8 +93,8 @@ class PolicyHarness : public Hal {
         sched_.admit(next_dt++, *this);
         continue;
       }
-      const auto t =
-          static_cast<ThreadId>(std::min_element(clock_.begin(), clock_.end()) - clock_.begin());
+      const auto t = static_cast<common::ThreadId>(std::min_element(clock_.begin(), clock_.end()) -
+                                                   clock_.begin());
       cur_ = t;
       const std::uint64_t start = clock_[t];
       if (start > max_time) break;
@@ -109,68 +109,70 @@ class PolicyHarness : public Hal {
   }
 
   // Order of tasks as dispatched.
-  std::vector<TaskId> order() const {
-    std::vector<TaskId> v;
+  std::vector<common::TaskId> order() const {
+    std::vector<common::TaskId> v;
     for (const auto& d : log_) v.push_back(d.task);
     return v;
   }
-  CoreId core_of(TaskId t) const {
+  common::CoreId core_of(common::TaskId t) const {
     for (const auto& d : log_) {
       if (d.task == t) return d.core;
     }
-    return kNoCore;
+    return common::kNoCore;
   }
-  std::uint64_t start_of(TaskId t) const { return start_[t]; }
-  std::uint64_t end_of(TaskId t) const { return start_[t] + g_.recorded_ns[t]; }
-  const std::vector<DeviceTaskId>& done_device_tasks() const { return done_dt_; }
+  std::uint64_t start_of(common::TaskId t) const { return start_[t]; }
+  std::uint64_t end_of(common::TaskId t) const { return start_[t] + g_.recorded_ns[t]; }
+  const std::vector<common::DeviceTaskId>& done_device_tasks() const { return done_dt_; }
   Scheduler& scheduler() { return sched_; }
 
   // ---- Hal ----
-  void poll(ThreadId t, CoreId c, std::vector<TaskId>& finished) override {
+  void poll(common::ThreadId t, common::CoreId c, std::vector<common::TaskId>& finished) override {
     clock_[t] += poll_;
     advance(c, clock_[t]);
     auto& done = cores_[c].done;
     finished.insert(finished.end(), done.begin(), done.end());
     done.clear();
   }
-  void send(ThreadId t, TaskId task, CoreId c) override {
+  void send(common::ThreadId t, common::TaskId task, common::CoreId c) override {
     clock_[t] += dispatch_;
     log_.push_back({task, c, t, clock_[t]});
     advance(c, clock_[t]);
     Core& co = cores_[c];
-    if (co.running == kNoTask) {
+    if (co.running == common::kNoTask) {
       start(c, task, clock_[t]);
     } else {
       co.pending = task;
     }
   }
-  void run_inline(ThreadId t, TaskId task) override { clock_[t] += g_.recorded_ns[task]; }
-  void charge(ThreadId t, AicpuOp op, std::uint32_t n) override {
+  void run_inline(common::ThreadId t, common::TaskId task) override {
+    clock_[t] += g_.recorded_ns[task];
+  }
+  void charge(common::ThreadId t, AicpuOp op, std::uint32_t n) override {
     if (op == AicpuOp::kResolveEdge) clock_[t] += resolve_ * n;
   }
-  TimePs now(ThreadId t) const override { return clock_[t]; }
+  common::TimePs now(common::ThreadId t) const override { return clock_[t]; }
 
  private:
   struct Core {
-    TaskId running = kNoTask, pending = kNoTask;
+    common::TaskId running = common::kNoTask, pending = common::kNoTask;
     std::uint64_t finish = 0;
-    std::vector<TaskId> done;
+    std::vector<common::TaskId> done;
   };
-  void start(CoreId c, TaskId task, std::uint64_t at) {
+  void start(common::CoreId c, common::TaskId task, std::uint64_t at) {
     if (start_.size() < g_.num_tasks()) start_.assign(g_.num_tasks(), 0);
     cores_[c].running = task;
     cores_[c].finish = at + g_.recorded_ns[task];
     start_[task] = at;
   }
-  void advance(CoreId c, std::uint64_t t) {
+  void advance(common::CoreId c, std::uint64_t t) {
     Core& co = cores_[c];
-    while (co.running != kNoTask && co.finish <= t) {
+    while (co.running != common::kNoTask && co.finish <= t) {
       co.done.push_back(co.running);
       const std::uint64_t f = co.finish;
-      co.running = kNoTask;
-      if (co.pending != kNoTask) {
-        const TaskId p = co.pending;
-        co.pending = kNoTask;
+      co.running = common::kNoTask;
+      if (co.pending != common::kNoTask) {
+        const common::TaskId p = co.pending;
+        co.pending = common::kNoTask;
         start(c, p, f);
       }
     }
@@ -178,7 +180,7 @@ class PolicyHarness : public Hal {
   std::uint64_t next_event_after(std::uint64_t t) const {
     std::uint64_t best = t + 1000000;
     for (const auto& co : cores_) {
-      if (co.running != kNoTask && co.finish > t) best = std::min(best, co.finish);
+      if (co.running != common::kNoTask && co.finish > t) best = std::min(best, co.finish);
     }
     for (auto c : clock_) {
       if (c > t) best = std::min(best, c);
@@ -194,8 +196,8 @@ class PolicyHarness : public Hal {
   std::vector<std::uint64_t> clock_;
   std::vector<std::uint64_t> start_;
   std::vector<DispatchRecord> log_;
-  std::vector<DeviceTaskId> done_dt_;
-  ThreadId cur_ = 0;
+  std::vector<common::DeviceTaskId> done_dt_;
+  common::ThreadId cur_ = 0;
 };
 
 }  // namespace pypto::sched::testing

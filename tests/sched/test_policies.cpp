@@ -9,6 +9,7 @@
 #include "pypto/sched/registry.h"
 #include "pypto/sched/runtime_options.h"
 
+using namespace pypto::common;
 using namespace pypto::sched;
 using namespace pypto::sched::testing;
 

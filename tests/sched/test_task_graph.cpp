@@ -13,6 +13,7 @@
 using Catch::Matchers::Contains;
 using pypto::ConfigError;
 using pypto::TraceError;
+using namespace pypto::common;
 using namespace pypto::sched;
 
 namespace {

@@ -13,16 +13,16 @@ namespace pypto::testing {
 
 // AICPU cycles in ps, converted the way derive() does (nearest picosecond): the unit of every
 // hand-worked expectation on schedule-thread timing.
-inline sched::TimePs aicpu_ps(const sim::ChipConfig& c, double cycles) {
-  return static_cast<sched::TimePs>(std::llround(cycles * 1e6 / c.aicpu.freq_mhz));
+inline common::TimePs aicpu_ps(const model::ChipConfig& c, double cycles) {
+  return static_cast<common::TimePs>(std::llround(cycles * 1e6 / c.aicpu.freq_mhz));
 }
 
 // One task: core type, recorded duration in ns (sched::kNoRecord: none), successors, device
 // task.
 struct T {
-  sched::CoreType type;
+  common::CoreType type;
   std::uint32_t ns;
-  std::vector<sched::TaskId> succ;
+  std::vector<common::TaskId> succ;
   std::uint32_t dt = 0;
 };
 

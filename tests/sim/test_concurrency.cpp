@@ -14,18 +14,18 @@
 #include "pypto/sim/simulation.h"
 
 using namespace pypto;
+using common::CoreType;
+using common::TimePs;
 using pypto::testing::aicpu_ps;
 using pypto::testing::graph_of;
 using pypto::testing::T;
-using sched::CoreType;
-using sched::TimePs;
 
 namespace {
 
-sim::ChipConfig board_chip() {
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  cfg::apply_override(chip, "cores.aic=20");
-  cfg::validate(chip);
+model::ChipConfig board_chip() {
+  model::ChipConfig chip = model::load_chip_preset("a2");
+  model::apply_override(chip, "cores.aic=20");
+  model::validate(chip);
   return chip;
 }
 
@@ -34,7 +34,7 @@ sim::ChipConfig board_chip() {
 // unsent tasks > 20 cores), where every thread would fill only idle cores anyway.
 sched::TaskGraph fan_out() {
   std::vector<T> tasks{{CoreType::kAic, 10'000, {}}};
-  for (sched::TaskId i = 1; i <= 12; ++i) {
+  for (common::TaskId i = 1; i <= 12; ++i) {
     tasks[0].succ.push_back(i);
     tasks.push_back({CoreType::kAic, 500'000, {12 + i, 24 + i}});
   }
@@ -42,7 +42,7 @@ sched::TaskGraph fan_out() {
   return graph_of(tasks);
 }
 
-sim::SimResult run(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+sim::SimResult run(const sched::TaskGraph& g, const model::ChipConfig& chip,
                    const std::string& policy) {
   sim::SimOptions opt;
   opt.runtime.policy = policy;
@@ -57,7 +57,7 @@ std::uint32_t cores_of(int thread) { return thread < 2 ? 7 : 6; }
 }  // namespace
 
 TEST_CASE("fan-out of 12 under fifo: the idle thread takes the pushed half at once", "[sim]") {
-  const sim::ChipConfig chip = board_chip();
+  const model::ChipConfig chip = board_chip();
   const sched::TaskGraph g = fan_out();
   const sim::SimResult r = run(g, chip, "fifo");
   const auto& tl = r.timeline;
@@ -85,7 +85,7 @@ TEST_CASE("fan-out of 12 under fifo: the idle thread takes the pushed half at on
   std::vector<TimePs> start_a, start_b;
   std::set<std::uint16_t> cores;
   std::set<int> b_threads;
-  for (sched::TaskId i = 1; i <= 12; ++i) {
+  for (common::TaskId i = 1; i <= 12; ++i) {
     cores.insert(tl.core[i]);
     if (thread_of(tl.core[i]) == a) {
       start_a.push_back(tl.start_ps[i]);
@@ -109,7 +109,7 @@ TEST_CASE("fan-out of 12 under fifo: the idle thread takes the pushed half at on
 }
 
 TEST_CASE("fan-out of 12 under fair and l2_fair: 12 distinct cores, started together", "[sim]") {
-  const sim::ChipConfig chip = board_chip();
+  const model::ChipConfig chip = board_chip();
   const sched::TaskGraph g = fan_out();
   const TimePs R = aicpu_ps(chip, chip.aicpu.resolve_cycles);
   const TimePs D = aicpu_ps(chip, chip.aicpu.dispatch_cycles);
@@ -119,8 +119,8 @@ TEST_CASE("fan-out of 12 under fair and l2_fair: 12 distinct cores, started toge
     const sim::SimResult r = run(g, chip, policy);
     const auto& tl = r.timeline;
     std::set<std::uint16_t> cores;
-    TimePs lo = sched::kNever, hi = 0;
-    for (sched::TaskId i = 1; i <= 12; ++i) {
+    TimePs lo = common::kNever, hi = 0;
+    for (common::TaskId i = 1; i <= 12; ++i) {
       cores.insert(tl.core[i]);
       lo = std::min<TimePs>(lo, tl.start_ps[i]);
       hi = std::max<TimePs>(hi, tl.start_ps[i]);
@@ -137,11 +137,11 @@ TEST_CASE("fan-out of 12 under l2_affinity: direct send fills the thread's own s
   // to the resolving thread's most recently freed idle core, else to a free pending slot
   // of its busy cores; it never reaches the shared queue, so the other threads have
   // nothing to take and half of the successors wait for a second 500 us wave.
-  const sim::ChipConfig chip = board_chip();
+  const model::ChipConfig chip = board_chip();
   const sim::SimResult r = run(fan_out(), chip, "l2_affinity");
   const int a = thread_of(r.timeline.core[0]);
   std::set<std::uint16_t> cores;
-  for (sched::TaskId i = 1; i <= 12; ++i) {
+  for (common::TaskId i = 1; i <= 12; ++i) {
     cores.insert(r.timeline.core[i]);
     CHECK(thread_of(r.timeline.core[i]) == a);
   }
@@ -152,16 +152,16 @@ TEST_CASE("fan-out of 12 under l2_affinity: direct send fills the thread's own s
 TEST_CASE("dispatch balance on a wide graph: no thread takes a lion's share", "[sim]") {
   // 1,020 AIC tasks in 17 layers of 60 (three per cluster); each task depends on two of
   // the previous layer, durations 20..59 us: every thread's partition stays busy.
-  const sim::ChipConfig chip = board_chip();
+  const model::ChipConfig chip = board_chip();
   std::vector<T> tasks;
   const int layers = 17, width = 60;
   for (int l = 0; l < layers; ++l) {
     for (int w = 0; w < width; ++w) {
       T t{CoreType::kAic, static_cast<std::uint32_t>(20'000 + (l * 7 + w * 13) % 40 * 1'000), {}};
       if (l + 1 < layers) {
-        const auto next = static_cast<sched::TaskId>((l + 1) * width);
-        t.succ = {next + static_cast<sched::TaskId>(w),
-                  next + static_cast<sched::TaskId>((w + 7) % width)};
+        const auto next = static_cast<common::TaskId>((l + 1) * width);
+        t.succ = {next + static_cast<common::TaskId>(w),
+                  next + static_cast<common::TaskId>((w + 7) % width)};
       }
       tasks.push_back(t);
     }

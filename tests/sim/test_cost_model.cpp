@@ -8,7 +8,7 @@
 #include "pypto/model/cost_model.h"
 
 using Catch::Matchers::Contains;
-using namespace pypto::sim;
+using namespace pypto::model;
 
 namespace {
 

@@ -26,7 +26,7 @@ TEST_CASE("HBM: a lone transfer takes bytes / min(cap, aggregate)", "[hbm]") {
   agg_limited.complete_until(1000, done);
   CHECK(done == Tags{42});
   CHECK(agg_limited.in_flight() == 0);
-  CHECK(agg_limited.next_completion() == pypto::sched::kNever);
+  CHECK(agg_limited.next_completion() == pypto::common::kNever);
 
   // The per-flow cap limits a lone flow: 1000 B at 0.25 B/ps.
   HbmFlowModel cap_limited(1.0, 0.25);
@@ -138,7 +138,7 @@ TEST_CASE("HBM: polling does not move the predicted completion", "[hbm]") {
   m.start(29, 1234, 3);
   const auto t = m.next_completion();
   Tags done;
-  for (pypto::sched::TimePs p = 30; p < t; p += 997) m.complete_until(p, done);
+  for (pypto::common::TimePs p = 30; p < t; p += 997) m.complete_until(p, done);
   CHECK(done.empty());
   CHECK(m.next_completion() == t);
   m.complete_until(t, done);
@@ -153,7 +153,7 @@ TEST_CASE("HBM: complete_until(next_completion()) always makes progress", "[hbm]
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     return (x >> 33) % n;
   };
-  pypto::sched::TimePs now = 0;
+  pypto::common::TimePs now = 0;
   std::uint64_t started = 0, completed = 0, bytes = 0;
   Tags done;
   for (int step = 0; step < 20000; ++step) {
@@ -164,7 +164,7 @@ TEST_CASE("HBM: complete_until(next_completion()) always makes progress", "[hbm]
       bytes += b;
     } else if (m.in_flight() > 0) {
       const auto t = m.next_completion();
-      REQUIRE(t != pypto::sched::kNever);
+      REQUIRE(t != pypto::common::kNever);
       REQUIRE(t >= now);
       now = t;
       done.clear();

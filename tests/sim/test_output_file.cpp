@@ -19,7 +19,7 @@
 
 namespace fs = std::filesystem;
 using namespace pypto;
-using pypto::sched::CoreType;
+using pypto::common::CoreType;
 using pypto::testing::graph_of;
 
 namespace {
@@ -52,15 +52,15 @@ bool interrupt_poll() { return g_interrupt; }
 struct Interrupting {
   Interrupting() {
     g_interrupt = true;
-    set_interrupt_poll(interrupt_poll);
+    common::set_interrupt_poll(interrupt_poll);
   }
   ~Interrupting() {
     g_interrupt = false;
-    set_interrupt_poll(nullptr);
+    common::set_interrupt_poll(nullptr);
   }
 };
 
-sim::SimResult small_run(const sched::TaskGraph& g, const sim::ChipConfig& chip) {
+sim::SimResult small_run(const sched::TaskGraph& g, const model::ChipConfig& chip) {
   sim::SimOptions opt;
   return sim::simulate(g, chip, opt);
 }
@@ -70,7 +70,7 @@ sim::SimResult small_run(const sched::TaskGraph& g, const sim::ChipConfig& chip)
 TEST_CASE("OutputFile: the final name appears only on commit", "[output]") {
   const fs::path d = fresh_dir("commit");
   {
-    OutputFile f((d / "a.txt").string());
+    common::OutputFile f((d / "a.txt").string());
     f.stream() << "hello\n";
     f.finish();
     CHECK_FALSE(fs::exists(d / "a.txt"));  // complete, not yet renamed
@@ -88,7 +88,7 @@ TEST_CASE("OutputFile: pieces of every size arrive in order", "[output]") {
   std::string expected;
   expected.reserve(24u << 20);
   {
-    OutputFile f((d / "big.txt").string());
+    common::OutputFile f((d / "big.txt").string());
     std::uint64_t x = 88172645463325252ull;  // xorshift: sizes from 1 B to 4 MiB
     while (expected.size() < (16u << 20)) {
       x ^= x << 13;
@@ -119,9 +119,9 @@ TEST_CASE("OutputFile: without commit nothing is left, an old file stays as it w
   const fs::path d = fresh_dir("discard");
   std::ofstream(d / "old.txt") << "old\n";
   {
-    OutputFile f((d / "old.txt").string());
+    common::OutputFile f((d / "old.txt").string());
     f.stream() << "new, but never committed\n";
-    OutputFile g((d / "b.txt").string());
+    common::OutputFile g((d / "b.txt").string());
     g.stream() << "x";
   }
   CHECK(read(d / "old.txt") == "old\n");
@@ -131,11 +131,11 @@ TEST_CASE("OutputFile: without commit nothing is left, an old file stays as it w
 
 TEST_CASE("OutputFile: a directory, a missing folder and a full device are refused", "[output]") {
   const fs::path d = fresh_dir("refuse");
-  CHECK_THROWS_WITH(OutputFile(d.string()), Catch::Contains("is a directory"));
-  CHECK_THROWS_WITH(OutputFile((d / "missing" / "x.txt").string()),
+  CHECK_THROWS_WITH(common::OutputFile(d.string()), Catch::Contains("is a directory"));
+  CHECK_THROWS_WITH(common::OutputFile((d / "missing" / "x.txt").string()),
                     Catch::Contains("cannot write"));
   if (fs::exists("/dev/full")) {
-    OutputFile f("/dev/full");
+    common::OutputFile f("/dev/full");
     f.stream() << std::string(1 << 16, 'x');
     CHECK_THROWS_WITH(f.finish(), Catch::Contains("error while writing /dev/full"));
     CHECK(fs::is_character_file("/dev/full"));  // written in place, never replaced
@@ -146,7 +146,7 @@ TEST_CASE("OutputFile: a directory, a missing folder and a full device are refus
 
 TEST_CASE("write_reports: an interrupted write leaves no report, no temporary, no folder",
           "[output]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {1}}, {CoreType::kAic, 200, {}}});
   const sim::SimResult r = small_run(g, chip);
   const fs::path d = fresh_dir("interrupt");
@@ -165,7 +165,7 @@ TEST_CASE("write_reports: an interrupted write leaves no report, no temporary, n
 }
 
 TEST_CASE("write_reports: a folder holds one run's reports", "[output]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {}}});
   const sim::SimResult r = small_run(g, chip);
   const fs::path d = fresh_dir("one_run");
@@ -191,9 +191,9 @@ TEST_CASE(
     "[output]") {
   // Large enough for the writer ahead (start_graph_reports writes only for 16k tasks or more).
   std::vector<pypto::testing::T> tasks(20000, pypto::testing::T{CoreType::kAiv, 100, {}});
-  for (sched::TaskId t = 0; t + 1 < 20000; t += 2) tasks[t].succ = {t + 1};
+  for (common::TaskId t = 0; t + 1 < 20000; t += 2) tasks[t].succ = {t + 1};
   const sched::TaskGraph g = graph_of(tasks);
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sim::SimResult r = small_run(g, chip);
   const fs::path d = fresh_dir("ahead");
   const sim::ReportOptions all;
@@ -227,7 +227,7 @@ TEST_CASE(
 }
 
 TEST_CASE("stats.json: a run that kept no task times reports the span as absent", "[output]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = graph_of({{CoreType::kAiv, 100, {}}});
   sim::SimOptions opt;
   opt.record_timeline = false;

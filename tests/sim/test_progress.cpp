@@ -20,7 +20,7 @@ using pypto::testing::T;
 
 namespace {
 
-using sched::CoreType;
+using common::CoreType;
 
 // The shape of traces/samples/dyn_topo.txt: two device tasks, the first two AIV->AIC->AIV
 // chains meeting at a HUB, the second one chain; a few hundred ns per task.
@@ -39,12 +39,12 @@ sched::TaskGraph two_device_tasks() {
   });
 }
 
-sim::ChipConfig chip_with(std::uint32_t poll, std::uint32_t barrier, std::uint32_t resolve) {
-  return cfg::resolve_chip_config("a2", "",
-                                  {"aicpu.poll_cycles=" + std::to_string(poll),
-                                   "aicpu.barrier_cycles=" + std::to_string(barrier),
-                                   "aicpu.resolve_cycles=" + std::to_string(resolve),
-                                   "aicpu.dispatch_cycles=58", "aicpu.queue_op_cycles=37"});
+model::ChipConfig chip_with(std::uint32_t poll, std::uint32_t barrier, std::uint32_t resolve) {
+  return model::resolve_chip_config("a2", "",
+                                    {"aicpu.poll_cycles=" + std::to_string(poll),
+                                     "aicpu.barrier_cycles=" + std::to_string(barrier),
+                                     "aicpu.resolve_cycles=" + std::to_string(resolve),
+                                     "aicpu.dispatch_cycles=58", "aicpu.queue_op_cycles=37"});
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include "pypto/sched/task_graph.h"
 #include "pypto/sim/report.h"
 
-using pypto::sched::CoreType;
+using pypto::common::CoreType;
 using pypto::sched::TaskGraph;
 using pypto::sched::TaskGraphBuilder;
 using pypto::sim::replay_fidelity;

@@ -12,8 +12,8 @@ using pypto::testing::graph_of;
 using pypto::testing::T;
 
 TEST_CASE("launch_sched_aicpu_num: <=0 or above the chip's maximum -> automatic", "[sim]") {
-  const sim::ChipConfig a2 = cfg::load_chip_preset("a2");     // max 4, automatic 3
-  const sim::ChipConfig pr = cfg::load_chip_preset("950pr");  // max 6, automatic 4
+  const model::ChipConfig a2 = model::load_chip_preset("a2");     // max 4, automatic 3
+  const model::ChipConfig pr = model::load_chip_preset("950pr");  // max 6, automatic 4
   for (std::int64_t v : {0, -1, 99, 7, 5}) CHECK(sim::sched_thread_count(a2, v) == 3);
   for (std::int64_t v : {0, -1, 99, 7}) CHECK(sim::sched_thread_count(pr, v) == 4);
   for (std::int64_t v : {1, 2, 3, 4}) CHECK(sim::sched_thread_count(a2, v) == v);
@@ -21,9 +21,9 @@ TEST_CASE("launch_sched_aicpu_num: <=0 or above the chip's maximum -> automatic"
 }
 
 TEST_CASE("launch_sched_aicpu_num reaches the run: 0 and 99 pass validation", "[sim]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("950pr");
+  const model::ChipConfig chip = model::load_chip_preset("950pr");
   const sched::TaskGraph g =
-      graph_of({{sched::CoreType::kAiv, 1000, {1}}, {sched::CoreType::kAiv, 1000, {}}});
+      graph_of({{common::CoreType::kAiv, 1000, {1}}, {common::CoreType::kAiv, 1000, {}}});
   for (const auto& [requested, threads] :
        std::vector<std::pair<std::int64_t, std::uint32_t>>{{0, 4}, {-1, 4}, {99, 4}, {3, 3}}) {
     sim::SimOptions opt;

@@ -13,19 +13,19 @@
 #include "pypto/trace/trace_loader.h"
 
 using namespace pypto;
+using common::CoreType;
+using common::TimePs;
 using pypto::testing::aicpu_ps;
 using pypto::testing::graph_of;
 using pypto::testing::T;
-using sched::CoreType;
-using sched::TimePs;
 
 TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[sim]") {
   // One cluster, one schedule thread, one AIV core in use.
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  cfg::apply_override(chip, "cores.aic=1");
-  cfg::apply_override(chip, "cores.aiv_per_aic=1");
-  cfg::apply_override(chip, "cores.handshake_cores=1");
-  cfg::validate(chip);
+  model::ChipConfig chip = model::load_chip_preset("a2");
+  model::apply_override(chip, "cores.aic=1");
+  model::apply_override(chip, "cores.aiv_per_aic=1");
+  model::apply_override(chip, "cores.handshake_cores=1");
+  model::validate(chip);
   const sched::TaskGraph g = graph_of({{CoreType::kAiv, 10000, {1}}, {CoreType::kAiv, 10000, {}}});
   sim::SimOptions opt;
   const sim::SimResult r = sim::simulate(g, chip, opt);
@@ -58,7 +58,7 @@ TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[
 TEST_CASE("independent equal tasks finish within 2% of the analytical makespan", "[sim]") {
   // 9600 AIV tasks of 10 us on the 48 AIV cores of an A2: from the first dispatch, the
   // cores need N * d / K = 2000 us. (Before it, the control flow builds the device task.)
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   std::vector<T> tasks(9600, T{CoreType::kAiv, 10000, {}});
   const sched::TaskGraph g = graph_of(tasks);
   sim::SimOptions opt;
@@ -71,7 +71,7 @@ TEST_CASE("independent equal tasks finish within 2% of the analytical makespan",
 }
 
 TEST_CASE("the sample board recording replays close to its recorded makespan", "[sim][replay]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   trace::LoadOptions lo;
   lo.prof_path = std::string(PYPTO_SOURCE_DIR) + "/traces/samples/tilefwk_L1_prof_data.json";
   const auto trace =
@@ -90,10 +90,10 @@ TEST_CASE("the sample board recording replays close to its recorded makespan", "
 }
 
 TEST_CASE("the same input gives byte-identical stats apart from wall-clock fields", "[sim]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a3");
+  const model::ChipConfig chip = model::load_chip_preset("a3");
   std::vector<T> tasks;
   for (std::uint32_t i = 0; i < 600; ++i) {
-    std::vector<sched::TaskId> succ;
+    std::vector<common::TaskId> succ;
     if (i + 3 < 600) succ.push_back(i + 3);
     tasks.push_back({i % 3 == 0 ? CoreType::kAic : CoreType::kAiv, 1000 + 37 * (i % 11), succ});
   }
@@ -112,10 +112,10 @@ TEST_CASE("the same input gives byte-identical stats apart from wall-clock field
 TEST_CASE("policies differ on a fan-out with more ready tasks than cores", "[sim]") {
   // One AIV producer releases 200 consumers on 48 AIV cores: the policies' pending-slot
   // rules change when the cores are filled, so the makespans differ, and every run ends.
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   std::vector<T> tasks;
-  std::vector<sched::TaskId> fan;
-  for (sched::TaskId i = 1; i <= 200; ++i) fan.push_back(i);
+  std::vector<common::TaskId> fan;
+  for (common::TaskId i = 1; i <= 200; ++i) fan.push_back(i);
   tasks.push_back({CoreType::kAiv, 2000, fan});
   for (std::uint32_t i = 0; i < 200; ++i)
     tasks.push_back({CoreType::kAiv, 3000 + 10 * (i % 7), {}});
@@ -132,9 +132,9 @@ TEST_CASE("policies differ on a fan-out with more ready tasks than cores", "[sim
 }
 
 TEST_CASE("a task type without cores on the chip is a configuration error", "[sim]") {
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = graph_of({{CoreType::kAic, 100, {}}});
-  cfg::apply_override(chip, "cores.aic=1");
+  model::apply_override(chip, "cores.aic=1");
   sim::SimOptions opt;
   opt.runtime.policy = "nope";
   CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
@@ -166,10 +166,10 @@ TEST_CASE("HBM ends known at the start stay exact, and are withdrawn when flows 
   // K = 27 transfers run at the cap. A 512 KiB read takes 8.86 us alone, longer than it
   // takes to dispatch 30 tasks, so all transfers overlap.
   // (Refresh and turnaround losses off: they scale the aggregate and would change K.)
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  model::ChipConfig chip = model::load_chip_preset("a2");
   chip.hbm.refresh_overhead_pct = 0;
   chip.hbm.turnaround_overhead_pct = 0;
-  const sim::DerivedTiming tm = sim::derive(chip);
+  const model::DerivedTiming tm = model::derive(chip);
   const std::uint32_t bytes = 512 * 1024;
   REQUIRE(std::floor(tm.hbm_bytes_per_ps / tm.hbm_core_bytes_per_ps) == 27);
   // Alone (or with at most 26 others): overhead + MTE read latency, the transfer at the cap,
@@ -198,7 +198,7 @@ TEST_CASE("HBM ends known at the start stay exact, and are withdrawn when flows 
     std::sort(starts.begin(), starts.end());
     const TimePs crowded = starts[27];  // from here on 28 transfers share the aggregate
     REQUIRE(crowded < starts[0] + alone - tm.hbm_latency_ps);  // all 27 still in flight
-    TimePs first = sched::kNever, last = 0;
+    TimePs first = common::kNever, last = 0;
     for (std::size_t i = 0; i < 30; ++i) {
       const TimePs d = r.timeline.end_ps[i] - r.timeline.start_ps[i];
       // The first 27 were promised `alone` at their start; the promise was withdrawn and
@@ -215,7 +215,7 @@ TEST_CASE("HBM ends known at the start stay exact, and are withdrawn when flows 
 }
 
 TEST_CASE("L2 state carries contents from one simulate() call to the next", "[sim][l2]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = cold_readers(8, 64 * 1024);
   sim::L2State l2;
   sim::SimOptions opt;
@@ -238,7 +238,7 @@ TEST_CASE("L2 state carries contents from one simulate() call to the next", "[si
   l2.clear();
   CHECK(sim::simulate(g, chip, opt).stats.l2.read_hits == 0);
   // Another L2 geometry does not reuse the contents.
-  sim::ChipConfig other = chip;
+  model::ChipConfig other = chip;
   other.l2.ways = 8;
   const sim::SimResult regeo = sim::simulate(g, other, opt);
   CHECK_FALSE(regeo.stats.l2_warm_start);
@@ -258,7 +258,7 @@ TEST_CASE("output still dirty in L2 at the end is reported as pending write-back
     b.add_task(t);
     b.add_memory(sched::MemAccess{(std::uint64_t{i} + 1) << 24, 64 * 1024, 1});
   }
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sim::SimResult r = sim::simulate(b.finish(), chip, sim::SimOptions{});
   CHECK(r.stats.l2.write_allocations == 8 * 128);
   CHECK(r.stats.l2.read_hits + r.stats.l2.read_misses == 0);
@@ -275,19 +275,19 @@ TEST_CASE("a run slower than the time limit stops with the setting to blame, nev
           "[sim][limits]") {
   // Both settings lie inside their documented ranges. The HBM case used to cap a finish
   // time and then never retire the transfer (an endless loop in the flow model).
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  model::ChipConfig chip = model::load_chip_preset("a2");
   sim::SimOptions opt;
   SECTION("HBM bandwidth: a 512 KiB read at 1e-12 GB/s") {
-    cfg::apply_override(chip, "hbm.aggregate_gbps=1e-12");
-    cfg::validate(chip);
+    model::apply_override(chip, "hbm.aggregate_gbps=1e-12");
+    model::validate(chip);
     CHECK_THROWS_AS(sim::simulate(cold_readers(2, 512 * 1024), chip, opt), ConfigError);
     CHECK_THROWS_WITH(sim::simulate(cold_readers(2, 512 * 1024), chip, opt),
                       Catch::Matchers::Contains("time limit of 2^62 ps") &&
                           Catch::Matchers::Contains("hbm.aggregate_gbps"));
   }
   SECTION("AICore clock: 1e-9 MHz makes one cycle 1e15 ps") {
-    cfg::apply_override(chip, "cores.freq_mhz=1e-9");
-    cfg::validate(chip);
+    model::apply_override(chip, "cores.freq_mhz=1e-9");
+    model::validate(chip);
     sched::TaskGraphBuilder b("test");
     sched::TaskGraphBuilder::Task t;
     t.core_type = CoreType::kAiv;
@@ -306,7 +306,7 @@ TEST_CASE("the watchdog stops a run that makes no progress and names every agent
           "[sim][limits]") {
   // A real livelock is a model bug we do not have; a watchdog bound of one event without a
   // completion stands in for it (the control flow and the thread wake before any task ends).
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  model::ChipConfig chip = model::load_chip_preset("a2");
   sim::SimOptions opt;
   opt.watchdog_events = 1;
   const sched::TaskGraph g = graph_of({{CoreType::kAiv, 10000, {1}}, {CoreType::kAiv, 10000, {}}});
@@ -322,9 +322,9 @@ TEST_CASE("the watchdog stops a run that makes no progress and names every agent
 
 TEST_CASE("a task type the chip lacks names the trace, the task and the key to fix",
           "[sim][limits]") {
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  cfg::apply_override(chip, "cores.aiv_per_aic=0");
-  cfg::validate(chip);
+  model::ChipConfig chip = model::load_chip_preset("a2");
+  model::apply_override(chip, "cores.aiv_per_aic=0");
+  model::validate(chip);
   const sched::TaskGraph g = graph_of({{CoreType::kAic, 100, {1}}, {CoreType::kAiv, 100, {}}});
   sim::SimOptions opt;
   CHECK_THROWS_AS(sim::simulate(g, chip, opt), ConfigError);
@@ -332,4 +332,42 @@ TEST_CASE("a task type the chip lacks names the trace, the task and the key to f
                     Catch::Matchers::Contains("test: task id 1") &&
                         Catch::Matchers::Contains("AIV task, the first of 1") &&
                         Catch::Matchers::Contains("cores.aiv_per_aic"));
+}
+
+TEST_CASE("short rows at a large stride pay a whole GM block each", "[sim][mte]") {
+  // One AIV task reading 64 rows warm in L2 (read twice: the second task's reads all hit).
+  // Rows of 512 B move 32 KiB; rows of 32 B at a 4 KiB stride move one 512 B block each,
+  // 16x their bytes (cost.mte_granule_bytes), so their L2 time equals the wide rows'.
+  model::ChipConfig chip = model::load_chip_preset("a2");
+  const model::DerivedTiming tm = model::derive(chip);
+  const auto l2_time_ps = [&](std::uint32_t row_bytes) {
+    sched::TaskGraphBuilder b("test");
+    const auto k = b.kernel_index("k");
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      sched::TaskGraphBuilder::Task t;
+      t.core_type = CoreType::kAiv;
+      t.orig_id = i;
+      t.kernel = k;
+      b.add_task(t);
+      if (i == 0) b.add_successor(1);
+      for (std::uint64_t r = 0; r < 64; ++r) {
+        b.add_memory(sched::MemAccess{(std::uint64_t{1} << 24) + r * 4096, row_bytes, 0});
+      }
+    }
+    const sim::SimResult res = sim::simulate(b.finish(), chip, sim::SimOptions{});
+    return res.timeline.end_ps[1] - res.timeline.start_ps[1];
+  };
+  const TimePs fixed =
+      static_cast<TimePs>((chip.cost.task_overhead_cycles + chip.cost.mte_read_latency_cycles) *
+                              tm.aicore_ps_per_cycle +
+                          0.5);
+  const auto expect = static_cast<TimePs>(std::llround(64 * 512 / tm.l2_read_bytes_per_ps));
+  CHECK(l2_time_ps(512) - fixed == expect);
+  CHECK(l2_time_ps(32) - fixed == expect);
+  CHECK(chip.cost.mte_granule_bytes == 512);
+  // Aligned to 512 B the wide rows move exactly their bytes; a row straddling two blocks
+  // moves both.
+  CHECK(model::mte_bytes(4096, 512, chip) == 512);
+  CHECK(model::mte_bytes(4096 + 480, 64, chip) == 1024);
+  CHECK(model::mte_bytes(0, 0, chip) == 0);
 }

@@ -21,9 +21,9 @@
 #include "pypto/trace/text_out.h"
 
 using namespace pypto;
+using common::CoreType;
 using pypto::testing::graph_of;
 using pypto::testing::T;
-using sched::CoreType;
 
 namespace {
 
@@ -45,7 +45,7 @@ sched::TaskGraph mixed_graph() {
 }  // namespace
 
 TEST_CASE("trace.json events carry a cat and arrows bind to their slices", "[sim][report]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = mixed_graph();
   const sim::SimResult r = sim::simulate(g, chip, sim::SimOptions{});
   pypto::testing::TempDir dir;
@@ -83,11 +83,11 @@ TEST_CASE("back-to-back slices meet exactly when a viewer adds ts and dur in dou
           "[sim][report]") {
   // Many short tasks on one AIV core: each starts the instant-ish its predecessor's poll
   // hands over, and the schedule thread's poll rounds run back to back.
-  sim::ChipConfig chip = cfg::load_chip_preset("a2");
-  cfg::apply_override(chip, "cores.aic=1");
-  cfg::apply_override(chip, "cores.aiv_per_aic=1");
-  cfg::apply_override(chip, "cores.handshake_cores=1");
-  cfg::validate(chip);
+  model::ChipConfig chip = model::load_chip_preset("a2");
+  model::apply_override(chip, "cores.aic=1");
+  model::apply_override(chip, "cores.aiv_per_aic=1");
+  model::apply_override(chip, "cores.handshake_cores=1");
+  model::validate(chip);
   std::vector<T> tasks;
   for (int i = 0; i < 200; ++i) tasks.push_back({CoreType::kAiv, 97u + 13u * (i % 7), {}});
   const sched::TaskGraph g = graph_of(tasks);
@@ -113,7 +113,7 @@ TEST_CASE("back-to-back slices meet exactly when a viewer adds ts and dur in dou
 }
 
 TEST_CASE("trace_notes says when arrows are left out of trace.json", "[sim][report]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   const sched::TaskGraph g = mixed_graph();
   const sim::SimResult r = sim::simulate(g, chip, sim::SimOptions{});
   sim::ReportOptions ro;
@@ -132,7 +132,7 @@ TEST_CASE("trace_notes says when arrows are left out of trace.json", "[sim][repo
 
 TEST_CASE("topo.json and aicpu.data have the shapes PyPTO's profiling tools read",
           "[sim][report]") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   // Two device tasks: the second's ids collide with the first's unless seqNo is in the key.
   const sched::TaskGraph g = graph_of({{CoreType::kAic, 1000, {1}},
                                        {CoreType::kAiv, 2000, {}},
@@ -192,7 +192,7 @@ TEST_CASE("topo.json and aicpu.data have the shapes PyPTO's profiling tools read
       const std::size_t at = rec + 64 + 24 * k;
       const std::uint32_t id = u32(at + 4);
       const std::uint16_t seq = u16(at);
-      const sched::TaskId t = id;  // graph_of: orig_id == task index
+      const common::TaskId t = id;  // graph_of: orig_id == task index
       CHECK(seq == g.device_tasks[g.device_task[t]].seq_no);
       CHECK(r.timeline.core[t] == core_id);
       CHECK(u64(at + 16) > u64(at + 8));  // end after start, in board ticks

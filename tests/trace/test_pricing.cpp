@@ -12,7 +12,7 @@
 
 using Catch::Matchers::Contains;
 using pypto::TraceError;
-using pypto::sim::ChipConfig;
+using pypto::model::ChipConfig;
 using namespace pypto::trace;
 
 namespace {

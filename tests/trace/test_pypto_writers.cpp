@@ -26,7 +26,7 @@ struct Replay {
   std::uint64_t makespan_ps = 0;
 };
 
-Replay replay(const std::string& path, const std::string& prof, const sim::ChipConfig& chip) {
+Replay replay(const std::string& path, const std::string& prof, const model::ChipConfig& chip) {
   trace::LoadOptions lo;
   lo.prof_path = prof;
   const trace::LoadedTrace t = trace::load_trace(path, lo, chip);
@@ -47,7 +47,7 @@ trace::SyntheticSpec spec_of(std::uint64_t tasks) {
 }  // namespace
 
 TEST_CASE("gen formats: every format replays the same tasks, makespans agree where they can") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   testing::TempDir dir;
   const std::string d = dir.path();
   // 70,000 tasks: more than one device task's 60,000, so dyn_topo holds several seqNos.
@@ -78,7 +78,7 @@ TEST_CASE("gen formats: every format replays the same tasks, makespans agree whe
 }
 
 TEST_CASE("gen formats: the PyPTO formats need recorded durations and no memory") {
-  const sim::ChipConfig chip = cfg::load_chip_preset("a2");
+  const model::ChipConfig chip = model::load_chip_preset("a2");
   testing::TempDir dir;
   trace::SyntheticSpec s = spec_of(100);
   s.memory = true;

@@ -23,11 +23,11 @@
 using Catch::Matchers::Contains;
 using pypto::ConfigError;
 using pypto::TraceError;
-using pypto::sched::CoreType;
+using pypto::common::CoreType;
+using pypto::common::TaskId;
 using pypto::sched::kNoRecord;
 using pypto::sched::TaskGraph;
-using pypto::sched::TaskId;
-using namespace pypto::sim;
+using namespace pypto::model;
 using namespace pypto::trace;
 
 namespace {
@@ -624,8 +624,12 @@ TEST_CASE("native trace errors name the file and the line") {
       {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8,\"x\"]]}\n",
        "bad.ndjson:2: expected a \"mem\" access kind \"r\" or \"w\", got \"x\""},
       {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8]]}\n",
-       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"], got 2 "
+       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"] or "
+       "[address, bytes, \"r\"|\"w\", burst bytes], got 2 "
        "fields"},
+      {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8,\"r\",32,1]]}\n",
+       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"] or "
+       "[address, bytes, \"r\"|\"w\", burst bytes], got more than 4 fields"},
       {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"fma\",\"fp16\",[16]]]}\n",
        "bad.ndjson:2: unknown tile op \"fma\" in \"ops\""},
       {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp8\",[16]]]}\n",

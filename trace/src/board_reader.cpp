@@ -26,7 +26,7 @@ namespace pypto::trace::detail {
 
 namespace {
 
-using sched::CoreType;
+using common::CoreType;
 
 constexpr const char* kDynTopoColumns[] = {"seqNo",   "taskId",    "rootIndex",      "rootHash",
                                            "opmagic", "leafIndex", "leafHash",       "coreType",
@@ -54,7 +54,7 @@ struct Topology {
   std::uint64_t last_root_key = ~std::uint64_t{0};
   std::uint32_t last_root = 0;
   std::string last_kernel_name;
-  std::uint32_t last_kernel = sched::kNoTask;
+  std::uint32_t last_kernel = common::kNoTask;
 
   static constexpr std::uint8_t kCoreKnown = 1, kProfSeen = 2;
 
@@ -70,7 +70,7 @@ struct Topology {
     return last_root;
   }
   std::uint32_t kernel(const std::string& name) {
-    if (last_kernel == sched::kNoTask || name != last_kernel_name) {
+    if (last_kernel == common::kNoTask || name != last_kernel_name) {
       last_kernel = builder->kernel_index(name);
       last_kernel_name = name;
     }
@@ -271,7 +271,7 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
     check_int(4);
     const std::uint64_t leaf = parse_u(5, 0xFFFFFFFFull);
     check_int(6);
-    const auto core = sched::parse_core_type(cols[7]);
+    const auto core = common::parse_core_type(cols[7]);
     if (!core) {
       throw TraceError(where() + ": column coreType: expected AIC, AIV, HUB or AICPU, got \"" +
                        std::string(cols[7]) + "\"");
@@ -384,7 +384,7 @@ void read_topo_json(const std::string& path, Topology& topo) {
     if (core.present()) {
       msg = check_string(core, "coreType");
       if (!msg.empty()) js.semantic_error(where_id() + ": " + msg);
-      const auto ct = sched::parse_core_type(core.s);
+      const auto ct = common::parse_core_type(core.s);
       if (!ct) {
         js.semantic_error(where_id() +
                           ": expected \"coreType\" to be AIC, AIV, HUB or AICPU, got " +
@@ -620,7 +620,7 @@ class ProfJoin {
 
   std::uint64_t joined = 0, min_start = ~std::uint64_t(0), max_end = 0, total_records = 0;
   std::string min_start_where, max_end_where;
-  sim::RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
+  model::RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
   bool any_block_idx = false;
 
  private:
@@ -673,7 +673,7 @@ void ProfJoin::check_block(const ProfBlock& blk) {
   const std::string msg = check_string(blk.core, "coreType");
   if (!msg.empty()) semantic_error(bwhere + ": " + msg);
   const std::string& core_name = blk.core.s;
-  const auto block_core = sched::parse_core_type(core_name);
+  const auto block_core = common::parse_core_type(core_name);
   if (!block_core) {
     semantic_error(bwhere + ": expected \"coreType\" to be AIC, AIV or AI-CPU, got \"" + core_name +
                    "\"");
@@ -723,7 +723,7 @@ void ProfJoin::check_block(const ProfBlock& blk) {
     if (core_known && g.core_type[t] != *block_core) {
       semantic_error(where(r) + ": taskId " + std::to_string(rec.task_id) + " (seqNo " +
                      std::to_string(rec.seq) + ") is an " +
-                     std::string(sched::to_string(g.core_type[t])) + " task in " +
+                     std::string(common::to_string(g.core_type[t])) + " task in " +
                      topo_location(path_, topo_, t) + ", but this block's coreType is " +
                      core_name);
     }
@@ -734,7 +734,7 @@ void ProfJoin::check_block(const ProfBlock& blk) {
     g.core_type[t] = *block_core;
     topo_.flags[t] = Topology::kCoreKnown | Topology::kProfSeen;
     work_.dur_ticks[t] = rec.end - rec.start;  // priced at the board clock
-    if (g.recorded_start_ps.empty()) g.recorded_start_ps.assign(g.num_tasks(), sched::kNever);
+    if (g.recorded_start_ps.empty()) g.recorded_start_ps.assign(g.num_tasks(), common::kNever);
     g.recorded_start_ps[t] = rec.start;  // ticks until priced
     topo_.prof_ord[t] = static_cast<std::uint32_t>(total_records - 1);
     const Place here{b, r, has_idx, idx};
@@ -830,7 +830,7 @@ ReadTrace load_board(const std::string& path, TraceFormat format, const LoadOpti
     if (topo.flags[t] & Topology::kProfSeen) continue;
     topo.prof_ord[t] = UnpricedWork::kNoProf;
     g.recorded_ns[t] = 0;
-    g.recorded_start_ps[t] = sched::kNever;
+    g.recorded_start_ps[t] = common::kNever;
     if (!(topo.flags[t] & Topology::kCoreKnown)) {
       g.core_type[t] = CoreType::kHub;  // topo.json names no core type: nothing to dispatch
       ++out.unrecorded_tasks;
@@ -840,7 +840,7 @@ ReadTrace load_board(const std::string& path, TraceFormat format, const LoadOpti
   }
   std::vector<std::uint8_t>().swap(topo.flags);
   work.prof_ord = std::move(topo.prof_ord);
-  std::vector<sched::TaskId> moved;
+  std::vector<common::TaskId> moved;
   try {
     out.graph = builder.finish(&moved);
   } catch (const TraceError& e) {

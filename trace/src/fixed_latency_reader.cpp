@@ -135,12 +135,12 @@ class FixedLatencyReader {
   std::vector<std::uint32_t> ids_;
 
   std::string last_func_;
-  std::uint32_t last_kernel_ = sched::kNoTask;
-  std::uint32_t last_root_key_ = 0, last_root_ = sched::kNoTask;
+  std::uint32_t last_kernel_ = common::kNoTask;
+  std::uint32_t last_root_key_ = 0, last_root_ = common::kNoTask;
 };
 
 std::uint32_t FixedLatencyReader::kernel(const std::string& name) {
-  if (last_kernel_ == sched::kNoTask || name != last_func_) {
+  if (last_kernel_ == common::kNoTask || name != last_func_) {
     last_kernel_ = builder_.kernel_index(name);
     last_func_ = name;
   }
@@ -250,7 +250,7 @@ void FixedLatencyReader::check_record(const Record& r, const std::uint32_t* succ
   if (!msg.empty()) return fail(msg, false);
   msg = check_string(r.core, "coreType");
   if (!msg.empty()) return fail(msg, false);
-  const auto ct = sched::parse_core_type(r.core.s);
+  const auto ct = common::parse_core_type(r.core.s);
   if (!ct) {
     return fail("expected \"coreType\" to be AIC, AIV or HUB, got \"" + r.core.s + "\"", false);
   }
@@ -267,7 +267,7 @@ void FixedLatencyReader::check_record(const Record& r, const std::uint32_t* succ
         "expected \"execTime\" to be a non-negative number of cycles, got " + brief(r.exec.view()),
         false);
   }
-  if (*ct == sched::CoreType::kHub && cycles != 0) {
+  if (*ct == common::CoreType::kHub && cycles != 0) {
     return fail(
         "a HUB task is a zero-cost dependency node, but its execTime is " + brief(r.exec.view()),
         false);
@@ -289,7 +289,7 @@ void FixedLatencyReader::check_record(const Record& r, const std::uint32_t* succ
   t.core_type = *ct;
   t.recorded_ns = 0;  // priced from exec_
   const std::uint32_t root_key = id >> 20;
-  if (last_root_ == sched::kNoTask || root_key != last_root_key_) {
+  if (last_root_ == common::kNoTask || root_key != last_root_key_) {
     last_root_ = roots_.emplace(root_key, static_cast<std::uint32_t>(roots_.size())).first->second;
     last_root_key_ = root_key;
   }

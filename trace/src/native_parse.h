@@ -37,7 +37,7 @@
 namespace pypto::trace::detail::native {
 
 namespace od = simdjson::ondemand;
-using sched::CoreType;
+using common::CoreType;
 
 constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
 constexpr std::size_t kBatchBytes = std::size_t(1) << 20;
@@ -115,7 +115,7 @@ struct Rec {
 struct Batch {
   std::vector<Rec> recs;  // recs[0, size): the batch; the rest keep their buffers
   std::size_t size = 0;
-  std::vector<sched::TaskId> succ;
+  std::vector<common::TaskId> succ;
   std::vector<sched::MemAccess> mem;
   std::vector<std::string> kernels;            // kernel names first seen in this batch, in order
   std::vector<UnpricedWork::OpList> op_lists;  // op lists first seen in this batch, in order
@@ -233,7 +233,7 @@ class RecordParser {
   std::uint32_t f_kernel_ = 0;
   std::uint32_t f_ops_ = UnpricedWork::kNoOps;
   std::uint64_t f_extra_cycles_ = 0;  // "cycles": compute beyond the ops (e.g. dynamic-shape work)
-  std::vector<sched::TaskId> f_succ_;
+  std::vector<common::TaskId> f_succ_;
   std::vector<sched::MemAccess> f_mem_;
   TextCache<std::uint32_t> kernel_cache_;
   TextCache<std::uint32_t> ops_cache_;

@@ -20,7 +20,7 @@ namespace {
 using namespace native;
 using sched::TaskGraphBuilder;
 
-constexpr sched::TaskId kReserveProbe = 1 << 16;
+constexpr common::TaskId kReserveProbe = 1 << 16;
 // Memory per task: the graph's fixed columns (35 B: core type, device task, root, kernel,
 // original id, CSR offset, predecessor count, recorded ns, cycles, tiles), and the run's own
 // state (task start/end for the statistics, scheduler state; 24 B). With 4 B per edge and
@@ -79,7 +79,7 @@ class NativeReader {
   std::vector<std::uint32_t> ops_map_[2];     // a parser's op-list index -> work_.op_lists'
   std::size_t batch_ops_ = 0;                 // Batch::op_lists taken
   UnpricedWork work_;                         // the tile ops, for the pricing pass
-  std::uint32_t unnamed_kernel_ = sched::kNoTask;
+  std::uint32_t unnamed_kernel_ = common::kNoTask;
   int dt_mode_ = -1;  // -1: no task yet; 0: no task has "dt"; 1: every task has "dt"
   std::uint64_t first_task_line_ = 0;
   std::uint64_t first_dt_record_line_ = 0;
@@ -100,8 +100,8 @@ class NativeReader {
 // graph assembled from pushed device tasks).
 void make_starts_relative(sched::TaskGraph& g, std::uint64_t min_start_ns, std::uint64_t span_ns) {
   g.recorded_makespan_ps = span_ns * 1000;
-  for (sched::TimePs& s : g.recorded_start_ps) {
-    if (s != sched::kNever) s = (s - min_start_ns) * 1000;
+  for (common::TimePs& s : g.recorded_start_ps) {
+    if (s != common::kNever) s = (s - min_start_ns) * 1000;
   }
 }
 
@@ -230,7 +230,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   t.root = dense_root_;
   t.orig_id = static_cast<std::uint32_t>(r.id);
   if (!(r.seen & kKernel)) {
-    if (unnamed_kernel_ == sched::kNoTask) unnamed_kernel_ = builder_.kernel_index("unnamed");
+    if (unnamed_kernel_ == common::kNoTask) unnamed_kernel_ = builder_.kernel_index("unnamed");
     t.kernel = unnamed_kernel_;
   } else {
     t.kernel = kernel_of(r.kernel, batch);
@@ -295,7 +295,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
     t.recorded_ns = static_cast<std::uint32_t>(r.dur);
   }
 
-  const sched::TaskId id = builder_.add_task(t);
+  const common::TaskId id = builder_.add_task(t);
   // The op-list column is made at the first task with ops: traces without pay nothing.
   if (r.ops != UnpricedWork::kNoOps) {
     if (work_.task_ops.empty()) work_.task_ops.assign(id, UnpricedWork::kNoOps);
@@ -305,7 +305,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   }
   if (simdjson_unlikely(id == kReserveProbe && header().has_tasks)) reserve_edges_and_memory();
   for (std::uint32_t e = r.succ_begin; e < r.succ_end; ++e) {
-    const sched::TaskId s = batch.succ[e];
+    const common::TaskId s = batch.succ[e];
     builder_.add_successor(s);
     if (!any_succ_ || s > max_succ_) {
       any_succ_ = true;
@@ -360,14 +360,14 @@ ReadTrace NativeReader::run() {
     const std::vector<std::uint32_t> dts =
         sched::stitch_device_tasks(builder_.graph().root, task_pg_, opts_.runtime);
     for (std::size_t t = 0; t < n; ++t) {
-      builder_.set_device_task(static_cast<sched::TaskId>(t), dts[t], task_pg_[t]);
+      builder_.set_device_task(static_cast<common::TaskId>(t), dts[t], task_pg_[t]);
     }
     std::vector<std::uint32_t>().swap(task_pg_);
   }
   const bool has_interval = any_interval_;
   const std::uint64_t span_ns = has_interval ? max_end_ - min_start_ : 0;
   // Recorded times become ps relative to the first start: the span must fit the clock.
-  if (span_ns > sched::kTimeLimitPs / 1000) {
+  if (span_ns > common::kTimeLimitPs / 1000) {
     throw TraceError(path_ + ": the recorded times span " + std::to_string(span_ns) +
                      " ns, from \"start\" " + std::to_string(min_start_) + " (line " +
                      std::to_string(min_start_line_) + ") to \"end\" " + std::to_string(max_end_) +
@@ -376,7 +376,7 @@ ReadTrace NativeReader::run() {
   }
   ReadTrace read;
   LoadedTrace& out = read.trace;
-  std::vector<sched::TaskId> moved;
+  std::vector<common::TaskId> moved;
   try {
     out.graph = builder_.finish(&moved);
   } catch (const TraceError& e) {

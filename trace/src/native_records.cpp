@@ -63,13 +63,15 @@ void RecordParser::parse_succ(od::value& v) {
     od::value x;
     if (const auto e = item.get(x)) fail_json(e);
     const std::uint64_t id =
-        get_u64(x, "each entry of \"succ\" to be a task id", sched::kNoTask - 1);
-    f_succ_.push_back(static_cast<sched::TaskId>(id));
+        get_u64(x, "each entry of \"succ\" to be a task id", common::kNoTask - 1);
+    f_succ_.push_back(static_cast<common::TaskId>(id));
   }
 }
 
 void RecordParser::parse_mem(od::value& v) {
-  constexpr std::string_view kWhat = "each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"]";
+  constexpr std::string_view kWhat =
+      "each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"] or [address, bytes, "
+      "\"r\"|\"w\", burst bytes]";
   od::array arr;
   if (const auto e = v.get_array().get(arr)) {
     fail_type(v, "\"mem\" to be an array of [address, bytes, \"r\"|\"w\"]", e);
@@ -79,7 +81,7 @@ void RecordParser::parse_mem(od::value& v) {
     if (const auto e = item.get(entry)) fail_json(e);
     od::array fields;
     if (const auto e = entry.get_array().get(fields)) fail_type(entry, kWhat, e);
-    sched::MemAccess m;
+    sched::MemAccess m{};
     int n = 0;
     for (auto field : fields) {
       od::value x;
@@ -103,10 +105,17 @@ void RecordParser::parse_mem(od::value& v) {
           }
           break;
         }
-        default: fail("expected " + std::string(kWhat) + ", got more than 3 fields");
+        case 3: {
+          const std::uint64_t b =
+              get_u64(x, "a \"mem\" burst size to be a byte count", 0x7FFFFFFFull);
+          m.burst_bytes = static_cast<std::uint32_t>(b);
+          break;
+        }
+        default: fail("expected " + std::string(kWhat) + ", got more than 4 fields");
       }
     }
-    if (n != 3) fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
+    if (n != 3 && n != 4)
+      fail("expected " + std::string(kWhat) + ", got " + std::to_string(n) + " fields");
     if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) {
       fail("the \"mem\" range at address " + std::to_string(m.addr) + " of " +
            std::to_string(m.bytes) + " bytes passes the end of the 64-bit address space");
@@ -163,7 +172,7 @@ UnpricedWork::OpList RecordParser::read_ops(std::string_view raw) {
     if (const auto e = item.get(entry)) fail_json(e);
     od::array fields;
     if (const auto e = entry.get_array().get(fields)) fail_type(entry, kWhat, e);
-    sim::TileOp op;
+    model::TileOp op;
     int n = 0;
     for (auto field : fields) {
       od::value x;
@@ -171,7 +180,7 @@ UnpricedWork::OpList RecordParser::read_ops(std::string_view raw) {
       switch (n++) {
         case 0: {
           const std::string_view name = get_str(x, "a tile op name (a string)");
-          if (!sim::is_known_tile_op(name)) {
+          if (!model::is_known_tile_op(name)) {
             fail("unknown tile op \"" + std::string(name) + "\" in \"ops\"");
           }
           op.op = std::string(name);
@@ -179,7 +188,7 @@ UnpricedWork::OpList RecordParser::read_ops(std::string_view raw) {
         }
         case 1: {
           const std::string_view dt = get_str(x, "a dtype such as \"fp16\"");
-          if (!sim::parse_dtype(dt, &op.dtype)) {
+          if (!model::parse_dtype(dt, &op.dtype)) {
             fail("unknown dtype \"" + std::string(dt) +
                  "\" in \"ops\" (expected fp32, fp16, "
                  "bf16, int8, int16, int32, int64 or bool)");
@@ -242,7 +251,7 @@ void RecordParser::parse_header(od::object& obj) {
         fail("unsupported \"time_unit\" \"" + std::string(u) + "\"; version 1 uses \"ns\"");
       }
     } else if (key == "tasks") {
-      header_.tasks = get_u64(v, "\"tasks\" to be the task count", sched::kNoTask - 1);
+      header_.tasks = get_u64(v, "\"tasks\" to be the task count", common::kNoTask - 1);
       header_.has_tasks = true;
     } else if (key == "generator") {
       get_str(v, "\"generator\" to be a string");
@@ -273,10 +282,10 @@ void RecordParser::handle_field(std::string_view key, od::value& v) {
   if (seen_ & k) fail("duplicate key \"" + std::string(key) + "\"");
   seen_ |= k;
   switch (k) {
-    case kId: f_id_ = get_u64(v, "\"id\" to be a task id", sched::kNoTask - 1); break;
+    case kId: f_id_ = get_u64(v, "\"id\" to be a task id", common::kNoTask - 1); break;
     case kCore: {
       const std::string_view s = get_str(v, "\"core\" to be one of AIC, AIV, HUB, AICPU");
-      const auto ct = sched::parse_core_type(s);
+      const auto ct = common::parse_core_type(s);
       if (!ct) {
         fail("expected \"core\" to be one of AIC, AIV, HUB, AICPU, got \"" + std::string(s) + "\"");
       }

@@ -22,8 +22,7 @@ void NativeWriter::header(std::string_view chip, std::uint64_t tasks, std::strin
 }
 
 void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const std::string& chip,
-                        const std::string& generator, std::ostream& out,
-                        const TaskFieldWriter& extra) {
+                        const std::string& generator, std::ostream& out, const TaskOps& task_ops) {
   const std::size_t n = g.num_tasks();
   NPU_CHECK(times == nullptr || (times->start_ps.size() == n && times->end_ps.size() == n),
             "write_native_trace: the timeline is not one of this graph");
@@ -35,7 +34,7 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
   std::vector<std::string> kernels;
   kernels.reserve(g.kernel_names.size());
   for (const std::string& k : g.kernel_names) kernels.push_back(nlohmann::json(k).dump());
-  std::string ext;  // the extension's fields of a task
+  std::vector<model::TileOp> ops;  // the extension's tile ops of a task
   std::uint32_t last_dt = 0xFFFFFFFFu;
   for (std::size_t t = 0; t < n; ++t) {
     const sched::DeviceTask& d = g.device_tasks[g.device_task[t]];
@@ -43,13 +42,13 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
       last_dt = g.device_task[t];
       w.device_task(d.seq_no, d.parallel_group);
     }
-    const sched::CoreType core = g.core_type[t];
+    const common::CoreType core = g.core_type[t];
     w.begin_task(t, core, kernels[g.kernel[t]], g.root[t]);
     w.dt(d.seq_no);
     if (g.succ_first(t) != g.succ_last(t)) {
       w.succ(g.succ.begin() + g.succ_first(t), g.succ.begin() + g.succ_last(t));
     }
-    if (core != sched::CoreType::kHub) {
+    if (core != common::CoreType::kHub) {
       if (times != nullptr) {
         // Round the start down and keep the duration: the replay of this file runs each task
         // for the time the simulation gave it, to the ns.
@@ -57,24 +56,28 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
         const std::uint64_t dur_ps = times->end_ps[t] - times->start_ps[t];
         const std::uint64_t dur_ns = (dur_ps + 500) / 1000;
         w.start_end(start_ns, start_ns + dur_ns);
-      } else if (g.has_recorded(static_cast<sched::TaskId>(t))) {
+      } else if (g.has_recorded(static_cast<common::TaskId>(t))) {
         w.dur(g.recorded_ns[t]);
       }
       if (g.has_memory() && g.mem_begin[t] != g.mem_begin[t + 1]) {
         w.mem_begin();
         for (std::uint32_t m = g.mem_begin[t]; m < g.mem_begin[t + 1]; ++m) {
-          w.mem(g.mem[m].addr, g.mem[m].bytes, g.mem[m].is_write != 0);
+          w.mem(g.mem[m].addr, g.mem[m].bytes, g.mem[m].is_write != 0, g.mem[m].burst_bytes);
         }
         w.mem_end();
       }
       std::uint64_t explained = 0;
-      if (extra) {
-        ext.clear();
-        explained = extra(static_cast<sched::TaskId>(t), ext);
-        w.raw(ext);
+      if (task_ops) {
+        ops.clear();
+        explained = task_ops(static_cast<common::TaskId>(t), ops);
+        if (!ops.empty()) {
+          w.ops_begin();
+          for (const model::TileOp& op : ops) w.op(op.op, model::to_string(op.dtype), op.shape);
+          w.ops_end();
+        }
       }
       if (g.tiles[t] != 1) w.tiles(g.tiles[t]);
-      // Compute the extension's fields do not explain (for a compiled task: the dynamic-shape
+      // Compute the extension's ops do not explain (for a compiled task: the dynamic-shape
       // overhead of its leaf).
       if (g.compute_cycles[t] > explained) w.cycles(g.compute_cycles[t] - explained);
     }

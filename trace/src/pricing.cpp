@@ -22,7 +22,7 @@ namespace {
 using W = UnpricedWork;
 
 // Native traces: each op list once, then every task's ops plus its "cycles".
-void price_ops(sched::TaskGraph& g, const W& w, const sim::ChipConfig& chip) {
+void price_ops(sched::TaskGraph& g, const W& w, const model::ChipConfig& chip) {
   if (w.task_ops.empty()) return;
   constexpr std::uint64_t kBad = ~std::uint64_t{0};
   std::vector<std::uint64_t> list_cycles(w.op_lists.size(), 0);
@@ -33,7 +33,7 @@ void price_ops(sched::TaskGraph& g, const W& w, const sim::ChipConfig& chip) {
     std::uint64_t total = 0;
     std::string msg;
     try {
-      for (const sim::TileOp& op : list.ops) total += sim::tile_op_cycles(op, chip);
+      for (const model::TileOp& op : list.ops) total += model::tile_op_cycles(op, chip);
     } catch (const TraceError& e) {
       msg = e.what();
     }
@@ -111,7 +111,7 @@ void price_ticks(sched::TaskGraph& g, const W& w, double mhz) {
   // clock (ticks 2^64 apart would overflow the conversion and read as 0).
   const std::uint64_t min_start = w.min_start_ticks, max_end = w.max_end_ticks;
   const double span_ps = std::nearbyint(static_cast<double>(max_end - min_start) * 1e6 / mhz);
-  if (!(span_ps < static_cast<double>(sched::kTimeLimitPs))) {
+  if (!(span_ps < static_cast<double>(common::kTimeLimitPs))) {
     throw TraceError(w.path + ": the recorded ticks span " + std::to_string(max_end - min_start) +
                      " ticks at chip.board_clock_mhz = " + detail::compact(mhz) +
                      " MHz, more than the model's time limit of 2^62 ps (about 53 days): from "
@@ -121,10 +121,10 @@ void price_ticks(sched::TaskGraph& g, const W& w, double mhz) {
   }
   for (std::size_t t = 0; t < n; ++t) {
     if (w.prof_ord[t] == W::kNoProf) continue;
-    g.recorded_start_ps[t] = static_cast<sched::TimePs>(
+    g.recorded_start_ps[t] = static_cast<common::TimePs>(
         std::nearbyint(static_cast<double>(g.recorded_start_ps[t] - min_start) * 1e6 / mhz));
   }
-  g.recorded_makespan_ps = static_cast<sched::TimePs>(span_ps);
+  g.recorded_makespan_ps = static_cast<common::TimePs>(span_ps);
 }
 
 // Fixed-latency graphs: execTime cycles at the AICore clock (task i is record i).
@@ -162,7 +162,7 @@ void price_cycles(sched::TaskGraph& g, const W& w, double mhz) {
 
 }  // namespace
 
-LoadedTrace price_trace(ReadTrace&& read, const sim::ChipConfig& chip) {
+LoadedTrace price_trace(ReadTrace&& read, const model::ChipConfig& chip) {
   LoadedTrace out = std::move(read.trace);
   const UnpricedWork work = std::move(read.work);
   switch (out.format) {

@@ -27,8 +27,8 @@ namespace pypto::trace {
 
 namespace {
 
-using sched::CoreType;
-using sched::TaskId;
+using common::CoreType;
+using common::TaskId;
 
 constexpr std::uint32_t kRootShift = 20;  // PyPTO's taskId: root << 20 | op index
 constexpr std::uint32_t kMaxOpsPerRoot = 1u << kRootShift;
@@ -107,7 +107,7 @@ std::uint64_t ticks_of(std::uint32_t ns, double mhz) {
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) * mhz / 1000.0));
 }
 
-void write_prof(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+void write_prof(const sched::TaskGraph& g, const model::ChipConfig& chip,
                 const std::vector<std::uint32_t>& ids, bool one_device_task, std::ostream& os) {
   const std::size_t n = g.num_tasks();
   const std::uint32_t aic = chip.cores.aic;
@@ -173,7 +173,7 @@ std::vector<std::uint32_t> device_task_ids(const sched::TaskGraph& g) {
 
 }  // namespace
 
-void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+void write_prof_recording(const sched::TaskGraph& g, const model::ChipConfig& chip,
                           bool one_device_task, std::ostream& prof) {
   if (one_device_task) {
     write_prof(g, chip, one_device_task_ids(g), true, prof);
@@ -182,7 +182,7 @@ void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip
   write_prof(g, chip, device_task_ids(g), false, prof);
 }
 
-void write_dyn_topo(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
+void write_dyn_topo(const sched::TaskGraph& g, const model::ChipConfig& chip, std::ostream& topo,
                     std::ostream& prof) {
   const std::vector<std::uint32_t> ids = device_task_ids(g);
   DynTopoWriter w(topo, [&topo] { check(topo); });
@@ -197,7 +197,7 @@ void write_dyn_topo(const sched::TaskGraph& g, const sim::ChipConfig& chip, std:
     r.opmagic = 10 + g.kernel[t];     // any integer
     r.leaf_index = g.kernel[t];
     r.leaf_hash = 5000 + g.kernel[t];
-    r.core_type = sched::to_string(g.core_type[t]);
+    r.core_type = common::to_string(g.core_type[t]);
     r.psg_id = g.kernel[t];
     w.begin(r, g.succ_last(t) - g.succ_first(t));
     for (std::uint32_t e = g.succ_first(t); e < g.succ_last(t); ++e) w.successor(ids[g.succ[e]]);
@@ -208,7 +208,7 @@ void write_dyn_topo(const sched::TaskGraph& g, const sim::ChipConfig& chip, std:
   write_prof(g, chip, ids, false, prof);
 }
 
-void write_topo_json(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
+void write_topo_json(const sched::TaskGraph& g, const model::ChipConfig& chip, std::ostream& topo,
                      std::ostream& prof) {
   const std::vector<std::uint32_t> ids = one_device_task_ids(g);
   const std::vector<std::string> kernels = escaped_kernels(g);
@@ -227,7 +227,7 @@ void write_topo_json(const sched::TaskGraph& g, const sim::ChipConfig& chip, std
   write_prof(g, chip, ids, true, prof);
 }
 
-void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+void write_fixed_latency(const sched::TaskGraph& g, const model::ChipConfig& chip,
                          std::ostream& out) {
   const std::vector<std::uint32_t> ids = one_device_task_ids(g);
   const std::vector<std::string> kernels = escaped_kernels(g);
@@ -239,7 +239,7 @@ void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip,
     const bool hub = g.core_type[t] == CoreType::kHub;
     o << (t == 0 ? "\n" : ",\n") << "{\"taskId\":";
     o.u(ids[t]) << ",\"funcName\":" << kernel_of(kernels, g, t) << ",\"coreType\":\""
-                << sched::to_string(g.core_type[t]) << "\",\"execTime\":";
+                << common::to_string(g.core_type[t]) << "\",\"execTime\":";
     // The reader rounds execTime x 1000 / MHz to the ns: whole cycles when they are exact,
     // else the shortest decimal that reads back as the same double.
     const double cycles = hub ? 0.0 : static_cast<double>(g.recorded_ns[t]) * mhz / 1000.0;
@@ -264,10 +264,11 @@ void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip,
   o.flush();
 }
 
-void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const sim::ChipConfig& chip,
-                        const std::string& path, const std::string& prof_path) {
+void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format,
+                        const model::ChipConfig& chip, const std::string& path,
+                        const std::string& prof_path) {
   if (format == TraceFormat::kNative) {
-    OutputFile f(path);
+    common::OutputFile f(path);
     write_synthetic_trace(spec, f.stream());
     f.commit();
     return;
@@ -284,8 +285,8 @@ void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const sim
   }
   // The outputs are opened first: one that cannot be written fails before any work, under
   // its own name.
-  OutputFile topo(path);
-  std::optional<OutputFile> prof;
+  common::OutputFile topo(path);
+  std::optional<common::OutputFile> prof;
   if (board) prof.emplace(prof_path);
   // Through the loader, so that the graph is stitched as a replay of the native trace is:
   // the native trace goes to a hidden temporary beside the output (the system's temporary
@@ -302,11 +303,11 @@ void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const sim
     ~Remove() {
       std::error_code ec;
       std::filesystem::remove(p, ec);
-      unregister_temporary(slot);
+      common::unregister_temporary(slot);
     }
-  } remove_tmp{tmp, register_temporary(tmp)};
+  } remove_tmp{tmp, common::register_temporary(tmp)};
   {
-    OutputFile f(tmp);
+    common::OutputFile f(tmp);
     write_synthetic_trace(spec, f.stream());
     f.commit();
   }

@@ -33,7 +33,7 @@ std::uint64_t native_task_line(const std::string& path, std::uint64_t task);
 // Moves a reader's own per-task column along with the graph's when TaskGraphBuilder::finish
 // reordered the tasks (`new_pos` as it gives it; empty: the order was kept).
 template <class T>
-void permute_column(std::vector<T>& col, const std::vector<sched::TaskId>& new_pos) {
+void permute_column(std::vector<T>& col, const std::vector<common::TaskId>& new_pos) {
   if (new_pos.empty()) return;
   std::vector<T> out(col.size());
   for (std::size_t t = 0; t < col.size(); ++t) out[new_pos[t]] = std::move(col[t]);

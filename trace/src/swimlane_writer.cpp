@@ -34,24 +34,24 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
   const auto cores = static_cast<std::uint32_t>(run.per_core.size());
   constexpr int kPid = 1;                // PyPTO's "Machine View" process
   constexpr std::uint32_t kTid0 = 1000;  // its thread offset; tid = kTid0 + 2 * (blockIdx + 1)
-  auto placed = [&](sched::TaskId t) {
-    return sched::is_dispatchable(g.core_type[t]) && tl.core[t] != sched::kNoCore16;
+  auto placed = [&](common::TaskId t) {
+    return common::is_dispatchable(g.core_type[t]) && tl.core[t] != common::kNoCore16;
   };
   // Tasks per core in start order; a task starting before its predecessor on the core ended
   // goes to the core's second lane, as PyPTO draws overlapping tasks.
-  const std::vector<std::vector<sched::TaskId>>& per_core = run.per_core;
+  const std::vector<std::vector<common::TaskId>>& per_core = run.per_core;
   std::vector<std::uint8_t> lane(g.num_tasks(), 0);
   std::vector<bool> core_overlaps(cores, false);
   // PyPTO's execution-hint: duration statistics per leaf function (our kernel index).
   struct Leaf {
     std::uint64_t count = 0, total_ps = 0, max_ps = 0, min_ps = 0;
-    sched::TaskId max_task = 0, min_task = 0;
+    common::TaskId max_task = 0, min_task = 0;
   };
   std::vector<Leaf> leaves(std::max<std::size_t>(g.kernel_names.size(), 1));
   for (std::uint32_t c = 0; c < cores; ++c) {
     const auto& v = per_core[c];
     for (std::size_t i = 0; i < v.size(); ++i) {
-      const sched::TaskId t = v[i];
+      const common::TaskId t = v[i];
       if (i > 0 && lane[v[i - 1]] == 0 && tl.start_ps[t] < tl.end_ps[v[i - 1]]) {
         lane[t] = 1;
         core_overlaps[c] = true;
@@ -64,14 +64,14 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
       l.total_ps += d;
     }
   }
-  auto tid_of = [&](sched::TaskId t) { return kTid0 + 2 * (tl.core[t] + 1u) + lane[t]; };
+  auto tid_of = [&](common::TaskId t) { return kTid0 + 2 * (tl.core[t] + 1u) + lane[t]; };
   // PyPTO's task name: seqNo-funcId-opIdx of the 64-bit id seqNo << 32 | taskId.
-  auto formal = [&](sched::TaskId t) {
+  auto formal = [&](common::TaskId t) {
     const std::uint32_t id = g.orig_id[t];
     return std::to_string(g.device_tasks[g.device_task[t]].seq_no) + "-" +
            std::to_string((id >> 16) & 1023u) + "-" + std::to_string(id & 0xFFFFu);
   };
-  auto label = [&](sched::TaskId t) {
+  auto label = [&](common::TaskId t) {
     return g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]];
   };
 
@@ -102,7 +102,7 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
   }
   std::uint64_t event_id = 0;
   for (std::uint32_t c = 0; c < cores; ++c) {
-    for (const sched::TaskId t : per_core[c]) {
+    for (const common::TaskId t : per_core[c]) {
       const Leaf& l = leaves[g.kernel_names.empty() ? 0 : g.kernel[t]];
       const std::string hint =
           "Average Execution Time: " + std::to_string(us(l.total_ps) / double(l.count)) +
@@ -151,10 +151,10 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
     }
   }
   std::size_t flows = 0;
-  for (sched::TaskId t = 0; t < g.num_tasks() && flows < run.max_flow_edges; ++t) {
+  for (common::TaskId t = 0; t < g.num_tasks() && flows < run.max_flow_edges; ++t) {
     if (!placed(t)) continue;
     for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t) && flows < run.max_flow_edges; ++i) {
-      const sched::TaskId s = g.succ[i];
+      const common::TaskId s = g.succ[i];
       if (!placed(s)) continue;
       ++flows;
       emit({{"cat", "machine-view-last-dep"},

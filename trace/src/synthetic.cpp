@@ -16,7 +16,7 @@ namespace pypto::trace {
 
 namespace {
 
-using sched::CoreType;
+using common::CoreType;
 
 enum class Shape { kMix, kChain, kFanout, kLoops, kIndependent };
 

@@ -400,7 +400,7 @@ bool first_line_names_native(const std::string& path, std::uint64_t first) {
 
 }  // namespace
 
-std::uint64_t available_memory_bytes() { return pypto::available_memory_bytes(); }
+std::uint64_t available_memory_bytes() { return common::available_memory_bytes(); }
 
 const char* to_string(TraceFormat f) {
   switch (f) {
@@ -535,7 +535,7 @@ ReadTrace read_trace(const std::string& path, const LoadOptions& opts) {
 }
 
 LoadedTrace load_trace(const std::string& path, const LoadOptions& opts,
-                       const sim::ChipConfig& chip) {
+                       const model::ChipConfig& chip) {
   return price_trace(read_trace(path, opts), chip);
 }
 

@@ -224,7 +224,7 @@ struct AtenExecutor::Impl {
                                               " beyond the launch's " +
                                               std::to_string(mem.base.size()) + " buffers");
     const std::int64_t numel =
-        static_cast<std::int64_t>(mem.size_bytes[r.buffer] / sim::dtype_bytes(r.dtype));
+        static_cast<std::int64_t>(mem.size_bytes[r.buffer] / model::dtype_bytes(r.dtype));
     const at::Tensor flat =
         at::from_blob(mem.base[r.buffer], {numel},
                       at::TensorOptions().dtype(scalar_type(r.dtype)).device(device));
@@ -401,7 +401,7 @@ void AtenExecutor::execute(const TaskProgram& p) const {
           if (cm == CastMode::kOdd) {
             fail(i, info->name,
                  "cast_mode odd rounds to a floating dtype, not to " +
-                     std::string(sim::to_string(dt)));
+                     std::string(model::to_string(dt)));
           }
           if (sat) {
             // Clamp to the dtype's range (INT64_MAX as the largest double below 2^63), NaN 0.
@@ -736,6 +736,19 @@ void AtenExecutor::execute(const TaskProgram& p) const {
           }
         }
         loc[d] = out;
+        break;
+      }
+      case TileExec::kGatherElems: {
+        // dst element j <- element src1[j] of the region (row-major numbering).
+        const at::Tensor v = m.view(in.region).reshape({-1});
+        const at::Tensor idx = tile(in.src[1], info->name).reshape({-1}).to(at::kLong);
+        std::int64_t n = 1;
+        for (const std::int64_t e : shape(d)) n *= e;
+        NPU_CHECK(idx.numel() == n, "ATen executor: gather_elems has " +
+                                        std::to_string(idx.numel()) +
+                                        " element numbers for its dst");
+        check_index(i, info->name, idx, v.numel(), "load element");
+        loc[d] = v.index_select(0, idx).reshape(shape(d)).to(opts(d), false, /*copy=*/true);
         break;
       }
       case TileExec::kScatterRows: {

@@ -43,7 +43,7 @@ void for_each_segment(const GlobalRegion& r, F&& f) {
       ax[m++] = ax[k];
     }
   }
-  const std::uint64_t es = sim::dtype_bytes(r.dtype);
+  const std::uint64_t es = model::dtype_bytes(r.dtype);
   std::int64_t run = 1;  // elements per segment
   int outer = m;
   if (m > 0 && ax[m - 1].stride == 1) {

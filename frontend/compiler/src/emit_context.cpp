@@ -66,7 +66,7 @@ void EmitContext::give_dense_storage(int value, RtVal& v) {
   const ValueInfo& info = k_.values[value];
   std::uint64_t elems = 1;
   for (int a = 0; a < v.rank; ++a) elems *= static_cast<std::uint64_t>(v.shape[a]);
-  const std::uint32_t es = sim::dtype_bytes(info.dtype);
+  const std::uint32_t es = model::dtype_bytes(info.dtype);
   if (info.home >= 0) {
     // Computed in place in the parameter it is assembled into, when that parameter is dense
     // and exactly as large (its sizes are only known now).
@@ -103,7 +103,7 @@ void EmitContext::give_wide_storage(int value, RtVal& v) {
   RtVal w = v;
   std::uint64_t elems = 1;
   for (int a = 0; a < v.rank; ++a) elems *= static_cast<std::uint64_t>(v.shape[a]);
-  const std::uint32_t es = sim::dtype_bytes(DType::kFp32);
+  const std::uint32_t es = model::dtype_bytes(DType::kFp32);
   w.storage = allocate(value, elems * es, /*wide=*/true);
   w.region = GlobalRegion{};
   w.region.buffer = w.storage.buffer;
@@ -167,7 +167,7 @@ void EmitContext::tile_sizes(const std::vector<std::int64_t>& vt, int rank, std:
 }
 
 void EmitContext::copy_tile_sizes(const RtVal& v, std::int64_t* out) {
-  const std::int64_t es = sim::dtype_bytes(v.region.dtype);
+  const std::int64_t es = model::dtype_bytes(v.region.dtype);
   std::int64_t budget = std::max<std::int64_t>(1, kCopyTileBytes / es);  // elements
   for (int k = v.rank - 1; k >= 0; --k) {
     out[k] = std::max<std::int64_t>(1, std::min(v.shape[k], budget));
@@ -188,7 +188,7 @@ GlobalRegion EmitContext::sub_region(const RtVal& v, const std::int64_t* off,
 
 void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,
                                const std::string& loc, bool write) const {
-  const std::int64_t es = sim::dtype_bytes(r.dtype);
+  const std::int64_t es = model::dtype_bytes(r.dtype);
   std::int64_t last = r.offset_elems;
   for (int k = 0; k < r.rank; ++k) last += (r.shape[k] - 1) * r.stride[k];
   const std::int64_t lo = r.offset_elems * es;
@@ -204,17 +204,18 @@ void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const s
 }
 
 void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-                       const std::string& name, const std::string& loc) {
+                       const std::string& name, const std::string& loc, double pad) {
   const LocalTile& lt = tb.p.locals[local];
   bool whole = r.rank == lt.rank;
   for (int k = 0; k < r.rank && whole; ++k) whole = r.shape[k] == lt.shape[k];
   if (!whole) {
-    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is zero.
+    // Nothing (or only a prefix box) of this tile is valid: the rest of the local is `pad`.
     tb.clipped = true;
     TileInstr f;
     f.op = TileOpcode::kFill;
     f.dst = local;
     f.scalar_operand = 1;
+    f.scalar[0] = pad;
     tb.p.instrs.push_back(f);
     if (region_empty(r)) return;
   }
@@ -279,15 +280,21 @@ void EmitContext::check_ub(const TaskBuilder& tb, const Unit& u) const {
   // Every tile a vector task computes on lives in UB; one that alone exceeds it cannot run.
   const std::uint64_t cap = std::uint64_t{chip_.cores.ub_kib} * 1024;
   for (const LocalTile& t : tb.p.locals) {
-    std::uint64_t bytes = sim::dtype_bytes(t.dtype);
+    std::uint64_t bytes = model::dtype_bytes(t.dtype);
     std::string shape;
     for (int k = 0; k < t.rank; ++k) {
       bytes *= static_cast<std::uint64_t>(t.shape[k]);
       shape += (k ? "x" : "") + std::to_string(t.shape[k]);
     }
     if (bytes <= cap) continue;
-    throw ConfigError(u.loc + ": vector tile does not fit UB: a " + shape + " " +
-                      std::string(sim::to_string(t.dtype)) + " tile is " + std::to_string(bytes) +
+    std::string ops;  // the unit's ops, for the message
+    for (const int s : u.ops) {
+      const std::string n = op_name(k_.stmts[s].op);
+      if (ops.find(n) == std::string::npos) ops += (ops.empty() ? "" : "/") + n;
+    }
+    throw ConfigError(u.loc + ": " + (ops.empty() ? std::string() : ops + ": ") +
+                      "vector tile does not fit UB: a " + shape + " " +
+                      std::string(model::to_string(t.dtype)) + " tile is " + std::to_string(bytes) +
                       " bytes (" + std::to_string(bytes / 1024) + " KiB), UB holds " +
                       std::to_string(cap) + " bytes (" + std::to_string(cap / 1024) +
                       " KiB, cores.ub_kib of chip " + chip_.chip.name +
@@ -295,7 +302,7 @@ void EmitContext::check_ub(const TaskBuilder& tb, const Unit& u) const {
   }
 }
 
-void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
+void EmitContext::commit(TaskBuilder& tb, const Unit& u, common::CoreType core, bool full_tile,
                          std::uint16_t tiles) {
   TaskRec t;
   t.core = core;
@@ -304,20 +311,19 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, b
       kernel_ids_.emplace(u.kernel, static_cast<std::uint32_t>(kernel_names_.size()));
   if (inserted) kernel_names_.push_back(u.kernel);
   t.kernel = it->second;
-  if (core == sched::CoreType::kAiv) check_ub(tb, u);
-  std::uint64_t cycles = 0;
+  if (core == common::CoreType::kAiv) check_ub(tb, u);
   for (const TileInstr& in : tb.p.instrs) {
-    sim::TileOp op;
-    if (!priced_op(tb.p, in, &op)) continue;
-    cycles += sim::tile_op_cycles(op, chip_);
-    ++tile_ops_;
+    model::TileOp op;
+    if (priced_op(tb.p, in, &op)) ++tile_ops_;
   }
   // A leaf whose extents depend on symbols computes them at run time; with
   // valid_shape_optimize its full blocks run the static leaf instead.
   if (u.dynamic && !(opt_.runtime.valid_shape_optimize == 1 && full_tile && !tb.clipped)) {
-    cycles += chip_.cost.dynamic_shape_overhead_cycles;
+    t.scalar_cycles = chip_.cost.dynamic_shape_overhead_cycles;
   }
-  t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
+  const Access* acc = tb.acc.data();
+  t.cycles = leaf_compute_cycles(tb.p, leaf_traffic(acc, acc + tb.acc.size(), chip_), core, tiles,
+                                 t.scalar_cycles, chip_);
   t.tiles = tiles;
   const Stmt& first = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()];
   t.sg_scope = first.sg_scope;

@@ -108,7 +108,7 @@ void EmitContext::emit_permute(const Unit& u) {
     load(tb, l, reg, x.storage, value_name(xin), u.loc);
     if (need_out) store(tb, l, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
     store_writes(tb, l, u, woffs, off, E);
-    commit(tb, u, sched::CoreType::kAiv, covers_tile(E, T, r), 1);
+    commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, r), 1);
   });
 }
 
@@ -149,7 +149,7 @@ void EmitContext::emit_concat(const Unit& u) {
       load(tb, l, sub_region(x, off, ext, r), x.storage, value_name(in.value), u.loc);
       if (need_out) store(tb, l, sub_region(y, yoff, ext, r), y.storage, value_name(st.out), u.loc);
       store_writes(tb, l, u, woffs, yoff, ext);
-      commit(tb, u, sched::CoreType::kAiv, covers_tile(ext, T, r), 1);
+      commit(tb, u, common::CoreType::kAiv, covers_tile(ext, T, r), 1);
     });
     shift += x.shape[dim];
   }
@@ -178,7 +178,7 @@ void EmitContext::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion&
           dr.shape[k] = ext[k];
         }
         store(tb, l, dr, dst_st, dst_name, u.loc);
-        commit(tb, u, sched::CoreType::kAiv, covers_tile(ext, T, r), 1);
+        commit(tb, u, common::CoreType::kAiv, covers_tile(ext, T, r), 1);
       });
 }
 
@@ -218,13 +218,13 @@ void EmitContext::emit_view(const Unit& u) {
     const DType from = x.region.dtype;
     if (to != from) {
       // Reinterpreted bits: offsets and strides change unit; the last axis must be dense.
-      const std::int64_t fb = sim::dtype_bytes(from), tb = sim::dtype_bytes(to);
+      const std::int64_t fb = model::dtype_bytes(from), tb = model::dtype_bytes(to);
       bool ok = v.region.stride[v.rank - 1] == 1;
       for (int k = 0; k < v.rank - 1; ++k) ok = ok && (v.region.stride[k] * fb) % tb == 0;
       ok = ok && (v.region.offset_elems * fb) % tb == 0;
       if (!ok) {
-        throw ConfigError(u.loc + ": view with dtype " + std::string(sim::to_string(to)) +
-                          " of a " + std::string(sim::to_string(from)) +
+        throw ConfigError(u.loc + ": view with dtype " + std::string(model::to_string(to)) +
+                          " of a " + std::string(model::to_string(from)) +
                           " region that is not "
                           "dense on its last axis or not aligned to the new element size is not "
                           "supported");

@@ -196,7 +196,7 @@ void EmitContext::emit_group(const Unit& u) {
         store(tb, narrow(w.src), reg, vals_[w.dst].storage, value_name(w.dst), w.loc);
       }
     }
-    commit(tb, u, sched::CoreType::kAiv, full, 1);
+    commit(tb, u, common::CoreType::kAiv, full, 1);
   });
 }
 

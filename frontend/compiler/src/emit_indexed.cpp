@@ -160,10 +160,12 @@ void EmitContext::emit_indexed(const Unit& u) {
         }
         if (dense) tb.acc.push_back(Access{stand, true, true});
       }
-      commit(tb, u, sched::CoreType::kAiv, covers_tile(E, T, rs), 1);
+      commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, rs), 1);
     });
     return;
   }
+
+  if (st.op == OpKind::kLoadElems) return emit_load_elems(u, need_out, woffs);
 
   // gather / scatter: tiles over the output with the indexed axis whole.
   const int a = st.dims[0];
@@ -232,7 +234,66 @@ void EmitContext::emit_indexed(const Unit& u) {
     }
     if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
     store_writes(tb, lout, u, woffs, off, E);
-    commit(tb, u, sched::CoreType::kAiv, covers_tile(E, T, r), 1);
+    commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, r), 1);
+  });
+}
+
+void EmitContext::emit_load_elems(const Unit& u, bool need_out,
+                                  const std::vector<std::vector<std::int64_t>>& woffs) {
+  const Stmt& st = k_.stmts[u.ops[0]];
+  const int xin = st.inputs[0].value, iin = st.inputs[1].value;
+  const RtVal& x = vals_[xin];
+  const RtVal& ix = vals_[iin];
+  const RtVal& y = vals_[st.out];
+  const int r = y.rank;
+  const DType xd = k_.values[xin].dtype;
+  const DType id = k_.values[iin].dtype;
+  const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
+  // The whole source: its elements numbered in row-major order of its shape.
+  const GlobalRegion whole = sub_region(x, zero, x.shape, x.rank);
+  check_bounds(whole, x.storage, value_name(xin), u.loc, false);
+  std::int64_t T[kMaxRank];
+  tile_sizes(st.vec_tile, r, T);
+  for_each_valid_tile(r, y.shape, y.valid, T, [&](const std::int64_t* off, const std::int64_t* E) {
+    TaskBuilder tb;
+    std::int64_t IL[kMaxRank], n = 1;
+    for (int k = 0; k < r; ++k) {
+      IL[k] = clamp0(std::min(E[k], ix.valid[k] - off[k]));
+      n *= E[k];
+    }
+    const int li = tb.local(id, r, E);
+    load(tb, li, sub_region(ix, off, IL, r), ix.storage, value_name(iin), u.loc);
+    const int lout = tb.local(xd, r, E);
+    TileInstr in;
+    in.op = TileOpcode::kGatherElems;
+    in.dst = lout;
+    in.src[1] = li;
+    in.region = whole;
+    tb.p.instrs.push_back(in);
+    // Dependencies: the task may read any element of the source; a dense source's bytes are
+    // priced as a stand-in of as many elements at its start (the timing model cannot see which
+    // elements), a strided one's as its whole region.
+    if (!region_empty(whole)) {
+      std::int64_t total = 1;
+      bool dense = true;
+      for (int k = whole.rank - 1; k >= 0; --k) {
+        dense = dense && (whole.shape[k] <= 1 || whole.stride[k] == total);
+        total *= whole.shape[k];
+      }
+      tb.acc.push_back(Access{whole, false, !dense});
+      GlobalRegion stand = whole;
+      stand.rank = 1;
+      stand.shape[0] = std::min(n, total);
+      stand.stride[0] = 1;
+      for (int k = 1; k < kMaxRank; ++k) {
+        stand.shape[k] = 1;
+        stand.stride[k] = 0;
+      }
+      if (dense) tb.acc.push_back(Access{stand, false, true});
+    }
+    if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
+    store_writes(tb, lout, u, woffs, off, E);
+    commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, r), 1);
   });
 }
 

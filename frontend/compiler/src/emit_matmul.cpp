@@ -46,45 +46,102 @@ std::string kib(std::uint64_t bytes) {
   return std::to_string(bytes) + " bytes (" + std::to_string(bytes / 1024) + " KiB)";
 }
 
+std::uint64_t ceil_align(std::int64_t v, std::int64_t a) {
+  return static_cast<std::uint64_t>(ceil_div(v, a) * a);
+}
+
 }  // namespace
 
-void EmitContext::check_cube_buffers(const Unit& u, const CubeTile& c, std::int64_t M,
-                                     std::int64_t K, std::int64_t N, DType ad, DType acc_d) const {
-  // A tile larger than the matrix is clipped to it; 0 (not given) means the whole axis.
-  const auto eff = [](std::int64_t t, std::int64_t dim) {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(1, t > 0 ? std::min(t, dim) : dim));
+void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d) const {
+  // PyPTO's rules for set_cube_tile_shapes (docs/zh/api/config/pypto-set_cube_tile_shapes.md),
+  // checked where the operand dtype is known, as PyPTO's matmul checks them.
+  const CubeTile& c = st.cube;
+  const std::string where =
+      u.loc + ": matmul: the cube tile m=[" + std::to_string(c.m[0]) + ", " +
+      std::to_string(c.m[1]) + "], k=[" + std::to_string(c.k[0]) + ", " + std::to_string(c.k[1]) +
+      (c.k[2] != c.k[1] ? ", " + std::to_string(c.k[2]) : std::string()) + "], n=[" +
+      std::to_string(c.n[0]) + ", " + std::to_string(c.n[1]) + "] breaks PyPTO's rule ";
+  const std::string fix = "; choose other pypto.set_cube_tile_shapes";
+  // 1. L1/L0 relation: each L1 tile is a multiple of its L0 tile, at least as large.
+  struct Pair {
+    const char* l0;
+    const char* l1;
+    std::int64_t v0, v1;
   };
-  const std::uint64_t eb = sim::dtype_bytes(ad), ab = sim::dtype_bytes(acc_d);
-  const std::uint64_t m0 = eff(c.m[0], M), k0 = eff(c.k[0], K), n0 = eff(c.n[0], N);
-  const std::uint64_t m1 = eff(c.m[1], M), k1 = eff(c.k[1], K), n1 = eff(c.n[1], N);
+  const Pair pairs[] = {{"mL0", "mL1", c.m[0], c.m[1]},
+                        {"kL0", "kL1", c.k[0], c.k[1]},
+                        {"kL0", "kL1 (of b)", c.k[0], c.k[2]},
+                        {"nL0", "nL1", c.n[0], c.n[1]}};
+  for (const Pair& p : pairs) {
+    if (p.v0 <= p.v1 && p.v1 % p.v0 == 0) continue;
+    throw ConfigError(where + p.l0 + " <= " + p.l1 + " and " + p.l1 + " % " + p.l0 +
+                      " == 0: " + p.l0 + " = " + std::to_string(p.v0) + ", " + p.l1 + " = " +
+                      std::to_string(p.v1) + fix);
+  }
+  // 2. Alignment: kL0 and nL0 (so their L1 multiples too) 32-byte aligned and at least 16
+  // elements aligned (fp32: 16 elements); mL0 32-byte aligned where a is read transposed.
+  const std::int64_t eb = model::dtype_bytes(ad);
+  const std::int64_t align_elems = std::max<std::int64_t>(16, 32 / eb);
+  struct Align {
+    const char* name;
+    std::int64_t v, elems;
+    bool on;
+  };
+  const Align aligns[] = {{"kL0", c.k[0], align_elems, true},
+                          {"nL0", c.n[0], align_elems, true},
+                          {"mL0", c.m[0], std::max<std::int64_t>(1, 32 / eb), st.a_trans}};
+  for (const Align& al : aligns) {
+    if (!al.on || al.v % al.elems == 0) continue;
+    throw ConfigError(where + al.name + " x sizeof(" + std::string(model::to_string(ad)) +
+                      ") % 32 == 0 and " + al.name + " % " + std::to_string(al.elems) + " == 0 (" +
+                      (al.on && al.name[0] == 'm' ? "a read transposed; " : "") +
+                      "32-byte aligned" + (al.elems * eb > 32 ? ", 16 elements at least" : "") +
+                      "): " + al.name + " = " + std::to_string(al.v) + " " +
+                      std::string(model::to_string(ad)) +
+                      " elements = " + std::to_string(al.v * eb) + " bytes" + fix);
+  }
+  // 3. Space: each tile, its sizes rounded up to 16 (32 for 8-bit operands), fits its buffer.
+  const std::int64_t ra = eb == 1 ? 32 : 16;
+  const std::uint64_t ab = model::dtype_bytes(acc_d);
+  const std::string rs = std::to_string(ra);
+  const std::string an = "sizeof(" + std::string(model::to_string(ad)) + ")";
+  const auto dim = [&](const char* n, std::int64_t v) {
+    return "CeilAlign(" + std::string(n) + " = " + std::to_string(v) + ", " + rs + ")";
+  };
+  const auto mul = [](std::uint64_t a, std::uint64_t b, std::uint64_t e) {
+    return std::to_string(a) + " x " + std::to_string(b) + " x " + std::to_string(e);
+  };
+  const std::uint64_t m0 = ceil_align(c.m[0], ra), k0 = ceil_align(c.k[0], ra);
+  const std::uint64_t n0 = ceil_align(c.n[0], ra), m1 = ceil_align(c.m[1], ra);
+  const std::uint64_t k1a = ceil_align(c.k[1], ra), k1b = ceil_align(c.k[2], ra);
+  const std::uint64_t n1 = ceil_align(c.n[1], ra);
   struct Need {
     const char* buffer;
     const char* key;
     std::uint32_t kib;
     std::uint64_t bytes;
-    std::string what;
-  };
-  const auto dims = [](std::uint64_t a, std::uint64_t b) {
-    return std::to_string(a) + "x" + std::to_string(b);
+    std::string rule, values;
   };
   const Need needs[] = {
       {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, m0 * k0 * eb,
-       "the left tile m[0] x k[0] = " + dims(m0, k0) + " " + std::string(sim::to_string(ad))},
-      {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, k0 * n0 * eb,
-       "the right tile k[0] x n[0] = " + dims(k0, n0) + " " + std::string(sim::to_string(ad))},
-      {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, m1 * n1 * ab,
-       "the accumulator m[1] x n[1] = " + dims(m1, n1) + " " + std::string(sim::to_string(acc_d))},
-      {"L1", "cores.l1_kib", chip_.cores.l1_kib, (m1 * k1 + k1 * n1) * eb,
-       "the operand tiles m[1] x k[1] + k[1] x n[1] = " + dims(m1, k1) + " + " + dims(k1, n1) +
-           " " + std::string(sim::to_string(ad))},
+       dim("mL0", c.m[0]) + " x " + dim("kL0", c.k[0]) + " x " + an, mul(m0, k0, eb)},
+      {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, n0 * k0 * eb,
+       dim("nL0", c.n[0]) + " x " + dim("kL0", c.k[0]) + " x " + an, mul(n0, k0, eb)},
+      {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, m0 * n0 * ab,
+       dim("mL0", c.m[0]) + " x " + dim("nL0", c.n[0]) + " x sizeof(" +
+           std::string(model::to_string(acc_d)) + ")",
+       mul(m0, n0, ab)},
+      {"L1", "cores.l1_kib", chip_.cores.l1_kib, (m1 * k1a + n1 * k1b) * eb,
+       dim("mL1", c.m[1]) + " x " + dim("kL1", c.k[1]) + " x " + an + " + " + dim("nL1", c.n[1]) +
+           " x " + dim("kL1", c.k[2]) + " x " + an,
+       mul(m1, k1a, eb) + " + " + mul(n1, k1b, eb)},
   };
   for (const Need& n : needs) {
     const std::uint64_t cap = std::uint64_t{n.kib} * 1024;
     if (n.bytes <= cap) continue;
-    throw ConfigError(u.loc + ": matmul cube tile does not fit " + n.buffer + ": " + n.what +
-                      " is " + kib(n.bytes) + ", " + n.buffer + " holds " + kib(cap) + " (" +
-                      n.key + " of chip " + chip_.chip.name +
-                      "); choose smaller pypto.set_cube_tile_shapes");
+    throw ConfigError(where + n.rule + " <= " + n.buffer + " size: " + n.values + " = " +
+                      kib(n.bytes) + ", " + n.buffer + " holds " + kib(cap) + " (" + n.key +
+                      " of chip " + chip_.chip.name + ")" + fix);
   }
 }
 
@@ -126,7 +183,7 @@ int EmitContext::matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st,
         throw ConfigError(u.loc +
                           ": matmul: scale_tensor must hold 64-bit elements (DT_INT64 "
                           "here; DT_UINT64 on the NPU), got " +
-                          std::string(sim::to_string(d)));
+                          std::string(model::to_string(d)));
       }
       r.dtype = d = DType::kFp32;
       r.offset_elems *= 2;
@@ -216,7 +273,7 @@ void EmitContext::emit_matmul(const Unit& u) {
   const std::int64_t tm = st.cube.m[1], tn = st.cube.n[1], tk = st.cube.k[1];
   const DType ad = k_.values[ai].dtype;
   const DType acc_d = cube_acc_dtype(ad);
-  check_cube_buffers(u, st.cube, M, K, N, ad, acc_d);
+  check_cube_tile(u, st, ad, acc_d);
   const DType yd = k_.values[st.out].dtype;
   // Elements past a valid extent are padding: they would contribute zeros, so the K loop
   // stops at the valid depth of both operands.
@@ -326,8 +383,14 @@ void EmitContext::emit_matmul(const Unit& u) {
           region_2d(a.region, a_rows, Kv, am, ak, a_off + m0 * a.region.stride[am]);
       const GlobalRegion pb =
           region_2d(b.region, Kv, b_cols, bk, bn, b_off + n0 * b.region.stride[bn]);
-      if (!region_empty(pa)) tb.acc.push_back(Access{pa, false, true, 1});
-      if (!region_empty(pb)) tb.acc.push_back(Access{pb, false, true, 2});
+      // The cube loads a K step's rows of A (tk elements) and B (the tile's columns) each as a
+      // burst of its own.
+      const auto burst = [](std::int64_t elems, DType d) {
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>(
+            static_cast<std::uint64_t>(elems) * model::dtype_bytes(d), 0x7FFFFFFFull));
+      };
+      if (!region_empty(pa)) tb.acc.push_back(Access{pa, false, true, 1, burst(tk, ad)});
+      if (!region_empty(pb)) tb.acc.push_back(Access{pb, false, true, 2, burst(b_cols, ad)});
     }
     tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {
@@ -340,10 +403,17 @@ void EmitContext::emit_matmul(const Unit& u) {
       if (!write_region(w, woffs[wi].data(), off, ext, &reg)) continue;
       store(tb, lout, last_two_axes(reg, R), vals_[w.dst].storage, value_name(w.dst), w.loc);
     }
+    // The FixPipe writes the result's rows one by one.
+    for (Access& x : tb.acc) {
+      if (!x.write || x.r.rank == 0 || x.r.stride[x.r.rank - 1] != 1) continue;
+      x.burst_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          static_cast<std::uint64_t>(x.r.shape[x.r.rank - 1]) * model::dtype_bytes(x.r.dtype),
+          0x7FFFFFFFull));
+    }
     const bool full = mE == tm && nE == tn && Kv == K && K % tk == 0;
     const auto tiles = static_cast<std::uint16_t>(
         std::min<std::int64_t>(std::max<std::int64_t>(ksteps, 1), 0xFFFF));
-    commit(tb, u, sched::CoreType::kAic, full, tiles);
+    commit(tb, u, common::CoreType::kAic, full, tiles);
   });
 }
 

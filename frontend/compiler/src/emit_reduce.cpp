@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reduction family (sum, amax, amin, prod, argmax, argmin) and the scans (cumsum, cumprod):
-// one AIV task per tile of the kept axes, each loading the whole valid extent of the reduced
-// (scanned) axes. A scan's output has the input's shape: its tile spans the scanned axis too.
+// one AIV task per tile of the kept axes. sum/amax/amin/prod cut the reduced axes too, as
+// PyPTO's TileReduceNew does: chunks of the vec tile's size, combined pairwise by element-wise
+// ops (a power-of-two tree, the chunks past it folded in level by level), then one in-tile
+// reduction. argmax/argmin, the scans and the sorts load the whole valid extent of their axis.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,54 @@
 #include "pypto/common/errors.h"
 
 namespace pypto::compiler::detail {
+
+namespace {
+
+// PyPTO's limit on a reduction's tile (docs/zh/api/operation/pypto-sum.md and its siblings:
+// the TileShape of sum/amax/amin/prod/argmax/argmin is at most 64 KB).
+constexpr std::uint64_t kReduceTileBytes = 64 * 1024;
+
+// The element-wise op combining two partial results of reduction `op` (PyPTO's TILE_PAIR*
+// ops), or kNoTileOp for the reductions that keep the reduced axis whole.
+TileOpcode pair_opcode(TileOpcode op) {
+  switch (op) {
+    case TileOpcode::kReduceSum: return TileOpcode::kAdd;
+    case TileOpcode::kReduceMax: return TileOpcode::kMaximum;
+    case TileOpcode::kReduceMin: return TileOpcode::kMinimum;
+    case TileOpcode::kReduceProd: return TileOpcode::kMul;
+    default: return kNoTileOp;
+  }
+}
+
+// What pads the tail of a partial chunk: combining it with any value v gives v back, as
+// PyPTO's pair ops pass the lanes a shorter operand lacks through.
+double pair_identity(TileOpcode pair, DType d) {
+  const bool is_float = d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16;
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto int_max = [d]() -> double {
+    switch (d) {
+      case DType::kInt8: return 127;
+      case DType::kInt16: return 32767;
+      case DType::kInt32: return 2147483647;
+      case DType::kBool: return 1;
+      default: return 9223372036854774784.0;  // the largest double below 2^63
+    }
+  };
+  switch (pair) {
+    case TileOpcode::kAdd: return -0.0;  // -0 + v == v, also for v == -0
+    case TileOpcode::kMul: return 1.0;
+    case TileOpcode::kMaximum: return is_float ? -inf : d == DType::kBool ? 0 : -int_max() - 1;
+    default: return is_float ? inf : int_max();
+  }
+}
+
+std::string dims_text(const std::int64_t* s, int r) {
+  std::string out;
+  for (int k = 0; k < r; ++k) out += (k ? "x" : "") + std::to_string(s[k]);
+  return out;
+}
+
+}  // namespace
 
 void EmitContext::emit_reduce(const Unit& u) {
   const Stmt& st = k_.stmts[u.ops[0]];
@@ -51,17 +103,65 @@ void EmitContext::emit_reduce(const Unit& u) {
     reduced[d] = true;
     mask |= static_cast<std::uint8_t>(1u << d);
   }
-  std::vector<int> kept;
-  for (int k = 0; k < r; ++k) {
-    if (!reduced[k]) kept.push_back(k);
-  }
+  std::vector<int> kept, red;
+  for (int k = 0; k < r; ++k) (reduced[k] ? red : kept).push_back(k);
   // vec_tile: the input's rank, or (without keepdim) the output's rank over the kept axes.
   std::int64_t T[kMaxRank];
-  if (!st.keepdim && !kept.empty() && st.vec_tile.size() == kept.size() &&
-      st.vec_tile.size() != static_cast<std::size_t>(r)) {
+  const bool out_rank_tile = !st.keepdim && !kept.empty() && st.vec_tile.size() == kept.size() &&
+                             st.vec_tile.size() != static_cast<std::size_t>(r);
+  if (out_rank_tile) {
     for (std::size_t i = 0; i < kept.size(); ++i) T[kept[i]] = st.vec_tile[i];
   } else {
     tile_sizes(st.vec_tile, r, T);
+  }
+  const DType xd = k_.values[xin].dtype;
+  const DType yd = k_.values[st.out].dtype;
+  const DType ld = x_wide ? DType::kFp32 : xd;  // the loaded tiles
+  const bool is_reduction = op_info(st.op).family == OpFamily::kReduce;
+  if (is_reduction && !out_rank_tile && reduced[r - 1]) {
+    // PyPTO's reductions over the last axis need a 32-byte aligned tile along it.
+    const std::uint64_t bytes = static_cast<std::uint64_t>(T[r - 1]) * model::dtype_bytes(xd);
+    if (bytes % 32 != 0) {
+      throw ConfigError(u.loc + ": " + op_name(st.op) + ": the vec tile's last size " +
+                        std::to_string(T[r - 1]) + " x " + std::to_string(model::dtype_bytes(xd)) +
+                        " bytes (" + std::string(model::to_string(xd)) +
+                        ") = " + std::to_string(bytes) +
+                        " bytes is not a multiple of 32; PyPTO's rule for a reduction over the "
+                        "last axis: its tile size there is 32-byte aligned");
+    }
+  }
+  // Chunks along each reduced axis (PyPTO's TileReduceNew): the vec tile's size where the
+  // vec tile has the input's rank and the op combines partial results; else the whole axis.
+  const TileOpcode pair = scan || sort ? kNoTileOp : pair_opcode(opcode_of(st.op));
+  const bool cut = pair != kNoTileOp && st.vec_tile.size() == static_cast<std::size_t>(r);
+  std::int64_t chunk[kMaxRank] = {1, 1, 1, 1}, nchunks[kMaxRank] = {1, 1, 1, 1};
+  bool chunked = false;
+  for (const int a : red) {
+    const std::int64_t n = std::max<std::int64_t>(0, x.valid[a]);
+    nchunks[a] = cut && n > T[a] ? ceil_div(n, T[a]) : 1;
+    chunk[a] = nchunks[a] > 1 ? T[a] : std::max<std::int64_t>(1, n);
+    chunked = chunked || nchunks[a] > 1;
+  }
+  if (is_reduction) {
+    // PyPTO's 64 KB rule, on the tile the reduction loads.
+    std::int64_t real[kMaxRank];
+    std::uint64_t bytes = model::dtype_bytes(ld);
+    for (int k = 0; k < r; ++k) {
+      real[k] = reduced[k] ? chunk[k] : std::max<std::int64_t>(1, std::min(T[k], x.shape[k]));
+      bytes *= static_cast<std::uint64_t>(real[k]);
+    }
+    if (bytes > kReduceTileBytes) {
+      throw ConfigError(
+          u.loc + ": " + op_name(st.op) + ": the reduction tile " + dims_text(real, r) + " " +
+          std::string(model::to_string(ld)) + " is " + std::to_string(bytes) + " bytes (" +
+          std::to_string(bytes / 1024) + " KiB), above PyPTO's limit of " +
+          std::to_string(kReduceTileBytes) +
+          " bytes (64 KiB) for a reduction tile; choose smaller " + "pypto.set_vec_tile_shapes" +
+          (pair != kNoTileOp ? std::string(" (a size for the reduced axis too: the partial results "
+                                           "are combined)")
+                             : std::string(" (" + std::string(op_name(st.op)) +
+                                           " keeps the reduced axis whole)")));
+    }
   }
   std::int64_t grid[kMaxRank];
   for (int k = 0; k < r; ++k) {
@@ -80,8 +180,8 @@ void EmitContext::emit_reduce(const Unit& u) {
   }
   const bool scalar_out = kept.empty() && !st.keepdim && !scan;  // output shape [1]
   const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
-  const DType xd = k_.values[xin].dtype;
-  const DType yd = k_.values[st.out].dtype;
+  // The partial results of a cut reduction combine in fp32 where the op computes in fp32.
+  const DType pd = chunked && computes_in_fp32(st.op, yd) ? DType::kFp32 : ld;
   // The keepdim-form region (rank r) of `v` (the output or a write destination whose axes
   // are the output's, shifted by base_off) for a tile of extent E at `off`.
   const auto out_region = [&](const RtVal& v, const GlobalRegion& vr, const std::int64_t* base_off,
@@ -142,17 +242,31 @@ void EmitContext::emit_reduce(const Unit& u) {
         check_write_span(w, a, o, n, d.shape[a]);
       }
     }
-    const int lin = tb.local(x_wide ? DType::kFp32 : xd, r, in_shape);
+    // The region of x that chunk `ci` (chunk indices on the reduced axes) covers.
+    const auto x_region = [&](const std::int64_t* ci) {
+      GlobalRegion lreg = xr;
+      lreg.rank = static_cast<std::uint8_t>(r);
+      for (int k = 0; k < r; ++k) {
+        const std::int64_t o = reduced[k] ? ci[k] * chunk[k] : off[k];
+        lreg.shape[k] = reduced[k] ? std::min(chunk[k], x.valid[k] - o)
+                                   : clamp0(std::min(E[k], x.valid[k] - off[k]));
+        lreg.offset_elems += o * xr.stride[k];
+      }
+      return lreg;
+    };
+    int lin;
+    if (!chunked) {
+      lin = tb.local(ld, r, in_shape);
+      const std::int64_t first[kMaxRank] = {0, 0, 0, 0};
+      GlobalRegion lreg = x_region(first);
+      for (const int a : red) lreg.shape[a] = x.valid[a];
+      load(tb, lin, lreg, x_wide ? x.wide_storage : x.storage, value_name(xin), u.loc);
+    } else {
+      lin = combine_chunks(tb, u, red, nchunks, pair, ld, pd, r, in_shape, chunk, x_region,
+                           x_wide ? x.wide_storage : x.storage, value_name(xin));
+    }
     // With an fp32 copy the result is computed in fp32 and rounded once more for bf16 readers.
     const int lwide = out_wide ? tb.local(DType::kFp32, r, out_shape) : -1;
-    GlobalRegion lreg = xr;
-    lreg.rank = static_cast<std::uint8_t>(r);
-    for (int k = 0; k < r; ++k) {
-      const std::int64_t o = reduced[k] ? 0 : off[k];
-      lreg.shape[k] = reduced[k] ? x.valid[k] : clamp0(std::min(E[k], x.valid[k] - off[k]));
-      lreg.offset_elems += o * xr.stride[k];
-    }
-    load(tb, lin, lreg, x_wide ? x.wide_storage : x.storage, value_name(xin), u.loc);
     TileInstr in;
     in.op = opcode_of(st.op);
     in.dst = out_wide ? lwide : tb.local(yd, r, out_shape);
@@ -177,12 +291,111 @@ void EmitContext::emit_reduce(const Unit& u) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       store(tb, lout, wregs[wi], vals_[w.dst].storage, value_name(w.dst), w.loc);
     }
+    if (scan && !sort) check_scan_ub(tb, u, st);
     bool full = true;
     for (int k = 0; k < r; ++k) {
       full = full && (reduced[k] ? x.valid[k] == x.shape[k] : E[k] == T[k]);
     }
-    commit(tb, u, sched::CoreType::kAiv, full, 1);
+    commit(tb, u, common::CoreType::kAiv, full, 1);
   });
+}
+
+int EmitContext::combine_chunks(TaskBuilder& tb, const Unit& u, const std::vector<int>& red,
+                                const std::int64_t* nchunks, TileOpcode pair, DType ld, DType pd,
+                                int r, const std::int64_t* kept_shape, const std::int64_t* chunk,
+                                const std::function<GlobalRegion(const std::int64_t*)>& region,
+                                const Storage& storage, const std::string& name) {
+  std::int64_t cshape[kMaxRank];
+  for (int k = 0; k < r; ++k) cshape[k] = kept_shape[k];
+  for (const int a : red) cshape[a] = chunk[a];
+  // Locals of the chunk shape, reused once their value is folded in (loaded / combined dtype).
+  std::vector<int> free_ld, free_pd;
+  const auto take = [&](DType d, std::vector<int>& pool) {
+    if (pool.empty()) return tb.local(d, r, cshape);
+    const int l = pool.back();
+    pool.pop_back();
+    return l;
+  };
+  const double pad = pair_identity(pair, ld);
+  std::int64_t ci[kMaxRank] = {0, 0, 0, 0};
+  const auto load_chunk = [&]() {
+    const int l = take(ld, free_ld);
+    load(tb, l, region(ci), storage, name, u.loc, pad);
+    if (pd == ld) return l;
+    const int c = take(pd, free_pd);
+    TileInstr cv;
+    cv.op = TileOpcode::kCast;
+    cv.dst = c;
+    cv.src[0] = l;
+    tb.p.instrs.push_back(cv);
+    free_ld.push_back(l);
+    return c;
+  };
+  const auto fold = [&](int a, int b) {  // a <- a (pair) b; b is free afterwards
+    TileInstr in;
+    in.op = pair;
+    in.dst = a;
+    in.src[0] = a;
+    in.src[1] = b;
+    tb.p.instrs.push_back(in);
+    (pd == ld ? free_ld : free_pd).push_back(b);
+  };
+  // The chunks of reduced axis red[lv] (and, below it, of the axes after it) combined into one.
+  std::function<int(std::size_t)> along = [&](std::size_t lv) -> int {
+    const int a = red[lv];
+    const auto leaf = [&](std::int64_t i) {
+      ci[a] = i;
+      return lv + 1 < red.size() ? along(lv + 1) : load_chunk();
+    };
+    const std::int64_t w = nchunks[a];
+    std::int64_t p2 = 1;
+    while (p2 * 2 <= w) p2 *= 2;
+    // PyPTO's schedule: level j pairs value i with value i + h (h = p2 >> j) of the level
+    // above, then folds in the next h chunks past the power of two when that many remain.
+    std::vector<std::int64_t> widths, extra;  // per level: h, and the first folded chunk or -1
+    std::int64_t next = p2, rest = w - p2;
+    for (std::int64_t h = p2 / 2; h >= 1; h /= 2) {
+      widths.push_back(h);
+      if (rest >= h) {
+        extra.push_back(next);
+        next += h;
+        rest -= h;
+      } else {
+        extra.push_back(-1);
+      }
+    }
+    std::function<int(std::size_t, std::int64_t)> value = [&](std::size_t j,
+                                                              std::int64_t i) -> int {
+      if (j == 0) return leaf(i);
+      const std::int64_t h = widths[j - 1];
+      const int v = value(j - 1, i);
+      fold(v, value(j - 1, i + h));
+      if (extra[j - 1] >= 0) fold(v, leaf(extra[j - 1] + i));
+      return v;
+    };
+    return value(widths.size(), 0);
+  };
+  return along(0);
+}
+
+void EmitContext::check_scan_ub(const TaskBuilder& tb, const Unit& u, const Stmt& st) const {
+  // PyPTO's scans keep their input and output tiles in UB together.
+  const std::uint64_t cap = std::uint64_t{chip_.cores.ub_kib} * 1024;
+  std::uint64_t bytes = 0;
+  for (const LocalTile& t : tb.p.locals) {
+    std::uint64_t b = model::dtype_bytes(t.dtype);
+    for (int k = 0; k < t.rank; ++k) b *= static_cast<std::uint64_t>(t.shape[k]);
+    bytes += b;
+  }
+  if (bytes <= cap) return;
+  const LocalTile& in = tb.p.locals[0];
+  throw ConfigError(u.loc + ": " + op_name(st.op) + ": the input and output tiles of a " +
+                    dims_text(in.shape, in.rank) + " " + std::string(model::to_string(in.dtype)) +
+                    " scan take " + std::to_string(bytes) + " bytes together, UB holds " +
+                    std::to_string(cap) + " bytes (" + std::to_string(cap / 1024) +
+                    " KiB, cores.ub_kib of chip " + chip_.chip.name +
+                    "); PyPTO's rule: a scan's input and output tiles fit UB together (the "
+                    "scanned axis stays whole); choose smaller pypto.set_vec_tile_shapes");
 }
 
 }  // namespace pypto::compiler::detail

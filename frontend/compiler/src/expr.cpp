@@ -37,7 +37,7 @@ std::int64_t read_element(const Kernel& k, const ExprNode& n, const std::int64_t
     }
     flat = flat * t.shape[a] + idx[a];
   }
-  const std::uint32_t es = sim::dtype_bytes(t.dtype);
+  const std::uint32_t es = model::dtype_bytes(t.dtype);
   if (t.data == nullptr || static_cast<std::uint64_t>(flat + 1) * es > t.size_bytes) {
     fail(env, "load of \"" + p.name + "\": the tensor has no host data for element " +
                   std::to_string(flat));

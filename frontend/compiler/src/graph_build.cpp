@@ -24,7 +24,7 @@ void Instance::patch() {
     } else {
       return;
     }
-    const std::uint32_t es = sim::dtype_bytes(r.dtype);
+    const std::uint32_t es = model::dtype_bytes(r.dtype);
     NPU_CHECK(base % es == 0, "workspace region not aligned to its element size");
     r.buffer = nT;
     r.offset_elems += static_cast<std::int64_t>(base / es);
@@ -33,7 +33,8 @@ void Instance::patch() {
     const std::uint32_t root = tasks_[t].root;
     for (TileInstr& in : progs_[t].instrs) {
       const TileExec ex = find_tile_op(in.op)->exec;
-      if (ex == TileExec::kLoad || ex == TileExec::kStore || ex == TileExec::kScatterRows) {
+      if (ex == TileExec::kLoad || ex == TileExec::kStore || ex == TileExec::kScatterRows ||
+          ex == TileExec::kGatherElems) {
         fix(in.region, root);
       }
     }
@@ -119,8 +120,8 @@ void Instance::build_graph(Launch& l) {
       if (!x.priced) return;
       const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
       for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
-        b.add_memory(
-            sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u});
+        b.add_memory(sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes),
+                                      x.write ? 1u : 0u, x.burst_bytes});
       });
     });
   }

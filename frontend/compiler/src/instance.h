@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -64,10 +65,11 @@ struct RtVal {
 };
 
 struct TaskRec {
-  sched::CoreType core = sched::CoreType::kAiv;
+  common::CoreType core = common::CoreType::kAiv;
   std::uint32_t root = 0;
   std::uint32_t kernel = 0;
-  std::uint32_t cycles = 0;
+  std::uint32_t cycles = 0;         // as the simulator takes them (task_cost.h)
+  std::uint32_t scalar_cycles = 0;  // of them, the dynamic-shape scalar work
   std::uint16_t tiles = 1;
   std::uint32_t acc_begin = 0, acc_end = 0;
   // Set by the partition (partition.cpp): emitted tile tasks merged into this leaf, and the
@@ -86,6 +88,9 @@ struct Access {
   // declares the whole tensor it may touch; a priced stand-in of its real size goes with it).
   bool priced = true;
   std::uint8_t operand = 0;  // a matmul panel: 1 the left (A) operand, 2 the right (B)
+  // Bytes the core moves per burst when less than a segment (sched::MemAccess::burst_bytes):
+  // the rows of a cube tile, which the ND <-> fractal copies move one by one; 0: one burst.
+  std::uint32_t burst_bytes = 0;
 };
 
 struct RootRec {
@@ -200,7 +205,7 @@ class EmitContext {
  public:
   EmitContext(const Kernel& k, const std::vector<LaunchTensor>& tensors,
               const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
-              const sim::ChipConfig& chip)
+              const model::ChipConfig& chip)
       : k_(k), tensors_(tensors), bindings_(bindings), opt_(opt), chip_(chip) {}
 
  protected:
@@ -221,16 +226,32 @@ class EmitContext {
   void exec_unit(const Unit& u);
   void emit_group(const Unit& u);   // emit_elementwise.cpp
   void emit_reduce(const Unit& u);  // emit_reduce.cpp
+  // A cut reduction's chunks (PyPTO's TileReduceNew): loads every chunk of the reduced axes
+  // `red` (nchunks per axis, of extent `chunk`, the kept axes `kept_shape`; `region` maps chunk
+  // indices to the part of the input they cover) and folds them with `pair` in PyPTO's order,
+  // in dtype pd (loads in ld). Returns the local holding the combined chunk.
+  int combine_chunks(TaskBuilder& tb, const Unit& u, const std::vector<int>& red,
+                     const std::int64_t* nchunks, TileOpcode pair, DType ld, DType pd, int r,
+                     const std::int64_t* kept_shape, const std::int64_t* chunk,
+                     const std::function<GlobalRegion(const std::int64_t*)>& region,
+                     const Storage& storage, const std::string& name);
+  // Throws ConfigError (kernel line, the op, the tiles' bytes, UB) when a scan task's input and
+  // output tiles together exceed UB.
+  void check_scan_ub(const TaskBuilder& tb, const Unit& u, const Stmt& st) const;
   void emit_matmul(const Unit& u);  // emit_matmul.cpp
-  // Throws ConfigError (naming the kernel line, the buffer, its size and the tile's bytes)
-  // when the cube tile of a matmul of M x K x N does not fit L0A, L0B, L0C or L1.
-  void check_cube_buffers(const Unit& u, const CubeTile& c, std::int64_t M, std::int64_t K,
-                          std::int64_t N, DType ad, DType acc_d) const;
+  // Throws ConfigError (the kernel line, the rule, the values and, for a buffer, its size and
+  // chip key) when matmul st's cube tile breaks one of PyPTO's set_cube_tile_shapes rules for
+  // operands of dtype ad and an accumulator of acc_d: L1/L0 relation, alignment, buffer space.
+  void check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d) const;
   // extend_params on a matmul accumulator tile lacc ([mE, nE] at column n0): bias, relu,
   // dequant scale. Returns the local holding the result (lacc or a new fp32 local).
   int matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc, std::int64_t mE,
                       std::int64_t nE, std::int64_t n0);
-  void emit_indexed(const Unit& u);  // emit_indexed.cpp: gather, scatter, scatter_update
+  void emit_indexed(const Unit& u);  // emit_indexed.cpp: gather, scatter, scatter_update, load
+  // pypto.experimental.load: per output tile, the offsets tile, then discrete reads of the
+  // source's elements (kGatherElems).
+  void emit_load_elems(const Unit& u, bool need_out,
+                       const std::vector<std::vector<std::int64_t>>& woffs);
   void emit_permute(const Unit& u);  // emit_data_movement.cpp, as are the five below
   void emit_concat(const Unit& u);
   void emit_copy_write(const Unit& u);
@@ -252,8 +273,10 @@ class EmitContext {
   // A region of `v` starting at element offsets `off` with extents `ext`.
   static GlobalRegion sub_region(const RtVal& v, const std::int64_t* off, const std::int64_t* ext,
                                  int rank);
+  // Loads region r into `local`; a region smaller than the local (a prefix box) leaves the
+  // rest of it at `pad` (zero, or a reduction's identity).
   void load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-            const std::string& name, const std::string& loc);
+            const std::string& name, const std::string& loc, double pad = 0.0);
   void store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
              const std::string& name, const std::string& loc);
   void check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,
@@ -261,7 +284,7 @@ class EmitContext {
   // Destination region of absorbed write w for a tile at `off` of extent `ext` of its source.
   bool write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,
                     const std::int64_t* ext, GlobalRegion* out);
-  void commit(TaskBuilder& tb, const Unit& u, sched::CoreType core, bool full_tile,
+  void commit(TaskBuilder& tb, const Unit& u, common::CoreType core, bool full_tile,
               std::uint16_t tiles);
   // Throws ConfigError (kernel line, UB size, the tile's shape and bytes) when one tile of a
   // vector task exceeds the chip's UB.
@@ -302,7 +325,7 @@ class EmitContext {
   const std::vector<LaunchTensor>& tensors_;
   const std::map<std::string, std::int64_t>& bindings_;
   const LaunchOptions& opt_;
-  const sim::ChipConfig& chip_;
+  const model::ChipConfig& chip_;
 
   Env env_;
   std::string kernel_loc_;

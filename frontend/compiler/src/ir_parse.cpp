@@ -632,17 +632,18 @@ class Parser {
     st.b_trans = opt_bool(attrs, "b_trans", false, loc);
     if (a.dtype != b.dtype) fail_at(loc, "matmul: operand dtypes differ");
     if (!is_cube_dtype(a.dtype)) {
-      fail_at(loc, "matmul: operand dtype " + std::string(sim::to_string(a.dtype)) +
+      fail_at(loc, "matmul: operand dtype " + std::string(model::to_string(a.dtype)) +
                        " is not supported (expected fp16, bf16, fp32 or int8)");
     }
   }
 
-  // Operands and attributes of gather, scatter and scatter_update (OpForm::kIndexed).
+  // Operands and attributes of gather, scatter, scatter_update and load (OpForm::kIndexed).
   void check_indexed(Stmt& st, const Json& attrs) {
     const std::string& loc = st.loc;
     const std::string name = op_name(st.op);
     const std::size_t rank = k_.values[st.out].shape.size();
-    need_inputs(st, st.op == OpKind::kGather ? 2 : 3);
+    const bool two = st.op == OpKind::kGather || st.op == OpKind::kLoadElems;
+    need_inputs(st, two ? 2 : 3);
     const ValueInfo& x = tensor_input(st, 0);
     const ValueInfo& ix = tensor_input(st, 1);
     const bool ok_index = ix.dtype == DType::kInt32 || ix.dtype == DType::kInt64 ||
@@ -651,8 +652,13 @@ class Parser {
     if (x.dtype == DType::kBool) fail_at(loc, name + ": DT_BOOL tensors are not supported");
     if (k_.values[st.out].dtype != x.dtype)
       fail_at(loc, name + ": the result keeps the input dtype");
-    if (st.op != OpKind::kGather && st.inputs[2].value >= 0 &&
-        k_.values[st.inputs[2].value].dtype != x.dtype) {
+    if (st.op == OpKind::kLoadElems) {
+      if (k_.values[st.out].shape.size() != ix.shape.size()) {
+        fail_at(loc, name + ": the result has the offsets' shape");
+      }
+      return;
+    }
+    if (!two && st.inputs[2].value >= 0 && k_.values[st.inputs[2].value].dtype != x.dtype) {
       fail_at(loc, name + ": the source must have the input's dtype");
     }
     if (st.op == OpKind::kScatterUpdate) {

@@ -18,6 +18,7 @@
 
 #include "deps.h"
 #include "pypto/common/errors.h"
+#include "task_cost.h"
 
 namespace pypto::compiler::detail {
 
@@ -31,7 +32,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 }
 
 std::uint64_t tile_bytes(const LocalTile& t) {
-  std::uint64_t b = sim::dtype_bytes(t.dtype);
+  std::uint64_t b = model::dtype_bytes(t.dtype);
   for (int k = 0; k < t.rank; ++k)
     b *= static_cast<std::uint64_t>(std::max<std::int64_t>(1, t.shape[k]));
   return b;
@@ -49,7 +50,7 @@ bool same_region(const GlobalRegion& a, const GlobalRegion& b) {
 }
 
 std::uint64_t region_bytes(const GlobalRegion& r) {
-  std::uint64_t b = sim::dtype_bytes(r.dtype);
+  std::uint64_t b = model::dtype_bytes(r.dtype);
   for (int k = 0; k < r.rank; ++k)
     b *= static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.shape[k]));
   return b;
@@ -128,7 +129,7 @@ struct RootGraph {
   std::uint32_t n = 0;
   std::vector<std::vector<std::uint32_t>> pred, succ;
   std::vector<std::uint64_t> sig, lat;
-  std::vector<sched::CoreType> core;
+  std::vector<common::CoreType> core;
   std::vector<std::int32_t> scope;   // sg_set_scope id, -1: none
   std::vector<std::uint32_t> label;  // 1 + semantic label index, 0: none
 };
@@ -181,7 +182,7 @@ class Partitioner {
  public:
   Partitioner(RootGraph& g, const std::vector<TaskRec>& tasks, const std::vector<Access>& acc,
               std::uint32_t first, const std::vector<std::string>& labels,
-              const PartitionOptions& opt, const sim::ChipConfig& chip)
+              const PartitionOptions& opt, const model::ChipConfig& chip)
       : g_(g),
         tasks_(tasks),
         acc_(acc),
@@ -212,7 +213,7 @@ class Partitioner {
   // ---- 1. lock-step growth (BuildIsomorphismGroups / ExpandIsoGraphs) ----
 
   struct Group {
-    sched::CoreType core;
+    common::CoreType core;
     bool scoped = false;  // sg_set_scope tasks: merged by their scope, by nothing else
     std::vector<std::vector<std::uint32_t>> members;  // tasks of each member
     std::vector<std::uint64_t> lat;
@@ -468,7 +469,7 @@ class Partitioner {
     std::uint32_t id;    // set root (first task)
     std::uint32_t pos;   // topological position
     std::uint64_t hash;  // isomorphism class
-    sched::CoreType core;
+    common::CoreType core;
     std::uint32_t lo_prod = kNone, hi_prod = 0, lo_cons = kNone;  // positions
     bool has_prod = false;
     bool scoped = false;  // holds sg_set_scope tasks: no breadth merge
@@ -600,7 +601,7 @@ class Partitioner {
   // runs_of(order, class, leaves, members) says which leaves merge (empty: none); a merge that
   // keeps the leaf graph acyclic is kept and noted in `field` (the class size) and `absorbed`.
   template <class F>
-  void merge_classes(sched::CoreType core, std::vector<std::uint32_t>& field,
+  void merge_classes(common::CoreType core, std::vector<std::uint32_t>& field,
                      std::uint64_t& absorbed, F&& runs_of) {
     const std::vector<Leaf> ls = leaves();
     const Members members = set_members();
@@ -630,7 +631,7 @@ class Partitioner {
     if (s.mode == MergeSetting::Mode::kOff) return;
     const bool whole =
         s.mode == MergeSetting::Mode::kAutoWhole || s.mode == MergeSetting::Mode::kManualWhole;
-    merge_classes(sched::CoreType::kAiv, vec_class, counts.vec_merged,
+    merge_classes(common::CoreType::kAiv, vec_class, counts.vec_merged,
                   [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
                       const std::vector<Leaf>& ls, const Members& members) {
                     Runs runs;
@@ -696,7 +697,7 @@ class Partitioner {
     const MergeSetting& s = opt_.cube_l1_reuse;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
-    merge_classes(sched::CoreType::kAic, l1_class, counts.l1_merged,
+    merge_classes(common::CoreType::kAic, l1_class, counts.l1_merged,
                   [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
                       const std::vector<Leaf>& ls, const Members& members) {
                     Runs runs;
@@ -770,7 +771,7 @@ class Partitioner {
     const MergeSetting& s = opt_.cube_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
-    merge_classes(sched::CoreType::kAic, cube_class, counts.cube_nbuf_merged,
+    merge_classes(common::CoreType::kAic, cube_class, counts.cube_nbuf_merged,
                   [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
                       const std::vector<Leaf>& ls, const Members& members) {
                     Runs runs;
@@ -810,7 +811,7 @@ class Partitioner {
   std::uint32_t first_;
   const std::vector<std::string>& labels_;
   const PartitionOptions& opt_;
-  const sim::ChipConfig& chip_;
+  const model::ChipConfig& chip_;
   UnionFind uf_;
   std::uint64_t budget_ = 0;
   std::vector<std::vector<std::uint32_t>> classes_;
@@ -842,7 +843,7 @@ std::uint64_t estimate_latency(const TaskProgram& p) {
       }
       if (b == 0) consider(in.dst);
     }
-    const std::uint64_t c = sim::dtype_bytes(d) == 1 ? 2 : 1;
+    const std::uint64_t c = model::dtype_bytes(d) == 1 ? 2 : 1;
     total += 10 + (b > 0 ? (b + 255) / 256 - 1 : 0) * c;
   }
   return total;
@@ -868,7 +869,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
                                const std::vector<std::uint64_t>& param_bytes,
                                const std::vector<std::uint64_t>& slot_bytes,
                                const std::vector<std::string>& labels, const PartitionOptions& opt,
-                               const sim::ChipConfig& chip) {
+                               const model::ChipConfig& chip) {
   PartitionCounts counts;
   const auto n = static_cast<std::uint32_t>(tasks.size() - first);
   counts.emitted = counts.leaves = n;
@@ -981,11 +982,11 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
     const std::vector<std::uint32_t>& mem = members[order[l]];
     TaskRec t = tasks[first + mem[0]];
     TaskProgram p;
-    std::uint64_t cycles = 0, tiles = 0;
+    std::uint64_t scalar = 0, tiles = 0;
     t.acc_begin = static_cast<std::uint32_t>(new_acc.size());
     for (const std::uint32_t m : mem) {
       const TaskRec& tr = tasks[first + m];
-      cycles += tr.cycles;
+      scalar += tr.scalar_cycles;
       tiles += tr.tiles;
       const TaskProgram& mp = progs[first + m];
       const auto base = static_cast<std::int32_t>(p.locals.size());
@@ -1000,7 +1001,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
       new_acc.insert(new_acc.end(), acc.begin() + tr.acc_begin, acc.begin() + tr.acc_end);
     }
     t.acc_end = static_cast<std::uint32_t>(new_acc.size());
-    t.cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(cycles, 0xFFFFFFFFull));
+    t.scalar_cycles = static_cast<std::uint32_t>(std::min<std::uint64_t>(scalar, 0xFFFFFFFFull));
     t.tiles = static_cast<std::uint16_t>(std::min<std::uint64_t>(tiles, 0xFFFF));
     t.members = static_cast<std::uint32_t>(mem.size());
     t.hash_order = part.hash_order[order[l]];
@@ -1027,7 +1028,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
         seen.emplace_back(h, a);
         own_bytes = std::max(own_bytes, region_bytes(x.r));
       }
-      const std::uint64_t cap = t.core == sched::CoreType::kAic ? l1_bytes : ub_bytes;
+      const std::uint64_t cap = t.core == common::CoreType::kAic ? l1_bytes : ub_bytes;
       const bool dedupe = shared_bytes + std::min(own_bytes, cap) <= cap;
       seen.clear();
       std::uint32_t a = t.acc_begin;
@@ -1077,6 +1078,12 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
         });
         if (!read) x.priced = false;
       }
+    }
+    if (mem.size() > 1) {
+      // The merged leaf's members overlap on the core's pipes (task_cost.h).
+      const Access* base = new_acc.data();
+      t.cycles = leaf_compute_cycles(p, leaf_traffic(base + t.acc_begin, base + t.acc_end, chip),
+                                     t.core, t.tiles, t.scalar_cycles, chip);
     }
     new_tasks.push_back(t);
     new_progs.push_back(std::move(p));

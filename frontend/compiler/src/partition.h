@@ -30,7 +30,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
                                const std::vector<std::uint64_t>& param_bytes,
                                const std::vector<std::uint64_t>& slot_bytes,
                                const std::vector<std::string>& labels, const PartitionOptions& opt,
-                               const sim::ChipConfig& chip);
+                               const model::ChipConfig& chip);
 
 // PyPTO's compile-time latency estimate of one task (cycles.cpp: 10 + (ceil(B/256) - 1) * c
 // per tile op, B the bytes of its largest input, c = 2 for 1-byte types): what the budgets and

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the compiler: which cost-model tile op a tile instruction is. instantiate()
-// prices tasks with it and append_task_ops() lists the same ops, so a dumped trace
+// prices tasks with it and task_tile_ops() lists the same ops, so a dumped trace
 // replays with the compute cycles the in-process graph has.
 #pragma once
 
+#include "pypto/common/types.h"
 #include "pypto/compiler/program.h"
+#include "pypto/model/chip_config.h"
 #include "pypto/model/cost_model.h"
 
 namespace pypto::compiler::detail {
@@ -12,6 +14,27 @@ namespace pypto::compiler::detail {
 // Fills *out with the cost-model op of a compute instruction (shape: its output tile; the
 // input tile for reductions; {M, K, N} for matmul) and returns true; returns false for data
 // movement (kLoad, kStore), which the simulator prices through L2 and HBM.
-bool priced_op(const TaskProgram& p, const TileInstr& in, sim::TileOp* out);
+bool priced_op(const TaskProgram& p, const TileInstr& in, model::TileOp* out);
+
+// The bytes a leaf moves between GM and the core, as the simulator prices them (whole
+// cost.mte_granule_bytes blocks of every segment).
+struct LeafTraffic {
+  std::uint64_t read_bytes = 0, write_bytes = 0;
+};
+
+struct Access;
+// The traffic of the priced accesses in [begin, end) (the segments the task graph gets).
+LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::ChipConfig& chip);
+
+// A leaf's compute cycles as the simulator takes them (TaskGraph::compute_cycles): p
+// list-scheduled over the core's pipes (pypto/model/leaf_schedule.h, docs/leaf-timing.md)
+// with its loads and stores moving `traffic` at the chip's per-core L2 rates, less the memory
+// time the simulator adds itself, so that the simulated leaf lasts the schedule's makespan
+// when every read hits L2: for tiles > 1 the simulator overlaps memory and compute (the
+// makespan is returned), for one tile it adds them (the makespan less that memory time).
+// scalar_cycles (dynamic-shape work) is added serially. Saturates at 2^32-1.
+std::uint32_t leaf_compute_cycles(const TaskProgram& p, const LeafTraffic& traffic,
+                                  common::CoreType core, std::uint16_t tiles,
+                                  std::uint64_t scalar_cycles, const model::ChipConfig& chip);
 
 }  // namespace pypto::compiler::detail

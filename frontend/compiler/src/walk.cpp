@@ -51,8 +51,8 @@ void Instance::bind() {
     const LaunchTensor& t = tensors_[i];
     const std::string where = kName + ": tensor \"" + p.name + "\"";
     if (t.dtype != p.dtype) {
-      throw ConfigError(where + " has dtype " + std::string(sim::to_string(t.dtype)) +
-                        ", expected " + std::string(sim::to_string(p.dtype)));
+      throw ConfigError(where + " has dtype " + std::string(model::to_string(t.dtype)) +
+                        ", expected " + std::string(model::to_string(p.dtype)));
     }
     if (t.shape.size() != p.shape.size()) {
       throw ConfigError(where + " has rank " + std::to_string(t.shape.size()) + ", expected " +
@@ -71,7 +71,7 @@ void Instance::bind() {
       v.shape[a] = v.valid[a] = want;
       elems *= static_cast<std::uint64_t>(want);
     }
-    const std::uint64_t bytes = elems * sim::dtype_bytes(p.dtype);
+    const std::uint64_t bytes = elems * model::dtype_bytes(p.dtype);
     if (bytes > 0 && t.data == nullptr) {
       throw ConfigError(where +
                         " has no data (a tensor on the meta device, or without "
@@ -152,7 +152,7 @@ void Instance::exec_loop(const Stmt& st) {
         env_.bound[L.index_slot] = 1;
         exec_variants(L.variants, st.loc);
         if (it == 0) check_projected_size(st.loc, n, tasks_.size() - tasks_before);
-        if ((++iterations_ & 1023) == 0) check_interrupt("building the launch's tasks");
+        if ((++iterations_ & 1023) == 0) common::check_interrupt("building the launch's tasks");
       }
       close_root();
       if (par) ++piter_;
@@ -185,7 +185,7 @@ void Instance::check_projected_size(const std::string& loc, std::int64_t n,
   const double tasks = static_cast<double>(tasks_.size()) +
                        static_cast<double>(per_iteration) * static_cast<double>(n - 1);
   const double bytes = tasks * kLaunchBytesPerTask;
-  const std::uint64_t avail = available_memory_bytes();
+  const std::uint64_t avail = common::available_memory_bytes();
   const bool too_many = tasks > static_cast<double>(kMaxLaunchTasks);
   if (!too_many && (avail == 0 || bytes <= static_cast<double>(avail))) return;
   char figures[160];
@@ -265,7 +265,7 @@ Launch Instance::run() {
 
 Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                    const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
-                   const sim::ChipConfig& chip) {
+                   const model::ChipConfig& chip) {
   return detail::Instance(k.k, tensors, bindings, opt, chip).run();
 }
 

@@ -25,7 +25,7 @@ class AtenTileExecutor final : public TaskExecutor {
   AtenTileExecutor(const Launch& l, const std::vector<LaunchTensor>& tensors,
                    const std::string& device)
       : launch_(l), exec_(buffers(tensors), l.workspace_bytes, device) {}
-  void execute(sched::TaskId t) override {
+  void execute(common::TaskId t) override {
     NPU_CHECK(t < launch_.programs.size(), "task " + std::to_string(t) + " has no program");
     exec_.execute(launch_.programs[t]);
   }
@@ -66,7 +66,7 @@ std::vector<std::string> device_executors() {
 
 DeviceRun run_device(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                      const Bindings& bindings, const LaunchOptions& opt,
-                     const sim::ChipConfig& chip, const std::string& report_dir,
+                     const model::ChipConfig& chip, const std::string& report_dir,
                      const std::string& device, const std::string& executor) {
   if (!device_supported(device)) {
     throw ConfigError("device backend: device '" + device +
@@ -102,7 +102,7 @@ DeviceRun run_device(const CompiledKernel& k, const std::vector<LaunchTensor>& t
   const sched::TaskGraph& g = run.launch.graph;
 #ifdef PYPTO_HAVE_ATEN
   if (ex == "aten") {
-    for (sched::TaskId t = 0; t < run.launch.programs.size(); ++t) {
+    for (common::TaskId t = 0; t < run.launch.programs.size(); ++t) {
       std::string why;
       if (!exec::AtenExecutor::supports(run.launch.programs[t], &why)) {
         throw ConfigError("device backend: " + sched::describe_task(g, t) + ": " + why +
@@ -115,8 +115,8 @@ DeviceRun run_device(const CompiledKernel& k, const std::vector<LaunchTensor>& t
   if (task_executor == nullptr)
     task_executor = std::make_unique<HostTileExecutor>(run.launch, tensors);
   device::RunOptions ro;
-  ro.execute = [&](sched::TaskId t, sched::CoreId) {
-    if (g.core_type[t] != sched::CoreType::kHub) task_executor->execute(t);
+  ro.execute = [&](common::TaskId t, common::CoreId) {
+    if (g.core_type[t] != common::CoreType::kHub) task_executor->execute(t);
   };
   run.result = device::run(g, run.shape, *policy, ro);
   if (!report_dir.empty()) {
@@ -139,13 +139,13 @@ std::string device_json(const DeviceRun& r) {
   const device::RunResult& m = r.result;
   const sched::TaskGraph& g = r.launch.graph;
   std::uint64_t hubs = 0;
-  for (const auto ct : g.core_type) hubs += ct == sched::CoreType::kHub ? 1 : 0;
+  for (const auto ct : g.core_type) hubs += ct == common::CoreType::kHub ? 1 : 0;
   ordered_json cores = ordered_json::object();
   for (int k = 0; k < 2; ++k) {
-    const sched::CoreId b = k == 0 ? 0 : r.shape.aic;
-    const sched::CoreId e = k == 0 ? r.shape.aic : r.shape.aic + r.shape.aiv;
+    const common::CoreId b = k == 0 ? 0 : r.shape.aic;
+    const common::CoreId e = k == 0 ? r.shape.aic : r.shape.aic + r.shape.aiv;
     std::uint64_t busy = 0, tasks = 0;
-    for (sched::CoreId c = b; c < e && c < m.core_busy_ns.size(); ++c) {
+    for (common::CoreId c = b; c < e && c < m.core_busy_ns.size(); ++c) {
       busy += m.core_busy_ns[c];
       tasks += m.core_tasks[c];
     }

@@ -39,10 +39,10 @@ HostTileExecutor::HostTileExecutor(const Launch& l, const std::vector<LaunchTens
   }
   mem_.base.push_back(workspace_.data());
   mem_.size_bytes.push_back(workspace_.size());
-  mem_.dtype.push_back(sim::DType::kInt8);
+  mem_.dtype.push_back(model::DType::kInt8);
 }
 
-void HostTileExecutor::execute(sched::TaskId t) {
+void HostTileExecutor::execute(common::TaskId t) {
   NPU_CHECK(t < launch_.programs.size(), "task " + std::to_string(t) + " has no program");
   // One scratch per calling thread: the device backend calls this from every core's stream
   // at once (the memory description is only read).
@@ -50,17 +50,17 @@ void HostTileExecutor::execute(sched::TaskId t) {
   exec::execute(launch_.programs[t], mem_, scratch);
 }
 
-sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
+sim::SimResult simulate(const Launch& l, const model::ChipConfig& chip,
                         const sched::RuntimeOptions& runtime, TaskExecutor& executor,
                         sim::L2State* l2) {
   sim::SimOptions so;
   so.runtime = runtime;
-  so.on_task_done = [&executor](sched::TaskId t) { executor.execute(t); };
+  so.on_task_done = [&executor](common::TaskId t) { executor.execute(t); };
   so.l2_state = l2;
   // A pending interruption (the Python module's KeyboardInterrupt poll) stops the run.
   so.progress_every_tasks = 4096;
   so.progress = [](std::uint64_t done, std::uint64_t total) {
-    if (interrupt_requested()) {
+    if (common::interrupt_requested()) {
       throw Interrupted("interrupted while simulating (" + std::to_string(done) + " of " +
                         std::to_string(total) + " tasks done); no report written");
     }
@@ -83,7 +83,7 @@ L2Registry& registry() {
   return r;
 }
 
-std::string l2_key(const sim::ChipConfig& chip) {
+std::string l2_key(const model::ChipConfig& chip) {
   return chip.chip.name + "/" + std::to_string(chip.l2.size_kib) + "KiB/" +
          std::to_string(chip.l2.line_bytes) + "B/" + std::to_string(chip.l2.ways) + "w";
 }
@@ -125,14 +125,14 @@ namespace {
 // The timing half of a call when its outputs were computed beforehand.
 class NoExecution final : public TaskExecutor {
  public:
-  void execute(sched::TaskId /*t*/) override {}
+  void execute(common::TaskId /*t*/) override {}
 };
 
 // Simulates run.launch (from the kept L2 when `warm`) and writes the reports: the half that
 // run_sim() and the report worker share.
-void time_and_report(SimRun& run, const sim::ChipConfig& chip, const sched::RuntimeOptions& runtime,
-                     TaskExecutor& executor, bool warm, const std::string& report_dir,
-                     const sim::ReportOptions& report) {
+void time_and_report(SimRun& run, const model::ChipConfig& chip,
+                     const sched::RuntimeOptions& runtime, TaskExecutor& executor, bool warm,
+                     const std::string& report_dir, const sim::ReportOptions& report) {
   if (warm) {
     L2Registry& reg = registry();
     const std::lock_guard<std::mutex> lock(reg.mu);
@@ -171,7 +171,7 @@ bool wait_or_interrupt(std::unique_lock<std::mutex>& lock, std::condition_variab
                        const Ready& ready) {
   while (!cv.wait_for(lock, kInterruptPoll, ready)) {
     lock.unlock();
-    const bool stop = interrupt_requested();
+    const bool stop = common::interrupt_requested();
     lock.lock();
     if (stop) return false;
   }
@@ -182,7 +182,7 @@ bool wait_or_interrupt(std::unique_lock<std::mutex>& lock, std::condition_variab
 
 struct SimTicket::State {
   SimRun run;
-  sim::ChipConfig chip;
+  model::ChipConfig chip;
   sched::RuntimeOptions runtime;
   bool warm = true;
   std::string report_dir;
@@ -405,7 +405,7 @@ class ReportWorker {
       }
       std::exception_ptr error;
       try {
-        const ScopedCancelFlag flag(&s->cancel);
+        const common::ScopedCancelFlag flag(&s->cancel);
         NoExecution none;
         time_and_report(s->run, s->chip, s->runtime, none, s->warm, s->report_dir, s->report);
       } catch (...) {
@@ -465,12 +465,12 @@ bool SimTicket::done() const {
 void execute_in_dependency_order(const Launch& l, TaskExecutor& executor) {
   const sched::TaskGraph& g = l.graph;
   std::vector<std::uint32_t> waiting(g.pred_count);
-  std::vector<sched::TaskId> ready;
+  std::vector<common::TaskId> ready;
   std::uint64_t done = 0;
   for (const sched::DeviceTask& d : g.device_tasks) {
     ready.clear();
-    const sched::TaskId end = d.first_task + d.num_tasks;
-    for (sched::TaskId t = d.first_task; t < end; ++t) {
+    const common::TaskId end = d.first_task + d.num_tasks;
+    for (common::TaskId t = d.first_task; t < end; ++t) {
       if (waiting[t] == 0) ready.push_back(t);
     }
     // Lowest ready id first (a min-heap), so the order is the same on every run.
@@ -478,9 +478,9 @@ void execute_in_dependency_order(const Launch& l, TaskExecutor& executor) {
     std::uint32_t executed = 0;
     while (!ready.empty()) {
       std::pop_heap(ready.begin(), ready.end(), std::greater<>());
-      const sched::TaskId t = ready.back();
+      const common::TaskId t = ready.back();
       ready.pop_back();
-      if ((done & 4095) == 0 && interrupt_requested()) {
+      if ((done & 4095) == 0 && common::interrupt_requested()) {
         throw Interrupted("interrupted while executing (" + std::to_string(done) + " of " +
                           std::to_string(g.num_tasks()) + " tasks done); no report written");
       }
@@ -520,7 +520,7 @@ std::vector<std::string> take_unobserved_sim_failures() {
 }
 
 SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
-               const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
+               const Bindings& bindings, const LaunchOptions& opt, const model::ChipConfig& chip,
                const std::string& report_dir, const sim::ReportOptions& report) {
   // Earlier submitted calls first: the kept L2 evolves in call order.
   ReportWorker::get().wait_idle();
@@ -533,7 +533,7 @@ SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors
 
 SimTicket submit_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                      const Bindings& bindings, const LaunchOptions& opt,
-                     const sim::ChipConfig& chip, const std::string& report_dir,
+                     const model::ChipConfig& chip, const std::string& report_dir,
                      const sim::ReportOptions& report) {
   auto s = std::make_shared<SimTicket::State>();
   s->run.launch = compiler::instantiate(k, tensors, bindings, opt, chip);
@@ -552,7 +552,7 @@ SimTicket submit_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& t
 
 TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                               const Bindings& bindings, const LaunchOptions& opt,
-                              const sim::ChipConfig& chip) {
+                              const model::ChipConfig& chip) {
   TimedLaunch r;
   const auto t0 = std::chrono::steady_clock::now();
   r.launch = compiler::instantiate(k, tensors, bindings, opt, chip);
@@ -560,18 +560,18 @@ TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchT
   return r;
 }
 
-void write_launch_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out) {
+void write_launch_trace(const Launch& l, const model::ChipConfig& chip, std::ostream& out) {
   trace::write_native_trace(l.graph, nullptr, chip.chip.name, "pypto compiler: " + l.graph.source,
-                            out, [&](sched::TaskId t, std::string& line) {
-                              return compiler::append_task_ops(l, t, chip, line);
+                            out, [&](common::TaskId t, std::vector<model::TileOp>& ops) {
+                              return compiler::task_tile_ops(l, t, chip, &ops);
                             });
 }
 
 void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
-                const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
+                const Bindings& bindings, const LaunchOptions& opt, const model::ChipConfig& chip,
                 const std::string& path) {
   const Launch l = compiler::instantiate(k, tensors, bindings, opt, chip);
-  OutputFile f(path);
+  common::OutputFile f(path);
   write_launch_trace(l, chip, f.stream());
   f.commit();
 }

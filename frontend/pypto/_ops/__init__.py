@@ -38,7 +38,7 @@ of them and re-exported here (``pypto`` re-exports this package's ``__all__``):
 * ``cube``: ``matmul`` and the ``@`` operator.
 """
 
-from .._enums import ReLuType, TransMode
+from .._enums import ReLuType, ScatterMode, TopKAlgo, TransMode
 from .common import _OPS, _emit
 from .tiling import (_tile_pair, get_vec_tile_shapes, set_cube_tile_shapes, set_semantic_label,
                      set_vec_tile_shapes)
@@ -75,7 +75,7 @@ __all__ = [
     "sum", "amax", "amin", "softmax", "matmul",
     "ceil", "trunc", "round", "sign", "erf", "erfc", "sin", "cos", "log1p", "expm1", "lrelu",
     "triu", "tril", "prod", "argmax", "argmin", "cumsum", "cumprod", "loop_unroll",
-    "gather", "scatter", "scatter_", "scatter_update", "ReLuType", "TransMode",
+    "gather", "scatter", "scatter_", "scatter_update", "ReLuType", "TransMode", "TopKAlgo", "ScatterMode",
     "exp2", "log2", "log10", "cbrt", "cosh", "sinh",
     "tan", "asin", "acos", "atan", "atan2", "copysign", "hypot", "fmod", "isfinite", "isnan",
     "isinf", "signbit", "gcd", "floor_div", "ceil_div", "bitwise_and", "bitwise_or",

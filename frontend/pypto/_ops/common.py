@@ -179,8 +179,8 @@ def _check_static_operands(op: str, family: str, inputs: Sequence[Any]) -> None:
     for n, v in enumerate(inputs):
         if not isinstance(v, ir.Value):
             continue
-        if op == "scatter_update" and n == 0:
-            continue  # the destination is only addressed by rows (PyPTO: a GM tensor)
+        if op in ("scatter_update", "load") and n == 0:
+            continue  # addressed by rows / elements in global memory (PyPTO: a GM tensor)
         for axis, d in enumerate(v.shape):
             if const_value(as_expr(d)) is not None:
                 continue

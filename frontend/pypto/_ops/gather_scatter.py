@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 from .. import ir
 from .._dtypes import DataType
+from .._enums import ScatterMode
 from .._errors import PyptoTypeError, PyptoValueError
 from ..error import short_repr
 from .._tensor import Tensor
@@ -141,7 +142,9 @@ def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
     return cast(_binary("eq", unsqueeze(x, -1), classes), DataType.DT_INT64)
 
 
-_SCATTER_REDUCE = {None: "none", "add": "add", "multiply": "multiply"}
+_SCATTER_REDUCE = {None: "none", "add": "add", "multiply": "multiply",
+                   ScatterMode.NONE: "none", ScatterMode.ADD: "add",
+                   ScatterMode.MULTIPLY: "multiply"}
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *,  # noqa: A002
@@ -149,13 +152,14 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *,  # noqa: A002
     """torch.scatter (out of place): a copy of ``input`` with ``out[i][index[i][j][k]][k] =
     src[i][j][k]`` for ``dim == 1`` (likewise for the other axes). ``src`` is a tensor of
     ``input``'s dtype (no smaller than ``index``) or a number (rounded to ``input``'s dtype);
-    ``reduce`` is None, ``'add'`` or ``'multiply'``. Duplicate indices without reduce keep the
+    ``reduce`` is None, ``'add'`` or ``'multiply'`` (or a pypto.ScatterMode). Duplicate indices without reduce keep the
     last update in row-major index order."""
     api = "scatter"
     tr = _tr(api)
     xv, iv = _index_operands(api, input, index)
     if reduce not in _SCATTER_REDUCE:
-        _fail(PyptoValueError, api, f"reduce must be None, 'add' or 'multiply', got {short_repr(reduce)}")
+        _fail(PyptoValueError, api, f"reduce must be None, 'add', 'multiply' or a "
+              f"pypto.ScatterMode, got {short_repr(reduce)}")
     if iv.rank != xv.rank:
         _fail(PyptoValueError, api, f"index must have the input's rank {xv.rank}, got "
               f"{_fmt(iv.shape)}")

@@ -8,6 +8,7 @@ import numbers
 from typing import Any, Optional, Tuple
 
 from .._dtypes import DataType
+from .._enums import TopKAlgo
 from .._errors import PyptoTypeError, PyptoValueError
 from ..error import short_repr
 from .._tensor import Tensor
@@ -121,11 +122,13 @@ def _sorted(op: str, api: str, x: Any, k: Any, dim: Any, descending: bool) -> Te
 
 
 def topk(input: Tensor, k: int, dim: Optional[int] = None,  # noqa: A002
-         largest: bool = True) -> Tuple[Tensor, Tensor]:
+         largest: bool = True, algo: TopKAlgo = TopKAlgo.MERGE_SORT) -> Tuple[Tensor, Tensor]:
     """The ``k`` largest (``largest=False``: smallest) values along ``dim`` (default the last
     axis) and their DT_INT32 indices, in sorted order, as ``(values, indices)``. Ties keep
     their original order (torch leaves that order unspecified). The sorted axis stays whole in
-    each tile."""
+    each tile. ``algo`` (a pypto.TopKAlgo) picks PyPTO's algorithm; the selection is the same."""
+    if not isinstance(algo, TopKAlgo):
+        _fail(PyptoTypeError, "topk", f"algo must be a pypto.TopKAlgo, got {short_repr(algo)}")
     return (_sorted("sort", "topk", input, k, dim, largest),
             _sorted("argsort", "topk", input, k, dim, largest))
 

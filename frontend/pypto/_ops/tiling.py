@@ -57,10 +57,8 @@ def _tile_pair(x: Any, what: str, sizes: Tuple[int, ...]) -> Tuple[int, ...]:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
             _fail(PyptoValueError, api, f"{what} entries must be positive ints, got {short_repr(x)}")
         vals.append(int(v))
-    for l1 in vals[1:]:
-        if l1 % vals[0] != 0:
-            _fail(PyptoValueError, api, f"{what}: L1 tile {l1} is not a multiple of the L0 tile "
-                  f"{vals[0]}")
+    # PyPTO's rules between the sizes (L1 a multiple of L0, alignment, buffer space) depend on
+    # the operands' dtype: the compiler checks them at each matmul.
     return tuple(vals)
 
 

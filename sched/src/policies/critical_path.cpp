@@ -19,17 +19,18 @@ class CriticalPath final : public Policy {
 
   unsigned events() const override { return kEventDeviceTask; }
 
-  void on_device_task_admitted(const MachineView& m, DeviceTaskId dt, TimePs) override {
+  void on_device_task_admitted(const MachineView& m, common::DeviceTaskId dt,
+                               common::TimePs) override {
     // Successors lie in the same device task; walk it in reverse topological order.
     const TaskGraph& g = m.graph();
     const DeviceTask& d = g.device_tasks[dt];
-    const TaskId b = d.first_task, e = d.first_task + d.num_tasks;
+    const common::TaskId b = d.first_task, e = d.first_task + d.num_tasks;
     // Sized as device tasks come (not by num_tasks() at setup): the graph may still be read.
     if (level_.size() < e) level_.resize(e, 0);
     std::vector<std::uint32_t> pred(g.pred_count.begin() + b, g.pred_count.begin() + e);
-    std::vector<TaskId> order;
+    std::vector<common::TaskId> order;
     order.reserve(d.num_tasks);
-    for (TaskId t = b; t < e; ++t) {
+    for (common::TaskId t = b; t < e; ++t) {
       if (pred[t - b] == 0) order.push_back(t);
     }
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -38,17 +39,18 @@ class CriticalPath final : public Policy {
       }
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const TaskId t = *it;
-      TimePs below = 0;
+      const common::TaskId t = *it;
+      common::TimePs below = 0;
       for (std::uint32_t k = g.succ_first(t); k < g.succ_last(t); ++k) {
         below = std::max(below, level_[g.succ[k]]);
       }
-      const bool counts = is_dispatchable(g.core_type[t]);
+      const bool counts = common::is_dispatchable(g.core_type[t]);
       level_[t] = below + (unit_ ? (counts ? 1 : 0) : m.duration_estimate_ps(t));
     }
   }
 
-  std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool, bool) override {
+  std::size_t pick_shared(ThreadContext&, common::CoreType, const TaskListView& q, bool,
+                          bool) override {
     std::size_t best = 0;
     for (std::size_t i = 1; i < q.size(); ++i) {
       if (level_[q[i]] > level_[q[best]]) best = i;
@@ -56,7 +58,8 @@ class CriticalPath final : public Policy {
     return best;
   }
 
-  StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& staged) override {
+  StagedPick pick_staged(ThreadContext& c, common::CoreType ct,
+                         const TaskListView& staged) override {
     const std::size_t idle = c.view().idle_count(c.thread(), ct);
     if (idle == 0) return {};
     std::size_t best = staged.size() - 1;
@@ -68,7 +71,7 @@ class CriticalPath final : public Policy {
 
  private:
   bool unit_;
-  std::vector<TimePs> level_;  // bottom level per task (valid for admitted device tasks)
+  std::vector<common::TimePs> level_;  // bottom level per task (valid for admitted device tasks)
 };
 
 }  // namespace

@@ -11,13 +11,15 @@ namespace {
 
 class Fair final : public Policy {
  public:
-  std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
+  std::uint32_t fill_quota(ThreadContext& c, common::CoreType ct,
+                           common::DeviceTaskId dt) override {
     return FairRule::quota(c, ct, dt);
   }
-  bool publish_staged(ThreadContext&, CoreType, PublishPoint at, std::size_t queued) override {
+  bool publish_staged(ThreadContext&, common::CoreType, PublishPoint at,
+                      std::size_t queued) override {
     return FairRule::publish(at, queued);
   }
-  bool publish_idle(ThreadContext&, CoreType) override { return true; }
+  bool publish_idle(ThreadContext&, common::CoreType) override { return true; }
 };
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace pypto::sched {
 
 class FairRule {
  public:
-  static std::uint32_t quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) {
+  static std::uint32_t quota(ThreadContext& c, common::CoreType ct, common::DeviceTaskId dt) {
     const MachineView& m = c.view();
     const bool other_idle = m.other_thread_idle(c.thread(), ct);
     c.charge(AicpuOp::kFairScan, m.num_threads() > 1 ? m.num_threads() - 1 : 0);

@@ -11,11 +11,11 @@ namespace {
 
 class L2Affinity final : public Policy {
  public:
-  bool send_before_resolve(ThreadContext&, CoreType) override { return false; }
-  CoreId direct_send(ThreadContext& c, TaskId ready, CoreId) override {
+  bool send_before_resolve(ThreadContext&, common::CoreType) override { return false; }
+  common::CoreId direct_send(ThreadContext& c, common::TaskId ready, common::CoreId) override {
     return rule_.target(c, ready, /*allow_pending=*/true);
   }
-  std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool first_batch,
+  std::size_t pick_shared(ThreadContext&, common::CoreType, const TaskListView& q, bool first_batch,
                           bool) override {
     return L2AffinityRule::pick(q, first_batch);
   }

@@ -12,25 +12,25 @@ namespace pypto::sched {
 // whose output is hot in L2), else a pending slot of one of its busy cores, round-robin.
 class L2AffinityRule {
  public:
-  CoreId target(const ThreadContext& c, TaskId ready, bool allow_pending) {
+  common::CoreId target(const ThreadContext& c, common::TaskId ready, bool allow_pending) {
     const MachineView& m = c.view();
-    const ThreadId t = c.thread();
-    const CoreType ct = m.graph().core_type[ready];
+    const common::ThreadId t = c.thread();
+    const common::CoreType ct = m.graph().core_type[ready];
     const std::size_t idle = m.idle_count(t, ct);
     if (idle > 0) return m.idle_core(t, ct, idle - 1);
-    if (!allow_pending) return kNoCore;
-    const CoreId b = m.first_core(t, ct), e = m.end_core(t, ct);
-    if (b == e) return kNoCore;
+    if (!allow_pending) return common::kNoCore;
+    const common::CoreId b = m.first_core(t, ct), e = m.end_core(t, ct);
+    if (b == e) return common::kNoCore;
     if (cursor_.size() <= t) cursor_.resize(t + 1, 0);
-    const CoreId n = e - b;
-    for (CoreId k = 0; k < n; ++k) {
-      const CoreId core = b + (cursor_[t] + k) % n;
+    const common::CoreId n = e - b;
+    for (common::CoreId k = 0; k < n; ++k) {
+      const common::CoreId core = b + (cursor_[t] + k) % n;
       if (m.has_free_slot(core)) {
         cursor_[t] = (cursor_[t] + k + 1) % n;
         return core;
       }
     }
-    return kNoCore;
+    return common::kNoCore;
   }
   // Newest ready first, except the thread's first batch of a device task.
   static std::size_t pick(const TaskListView& q, bool first_batch) {
@@ -38,7 +38,7 @@ class L2AffinityRule {
   }
 
  private:
-  std::vector<CoreId> cursor_;  // per thread
+  std::vector<common::CoreId> cursor_;  // per thread
 };
 
 }  // namespace pypto::sched

@@ -11,22 +11,24 @@ namespace {
 
 class L2Fair final : public Policy {
  public:
-  bool send_before_resolve(ThreadContext&, CoreType) override { return false; }
-  CoreId direct_send(ThreadContext& c, TaskId ready, CoreId) override {
-    const CoreType ct = c.view().graph().core_type[ready];
+  bool send_before_resolve(ThreadContext&, common::CoreType) override { return false; }
+  common::CoreId direct_send(ThreadContext& c, common::TaskId ready, common::CoreId) override {
+    const common::CoreType ct = c.view().graph().core_type[ready];
     return rule_.target(c, ready, /*allow_pending=*/!c.view().other_thread_idle(c.thread(), ct));
   }
-  std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool first_batch,
+  std::size_t pick_shared(ThreadContext&, common::CoreType, const TaskListView& q, bool first_batch,
                           bool) override {
     return L2AffinityRule::pick(q, first_batch);
   }
-  std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) override {
+  std::uint32_t fill_quota(ThreadContext& c, common::CoreType ct,
+                           common::DeviceTaskId dt) override {
     return FairRule::quota(c, ct, dt);
   }
-  bool publish_staged(ThreadContext&, CoreType, PublishPoint at, std::size_t queued) override {
+  bool publish_staged(ThreadContext&, common::CoreType, PublishPoint at,
+                      std::size_t queued) override {
     return FairRule::publish(at, queued);
   }
-  bool publish_idle(ThreadContext&, CoreType) override { return true; }
+  bool publish_idle(ThreadContext&, common::CoreType) override { return true; }
 
  private:
   L2AffinityRule rule_;

@@ -13,11 +13,13 @@ class Random final : public Policy {
  public:
   explicit Random(const PolicyParams& p) : state_(static_cast<std::uint64_t>(p.get_int("seed"))) {}
 
-  std::size_t pick_shared(ThreadContext&, CoreType, const TaskListView& q, bool, bool) override {
+  std::size_t pick_shared(ThreadContext&, common::CoreType, const TaskListView& q, bool,
+                          bool) override {
     return below(q.size());
   }
 
-  StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& staged) override {
+  StagedPick pick_staged(ThreadContext& c, common::CoreType ct,
+                         const TaskListView& staged) override {
     const std::size_t idle = c.view().idle_count(c.thread(), ct);
     if (idle == 0) return {};
     return {below(staged.size()), c.view().idle_core(c.thread(), ct, idle - 1)};

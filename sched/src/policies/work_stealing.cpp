@@ -17,26 +17,28 @@ class WorkStealing final : public Policy {
       : min_staged_(static_cast<std::size_t>(p.get_int("min_victim_staged"))),
         prefill_(p.get_bool("prefill_pending")) {}
 
-  StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& staged) override {
+  StagedPick pick_staged(ThreadContext& c, common::CoreType ct,
+                         const TaskListView& staged) override {
     const MachineView& m = c.view();
-    const ThreadId t = c.thread();
+    const common::ThreadId t = c.thread();
     const std::size_t idle = m.idle_count(t, ct);
     if (idle > 0) return {staged.size() - 1, m.idle_core(t, ct, idle - 1)};
     if (!prefill_) return {};
-    for (CoreId core = m.first_core(t, ct); core < m.end_core(t, ct); ++core) {
+    for (common::CoreId core = m.first_core(t, ct); core < m.end_core(t, ct); ++core) {
       if (m.has_free_slot(core)) return {staged.size() - 1, core};
     }
     return {};
   }
 
-  bool publish_staged(ThreadContext&, CoreType, PublishPoint, std::size_t) override {
+  bool publish_staged(ThreadContext&, common::CoreType, PublishPoint, std::size_t) override {
     return false;
   }
 
-  ThreadId steal_victim(const MachineView& m, ThreadId t, CoreType ct) const override {
-    ThreadId best = kNoThread;
+  common::ThreadId steal_victim(const MachineView& m, common::ThreadId t,
+                                common::CoreType ct) const override {
+    common::ThreadId best = kNoThread;
     std::size_t most = min_staged_ > 0 ? min_staged_ - 1 : 0;
-    for (ThreadId o = 0; o < m.num_threads(); ++o) {
+    for (common::ThreadId o = 0; o < m.num_threads(); ++o) {
       if (o != t && m.staged_count(o, ct) > most) {
         most = m.staged_count(o, ct);
         best = o;

@@ -11,10 +11,10 @@
 
 namespace pypto::sim {
 
-using sched::kNever;
-using sched::kNoTask;
-using sched::TaskId;
-using sched::TimePs;
+using common::kNever;
+using common::kNoTask;
+using common::TaskId;
+using common::TimePs;
 
 namespace {
 // Non-negative picoseconds to the nearest integer (std::llround is a libm call per value,
@@ -22,7 +22,7 @@ namespace {
 inline TimePs round_ps(double v) { return static_cast<TimePs>(v + 0.5); }
 }  // namespace
 
-AiCore::AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id)
+AiCore::AiCore(sc_core::sc_module_name name, Machine& m, common::CoreId id)
     : sc_module(name), m_(m), id_(id) {
   SC_METHOD(step);
   sensitive << ev_;
@@ -146,11 +146,13 @@ void AiCore::start(TaskId task, TimePs t0) {
       for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
         const auto& a = g.mem[i];
         const auto r = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
+        // The core moves whole GM blocks (cost.mte_granule_bytes) of what it touches.
+        const std::uint64_t moved = model::mte_bytes(a.addr, a.bytes, m_.chip, a.burst_bytes);
         if (a.is_write != 0) {
-          write_bytes += a.bytes;
+          write_bytes += moved;
         } else {
-          read_bytes += a.bytes;
-          hit_read += r.hit_bytes;
+          read_bytes += moved;
+          hit_read += r.hit_bytes == a.bytes ? moved : r.hit_bytes * moved / a.bytes;
           m_.l2_hit_bytes += r.hit_bytes;
         }
         hbm_bytes += r.miss_bytes + r.writeback_bytes;
@@ -168,7 +170,7 @@ void AiCore::start(TaskId task, TimePs t0) {
     // The start plus every part (an upper bound of the finish without HBM) below the limit
     // keeps the conversions defined and the integer sums, HBM time included, below 2^64.
     const double end = static_cast<double>(t0) + pre + post + l2_read + write + compute;
-    if (!(end < static_cast<double>(sched::kTimeLimitPs))) {
+    if (!(end < static_cast<double>(common::kTimeLimitPs))) {
       char cycle_ps[32];
       std::snprintf(cycle_ps, sizeof cycle_ps, "%.3g", cyc);
       throw_past_time_limit(std::string(name()) + " running task " + std::to_string(task) + " (" +

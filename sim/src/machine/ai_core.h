@@ -17,21 +17,21 @@ class SchedThread;
 class AiCore : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(AiCore);
-  AiCore(sc_core::sc_module_name name, Machine& m, sched::CoreId id);
+  AiCore(sc_core::sc_module_name name, Machine& m, common::CoreId id);
 
   // Contract: called by the owning schedule thread; `task` reaches the core's register at
   // `at_ps` (>= now). At most one running and one pending task are ever outstanding.
-  void assign(sched::TaskId task, sched::TimePs at_ps);
+  void assign(common::TaskId task, common::TimePs at_ps);
 
   // Contract: called by the owning thread's poll at its local time t_ps. Appends tasks
   // whose completion is known, can no longer change and is at or before t_ps, in order,
   // and forgets them.
-  void collect(sched::TimePs t_ps, std::vector<sched::TaskId>& out);
+  void collect(common::TimePs t_ps, std::vector<common::TaskId>& out);
 
   // Earliest completion not yet collected whose time is known (kNever if none). final_from
   // is set to the time from which it can no longer change (a promised HBM transfer's end;
   // 0 if it is final already): a poll before that time does not collect it.
-  sched::TimePs earliest_known_finish(sched::TimePs& final_from) const;
+  common::TimePs earliest_known_finish(common::TimePs& final_from) const;
 
   // Contract: called by Hbm when this core's transfer has completed at now.
   void on_flow_done();
@@ -47,42 +47,42 @@ class AiCore : public sc_core::sc_module {
 
  private:
   void step();
-  void start(sched::TaskId task, sched::TimePs t0);
+  void start(common::TaskId task, common::TimePs t0);
   void finish_running();
   void arm();
-  sched::TimePs combine(sched::TimePs read_ps) const;
-  sched::TimePs finish_after_flow(sched::TimePs flow_end_ps) const;
-  sched::TimePs earliest_end() const;  // lower bound of the running task's end
-  SchedThread* owner();                // the schedule thread that owns this core
+  common::TimePs combine(common::TimePs read_ps) const;
+  common::TimePs finish_after_flow(common::TimePs flow_end_ps) const;
+  common::TimePs earliest_end() const;  // lower bound of the running task's end
+  SchedThread* owner();                 // the schedule thread that owns this core
 
   Machine& m_;
-  sched::CoreId id_;
+  common::CoreId id_;
   SchedThread* owner_ = nullptr;  // resolved on first use (threads are built after cores)
   sc_core::sc_event ev_;
 
   struct Running {
-    sched::TaskId task = sched::kNoTask;
-    sched::TimePs start = 0, finish = sched::kNever;
+    common::TaskId task = common::kNoTask;
+    common::TimePs start = 0, finish = common::kNever;
     bool collected = false;  // the thread saw the completion before it happened in SystemC
     // finish comes from a promised HBM end and may still be revoked before this time
-    sched::TimePs final_from = 0;
+    common::TimePs final_from = 0;
     // cost-model pieces while an HBM transfer is in flight
-    sched::TimePs flow_start = 0, pre = 0, post = 0, l2_read = 0, compute = 0, write = 0;
+    common::TimePs flow_start = 0, pre = 0, post = 0, l2_read = 0, compute = 0, write = 0;
     bool overlap = false;
   } run_;
-  sched::TaskId pending_ = sched::kNoTask;
+  common::TaskId pending_ = common::kNoTask;
   struct Inbox {
-    sched::TaskId task;
-    sched::TimePs at;
+    common::TaskId task;
+    common::TimePs at;
   } inbox_[2];
   int inbox_n_ = 0;
   struct Done {
-    sched::TaskId task;
-    sched::TimePs end;
+    common::TaskId task;
+    common::TimePs end;
   } done_[2];
   int done_n_ = 0;
   std::uint64_t busy_ps_ = 0, tasks_ = 0;
-  sched::TimePs armed_ps_ = sched::kNever;  // time of the pending wake-up
+  common::TimePs armed_ps_ = common::kNever;  // time of the pending wake-up
 };
 
 }  // namespace pypto::sim

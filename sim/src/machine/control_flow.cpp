@@ -7,7 +7,7 @@
 
 namespace pypto::sim {
 
-using sched::TimePs;
+using common::TimePs;
 
 ControlFlow::ControlFlow(sc_core::sc_module_name name, Machine& m, TimePs start_ps)
     : sc_module(name),
@@ -22,7 +22,7 @@ ControlFlow::ControlFlow(sc_core::sc_module_name name, Machine& m, TimePs start_
 
 void ControlFlow::start_of_simulation() { ev_.notify(ps_delay(start_ps_)); }
 
-void ControlFlow::on_device_task_done(sched::DeviceTaskId dt, TimePs at_ps) {
+void ControlFlow::on_device_task_done(common::DeviceTaskId dt, TimePs at_ps) {
   const auto& d = m_.graph.device_tasks[dt];
   const bool serial = d.parallel_group == 0 || m_.opt.runtime.device_sched_parallelism <= 1;
   const TimePs end = at_ps + (serial ? m_.tm.barrier_ps : 0);
@@ -54,8 +54,9 @@ void ControlFlow::step() {
         ev_.notify(ps_delay(ready - now));
         return;
       }
-      if (!m_.scheduler->admissible(static_cast<sched::DeviceTaskId>(next_admit_))) return;
-      m_.scheduler->admit(static_cast<sched::DeviceTaskId>(next_admit_), m_.threads.front()->hal());
+      if (!m_.scheduler->admissible(static_cast<common::DeviceTaskId>(next_admit_))) return;
+      m_.scheduler->admit(static_cast<common::DeviceTaskId>(next_admit_),
+                          m_.threads.front()->hal());
       built_at_.pop_front();
       ++next_admit_;
       for (auto* t : m_.threads) t->on_work(now);
@@ -80,10 +81,10 @@ void ControlFlow::reserve_span() {
 
 void ControlFlow::build() {
   const auto& d = m_.graph.device_tasks[next_built_];
-  const TimePs cost = sched::add_ps(m_.tm.device_task_build_ps,
-                                    sched::mul_ps(m_.tm.stitch_per_task_ps, d.num_tasks));
+  const TimePs cost = common::add_ps(m_.tm.device_task_build_ps,
+                                     common::mul_ps(m_.tm.stitch_per_task_ps, d.num_tasks));
   const TimePs begin = clock_ps_;
-  clock_ps_ = sched::add_ps(clock_ps_, cost);
+  clock_ps_ = common::add_ps(clock_ps_, cost);
   check_time_limit(*this, clock_ps_);
   busy_ps_ += cost;
   built_at_.push_back(clock_ps_ + m_.tm.submit_ps);

@@ -22,13 +22,13 @@ class ControlFlow : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(ControlFlow);
   // start_ps: when the control-flow AICPU kernel starts running.
-  ControlFlow(sc_core::sc_module_name name, Machine& m, sched::TimePs start_ps);
+  ControlFlow(sc_core::sc_module_name name, Machine& m, common::TimePs start_ps);
 
   // Contract: called by a schedule thread when device task dt has finished at at_ps.
-  void on_device_task_done(sched::DeviceTaskId dt, sched::TimePs at_ps);
+  void on_device_task_done(common::DeviceTaskId dt, common::TimePs at_ps);
 
-  sched::TimePs makespan_ps() const { return makespan_ps_; }
-  sched::TimePs busy_ps() const { return busy_ps_; }
+  common::TimePs makespan_ps() const { return makespan_ps_; }
+  common::TimePs busy_ps() const { return busy_ps_; }
   std::uint64_t admitted() const { return next_admit_; }
 
  private:
@@ -43,17 +43,17 @@ class ControlFlow : public sc_core::sc_module {
 
   Machine& m_;
   sc_core::sc_event ev_;
-  sched::TimePs start_ps_;
-  sched::TimePs clock_ps_;              // when the control flow is free to build the next one
-  sched::TimePs release_ps_;            // earliest admission of the next device task
-  std::deque<sched::TimePs> built_at_;  // submit times of [next_admit_, next_built_)
+  common::TimePs start_ps_;
+  common::TimePs clock_ps_;              // when the control flow is free to build the next one
+  common::TimePs release_ps_;            // earliest admission of the next device task
+  std::deque<common::TimePs> built_at_;  // submit times of [next_admit_, next_built_)
   // Device tasks [0, next_started_) the model has started building (next_started_ <=
   // next_admit_ + kSubmitQueueDepth); of those, [0, next_built_) are worked out, and the
   // rest have places among the AICPU spans (span_at_, kNoSpan when the spans were full;
   // kept only while the spans are recorded).
   std::uint64_t next_started_ = 0, next_built_ = 0, next_admit_ = 0;
   std::deque<std::size_t> span_at_;
-  sched::TimePs makespan_ps_ = 0, busy_ps_ = 0;
+  common::TimePs makespan_ps_ = 0, busy_ps_ = 0;
 };
 
 }  // namespace pypto::sim

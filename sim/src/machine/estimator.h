@@ -15,13 +15,14 @@ class CostModelEstimator final : public sched::DurationEstimator {
  public:
   explicit CostModelEstimator(const Machine& m) : m_(m) {}
 
-  sched::TimePs estimate_ps(sched::TaskId task) const override {
+  common::TimePs estimate_ps(common::TaskId task) const override {
     const auto& g = m_.graph;
-    if (!sched::is_dispatchable(g.core_type[task])) return 0;
+    if (!common::is_dispatchable(g.core_type[task])) return 0;
     std::uint64_t read_bytes = 0, write_bytes = 0;
     if (g.has_memory()) {
       for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-        (g.mem[i].is_write != 0 ? write_bytes : read_bytes) += g.mem[i].bytes;
+        (g.mem[i].is_write != 0 ? write_bytes : read_bytes) +=
+            model::mte_bytes(g.mem[i].addr, g.mem[i].bytes, m_.chip, g.mem[i].burst_bytes);
       }
     }
     const auto& tm = m_.tm;
@@ -35,7 +36,7 @@ class CostModelEstimator final : public sched::DurationEstimator {
     const double compute = g.compute_cycles[task] * cyc;
     const double body =
         g.tiles[task] > 1 ? std::max({read, compute, write}) : read + compute + write;
-    return static_cast<sched::TimePs>(pre + body + post + 0.5);
+    return static_cast<common::TimePs>(pre + body + post + 0.5);
   }
 
  private:

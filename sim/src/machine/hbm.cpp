@@ -11,8 +11,8 @@ Hbm::Hbm(sc_core::sc_module_name name, Machine& m) : sc_module(name), m_(m) {
   dont_initialize();
 }
 
-sched::TimePs Hbm::start(std::uint64_t bytes, sched::CoreId core) {
-  const sched::TimePs end = m_.hbm_model.start(now_ps(), bytes, core, /*promise=*/true);
+common::TimePs Hbm::start(std::uint64_t bytes, common::CoreId core) {
+  const common::TimePs end = m_.hbm_model.start(now_ps(), bytes, core, /*promise=*/true);
   revoked_.clear();
   m_.hbm_model.take_revoked(revoked_);
   for (std::uint64_t c : revoked_) m_.cores[c]->on_flow_revoked();
@@ -23,20 +23,20 @@ sched::TimePs Hbm::start(std::uint64_t bytes, sched::CoreId core) {
 void Hbm::arm() {
   // A new transfer usually delays the others: move the pending wake-up instead of letting
   // it fire early for nothing (SystemC keeps only the earlier of two notifications).
-  const sched::TimePs now = now_ps();
+  const common::TimePs now = now_ps();
   // Promised transfers need no wake-up: their cores already know when they end.
-  sched::TimePs t = m_.hbm_model.next_completion();
-  if (t != sched::kNever && t < now) t = now;
+  common::TimePs t = m_.hbm_model.next_completion();
+  if (t != common::kNever && t < now) t = now;
   if (t == armed_ps_) return;
-  if (armed_ps_ != sched::kNever) ev_.cancel();
+  if (armed_ps_ != common::kNever) ev_.cancel();
   armed_ps_ = t;
-  if (t != sched::kNever) ev_.notify(ps_delay(t - now));
+  if (t != common::kNever) ev_.notify(ps_delay(t - now));
 }
 
 void Hbm::step() {
   try {
     m_.count_event();
-    armed_ps_ = sched::kNever;
+    armed_ps_ = common::kNever;
     done_.clear();
     m_.hbm_model.complete_until(now_ps(), done_);
     for (std::uint64_t core : done_) m_.cores[core]->on_flow_done();

@@ -19,7 +19,7 @@ class Hbm : public sc_core::sc_module {
   // later start slows the flows down (see HbmFlowModel::start); the core then gets
   // on_flow_revoked() if that happens, and on_flow_done() when the transfer completes.
   // Returns kNever otherwise: on_flow_done() runs when it completes.
-  sched::TimePs start(std::uint64_t bytes, sched::CoreId core);
+  common::TimePs start(std::uint64_t bytes, common::CoreId core);
 
  private:
   void step();
@@ -27,7 +27,7 @@ class Hbm : public sc_core::sc_module {
   Machine& m_;
   sc_core::sc_event ev_;
   std::vector<std::uint64_t> done_, revoked_;
-  sched::TimePs armed_ps_ = sched::kNever;  // time of the pending wake-up
+  common::TimePs armed_ps_ = common::kNever;  // time of the pending wake-up
 };
 
 }  // namespace pypto::sim

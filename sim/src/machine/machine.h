@@ -23,39 +23,39 @@ class SchedThread;
 class ControlFlow;
 class Hbm;
 
-inline sc_core::sc_time ps_delay(sched::TimePs ps) { return sc_core::sc_time::from_value(ps); }
+inline sc_core::sc_time ps_delay(common::TimePs ps) { return sc_core::sc_time::from_value(ps); }
 // sc_time_stamp() is an out-of-line library call; the context's clock is an inline read,
 // and the agents ask for the time ~13 times per task.
-inline sched::TimePs now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
+inline common::TimePs now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
 
 struct Machine;
 // Where every agent stands, for a run that stopped before the end (simulate.cpp).
 std::string describe_agents(const Machine& m);
 
-// The run cannot go on: `agent` would act at `t_ps`, past sched::kTimeLimitPs (kNever when
+// The run cannot go on: `agent` would act at `t_ps`, past common::kTimeLimitPs (kNever when
 // the sum wrapped). Throws a ConfigError naming the agent and the settings that set the pace.
-[[noreturn]] void throw_past_time_limit(const std::string& agent, sched::TimePs t_ps);
+[[noreturn]] void throw_past_time_limit(const std::string& agent, common::TimePs t_ps);
 
 // Every wake-up time an agent sets passes this check first.
-inline void check_time_limit(const sc_core::sc_object& agent, sched::TimePs t_ps) {
-  if (t_ps > sched::kTimeLimitPs) throw_past_time_limit(agent.name(), t_ps);
+inline void check_time_limit(const sc_core::sc_object& agent, common::TimePs t_ps) {
+  if (t_ps > common::kTimeLimitPs) throw_past_time_limit(agent.name(), t_ps);
 }
 
 struct Machine {
   // l2_cache: the run's L2 (possibly warm from an earlier run), outliving the machine.
-  Machine(const sched::TaskGraph& g, const ChipConfig& c, const SimOptions& o, SimResult& r,
+  Machine(const sched::TaskGraph& g, const model::ChipConfig& c, const SimOptions& o, SimResult& r,
           L2Cache& l2_cache)
       : graph(g),
         chip(c),
-        tm(derive(c)),
+        tm(model::derive(c)),
         opt(o),
         result(r),
         l2(l2_cache),
         hbm_model(tm.hbm_bytes_per_ps, tm.hbm_core_bytes_per_ps) {}
 
   const sched::TaskGraph& graph;
-  const ChipConfig& chip;
-  DerivedTiming tm;
+  const model::ChipConfig& chip;
+  model::DerivedTiming tm;
   const SimOptions& opt;
   SimResult& result;
   L2Cache& l2;
@@ -67,7 +67,7 @@ struct Machine {
   ControlFlow* control = nullptr;
   Hbm* hbm = nullptr;
 
-  sched::TimePs dispatch_start_ps = 0;  // AICore handshake done: threads may dispatch
+  common::TimePs dispatch_start_ps = 0;  // AICore handshake done: threads may dispatch
   std::uint64_t tasks_done = 0;
   std::uint64_t events = 0;
   std::uint64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
@@ -75,13 +75,13 @@ struct Machine {
   std::uint64_t events_at_progress = 0;  // `events` when a task last completed
 
   std::uint64_t timesteps = 0;  // distinct simulated times at which some process ran
-  sched::TimePs last_event_ps = sched::kNever;
+  common::TimePs last_event_ps = common::kNever;
 
   // Every process activation counts itself here (see SimOptions::watchdog_events).
   void count_event() {
     // SystemC runs every activation of one time before the next time: a new time is a
     // new timestep (what SystemC pays per wake-up is mostly per timestep).
-    const sched::TimePs t = now_ps();
+    const common::TimePs t = now_ps();
     timesteps += t != last_event_ps;
     last_event_ps = t;
     if (++events - events_at_progress > opt.watchdog_events) throw_watchdog();

@@ -8,10 +8,10 @@
 
 namespace pypto::sim {
 
-using sched::kNever;
-using sched::TimePs;
+using common::kNever;
+using common::TimePs;
 
-SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, sched::ThreadId id)
+SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, common::ThreadId id)
     : sc_module(name), m_(m), id_(id) {
   SC_METHOD(step);
   sensitive << ev_;
@@ -20,18 +20,18 @@ SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, sched::Thread
 }
 
 // ---- sched::Hal ----------------------------------------------------------------------------
-void SchedThread::poll(sched::ThreadId, sched::CoreId c, std::vector<sched::TaskId>& finished) {
-  local_ = sched::add_ps(local_, m_.tm.poll_ps);
+void SchedThread::poll(common::ThreadId, common::CoreId c, std::vector<common::TaskId>& finished) {
+  local_ = common::add_ps(local_, m_.tm.poll_ps);
   ++stats_.polls;
   m_.cores[c]->collect(local_, finished);
 }
 
-void SchedThread::send(sched::ThreadId, sched::TaskId task, sched::CoreId c) {
-  local_ = sched::add_ps(local_, m_.tm.dispatch_ps);
+void SchedThread::send(common::ThreadId, common::TaskId task, common::CoreId c) {
+  local_ = common::add_ps(local_, m_.tm.dispatch_ps);
   m_.cores[c]->assign(task, local_);
 }
 
-void SchedThread::run_inline(sched::ThreadId, sched::TaskId task) {
+void SchedThread::run_inline(common::ThreadId, common::TaskId task) {
   const TimePs start = local_;
   if (m_.graph.has_recorded(task)) local_ += TimePs{m_.graph.recorded_ns[task]} * 1000;
   if (m_.opt.record_timeline) {
@@ -42,22 +42,22 @@ void SchedThread::run_inline(sched::ThreadId, sched::TaskId task) {
   if (m_.opt.on_task_done) m_.opt.on_task_done(task);
 }
 
-void SchedThread::charge(sched::ThreadId, sched::AicpuOp op, std::uint32_t n) {
+void SchedThread::charge(common::ThreadId, sched::AicpuOp op, std::uint32_t n) {
   switch (op) {
     case sched::AicpuOp::kResolveEdge:
-      local_ = sched::add_ps(local_, sched::mul_ps(m_.tm.resolve_ps, n));
+      local_ = common::add_ps(local_, common::mul_ps(m_.tm.resolve_ps, n));
       break;
     case sched::AicpuOp::kQueueOp:
       queue_op_ps_ = local_;
-      local_ = sched::add_ps(local_, sched::mul_ps(m_.tm.queue_op_ps, n));
+      local_ = common::add_ps(local_, common::mul_ps(m_.tm.queue_op_ps, n));
       break;
     case sched::AicpuOp::kFairScan:
-      local_ = sched::add_ps(local_, sched::mul_ps(m_.tm.fair_scan_per_thread_ps, n));
+      local_ = common::add_ps(local_, common::mul_ps(m_.tm.fair_scan_per_thread_ps, n));
       break;
   }
 }
 
-bool SchedThread::yield_before_shared(sched::ThreadId) {
+bool SchedThread::yield_before_shared(common::ThreadId) {
   // Ahead of global time: let every other agent act up to this thread's clock first.
   return local_ > now_ps();
 }
@@ -93,7 +93,7 @@ void SchedThread::wake_at(TimePs t) {
   ev_.notify(ps_delay(t - now));
 }
 
-TimePs SchedThread::grid_wake(sched::CoreId core, TimePs finish_ps) const {
+TimePs SchedThread::grid_wake(common::CoreId core, TimePs finish_ps) const {
   // Round k reads this core at grid0_ + k*period_ + (offset+1)*poll; wake for the first
   // round whose read is not earlier than the completion.
   const TimePs base = grid0_ + TimePs{poll_offset_[core] + 1} * m_.tm.poll_ps;
@@ -101,7 +101,7 @@ TimePs SchedThread::grid_wake(sched::CoreId core, TimePs finish_ps) const {
   return grid0_ + k * period_;
 }
 
-TimePs SchedThread::finish_wake(sched::CoreId core, TimePs finish_ps, TimePs final_from_ps) const {
+TimePs SchedThread::finish_wake(common::CoreId core, TimePs finish_ps, TimePs final_from_ps) const {
   // A promised finish is seen by the first round on the grid that reads it, but not before
   // it is final: the same round as when the finish becomes known only then.
   return std::max(grid_wake(core, finish_ps), final_from_ps);
@@ -109,7 +109,7 @@ TimePs SchedThread::finish_wake(sched::CoreId core, TimePs finish_ps, TimePs fin
 
 TimePs SchedThread::known_finish_wake() const {
   TimePs wake = kNever;
-  for (const sched::CoreId c : busy_) {
+  for (const common::CoreId c : busy_) {
     TimePs final_from = 0;
     const TimePs f = m_.cores[c]->earliest_known_finish(final_from);
     if (f != kNever) wake = std::min(wake, finish_wake(c, f, final_from));
@@ -132,11 +132,11 @@ void SchedThread::enter_polling(TimePs round_start) {
   if (wake != kNever) wake_at(wake);
 }
 
-void SchedThread::on_finish_known(sched::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
+void SchedThread::on_finish_known(common::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
   if (mode_ == Mode::kPolling) wake_at(finish_wake(core, finish_ps, final_from_ps));
 }
 
-void SchedThread::on_finish_revoked(sched::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
+void SchedThread::on_finish_revoked(common::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
   if (mode_ != Mode::kPolling) return;  // an active thread re-arms after its round anyway
   const TimePs w = std::max({finish_wake(core, finish_ps, final_from_ps), local_, now_ps()});
   if (w != armed_ps_) return;  // something earlier wakes the thread: that round re-arms
@@ -227,8 +227,8 @@ void SchedThread::end_round() {
     if (m_.opt.record_aicpu_events) {
       if (tl.aicpu.size() < m_.opt.max_aicpu_events) {
         tl.aicpu.push_back({id_, round_start_, local_, round_completions_, round_dispatches_});
-        const std::uint64_t aic = m_.scheduler->ready_depth(sched::CoreType::kAic);
-        const std::uint64_t aiv = m_.scheduler->ready_depth(sched::CoreType::kAiv);
+        const std::uint64_t aic = m_.scheduler->ready_depth(common::CoreType::kAic);
+        const std::uint64_t aiv = m_.scheduler->ready_depth(common::CoreType::kAiv);
         if (aic != last_depth_[0] || aiv != last_depth_[1]) {
           tl.depth.push_back(
               {local_, static_cast<std::uint32_t>(aic), static_cast<std::uint32_t>(aiv)});

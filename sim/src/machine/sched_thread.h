@@ -23,16 +23,17 @@ namespace pypto::sim {
 class SchedThread : public sc_core::sc_module, private sched::Hal {
  public:
   SC_HAS_PROCESS(SchedThread);
-  SchedThread(sc_core::sc_module_name name, Machine& m, sched::ThreadId id);
+  SchedThread(sc_core::sc_module_name name, Machine& m, common::ThreadId id);
 
   // Contract: a core of this thread learned its current task ends at finish_ps; a poll sees
   // it only from final_from_ps on (before that a later HBM start may still delay it).
-  void on_finish_known(sched::CoreId core, sched::TimePs finish_ps, sched::TimePs final_from_ps);
+  void on_finish_known(common::CoreId core, common::TimePs finish_ps, common::TimePs final_from_ps);
   // Contract: the finish a core announced with on_finish_known is withdrawn (it is unknown
   // until announced again); the core has already forgotten it.
-  void on_finish_revoked(sched::CoreId core, sched::TimePs finish_ps, sched::TimePs final_from_ps);
+  void on_finish_revoked(common::CoreId core, common::TimePs finish_ps,
+                         common::TimePs final_from_ps);
   // Contract: new work may be available for this thread from at_ps on.
-  void on_work(sched::TimePs at_ps);
+  void on_work(common::TimePs at_ps);
 
   // Contract: diagnostics only; what the thread waits for (mode, clock, pending wake-up).
   std::string describe() const;
@@ -43,39 +44,39 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
 
  private:
   // sched::Hal
-  void poll(sched::ThreadId t, sched::CoreId c, std::vector<sched::TaskId>& finished) override;
-  void send(sched::ThreadId t, sched::TaskId task, sched::CoreId c) override;
-  void run_inline(sched::ThreadId t, sched::TaskId task) override;
-  void charge(sched::ThreadId t, sched::AicpuOp op, std::uint32_t n) override;
-  sched::TimePs now(sched::ThreadId t) const override { return local_; }
-  bool yield_before_shared(sched::ThreadId t) override;
+  void poll(common::ThreadId t, common::CoreId c, std::vector<common::TaskId>& finished) override;
+  void send(common::ThreadId t, common::TaskId task, common::CoreId c) override;
+  void run_inline(common::ThreadId t, common::TaskId task) override;
+  void charge(common::ThreadId t, sched::AicpuOp op, std::uint32_t n) override;
+  common::TimePs now(common::ThreadId t) const override { return local_; }
+  bool yield_before_shared(common::ThreadId t) override;
 
   void step();
-  void wake_at(sched::TimePs t);
-  sched::TimePs grid_wake(sched::CoreId core, sched::TimePs finish_ps) const;
-  sched::TimePs finish_wake(sched::CoreId core, sched::TimePs finish_ps,
-                            sched::TimePs final_from_ps) const;
-  sched::TimePs known_finish_wake() const;
-  void enter_polling(sched::TimePs round_start);
+  void wake_at(common::TimePs t);
+  common::TimePs grid_wake(common::CoreId core, common::TimePs finish_ps) const;
+  common::TimePs finish_wake(common::CoreId core, common::TimePs finish_ps,
+                             common::TimePs final_from_ps) const;
+  common::TimePs known_finish_wake() const;
+  void enter_polling(common::TimePs round_start);
   void end_round();
 
   Machine& m_;
-  sched::ThreadId id_;
+  common::ThreadId id_;
   sc_core::sc_event ev_;
-  sched::TimePs local_ = 0;
+  common::TimePs local_ = 0;
   enum class Mode { kActive, kPolling, kIdle } mode_ = Mode::kIdle;
-  sched::TimePs grid0_ = 0, period_ = 0;    // polling grid: rounds start at grid0_ + k*period_
+  common::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_
   std::vector<std::uint32_t> poll_offset_;  // per core (global id): position in a poll round
   std::uint32_t polled_cores_ = 0;
-  std::vector<sched::CoreId> busy_;             // cores polled while kPolling
-  sched::TimePs armed_ps_ = sched::kNever;      // pending wake-up (the earliest asked for)
-  sched::TimePs work_wake_ps_ = sched::kNever;  // earliest wake-up asked for by on_work
+  std::vector<common::CoreId> busy_;              // cores polled while kPolling
+  common::TimePs armed_ps_ = common::kNever;      // pending wake-up (the earliest asked for)
+  common::TimePs work_wake_ps_ = common::kNever;  // earliest wake-up asked for by on_work
   // The round in progress (it may span several activations).
-  sched::TimePs round_start_ = 0;
+  common::TimePs round_start_ = 0;
   std::uint32_t round_completions_ = 0, round_dispatches_ = 0;
-  bool work_seen_ = false;                     // on_work arrived during the round
-  bool round_all_sent_ = false;                // a piece of the round sent a device task's last
-  sched::TimePs queue_op_ps_ = sched::kNever;  // start of the piece's last queue operation
+  bool work_seen_ = false;                       // on_work arrived during the round
+  bool round_all_sent_ = false;                  // a piece of the round sent a device task's last
+  common::TimePs queue_op_ps_ = common::kNever;  // start of the piece's last queue operation
   ThreadStatsOut stats_;
   std::uint64_t last_depth_[2] = {~0ull, ~0ull};
 };

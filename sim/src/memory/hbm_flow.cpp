@@ -41,13 +41,13 @@ double HbmFlowModel::rate() const {
   return n == 0 ? 0.0 : std::min(cap_, agg_ / static_cast<double>(n));
 }
 
-sched::TimePs HbmFlowModel::finish_ps(const Flow& f) const {
+common::TimePs HbmFlowModel::finish_ps(const Flow& f) const {
   const double dv = f.finish_v - v_;
   if (!(dv > 0)) return t_;
   const double dt = std::ceil(dv / rate());
   // A finish past the time limit is refused rather than capped: a capped finish would never
   // be reached, and the transfer would stay in flight for ever.
-  if (!(dt < static_cast<double>(sched::kTimeLimitPs - t_))) {
+  if (!(dt < static_cast<double>(common::kTimeLimitPs - t_))) {
     char left[32];
     std::snprintf(left, sizeof left, "%.3g", dv);
     throw ConfigError("HBM: a transfer with " + std::string(left) + " bytes left, at " +
@@ -59,15 +59,15 @@ sched::TimePs HbmFlowModel::finish_ps(const Flow& f) const {
                       "(per-core cap " +
                       gbps_text(cap_) + " GB/s)");
   }
-  return t_ + static_cast<sched::TimePs>(dt);
+  return t_ + static_cast<common::TimePs>(dt);
 }
 
-void HbmFlowModel::advance(sched::TimePs now) {
+void HbmFlowModel::advance(common::TimePs now) {
   NPU_CHECK(now >= clock_ps_, "HBM flow model driven backwards in time");
   for (;;) {
-    const sched::TimePs te = heap_.empty() ? sched::kNever : finish_ps(heap_.top());
-    const sched::TimePs tp = promised_.empty() ? sched::kNever : promised_.top().end_ps;
-    const sched::TimePs tf = std::min(te, tp);
+    const common::TimePs te = heap_.empty() ? common::kNever : finish_ps(heap_.top());
+    const common::TimePs tp = promised_.empty() ? common::kNever : promised_.top().end_ps;
+    const common::TimePs tf = std::min(te, tp);
     if (tf > now) break;  // also when nothing is in flight: now < kNever
     // t_ <= clock_ps_ always, and flows in flight are busy from clock_ps_ up to tf.
     if (tf > clock_ps_) {
@@ -88,7 +88,7 @@ void HbmFlowModel::advance(sched::TimePs now) {
     // tf completes at tf; the survivors then share the bandwidth they free.
     const double r = rate();
     const double v0 = v_;
-    const sched::TimePs t0 = t_;
+    const common::TimePs t0 = t_;
     const double v_at_tf = v0 + static_cast<double>(tf - t0) * r;
     double v_done = v_at_tf;
     bool removed = false;
@@ -112,8 +112,8 @@ void HbmFlowModel::advance(sched::TimePs now) {
   if (in_flight() == 0) t_ = now;
 }
 
-sched::TimePs HbmFlowModel::start(sched::TimePs now, std::uint64_t bytes, std::uint64_t tag,
-                                  bool promise) {
+common::TimePs HbmFlowModel::start(common::TimePs now, std::uint64_t bytes, std::uint64_t tag,
+                                   bool promise) {
   advance(now);
   // Re-anchor at `now`: the rate is about to change for everyone in flight.
   v_ += static_cast<double>(now - t_) * rate();
@@ -126,8 +126,8 @@ sched::TimePs HbmFlowModel::start(sched::TimePs now, std::uint64_t bytes, std::u
       // At the cap from now to its end, as the flow would run if left to the event path.
       const double dt = std::ceil(static_cast<double>(bytes) / cap_);
       // A promise past the time limit is not made; finish_ps() then refuses the flow.
-      if (now < sched::kTimeLimitPs && dt < static_cast<double>(sched::kTimeLimitPs - now)) {
-        const sched::TimePs end = now + static_cast<sched::TimePs>(dt);
+      if (now < common::kTimeLimitPs && dt < static_cast<double>(common::kTimeLimitPs - now)) {
+        const common::TimePs end = now + static_cast<common::TimePs>(dt);
         promised_.push(Promised{end, finish_v, seq_++, tag});
         return end;
       }
@@ -143,7 +143,7 @@ sched::TimePs HbmFlowModel::start(sched::TimePs now, std::uint64_t bytes, std::u
     }
   }
   heap_.push(Flow{finish_v, seq_++, tag});
-  return sched::kNever;
+  return common::kNever;
 }
 
 void HbmFlowModel::take_revoked(std::vector<std::uint64_t>& tags) {
@@ -151,13 +151,13 @@ void HbmFlowModel::take_revoked(std::vector<std::uint64_t>& tags) {
   revoked_.clear();
 }
 
-sched::TimePs HbmFlowModel::next_completion() const {
+common::TimePs HbmFlowModel::next_completion() const {
   if (!finished_.empty()) return clock_ps_;  // already complete, not yet handed out
-  if (heap_.empty()) return sched::kNever;
+  if (heap_.empty()) return common::kNever;
   return finish_ps(heap_.top());
 }
 
-void HbmFlowModel::complete_until(sched::TimePs now, std::vector<std::uint64_t>& done_tags) {
+void HbmFlowModel::complete_until(common::TimePs now, std::vector<std::uint64_t>& done_tags) {
   advance(now);
   done_tags.insert(done_tags.end(), finished_.begin(), finished_.end());
   finished_.clear();

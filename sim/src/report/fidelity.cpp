@@ -17,9 +17,9 @@
 namespace pypto::sim {
 namespace {
 
-using sched::kNever;
-using sched::TaskId;
-using sched::TimePs;
+using common::kNever;
+using common::TaskId;
+using common::TimePs;
 
 constexpr double kPsPerUs = 1e6;
 
@@ -150,7 +150,7 @@ RecordedReplay recorded_replay(const sched::TaskGraph& g) {
   r.timed.assign(n, 0);
   r.set.reserve(n);  // address space for the HUBs' share, not memory: never touched
   for (TaskId t = 0; t < n; ++t) {
-    if (g.core_type[t] != sched::CoreType::kHub && g.has_recorded_start(t)) {
+    if (g.core_type[t] != common::CoreType::kHub && g.has_recorded_start(t)) {
       r.timed[t] = 1;
       r.set.push_back(t);
     }

@@ -96,6 +96,6 @@ extern "C" int sc_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   ::setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-  pypto::install_interrupt_handlers("pypto-sim");
+  pypto::common::install_interrupt_handlers("pypto-sim");
   return sc_main(argc, argv);
 }

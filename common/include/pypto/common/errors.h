@@ -2,7 +2,8 @@
 // Typed errors. User-input errors (ConfigError, TraceError) are thrown before simulation
 // starts and say where the problem is and how to fix it; ModelError is an internal
 // invariant violation. Clients catch them at one boundary (the CLI maps each to an exit
-// code, the Python module to an exception class).
+// code, the Python module to an exception class). They live in `pypto` itself, the one name
+// every library and client catches; the rest of common/ is `pypto::common`.
 #pragma once
 
 #include <stdexcept>
@@ -37,6 +38,14 @@ class PolicyError : public Error {
 
 // A broken internal invariant (a bug in the model, never the user's fault).
 class ModelError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The run was interrupted by a signal (or, in the Python module, by a pending
+// KeyboardInterrupt). Not a user error: the CLI maps it to exit status 130
+// (pypto/common/interrupt.h raises it).
+class Interrupted : public Error {
  public:
   using Error::Error;
 };

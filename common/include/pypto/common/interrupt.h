@@ -12,14 +12,7 @@
 
 #include "pypto/common/errors.h"
 
-namespace pypto {
-
-// The run was interrupted by a signal (or, in the Python module, by a pending
-// KeyboardInterrupt). Not a user error: the CLI maps it to exit status 130.
-class Interrupted : public Error {
- public:
-  using Error::Error;
-};
+namespace pypto::common {
 
 // Installs the SIGINT/SIGTERM handlers (the CLI; never in a process whose host owns the
 // signals, like Python). `program` prefixes the line written on an immediate exit.
@@ -73,4 +66,4 @@ void set_exit_on_interrupt(const char* line);
 int register_temporary(const std::string& path);
 void unregister_temporary(int slot);
 
-}  // namespace pypto
+}  // namespace pypto::common

@@ -5,10 +5,10 @@
 
 #include <cstdint>
 
-namespace pypto {
+namespace pypto::common {
 
 // MemAvailable of /proc/meminfo, or what the cgroup's memory.max leaves above
 // memory.current when that is less; 0 when neither can be read (no limit known).
 std::uint64_t available_memory_bytes();
 
-}  // namespace pypto
+}  // namespace pypto::common

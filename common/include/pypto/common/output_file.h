@@ -14,7 +14,7 @@
 #include <ostream>
 #include <string>
 
-namespace pypto {
+namespace pypto::common {
 
 class OutputFile {
  public:
@@ -52,4 +52,4 @@ class OutputFile {
   void discard() noexcept;
 };
 
-}  // namespace pypto
+}  // namespace pypto::common

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace pypto::sched {
+namespace pypto::common {
 
 // Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent
 // transpositions ("wyas" -> "ways") each count one edit.
@@ -18,4 +18,4 @@ std::size_t edit_distance(const std::string& a, const std::string& b);
 std::optional<std::string> closest_match(const std::string& word,
                                          const std::vector<std::string>& candidates);
 
-}  // namespace pypto::sched
+}  // namespace pypto::common

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-namespace pypto::sched {
+namespace pypto::common {
 
 // Simulated time. Everything in the model is kept in integer picoseconds so that
 // different clock domains (AICore 1.85 GHz, AICPU 1.8 GHz, board counters 50 MHz)
@@ -56,4 +56,4 @@ std::optional<CoreType> parse_core_type(std::string_view s);
 
 constexpr bool is_dispatchable(CoreType t) { return t == CoreType::kAic || t == CoreType::kAiv; }
 
-}  // namespace pypto::sched
+}  // namespace pypto::common

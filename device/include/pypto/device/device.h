@@ -10,7 +10,7 @@
 //   sched::MachineShape shape{.aic = 24, .aiv = 48, .threads = 3};
 //   auto policy = sched::Registry::global().create("fifo");
 //   device::RunOptions opt;
-//   opt.execute = [&](sched::TaskId t, sched::CoreId) { executor.execute(t); };
+//   opt.execute = [&](common::TaskId t, common::CoreId) { executor.execute(t); };
 //   device::RunResult r = device::run(graph, shape, *policy, opt);
 //   // r.makespan_ns, r.timeline.start_ns[t], ...
 #pragma once
@@ -26,7 +26,7 @@
 
 namespace pypto::device {
 
-using sched::kNoCore16;
+using common::kNoCore16;
 
 struct RunOptions {
   // Performs task t's effect. Called once per AIC/AIV/AICPU task of the graph, on the
@@ -34,7 +34,7 @@ struct RunOptions {
   // only after every predecessor's call has returned. Calls for different cores run
   // concurrently: the callback must be safe for that. An exception ends the run: run()
   // rethrows the first one after every thread has stopped. Empty: tasks do nothing.
-  std::function<void(sched::TaskId t, sched::CoreId c)> execute;
+  std::function<void(common::TaskId t, common::CoreId c)> execute;
   // A run in which no task completes for this long, with work left, is a runtime bug:
   // ModelError naming the scheduler's state.
   double stall_timeout_s = 60;

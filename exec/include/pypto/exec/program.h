@@ -13,7 +13,7 @@
 
 namespace pypto::exec {
 
-using sim::DType;
+using model::DType;
 
 inline constexpr int kMaxRank = 4;
 
@@ -40,146 +40,10 @@ struct LocalTile {
   std::int64_t shape[kMaxRank] = {1, 1, 1, 1};
 };
 
+// The tile instructions: a row each in tile_ops.def (its semantics there, the common ones below).
 enum class TileOpcode : std::uint8_t {
-  // data movement
-  kLoad,     // dst <- region (strides may be 0 = broadcast). region.shape <= dst.shape per
-             // axis, a prefix box at the same indices; a smaller box keeps the rest of dst
-             // (which an earlier instruction must have written, e.g. a kFill of zeros)
-  kStore,    // region <- src (region.shape: the valid part, a prefix box of src; no stride 0
-             // on an axis of extent > 1, which would write one element several times)
-  kFill,     // dst <- scalar
-  kCopy,     // dst <- src0 (same element count, row-major order: reshape)
-  kPermute,  // dst <- src0 with axes permuted: dst axis k is src axis perm[k]
-  kCast,     // dst <- src0 converted to dst's dtype, rounding per `cast_mode`
-  // element-wise, same shapes (operand i is scalar[i] when scalar_operand bit i is set:
-  // bit 1 for b, bit 0 for a in reflected ops)
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMaximum,
-  kMinimum,
-  kRemainder,
-  kPow,
-  kEq,
-  kNe,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kLogicalAnd,
-  kLogicalOr,
-  kNeg,
-  kAbs,
-  kRelu,
-  kExp,
-  kLog,
-  kSqrt,
-  kRsqrt,
-  kReciprocal,
-  kSigmoid,
-  kTanh,
-  kFloor,
-  kLogicalNot,
-  kWhere,  // dst <- src0 ? src1 : src2 (src1/src2 may be scalars: scalar_operand bits 1, 2)
-  // reductions over the axes in reduce_mask; dst has size 1 on those axes (keepdim form)
-  kReduceSum,
-  kReduceMax,
-  kReduceMin,
-  // dst[.., M, N] (+)= src0[.., M, K] @ src1[.., K, N]; batch axes equal. accumulate=1 adds
-  // to dst's current contents (K split across instructions); products summed in double.
-  kMatmul,
-  // Appended for PyPTO compatibility (earlier opcodes keep their values).
-  // element-wise, one operand (scalar[1] is a parameter where noted, not an operand)
-  kCeil,
-  kTrunc,
-  kRound,  // torch.round(x, decimals = scalar[1])
-  kSign,
-  kErf,
-  kErfc,
-  kSin,
-  kCos,
-  kLog1p,
-  kExpm1,
-  kLrelu,  // x < 0 ? x * scalar[1] : x
-  // dst <- src0 on and above (triu) / below (tril) diagonal scalar[1] of the last two axes,
-  // counted in the tile's own coordinates (the compiler shifts it by the tile's offset), else 0
-  kTriu,
-  kTril,
-  // reductions over reduce_mask (keepdim form), like kReduceSum
-  kReduceProd,
-  kArgMax,  // the index along the one axis of reduce_mask of the first maximum (NaN wins)
-  kArgMin,
-  // inclusive scans along the one axis of reduce_mask; dst has src0's shape
-  kCumSum,
-  kCumProd,
-  // Indexed ops (gather, scatter, scatter_update): their addresses depend on index values.
-  // kGather: dst[c] <- src0[c with axis a replaced by src1[c]], where a is the one axis of
-  //   reduce_mask, src1 (the index tile, an integer dtype) has dst's shape and src0 (the
-  //   input window) holds the whole indexed extent along a and at least dst's extent on the
-  //   other axes. An index outside [0, src0.shape[a]) throws.
-  kGather,
-  // kScatter: dst <- src0 (same shape), then for every element c of src1 (the index tile,
-  //   no larger than src0 on any axis): dst[c with axis a replaced by src1[c]] (op)= src2[c]
-  //   (scalar[2] when scalar_operand bit 2 is set; rounded to dst's dtype), where op is `=`
-  //   (accumulate 0), `+` (1) or `*` (2), each update rounded to dst's dtype, in row-major
-  //   order of src1. src2 has src1's shape.
-  kScatter,
-  // kScatterRows: global rows <- local rows (PyPTO's scatter_update). region: the whole
-  //   destination tensor (rank r; a "row" is one index over its first r-1 axes in row-major
-  //   order, the last axis its elements); src0: rows to write ([.., D], flattened to rows);
-  //   src1: the row numbers (integer tile with as many elements as src0 has rows). Row i of
-  //   src0 goes to row src1[i] of region; a row number outside the region throws.
-  kScatterRows,
-  // element-wise, one operand: round to TF32 (10 mantissa bits, fp32 range): scalar[1] = 0
-  // truncates, 1 nearest-even, 2 nearest-away (matmul trans_mode and dequant scales)
-  kTf32,
-  // element-wise, one operand (float): 2^x, log2, log10, cube root, cosh, sinh
-  kExp2,
-  kLog2,
-  kLog10,
-  kCbrt,
-  kCosh,
-  kSinh,
-  // element-wise, one operand (float): tan, asin, acos, atan
-  kTan,
-  kAsin,
-  kAcos,
-  kAtan,
-  // element-wise, two operands: atan2(a, b) and copysign(a, b) and hypot(a, b) (float), fmod
-  // (C remainder: the dividend's sign; integer fmod by zero throws)
-  kAtan2,
-  kCopysign,
-  kHypot,
-  kFmod,
-  // element-wise tests, one operand of any numeric dtype; dst is DT_BOOL (0/1). Integer
-  // operands are finite, never NaN or inf; signbit is the sign bit (true for -0.0 and -NaN)
-  kIsFinite,
-  kIsNan,
-  kIsInf,
-  kSignBit,
-  // integer element-wise ops (integer tiles only, 64-bit arithmetic narrowed to dst):
-  // gcd (non-negative, gcd(0, 0) = 0), floor and ceil division (division by zero throws),
-  // bitwise and/or/xor/not, shifts (torch's: a shift count outside [0, bits) gives 0 to the
-  // left and the sign fill to the right; the left shift wraps)
-  kGcd,
-  kFloorDiv,
-  kCeilDiv,
-  kBitAnd,
-  kBitOr,
-  kBitXor,
-  kBitNot,
-  kShiftLeft,
-  kShiftRight,
-  // dst[.., j] <- scalar[0] + (scalar[2] + j) * scalar[1] along the last axis (arange: start,
-  // step and the tile's offset in the range; computed in double, rounded once to dst's dtype)
-  kIota,
-  // Sorts along the one axis of reduce_mask, stable, NaN as the largest value; dst keeps the
-  // first dst.shape[axis] (k) of the sorted order (src0's shape elsewhere): kSortValues the
-  // values (src0's dtype), kSortIndices their indices along the axis (an integer dtype).
-  // scalar[1] != 0: descending (largest first; equal values keep their order).
-  kSortValues,
-  kSortIndices,
+#define PYPTO_TILE_OP(op, name, exec, cost_op) op,
+#include "pypto/exec/tile_ops.def"
 };
 
 // Semantics execute() (tile_exec.h) implements (torch CPU, x86-64, where the two could differ):

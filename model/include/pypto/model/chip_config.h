@@ -9,7 +9,7 @@
 
 #include "pypto/common/types.h"
 
-namespace pypto::sim {
+namespace pypto::model {
 
 struct ChipConfig {
   struct Chip {
@@ -78,6 +78,12 @@ struct ChipConfig {
     std::uint32_t mte_write_latency_cycles = 200;  // UB/L0C -> GM fixed part
     std::uint32_t vec_bytes_per_cycle = 256;
     std::uint32_t vec_start_latency_cycles = 15;
+    // GM is moved in aligned blocks of this size: a transfer pays for every block it touches,
+    // so short rows at a large stride cost a whole block each.
+    std::uint32_t mte_granule_bytes = 512;
+    // MTE1 moves a cube operand from L1 into L0A (left) or L0B (right) per cycle.
+    std::uint32_t l1_to_l0a_bytes_per_cycle = 512;
+    std::uint32_t l1_to_l0b_bytes_per_cycle = 256;
     std::uint32_t cube_fixed_cycles = 20;  // pipeline start and drain per mmad tile
     // Cycles the cube stalls on L0A/L0B bank conflicts and operand-feed gaps, in percent of
     // its fractal cycles.
@@ -97,19 +103,35 @@ struct ChipConfig {
 struct DerivedTiming {
   double aicore_ps_per_cycle = 0;
   double aicpu_ps_per_cycle = 0;
-  sched::TimePs poll_ps = 0, resolve_ps = 0, dispatch_ps = 0;
-  sched::TimePs device_task_build_ps = 0, stitch_per_task_ps = 0, submit_ps = 0, barrier_ps = 0;
-  sched::TimePs queue_op_ps = 0, fair_scan_per_thread_ps = 0;
-  sched::TimePs aicpu_launch_ps = 0, aicore_start_ps = 0, slot_switch_ps = 0;
-  sched::TimePs board_tick_ps = 0;   // exact only for integer-ps ticks (50 MHz, 1 GHz)
+  common::TimePs poll_ps = 0, resolve_ps = 0, dispatch_ps = 0;
+  common::TimePs device_task_build_ps = 0, stitch_per_task_ps = 0, submit_ps = 0, barrier_ps = 0;
+  common::TimePs queue_op_ps = 0, fair_scan_per_thread_ps = 0;
+  common::TimePs aicpu_launch_ps = 0, aicore_start_ps = 0, slot_switch_ps = 0;
+  common::TimePs board_tick_ps = 0;  // exact only for integer-ps ticks (50 MHz, 1 GHz)
   double hbm_bytes_per_ps = 0;       // aggregate, after refresh and turnaround losses
   double hbm_core_bytes_per_ps = 0;  // single-core cap
   double l2_read_bytes_per_ps = 0, l2_write_bytes_per_ps = 0;  // per core
-  sched::TimePs hbm_latency_ps = 0, l2_hit_latency_ps = 0;
+  common::TimePs hbm_latency_ps = 0, l2_hit_latency_ps = 0;
   std::uint32_t aiv = 0;  // aic * aiv_per_aic
 };
 
 DerivedTiming derive(const ChipConfig& c);
+
+// Bytes an MTE transfer of [addr, addr + bytes) moves between GM and a core: every
+// cost.mte_granule_bytes block it touches, whole. Moved in bursts of burst_bytes (0: one
+// burst), every burst pays its own blocks (bursts taken as starting on a block). 0 for an
+// empty range.
+inline std::uint64_t mte_bytes(std::uint64_t addr, std::uint64_t bytes, const ChipConfig& c,
+                               std::uint64_t burst_bytes = 0) {
+  if (bytes == 0) return 0;
+  const std::uint64_t g = c.cost.mte_granule_bytes;
+  if (burst_bytes != 0 && burst_bytes < bytes) {
+    const std::uint64_t bursts = (bytes + burst_bytes - 1) / burst_bytes;
+    return bursts * ((burst_bytes + g - 1) / g) * g;
+  }
+  const std::uint64_t first = addr / g, last = (addr + bytes - 1) / g;
+  return (last - first + 1) * g;
+}
 
 // The cores a board recording ran on, from the blockIdx of its prof blocks. PyPTO numbers a
 // chip's cores AIC first (blockIdx 0 .. aic-1), then AIV (aic .. aic+aiv-1), so the AIV
@@ -120,4 +142,4 @@ struct RecordedCores {
   std::uint32_t min_aiv_block = 0, max_aiv_block = 0;  // lowest and highest AIV blockIdx
 };
 
-}  // namespace pypto::sim
+}  // namespace pypto::model

@@ -11,7 +11,7 @@
 
 #include "pypto/model/chip_config.h"
 
-namespace pypto::sim {
+namespace pypto::model {
 
 // Element types the cost model and the frontend know. Sizes in bytes via dtype_bytes().
 enum class DType : std::uint8_t { kFp32, kFp16, kBf16, kInt8, kInt16, kInt32, kInt64, kBool };
@@ -53,4 +53,4 @@ TilePipe tile_op_pipe(std::string_view op);
 // Every known tile op name, sorted (for error messages and --help style listings).
 std::vector<std::string> known_tile_ops();
 
-}  // namespace pypto::sim
+}  // namespace pypto::model

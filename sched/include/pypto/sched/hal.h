@@ -26,20 +26,21 @@ class Hal {
   // Contract: thread t reads core c's completion register now. Appends the tasks that
   // finished since the last read of c, in finishing order (at most the running and the
   // pending task). Charges one poll.
-  virtual void poll(ThreadId t, CoreId c, std::vector<TaskId>& finished) = 0;
+  virtual void poll(common::ThreadId t, common::CoreId c,
+                    std::vector<common::TaskId>& finished) = 0;
 
   // Contract: thread t writes `task` into core c's register: the running slot if the
   // runtime believes c idle, else the pending slot. Charges one dispatch.
-  virtual void send(ThreadId t, TaskId task, CoreId c) = 0;
+  virtual void send(common::ThreadId t, common::TaskId task, common::CoreId c) = 0;
 
   // Contract: thread t executes an AICPU-type task inline (it returns when done).
-  virtual void run_inline(ThreadId t, TaskId task) = 0;
+  virtual void run_inline(common::ThreadId t, common::TaskId task) = 0;
 
   // Contract: charges n operations of kind op to thread t.
-  virtual void charge(ThreadId t, AicpuOp op, std::uint32_t n) = 0;
+  virtual void charge(common::ThreadId t, AicpuOp op, std::uint32_t n) = 0;
 
   // Contract: thread t's local clock now (diagnostics and barrier bookkeeping only).
-  virtual TimePs now(ThreadId t) const = 0;
+  virtual common::TimePs now(common::ThreadId t) const = 0;
 
   // Contract: asked by the runtime just before thread t operates on state the threads
   // share (a shared ready queue, the idle flags, predecessor counts, a device task's
@@ -50,7 +51,7 @@ class Hal {
   // answers true until the others have caught up, so that the threads' shared-state
   // operations happen in the order of their local times (as temporal decoupling
   // synchronises at shared resources). Other threads' rounds may run while t is suspended.
-  virtual bool yield_before_shared(ThreadId t) { return false; }
+  virtual bool yield_before_shared(common::ThreadId t) { return false; }
 };
 
 }  // namespace pypto::sched

@@ -19,13 +19,13 @@ class Scheduler;
 // index 0 is the oldest entry.
 class TaskListView {
  public:
-  TaskListView(const TaskId* data, std::size_t size) : data_(data), size_(size) {}
+  TaskListView(const common::TaskId* data, std::size_t size) : data_(data), size_(size) {}
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  TaskId operator[](std::size_t i) const { return data_[i]; }
+  common::TaskId operator[](std::size_t i) const { return data_[i]; }
 
  private:
-  const TaskId* data_;
+  const common::TaskId* data_;
   std::size_t size_;
 };
 using ReadyQueueView = TaskListView;
@@ -36,7 +36,7 @@ class DurationEstimator {
  public:
   virtual ~DurationEstimator() = default;
   // Contract: the expected run time of task on an idle core with a warm L2, in ps; pure.
-  virtual TimePs estimate_ps(TaskId task) const = 0;
+  virtual common::TimePs estimate_ps(common::TaskId task) const = 0;
 };
 
 class MachineView {
@@ -45,37 +45,39 @@ class MachineView {
 
   const TaskGraph& graph() const;
   std::uint32_t num_threads() const;
-  std::uint32_t num_cores(CoreType ct) const;
-  CoreType core_type(CoreId c) const;
-  ThreadId owner(CoreId c) const;
+  std::uint32_t num_cores(common::CoreType ct) const;
+  common::CoreType core_type(common::CoreId c) const;
+  common::ThreadId owner(common::CoreId c) const;
   // Cores of thread t of type ct are [first_core(t, ct), end_core(t, ct)).
-  CoreId first_core(ThreadId t, CoreType ct) const;
-  CoreId end_core(ThreadId t, CoreType ct) const;
-  TaskId running(CoreId c) const;  // kNoTask when none
-  TaskId pending(CoreId c) const;
-  bool is_idle(CoreId c) const { return running(c) == kNoTask; }
-  bool has_free_slot(CoreId c) const { return pending(c) == kNoTask; }
+  common::CoreId first_core(common::ThreadId t, common::CoreType ct) const;
+  common::CoreId end_core(common::ThreadId t, common::CoreType ct) const;
+  common::TaskId running(common::CoreId c) const;  // kNoTask when none
+  common::TaskId pending(common::CoreId c) const;
+  bool is_idle(common::CoreId c) const { return running(c) == common::kNoTask; }
+  bool has_free_slot(common::CoreId c) const { return pending(c) == common::kNoTask; }
   // Thread t's fully idle cores of type ct; the last one is the most recently freed.
-  std::size_t idle_count(ThreadId t, CoreType ct) const;
-  CoreId idle_core(ThreadId t, CoreType ct, std::size_t i) const;
+  std::size_t idle_count(common::ThreadId t, common::CoreType ct) const;
+  common::CoreId idle_core(common::ThreadId t, common::CoreType ct, std::size_t i) const;
   // Thread t's busy cores of type ct with an empty pending slot.
-  std::uint32_t free_pending_count(ThreadId t, CoreType ct) const;
+  std::uint32_t free_pending_count(common::ThreadId t, common::CoreType ct) const;
   // True if some thread other than t has published a fully idle core of type ct (flags
   // never published read "idle"; false on a one-thread machine).
-  bool other_thread_idle(ThreadId t, CoreType ct) const;
+  bool other_thread_idle(common::ThreadId t, common::CoreType ct) const;
   // Tasks of type ct of device task dt not yet sent to a core (0 if dt is not active).
-  std::uint32_t remaining_unsent(DeviceTaskId dt, CoreType ct) const;
+  std::uint32_t remaining_unsent(common::DeviceTaskId dt, common::CoreType ct) const;
   // Tasks of type ct waiting in dt's shared ready queue (0 if dt is not active).
-  std::size_t shared_queued(DeviceTaskId dt, CoreType ct) const;
+  std::size_t shared_queued(common::DeviceTaskId dt, common::CoreType ct) const;
   // Thread t's staging buffer of type ct (0 oldest): what other threads may steal.
-  TaskListView staged(ThreadId t, CoreType ct) const;
-  std::size_t staged_count(ThreadId t, CoreType ct) const { return staged(t, ct).size(); }
+  TaskListView staged(common::ThreadId t, common::CoreType ct) const;
+  std::size_t staged_count(common::ThreadId t, common::CoreType ct) const {
+    return staged(t, ct).size();
+  }
 
   // Per-task figures. The duration estimate is the recorded duration when there is one,
   // else the backend's estimate (DurationEstimator), else 0.
-  TimePs duration_estimate_ps(TaskId task) const;
-  std::uint64_t bytes_read(TaskId task) const;
-  std::uint64_t bytes_written(TaskId task) const;
+  common::TimePs duration_estimate_ps(common::TaskId task) const;
+  std::uint64_t bytes_read(common::TaskId task) const;
+  std::uint64_t bytes_written(common::TaskId task) const;
 
  private:
   const Scheduler& s_;

@@ -29,25 +29,25 @@
 
 namespace pypto::sched {
 
-inline constexpr ThreadId kNoThread = std::numeric_limits<ThreadId>::max();
+inline constexpr common::ThreadId kNoThread = std::numeric_limits<common::ThreadId>::max();
 inline constexpr std::size_t kNoPick = std::numeric_limits<std::size_t>::max();
 
 // The thread a hook runs on, its clock and its AICPU budget.
 class ThreadContext {
  public:
-  ThreadContext(const MachineView& m, ThreadId t, Hal& hal) : m_(m), t_(t), hal_(hal) {}
+  ThreadContext(const MachineView& m, common::ThreadId t, Hal& hal) : m_(m), t_(t), hal_(hal) {}
   const MachineView& view() const { return m_; }
-  ThreadId thread() const { return t_; }
+  common::ThreadId thread() const { return t_; }
   // The thread's local clock now (the Hal's; read lazily, so a hook that ignores time
   // costs nothing for it).
-  TimePs now() const { return hal_.now(t_); }
+  common::TimePs now() const { return hal_.now(t_); }
   // Charges n operations of kind op to this thread's clock, as the decision would cost on
   // the AICPU (a scan of shared flags, a locked queue operation, edges walked).
   void charge(AicpuOp op, std::uint32_t n) const { hal_.charge(t_, op, n); }
 
  private:
   const MachineView& m_;
-  ThreadId t_;
+  common::ThreadId t_;
   Hal& hal_;
 };
 
@@ -60,7 +60,7 @@ enum class PublishPoint : std::uint8_t {
 // A staged task and the core it goes to (pick_staged).
 struct StagedPick {
   std::size_t index = kNoPick;  // into the staging buffer (0 oldest); kNoPick: stop
-  CoreId core = kNoCore;
+  common::CoreId core = common::kNoCore;
 };
 
 // The events a policy subscribes to (Policy::events()); the runtime calls only those hooks.
@@ -84,30 +84,33 @@ class Policy {
   virtual void setup(const MachineView& m) {}
   // Contract: task (AIC/AIV) has lost its last predecessor on c.thread() (at admission:
   // thread 0's context), before the runtime decides where it goes.
-  virtual void on_ready(ThreadContext& c, TaskId task) {}
+  virtual void on_ready(ThreadContext& c, common::TaskId task) {}
   // Contract: task was just written into core's register (running or pending slot).
-  virtual void on_dispatch(ThreadContext& c, TaskId task, CoreId core) {}
+  virtual void on_dispatch(ThreadContext& c, common::TaskId task, common::CoreId core) {}
   // Contract: c.thread() has seen task finish on core, before resolving its successors.
-  virtual void on_done(ThreadContext& c, TaskId task, CoreId core) {}
+  virtual void on_done(ThreadContext& c, common::TaskId task, common::CoreId core) {}
   // Contract: dt was admitted (its zero-predecessor tasks are ready), at time_ps of
   // thread 0's clock / dt has finished at time_ps (the barrier or its last completion).
-  virtual void on_device_task_admitted(const MachineView& m, DeviceTaskId dt, TimePs time_ps) {}
-  virtual void on_device_task_finished(const MachineView& m, DeviceTaskId dt, TimePs time_ps) {}
+  virtual void on_device_task_admitted(const MachineView& m, common::DeviceTaskId dt,
+                                       common::TimePs time_ps) {}
+  virtual void on_device_task_finished(const MachineView& m, common::DeviceTaskId dt,
+                                       common::TimePs time_ps) {}
 
   // ---- decisions ---------------------------------------------------------------------
   // Contract: called once per poll round and core type ct of a thread with serial device
   // tasks, after it polled its cores and before it resolves the completions it found,
   // when a shared queue of ct holds work. true = first refill the thread's cores from the
   // shared queue (pick_shared with before_resolve set). Default: true.
-  virtual bool send_before_resolve(ThreadContext& c, CoreType ct) { return true; }
+  virtual bool send_before_resolve(ThreadContext& c, common::CoreType ct) { return true; }
 
   // Contract: called when task `ready` (an AIC/AIV task of a serial device task) has just
   // lost its last predecessor on c.thread(); `producer_core` ran the predecessor that
   // released it (kNoCore if unknown). Return a core of the thread with a free slot (idle,
   // or MachineView::has_free_slot) to send it to at once, or kNoCore to stage it.
   // Default: kNoCore.
-  virtual CoreId direct_send(ThreadContext& c, TaskId ready, CoreId producer_core) {
-    return kNoCore;
+  virtual common::CoreId direct_send(ThreadContext& c, common::TaskId ready,
+                                     common::CoreId producer_core) {
+    return common::kNoCore;
   }
 
   // Contract: called repeatedly while the thread holds staged tasks of type ct, at the
@@ -115,7 +118,7 @@ class Policy {
   // core of the thread (an idle one or a free pending slot), or {kNoPick, _} to stop.
   // `staged` is the thread's staging buffer, 0 oldest. Default: the newest to the most
   // recently freed idle core, while idle cores last.
-  virtual StagedPick pick_staged(ThreadContext& c, CoreType ct, const TaskListView& staged);
+  virtual StagedPick pick_staged(ThreadContext& c, common::CoreType ct, const TaskListView& staged);
 
   // Contract: whether the thread now moves the tasks still staged of type ct to the shared
   // queue (a locked operation, charged by the runtime). `shared_queued` is the shared
@@ -123,7 +126,7 @@ class Policy {
   // staging buffer is published regardless (the buffer has a hardware size). Tasks kept
   // staged past the round stay private to the thread until it sends them or another
   // thread steals them. Default: at the round end only.
-  virtual bool publish_staged(ThreadContext& c, CoreType ct, PublishPoint at,
+  virtual bool publish_staged(ThreadContext& c, common::CoreType ct, PublishPoint at,
                               std::size_t shared_queued) {
     return at == PublishPoint::kRoundEnd;
   }
@@ -131,8 +134,8 @@ class Policy {
   // Contract: called when a thread takes from the shared queues of type ct and more than
   // one active device task (a parallel loop) has queued work: which of `candidates`
   // (admission order) to serve next. Return an index into candidates. Default: 0 (oldest).
-  virtual std::size_t pick_device_task(ThreadContext& c, CoreType ct,
-                                       const std::vector<DeviceTaskId>& candidates) {
+  virtual std::size_t pick_device_task(ThreadContext& c, common::CoreType ct,
+                                       const std::vector<common::DeviceTaskId>& candidates) {
     return 0;
   }
 
@@ -141,7 +144,7 @@ class Policy {
   // that many and as many as are queued. Default (all four modes): every idle core plus
   // every free pending slot, except in the last wave (a device task's unsent tasks of ct
   // fit in the chip's cores of ct) while another thread has an idle core: idle cores only.
-  virtual std::uint32_t fill_quota(ThreadContext& c, CoreType ct, DeviceTaskId dt) {
+  virtual std::uint32_t fill_quota(ThreadContext& c, common::CoreType ct, common::DeviceTaskId dt) {
     return last_wave_quota(c, ct, dt, /*allow_pending=*/true);
   }
 
@@ -149,7 +152,7 @@ class Policy {
   // q[0] oldest) of type ct. Return the index to take, in [0, q.size()). first_batch: the
   // thread's first take of this type in this device task; before_resolve: the take is the
   // send-before-resolve refill. Default: 0 (oldest).
-  virtual std::size_t pick_shared(ThreadContext& c, CoreType ct, const TaskListView& q,
+  virtual std::size_t pick_shared(ThreadContext& c, common::CoreType ct, const TaskListView& q,
                                   bool first_batch, bool before_resolve) {
     return 0;
   }
@@ -157,7 +160,7 @@ class Policy {
   // Contract: the core of the thread for `task` (type ct), just taken from a shared queue
   // or stolen: an idle core or a free pending slot of a busy core. Default: the most
   // recently freed idle core, else the pending slots round-robin.
-  virtual CoreId pick_core(ThreadContext& c, CoreType ct, TaskId task) {
+  virtual common::CoreId pick_core(ThreadContext& c, common::CoreType ct, common::TaskId task) {
     const MachineView& m = c.view();
     const std::size_t idle = m.idle_count(c.thread(), ct);
     if (idle > 0) return m.idle_core(c.thread(), ct, idle - 1);
@@ -168,32 +171,33 @@ class Policy {
   // whether it has a fully idle core of ct (MachineView::other_thread_idle reads those
   // flags; unpublished flags keep their initial "idle" value, as on the device). Writing
   // the flag is an operation on shared state, which the runtime orders. Default: false.
-  virtual bool publish_idle(ThreadContext& c, CoreType ct) { return false; }
+  virtual bool publish_idle(ThreadContext& c, common::CoreType ct) { return false; }
 
   // Contract: asked when thread t has an idle core of ct and no shared queue of ct holds
   // work (also by the backend, to know whether an idle thread has work): the thread to
   // steal a staged task of ct from (MachineView::staged_count(victim, ct) > 0), or
   // kNoThread. Must not change state. Default: kNoThread (no stealing).
-  virtual ThreadId steal_victim(const MachineView& m, ThreadId t, CoreType ct) const {
+  virtual common::ThreadId steal_victim(const MachineView& m, common::ThreadId t,
+                                        common::CoreType ct) const {
     return kNoThread;
   }
   // Contract: which of the victim's staged tasks (0 oldest) to take; each steal is one
   // locked queue operation, charged by the runtime. Default: 0 (oldest).
-  virtual std::size_t pick_stolen(ThreadContext& c, CoreType ct, ThreadId victim,
+  virtual std::size_t pick_stolen(ThreadContext& c, common::CoreType ct, common::ThreadId victim,
                                   const TaskListView& staged) {
     return 0;
   }
 
   // The fill rule of the four modes, for policies to reuse: idle cores plus, if
   // allow_pending and not (last wave while another thread idles), the free pending slots.
-  static std::uint32_t last_wave_quota(const ThreadContext& c, CoreType ct, DeviceTaskId dt,
-                                       bool allow_pending);
+  static std::uint32_t last_wave_quota(const ThreadContext& c, common::CoreType ct,
+                                       common::DeviceTaskId dt, bool allow_pending);
 
  protected:
   // Round-robin over a thread's busy cores with a free pending slot, per thread and type.
   class PendingRoundRobin {
    public:
-    CoreId next(const MachineView& m, ThreadId t, CoreType ct);
+    common::CoreId next(const MachineView& m, common::ThreadId t, common::CoreType ct);
 
    private:
     std::vector<std::uint32_t> cursor_;  // [thread * kNumDispatchTypes + type]

@@ -29,17 +29,17 @@ struct MachineShape {
 
 // What one poll round did, for the backend's wake-up bookkeeping.
 struct RoundResult {
-  std::uint32_t completions = 0;                           // tasks observed finished
-  std::uint32_t dispatches = 0;                            // tasks sent to cores
-  bool pushed_shared[kNumDispatchTypes] = {false, false};  // new work for other threads
+  std::uint32_t completions = 0;                                   // tasks observed finished
+  std::uint32_t dispatches = 0;                                    // tasks sent to cores
+  bool pushed_shared[common::kNumDispatchTypes] = {false, false};  // new work for other threads
   bool in_flight = false;  // the thread still has tasks on its cores
   bool all_sent = false;   // a device task sent its last task: idle threads must
                            // wake to drain and reach the barrier
   bool suspended = false;  // Hal::yield_before_shared asked to pause: the round is not
                            // over, and the next run_round of this thread continues it
   struct Finished {
-    DeviceTaskId dt;
-    TimePs time_ps;  // serial: the last barrier arrival; parallel: when it was observed
+    common::DeviceTaskId dt;
+    common::TimePs time_ps;  // serial: the last barrier arrival; parallel: when it was observed
   };
   std::vector<Finished> finished_device_tasks;  // completed during this round
 };
@@ -62,10 +62,10 @@ class Scheduler {
   // Device-task admission. Serial device tasks run alone; device tasks of one parallel
   // group run up to `parallelism` at once.
   // Contract: admissible() is true for the next device task in order.
-  bool admissible(DeviceTaskId dt) const;
+  bool admissible(common::DeviceTaskId dt) const;
   // Makes dt's zero-predecessor tasks ready (HUBs resolved at once, AICPU tasks run by
   // `hal` on thread 0). Returns the number of resolve edges walked while building.
-  std::uint64_t admit(DeviceTaskId dt, Hal& hal);
+  std::uint64_t admit(common::DeviceTaskId dt, Hal& hal);
   std::uint32_t active_device_tasks() const;
   bool all_done() const { return done_device_tasks_ == graph_.device_tasks.size(); }
 
@@ -75,31 +75,31 @@ class Scheduler {
   // set; the next call for t continues from there. The fields of a result describe only
   // the piece that call ran. Contract: called by the backend whenever thread t runs; all
   // effects go through hal; other threads' calls may come between the pieces of t's round.
-  RoundResult run_round(ThreadId t, Hal& hal);
+  RoundResult run_round(common::ThreadId t, Hal& hal);
   // True while thread t's round is suspended at a yield point.
-  bool in_round(ThreadId t) const;
+  bool in_round(common::ThreadId t) const;
 
   // Whether thread t could place a task of type ct now (an idle core, or a free pending
   // slot it may fill) and work exists for it: used by backends to skip idle rounds.
-  bool has_dispatchable_work(ThreadId t) const;
-  bool has_in_flight(ThreadId t) const;
+  bool has_dispatchable_work(common::ThreadId t) const;
+  bool has_in_flight(common::ThreadId t) const;
   // Thread t's cores that hold a task, in the order a poll round reads them.
-  void in_flight_cores(ThreadId t, std::vector<CoreId>& out) const;
+  void in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const;
   // True while any ready queue of an admitted device task is non-empty.
   bool shared_work_left() const;
 
-  const ThreadStats& stats(ThreadId t) const;
+  const ThreadStats& stats(common::ThreadId t) const;
   const MachineShape& shape() const { return shape_; }
   const TaskGraph& graph() const { return graph_; }
-  ThreadId owner(CoreId c) const;
+  common::ThreadId owner(common::CoreId c) const;
   // Ready tasks waiting in shared queues and staging buffers, per type (counter tracks).
-  std::uint64_t ready_depth(CoreType ct) const;
+  std::uint64_t ready_depth(common::CoreType ct) const;
   // Contract: a hint, changing no state and no result: `task` is running and will complete;
   // fetches into the host's caches what resolving its completion reads (its successors'
   // predecessor counts, types and device tasks). A backend calls it when the task starts,
   // long before the completion is polled: on a graph far larger than the caches, with its
   // ready tasks spread over the whole id range, each of those reads was a cache miss.
-  void prefetch_completion(TaskId task) const;
+  void prefetch_completion(common::TaskId task) const;
 
   // Contract: diagnostics only. One line per admitted device task (tasks sent, completed,
   // queued, which threads the barrier still waits for) and one per thread holding tasks or

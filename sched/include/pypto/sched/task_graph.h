@@ -20,13 +20,16 @@ namespace pypto::sched {
 struct MemAccess {
   std::uint64_t addr = 0;
   std::uint32_t bytes = 0;
-  std::uint32_t is_write = 0;
+  std::uint32_t is_write : 1;
+  // The core moves the range in bursts of this many bytes (each row of a cube operand or
+  // result is a burst of its own: the ND <-> fractal copies move rows); 0: one burst.
+  std::uint32_t burst_bytes : 31;
 };
 
 // A device task: the unit the control-flow AICPU hands to the schedule threads. Its tasks
 // occupy [first_task, first_task + num_tasks) in the graph.
 struct DeviceTask {
-  TaskId first_task = 0;
+  common::TaskId first_task = 0;
   std::uint32_t num_tasks = 0;
   std::uint32_t num_roots = 0;            // root-function instances stitched into it
   std::uint32_t seq_no = 0;               // as named in the source (PyPTO seqNo)
@@ -40,19 +43,19 @@ inline constexpr std::uint32_t kNoRecord = 0xFFFFFFFFu;
 
 struct TaskGraph {
   // ---- per-task columns (all of size num_tasks(), except the *_begin offsets: +1) ----
-  std::vector<CoreType> core_type;
-  std::vector<DeviceTaskId> device_task;
+  std::vector<common::CoreType> core_type;
+  std::vector<common::DeviceTaskId> device_task;
   std::vector<std::uint32_t> root;         // root-instance index (global, dense)
   std::vector<std::uint32_t> kernel;       // index into kernel_names
   std::vector<std::uint32_t> orig_id;      // task id as written in the source trace
   std::vector<std::uint32_t> succ_begin;   // CSR offsets into succ
-  std::vector<TaskId> succ;                // successors, same device task only
+  std::vector<common::TaskId> succ;        // successors, same device task only
   std::vector<std::uint32_t> pred_count;   // initial predecessor count
   std::vector<std::uint32_t> recorded_ns;  // recorded duration, kNoRecord if none
   // Recorded start, relative to the recording's first start; kNever for tasks without one.
   // Empty (no memory cost) unless the source recorded start times (board prof records,
   // native start/end): the replay metrics compare against it.
-  std::vector<TimePs> recorded_start_ps;
+  std::vector<common::TimePs> recorded_start_ps;
   std::vector<std::uint32_t> mem_begin;  // CSR offsets into mem (empty: no memory info)
   std::vector<MemAccess> mem;
   std::vector<std::uint32_t> compute_cycles;  // AICore cycles of the busiest compute pipe
@@ -70,7 +73,7 @@ struct TaskGraph {
   std::optional<WorkspaceFigures> workspace;
 
   // Recorded on a board: makespan of the whole recording (first start to last end).
-  std::optional<TimePs> recorded_makespan_ps;
+  std::optional<common::TimePs> recorded_makespan_ps;
   std::string source;  // where it came from, for messages and stats
 
   // Calls f(column) for each per-task and CSR column above (core_type .. tiles): the one
@@ -96,14 +99,14 @@ struct TaskGraph {
   std::size_t num_tasks() const { return core_type.size(); }
   std::size_t num_edges() const { return succ.size(); }
   bool has_memory() const { return !mem_begin.empty(); }
-  bool has_recorded(TaskId t) const { return recorded_ns[t] != kNoRecord; }
-  bool has_recorded_start(TaskId t) const {
-    return !recorded_start_ps.empty() && recorded_start_ps[t] != kNever;
+  bool has_recorded(common::TaskId t) const { return recorded_ns[t] != kNoRecord; }
+  bool has_recorded_start(common::TaskId t) const {
+    return !recorded_start_ps.empty() && recorded_start_ps[t] != common::kNever;
   }
 
   // Successors of t as a [begin, end) index range into succ.
-  std::uint32_t succ_first(TaskId t) const { return succ_begin[t]; }
-  std::uint32_t succ_last(TaskId t) const { return succ_begin[t + 1]; }
+  std::uint32_t succ_first(common::TaskId t) const { return succ_begin[t]; }
+  std::uint32_t succ_last(common::TaskId t) const { return succ_begin[t + 1]; }
 
   // Approximate resident bytes of the graph (for the memory benchmark and progress).
   std::size_t memory_bytes() const;
@@ -115,13 +118,13 @@ struct TaskGraph {
 class TaskGraphBuilder {
  public:
   struct Task {
-    CoreType core_type = CoreType::kAiv;
+    common::CoreType core_type = common::CoreType::kAiv;
     std::uint32_t device_task_seq = 0;  // device task key (seqNo); tasks are grouped by it
     std::uint32_t root = 0;
     std::uint32_t orig_id = 0;
     std::uint32_t kernel = 0;
     std::uint32_t recorded_ns = kNoRecord;
-    TimePs recorded_start_ps = kNever;  // see TaskGraph::recorded_start_ps
+    common::TimePs recorded_start_ps = common::kNever;  // see TaskGraph::recorded_start_ps
     std::uint32_t compute_cycles = 0;
     std::uint16_t tiles = 1;
     std::uint32_t parallel_group = 0;
@@ -134,13 +137,14 @@ class TaskGraphBuilder {
 
   // Appends a task and returns its dense id. Successors and memory ranges added next
   // (before the next add_task) belong to it.
-  TaskId add_task(const Task& t);
-  void add_successor(TaskId succ) { g_.succ.push_back(succ); }
+  common::TaskId add_task(const Task& t);
+  void add_successor(common::TaskId succ) { g_.succ.push_back(succ); }
   void add_memory(const MemAccess& m);
 
   // Re-keys an already added task's device task. Importers that stitch after reading (the
   // device task of a task depends on the sizes of later roots) call it before finish().
-  void set_device_task(TaskId t, std::uint32_t device_task_seq, std::uint32_t parallel_group) {
+  void set_device_task(common::TaskId t, std::uint32_t device_task_seq,
+                       std::uint32_t parallel_group) {
     seq_of_task_[t] = device_task_seq;
     group_of_task_[t] = parallel_group;
   }
@@ -158,7 +162,7 @@ class TaskGraphBuilder {
   // `new_pos`, if given, receives where each task went when the grouping reordered them
   // (new_pos[old] = new id; empty when the order was kept), for readers that keep per-task
   // columns of their own.
-  TaskGraph finish(std::vector<TaskId>* new_pos = nullptr);
+  TaskGraph finish(std::vector<common::TaskId>* new_pos = nullptr);
 
   // Counts over every task added, for estimates while reading.
   std::uint64_t edges_listed() const { return g_.succ.size(); }
@@ -173,6 +177,6 @@ class TaskGraphBuilder {
 };
 
 // Human-readable name of task t for messages: "task 1048577 (seqNo 0)".
-std::string describe_task(const TaskGraph& g, TaskId t);
+std::string describe_task(const TaskGraph& g, common::TaskId t);
 
 }  // namespace pypto::sched

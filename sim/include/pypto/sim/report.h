@@ -63,12 +63,12 @@ struct RankEntry {
 // out while the model runs (simulate() does so on a second thread for large graphs).
 struct RecordedReplay {
   std::vector<char> timed;                 // per task: compared (recorded start, not a HUB)
-  std::vector<sched::TaskId> set;          // the compared tasks, in task order
+  std::vector<common::TaskId> set;         // the compared tasks, in task order
   std::vector<std::uint64_t> start_ps;     // per compared task: start - the first start
   std::vector<std::uint32_t> twice_ranks;  // per compared task: twice the fractional rank of
                                            // its start (an integer; ties share a half rank)
   std::vector<std::uint64_t> ready_ps;     // per task: latest recorded end of a predecessor
-  std::vector<sched::TaskId> order;        // every task, each after its predecessors: the
+  std::vector<common::TaskId> order;       // every task, each after its predecessors: the
                                            // simulated ready times walk it too
   // The simulated half's working memory, sized here so that its first touches (2-6 ms a MiB
   // on the project's VMs; docs/performance-log.md, "Freed memory is kept for reuse") fall on the
@@ -114,7 +114,7 @@ class GraphReports;
 // taken over and waited for once this call's own files are written (they overlap; an error
 // of theirs is thrown as this call's own), and the files are the same as without them.
 std::vector<std::string> write_reports(const std::string& dir, const sched::TaskGraph& g,
-                                       const ChipConfig& chip, const SimResult& r,
+                                       const model::ChipConfig& chip, const SimResult& r,
                                        const ReportOptions& opt, GraphReports* ahead = nullptr);
 
 // The reports that depend on the graph alone (topo.json, beside swim.json), written ahead on a
@@ -134,7 +134,7 @@ class GraphReports {
   friend GraphReports start_graph_reports(const std::string&, const sched::TaskGraph&,
                                           const ReportOptions&);
   friend std::vector<std::string> write_reports(const std::string&, const sched::TaskGraph&,
-                                                const ChipConfig&, const SimResult&,
+                                                const model::ChipConfig&, const SimResult&,
                                                 const ReportOptions&, GraphReports*);
   std::unique_ptr<State> s_;
 };

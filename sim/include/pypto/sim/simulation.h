@@ -4,7 +4,7 @@
 // timeline that the trace writers turn into trace.json and swim.json).
 //
 // Example:
-//   auto chip = pypto::cfg::load_chip_preset("a2");
+//   auto chip = pypto::model::load_chip_preset("a2");
 //   pypto::sim::SimOptions opt;            // runtime options default to PyPTO's
 //   opt.runtime.policy = "l2_affinity";
 //   pypto::sim::SimResult r = pypto::sim::simulate(graph, chip, opt);
@@ -54,7 +54,7 @@ struct SimOptions {
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   std::uint64_t progress_every_tasks = 1 << 16;
   // Called as each task completes in simulated order (functional execution hook).
-  std::function<void(sched::TaskId)> on_task_done;
+  std::function<void(common::TaskId)> on_task_done;
   // In/out: the L2 to start from and to leave the run's contents in (not owned). Null: the
   // run starts with a cold L2 of its own (the CLI: one replay per process).
   L2State* l2_state = nullptr;
@@ -140,7 +140,7 @@ using DepthSample = trace::QueueDepth;
 
 struct Timeline {
   std::vector<std::uint64_t> start_ps, end_ps;  // per task (HUBs: resolve time, zero length)
-  std::vector<std::uint16_t> core;              // per task; sched::kNoCore16 for HUB/AICPU
+  std::vector<std::uint16_t> core;              // per task; common::kNoCore16 for HUB/AICPU
   std::vector<AicpuSpan> aicpu;
   std::vector<DepthSample> depth;
   bool aicpu_truncated = false;
@@ -152,7 +152,7 @@ struct Timeline {
   void for_each_task_column(F&& f) {
     f(start_ps, std::uint64_t{0});
     f(end_ps, std::uint64_t{0});
-    f(core, sched::kNoCore16);
+    f(core, common::kNoCore16);
   }
 };
 
@@ -164,12 +164,14 @@ struct SimResult {
 // Number of schedule threads for a chip and launch_sched_aicpu_num (DESIGN.md: values
 // <= 0 or above the chip's maximum fall back to the automatic count; the option's table
 // in sched/runtime_options.h therefore accepts every integer).
-std::uint32_t sched_thread_count(const ChipConfig& chip, std::int64_t launch_sched_aicpu_num);
+std::uint32_t sched_thread_count(const model::ChipConfig& chip,
+                                 std::int64_t launch_sched_aicpu_num);
 
 // Runs one simulation (each in a fresh SystemC context, so a process may run many).
 // Contract: with opt.l2_state the L2 starts from that state (cold if it is empty or of
 // another geometry) and is left there; a run that throws leaves it empty (cold).
 // ConfigError/TraceError/ModelError propagate to the caller.
-SimResult simulate(const sched::TaskGraph& graph, const ChipConfig& chip, const SimOptions& opt);
+SimResult simulate(const sched::TaskGraph& graph, const model::ChipConfig& chip,
+                   const SimOptions& opt);
 
 }  // namespace pypto::sim

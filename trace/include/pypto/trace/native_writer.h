@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "pypto/model/cost_model.h"
 #include "pypto/sched/task_graph.h"
 #include "pypto/trace/text_out.h"
 
@@ -26,7 +27,7 @@ namespace pypto::trace {
 //
 // Example: NativeWriter w(os);
 //          w.header("a2", 1, "");
-//          w.begin_task(0, sched::CoreType::kAiv, "\"vec\"", 0);
+//          w.begin_task(0, common::CoreType::kAiv, "\"vec\"", 0);
 //          w.dur(1000);
 //          w.end_task();
 //          w.finish();
@@ -47,10 +48,10 @@ class NativeWriter {
   }
   // Contract: a task record is begin_task(), its other fields, end_task(). `kernel_json` is
   // the kernel's name as JSON text (quoted, escaped).
-  void begin_task(std::uint64_t id, sched::CoreType core, std::string_view kernel_json,
+  void begin_task(std::uint64_t id, common::CoreType core, std::string_view kernel_json,
                   std::uint64_t root) {
     o_ << "{\"id\":";
-    o_.u(id) << ",\"core\":\"" << sched::to_string(core) << "\",\"kernel\":" << kernel_json
+    o_.u(id) << ",\"core\":\"" << common::to_string(core) << "\",\"kernel\":" << kernel_json
              << ",\"root\":";
     o_.u(root);
   }
@@ -82,11 +83,17 @@ class NativeWriter {
     o_ << ",\"mem\":[";
     first_item_ = true;
   }
-  void mem(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
+  // burst_bytes: sched::MemAccess::burst_bytes, written only when not 0.
+  void mem(std::uint64_t addr, std::uint64_t bytes, bool is_write, std::uint64_t burst_bytes = 0) {
     o_ << (first_item_ ? "[" : ",[");
     first_item_ = false;
     o_.u(addr) << ',';
-    o_.u(bytes) << (is_write ? ",\"w\"]" : ",\"r\"]");
+    o_.u(bytes) << (is_write ? ",\"w\"" : ",\"r\"");
+    if (burst_bytes != 0) {
+      o_ << ',';
+      o_.u(burst_bytes);
+    }
+    o_ << ']';
   }
   void mem_end() { o_ << ']'; }
   // Contract: ops_begin(), op() per tile op, ops_end(). `dtype` as the reader names it.
@@ -96,19 +103,13 @@ class NativeWriter {
   }
   void op(std::string_view name, std::string_view dtype,
           std::initializer_list<std::uint64_t> dims) {
-    o_ << (first_item_ ? "[\"" : ",[\"") << name << "\",\"" << dtype << "\",[";
-    first_item_ = false;
-    bool first = true;
-    for (const std::uint64_t d : dims) {
-      if (!first) o_ << ',';
-      first = false;
-      o_.u(d);
-    }
-    o_ << "]]";
+    op_dims(name, dtype, dims.begin(), dims.end());
+  }
+  // Contract: every dim is >= 0.
+  void op(std::string_view name, std::string_view dtype, const std::vector<std::int64_t>& dims) {
+    op_dims(name, dtype, dims.begin(), dims.end());
   }
   void ops_end() { o_ << ']'; }
-  // Fields an extension wrote itself (TaskFieldWriter), as JSON text with their commas.
-  void raw(std::string_view fields) { o_ << fields; }
   void tiles(std::uint64_t n) {
     o_ << ",\"tiles\":";
     o_.u(n);
@@ -125,6 +126,17 @@ class NativeWriter {
   void finish() { o_.flush(); }
 
  private:
+  template <class It>
+  void op_dims(std::string_view name, std::string_view dtype, It first, It last) {
+    o_ << (first_item_ ? "[\"" : ",[\"") << name << "\",\"" << dtype << "\",[";
+    first_item_ = false;
+    for (It i = first; i != last; ++i) {
+      if (i != first) o_ << ',';
+      o_.u(static_cast<std::uint64_t>(*i));
+    }
+    o_ << "]]";
+  }
+
   TextOut o_;
   bool first_item_ = true;
 };
@@ -141,17 +153,15 @@ struct TaskTimes {
 // `end` in ns, the simulated ones rounded down to the ns, the end as start plus the rounded
 // duration; without it, a task keeps its recorded duration (`dur`) if it has one. `chip` is
 // the header's chip hint, `generator` its free text.
-// `extra`, if given, appends fields of its own to the record of every AIC/AIV/AICPU task, after
-// its memory ranges (the compiler's dump adds the task's tile ops there), and returns the
-// compute cycles those fields account for, which `cycles` then leaves out. This writer is the
-// one owner of the format's records; extensions only add fields.
-// The extension appends its fields to `line` (empty when it is called) and returns the
-// compute cycles they account for.
-// Contract: times, if given, holds start_ps/end_ps for every task of g. Throws pypto::Error
-// when the stream fails.
-using TaskFieldWriter = std::function<std::uint64_t(sched::TaskId, std::string& line)>;
+// `task_ops`, if given, appends the tile ops of an AIC/AIV/AICPU task to `ops` (empty when it is
+// called) and returns the compute cycles they account for (the compiler's dump of a launch gives
+// each task's priced ops): they are written as the task's `ops`, after its memory ranges, and
+// `cycles` leaves their cycles out. This writer is the one owner of the format's records.
+// Contract: times, if given, holds start_ps/end_ps for every task of g; every dim of an op's
+// shape is >= 0. Throws pypto::Error when the stream fails.
+using TaskOps = std::function<std::uint64_t(common::TaskId t, std::vector<model::TileOp>& ops)>;
 void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const std::string& chip,
                         const std::string& generator, std::ostream& out,
-                        const TaskFieldWriter& extra = {});
+                        const TaskOps& task_ops = {});
 
 }  // namespace pypto::trace

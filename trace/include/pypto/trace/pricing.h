@@ -32,8 +32,8 @@ struct UnpricedWork {
 
   // ---- native traces ----
   struct OpList {
-    std::vector<sim::TileOp> ops;  // validated names, dtypes and dimensions
-    std::uint64_t line = 0;        // a line that lists it (the first one its parser saw)
+    std::vector<model::TileOp> ops;  // validated names, dtypes and dimensions
+    std::uint64_t line = 0;          // a line that lists it (the first one its parser saw)
   };
   static constexpr std::uint32_t kNoOps = 0xFFFFFFFFu;
   std::vector<OpList> op_lists;
@@ -74,6 +74,6 @@ struct UnpricedWork {
 // list the cost model refuses or prices above 2^32-1 cycles, a task's ops and "cycles" above
 // 2^32-1, a duration above 2^32-2 ns, a recording longer than the model's time limit;
 // ConfigError when the chip cannot price an op (a zero cube fractal or vector width).
-LoadedTrace price_trace(ReadTrace&& t, const sim::ChipConfig& chip);
+LoadedTrace price_trace(ReadTrace&& t, const model::ChipConfig& chip);
 
 }  // namespace pypto::trace

@@ -27,7 +27,7 @@ namespace pypto::trace {
 // the recording (see write_prof_recording). Throws ConfigError if a device task has more than
 // 4096 roots or a root more than 2^20 tasks (the taskId packing cannot hold them), or if a
 // task lacks a recorded duration; pypto::Error when a stream fails.
-void write_dyn_topo(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
+void write_dyn_topo(const sched::TaskGraph& g, const model::ChipConfig& chip, std::ostream& topo,
                     std::ostream& prof);
 
 // topo.json: one device task holding every task of g (the format describes device task 0
@@ -35,12 +35,13 @@ void write_dyn_topo(const sched::TaskGraph& g, const sim::ChipConfig& chip, std:
 // dyn_topo when the graph has at most 4096 roots of fewer than 2^20 tasks, else it is the task
 // index (the reader then sees one root per 2^20 tasks). No coreType: the reader takes each
 // task's from its prof block. `prof` as write_dyn_topo's, every task in seqNo 0.
-void write_topo_json(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& topo,
+void write_topo_json(const sched::TaskGraph& g, const model::ChipConfig& chip, std::ostream& topo,
                      std::ostream& prof);
 
 // fixed_task_topo.json: one device task like topo.json, execTime = recorded ns x the AICore
 // clock (chip.cores.freq_mhz), remainingPredecessors = the predecessor count.
-void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip, std::ostream& out);
+void write_fixed_latency(const sched::TaskGraph& g, const model::ChipConfig& chip,
+                         std::ostream& out);
 
 // tilefwk_L1_prof_data.json for g: one block per core (AIC blockIdx 0.., then AIV, as PyPTO
 // numbers them), tasks dealt to the cores of their type round-robin in task order, each core
@@ -48,7 +49,7 @@ void write_fixed_latency(const sched::TaskGraph& g, const sim::ChipConfig& chip,
 // ticks (chip.chip.board_clock_mhz; exact when the durations are whole ticks). HUB tasks get
 // no record (the readers make them zero-cost dependency nodes). `one_device_task`: every
 // record in seqNo 0 (topo.json), else the device task's seq_no.
-void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip,
+void write_prof_recording(const sched::TaskGraph& g, const model::ChipConfig& chip,
                           bool one_device_task, std::ostream& prof);
 
 // The synthetic graph of `spec` written as `format` to `path` (and, for the board formats,
@@ -59,7 +60,8 @@ void write_prof_recording(const sched::TaskGraph& g, const sim::ChipConfig& chip
 // spec.recorded must be set and spec.memory clear (they carry neither memory nor ops), and
 // spec.dur_step_ns should be one board tick (20 ns at 50 MHz) for the durations to survive
 // the tick conversion exactly. Throws ConfigError for a bad spec, pypto::Error on I/O.
-void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format, const sim::ChipConfig& chip,
-                        const std::string& path, const std::string& prof_path);
+void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format,
+                        const model::ChipConfig& chip, const std::string& path,
+                        const std::string& prof_path);
 
 }  // namespace pypto::trace

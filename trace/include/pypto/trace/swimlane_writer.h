@@ -35,9 +35,9 @@ struct SwimlaneRun {
   const sched::TaskGraph& graph;
   const std::vector<std::uint64_t>& start_ps;  // per task
   const std::vector<std::uint64_t>& end_ps;
-  const std::vector<std::uint16_t>& core;  // per task; sched::kNoCore16: not on a core
+  const std::vector<std::uint16_t>& core;  // per task; common::kNoCore16: not on a core
   // Per core (AICs first, `aic_cores` of them), its placed tasks in start order.
-  const std::vector<std::vector<sched::TaskId>>& per_core;
+  const std::vector<std::vector<common::TaskId>>& per_core;
   std::uint32_t aic_cores = 0;
   const std::vector<QueueDepth>& depth;
   const std::vector<LeafMergeHint>& leaf_hints;  // per task; empty: none

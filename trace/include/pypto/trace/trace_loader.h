@@ -11,7 +11,7 @@
 // expected.
 //
 // Example: ReadTrace r = read_trace("dyn_topo.txt", opts);  // opts.prof_path: the recording
-//          // r.trace.recorded_cores may choose the chip (cfg::fitting_chip_presets)
+//          // r.trace.recorded_cores may choose the chip (model::fitting_chip_presets)
 //          LoadedTrace t = price_trace(std::move(r), chip);  // or load_trace(path, opts, chip)
 #pragma once
 
@@ -67,8 +67,8 @@ struct LoadedTrace {
   // topo.json (one device task, seqNo 0): prof records of other seqNos, which are skipped.
   std::uint64_t ignored_prof_records = 0;
   // Board recordings whose prof blocks carry blockIdx: the cores they ran on, to check or
-  // choose the chip (cfg::check_recorded_cores, cfg::fitting_chip_presets).
-  std::optional<sim::RecordedCores> recorded_cores;
+  // choose the chip (model::check_recorded_cores, model::fitting_chip_presets).
+  std::optional<model::RecordedCores> recorded_cores;
 };
 
 // A trace read but not priced: `trace` is complete except for the columns the chip prices
@@ -85,6 +85,6 @@ ReadTrace read_trace(const std::string& path, const LoadOptions& opts);
 // read_trace, then price_trace with `chip` (tile ops by its cost model, board ticks by
 // chip.board_clock_mhz, fixed-latency cycles by cores.freq_mhz).
 LoadedTrace load_trace(const std::string& path, const LoadOptions& opts,
-                       const sim::ChipConfig& chip);
+                       const model::ChipConfig& chip);
 
 }  // namespace pypto::trace

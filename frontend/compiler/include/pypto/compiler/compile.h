@@ -22,6 +22,7 @@
 
 #include "pypto/compiler/program.h"
 #include "pypto/model/chip_config.h"
+#include "pypto/model/cost_model.h"
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
 
@@ -130,12 +131,13 @@ struct Launch {
 // runnable workspace, with PyPTO's message) and pypto::ModelError for compiler bugs.
 Launch instantiate(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                    const std::map<std::string, std::int64_t>& bindings, const LaunchOptions& opt,
-                   const sim::ChipConfig& chip);
+                   const model::ChipConfig& chip);
 
-// Appends task t's tile ops to its native-trace record (traces/FORMAT.md `ops`) and returns the
-// compute cycles they account for: the extension sim::write_native_trace takes for a compiled
-// launch (launch::dump_trace). Contract: t indexes l.graph.
-std::uint64_t append_task_ops(const Launch& l, sched::TaskId t, const sim::ChipConfig& chip,
-                              std::string& line);
+// Appends task t's compute tile ops, as the cost model prices them, to *ops and returns the
+// compute cycles they account for: what a native trace of the launch lists as the task's `ops`
+// (traces/FORMAT.md; trace::write_native_trace writes them, launch::write_launch_trace joins the
+// two). Contract: t indexes l.graph.
+std::uint64_t task_tile_ops(const Launch& l, common::TaskId t, const model::ChipConfig& chip,
+                            std::vector<model::TileOp>* ops);
 
 }  // namespace pypto::compiler

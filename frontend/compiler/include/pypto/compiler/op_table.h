@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The op table: the one place that says what each kernel-IR op (frontend/pypto/IR.md) is, next
 // to the table of tile instructions it compiles to (exec/tile_op_table.h, owned by the program
-// format). A row per op; every other site reads them instead of keeping its own list:
+// format). Both are made from a list of rows (ir_ops.def, exec's tile_ops.def) that gives each
+// op's enumerator and its table row at once; every other site reads them instead of keeping its
+// own list:
 //   ir_parse.cpp         IR names, operand forms (arity), which ops need a vec_tile
 //   lower.cpp            family (which unit kind runs the op), fusable element-wise ops
 //   emit_*.cpp           the tile instruction an element-wise or reduction op compiles to
-//   task_cost.cpp        the cost-model op a tile instruction is priced as (native_dump.cpp too)
+//   task_cost.cpp        the cost-model op a tile instruction is priced as
 //   tile_exec.cpp        instruction names (diagnostics) and execution class (dispatch)
 //   pypto._C.op_table()  the same rows for frontend/pypto/_ops/ (dtype rules, arity)
 // Header-only (constexpr).
@@ -21,103 +23,10 @@ namespace pypto::compiler {
 
 // ---- kernel-IR ops ----------------------------------------------------------------------------
 
-// Order is the table's (and the "supported: ..." list of the IR parser's message).
+// A row each in ir_ops.def, in its order.
 enum class OpKind : std::uint8_t {
-  kAlloc,
-  kFull,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMaximum,
-  kMinimum,
-  kRemainder,
-  kPow,
-  kEq,
-  kNe,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kLogicalAnd,
-  kLogicalOr,
-  kNeg,
-  kAbs,
-  kRelu,
-  kExp,
-  kLog,
-  kSqrt,
-  kRsqrt,
-  kReciprocal,
-  kSigmoid,
-  kTanh,
-  kFloor,
-  kLogicalNot,
-  kWhere,
-  kCast,
-  kClone,
-  kExpandClone,
-  kSum,
-  kAmax,
-  kAmin,
-  kView,
-  kReshape,
-  kTranspose,
-  kPermute,
-  kConcat,
-  kMatmul,
-  // Added for PyPTO compatibility (appended: earlier rows keep their positions).
-  kCeil,
-  kTrunc,
-  kRound,
-  kSign,
-  kErf,
-  kErfc,
-  kSin,
-  kCos,
-  kLog1p,
-  kExpm1,
-  kLrelu,
-  kTriu,
-  kTril,
-  kProd,
-  kArgmax,
-  kArgmin,
-  kCumsum,
-  kCumprod,
-  kGather,
-  kScatter,
-  kScatterUpdate,
-  kExp2,
-  kLog2,
-  kLog10,
-  kCbrt,
-  kCosh,
-  kSinh,
-  kTan,
-  kAsin,
-  kAcos,
-  kAtan,
-  kAtan2,
-  kCopysign,
-  kHypot,
-  kFmod,
-  kIsfinite,
-  kIsnan,
-  kIsinf,
-  kSignbit,
-  kGcd,
-  kFloorDiv,
-  kCeilDiv,
-  kBitwiseAnd,
-  kBitwiseOr,
-  kBitwiseXor,
-  kBitwiseNot,
-  kBitwiseLeftShift,
-  kBitwiseRightShift,
-  kArange,
-  kSort,
-  kArgsort,
+#define PYPTO_IR_OP(kind, name, family, form, dtype, needs_vec_tile, tile, bf16) kind,
+#include "pypto/compiler/ir_ops.def"
 };
 
 // How an op is executed: the unit kind lowering makes of it and the emitter that runs it.
@@ -132,7 +41,7 @@ enum class OpFamily : std::uint8_t {
   kReshape,  // alias when expressible as a strided region, else copy
   kScan,     // cumsum/cumprod along one axis: the reduction's tiling, full-shape output
              // (emit_reduce.cpp); sort/argsort likewise, k entries along the axis
-  kIndexed,  // gather/scatter/scatter_update: addresses from an index tensor's values
+  kIndexed,  // gather/scatter/scatter_update/load: addresses from an index tensor's values
              // (emit_indexed.cpp)
 };
 
@@ -234,120 +143,21 @@ struct OpInfo {
 };
 
 namespace table {
-using K = OpKind;
-using F = OpFamily;
-using O = OpForm;
-using D = DTypeRule;
-using T = TileOpcode;
-using B = Bf16Compute;
+using T = TileOpcode;  // ir_ops.def's tile column
 
+// A row per ir_ops.def row, in OpKind order.
 inline constexpr OpInfo kOpTable[] = {
-    // clang-format off
-    // kind, name, family, form, dtype rule, needs_vec_tile, tile instruction[, bf16 compute]
-  {K::kAlloc,       "alloc",        F::kAlloc,   O::kNullary,  D::kDeclared, false, kNoTileOp},
-  {K::kFull,        "full",         F::kEltwise, O::kFill,     D::kDeclared, true,  T::kFill},
-  {K::kAdd,         "add",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kAdd, B::kFp32},
-  {K::kSub,         "sub",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kSub, B::kFp32},
-  {K::kMul,         "mul",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMul, B::kFp32},
-  {K::kDiv,         "div",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kDiv, B::kFp32},
-  {K::kMaximum,     "maximum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMaximum, B::kFp32A2A3},
-  {K::kMinimum,     "minimum",      F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kMinimum, B::kFp32A2A3},
-  {K::kRemainder,   "remainder",    F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kRemainder, B::kFp32},
-  {K::kPow,         "pow",          F::kEltwise, O::kBinary,   D::kNumeric,  true,  T::kPow},
-  {K::kEq,          "eq",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kEq},
-  {K::kNe,          "ne",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kNe},
-  {K::kLt,          "lt",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kLt},
-  {K::kLe,          "le",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kLe},
-  {K::kGt,          "gt",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kGt},
-  {K::kGe,          "ge",           F::kEltwise, O::kBinary,   D::kCompare,  true,  T::kGe},
-  {K::kLogicalAnd,  "logical_and",  F::kEltwise, O::kBinary,   D::kLogical,  true,  T::kLogicalAnd},
-  {K::kLogicalOr,   "logical_or",   F::kEltwise, O::kBinary,   D::kLogical,  true,  T::kLogicalOr},
-  {K::kNeg,         "neg",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kNeg, B::kFp32A2A3},
-  {K::kAbs,         "abs",          F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kAbs, B::kFp32},
-  {K::kRelu,        "relu",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kRelu, B::kFp32},
-  {K::kExp,         "exp",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp, B::kFp32},
-  {K::kLog,         "log",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog, B::kFp32A2A3},
-  {K::kSqrt,        "sqrt",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSqrt, B::kFp32},
-  {K::kRsqrt,       "rsqrt",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kRsqrt, B::kFp32},
-  {K::kReciprocal,  "reciprocal",   F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kReciprocal, B::kFp32},
-  {K::kSigmoid,     "sigmoid",      F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSigmoid},
-  {K::kTanh,        "tanh",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kTanh},
-  {K::kFloor,       "floor",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kFloor},
-  {K::kLogicalNot,  "logical_not",  F::kEltwise, O::kUnary,    D::kLogical,  true,  T::kLogicalNot},
-  {K::kWhere,       "where",        F::kEltwise, O::kSelect,   D::kSelect,   true,  T::kWhere, B::kFp32A2A3},
-  {K::kCast,        "cast",         F::kEltwise, O::kUnary,    D::kCast,     true,  T::kCast},
-  {K::kClone,       "clone",        F::kEltwise, O::kUnary,    D::kAny,      false, T::kCopy},
-  {K::kExpandClone, "expand_clone", F::kEltwise, O::kUnary,    D::kAny,      true,  T::kCopy},
-  {K::kSum,         "sum",          F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceSum, B::kFp32},
-  {K::kAmax,        "amax",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMax, B::kFp32},
-  {K::kAmin,        "amin",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceMin, B::kFp32},
-  {K::kView,        "view",         F::kView,    O::kUnary,    D::kAny,      false, kNoTileOp},
-  {K::kReshape,     "reshape",      F::kReshape, O::kUnary,    D::kAny,      false, kNoTileOp},
-  {K::kTranspose,   "transpose",    F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
-  {K::kPermute,     "permute",      F::kPermute, O::kUnary,    D::kAny,      true,  kNoTileOp},
-  {K::kConcat,      "concat",       F::kConcat,  O::kVariadic, D::kAny,      true,  kNoTileOp},
-  {K::kMatmul,      "matmul",       F::kMatmul,  O::kMatmul,   D::kMatmul,   false, T::kMatmul},
-  {K::kCeil,        "ceil",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCeil},
-  {K::kTrunc,       "trunc",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kTrunc},
-  {K::kRound,       "round",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kRound},
-  {K::kSign,        "sign",         F::kEltwise, O::kUnary,    D::kNumeric,  true,  T::kSign, B::kFp32},
-  {K::kErf,         "erf",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kErf},
-  {K::kErfc,        "erfc",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kErfc},
-  {K::kSin,         "sin",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSin},
-  {K::kCos,         "cos",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCos},
-  {K::kLog1p,       "log1p",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog1p},
-  {K::kExpm1,       "expm1",        F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExpm1},
-  {K::kLrelu,       "lrelu",        F::kEltwise, O::kParam,    D::kFloat,    true,  T::kLrelu, B::kFp32},
-  {K::kTriu,        "triu",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTriu, B::kFp32A2A3},
-  {K::kTril,        "tril",         F::kEltwise, O::kParam,    D::kAny,      true,  T::kTril, B::kFp32A2A3},
-  {K::kProd,        "prod",         F::kReduce,  O::kUnary,    D::kNumeric,  true,  T::kReduceProd},
-  {K::kArgmax,      "argmax",       F::kReduce,  O::kUnary,    D::kIndex,    true,  T::kArgMax},
-  {K::kArgmin,      "argmin",       F::kReduce,  O::kUnary,    D::kIndex,    true,  T::kArgMin},
-  {K::kCumsum,      "cumsum",       F::kScan,    O::kUnary,    D::kNumeric,  true,  T::kCumSum},
-  {K::kCumprod,     "cumprod",      F::kScan,    O::kUnary,    D::kNumeric,  true,  T::kCumProd},
-  {K::kGather,      "gather",       F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kGather},
-  {K::kScatter,     "scatter",      F::kIndexed, O::kIndexed,  D::kIndexed,  true,  T::kScatter},
-  {K::kScatterUpdate,  "scatter_update",     F::kIndexed, O::kIndexed,D::kIndexed,  true,  T::kScatterRows},
-  {K::kExp2,           "exp2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kExp2},
-  {K::kLog2,           "log2",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog2},
-  {K::kLog10,          "log10",         F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kLog10},
-  {K::kCbrt,           "cbrt",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCbrt},
-  {K::kCosh,           "cosh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kCosh, B::kFp32A2A3},
-  {K::kSinh,           "sinh",          F::kEltwise, O::kUnary,    D::kFloat,    true,  T::kSinh, B::kFp32A2A3},
-  {K::kTan,            "tan",           F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kTan},
-  {K::kAsin,           "asin",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAsin},
-  {K::kAcos,           "acos",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAcos},
-  {K::kAtan,           "atan",          F::kEltwise, O::kUnary,  D::kFloat,    true,  T::kAtan},
-  {K::kAtan2,          "atan2",         F::kEltwise, O::kBinary, D::kFloat,    true,  T::kAtan2},
-  {K::kCopysign,       "copysign",      F::kEltwise, O::kBinary, D::kFloat,    true,  T::kCopysign, B::kFp32A2A3},
-  {K::kHypot,          "hypot",         F::kEltwise, O::kBinary, D::kFloat,    true,  T::kHypot},
-  {K::kFmod,           "fmod",          F::kEltwise, O::kBinary, D::kNumeric,  true,  T::kFmod, B::kFp32},
-  {K::kIsfinite,       "isfinite",      F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsFinite},
-  {K::kIsnan,          "isnan",         F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsNan},
-  {K::kIsinf,          "isinf",         F::kEltwise, O::kUnary,  D::kTest,     true,  T::kIsInf},
-  {K::kSignbit,        "signbit",       F::kEltwise, O::kUnary,  D::kTest,     true,  T::kSignBit},
-  {K::kGcd,            "gcd",           F::kEltwise, O::kBinary, D::kInteger,  true,  T::kGcd},
-  {K::kFloorDiv,       "floor_div",     F::kEltwise, O::kBinary, D::kInteger,  true,  T::kFloorDiv},
-  {K::kCeilDiv,        "ceil_div",      F::kEltwise, O::kBinary, D::kInteger,  true,  T::kCeilDiv},
-  {K::kBitwiseAnd,     "bitwise_and",   F::kEltwise, O::kBinary, D::kInteger,  true,  T::kBitAnd},
-  {K::kBitwiseOr,      "bitwise_or",    F::kEltwise, O::kBinary, D::kInteger,  true,  T::kBitOr},
-  {K::kBitwiseXor,     "bitwise_xor",   F::kEltwise, O::kBinary, D::kInteger,  true,  T::kBitXor},
-  {K::kBitwiseNot,     "bitwise_not",   F::kEltwise, O::kUnary,  D::kInteger,  true,  T::kBitNot},
-  {K::kBitwiseLeftShift, "bitwise_left_shift", F::kEltwise, O::kBinary, D::kInteger, true,
-   T::kShiftLeft},
-  {K::kBitwiseRightShift, "bitwise_right_shift", F::kEltwise, O::kBinary, D::kInteger, true,
-   T::kShiftRight},
-  {K::kArange,         "arange",        F::kEltwise, O::kRange,  D::kDeclared, true,  T::kIota},
-  {K::kSort, "sort", F::kScan, O::kUnary, D::kNumeric, true, T::kSortValues},
-  {K::kArgsort, "argsort", F::kScan, O::kUnary, D::kIndex, true, T::kSortIndices},
-    // clang-format on
+#define PYPTO_IR_OP(kind, name, family, form, dtype, needs_vec_tile, tile, bf16) \
+  {OpKind::kind,   name, OpFamily::family, OpForm::form, DTypeRule::dtype,       \
+   needs_vec_tile, tile, Bf16Compute::bf16},
+#include "pypto/compiler/ir_ops.def"
 };
 }  // namespace table
 using table::kOpTable;
 
 inline constexpr std::size_t kNumOps = sizeof(kOpTable) / sizeof(kOpTable[0]);
 
-// Row of op k. Contract: k is an OpKind enumerator (rows are in enum order, checked below).
+// Row of op k. Contract: k is an OpKind enumerator (rows and enumerators come from one list).
 constexpr const OpInfo& op_info(OpKind k) { return kOpTable[static_cast<std::size_t>(k)]; }
 
 // The IR name of op k ("add").
@@ -389,17 +199,5 @@ using exec::kNumTileOps;
 using exec::kTileOpTable;
 using exec::TileExec;
 using exec::TileOpInfo;
-
-namespace detail {
-constexpr bool op_rows_in_enum_order() {
-  for (std::size_t i = 0; i < kNumOps; ++i) {
-    if (static_cast<std::size_t>(kOpTable[i].kind) != i) return false;
-  }
-  return true;
-}
-}  // namespace detail
-
-static_assert(detail::op_rows_in_enum_order(), "kOpTable rows must follow OpKind order");
-static_assert(kNumOps == static_cast<std::size_t>(OpKind::kArgsort) + 1, "an OpKind has no row");
 
 }  // namespace pypto::compiler

@@ -15,6 +15,6 @@ using exec::LocalTile;
 using exec::TaskProgram;
 using exec::TileInstr;
 using exec::TileOpcode;
-using sim::DType;
+using model::DType;
 
 }  // namespace pypto::compiler

@@ -49,7 +49,7 @@ std::vector<std::string> device_executors();
 // with an instruction the executor does not implement: before any task runs).
 DeviceRun run_device(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                      const Bindings& bindings, const LaunchOptions& opt,
-                     const sim::ChipConfig& chip, const std::string& report_dir,
+                     const model::ChipConfig& chip, const std::string& report_dir,
                      const std::string& device, const std::string& executor = "");
 
 // device.json: what the run measured (makespan, tasks per second, per core type busy time

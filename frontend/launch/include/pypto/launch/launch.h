@@ -43,7 +43,7 @@ class TaskExecutor {
   // calls for other tasks (so an implementation must allow concurrent calls for tasks that
   // do not depend on each other); may throw, which ends the run with that error. Task ids
   // index the launch's graph and programs.
-  virtual void execute(sched::TaskId t) = 0;
+  virtual void execute(common::TaskId t) = 0;
 };
 
 // SIM's executor: runs each task's tile program (exec/) on host memory, the caller's
@@ -53,7 +53,7 @@ class TaskExecutor {
 class HostTileExecutor final : public TaskExecutor {
  public:
   HostTileExecutor(const Launch& l, const std::vector<LaunchTensor>& tensors);
-  void execute(sched::TaskId t) override;
+  void execute(common::TaskId t) override;
 
  private:
   const Launch& launch_;
@@ -65,7 +65,7 @@ class HostTileExecutor final : public TaskExecutor {
 // `executor` for each task as the model completes it. The workspace figures in the stats
 // are the launch's own (l.graph.workspace).
 // `l2`: the L2 to start from and leave the contents in (see sim::L2State); null: cold.
-sim::SimResult simulate(const Launch& l, const sim::ChipConfig& chip,
+sim::SimResult simulate(const Launch& l, const model::ChipConfig& chip,
                         const sched::RuntimeOptions& runtime, TaskExecutor& executor,
                         sim::L2State* l2 = nullptr);
 
@@ -102,7 +102,7 @@ struct SimRun {
 // (kPyptoSimOutputFolder/kMergedSwimlaneFile).
 // Throws ConfigError for user errors (arguments, bindings, options), ModelError for bugs.
 SimRun run_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
-               const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
+               const Bindings& bindings, const LaunchOptions& opt, const model::ChipConfig& chip,
                const std::string& report_dir, const sim::ReportOptions& report = {});
 
 // ---- A SIM call in two halves: outputs now, timing and reports in the background ----
@@ -139,7 +139,7 @@ class SimTicket {
 // PYPTO_SIM_L2) is read now. Throws what run_sim() throws for the first half.
 SimTicket submit_sim(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                      const Bindings& bindings, const LaunchOptions& opt,
-                     const sim::ChipConfig& chip, const std::string& report_dir,
+                     const model::ChipConfig& chip, const std::string& report_dir,
                      const sim::ReportOptions& report = {});
 
 // How much the report worker may hold: a pending run keeps its whole launch (graph, task
@@ -177,16 +177,16 @@ struct TimedLaunch {
 };
 TimedLaunch instantiate_timed(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
                               const Bindings& bindings, const LaunchOptions& opt,
-                              const sim::ChipConfig& chip);
+                              const model::ChipConfig& chip);
 
 // Writes a built launch as a native trace (traces/FORMAT.md) with its tile ops, which
 // `pypto-sim run` replays with the same device tasks, edges, memory ranges and durations.
-void write_launch_trace(const Launch& l, const sim::ChipConfig& chip, std::ostream& out);
+void write_launch_trace(const Launch& l, const model::ChipConfig& chip, std::ostream& out);
 
 // Instantiates the call and writes it as a native trace (traces/FORMAT.md) to `path`, which
 // `pypto-sim run` replays. Throws pypto::Error if the file cannot be written.
 void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensors,
-                const Bindings& bindings, const LaunchOptions& opt, const sim::ChipConfig& chip,
+                const Bindings& bindings, const LaunchOptions& opt, const model::ChipConfig& chip,
                 const std::string& path);
 
 }  // namespace pypto::launch

@@ -28,8 +28,8 @@ class HbmFlowModel {
   // reports the tag. Otherwise (and always without `promise`) it returns kNever and the
   // completion is reported by complete_until(). A start that makes the flows slow down
   // withdraws every promise still pending: see take_revoked().
-  sched::TimePs start(sched::TimePs now, std::uint64_t bytes, std::uint64_t tag,
-                      bool promise = false);
+  common::TimePs start(common::TimePs now, std::uint64_t bytes, std::uint64_t tag,
+                       bool promise = false);
 
   // Appends the tags whose promised end was withdrawn since the last call, in the order the
   // promises would have ended, and forgets them. Their completions are reported by
@@ -38,22 +38,22 @@ class HbmFlowModel {
 
   // Time at which the earliest transfer that complete_until() will report completes if
   // nothing else starts (kNever if none; promised transfers are not counted). Rounded up to
-  // a whole picosecond. Throws ConfigError when that time would pass sched::kTimeLimitPs
+  // a whole picosecond. Throws ConfigError when that time would pass common::kTimeLimitPs
   // (bandwidths too low for the bytes in flight): the run cannot finish, and is stopped.
-  sched::TimePs next_completion() const;
+  common::TimePs next_completion() const;
 
   // Advances to `now` and appends, in completion order, the tags of unpromised transfers that
   // have completed at or before `now`. Throws like next_completion().
-  void complete_until(sched::TimePs now, std::vector<std::uint64_t>& done_tags);
+  void complete_until(common::TimePs now, std::vector<std::uint64_t>& done_tags);
 
   std::size_t in_flight() const { return heap_.size() + promised_.size(); }
   std::uint64_t total_bytes() const { return total_bytes_; }
   // Time with at least one transfer in flight (for achieved bandwidth).
-  sched::TimePs busy_ps() const { return busy_ps_; }
+  common::TimePs busy_ps() const { return busy_ps_; }
 
  private:
   double rate() const;  // per-flow bytes/ps with the current number of flows
-  void advance(sched::TimePs now);
+  void advance(common::TimePs now);
 
   struct Flow {
     double finish_v;
@@ -66,25 +66,25 @@ class HbmFlowModel {
   // Completion time of f from the current state, rounded up to a whole ps; never before t_.
   // next_completion() and complete_until() both use it, so complete_until(next_completion())
   // always completes at least one flow whatever the floating-point rounding.
-  sched::TimePs finish_ps(const Flow& f) const;
+  common::TimePs finish_ps(const Flow& f) const;
 
   double agg_, cap_;
   // Anchor: virtual service v_ (bytes delivered to each flow in flight) at time t_. It moves
   // only when the set of flows changes, so predictions do not drift with how often the
   // caller polls.
   double v_ = 0;
-  sched::TimePs t_ = 0;
-  sched::TimePs clock_ps_ = 0;  // latest `now` seen (monotonicity check, busy_ps_)
+  common::TimePs t_ = 0;
+  common::TimePs clock_ps_ = 0;  // latest `now` seen (monotonicity check, busy_ps_)
   std::uint64_t seq_ = 0;
   std::uint64_t total_bytes_ = 0;
-  sched::TimePs busy_ps_ = 0;
+  common::TimePs busy_ps_ = 0;
   // Unpromised flows, by virtual finish.
   std::priority_queue<Flow, std::vector<Flow>, std::greater<>> heap_;
   // Promised flows, by promised end. They exist only while every flow runs at the cap, so
   // one leaving changes no rate and needs no re-anchoring; finish_v is kept for the day the
   // promise is withdrawn and the flow joins heap_.
   struct Promised {
-    sched::TimePs end_ps;
+    common::TimePs end_ps;
     double finish_v;
     std::uint64_t seq;
     std::uint64_t tag;

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// What run, compare and calibrate share once their flags are read (replay.h).
+#include "replay.h"
+
+#include <iostream>
+#include <utility>
+#include <vector>
+
+#include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
+#include "pypto/model/config_loader.h"
+
+namespace pypto::cli {
+
+namespace {
+
+// Loading writes nothing: a Ctrl-C there exits at once (see set_exit_on_interrupt).
+struct ExitWhileLoading {
+  std::string line;
+  // erase_line: the progress line is on the terminal; the exit line replaces it.
+  ExitWhileLoading(const std::string& path, bool erase_line)
+      : line(std::string(erase_line ? "\r\033[K" : "") + "pypto-sim: interrupted while loading " +
+             path + "; nothing written") {
+    common::set_exit_on_interrupt(line.c_str());
+  }
+  ~ExitWhileLoading() { common::set_exit_on_interrupt(nullptr); }
+  ExitWhileLoading(const ExitWhileLoading&) = delete;
+  ExitWhileLoading& operator=(const ExitWhileLoading&) = delete;
+};
+
+sim::SimResult simulate_shown(const sched::TaskGraph& graph, const model::ChipConfig& chip,
+                              const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
+  sim::SimOptions opt;
+  opt.runtime = rt;
+  opt.record_timeline = timeline;
+  opt.record_aicpu_events = timeline;
+  bar.phase("simulating (policy " + rt.policy + ")");
+  // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
+  // model and simulate() rethrows it.
+  opt.progress_every_tasks = 4096;
+  opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
+    if (common::interrupt_requested()) {
+      bar.clear();
+      throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
+                        std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
+    }
+    bar.tasks(d, t);
+  };
+  sim::SimResult r = sim::simulate(graph, chip, opt);
+  bar.clear();
+  common::check_interrupt("simulating (policy " + rt.policy +
+                          ": finished, reports not written yet)");
+  return r;
+}
+
+}  // namespace
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+sim::SimResult run_one(const sched::TaskGraph& graph, const model::ChipConfig& chip,
+                       const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
+  return simulate_shown(graph, chip, rt, timeline, bar);
+}
+
+std::vector<std::string> write_reports_shown(const std::string& dir, const sched::TaskGraph& g,
+                                             const model::ChipConfig& chip, const sim::SimResult& r,
+                                             sim::ReportOptions ro, ProgressLine& bar,
+                                             sim::GraphReports* ahead) {
+  if (bar.enabled()) ro.on_file = [&bar](const std::string& path) { bar.phase("writing " + path); };
+  auto files = sim::write_reports(dir, g, chip, r, ro, ahead);
+  bar.clear();
+  return files;
+}
+
+trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, const std::string& prof,
+                                  const sched::RuntimeOptions& rt, model::ChipConfig& chip,
+                                  ProgressLine& bar) {
+  trace::LoadOptions lo;
+  lo.prof_path = prof;
+  lo.runtime = rt;
+  if (bar.enabled()) {
+    lo.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.bytes(done, total); };
+  }
+  bar.phase("reading " + path);
+  common::check_interrupt("loading " + path);
+  const ExitWhileLoading exit_while_loading(path, bar.enabled());
+  const bool auto_chip = c.chip == "auto" || (c.chip.empty() && c.config.empty());
+  chip = model::resolve_chip_config(auto_chip ? std::string("a2") : c.chip, c.config, c.sets);
+  // Read once, without a chip: a board recording's cores may choose another, and the trace
+  // is priced for the chip chosen.
+  trace::ReadTrace read = trace::read_trace(path, lo);
+  std::vector<std::string> fits;
+  if (read.trace.recorded_cores && auto_chip) {
+    fits = model::fitting_chip_presets(*read.trace.recorded_cores);
+    if (!fits.empty() && fits.front() != chip.chip.name) {
+      chip = model::resolve_chip_config(fits.front(), "", c.sets);
+    }
+  }
+  trace::LoadedTrace trace = trace::price_trace(std::move(read), chip);
+  if (trace.recorded_cores) {
+    if (auto_chip) {
+      bar.clear();
+      // Say so when the recording moved the chip off the default (a2 and a3 share core counts
+      // and clocks, so the choice between fitting presets is a convention: name it).
+      if (!c.quiet && !fits.empty() && fits.front() != "a2") {
+        std::cerr << "pypto-sim: --chip auto: using " << chip.chip.name << " (presets that fit:";
+        for (const auto& f : fits) std::cerr << " " << f;
+        std::cerr << ")\n";
+      }
+    }
+    model::check_recorded_cores(chip, *trace.recorded_cores);
+  }
+  bar.clear();
+  return trace;
+}
+
+void warn_unrecorded(const trace::LoadedTrace& trace) {
+  if (trace.unrecorded_tasks > 0) {
+    std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
+              << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "
+                 "dependency nodes\n";
+  }
+}
+
+}  // namespace pypto::cli

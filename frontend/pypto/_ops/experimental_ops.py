@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyPTO's experimental ops (``pypto.experimental``): ``load`` (discrete reads of a tensor's
+elements from global memory, one IR op), ``gather_in_ub`` / ``gather_in_l1`` (the rows of a
+paged KV cache a top-k selected: the row numbers through the page table, then ``load``) and
+``transposed_batchmatmul`` (transposes around a batched matmul)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from .._dtypes import DataType
+from .._errors import PyptoTypeError, PyptoValueError
+from ..error import short_repr
+from .._tensor import Tensor
+from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
+from .creation import _dtype_arg, arange
+from .cube import matmul
+from .elementwise import add, floor_div, mul, sub
+from .gather_scatter import gather
+from .movement import cast, reshape, transpose
+
+_INDEX = (DataType.DT_INT32, DataType.DT_INT64)
+
+
+def load(src: Tensor, offsets: Tensor) -> Tensor:
+    """``src`` read at ``offsets`` (DT_INT32/DT_INT64): element ``i`` of the result is element
+    ``offsets[i]`` of ``src`` in its one-dimensional (row-major) view. The result has the
+    offsets' shape and ``src``'s dtype; ``src`` stays in global memory (any shape, dynamic
+    axes included), each result tile reads its elements there. An offset outside ``src``
+    raises at run time."""
+    api = "experimental.load"
+    tr = _tr(api)
+    xv = _val(src, api, "src")
+    iv = _val(offsets, api, "offsets")
+    if xv.dtype is DataType.DT_BOOL:
+        _fail(PyptoTypeError, api, "src must not be DT_BOOL")
+    if iv.dtype not in _INDEX:
+        _fail(PyptoTypeError, api, f"offsets must be DT_INT32 or DT_INT64, got {iv.dtype}")
+    return _wrap(_emit(tr, "load", [xv, iv], {}, iv.shape, xv.dtype,
+                       valid_shape=iv.valid_shape))
+
+
+def _int_arg(api: str, name: str, v: Any, lo: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+        _fail(PyptoValueError, api, f"{name} must be an int >= {lo}, got {short_repr(v)}")
+    return int(v)
+
+
+def _paged_offsets(api: str, src: Tensor, indices: Tensor, block_table: Tensor,
+                   block_size: Any, size: int) -> Tensor:
+    """The element offsets in ``src`` [rows, cols] of the first ``size`` columns of the rows
+    the token ids ``indices`` [1, n] name through the page table ``block_table`` [1, blocks]
+    (PagedAttention: token t is row block_table[t // block_size] * block_size +
+    t % block_size): an [n, size] tensor."""
+    xv = _val(src, api, "src")
+    iv = _val(indices, api, "indices")
+    bv = _val(block_table, api, "block_table")
+    bs = _int_arg(api, "block_size", block_size)
+    if xv.rank != 2:
+        _fail(PyptoValueError, api, f"src must be 2-D, got {_fmt(xv.shape)}")
+    for name, v in (("indices", iv), ("block_table", bv)):
+        if v.rank != 2 or _dim_eq(v.shape[0], 1) is not True:
+            _fail(PyptoValueError, api, f"{name} must have shape [1, n], got {_fmt(v.shape)}")
+        if v.dtype not in _INDEX:
+            _fail(PyptoTypeError, api, f"{name} must be DT_INT32 or DT_INT64, got {v.dtype}")
+    cols = xv.shape[1]
+    if isinstance(cols, int) and size > cols:
+        _fail(PyptoValueError, api, f"size {size} exceeds src's {cols} columns")
+    blk = floor_div(indices, bs)
+    tail = sub(indices, mul(blk, bs))
+    phys = gather(block_table, 1, blk)
+    if bv.dtype is not iv.dtype:
+        phys = cast(phys, iv.dtype)
+    rows = add(mul(phys, bs), tail)  # [1, n]
+    n = iv.shape[1]
+    valid = None if iv.valid_shape is None else [iv.valid_shape[1], 1]
+    col = reshape(rows, [n, 1], valid_shape=valid)
+    base = mul(col, cols)
+    lanes = reshape(arange(size, dtype=iv.dtype), [1, size])
+    return add(base, lanes)
+
+
+def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size: int,
+                 axis: int) -> Tensor:
+    """The rows of ``param`` (a KV cache [tokens, hidden], DT_FP32/DT_FP16) that the token
+    ids ``indices`` ([1, k], e.g. a top-k's indices) name through the PagedAttention page table
+    ``block_table`` ([1, blocks]; token t is row block_table[t // block_size] * block_size +
+    t % block_size): a [k, hidden] tensor. ``axis`` must be -2. The vec tile tiles the
+    result."""
+    api = "experimental.gather_in_ub"
+    _tr(api)
+    if isinstance(axis, bool) or axis != -2:
+        _fail(PyptoValueError, api, f"axis must be -2, got {short_repr(axis)}")
+    pv = _val(param, api, "param")
+    if pv.rank != 2:
+        _fail(PyptoValueError, api, f"param must be 2-D, got {_fmt(pv.shape)}")
+    hidden = pv.shape[1]
+    if not isinstance(hidden, int):
+        _fail(PyptoValueError, api, f"param's hidden size must be static, got {hidden}")
+    return load(param, _paged_offsets(api, param, indices, block_table, block_size, hidden))
+
+
+def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: int, size: int,
+                 is_b_matrix: bool, is_trans: bool) -> Tensor:
+    """The first ``size`` elements of the rows of ``src`` [rows, cols] that ``indices`` [1, n]
+    name through the page table ``block_table`` (as gather_in_ub): an [n, size] tensor.
+    ``is_b_matrix``/``is_trans`` say how PyPTO lays the tile out in L1 for the matmul that
+    reads it (that matmul's a_trans/b_trans still say how it reads it); the values are
+    the same."""
+    api = "experimental.gather_in_l1"
+    _tr(api)
+    for name, flag in (("is_b_matrix", is_b_matrix), ("is_trans", is_trans)):
+        if not isinstance(flag, bool):
+            _fail(PyptoTypeError, api, f"{name} must be a bool, got {short_repr(flag)}")
+    n = _int_arg(api, "size", size)
+    return load(src, _paged_offsets(api, src, indices, block_table, block_size, n))
+
+
+_TBMM_DTYPES = (DataType.DT_FP16, DataType.DT_BF16)
+
+
+def transposed_batchmatmul(tensor_a: Tensor, tensor_b: Tensor, out_dtype: DataType) -> Tensor:
+    """``tensor_a`` (M, B, K) transposed to (B, M, K), times ``tensor_b`` (B, K, N) batch by
+    batch on the cube unit, the (B, M, N) product transposed back: an (M, B, N) tensor of
+    ``out_dtype``. Operands and result DT_FP16/DT_BF16; needs pypto.set_cube_tile_shapes."""
+    api = "experimental.transposed_batchmatmul"
+    _tr(api)
+    av = _val(tensor_a, api, "tensor_a")
+    bv = _val(tensor_b, api, "tensor_b")
+    odt = _dtype_arg(out_dtype, api)
+    for name, v in (("tensor_a", av), ("tensor_b", bv)):
+        if v.rank != 3:
+            _fail(PyptoValueError, api, f"{name} must be 3-D, got {_fmt(v.shape)}")
+        if v.dtype not in _TBMM_DTYPES:
+            _fail(PyptoTypeError, api, f"{name} must be DT_FP16 or DT_BF16, got {v.dtype}")
+    if odt not in _TBMM_DTYPES:
+        _fail(PyptoTypeError, api, f"out_dtype must be DT_FP16 or DT_BF16, got {odt}")
+    if _dim_eq(av.shape[1], bv.shape[0]) is False or _dim_eq(av.shape[2], bv.shape[1]) is False:
+        _fail(PyptoValueError, api, f"tensor_a (M, B, K) = {_fmt(av.shape)} and tensor_b "
+              f"(B, K, N) = {_fmt(bv.shape)} disagree on B or K")
+    return transpose(matmul(transpose(tensor_a, 0, 1), tensor_b, odt), 0, 1)

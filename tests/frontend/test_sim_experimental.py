@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pypto.experimental's ops against torch: load (discrete reads of a tensor's elements),
+gather_in_ub / gather_in_l1 (PagedAttention rows through a page table, PyPTO's doc example
+among them) and transposed_batchmatmul."""
+
+import pytest
+import torch
+
+import pypto
+
+SIM = {"run_mode": pypto.RunMode.SIM}
+F32, F16, BF16, I32, I64 = (pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32,
+                            pypto.DT_INT64)
+
+
+@pytest.fixture(autouse=True)
+def _native_and_output(tmp_path, monkeypatch):
+    import pypto._C  # noqa: F401
+    monkeypatch.setenv("PYPTO_OUTPUT_DIR", str(tmp_path / "out"))
+
+
+def paged_rows(indices, block_table, block_size):
+    """PagedAttention: token t lives in row block_table[t // bs] * bs + t % bs."""
+    t = indices[0].long()
+    return block_table[0].long()[t // block_size] * block_size + t % block_size
+
+
+def test_gather_in_ub_the_doc_example():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(param: pypto.Tensor([6, 4], F32), idx: pypto.Tensor([1, 3], I32),
+          bt: pypto.Tensor([1, 3], I32), out: pypto.Tensor([3, 4], F32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = pypto.experimental.gather_in_ub(param, idx, bt, 2, -2)
+
+    param = torch.tensor([[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23], [30, 31, 32, 33],
+                          [40, 41, 42, 43], [50, 51, 52, 53]], dtype=torch.float32)
+    out = torch.zeros(3, 4)
+    k(param, torch.tensor([[0, 4, 3]], dtype=torch.int32),
+      torch.tensor([[0, 2, 1]], dtype=torch.int32), out)
+    assert out.tolist() == [[0, 1, 2, 3], [20, 21, 22, 23], [50, 51, 52, 53]]
+
+
+@pytest.mark.parametrize("pt,tt", [(F16, torch.float16), (F32, torch.float32)])
+def test_gather_in_ub_a_large_kv_cache_stays_in_global_memory(pt, tt):
+    # 16384 x 128 fp16 is 4 MiB: only the result tiles go through UB.
+    tokens, hidden, k, bs = 16384, 128, 256, 128
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(kv: pypto.Tensor([tokens, hidden], pt), idx: pypto.Tensor([1, k], I32),
+             bt: pypto.Tensor([1, tokens // bs], I32), out: pypto.Tensor([k, hidden], pt)):
+        pypto.set_vec_tile_shapes(64, 128)
+        out[:] = pypto.experimental.gather_in_ub(kv, idx, bt, bs, -2)
+
+    g = torch.Generator().manual_seed(0)
+    kv = torch.randn(tokens, hidden, generator=g).to(tt)
+    idx = torch.randint(0, tokens, (1, k), generator=g, dtype=torch.int32)
+    bt = torch.randperm(tokens // bs, generator=g).to(torch.int32).unsqueeze(0)
+    out = torch.zeros(k, hidden, dtype=tt)
+    kern(kv, idx, bt, out)
+    assert torch.equal(out, kv[paged_rows(idx, bt, bs)])
+
+
+@pytest.mark.parametrize("is_b,is_trans", [(False, False), (True, True)])
+def test_gather_in_l1_takes_the_first_size_columns(is_b, is_trans):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(src: pypto.Tensor([64, 48], F16), idx: pypto.Tensor([1, 32], I64),
+          bt: pypto.Tensor([1, 16], I32), out: pypto.Tensor([32, 16], F16)):
+        pypto.set_vec_tile_shapes(16, 16)
+        out[:] = pypto.experimental.gather_in_l1(src, idx, bt, 4, 16, is_b, is_trans)
+
+    g = torch.Generator().manual_seed(1)
+    src = torch.randn(64, 48, generator=g).half()
+    idx = torch.randint(0, 64, (1, 32), generator=g)
+    bt = torch.randperm(16, generator=g).to(torch.int32).unsqueeze(0)
+    out = torch.zeros(32, 16, dtype=torch.float16)
+    k(src, idx, bt, out)
+    assert torch.equal(out, src[paged_rows(idx, bt, 4), :16])
+
+
+def test_load_reads_elements_of_the_flat_view():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(src: pypto.Tensor([4, 6, 5], F32), off: pypto.Tensor([3, 10], I32),
+          out: pypto.Tensor([3, 10], F32)):
+        pypto.set_vec_tile_shapes(2, 8)
+        out[:] = pypto.experimental.load(src, off)
+
+    src = torch.randn(4, 6, 5)
+    off = torch.randint(0, 120, (3, 10), dtype=torch.int32)
+    out = torch.zeros(3, 10)
+    k(src, off, out)
+    assert torch.equal(out, src.reshape(-1)[off.long()])
+
+
+def test_load_out_of_range_raises():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(src: pypto.Tensor([4, 5], F32), off: pypto.Tensor([1, 2], I32),
+          out: pypto.Tensor([1, 2], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        out[:] = pypto.experimental.load(src, off)
+
+    with pytest.raises(Exception, match=r"load element index 20 is outside \[0, 20\)"):
+        k(torch.zeros(4, 5), torch.tensor([[3, 20]], dtype=torch.int32), torch.zeros(1, 2))
+
+
+@pytest.mark.parametrize("pt,tt", [(F16, torch.float16), (BF16, torch.bfloat16)])
+def test_transposed_batchmatmul(pt, tt):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([16, 2, 32], pt), b: pypto.Tensor([2, 32, 64], pt),
+          c: pypto.Tensor([16, 2, 64], pt)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 64])
+        pypto.set_vec_tile_shapes(16, 2, 64)
+        c[:] = pypto.experimental.transposed_batchmatmul(a, b, pt)
+
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.randn(16, 2, 32, generator=g).to(tt), torch.randn(2, 32, 64, generator=g).to(tt)
+    c = torch.zeros(16, 2, 64, dtype=tt)
+    k(a, b, c)
+    ref = (a.float().transpose(0, 1) @ b.float()).transpose(0, 1)
+    tol = 2e-3 if tt is torch.float16 else 1e-2
+    torch.testing.assert_close(c.float(), ref, rtol=tol, atol=tol)
+
+
+def test_experimental_ops_check_their_arguments():
+    def bad(param: pypto.Tensor([6, 4], F32), idx: pypto.Tensor([1, 3], I32),
+            bt: pypto.Tensor([1, 3], I32), out: pypto.Tensor([3, 4], F32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = pypto.experimental.gather_in_ub(param, idx, bt, 2, 0)
+
+    with pytest.raises(pypto.PyptoValueError, match="experimental.gather_in_ub: axis must be -2"):
+        pypto.frontend.jit(runtime_options=SIM)(bad).warmup(
+            torch.zeros(6, 4), torch.zeros(1, 3, dtype=torch.int32),
+            torch.zeros(1, 3, dtype=torch.int32), torch.zeros(3, 4))
+
+    def bad_tb(a: pypto.Tensor([16, 2, 32], F32), b: pypto.Tensor([2, 32, 64], F32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 64])
+        pypto.experimental.transposed_batchmatmul(a, b, F32)
+
+    with pytest.raises(pypto.PyptoTypeError, match="tensor_a must be DT_FP16 or DT_BF16"):
+        pypto.frontend.jit(runtime_options=SIM)(bad_tb).warmup(
+            torch.zeros(16, 2, 32), torch.zeros(2, 32, 64))
