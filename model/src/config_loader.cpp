@@ -975,10 +975,9 @@ ChipConfig load_chip_preset(const std::string& name) {
     std::string msg = "unknown chip '" + name + "'";
     if (const auto near = common::closest_match(name, names))
       msg += "; did you mean '" + *near + "'?";
-    msg += " Known chips";
-    if (env != nullptr && *env != '\0') msg += from;
-    msg += ":";
+    msg += " Known chips:";
     for (const auto& n : names) msg += " " + n;
+    if (env != nullptr && *env != '\0') msg += from;
     throw ConfigError(msg);
   }
   const std::string path = (fs::path(chip_preset_dir()) / (name + ".yaml")).string();
