@@ -26,7 +26,8 @@ import os
 import subprocess
 import sys
 
-PARAMS = "aicpu.poll_cycles,aicpu.resolve_cycles,aicpu.dispatch_cycles,aicpu.queue_op_cycles"
+PARAMS = ("aicpu.poll_cycles,aicpu.resolve_cycles,aicpu.dispatch_cycles,aicpu.queue_op_cycles,"
+          "aicpu.completion_latency_ns")
 CHIP = ["--chip", "a2-20c", "--launch-sched-aicpu-num", "3"]
 TASK_NS = 5000  # durations of the fact tasks: long enough that nothing overlaps a round
 
@@ -124,7 +125,8 @@ def main():
     # Fit from the PyPTO cost-model values (the presets' old defaults), whatever the presets
     # now say, so the result does not depend on an earlier fit.
     start = ["--set", "aicpu.poll_cycles=240", "--set", "aicpu.resolve_cycles=390",
-             "--set", "aicpu.dispatch_cycles=200", "--set", "aicpu.queue_op_cycles=40"]
+             "--set", "aicpu.dispatch_cycles=200", "--set", "aicpu.queue_op_cycles=40",
+             "--set", "aicpu.completion_latency_ns=500"]
     print(run([a.sim, "calibrate"] + recs + CHIP + start +
               ["--params", PARAMS, "--max-sims", a.max_sims, "-o", overlay]), end="")
     before = wait_check(a.sim, a.out, CHIP + start)

@@ -16,7 +16,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-TARGETS=(native_trace dyn_topo topo_json prof_json fixed_latency config ir)
+TARGETS=(native_trace dyn_topo topo_json prof_json fixed_latency swimlane config ir)
 usage() {
   echo "usage: tools/fuzz.sh TARGET|all SECONDS   (targets: ${TARGETS[*]})" >&2
   exit 2

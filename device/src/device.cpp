@@ -93,7 +93,7 @@ class Runtime {
       cores_.back()->owner = scheduler_.owner(c);
     }
     for (ThreadId t = 0; t < shape.threads; ++t) wakers_.push_back(std::make_unique<Waker>());
-    stats_.resize(shape.threads);
+    waits_.resize(shape.threads);
     const std::size_t n = g.num_tasks();
     tl_.start_ns.assign(n, 0);
     tl_.end_ns.assign(n, 0);
@@ -159,13 +159,10 @@ class Runtime {
       r.core_busy_ns.push_back(c->busy_ns);
       r.core_tasks.push_back(c->tasks);
     }
-    for (ThreadId t = 0; t < stats_.size(); ++t) {
-      ThreadStats s = stats_[t];
-      const sched::ThreadStats& ss = scheduler_.stats(t);
-      s.rounds = ss.rounds;
-      s.polls = ss.polls;
-      s.resolves = ss.resolves;
-      s.dispatches = ss.dispatches;
+    for (ThreadId t = 0; t < waits_.size(); ++t) {
+      ThreadStats s;
+      static_cast<sched::ThreadStats&>(s) = scheduler_.stats(t);
+      s.waits = waits_[t];
       r.threads.push_back(s);
     }
     r.timeline = std::move(tl_);
@@ -280,7 +277,7 @@ class Runtime {
           do {
             r = scheduler_.run_round(t, hal_);
           } while (r.suspended);
-          stats_[t].busy_ns += now_ns() - begin;
+          scheduler_.add_busy_ps(t, (now_ns() - begin) * 1000);
           bool device_task_done = false;
           for (const auto& f : r.finished_device_tasks) {
             makespan_ns_ = std::max(makespan_ns_, f.time_ps / 1000);
@@ -306,7 +303,7 @@ class Runtime {
           again = work && scheduler_.has_dispatchable_work(t);
         }
         if (again) continue;
-        ++stats_[t].waits;
+        ++waits_[t];
         me.wait(seen, std::chrono::milliseconds(20));
       }
     } catch (...) {
@@ -369,7 +366,7 @@ class Runtime {
   std::vector<std::unique_ptr<Core>> cores_;
   std::vector<std::unique_ptr<Waker>> wakers_;  // one per schedule thread
   Waker control_;
-  std::vector<ThreadStats> stats_;
+  std::vector<std::uint64_t> waits_;  // per schedule thread (ThreadStats::waits)
   Timeline tl_;  // each task's entries are written by one thread, before its completion
                  // is published under a lock, and read after every thread has joined
   std::uint64_t makespan_ns_ = 0;

@@ -221,6 +221,11 @@ class PyPolicy : public Policy {
     return hook<CoreId>(
         "pick_core", [&] { return Policy::pick_core(c, ct, task); }, &c, ct, task);
   }
+  bool fill_pending_slot(ThreadContext& c, CoreType ct, CoreId core, TaskId task) override {
+    return hook<bool>(
+        "fill_pending_slot", [&] { return Policy::fill_pending_slot(c, ct, core, task); }, &c, ct,
+        core, task);
+  }
   bool publish_idle(ThreadContext& c, CoreType ct) override {
     return hook<bool>(
         "publish_idle", [&] { return Policy::publish_idle(c, ct); }, &c, ct);
@@ -296,6 +301,7 @@ enum Hook : unsigned {
   kPublishIdle = 1u << 9,
   kStealVictim = 1u << 10,
   kPickStolen = 1u << 11,
+  kFillPendingSlot = 1u << 12,
 };
 constexpr std::pair<const char*, unsigned> kHooks[] = {
     {"setup", kSetup},
@@ -310,6 +316,7 @@ constexpr std::pair<const char*, unsigned> kHooks[] = {
     {"publish_idle", kPublishIdle},
     {"steal_victim", kStealVictim},
     {"pick_stolen", kPickStolen},
+    {"fill_pending_slot", kFillPendingSlot},
 };
 
 // The hooks cls overrides (its attribute is not pypto.sim.Policy's).
@@ -374,6 +381,10 @@ class Held final : public Policy {
   }
   CoreId pick_core(ThreadContext& c, CoreType ct, TaskId t) override {
     return on(kPickCore) ? p_->pick_core(c, ct, t) : p_->Policy::pick_core(c, ct, t);
+  }
+  bool fill_pending_slot(ThreadContext& c, CoreType ct, CoreId k, TaskId t) override {
+    return on(kFillPendingSlot) ? p_->fill_pending_slot(c, ct, k, t)
+                                : p_->Policy::fill_pending_slot(c, ct, k, t);
   }
   bool publish_idle(ThreadContext& c, CoreType ct) override {
     return on(kPublishIdle) ? p_->publish_idle(c, ct) : p_->Policy::publish_idle(c, ct);
@@ -556,11 +567,13 @@ void bind_policies(py::module_& m) {
       .def("pending", &MachineView::pending)
       .def("is_idle", &MachineView::is_idle)
       .def("has_free_slot", &MachineView::has_free_slot)
+      .def("acknowledged", &MachineView::acknowledged)
       .def("idle_count", &MachineView::idle_count)
       .def("idle_core", &MachineView::idle_core)
       .def("free_pending_count", &MachineView::free_pending_count)
       .def("other_thread_idle", &MachineView::other_thread_idle)
       .def("remaining_unsent", &MachineView::remaining_unsent)
+      .def("unsent_tasks", &MachineView::unsent_tasks)
       .def("shared_queued", &MachineView::shared_queued)
       .def("staged", &MachineView::staged, py::keep_alive<0, 1>())
       .def("staged_count", &MachineView::staged_count)
@@ -607,6 +620,7 @@ void bind_policies(py::module_& m) {
       .def("fill_quota", &Policy::fill_quota)
       .def("pick_shared", &Policy::pick_shared)
       .def("pick_core", &Policy::pick_core)
+      .def("fill_pending_slot", &Policy::fill_pending_slot)
       .def("publish_idle", &Policy::publish_idle)
       .def("steal_victim", &Policy::steal_victim)
       .def("pick_stolen", &Policy::pick_stolen)

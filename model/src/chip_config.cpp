@@ -70,6 +70,8 @@ DerivedTiming derive(const ChipConfig& c) {
   d.fair_scan_per_thread_ps =
       cpu(c.aicpu.fair_scan_cycles_per_thread, "aicpu.fair_scan_cycles_per_thread");
   d.aicpu_launch_ps = to_ps(c.aicpu.launch_latency_ns * kPsPerNs, "aicpu.launch_latency_ns");
+  d.completion_latency_ps =
+      to_ps(c.aicpu.completion_latency_ns * kPsPerNs, "aicpu.completion_latency_ns");
 
   d.aicore_start_ps = to_ps(c.cores.start_latency_ns * kPsPerNs, "cores.start_latency_ns");
   d.slot_switch_ps = core(c.cores.slot_switch_cycles, "cores.slot_switch_cycles");

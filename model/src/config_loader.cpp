@@ -170,6 +170,9 @@ void for_each_field(Visit&& v) {
     &C::aicpu, &Aicpu::fair_scan_cycles_per_thread);
   v(num("aicpu", "launch_latency_ns", "ns", 0, kMaxNs, "AICPU kernel start-up"), &C::aicpu,
     &Aicpu::launch_latency_ns);
+  v(num("aicpu", "completion_latency_ns", "ns", 0, kMaxNs,
+        "a task's end on its core to its completion being readable by a poll"),
+    &C::aicpu, &Aicpu::completion_latency_ns);
   v(num("aicpu", "staging_buffer_tasks", "tasks", 1, 1 << 20, "per-thread local ready buffer"),
     &C::aicpu, &Aicpu::staging_buffer_tasks);
 

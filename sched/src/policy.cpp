@@ -16,9 +16,10 @@ std::uint32_t Policy::last_wave_quota(const ThreadContext& c, common::CoreType c
   const common::ThreadId t = c.thread();
   const auto idle = static_cast<std::uint32_t>(m.idle_count(t, ct));
   bool only_idle = !allow_pending;
-  // The last wave: what is left fits in the chip's cores, so a task parked in a pending
-  // slot here would wait while another thread's core idles.
-  const bool last_wave = m.num_threads() > 1 && m.remaining_unsent(dt, ct) <= m.num_cores(ct);
+  // The last wave (PyPTO's tail batch): the device task's unsent tasks of every type fit in
+  // the chip's cores of ct, so a task parked in a pending slot here would wait while another
+  // thread's core idles.
+  const bool last_wave = m.num_threads() > 1 && m.unsent_tasks(dt) <= m.num_cores(ct);
   if (!only_idle && last_wave && m.other_thread_idle(t, ct)) only_idle = true;
   return only_idle ? idle : idle + m.free_pending_count(t, ct);
 }

@@ -29,6 +29,7 @@ std::string index_into(std::size_t n, const char* what) {
 struct Core {
   common::TaskId running = common::kNoTask;
   common::TaskId pending = common::kNoTask;
+  bool acked = false;  // a poll has seen the running task acknowledged (started)
   common::ThreadId owner = 0;
   common::CoreType type = common::CoreType::kAic;
 };
@@ -151,6 +152,13 @@ struct Scheduler::Impl {
     if (cores[c].running != common::kNoTask && cores[c].pending != common::kNoTask) {
       bad_answer(hook, answer + " (its running and pending slots are both taken)", expected);
     }
+    if (cores[c].running != common::kNoTask && !cores[c].acked) {
+      bad_answer(hook,
+                 answer +
+                     " (its running task is not acknowledged yet, so its pending slot "
+                     "is not free: MachineView.has_free_slot)",
+                 expected);
+    }
   }
 
   void send(common::ThreadId t, common::TaskId task, common::CoreId c, Hal& hal, const char* hook) {
@@ -160,6 +168,7 @@ struct Scheduler::Impl {
     const int ct = idx(co.type);
     if (co.running == common::kNoTask) {
       co.running = task;
+      co.acked = false;
       auto& rr = th.run_ready[ct];
       auto it = std::find(rr.rbegin(), rr.rend(), c);
       NPU_CHECK(it != rr.rend(), "idle core missing from the run-ready list");
@@ -185,7 +194,10 @@ struct Scheduler::Impl {
     const Thread& th = threads[t];
     std::uint32_t n = 0;
     for (common::CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
-      n += (cores[c].running != common::kNoTask && cores[c].pending == common::kNoTask) ? 1 : 0;
+      n += (cores[c].running != common::kNoTask && cores[c].pending == common::kNoTask &&
+            cores[c].acked)
+               ? 1
+               : 0;
     }
     return n;
   }
@@ -288,6 +300,8 @@ struct Scheduler::Impl {
           Ctx& x = ctx_of_task(s);
           ++x.sent;
           ++x.completed;
+          // The other threads must hear that the device task is sent, as after a send().
+          if (x.sent == x.total && threads[t].round != nullptr) threads[t].round->all_sent = true;
           resolve(t, s, common::kNoCore, hal);
           break;
         }
@@ -352,18 +366,21 @@ struct Scheduler::Impl {
           bad_answer("pick_shared", std::to_string(pick),
                      index_into(x.queued(ct), "the shared queue"));
         }
-        common::TaskId task;
+        const common::TaskId task = q[x.head[ct] + pick];
+        const common::CoreId core = policy.pick_core(cx, type, task);
+        if (core < cores.size() && cores[core].running != common::kNoTask &&
+            !policy.fill_pending_slot(cx, type, core, task)) {
+          ++threads[t].stats.pending_kept_free;
+          break;
+        }
         if (pick == 0) {
-          task = q[x.head[ct]++];
+          ++x.head[ct];
         } else if (pick + 1 == x.queued(ct)) {
-          task = q.back();
           q.pop_back();
         } else {
-          auto it = q.begin() + static_cast<std::ptrdiff_t>(x.head[ct] + pick);
-          task = *it;
-          q.erase(it);
+          q.erase(q.begin() + static_cast<std::ptrdiff_t>(x.head[ct] + pick));
         }
-        send(t, task, policy.pick_core(cx, type, task), hal, "pick_core");
+        send(t, task, core, hal, "pick_core");
         --k;
       }
       first = 1;
@@ -590,6 +607,9 @@ RoundResult Scheduler::run_round(common::ThreadId t, Hal& hal) {
             }
             th.finished.emplace_back(task, c);
           }
+          // The poll reads the core's ACK of what runs now (the pending task it moved to,
+          // or the one it already ran): its pending slot may be filled from here on.
+          co.acked = co.running != common::kNoTask;
           if (co.running == common::kNoTask) {
             --th.in_flight_cores;
             th.run_ready[ct].push_back(c);
@@ -748,6 +768,15 @@ bool Scheduler::has_dispatchable_work(common::ThreadId t) const {
 }
 
 const ThreadStats& Scheduler::stats(common::ThreadId t) const { return impl_->threads[t].stats; }
+void Scheduler::count_skipped_rounds(common::ThreadId t, std::uint64_t rounds,
+                                     std::uint64_t polls_each) {
+  ThreadStats& s = impl_->threads[t].stats;
+  s.rounds += rounds;
+  s.polls += rounds * polls_each;
+}
+void Scheduler::add_busy_ps(common::ThreadId t, common::TimePs busy_ps) {
+  impl_->threads[t].stats.busy_ps += busy_ps;
+}
 common::ThreadId Scheduler::owner(common::CoreId c) const { return impl_->cores[c].owner; }
 
 void Scheduler::prefetch_completion(common::TaskId task) const {
@@ -827,6 +856,10 @@ common::CoreId MachineView::end_core(common::ThreadId t, common::CoreType ct) co
 }
 common::TaskId MachineView::running(common::CoreId c) const { return s_.impl_->cores[c].running; }
 common::TaskId MachineView::pending(common::CoreId c) const { return s_.impl_->cores[c].pending; }
+bool MachineView::acknowledged(common::CoreId c) const {
+  const auto& co = s_.impl_->cores[c];
+  return co.running != common::kNoTask && co.acked;
+}
 std::size_t MachineView::idle_count(common::ThreadId t, common::CoreType ct) const {
   return s_.impl_->threads[t].run_ready[idx(ct)].size();
 }
@@ -844,6 +877,10 @@ std::uint32_t MachineView::remaining_unsent(common::DeviceTaskId dt, common::Cor
   const Ctx* x = s_.impl_->find_ctx(dt);
   return x == nullptr ? 0 : x->unsent[idx(ct)];
 }
+std::uint64_t MachineView::unsent_tasks(common::DeviceTaskId dt) const {
+  const Ctx* x = s_.impl_->find_ctx(dt);
+  return x == nullptr ? 0 : x->total - x->sent;
+}
 std::size_t MachineView::shared_queued(common::DeviceTaskId dt, common::CoreType ct) const {
   const Ctx* x = s_.impl_->find_ctx(dt);
   return x == nullptr ? 0 : x->queued(idx(ct));
@@ -854,26 +891,14 @@ TaskListView MachineView::staged(common::ThreadId t, common::CoreType ct) const 
 }
 common::TimePs MachineView::duration_estimate_ps(common::TaskId task) const {
   const TaskGraph& g = s_.graph_;
-  if (g.has_recorded(task)) return common::TimePs{g.recorded_ns[task]} * 1000;
+  if (g.has_recorded(task)) return g.recorded_ps(task);
   return s_.estimator_ != nullptr ? s_.estimator_->estimate_ps(task) : 0;
 }
 std::uint64_t MachineView::bytes_read(common::TaskId task) const {
-  const TaskGraph& g = s_.graph_;
-  std::uint64_t n = 0;
-  if (!g.has_memory()) return 0;
-  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-    if (g.mem[i].is_write == 0) n += g.mem[i].bytes;
-  }
-  return n;
+  return s_.graph_.traffic(task).read_bytes;
 }
 std::uint64_t MachineView::bytes_written(common::TaskId task) const {
-  const TaskGraph& g = s_.graph_;
-  std::uint64_t n = 0;
-  if (!g.has_memory()) return 0;
-  for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
-    if (g.mem[i].is_write != 0) n += g.mem[i].bytes;
-  }
-  return n;
+  return s_.graph_.traffic(task).write_bytes;
 }
 
 }  // namespace pypto::sched

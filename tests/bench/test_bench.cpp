@@ -113,10 +113,10 @@ TEST_CASE("reference models: A2 costs and agents", "[bench]") {
   CHECK(c.threads == 3);
   CHECK(c.aic == 24);
   CHECK(c.aiv == 48);
-  // 290, 57 and 23 cycles at 1800 MHz (configs/a2.yaml), to the nearest picosecond.
-  CHECK(c.poll_ps == 161'111);
+  // 138, 57 and 17 cycles at 1800 MHz (configs/a2.yaml), to the nearest picosecond.
+  CHECK(c.poll_ps == 76'667);
   CHECK(c.resolve_ps == 31'667);
-  CHECK(c.dispatch_ps == 12'778);
+  CHECK(c.dispatch_ps == 9'444);
 }
 
 TEST_CASE("reference models agree on a synthetic chain and complete a mix", "[bench]") {

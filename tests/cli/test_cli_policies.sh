@@ -33,6 +33,27 @@ f=$(makespan "$TMP/fifo/stats.json"); c=$(makespan "$TMP/cp/stats.json")
 # fifo starts the chain in the third wave (about 20 us late); critical_path at once.
 if (( c + 10000 < f )); then ok "critical_path beats fifo ($c ns < $f ns)"; else bad "critical_path $c vs fifo $f"; fi
 
+# The list-scheduling case: 960 lone 100 us tasks listed first, then a 20-task chain. fifo
+# runs the chain after 20 waves of lone tasks (40 lengths); critical_path keeps the chain's
+# pending slot free and finishes near 21 lengths: under 0.6x of fifo.
+/usr/bin/python3 - >"$TMP/cp960.ndjson" <<'PY'
+import json
+lone, chain = 960, 20
+print(json.dumps({"format": "pypto-sim-trace", "version": 1, "chip": "a2", "tasks": lone + chain}))
+for i in range(lone):
+    print(json.dumps({"id": i, "core": "AIV", "kernel": "lone", "dur": 100000}))
+for j in range(chain):
+    r = {"id": lone + j, "core": "AIV", "kernel": "chain", "dur": 100000}
+    if j + 1 < chain:
+        r["succ"] = [lone + j + 1]
+    print(json.dumps(r))
+PY
+"$SIM" run "$TMP/cp960.ndjson" --sched-mode fifo -q --no-trace -o "$TMP/f960" &&
+  "$SIM" run "$TMP/cp960.ndjson" --sched-mode critical_path -q --no-trace -o "$TMP/c960" || bad "runs 960"
+f=$(makespan "$TMP/f960/stats.json"); c=$(makespan "$TMP/c960/stats.json")
+if (( c * 100 < f * 60 )); then ok "critical_path under 0.6x of fifo on 960 + 20 ($c ns, $f ns)"
+else bad "critical_path $c vs fifo $f on 960 + 20"; fi
+
 "$SIM" run "$TMP/cp.ndjson" --sched-mode random --policy-param seed=9 -q --no-trace -o "$TMP/r1" &&
   "$SIM" run "$TMP/cp.ndjson" --sched-mode random --policy-param seed=9 -q --no-trace -o "$TMP/r2" || bad "random runs"
 [[ "$(makespan "$TMP/r1/stats.json")" == "$(makespan "$TMP/r2/stats.json")" ]] && ok "random is seeded" \

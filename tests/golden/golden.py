@@ -39,6 +39,8 @@ def cases():
         out.append((f"fixed_task_topo_{pol}", f"{SAMPLES}/fixed_task_topo.json", [], pol))
         out.append((f"pipeline_{pol}", f"{SAMPLES}/pipeline.ndjson", [], pol))
         out.append((f"{SYNTHETIC['name']}_{pol}", None, [], pol))
+    # The sample recording drawn as PyPTO's merged swimlane: the same replay as dyn_topo_fifo.
+    out.append(("merged_swimlane_fifo", f"{SAMPLES}/merged_swimlane.json", [], "fifo"))
     # Policies that declare parameters: stats.json records every one with its value.
     out.append(("pipeline_random_seed3", f"{SAMPLES}/pipeline.ndjson",
                 ["--policy-param", "seed=3"], "random"))

@@ -52,18 +52,49 @@ TEST_CASE("l2_affinity runs chains depth-first", "[policy][l2_affinity]") {
 
 TEST_CASE("fifo fan-out: newest staged task to the idle core, last wave waits", "[policy][fifo]") {
   // Thread 0 (core 2) resolves T0: S1..S4 are staged; the newest, S4, goes to its idle
-  // core, S1 S2 S3 to the shared queue; S1 prefills core 2's pending slot. Thread 1 takes
-  // S2 on its idle core; S3 is the last wave (unsent <= cores), so it waits for a fully
-  // idle core: core 3 after S2.
+  // core, S1 S2 S3 to the shared queue. Core 2's pending slot takes nothing until a poll has
+  // seen S4 acknowledged (PyPTO holds a task just sent as the core's pending one until its
+  // ACK), so idle thread 1 takes S1. S2 and S3 are the last wave (unsent <= cores): each
+  // waits for a fully idle core, S2 for core 3 after S1, S3 for core 2 after S4.
   const TaskGraph g = make_graph(fan_out());
   PolicyHarness h(g, two_threads(), "fifo");
   h.run();
   CHECK(h.order() == std::vector<TaskId>{0, 4, 1, 2, 3});
   CHECK(h.core_of(4) == 2);
-  CHECK(h.core_of(1) == 2);
+  CHECK(h.core_of(1) == 3);
   CHECK(h.core_of(2) == 3);
-  CHECK(h.core_of(3) == 3);
-  CHECK(h.start_of(3) >= h.end_of(2));  // S3 waited for the idle core, not a pending slot
+  CHECK(h.core_of(3) == 2);
+  CHECK(h.start_of(2) >= h.end_of(1));  // waited for the idle core, not a pending slot
+  CHECK(h.start_of(3) >= h.end_of(4));
+}
+
+TEST_CASE("fifo at a device task's start: idle cores in queue order, pending slots after the ACK",
+          "[policy][fifo]") {
+  // Two threads (thread 0: AIC 0, AIV 2 3; thread 1: AIC 1, AIV 4 5); 4 AIC tasks (0..3) and
+  // 8 AIV tasks (4..11), independent, 100 ticks each. PyPTO's first RunCoreTask of a device
+  // task: each thread, AIC then AIV, dequeues oldest first as many tasks as it has cores with
+  // an empty pending slot and sends them to its idle cores, the most recently freed first (at
+  // the start the lowest): thread 0 takes 0 (core 0) and 4 5 (cores 2 3), thread 1 takes 1
+  // and 6 7. A core just sent a task holds it as its pending one until a poll reads its ACK,
+  // so the pending slots fill in the next round, after the polls: thread 0 puts 2 behind 0
+  // and 8 9 behind 4 5, thread 1 puts 3 behind 1. That AIC round is no tail batch although
+  // only 2 AIC tasks are unsent: PyPTO's tail batch counts the unsent tasks of every type
+  // against the type's cores. The AIV tasks 10 and 11 are the tail batch: they wait for idle
+  // cores, the most recently freed first (core 5, then core 4).
+  std::vector<TaskSpec> specs(4, TaskSpec{C, {}});
+  for (int i = 0; i < 8; ++i) specs.push_back(TaskSpec{V, {}});
+  const TaskGraph g = make_graph(specs);
+  PolicyHarness h(g, {2, 4, 2, 256, 1}, "fifo");
+  h.run();
+  const std::vector<CoreId> core{0, 1, 0, 1, 2, 3, 4, 5, 2, 3, 5, 4};
+  for (TaskId t = 0; t < 12; ++t) CHECK(h.core_of(t) == core[t]);
+  for (TaskId t : {0u, 1u, 4u, 5u, 6u, 7u}) CHECK(h.start_of(t) < 10);  // the first batch
+  CHECK(h.start_of(2) == h.end_of(0));  // pending slots, filled after the ACK
+  CHECK(h.start_of(3) == h.end_of(1));
+  CHECK(h.start_of(8) == h.end_of(4));
+  CHECK(h.start_of(9) == h.end_of(5));
+  CHECK(h.start_of(10) > h.end_of(7));  // the tail batch waits for idle cores
+  CHECK(h.start_of(11) > h.end_of(6));
 }
 
 TEST_CASE("fair fan-out: eager flush and no prefill while the other thread idles",
@@ -83,17 +114,19 @@ TEST_CASE("fair fan-out: eager flush and no prefill while the other thread idles
 
 TEST_CASE("l2_affinity fan-out: direct send fills the producer core's slots",
           "[policy][l2_affinity]") {
-  // S1 to the producer's idle core, S2 into its pending slot; S3 S4 staged then shared.
-  // Thread 1's first batch is FIFO: S3. S4 is the last wave: it waits for an idle core.
+  // S1 to the producer's idle core; its pending slot is not open before S1's ACK, so S2 S3
+  // S4 are staged, then shared. Thread 1's first batch is FIFO: S2. S4 and S3 are the last
+  // wave: newest first, each waits for a fully idle core (S4 core 3, S3 core 2).
   const TaskGraph g = make_graph(fan_out());
   PolicyHarness h(g, two_threads(), "l2_affinity");
   h.run();
-  CHECK(h.order() == std::vector<TaskId>{0, 1, 2, 3, 4});
+  CHECK(h.order() == std::vector<TaskId>{0, 1, 2, 4, 3});
   CHECK(h.core_of(1) == 2);
-  CHECK(h.core_of(2) == 2);
-  CHECK(h.core_of(3) == 3);
+  CHECK(h.core_of(2) == 3);
   CHECK(h.core_of(4) == 3);
-  CHECK(h.start_of(4) >= h.end_of(3));
+  CHECK(h.core_of(3) == 2);
+  CHECK(h.start_of(4) >= h.end_of(2));
+  CHECK(h.start_of(3) >= h.end_of(1));
 }
 
 TEST_CASE("l2_fair fan-out: direct send without pending prefill, newest-first pops",

@@ -39,8 +39,9 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   // fifo: the first round sends 0 to core 1 and 1 to core 2; send-before-resolve parks the
   // chain head 2 in core 1's pending slot, so it starts only when 0 ends (t = 101) and the
   // chain ends near 101 + 3 * 100. critical_path: the first take is 2 (highest level) on
-  // core 1 at t = 1, then 0 on core 2; 1 goes to core 1's pending slot and runs after 2,
-  // while 3 (ready at 101) takes core 2 as soon as 0 has left it: one task time earlier.
+  // core 1 at t = 1, then 0 on core 2; 1 goes to core 2's pending slot (the path below 2 is
+  // longer than 1's, so core 1's slot stays free), and 3 (ready at 101) takes core 1 as soon
+  // as 2 has left it: one task time earlier than fifo.
   const TaskGraph g = make_graph(lone_and_chain());
   PolicyHarness fifo(g, one_thread_two_aiv(), "fifo");
   fifo.run();
@@ -53,9 +54,10 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   CHECK(cp.start_of(2) == 1);
   CHECK(cp.core_of(2) == 1);
   CHECK(cp.core_of(0) == 2);
-  CHECK(cp.core_of(1) == 1);  // pending slot behind the chain head
-  CHECK(cp.start_of(1) == cp.end_of(2));
-  CHECK(cp.core_of(3) == 2);
+  CHECK(cp.core_of(1) == 2);  // pending slot behind the lone task, not behind the chain head
+  CHECK(cp.start_of(1) == cp.end_of(0));
+  CHECK(cp.core_of(3) == 1);
+  CHECK(cp.core_of(4) == 1);
   CHECK(makespan(cp, 5) + 90 < makespan(fifo, 5));  // the chain starts 100 ticks earlier
 
   // unit_cost counts tasks instead of summing estimates: the same levels' order here.
@@ -66,6 +68,43 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   cu.run();
   CHECK(cu.order() == cp.order());
   CHECK(Registry::global().remove("test_cp_unit"));
+}
+
+TEST_CASE(
+    "critical_path: 960 lone tasks listed first and a 20-task chain finish in 21 task "
+    "lengths, fifo's 40",
+    "[policy][critical_path]") {
+  // The A2's vector side: 48 AIV cores (24 clusters) over 3 threads; every task lasts d = 1000
+  // ticks (AICPU operations 1 tick). fifo takes the lone tasks first: 20 waves of 48, then the
+  // chain alone: 40 d. List scheduling by longest remaining path: the chain (bottom levels
+  // 20 d .. d) runs back to back on one core, whose pending slot critical_path keeps free so
+  // that each chain task starts as soon as its predecessor is resolved; the 960 lone tasks
+  // fill the other 47 cores and the chain's core after it: ceil((960 + 20) / 48) = 21 d.
+  constexpr std::uint64_t d = 1000;
+  std::vector<TaskSpec> specs(960, TaskSpec{V, {}, 0, d});
+  for (TaskId k = 0; k < 20; ++k) {
+    specs.push_back(
+        TaskSpec{V, k + 1 < 20 ? std::vector<TaskId>{960 + k + 1} : std::vector<TaskId>{}, 0, d});
+  }
+  const TaskGraph g = make_graph(specs);
+  const MachineShape a2{24, 48, 3, 256, 1};
+  PolicyHarness fifo(g, a2, "fifo");
+  fifo.run(10'000'000);
+  PolicyHarness cp(g, a2, "critical_path");
+  cp.run(10'000'000);
+  const std::uint64_t f = makespan(fifo, specs.size()), c = makespan(cp, specs.size());
+  // The AICPU's ticks (polls of up to 16 cores, a resolve, a dispatch) add a little: 40,055
+  // and 21,032 ticks, 0.525x.
+  CHECK(f >= 40 * d);
+  CHECK(f < 40 * d + 100);
+  CHECK(c >= 21 * d);
+  CHECK(c < 21 * d + 100);
+  CHECK(double(c) / double(f) < 0.53);
+  // Each chain task starts on the core of its predecessor (the slot kept free).
+  for (TaskId k = 961; k < 980; ++k) CHECK(cp.core_of(k) == cp.core_of(960));
+  std::uint64_t kept = 0;
+  for (ThreadId t = 0; t < 3; ++t) kept += cp.scheduler().stats(t).pending_kept_free;
+  CHECK(kept > 0);
 }
 
 TEST_CASE("work_stealing keeps successors private: an idle thread steals the oldest",
@@ -80,13 +119,13 @@ TEST_CASE("work_stealing keeps successors private: an idle thread steals the old
   CHECK(fifo.order() == std::vector<TaskId>{0, 3, 1, 2});
   CHECK(fifo.core_of(1) == 3);
 
-  // work_stealing: nothing is published. Thread 0 sends its newest, S3, to core 2 and the
-  // next newest, S2, to core 2's pending slot (it starts the moment S3 ends); S1 stays in
-  // thread 0's staging buffer, where idle thread 1 steals it (the oldest) for core 3:
-  // order T0 S3 S2 S1.
+  // work_stealing: nothing is published. Thread 0 sends its newest, S3, to core 2; S2 and
+  // S1 stay in its staging buffer, where idle thread 1 steals the oldest, S1, for core 3;
+  // thread 0's next poll sees S3 acknowledged and sends S2 to core 2's pending slot (it
+  // starts the moment S3 ends): order T0 S3 S1 S2.
   PolicyHarness ws(g, two_threads(), "work_stealing");
   ws.run();
-  CHECK(ws.order() == std::vector<TaskId>{0, 3, 2, 1});
+  CHECK(ws.order() == std::vector<TaskId>{0, 3, 1, 2});
   CHECK(ws.core_of(3) == 2);
   CHECK(ws.core_of(2) == 2);
   CHECK(ws.start_of(2) == ws.end_of(3));

@@ -42,13 +42,21 @@ TEST_CASE("a two-task chain: start and hand-over times from the AICPU costs", "[
                     aicpu_ps(chip, chip.aicpu.dispatch_cycles);
   CHECK(tl.start_ps[0] == t0);
   CHECK(tl.end_ps[0] == t0 + 10'000'000);
-  // T1 follows after: the poll that sees T0 finished (within one poll period), one resolved
-  // edge, and the dispatch of the staged task straight to the now idle core.
+  // T1 follows after: T0's completion reaches the AICPU (aicpu.completion_latency_ns), the
+  // poll that sees it (within one poll period), one resolved edge, and the dispatch of the
+  // staged task straight to the now idle core.
   const TimePs gap = tl.start_ps[1] - tl.end_ps[0];
-  const TimePs fixed =
-      aicpu_ps(chip, chip.aicpu.resolve_cycles) + aicpu_ps(chip, chip.aicpu.dispatch_cycles);
+  const TimePs fixed = TimePs{chip.aicpu.completion_latency_ns} * 1000 +
+                       aicpu_ps(chip, chip.aicpu.resolve_cycles) +
+                       aicpu_ps(chip, chip.aicpu.dispatch_cycles);
   CHECK(gap >= fixed);
   CHECK(gap < fixed + aicpu_ps(chip, chip.aicpu.poll_cycles));
+  // PyPTO's AICore summary: the first AIC/AIV start to the last end, one lane busy for both.
+  const auto aicore = sim::stats_json(r)["aicore"];
+  CHECK(aicore["lanes"] == 1);
+  CHECK(aicore["end_to_end_ns"] == double(tl.end_ps[1] - tl.start_ps[0]) / 1000.0);
+  CHECK(double(aicore["utilization"]) ==
+        Approx(20'000'000.0 / double(tl.end_ps[1] - tl.start_ps[0])).epsilon(1e-5));
   REQUIRE(r.stats.threads.size() == 1);
   CHECK(r.stats.threads[0].dispatches == 2);
   CHECK(r.stats.threads[0].resolves == 1);
@@ -370,4 +378,17 @@ TEST_CASE("short rows at a large stride pay a whole GM block each", "[sim][mte]"
   CHECK(model::mte_bytes(4096, 512, chip) == 512);
   CHECK(model::mte_bytes(4096 + 480, 64, chip) == 1024);
   CHECK(model::mte_bytes(0, 0, chip) == 0);
+}
+
+TEST_CASE("a device task ending with an AICPU task finishes: every thread hears it is sent",
+          "[sim]") {
+  // The AICPU task runs inline on the thread that resolves it; that thread then holds the
+  // device task's last send, and the idle threads must still go to the barrier.
+  const model::ChipConfig chip = model::load_chip_preset("a2");
+  const sched::TaskGraph g = graph_of({{CoreType::kAiv, 1000, {1}}, {CoreType::kAicpu, 500, {}}});
+  sim::SimOptions opt;
+  const sim::SimResult r = sim::simulate(g, chip, opt);
+  CHECK(r.stats.tasks == 2);
+  CHECK(r.timeline.start_ps[1] >= r.timeline.end_ps[0]);
+  CHECK(r.timeline.end_ps[1] == r.timeline.start_ps[1] + 500'000);
 }

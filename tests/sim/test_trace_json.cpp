@@ -87,6 +87,10 @@ TEST_CASE("back-to-back slices meet exactly when a viewer adds ts and dur in dou
   model::apply_override(chip, "cores.aic=1");
   model::apply_override(chip, "cores.aiv_per_aic=1");
   model::apply_override(chip, "cores.handshake_cores=1");
+  // Completions seen at once and a poll longer than the gaps between them: the thread's
+  // rounds then follow each other without a sleep.
+  model::apply_override(chip, "aicpu.completion_latency_ns=0");
+  model::apply_override(chip, "aicpu.poll_cycles=290");
   model::validate(chip);
   std::vector<T> tasks;
   for (int i = 0; i < 200; ++i) tasks.push_back({CoreType::kAiv, 97u + 13u * (i % 7), {}});

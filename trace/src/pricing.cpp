@@ -170,6 +170,7 @@ LoadedTrace price_trace(ReadTrace&& read, const model::ChipConfig& chip) {
     case TraceFormat::kDynTopo:
     case TraceFormat::kTopoJson: price_ticks(out.graph, work, chip.chip.board_clock_mhz); break;
     case TraceFormat::kFixedLatency: price_cycles(out.graph, work, chip.cores.freq_mhz); break;
+    case TraceFormat::kSwimlane: break;  // recorded in µs: nothing depends on the chip
   }
   return out;
 }

@@ -26,6 +26,9 @@ ReadTrace load_board(const std::string& path, TraceFormat format, const LoadOpti
 // PyPTO's fixed-latency task graph JSON.
 ReadTrace load_fixed_latency(const std::string& path);
 
+// PyPTO's merged swimlane (merged_swimlane.json); its times are µs, priced already.
+ReadTrace load_swimlane(const std::string& path);
+
 // The line of the native trace at `path` that holds task `task` (its "id"); 0 if none. For
 // messages of the pricing pass, which keeps no line per task: it reads the file again.
 std::uint64_t native_task_line(const std::string& path, std::uint64_t task);

@@ -275,7 +275,8 @@ struct FirstObjectKeys {
   // false: the first element of a top-level array (its keys); true: a top-level object (its
   // "format" string, for the native header).
   bool top_object = false;
-  std::string format;  // top_object: the value of its "format" key
+  std::string format;         // top_object: the value of its "format" key
+  bool trace_events = false;  // top_object: it has a top-level "traceEvents" key
   bool format_next = false;
   int depth = 0;
   bool root_is_array = false;
@@ -324,7 +325,10 @@ struct FirstObjectKeys {
   bool key(std::string& k) {
     if (top_object) {
       format_next = depth == 1 && k == "format";
-      return true;
+      // A top-level "traceEvents" is a Chrome trace (merged_swimlane.json): known at once.
+      trace_events = depth == 1 && k == "traceEvents";
+      if (trace_events) done = true;
+      return !trace_events;
     }
     if (depth == 2) keys.insert(k);
     return true;
@@ -380,9 +384,10 @@ struct FirstObjectKeys {
 std::string format_list() {
   return "expected one of: native pypto-sim NDJSON (first line "
          "{\"format\":\"pypto-sim-trace\",\"version\":1,...}), dyn_topo.txt (CSV with header "
-         "seqNo,taskId,...), topo.json (JSON array of {taskId, funcName, successors}), or PyPTO's "
+         "seqNo,taskId,...), topo.json (JSON array of {taskId, funcName, successors}), PyPTO's "
          "fixed-latency JSON (array of {taskId, funcName, coreType, execTime, successors, "
-         "remainingPredecessors})";
+         "remainingPredecessors}), or PyPTO's merged_swimlane.json (a JSON object "
+         "{\"traceEvents\": [...]})";
 }
 
 // Whether the line starting at byte `first` of the file names the native format (a header
@@ -408,6 +413,7 @@ const char* to_string(TraceFormat f) {
     case TraceFormat::kDynTopo: return "dyn_topo";
     case TraceFormat::kTopoJson: return "topo_json";
     case TraceFormat::kFixedLatency: return "fixed_latency";
+    case TraceFormat::kSwimlane: return "merged_swimlane";
   }
   return "?";
 }
@@ -470,6 +476,7 @@ TraceFormat detect_trace_format(const std::string& path) {
     sax.top_object = true;
     sax_from_first(sax);
     if (sax.format == "pypto-sim-trace") return TraceFormat::kNative;
+    if (sax.trace_events) return TraceFormat::kSwimlane;
     // A header nlohmann cannot take (a number too large for a double, say) that names the
     // format: the native reader reports what is wrong with it, key by key.
     if (!sax.done && first_line_names_native(path, first)) return TraceFormat::kNative;
@@ -497,6 +504,7 @@ TraceFormat detect_trace_format(const std::string& path) {
     }
     if (sax.done && sax.first_is_object) {
       if (sax.keys.count("execTime")) return TraceFormat::kFixedLatency;
+      if (sax.keys.count("ph")) return TraceFormat::kSwimlane;  // a bare array of trace events
       if (sax.keys.count("funcName")) return TraceFormat::kTopoJson;
       if (sax.keys.count("blockIdx") || sax.keys.count("tasks")) {
         throw TraceError(path +
@@ -524,6 +532,14 @@ ReadTrace read_trace(const std::string& path, const LoadOptions& opts) {
     case TraceFormat::kTopoJson: return detail::load_board(path, format, opts);
     case TraceFormat::kFixedLatency: {
       ReadTrace t = detail::load_fixed_latency(path);
+      if (opts.progress) {
+        const std::uint64_t bytes = detail::input_file_size(path);
+        opts.progress(bytes, bytes);
+      }
+      return t;
+    }
+    case TraceFormat::kSwimlane: {
+      ReadTrace t = detail::load_swimlane(path);
       if (opts.progress) {
         const std::uint64_t bytes = detail::input_file_size(path);
         opts.progress(bytes, bytes);

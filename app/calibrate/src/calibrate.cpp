@@ -47,6 +47,7 @@ const std::vector<Field>& fields() {
       {{"aicpu.stitch_cycles_per_task", 1, 100000}},
       {{"aicpu.submit_cycles", 1, 100000}},
       {{"cores.slot_switch_cycles", 1, 100000}},
+      {{"aicpu.completion_latency_ns", 0, 100000}},
       {{"aicpu.launch_latency_ns", 0, 100000}},
       {{"cores.start_latency_ns", 0, 100000}},
   };

@@ -28,6 +28,26 @@ struct ExitWhileLoading {
   ExitWhileLoading& operator=(const ExitWhileLoading&) = delete;
 };
 
+// The progress line as an observer of the run. Its ticks are also where a Ctrl-C is seen
+// during the run: the exception stops the model and simulate() rethrows it.
+class ShowProgress final : public sim::RunObserver {
+ public:
+  ShowProgress(ProgressLine& bar, const std::string& policy) : bar_(bar), policy_(policy) {}
+  unsigned events() const override { return sim::kRunProgress; }
+  void on_progress(std::uint64_t done, std::uint64_t total) override {
+    if (common::interrupt_requested()) {
+      bar_.clear();
+      throw Interrupted("interrupted while simulating (policy " + policy_ + ", " +
+                        std::to_string(done) + " of " + std::to_string(total) + " tasks done)");
+    }
+    bar_.tasks(done, total);
+  }
+
+ private:
+  ProgressLine& bar_;
+  const std::string& policy_;
+};
+
 sim::SimResult simulate_shown(const sched::TaskGraph& graph, const model::ChipConfig& chip,
                               const sched::RuntimeOptions& rt, bool timeline, ProgressLine& bar) {
   sim::SimOptions opt;
@@ -35,17 +55,9 @@ sim::SimResult simulate_shown(const sched::TaskGraph& graph, const model::ChipCo
   opt.record_timeline = timeline;
   opt.record_aicpu_events = timeline;
   bar.phase("simulating (policy " + rt.policy + ")");
-  // The progress callback is where a Ctrl-C is seen during the run: the exception stops the
-  // model and simulate() rethrows it.
+  ShowProgress progress(bar, rt.policy);
+  opt.observers.push_back(&progress);
   opt.progress_every_tasks = 4096;
-  opt.progress = [&bar, &rt](std::uint64_t d, std::uint64_t t) {
-    if (common::interrupt_requested()) {
-      bar.clear();
-      throw Interrupted("interrupted while simulating (policy " + rt.policy + ", " +
-                        std::to_string(d) + " of " + std::to_string(t) + " tasks done)");
-    }
-    bar.tasks(d, t);
-  };
   sim::SimResult r = sim::simulate(graph, chip, opt);
   bar.clear();
   common::check_interrupt("simulating (policy " + rt.policy +
@@ -121,6 +133,16 @@ void warn_unrecorded(const trace::LoadedTrace& trace) {
     std::cerr << "pypto-sim: warning: " << trace.unrecorded_tasks
               << " AIC/AIV tasks of the topology have no --prof record; they count as zero-cost "
                  "dependency nodes\n";
+  }
+  if (trace.placeholder_tasks > 0) {
+    std::cerr << "pypto-sim: warning: " << trace.placeholder_tasks
+              << " placeholder tasks of the swimlane (its \"Fake Core\" lane: tasks without a "
+                 "record) count as zero-cost dependency nodes";
+    if (trace.merged_placeholders > 0) {
+      std::cerr << "; " << trace.merged_placeholders
+                << " of them were drawn at the same time as another and are merged with it";
+    }
+    std::cerr << "\n";
   }
 }
 

@@ -26,7 +26,8 @@ trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, cons
                                   const sched::RuntimeOptions& rt, model::ChipConfig& chip,
                                   ProgressLine& bar);
 
-// The warning for a topology's tasks that its --prof recording lacks (none: says nothing).
+// The warnings for a topology's tasks that its --prof recording lacks and for a swimlane's
+// placeholder tasks (none: says nothing).
 void warn_unrecorded(const trace::LoadedTrace& trace);
 
 // One simulation of a whole graph, with the progress line and Ctrl-C (an Interrupted naming

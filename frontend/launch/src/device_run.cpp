@@ -161,7 +161,7 @@ std::string device_json(const DeviceRun& r) {
                        {"polls", t.polls},
                        {"resolves", t.resolves},
                        {"dispatches", t.dispatches},
-                       {"busy_ns", t.busy_ns},
+                       {"busy_ns", t.busy_ps / 1000},
                        {"waits", t.waits}});
   }
   ordered_json j{

@@ -50,21 +50,41 @@ void HostTileExecutor::execute(common::TaskId t) {
   exec::execute(launch_.programs[t], mem_, scratch);
 }
 
+namespace {
+
+// SIM's functional half as an observer of the timing run: performs each task as the model
+// completes it, and stops the run on a pending interruption (the Python module's
+// KeyboardInterrupt poll).
+class ExecuteAsSimulated final : public sim::RunObserver {
+ public:
+  explicit ExecuteAsSimulated(TaskExecutor& executor) : executor_(executor) {}
+  unsigned events() const override { return sim::kRunTaskFinished | sim::kRunProgress; }
+  void on_task_finished(common::TaskId task, common::CoreId, common::TimePs,
+                        common::TimePs) override {
+    executor_.execute(task);
+  }
+  void on_progress(std::uint64_t done, std::uint64_t total) override {
+    if (common::interrupt_requested()) {
+      throw Interrupted("interrupted while simulating (" + std::to_string(done) + " of " +
+                        std::to_string(total) + " tasks done); no report written");
+    }
+  }
+
+ private:
+  TaskExecutor& executor_;
+};
+
+}  // namespace
+
 sim::SimResult simulate(const Launch& l, const model::ChipConfig& chip,
                         const sched::RuntimeOptions& runtime, TaskExecutor& executor,
                         sim::L2State* l2) {
   sim::SimOptions so;
   so.runtime = runtime;
-  so.on_task_done = [&executor](common::TaskId t) { executor.execute(t); };
   so.l2_state = l2;
-  // A pending interruption (the Python module's KeyboardInterrupt poll) stops the run.
+  ExecuteAsSimulated execute(executor);
+  so.observers.push_back(&execute);
   so.progress_every_tasks = 4096;
-  so.progress = [](std::uint64_t done, std::uint64_t total) {
-    if (common::interrupt_requested()) {
-      throw Interrupted("interrupted while simulating (" + std::to_string(done) + " of " +
-                        std::to_string(total) + " tasks done); no report written");
-    }
-  };
   return sim::simulate(l.graph, chip, so);
 }
 
@@ -162,7 +182,7 @@ bool warm_now() {
 
 constexpr std::chrono::milliseconds kInterruptPoll{50};
 
-// Waits on `cv` (with `lock` held) until `ready()`, asking interrupt_requested() every
+// Waits on `cv` (with `lock` held) until `ready()`, asking common::interrupt_requested() every
 // kInterruptPoll with the lock released (the Python poll takes the GIL). Returns false, the
 // lock held again, when an interruption was requested (even if `ready()` holds by then: the
 // request must still end the caller).

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// critical_path: longest remaining path first. Each task's priority is its bottom level,
-// the longest chain of duration estimates (MachineView::duration_estimate_ps) from it to
-// the end of its device task, computed once per device task when it is admitted. A
-// thread takes the queued task of highest priority (ties: oldest) and sends the staged
-// task of highest priority (ties: newest) to an idle core. Otherwise as fifo.
+// critical_path: longest remaining path first (list scheduling by bottom level). Each task's
+// priority is its bottom level, the longest chain of duration estimates
+// (MachineView::duration_estimate_ps) from it to the end of its device task, computed once
+// per device task when it is admitted. A thread resolves before it refills (so that tasks
+// just released compete with the queued ones), takes the queued task of highest priority
+// (ties: oldest) and sends the staged task of highest priority (ties: newest) to an idle
+// core. Pending slots: a queued task goes into a busy core's pending slot only if the path
+// below the core's running task is no longer than the task's own; otherwise the slot is kept
+// free, so that the running task's successor starts on that core as soon as it is released
+// instead of behind a shorter task (the cost: the core idles for one AICPU round trip).
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -26,7 +31,10 @@ class CriticalPath final : public Policy {
     const DeviceTask& d = g.device_tasks[dt];
     const common::TaskId b = d.first_task, e = d.first_task + d.num_tasks;
     // Sized as device tasks come (not by num_tasks() at setup): the graph may still be read.
-    if (level_.size() < e) level_.resize(e, 0);
+    if (level_.size() < e) {
+      level_.resize(e, 0);
+      below_.resize(e, 0);
+    }
     std::vector<std::uint32_t> pred(g.pred_count.begin() + b, g.pred_count.begin() + e);
     std::vector<common::TaskId> order;
     order.reserve(d.num_tasks);
@@ -45,9 +53,12 @@ class CriticalPath final : public Policy {
         below = std::max(below, level_[g.succ[k]]);
       }
       const bool counts = common::is_dispatchable(g.core_type[t]);
+      below_[t] = below;
       level_[t] = below + (unit_ ? (counts ? 1 : 0) : m.duration_estimate_ps(t));
     }
   }
+
+  bool send_before_resolve(ThreadContext&, common::CoreType) override { return false; }
 
   std::size_t pick_shared(ThreadContext&, common::CoreType, const TaskListView& q, bool,
                           bool) override {
@@ -69,9 +80,30 @@ class CriticalPath final : public Policy {
     return {best, c.view().idle_core(c.thread(), ct, idle - 1)};
   }
 
+  // An idle core (the most recently freed), else the free pending slot whose core runs the
+  // task with the shortest path below it (ties: the lowest core).
+  common::CoreId pick_core(ThreadContext& c, common::CoreType ct, common::TaskId) override {
+    const MachineView& m = c.view();
+    const std::size_t idle = m.idle_count(c.thread(), ct);
+    if (idle > 0) return m.idle_core(c.thread(), ct, idle - 1);
+    common::CoreId best = common::kNoCore;
+    for (common::CoreId k = m.first_core(c.thread(), ct); k < m.end_core(c.thread(), ct); ++k) {
+      if (!m.has_free_slot(k)) continue;
+      if (best == common::kNoCore || below_[m.running(k)] < below_[m.running(best)]) best = k;
+    }
+    return best;
+  }
+
+  // Keeps the slot free for what the running task releases when that is more critical.
+  bool fill_pending_slot(ThreadContext& c, common::CoreType, common::CoreId core,
+                         common::TaskId task) override {
+    return below_[c.view().running(core)] <= level_[task];
+  }
+
  private:
   bool unit_;
   std::vector<common::TimePs> level_;  // bottom level per task (valid for admitted device tasks)
+  std::vector<common::TimePs> below_;  // the longest path of its successors (level_ less its own)
 };
 
 }  // namespace

@@ -39,11 +39,7 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   __builtin_prefetch(&m_.graph.recorded_ns[task]);
   // The successor list, which start() hands to Scheduler::prefetch_completion.
   __builtin_prefetch(m_.graph.succ.data() + m_.graph.succ_begin[task]);
-  if (m_.opt.record_timeline) {
-    __builtin_prefetch(&m_.result.timeline.start_ps[task], 1);
-    __builtin_prefetch(&m_.result.timeline.end_ps[task], 1);
-    __builtin_prefetch(&m_.result.timeline.core[task], 1);
-  }
+  m_.observers.prefetch(task);
   // A task written while the running one will certainly still run at `at_ps` lands in the
   // pending slot then; take it there now and save a wake-up (the common case: prefill).
   if (run_.task != kNoTask && pending_ == kNoTask && inbox_n_ == 0 && earliest_end() > at_ps) {
@@ -57,9 +53,11 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
 }
 
 void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
+  // A poll reads a completion only once it is visible (aicpu.completion_latency_ns).
+  const TimePs lat = m_.tm.completion_latency_ps;
   int keep = 0;
   for (int i = 0; i < done_n_; ++i) {
-    if (done_[i].end <= t_ps) {
+    if (done_[i].end + lat <= t_ps) {
       out.push_back(done_[i].task);
     } else {
       done_[keep++] = done_[i];
@@ -69,8 +67,8 @@ void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
   // The running task's end is already known and due by the poll's time, although
   // SystemC has not reached it yet (the thread's clock runs ahead within a round).
   // A finish that a later HBM start could still delay is not collected early.
-  if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish <= t_ps &&
-      run_.final_from <= now_ps()) {
+  if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish != kNever &&
+      run_.finish + lat <= t_ps && run_.final_from <= now_ps()) {
     out.push_back(run_.task);
     run_.collected = true;
   }
@@ -85,7 +83,7 @@ TimePs AiCore::earliest_known_finish(TimePs& final_from) const {
     t = run_.finish;
     final_from = run_.final_from;
   }
-  return t;
+  return t == kNever ? t : visible(t);
 }
 
 std::string AiCore::describe() const {
@@ -127,9 +125,7 @@ TimePs AiCore::earliest_end() const {
 }
 
 TimePs AiCore::combine(TimePs read_ps) const {
-  // Multi-tile tasks double-buffer: the pipes overlap and the slowest one dominates.
-  if (run_.overlap) return std::max({read_ps, run_.compute, run_.write});
-  return read_ps + run_.compute + run_.write;
+  return TaskCost::body(read_ps, run_.compute, run_.write, run_.overlap);
 }
 
 void AiCore::start(TaskId task, TimePs t0) {
@@ -138,16 +134,16 @@ void AiCore::start(TaskId task, TimePs t0) {
   run_ = Running{};
   run_.task = task;
   run_.start = t0;
+  m_.observers.task_started(task, id_, t0);
   if (g.has_recorded(task)) {
-    run_.finish = t0 + TimePs{g.recorded_ns[task]} * 1000;
+    run_.finish = t0 + g.recorded_ps(task);
   } else {
     std::uint64_t read_bytes = 0, write_bytes = 0, hit_read = 0, hbm_bytes = 0;
     if (g.has_memory()) {
       for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
         const auto& a = g.mem[i];
         const auto r = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
-        // The core moves whole GM blocks (cost.mte_granule_bytes) of what it touches.
-        const std::uint64_t moved = model::mte_bytes(a.addr, a.bytes, m_.chip, a.burst_bytes);
+        const std::uint64_t moved = m_.cost.moved_bytes(a);
         if (a.is_write != 0) {
           write_bytes += moved;
         } else {
@@ -159,31 +155,26 @@ void AiCore::start(TaskId task, TimePs t0) {
         m_.l2_miss_bytes += r.miss_bytes;
       }
     }
-    const double cyc = tm.aicore_ps_per_cycle;
-    const auto& cost = m_.chip.cost;
-    const double pre =
-        (cost.task_overhead_cycles + (read_bytes > 0 ? cost.mte_read_latency_cycles : 0)) * cyc;
-    const double post = (write_bytes > 0 ? cost.mte_write_latency_cycles : 0) * cyc;
-    const double l2_read = static_cast<double>(hit_read) / tm.l2_read_bytes_per_ps;
-    const double write = static_cast<double>(write_bytes) / tm.l2_write_bytes_per_ps;
-    const double compute = g.compute_cycles[task] * cyc;
+    // The reads that hit go at L2 speed; the misses' HBM time is added as the flow runs.
+    const TaskCost::Parts p = m_.cost.parts(task, read_bytes, hit_read, write_bytes);
     // The start plus every part (an upper bound of the finish without HBM) below the limit
     // keeps the conversions defined and the integer sums, HBM time included, below 2^64.
-    const double end = static_cast<double>(t0) + pre + post + l2_read + write + compute;
+    const double end =
+        static_cast<double>(t0) + p.pre_ps + p.post_ps + p.read_ps + p.write_ps + p.compute_ps;
     if (!(end < static_cast<double>(common::kTimeLimitPs))) {
       char cycle_ps[32];
-      std::snprintf(cycle_ps, sizeof cycle_ps, "%.3g", cyc);
+      std::snprintf(cycle_ps, sizeof cycle_ps, "%.3g", tm.aicore_ps_per_cycle);
       throw_past_time_limit(std::string(name()) + " running task " + std::to_string(task) + " (" +
                                 std::to_string(g.compute_cycles[task]) + " compute cycles of " +
                                 cycle_ps + " ps each)",
                             end < 0x1p64 ? static_cast<TimePs>(end) : kNever);
     }
-    run_.pre = round_ps(pre);
-    run_.post = round_ps(post);
-    run_.l2_read = round_ps(l2_read);
-    run_.write = round_ps(write);
-    run_.compute = round_ps(compute);
-    run_.overlap = g.tiles[task] > 1;
+    run_.pre = round_ps(p.pre_ps);
+    run_.post = round_ps(p.post_ps);
+    run_.l2_read = round_ps(p.read_ps);
+    run_.write = round_ps(p.write_ps);
+    run_.compute = round_ps(p.compute_ps);
+    run_.overlap = p.overlap;
     if (hbm_bytes == 0) {
       run_.finish = t0 + run_.pre + combine(run_.l2_read) + run_.post;
     } else {
@@ -199,7 +190,7 @@ void AiCore::start(TaskId task, TimePs t0) {
   }
   if (run_.finish != kNever) {
     check_time_limit(*this, run_.finish);
-    owner()->on_finish_known(id_, run_.finish, run_.final_from);
+    owner()->on_finish_known(id_, visible(run_.finish), run_.final_from);
   }
   m_.scheduler->prefetch_completion(task);
 }
@@ -213,7 +204,7 @@ void AiCore::on_flow_done() {
   run_.finish = finish_after_flow(now_ps());
   check_time_limit(*this, run_.finish);
   run_.final_from = 0;
-  owner()->on_finish_known(id_, run_.finish, 0);
+  owner()->on_finish_known(id_, visible(run_.finish), 0);
   arm();
 }
 
@@ -225,7 +216,7 @@ void AiCore::on_flow_revoked() {
       "an HBM promise was revoked after it could be relied on");
   run_.finish = kNever;
   run_.final_from = 0;
-  owner()->on_finish_revoked(id_, old_finish, old_final_from);
+  owner()->on_finish_revoked(id_, visible(old_finish), old_final_from);
   arm();  // drop the wake-up at the old finish
 }
 
@@ -235,18 +226,9 @@ void AiCore::finish_running() {
   if (!run_.collected) done_[done_n_++] = {task, end};
   busy_ps_ += end - run_.start;
   ++tasks_;
-  if (m_.opt.record_timeline) {
-    auto& tl = m_.result.timeline;
-    tl.start_ps[task] = run_.start;
-    tl.end_ps[task] = end;
-    tl.core[task] = static_cast<std::uint16_t>(id_);
-  }
+  const TimePs begin = run_.start;
   run_ = Running{};
-  m_.count_progress();
-  if (m_.opt.on_task_done) m_.opt.on_task_done(task);
-  if (m_.opt.progress && m_.tasks_done % m_.opt.progress_every_tasks == 0) {
-    m_.opt.progress(m_.tasks_done, m_.graph.num_tasks());
-  }
+  m_.task_done(task, id_, begin, end);
   if (pending_ != kNoTask) {
     const TaskId next = pending_;
     pending_ = kNoTask;

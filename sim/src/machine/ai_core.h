@@ -28,9 +28,10 @@ class AiCore : public sc_core::sc_module {
   // and forgets them.
   void collect(common::TimePs t_ps, std::vector<common::TaskId>& out);
 
-  // Earliest completion not yet collected whose time is known (kNever if none). final_from
-  // is set to the time from which it can no longer change (a promised HBM transfer's end;
-  // 0 if it is final already): a poll before that time does not collect it.
+  // When the earliest completion not yet collected becomes visible to a poll (its end plus
+  // aicpu.completion_latency_ns; kNever if none is known). final_from is set to the time from
+  // which it can no longer change (a promised HBM transfer's end; 0 if it is final already):
+  // a poll before that time does not collect it.
   common::TimePs earliest_known_finish(common::TimePs& final_from) const;
 
   // Contract: called by Hbm when this core's transfer has completed at now.
@@ -53,7 +54,11 @@ class AiCore : public sc_core::sc_module {
   common::TimePs combine(common::TimePs read_ps) const;
   common::TimePs finish_after_flow(common::TimePs flow_end_ps) const;
   common::TimePs earliest_end() const;  // lower bound of the running task's end
-  SchedThread* owner();                 // the schedule thread that owns this core
+  // When a completion at end_ps becomes readable by a poll.
+  common::TimePs visible(common::TimePs end_ps) const {
+    return common::add_ps(end_ps, m_.tm.completion_latency_ps);
+  }
+  SchedThread* owner();  // the schedule thread that owns this core
 
   Machine& m_;
   common::CoreId id_;

@@ -41,7 +41,7 @@ void ControlFlow::step() {
     for (;;) {
       // 1. Start builds while the submit queue has room.
       while (next_started_ < next_admit_ + kSubmitQueueDepth && next_started_ < device_tasks) {
-        reserve_span();
+        start_build();
       }
       // 2. Work out the build of the device task to admit next.
       if (next_built_ == next_admit_) {
@@ -66,16 +66,8 @@ void ControlFlow::step() {
   }
 }
 
-void ControlFlow::reserve_span() {
-  if (m_.opt.record_aicpu_events) {
-    auto& spans = m_.result.timeline.aicpu;
-    if (spans.size() < m_.opt.max_aicpu_events) {
-      span_at_.push_back(spans.size());
-      spans.push_back({static_cast<std::uint32_t>(m_.threads.size()), 0, 0, 0, 0});
-    } else {
-      span_at_.push_back(kNoSpan);
-    }
-  }
+void ControlFlow::start_build() {
+  m_.observers.device_task_queued(static_cast<common::DeviceTaskId>(next_started_));
   ++next_started_;
 }
 
@@ -88,14 +80,7 @@ void ControlFlow::build() {
   check_time_limit(*this, clock_ps_);
   busy_ps_ += cost;
   built_at_.push_back(clock_ps_ + m_.tm.submit_ps);
-  if (!span_at_.empty()) {
-    if (span_at_.front() != kNoSpan) {
-      AicpuSpan& span = m_.result.timeline.aicpu[span_at_.front()];
-      span.start_ps = begin;
-      span.end_ps = clock_ps_;
-    }
-    span_at_.pop_front();
-  }
+  m_.observers.device_task_built(static_cast<common::DeviceTaskId>(next_built_), begin, clock_ps_);
   ++next_built_;
 }
 

@@ -5,10 +5,9 @@
 // tasks after the previous one's barrier; parallel-loop ones up to the parallelism).
 //
 // A build's times are a running sum of build costs, the same whenever they are worked out,
-// so the model works a device task's build out only when it admits it (build()). Where the
-// model starts a build (its queue has room), the build takes its place among the AICPU spans
-// (reserve_span()); its times fill that place later, so the spans come out in the order of a
-// build worked out at once.
+// so the model works a device task's build out only when it admits it (build()). Observers
+// hear of a build when the model starts it (its queue has room: on_device_task_queued) and
+// of its times when it is worked out (on_device_task_built), in the same order.
 #pragma once
 
 #include <deque>
@@ -34,12 +33,11 @@ class ControlFlow : public sc_core::sc_module {
  private:
   void start_of_simulation() override;
   void step();
-  // The model starts building device task next_started_: its AICPU span takes its place.
-  void reserve_span();
+  // The model starts building device task next_started_ (it enters the submit queue).
+  void start_build();
   // Works out the build of device task next_built_ (present in the graph).
   void build();
   static constexpr std::uint32_t kSubmitQueueDepth = 64;
-  static constexpr std::size_t kNoSpan = ~std::size_t{0};
 
   Machine& m_;
   sc_core::sc_event ev_;
@@ -48,11 +46,8 @@ class ControlFlow : public sc_core::sc_module {
   common::TimePs release_ps_;            // earliest admission of the next device task
   std::deque<common::TimePs> built_at_;  // submit times of [next_admit_, next_built_)
   // Device tasks [0, next_started_) the model has started building (next_started_ <=
-  // next_admit_ + kSubmitQueueDepth); of those, [0, next_built_) are worked out, and the
-  // rest have places among the AICPU spans (span_at_, kNoSpan when the spans were full;
-  // kept only while the spans are recorded).
+  // next_admit_ + kSubmitQueueDepth); of those, [0, next_built_) are worked out.
   std::uint64_t next_started_ = 0, next_built_ = 0, next_admit_ = 0;
-  std::deque<std::size_t> span_at_;
   common::TimePs makespan_ps_ = 0, busy_ps_ = 0;
 };
 

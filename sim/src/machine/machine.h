@@ -8,6 +8,7 @@
 #include <systemc>
 #include <vector>
 
+#include "observers.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/chip_config.h"
 #include "pypto/sched/scheduler.h"
@@ -15,6 +16,7 @@
 #include "pypto/sim/memory/hbm_flow.h"
 #include "pypto/sim/memory/l2_cache.h"
 #include "pypto/sim/simulation.h"
+#include "task_cost.h"
 
 namespace pypto::sim {
 
@@ -43,21 +45,22 @@ inline void check_time_limit(const sc_core::sc_object& agent, common::TimePs t_p
 
 struct Machine {
   // l2_cache: the run's L2 (possibly warm from an earlier run), outliving the machine.
-  Machine(const sched::TaskGraph& g, const model::ChipConfig& c, const SimOptions& o, SimResult& r,
+  Machine(const sched::TaskGraph& g, const model::ChipConfig& c, const SimOptions& o,
           L2Cache& l2_cache)
       : graph(g),
         chip(c),
         tm(model::derive(c)),
+        cost(g, c, tm),
         opt(o),
-        result(r),
         l2(l2_cache),
         hbm_model(tm.hbm_bytes_per_ps, tm.hbm_core_bytes_per_ps) {}
 
   const sched::TaskGraph& graph;
   const model::ChipConfig& chip;
   model::DerivedTiming tm;
+  TaskCost cost;  // every task's duration (and the policies' estimate)
   const SimOptions& opt;
-  SimResult& result;
+  RunObservers observers;
   L2Cache& l2;
   HbmFlowModel hbm_model;
   sched::Scheduler* scheduler = nullptr;
@@ -86,9 +89,13 @@ struct Machine {
     last_event_ps = t;
     if (++events - events_at_progress > opt.watchdog_events) throw_watchdog();
   }
-  void count_progress() {
+  // Contract: `task` completed on `core` (kNoCore: an AICPU task) over [start_ps, end_ps];
+  // the watchdog sees progress and the observers see the task.
+  void task_done(common::TaskId task, common::CoreId core, common::TimePs start_ps,
+                 common::TimePs end_ps) {
     ++tasks_done;
     events_at_progress = events;
+    observers.task_finished(task, core, start_ps, end_ps, tasks_done);
   }
   [[noreturn]] void throw_watchdog() const;
 

@@ -22,24 +22,20 @@ SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, common::Threa
 // ---- sched::Hal ----------------------------------------------------------------------------
 void SchedThread::poll(common::ThreadId, common::CoreId c, std::vector<common::TaskId>& finished) {
   local_ = common::add_ps(local_, m_.tm.poll_ps);
-  ++stats_.polls;
   m_.cores[c]->collect(local_, finished);
 }
 
 void SchedThread::send(common::ThreadId, common::TaskId task, common::CoreId c) {
   local_ = common::add_ps(local_, m_.tm.dispatch_ps);
+  m_.observers.task_dispatched(task, c, id_, local_);
   m_.cores[c]->assign(task, local_);
 }
 
 void SchedThread::run_inline(common::ThreadId, common::TaskId task) {
   const TimePs start = local_;
-  if (m_.graph.has_recorded(task)) local_ += TimePs{m_.graph.recorded_ns[task]} * 1000;
-  if (m_.opt.record_timeline) {
-    m_.result.timeline.start_ps[task] = start;
-    m_.result.timeline.end_ps[task] = local_;
-  }
-  m_.count_progress();
-  if (m_.opt.on_task_done) m_.opt.on_task_done(task);
+  m_.observers.task_started(task, common::kNoCore, start);
+  if (m_.graph.has_recorded(task)) local_ += m_.graph.recorded_ps(task);
+  m_.task_done(task, common::kNoCore, start, local_);
 }
 
 void SchedThread::charge(common::ThreadId, sched::AicpuOp op, std::uint32_t n) {
@@ -172,13 +168,10 @@ void SchedThread::step() {
     const TimePs now = now_ps();
     if (!m_.scheduler->in_round(id_)) {
       work_wake_ps_ = kNever;
-      if (mode_ == Mode::kPolling && period_ > 0 && now > grid0_) {
+      if (mode_ == Mode::kPolling && period_ > 0 && now >= grid0_ + period_) {
         // The rounds skipped since grid0_ polled every busy core and found nothing.
-        const TimePs skipped = (now - grid0_) / period_;
-        stats_.rounds += skipped;
-        stats_.polls += skipped * polled_cores_;
+        m_.scheduler->count_skipped_rounds(id_, (now - grid0_) / period_, polled_cores_);
       }
-      ++stats_.rounds;
       local_ = now;
       round_start_ = now;
       round_completions_ = 0;
@@ -221,24 +214,9 @@ void SchedThread::step() {
 void SchedThread::end_round() {
   const bool work = round_completions_ > 0 || round_dispatches_ > 0;
   if (work) {
-    stats_.busy_ps += local_ - round_start_;
-    stats_.dispatches += round_dispatches_;
-    auto& tl = m_.result.timeline;
-    if (m_.opt.record_aicpu_events) {
-      if (tl.aicpu.size() < m_.opt.max_aicpu_events) {
-        tl.aicpu.push_back({id_, round_start_, local_, round_completions_, round_dispatches_});
-        const std::uint64_t aic = m_.scheduler->ready_depth(common::CoreType::kAic);
-        const std::uint64_t aiv = m_.scheduler->ready_depth(common::CoreType::kAiv);
-        if (aic != last_depth_[0] || aiv != last_depth_[1]) {
-          tl.depth.push_back(
-              {local_, static_cast<std::uint32_t>(aic), static_cast<std::uint32_t>(aiv)});
-          last_depth_[0] = aic;
-          last_depth_[1] = aiv;
-        }
-      } else {
-        tl.aicpu_truncated = true;
-      }
-    }
+    // Busy: the rounds that completed or dispatched something (sched::ThreadStats::busy_ps).
+    m_.scheduler->add_busy_ps(id_, local_ - round_start_);
+    m_.observers.thread_round({id_, round_start_, local_, round_completions_, round_dispatches_});
     if (m_.scheduler->shared_work_left()) {
       for (auto* t : m_.threads) {
         if (t != this) t->on_work(local_);

@@ -25,8 +25,9 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   SC_HAS_PROCESS(SchedThread);
   SchedThread(sc_core::sc_module_name name, Machine& m, common::ThreadId id);
 
-  // Contract: a core of this thread learned its current task ends at finish_ps; a poll sees
-  // it only from final_from_ps on (before that a later HBM start may still delay it).
+  // Contract: a core of this thread learned its current task's completion is readable from
+  // finish_ps on (its end plus aicpu.completion_latency_ns); a poll sees it only from
+  // final_from_ps on (before that a later HBM start may still delay it).
   void on_finish_known(common::CoreId core, common::TimePs finish_ps, common::TimePs final_from_ps);
   // Contract: the finish a core announced with on_finish_known is withdrawn (it is unknown
   // until announced again); the core has already forgotten it.
@@ -39,8 +40,6 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   std::string describe() const;
 
   sched::Hal& hal() { return *this; }
-  const ThreadStatsOut& stats() const { return stats_; }
-  ThreadStatsOut& stats() { return stats_; }
 
  private:
   // sched::Hal
@@ -77,8 +76,6 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   bool work_seen_ = false;                       // on_work arrived during the round
   bool round_all_sent_ = false;                  // a piece of the round sent a device task's last
   common::TimePs queue_op_ps_ = common::kNever;  // start of the piece's last queue operation
-  ThreadStatsOut stats_;
-  std::uint64_t last_depth_[2] = {~0ull, ~0ull};
 };
 
 }  // namespace pypto::sim

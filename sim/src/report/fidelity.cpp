@@ -170,7 +170,7 @@ RecordedReplay recorded_replay(const sched::TaskGraph& g) {
   last_predecessor_end(
       g, r.order, r.timed,
       [&](TaskId t) {
-        const TimePs dur = g.has_recorded(t) ? TimePs{g.recorded_ns[t]} * 1000 : 0;
+        const TimePs dur = g.has_recorded(t) ? g.recorded_ps(t) : 0;
         return g.recorded_start_ps[t] + dur;
       },
       r.ready_ps);

@@ -32,6 +32,20 @@ ordered_json span_ns_or_null(const SimStats& s) {
   return s.has_task_span ? ordered_json(ns(task_span_ps(s))) : ordered_json(nullptr);
 }
 
+// PyPTO's AICore summary of a swimlane (draw_swim_lane.py's print_aicore_summary): the end-to-end
+// time is the first AIC/AIV start to the last AIC/AIV end, blank gaps between device tasks
+// included (our task span), and the utilization is the cores' busy time over that span times
+// the lanes (cores that ran a task). Absent (null) when the run kept no task times.
+ordered_json aicore_summary(const SimStats& s) {
+  const double span = double(task_span_ps(s)), lanes = s.aicore_lanes;
+  const double busy = double(s.aic.busy_ps) + double(s.aiv.busy_ps);
+  const bool known = s.has_task_span && span > 0 && lanes > 0;
+  return ordered_json{
+      {"end_to_end_ns", span_ns_or_null(s)},
+      {"utilization", known ? ordered_json(round_to(busy / (lanes * span), 6)) : nullptr},
+      {"lanes", s.aicore_lanes}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json stats_json(const SimResult& r) {
@@ -57,6 +71,7 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
   j["source"] = s.source;
   j["makespan_ns"] = ns(s.makespan_ps);
   j["task_span_ns"] = span_ns_or_null(s);
+  j["aicore"] = aicore_summary(s);
   j["tasks"] = s.tasks;
   j["hub_tasks"] = s.hub_tasks;
   j["edges"] = s.edges;
@@ -70,6 +85,7 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
                                    {"polls", th.polls},
                                    {"resolves", th.resolves},
                                    {"dispatches", th.dispatches},
+                                   {"pending_kept_free", th.pending_kept_free},
                                    {"busy_ns", ns(th.busy_ps)}});
   }
   j["aicpu"] = ordered_json{{"sched_threads", s.sched_threads},

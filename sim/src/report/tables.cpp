@@ -46,6 +46,14 @@ std::string summary_table(const SimResult& r, const PhaseWall* phases) {
   o << "  AIV utilization " << fmt("%.1f", 100 * s.aiv.utilization) << " % of " << s.aiv.count
     << " cores\n";
   o << "  AICPU busy      " << fmt("%.1f", aicpu_busy_pct(s)) << " % (schedule threads)\n";
+  if (s.has_task_span && s.aicore_lanes > 0 && task_span_ps(s) > 0) {
+    // PyPTO's "AICORE Prof Summary" figures (stats.json "aicore").
+    const double span = double(task_span_ps(s));
+    o << "  AICore e2e      " << fmt("%.3f", span / 1e6) << " us, utilization "
+      << fmt("%.1f", 100 * (double(s.aic.busy_ps) + double(s.aiv.busy_ps)) /
+                         (double(s.aicore_lanes) * span))
+      << " % of " << s.aicore_lanes << " lanes (first AIC/AIV start to last end)\n";
+  }
   o << "  L2 hit rate     " << fmt("%.1f", hit_rate_pct(s)) << " % of "
     << (s.l2.read_hits + s.l2.read_misses) << " line reads (" << s.l2.write_allocations
     << " write allocations)\n";

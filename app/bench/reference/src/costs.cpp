@@ -24,7 +24,7 @@ MinimalCosts minimal_costs(const model::ChipConfig& chip) {
 common::TimePs minimal_task_ps(const sched::TaskGraph& g, const MinimalCosts& costs,
                                common::TaskId t) {
   if (g.core_type[t] == common::CoreType::kHub) return 0;
-  if (g.has_recorded(t)) return common::TimePs{g.recorded_ns[t]} * 1000;
+  if (g.has_recorded(t)) return g.recorded_ps(t);
   if (g.compute_cycles[t] > 0) {
     return static_cast<common::TimePs>(
         std::llround(g.compute_cycles[t] * costs.aicore_ps_per_cycle));

@@ -48,10 +48,10 @@ struct Timeline {
   std::vector<std::uint16_t> thread;            // schedule thread that sent or ran it
 };
 
-struct ThreadStats {
-  std::uint64_t rounds = 0, polls = 0, resolves = 0, dispatches = 0;
-  std::uint64_t busy_ns = 0;  // time inside poll rounds (the scheduler's lock held)
-  std::uint64_t waits = 0;    // times it slept waiting for a completion or new work
+// The scheduler's record of the thread (busy_ps: host time inside every poll round, the
+// scheduler's lock held), and what only this backend has.
+struct ThreadStats : sched::ThreadStats {
+  std::uint64_t waits = 0;  // times it slept waiting for a completion or new work
 };
 
 struct RunResult {

@@ -49,7 +49,10 @@ struct ChipConfig {
     std::uint32_t queue_op_cycles = 40;  // shared ready-queue lock + op
     std::uint32_t fair_scan_cycles_per_thread = 20;  // mode 2/3 idle-flag scan
     std::uint32_t launch_latency_ns = 3000;          // AICPU kernel start-up
-    std::uint32_t staging_buffer_tasks = 256;        // per-thread local ready buffer
+    // A task's end on its core to its FIN being readable by a poll (the core's write of its
+    // completion register and the path to the AICPU); 0: seen at once.
+    std::uint32_t completion_latency_ns = 0;
+    std::uint32_t staging_buffer_tasks = 256;  // per-thread local ready buffer
   } aicpu;
 
   struct L2 {
@@ -107,6 +110,7 @@ struct DerivedTiming {
   common::TimePs device_task_build_ps = 0, stitch_per_task_ps = 0, submit_ps = 0, barrier_ps = 0;
   common::TimePs queue_op_ps = 0, fair_scan_per_thread_ps = 0;
   common::TimePs aicpu_launch_ps = 0, aicore_start_ps = 0, slot_switch_ps = 0;
+  common::TimePs completion_latency_ps = 0;
   common::TimePs board_tick_ps = 0;  // exact only for integer-ps ticks (50 MHz, 1 GHz)
   double hbm_bytes_per_ps = 0;       // aggregate, after refresh and turnaround losses
   double hbm_core_bytes_per_ps = 0;  // single-core cap

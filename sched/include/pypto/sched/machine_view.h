@@ -54,17 +54,29 @@ class MachineView {
   common::TaskId running(common::CoreId c) const;  // kNoTask when none
   common::TaskId pending(common::CoreId c) const;
   bool is_idle(common::CoreId c) const { return running(c) == common::kNoTask; }
-  bool has_free_slot(common::CoreId c) const { return pending(c) == common::kNoTask; }
+  // Whether the thread has seen core c acknowledge its running task (a poll after the task
+  // was sent); false for an idle core.
+  bool acknowledged(common::CoreId c) const;
+  // Whether c takes a task now: idle, or busy with an empty pending slot and its running task
+  // acknowledged (PyPTO fills a pending slot only after the core's ACK: until then the task
+  // just sent is what the AICPU holds as the core's pending one).
+  bool has_free_slot(common::CoreId c) const {
+    return pending(c) == common::kNoTask && (is_idle(c) || acknowledged(c));
+  }
   // Thread t's fully idle cores of type ct; the last one is the most recently freed.
   std::size_t idle_count(common::ThreadId t, common::CoreType ct) const;
   common::CoreId idle_core(common::ThreadId t, common::CoreType ct, std::size_t i) const;
-  // Thread t's busy cores of type ct with an empty pending slot.
+  // Thread t's busy cores of type ct with an empty pending slot and an acknowledged running
+  // task (has_free_slot).
   std::uint32_t free_pending_count(common::ThreadId t, common::CoreType ct) const;
   // True if some thread other than t has published a fully idle core of type ct (flags
   // never published read "idle"; false on a one-thread machine).
   bool other_thread_idle(common::ThreadId t, common::CoreType ct) const;
   // Tasks of type ct of device task dt not yet sent to a core (0 if dt is not active).
   std::uint32_t remaining_unsent(common::DeviceTaskId dt, common::CoreType ct) const;
+  // Tasks of every type (AIC, AIV, AICPU) of dt not yet sent or run (0 if dt is not
+  // active): what PyPTO's tail-batch rule compares with a type's core count.
+  std::uint64_t unsent_tasks(common::DeviceTaskId dt) const;
   // Tasks of type ct waiting in dt's shared ready queue (0 if dt is not active).
   std::size_t shared_queued(common::DeviceTaskId dt, common::CoreType ct) const;
   // Thread t's staging buffer of type ct (0 oldest): what other threads may steal.

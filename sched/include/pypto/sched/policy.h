@@ -142,8 +142,9 @@ class Policy {
   // Contract: called once before the thread takes tasks of type ct of device task dt from
   // the shared queue: how many tasks it takes now (0 = none). The runtime takes at most
   // that many and as many as are queued. Default (all four modes): every idle core plus
-  // every free pending slot, except in the last wave (a device task's unsent tasks of ct
-  // fit in the chip's cores of ct) while another thread has an idle core: idle cores only.
+  // every free pending slot (MachineView::has_free_slot: behind an acknowledged running
+  // task), except in the last wave (the device task's unsent tasks of every type fit in the
+  // chip's cores of ct) while another thread has an idle core: idle cores only.
   virtual std::uint32_t fill_quota(ThreadContext& c, common::CoreType ct, common::DeviceTaskId dt) {
     return last_wave_quota(c, ct, dt, /*allow_pending=*/true);
   }
@@ -157,14 +158,29 @@ class Policy {
     return 0;
   }
 
-  // Contract: the core of the thread for `task` (type ct), just taken from a shared queue
-  // or stolen: an idle core or a free pending slot of a busy core. Default: the most
+  // Contract: the core of the thread for `task` (type ct), about to be taken from a shared
+  // queue or stolen: an idle core or a free pending slot of a busy core. Default: the most
   // recently freed idle core, else the pending slots round-robin.
   virtual common::CoreId pick_core(ThreadContext& c, common::CoreType ct, common::TaskId task) {
     const MachineView& m = c.view();
     const std::size_t idle = m.idle_count(c.thread(), ct);
     if (idle > 0) return m.idle_core(c.thread(), ct, idle - 1);
     return pending_rr_.next(m, c.thread(), ct);
+  }
+
+  // Contract: called when pick_core chose a busy core (its free pending slot) for `task` of
+  // type ct, taken from a shared queue: true fills the slot; false keeps it free, leaves
+  // `task` queued and ends this take from the queue. The cost of a free slot: when the
+  // core's running task ends it idles until a round of its thread sends it work (the poll
+  // that sees the end, the resolve walk and a dispatch: about a microsecond on the A2/A3
+  // presets) instead of starting the pending task at once (cores.slot_switch_cycles); what
+  // it buys: a task released later (the running task's successor) can start on that core
+  // as soon as it is ready, instead of behind the pending one. Each false is counted in the
+  // thread's stats (ThreadStats::pending_kept_free, stats.json "pending_kept_free").
+  // Default: true (every free slot is filled, as on the device).
+  virtual bool fill_pending_slot(ThreadContext& c, common::CoreType ct, common::CoreId core,
+                                 common::TaskId task) {
+    return true;
   }
 
   // Contract: called at the end of each round per core type: true = the thread publishes

@@ -44,8 +44,15 @@ struct RoundResult {
   std::vector<Finished> finished_device_tasks;  // completed during this round
 };
 
+// A schedule thread's statistics: the one record both backends report (stats.json's
+// aicpu.threads). The scheduler counts the rounds as they run; the backend adds what only
+// it sees (Scheduler::count_skipped_rounds, Scheduler::add_busy_ps).
 struct ThreadStats {
   std::uint64_t rounds = 0, polls = 0, resolves = 0, dispatches = 0;
+  std::uint64_t pending_kept_free = 0;  // Policy::fill_pending_slot answered false
+  // Time in poll rounds by the backend's clock: the simulator counts the rounds that
+  // completed or dispatched something, the device backend every round (host time).
+  common::TimePs busy_ps = 0;
 };
 
 class Scheduler {
@@ -89,6 +96,13 @@ class Scheduler {
   bool shared_work_left() const;
 
   const ThreadStats& stats(common::ThreadId t) const;
+  // Contract: the backend did not run `rounds` poll rounds of thread t because each would
+  // have polled `polls_each` busy cores and found nothing (an event-driven backend skips
+  // them); they count as rounds and polls that ran.
+  void count_skipped_rounds(common::ThreadId t, std::uint64_t rounds, std::uint64_t polls_each);
+  // Contract: thread t was busy for busy_ps by the backend's clock (the backend decides
+  // which rounds count: see ThreadStats::busy_ps).
+  void add_busy_ps(common::ThreadId t, common::TimePs busy_ps);
   const MachineShape& shape() const { return shape_; }
   const TaskGraph& graph() const { return graph_; }
   common::ThreadId owner(common::CoreId c) const;

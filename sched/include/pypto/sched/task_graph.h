@@ -41,6 +41,11 @@ struct DeviceTask {
 
 inline constexpr std::uint32_t kNoRecord = 0xFFFFFFFFu;
 
+// The bytes one task moves: what its memory ranges read and write, as declared.
+struct Traffic {
+  std::uint64_t read_bytes = 0, write_bytes = 0;
+};
+
 struct TaskGraph {
   // ---- per-task columns (all of size num_tasks(), except the *_begin offsets: +1) ----
   std::vector<common::CoreType> core_type;
@@ -100,6 +105,19 @@ struct TaskGraph {
   std::size_t num_edges() const { return succ.size(); }
   bool has_memory() const { return !mem_begin.empty(); }
   bool has_recorded(common::TaskId t) const { return recorded_ns[t] != kNoRecord; }
+  // The recorded duration in ps: the one conversion of recorded_ns. Contract: has_recorded(t).
+  common::TimePs recorded_ps(common::TaskId t) const {
+    return common::TimePs{recorded_ns[t]} * 1000;
+  }
+  // What t's memory ranges read and write (zero without memory information).
+  Traffic traffic(common::TaskId t) const {
+    Traffic x;
+    if (!has_memory()) return x;
+    for (std::uint32_t i = mem_begin[t]; i < mem_begin[t + 1]; ++i) {
+      (mem[i].is_write != 0 ? x.write_bytes : x.read_bytes) += mem[i].bytes;
+    }
+    return x;
+  }
   bool has_recorded_start(common::TaskId t) const {
     return !recorded_start_ps.empty() && recorded_start_ps[t] != common::kNever;
   }

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "pypto/sched/runtime_options.h"
 #include "pypto/sched/task_graph.h"
 #include "pypto/sim/memory/l2_cache.h"
+#include "pypto/sim/run_observer.h"
 #include "pypto/trace/swimlane_writer.h"
 
 namespace pypto::sim {
@@ -50,11 +50,10 @@ struct SimOptions {
   bool record_task_times = true;
   bool record_aicpu_events = true;           // AICPU work spans and ready-queue depth counters
   std::size_t max_aicpu_events = 2'000'000;  // beyond this, AICPU spans are not kept
-  // Called about every `progress_every_tasks` completed tasks with (done, total).
-  std::function<void(std::uint64_t, std::uint64_t)> progress;
-  std::uint64_t progress_every_tasks = 1 << 16;
-  // Called as each task completes in simulated order (functional execution hook).
-  std::function<void(common::TaskId)> on_task_done;
+  // What else watches the run (not owned; each outlives simulate()), called in this order
+  // after the run's own timeline: a progress line, a functional executor (run_observer.h).
+  std::vector<RunObserver*> observers;
+  std::uint64_t progress_every_tasks = 1 << 16;  // tasks between RunObserver::on_progress calls
   // In/out: the L2 to start from and to leave the run's contents in (not owned). Null: the
   // run starts with a cold L2 of its own (the CLI: one replay per process).
   L2State* l2_state = nullptr;
@@ -69,11 +68,6 @@ struct CoreTypeStats {
   std::uint64_t busy_ps = 0;
   double utilization = 0;  // busy / (count * makespan)
   std::uint64_t tasks = 0;
-};
-
-struct ThreadStatsOut {
-  std::uint64_t rounds = 0, polls = 0, resolves = 0, dispatches = 0;
-  std::uint64_t busy_ps = 0;  // time in rounds that observed or dispatched something
 };
 
 // How a replay compares with the recorded times task by task (traces/FORMAT.md "Replay
@@ -103,10 +97,13 @@ struct SimStats {
   std::uint64_t makespan_ps = 0;  // kernel launch to the end of the last device task
   std::uint64_t first_start_ps = 0, last_end_ps = 0;  // task span (compared with a recording)
   bool has_task_span = false;  // the run kept task times (SimOptions::record_task_times)
+  // AIC/AIV cores that ran a task: the lanes of PyPTO's swimlane summary, over which its
+  // "AICore Utilization" divides the busy time (report.h: aicore_utilization).
+  std::uint32_t aicore_lanes = 0;
   std::uint64_t tasks = 0, hub_tasks = 0, device_tasks = 0, edges = 0;
   std::uint32_t sched_threads = 0;
   CoreTypeStats aic, aiv;
-  std::vector<ThreadStatsOut> threads;
+  std::vector<sched::ThreadStats> threads;  // per schedule thread, as the runtime kept them
   std::uint64_t control_busy_ps = 0;
   L2Cache::Counters l2;                     // line counts of this run, reads and writes apart
   std::uint64_t l2_hit_bytes = 0;           // read bytes served from resident lines

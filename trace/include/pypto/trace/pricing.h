@@ -11,7 +11,8 @@
 //  - board recordings: each recorded task's execStart/execEnd in board ticks (recorded_ns,
 //    recorded_start_ps and the recorded makespan at chip.board_clock_mhz);
 //  - fixed-latency graphs: each task's execTime in AICore cycles (recorded_ns at
-//    cores.freq_mhz).
+//    cores.freq_mhz);
+//  - merged swimlanes: nothing (their times are µs).
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,9 @@
 //  - native pypto-sim NDJSON (traces/FORMAT.md), streamed in chunks through simdjson;
 //  - PyPTO board recordings: dyn_topo.txt (CSV) or topo.json, joined with
 //    tilefwk_L1_prof_data.json (--prof) on (seqNo, taskId);
-//  - PyPTO's fixed-latency task graph JSON.
+//  - PyPTO's fixed-latency task graph JSON;
+//  - PyPTO's merged swimlane (merged_swimlane.json): tasks, recorded times and dependency
+//    arrows of a board recording drawn as a Chrome trace.
 // Reading needs no chip: a reader gives the graph with its work unpriced (tile ops, board
 // ticks, AICore cycles; pricing.h), and the pricing pass applies a chip to it. A recording is
 // read once even when what it holds chooses the chip (--chip auto: recorded_cores).
@@ -27,7 +29,7 @@
 
 namespace pypto::trace {
 
-enum class TraceFormat { kNative, kDynTopo, kTopoJson, kFixedLatency };
+enum class TraceFormat { kNative, kDynTopo, kTopoJson, kFixedLatency, kSwimlane };
 const char* to_string(TraceFormat f);
 
 // Looks at the first bytes of the file; throws TraceError if it matches no format.
@@ -66,8 +68,14 @@ struct LoadedTrace {
   std::uint64_t unrecorded_tasks = 0;
   // topo.json (one device task, seqNo 0): prof records of other seqNos, which are skipped.
   std::uint64_t ignored_prof_records = 0;
-  // Board recordings whose prof blocks carry blockIdx: the cores they ran on, to check or
-  // choose the chip (model::check_recorded_cores, model::fitting_chip_presets).
+  // Merged swimlanes: the tasks of its "Fake Core" lane (tasks of the topology without a
+  // record, HUBs among them), kept as zero-cost dependency nodes; of those, how many were
+  // joined with another drawn at the same time (a flow arrow cannot tell them apart).
+  std::uint64_t placeholder_tasks = 0;
+  std::uint64_t merged_placeholders = 0;
+  // Board recordings whose prof blocks carry blockIdx (merged swimlanes: lanes numbered
+  // blockIdx + 1): the cores they ran on, to check or choose the chip
+  // (model::check_recorded_cores, model::fitting_chip_presets).
   std::optional<model::RecordedCores> recorded_cores;
 };
 
