@@ -17,6 +17,7 @@ std::atomic<bool (*)()> g_poll{nullptr};
 // that thread, as Python's signal check does).
 std::atomic<std::thread::id> g_poll_thread{};
 std::atomic<const char*> g_exit_line{nullptr};
+std::atomic<void (*)(int)> g_forward{nullptr};
 const char* g_program = "pypto";
 thread_local const std::atomic<bool>* t_cancel = nullptr;
 
@@ -52,6 +53,7 @@ extern "C" void on_signal(int sig) {
     ::_exit(130);
   }
   g_signal = sig;
+  if (void (*forward)(int) = g_forward.load(); forward != nullptr) forward(sig);
 }
 
 }  // namespace
@@ -75,6 +77,8 @@ bool interrupt_requested() {
 }
 
 int interrupt_signal() { return g_signal; }
+
+void set_signal_forwarder(void (*forward)(int signum)) { g_forward.store(forward); }
 
 ScopedCancelFlag::ScopedCancelFlag(const std::atomic<bool>* flag) : previous_(t_cancel) {
   t_cancel = flag;

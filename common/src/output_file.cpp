@@ -36,6 +36,22 @@ int open_for_writing(const std::string& path) {
   return fd;
 }
 
+// The descriptor a path names when it is one of the process's own open files
+// (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1. Such a path may lead to a
+// regular file (`> out.txt`): no rename can replace what the shell opened, and reopening it
+// would truncate it and ignore `>>`; the descriptor itself is written.
+int descriptor_of(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    const std::size_t n = std::strlen(prefix);
+    if (path.compare(0, n, prefix) != 0 || path.size() == n || path.size() > n + 6) continue;
+    if (path.find_first_not_of("0123456789", n) != std::string::npos) return -1;
+    return std::stoi(path.substr(n));
+  }
+  return -1;
+}
+
 }  // namespace
 
 // A stream buffer that writes to a descriptor with write(2) and keeps the errno of the first
@@ -129,6 +145,14 @@ class OutputFile::Sink : public std::streambuf {
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), f_(nullptr) {
   namespace fs = std::filesystem;
+  if (const int own = descriptor_of(path_); own >= 0) {
+    direct_ = true;
+    const int fd = ::fcntl(own, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) throw Error("cannot write " + path_ + ": " + reason(errno));
+    sink_ = std::make_unique<Sink>(fd);
+    f_.rdbuf(sink_.get());
+    return;
+  }
   std::error_code ec;
   const fs::file_status st = fs::status(path_, ec);  // follows links
   if (fs::is_directory(st)) throw Error("cannot write " + path_ + ": it is a directory");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "policy_bindings.h"
 #include "pypto/cli/cli.h"
 #include "pypto/common/interrupt.h"
 
@@ -41,8 +42,12 @@ void bind_cli(py::module_& m) {
         host.load_policy_modules = [](const std::vector<std::string>& files) {
           py::gil_scoped_acquire gil;
           try {
+            const InPython running;
             bridge().attr("load_policy_modules")(files);
           } catch (const py::error_already_set& e) {
+            if (e.matches(PyExc_KeyboardInterrupt) && common::interrupt_signal() != 0) {
+              throw Interrupted("interrupted while loading --policy-module " + files.front());
+            }
             throw cli::UsageError(describe(e));
           }
         };
@@ -66,10 +71,21 @@ void bind_cli(py::module_& m) {
         };
         // Only a process that is the CLI (python -m pypto._cli) takes over Ctrl-C and SIGTERM;
         // elsewhere they stay Python's, seen when the command ends.
-        if (install_signal_handlers) common::install_interrupt_handlers("pypto-sim");
-        // The simulation runs without the GIL, as SIM calls do; Python hooks take it per call.
-        py::gil_scoped_release nogil;
-        return cli::main(argv, host);
+        if (install_signal_handlers) {
+          common::install_interrupt_handlers("pypto-sim");
+          forward_signals_to_python();
+        }
+        int code = 0;
+        {
+          // The simulation runs without the GIL, as SIM calls do; Python hooks take it per
+          // call.
+          py::gil_scoped_release nogil;
+          code = cli::main(argv, host);
+        }
+        // A signal handed to Python that no Python code saw (it left just then) must not
+        // raise later, after the command's own line.
+        if (common::interrupt_signal() != 0 && PyErr_CheckSignals() != 0) PyErr_Clear();
+        return code;
       },
       py::arg("argv"), py::arg("install_signal_handlers") = false,
       "Runs a pypto-sim command line (argv[0] the program name) with the policies registered "

@@ -2,8 +2,8 @@
 // pypto._C: the thin native layer under the Python frontend. It converts Python values and
 // hands the traced IR to the compiler and each call to the launch layer (frontend/launch/:
 // simulation, execution of every task in simulated order, reports). Errors keep their type:
-// ConfigError and TraceError become pypto's ValueError subclass, ModelError its RuntimeError
-// subclass.
+// ConfigError, TraceError and PolicyError become pypto's ValueError subclass, ModelError its
+// RuntimeError subclass.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <unistd.h>
@@ -55,23 +55,6 @@ std::uint64_t g_compiles = 0;
 
 // Parameters per policy name for SIM calls (pypto.sim.set_policy_params), already checked.
 std::map<std::string, sched::ParamText> g_policy_params;
-
-// Python values as parameter text: bools as true/false, numbers as Python prints them.
-sched::ParamText param_text(const py::dict& params) {
-  sched::ParamText out;
-  for (const auto& [k, v] : params) {
-    const std::string key = py::str(k);
-    if (py::isinstance<py::bool_>(v)) {
-      out[key] = v.cast<bool>() ? "true" : "false";
-    } else if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) {
-      out[key] = py::str(v);
-    } else {
-      throw ConfigError("policy parameter " + key + ": expected a bool, int or float, got " +
-                        std::string(py::str(py::type::of(v).attr("__name__"))));
-    }
-  }
-  return out;
-}
 
 compiler::DType dtype_of(const py::handle& tensor) {
   const std::string s = py::str(tensor.attr("dtype"));  // "torch.float16"
@@ -564,7 +547,7 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "set_policy_params",
       [](const std::string& name, const py::dict& params) {
-        sched::ParamText text = param_text(params);
+        sched::ParamText text = bindings::policy_param_text(name, params);
         sched::Registry::global().resolve(name, text);  // throws with a suggestion
         if (text.empty()) {
           g_policy_params.erase(name);
@@ -625,6 +608,8 @@ PYBIND11_MODULE(_C, m) {
     } catch (const ConfigError& e) {
       PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
     } catch (const TraceError& e) {
+      PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
+    } catch (const PolicyError& e) {
       PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
     } catch (const ModelError& e) {
       PyErr_SetObject(runtime_error.ptr(), py::str(e.what()).ptr());

@@ -9,6 +9,11 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
 #include "pypto/model/config_loader.h"
 #include "pypto/sched/registry.h"
 #include "pypto/sim/report.h"
@@ -27,9 +33,20 @@ namespace py = pybind11;
 namespace pypto::bindings {
 namespace {
 
+// How many InPython live (on any thread): the signal handler reads it.
+std::atomic<int> g_in_python{0};
+
+// Called by the CLI's signal handler: async-signal-safe (an atomic load and
+// PyErr_SetInterruptEx, which Python documents as such). Handed over as SIGINT, so that it
+// is KeyboardInterrupt whatever Python's own handler for SIGTERM is.
+void forward_signal_to_python(int /*signum*/) {
+  if (g_in_python.load() > 0) PyErr_SetInterruptEx(SIGINT);
+}
+
 using common::CoreId;
 using common::CoreType;
 using common::DeviceTaskId;
+using common::interrupt_signal;
 using common::TaskId;
 using common::ThreadId;
 using common::TimePs;
@@ -40,38 +57,75 @@ using sched::StagedPick;
 using sched::TaskListView;
 using sched::ThreadContext;
 
-// Adds "in policy hook NAME of CLASS" to the Python exception in flight (PEP 678 notes).
+// Adds "in policy hook NAME of CLASS" to the Python exception in flight (PEP 678 notes). A
+// KeyboardInterrupt that the CLI's own signal handlers asked for (InPython) is the run's
+// interruption, exit 130, not the hook's error.
 [[noreturn]] void rethrow_with_hook(py::error_already_set& e, const char* hook,
                                     const py::handle& self) {
+  const std::string cls = py::str(py::type::handle_of(self).attr("__qualname__"));
+  if (e.matches(PyExc_KeyboardInterrupt) && interrupt_signal() != 0) {
+    throw Interrupted("interrupted while running scheduling policy hook " + std::string(hook) +
+                      " of " + cls);
+  }
   {
     const py::object value = e.value();
     if (py::hasattr(value, "add_note")) {
-      const std::string cls = py::str(py::type::handle_of(self).attr("__qualname__"));
       value.attr("add_note")("in scheduling policy hook " + std::string(hook) + " of " + cls);
     }
   }
   throw;
 }
 
-// A hook's answer that does not convert to its C++ type, as the Python TypeError in flight
-// (so that it surfaces like any exception of the hook, with the hook named).
-[[noreturn]] void throw_wrong_type(const py::object& answer, const char* expected) {
+// A hook's answer that is not what the hook returns, as the Python exception in flight (so
+// that it surfaces like any exception of the hook, with the hook named): TypeError for the
+// wrong type, ValueError for an int outside the answer's range.
+[[noreturn]] void throw_bad_answer(PyObject* kind, const py::handle& answer,
+                                   const std::string& expected) {
   const std::string got = py::repr(answer);
   const std::string type = py::str(py::type::handle_of(answer).attr("__name__"));
   PyErr_SetString(
-      PyExc_TypeError,
-      ("returned " + got.substr(0, 80) + " (" + type + "), expected " + expected).c_str());
+      kind, ("returned " + got.substr(0, 80) + " (" + type + "), expected " + expected).c_str());
   throw py::error_already_set();
 }
 
+// What each hook returns, for the message of a wrong answer.
+std::string expected_answer(const char* hook) {
+  const std::string h = hook;
+  if (h == "events") return "an int of PolicyEvent bits, in [0, 15]";
+  if (h == "send_before_resolve" || h == "publish_staged" || h == "publish_idle") {
+    return "a bool (True or False)";
+  }
+  if (h == "direct_send") return "an int, a core id >= 0, or pypto.sim.NO_CORE";
+  if (h == "pick_core") return "an int, a core id >= 0";
+  if (h == "steal_victim") return "an int, a thread id >= 0, or pypto.sim.NO_THREAD";
+  if (h == "fill_quota") return "an int in [0, 4294967295], a task count";
+  if (h == "pick_staged") return "None or (staged index, core), a pair of ints >= 0";
+  return "an int, an index >= 0";
+}
+
+// The answer as R, strictly: a bool for a bool (not 0, 1 or a string that happens to be
+// true), an int for an int (not a bool nor a float), within R's range.
 template <class R>
-const char* expected_type() {
+R strict_answer(const py::handle& r, const char* hook) {
   if constexpr (std::is_same_v<R, bool>) {
-    return "a bool";
-  } else if constexpr (std::is_integral_v<R>) {
-    return "an int";
+    const std::string type = py::str(py::type::handle_of(r).attr("__name__"));
+    if (!PyBool_Check(r.ptr()) && type != "bool_") {
+      throw_bad_answer(PyExc_TypeError, r, expected_answer(hook));
+    }
+    return PyObject_IsTrue(r.ptr()) == 1;
   } else {
-    return "(index, core)";
+    if (PyBool_Check(r.ptr()) || PyFloat_Check(r.ptr()) || !PyIndex_Check(r.ptr())) {
+      throw_bad_answer(PyExc_TypeError, r, expected_answer(hook));
+    }
+    const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(r.ptr()));
+    if (!v) throw py::error_already_set();
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+    const bool fits = overflow == 0 && n >= 0 &&
+                      static_cast<unsigned long long>(n) <= std::numeric_limits<R>::max();
+    const bool events_ok = std::string(hook) != "events" || (fits && n <= 15);
+    if (!fits || !events_ok) throw_bad_answer(PyExc_ValueError, r, expected_answer(hook));
+    return static_cast<R>(n);
   }
 }
 
@@ -129,16 +183,18 @@ class PyPolicy : public Policy {
       return Policy::pick_staged(c, ct, staged);
     }
     try {
+      check_not_failed();
+      const InPython running;
       const py::object r = f(&c, ct, &staged);
       if (r.is_none()) return {};
-      std::pair<std::size_t, CoreId> pair;
-      try {
-        pair = r.cast<std::pair<std::size_t, CoreId>>();
-      } catch (const py::cast_error&) {
-        throw_wrong_type(r, "None or (staged index, core)");
+      if (!(py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r)) || py::len(r) != 2) {
+        throw_bad_answer(PyExc_TypeError, r, expected_answer("pick_staged"));
       }
-      return {pair.first, pair.second};
+      const py::sequence pair = py::reinterpret_borrow<py::sequence>(r);
+      return {strict_answer<std::size_t>(pair[0], "pick_staged"),
+              strict_answer<CoreId>(pair[1], "pick_staged")};
     } catch (py::error_already_set& e) {
+      failed_ = true;
       rethrow_with_hook(e, "pick_staged", py::cast(static_cast<const Policy*>(this)));
     }
   }
@@ -187,23 +243,31 @@ class PyPolicy : public Policy {
   }
 
  private:
+  // After a hook failed, the run is stopping (the first error is the one told), but the
+  // other schedule threads' processes of the same step still run: they must not enter
+  // Python again (a hook that never returns would hold the run for good).
+  void check_not_failed() const {
+    if (failed_) throw Interrupted("stopped after an earlier error of the policy's hooks");
+  }
+
   template <class R, class... A>
   R call(const py::function& f, const char* name, A&&... args) const {
+    check_not_failed();
     try {
+      const InPython running;
       if constexpr (std::is_void_v<R>) {
         f(std::forward<A>(args)...);
       } else {
         const py::object r = f(std::forward<A>(args)...);
-        try {
-          return r.template cast<R>();
-        } catch (const py::cast_error&) {
-          throw_wrong_type(r, expected_type<R>());
-        }
+        return strict_answer<R>(r, name);
       }
     } catch (py::error_already_set& e) {
+      failed_ = true;
       rethrow_with_hook(e, name, py::cast(static_cast<const Policy*>(this)));
     }
   }
+
+  mutable bool failed_ = false;  // a hook raised: no more calls into Python in this run
 
   // Calls the Python override of `name` if there is one, else the C++ default `base`
   // (nullptr: an event without a default), without the GIL.
@@ -370,11 +434,7 @@ sched::RuntimeOptions runtime_from(const py::dict& runtime, const py::dict& para
       sched::set_runtime_option(rt, key, v.cast<std::int64_t>());
     }
   }
-  for (const auto& [k, v] : params) {
-    const std::string key = py::str(k);
-    rt.policy_params[key] = py::isinstance<py::bool_>(v) ? (v.cast<bool>() ? "true" : "false")
-                                                         : std::string(py::str(v));
-  }
+  rt.policy_params = policy_param_text(rt.policy, params);
   sched::validate(rt);
   return rt;
 }
@@ -412,6 +472,56 @@ py::object run_point(const std::string& path, const std::string& prof, const std
 }
 
 }  // namespace
+
+sched::ParamText policy_param_text(const std::string& policy, const py::dict& params) {
+  const auto& specs = sched::Registry::global().find(policy).params;
+  sched::ParamText out;
+  for (const auto& [k, v] : params) {
+    if (!py::isinstance<py::str>(k)) {
+      throw py::type_error("policy '" + policy + "': parameter names are str, got " +
+                           std::string(py::repr(k)));
+    }
+    const std::string key = py::str(k);
+    const auto spec = std::find_if(specs.begin(), specs.end(),
+                                   [&](const sched::ParamSpec& p) { return p.name == key; });
+    const std::string shown = std::string(py::repr(v)).substr(0, 80) + " (" +
+                              std::string(py::str(py::type::handle_of(v).attr("__name__"))) + ")";
+    const std::string where = "policy '" + policy + "': parameter " + key + " = " + shown;
+    const bool is_bool = PyBool_Check(v.ptr());
+    const bool is_int = !is_bool && !PyFloat_Check(v.ptr()) && PyIndex_Check(v.ptr());
+    if (spec == specs.end()) {
+      out[key] = std::string(py::str(v));  // resolve() names it, with a suggestion
+    } else if (spec->type == sched::ParamType::kBool) {
+      if (!is_bool) throw py::type_error(where + ": expected a bool (True or False)");
+      out[key] = v.cast<bool>() ? "true" : "false";
+    } else if (spec->type == sched::ParamType::kInt) {
+      if (!is_int) throw py::type_error(where + ": expected an int");
+      const py::object n = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+      int overflow = 0;
+      (void)PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
+      if (overflow != 0) {  // resolve() would read no integer in it: say what is wrong
+        throw ConfigError("policy '" + policy + "': parameter " + key + " = " +
+                          std::string(py::str(n)).substr(0, 80) + " is out of range [" +
+                          std::to_string(std::llround(spec->min)) + ", " +
+                          std::to_string(std::llround(spec->max)) + "]");
+      }
+      out[key] = py::str(n);
+    } else {
+      if (!is_int && !PyFloat_Check(v.ptr())) {
+        throw py::type_error(where + ": expected a float (or an int)");
+      }
+      const double d = v.cast<double>();
+      if (!std::isfinite(d)) throw ConfigError(where + ": expected a finite number");
+      out[key] = is_int ? std::string(py::str(v)) : std::string(py::repr(py::float_(d)));
+    }
+  }
+  return out;
+}
+
+InPython::InPython() { ++g_in_python; }
+InPython::~InPython() { --g_in_python; }
+
+void forward_signals_to_python() { common::set_signal_forwarder(forward_signal_to_python); }
 
 bool is_python_policy(const std::string& name) { return python_policies().count(name) != 0; }
 
@@ -532,8 +642,10 @@ void bind_policies(py::module_& m) {
           p.name = d["name"].cast<std::string>();
           p.type = param_type(d.contains("type") ? d["type"].cast<std::string>() : "float");
           p.default_value = d["default"].cast<double>();
-          p.min = d.contains("min") ? d["min"].cast<double>() : -1e300;
-          p.max = d.contains("max") ? d["max"].cast<double>() : 1e300;
+          // Unbounded: an int's range stops at 2^53, where doubles stop holding every int.
+          const double bound = p.type == sched::ParamType::kInt ? 9007199254740992.0 : 1e300;
+          p.min = d.contains("min") ? d["min"].cast<double>() : -bound;
+          p.max = d.contains("max") ? d["max"].cast<double>() : bound;
           p.doc = d.contains("doc") ? d["doc"].cast<std::string>() : "";
           specs.push_back(std::move(p));
         }
@@ -544,8 +656,12 @@ void bind_policies(py::module_& m) {
               py::gil_scoped_acquire gil;
               py::object obj;
               try {
+                const InPython running;
                 obj = cls();
               } catch (py::error_already_set& e) {
+                if (e.matches(PyExc_KeyboardInterrupt) && interrupt_signal() != 0) {
+                  throw Interrupted("interrupted while creating scheduling policy '" + name + "'");
+                }
                 const py::object value = e.value();
                 if (py::hasattr(value, "add_note")) {
                   value.attr("add_note")("in creating scheduling policy '" + name + "' (" +

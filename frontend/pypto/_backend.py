@@ -96,6 +96,7 @@ class SimBackend(Backend):
     name = "sim"
 
     def run(self, compiled, tensors, bindings, options):
+        check_environment()
         native = _native()
         if native is None:
             raise PyptoNotImplementedError(
@@ -119,6 +120,31 @@ class SimBackend(Backend):
 
 _REPORTS_ENV = "PYPTO_SIM_REPORTS"
 _REPORTS_VALUES = ("background", "wait")
+
+#: The environment variables of the simulator (with their values' rule where there is one).
+#: A variable of its prefixes that is none of them is a typo, refused with the nearest name
+#: rather than silently ignored.
+_ENV_VALUES = {"PYPTO_SIM_L2": ("cold", "warm"), _REPORTS_ENV: _REPORTS_VALUES}
+_ENV_NAMES = ("PYPTO_SIM_CHIP", "PYPTO_SIM_L2", _REPORTS_ENV, "PYPTO_SIM_PYTHON", "PYPTO_SIM_CLI",
+              "PYPTO_SIM_PROGRESS_DELAY_MS", "PYPTO_OUTPUT_DIR", "PYPTO_CONFIG_DIR")
+_ENV_PREFIXES = ("PYPTO_SIM", "PYPTO_OUTPUT", "PYPTO_CONFIG")
+
+
+def check_environment() -> None:
+    """Checks the simulator's environment variables at each SIM call: an unknown name of
+    their prefixes (PYPTO_SIM_L22) or a value outside its set (PYPTO_SIM_L2=colt) raises
+    PyptoValueError naming the variable, the value and what is expected."""
+    import difflib
+    for name, value in os.environ.items():
+        if name.startswith(_ENV_PREFIXES) and name not in _ENV_NAMES:
+            near = difflib.get_close_matches(name, _ENV_NAMES, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise PyptoValueError(f"environment variable {name}={value!r} is not one pypto-sim "
+                                  f"reads{hint} (it reads {', '.join(_ENV_NAMES)})")
+        allowed = _ENV_VALUES.get(name)
+        if allowed is not None and value and value not in allowed:
+            raise PyptoValueError(f"environment variable {name}={value!r}: expected one of "
+                                  f"{', '.join(allowed)} (or unset)")
 
 
 def _reports_wait() -> bool:

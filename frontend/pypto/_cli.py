@@ -102,8 +102,13 @@ def run_sweep(args: Sequence[str]) -> int:
         print(e.code, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("pypto-sim: sweep: interrupted", file=sys.stderr)
+        print("pypto-sim: sweep: interrupted before the sweep started; nothing written",
+              file=sys.stderr)
         return 130
+    except OSError as e:  # its output (--help, plot's paths) could not be written
+        print(f"pypto-sim: sweep: error while writing {e.filename or 'to stdout'} "
+              f"({e.strerror or e})", file=sys.stderr)
+        return 1
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
@@ -123,8 +128,26 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     # The command's outcome is final (its reports are committed or removed): a Ctrl-C while
     # the interpreter shuts down must not turn it into a death by SIGINT.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.stdout.flush()
+    code = _flush_stdout(code)
     sys.exit(code)
+
+
+def _flush_stdout(code: int) -> int:
+    """What the command printed reached stdout, or one line and exit 1 (a full disk or a
+    closed pipe behind stdout is an I/O failure, not a success with its output lost)."""
+    try:
+        sys.stdout.flush()
+        return code
+    except OSError as e:
+        # What is still buffered goes nowhere: the interpreter's own flush at exit must not
+        # fail again with a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        if code == 0:
+            print(f"pypto-sim: error while writing to stdout ({e.strerror or e})",
+                  file=sys.stderr)
+        return code or 1
 
 
 if __name__ == "__main__":

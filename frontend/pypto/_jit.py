@@ -67,7 +67,8 @@ import torch
 from . import _backend, _ops, _options, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
-from ._errors import PyptoNotImplementedError, PyptoError, PyptoTypeError, PyptoValueError
+from ._errors import (PyptoNotImplementedError, PyptoError, PyptoRuntimeError, PyptoTypeError,
+                      PyptoValueError, user_location)
 from .error import short_repr
 from ._options import (OPTION_GROUPS, default_run_mode, key_options, resolve_options,
                        validate_group)
@@ -398,8 +399,24 @@ class JitKernel:
         return f"<pypto jit kernel {self.__name__} run_mode={self.run_mode.name}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._not_while_tracing()
         with self._scope():
             return self._call(args, kwargs)
+
+    def _not_while_tracing(self) -> None:
+        """A kernel called from the body of a kernel being traced (itself: recursion, or
+        another one) is refused before its arguments are looked at: they are the traced
+        kernel's pypto.Tensor values, not tensors with data."""
+        tracer = _tracer.current()
+        if tracer is None:
+            return
+        outer = tracer.kernel.name
+        what = ("calls itself (recursion)" if outer == self.__name__
+                else f"is called from kernel '{outer}'")
+        raise PyptoRuntimeError(
+            f"kernel '{self.__name__}' {what} while '{outer}' is being traced "
+            f"({user_location()}); a kernel cannot call a @pypto.frontend.jit kernel in its "
+            "body: call a plain Python helper (or a pypto.frontend.function) instead")
 
     def _scope(self):
         return self._scope_opts if self._scope_opts is not None else contextlib.nullcontext()
@@ -421,6 +438,7 @@ class JitKernel:
     def warmup(self, *args: Any, **kwargs: Any) -> CompiledKernel:
         """Validates the arguments and traces/compiles their specialization without running.
         Returns the cache entry (``.ir`` is the traced :class:`pypto.ir.Kernel`)."""
+        self._not_while_tracing()
         with self._scope():
             self._refresh_options()
             tensors, allocated, values = self._bind(args, kwargs)
@@ -437,6 +455,7 @@ class JitKernel:
 
             add_kernel.dump_trace("add.ndjson", x, y)   # then: pypto-sim run add.ndjson
         """
+        self._not_while_tracing()
         with self._scope():
             self._refresh_options()
             tensors, _, values = self._bind(args, kwargs)
@@ -573,6 +592,14 @@ class JitKernel:
                 raise PyptoTypeError(
                     f"Input {i + 1} (index {i}, parameter '{p.name}') must be a torch.Tensor, got "
                     f"{type(t).__name__}")
+            kind = ("a nested tensor" if getattr(t, "is_nested", False)
+                    else f"a tensor of layout {t.layout}" if t.layout != torch.strided
+                    else "a quantized tensor" if t.is_quantized else None)
+            if kind is not None:
+                raise PyptoValueError(
+                    f"The {ordinal} input tensor {who} is {kind}; kernels read dense strided "
+                    "tensors: pass t.to_dense() (t.dequantize() for a quantized one, "
+                    "t.to_padded_tensor(0) for a nested one)")
             if not t.is_contiguous():
                 raise PyptoValueError(
                     f"The {ordinal} input tensor {who} is not contiguous; pass "

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import numbers
 import os
 import re
@@ -172,6 +173,8 @@ def _check_error_tol(where: str, v: Any) -> list:
     for i, x in enumerate(v):
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise PyptoTypeError(f"{where}[{i}]: expected a number, got {_type_name(x)} {short_repr(x)}")
+        if not math.isfinite(x):
+            raise PyptoValueError(f"{where}[{i}]: {x} must be a finite number >= 0")
         if x < 0:
             raise PyptoValueError(f"{where}[{i}]: {x} must be >= 0")
     return [float(x) for x in v]

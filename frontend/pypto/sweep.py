@@ -42,6 +42,7 @@ import itertools
 import json
 import math
 import os
+import re
 import runpy
 import signal
 import sys
@@ -60,6 +61,19 @@ class SpecError(Exception):
 
 class _Usage(Exception):
     """A sweep folder or command line that cannot be used (exit 2)."""
+
+
+class _IOFailure(Exception):
+    """The sweep folder or the cluster failing under the sweep: an I/O failure (exit 1), as
+    for every other command's outputs."""
+
+
+#: Most points one sweep runs: the grid is counted from the spec's list lengths before any
+#: value is checked or any point is built (each point's row and arguments stay in memory).
+MAX_POINTS = 100_000
+
+#: Most local Dask workers per CPU (one single-threaded process each).
+MAX_WORKERS_PER_CPU = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,6 +141,7 @@ class Spec:
             if k not in TOP_KEYS:
                 self._fail(str(k), None, f"unknown key{_suggest(k, TOP_KEYS)} (known: "
                            f"{', '.join(TOP_KEYS)})")
+        self._check_size()
         self.modules = [self._file(f"policy_modules[{i}]", m)
                         for i, m in enumerate(self._list("policy_modules", []))]
         for m in self.modules:
@@ -141,6 +156,43 @@ class Spec:
         self.options = self._options()
         canonical = json.dumps({k: doc.get(k) for k in TOP_KEYS}, sort_keys=True, default=str)
         self.sha256 = hashlib.sha256(canonical.encode()).hexdigest()
+
+    def _check_size(self) -> None:
+        """Counts the grid from the spec's list lengths, before any value is checked or any
+        point built: an empty list anywhere (no point at all) or more than MAX_POINTS points
+        is refused at once."""
+        def count(key: str, v: Any) -> int:
+            if isinstance(v, list) and not v:
+                self._fail(key, v, "an empty list makes no point; expected a value or a "
+                           "non-empty list of values")
+            return len(v) if isinstance(v, list) else 1
+
+        def product(key: str, m: Any) -> int:
+            n = 1
+            if isinstance(m, dict):
+                for k, v in m.items():
+                    n *= count(f"{key}.{k}", v)
+            return n
+
+        doc = self.doc
+        dims = [("traces", len(doc["traces"]) if isinstance(doc.get("traces"), list) else 1),
+                ("chips", len(doc["chips"]) if isinstance(doc.get("chips"), list) else 1),
+                ("set", product("set", doc.get("set"))),
+                ("runtime_options", product("runtime_options", doc.get("runtime_options")))]
+        pols = doc.get("policies")
+        if isinstance(pols, list):
+            n = 0
+            for i, p in enumerate(pols):
+                params = p.get("params") if isinstance(p, dict) else None
+                n += product(f"policies[{i}].params", params)
+            dims.append(("policies", n))
+        total = 1
+        for _, n in dims:
+            total *= n
+        if total > MAX_POINTS:
+            shown = " x ".join(f"{k} {n}" for k, n in dims)
+            raise SpecError(f"{self.path}: the grid has {total} points ({shown}), more than the "
+                            f"{MAX_POINTS} one sweep runs; split it into several specs")
 
     def _fail(self, key: str, value: Any, expected: str):
         shown = "" if value is None else f" {value!r}:"
@@ -250,10 +302,19 @@ class Spec:
             if not isinstance(p, str) or p not in names:
                 self._fail(key, p, f"not a registered policy{_suggest(p, names)} (pypto-sim "
                            "policies lists them; Python ones come from policy_modules)")
+            # Each value on its own (parameters are checked independently): linear in the
+            # values, not in their combinations.
+            for k, vals in params.items():
+                if not isinstance(k, str):
+                    self._fail(f"{key}.params", k, "parameter names are plain names")
+                if isinstance(vals, dict) or vals is None:
+                    self._fail(f"{key}.params.{k}", vals, "expected a value or a non-empty "
+                               "list of values")
+                for v in _values(vals):
+                    self._check(f"{key}.params", {k: v}, runtime={"device_sched_mode": p},
+                                params={k: v})
             combos = [dict(zip(params, c))
                       for c in itertools.product(*(_values(v) for v in params.values()))]
-            for c in combos:
-                self._check(f"{key}.params", c, runtime={"device_sched_mode": p}, params=c)
             out.append((p, combos))
         _no_repeats("policies", [(f"policies[{i}]",
                                   " ".join([name] + [f"{k}={_text(v)}" for k, v in c.items()]))
@@ -384,6 +445,7 @@ class Table:
                     raise _Usage(f"{self.path}: its columns are not this spec's; delete it or "
                                  "use another -o folder")
                 for r in reader:
+                    _check_row(self.path, reader.line_num, r, self.header)
                     rows[_key(r, self.inputs)] = r
         except (csv.Error, UnicodeDecodeError) as e:
             raise _Usage(f"{self.path}: not a sweep table ({' '.join(str(e).split())[:200]}); "
@@ -393,6 +455,9 @@ class Table:
     @property
     def inputs(self) -> List[str]:
         return self.header[:-len(OUTPUTS)]
+
+    def close(self) -> None:
+        self._f.close()
 
     def append(self, row: Dict[str, str]) -> None:
         self._w.writerow(row)
@@ -424,6 +489,31 @@ class Table:
         finally:
             for s, h in zip((signal.SIGINT, signal.SIGTERM), before):
                 signal.signal(s, h)
+
+
+def _check_row(path: str, line: int, r: Dict[Any, Any], header: Sequence[str]) -> None:
+    """A row of results.csv as this command writes it, or a _Usage naming the line: a
+    hand-edited or damaged table is refused, not resumed or drawn from."""
+    def bad(why: str) -> None:
+        raise _Usage(f"{path}:{line}: {why}; not a row this command wrote (delete the table "
+                     "or use another -o folder)")
+    if None in r:
+        bad(f"{len(header) + len(r[None])} fields, the header has {len(header)}")
+    missing = [c for c in header if r.get(c) is None]
+    if missing:
+        bad(f"{len(header) - len(missing)} fields, the header has {len(header)}")
+    if "point" in r and not r["point"].isdigit():
+        bad(f"point {r['point']!r} is not a point id")
+    if r.get("status") not in ("ok", "failed"):
+        bad(f"status {r.get('status')!r} is neither ok nor failed")
+    if r["status"] == "ok":
+        for c in OUTPUTS[2:]:
+            try:
+                v = float(r[c])
+            except ValueError:
+                v = math.nan
+            if not math.isfinite(v):
+                bad(f"{c} {r[c]!r} is not a number")
 
 
 class Progress:
@@ -482,10 +572,18 @@ def _run_serial(pending, modules, out_dir_of, on_done, ready) -> None:
 def _run_dask(pending, modules, out_dir_of, on_done, ready, workers: int, scheduler: str,
               tag: str) -> None:
     import logging
-    from distributed import Client, LocalCluster, as_completed
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as e:
+        raise _Usage(f"running on Dask needs the distributed package ({_one_line(e)}); install "
+                     "it or run with --serial") from None
     cluster = None
     if scheduler:
-        client = Client(scheduler, timeout="20s")
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as e:
+            raise _IOFailure(f"--scheduler {scheduler}: cannot reach the Dask scheduler "
+                             f"({_one_line(e)[:200]})") from None
     else:
         # Worker processes start as sys.executable; inside a program that embeds Python (the
         # pypto-sim CLI) that is not a Python: take the interpreter of this environment.
@@ -517,20 +615,72 @@ def _run_dask(pending, modules, out_dir_of, on_done, ready, workers: int, schedu
             cluster.close()
 
 
+def _input_files(spec: "Spec") -> List[str]:
+    """The files a sweep's results depend on besides the spec: traces, recordings, chip
+    files and policy modules (absolute paths, each once)."""
+    files = [spec.abspath(t) for t, _ in spec.traces] + [spec.abspath(p) for _, p in spec.traces
+                                                          if p]
+    files += [c for _, _, c in spec.chips if c] + [spec.abspath(m) for m in spec.modules]
+    return list(dict.fromkeys(os.path.normpath(f) for f in files))
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _fingerprints(files: Sequence[str]) -> Dict[str, Dict[str, Any]]:
+    out = {}
+    for f in files:
+        st = os.stat(f)
+        out[f] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": _sha256(f)}
+    return out
+
+
+def _check_inputs_unchanged(out: str, old: Dict[str, Any]) -> None:
+    """A resumed sweep's inputs are the files its finished points read: one edited since
+    (other content, not just a newer time) would mix two versions in one table."""
+    for f, was in (old.get("inputs") or {}).items():
+        try:
+            st = os.stat(f)
+        except OSError as e:
+            raise _Usage(f"{f}: an input of the sweep in {out} cannot be read now "
+                         f"({e.strerror}); use another -o folder or delete this one") from None
+        if st.st_size == was.get("size") and st.st_mtime_ns == was.get("mtime_ns"):
+            continue
+        if st.st_size != was.get("size") or _sha256(f) != was.get("sha256"):
+            raise _Usage(f"{f} changed since the sweep in {out} began (its finished points read "
+                         "the old file, the rest would read the new one); use another -o "
+                         "folder, or delete this one to start over")
+
+
+def _write_json(path: str, doc: Dict[str, Any]) -> None:
+    """Writes `doc` complete or not at all (a temporary renamed over `path`)."""
+    tmp = os.path.join(os.path.dirname(path) or ".",
+                       f".{os.path.basename(path)}.tmp.{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def _sweep(a: argparse.Namespace) -> int:
     spec = Spec(a.spec)
     points = spec.points()
     header = spec.columns() + OUTPUTS
+    # The sweep folder is an output like any other: a path that cannot hold it is an I/O
+    # failure (exit 1), as for pypto-sim run -o.
     if os.path.exists(a.out) and not os.path.isdir(a.out):
-        raise _Usage(f"-o {a.out}: is a file, not a folder; the sweep folder holds results.csv "
-                     "and sweep.json")
-    try:
-        os.makedirs(a.out, exist_ok=True)
-    except OSError as e:
-        raise _Usage(f"-o {a.out}: cannot create the sweep folder ({e.strerror})") from None
+        raise _IOFailure(f"-o {a.out}: is a file, not a folder; the sweep folder holds "
+                         "results.csv and sweep.json")
     meta_path = os.path.join(a.out, "sweep.json")
-    meta = {"schema": "pypto-sweep/1", "spec": os.path.abspath(a.spec),
-            "spec_sha256": spec.sha256, "points": len(points), "columns": header}
+    old = None
     if os.path.exists(meta_path):
         try:
             with open(meta_path, encoding="utf-8") as f:
@@ -546,14 +696,34 @@ def _sweep(a: argparse.Namespace) -> int:
             raise _Usage(f"{a.out} holds the sweep of another spec ({old.get('spec')}, "
                          f"sha256 {old.get('spec_sha256', '?')[:12]}); results of different "
                          "specs are not mixed: use another -o folder or delete this one")
+        _check_inputs_unchanged(a.out, old)
     elif os.path.exists(os.path.join(a.out, "results.csv")):
         raise _Usage(f"{a.out}/results.csv exists but {meta_path} does not: not a sweep folder "
                      "this command wrote; use another -o folder")
-    with open(meta_path + ".tmp", "w") as f:
-        json.dump(meta, f, indent=1)
-    os.replace(meta_path + ".tmp", meta_path)
+    meta = {"schema": "pypto-sweep/1", "spec": os.path.abspath(a.spec),
+            "spec_sha256": spec.sha256, "points": len(points), "columns": header,
+            "inputs": old.get("inputs") if old and old.get("inputs") else
+            _fingerprints(_input_files(spec))}
+    made = not os.path.exists(a.out)
+    results_path = os.path.join(a.out, "results.csv")
+    new_table = not os.path.exists(results_path)
+    def discard() -> None:
+        """Nothing of a sweep that could not start is left: what this run made goes."""
+        for path, ours in ((results_path, new_table), (meta_path, old is None)):
+            if ours and os.path.exists(path):
+                os.unlink(path)
+        if made and os.path.isdir(a.out) and not os.listdir(a.out):
+            os.rmdir(a.out)
 
-    table = Table(os.path.join(a.out, "results.csv"), header)
+    try:
+        os.makedirs(a.out, exist_ok=True)
+        _write_json(meta_path, meta)
+        table = Table(results_path, header)
+    except OSError as e:
+        discard()
+        where = e.filename or a.out
+        raise _IOFailure(f"-o {a.out}: cannot write {where} ({e.strerror or e}); nothing "
+                         "written") from None
     keys = [_key(row, spec.columns()) for row, _ in points]
     pending, inputs = [], {}
     for (row, args), k in zip(points, keys):
@@ -590,6 +760,11 @@ def _sweep(a: argparse.Namespace) -> int:
                       a.workers or os.cpu_count() or 1, a.scheduler, spec.sha256[:12])
     except KeyboardInterrupt:
         interrupted = True
+    except (_IOFailure, _Usage):  # the cluster could not be used: no point ran
+        table.close()
+        if counts["done"] == 0:
+            discard()
+        raise
     bar.clear()
     table.finish(keys)
     have = [table.rows[k] for k in keys if k in table.rows]
@@ -658,6 +833,15 @@ def main(argv: List[str]) -> int:
         print(f"pypto-sim sweep: --workers {a.workers}: expected a whole number >= 1",
               file=sys.stderr)
         return 2
+    if a.workers is not None and a.workers > MAX_WORKERS_PER_CPU * (os.cpu_count() or 1):
+        print(f"pypto-sim sweep: --workers {a.workers}: more than {MAX_WORKERS_PER_CPU} per CPU "
+              f"of this machine ({os.cpu_count() or 1}); for a larger cluster, start one and "
+              "give --scheduler", file=sys.stderr)
+        return 2
+    if a.scheduler and not re.fullmatch(r"(tcp|tls|ucx|ws|wss|inproc)://[^\s/]+", a.scheduler):
+        print(f"pypto-sim sweep: --scheduler {a.scheduler}: not a Dask scheduler address; "
+              "expected tcp://HOST:PORT", file=sys.stderr)
+        return 2
     if a.limit is not None and a.limit < 0:
         print(f"pypto-sim sweep: --limit {a.limit}: expected a whole number >= 0",
               file=sys.stderr)
@@ -672,6 +856,9 @@ def main(argv: List[str]) -> int:
     except (SpecError, _Usage) as e:
         print(f"pypto-sim sweep: {e}", file=sys.stderr)
         return 2
+    except _IOFailure as e:
+        print(f"pypto-sim sweep: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("pypto-sim sweep: interrupted before any point ran", file=sys.stderr)
         return 130
@@ -695,8 +882,13 @@ def read_results(folder: str) -> Tuple[List[Dict[str, str]], List[str]]:
             header = list(reader.fieldnames or [])
     except OSError as e:
         raise _Usage(f"{path}: cannot read it ({e.strerror}); is {folder} a sweep folder?")
-    if "makespan_ns" not in header:
-        raise _Usage(f"{path}: not a sweep table (no makespan_ns column)")
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise _Usage(f"{path}: not a sweep table ({_one_line(e)[:200]})") from None
+    if header[-len(OUTPUTS):] != OUTPUTS or "policy" not in header:
+        raise _Usage(f"{path}: not a sweep table (its last columns are not "
+                     f"{', '.join(OUTPUTS)})")
+    for i, r in enumerate(rows):
+        _check_row(path, i + 2, r, header)
     return rows, header[:-len(OUTPUTS)]
 
 
@@ -918,6 +1110,10 @@ def plot_main(argv: List[str]) -> int:
         a = p.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) and 2
+    if a.point is not None and not a.swimlanes:
+        print(f"pypto-sim sweep plot: --point {a.point}: not used without --swimlanes (it picks "
+              "the point whose swimlanes are drawn); remove it", file=sys.stderr)
+        return 2
     lanes = a.swimlanes.split(",") if a.swimlanes else None
     if lanes is not None and len(lanes) != 2:
         print(f"pypto-sim sweep plot: --swimlanes {a.swimlanes}: expected two policies, A,B",

@@ -513,10 +513,15 @@ void throw_if_invalid(const ChipConfig& c, const Origins& origins, const std::st
 
 enum class Mode { kPreset, kUser };
 
-// yaml-cpp stops at this depth with a bare "bad file"; say what it is.
-std::string too_deep(const YAML::DeepRecursion& e) {
+// yaml-cpp stops at this depth with a bare "bad file"; say what it is. `what`: the kind of
+// input, whose usual depth is told.
+std::string too_deep(const YAML::DeepRecursion& e, const std::string& what = "config file") {
+  const bool chip = what == "config file" || what == "chip preset";
   return "nesting too deep (" + std::to_string(e.depth()) + " levels at line " +
-         std::to_string(e.mark.line + 1) + "; a chip config has two: section, key)";
+         std::to_string(e.mark.line + 1) + "; " +
+         (chip ? std::string("a chip config has two: section, key")
+               : "a " + what + " nests a few levels") +
+         ")";
 }
 
 // The line (1-based) where a second YAML document starts, 0 if none: a "---" line after the
@@ -552,7 +557,8 @@ int second_document_line(const std::string& text) {
   return 0;
 }
 
-YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+YAML::Node parse_yaml(const std::string& text, const std::string& file,
+                      const std::string& what = "config file") {
   try {
     // One document: a second one after '---' would otherwise be dropped without a word.
     YAML::Node root = YAML::Load(text);
@@ -562,7 +568,7 @@ YAML::Node parse_yaml(const std::string& text, const std::string& file) {
     }
     return root;
   } catch (const YAML::DeepRecursion& e) {
-    throw ConfigError(location(file, e.mark) + ": invalid YAML: " + too_deep(e));
+    throw ConfigError(location(file, e.mark) + ": invalid YAML: " + too_deep(e, what));
   } catch (const YAML::ParserException& e) {
     throw ConfigError(location(file, e.mark) + ": invalid YAML: " + e.msg);
   }
@@ -602,9 +608,13 @@ std::string read_file(const std::string& path, const char* what) {
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxConfigBytes) {
+      const std::string kind =
+          std::string(what) == "config file" || std::string(what) == "chip preset"
+              ? std::string("chip config")
+              : std::string(what);
       throw ConfigError(std::string(what) + " '" + path + "' is larger than " +
-                        std::to_string(kMaxConfigBytes >> 20) +
-                        " MiB: not a chip config (those are a few KiB)");
+                        std::to_string(kMaxConfigBytes >> 20) + " MiB: not a " + kind +
+                        " (those are a few KiB)");
     }
   }
   if (in.bad()) throw ConfigError(std::string("cannot read ") + what + " '" + path + "'");
@@ -867,11 +877,24 @@ void Reader::finish() const {
 
 namespace {
 
+// yaml-cpp shares an aliased node (*a) instead of copying it, so a few lines of anchors can
+// stand for billions of nodes (an "alias bomb") that every reader walking the document, and
+// PyYAML after it, would visit. A walk counts each node it meets, an alias as often as it is
+// used, and stops past this many: 1 MiB of YAML without aliases holds fewer.
+constexpr std::size_t kMaxYamlNodes = std::size_t{1} << 20;
+
 // Every map of `n` (at any depth) has plain, distinct keys: yaml-cpp keeps the first of a
-// repeated key and hands a list key to no reader in a usable form.
-void check_keys(const YAML::Node& n, const std::string& file) {
+// repeated key and hands a list key to no reader in a usable form. `nodes` counts the
+// nodes seen, aliases expanded (kMaxYamlNodes).
+void check_keys(const YAML::Node& n, const std::string& file, const char* what,
+                std::size_t& nodes) {
+  if (++nodes > kMaxYamlNodes) {
+    throw ConfigError(location(file, n.Mark()) + ": the document's aliases (*name) expand to " +
+                      "more than " + std::to_string(kMaxYamlNodes) + " nodes; a " + what +
+                      " is a few KiB: write the values out instead of repeating anchors");
+  }
   if (n.IsSequence()) {
-    for (const auto& el : n) check_keys(el, file);
+    for (const auto& el : n) check_keys(el, file, what, nodes);
     return;
   }
   if (!n.IsMap()) return;
@@ -886,15 +909,16 @@ void check_keys(const YAML::Node& n, const std::string& file) {
                         "'");
     }
     seen.push_back(k.Scalar());
-    check_keys(kv.second, file);
+    check_keys(kv.second, file, what, nodes);
   }
 }
 
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path, const char* what) {
-  const YAML::Node root = parse_yaml(read_file(path, what), path);
-  check_keys(root, path);
+  const YAML::Node root = parse_yaml(read_file(path, what), path, what);
+  std::size_t nodes = 0;
+  check_keys(root, path, what, nodes);
   return root;
 }
 
@@ -940,11 +964,23 @@ std::vector<std::string> list_chip_presets() {
 ChipConfig load_chip_preset(const std::string& name) {
   const auto names = list_chip_presets();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
+    // Where the presets were looked for, when that is the user's choice or holds none: a
+    // list of known chips alone would not say why 'a2' is unknown.
+    const char* env = std::getenv("PYPTO_CONFIG_DIR");
+    const std::string dir = chip_preset_dir();
+    const std::string from =
+        env != nullptr && *env != '\0' ? " (PYPTO_CONFIG_DIR='" + dir + "')" : " (" + dir + ")";
+    if (names.empty()) {
+      throw ConfigError("unknown chip '" + name + "': the preset folder" + from +
+                        " holds no *.yaml preset; unset PYPTO_CONFIG_DIR or point it at the "
+                        "project's configs/ folder");
+    }
     std::string msg = "unknown chip '" + name + "'";
     if (const auto near = common::closest_match(name, names))
       msg += "; did you mean '" + *near + "'?";
     msg += " Known chips:";
     for (const auto& n : names) msg += " " + n;
+    if (env != nullptr && *env != '\0') msg += from;
     throw ConfigError(msg);
   }
   const std::string path = (fs::path(chip_preset_dir()) / (name + ".yaml")).string();

@@ -46,6 +46,45 @@ bool parse_value(ParamType t, const std::string& text, double* out) {
   return used == text.size() && std::isfinite(*out);
 }
 
+// A policy's or parameter's name: a letter or '_' first, then letters, digits, '_' (and for
+// policies '.' and '-'): never a number (a device_sched_mode) nor text with '=' or spaces,
+// which --policy-param, sweep labels and YAML keys could not carry.
+bool valid_name(const std::string& n, bool policy) {
+  if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) != 0 || n[0] == '_')) {
+    return false;
+  }
+  return std::all_of(n.begin(), n.end(), [policy](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return std::isalnum(c) != 0 || c == '_' || (policy && (c == '.' || c == '-'));
+  });
+}
+
+constexpr double kMaxExactInt = 9007199254740992.0;  // 2^53: every int up to it is a double
+
+// Why a declared parameter cannot be used, empty when it can.
+std::string param_problem(const ParamSpec& p) {
+  if (!valid_name(p.name, false)) {
+    return "is not a parameter name (letters, digits and '_', starting with a letter or '_')";
+  }
+  const std::pair<const char*, double> values[] = {
+      {"default", p.default_value}, {"min", p.min}, {"max", p.max}};
+  for (const auto& [what, v] : values) {
+    if (std::isnan(v)) return std::string("has ") + what + " NaN; expected a number";
+    if (p.type == ParamType::kInt && (std::floor(v) != v || std::fabs(v) > kMaxExactInt)) {
+      return std::string("has ") + what + " " + number_text(ParamType::kFloat, v) +
+             "; an int parameter's " + what + " is a whole number within +-2^53";
+    }
+  }
+  if (!std::isfinite(p.default_value)) {
+    return "has default " + number_text(ParamType::kFloat, p.default_value) +
+           "; expected a finite number";
+  }
+  if (p.min > p.max) {
+    return "has min " + number_text(p.type, p.min) + " above max " + number_text(p.type, p.max);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string_view to_string(ParamType t) {
@@ -90,6 +129,7 @@ Registry& Registry::global() {
   static Registry* r = [] {
     auto* reg = new Registry();
     register_builtin(*reg);
+    for (Entry& e : reg->entries_) e.builtin = true;
     return reg;
   }();
   return *r;
@@ -102,6 +142,11 @@ void Registry::add(const std::string& name, const std::string& description, Fact
 void Registry::add(const std::string& name, const std::string& description,
                    std::vector<ParamSpec> params, ParamFactory make) {
   if (name.empty()) throw ConfigError("a policy needs a non-empty name");
+  if (!valid_name(name, true)) {
+    throw ConfigError("policy name '" + name +
+                      "': expected letters, digits, '_', '.' or '-', starting with a letter or "
+                      "'_' (a number reads as a device_sched_mode)");
+  }
   if (contains(name)) throw ConfigError("policy '" + name + "' is already registered");
   for (std::size_t i = 0; i < params.size(); ++i) {
     ParamSpec& p = params[i];
@@ -110,6 +155,9 @@ void Registry::add(const std::string& name, const std::string& description,
       p.max = 1;
     }
     if (p.name.empty()) throw ConfigError("policy '" + name + "': a parameter needs a name");
+    if (const std::string why = param_problem(p); !why.empty()) {
+      throw ConfigError("policy '" + name + "': parameter '" + p.name + "' " + why);
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (params[j].name == p.name) {
         throw ConfigError("policy '" + name + "': parameter '" + p.name + "' declared twice");

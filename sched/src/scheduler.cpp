@@ -13,6 +13,19 @@ constexpr int idx(common::CoreType ct) { return static_cast<int>(ct); }
 constexpr common::CoreType kTypes[common::kNumDispatchTypes] = {common::CoreType::kAic,
                                                                 common::CoreType::kAiv};
 
+// A hook's answer outside its contract is the policy's fault, not the model's: a PolicyError
+// naming the hook, the answer and what it may answer.
+[[noreturn]] void bad_answer(const char* hook, const std::string& answer,
+                             const std::string& expected) {
+  throw PolicyError(std::string("hook ") + hook + " returned " + answer + "; expected " + expected);
+}
+
+// "an index in [0, n)" for a list of n entries named `what`.
+std::string index_into(std::size_t n, const char* what) {
+  return "an index into " + std::string(what) + " of " + std::to_string(n) + ", in [0, " +
+         std::to_string(n) + ")";
+}
+
 struct Core {
   common::TaskId running = common::kNoTask;
   common::TaskId pending = common::kNoTask;
@@ -121,13 +134,38 @@ struct Scheduler::Impl {
   }
 
   // ---- sending -------------------------------------------------------------------------
-  void send(common::ThreadId t, common::TaskId task, common::CoreId c, Hal& hal) {
-    NPU_CHECK(c < cores.size(), "policy chose no core (or one out of range) for a task");
+  // `hook` chose core c for task: c must be a core of thread t of the task's type with a free
+  // slot.
+  void check_core(const char* hook, common::ThreadId t, common::TaskId task,
+                  common::CoreId c) const {
+    const int want = idx(graph.core_type[task]);
+    const Thread& th = threads[t];
+    const std::string type(to_string(graph.core_type[task]));
+    const std::string expected = "one of thread " + std::to_string(t) + "'s " + type +
+                                 " cores (ids " + std::to_string(th.begin[want]) + " to " +
+                                 std::to_string(th.end[want] - 1) +
+                                 ") with a free slot, for task " + std::to_string(task);
+    const std::string answer = c == common::kNoCore ? "NO_CORE" : "core " + std::to_string(c);
+    if (c >= cores.size() || cores[c].owner != t || idx(cores[c].type) != want) {
+      bad_answer(hook, answer, expected);
+    }
+    if (cores[c].running != common::kNoTask && cores[c].pending != common::kNoTask) {
+      bad_answer(hook, answer + " (its running and pending slots are both taken)", expected);
+    }
+    if (cores[c].running != common::kNoTask && !cores[c].acked) {
+      bad_answer(hook,
+                 answer +
+                     " (its running task is not acknowledged yet, so its pending slot "
+                     "is not free: MachineView.has_free_slot)",
+                 expected);
+    }
+  }
+
+  void send(common::ThreadId t, common::TaskId task, common::CoreId c, Hal& hal, const char* hook) {
+    check_core(hook, t, task, c);
     Core& co = cores[c];
     Thread& th = threads[t];
     const int ct = idx(co.type);
-    NPU_CHECK(co.owner == t, "policy sent a task to a core of another thread");
-    NPU_CHECK(co.type == graph.core_type[task], "task sent to a core of the wrong type");
     if (co.running == common::kNoTask) {
       co.running = task;
       co.acked = false;
@@ -137,10 +175,6 @@ struct Scheduler::Impl {
       rr.erase(std::next(it).base());
       ++th.in_flight_cores;
     } else {
-      NPU_CHECK(co.pending == common::kNoTask, "task sent to a core with both slots full");
-      NPU_CHECK(co.acked,
-                "task sent to the pending slot of a core whose running task is not "
-                "acknowledged yet");
       co.pending = task;
     }
     Ctx& x = ctx_of_task(task);
@@ -188,14 +222,17 @@ struct Scheduler::Impl {
     while (!st.empty()) {
       const StagedPick p = policy.pick_staged(cx, kTypes[ct], TaskListView(st.data(), st.size()));
       if (p.index == kNoPick) break;
-      NPU_CHECK(p.index < st.size(), "policy pick_staged returned an index out of range");
+      if (p.index >= st.size()) {
+        bad_answer("pick_staged", "index " + std::to_string(p.index),
+                   "None or " + index_into(st.size(), "the staged tasks"));
+      }
       const common::TaskId task = st[p.index];
       if (p.index + 1 == st.size()) {
         st.pop_back();
       } else {
         st.erase(st.begin() + static_cast<std::ptrdiff_t>(p.index));
       }
-      send(t, task, p.core, hal);
+      send(t, task, p.core, hal, "pick_staged");
     }
   }
 
@@ -236,10 +273,7 @@ struct Scheduler::Impl {
     if (!x.parallel) {
       const common::CoreId c = policy.direct_send(cx, s, producer);
       if (c != common::kNoCore) {
-        NPU_CHECK(c < cores.size() && cores[c].owner == t && cores[c].pending == common::kNoTask &&
-                      cores[c].type == graph.core_type[s],
-                  "policy direct_send returned a core it may not fill");
-        send(t, s, c, hal);
+        send(t, s, c, hal, "direct_send");
         return;
       }
     }
@@ -299,8 +333,10 @@ struct Scheduler::Impl {
         if (!candidates.empty()) {
           const std::size_t pick =
               candidates.size() == 1 ? 0 : policy.pick_device_task(cx, type, candidates);
-          NPU_CHECK(pick < candidates.size(),
-                    "policy pick_device_task returned an index out of range");
+          if (pick >= candidates.size()) {
+            bad_answer("pick_device_task", std::to_string(pick),
+                       index_into(candidates.size(), "the candidate device tasks"));
+          }
           ci = candidate_ctx[pick];
         }
       }
@@ -309,6 +345,15 @@ struct Scheduler::Impl {
       Ctx& x = ctxs[ci];
       std::uint32_t k = policy.fill_quota(cx, type, x.dt);
       if (k == 0) return;
+      // Each task taken needs a free slot of the thread: asking for more than there are
+      // would leave pick_core no answer.
+      const std::size_t free = threads[t].run_ready[ct].size() + free_pending_count(t, ct);
+      if (std::min<std::size_t>(k, x.queued(ct)) > free) {
+        bad_answer("fill_quota", std::to_string(k),
+                   "at most the " + std::to_string(free) + " free " + std::string(to_string(type)) +
+                       " slots of thread " + std::to_string(t) + " (idle cores and free pending " +
+                       "slots), or 0 for none");
+      }
       hal.charge(t, AicpuOp::kQueueOp, 1);
       std::uint8_t& first = x.first_taken[t * common::kNumDispatchTypes + ct];
       const bool first_batch = first == 0;
@@ -317,7 +362,10 @@ struct Scheduler::Impl {
         const std::size_t pick =
             policy.pick_shared(cx, type, TaskListView(q.data() + x.head[ct], x.queued(ct)),
                                first_batch, before_resolve);
-        NPU_CHECK(pick < x.queued(ct), "policy pick_shared returned an index out of range");
+        if (pick >= x.queued(ct)) {
+          bad_answer("pick_shared", std::to_string(pick),
+                     index_into(x.queued(ct), "the shared queue"));
+        }
         const common::TaskId task = q[x.head[ct] + pick];
         const common::CoreId core = policy.pick_core(cx, type, task);
         if (core < cores.size() && cores[core].running != common::kNoTask &&
@@ -332,7 +380,7 @@ struct Scheduler::Impl {
         } else {
           q.erase(q.begin() + static_cast<std::ptrdiff_t>(x.head[ct] + pick));
         }
-        send(t, task, core, hal);
+        send(t, task, core, hal, "pick_core");
         --k;
       }
       first = 1;
@@ -357,15 +405,22 @@ struct Scheduler::Impl {
     while (!threads[t].run_ready[ct].empty()) {
       const common::ThreadId v = policy.steal_victim(view, t, type);
       if (v == kNoThread) return;
-      NPU_CHECK(v < threads.size() && v != t && !threads[v].staging[ct].empty(),
-                "policy steal_victim named a thread with nothing to steal");
+      if (v >= threads.size() || v == t || threads[v].staging[ct].empty()) {
+        bad_answer("steal_victim",
+                   "thread " + std::to_string(v) + " for thread " + std::to_string(t),
+                   "NO_THREAD or another thread whose staging buffer holds " +
+                       std::string(to_string(type)) + " tasks (MachineView.staged_count > 0)");
+      }
       auto& vs = threads[v].staging[ct];
       const std::size_t i = policy.pick_stolen(cx, type, v, TaskListView(vs.data(), vs.size()));
-      NPU_CHECK(i < vs.size(), "policy pick_stolen returned an index out of range");
+      if (i >= vs.size()) {
+        bad_answer("pick_stolen", std::to_string(i),
+                   index_into(vs.size(), "the victim's staged tasks"));
+      }
       const common::TaskId task = vs[i];
       vs.erase(vs.begin() + static_cast<std::ptrdiff_t>(i));
       hal.charge(t, AicpuOp::kQueueOp, 1);
-      send(t, task, policy.pick_core(cx, type, task), hal);
+      send(t, task, policy.pick_core(cx, type, task), hal, "pick_core");
     }
   }
 

@@ -17,13 +17,15 @@ std::string at(const std::string& path, const YAML::Node& n) {
 
 }  // namespace
 
-void load_run_config(const std::string& path, sched::RuntimeOptions& o) {
+std::vector<std::string> load_run_config(const std::string& path, sched::RuntimeOptions& o) {
   // Read as a chip config file is (size cap, no pipe, one document, distinct plain keys).
   const YAML::Node root = model::load_yaml_file(path, "run config");
-  if (root.IsNull()) return;
+  std::vector<std::string> keys;
+  if (root.IsNull()) return keys;
   if (!root.IsMap()) throw ConfigError(path + ": expected a map of runtime options");
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
+    keys.push_back(key);
     const YAML::Node& v = kv.second;
     const std::string where = at(path, kv.first) + ": " + key;
     if (key == "policy_params") {
@@ -61,6 +63,7 @@ void load_run_config(const std::string& path, sched::RuntimeOptions& o) {
   } catch (const ConfigError& e) {
     throw ConfigError(path + ": " + e.what());
   }
+  return keys;
 }
 
 }  // namespace pypto::sim

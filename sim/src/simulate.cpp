@@ -205,8 +205,33 @@ void run(Model& md) {
   Machine& m = *md.machine;
   m.observers.run_start(*md.info);
   sc_core::sc_start();
-  if (m.error) std::rethrow_exception(m.error);
+  // A policy's bad answer names the policy; a stall under a policy of the user's (registered
+  // from Python or a plug-in) is that policy's doing, told in one line, not a model bug.
+  const std::string& name = md.opt.runtime.policy;
+  const std::string policy_name = "scheduling policy '" + name + "'";
+  const bool users_policy = !sched::Registry::global().find(name).builtin;
+  const auto stalled = [&](const std::string& what) {
+    const std::string state = describe_agents(m);
+    throw PolicyError(policy_name + " (not a built-in policy) " + what + " at " +
+                      std::to_string(now_ps()) +
+                      " ps: " + state.substr(0, state.find(". Runtime state:")) +
+                      "; its hooks left the ready tasks unsent (pypto-sim policies lists the "
+                      "built-in ones to compare with)");
+  };
+  if (m.error) {
+    try {
+      std::rethrow_exception(m.error);
+    } catch (const PolicyError& e) {
+      throw PolicyError(policy_name + ": " + e.what());
+    } catch (const ModelError& e) {
+      if (users_policy && std::string(e.what()).rfind("watchdog:", 0) == 0) {
+        stalled("made no progress");
+      }
+      throw;
+    }
+  }
   if (!md.scheduler->all_done()) {
+    if (users_policy) stalled("stopped the run before its end");
     throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
                      " ps: " + describe_agents(m));
   }

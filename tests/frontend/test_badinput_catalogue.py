@@ -68,7 +68,8 @@ def _params():
 
 
 def _subst(s, tmp, cli=""):
-    return s.replace("{samples}", _SAMPLES).replace("{tmp}", tmp).replace("{cli}", cli)
+    return (s.replace("{samples}", _SAMPLES).replace("{tmp}", tmp).replace("{cli}", cli)
+            .replace("{python}", sys.executable))
 
 
 def _snapshot(root):
@@ -96,12 +97,16 @@ def _check_message(row, text):
     low = text.lower()
     for w in row.get("words", []):
         assert str(w).lower() in low, f"expected {w!r} in the message:\n{text}"
+    for w in row.get("not_words", []):
+        assert str(w).lower() not in low, f"{w!r} must not be in the message:\n{text}"
 
 
 def _run_cli(row, tmp):
     cli = _cli()
     timeout = row.get("timeout", 30)
     env = dict(os.environ)
+    # A shell row may run a Python script that imports pypto ({python} is this interpreter).
+    env["PYTHONPATH"] = os.path.join(_REPO, "frontend") + os.pathsep + env.get("PYTHONPATH", "")
     env.update({k: _subst(str(v), tmp) for k, v in (row.get("env") or {}).items()})
     if row.get("setup"):
         subprocess.run([cli] + [_subst(a, tmp) for a in row["setup"]], cwd=tmp, env=env,

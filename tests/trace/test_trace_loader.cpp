@@ -704,13 +704,16 @@ TEST_CASE("native errors deep in a large file carry the exact line") {
   }
 }
 
-TEST_CASE("a trace whose first MiB is blank is refused as such, not as empty") {
+TEST_CASE("a trace after megabytes of blank lines is read, a blank file is refused as empty") {
+  // Detection streams to the first record, however far: no fixed prefix decides.
   TempDir tmp;
-  CHECK_THROWS_WITH(load(tmp.write("blank.ndjson", std::string(std::size_t(1) << 20, '\n') +
-                                                       kHeader + "{\"id\":0,\"core\":\"AIV\"}\n")),
-                    Contains("blank.ndjson: its first 1 MiB are blank (spaces and empty lines)"));
+  CHECK(load(tmp.write("blank.ndjson", std::string(std::size_t(3) << 20, '\n') + kHeader +
+                                           "{\"id\":0,\"core\":\"AIV\"}\n"))
+            .graph.num_tasks() == 1);
   CHECK_THROWS_WITH(load(tmp.write("empty.ndjson", "\n  \n")),
                     Contains("empty.ndjson: the file is empty"));
+  CHECK_THROWS_WITH(load(tmp.write("blank2.ndjson", std::string(std::size_t(2) << 20, ' '))),
+                    Contains("blank2.ndjson: the file is empty"));
 }
 
 TEST_CASE("native: two parsers take turns by chunk and keep kernels and lines as one does") {

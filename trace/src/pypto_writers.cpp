@@ -4,15 +4,19 @@
 // producer and is written here). Kernel names are escaped once each.
 #include "pypto/trace/pypto_writers.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
 #include "pypto/trace/dyn_topo_writer.h"
 #include "pypto/trace/prof_writer.h"
@@ -279,36 +283,47 @@ void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format,
     throw ConfigError(std::string("a ") + to_string(format) +
                       " trace needs a path for its tilefwk_L1_prof_data.json recording");
   }
-  // Through the loader, so that the graph is stitched as a replay of the native trace is.
-  const std::string tmp = path + ".native.tmp";
+  // The outputs are opened first: one that cannot be written fails before any work, under
+  // its own name.
+  common::OutputFile topo(path);
+  std::optional<common::OutputFile> prof;
+  if (board) prof.emplace(prof_path);
+  // Through the loader, so that the graph is stitched as a replay of the native trace is:
+  // the native trace goes to a hidden temporary beside the output (the system's temporary
+  // folder for an output written in place, such as /dev/stdout), removed on every path out.
+  const std::filesystem::path out(path);
+  const std::string name =
+      "." + out.filename().string() + ".native.tmp." + std::to_string(::getpid());
+  const std::string tmp =
+      topo.in_place() ? (std::filesystem::temp_directory_path() / name).string()
+                      : (out.has_parent_path() ? (out.parent_path() / name).string() : name);
   struct Remove {
     std::string p;
+    int slot;
     ~Remove() {
       std::error_code ec;
       std::filesystem::remove(p, ec);
+      common::unregister_temporary(slot);
     }
-  } remove_tmp{tmp};
+  } remove_tmp{tmp, common::register_temporary(tmp)};
   {
     common::OutputFile f(tmp);
     write_synthetic_trace(spec, f.stream());
     f.commit();
   }
   const LoadedTrace loaded = load_trace(tmp, LoadOptions{}, chip);
-  std::filesystem::remove(tmp);
-  common::OutputFile topo(path);
   if (format == TraceFormat::kFixedLatency) {
     write_fixed_latency(loaded.graph, chip, topo.stream());
     topo.commit();
     return;
   }
-  common::OutputFile prof(prof_path);
   if (format == TraceFormat::kDynTopo) {
-    write_dyn_topo(loaded.graph, chip, topo.stream(), prof.stream());
+    write_dyn_topo(loaded.graph, chip, topo.stream(), prof->stream());
   } else {
-    write_topo_json(loaded.graph, chip, topo.stream(), prof.stream());
+    write_topo_json(loaded.graph, chip, topo.stream(), prof->stream());
   }
   // The recording first: a topology on disk always has its recording beside it.
-  prof.commit();
+  prof->commit();
   topo.commit();
 }
 

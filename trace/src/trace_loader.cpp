@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "pypto/common/errors.h"
+#include "pypto/common/memory.h"
 #include "readers.h"
 
 namespace pypto::trace {
@@ -44,23 +46,6 @@ std::uint64_t input_file_size(const std::string& path) {
 }
 
 namespace {
-
-// One "Key: N kB" line of /proc/meminfo, in bytes; 0 if absent.
-std::uint64_t meminfo_bytes(const char* key) {
-  std::ifstream in("/proc/meminfo");
-  std::string k, unit;
-  std::uint64_t v = 0;
-  while (in >> k >> v >> unit) {
-    if (k == key) return v * 1024;
-  }
-  return 0;
-}
-
-std::uint64_t read_number(const char* path) {
-  std::ifstream in(path);
-  std::uint64_t v = 0;
-  return in >> v ? v : 0;  // "max" reads as no number: no limit
-}
 
 std::string gib(double bytes) {
   if (bytes < 1024.0 * 1024 * 1024) return compact(bytes / (1024.0 * 1024)) + " MiB";
@@ -287,6 +272,12 @@ using nlohmann::json;
 // SAX handler that stops after the keys of the first element of a top-level array, so
 // detection reads a prefix of a possibly large file without building a DOM.
 struct FirstObjectKeys {
+  // false: the first element of a top-level array (its keys); true: a top-level object (its
+  // "format" string, for the native header).
+  bool top_object = false;
+  std::string format;         // top_object: the value of its "format" key
+  bool trace_events = false;  // top_object: it has a top-level "traceEvents" key
+  bool format_next = false;
   int depth = 0;
   bool root_is_array = false;
   bool first_is_object = false;
@@ -295,6 +286,8 @@ struct FirstObjectKeys {
   std::set<std::string> keys;
 
   bool first_element_scalar() {
+    format_next = false;
+    if (top_object) return true;
     if (depth == 1) {
       done = true;
       return false;
@@ -306,9 +299,21 @@ struct FirstObjectKeys {
   bool number_integer(json::number_integer_t) { return first_element_scalar(); }
   bool number_unsigned(json::number_unsigned_t) { return first_element_scalar(); }
   bool number_float(json::number_float_t, const std::string&) { return first_element_scalar(); }
-  bool string(std::string&) { return first_element_scalar(); }
+  bool string(std::string& v) {
+    if (top_object) {
+      if (depth == 1 && format_next) format = v;
+      format_next = false;
+      return true;
+    }
+    return first_element_scalar();
+  }
   bool binary(json::binary_t&) { return first_element_scalar(); }
   bool start_object(std::size_t) {
+    format_next = false;
+    if (top_object) {
+      ++depth;
+      return true;
+    }
     if (depth == 0) {
       done = true;  // a top-level object: not one of the array formats
       return false;
@@ -318,10 +323,24 @@ struct FirstObjectKeys {
     return true;
   }
   bool key(std::string& k) {
+    if (top_object) {
+      format_next = depth == 1 && k == "format";
+      // A top-level "traceEvents" is a Chrome trace (merged_swimlane.json): known at once.
+      trace_events = depth == 1 && k == "traceEvents";
+      if (trace_events) done = true;
+      return !trace_events;
+    }
     if (depth == 2) keys.insert(k);
     return true;
   }
   bool end_object() {
+    if (top_object) {
+      if (--depth == 0) {
+        done = true;
+        return false;
+      }
+      return true;
+    }
     if (--depth == 1) {
       done = true;
       return false;
@@ -329,12 +348,21 @@ struct FirstObjectKeys {
     return true;
   }
   bool start_array(std::size_t) {
+    format_next = false;
+    if (top_object) {
+      ++depth;
+      return true;
+    }
     if (depth == 0) root_is_array = true;
     if (depth == 1) return first_element_scalar();
     ++depth;
     return true;
   }
   bool end_array() {
+    if (top_object) {
+      --depth;
+      return true;
+    }
     if (--depth == 0) {
       empty_array = true;
       done = true;
@@ -353,24 +381,6 @@ struct FirstObjectKeys {
   std::string error;
 };
 
-// SAX handler that reads the keys of a top-level object until it meets "traceEvents" (a
-// Chrome trace: PyPTO's merged swimlane), so detection reads only a prefix.
-struct TraceEventsKey : detail::NoDom {
-  int depth = 0;
-  bool found = false;
-  bool start_object(std::size_t) { return ++depth, true; }
-  bool key(std::string& k) {
-    if (depth == 1 && k == "traceEvents") found = true;
-    return !found;
-  }
-  bool end_object() { return --depth, true; }
-  bool start_array(std::size_t) { return ++depth, true; }
-  bool end_array() { return --depth, true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
-    return false;
-  }
-};
-
 std::string format_list() {
   return "expected one of: native pypto-sim NDJSON (first line "
          "{\"format\":\"pypto-sim-trace\",\"version\":1,...}), dyn_topo.txt (CSV with header "
@@ -380,15 +390,22 @@ std::string format_list() {
          "{\"traceEvents\": [...]})";
 }
 
+// Whether the line starting at byte `first` of the file names the native format (a header
+// nlohmann could not parse, whose problems the native reader tells key by key). Reads at most
+// 1 MiB of it: a header is short; this only decides which reader reports the error.
+bool first_line_names_native(const std::string& path, std::uint64_t first) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(first));
+  std::string line(std::size_t{1} << 20, '\0');
+  in.read(line.data(), static_cast<std::streamsize>(line.size()));
+  line.resize(static_cast<std::size_t>(in.gcount()));
+  line.resize(std::min(line.size(), line.find('\n')));
+  return line.find("\"pypto-sim-trace\"") != std::string::npos;
+}
+
 }  // namespace
 
-std::uint64_t available_memory_bytes() {
-  std::uint64_t avail = detail::meminfo_bytes("MemAvailable:");
-  const std::uint64_t limit = detail::read_number("/sys/fs/cgroup/memory.max");
-  const std::uint64_t used = detail::read_number("/sys/fs/cgroup/memory.current");
-  if (limit != 0 && limit > used && (avail == 0 || limit - used < avail)) avail = limit - used;
-  return avail;
-}
+std::uint64_t available_memory_bytes() { return common::available_memory_bytes(); }
 
 const char* to_string(TraceFormat f) {
   switch (f) {
@@ -402,76 +419,85 @@ const char* to_string(TraceFormat f) {
 }
 
 TraceFormat detect_trace_format(const std::string& path) {
-  // Every format identifies itself in its first record; 1 MiB holds that with room to spare.
-  constexpr std::size_t kPrefixBytes = 1 << 20;
+  // Every format identifies itself in its first record, which may be long (a task with
+  // hundreds of thousands of successors, a long name) and may follow any number of blank
+  // lines: the file is streamed until the first record says which format it is, never
+  // read whole and never cut at a fixed size.
   (void)detail::input_file_size(path);  // a directory or a device says so
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  // Not zero-filled first: of a small file only its own bytes are touched.
-  const std::unique_ptr<char[]> buf(new char[kPrefixBytes]);
-  const std::size_t got = std::fread(buf.get(), 1, kPrefixBytes, f);
-  const bool read_error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (read_error) throw TraceError(path + ": read error");
-  const std::string_view prefix(buf.get(), got);
-
-  // Said outright: with the mark, every format check below fails on the first byte and the
-  // message would only be "unknown trace format".
-  if (prefix.compare(0, 3, "\xEF\xBB\xBF") == 0) {
-    throw TraceError(path +
-                     ": starts with a UTF-8 byte order mark (bytes EF BB BF), which no trace "
-                     "format has; save the file as UTF-8 without BOM");
-  }
-  const std::size_t first = prefix.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) {
-    // Blank lines are allowed anywhere, but the format is told from the first record.
-    if (got == kPrefixBytes) {
-      throw TraceError(path + ": its first " + std::to_string(kPrefixBytes >> 20) +
-                       " MiB are blank (spaces and empty lines); a trace must start with its "
-                       "first record within them");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  constexpr std::size_t kChunkBytes = 1 << 16;
+  std::vector<char> buf(kChunkBytes);
+  std::uint64_t first = 0;  // offset of the first byte that is not blank
+  bool found = false, at_start = true;
+  char head[12] = {};  // the first record's first bytes (enough for "seqNo,taskId")
+  std::size_t head_len = 0;
+  while (!found || head_len < sizeof head) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (in.bad()) throw TraceError(path + ": read error");
+    if (got == 0) break;
+    std::string_view chunk(buf.data(), got);
+    // Said outright: with the mark, every format check below fails on the first byte and
+    // the message would only be "unknown trace format".
+    if (at_start && chunk.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+      throw TraceError(path +
+                       ": starts with a UTF-8 byte order mark (bytes EF BB BF), which no trace "
+                       "format has; save the file as UTF-8 without BOM");
     }
-    throw TraceError(path + ": the file is empty; " + format_list());
-  }
-  const std::string_view rest = std::string_view(prefix).substr(first);
-  const std::string_view first_line = rest.substr(0, rest.find('\n'));
-
-  if (rest[0] == '{') {
-    const json header = json::parse(first_line, nullptr, /*allow_exceptions=*/false);
-    if (header.is_object() && header.contains("format") && header["format"] == "pypto-sim-trace") {
-      return TraceFormat::kNative;
+    at_start = false;
+    if (!found) {
+      const std::size_t at = chunk.find_first_not_of(" \t\r\n");
+      if (at == std::string_view::npos) {
+        first += got;
+        continue;
+      }
+      first += at;
+      found = true;
+      chunk.remove_prefix(at);
     }
+    const std::size_t take = std::min(sizeof head - head_len, chunk.size());
+    std::memcpy(head + head_len, chunk.data(), take);
+    head_len += take;
+  }
+  // Blank lines are allowed anywhere, but the format is told from the first record.
+  if (!found) throw TraceError(path + ": the file is empty (or blank); " + format_list());
+  const std::string_view start(head, head_len);
+
+  // A JSON value from the first record on, read by a SAX handler that stops as soon as it
+  // knows enough (the stream is never held whole).
+  const auto sax_from_first = [&](auto& sax) {
+    std::ifstream json_in(path, std::ios::binary);
+    json_in.seekg(static_cast<std::streamoff>(first));
+    json::sax_parse(json_in, &sax, json::input_format_t::json, /*strict=*/false);
+  };
+  if (start[0] == '{') {
+    FirstObjectKeys sax;
+    sax.top_object = true;
+    sax_from_first(sax);
+    if (sax.format == "pypto-sim-trace") return TraceFormat::kNative;
+    if (sax.trace_events) return TraceFormat::kSwimlane;
     // A header nlohmann cannot take (a number too large for a double, say) that names the
     // format: the native reader reports what is wrong with it, key by key.
-    if (header.is_discarded() && first_line.find("\"pypto-sim-trace\"") != std::string::npos) {
-      return TraceFormat::kNative;
-    }
-    TraceEventsKey events;
-    json::sax_parse(rest, &events);
-    if (events.found) return TraceFormat::kSwimlane;
+    if (!sax.done && first_line_names_native(path, first)) return TraceFormat::kNative;
     throw TraceError(path + ":1: starts with a JSON object that is not a pypto-sim trace header; " +
                      format_list());
   }
-  if (first_line.substr(0, 12) == "seqNo,taskId") return TraceFormat::kDynTopo;
-  if (rest[0] == '[') {
+  if (start.substr(0, 12) == "seqNo,taskId") return TraceFormat::kDynTopo;
+  if (start[0] == '[') {
     FirstObjectKeys sax;
-    json::sax_parse(rest, &sax);
+    sax_from_first(sax);
     if (!sax.done && sax.error_id == 406) {
       // A number too large for a double: the full parse names its record and key.
       detail::check_json_syntax(path, "record");
     }
-    if (!sax.done && sax.error_position != 0 && sax.error_position <= rest.size()) {
-      // A syntax error inside the prefix (not just the prefix ending early).
-      const detail::LineCol lc = detail::line_col(prefix, first + sax.error_position - 1);
+    if (!sax.done && sax.error_position != 0) {
+      const detail::LineCol lc = detail::file_line_col(path, first + sax.error_position - 1);
       std::string what = sax.error;
       const std::size_t cut = what.find(": ", what.find("parse error"));
       if (cut != std::string::npos) what = what.substr(cut + 2);
       throw TraceError(path + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
                        ": invalid JSON: " + what);
-    }
-    if (!sax.done && got < kPrefixBytes) {
-      // The whole file is in the prefix and ends inside its first record: cut off. The full
-      // parse says where ("unexpected end of input").
-      detail::check_json_syntax(path, "record");
     }
     if (sax.done && sax.empty_array) {
       throw TraceError(path + ": the JSON array is empty (no tasks)");

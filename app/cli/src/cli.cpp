@@ -11,6 +11,10 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -105,7 +109,8 @@ struct Failure {
 };
 
 // The one boundary between typed errors and exit statuses: 130 interrupted, 2 bad input
-// (usage, config, trace, a Python policy's hook raising), 3 a model bug, 1 anything else.
+// (usage, config, trace, a policy's hook raising or answering outside its contract), 3 a
+// model bug, 1 anything else.
 // Contract: called only from a catch handler; names the exception in flight (one that is no
 // std::exception is rethrown).
 Failure describe_failure(const Context& ctx) {
@@ -122,10 +127,21 @@ Failure describe_failure(const Context& ctx) {
     return {2, std::string("config error: ") + e.what()};
   } catch (const TraceError& e) {
     return {2, std::string("trace error: ") + e.what()};
+  } catch (const PolicyError& e) {
+    return {2, e.what() + kept_note(ctx)};
   } catch (const ModelError& e) {
     return {3, e.what()};
   } catch (const std::bad_alloc&) {
     return {1, "out of memory" + kept_note(ctx)};
+  } catch (const std::filesystem::filesystem_error& e) {
+    // "cannot create directories PATH: Operation not permitted", not the library's
+    // "filesystem error: cannot create directories: Operation not permitted [PATH]".
+    std::string op = e.what();
+    if (op.rfind("filesystem error: ", 0) == 0) op.erase(0, 18);
+    if (const auto bracket = op.find(" ["); bracket != std::string::npos) op.resize(bracket);
+    if (const auto colon = op.rfind(": "); colon != std::string::npos) op.resize(colon);
+    const std::string path = e.path1().empty() ? "" : " " + e.path1().string();
+    return {1, op + path + ": " + e.code().message() + kept_note(ctx)};
   } catch (const std::exception& e) {
     // A Python policy's hook raising is the user's code failing: exit 2, as bad input.
     if (ctx.host.describe_user_error) {
@@ -136,9 +152,23 @@ Failure describe_failure(const Context& ctx) {
   }
 }
 
+// What the command printed reached stdout: a full disk or a closed pipe behind stdout is an
+// I/O failure like any other output's, not a success with its output lost.
+void check_stdout() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return;
+  const int err = errno;
+  throw Error(std::string("error while writing to stdout (") +
+              (err != 0 ? std::strerror(err) : "write failed: disk full or I/O error") + ")");
+}
+
 int run_cli(Context& ctx, int argc, char** argv) {
   try {
-    return dispatch(ctx, argc, argv);
+    const int code = dispatch(ctx, argc, argv);
+    check_stdout();
+    return code;
   } catch (...) {
     const Failure f = describe_failure(ctx);
     std::cerr << "pypto-sim: " << f.message << "\n";

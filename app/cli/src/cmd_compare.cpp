@@ -51,8 +51,18 @@ int cmd_compare(Context& ctx, int argc, char** argv) {
   if (parse_or_help(argc, argv, d, p, vm, "compare TRACE [options]")) return 0;
   if (c.trace.empty()) throw UsageError("missing TRACE: pypto-sim compare TRACE [options]");
   const Inputs inputs = common_inputs(c, c.trace, c.prof);
+  // compare runs the policies of --policies: a policy named elsewhere would be ignored.
+  refuse_unused(vm, {"device-sched-mode", "sched-mode"},
+                "by compare, which runs the policies of --policies (give it there)");
   load_policy_modules(ctx.host, c.policy_modules);
-  sched::RuntimeOptions rt = runtime_options(vm, c, /*check_params=*/false);
+  std::vector<std::string> run_config_keys;
+  sched::RuntimeOptions rt = runtime_options(vm, c, /*check_params=*/false, &run_config_keys);
+  if (std::find(run_config_keys.begin(), run_config_keys.end(), "device_sched_mode") !=
+      run_config_keys.end()) {
+    throw UsageError("--run-config " + c.run_config +
+                     ": its device_sched_mode is not used by compare, which runs the policies "
+                     "of --policies; give the policy there, or remove the key");
+  }
   // The policies, checked before the trace is read.
   std::vector<std::string> names;
   std::stringstream ss(policies);

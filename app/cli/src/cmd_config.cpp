@@ -24,6 +24,13 @@ int cmd_config(Context& /*ctx*/, int argc, char** argv) {
   po::variables_map vm;
   if (parse_or_help(argc, argv, d, p, vm, "config [options]")) return 0;
   if (list) {
+    refuse_unused(vm, {"describe", "chip", "config", "set"},
+                  "with --list (it lists the presets, no chip's values)");
+  } else if (describe) {
+    refuse_unused(vm, {"chip", "config", "set"},
+                  "with --describe (it lists every key with its default, no chip's values)");
+  }
+  if (list) {
     for (const auto& n : model::list_chip_presets()) std::cout << n << "\n";
   } else if (describe) {
     std::cout << model::describe();

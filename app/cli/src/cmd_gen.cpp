@@ -54,6 +54,16 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
   };
   // Flags the format does not use are refused, not ignored (--chip bogus used to pass).
   const model::ChipConfig gen_chip = model::load_chip_preset(chip_name);
+  if (format == "native") {
+    refuse_unused(vm, {"chip"},
+                  "by --format native (only the PyPTO formats take a chip's clocks, for their "
+                  "board ticks)");
+  } else {
+    refuse_unused(vm, {"recorded", "no-memory"},
+                  "by --format " + format +
+                      " (PyPTO's formats always carry recorded durations and no memory "
+                      "ranges)");
+  }
   if (!prof.empty() && format != "dyn_topo" && format != "topo_json") {
     throw UsageError("--prof " + prof + ": only --format dyn_topo and topo_json write a " +
                      "recording (this is --format " + format + ")");
@@ -93,9 +103,7 @@ int cmd_gen(Context& /*ctx*/, int argc, char** argv) {
   read_counts();
   if (out.empty()) {
     trace::write_synthetic_trace(s, std::cout);
-    std::cout.flush();
-    if (!std::cout) throw Error("error while writing the trace to stdout");
-    return 0;
+    return 0;  // cli::main checks that stdout took it
   }
   // The writer does not poll for Ctrl-C: a signal removes the temporary and exits at once.
   common::OutputFile f(out);

@@ -75,6 +75,22 @@ void check_no_empty_values(const po::variables_map& vm) {
   }
 }
 
+void refuse_unused(const po::variables_map& vm, std::initializer_list<const char*> flags,
+                   const std::string& why) {
+  for (const char* flag : flags) {
+    if (vm.count(flag) == 0 || vm[flag].defaulted()) continue;
+    const auto* on = boost::any_cast<bool>(&vm[flag].value());
+    if (on != nullptr && !*on) continue;  // a switch not given
+    std::string shown = std::string("--") + flag;
+    if (const auto* text = boost::any_cast<std::string>(&vm[flag].value())) {
+      shown += " " + *text;
+    } else if (const auto* list = boost::any_cast<std::vector<std::string>>(&vm[flag].value())) {
+      shown += " " + list->front();
+    }
+    throw UsageError(shown + ": not used " + why + "; remove it");
+  }
+}
+
 // Whether two paths name one file: the same file on disk, or (for a file not written yet)
 // the same absolute path once links and ".." are resolved.
 bool same_file(const std::string& a, const std::string& b) {
@@ -183,10 +199,12 @@ po::options_description common_options(Common& c) {
 }
 
 sched::RuntimeOptions runtime_options(const po::variables_map& vm, const Common& c,
-                                      bool check_params) {
+                                      bool check_params,
+                                      std::vector<std::string>* run_config_keys) {
   sched::RuntimeOptions o;
   if (!c.run_config.empty()) {
-    sim::load_run_config(c.run_config, o);
+    const std::vector<std::string> keys = sim::load_run_config(c.run_config, o);
+    if (run_config_keys != nullptr) *run_config_keys = keys;
     // A policy named by a flag does not inherit the file's policy's parameters.
     if (vm.count("device-sched-mode") + vm.count("sched-mode") != 0) o.policy_params.clear();
   }

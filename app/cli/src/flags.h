@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,12 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
 // A flag given with an empty value ("-o ''", "--config="): refused rather than read as "not
 // given" (an empty -o would quietly write to a new folder under ./output/).
 void check_no_empty_values(const po::variables_map& vm);
+
+// Refuses a flag that was given but that this use of the command does not read (`why`
+// says why not): a flag silently ignored lets its user think it acted. Flags left at their
+// default do not count.
+void refuse_unused(const po::variables_map& vm, std::initializer_list<const char*> flags,
+                   const std::string& why);
 
 // Whether two paths name one file: the same file on disk, or (for a file not written yet)
 // the same absolute path once links and ".." are resolved.
@@ -68,7 +75,8 @@ void add_policy_module_option(po::options_description& d, std::vector<std::strin
 // The runtime options of the flags and --run-config. check_params false (compare): the
 // parameters are checked per policy by the caller.
 sched::RuntimeOptions runtime_options(const po::variables_map& vm, const Common& c,
-                                      bool check_params = true);
+                                      bool check_params = true,
+                                      std::vector<std::string>* run_config_keys = nullptr);
 
 // A new folder under ./output/ named after the trace, `tag`, the time and the process.
 std::string default_out_dir(const std::string& trace, const std::string& tag);

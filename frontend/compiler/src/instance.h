@@ -340,6 +340,12 @@ class EmitContext {
   std::unordered_map<std::string, std::uint32_t> kernel_ids_;
   std::vector<std::string> log_;
   std::uint64_t tile_ops_ = 0;
+  std::uint64_t iterations_ = 0;  // loop iterations built: Ctrl-C is polled every 1024
+
+  // A launch's task ids are 32-bit; and what one task of a launch being built costs in
+  // memory (its record, program, accesses, then graph and run), for the projection.
+  static constexpr std::uint64_t kMaxLaunchTasks = 4294967294ULL;
+  static constexpr double kLaunchBytesPerTask = 1100;  // a one-op loop body measures so
 
   bool root_open_ = false;
   RootRec cur_;
@@ -371,6 +377,11 @@ class Instance : public EmitContext {
   // ---- control flow (walk.cpp) ----
   void exec_variants(const std::vector<Variant>& vs, const std::string& loc);
   void exec_loop(const Stmt& st);
+  // Throws ConfigError for a loop whose trip count no launch can hold / whose projected
+  // size after its first iteration passes the task-id range or the memory available.
+  void check_trip_count(const std::string& loc, std::int64_t n) const;
+  void check_projected_size(const std::string& loc, std::int64_t n,
+                            std::size_t per_iteration) const;
   void open_root();
   void close_root();
 

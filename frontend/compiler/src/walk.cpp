@@ -3,6 +3,7 @@
 // control-flow walk (variants, loops, roots). Units are emitted through the EmitContext
 // (emit_context.cpp); roots then go to stitch(), patch() and build_graph().
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "instance.h"
 #include "partition.h"
 #include "pypto/common/errors.h"
+#include "pypto/common/interrupt.h"
+#include "pypto/common/memory.h"
 
 namespace pypto::compiler {
 
@@ -139,6 +142,8 @@ void Instance::exec_loop(const Stmt& st) {
   }
   std::vector<std::int64_t> unroll = L.unroll;
   if (L.has_nested_loop || par) unroll = {1};
+  check_trip_count(st.loc, n);
+  const std::size_t tasks_before = tasks_.size();
   std::int64_t it = 0;
   for (const std::int64_t f : unroll) {
     while (n - it >= f) {
@@ -146,6 +151,8 @@ void Instance::exec_loop(const Stmt& st) {
         env_.slot[L.index_slot] = start + it * step;
         env_.bound[L.index_slot] = 1;
         exec_variants(L.variants, st.loc);
+        if (it == 0) check_projected_size(st.loc, n, tasks_.size() - tasks_before);
+        if ((++iterations_ & 1023) == 0) common::check_interrupt("building the launch's tasks");
       }
       close_root();
       if (par) ++piter_;
@@ -156,6 +163,41 @@ void Instance::exec_loop(const Stmt& st) {
     in_parallel_ = false;
     pgroup_ = 0;
   }
+}
+
+// Every iteration of a device loop becomes tasks of the launch (loops are unrolled): a trip
+// count no launch can hold is refused before the first iteration, not met by running out of
+// memory. A launch holds at most kMaxLaunchTasks tasks (32-bit task ids).
+void Instance::check_trip_count(const std::string& loc, std::int64_t n) const {
+  if (n <= static_cast<std::int64_t>(kMaxLaunchTasks)) return;
+  throw ConfigError(loc + ": the loop runs " + std::to_string(n) +
+                    " iterations; a launch unrolls every iteration into tasks and holds at "
+                    "most " +
+                    std::to_string(kMaxLaunchTasks) +
+                    " tasks: lower the trip count or make the iterations larger (bigger tiles)");
+}
+
+// After a loop's first iteration made `per_iteration` tasks, its n iterations would make
+// about n times as many: refused when that passes the task-id range or the memory available,
+// before the other iterations are built.
+void Instance::check_projected_size(const std::string& loc, std::int64_t n,
+                                    std::size_t per_iteration) const {
+  const double tasks = static_cast<double>(tasks_.size()) +
+                       static_cast<double>(per_iteration) * static_cast<double>(n - 1);
+  const double bytes = tasks * kLaunchBytesPerTask;
+  const std::uint64_t avail = common::available_memory_bytes();
+  const bool too_many = tasks > static_cast<double>(kMaxLaunchTasks);
+  if (!too_many && (avail == 0 || bytes <= static_cast<double>(avail))) return;
+  char figures[160];
+  std::snprintf(figures, sizeof figures,
+                "%lld iterations of %zu tasks each make about %.3g tasks (%.3g GiB at %.0f "
+                "bytes per task)",
+                static_cast<long long>(n), per_iteration, tasks, bytes / (1 << 30),
+                kLaunchBytesPerTask);
+  throw ConfigError(loc + ": the loop's " + figures + ", more than " +
+                    (too_many ? "a launch holds (" + std::to_string(kMaxLaunchTasks) + " tasks)"
+                              : "the " + std::to_string(avail >> 20) + " MiB of memory available") +
+                    "; lower the trip count or make the iterations larger (bigger tiles)");
 }
 
 void Instance::open_root() {

@@ -108,9 +108,13 @@ std::string l2_key(const model::ChipConfig& chip) {
          std::to_string(chip.l2.line_bytes) + "B/" + std::to_string(chip.l2.ways) + "w";
 }
 
+// PYPTO_SIM_L2: "cold", "warm" or unset; another value (a typo) is refused, not taken as warm.
 bool env_says_cold() {
   const char* v = std::getenv("PYPTO_SIM_L2");
-  return v != nullptr && std::strcmp(v, "cold") == 0;
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "warm") == 0) return false;
+  if (std::strcmp(v, "cold") == 0) return true;
+  throw ConfigError(std::string("environment variable PYPTO_SIM_L2='") + v +
+                    "': expected cold or warm (or unset)");
 }
 
 }  // namespace

@@ -98,6 +98,8 @@ def arange(*args: Any, dtype: Optional[DataType] = None) -> Tensor:
     for name, v in (("start", start), ("end", end), ("step", step)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             _fail(PyptoTypeError, api, f"{name} must be an int or a float, got {v!r}")
+        if not math.isfinite(v):
+            _fail(PyptoValueError, api, f"{name} must be a finite number, got {v!r}")
     if step == 0 or (isinstance(step, float) and builtins.abs(step) <= 1e-8):
         _fail(PyptoValueError, api, f"step must not be 0 (|step| > 1e-8), got {step!r}")
     ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))

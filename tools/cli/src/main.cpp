@@ -45,8 +45,10 @@ except BaseException as e:
     if seen:
         sys.stderr.write("pypto-sim: interrupted while starting Python; nothing written\n")
         sys.exit(130)
-    sys.stderr.write("pypto-sim: cannot start the Python side of pypto-sim (%s: %s); "
-                     "tools/setup.sh builds it\n" % (type(e).__name__, " ".join(str(e).split())))
+    sys.stderr.write("pypto-sim: cannot start the Python side of pypto-sim in %s (%s: %s); "
+                     "tools/setup.sh builds it for the interpreter it configures, and "
+                     "PYPTO_SIM_PYTHON names another\n"
+                     % (sys.executable, type(e).__name__, " ".join(str(e).split())))
     sys.exit(1)
 signal.signal(signal.SIGINT, signal.default_int_handler)
 signal.signal(signal.SIGTERM, signal.default_int_handler)

@@ -28,6 +28,14 @@ class TraceError : public Error {
   using Error::Error;
 };
 
+// A scheduling policy's hook answered outside its contract (an index past the list it was
+// given, a core it may not fill), or its decisions stopped the run: the policy's author's
+// code, so a user error, never the model's.
+class PolicyError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A broken internal invariant (a bug in the model, never the user's fault).
 class ModelError : public Error {
  public:

@@ -47,6 +47,11 @@ class ScopedCancelFlag {
   const std::atomic<bool>* previous_;
 };
 
+// A host that runs code of its own under the installed handlers (the Python module's CLI
+// runs Python hooks and files) is told of the first signal too: `forward` is called from
+// the signal handler, so it must be async-signal-safe. Null removes it.
+void set_signal_forwarder(void (*forward)(int signum));
+
 // Throws Interrupted("interrupted while <what>") if interrupt_requested().
 void check_interrupt(const std::string& what);
 

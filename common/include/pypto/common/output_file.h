@@ -3,8 +3,10 @@
 // its destination folder (".<name>.tmp.<pid>", so the final rename is atomic on the same
 // file system) and renamed over the final name only by commit(). A write error (disk full,
 // read-only folder) or an exception before commit() leaves no file behind: the destructor
-// removes the temporary. A destination that is a device or a pipe (/dev/null, /dev/stdout)
-// is written in place; a symbolic link's target is the file replaced.
+// removes the temporary. A destination that is a device or a pipe (/dev/null), or one of the
+// process's open descriptors (/dev/stdout, /dev/stderr, /dev/fd/N, even when the shell
+// redirected it to a file), is written in place; a symbolic link's target is the file
+// replaced.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,8 @@ class OutputFile {
 
   std::ostream& stream() { return f_; }
   const std::string& path() const { return path_; }
+  // Written in place (a device, a pipe, an open descriptor): nothing is renamed.
+  bool in_place() const { return direct_; }
   // A write has failed already (long writers ask every few thousand records, to stop early
   // instead of formatting the rest for a full disk; asking also keeps the reason).
   bool failed();

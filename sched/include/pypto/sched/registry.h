@@ -61,13 +61,17 @@ class Registry {
     std::string description;
     std::vector<ParamSpec> params;
     ParamFactory make;
+    bool builtin = false;  // one of register_builtin's (a stalled run is then the model's bug)
   };
 
   // The process-wide registry with the built-ins already added.
   static Registry& global();
 
-  // Contract: throws ConfigError if `name` is taken or empty, or a parameter is declared
-  // twice or with its default outside its range.
+  // Contract: throws ConfigError if `name` is taken or not a name (letters, digits, '_', '.',
+  // '-', starting with a letter or '_': a number would read as a device_sched_mode), or a
+  // parameter is not a name, declared twice, has a bound or default that is not a number
+  // (NaN; an infinite default), min > max, its default outside its range, or (kInt) a
+  // bound or default that is no whole number within +-2^53 (exact in a double).
   void add(const std::string& name, const std::string& description, Factory make);
   void add(const std::string& name, const std::string& description, std::vector<ParamSpec> params,
            ParamFactory make);

@@ -9,14 +9,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "pypto/sched/runtime_options.h"
 
 namespace pypto::sim {
 
-// Contract: applies the file's options to o (keys it does not name keep their value).
-// Throws ConfigError naming the file, line and key for an unknown key (with a suggestion),
-// a value the table rejects, or a parameter the policy does not declare.
-void load_run_config(const std::string& path, sched::RuntimeOptions& o);
+// Contract: applies the file's options to o (keys it does not name keep their value) and
+// returns the keys the file sets, in file order. Throws ConfigError naming the file, line
+// and key for an unknown key (with a suggestion), a value the table rejects, or a parameter
+// the policy does not declare.
+std::vector<std::string> load_run_config(const std::string& path, sched::RuntimeOptions& o);
 
 }  // namespace pypto::sim
