@@ -123,7 +123,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             # exit 130), as in the native binary.
             code = _C.cli_main(["pypto-sim"] + args, install_signal_handlers=True)
     except KeyboardInterrupt:  # before the CLI's handlers took over
-        print("pypto-sim: interrupted; nothing written", file=sys.stderr)
+        print("pypto-sim: interrupted while starting; nothing written", file=sys.stderr)
         code = 130
     # The command's outcome is final (its reports are committed or removed): a Ctrl-C while
     # the interpreter shuts down must not turn it into a death by SIGINT.

@@ -108,6 +108,9 @@ struct Failure {
   std::string message;  // after "pypto-sim: "
 };
 
+// describe_failure without the interruption: the error's own status and line.
+Failure describe_error(const Context& ctx);
+
 // The one boundary between typed errors and exit statuses: 130 interrupted, 2 bad input
 // (usage, config, trace, a policy's hook raising or answering outside its contract), 3 a
 // model bug, 1 anything else.
@@ -119,6 +122,23 @@ Failure describe_failure(const Context& ctx) {
   } catch (const Interrupted& e) {
     // Temporaries are gone by now (destructors ran while the exception unwound).
     return {130, e.what() + kept_note(ctx)};
+  } catch (...) {
+    Failure f = describe_error(ctx);
+    // After Ctrl-C or SIGTERM any failure is the interruption's (a read cut short by EINTR,
+    // Python code that turned KeyboardInterrupt into another error): exit 130.
+    if (common::interrupt_signal() == 0) return f;
+    const std::string note = kept_note(ctx);
+    if (f.message.size() >= note.size() &&
+        f.message.compare(f.message.size() - note.size(), note.size(), note) == 0) {
+      f.message.resize(f.message.size() - note.size());
+    }
+    return {130, "interrupted while running the command (then: " + f.message + ")" + note};
+  }
+}
+
+Failure describe_error(const Context& ctx) {
+  try {
+    throw;
   } catch (const po::error& e) {
     return {2, e.what()};
   } catch (const UsageError& e) {
