@@ -592,8 +592,12 @@ def _run_dask(pending, modules, out_dir_of, on_done, ready, workers: int, schedu
             import multiprocessing
             multiprocessing.set_executable(os.path.join(sys.prefix, "bin", "python3"))
         # One single-threaded process per core: a point holds one core for its whole run.
+        # The scheduler's HTTP server on a free port: the default 8787 taken by another
+        # cluster on this machine prints a multi-line warning.
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.ERROR,
+                               scheduler_kwargs={"dashboard": False,
+                                                 "dashboard_address": ":0"})
         client = Client(cluster)
     futures = {}
     try:
