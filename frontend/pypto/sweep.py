@@ -437,6 +437,15 @@ class Table:
             return rows
         with open(self.path, "rb+") as f:
             data = f.read()
+            # Said outright: either makes the header read "not this spec's columns".
+            if data.startswith(b"\xef\xbb\xbf"):
+                raise _Usage(f"{self.path}: starts with a UTF-8 byte order mark (an editor "
+                             "saved it); this command writes none: delete it or use another "
+                             "-o folder")
+            nul = data.find(b"\0")
+            if nul >= 0:
+                raise _Usage(f"{self.path}: holds a NUL byte at offset {nul}, "
+                             "not a sweep table; delete it or use another -o folder")
             if data and not data.endswith(b"\n"):
                 f.truncate(data.rfind(b"\n") + 1)
         try:
