@@ -27,12 +27,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import torch
 
 import pypto
+from scratch import scratch_output_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIM = os.path.join(ROOT, ".venv", "bin", "pypto-sim")
@@ -147,9 +147,12 @@ def main():
     if not os.access(SIM, os.X_OK):
         sys.exit(f"board_cases: {SIM} not found; build with tools/setup.sh")
     names = a.case or list(CASES)
-    work = a.keep or tempfile.mkdtemp(prefix="board_cases_")
-    os.makedirs(work, exist_ok=True)
-    os.environ.setdefault("PYPTO_OUTPUT_DIR", os.path.join(work, "pypto_out"))
+    if a.keep:
+        work = a.keep
+        os.makedirs(work, exist_ok=True)
+        os.environ.setdefault("PYPTO_OUTPUT_DIR", os.path.join(work, "pypto_out"))
+    else:  # traces and reports removed at exit
+        work = scratch_output_dir("board_cases_")
     rows = {n: run_case(n, work) for n in names}
     print("| case | board (us) | SIM (us) | SIM / board | leaf tasks | what |")
     print("|---|---|---|---|---|---|")
