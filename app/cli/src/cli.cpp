@@ -25,6 +25,7 @@
 #include "command.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
+#include "pypto/common/one_line.h"
 #include "pypto/common/suggest.h"
 
 namespace pypto::cli {
@@ -230,7 +231,7 @@ int run_cli(Context& ctx, int argc, char** argv) {
     return code;
   } catch (...) {
     const Failure f = describe_failure(ctx);
-    std::cerr << "pypto-sim: " << f.message << "\n";
+    std::cerr << "pypto-sim: " << common::one_line(f.message) << "\n";
     return f.exit_code;
   }
 }
