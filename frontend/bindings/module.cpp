@@ -270,12 +270,22 @@ bool python_interrupt_pending() {
   return true;
 }
 
-struct PollPythonSignals {
-  PollPythonSignals() { common::set_interrupt_poll(python_interrupt_pending); }
-  ~PollPythonSignals() { common::set_interrupt_poll(nullptr); }
-  PollPythonSignals(const PollPythonSignals&) = delete;
-  PollPythonSignals& operator=(const PollPythonSignals&) = delete;
-};
+}  // namespace
+
+bindings::PollPythonSignals::PollPythonSignals() {
+  common::set_interrupt_poll(python_interrupt_pending);
+}
+bindings::PollPythonSignals::~PollPythonSignals() { common::set_interrupt_poll(nullptr); }
+using bindings::PollPythonSignals;
+
+bool bindings::PollPythonSignals::restore_pending() {
+  if (g_interrupt[0] == nullptr) return false;
+  PyErr_Restore(g_interrupt[0], g_interrupt[1], g_interrupt[2]);  // takes the references
+  g_interrupt[0] = g_interrupt[1] = g_interrupt[2] = nullptr;
+  return true;
+}
+
+namespace {
 
 py::dict sim_run_dict(const launch::SimRun& run) {
   py::dict r;

@@ -516,6 +516,18 @@ sched::RuntimeOptions runtime_from(const py::dict& runtime, const py::dict& para
 // What `pypto-sim run` does with a named chip (no --chip auto), through the same library
 // calls: resolve the chip, load the trace, check a recording's cores, simulate, and write
 // the reports when out_dir is given.
+// Stops a replay on a pending interruption (Python's KeyboardInterrupt, polled).
+class StopOnInterrupt final : public sim::RunObserver {
+ public:
+  unsigned events() const override { return sim::kRunProgress; }
+  void on_progress(std::uint64_t done, std::uint64_t total) override {
+    if (common::interrupt_requested()) {
+      throw Interrupted("interrupted while replaying (" + std::to_string(done) + " of " +
+                        std::to_string(total) + " tasks done)");
+    }
+  }
+};
+
 py::object run_point(const std::string& path, const std::string& prof, const std::string& chip_name,
                      const std::string& config, const std::vector<std::string>& sets,
                      const py::dict& runtime, const py::dict& params, const std::string& out_dir,
@@ -523,15 +535,23 @@ py::object run_point(const std::string& path, const std::string& prof, const std
   const sched::RuntimeOptions rt = runtime_from(runtime, params);
   std::string json;
   {
+    // Ctrl-C stops a long replay: polled while loading and simulating (the report writers
+    // poll on their own).
+    const PollPythonSignals poll;
     py::gil_scoped_release nogil;
     const model::ChipConfig chip = model::resolve_chip_config(chip_name, config, sets);
     if (!check_only) {
       trace::LoadOptions lo;
       lo.prof_path = prof;
       lo.runtime = rt;
+      lo.progress = [&path](std::uint64_t, std::uint64_t) {
+        common::check_interrupt("loading " + path);
+      };
       const trace::LoadedTrace trace = trace::load_trace(path, lo, chip);
       if (trace.recorded_cores) model::check_recorded_cores(chip, *trace.recorded_cores);
+      StopOnInterrupt stop;
       sim::SimOptions so;
+      so.observers.push_back(&stop);
       so.runtime = rt;
       so.record_timeline = so.record_aicpu_events = !out_dir.empty();
       const sim::SimResult r = sim::simulate(trace.graph, chip, so);
@@ -541,6 +561,7 @@ py::object run_point(const std::string& path, const std::string& prof, const std
       json = sim::stats_json(r).dump();
     }
   }
+  if (PollPythonSignals::restore_pending()) throw py::error_already_set();
   if (check_only) return py::none();
   return py::module_::import("json").attr("loads")(json);
 }
