@@ -25,7 +25,7 @@ classes), ``_backend`` (compile/run seam), ``backends`` (explicit backend select
 
 from . import error, ir
 from ._dtypes import DataType, bytes_of
-from ._enums import (CastMode, CompStage, PrecisionType, RunMode, SaturationMode, StatusType,
+from ._enums import (CachePolicy, CastMode, CompStage, PrecisionType, RunMode, SaturationMode, StatusType,
                      TileOpFormat)
 from ._errors import (PyptoError, PyptoIndexError, PyptoKeyError, PyptoNotImplementedError,
                       PyptoRuntimeError, PyptoTypeError, PyptoValueError)
@@ -60,7 +60,7 @@ STATIC = StatusType.STATIC
 __version__ = "0.1.0"
 
 __all__ = [
-    "ir", "frontend", "jit", "DataType", "bytes_of", "RunMode", "TileOpFormat", "StatusType", "CastMode",
+    "ir", "frontend", "jit", "DataType", "bytes_of", "RunMode", "TileOpFormat", "CachePolicy", "StatusType", "CastMode",
     "SaturationMode", "PrecisionType", "CompStage", "DYNAMIC", "DYN", "STATIC", "Tensor",
     "TensorAnnotation", "tensor", "from_torch", "SymbolicScalar", "symbolic_scalar", "PyptoError", "PyptoTypeError",
     "PyptoValueError", "PyptoRuntimeError", "PyptoNotImplementedError", "PyptoKeyError",

@@ -38,8 +38,6 @@ IGNORED: Dict[str, str] = {
                        "shapes (the value is checked and kept, get_matrix_size returns it)",
     "set_verify_golden_data": "PyPTO's per-pass golden verification; SIM computes real "
                               "numbers (the data is checked and kept), compare them with torch",
-    "Tensor.set_cache_policy": "an NPU cache hint; the simulator models the L2 itself",
-    "Tensor.get_cache_policy": "an NPU cache hint; always False in pypto-sim",
     **{"experimental." + n: "combine_axis lets PyPTO's code generator merge trailing axes of "
                             "vector instructions; tiles and tasks stay the same, and the "
                             "simulator prices vector ops by their bytes, which it does not "
@@ -108,7 +106,7 @@ UNSUPPORTED: Dict[str, str] = {
                 "(pypto.sim.chips())",
     # data types and enums
     **{n: _ENUM for n in (
-        "CachePolicy", "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
+        "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
         "OutType", "PowAlgorithm", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
         "RsqrtAlgorithm", "SqrtAlgorithm")},
     # SymbolicScalar

@@ -17,6 +17,7 @@ __all__ = [
     "TransMode",
     "TopKAlgo",
     "ScatterMode",
+    "CachePolicy",
 ]
 
 
@@ -137,6 +138,13 @@ class TopKAlgo(enum.Enum):
 
     MERGE_SORT = 0
     RADIX_SELECT = 1
+
+
+class CachePolicy(enum.Enum):
+    """``Tensor.set_cache_policy``'s policy. NONE_CACHEABLE: the kernel input's traffic goes to
+    HBM past L2 (PyPTO: it acts on function inputs only)."""
+
+    NONE_CACHEABLE = 0
 
 
 class ScatterMode(enum.Enum):

@@ -65,6 +65,9 @@ struct ValueInfo {
   bool static_extent = true;  // shape and valid shape are constants
   std::string shape_key;      // canonical text of shape (fusion compares it)
   int param = -1;             // parameter index, or -1
+  // Tensor.set_cache_policy(NONE_CACHEABLE, True): a parameter's traffic bypasses L2 (PyPTO
+  // applies the policy to function inputs only; on other values it has no effect).
+  bool no_l2 = false;
   int def_stmt = -1;          // producing op statement, or -1 for parameters
   std::vector<int> uses;      // statements that read or write it (inputs, write src/dst)
   // Decided by lowering:

@@ -301,6 +301,7 @@ class Parser {
                        std::to_string(info.shape.size()) + "; the compiler supports ranks 1..4");
     }
     info.dtype = parse_dtype(need(v, "dtype", ctx), ctx);
+    info.no_l2 = opt_bool(v, "no_l2_cache", false, ctx);
     if (const auto it = v.find("valid_shape"); it != v.end() && !it->is_null()) {
       info.valid = parse_expr_list(*it, "\"valid_shape\"", ctx);
       if (info.valid.size() != info.shape.size()) {
@@ -342,7 +343,8 @@ class Parser {
     Json v = {{"id", need(p, "value", pctx)},
               {"shape", need(p, "shape", pctx)},
               {"dtype", need(p, "dtype", pctx)},
-              {"valid_shape", nullptr}};
+              {"valid_shape", nullptr},
+              {"no_l2_cache", opt_bool(p, "no_l2_cache", false, pctx)}};
     pr.value = add_value(v, pctx);
     k_.values[pr.value].param = static_cast<int>(k_.params.size());
     pr.written = opt_bool(p, "is_output_written", false, pctx);
