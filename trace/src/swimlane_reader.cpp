@@ -13,7 +13,9 @@
 // whose ends are matched to tasks by lane and time. Placeholders drawn at the same time on
 // the Fake Core lane cannot be told apart by an arrow: they become one node (the recording
 // satisfies the merged dependencies: every predecessor of the group ended before any
-// successor started). Times are already in µs: nothing is left for the pricing pass.
+// successor started). Arrows into or out of a placeholder that point back in time (drawn
+// positions of tasks without a record, see run()) are dropped and counted. Times are already
+// in µs: nothing is left for the pricing pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -496,6 +498,23 @@ ReadTrace SwimlaneReader::run() {
   for (auto& e : edges) e = {find(e.first), find(e.second)};
   std::sort(edges.begin(), edges.end());
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  // A placeholder's place on the Fake Core lane is drawn, not recorded: draw_swim_lane.py
+  // lays out the tasks of a root without any record one after another, so their arrows can
+  // point back in time, and merging can close cycles. Such an arrow contradicts the drawing
+  // it comes from (no task starts before its producer ends) and is dropped; with every
+  // duration positive, no cycle is left.
+  const auto against_time = [&](const std::pair<std::uint32_t, std::uint32_t>& e) {
+    if (!fake_[e.first] && !fake_[e.second]) return false;
+    const Task& a = tasks_[e.first];
+    const Task& b = tasks_[e.second];
+    const double end = a.ts + a.dur;
+    const double mag = std::max(std::fabs(end), 1.0);
+    const double ulp = std::nextafter(mag, std::numeric_limits<double>::infinity()) - mag;
+    return end > b.ts + 2e-4 + 8 * ulp;
+  };
+  const std::size_t before_drop = edges.size();
+  edges.erase(std::remove_if(edges.begin(), edges.end(), against_time), edges.end());
+  const std::uint64_t dropped = before_drop - edges.size();
 
   // Recorded times: µs since the first start of a recorded task.
   double min_ts = std::numeric_limits<double>::infinity(), max_end = 0;
@@ -591,6 +610,7 @@ ReadTrace SwimlaneReader::run() {
   out.format = TraceFormat::kSwimlane;
   out.placeholder_tasks = placeholders;
   out.merged_placeholders = merged;
+  out.dropped_placeholder_arrows = dropped;
   if (numbering_known && (cores.any_aic || cores.any_aiv)) out.recorded_cores = cores;
   read.work.path = path_;
   return read;
