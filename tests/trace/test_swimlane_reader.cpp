@@ -209,6 +209,23 @@ TEST_CASE("swimlane: a board swimlane's structure, placeholders of a root withou
   CHECK(succ_ids(g, t2) == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 65540}});
 }
 
+TEST_CASE("swimlane: a producer's successors keep the order of its arrows") {
+  TempDir tmp;
+  // draw_swim_lane.py draws a task's arrows in its successor list's order, the order the AICPU
+  // releases them in: 4, 2, 3 here, not the taskId order.
+  const std::string text =
+      swimlane(task(1002, 0, 1, 1) + task(1050, 2, 1, 2) + task(1050, 3, 1, 3) +
+               task(1050, 4, 1, 4) + arrow(7, 1002, 1, 1050, 4) + arrow(8, 1002, 1, 1050, 2) +
+               arrow(9, 1002, 1, 1050, 3) + arrow(10, 1002, 1, 1050, 4));
+  const LoadedTrace lt = load(tmp.write("o.json", text));
+  const TaskGraph& g = lt.graph;
+  const TaskId t1 = find(g, 0, 1);
+  REQUIRE(g.succ_last(t1) - g.succ_first(t1) == 3);
+  CHECK(g.orig_id[g.succ[g.succ_first(t1)]] == 4);
+  CHECK(g.orig_id[g.succ[g.succ_first(t1) + 1]] == 2);
+  CHECK(g.orig_id[g.succ[g.succ_first(t1) + 2]] == 3);
+}
+
 TEST_CASE("swimlane: errors name the file, the event and what was expected") {
   TempDir tmp;
   const auto err = [&](const std::string& text) {
