@@ -47,6 +47,7 @@ from ._ops import __all__ as _ops_all
 from . import frontend
 from . import backends
 from . import experimental
+from . import pypto_impl
 from ._backend import use_backend
 from ._jit import legacy_jit as jit
 
@@ -70,7 +71,7 @@ __all__ = [
     "get_host_options", "get_runtime_options", "get_codegen_options", "get_pass_options",
     "get_verify_options", "get_debug_options", "get_operation_options", "set_matrix_size",
     "get_matrix_size", "get_cube_tile_shapes", "CubeTile", "set_verify_golden_data",
-    "get_verify_golden_data", "backends", "use_backend", "experimental",
+    "get_verify_golden_data", "backends", "use_backend", "experimental", "pypto_impl",
 ] + list(_ops_all) + [dt.name for dt in DataType]
 
 # PyPTO names this package lacks raise an error saying why (the table lives in _compat).

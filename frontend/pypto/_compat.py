@@ -87,8 +87,6 @@ _ENUM = "enum of options of ops pypto-sim does not implement"
 
 UNSUPPORTED: Dict[str, str] = {
     # operations
-    "conv": "convolutions are not implemented (the compiler has no convolution tiling for the "
-            "cube unit)",
     "normal": "random sampling (950 only): the board's Philox-to-normal transform is not "
               "documented, so SIM could not reproduce its numbers",
     **{n: "MX-quantized ops (950 only) need the FP8/FP8E8M0 element types, which pypto-sim "
@@ -97,8 +95,6 @@ UNSUPPORTED: Dict[str, str] = {
     **{n: _GLOBAL_OPTS for n in (
         "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
         "set_pass_default_config")},
-    "set_conv_tile_shapes": "convolutions are not implemented",
-    "get_conv_tile_shapes": "convolutions are not implemented",
     # graph building, verification, platform
     **{n: _OLD_FRONTEND for n in (
         "function", "Function", "get_last_function", "get_current_function",

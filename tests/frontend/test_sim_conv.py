@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pypto.conv (1-D, 2-D, 3-D; strides, paddings, dilations, groups, bias) on the cube against
+torch.nn.functional.conv1d/conv2d/conv3d, and its tile shapes: set_conv_tile_shapes with
+pypto_impl.TileL1Info/TileL0Info, get_conv_tile_shapes, and PyPTO's tile rules."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import pypto
+from pypto import pypto_impl
+
+SIM = {"run_mode": pypto.RunMode.SIM}
+F16, BF16, F32 = pypto.DT_FP16, pypto.DT_BF16, pypto.DT_FP32
+TORCH = {F16: torch.float16, BF16: torch.bfloat16, F32: torch.float32}
+
+
+@pytest.fixture(autouse=True)
+def _native_and_output(tmp_path, monkeypatch):
+    import pypto._C  # noqa: F401
+    monkeypatch.setenv("PYPTO_OUTPUT_DIR", str(tmp_path / "out"))
+
+
+def l1_info(tile_cin=16, tile_n=16, tile_wout=16, tile_hout=1, tile_win=32):
+    return pypto_impl.TileL1Info(tileHin=1, tileHout=tile_hout, tileWin=tile_win,
+                                 tileWout=tile_wout, tileCinFmap=tile_cin,
+                                 tileCinWeight=tile_cin, tileN=tile_n, tileBatch=1)
+
+
+def l0_info(tile_k=16, tile_n=16, tile_w=16):
+    return pypto_impl.TileL0Info(tileH=1, tileW=tile_w, tileK=tile_k, tileN=tile_n)
+
+
+def run_conv(fmap_shape, weight_shape, dtype, strides, pads, dilations, groups=1, bias=True,
+             l1=None, l0="default", bias_dtype=None, seed=0):
+    """Runs pypto.conv in SIM; returns (result, torch's conv in fp32 of the same inputs)."""
+    nd = len(fmap_shape) - 2
+    tt = TORCH[dtype]
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.rand(fmap_shape, generator=g) - 0.5).to(tt)
+    w = (torch.rand(weight_shape, generator=g) - 0.5).to(tt)
+    cout = weight_shape[0]
+    bdt = bias_dtype or dtype
+    b = (torch.rand(cout, generator=g) - 0.5).to(TORCH[bdt])
+    torch_conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+    gold = torch_conv(x.float(), w.float(), b.float() if bias else None, stride=strides,
+                      padding=[pads[2 * i] for i in range(nd)], dilation=dilations,
+                      groups=groups)
+    l1 = l1 or l1_info()
+    l0 = l0_info() if l0 == "default" else l0
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(fmap: pypto.Tensor(list(fmap_shape), dtype),
+             weight: pypto.Tensor(list(weight_shape), dtype),
+             bias_t: pypto.Tensor([cout], bdt), out: pypto.Tensor(list(gold.shape), dtype)):
+        pypto.set_conv_tile_shapes(l1, l0)
+        ep = {"bias_tensor": bias_t} if bias else None
+        out.move(pypto.conv(fmap, weight, dtype, strides, pads, dilations, groups=groups,
+                            extend_params=ep))
+
+    out = torch.zeros(gold.shape, dtype=tt)
+    kern(x, w, b, out)
+    return out.float(), gold
+
+
+TOL = {F16: 2e-3, BF16: 1.6e-2, F32: 1e-5}
+
+
+def assert_close(out, gold, dtype):
+    err = (out - gold).abs().max().item()
+    assert err <= TOL[dtype] * max(1.0, gold.abs().max().item()), err
+
+
+def test_conv2d_pyptos_example_groups_strides_dilations_bias():
+    # PyPTO's own conv2d test case: fp16, groups 2, stride 2, padding 1, dilation 2.
+    out, gold = run_conv((1, 16, 5, 32), (16, 8, 3, 3), F16, [2, 2], [1, 1, 1, 1], [2, 2],
+                         groups=2)
+    assert out.shape == (1, 16, 2, 15)
+    assert_close(out, gold, F16)
+
+
+def test_conv1d_pyptos_example():
+    out, gold = run_conv((1, 16, 32), (16, 8, 3), F16, [2], [1, 1], [2], groups=2)
+    assert out.shape == (1, 16, 15)
+    assert_close(out, gold, F16)
+
+
+@pytest.mark.parametrize("dtype", [F32, BF16])
+def test_conv2d_batches_without_bias_or_l0_info(dtype):
+    # fp32: C0 = 8, so tileCin 8 is 32 bytes; the L0 tile comes from the L1 tile.
+    cin = 8 if dtype is F32 else 16
+    out, gold = run_conv((2, cin, 6, 20), (32, cin, 3, 3), dtype, [1, 1], [0, 0, 1, 1], [1, 1],
+                         bias=False, l1=l1_info(tile_cin=cin, tile_n=32, tile_wout=32, tile_win=20),
+                         l0=None)
+    assert out.shape == (2, 32, 4, 20)
+    assert_close(out, gold, dtype)
+
+
+def test_conv2d_bf16_with_an_fp32_bias():
+    out, gold = run_conv((1, 16, 4, 16), (16, 16, 1, 1), BF16, [1, 1], [0, 0, 0, 0], [1, 1],
+                         l1=l1_info(tile_win=16), bias_dtype=F32)
+    assert_close(out, gold, BF16)
+
+
+def test_get_conv_tile_shapes_returns_what_was_set():
+    seen = {}
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(x: pypto.Tensor([4, 4], F32), y: pypto.Tensor([4, 4], F32)):
+        seen["before"] = pypto.get_conv_tile_shapes()[2]
+        pypto.set_conv_tile_shapes(l1_info(), l0_info(tile_k=32))
+        seen["after"] = pypto.get_conv_tile_shapes()
+        pypto.set_vec_tile_shapes(4, 4)
+        y[:] = pypto.add(x, x)
+
+    kern(torch.ones(4, 4), torch.zeros(4, 4))
+    assert seen["before"] is False
+    l1, l0, on = seen["after"]
+    assert on and l1 == l1_info() and l0.tileK == 32
+
+
+def test_a_tile_rule_names_the_rule_the_values_and_the_info():
+    with pytest.raises(pypto.PyptoValueError, match=r"tileW % 16 == 0.*tileW = 8, "
+                       r"tileWout = 16 \(TileL0Info\)"):
+        run_conv((1, 16, 4, 16), (16, 16, 1, 1), F16, [1, 1], [0, 0, 0, 0], [1, 1],
+                 l1=l1_info(tile_win=16), l0=l0_info(tile_w=8))
+    with pytest.raises(pypto.PyptoValueError, match=r"tileCinFmap x sizeof\(dtype\) % 32 == 0"
+                       r".*tileCinFmap = 8 \(16 bytes\)"):
+        run_conv((1, 16, 4, 16), (16, 16, 1, 1), F16, [1, 1], [0, 0, 0, 0], [1, 1],
+                 l1=l1_info(tile_cin=8, tile_win=16), l0=l0_info(tile_k=16))
+
+
+def test_a_buffer_rule_names_the_buffer_and_the_chip_size():
+    # tileK 1024 fp16 x 64 channels = 128 KiB of L0B.
+    l1 = l1_info(tile_cin=128, tile_n=64, tile_win=16)
+    with pytest.raises(Exception, match=r"CeilAlign\(tileK, C0\) x CeilAlign\(tileN, 16\).*"
+                       r"<= L0B size.*cores.l0b_kib of chip"):
+        run_conv((1, 128, 3, 16), (64, 128, 3, 3), F16, [1, 1], [0, 0, 1, 1], [1, 1],
+                 l1=l1, l0=l0_info(tile_k=1152, tile_n=64))
+
+
+def test_conv_needs_tile_shapes_and_refuses_transposed():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(x: pypto.Tensor([1, 16, 4, 16], F16), w: pypto.Tensor([16, 16, 1, 1], F16),
+             y: pypto.Tensor([1, 16, 4, 16], F16)):
+        y.move(pypto.conv(x, w, F16, [1, 1], [0, 0, 0, 0], [1, 1]))
+
+    with pytest.raises(pypto.PyptoValueError, match="set_conv_tile_shapes"):
+        kern(torch.zeros(1, 16, 4, 16, dtype=torch.float16),
+             torch.zeros(16, 16, 1, 1, dtype=torch.float16),
+             torch.zeros(1, 16, 4, 16, dtype=torch.float16))
