@@ -542,7 +542,15 @@ class Tensor:
         return self
 
     def set_cache_policy(self, policy, value: bool) -> None:
-        """An NPU cache hint; accepted and ignored (the simulator models L2 itself)."""
+        """An NPU cache hint (``pypto.CachePolicy``); checked and ignored (the simulator
+        models L2 itself)."""
+        from ._enums import CachePolicy
+
+        if not isinstance(policy, CachePolicy):
+            raise PyptoTypeError(f"Tensor.set_cache_policy: policy must be a pypto.CachePolicy, "
+                                 f"got {policy!r}")
+        if not isinstance(value, bool):
+            raise PyptoTypeError(f"Tensor.set_cache_policy: value must be a bool, got {value!r}")
 
     def get_cache_policy(self, policy) -> bool:
         return False
