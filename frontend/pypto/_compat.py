@@ -94,8 +94,6 @@ _VERIFY = ("PyPTO's golden-data verification; SIM computes real numbers, compare
 
 UNSUPPORTED: Dict[str, str] = {
     # operations
-    "normal": "random sampling (950 only): the board's Philox-to-normal transform is not "
-              "documented, so SIM could not reproduce its numbers",
     **{n: "MX-quantized ops (950 only) need the FP8/FP8E8M0 element types, which pypto-sim "
           "does not compute with" for n in ("quant_mx", "scaled_mm")},
     # graph building, verification, platform

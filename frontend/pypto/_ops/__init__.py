@@ -64,6 +64,7 @@ from .subscript import _getitem, _setitem
 from .composites import (LReLU, atomic_add, axpy, axpy_, dequantize, expand_exp_dif, fillpad,
                          gathermask, indexput_, pad, prelu, quantize, rms_norm, softmax, std, var)
 from .cube import _matmul_operator, matmul
+from .random import normal
 from .conv import TileL0Info, TileL1Info, conv, get_conv_tile_shapes, set_conv_tile_shapes
 
 __all__ = [
@@ -85,5 +86,5 @@ __all__ = [
     "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
     "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
     "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
-    "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes",
+    "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes", "normal",
 ]
