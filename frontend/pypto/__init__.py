@@ -51,6 +51,7 @@ from . import frontend
 from . import backends
 from . import experimental
 from . import pypto_impl
+from ._platform import platform
 from ._pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,
                            get_pass_default_config, set_pass_config, set_pass_default_config)
 from ._verify import pass_verify_print, pass_verify_save
@@ -82,7 +83,7 @@ __all__ = [
     "LogAlgorithm", "PowAlgorithm", "RecipAlgorithm", "RemAlgorithm", "RsqrtAlgorithm",
     "SqrtAlgorithm", "Element", "element", "PassConfigKey", "PassConfigs", "get_pass_config",
     "get_pass_configs", "get_pass_default_config", "set_pass_config", "set_pass_default_config",
-    "pass_verify_print", "pass_verify_save",
+    "pass_verify_print", "pass_verify_save", "platform",
 ] + list(_ops_all) + [dt.name for dt in DataType]
 
 # PyPTO names this package lacks raise an error saying why (the table lives in _compat).

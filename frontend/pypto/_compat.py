@@ -100,8 +100,6 @@ UNSUPPORTED: Dict[str, str] = {
     **{n: _OLD_FRONTEND for n in (
         "function", "Function", "get_last_function", "get_current_function", "SatStatus")},
     "verify": _VERIFY,
-    "platform": "no NPU platform query: the chip is chosen by PYPTO_SIM_CHIP "
-                "(pypto.sim.chips())",
 }
 
 

@@ -107,3 +107,31 @@ def test_pass_verify_calls_cache_policy_and_as_variable_change_nothing():
     y = torch.zeros(8, 16)
     kern(X, y)
     assert torch.equal(y, X * 2)
+
+
+def test_platform_npuarch_is_the_simulated_chips_and_may_be_set(monkeypatch):
+    monkeypatch.delenv("PYPTO_SIM_CHIP", raising=False)
+    assert pypto.platform.npuarch == "DAV_2201"
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "950pr")
+    assert pypto.platform.npuarch == "DAV_3510"
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "a3")
+    assert pypto.platform.npuarch == "DAV_2201"
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(x: pypto.Tensor([8, 16], F32), y: pypto.Tensor([8, 16], F32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        if pypto.platform.npuarch == "DAV_3510":
+            y[:] = pypto.mul(x, 3.0)
+        else:
+            y[:] = pypto.mul(x, 2.0)
+
+    old = pypto.platform.npuarch
+    pypto.platform.npuarch = "DAV_3510"
+    try:
+        assert pypto.platform.npuarch == "DAV_3510"
+        y = torch.zeros(8, 16)
+        kern(X, y)
+        assert torch.equal(y, X * 3)
+    finally:
+        pypto.platform.npuarch = None
+    assert pypto.platform.npuarch == old
