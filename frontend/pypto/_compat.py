@@ -94,8 +94,10 @@ _VERIFY = ("PyPTO's golden-data verification; SIM computes real numbers, compare
 
 UNSUPPORTED: Dict[str, str] = {
     # operations
-    **{n: "MX-quantized ops (950 only) need the FP8/FP8E8M0 element types, which pypto-sim "
-          "does not compute with" for n in ("quant_mx", "scaled_mm")},
+    **{n: f"an MX-quantized op that PyPTO documents for the Ascend 950 only "
+          f"(docs/zh/api/operation/pypto-{n}.md); on the 950 presets pypto-sim "
+          f"cannot run it: its compiler does not compute with the FP8E4M3/FP8E5M2/FP8E8M0/FP4 "
+          f"element types" for n in ("quant_mx", "scaled_mm")},
     # graph building, verification, platform
     **{n: _OLD_FRONTEND for n in (
         "function", "Function", "get_last_function", "get_current_function", "SatStatus")},
