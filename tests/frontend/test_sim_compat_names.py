@@ -31,7 +31,7 @@ def unary(fn):
 X = torch.rand(8, 16, generator=torch.Generator().manual_seed(3)) + 0.5
 
 
-@pytest.mark.parametrize("name,fn,ref", [
+CASES = [
     ("exp", lambda x: pypto.exp(x, pypto.ExpAlgorithm.HIGH_PRECISION), torch.exp),
     ("sqrt", lambda x: pypto.sqrt(x, pypto.SqrtAlgorithm.INTRINSIC), torch.sqrt),
     ("rsqrt", lambda x: pypto.rsqrt(x, pypto.RsqrtAlgorithm.HIGH_PRECISION), torch.rsqrt),
@@ -47,7 +47,10 @@ X = torch.rand(8, 16, generator=torch.Generator().manual_seed(3)) + 0.5
     ("remainder", lambda x: pypto.remainder(x, 0.3, pypto.RemAlgorithm.INTRINSIC),
      lambda x: torch.remainder(x, 0.3)),
     ("element", lambda x: pypto.add(x, pypto.Element(F32, 2)), lambda x: x + 2),
-])
+]
+
+
+@pytest.mark.parametrize("name,fn,ref", CASES, ids=[c[0] for c in CASES])
 def test_precision_enums_and_elements_compute_as_torch(name, fn, ref):
     y = torch.zeros(8, 16)
     unary(fn)(X, y)

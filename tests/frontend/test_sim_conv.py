@@ -71,7 +71,14 @@ def assert_close(out, gold, dtype):
     assert err <= TOL[dtype] * max(1.0, gold.abs().max().item()), err
 
 
-def test_conv2d_pyptos_example_groups_strides_dilations_bias():
+@pytest.fixture
+def chip_950(monkeypatch):
+    # PyPTO runs its grouped examples on the 950 only: on A2/A3 Cout / groups must be a
+    # multiple of C0 (16 fp16 elements), and 16 / 2 is not.
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "950pr")
+
+
+def test_conv2d_pyptos_example_groups_strides_dilations_bias(chip_950):
     # PyPTO's own conv2d test case: fp16, groups 2, stride 2, padding 1, dilation 2.
     out, gold = run_conv((1, 16, 5, 32), (16, 8, 3, 3), F16, [2, 2], [1, 1, 1, 1], [2, 2],
                          groups=2)
@@ -79,7 +86,7 @@ def test_conv2d_pyptos_example_groups_strides_dilations_bias():
     assert_close(out, gold, F16)
 
 
-def test_conv1d_pyptos_example():
+def test_conv1d_pyptos_example(chip_950):
     out, gold = run_conv((1, 16, 32), (16, 8, 3), F16, [2], [1, 1], [2], groups=2)
     assert out.shape == (1, 16, 15)
     assert_close(out, gold, F16)
@@ -99,6 +106,22 @@ def test_conv2d_batches_without_bias_or_l0_info(dtype):
 def test_conv2d_bf16_with_an_fp32_bias():
     out, gold = run_conv((1, 16, 4, 16), (16, 16, 1, 1), BF16, [1, 1], [0, 0, 0, 0], [1, 1],
                          l1=l1_info(tile_win=16), bias_dtype=F32)
+    assert_close(out, gold, BF16)
+
+
+def test_pyptos_chip_rules_on_a2():
+    with pytest.raises(pypto.PyptoValueError, match=r"on A2/A3 \(DAV_2201\): Cout / groups is "
+                       r"a multiple of C0.*Cout = 16, groups = 2, C0 = 16"):
+        run_conv((1, 16, 5, 32), (16, 8, 3, 3), F16, [2, 2], [1, 1, 1, 1], [2, 2], groups=2)
+    with pytest.raises(pypto.PyptoTypeError, match="bias_tensor of DT_BF16 inputs must be "
+                       "DT_FP32 on DAV_2201"):
+        run_conv((1, 16, 4, 16), (16, 16, 1, 1), BF16, [1, 1], [0, 0, 0, 0], [1, 1],
+                 l1=l1_info(tile_win=16))
+
+
+def test_a_bf16_bias_on_the_950(chip_950):
+    out, gold = run_conv((1, 16, 4, 16), (16, 16, 1, 1), BF16, [1, 1], [0, 0, 0, 0], [1, 1],
+                         l1=l1_info(tile_win=16))
     assert_close(out, gold, BF16)
 
 

@@ -22,6 +22,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from .. import ir
 from .._dtypes import DataType, bytes_of
 from .._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
+from .._platform import ARCH_950, platform
 from ..error import short_repr
 from .._tensor import Tensor
 from .common import _emit, _fail, _fmt, _tr, _val, _wrap
@@ -30,11 +31,10 @@ from .elementwise import add, floor_div, mul, sub
 from .movement import concat, reshape, transpose, view
 
 _CONV_DTYPES = (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32)
-_BIAS_DTYPES = {
-    DataType.DT_FP16: (DataType.DT_FP16, DataType.DT_FP32),
-    DataType.DT_BF16: (DataType.DT_BF16, DataType.DT_FP32),
-    DataType.DT_FP32: (DataType.DT_FP32,),
-}
+# PyPTO's bias dtypes per input dtype: on A2/A3 a bf16 convolution takes an fp32 bias, the
+# others their own dtype; on the 950 every dtype its own.
+_BIAS_A2_A3 = {DataType.DT_FP16: DataType.DT_FP16, DataType.DT_BF16: DataType.DT_FP32,
+               DataType.DT_FP32: DataType.DT_FP32}
 
 
 def _pos_int(api: str, name: str, v: Any, lo: int = 1) -> int:
@@ -294,6 +294,12 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
     if any(o < 1 for o in outs):
         _fail(PyptoValueError, api, f"the output would be empty: input {sp}, paddings {pd}, "
               f"kernel {ker}, dilations {dl}, strides {st}")
+    arch = platform.npuarch
+    chip_950 = arch == ARCH_950
+    if not chip_950 and (cout // g) % c0:
+        _fail(PyptoValueError, api, f"PyPTO's rule on A2/A3 ({arch}): Cout / groups is a "
+              f"multiple of C0 = 32 bytes / sizeof(dtype): Cout = {cout}, groups = {g}, C0 = "
+              f"{c0} ({xv.dtype})")
     bias = None
     if extend_params is not None:
         if not isinstance(extend_params, dict):
@@ -311,9 +317,10 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
             if list(bias.shape) != [cout]:
                 _fail(PyptoValueError, api, f"bias_tensor must have shape [Cout] = [{cout}], "
                       f"got {_fmt(bias.shape)}")
-            if bias.dtype not in _BIAS_DTYPES[xv.dtype]:
-                _fail(PyptoTypeError, api, f"bias_tensor of {xv.dtype} inputs must be "
-                      f"{' or '.join(d.name for d in _BIAS_DTYPES[xv.dtype])}, got {bias.dtype}")
+            want = xv.dtype if chip_950 else _BIAS_A2_A3[xv.dtype]
+            if bias.dtype is not want:
+                _fail(PyptoTypeError, api, f"bias_tensor of {xv.dtype} inputs must be {want} on "
+                      f"{arch} (PyPTO's dtype rule), got {bias.dtype}")
     if tr.top.conv_tile is None:
         _fail(PyptoValueError, api, "needs conv tile shapes: call pypto.set_conv_tile_shapes("
               "pypto_impl.TileL1Info(...), pypto_impl.TileL0Info(...)) before it")
