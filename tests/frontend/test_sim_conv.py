@@ -172,3 +172,25 @@ def test_conv_needs_tile_shapes_and_refuses_transposed():
         kern(torch.zeros(1, 16, 4, 16, dtype=torch.float16),
              torch.zeros(16, 16, 1, 1, dtype=torch.float16),
              torch.zeros(1, 16, 4, 16, dtype=torch.float16))
+
+
+def test_a_dynamic_batch_looped_over_as_pyptos_doc_says():
+    # PyPTO's conv page: tileBatch is 1, a dynamic batch is covered by a front-end loop.
+    l1 = pypto_impl.TileL1Info(tileHin=1, tileHout=1, tileWin=16, tileWout=16, tileCinFmap=16,
+                               tileCinWeight=16, tileN=32, tileBatch=1)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(x: pypto.Tensor([pypto.DYNAMIC, 16, 6, 16], F16),
+             w: pypto.Tensor([32, 16, 3, 3], F16),
+             y: pypto.Tensor([pypto.DYNAMIC, 32, 4, 14], F16)):
+        pypto.set_conv_tile_shapes(l1, l0_info())
+        for b in pypto.loop(x.shape[0]):
+            xb = pypto.view(x, [1, 16, 6, 16], [b, 0, 0, 0])
+            pypto.assemble(pypto.conv(xb, w, F16, [1, 1], [0, 0, 0, 0], [1, 1]), [b, 0, 0, 0], y)
+
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 16, 6, 16, generator=g).half()
+    w = (torch.randn(32, 16, 3, 3, generator=g) * 0.1).half()
+    y = torch.zeros(3, 32, 4, 14, dtype=torch.float16)
+    kern(x, w, y)
+    assert_close(y.float(), F.conv2d(x.float(), w.float()), F16)
