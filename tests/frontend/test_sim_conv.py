@@ -194,3 +194,21 @@ def test_a_dynamic_batch_looped_over_as_pyptos_doc_says():
     y = torch.zeros(3, 32, 4, 14, dtype=torch.float16)
     kern(x, w, y)
     assert_close(y.float(), F.conv2d(x.float(), w.float()), F16)
+
+
+def test_uneven_paddings_pad_each_side_as_given():
+    # paddings are (before, after) per spatial axis: top 0, bottom 1, left 1, right 0.
+    l1 = pypto_impl.TileL1Info(tileHin=1, tileHout=1, tileWin=12, tileWout=16, tileCinFmap=8,
+                               tileCinWeight=8, tileN=16, tileBatch=1)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(x: pypto.Tensor([1, 8, 5, 12], F32), w: pypto.Tensor([16, 8, 2, 3], F32),
+             y: pypto.Tensor([1, 16, 5, 11], F32)):
+        pypto.set_conv_tile_shapes(l1, l0_info(tile_k=8))
+        y.move(pypto.conv(x, w, F32, [1, 1], [0, 1, 1, 0], [1, 1]))
+
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.randn(1, 8, 5, 12, generator=g), torch.randn(16, 8, 2, 3, generator=g)
+    y = torch.zeros(1, 16, 5, 11)
+    kern(x, w, y)
+    assert_close(y, F.conv2d(F.pad(x, (1, 0, 0, 1)), w), F32)
