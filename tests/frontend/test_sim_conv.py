@@ -162,13 +162,34 @@ def test_a_buffer_rule_names_the_buffer_and_the_chip_size():
                  l1=l1, l0=l0_info(tile_k=1152, tile_n=64))
 
 
-def test_conv_needs_tile_shapes_and_refuses_transposed():
+def test_quantization_and_a_fused_relu_are_refused_as_in_pypto():
+    for ep, what in (({"relu_type": pypto.ReLuType.RELU}, "fused ReLU"),
+                     ({"scale": 0.5}, "quantized")):
+        @pypto.frontend.jit(runtime_options=SIM)
+        def kern(x: pypto.Tensor([1, 16, 4, 16], F16), w: pypto.Tensor([16, 16, 1, 1], F16),
+                 y: pypto.Tensor([1, 16, 4, 16], F16)):
+            pypto.set_conv_tile_shapes(l1_info(tile_win=16), l0_info())
+            y.move(pypto.conv(x, w, F16, [1, 1], [0, 0, 0, 0], [1, 1], extend_params=ep))
+
+        with pytest.raises(pypto.PyptoValueError, match=what):
+            kern(torch.zeros(1, 16, 4, 16, dtype=torch.float16),
+                 torch.zeros(16, 16, 1, 1, dtype=torch.float16),
+                 torch.zeros(1, 16, 4, 16, dtype=torch.float16))
+
+
+@pytest.mark.parametrize("tiles,transposed,err,what", [
+    (False, False, pypto.PyptoValueError, "set_conv_tile_shapes"),
+    (True, True, pypto.PyptoRuntimeError, "transposed=True"),
+])
+def test_conv_needs_tile_shapes_and_refuses_transposed(tiles, transposed, err, what):
     @pypto.frontend.jit(runtime_options=SIM)
     def kern(x: pypto.Tensor([1, 16, 4, 16], F16), w: pypto.Tensor([16, 16, 1, 1], F16),
              y: pypto.Tensor([1, 16, 4, 16], F16)):
-        y.move(pypto.conv(x, w, F16, [1, 1], [0, 0, 0, 0], [1, 1]))
+        if tiles:
+            pypto.set_conv_tile_shapes(l1_info(tile_win=16))
+        y.move(pypto.conv(x, w, F16, [1, 1], [0, 0, 0, 0], [1, 1], transposed=transposed))
 
-    with pytest.raises(pypto.PyptoValueError, match="set_conv_tile_shapes"):
+    with pytest.raises(err, match=what):
         kern(torch.zeros(1, 16, 4, 16, dtype=torch.float16),
              torch.zeros(16, 16, 1, 1, dtype=torch.float16),
              torch.zeros(1, 16, 4, 16, dtype=torch.float16))

@@ -21,6 +21,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from .. import ir
 from .._dtypes import DataType, bytes_of
+from .._enums import ReLuType
 from .._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
 from .._platform import ARCH_950, platform
 from ..error import short_repr
@@ -308,10 +309,16 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
         for key in extend_params:
             if key not in ("bias_tensor", "scale", "scale_tensor", "relu_type"):
                 _fail(PyptoValueError, api, f"unknown extend_params key {short_repr(key)}")
-        for key in ("scale", "scale_tensor", "relu_type"):
-            if extend_params.get(key) not in (None, 0, 0.0) and key != "relu_type":
-                _fail(PyptoValueError, api, f"extend_params[{key!r}]: quantized convolutions "
-                      "are not supported (PyPTO: not supported yet)")
+        scale = extend_params.get("scale")
+        if extend_params.get("scale_tensor") is not None or (
+                scale is not None and not (isinstance(scale, numbers.Real) and scale == 0)):
+            _fail(PyptoValueError, api, "extend_params scale/scale_tensor: quantized "
+                  "convolutions are not supported (PyPTO: not supported yet)")
+        relu = extend_params.get("relu_type")
+        if relu is not None and relu is not ReLuType.NO_RELU:
+            _fail(PyptoValueError, api, f"extend_params['relu_type'] = {short_repr(relu)}: a "
+                  "fused ReLU is not supported (PyPTO: not supported yet); apply pypto.relu "
+                  "to the result")
         if extend_params.get("bias_tensor") is not None:
             bias = _val(extend_params["bias_tensor"], api, "extend_params['bias_tensor']")
             if list(bias.shape) != [cout]:
