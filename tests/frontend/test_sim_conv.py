@@ -233,3 +233,11 @@ def test_uneven_paddings_pad_each_side_as_given():
     y = torch.zeros(1, 16, 5, 11)
     kern(x, w, y)
     assert_close(y, F.conv2d(F.pad(x, (1, 0, 0, 1)), w), F32)
+
+
+def test_input_channels_split_over_l1_tiles():
+    # tileCinFmap 16 of 64 channels, 3x3 kernel: kAL1 = 144, the K loop takes 4 L1 tiles.
+    out, gold = run_conv((1, 64, 4, 16), (32, 64, 3, 3), F16, [1, 1], [1, 1, 1, 1], [1, 1],
+                         l1=l1_info(tile_cin=16, tile_n=32, tile_win=16),
+                         l0=l0_info(tile_k=48, tile_n=32))
+    assert_close(out, gold, F16)
