@@ -273,7 +273,11 @@ void EmitContext::emit_matmul(const Unit& u) {
   const std::int64_t tm = st.cube.m[1], tn = st.cube.n[1], tk = st.cube.k[1];
   const DType ad = k_.values[ai].dtype;
   const DType acc_d = cube_acc_dtype(ad);
-  check_cube_tile(u, st, ad, acc_d);
+  if (st.conv.c0 > 0) {
+    check_conv_tile(u, st, ad);
+  } else {
+    check_cube_tile(u, st, ad, acc_d);
+  }
   const DType yd = k_.values[st.out].dtype;
   // Elements past a valid extent are padding: they would contribute zeros, so the K loop
   // stops at the valid depth of both operands.

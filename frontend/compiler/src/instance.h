@@ -245,6 +245,10 @@ class EmitContext {
   // chip key) when matmul st's cube tile breaks one of PyPTO's set_cube_tile_shapes rules for
   // operands of dtype ad and an accumulator of acc_d: L1/L0 relation, alignment, buffer space.
   void check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d) const;
+  // Throws ConfigError (the kernel line, the rule, the values, the buffer's size and chip key)
+  // when conv st's tiles break one of PyPTO's set_conv_tile_shapes buffer rules (L0A, L0B,
+  // L0C, L1) for operands of dtype ad. emit_conv.cpp.
+  void check_conv_tile(const Unit& u, const Stmt& st, DType ad) const;
   // extend_params on a matmul accumulator tile lacc ([mE, nE] at column n0): bias, relu,
   // dequant scale. Returns the local holding the result (lacc or a new fp32 local).
   int matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc, std::int64_t mE,

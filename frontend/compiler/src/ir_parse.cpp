@@ -604,6 +604,18 @@ class Parser {
       st.scale = it->get<double>();
     }
     st.relu = opt_bool(attrs, "relu", false, loc);
+    if (const auto it = attrs.find("conv"); it != attrs.end() && !it->is_null()) {
+      if (!it->is_object()) fail_at(loc, "matmul: attrs \"conv\" must be an object");
+      ConvTile& c = st.conv;
+      const std::pair<const char*, std::int64_t*> fields[] = {
+          {"hw_l0", &c.hw_l0},   {"k_l0", &c.k_l0},     {"n_l0", &c.n_l0},
+          {"hin_l1", &c.hin_l1}, {"win_l1", &c.win_l1}, {"k_al1", &c.k_al1},
+          {"k_bl1", &c.k_bl1},   {"n_l1", &c.n_l1},     {"c0", &c.c0}};
+      for (const auto& [key, dst] : fields) {
+        *dst = need_int(need(*it, key, loc), std::string("conv \"") + key + "\"", loc);
+        if (*dst <= 0) fail_at(loc, std::string("matmul: conv \"") + key + "\" must be > 0");
+      }
+    }
     if (const auto it = attrs.find("trans_mode"); it != attrs.end() && !it->is_null()) {
       const std::string m = it->is_string() ? it->get<std::string>() : "";
       if (m == "CAST_NONE") {
