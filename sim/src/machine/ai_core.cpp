@@ -23,11 +23,7 @@ inline TimePs round_ps(double v) { return static_cast<TimePs>(v + 0.5); }
 }  // namespace
 
 AiCore::AiCore(sc_core::sc_module_name name, Machine& m, common::CoreId id)
-    : sc_module(name), m_(m), id_(id) {
-  SC_METHOD(step);
-  sensitive << ev_;
-  dont_initialize();
-}
+    : sc_module(name), m_(m), id_(id), rank_(m.calendar->join(*this)) {}
 
 void AiCore::assign(TaskId task, TimePs at_ps) {
   // start() reads the task's memory accesses one activation or a whole task later; the graph
@@ -239,17 +235,13 @@ void AiCore::finish_running() {
 void AiCore::arm() {
   TimePs next = run_.finish;
   if (inbox_n_ > 0) next = std::min(next, inbox_[0].at);
-  if (next == armed_ps_) return;
   // Only ever one pending wake-up, at the earliest thing this core has to do.
-  if (armed_ps_ != kNever) ev_.cancel();
-  armed_ps_ = next;
-  if (next != kNever) ev_.notify(ps_delay(next - now_ps()));
+  m_.calendar->set(rank_, next);
 }
 
-void AiCore::step() {
+void AiCore::act() {
   try {
     m_.count_event();
-    armed_ps_ = kNever;
     const TimePs now = now_ps();
     if (run_.task != kNoTask && run_.finish <= now) finish_running();
     while (inbox_n_ > 0 && inbox_[0].at <= now) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // State shared by the SystemC modules of one simulation (internal to sim/). Modules call
-// each other directly; SystemC events are used only to advance time.
+// each other directly; their wake-ups go through the run's one Calendar (calendar.h), whose
+// SystemC process advances time.
 #pragma once
 
 #include <exception>
@@ -8,6 +9,7 @@
 #include <systemc>
 #include <vector>
 
+#include "calendar.h"
 #include "observers.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/chip_config.h"
@@ -64,6 +66,7 @@ struct Machine {
   L2Cache& l2;
   HbmFlowModel hbm_model;
   sched::Scheduler* scheduler = nullptr;
+  Calendar* calendar = nullptr;  // made before every agent, which joins it
 
   std::vector<AiCore*> cores;
   std::vector<SchedThread*> threads;
@@ -80,10 +83,10 @@ struct Machine {
   std::uint64_t timesteps = 0;  // distinct simulated times at which some process ran
   common::TimePs last_event_ps = common::kNever;
 
-  // Every process activation counts itself here (see SimOptions::watchdog_events).
+  // Every agent's activation counts itself here (see SimOptions::watchdog_events).
   void count_event() {
-    // SystemC runs every activation of one time before the next time: a new time is a
-    // new timestep (what SystemC pays per wake-up is mostly per timestep).
+    // The calendar runs every activation of one time before the next time: a new time is a
+    // new timestep (one SystemC activation).
     const common::TimePs t = now_ps();
     timesteps += t != last_event_ps;
     last_event_ps = t;
@@ -102,7 +105,7 @@ struct Machine {
   // Processes catch everything and stop the simulation; simulate() rethrows.
   void fail(std::exception_ptr e) {
     if (!error) error = e;
-    sc_core::sc_stop();
+    calendar->stop();
   }
 };
 

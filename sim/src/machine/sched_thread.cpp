@@ -12,10 +12,7 @@ using common::kNever;
 using common::TimePs;
 
 SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, common::ThreadId id)
-    : sc_module(name), m_(m), id_(id) {
-  SC_METHOD(step);
-  sensitive << ev_;
-  dont_initialize();
+    : sc_module(name), m_(m), id_(id), rank_(m.calendar->join(*this)) {
   poll_offset_.assign(m.cores.size(), 0);
 }
 
@@ -81,12 +78,12 @@ void SchedThread::wake_at(TimePs t) {
   const TimePs now = now_ps();
   t = std::max({t, local_, now});
   check_time_limit(*this, t);  // local_ saturates at kNever: a wrapped clock stops here
-  // SystemC keeps only the earlier of two notifications; track it so that a withdrawn
+  // The calendar keeps only the earlier of two wake-ups; track it so that a withdrawn
   // finish can tell whether it was the reason for the pending one, and skip the call when
   // an earlier wake-up is already pending.
   if (t >= armed_ps_) return;
   armed_ps_ = t;
-  ev_.notify(ps_delay(t - now));
+  m_.calendar->wake_at(rank_, t);
 }
 
 TimePs SchedThread::grid_wake(common::CoreId core, TimePs finish_ps) const {
@@ -138,7 +135,7 @@ void SchedThread::on_finish_revoked(common::CoreId core, TimePs finish_ps, TimeP
   if (w != armed_ps_) return;  // something earlier wakes the thread: that round re-arms
   // The withdrawn finish may be the only reason for the pending wake-up: re-arm from the
   // remaining ones so that no round runs for it (a round the event path would not run).
-  ev_.cancel();
+  m_.calendar->set(rank_, kNever);
   armed_ps_ = kNever;
   const TimePs wake = std::min(work_wake_ps_, known_finish_wake());
   if (wake != kNever) wake_at(wake);
@@ -158,12 +155,11 @@ void SchedThread::on_work(TimePs at_ps) {
 }
 
 // ---- one poll round ------------------------------------------------------------------------
-void SchedThread::step() {
+void SchedThread::act() {
   try {
     m_.count_event();
-    // Drop wake-ups requested for later times: this round (or piece) re-arms from scratch,
-    // and a stale earlier one must not start a round before this one has ended.
-    ev_.cancel();
+    // The calendar dropped the wake-up that ran this: this round (or piece) re-arms from
+    // scratch.
     armed_ps_ = kNever;
     const TimePs now = now_ps();
     if (!m_.scheduler->in_round(id_)) {

@@ -20,9 +20,8 @@
 
 namespace pypto::sim {
 
-class SchedThread : public sc_core::sc_module, private sched::Hal {
+class SchedThread : public sc_core::sc_module, private sched::Hal, private CalendarAgent {
  public:
-  SC_HAS_PROCESS(SchedThread);
   SchedThread(sc_core::sc_module_name name, Machine& m, common::ThreadId id);
 
   // Contract: a core of this thread learned its current task's completion is readable from
@@ -50,7 +49,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   common::TimePs now(common::ThreadId t) const override { return local_; }
   bool yield_before_shared(common::ThreadId t) override;
 
-  void step();
+  void act() override;
   void wake_at(common::TimePs t);
   common::TimePs grid_wake(common::CoreId core, common::TimePs finish_ps) const;
   common::TimePs finish_wake(common::CoreId core, common::TimePs finish_ps,
@@ -61,7 +60,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
 
   Machine& m_;
   common::ThreadId id_;
-  sc_core::sc_event ev_;
+  std::uint32_t rank_;  // in the calendar
   common::TimePs local_ = 0;
   enum class Mode { kActive, kPolling, kIdle } mode_ = Mode::kIdle;
   common::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_
