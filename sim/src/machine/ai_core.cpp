@@ -36,10 +36,16 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   // The successor list, which start() hands to Scheduler::prefetch_completion.
   __builtin_prefetch(m_.graph.succ.data() + m_.graph.succ_begin[task]);
   m_.observers.prefetch(task);
+  // A running task that ended with nothing after it was left for its poll (arm()); it ends
+  // here if the new task comes first.
+  if (run_.task != kNoTask && run_.finish <= now_ps() && pending_ == kNoTask && inbox_n_ == 0) {
+    finish_running();
+  }
   // A task written while the running one will certainly still run at `at_ps` lands in the
   // pending slot then; take it there now and save a wake-up (the common case: prefill).
   if (run_.task != kNoTask && pending_ == kNoTask && inbox_n_ == 0 && earliest_end() > at_ps) {
     pending_ = task;
+    arm();  // the running task's end now starts this one
     return;
   }
   NPU_CHECK(inbox_n_ < 2, "more than two tasks written to one core");
@@ -67,6 +73,8 @@ void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
       run_.finish + lat <= t_ps && run_.final_from <= now_ps()) {
     out.push_back(run_.task);
     run_.collected = true;
+    // Nothing follows it on this core: it ends here, and the core did not wake for it.
+    if (pending_ == kNoTask && inbox_n_ == 0) finish_running();
   }
 }
 
@@ -233,7 +241,9 @@ void AiCore::finish_running() {
 }
 
 void AiCore::arm() {
-  TimePs next = run_.finish;
+  // A running task's end wakes the core only when a task follows it here; otherwise the
+  // poll that reads the end (collect) or the next task written (assign) ends it.
+  TimePs next = pending_ != kNoTask || inbox_n_ > 0 ? run_.finish : kNever;
   if (inbox_n_ > 0) next = std::min(next, inbox_[0].at);
   // Only ever one pending wake-up, at the earliest thing this core has to do.
   m_.calendar->set(rank_, next);
