@@ -219,7 +219,7 @@ void run(Model& md) {
   const auto stalled = [&](const std::string& what) {
     const std::string state = describe_agents(m);
     throw PolicyError(policy_name + " (not a built-in policy) " + what + " at " +
-                      std::to_string(now_ps()) +
+                      std::to_string(m.now_ps()) +
                       " ps: " + state.substr(0, state.find(". Runtime state:")) +
                       "; its hooks left the ready tasks unsent (pypto-sim policies lists the "
                       "built-in ones to compare with)");
@@ -238,14 +238,14 @@ void run(Model& md) {
   }
   if (!md.scheduler->all_done()) {
     if (users_policy) stalled("stopped the run before its end");
-    throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
+    throw ModelError("simulation stopped before the end at " + std::to_string(m.now_ps()) +
                      " ps: " + describe_agents(m));
   }
   {
     // Promised HBM transfers leave the flow model lazily: retire those still held so that
     // its busy time covers them (every one ended before the last task did).
     std::vector<std::uint64_t> unreported;
-    m.hbm_model.complete_until(now_ps(), unreported);
+    m.hbm_model.complete_until(m.now_ps(), unreported);
   }
   m.observers.run_end();
 }

@@ -38,7 +38,7 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   m_.observers.prefetch(task);
   // A running task that ended with nothing after it was left for its poll (arm()); it ends
   // here if the new task comes first.
-  if (run_.task != kNoTask && run_.finish <= now_ps() && pending_ == kNoTask && inbox_n_ == 0) {
+  if (run_.task != kNoTask && run_.finish <= m_.now_ps() && pending_ == kNoTask && inbox_n_ == 0) {
     finish_running();
   }
   // A task written while the running one will certainly still run at `at_ps` lands in the
@@ -70,7 +70,7 @@ void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
   // SystemC has not reached it yet (the thread's clock runs ahead within a round).
   // A finish that a later HBM start could still delay is not collected early.
   if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish != kNever &&
-      run_.finish + lat <= t_ps && run_.final_from <= now_ps()) {
+      run_.finish + lat <= t_ps && run_.final_from <= m_.now_ps()) {
     out.push_back(run_.task);
     run_.collected = true;
     // Nothing follows it on this core: it ends here, and the core did not wake for it.
@@ -124,8 +124,8 @@ SchedThread* AiCore::owner() {
 TimePs AiCore::earliest_end() const {
   if (run_.finish != kNever) return run_.finish;
   // An HBM transfer is in flight: the task ends no earlier than if it completed now.
-  return std::max(run_.start, now_ps()) + run_.pre + combine(run_.l2_read + m_.tm.hbm_latency_ps) +
-         run_.post;
+  return std::max(run_.start, m_.now_ps()) + run_.pre +
+         combine(run_.l2_read + m_.tm.hbm_latency_ps) + run_.post;
 }
 
 TimePs AiCore::combine(TimePs read_ps) const {
@@ -182,7 +182,7 @@ void AiCore::start(TaskId task, TimePs t0) {
     if (hbm_bytes == 0) {
       run_.finish = t0 + run_.pre + combine(run_.l2_read) + run_.post;
     } else {
-      run_.flow_start = now_ps();
+      run_.flow_start = m_.now_ps();
       // The transfer's end is either promised now (every flow runs at the per-core cap) or
       // known when it completes; a promise may be revoked until it has passed.
       const TimePs flow_end = m_.hbm->start(hbm_bytes, id_);
@@ -205,7 +205,7 @@ TimePs AiCore::finish_after_flow(TimePs flow_end_ps) const {
 }
 
 void AiCore::on_flow_done() {
-  run_.finish = finish_after_flow(now_ps());
+  run_.finish = finish_after_flow(m_.now_ps());
   check_time_limit(*this, run_.finish);
   run_.final_from = 0;
   owner()->on_finish_known(id_, visible(run_.finish), 0);
@@ -215,9 +215,9 @@ void AiCore::on_flow_done() {
 void AiCore::on_flow_revoked() {
   const TimePs old_finish = run_.finish;
   const TimePs old_final_from = run_.final_from;
-  NPU_CHECK(
-      run_.task != kNoTask && old_finish != kNever && !run_.collected && old_final_from > now_ps(),
-      "an HBM promise was revoked after it could be relied on");
+  NPU_CHECK(run_.task != kNoTask && old_finish != kNever && !run_.collected &&
+                old_final_from > m_.now_ps(),
+            "an HBM promise was revoked after it could be relied on");
   run_.finish = kNever;
   run_.final_from = 0;
   owner()->on_finish_revoked(id_, visible(old_finish), old_final_from);
@@ -252,7 +252,7 @@ void AiCore::arm() {
 void AiCore::act() {
   try {
     m_.count_event();
-    const TimePs now = now_ps();
+    const TimePs now = m_.now_ps();
     if (run_.task != kNoTask && run_.finish <= now) finish_running();
     while (inbox_n_ > 0 && inbox_[0].at <= now) {
       const TaskId task = inbox_[0].task;

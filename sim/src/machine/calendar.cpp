@@ -84,8 +84,9 @@ void Calendar::remove_at(std::uint32_t i) {
 
 void Calendar::run() {
   if (stopped_ || heap_.empty()) return;
-  const TimePs now = sc_core::sc_get_curr_simcontext()->time_stamp().value();
-  while (!heap_.empty() && static_cast<TimePs>(heap_.front() >> 32) <= now) {
+  const TimePs sc_now = sc_core::sc_get_curr_simcontext()->time_stamp().value();
+  if (sc_now > now_) now_ = sc_now;
+  while (!heap_.empty() && static_cast<TimePs>(heap_.front() >> 32) <= now_) {
     // The agent keeps its entry while it acts and is placed by what it asked for.
     const std::uint32_t r = rank_of(heap_.front());
     acting_ = r;
@@ -96,7 +97,7 @@ void Calendar::run() {
     place(r);
   }
   if (!heap_.empty()) {
-    next_trigger(sc_core::sc_time::from_value(static_cast<TimePs>(heap_.front() >> 32) - now));
+    next_trigger(sc_core::sc_time::from_value(static_cast<TimePs>(heap_.front() >> 32) - sc_now));
   }
 }
 

@@ -9,7 +9,9 @@
 // simulate() makes agents join in the order cores by id, HBM, schedule threads by id,
 // control flow, so results are defined by the model, not by the SystemC kernel's choice
 // among processes due at one time. An agent woken for the current time by another one runs
-// within that time, in rank order among the agents still due at it.
+// within that time, in rank order among the agents still due at it. An acting agent may
+// also go on past the current time when no other agent is due before it there
+// (advance_to): the SystemC process then catches up at its next activation.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,21 @@ class Calendar : public sc_core::sc_module {
   // The agent's pending wake-up (kNever: none).
   common::TimePs pending(std::uint32_t rank) const { return time_[rank]; }
 
+  // The model's current time: SystemC's at each activation, or later after advance_to.
+  common::TimePs now() const { return now_; }
+  // True if an agent other than the acting one (`rank`) is due before that one would act
+  // at t_ps >= now in the tie order.
+  bool due_before(common::TimePs t_ps, std::uint32_t rank) const {
+    const Key k = key(t_ps, rank);
+    // The acting agent keeps its entry while it acts; the others' earliest is then below it.
+    if (rank_of(heap_[0]) != rank) return heap_[0] < k;
+    return (heap_.size() > 1 && heap_[1] < k) || (heap_.size() > 2 && heap_[2] < k);
+  }
+  // Contract: called by the acting agent `rank` when !due_before(t_ps, rank): the model's
+  // time moves on to t_ps with no other agent acting in between (the acting agent would
+  // have been the next to act at t_ps anyway).
+  void advance_to(common::TimePs t_ps) { now_ = t_ps; }
+
   // Contract: no agent acts after the one acting now (the run failed); SystemC stops too.
   void stop();
 
@@ -78,6 +95,7 @@ class Calendar : public sc_core::sc_module {
   std::vector<std::uint32_t> slot_;     // by rank: position in heap_ (kAbsent: none)
   std::vector<Key> heap_;               // the pending wake-ups, a binary min-heap
   std::uint32_t acting_ = kAbsent;      // the agent acting now
+  common::TimePs now_ = 0;
   bool stopped_ = false;
 };
 

@@ -26,13 +26,13 @@ void ControlFlow::on_device_task_done(common::DeviceTaskId dt, TimePs at_ps) {
   release_ps_ = std::max(release_ps_, end);
   check_time_limit(*this, release_ps_);
   makespan_ps_ = std::max(makespan_ps_, end);
-  m_.calendar->wake_at(rank_, std::max(release_ps_, now_ps()));
+  m_.calendar->wake_at(rank_, std::max(release_ps_, m_.now_ps()));
 }
 
 void ControlFlow::act() {
   try {
     m_.count_event();
-    const TimePs now = now_ps();
+    const TimePs now = m_.now_ps();
     const std::uint64_t device_tasks = m_.graph.device_tasks.size();
     for (;;) {
       // 1. Start builds while the submit queue has room.

@@ -27,11 +27,6 @@ class SchedThread;
 class ControlFlow;
 class Hbm;
 
-inline sc_core::sc_time ps_delay(common::TimePs ps) { return sc_core::sc_time::from_value(ps); }
-// sc_time_stamp() is an out-of-line library call; the context's clock is an inline read,
-// and the agents ask for the time ~13 times per task.
-inline common::TimePs now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
-
 struct Machine;
 // Where every agent stands, for a run that stopped before the end (simulate.cpp).
 std::string describe_agents(const Machine& m);
@@ -68,6 +63,9 @@ struct Machine {
   sched::Scheduler* scheduler = nullptr;
   Calendar* calendar = nullptr;  // made before every agent, which joins it
 
+  // The model's time (the calendar's: SystemC's, or ahead of it within one activation).
+  common::TimePs now_ps() const { return calendar->now(); }
+
   std::vector<AiCore*> cores;
   std::vector<SchedThread*> threads;
   ControlFlow* control = nullptr;
@@ -87,7 +85,7 @@ struct Machine {
   void count_event() {
     // The calendar runs every activation of one time before the next time: a new time is a
     // new timestep (one SystemC activation).
-    const common::TimePs t = now_ps();
+    const common::TimePs t = calendar->now();
     timesteps += t != last_event_ps;
     last_event_ps = t;
     if (++events - events_at_progress > opt.watchdog_events) throw_watchdog();

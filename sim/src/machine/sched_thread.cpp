@@ -51,8 +51,12 @@ void SchedThread::charge(common::ThreadId, sched::AicpuOp op, std::uint32_t n) {
 }
 
 bool SchedThread::yield_before_shared(common::ThreadId) {
-  // Ahead of global time: let every other agent act up to this thread's clock first.
-  return local_ > now_ps();
+  // Ahead of global time: let every other agent act up to this thread's clock first. When
+  // none is due before the thread would resume, the round goes on at once instead.
+  if (local_ <= m_.now_ps()) return false;
+  if (m_.calendar->due_before(local_, rank_)) return true;
+  m_.calendar->advance_to(local_);
+  return false;
 }
 
 std::string SchedThread::describe() const {
@@ -75,7 +79,7 @@ std::string SchedThread::describe() const {
 // ---- waking ----------------------------------------------------------------------------------
 void SchedThread::wake_at(TimePs t) {
   // A thread is one AICPU: its next round cannot begin before the last one ended.
-  const TimePs now = now_ps();
+  const TimePs now = m_.now_ps();
   t = std::max({t, local_, now});
   check_time_limit(*this, t);  // local_ saturates at kNever: a wrapped clock stops here
   // The calendar keeps only the earlier of two wake-ups; track it so that a withdrawn
@@ -131,7 +135,7 @@ void SchedThread::on_finish_known(common::CoreId core, TimePs finish_ps, TimePs 
 
 void SchedThread::on_finish_revoked(common::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
   if (mode_ != Mode::kPolling) return;  // an active thread re-arms after its round anyway
-  const TimePs w = std::max({finish_wake(core, finish_ps, final_from_ps), local_, now_ps()});
+  const TimePs w = std::max({finish_wake(core, finish_ps, final_from_ps), local_, m_.now_ps()});
   if (w != armed_ps_) return;  // something earlier wakes the thread: that round re-arms
   // The withdrawn finish may be the only reason for the pending wake-up: re-arm from the
   // remaining ones so that no round runs for it (a round the event path would not run).
@@ -161,7 +165,7 @@ void SchedThread::act() {
     // The calendar dropped the wake-up that ran this: this round (or piece) re-arms from
     // scratch.
     armed_ps_ = kNever;
-    const TimePs now = now_ps();
+    const TimePs now = m_.now_ps();
     if (!m_.scheduler->in_round(id_)) {
       work_wake_ps_ = kNever;
       if (mode_ == Mode::kPolling && period_ > 0 && now >= grid0_ + period_) {
