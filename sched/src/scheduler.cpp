@@ -728,6 +728,12 @@ RoundResult Scheduler::run_round(common::ThreadId t, Hal& hal) {
 
 bool Scheduler::in_round(common::ThreadId t) const { return impl_->threads[t].rs.active; }
 
+bool Scheduler::piece_has_results(common::ThreadId t) const {
+  const RoundResult* r = impl_->threads[t].round;
+  return r != nullptr && (r->pushed_shared[0] || r->pushed_shared[1] || r->all_sent ||
+                          !r->finished_device_tasks.empty());
+}
+
 bool Scheduler::has_in_flight(common::ThreadId t) const {
   return impl_->threads[t].in_flight_cores > 0;
 }

@@ -95,7 +95,7 @@ TEST_CASE("calendar: an agent woken for the current time acts within it, in rank
   CHECK(f.acts == Acts{{50, "c"}, {50, "a"}, {50, "b"}, {50, "d"}});
 }
 
-TEST_CASE("calendar: set moves or withdraws a wake-up; wake_at keeps the earlier one",
+TEST_CASE("calendar: set moves or withdraws a wake-up, and wake_at keeps the earlier one",
           "[calendar]") {
   Fixture f;
   f.cal->wake_at(f[0].rank, 40);

@@ -52,9 +52,10 @@ void SchedThread::charge(common::ThreadId, sched::AicpuOp op, std::uint32_t n) {
 
 bool SchedThread::yield_before_shared(common::ThreadId) {
   // Ahead of global time: let every other agent act up to this thread's clock first. When
-  // none is due before the thread would resume, the round goes on at once instead.
+  // none is due before the thread would resume, and the piece leaves none a note to wake
+  // it (delivered when the piece returns), the round goes on at once instead.
   if (local_ <= m_.now_ps()) return false;
-  if (m_.calendar->due_before(local_, rank_)) return true;
+  if (m_.calendar->due_before(local_, rank_) || m_.scheduler->piece_has_results(id_)) return true;
   m_.calendar->advance_to(local_);
   return false;
 }
