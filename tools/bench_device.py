@@ -13,11 +13,11 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 
 import torch
 
 import pypto
+from scratch import scratch_output_dir
 
 ROWS = 8  # rows per tile: one task per tile
 
@@ -29,7 +29,7 @@ def main() -> int:
     ap.add_argument("--mode", type=int, default=0, help="device_sched_mode (0 fifo .. 3)")
     ap.add_argument("--executor", default="tile", choices=["tile", "aten"])
     a = ap.parse_args()
-    os.environ.setdefault("PYPTO_OUTPUT_DIR", tempfile.mkdtemp(prefix="bench_device_"))
+    scratch_output_dir("bench_device_")
 
     @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU,
                                          "device_sched_mode": a.mode})

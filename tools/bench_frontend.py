@@ -25,12 +25,12 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
 
 import pypto
+from scratch import scratch_output_dir
 import pypto._C as native
 import pypto.sim
 
@@ -62,7 +62,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="1024x1024 instead of 4096x4096, fewer calls")
     a = p.parse_args()
-    os.environ.setdefault("PYPTO_OUTPUT_DIR", tempfile.mkdtemp(prefix="pypto_bench_fe_"))
+    scratch_output_dir("pypto_bench_fe_")
     n = 1024 if a.quick else 4096
     x, y, z = torch.rand(n, n), torch.rand(n, n), torch.zeros(n, n)
 

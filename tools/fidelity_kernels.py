@@ -10,11 +10,11 @@ HBM peak (hbm.aggregate_gbps).
 """
 import argparse
 import os
-import tempfile
 
 import torch
 
 import pypto
+from scratch import scratch_output_dir
 
 
 def main():
@@ -25,7 +25,7 @@ def main():
     ap.add_argument("--freq-mhz", type=float, default=1850.0)
     ap.add_argument("--hbm-gbps", type=float, default=1600.0)
     a = ap.parse_args()
-    os.environ.setdefault("PYPTO_OUTPUT_DIR", tempfile.mkdtemp(prefix="fidelity_"))
+    scratch_output_dir("fidelity_")
     os.environ["PYPTO_SIM_L2"] = "cold"
 
     n = a.n

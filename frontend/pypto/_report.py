@@ -87,6 +87,15 @@ class Report:
         return float(self.stats["makespan_ns"])
 
     @property
+    def aicore_end_to_end_ns(self) -> Optional[float]:
+        """Time from the first AICore task's start to the last one's end, in ns: what PyPTO's
+        swimlane summary prints as the AICore end-to-end time and its tuning guides quote as a
+        kernel's time (launch and the first device task's build excluded). None when the run
+        kept no task times."""
+        span = self.stats.get("aicore", {}).get("end_to_end_ns")
+        return None if span is None else float(span)
+
+    @property
     def swimlane_path(self) -> str:
         """PyPTO's merged swimlane of this call (Chrome trace events; open it in Perfetto).
         SIM calls only: a hardware run's picture is its recording, replayed with
@@ -100,6 +109,8 @@ class Report:
         measured = self.backend != "sim"
         rows = [("makespan", f"{self.makespan_ns / 1000:.3f} us"
                  + (f" measured on {self.backend}" if measured else "")),
+                ("AICore end to end", "-" if self.aicore_end_to_end_ns is None
+                 else f"{self.aicore_end_to_end_ns / 1000:.3f} us (PyPTO's kernel time)"),
                 ("chip / policy", f"{s.get('chip', '?')} / {s.get('policy', '?')}"),
                 ("tasks", f"{s.get('tasks', self.tasks)} in {s.get('device_tasks', '?')} device "
                           f"task(s), {self.tile_ops} tile ops")]

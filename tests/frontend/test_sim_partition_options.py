@@ -155,3 +155,20 @@ def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
     k(x, y)
     torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
     assert k.last_report.stats["tasks"] == tasks
+
+
+def test_a_concat_is_one_task_per_output_tile():
+    # PyPTO tiles a concat by its output: four [16, 16] pieces side by side in one [16, 64]
+    # tile are one task (not one per piece, 8 here), and the two tiles of a [16, 128] output
+    # are two. Merges off, so the count is the emitted one.
+    @pypto.frontend.jit(runtime_options=SIM, pass_options={"vec_nbuffer_setting": {-1: 1}})
+    def k(a: pypto.Tensor([16, 16], pypto.DT_FP32), b: pypto.Tensor([16, 16], pypto.DT_FP32),
+          y: pypto.Tensor([16, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        y[:, :] = pypto.concat([a, b, b, a, b, a, a, b], 1)
+
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    y = torch.empty(16, 128)
+    k(a, b, y)
+    torch.testing.assert_close(y, torch.cat([a, b, b, a, b, a, a, b], 1))
+    assert k.last_report.stats["tasks"] == 2

@@ -122,6 +122,7 @@ void EmitContext::emit_concat(const Unit& u) {
   tile_sizes(st.vec_tile, r, T);
   const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType d = k_.values[st.out].dtype;
+  std::vector<std::int64_t> shifts;  // where each input starts on the concat axis
   std::int64_t shift = 0;
   for (const Operand& in : st.inputs) {
     const RtVal& x = vals_[in.value];
@@ -137,22 +138,36 @@ void EmitContext::emit_concat(const Unit& u) {
       throw ConfigError(u.loc + ": concat inputs are longer than the output on axis " +
                         std::to_string(dim));
     }
-    for_each_tile(r, x.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
-      std::int64_t ext[kMaxRank], yoff[kMaxRank];
-      for (int k = 0; k < r; ++k) {
-        yoff[k] = off[k] + (k == dim ? shift : 0);
-        ext[k] = std::min({len[k], x.valid[k] - off[k], y.valid[k] - yoff[k]});
-        if (ext[k] <= 0) return;
-      }
-      TaskBuilder tb;
-      const int l = tb.local(d, r, ext);
-      load(tb, l, sub_region(x, off, ext, r), x.storage, value_name(in.value), u.loc);
-      if (need_out) store(tb, l, sub_region(y, yoff, ext, r), y.storage, value_name(st.out), u.loc);
-      store_writes(tb, l, u, woffs, yoff, ext);
-      commit(tb, u, common::CoreType::kAiv, covers_tile(ext, T, r), 1);
-    });
+    shifts.push_back(shift);
     shift += x.shape[dim];
   }
+  // PyPTO tiles a concat by its output (the tile shape is the output's): one task per output
+  // tile, copying in the piece of each input that falls in it.
+  for_each_tile(r, y.shape, T, [&](const std::int64_t* yoff0, const std::int64_t* ylen) {
+    TaskBuilder tb;
+    bool any = false;
+    for (std::size_t i = 0; i < st.inputs.size(); ++i) {
+      const RtVal& x = vals_[st.inputs[i].value];
+      std::int64_t xoff[kMaxRank], yoff[kMaxRank], ext[kMaxRank];
+      bool empty = false;
+      for (int k = 0; k < r; ++k) {
+        const std::int64_t base = k == dim ? shifts[i] : 0;  // x's start in y on axis k
+        const std::int64_t lo = std::max(yoff0[k], base);
+        const std::int64_t hi = std::min({yoff0[k] + ylen[k], base + x.valid[k], y.valid[k]});
+        yoff[k] = lo;
+        xoff[k] = lo - base;
+        ext[k] = hi - lo;
+        empty = empty || ext[k] <= 0;
+      }
+      if (empty) continue;
+      any = true;
+      const int l = tb.local(d, r, ext);
+      load(tb, l, sub_region(x, xoff, ext, r), x.storage, value_name(st.inputs[i].value), u.loc);
+      if (need_out) store(tb, l, sub_region(y, yoff, ext, r), y.storage, value_name(st.out), u.loc);
+      store_writes(tb, l, u, woffs, yoff, ext);
+    }
+    if (any) commit(tb, u, common::CoreType::kAiv, covers_tile(ylen, T, r), 1);
+  });
 }
 
 void EmitContext::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion& dst,
