@@ -5,10 +5,10 @@
 // operation on state the threads share (a shared ready queue, the idle flags, predecessor
 // counts, the barrier) the round yields to the calendar and resumes when global time has
 // reached its local clock (at once when no other agent is due before then), so the threads'
-// shared operations happen in the order of their local times: what one thread pushes is taken by an idle one at the time it is pushed, as
-// on the device, where idle threads spin on the shared queues. Rounds that would find
-// nothing are skipped: the thread sleeps until the round, on its polling grid, in which a
-// known completion is seen, or until new work is pushed.
+// shared operations happen in the order of their local times: what one thread pushes is taken by an
+// idle one at the time it is pushed, as on the device, where idle threads spin on the shared
+// queues. Rounds that would find nothing are skipped: the thread sleeps until the round, on its
+// polling grid, in which a known completion is seen, or until new work is pushed.
 #pragma once
 
 #include <string>
