@@ -13,7 +13,10 @@ Device edits (the only changes made to PyPTO's files, so that a script written f
 runs on a CPU-only machine in SIM):
 
 * ``import torch_npu`` / ``from torch_npu ... import ...`` become ``pass``;
+* ``torch_npu.npu_format_cast(x, fmt)`` becomes ``(x)``: a CPU tensor passed for an NZ
+  parameter is taken as the logical (ND) data, so the cast has nothing to do;
 * calls ``torch.npu.X(...)``, ``torch_npu.npu.X(...)``, ``torch_npu.X(...)`` become no-ops;
+* assignments to a ``torch_npu`` attribute (``torch_npu.npu.config.X = ...``) become ``pass``;
 * ``.npu()`` becomes ``.cpu()``; device strings ``"npu"``, ``"npu:N"``, ``f"npu:{...}"`` and
   ``device=<device id variable>`` become ``"cpu"``;
 * ``pypto.RunMode.NPU`` becomes ``pypto.RunMode.SIM``;
@@ -86,6 +89,8 @@ _NOOP = "(lambda *_a, **_k: None)"
 _EDITS: List[Tuple[re.Pattern, str]] = [
     (re.compile(r"^([ \t]*)import[ \t]+torch_npu\b[^\n]*$", re.M), r"\1pass  # device edit"),
     (re.compile(r"^([ \t]*)from[ \t]+torch_npu\b[^\n]*$", re.M), r"\1pass  # device edit"),
+    (re.compile(r"^([ \t]*)torch_npu(?:\.\w+)+[ \t]*=(?!=)[^\n]*$", re.M),
+     r"\1pass  # device edit"),
     (re.compile(r"\btorch_npu\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch_npu\.\w+\("), _NOOP + "("),
@@ -109,9 +114,52 @@ def _drop_torch_npu(m: "re.Match") -> str:
     return f"{m.group(1)}import {', '.join(keep)}" if keep else f"{m.group(1)}pass  # device edit"
 
 
+_FORMAT_CAST = re.compile(r"\btorch_npu\.npu_format_cast\(")
+
+
+def _drop_format_casts(source: str) -> Tuple[str, int]:
+    """``torch_npu.npu_format_cast(x, fmt)`` -> ``(x)``; a call whose parentheses do not close
+    (a syntax error anyway) is left to the no-op rule."""
+    out, pos, count = [], 0, 0
+    for m in _FORMAT_CAST.finditer(source):
+        if m.start() < pos:
+            continue
+        depth, comma, end, i = 1, -1, -1, m.end()
+        quote = ""
+        while i < len(source):
+            c = source[i]
+            if quote:
+                if c == "\\":
+                    i += 1
+                elif c == quote:
+                    quote = ""
+            elif c in "'\"":
+                quote = c
+            elif c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+            elif c == "," and depth == 1 and comma < 0:
+                comma = i
+            i += 1
+        if end < 0:
+            continue
+        first = source[m.end():comma if comma >= 0 else end]
+        out.append(source[pos:m.start()] + "(" + first.strip() + ")")
+        pos = end + 1
+        count += 1
+    out.append(source[pos:])
+    return "".join(out), count
+
+
 def device_edit(source: str) -> Tuple[str, int]:
     """The source with the device edits applied, and how many places changed."""
     source, count = _MULTI_IMPORT.subn(_drop_torch_npu, source)
+    source, casts = _drop_format_casts(source)
+    count += casts
     for pattern, repl in _EDITS:
         source, n = pattern.subn(repl, source)
         count += n

@@ -503,6 +503,9 @@ PYBIND11_MODULE(_C, m) {
         "The runtime_options table of sched/: name, type, min, max, default, auto_value, "
         "out_of_range, unit, doc, acts_on.");
   m.def("compile_count", [] { return g_compiles; });
+  m.def(
+      "sim_chip_name", [] { return sim_chip().chip.name; },
+      "The name of the chip SIM runs model ($PYPTO_SIM_CHIP, else a2).");
   m.def("set_l2_warm", &launch::set_l2_warm_across_calls, py::arg("warm"),
         "Whether SIM calls start from the L2 the previous call on the chip left (default on).");
   m.def("l2_warm", &launch::l2_warm_across_calls);

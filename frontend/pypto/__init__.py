@@ -25,8 +25,10 @@ classes), ``_backend`` (compile/run seam), ``backends`` (explicit backend select
 
 from . import error, ir
 from ._dtypes import DataType, bytes_of
-from ._enums import (CastMode, CompStage, PrecisionType, RunMode, SaturationMode, StatusType,
-                     TileOpFormat)
+from ._enums import (CachePolicy, CastMode, CompStage, DivAlgorithm, ExpAlgorithm, LogAlgorithm,
+                     LogBaseType, OpType, OutType, PowAlgorithm, PrecisionType, RecipAlgorithm,
+                     ReduceMode, RemAlgorithm, RsqrtAlgorithm, RunMode, SaturationMode,
+                     SqrtAlgorithm, StatusType, TileOpFormat)
 from ._errors import (PyptoError, PyptoIndexError, PyptoKeyError, PyptoNotImplementedError,
                       PyptoRuntimeError, PyptoTypeError, PyptoValueError)
 from .error import FeError, PyptoGeneralError, PyptoRtError
@@ -38,6 +40,7 @@ from ._options import (CubeTile, get_codegen_options, get_cube_tile_shapes, get_
                        set_pass_options, set_runtime_options, set_verify_golden_data,
                        set_verify_options)
 from ._symbolic import SymbolicScalar
+from ._element import Element, element
 
 # PyPTO spells the class both ways (isinstance(x, pypto.symbolic_scalar) holds for expressions).
 symbolic_scalar = SymbolicScalar
@@ -47,6 +50,11 @@ from ._ops import __all__ as _ops_all
 from . import frontend
 from . import backends
 from . import experimental
+from . import pypto_impl
+from ._platform import platform
+from ._pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,
+                           get_pass_default_config, set_pass_config, set_pass_default_config)
+from ._verify import pass_verify_print, pass_verify_save
 from ._backend import use_backend
 from ._jit import legacy_jit as jit
 
@@ -70,7 +78,12 @@ __all__ = [
     "get_host_options", "get_runtime_options", "get_codegen_options", "get_pass_options",
     "get_verify_options", "get_debug_options", "get_operation_options", "set_matrix_size",
     "get_matrix_size", "get_cube_tile_shapes", "CubeTile", "set_verify_golden_data",
-    "get_verify_golden_data", "backends", "use_backend", "experimental",
+    "get_verify_golden_data", "backends", "use_backend", "experimental", "pypto_impl",
+    "CachePolicy", "ReduceMode", "OpType", "OutType", "LogBaseType", "DivAlgorithm", "ExpAlgorithm",
+    "LogAlgorithm", "PowAlgorithm", "RecipAlgorithm", "RemAlgorithm", "RsqrtAlgorithm",
+    "SqrtAlgorithm", "Element", "element", "PassConfigKey", "PassConfigs", "get_pass_config",
+    "get_pass_configs", "get_pass_default_config", "set_pass_config", "set_pass_default_config",
+    "pass_verify_print", "pass_verify_save", "platform",
 ] + list(_ops_all) + [dt.name for dt in DataType]
 
 # PyPTO names this package lacks raise an error saying why (the table lives in _compat).

@@ -38,8 +38,16 @@ IGNORED: Dict[str, str] = {
                        "shapes (the value is checked and kept, get_matrix_size returns it)",
     "set_verify_golden_data": "PyPTO's per-pass golden verification; SIM computes real "
                               "numbers (the data is checked and kept), compare them with torch",
-    "Tensor.set_cache_policy": "an NPU cache hint; the simulator models the L2 itself",
-    "Tensor.get_cache_policy": "an NPU cache hint; always False in pypto-sim",
+    "SymbolicScalar.as_variable": "a hint to PyPTO's code generator (the expression becomes "
+                                  "an intermediate variable); the value is the same",
+    **{n: "PyPTO's per-pass dump/print/check/skip switches; pypto-sim runs none of PyPTO's "
+          "graph passes (the values are checked and kept, the getters return them)"
+       for n in ("set_pass_config", "get_pass_config", "get_pass_configs",
+                 "set_pass_default_config", "get_pass_default_config")},
+    **{n: "a dump of intermediate tensors during PyPTO's pass verification, which pypto-sim "
+          "does not run (it computes the real numbers: compare them with torch); the "
+          "arguments are checked"
+       for n in ("pass_verify_print", "pass_verify_save")},
     **{"experimental." + n: "combine_axis lets PyPTO's code generator merge trailing axes of "
                             "vector instructions; tiles and tasks stay the same, and the "
                             "simulator prices vector ops by their bytes, which it does not "
@@ -77,45 +85,21 @@ IGNORED_OPTION_GROUPS: Dict[str, str] = {
 }
 
 # ---- not supported: absent from this package -----------------------------------------------
-_GLOBAL_OPTS = ("global option setters/getters are not provided: pass options per kernel to "
-                "@pypto.frontend.jit(runtime_options=..., pass_options=..., ...)")
 _OLD_FRONTEND = ("part of PyPTO's graph-building API outside @pypto.frontend.jit; pypto-sim "
                  "traces jit kernels only")
 _VERIFY = ("PyPTO's golden-data verification; SIM computes real numbers, compare them with "
            "torch")
-_ENUM = "enum of options of ops pypto-sim does not implement"
 
 UNSUPPORTED: Dict[str, str] = {
     # operations
-    "conv": "convolutions are not implemented (the compiler has no convolution tiling for the "
-            "cube unit)",
-    "normal": "random sampling (950 only): the board's Philox-to-normal transform is not "
-              "documented, so SIM could not reproduce its numbers",
-    **{n: "MX-quantized ops (950 only) need the FP8/FP8E8M0 element types, which pypto-sim "
-          "does not compute with" for n in ("quant_mx", "scaled_mm")},
-    # configuration
-    **{n: _GLOBAL_OPTS for n in (
-        "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
-        "set_pass_default_config")},
-    "set_conv_tile_shapes": "convolutions are not implemented",
-    "get_conv_tile_shapes": "convolutions are not implemented",
+    **{n: f"an MX-quantized op that PyPTO documents for the Ascend 950 only "
+          f"(docs/zh/api/operation/pypto-{n}.md); on the 950 presets pypto-sim "
+          f"cannot run it: its compiler does not compute with the FP8E4M3/FP8E5M2/FP8E8M0/FP4 "
+          f"element types" for n in ("quant_mx", "scaled_mm")},
     # graph building, verification, platform
     **{n: _OLD_FRONTEND for n in (
-        "function", "Function", "get_last_function", "get_current_function",
-        "Element", "element", "SatStatus")},
-    **{n: _VERIFY for n in ("verify", "pass_verify_print", "pass_verify_save")},
-    "platform": "no NPU platform query: the chip is chosen by PYPTO_SIM_CHIP "
-                "(pypto.sim.chips())",
-    # data types and enums
-    **{n: _ENUM for n in (
-        "CachePolicy", "DivAlgorithm", "ExpAlgorithm", "LogAlgorithm", "LogBaseType", "OpType",
-        "OutType", "PowAlgorithm", "RecipAlgorithm", "ReduceMode", "RemAlgorithm",
-        "RsqrtAlgorithm", "SqrtAlgorithm")},
-    # SymbolicScalar
-    **{"SymbolicScalar." + n: "SymbolicScalar introspection is not provided yet"
-       for n in ("as_variable",)},
-    "Element.dtype": "pypto.Element is not provided",
-    "Element.value": "pypto.Element is not provided",
+        "function", "Function", "get_last_function", "get_current_function", "SatStatus")},
+    "verify": _VERIFY,
 }
 
 

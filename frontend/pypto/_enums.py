@@ -17,6 +17,19 @@ __all__ = [
     "TransMode",
     "TopKAlgo",
     "ScatterMode",
+    "CachePolicy",
+    "ReduceMode",
+    "OpType",
+    "OutType",
+    "LogBaseType",
+    "DivAlgorithm",
+    "ExpAlgorithm",
+    "LogAlgorithm",
+    "PowAlgorithm",
+    "RecipAlgorithm",
+    "RemAlgorithm",
+    "RsqrtAlgorithm",
+    "SqrtAlgorithm",
 ]
 
 
@@ -146,3 +159,77 @@ class ScatterMode(enum.Enum):
     NONE = 0
     ADD = 1
     MULTIPLY = 2
+
+
+class _Named(enum.Enum):
+    """str and repr ``Class.NAME``, as PyPTO prints these enums."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    __repr__ = __str__
+
+
+class CachePolicy(_Named):
+    """``Tensor.set_cache_policy`` hints. NONE_CACHEABLE: a kernel input's traffic goes to HBM
+    past L2 (PyPTO applies it to function inputs only). PREFETCH (older PyPTO) is checked and
+    kept, with no effect: the simulator does not model prefetching into L2."""
+
+    PREFETCH = 0
+    NONE_CACHEABLE = 1
+
+
+class ReduceMode(_Named):
+    """How partial results are combined across cores (PyPTO: atomic add)."""
+
+    ATOMIC_ADD = 0
+
+
+class OpType(_Named):
+    """Comparison kinds of symbolic scalars."""
+
+    EQ = 0
+    NE = 1
+    LT = 2
+    LE = 3
+    GT = 4
+    GE = 5
+
+
+class OutType(_Named):
+    """Result kinds of comparisons: one bool per element, or one bit per element."""
+
+    BOOL = 0
+    BIT = 1
+
+
+class LogBaseType(_Named):
+    """``pypto.log(x, base)``: natural, base-2 or base-10 logarithm."""
+
+    LOG_E = 0
+    LOG_2 = 1
+    LOG_10 = 2
+
+
+def _algorithm(name: str, op: str) -> type:
+    doc = (f"Precision mode of ``pypto.{op}`` (PyPTO's per-op spelling of PrecisionType): the "
+           "chip's instruction, or PyPTO's higher-precision sequence. SIM computes the exact "
+           "result either way; the mode is checked and kept.")
+    cls = _Named(name, [("INTRINSIC", 0), ("HIGH_PRECISION", 1)], module=__name__)
+    cls.__doc__ = doc
+    return cls
+
+
+DivAlgorithm = _algorithm("DivAlgorithm", "div")
+ExpAlgorithm = _algorithm("ExpAlgorithm", "exp")
+LogAlgorithm = _algorithm("LogAlgorithm", "log")
+PowAlgorithm = _algorithm("PowAlgorithm", "pow")
+RecipAlgorithm = _algorithm("RecipAlgorithm", "reciprocal")
+RemAlgorithm = _algorithm("RemAlgorithm", "remainder")
+RsqrtAlgorithm = _algorithm("RsqrtAlgorithm", "rsqrt")
+SqrtAlgorithm = _algorithm("SqrtAlgorithm", "sqrt")
+
+#: The algorithm enum each op's precision argument takes besides PrecisionType.
+OP_ALGORITHMS = {"div": DivAlgorithm, "exp": ExpAlgorithm, "log": LogAlgorithm,
+                 "pow": PowAlgorithm, "reciprocal": RecipAlgorithm, "remainder": RemAlgorithm,
+                 "fmod": RemAlgorithm, "rsqrt": RsqrtAlgorithm, "sqrt": SqrtAlgorithm}

@@ -174,6 +174,10 @@ class SymbolicScalar:
     def is_expression(self) -> bool:
         return self._op not in ("const", "bool", "sym")
 
+    def as_variable(self) -> None:
+        """PyPTO: marks the expression as an intermediate variable of its generated code (a
+        hint; the value is the same). Accepted and ignored."""
+
     def concrete(self) -> int:
         """The value of an immediate (a comparison that folded gives 0 or 1)."""
         if self._op not in ("const", "bool"):

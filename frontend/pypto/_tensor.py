@@ -542,10 +542,27 @@ class Tensor:
         return self
 
     def set_cache_policy(self, policy, value: bool) -> None:
-        """An NPU cache hint; accepted and ignored (the simulator models L2 itself)."""
+        """``CachePolicy.NONE_CACHEABLE``, True: this tensor's memory traffic goes to HBM past
+        L2, neither filling nor evicting lines (PyPTO's hint for data read once, such as
+        weights, or for outputs too large to stay in L2). Applies to every access of the
+        tensor in the kernel, wherever the call stands."""
+        from ._enums import CachePolicy
+        if not isinstance(policy, CachePolicy):
+            raise PyptoTypeError(f"Tensor.set_cache_policy at {user_location()}: policy must "
+                                 f"be a pypto.CachePolicy, got {policy!r}")
+        if not isinstance(value, bool):
+            raise PyptoTypeError(f"Tensor.set_cache_policy at {user_location()}: value must "
+                                 f"be a bool, got {value!r}")
+        if policy is CachePolicy.NONE_CACHEABLE:
+            self._value.no_l2_cache = value
 
     def get_cache_policy(self, policy) -> bool:
-        return False
+        """Whether ``policy`` is set on this tensor (``set_cache_policy``)."""
+        from ._enums import CachePolicy
+        if not isinstance(policy, CachePolicy):
+            raise PyptoTypeError(f"Tensor.get_cache_policy at {user_location()}: policy must "
+                                 f"be a pypto.CachePolicy, got {policy!r}")
+        return policy is CachePolicy.NONE_CACHEABLE and self._value.no_l2_cache
 
 
 def _op(name: str, *args: Any, **kwargs: Any) -> Any:

@@ -71,6 +71,8 @@ class Value:
     format: TileOpFormat = TileOpFormat.TILEOP_ND
     valid_shape: Optional[Tuple[Expr, ...]] = None
     name: Optional[str] = None  # parameter name, None for op outputs
+    # Tensor.set_cache_policy(CachePolicy.NONE_CACHEABLE, True): its memory traffic bypasses L2.
+    no_l2_cache: bool = False
 
     @property
     def rank(self) -> int:
@@ -85,6 +87,8 @@ class Value:
             text += " NZ"
         if self.valid_shape is not None:
             text += f" valid={_fmt_shape(self.valid_shape)}"
+        if self.no_l2_cache:
+            text += " no-L2"
         return text
 
     def to_dict(self) -> Dict[str, Any]:
@@ -95,6 +99,7 @@ class Value:
             "format": self.format.name,
             "valid_shape": None if self.valid_shape is None
             else [expr_to_dict(d) for d in self.valid_shape],
+            **({"no_l2_cache": True} if self.no_l2_cache else {}),
         }
 
 
@@ -381,6 +386,7 @@ class Param:
             "format": self.value.format.name,
             "dynamic_axes": self.dynamic_axes,
             "is_output_written": self.is_output_written,
+            **({"no_l2_cache": True} if self.value.no_l2_cache else {}),
         }
 
 

@@ -58,6 +58,39 @@ def test_device_edits(tool):
     assert n >= 12
 
 
+
+def test_device_edits_format_cast_and_config(tool):
+    # A model test hands its NZ weights through npu_format_cast and switches torch_npu's
+    # internal formats on; on CPU the cast keeps its tensor and the switch goes.
+    src = textwrap.dedent('''\
+        import torch_npu
+        def f(data):
+            torch_npu.npu.config.allow_internal_format = True
+            w = torch_npu.npu_format_cast(data["w"].npu().contiguous(), torch_npu.Format.FRACTAL_NZ)
+            v = dict(k=torch_npu.npu_format_cast(
+                data["k"].npu(), torch_npu.Format.FRACTAL_NZ), s=", )")
+            return w, v, torch_npu.npu_format_cast(data["x"])
+        ''')
+    out, n = tool.device_edit(src)
+    assert "torch_npu" not in out
+    assert "    pass  # device edit\n    w = " in out
+    assert 'w = (data["w"].cpu().contiguous())' in out
+    assert 'k=(data["k"].cpu()), s=", )"' in out
+    assert 'return w, v, (data["x"])' in out
+    compile(out, "edited", "exec")
+    ns = {}
+    exec(out, ns)
+    assert ns["f"]({"w": _Cpu(1), "k": _Cpu(2), "x": 3}) == (1, {"k": 2, "s": ", )"}, 3)
+    assert n == 7  # the import, three casts, the switch, two .npu()
+
+
+class _Cpu(int):
+    def cpu(self):
+        return self
+
+    def contiguous(self):
+        return self
+
 def _write(root, rel, text):
     path = os.path.join(root, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -133,6 +133,99 @@ TEST_CASE("swimlane: placeholders drawn at one time become one node") {
   CHECK(g.core_type[find(g, 0, 100)] == CoreType::kHub);
 }
 
+TEST_CASE("swimlane: a board swimlane's structure, placeholders of a root without records") {
+  TempDir tmp;
+  // The fields and shapes of a swimlane draw_swim_lane.py wrote from a board run (values are
+  // made up): µs since boot, hints and sync events in args, arrows starting at the producer's
+  // end, counters on tid 1. Root 85 has no record at all: its placeholders Q0..Q2 are laid out
+  // one after another, its arrow Q2 -> Q0 points back in time, and Q0 is drawn at the same
+  // time as root 82's entry placeholder P0, so the two merge.
+  const std::string hint =
+      R"("event-hint":"Task:[0-1-1], rootHash:17, callOpMagic:10001, leafHash:5, TaskId:65537",)"
+      R"("ioperand-hint":"[{857: {'shape': [-1, 5120], 'dtype': 8, 'rawmagic': 517}}]",)"
+      R"("ooperand-hint":"[]","execution-hint":"Average Execution Time: 2.0\n","color":"",)";
+  const auto x = [&](int id, int tid, const char* ts, const char* dur, int task_id,
+                     const char* name, bool fake) {
+    return std::string(",\n{\"args\":{") + (fake ? std::string(R"("color":"fake",)") : hint) +
+           "\"taskId\":" + std::to_string(task_id) + R"(,"seqNo":0,"wrapId":-1)" +
+           (fake ? ""
+                 : R"(,"syncEvents":[{"idx":0,"time":1000.5,"type":"CV_SYNC_SET","eventid":0}])") +
+           R"(},"cat":"event","id":)" + std::to_string(id) + R"(,"name":")" + name +
+           R"(","ph":"X","pid":1,"tid":)" + std::to_string(tid) + ",\"ts\":" + ts +
+           ",\"dur\":" + dur + "}";
+  };
+  const auto flow = [](int id, int s_tid, const char* s_ts, int f_tid, const char* f_ts) {
+    const std::string common = R"("cat":"machine-view-last-dep","id":)" + std::to_string(id) +
+                               R"(,"name":"machine-view-last-dep","ph":")";
+    return ",\n{" + common + "s\",\"pid\":1,\"tid\":" + std::to_string(s_tid) + ",\"ts\":" + s_ts +
+           "},\n{\"bp\":\"e\"," + common + "f\",\"pid\":1,\"tid\":" + std::to_string(f_tid) +
+           ",\"ts\":" + f_ts + "}";
+  };
+  const std::string head = R"js({"traceEvents":[
+{"args":{"name":"Machine View"},"cat":"__metadata","name":"process_name","ph":"M","pid":1},
+{"args":{"name":"Fake Core_0"},"cat":"__metadata","name":"thread_name","ph":"M","pid":1,"tid":1000},
+{"args":{"name":"AIC_1"},"cat":"__metadata","name":"thread_name","ph":"M","pid":1,"tid":1002},
+{"args":{"name":"AIV_25"},"cat":"__metadata","name":"thread_name","ph":"M","pid":1,"tid":1050})js";
+  const std::string counters = R"js(,
+{"name":"ReadyCount_AIV","pid":1,"tid":1,"ph":"C","ts":1000001.38,"args":{"size":1}},
+{"name":"Dependence Solving (MHz)","pid":1,"tid":1,"ph":"C","ts":1000001.38,"args":{"size":9.5}}
+]})js";
+  std::string text = head;
+  text += x(0, 1050, "1000001.38", "1.93994140625", 65537, "0-1-1-82-0()", false);
+  text += x(1, 1002, "1000004.42", "3.10009765625", 65538, "0-1-2-82-3()", false);
+  text += x(2, 1000, "1000000.38", "1.0", 65536, "0-1-0-82-0(fake)", true);  // P0
+  text += x(3, 1000, "1000003.42", "1.0", 65539, "0-1-3-82-0(fake)", true);  // P1
+  text += x(4, 1000, "1000007.52", "1.0", 65540, "0-1-4-82-0(fake)", true);  // P2
+  text += x(5, 1000, "1000000.38", "1.0", 65541, "0-1-5-85-0(fake)", true);  // Q0
+  text += x(6, 1000, "1000003.38", "1.0", 65542, "0-1-6-85-7(fake)", true);  // Q1
+  text += x(7, 1000, "1000006.38", "1.0", 65543, "0-1-7-85-7(fake)", true);  // Q2
+  text += flow(8, 1000, "1000001.38", 1050, "1000001.38");                   // P0 (and Q0) -> 1
+  text += flow(9, 1050, "1000003.32", 1000, "1000003.42");                   // 1 -> P1
+  text += flow(10, 1000, "1000004.42", 1002, "1000004.42");                  // P1 -> 2
+  text += flow(11, 1002, "1000007.52", 1000, "1000007.52");                  // 2 -> P2
+  text += flow(12, 1000, "1000001.38", 1000, "1000003.38");                  // Q0 -> Q1
+  text += flow(13, 1000, "1000004.38", 1000, "1000006.38");                  // Q1 -> Q2
+  text += flow(14, 1000, "1000007.38", 1000, "1000000.38");  // Q2 -> Q0, back in time
+  text += counters;
+  const LoadedTrace lt = load(tmp.write("board.json", text));
+  const TaskGraph& g = lt.graph;
+  CHECK(lt.placeholder_tasks == 6);
+  CHECK(lt.merged_placeholders == 1);
+  CHECK(lt.dropped_placeholder_arrows == 1);
+  // Without the dropped arrow, Q0 -> Q1 -> Q2 -> Q0 would be a cycle.
+  const TaskId t1 = find(g, 0, 65537), t2 = find(g, 0, 65538);
+  CHECK(g.core_type[t1] == CoreType::kAiv);
+  CHECK(g.core_type[t2] == CoreType::kAic);
+  CHECK(g.recorded_ns[t1] == 1940);
+  CHECK(g.recorded_ns[t2] == 3100);
+  CHECK(g.recorded_start_ps[t1] == 0);
+  CHECK(g.recorded_start_ps[t2] == 3040000);
+  // The span of the recorded tasks (placeholders' drawn times are not): 1.38 .. 7.52009765625.
+  REQUIRE(g.recorded_makespan_ps.has_value());
+  CHECK(*g.recorded_makespan_ps == 6140098);
+  CHECK(succ_ids(g, t1) == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 65539}});
+  CHECK(succ_ids(g, find(g, 0, 65539)) ==
+        std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 65538}});
+  CHECK(succ_ids(g, t2) == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 65540}});
+}
+
+TEST_CASE("swimlane: a producer's successors keep the order of its arrows") {
+  TempDir tmp;
+  // draw_swim_lane.py draws a task's arrows in its successor list's order, the order the AICPU
+  // releases them in: 4, 2, 3 here, not the taskId order.
+  const std::string text =
+      swimlane(task(1002, 0, 1, 1) + task(1050, 2, 1, 2) + task(1050, 3, 1, 3) +
+               task(1050, 4, 1, 4) + arrow(7, 1002, 1, 1050, 4) + arrow(8, 1002, 1, 1050, 2) +
+               arrow(9, 1002, 1, 1050, 3) + arrow(10, 1002, 1, 1050, 4));
+  const LoadedTrace lt = load(tmp.write("o.json", text));
+  const TaskGraph& g = lt.graph;
+  const TaskId t1 = find(g, 0, 1);
+  REQUIRE(g.succ_last(t1) - g.succ_first(t1) == 3);
+  CHECK(g.orig_id[g.succ[g.succ_first(t1)]] == 4);
+  CHECK(g.orig_id[g.succ[g.succ_first(t1) + 1]] == 2);
+  CHECK(g.orig_id[g.succ[g.succ_first(t1) + 2]] == 3);
+}
+
 TEST_CASE("swimlane: errors name the file, the event and what was expected") {
   TempDir tmp;
   const auto err = [&](const std::string& text) {

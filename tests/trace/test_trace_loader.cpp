@@ -18,6 +18,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/model/cost_model.h"
 #include "pypto/trace/synthetic.h"
+#include "pypto/trace/native_writer.h"
 #include "pypto/trace/trace_loader.h"
 #include "trace_test.h"
 
@@ -538,6 +539,24 @@ TEST_CASE("native traces: dt, device-task records, blank lines and CRLF") {
   CHECK(*g.recorded_makespan_ps == 5000);
 }
 
+TEST_CASE("native traces: ranges past L2 (\"rn\", \"wn\") are read and written back") {
+  TempDir tmp;
+  const std::string body =
+      "{\"id\":0,\"core\":\"AIV\",\"root\":0,\"mem\":[[0,64,\"rn\"],[4096,64,\"w\",32],"
+      "[8192,64,\"wn\",32],[12288,8,\"r\"]]}\n";
+  const LoadedTrace lt = load(tmp.write("nc.ndjson", kHeader + body));
+  const TaskGraph& g = lt.graph;
+  REQUIRE(g.mem.size() == 4);
+  CHECK((g.mem[0].no_l2 == 1 && g.mem[0].is_write == 0));
+  CHECK((g.mem[1].no_l2 == 0 && g.mem[1].is_write == 1 && g.mem[1].burst_bytes == 32));
+  CHECK((g.mem[2].no_l2 == 1 && g.mem[2].is_write == 1 && g.mem[2].burst_bytes == 32));
+  CHECK(g.mem[3].no_l2 == 0);
+  std::ostringstream out;
+  write_native_trace(g, nullptr, "a2", "test", out);
+  CHECK(out.str().find("\"mem\":[[0,64,\"rn\"],[4096,64,\"w\",32],[8192,64,\"wn\",32],"
+                       "[12288,8,\"r\"]]") != std::string::npos);
+}
+
 TEST_CASE("native trace errors name the file and the line") {
   TempDir tmp;
   struct Case {
@@ -607,14 +626,15 @@ TEST_CASE("native trace errors name the file and the line") {
       {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,0,\"r\"]]}\n",
        "bad.ndjson:2: a \"mem\" range of 0 bytes"},
       {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8,\"x\"]]}\n",
-       "bad.ndjson:2: expected a \"mem\" access kind \"r\" or \"w\", got \"x\""},
+       "bad.ndjson:2: expected a \"mem\" access kind \"r\", \"w\", \"rn\" or \"wn\", got \"x\""},
       {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8]]}\n",
-       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"] or "
-       "[address, bytes, \"r\"|\"w\", burst bytes], got 2 "
+       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, kind] or "
+       "[address, bytes, kind, burst bytes] (kind \"r\", \"w\", \"rn\" or \"wn\"), got 2 "
        "fields"},
       {"{\"id\":0,\"core\":\"AIV\",\"mem\":[[0,8,\"r\",32,1]]}\n",
-       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"] or "
-       "[address, bytes, \"r\"|\"w\", burst bytes], got more than 4 fields"},
+       "bad.ndjson:2: expected each entry of \"mem\" to be [address, bytes, kind] or "
+       "[address, bytes, kind, burst bytes] (kind \"r\", \"w\", \"rn\" or \"wn\"), got more "
+       "than 4 fields"},
       {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"fma\",\"fp16\",[16]]]}\n",
        "bad.ndjson:2: unknown tile op \"fma\" in \"ops\""},
       {"{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp8\",[16]]]}\n",

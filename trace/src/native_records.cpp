@@ -70,8 +70,8 @@ void RecordParser::parse_succ(od::value& v) {
 
 void RecordParser::parse_mem(od::value& v) {
   constexpr std::string_view kWhat =
-      "each entry of \"mem\" to be [address, bytes, \"r\"|\"w\"] or [address, bytes, "
-      "\"r\"|\"w\", burst bytes]";
+      "each entry of \"mem\" to be [address, bytes, kind] or [address, bytes, kind, burst bytes] "
+      "(kind \"r\", \"w\", \"rn\" or \"wn\")";
   od::array arr;
   if (const auto e = v.get_array().get(arr)) {
     fail_type(v, "\"mem\" to be an array of [address, bytes, \"r\"|\"w\"]", e);
@@ -94,20 +94,21 @@ void RecordParser::parse_mem(od::value& v) {
           if (m.bytes == 0) fail("a \"mem\" range of 0 bytes; give at least 1 byte");
           break;
         case 2: {
-          const std::string_view kind = get_str(x, "a \"mem\" access kind \"r\" or \"w\"");
-          if (kind == "r") {
-            m.is_write = 0;
-          } else if (kind == "w") {
-            m.is_write = 1;
-          } else {
-            fail("expected a \"mem\" access kind \"r\" or \"w\", got \"" + std::string(kind) +
-                 "\"");
+          // "r" / "w", or "rn" / "wn" for a range that goes past L2 (not L2-cacheable).
+          const std::string_view kind =
+              get_str(x, "a \"mem\" access kind \"r\", \"w\", \"rn\" or \"wn\"");
+          if (kind.empty() || kind.size() > 2 || (kind[0] != 'r' && kind[0] != 'w') ||
+              (kind.size() == 2 && kind[1] != 'n')) {
+            fail("expected a \"mem\" access kind \"r\", \"w\", \"rn\" or \"wn\", got \"" +
+                 std::string(kind) + "\"");
           }
+          m.is_write = kind[0] == 'w' ? 1 : 0;
+          m.no_l2 = kind.size() == 2 ? 1 : 0;
           break;
         }
         case 3: {
           const std::uint64_t b =
-              get_u64(x, "a \"mem\" burst size to be a byte count", 0x7FFFFFFFull);
+              get_u64(x, "a \"mem\" burst size to be a byte count", sched::kMaxBurstBytes);
           m.burst_bytes = static_cast<std::uint32_t>(b);
           break;
         }

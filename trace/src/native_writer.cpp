@@ -62,7 +62,8 @@ void write_native_trace(const sched::TaskGraph& g, const TaskTimes* times, const
       if (g.has_memory() && g.mem_begin[t] != g.mem_begin[t + 1]) {
         w.mem_begin();
         for (std::uint32_t m = g.mem_begin[t]; m < g.mem_begin[t + 1]; ++m) {
-          w.mem(g.mem[m].addr, g.mem[m].bytes, g.mem[m].is_write != 0, g.mem[m].burst_bytes);
+          w.mem(g.mem[m].addr, g.mem[m].bytes, g.mem[m].is_write != 0, g.mem[m].burst_bytes,
+                g.mem[m].no_l2 != 0);
         }
         w.mem_end();
       }

@@ -13,7 +13,9 @@
 // whose ends are matched to tasks by lane and time. Placeholders drawn at the same time on
 // the Fake Core lane cannot be told apart by an arrow: they become one node (the recording
 // satisfies the merged dependencies: every predecessor of the group ended before any
-// successor started). Times are already in µs: nothing is left for the pricing pass.
+// successor started). Arrows into or out of a placeholder that point back in time (drawn
+// positions of tasks without a record, see run()) are dropped and counted. Times are already
+// in µs: nothing is left for the pricing pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +24,7 @@
 #include <numeric>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -478,7 +481,14 @@ ReadTrace SwimlaneReader::run() {
   // Dependencies from the arrows.
   parent_.resize(n);
   std::iota(parent_.begin(), parent_.end(), 0u);
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  // A producer's successors keep the order of its arrows in the file: draw_swim_lane.py draws
+  // them in the order of the task's successor list, the order the AICPU resolves and releases
+  // them in (a board swimlane's waves start in that order).
+  struct Edge {
+    std::uint32_t from, to;
+    std::uint64_t arrow;  // event index of the arrow's start
+  };
+  std::vector<Edge> edges;
   edges.reserve(arrows_.size());
   for (const auto& [key, a] : arrows_) {
     if (!a.has_s || !a.has_f) {
@@ -489,13 +499,35 @@ ReadTrace SwimlaneReader::run() {
     }
     const std::uint32_t from = match(a.s.lane, a.s.ts, true, a.s.event, "starts");
     const std::uint32_t to = match(a.f.lane, a.f.ts, false, a.f.event, "ends");
-    edges.emplace_back(from, to);
+    edges.push_back({from, to, a.s.event});
   }
   std::uint64_t merged = 0;
   for (std::uint32_t i = 0; i < n; ++i) merged += fake_[i] && find(i) != i;
-  for (auto& e : edges) e = {find(e.first), find(e.second)};
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  for (auto& e : edges) e = {find(e.from), find(e.to), e.arrow};
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return std::tie(a.from, a.to, a.arrow) < std::tie(b.from, b.to, b.arrow);
+  });
+  edges.erase(
+      std::unique(edges.begin(), edges.end(),
+                  [](const Edge& a, const Edge& b) { return a.from == b.from && a.to == b.to; }),
+      edges.end());
+  // A placeholder's place on the Fake Core lane is drawn, not recorded: draw_swim_lane.py
+  // lays out the tasks of a root without any record one after another, so their arrows can
+  // point back in time, and merging can close cycles. Such an arrow contradicts the drawing
+  // it comes from (no task starts before its producer ends) and is dropped; with every
+  // duration positive, no cycle is left.
+  const auto against_time = [&](const Edge& e) {
+    if (!fake_[e.from] && !fake_[e.to]) return false;
+    const Task& a = tasks_[e.from];
+    const Task& b = tasks_[e.to];
+    const double end = a.ts + a.dur;
+    const double mag = std::max(std::fabs(end), 1.0);
+    const double ulp = std::nextafter(mag, std::numeric_limits<double>::infinity()) - mag;
+    return end > b.ts + 2e-4 + 8 * ulp;
+  };
+  const std::size_t before_drop = edges.size();
+  edges.erase(std::remove_if(edges.begin(), edges.end(), against_time), edges.end());
+  const std::uint64_t dropped = before_drop - edges.size();
 
   // Recorded times: µs since the first start of a recorded task.
   double min_ts = std::numeric_limits<double>::infinity(), max_end = 0;
@@ -519,9 +551,8 @@ ReadTrace SwimlaneReader::run() {
   std::vector<std::uint32_t> pos(n);  // graph id of each task
   for (std::uint32_t k = 0; k < n; ++k) pos[order[k]] = k;
   auto by_src = edges;
-  std::sort(by_src.begin(), by_src.end(), [&](const auto& a, const auto& b) {
-    return std::make_pair(pos[a.first], pos[a.second]) <
-           std::make_pair(pos[b.first], pos[b.second]);
+  std::sort(by_src.begin(), by_src.end(), [&](const Edge& a, const Edge& b) {
+    return std::make_pair(pos[a.from], a.arrow) < std::make_pair(pos[b.from], b.arrow);
   });
   std::unordered_map<std::uint64_t, std::uint32_t> roots;
   std::size_t e = 0;
@@ -559,13 +590,14 @@ ReadTrace SwimlaneReader::run() {
       t.recorded_start_ps = static_cast<common::TimePs>(std::nearbyint((x.ts - min_ts) * 1e6));
     }
     builder.add_task(t);
-    for (; e < by_src.size() && pos[by_src[e].first] == k; ++e) {
-      if (by_src[e].second != by_src[e].first) builder.add_successor(pos[by_src[e].second]);
+    for (; e < by_src.size() && pos[by_src[e].from] == k; ++e) {
+      if (by_src[e].to != by_src[e].from) builder.add_successor(pos[by_src[e].to]);
     }
   }
   // Arrows between device tasks: one into a later device task is satisfied by their order
   // (finish() drops it); one into an earlier device task cannot be honoured.
-  for (const auto& [from, to] : edges) {
+  for (const Edge& ed : edges) {
+    const std::uint32_t from = ed.from, to = ed.to;
     if (tasks_[from].seq > tasks_[to].seq) {
       throw TraceError(
           where(tasks_[from].event) + ": task " + std::to_string(tasks_[from].task_id) +
@@ -591,6 +623,7 @@ ReadTrace SwimlaneReader::run() {
   out.format = TraceFormat::kSwimlane;
   out.placeholder_tasks = placeholders;
   out.merged_placeholders = merged;
+  out.dropped_placeholder_arrows = dropped;
   if (numbering_known && (cores.any_aic || cores.any_aiv)) out.recorded_cores = cores;
   read.work.path = path_;
   return read;

@@ -142,6 +142,11 @@ void warn_unrecorded(const trace::LoadedTrace& trace) {
       std::cerr << "; " << trace.merged_placeholders
                 << " of them were drawn at the same time as another and are merged with it";
     }
+    if (trace.dropped_placeholder_arrows > 0) {
+      std::cerr << "; " << trace.dropped_placeholder_arrows
+                << " flow arrows from or to them point back in time (drawn positions, not "
+                   "recorded ones) and are dropped";
+    }
     std::cerr << "\n";
   }
 }

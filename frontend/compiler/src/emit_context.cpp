@@ -50,8 +50,9 @@ Storage EmitContext::allocate(int value, std::uint64_t bytes, bool wide) {
     NPU_CHECK(slot >= 0, "launch value without a workspace region");
     const std::uint32_t copy = info.parallel_copies && in_parallel_ ? piter_ % par_ : 0;
     const std::size_t id = static_cast<std::size_t>(slot) * par_ + copy;
-    slot_bytes_[id] = std::max(slot_bytes_[id], align_up(bytes, kAlignBytes));
-    s.buffer = kSlotBufferBase + static_cast<std::uint32_t>(id);
+    const std::size_t vid = id * slot_versions_ + slot_next_version_[id]++ % slot_versions_;
+    slot_bytes_[vid] = std::max(slot_bytes_[vid], align_up(bytes, kAlignBytes));
+    s.buffer = kSlotBufferBase + static_cast<std::uint32_t>(vid);
     s.base_bytes = 0;
   } else {
     NPU_CHECK(root_open_, "root-inner allocation outside a root");
@@ -225,7 +226,9 @@ void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const 
   in.dst = local;
   in.region = r;
   tb.p.instrs.push_back(in);
-  tb.acc.push_back(Access{r, false});
+  Access a{r, false};
+  a.no_l2 = st.no_l2;
+  tb.acc.push_back(a);
 }
 
 void EmitContext::store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
@@ -239,7 +242,9 @@ void EmitContext::store(TaskBuilder& tb, int local, const GlobalRegion& r, const
   in.src[0] = local;
   in.region = r;
   tb.p.instrs.push_back(in);
-  tb.acc.push_back(Access{r, true});
+  Access a{r, true};
+  a.no_l2 = st.no_l2;
+  tb.acc.push_back(a);
 }
 
 void EmitContext::check_write_span(const Stmt& w, int axis, std::int64_t o, std::int64_t n,

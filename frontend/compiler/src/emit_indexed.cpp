@@ -139,7 +139,7 @@ void EmitContext::emit_indexed(const Unit& u) {
         in.src[1] = li;
         in.region = d.reg;
         tb.p.instrs.push_back(in);
-        tb.acc.push_back(Access{d.reg, true, false});
+        tb.acc.push_back(Access{d.reg, true, false, 0, 0, d.st->no_l2});
         // Priced stand-in: as many elements as the rows written, at the destination's start
         // (dense destinations; a strided one is priced by its whole declared region).
         std::int64_t total = 1, want = 1;
@@ -158,7 +158,7 @@ void EmitContext::emit_indexed(const Unit& u) {
           stand.shape[k] = 1;
           stand.stride[k] = 0;
         }
-        if (dense) tb.acc.push_back(Access{stand, true, true});
+        if (dense) tb.acc.push_back(Access{stand, true, true, 0, 0, d.st->no_l2});
       }
       commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, rs), 1);
     });
@@ -280,7 +280,7 @@ void EmitContext::emit_load_elems(const Unit& u, bool need_out,
         dense = dense && (whole.shape[k] <= 1 || whole.stride[k] == total);
         total *= whole.shape[k];
       }
-      tb.acc.push_back(Access{whole, false, !dense});
+      tb.acc.push_back(Access{whole, false, !dense, 0, 0, x.storage.no_l2});
       GlobalRegion stand = whole;
       stand.rank = 1;
       stand.shape[0] = std::min(n, total);
@@ -289,7 +289,7 @@ void EmitContext::emit_load_elems(const Unit& u, bool need_out,
         stand.shape[k] = 1;
         stand.stride[k] = 0;
       }
-      if (dense) tb.acc.push_back(Access{stand, false, true});
+      if (dense) tb.acc.push_back(Access{stand, false, true, 0, 0, x.storage.no_l2});
     }
     if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
     store_writes(tb, lout, u, woffs, off, E);

@@ -273,7 +273,11 @@ void EmitContext::emit_matmul(const Unit& u) {
   const std::int64_t tm = st.cube.m[1], tn = st.cube.n[1], tk = st.cube.k[1];
   const DType ad = k_.values[ai].dtype;
   const DType acc_d = cube_acc_dtype(ad);
-  check_cube_tile(u, st, ad, acc_d);
+  if (st.conv.c0 > 0) {
+    check_conv_tile(u, st, ad);
+  } else {
+    check_cube_tile(u, st, ad, acc_d);
+  }
   const DType yd = k_.values[st.out].dtype;
   // Elements past a valid extent are padding: they would contribute zeros, so the K loop
   // stops at the valid depth of both operands.
@@ -387,10 +391,12 @@ void EmitContext::emit_matmul(const Unit& u) {
       // burst of its own.
       const auto burst = [](std::int64_t elems, DType d) {
         return static_cast<std::uint32_t>(std::min<std::uint64_t>(
-            static_cast<std::uint64_t>(elems) * model::dtype_bytes(d), 0x7FFFFFFFull));
+            static_cast<std::uint64_t>(elems) * model::dtype_bytes(d), sched::kMaxBurstBytes));
       };
-      if (!region_empty(pa)) tb.acc.push_back(Access{pa, false, true, 1, burst(tk, ad)});
-      if (!region_empty(pb)) tb.acc.push_back(Access{pb, false, true, 2, burst(b_cols, ad)});
+      if (!region_empty(pa))
+        tb.acc.push_back(Access{pa, false, true, 1, burst(tk, ad), a.storage.no_l2});
+      if (!region_empty(pb))
+        tb.acc.push_back(Access{pb, false, true, 2, burst(b_cols, ad), b.storage.no_l2});
     }
     tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {
@@ -408,7 +414,7 @@ void EmitContext::emit_matmul(const Unit& u) {
       if (!x.write || x.r.rank == 0 || x.r.stride[x.r.rank - 1] != 1) continue;
       x.burst_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(
           static_cast<std::uint64_t>(x.r.shape[x.r.rank - 1]) * model::dtype_bytes(x.r.dtype),
-          0x7FFFFFFFull));
+          sched::kMaxBurstBytes));
     }
     const bool full = mE == tm && nE == tn && Kv == K && K % tk == 0;
     const auto tiles = static_cast<std::uint16_t>(

@@ -46,6 +46,7 @@ struct Storage {
   std::int64_t base_bytes = 0;
   std::uint64_t size_bytes = 0;
   int value = -1;
+  bool no_l2 = false;  // the value's cache policy is NONE_CACHEABLE: moved past L2
 };
 
 // A value at run time: its concrete shape and valid shape, and (if it has one) the strided
@@ -91,6 +92,7 @@ struct Access {
   // Bytes the core moves per burst when less than a segment (sched::MemAccess::burst_bytes):
   // the rows of a cube tile, which the ND <-> fractal copies move one by one; 0: one burst.
   std::uint32_t burst_bytes = 0;
+  bool no_l2 = false;  // the storage is not L2-cacheable (sched::MemAccess::no_l2)
 };
 
 struct RootRec {
@@ -243,6 +245,10 @@ class EmitContext {
   // chip key) when matmul st's cube tile breaks one of PyPTO's set_cube_tile_shapes rules for
   // operands of dtype ad and an accumulator of acc_d: L1/L0 relation, alignment, buffer space.
   void check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d) const;
+  // Throws ConfigError (the kernel line, the rule, the values, the buffer's size and chip key)
+  // when conv st's tiles break one of PyPTO's set_conv_tile_shapes buffer rules (L0A, L0B,
+  // L0C, L1) for operands of dtype ad. emit_conv.cpp.
+  void check_conv_tile(const Unit& u, const Stmt& st, DType ad) const;
   // extend_params on a matmul accumulator tile lacc ([mE, nE] at column n0): bias, relu,
   // dequant scale. Returns the local holding the result (lacc or a new fp32 local).
   int matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc, std::int64_t mE,
@@ -355,7 +361,12 @@ class EmitContext {
   std::uint32_t pgroup_ = 0, piter_ = 0, next_group_ = 1;
   std::string ploc_;
   std::uint32_t par_ = 1;  // workspace copies for parallel loops
+  // Launch regions, slot_versions_ per (slot, parallel copy): a value crossing roots gets the
+  // next version at each definition, as PyPTO's outcast pools give each of the k root
+  // instances of a device task its own place (no false dependency between iterations).
   std::vector<std::uint64_t> slot_bytes_;
+  std::vector<std::uint32_t> slot_next_version_;
+  std::uint32_t slot_versions_ = 1;
   std::vector<std::uint64_t> slot_base_;
   std::uint64_t launch_bytes_ = 0;
 };

@@ -65,6 +65,9 @@ struct ValueInfo {
   bool static_extent = true;  // shape and valid shape are constants
   std::string shape_key;      // canonical text of shape (fusion compares it)
   int param = -1;             // parameter index, or -1
+  // Tensor.set_cache_policy(NONE_CACHEABLE, True): a parameter's traffic bypasses L2 (PyPTO
+  // applies the policy to function inputs only; on other values it has no effect).
+  bool no_l2 = false;
   int def_stmt = -1;          // producing op statement, or -1 for parameters
   std::vector<int> uses;      // statements that read or write it (inputs, write src/dst)
   // Decided by lowering:
@@ -105,6 +108,15 @@ struct CubeTile {
   std::int64_t n[2] = {0, 0};
 };
 
+// A convolution's tiles (pypto.conv lowered to a matmul over its img2col matrix): the sizes
+// PyPTO's set_conv_tile_shapes buffer rules read. Present when `conv.c0 > 0`.
+struct ConvTile {
+  std::int64_t hw_l0 = 0, k_l0 = 0, n_l0 = 0;   // TileL0Info: tileH x tileW, tileK, tileN
+  std::int64_t hin_l1 = 0, win_l1 = 0;          // input rows/columns one L1 tile reads
+  std::int64_t k_al1 = 0, k_bl1 = 0, n_l1 = 0;  // CeilAlign(tileCin x kernel, C0); tileN
+  std::int64_t c0 = 0;                          // 32 bytes of the operand dtype, in elements
+};
+
 struct LoopInfo;
 
 enum class StmtKind : std::uint8_t { kOp, kWrite, kLoop };
@@ -137,6 +149,7 @@ struct Stmt {
   double scale = 0;             // per-tensor dequant scale; 0: none
   bool relu = false;            // ReLuType.RELU on the accumulator
   int trans_mode = 0;           // TF32 rounding of fp32 operands: 0 none, 1 rint, 2 round
+  ConvTile conv;                // a convolution's tiles: its rules replace the cube tile's
   // scatter: 0 set, 1 add, 2 multiply (PyPTO's reduce=None/'add'/'multiply')
   int scatter_reduce = 0;
   // sort/argsort (topk): the k first values along dims[0], largest first when descending

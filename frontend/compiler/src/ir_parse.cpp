@@ -301,6 +301,7 @@ class Parser {
                        std::to_string(info.shape.size()) + "; the compiler supports ranks 1..4");
     }
     info.dtype = parse_dtype(need(v, "dtype", ctx), ctx);
+    info.no_l2 = opt_bool(v, "no_l2_cache", false, ctx);
     if (const auto it = v.find("valid_shape"); it != v.end() && !it->is_null()) {
       info.valid = parse_expr_list(*it, "\"valid_shape\"", ctx);
       if (info.valid.size() != info.shape.size()) {
@@ -342,7 +343,8 @@ class Parser {
     Json v = {{"id", need(p, "value", pctx)},
               {"shape", need(p, "shape", pctx)},
               {"dtype", need(p, "dtype", pctx)},
-              {"valid_shape", nullptr}};
+              {"valid_shape", nullptr},
+              {"no_l2_cache", opt_bool(p, "no_l2_cache", false, pctx)}};
     pr.value = add_value(v, pctx);
     k_.values[pr.value].param = static_cast<int>(k_.params.size());
     pr.written = opt_bool(p, "is_output_written", false, pctx);
@@ -602,6 +604,18 @@ class Parser {
       st.scale = it->get<double>();
     }
     st.relu = opt_bool(attrs, "relu", false, loc);
+    if (const auto it = attrs.find("conv"); it != attrs.end() && !it->is_null()) {
+      if (!it->is_object()) fail_at(loc, "matmul: attrs \"conv\" must be an object");
+      ConvTile& c = st.conv;
+      const std::pair<const char*, std::int64_t*> fields[] = {
+          {"hw_l0", &c.hw_l0},   {"k_l0", &c.k_l0},     {"n_l0", &c.n_l0},
+          {"hin_l1", &c.hin_l1}, {"win_l1", &c.win_l1}, {"k_al1", &c.k_al1},
+          {"k_bl1", &c.k_bl1},   {"n_l1", &c.n_l1},     {"c0", &c.c0}};
+      for (const auto& [key, dst] : fields) {
+        *dst = need_int(need(*it, key, loc), std::string("conv \"") + key + "\"", loc);
+        if (*dst <= 0) fail_at(loc, std::string("matmul: conv \"") + key + "\" must be > 0");
+      }
+    }
     if (const auto it = attrs.find("trans_mode"); it != attrs.end() && !it->is_null()) {
       const std::string m = it->is_string() ? it->get<std::string>() : "";
       if (m == "CAST_NONE") {

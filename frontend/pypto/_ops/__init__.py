@@ -35,7 +35,8 @@ of them and re-exported here (``pypto`` re-exports this package's ``__all__``):
   ``unsqueeze``, ``expand_clone``, ``concat``, ``assemble``;
 * ``subscript``: ``Tensor.__getitem__`` and ``__setitem__``;
 * ``composites``: ops recorded as sequences of the others (``softmax``, ``rms_norm``, ...);
-* ``cube``: ``matmul`` and the ``@`` operator.
+* ``cube``: ``matmul`` and the ``@`` operator; ``conv``: convolution on the cube and its
+  tile shapes.
 """
 
 from .._enums import ReLuType, ScatterMode, TopKAlgo, TransMode
@@ -63,6 +64,8 @@ from .subscript import _getitem, _setitem
 from .composites import (LReLU, atomic_add, axpy, axpy_, dequantize, expand_exp_dif, fillpad,
                          gathermask, indexput_, pad, prelu, quantize, rms_norm, softmax, std, var)
 from .cube import _matmul_operator, matmul
+from .random import normal
+from .conv import TileL0Info, TileL1Info, conv, get_conv_tile_shapes, set_conv_tile_shapes
 
 __all__ = [
     "set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "set_semantic_label",
@@ -83,5 +86,5 @@ __all__ = [
     "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
     "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
     "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
-    "atomic_add",
+    "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes", "normal",
 ]

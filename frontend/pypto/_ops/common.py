@@ -15,6 +15,7 @@ from .._dtypes import DataType
 from .._enums import TileOpFormat
 from .._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
 from ..error import short_repr
+from .._element import Element
 from .._symbolic import SymbolicScalar, as_expr, compare, const_value, smin, to_int
 from .._tensor import Tensor
 from .not_carried import _NotCarried
@@ -70,7 +71,7 @@ def _wrap(v: ir.Value) -> Tensor:
 
 
 def _is_scalar(x: Any) -> bool:
-    return isinstance(x, (numbers.Number, SymbolicScalar)) and not isinstance(x, Tensor)
+    return isinstance(x, (numbers.Number, SymbolicScalar, Element)) and not isinstance(x, Tensor)
 
 
 def _dim(d: Any, api: str, what: str = "size") -> Any:
@@ -194,6 +195,8 @@ def _check_static_operands(op: str, family: str, inputs: Sequence[Any]) -> None:
 
 
 def _scalar(x: Any, dtype: DataType, api: str) -> ir.Scalar:
+    if isinstance(x, Element):  # a typed constant: its value, in the tensor's dtype
+        x = x.value
     if isinstance(x, SymbolicScalar):
         c = const_value(x)
         if c is None:

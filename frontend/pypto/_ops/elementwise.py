@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from .. import _tracer, ir
 from .._dtypes import DataType
-from .._enums import PrecisionType
+from .._enums import OP_ALGORITHMS, LogBaseType, PrecisionType
 from .._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError
 from ..error import short_repr
 from .._tensor import Tensor
@@ -77,10 +77,9 @@ def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tenso
         return _reflected_div(x, y)
     attrs = {}
     if precision_type is not None:
-        if not isinstance(precision_type, PrecisionType):
-            _fail(PyptoTypeError, "div", f"precision_type must be a pypto.PrecisionType, got "
-                  f"{short_repr(precision_type)}")
-        attrs["precision_type"] = precision_type
+        _precision_arg("div", precision_type)
+        # DivAlgorithm is PyPTO's later spelling of the same choice.
+        attrs["precision_type"] = PrecisionType[precision_type.name]
     return _binary("div", x, y, attrs=attrs)
 
 
@@ -94,8 +93,11 @@ def minimum(x: Any, y: Any) -> Tensor:
 
 def _precision_arg(api: str, precision_type: Any) -> None:
     # PyPTO's HIGH_PRECISION/INTRINSIC choice of instruction sequence; SIM computes exactly.
-    if precision_type is not None and not isinstance(precision_type, PrecisionType):
-        _fail(PyptoTypeError, api, f"precision_type must be a pypto.PrecisionType, got "
+    alg = OP_ALGORITHMS.get(api)
+    if precision_type is not None and not isinstance(precision_type, PrecisionType) and not (
+            alg is not None and isinstance(precision_type, alg)):
+        _fail(PyptoTypeError, api, f"precision_type must be a pypto.PrecisionType"
+              f"{' or pypto.' + alg.__name__ if alg is not None else ''}, got "
               f"{precision_type!r}")
 
 
@@ -176,8 +178,10 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     return _scalar_first("bitwise_right_shift", input, other)
 
 
-def pow(x: Any, y: Any) -> Tensor:  # noqa: A001
-    """Element-wise ``x ** y``; ``y`` may be a tensor or a number."""
+def pow(x: Any, y: Any, precision_type: Any = None) -> Tensor:  # noqa: A001
+    """Element-wise ``x ** y``; ``y`` may be a tensor or a number. ``precision_type``
+    (PrecisionType or PowAlgorithm) is checked; SIM computes the exact result."""
+    _precision_arg("pow", precision_type)
     if not isinstance(x, Tensor):
         _fail(PyptoNotImplementedError, "pow", "a scalar base is not supported; write "
               "pypto.exp(y * math.log(base))")
@@ -235,11 +239,36 @@ def _unary_op(op: str):
 neg = _unary_op("neg")
 abs = _unary_op("abs")  # noqa: A001
 relu = _unary_op("relu")
-exp = _unary_op("exp")
-log = _unary_op("log")
-sqrt = _unary_op("sqrt")
-rsqrt = _unary_op("rsqrt")
-reciprocal = _unary_op("reciprocal")
+
+
+def _precise_unary_op(op: str):
+    """``pypto.<op>(x, precision_type=None)``: PrecisionType or the op's algorithm enum
+    (ExpAlgorithm, ...), checked; SIM computes the exact result either way."""
+
+    def wrapper(x: Tensor, precision_type: Any = None) -> Tensor:
+        _precision_arg(op, precision_type)
+        return _unary(op, x)
+
+    wrapper.__name__ = wrapper.__qualname__ = op
+    return wrapper
+
+
+exp = _precise_unary_op("exp")
+sqrt = _precise_unary_op("sqrt")
+rsqrt = _precise_unary_op("rsqrt")
+reciprocal = _precise_unary_op("reciprocal")
+
+
+def log(input: Tensor, base: Any = None, precision_type: Any = None) -> Tensor:  # noqa: A002
+    """Element-wise logarithm: natural, or of ``base`` (a pypto.LogBaseType: LOG_E, LOG_2,
+    LOG_10). As in PyPTO, the second argument may instead be the precision (PrecisionType or
+    LogAlgorithm), which SIM checks and computes exactly either way."""
+    if base is not None and not isinstance(base, LogBaseType):
+        base, precision_type = None, base if precision_type is None else precision_type
+    _precision_arg("log", precision_type)
+    op = {None: "log", LogBaseType.LOG_E: "log", LogBaseType.LOG_2: "log2",
+          LogBaseType.LOG_10: "log10"}[base]
+    return _unary(op, input)
 sigmoid = _unary_op("sigmoid")
 tanh = _unary_op("tanh")
 

@@ -146,8 +146,13 @@ void AiCore::start(TaskId task, TimePs t0) {
     if (g.has_memory()) {
       for (std::uint32_t i = g.mem_begin[task]; i < g.mem_begin[task + 1]; ++i) {
         const auto& a = g.mem[i];
-        const auto r = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
         const std::uint64_t moved = m_.cost.moved_bytes(a);
+        if (a.no_l2 != 0) {  // past L2: all of it is HBM traffic, and L2 keeps its lines
+          (a.is_write != 0 ? write_bytes : read_bytes) += moved;
+          hbm_bytes += a.bytes;
+          continue;
+        }
+        const auto r = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
         if (a.is_write != 0) {
           write_bytes += moved;
         } else {

@@ -23,8 +23,13 @@ struct MemAccess {
   std::uint32_t is_write : 1;
   // The core moves the range in bursts of this many bytes (each row of a cube operand or
   // result is a burst of its own: the ND <-> fractal copies move rows); 0: one burst.
-  std::uint32_t burst_bytes : 31;
+  std::uint32_t burst_bytes : 30;
+  // The range goes to HBM past L2, neither filling nor evicting lines (PyPTO's
+  // CachePolicy.NONE_CACHEABLE tensors).
+  std::uint32_t no_l2 : 1;
 };
+// The largest burst_bytes a MemAccess holds.
+inline constexpr std::uint32_t kMaxBurstBytes = (1u << 30) - 1;
 
 // A device task: the unit the control-flow AICPU hands to the schedule threads. Its tasks
 // occupy [first_task, first_task + num_tasks) in the graph.

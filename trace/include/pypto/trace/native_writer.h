@@ -83,12 +83,14 @@ class NativeWriter {
     o_ << ",\"mem\":[";
     first_item_ = true;
   }
-  // burst_bytes: sched::MemAccess::burst_bytes, written only when not 0.
-  void mem(std::uint64_t addr, std::uint64_t bytes, bool is_write, std::uint64_t burst_bytes = 0) {
+  // burst_bytes: sched::MemAccess::burst_bytes, written only when not 0; no_l2: the range goes
+  // past L2 (kind "rn" / "wn").
+  void mem(std::uint64_t addr, std::uint64_t bytes, bool is_write, std::uint64_t burst_bytes = 0,
+           bool no_l2 = false) {
     o_ << (first_item_ ? "[" : ",[");
     first_item_ = false;
     o_.u(addr) << ',';
-    o_.u(bytes) << (is_write ? ",\"w\"" : ",\"r\"");
+    o_.u(bytes) << (is_write ? ",\"w" : ",\"r") << (no_l2 ? "n\"" : "\"");
     if (burst_bytes != 0) {
       o_ << ',';
       o_.u(burst_bytes);

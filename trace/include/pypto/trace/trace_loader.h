@@ -73,6 +73,9 @@ struct LoadedTrace {
   // joined with another drawn at the same time (a flow arrow cannot tell them apart).
   std::uint64_t placeholder_tasks = 0;
   std::uint64_t merged_placeholders = 0;
+  // Merged swimlanes: flow arrows from or to a placeholder that end before they start (a
+  // placeholder's position is drawn, not recorded), dropped as no dependency the run had.
+  std::uint64_t dropped_placeholder_arrows = 0;
   // Board recordings whose prof blocks carry blockIdx (merged swimlanes: lanes numbered
   // blockIdx + 1): the cores they ran on, to check or choose the chip
   // (model::check_recorded_cores, model::fitting_chip_presets).

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// The convolution family: pypto.conv arrives as a matmul over its img2col matrix whose tiles
+// follow PyPTO's set_conv_tile_shapes rules; this file checks their buffer space.
+#include <cstdint>
+#include <string>
+
+#include "instance.h"
+#include "pypto/common/errors.h"
+
+namespace pypto::compiler::detail {
+
+namespace {
+
+std::uint64_t align_up(std::int64_t v, std::int64_t a) {
+  return static_cast<std::uint64_t>(ceil_div(v, a) * a);
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  return std::to_string(bytes) + " bytes (" + std::to_string(bytes / 1024) + " KiB)";
+}
+
+}  // namespace
+
+void EmitContext::check_conv_tile(const Unit& u, const Stmt& st, DType ad) const {
+  // PyPTO's buffer rules of set_conv_tile_shapes (docs/zh/api/config/
+  // pypto-set_conv_tile_shapes.md), with the chip's buffer sizes; the range and alignment
+  // rules were checked where the conv was traced.
+  const ConvTile& c = st.conv;
+  const std::uint64_t eb = model::dtype_bytes(ad);
+  const std::string dt = std::string(model::to_string(ad));
+  const std::string where = u.loc + ": conv: the conv tile breaks PyPTO's rule ";
+  const std::uint64_t hw = align_up(c.hw_l0, 16), k0 = align_up(c.k_l0, c.c0);
+  const std::uint64_t n0 = align_up(c.n_l0, 16);
+  const std::uint64_t a_l1 = align_up(
+      static_cast<std::int64_t>(c.hin_l1 * c.win_l1 * c.k_al1 * static_cast<std::int64_t>(eb)), 32);
+  const std::uint64_t b_l1 =
+      align_up(static_cast<std::int64_t>(c.n_l1 * c.k_bl1 * static_cast<std::int64_t>(eb)), 32);
+  const std::uint64_t bias_l1 = align_up(static_cast<std::int64_t>(c.n_l1 * eb), 32);
+  const std::string c0 = std::to_string(c.c0);
+  struct Need {
+    const char* buffer;
+    const char* key;
+    std::uint32_t kib;
+    std::uint64_t bytes;
+    std::string rule, values;
+  };
+  const Need needs[] = {
+      {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, hw * k0 * eb,
+       "CeilAlign(tileH x tileW, 16) x CeilAlign(tileK, C0) x sizeof(" + dt + ")",
+       "CeilAlign(" + std::to_string(c.hw_l0) + ", 16) x CeilAlign(" + std::to_string(c.k_l0) +
+           ", " + c0 + ") x " + std::to_string(eb)},
+      {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, k0 * n0 * eb,
+       "CeilAlign(tileK, C0) x CeilAlign(tileN, 16) x sizeof(" + dt + ")",
+       "CeilAlign(" + std::to_string(c.k_l0) + ", " + c0 + ") x CeilAlign(" +
+           std::to_string(c.n_l0) + ", 16) x " + std::to_string(eb)},
+      {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, hw * n0 * 4,
+       "CeilAlign(tileH x tileW, 16) x CeilAlign(tileN, 16) x sizeof(DT_FP32)",
+       "CeilAlign(" + std::to_string(c.hw_l0) + ", 16) x CeilAlign(" + std::to_string(c.n_l0) +
+           ", 16) x 4"},
+      {"L1", "cores.l1_kib", chip_.cores.l1_kib, a_l1 + b_l1 + bias_l1,
+       "CeilAlign(hinL1 x winL1 x kAL1 x sizeof(" + dt + "), 32) + CeilAlign(nL1 x kBL1 x sizeof(" +
+           dt + "), 32) + CeilAlign(tileN x sizeof(" + dt + "), 32)",
+       "hinL1 = " + std::to_string(c.hin_l1) + ", winL1 = " + std::to_string(c.win_l1) +
+           ", kAL1 = " + std::to_string(c.k_al1) + ", nL1 = " + std::to_string(c.n_l1) +
+           ", kBL1 = " + std::to_string(c.k_bl1) + ": " + std::to_string(a_l1) + " + " +
+           std::to_string(b_l1) + " + " + std::to_string(bias_l1)},
+  };
+  for (const Need& n : needs) {
+    const std::uint64_t cap = std::uint64_t{n.kib} * 1024;
+    if (n.bytes <= cap) continue;
+    throw ConfigError(where + n.rule + " <= " + n.buffer + " size: " + n.values + " = " +
+                      bytes_text(n.bytes) + ", " + n.buffer + " holds " + bytes_text(cap) + " (" +
+                      n.key + " of chip " + chip_.chip.name +
+                      "); choose other pypto.set_conv_tile_shapes");
+  }
+}
+
+}  // namespace pypto::compiler::detail
