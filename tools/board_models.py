@@ -87,13 +87,14 @@ def apply_edit(folder, edit):
         if start < 0:
             raise CaseError(f"{name}: {old!r} not found (another version of the file?)")
         end = text.find("\ndef ", start + len(old))
-        body = text[start:end if end >= 0 else len(text)]
+        end = end if end >= 0 else len(text)
+        body = text[start:end]
         for key, value in new.items():
             body, n = re.subn(rf"(\n\s+{key}=)[^\n]*,\n", lambda m: f"{m.group(1)}{value},\n",
                               body)
             if n != 1:
                 raise CaseError(f"{name}: {key}= occurs {n} times in {old!r}")
-        text = text[:start] + body + text[start + len(body):]
+        text = text[:start] + body + text[end:]
     else:
         if text.count(old) != 1:
             raise CaseError(f"{name}: {old!r} occurs {text.count(old)} times")
