@@ -157,6 +157,30 @@ def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
     assert k.last_report.stats["tasks"] == tasks
 
 
+def test_sg_set_scope_absorbs_the_ops_on_a_path_between_its_ops():
+    # a = x * 2 and c = a - b in scope 1, b = sum(a) outside it: merging a with c alone would
+    # close the path a -> b -> c, so (as PyPTO does) the scope takes b in. Per row tile: one
+    # leaf {a, b, c} and the unscoped add (y = c + 1): 4 x 2 = 8 leaves (without the
+    # absorption, 4 x 4 = 16).
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        pypto.set_pass_options(sg_set_scope=1)
+        a = x * 2.0
+        pypto.set_pass_options(sg_set_scope=-1)
+        b = pypto.sum(a, -1, keepdim=True)
+        pypto.set_pass_options(sg_set_scope=1)
+        c = a - b
+        pypto.set_pass_options(sg_set_scope=-1)
+        y[:] = c + 1.0
+
+    x = torch.randn(64, 64)
+    y = torch.empty(64, 64)
+    k(x, y)
+    torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
+    assert k.last_report.stats["tasks"] == 8
+
+
 def test_a_concat_is_one_task_per_output_tile():
     # PyPTO tiles a concat by its output: four [16, 16] pieces side by side in one [16, 64]
     # tile are one task (not one per piece, 8 here), and the two tiles of a [16, 128] output

@@ -84,11 +84,23 @@ void Instance::bind() {
                         "expected " +
                         std::to_string(bytes));
     }
+    // A tensor passed for two parameters (a cache updated in place: PyPTO's kernels take it
+    // as input and output) is one buffer, so its reads and writes order each other and a copy
+    // of it onto itself is no copy.
+    std::uint32_t buffer = static_cast<std::uint32_t>(i);
+    for (std::size_t j = 0; j < i && t.data != nullptr; ++j) {
+      const LaunchTensor& o = tensors_[j];
+      if (o.data == t.data && o.size_bytes == t.size_bytes && o.dtype == t.dtype &&
+          o.shape == t.shape) {
+        buffer = vals_[k_.params[j].value].region.buffer;
+        break;
+      }
+    }
     v.has_region = true;
-    v.region.buffer = static_cast<std::uint32_t>(i);
+    v.region.buffer = buffer;
     v.region.dtype = p.dtype;
     set_dense_layout(v);
-    v.storage = Storage{static_cast<std::uint32_t>(i), 0, bytes, p.value, k_.values[p.value].no_l2};
+    v.storage = Storage{buffer, 0, bytes, p.value, k_.values[p.value].no_l2, k_.values[p.value].nz};
     vals_[p.value] = v;
   }
   par_ =
