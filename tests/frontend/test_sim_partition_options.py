@@ -181,6 +181,35 @@ def test_sg_set_scope_absorbs_the_ops_on_a_path_between_its_ops():
     assert k.last_report.stats["tasks"] == 8
 
 
+def test_a_scope_whose_iterations_connect_through_another_scope_merges_per_iteration():
+    # Two unrolled iterations of u = exp(w) (scope 1), then v = sum(u), w = u - v + w (scope 2).
+    # Scope 2's last task of the first iteration feeds the second's (w), with scope 1's exp in
+    # between: merged as one, scope 2 would swallow scope 1's op. So it merges edge by edge,
+    # each iteration's sum, sub and add one leaf: exp, {sum, sub, add} twice = 4 leaves.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 64], pypto.DT_FP32), y: pypto.Tensor([16, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        w = x
+        for _ in range(2):
+            pypto.set_pass_options(sg_set_scope=1)
+            u = pypto.exp(w)
+            pypto.set_pass_options(sg_set_scope=2)
+            v = pypto.sum(u, -1, keepdim=True)
+            w = (u - v) + w
+            pypto.set_pass_options(sg_set_scope=-1)
+        y[:] = w
+
+    x = torch.randn(16, 64) * 0.1
+    y = torch.empty(16, 64)
+    k(x, y)
+    w = x
+    for _ in range(2):
+        u = torch.exp(w)
+        w = (u - u.sum(-1, keepdim=True)) + w
+    torch.testing.assert_close(y, w, rtol=1e-4, atol=1e-4)
+    assert k.last_report.stats["tasks"] == 4
+
+
 def test_a_concat_is_one_task_per_output_tile():
     # PyPTO tiles a concat by its output: four [16, 16] pieces side by side in one [16, 64]
     # tile are one task (not one per piece, 8 here), and the two tiles of a [16, 128] output

@@ -400,19 +400,33 @@ class Partitioner {
           any = true;
         }
       }
-      // PyPTO absorbs the ops on a path between two ops of a scope into it; a scope whose
-      // path runs through a task of the other core type (or of another scope) stays as it is.
-      if (any && !absorb_paths(id)) uf_.restore(std::move(saved));
+      // PyPTO absorbs the ops on a path between two ops of a scope into it. When a path runs
+      // through a task of the other core type or of another scope (the scope's ops of
+      // successive unrolled iterations, with another scope's ops between them), the scope
+      // merges edge by edge instead, each merge kept only if its own paths can be absorbed.
+      if (!any || absorb_paths(id)) continue;
+      uf_.restore(std::move(saved));
+      for (std::uint32_t t = 0; t < g_.n; ++t) {
+        if (g_.scope[t] != id) continue;
+        for (const std::uint32_t s : g_.succ[t]) {
+          if (g_.scope[s] != id || g_.core[s] != g_.core[t] || uf_.find(s) == uf_.find(t)) continue;
+          std::vector<std::uint32_t> before = uf_.snapshot();
+          uf_.unite(t, s);
+          if (!absorb_paths(id, uf_.find(t))) uf_.restore(std::move(before));
+        }
+      }
     }
   }
 
-  // Unites into each merged set of scope `id` the tasks on a path between two of its tasks
-  // (reachable from the set and reaching it). False when such a task cannot join (another
-  // core type or scope) or the leaf graph still has a cycle.
-  bool absorb_paths(std::int32_t id) {
+  // Unites into each merged set of scope `id` (or only set `only_set`) the tasks on a path
+  // between two of its tasks (reachable from the set and reaching it). False when such a task
+  // cannot join (another core type or scope) or the leaf graph still has a cycle.
+  bool absorb_paths(std::int32_t id, std::uint32_t only_set = ~0u) {
     std::vector<std::uint32_t> roots;
     for (std::uint32_t t = 0; t < g_.n; ++t) {
-      if (g_.scope[t] == id) roots.push_back(uf_.find(t));
+      if (g_.scope[t] == id && (only_set == ~0u || uf_.find(t) == only_set)) {
+        roots.push_back(uf_.find(t));
+      }
     }
     std::sort(roots.begin(), roots.end());
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
