@@ -86,7 +86,8 @@ void moved_ranges(const A& x, F&& f) {
     }
   }
   if (row_ax == -2 || col_ax == -2 || (row_ax < 0 && col_ax < 0)) {
-    for_each_segment(r, [&](std::uint64_t off, std::uint64_t bytes) { f(off, bytes, x.burst_bytes); });
+    for_each_segment(r,
+                     [&](std::uint64_t off, std::uint64_t bytes) { f(off, bytes, x.burst_bytes); });
     return;
   }
   const std::int64_t tr = row_ax >= 0 ? r.shape[row_ax] : 1, tc = col_ax >= 0 ? r.shape[col_ax] : 1;

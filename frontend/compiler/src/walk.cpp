@@ -105,8 +105,8 @@ void Instance::bind() {
   }
   par_ =
       k_.has_parallel_loop ? static_cast<std::uint32_t>(opt_.runtime.device_sched_parallelism) : 1;
-  slot_versions_ = static_cast<std::uint32_t>(std::max<std::int64_t>(
-      1, opt_.runtime.stitch_function_max_num));
+  slot_versions_ =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, opt_.runtime.stitch_function_max_num));
   slot_next_version_.assign(static_cast<std::size_t>(k_.num_launch_slots) * par_, 0);
   slot_bytes_.assign(slot_next_version_.size() * slot_versions_, 0);
 }
