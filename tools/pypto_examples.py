@@ -363,6 +363,27 @@ for _owner, _fn in ((_torch, "matmul"), (_torch, "mm"), (_torch, "bmm"),
     setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), _HALF, 2))
 for _owner, _fn in ((_torch, "relu"), (_torch.Tensor, "relu"), (_torch.nn.functional, "relu")):
     setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), (_torch.float16,), 1))
+
+# torch < 2.0 has no torch._dynamo: model scripts only use its allow_in_graph decorator, the
+# identity outside torch.compile.
+import sys as _sys, types as _types
+try:
+    import torch._dynamo  # noqa: F401
+except ImportError:
+    _dynamo = _types.ModuleType("torch._dynamo")
+    _dynamo.allow_in_graph = lambda fn: fn
+    _sys.modules["torch._dynamo"] = _dynamo
+    _torch._dynamo = _dynamo
+
+# torch.unravel_index arrived in torch 2.2; PyPTO's compare helpers call it on host tensors.
+if not hasattr(_torch, "unravel_index"):
+    def _unravel_index(indices, shape):
+        idx, out = _torch.as_tensor(indices), []
+        for dim in reversed(tuple(shape)):
+            out.append(idx % dim)
+            idx = _torch.div(idx, dim, rounding_mode="floor")
+        return tuple(reversed(out))
+    _torch.unravel_index = _unravel_index
 """
 
 _BACKEND_SHIM = """# written by tools/pypto_examples.py --backend {executor}

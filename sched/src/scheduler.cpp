@@ -139,25 +139,25 @@ struct Scheduler::Impl {
   void check_core(const char* hook, common::ThreadId t, common::TaskId task,
                   common::CoreId c) const {
     const int want = idx(graph.core_type[task]);
-    const Thread& th = threads[t];
-    const std::string type(to_string(graph.core_type[task]));
-    const std::string expected = "one of thread " + std::to_string(t) + "'s " + type +
-                                 " cores (ids " + std::to_string(th.begin[want]) + " to " +
-                                 std::to_string(th.end[want] - 1) +
-                                 ") with a free slot, for task " + std::to_string(task);
-    const std::string answer = c == common::kNoCore ? "NO_CORE" : "core " + std::to_string(c);
-    if (c >= cores.size() || cores[c].owner != t || idx(cores[c].type) != want) {
-      bad_answer(hook, answer, expected);
-    }
+    // The messages are built only for a bad answer: this check runs once per dispatch.
+    const auto fail = [&](const char* why) {
+      const Thread& th = threads[t];
+      const std::string type(to_string(graph.core_type[task]));
+      const std::string expected = "one of thread " + std::to_string(t) + "'s " + type +
+                                   " cores (ids " + std::to_string(th.begin[want]) + " to " +
+                                   std::to_string(th.end[want] - 1) +
+                                   ") with a free slot, for task " + std::to_string(task);
+      const std::string answer = c == common::kNoCore ? "NO_CORE" : "core " + std::to_string(c);
+      bad_answer(hook, answer + why, expected);
+    };
+    if (c >= cores.size() || cores[c].owner != t || idx(cores[c].type) != want) fail("");
     if (cores[c].running != common::kNoTask && cores[c].pending != common::kNoTask) {
-      bad_answer(hook, answer + " (its running and pending slots are both taken)", expected);
+      fail(" (its running and pending slots are both taken)");
     }
     if (cores[c].running != common::kNoTask && !cores[c].acked) {
-      bad_answer(hook,
-                 answer +
-                     " (its running task is not acknowledged yet, so its pending slot "
-                     "is not free: MachineView.has_free_slot)",
-                 expected);
+      fail(
+          " (its running task is not acknowledged yet, so its pending slot "
+          "is not free: MachineView.has_free_slot)");
     }
   }
 
@@ -727,6 +727,12 @@ RoundResult Scheduler::run_round(common::ThreadId t, Hal& hal) {
 }
 
 bool Scheduler::in_round(common::ThreadId t) const { return impl_->threads[t].rs.active; }
+
+bool Scheduler::piece_has_results(common::ThreadId t) const {
+  const RoundResult* r = impl_->threads[t].round;
+  return r != nullptr && (r->pushed_shared[0] || r->pushed_shared[1] || r->all_sent ||
+                          !r->finished_device_tasks.empty());
+}
 
 bool Scheduler::has_in_flight(common::ThreadId t) const {
   return impl_->threads[t].in_flight_cores > 0;

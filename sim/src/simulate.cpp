@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "machine/ai_core.h"
+#include "machine/calendar.h"
 #include "machine/control_flow.h"
 #include "machine/hbm.h"
 #include "machine/machine.h"
@@ -125,6 +126,7 @@ struct Model {
   std::unique_ptr<TimelineRecorder> timeline;  // null: no per-task times and no AICPU spans
   std::unique_ptr<ReplayMetrics> replay;       // null: nothing recorded to compare with
   std::unique_ptr<RunInfo> info;
+  std::unique_ptr<Calendar> calendar;
   std::vector<std::unique_ptr<AiCore>> cores;
   std::unique_ptr<Hbm> hbm;
   std::vector<std::unique_ptr<SchedThread>> threads;
@@ -180,6 +182,10 @@ std::unique_ptr<Model> build(const sched::TaskGraph& graph, const model::ChipCon
   const common::TimePs control_start =
       graph.control_waits_for_aicore ? std::max(aicpu_start, aicore_start) : aicpu_start;
 
+  // The agents join the calendar in the model's tie order: cores by id, HBM, schedule
+  // threads by id, control flow (calendar.h).
+  md.calendar = std::make_unique<Calendar>("calendar");
+  m.calendar = md.calendar.get();
   md.cores.reserve(shape.aic + shape.aiv);
   for (common::CoreId c = 0; c < shape.aic + shape.aiv; ++c) {
     const bool aic = c < shape.aic;
@@ -213,7 +219,7 @@ void run(Model& md) {
   const auto stalled = [&](const std::string& what) {
     const std::string state = describe_agents(m);
     throw PolicyError(policy_name + " (not a built-in policy) " + what + " at " +
-                      std::to_string(now_ps()) +
+                      std::to_string(m.now_ps()) +
                       " ps: " + state.substr(0, state.find(". Runtime state:")) +
                       "; its hooks left the ready tasks unsent (pypto-sim policies lists the "
                       "built-in ones to compare with)");
@@ -232,14 +238,14 @@ void run(Model& md) {
   }
   if (!md.scheduler->all_done()) {
     if (users_policy) stalled("stopped the run before its end");
-    throw ModelError("simulation stopped before the end at " + std::to_string(now_ps()) +
+    throw ModelError("simulation stopped before the end at " + std::to_string(m.now_ps()) +
                      " ps: " + describe_agents(m));
   }
   {
     // Promised HBM transfers leave the flow model lazily: retire those still held so that
     // its busy time covers them (every one ended before the last task did).
     std::vector<std::uint64_t> unreported;
-    m.hbm_model.complete_until(now_ps(), unreported);
+    m.hbm_model.complete_until(m.now_ps(), unreported);
   }
   m.observers.run_end();
 }

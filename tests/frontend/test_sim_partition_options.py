@@ -157,6 +157,59 @@ def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
     assert k.last_report.stats["tasks"] == tasks
 
 
+def test_sg_set_scope_absorbs_the_ops_on_a_path_between_its_ops():
+    # a = x * 2 and c = a - b in scope 1, b = sum(a) outside it: merging a with c alone would
+    # close the path a -> b -> c, so (as PyPTO does) the scope takes b in. Per row tile: one
+    # leaf {a, b, c} and the unscoped add (y = c + 1): 4 x 2 = 8 leaves (without the
+    # absorption, 4 x 4 = 16).
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        pypto.set_pass_options(sg_set_scope=1)
+        a = x * 2.0
+        pypto.set_pass_options(sg_set_scope=-1)
+        b = pypto.sum(a, -1, keepdim=True)
+        pypto.set_pass_options(sg_set_scope=1)
+        c = a - b
+        pypto.set_pass_options(sg_set_scope=-1)
+        y[:] = c + 1.0
+
+    x = torch.randn(64, 64)
+    y = torch.empty(64, 64)
+    k(x, y)
+    torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
+    assert k.last_report.stats["tasks"] == 8
+
+
+def test_a_scope_whose_iterations_connect_through_another_scope_merges_per_iteration():
+    # Two unrolled iterations of u = exp(w) (scope 1), then v = sum(u), w = u - v + w (scope 2).
+    # Scope 2's last task of the first iteration feeds the second's (w), with scope 1's exp in
+    # between: merged as one, scope 2 would swallow scope 1's op. So it merges edge by edge,
+    # each iteration's sum, sub and add one leaf: exp, {sum, sub, add} twice = 4 leaves.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 64], pypto.DT_FP32), y: pypto.Tensor([16, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        w = x
+        for _ in range(2):
+            pypto.set_pass_options(sg_set_scope=1)
+            u = pypto.exp(w)
+            pypto.set_pass_options(sg_set_scope=2)
+            v = pypto.sum(u, -1, keepdim=True)
+            w = (u - v) + w
+            pypto.set_pass_options(sg_set_scope=-1)
+        y[:] = w
+
+    x = torch.randn(16, 64) * 0.1
+    y = torch.empty(16, 64)
+    k(x, y)
+    w = x
+    for _ in range(2):
+        u = torch.exp(w)
+        w = (u - u.sum(-1, keepdim=True)) + w
+    torch.testing.assert_close(y, w, rtol=1e-4, atol=1e-4)
+    assert k.last_report.stats["tasks"] == 4
+
+
 def test_a_concat_is_one_task_per_output_tile():
     # PyPTO tiles a concat by its output: four [16, 16] pieces side by side in one [16, 64]
     # tile are one task (not one per piece, 8 here), and the two tiles of a [16, 128] output

@@ -17,8 +17,8 @@
 #include "../common/temp_dir.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/cost_model.h"
-#include "pypto/trace/synthetic.h"
 #include "pypto/trace/native_writer.h"
+#include "pypto/trace/synthetic.h"
 #include "pypto/trace/trace_loader.h"
 #include "trace_test.h"
 

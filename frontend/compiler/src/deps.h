@@ -61,6 +61,44 @@ void for_each_segment(const GlobalRegion& r, F&& f) {
   }
 }
 
+// Calls f(byte_offset, bytes, burst_bytes) for every range access `x` moves between GM and a
+// core: the region's contiguous runs (for_each_segment) with its burst size; for a cube operand
+// of an NZ parameter, the runs of the fractal layout instead (column blocks of C0 = 32 bytes,
+// each laid out over all rows of the matrix: a tile moves one run of its rows x C0 per column
+// block it covers), when the region is a row-major window of that matrix.
+template <class A, class F>
+void moved_ranges(const A& x, F&& f) {
+  const GlobalRegion& r = x.r;
+  const std::int64_t es = model::dtype_bytes(r.dtype);
+  const std::int64_t c0 = es <= 32 ? 32 / es : 1, R = x.nz_rows, C = x.nz_cols;
+  int row_ax = -1, col_ax = -1;
+  if (R > 0 && C > 0 && C % c0 == 0 && r.rank >= 2) {
+    for (int k = 0; k < r.rank; ++k) {
+      if (r.shape[k] <= 1) continue;
+      if (r.stride[k] == 1 && col_ax < 0) {
+        col_ax = k;
+      } else if (r.stride[k] == C && row_ax < 0) {
+        row_ax = k;
+      } else {
+        col_ax = row_ax = -2;  // another axis: not a window of one matrix
+        break;
+      }
+    }
+  }
+  if (row_ax == -2 || col_ax == -2 || (row_ax < 0 && col_ax < 0)) {
+    for_each_segment(r,
+                     [&](std::uint64_t off, std::uint64_t bytes) { f(off, bytes, x.burst_bytes); });
+    return;
+  }
+  const std::int64_t tr = row_ax >= 0 ? r.shape[row_ax] : 1, tc = col_ax >= 0 ? r.shape[col_ax] : 1;
+  const std::int64_t matrix = R * C, base = r.offset_elems - r.offset_elems % matrix;
+  const std::int64_t in = r.offset_elems % matrix, r0 = in / C, col0 = in % C;
+  for (std::int64_t jb = col0 / c0; jb <= (col0 + tc - 1) / c0; ++jb) {
+    const std::int64_t start = base + jb * R * c0 + r0 * c0;
+    f(static_cast<std::uint64_t>(start * es), static_cast<std::uint64_t>(tr * c0 * es), 0);
+  }
+}
+
 class DepTracker {
  public:
   // buffer_bytes[i]: size of buffer i; accesses must stay inside it.

@@ -393,10 +393,19 @@ void EmitContext::emit_matmul(const Unit& u) {
         return static_cast<std::uint32_t>(std::min<std::uint64_t>(
             static_cast<std::uint64_t>(elems) * model::dtype_bytes(d), sched::kMaxBurstBytes));
       };
-      if (!region_empty(pa))
-        tb.acc.push_back(Access{pa, false, true, 1, burst(tk, ad), a.storage.no_l2});
-      if (!region_empty(pb))
-        tb.acc.push_back(Access{pb, false, true, 2, burst(b_cols, ad), b.storage.no_l2});
+      // An operand read from an NZ parameter moves in the fractal layout's runs.
+      const auto panel = [&](const GlobalRegion& reg, std::uint8_t operand, std::uint32_t bb,
+                             const RtVal& x) {
+        Access acc{reg, false, true, operand, bb, x.storage.no_l2};
+        if (x.storage.nz && x.storage.value >= 0 && vals_[x.storage.value].rank >= 2) {
+          const RtVal& p = vals_[x.storage.value];
+          acc.nz_rows = p.shape[p.rank - 2];
+          acc.nz_cols = p.shape[p.rank - 1];
+        }
+        tb.acc.push_back(acc);
+      };
+      if (!region_empty(pa)) panel(pa, 1, burst(tk, ad), a);
+      if (!region_empty(pb)) panel(pb, 2, burst(b_cols, ad), b);
     }
     tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {

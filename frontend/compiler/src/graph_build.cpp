@@ -119,10 +119,9 @@ void Instance::build_graph(Launch& l) {
     each_access(tr, [&](const Access& x) {
       if (!x.priced) return;
       const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
-      for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
+      moved_ranges(x, [&](std::uint64_t off, std::uint64_t bytes, std::uint32_t burst) {
         b.add_memory(sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes),
-                                      x.write ? 1u : 0u, x.burst_bytes,
-                                      x.no_l2 ? 1u : 0u});
+                                      x.write ? 1u : 0u, burst, x.no_l2 ? 1u : 0u});
       });
     });
   }

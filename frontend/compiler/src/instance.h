@@ -47,6 +47,7 @@ struct Storage {
   std::uint64_t size_bytes = 0;
   int value = -1;
   bool no_l2 = false;  // the value's cache policy is NONE_CACHEABLE: moved past L2
+  bool nz = false;     // a TILEOP_NZ parameter: stored in the cube's fractal layout
 };
 
 // A value at run time: its concrete shape and valid shape, and (if it has one) the strided
@@ -93,6 +94,9 @@ struct Access {
   // the rows of a cube tile, which the ND <-> fractal copies move one by one; 0: one burst.
   std::uint32_t burst_bytes = 0;
   bool no_l2 = false;  // the storage is not L2-cacheable (sched::MemAccess::no_l2)
+  // A cube operand read from a TILEOP_NZ parameter of nz_rows x nz_cols (its last two axes;
+  // 0: ND): its bytes move as the fractal layout lays them out (moved_ranges()).
+  std::int64_t nz_rows = 0, nz_cols = 0;
 };
 
 struct RootRec {

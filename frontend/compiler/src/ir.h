@@ -68,8 +68,9 @@ struct ValueInfo {
   // Tensor.set_cache_policy(NONE_CACHEABLE, True): a parameter's traffic bypasses L2 (PyPTO
   // applies the policy to function inputs only; on other values it has no effect).
   bool no_l2 = false;
-  int def_stmt = -1;          // producing op statement, or -1 for parameters
-  std::vector<int> uses;      // statements that read or write it (inputs, write src/dst)
+  bool nz = false;        // a parameter declared TILEOP_NZ (the fractal layout on the device)
+  int def_stmt = -1;      // producing op statement, or -1 for parameters
+  std::vector<int> uses;  // statements that read or write it (inputs, write src/dst)
   // Decided by lowering:
   bool materialised = false;  // has its own storage (not a local-only tile or an alias)
   bool copy_view = false;     // view/reshape that must copy (copy semantics would differ)

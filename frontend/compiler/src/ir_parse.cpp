@@ -346,6 +346,12 @@ class Parser {
               {"valid_shape", nullptr},
               {"no_l2_cache", opt_bool(p, "no_l2_cache", false, pctx)}};
     pr.value = add_value(v, pctx);
+    if (const auto it = p.find("format"); it != p.end()) {
+      if (!it->is_string() || (*it != "TILEOP_ND" && *it != "TILEOP_NZ")) {
+        fail_at(pctx, "\"format\" must be \"TILEOP_ND\" or \"TILEOP_NZ\", got " + it->dump());
+      }
+      k_.values[pr.value].nz = *it == "TILEOP_NZ";
+    }
     k_.values[pr.value].param = static_cast<int>(k_.params.size());
     pr.written = opt_bool(p, "is_output_written", false, pctx);
     k_.params.push_back(std::move(pr));

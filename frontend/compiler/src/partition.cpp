@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "deps.h"
+#include "partition_sets.h"
 #include "pypto/common/errors.h"
 #include "task_cost.h"
 
@@ -64,64 +65,6 @@ std::uint64_t region_hash(const GlobalRegion& r) {
   }
   return h;
 }
-
-// Byte intervals of one buffer (half-open), merged.
-class IntervalSet {
- public:
-  void add(std::uint64_t b, std::uint64_t e) {
-    auto it = m_.upper_bound(b);
-    if (it != m_.begin()) {
-      auto p = std::prev(it);
-      if (p->second >= b) {
-        b = p->first;
-        e = std::max(e, p->second);
-        it = m_.erase(p);
-      }
-    }
-    while (it != m_.end() && it->first <= e) {
-      e = std::max(e, it->second);
-      it = m_.erase(it);
-    }
-    m_.emplace(b, e);
-  }
-  bool covers(std::uint64_t b, std::uint64_t e) const {
-    auto it = m_.upper_bound(b);
-    if (it == m_.begin()) return false;
-    --it;
-    return it->first <= b && it->second >= e;
-  }
-  bool overlaps(std::uint64_t b, std::uint64_t e) const {
-    auto it = m_.lower_bound(e);
-    if (it == m_.begin()) return false;
-    --it;
-    return it->second > b;
-  }
-
- private:
-  std::map<std::uint64_t, std::uint64_t> m_;
-};
-
-class UnionFind {
- public:
-  explicit UnionFind(std::size_t n) : p_(n) { std::iota(p_.begin(), p_.end(), 0u); }
-  std::uint32_t find(std::uint32_t x) {
-    while (p_[x] != x) x = p_[x] = p_[p_[x]];
-    return x;
-  }
-  // The smaller index stays the root, so a set is named by its first task.
-  void unite(std::uint32_t a, std::uint32_t b) {
-    a = find(a);
-    b = find(b);
-    if (a == b) return;
-    if (b < a) std::swap(a, b);
-    p_[b] = a;
-  }
-  std::vector<std::uint32_t> snapshot() const { return p_; }
-  void restore(std::vector<std::uint32_t> p) { p_ = std::move(p); }
-
- private:
-  std::vector<std::uint32_t> p_;
-};
 
 // Task-graph view of one root: dependency edges (data and ordering alike, so merged tasks keep
 // every order), the isomorphism signature and PyPTO's latency estimate of every task.
@@ -457,10 +400,65 @@ class Partitioner {
           any = true;
         }
       }
-      // PyPTO absorbs the ops on a path between two ops of a scope; here a scope whose merge
-      // would close such a path stays as it is.
-      if (any && topo_sets(g_, uf_).empty()) uf_.restore(std::move(saved));
+      // PyPTO absorbs the ops on a path between two ops of a scope into it. When a path runs
+      // through a task of the other core type or of another scope (the scope's ops of
+      // successive unrolled iterations, with another scope's ops between them), the scope
+      // merges edge by edge instead, each merge kept only if its own paths can be absorbed.
+      if (!any || absorb_paths(id)) continue;
+      uf_.restore(std::move(saved));
+      for (std::uint32_t t = 0; t < g_.n; ++t) {
+        if (g_.scope[t] != id) continue;
+        for (const std::uint32_t s : g_.succ[t]) {
+          if (g_.scope[s] != id || g_.core[s] != g_.core[t] || uf_.find(s) == uf_.find(t)) continue;
+          std::vector<std::uint32_t> before = uf_.snapshot();
+          uf_.unite(t, s);
+          if (!absorb_paths(id, uf_.find(t))) uf_.restore(std::move(before));
+        }
+      }
     }
+  }
+
+  // Unites into each merged set of scope `id` (or only set `only_set`) the tasks on a path
+  // between two of its tasks (reachable from the set and reaching it). False when such a task
+  // cannot join (another core type or scope) or the leaf graph still has a cycle.
+  bool absorb_paths(std::int32_t id, std::uint32_t only_set = ~0u) {
+    std::vector<std::uint32_t> roots;
+    for (std::uint32_t t = 0; t < g_.n; ++t) {
+      if (g_.scope[t] == id && (only_set == ~0u || uf_.find(t) == only_set)) {
+        roots.push_back(uf_.find(t));
+      }
+    }
+    std::sort(roots.begin(), roots.end());
+    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+    std::vector<std::uint8_t> mark(g_.n);
+    std::vector<std::uint32_t> stack;
+    for (const std::uint32_t r : roots) {
+      // bit 1: reachable from the set, bit 2: reaches the set.
+      std::fill(mark.begin(), mark.end(), 0);
+      for (int dir = 0; dir < 2; ++dir) {
+        const std::uint8_t bit = dir == 0 ? 1 : 2;
+        stack.clear();
+        for (std::uint32_t t = 0; t < g_.n; ++t) {
+          if (uf_.find(t) == r) stack.push_back(t);
+        }
+        while (!stack.empty()) {
+          const std::uint32_t t = stack.back();
+          stack.pop_back();
+          for (const std::uint32_t u : dir == 0 ? g_.succ[t] : g_.pred[t]) {
+            if ((mark[u] & bit) != 0 || uf_.find(u) == r) continue;
+            mark[u] |= bit;
+            stack.push_back(u);
+          }
+        }
+      }
+      for (std::uint32_t t = 0; t < g_.n; ++t) {
+        if (mark[t] != 3) continue;
+        if (g_.core[t] != g_.core[r] || (g_.scope[t] >= 0 && g_.scope[t] != id)) return false;
+        uf_.unite(r, t);
+        ++counts.grown;
+      }
+    }
+    return !topo_sets(g_, uf_).empty();
   }
 
   // ---- 2. breadth merges ----

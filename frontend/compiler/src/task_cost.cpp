@@ -71,9 +71,8 @@ LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::Ch
   for (const Access* x = begin; x != end; ++x) {
     if (!x->priced) continue;
     // Buffers start on 2^40 boundaries in the task graph: offsets keep their alignment.
-    for_each_segment(x->r, [&](std::uint64_t off, std::uint64_t bytes) {
-      (x->write ? t.write_bytes : t.read_bytes) +=
-          model::mte_bytes(off, bytes, chip, x->burst_bytes);
+    moved_ranges(*x, [&](std::uint64_t off, std::uint64_t bytes, std::uint32_t burst) {
+      (x->write ? t.write_bytes : t.read_bytes) += model::mte_bytes(off, bytes, chip, burst);
     });
   }
   return t;

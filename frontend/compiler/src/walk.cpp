@@ -84,17 +84,29 @@ void Instance::bind() {
                         "expected " +
                         std::to_string(bytes));
     }
+    // A tensor passed for two parameters (a cache updated in place: PyPTO's kernels take it
+    // as input and output) is one buffer, so its reads and writes order each other and a copy
+    // of it onto itself is no copy.
+    std::uint32_t buffer = static_cast<std::uint32_t>(i);
+    for (std::size_t j = 0; j < i && t.data != nullptr; ++j) {
+      const LaunchTensor& o = tensors_[j];
+      if (o.data == t.data && o.size_bytes == t.size_bytes && o.dtype == t.dtype &&
+          o.shape == t.shape) {
+        buffer = vals_[k_.params[j].value].region.buffer;
+        break;
+      }
+    }
     v.has_region = true;
-    v.region.buffer = static_cast<std::uint32_t>(i);
+    v.region.buffer = buffer;
     v.region.dtype = p.dtype;
     set_dense_layout(v);
-    v.storage = Storage{static_cast<std::uint32_t>(i), 0, bytes, p.value, k_.values[p.value].no_l2};
+    v.storage = Storage{buffer, 0, bytes, p.value, k_.values[p.value].no_l2, k_.values[p.value].nz};
     vals_[p.value] = v;
   }
   par_ =
       k_.has_parallel_loop ? static_cast<std::uint32_t>(opt_.runtime.device_sched_parallelism) : 1;
-  slot_versions_ = static_cast<std::uint32_t>(std::max<std::int64_t>(
-      1, opt_.runtime.stitch_function_max_num));
+  slot_versions_ =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, opt_.runtime.stitch_function_max_num));
   slot_next_version_.assign(static_cast<std::size_t>(k_.num_launch_slots) * par_, 0);
   slot_bytes_.assign(slot_next_version_.size() * slot_versions_, 0);
 }

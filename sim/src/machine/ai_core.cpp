@@ -23,11 +23,7 @@ inline TimePs round_ps(double v) { return static_cast<TimePs>(v + 0.5); }
 }  // namespace
 
 AiCore::AiCore(sc_core::sc_module_name name, Machine& m, common::CoreId id)
-    : sc_module(name), m_(m), id_(id) {
-  SC_METHOD(step);
-  sensitive << ev_;
-  dont_initialize();
-}
+    : sc_module(name), m_(m), id_(id), rank_(m.calendar->join(*this)) {}
 
 void AiCore::assign(TaskId task, TimePs at_ps) {
   // start() reads the task's memory accesses one activation or a whole task later; the graph
@@ -40,10 +36,16 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   // The successor list, which start() hands to Scheduler::prefetch_completion.
   __builtin_prefetch(m_.graph.succ.data() + m_.graph.succ_begin[task]);
   m_.observers.prefetch(task);
+  // A running task that ended with nothing after it was left for its poll (arm()); it ends
+  // here if the new task comes first.
+  if (run_.task != kNoTask && run_.finish <= m_.now_ps() && pending_ == kNoTask && inbox_n_ == 0) {
+    finish_running();
+  }
   // A task written while the running one will certainly still run at `at_ps` lands in the
   // pending slot then; take it there now and save a wake-up (the common case: prefill).
   if (run_.task != kNoTask && pending_ == kNoTask && inbox_n_ == 0 && earliest_end() > at_ps) {
     pending_ = task;
+    arm();  // the running task's end now starts this one
     return;
   }
   NPU_CHECK(inbox_n_ < 2, "more than two tasks written to one core");
@@ -68,9 +70,11 @@ void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
   // SystemC has not reached it yet (the thread's clock runs ahead within a round).
   // A finish that a later HBM start could still delay is not collected early.
   if (keep == 0 && run_.task != kNoTask && !run_.collected && run_.finish != kNever &&
-      run_.finish + lat <= t_ps && run_.final_from <= now_ps()) {
+      run_.finish + lat <= t_ps && run_.final_from <= m_.now_ps()) {
     out.push_back(run_.task);
     run_.collected = true;
+    // Nothing follows it on this core: it ends here, and the core did not wake for it.
+    if (pending_ == kNoTask && inbox_n_ == 0) finish_running();
   }
 }
 
@@ -120,8 +124,8 @@ SchedThread* AiCore::owner() {
 TimePs AiCore::earliest_end() const {
   if (run_.finish != kNever) return run_.finish;
   // An HBM transfer is in flight: the task ends no earlier than if it completed now.
-  return std::max(run_.start, now_ps()) + run_.pre + combine(run_.l2_read + m_.tm.hbm_latency_ps) +
-         run_.post;
+  return std::max(run_.start, m_.now_ps()) + run_.pre +
+         combine(run_.l2_read + m_.tm.hbm_latency_ps) + run_.post;
 }
 
 TimePs AiCore::combine(TimePs read_ps) const {
@@ -183,7 +187,7 @@ void AiCore::start(TaskId task, TimePs t0) {
     if (hbm_bytes == 0) {
       run_.finish = t0 + run_.pre + combine(run_.l2_read) + run_.post;
     } else {
-      run_.flow_start = now_ps();
+      run_.flow_start = m_.now_ps();
       // The transfer's end is either promised now (every flow runs at the per-core cap) or
       // known when it completes; a promise may be revoked until it has passed.
       const TimePs flow_end = m_.hbm->start(hbm_bytes, id_);
@@ -206,7 +210,7 @@ TimePs AiCore::finish_after_flow(TimePs flow_end_ps) const {
 }
 
 void AiCore::on_flow_done() {
-  run_.finish = finish_after_flow(now_ps());
+  run_.finish = finish_after_flow(m_.now_ps());
   check_time_limit(*this, run_.finish);
   run_.final_from = 0;
   owner()->on_finish_known(id_, visible(run_.finish), 0);
@@ -216,9 +220,9 @@ void AiCore::on_flow_done() {
 void AiCore::on_flow_revoked() {
   const TimePs old_finish = run_.finish;
   const TimePs old_final_from = run_.final_from;
-  NPU_CHECK(
-      run_.task != kNoTask && old_finish != kNever && !run_.collected && old_final_from > now_ps(),
-      "an HBM promise was revoked after it could be relied on");
+  NPU_CHECK(run_.task != kNoTask && old_finish != kNever && !run_.collected &&
+                old_final_from > m_.now_ps(),
+            "an HBM promise was revoked after it could be relied on");
   run_.finish = kNever;
   run_.final_from = 0;
   owner()->on_finish_revoked(id_, visible(old_finish), old_final_from);
@@ -242,20 +246,18 @@ void AiCore::finish_running() {
 }
 
 void AiCore::arm() {
-  TimePs next = run_.finish;
+  // A running task's end wakes the core only when a task follows it here; otherwise the
+  // poll that reads the end (collect) or the next task written (assign) ends it.
+  TimePs next = pending_ != kNoTask || inbox_n_ > 0 ? run_.finish : kNever;
   if (inbox_n_ > 0) next = std::min(next, inbox_[0].at);
-  if (next == armed_ps_) return;
   // Only ever one pending wake-up, at the earliest thing this core has to do.
-  if (armed_ps_ != kNever) ev_.cancel();
-  armed_ps_ = next;
-  if (next != kNever) ev_.notify(ps_delay(next - now_ps()));
+  m_.calendar->set(rank_, next);
 }
 
-void AiCore::step() {
+void AiCore::act() {
   try {
     m_.count_event();
-    armed_ps_ = kNever;
-    const TimePs now = now_ps();
+    const TimePs now = m_.now_ps();
     if (run_.task != kNoTask && run_.finish <= now) finish_running();
     while (inbox_n_ > 0 && inbox_[0].at <= now) {
       const TaskId task = inbox_[0].task;

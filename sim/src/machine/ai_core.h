@@ -14,9 +14,8 @@ namespace pypto::sim {
 
 class SchedThread;
 
-class AiCore : public sc_core::sc_module {
+class AiCore : public sc_core::sc_module, private CalendarAgent {
  public:
-  SC_HAS_PROCESS(AiCore);
   AiCore(sc_core::sc_module_name name, Machine& m, common::CoreId id);
 
   // Contract: called by the owning schedule thread; `task` reaches the core's register at
@@ -47,7 +46,7 @@ class AiCore : public sc_core::sc_module {
   std::uint64_t tasks() const { return tasks_; }
 
  private:
-  void step();
+  void act() override;
   void start(common::TaskId task, common::TimePs t0);
   void finish_running();
   void arm();
@@ -63,7 +62,7 @@ class AiCore : public sc_core::sc_module {
   Machine& m_;
   common::CoreId id_;
   SchedThread* owner_ = nullptr;  // resolved on first use (threads are built after cores)
-  sc_core::sc_event ev_;
+  std::uint32_t rank_;            // in the calendar
 
   struct Running {
     common::TaskId task = common::kNoTask;
@@ -87,7 +86,6 @@ class AiCore : public sc_core::sc_module {
   } done_[2];
   int done_n_ = 0;
   std::uint64_t busy_ps_ = 0, tasks_ = 0;
-  common::TimePs armed_ps_ = common::kNever;  // time of the pending wake-up
 };
 
 }  // namespace pypto::sim

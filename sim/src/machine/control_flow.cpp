@@ -12,15 +12,12 @@ using common::TimePs;
 ControlFlow::ControlFlow(sc_core::sc_module_name name, Machine& m, TimePs start_ps)
     : sc_module(name),
       m_(m),
+      rank_(m.calendar->join(*this)),
       start_ps_(start_ps),
       clock_ps_(start_ps),
-      release_ps_(std::max(start_ps, m.dispatch_start_ps)) {
-  SC_METHOD(step);
-  sensitive << ev_;
-  dont_initialize();
-}
+      release_ps_(std::max(start_ps, m.dispatch_start_ps)) {}
 
-void ControlFlow::start_of_simulation() { ev_.notify(ps_delay(start_ps_)); }
+void ControlFlow::start_of_simulation() { m_.calendar->wake_at(rank_, start_ps_); }
 
 void ControlFlow::on_device_task_done(common::DeviceTaskId dt, TimePs at_ps) {
   const auto& d = m_.graph.device_tasks[dt];
@@ -29,14 +26,13 @@ void ControlFlow::on_device_task_done(common::DeviceTaskId dt, TimePs at_ps) {
   release_ps_ = std::max(release_ps_, end);
   check_time_limit(*this, release_ps_);
   makespan_ps_ = std::max(makespan_ps_, end);
-  const TimePs now = now_ps();
-  ev_.notify(ps_delay(release_ps_ > now ? release_ps_ - now : 0));
+  m_.calendar->wake_at(rank_, std::max(release_ps_, m_.now_ps()));
 }
 
-void ControlFlow::step() {
+void ControlFlow::act() {
   try {
     m_.count_event();
-    const TimePs now = now_ps();
+    const TimePs now = m_.now_ps();
     const std::uint64_t device_tasks = m_.graph.device_tasks.size();
     for (;;) {
       // 1. Start builds while the submit queue has room.
@@ -51,7 +47,7 @@ void ControlFlow::step() {
       // 3. Admit it once built and released.
       const TimePs ready = std::max(built_at_.front(), release_ps_);
       if (ready > now) {
-        ev_.notify(ps_delay(ready - now));
+        m_.calendar->wake_at(rank_, ready);
         return;
       }
       if (!m_.scheduler->admissible(static_cast<common::DeviceTaskId>(next_admit_))) return;

@@ -17,9 +17,8 @@
 
 namespace pypto::sim {
 
-class ControlFlow : public sc_core::sc_module {
+class ControlFlow : public sc_core::sc_module, private CalendarAgent {
  public:
-  SC_HAS_PROCESS(ControlFlow);
   // start_ps: when the control-flow AICPU kernel starts running.
   ControlFlow(sc_core::sc_module_name name, Machine& m, common::TimePs start_ps);
 
@@ -32,7 +31,7 @@ class ControlFlow : public sc_core::sc_module {
 
  private:
   void start_of_simulation() override;
-  void step();
+  void act() override;
   // The model starts building device task next_started_ (it enters the submit queue).
   void start_build();
   // Works out the build of device task next_built_ (present in the graph).
@@ -40,7 +39,7 @@ class ControlFlow : public sc_core::sc_module {
   static constexpr std::uint32_t kSubmitQueueDepth = 64;
 
   Machine& m_;
-  sc_core::sc_event ev_;
+  std::uint32_t rank_;  // in the calendar
   common::TimePs start_ps_;
   common::TimePs clock_ps_;              // when the control flow is free to build the next one
   common::TimePs release_ps_;            // earliest admission of the next device task

@@ -5,14 +5,11 @@
 
 namespace pypto::sim {
 
-Hbm::Hbm(sc_core::sc_module_name name, Machine& m) : sc_module(name), m_(m) {
-  SC_METHOD(step);
-  sensitive << ev_;
-  dont_initialize();
-}
+Hbm::Hbm(sc_core::sc_module_name name, Machine& m)
+    : sc_module(name), m_(m), rank_(m.calendar->join(*this)) {}
 
 common::TimePs Hbm::start(std::uint64_t bytes, common::CoreId core) {
-  const common::TimePs end = m_.hbm_model.start(now_ps(), bytes, core, /*promise=*/true);
+  const common::TimePs end = m_.hbm_model.start(m_.now_ps(), bytes, core, /*promise=*/true);
   revoked_.clear();
   m_.hbm_model.take_revoked(revoked_);
   for (std::uint64_t c : revoked_) m_.cores[c]->on_flow_revoked();
@@ -22,23 +19,19 @@ common::TimePs Hbm::start(std::uint64_t bytes, common::CoreId core) {
 
 void Hbm::arm() {
   // A new transfer usually delays the others: move the pending wake-up instead of letting
-  // it fire early for nothing (SystemC keeps only the earlier of two notifications).
-  const common::TimePs now = now_ps();
+  // it fire early for nothing.
+  const common::TimePs now = m_.now_ps();
   // Promised transfers need no wake-up: their cores already know when they end.
   common::TimePs t = m_.hbm_model.next_completion();
   if (t != common::kNever && t < now) t = now;
-  if (t == armed_ps_) return;
-  if (armed_ps_ != common::kNever) ev_.cancel();
-  armed_ps_ = t;
-  if (t != common::kNever) ev_.notify(ps_delay(t - now));
+  m_.calendar->set(rank_, t);
 }
 
-void Hbm::step() {
+void Hbm::act() {
   try {
     m_.count_event();
-    armed_ps_ = common::kNever;
     done_.clear();
-    m_.hbm_model.complete_until(now_ps(), done_);
+    m_.hbm_model.complete_until(m_.now_ps(), done_);
     for (std::uint64_t core : done_) m_.cores[core]->on_flow_done();
     arm();
   } catch (...) {

@@ -10,9 +10,8 @@
 
 namespace pypto::sim {
 
-class Hbm : public sc_core::sc_module {
+class Hbm : public sc_core::sc_module, private CalendarAgent {
  public:
-  SC_HAS_PROCESS(Hbm);
   Hbm(sc_core::sc_module_name name, Machine& m);
 
   // Contract: called by a core at now. Returns the transfer's end when it is fixed unless a
@@ -22,12 +21,11 @@ class Hbm : public sc_core::sc_module {
   common::TimePs start(std::uint64_t bytes, common::CoreId core);
 
  private:
-  void step();
+  void act() override;
   void arm();
   Machine& m_;
-  sc_core::sc_event ev_;
+  std::uint32_t rank_;  // in the calendar
   std::vector<std::uint64_t> done_, revoked_;
-  common::TimePs armed_ps_ = common::kNever;  // time of the pending wake-up
 };
 
 }  // namespace pypto::sim

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // State shared by the SystemC modules of one simulation (internal to sim/). Modules call
-// each other directly; SystemC events are used only to advance time.
+// each other directly; their wake-ups go through the run's one Calendar (calendar.h), whose
+// SystemC process advances time.
 #pragma once
 
 #include <exception>
@@ -8,6 +9,7 @@
 #include <systemc>
 #include <vector>
 
+#include "calendar.h"
 #include "observers.h"
 #include "pypto/common/errors.h"
 #include "pypto/model/chip_config.h"
@@ -24,11 +26,6 @@ class AiCore;
 class SchedThread;
 class ControlFlow;
 class Hbm;
-
-inline sc_core::sc_time ps_delay(common::TimePs ps) { return sc_core::sc_time::from_value(ps); }
-// sc_time_stamp() is an out-of-line library call; the context's clock is an inline read,
-// and the agents ask for the time ~13 times per task.
-inline common::TimePs now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
 
 struct Machine;
 // Where every agent stands, for a run that stopped before the end (simulate.cpp).
@@ -64,6 +61,10 @@ struct Machine {
   L2Cache& l2;
   HbmFlowModel hbm_model;
   sched::Scheduler* scheduler = nullptr;
+  Calendar* calendar = nullptr;  // made before every agent, which joins it
+
+  // The model's time (the calendar's: SystemC's, or ahead of it within one activation).
+  common::TimePs now_ps() const { return calendar->now(); }
 
   std::vector<AiCore*> cores;
   std::vector<SchedThread*> threads;
@@ -80,11 +81,11 @@ struct Machine {
   std::uint64_t timesteps = 0;  // distinct simulated times at which some process ran
   common::TimePs last_event_ps = common::kNever;
 
-  // Every process activation counts itself here (see SimOptions::watchdog_events).
+  // Every agent's activation counts itself here (see SimOptions::watchdog_events).
   void count_event() {
-    // SystemC runs every activation of one time before the next time: a new time is a
-    // new timestep (what SystemC pays per wake-up is mostly per timestep).
-    const common::TimePs t = now_ps();
+    // The calendar runs every activation of one time before the next time: a new time is a
+    // new timestep (one SystemC activation).
+    const common::TimePs t = calendar->now();
     timesteps += t != last_event_ps;
     last_event_ps = t;
     if (++events - events_at_progress > opt.watchdog_events) throw_watchdog();
@@ -102,7 +103,7 @@ struct Machine {
   // Processes catch everything and stop the simulation; simulate() rethrows.
   void fail(std::exception_ptr e) {
     if (!error) error = e;
-    sc_core::sc_stop();
+    calendar->stop();
   }
 };
 

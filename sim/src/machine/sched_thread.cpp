@@ -12,10 +12,7 @@ using common::kNever;
 using common::TimePs;
 
 SchedThread::SchedThread(sc_core::sc_module_name name, Machine& m, common::ThreadId id)
-    : sc_module(name), m_(m), id_(id) {
-  SC_METHOD(step);
-  sensitive << ev_;
-  dont_initialize();
+    : sc_module(name), m_(m), id_(id), rank_(m.calendar->join(*this)) {
   poll_offset_.assign(m.cores.size(), 0);
 }
 
@@ -54,8 +51,13 @@ void SchedThread::charge(common::ThreadId, sched::AicpuOp op, std::uint32_t n) {
 }
 
 bool SchedThread::yield_before_shared(common::ThreadId) {
-  // Ahead of global time: let every other agent act up to this thread's clock first.
-  return local_ > now_ps();
+  // Ahead of global time: let every other agent act up to this thread's clock first. When
+  // none is due before the thread would resume, and the piece leaves none a note to wake
+  // it (delivered when the piece returns), the round goes on at once instead.
+  if (local_ <= m_.now_ps()) return false;
+  if (m_.calendar->due_before(local_, rank_) || m_.scheduler->piece_has_results(id_)) return true;
+  m_.calendar->advance_to(local_);
+  return false;
 }
 
 std::string SchedThread::describe() const {
@@ -78,15 +80,15 @@ std::string SchedThread::describe() const {
 // ---- waking ----------------------------------------------------------------------------------
 void SchedThread::wake_at(TimePs t) {
   // A thread is one AICPU: its next round cannot begin before the last one ended.
-  const TimePs now = now_ps();
+  const TimePs now = m_.now_ps();
   t = std::max({t, local_, now});
   check_time_limit(*this, t);  // local_ saturates at kNever: a wrapped clock stops here
-  // SystemC keeps only the earlier of two notifications; track it so that a withdrawn
+  // The calendar keeps only the earlier of two wake-ups; track it so that a withdrawn
   // finish can tell whether it was the reason for the pending one, and skip the call when
   // an earlier wake-up is already pending.
   if (t >= armed_ps_) return;
   armed_ps_ = t;
-  ev_.notify(ps_delay(t - now));
+  m_.calendar->wake_at(rank_, t);
 }
 
 TimePs SchedThread::grid_wake(common::CoreId core, TimePs finish_ps) const {
@@ -134,11 +136,11 @@ void SchedThread::on_finish_known(common::CoreId core, TimePs finish_ps, TimePs 
 
 void SchedThread::on_finish_revoked(common::CoreId core, TimePs finish_ps, TimePs final_from_ps) {
   if (mode_ != Mode::kPolling) return;  // an active thread re-arms after its round anyway
-  const TimePs w = std::max({finish_wake(core, finish_ps, final_from_ps), local_, now_ps()});
+  const TimePs w = std::max({finish_wake(core, finish_ps, final_from_ps), local_, m_.now_ps()});
   if (w != armed_ps_) return;  // something earlier wakes the thread: that round re-arms
   // The withdrawn finish may be the only reason for the pending wake-up: re-arm from the
   // remaining ones so that no round runs for it (a round the event path would not run).
-  ev_.cancel();
+  m_.calendar->set(rank_, kNever);
   armed_ps_ = kNever;
   const TimePs wake = std::min(work_wake_ps_, known_finish_wake());
   if (wake != kNever) wake_at(wake);
@@ -158,14 +160,13 @@ void SchedThread::on_work(TimePs at_ps) {
 }
 
 // ---- one poll round ------------------------------------------------------------------------
-void SchedThread::step() {
+void SchedThread::act() {
   try {
     m_.count_event();
-    // Drop wake-ups requested for later times: this round (or piece) re-arms from scratch,
-    // and a stale earlier one must not start a round before this one has ended.
-    ev_.cancel();
+    // The calendar dropped the wake-up that ran this: this round (or piece) re-arms from
+    // scratch.
     armed_ps_ = kNever;
-    const TimePs now = now_ps();
+    const TimePs now = m_.now_ps();
     if (!m_.scheduler->in_round(id_)) {
       work_wake_ps_ = kNever;
       if (mode_ == Mode::kPolling && period_ > 0 && now >= grid0_ + period_) {

@@ -3,12 +3,12 @@
 // local clock advancing by every charged operation (poll, resolve, dispatch, queue and
 // fairness costs); tasks reach the cores at the local time they were sent. Before each
 // operation on state the threads share (a shared ready queue, the idle flags, predecessor
-// counts, the barrier) the round yields to SystemC and resumes when global time has
-// reached its local clock, so the threads' shared operations happen in the order of their
-// local times: what one thread pushes is taken by an idle one at the time it is pushed, as
-// on the device, where idle threads spin on the shared queues. Rounds that would find
-// nothing are skipped: the thread sleeps until the round, on its polling grid, in which a
-// known completion is seen, or until new work is pushed.
+// counts, the barrier) the round yields to the calendar and resumes when global time has
+// reached its local clock (at once when no other agent is due before then), so the threads'
+// shared operations happen in the order of their local times: what one thread pushes is taken by an
+// idle one at the time it is pushed, as on the device, where idle threads spin on the shared
+// queues. Rounds that would find nothing are skipped: the thread sleeps until the round, on its
+// polling grid, in which a known completion is seen, or until new work is pushed.
 #pragma once
 
 #include <string>
@@ -20,9 +20,8 @@
 
 namespace pypto::sim {
 
-class SchedThread : public sc_core::sc_module, private sched::Hal {
+class SchedThread : public sc_core::sc_module, private sched::Hal, private CalendarAgent {
  public:
-  SC_HAS_PROCESS(SchedThread);
   SchedThread(sc_core::sc_module_name name, Machine& m, common::ThreadId id);
 
   // Contract: a core of this thread learned its current task's completion is readable from
@@ -50,7 +49,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
   common::TimePs now(common::ThreadId t) const override { return local_; }
   bool yield_before_shared(common::ThreadId t) override;
 
-  void step();
+  void act() override;
   void wake_at(common::TimePs t);
   common::TimePs grid_wake(common::CoreId core, common::TimePs finish_ps) const;
   common::TimePs finish_wake(common::CoreId core, common::TimePs finish_ps,
@@ -61,7 +60,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal {
 
   Machine& m_;
   common::ThreadId id_;
-  sc_core::sc_event ev_;
+  std::uint32_t rank_;  // in the calendar
   common::TimePs local_ = 0;
   enum class Mode { kActive, kPolling, kIdle } mode_ = Mode::kIdle;
   common::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_

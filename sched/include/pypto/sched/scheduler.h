@@ -85,6 +85,10 @@ class Scheduler {
   RoundResult run_round(common::ThreadId t, Hal& hal);
   // True while thread t's round is suspended at a yield point.
   bool in_round(common::ThreadId t) const;
+  // Contract: called from the Hal during run_round(t); true if the piece of the round run so
+  // far has results its caller acts on only once the piece returns (shared pushes, finished
+  // device tasks, a device task's last send).
+  bool piece_has_results(common::ThreadId t) const;
 
   // Whether thread t could place a task of type ct now (an idle core, or a free pending
   // slot it may fill) and work exists for it: used by backends to skip idle rounds.

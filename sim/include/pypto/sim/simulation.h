@@ -120,7 +120,7 @@ struct SimStats {
   bool has_fidelity = false;  // the trace recorded start times, and the run kept task times
   ReplayFidelity fidelity;
   double wall_s = 0;
-  std::uint64_t sim_events = 0;  // SystemC process activations (diagnostic)
+  std::uint64_t sim_events = 0;  // agent activations (diagnostic)
   // Distinct simulated times at which a process ran (diagnostic, for the benchmark; not
   // written to stats.json).
   std::uint64_t sim_timesteps = 0;

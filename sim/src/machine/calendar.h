@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// The run's one calendar of wake-ups (internal to sim/). Every agent of the model (cores,
+// HBM, schedule threads, control flow) keeps at most one pending wake-up here instead of a
+// SystemC event of its own; one SystemC process advances simulated time from each time due
+// to the next and, at each, runs the agents due then in the model's tie order:
+//
+//   time, then the agent's rank (the order in which agents joined the calendar).
+//
+// simulate() makes agents join in the order cores by id, HBM, schedule threads by id,
+// control flow, so results are defined by the model, not by the SystemC kernel's choice
+// among processes due at one time. An agent woken for the current time by another one runs
+// within that time, in rank order among the agents still due at it. An acting agent may
+// also go on past the current time when no other agent is due before it there
+// (advance_to): the SystemC process then catches up at its next activation.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+#include <vector>
+
+#include "pypto/common/types.h"
+
+namespace pypto::sim {
+
+// What the calendar wakes: an agent of the model.
+class CalendarAgent {
+ public:
+  // Contract: called by the calendar at the agent's pending wake-up time (now), which the
+  // calendar has already dropped; the agent may ask for a new one.
+  virtual void act() = 0;
+
+ protected:
+  ~CalendarAgent() = default;
+};
+
+class Calendar : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Calendar);
+  explicit Calendar(sc_core::sc_module_name name);
+
+  // Contract: before the simulation starts; returns the agent's rank (0, 1, ... in the order
+  // of joining), which decides ties at one time: the lower rank acts first.
+  std::uint32_t join(CalendarAgent& agent);
+
+  // Contract: the agent of `rank` is woken at t_ps (>= now), or at its pending wake-up if
+  // that is earlier (as a SystemC event keeps the earlier of two notifications).
+  void wake_at(std::uint32_t rank, common::TimePs t_ps) {
+    if (t_ps < time_[rank]) set(rank, t_ps);
+  }
+  // Contract: the agent's pending wake-up becomes t_ps (>= now; kNever: none).
+  void set(std::uint32_t rank, common::TimePs t_ps) {
+    if (t_ps == time_[rank]) return;
+    time_[rank] = t_ps;
+    // The acting agent's entry is placed once it has acted (most agents re-arm themselves).
+    if (rank != acting_) place(rank);
+  }
+  // The agent's pending wake-up (kNever: none).
+  common::TimePs pending(std::uint32_t rank) const { return time_[rank]; }
+
+  // The model's current time: SystemC's at each activation, or later after advance_to.
+  common::TimePs now() const { return now_; }
+  // True if an agent other than the acting one (`rank`) is due before that one would act
+  // at t_ps >= now in the tie order.
+  bool due_before(common::TimePs t_ps, std::uint32_t rank) const {
+    const Key k = key(t_ps, rank);
+    // The acting agent keeps its entry while it acts; the others' earliest is then below it.
+    if (rank_of(heap_[0]) != rank) return heap_[0] < k;
+    return (heap_.size() > 1 && heap_[1] < k) || (heap_.size() > 2 && heap_[2] < k);
+  }
+  // Contract: called by the acting agent `rank` when !due_before(t_ps, rank): the model's
+  // time moves on to t_ps with no other agent acting in between (the acting agent would
+  // have been the next to act at t_ps anyway).
+  void advance_to(common::TimePs t_ps) { now_ = t_ps; }
+
+  // Contract: no agent acts after the one acting now (the run failed); SystemC stops too.
+  void stop();
+
+ private:
+  // A heap entry: the tie order of the model in one number (time, then rank).
+  using Key = unsigned __int128;
+  static Key key(common::TimePs t_ps, std::uint32_t rank) {
+    return (static_cast<Key>(t_ps) << 32) | rank;
+  }
+  static std::uint32_t rank_of(Key k) { return static_cast<std::uint32_t>(k); }
+
+  void run();
+  void place(std::uint32_t rank);  // moves the agent's entry to time_[rank]
+  void sift_up(std::uint32_t i, Key k);
+  void sift_down(std::uint32_t i, Key k);
+  void remove_at(std::uint32_t i);
+
+  static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
+  std::vector<CalendarAgent*> agents_;  // by rank
+  std::vector<common::TimePs> time_;    // by rank: pending wake-up (kNever: none)
+  std::vector<std::uint32_t> slot_;     // by rank: position in heap_ (kAbsent: none)
+  std::vector<Key> heap_;               // the pending wake-ups, a binary min-heap
+  std::uint32_t acting_ = kAbsent;      // the agent acting now
+  common::TimePs now_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace pypto::sim
