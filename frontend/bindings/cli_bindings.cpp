@@ -74,6 +74,9 @@ void bind_cli(py::module_& m) {
         if (install_signal_handlers) {
           common::install_interrupt_handlers("pypto-sim");
           forward_signals_to_python();
+          // A signal Python's own handler took just before is KeyboardInterrupt now (exit
+          // 130 in pypto._cli), not later inside a policy file's loading (a load error).
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         }
         int code = 0;
         {

@@ -23,6 +23,7 @@
 #include "policy_bindings.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
+#include "pypto/common/one_line.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
@@ -269,12 +270,22 @@ bool python_interrupt_pending() {
   return true;
 }
 
-struct PollPythonSignals {
-  PollPythonSignals() { common::set_interrupt_poll(python_interrupt_pending); }
-  ~PollPythonSignals() { common::set_interrupt_poll(nullptr); }
-  PollPythonSignals(const PollPythonSignals&) = delete;
-  PollPythonSignals& operator=(const PollPythonSignals&) = delete;
-};
+}  // namespace
+
+bindings::PollPythonSignals::PollPythonSignals() {
+  common::set_interrupt_poll(python_interrupt_pending);
+}
+bindings::PollPythonSignals::~PollPythonSignals() { common::set_interrupt_poll(nullptr); }
+using bindings::PollPythonSignals;
+
+bool bindings::PollPythonSignals::restore_pending() {
+  if (g_interrupt[0] == nullptr) return false;
+  PyErr_Restore(g_interrupt[0], g_interrupt[1], g_interrupt[2]);  // takes the references
+  g_interrupt[0] = g_interrupt[1] = g_interrupt[2] = nullptr;
+  return true;
+}
+
+namespace {
 
 py::dict sim_run_dict(const launch::SimRun& run) {
   py::dict r;
@@ -609,22 +620,22 @@ PYBIND11_MODULE(_C, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ConfigError& e) {
-      PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
+      PyErr_SetObject(value_error.ptr(), py::str(common::one_line(e.what())).ptr());
     } catch (const TraceError& e) {
-      PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
+      PyErr_SetObject(value_error.ptr(), py::str(common::one_line(e.what())).ptr());
     } catch (const PolicyError& e) {
-      PyErr_SetObject(value_error.ptr(), py::str(e.what()).ptr());
+      PyErr_SetObject(value_error.ptr(), py::str(common::one_line(e.what())).ptr());
     } catch (const ModelError& e) {
-      PyErr_SetObject(runtime_error.ptr(), py::str(e.what()).ptr());
+      PyErr_SetObject(runtime_error.ptr(), py::str(common::one_line(e.what())).ptr());
     } catch (const Interrupted& e) {
       if (g_interrupt[0] != nullptr) {
         PyErr_Restore(g_interrupt[0], g_interrupt[1], g_interrupt[2]);  // takes the references
         g_interrupt[0] = g_interrupt[1] = g_interrupt[2] = nullptr;
       } else {
-        PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+        PyErr_SetString(PyExc_KeyboardInterrupt, common::one_line(e.what()).c_str());
       }
     } catch (const Error& e) {
-      PyErr_SetObject(runtime_error.ptr(), py::str(e.what()).ptr());
+      PyErr_SetObject(runtime_error.ptr(), py::str(common::one_line(e.what())).ptr());
     }
   });
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <set>
@@ -423,6 +424,79 @@ py::object typed(const sched::ParamSpec& p, double v) {
   return py::float_(v);
 }
 
+// A hook's int argument to a view method, in [lo, hi): TypeError for another type (a bool
+// too), IndexError naming the method, the argument and its range otherwise.
+std::int64_t arg_int(const char* method, const char* arg, const py::handle& v, std::int64_t lo,
+                     std::int64_t hi, const char* range_of = nullptr) {
+  const std::string shown = std::string(py::repr(v)).substr(0, 60);
+  const char* call = method[std::strlen(method) - 1] == ']' ? ": " : "(): ";
+  if (py::isinstance<py::bool_>(v) || PyIndex_Check(v.ptr()) == 0) {
+    throw py::type_error(std::string(method) + call + arg + " must be an int, got " +
+                         std::string(py::str(py::type::handle_of(v).attr("__name__"))) + " " +
+                         shown);
+  }
+  const auto as_int = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!as_int) throw py::error_already_set();
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+  if (overflow != 0 || x < lo || x >= hi) {
+    throw py::index_error(std::string(method) + call + arg + " " + shown + " is out of range [" +
+                          std::to_string(lo) + ", " + std::to_string(hi - 1) + "]" +
+                          (range_of != nullptr ? std::string(" (") + range_of + ")" : ""));
+  }
+  return x;
+}
+
+CoreId core_arg(const MachineView& v, const char* method, const py::handle& c) {
+  const std::int64_t n = std::int64_t{v.num_cores(CoreType::kAic)} + v.num_cores(CoreType::kAiv);
+  return static_cast<CoreId>(arg_int(method, "core", c, 0, n, "the machine's AIC and AIV cores"));
+}
+
+ThreadId thread_arg(const MachineView& v, const char* method, const py::handle& t) {
+  return static_cast<ThreadId>(
+      arg_int(method, "thread", t, 0, v.num_threads(), "the schedule threads"));
+}
+
+TaskId task_arg(const MachineView& v, const char* method, const py::handle& t) {
+  return static_cast<TaskId>(arg_int(method, "task", t, 0,
+                                     static_cast<std::int64_t>(v.graph().num_tasks()),
+                                     "the graph's task ids"));
+}
+
+DeviceTaskId device_task_arg(const MachineView& v, const char* method, const py::handle& d) {
+  return static_cast<DeviceTaskId>(arg_int(method, "device_task", d, 0,
+                                           static_cast<std::int64_t>(v.graph().device_tasks.size()),
+                                           "the graph's device tasks"));
+}
+
+// AIC or AIV: the core types with cores and ready queues.
+CoreType dispatch_type(const char* method, const py::handle& ct) {
+  if (py::isinstance<CoreType>(ct)) {
+    const auto t = ct.cast<CoreType>();
+    if (t == CoreType::kAic || t == CoreType::kAiv) return t;
+  }
+  throw py::type_error(std::string(method) + "(): the core type must be CoreType.AIC or " +
+                       "CoreType.AIV, got " + std::string(py::repr(ct)).substr(0, 60));
+}
+
+// A runtime option's number: a Python int (not a bool) that fits 64 bits, else TypeError or
+// ValueError naming the option and the value (not pybind11's "Unable to cast").
+std::int64_t runtime_int(const std::string& key, const py::handle& v) {
+  const std::string shown = py::repr(v);
+  if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v)) {
+    throw py::type_error("runtime." + key + ": expected a whole number (or a name), got " +
+                         std::string(py::str(py::type::handle_of(v).attr("__name__"))) + " " +
+                         shown.substr(0, 80));
+  }
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow != 0) {
+    throw py::value_error("runtime." + key + ": " + shown.substr(0, 80) +
+                          " is out of range (it does not fit 64 bits)");
+  }
+  return x;
+}
+
 // Python values to runtime options and policy parameters, validated (sched::validate).
 sched::RuntimeOptions runtime_from(const py::dict& runtime, const py::dict& params) {
   sched::RuntimeOptions rt;
@@ -431,7 +505,7 @@ sched::RuntimeOptions runtime_from(const py::dict& runtime, const py::dict& para
     if (py::isinstance<py::str>(v)) {
       sched::set_runtime_option(rt, key, v.cast<std::string>());
     } else {
-      sched::set_runtime_option(rt, key, v.cast<std::int64_t>());
+      sched::set_runtime_option(rt, key, runtime_int(key, v));
     }
   }
   rt.policy_params = policy_param_text(rt.policy, params);
@@ -442,6 +516,18 @@ sched::RuntimeOptions runtime_from(const py::dict& runtime, const py::dict& para
 // What `pypto-sim run` does with a named chip (no --chip auto), through the same library
 // calls: resolve the chip, load the trace, check a recording's cores, simulate, and write
 // the reports when out_dir is given.
+// Stops a replay on a pending interruption (Python's KeyboardInterrupt, polled).
+class StopOnInterrupt final : public sim::RunObserver {
+ public:
+  unsigned events() const override { return sim::kRunProgress; }
+  void on_progress(std::uint64_t done, std::uint64_t total) override {
+    if (common::interrupt_requested()) {
+      throw Interrupted("interrupted while replaying (" + std::to_string(done) + " of " +
+                        std::to_string(total) + " tasks done)");
+    }
+  }
+};
+
 py::object run_point(const std::string& path, const std::string& prof, const std::string& chip_name,
                      const std::string& config, const std::vector<std::string>& sets,
                      const py::dict& runtime, const py::dict& params, const std::string& out_dir,
@@ -449,15 +535,23 @@ py::object run_point(const std::string& path, const std::string& prof, const std
   const sched::RuntimeOptions rt = runtime_from(runtime, params);
   std::string json;
   {
+    // Ctrl-C stops a long replay: polled while loading and simulating (the report writers
+    // poll on their own).
+    const PollPythonSignals poll;
     py::gil_scoped_release nogil;
     const model::ChipConfig chip = model::resolve_chip_config(chip_name, config, sets);
     if (!check_only) {
       trace::LoadOptions lo;
       lo.prof_path = prof;
       lo.runtime = rt;
+      lo.progress = [&path](std::uint64_t, std::uint64_t) {
+        common::check_interrupt("loading " + path);
+      };
       const trace::LoadedTrace trace = trace::load_trace(path, lo, chip);
       if (trace.recorded_cores) model::check_recorded_cores(chip, *trace.recorded_cores);
+      StopOnInterrupt stop;
       sim::SimOptions so;
+      so.observers.push_back(&stop);
       so.runtime = rt;
       so.record_timeline = so.record_aicpu_events = !out_dir.empty();
       const sim::SimResult r = sim::simulate(trace.graph, chip, so);
@@ -467,6 +561,7 @@ py::object run_point(const std::string& path, const std::string& prof, const std
       json = sim::stats_json(r).dump();
     }
   }
+  if (PollPythonSignals::restore_pending()) throw py::error_already_set();
   if (check_only) return py::none();
   return py::module_::import("json").attr("loads")(json);
 }
@@ -545,9 +640,10 @@ void bind_policies(py::module_& m) {
   py::class_<TaskListView>(m, "TaskList", "A read-only list of task ids, [0] the oldest.")
       .def("__len__", &TaskListView::size)
       .def("__getitem__",
-           [](const TaskListView& v, std::ptrdiff_t i) {
-             if (i < 0) i += static_cast<std::ptrdiff_t>(v.size());
-             if (i < 0 || static_cast<std::size_t>(i) >= v.size()) throw py::index_error();
+           [](const TaskListView& v, const py::object& index) {
+             const std::int64_t n = static_cast<std::int64_t>(v.size());
+             std::int64_t i = arg_int("TaskList[i]", "index", index, -n, n);
+             if (i < 0) i += n;
              return v[static_cast<std::size_t>(i)];
            })
       .def("tolist", [](const TaskListView& v) {
@@ -556,43 +652,105 @@ void bind_policies(py::module_& m) {
         return out;
       });
 
+  // Every id a hook passes is checked against the machine or the graph (IndexError or
+  // TypeError naming the method, the argument and its range): the views index plain arrays.
+  using O = const py::object&;
   py::class_<MachineView>(m, "MachineView", "The runtime's view of the machine (read-only).")
       .def("num_threads", &MachineView::num_threads)
-      .def("num_cores", &MachineView::num_cores)
-      .def("core_type", &MachineView::core_type)
-      .def("owner", &MachineView::owner)
-      .def("first_core", &MachineView::first_core)
-      .def("end_core", &MachineView::end_core)
-      .def("running", &MachineView::running)
-      .def("pending", &MachineView::pending)
-      .def("is_idle", &MachineView::is_idle)
-      .def("has_free_slot", &MachineView::has_free_slot)
-      .def("acknowledged", &MachineView::acknowledged)
-      .def("idle_count", &MachineView::idle_count)
-      .def("idle_core", &MachineView::idle_core)
-      .def("free_pending_count", &MachineView::free_pending_count)
-      .def("other_thread_idle", &MachineView::other_thread_idle)
-      .def("remaining_unsent", &MachineView::remaining_unsent)
-      .def("unsent_tasks", &MachineView::unsent_tasks)
-      .def("shared_queued", &MachineView::shared_queued)
-      .def("staged", &MachineView::staged, py::keep_alive<0, 1>())
-      .def("staged_count", &MachineView::staged_count)
-      .def("duration_estimate_ps", &MachineView::duration_estimate_ps)
-      .def("bytes_read", &MachineView::bytes_read)
-      .def("bytes_written", &MachineView::bytes_written)
+      .def("num_cores",
+           [](const MachineView& v, O ct) { return v.num_cores(dispatch_type("num_cores", ct)); })
+      .def("core_type",
+           [](const MachineView& v, O c) { return v.core_type(core_arg(v, "core_type", c)); })
+      .def("owner", [](const MachineView& v, O c) { return v.owner(core_arg(v, "owner", c)); })
+      .def("first_core",
+           [](const MachineView& v, O t, O ct) {
+             return v.first_core(thread_arg(v, "first_core", t), dispatch_type("first_core", ct));
+           })
+      .def("end_core",
+           [](const MachineView& v, O t, O ct) {
+             return v.end_core(thread_arg(v, "end_core", t), dispatch_type("end_core", ct));
+           })
+      .def("running",
+           [](const MachineView& v, O c) { return v.running(core_arg(v, "running", c)); })
+      .def("pending",
+           [](const MachineView& v, O c) { return v.pending(core_arg(v, "pending", c)); })
+      .def("is_idle",
+           [](const MachineView& v, O c) { return v.is_idle(core_arg(v, "is_idle", c)); })
+      .def("has_free_slot", [](const MachineView& v,
+                               O c) { return v.has_free_slot(core_arg(v, "has_free_slot", c)); })
+      .def("acknowledged",
+           [](const MachineView& v, O c) { return v.acknowledged(core_arg(v, "acknowledged", c)); })
+      .def("idle_count",
+           [](const MachineView& v, O t, O ct) {
+             return v.idle_count(thread_arg(v, "idle_count", t), dispatch_type("idle_count", ct));
+           })
+      .def("idle_core",
+           [](const MachineView& v, O t, O ct, O i) {
+             const ThreadId th = thread_arg(v, "idle_core", t);
+             const CoreType type = dispatch_type("idle_core", ct);
+             const auto n = static_cast<std::int64_t>(v.idle_count(th, type));
+             return v.idle_core(th, type,
+                                static_cast<std::size_t>(arg_int("idle_core", "i", i, 0, n)));
+           })
+      .def("free_pending_count",
+           [](const MachineView& v, O t, O ct) {
+             return v.free_pending_count(thread_arg(v, "free_pending_count", t),
+                                         dispatch_type("free_pending_count", ct));
+           })
+      .def("other_thread_idle",
+           [](const MachineView& v, O t, O ct) {
+             return v.other_thread_idle(thread_arg(v, "other_thread_idle", t),
+                                        dispatch_type("other_thread_idle", ct));
+           })
+      .def("remaining_unsent",
+           [](const MachineView& v, O d, O ct) {
+             return v.remaining_unsent(device_task_arg(v, "remaining_unsent", d),
+                                       dispatch_type("remaining_unsent", ct));
+           })
+      .def("unsent_tasks",
+           [](const MachineView& v, O d) {
+             return v.unsent_tasks(device_task_arg(v, "unsent_tasks", d));
+           })
+      .def("shared_queued",
+           [](const MachineView& v, O d, O ct) {
+             return v.shared_queued(device_task_arg(v, "shared_queued", d),
+                                    dispatch_type("shared_queued", ct));
+           })
+      .def(
+          "staged",
+          [](const MachineView& v, O t, O ct) {
+            return v.staged(thread_arg(v, "staged", t), dispatch_type("staged", ct));
+          },
+          py::keep_alive<0, 1>())
+      .def("staged_count",
+           [](const MachineView& v, O t, O ct) {
+             return v.staged_count(thread_arg(v, "staged_count", t),
+                                   dispatch_type("staged_count", ct));
+           })
+      .def("duration_estimate_ps",
+           [](const MachineView& v, O t) {
+             return v.duration_estimate_ps(task_arg(v, "duration_estimate_ps", t));
+           })
+      .def("bytes_read",
+           [](const MachineView& v, O t) { return v.bytes_read(task_arg(v, "bytes_read", t)); })
+      .def("bytes_written", [](const MachineView& v,
+                               O t) { return v.bytes_written(task_arg(v, "bytes_written", t)); })
       .def("num_tasks", [](const MachineView& v) { return v.graph().num_tasks(); })
-      .def("task_type", [](const MachineView& v, TaskId t) { return v.graph().core_type.at(t); })
-      .def("device_task",
-           [](const MachineView& v, TaskId t) { return v.graph().device_task.at(t); })
+      .def("task_type", [](const MachineView& v,
+                           O t) { return v.graph().core_type[task_arg(v, "task_type", t)]; })
+      .def("device_task", [](const MachineView& v,
+                             O t) { return v.graph().device_task[task_arg(v, "device_task", t)]; })
       .def("successors",
-           [](const MachineView& v, TaskId t) {
+           [](const MachineView& v, O task) {
+             const TaskId t = task_arg(v, "successors", task);
              const auto& g = v.graph();
              return std::vector<TaskId>(g.succ.begin() + g.succ_first(t),
                                         g.succ.begin() + g.succ_last(t));
            })
-      .def("pred_count", [](const MachineView& v, TaskId t) { return v.graph().pred_count.at(t); })
-      .def("device_task_range", [](const MachineView& v, DeviceTaskId d) {
-        const auto& dt = v.graph().device_tasks.at(d);
+      .def("pred_count", [](const MachineView& v,
+                            O t) { return v.graph().pred_count[task_arg(v, "pred_count", t)]; })
+      .def("device_task_range", [](const MachineView& v, O d) {
+        const auto& dt = v.graph().device_tasks[device_task_arg(v, "device_task_range", d)];
         return std::make_pair(dt.first_task, dt.first_task + dt.num_tasks);
       });
 
@@ -601,7 +759,10 @@ void bind_policies(py::module_& m) {
       .def_property_readonly("view", &ThreadContext::view, py::return_value_policy::reference)
       .def_property_readonly("thread", &ThreadContext::thread)
       .def("now", &ThreadContext::now)
-      .def("charge", &ThreadContext::charge);
+      .def("charge", [](const ThreadContext& c, sched::AicpuOp op, O n) {
+        c.charge(op,
+                 static_cast<std::uint32_t>(arg_int("charge", "n", n, 0, std::int64_t{1} << 32)));
+      });
 
   py::class_<Policy, PyPolicy>(m, "Policy", "A scheduling policy; the defaults are fifo's.")
       .def(py::init<>())

@@ -39,4 +39,18 @@ class InPython {
 // an InPython lives. Contract: called after install_interrupt_handlers.
 void forward_signals_to_python();
 
+// While one lives, the simulation loop and the report writers poll Python's signal check
+// (module.cpp): Ctrl-C stops a long call, and the KeyboardInterrupt is raised as the call's
+// Interrupted leaves it. Contract: made on the thread holding the GIL, which then releases it.
+class PollPythonSignals {
+ public:
+  PollPythonSignals();
+  ~PollPythonSignals();
+  PollPythonSignals(const PollPythonSignals&) = delete;
+  PollPythonSignals& operator=(const PollPythonSignals&) = delete;
+  // A KeyboardInterrupt a poll took that no Interrupted carried out (the call ended just
+  // then) is set as Python's error again; true if there was one. Contract: GIL held.
+  static bool restore_pending();
+};
+
 }  // namespace pypto::bindings

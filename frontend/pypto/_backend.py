@@ -141,6 +141,10 @@ def check_environment() -> None:
             hint = f"; did you mean {near[0]}?" if near else ""
             raise PyptoValueError(f"environment variable {name}={value!r} is not one pypto-sim "
                                   f"reads{hint} (it reads {', '.join(_ENV_NAMES)})")
+        if name == "PYPTO_SIM_PROGRESS_DELAY_MS" and value and not (
+                value.isdigit() and len(value) <= 7 and int(value) <= 3_600_000):
+            raise PyptoValueError(f"environment variable {name}={value[:60]!r}: expected a "
+                                  "whole number of milliseconds in [0, 3600000] (or unset)")
         allowed = _ENV_VALUES.get(name)
         if allowed is not None and value and value not in allowed:
             raise PyptoValueError(f"environment variable {name}={value!r}: expected one of "

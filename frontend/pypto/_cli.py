@@ -64,13 +64,16 @@ def load_policy_modules(paths: Sequence[str]) -> None:
     """Runs each file (as a script is run: its folder first on sys.path) so that its
     ``register_policy`` calls register its policies. Raises PolicyModuleError naming the
     file and line for a missing file, a syntax error or an exception while loading."""
-    for path in paths:
+    for i, path in enumerate(paths):
         flag = f"--policy-module {path}"
         if not os.path.exists(path):
             raise PolicyModuleError(f"{flag}: no such file")
         if not os.path.isfile(path):
             raise PolicyModuleError(f"{flag}: not a file")
         absolute = os.path.abspath(path)
+        # Its register_policy calls would fail as "already registered" the second time.
+        if absolute in [os.path.abspath(p) for p in paths[:i]]:
+            raise PolicyModuleError(f"{flag}: the same file is given twice; give it once")
         folder = os.path.dirname(absolute)
         if folder not in sys.path:
             sys.path.insert(0, folder)
@@ -123,7 +126,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             # exit 130), as in the native binary.
             code = _C.cli_main(["pypto-sim"] + args, install_signal_handlers=True)
     except KeyboardInterrupt:  # before the CLI's handlers took over
-        print("pypto-sim: interrupted; nothing written", file=sys.stderr)
+        print("pypto-sim: interrupted while starting; nothing written", file=sys.stderr)
         code = 130
     # The command's outcome is final (its reports are committed or removed): a Ctrl-C while
     # the interpreter shuts down must not turn it into a death by SIGINT.

@@ -101,6 +101,8 @@ def _check_int(where: str, v: Any, rng: Optional[Tuple[int, int]],
     if not _is_int(v):
         _expect(where, "int", v)
     v = int(v)
+    if not -2**63 <= v < 2**63:  # even an "automatic" value reaches C++ as a 64-bit int
+        raise PyptoValueError(f"{where}: {v} is out of range (it does not fit 64 bits)")
     if opt is not None and (opt.out_of_range == "automatic" or v == opt.auto_value):
         return v
     if rng is not None and not rng[0] <= v <= rng[1]:

@@ -299,9 +299,9 @@ def set_report_queue_limits(runs: Optional[int] = None, tasks: Optional[int] = N
     new = {"runs": cur_runs if runs is None else runs,
            "tasks": cur_tasks if tasks is None else tasks}
     for name, v in new.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2**63 - 1:
             raise PyptoValueError(f"pypto.sim.set_report_queue_limits: {name} must be an "
-                                  f"integer >= 1; got {v!r}")
+                                  f"integer in [1, 2**63 - 1]; got {v!r:.80}")
     _c().set_report_queue_limits(new["runs"], new["tasks"])
 
 

@@ -20,7 +20,7 @@ The spec (YAML, read strictly; relative paths are relative to the spec's folder)
     policies:                     # required
       - fifo
       - {name: random, params: {seed: [1, 2, 3]}}   # a value or a list of values per param
-    runtime_options: {aicpu_sched_threads: [2, 3]}  # replay options (pypto-sim run --help)
+    runtime_options: {launch_sched_aicpu_num: [2, 3]}  # replay options (pypto-sim run --help)
     policy_modules: [mine.py]     # Python files run in every worker first (register_policy)
 
 Point order (and id): traces, chips, set values, policies, parameter values, runtime option
@@ -36,6 +36,7 @@ import argparse
 import contextlib
 import csv
 import difflib
+import errno
 import hashlib
 import io
 import itertools
@@ -436,6 +437,15 @@ class Table:
             return rows
         with open(self.path, "rb+") as f:
             data = f.read()
+            # Said outright: either makes the header read "not this spec's columns".
+            if data.startswith(b"\xef\xbb\xbf"):
+                raise _Usage(f"{self.path}: starts with a UTF-8 byte order mark (an editor "
+                             "saved it); this command writes none: delete it or use another "
+                             "-o folder")
+            nul = data.find(b"\0")
+            if nul >= 0:
+                raise _Usage(f"{self.path}: holds a NUL byte at offset {nul}, "
+                             "not a sweep table; delete it or use another -o folder")
             if data and not data.endswith(b"\n"):
                 f.truncate(data.rfind(b"\n") + 1)
         try:
@@ -591,8 +601,12 @@ def _run_dask(pending, modules, out_dir_of, on_done, ready, workers: int, schedu
             import multiprocessing
             multiprocessing.set_executable(os.path.join(sys.prefix, "bin", "python3"))
         # One single-threaded process per core: a point holds one core for its whole run.
+        # The scheduler's HTTP server on a free port: the default 8787 taken by another
+        # cluster on this machine prints a multi-line warning.
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.ERROR,
+                               scheduler_kwargs={"dashboard": False,
+                                                 "dashboard_address": ":0"})
         client = Client(cluster)
     futures = {}
     try:
@@ -774,15 +788,25 @@ def _sweep(a: argparse.Namespace) -> int:
         print(f"sweep: interrupted; {results} holds {len(have)} of {len(points)} points, run "
               "the same command again to resume", file=sys.stderr)
         return 130
-    if not a.quiet:
+    if not a.quiet or failed:  # exit 1 always says why, -q or not
         print(f"sweep: {counts['done']} points run in {time.monotonic() - t0:.1f} s; "
               f"{results} holds {len(have)} of {len(points)} points, {failed} failed",
               file=sys.stderr)
     return 1 if failed else 0
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse with the CLI's rule for a bad command line: one line on stderr, exit 2 (not
+    the usage block)."""
+
+    def error(self, message: str):
+        print(f"{self.prog}: {message} ('{self.prog} --help' lists the options)",
+              file=sys.stderr)
+        raise SystemExit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _ArgumentParser(
         prog="pypto-sim sweep",
         description="Run the cross product of a sweep spec (see pypto/sweep.py) on Dask; "
         "'pypto-sim sweep plot DIR' draws its pictures.")
@@ -1085,19 +1109,41 @@ def plot(folder: str, out_dir: Optional[str] = None, heatmap: Optional[str] = No
         figures.append((f"swimlanes_{swimlanes[0]}_vs_{swimlanes[1]}.png",
                         lambda: swimlanes_figure(folder, swimlanes, point)))
     made = [(name, make()) for name, make in figures]  # every refusal before any file
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", out_dir)
+    created = not os.path.isdir(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     plt = _pyplot()
     paths = []
-    for name, fig in made:
-        path = os.path.join(out_dir, name)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+    try:
+        for name, fig in made:
+            path = os.path.join(out_dir, name)
+            # Complete or absent: a full disk or Ctrl-C mid-write leaves no half picture.
+            tmp = os.path.join(out_dir, f".{name}.tmp.{os.getpid()}")
+            try:
+                fig.savefig(tmp, dpi=110, format="png")
+                os.replace(tmp, path)
+            except OSError as e:
+                raise OSError(e.errno, e.strerror or str(e), path) from None
+            finally:
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
+                plt.close(fig)
+            paths.append(path)
+    except BaseException:
+        # A failed plot leaves no picture and no folder it made.
+        for path in paths:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(out_dir)
+        raise
     return paths
 
 
 def plot_main(argv: List[str]) -> int:
-    p = argparse.ArgumentParser(prog="pypto-sim sweep plot",
+    p = _ArgumentParser(prog="pypto-sim sweep plot",
                                 description="Pictures of a sweep folder.")
     p.add_argument("dir", help="the sweep folder (-o of the sweep)")
     p.add_argument("-o", "--out", help="folder for the PNGs (default: the sweep folder)")
@@ -1110,6 +1156,10 @@ def plot_main(argv: List[str]) -> int:
         a = p.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) and 2
+    for flag, value in (("-o", a.out), ("--heatmap", a.heatmap), ("--swimlanes", a.swimlanes)):
+        if value is not None and not value.strip():
+            print(f"pypto-sim sweep plot: {flag}: the value is empty", file=sys.stderr)
+            return 2
     if a.point is not None and not a.swimlanes:
         print(f"pypto-sim sweep plot: --point {a.point}: not used without --swimlanes (it picks "
               "the point whose swimlanes are drawn); remove it", file=sys.stderr)

@@ -117,8 +117,13 @@ void set_runtime_option(RuntimeOptions& o, std::string_view name, const std::str
   }
   std::int64_t v = 0;
   if (!parse_int(text, &v)) {
-    throw ConfigError(where(spec) + ": '" + text + "' is not an integer (expected " +
-                      range_text(spec) + ")");
+    // Digits that overflow 64 bits are a number out of range, not "not an integer".
+    const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    const bool digits =
+        text.size() > sign && text.find_first_not_of("0123456789", sign) == std::string::npos;
+    throw ConfigError(where(spec) + ": '" + text + "' " +
+                      (digits ? "is out of range (it does not fit 64 bits)" : "is not an integer") +
+                      " (expected " + range_text(spec) + ")");
   }
   set_runtime_option(o, name, v);
 }

@@ -127,8 +127,11 @@ expect_error "syntax error in a policy file" "--policy-module broken.py:2: Synta
 expect_error "policy file raising at import" \
   "--policy-module .*raise_at_import.py:3: RuntimeError: policy file refuses to load" -- \
   "$SIM" policies --policy-module "$POL/raise_at_import.py"
-expect_error "a policy registered twice" "delegating.py:13: .*policy 'delegating' is already registered" -- \
+expect_error "a policy file given twice" "delegating.py: the same file is given twice" -- \
   "$SIM" policies --policy-module "$POL/delegating.py" --policy-module "$POL/delegating.py"
+cp "$POL/delegating.py" delegating_copy.py
+expect_error "a policy registered twice" "delegating_copy.py:13: .*policy 'delegating' is already registered" -- \
+  "$SIM" policies --policy-module "$POL/delegating.py" --policy-module delegating_copy.py
 expect_error "unknown policy name suggests a Python one" "did you mean 'delegating'" -- \
   "$SIM" run "$SAMPLES/pipeline.ndjson" --policy-module "$POL/delegating.py" --sched-mode delegatin -o x
 expect_error "bad trace through the bridge" "trace error: .*nope.ndjson" -- \

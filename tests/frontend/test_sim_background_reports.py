@@ -251,9 +251,11 @@ def test_the_queue_of_pending_reports_is_bounded(out_dir):
     # A pending call keeps its launch in memory: at most `runs` calls may lag behind.
     saved = pypto.sim.report_queue_limits()
     assert saved == {"runs": 4096, "tasks": 1 << 16}
-    with pytest.raises(pypto.PyptoValueError, match=r"runs must be an integer >= 1; got 0"):
+    with pytest.raises(pypto.PyptoValueError,
+                       match=r"runs must be an integer in \[1, 2\*\*63 - 1\]; got 0"):
         pypto.sim.set_report_queue_limits(runs=0)
-    with pytest.raises(pypto.PyptoValueError, match=r"tasks must be an integer >= 1; got 1.5"):
+    with pytest.raises(pypto.PyptoValueError,
+                       match=r"tasks must be an integer in \[1, 2\*\*63 - 1\]; got 1.5"):
         pypto.sim.set_report_queue_limits(tasks=1.5)
     assert pypto.sim.report_queue_limits() == saved
     k = _scale()

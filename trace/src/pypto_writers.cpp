@@ -269,7 +269,7 @@ void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format,
                         const std::string& prof_path) {
   if (format == TraceFormat::kNative) {
     common::OutputFile f(path);
-    write_synthetic_trace(spec, f.stream());
+    common::write_files({&f}, [&] { write_synthetic_trace(spec, f.stream()); });
     f.commit();
     return;
   }
@@ -308,20 +308,22 @@ void write_synthetic_as(const SyntheticSpec& spec, TraceFormat format,
   } remove_tmp{tmp, common::register_temporary(tmp)};
   {
     common::OutputFile f(tmp);
-    write_synthetic_trace(spec, f.stream());
+    common::write_files({&f}, [&] { write_synthetic_trace(spec, f.stream()); });
     f.commit();
   }
   const LoadedTrace loaded = load_trace(tmp, LoadOptions{}, chip);
   if (format == TraceFormat::kFixedLatency) {
-    write_fixed_latency(loaded.graph, chip, topo.stream());
+    common::write_files({&topo}, [&] { write_fixed_latency(loaded.graph, chip, topo.stream()); });
     topo.commit();
     return;
   }
-  if (format == TraceFormat::kDynTopo) {
-    write_dyn_topo(loaded.graph, chip, topo.stream(), prof->stream());
-  } else {
-    write_topo_json(loaded.graph, chip, topo.stream(), prof->stream());
-  }
+  common::write_files({&topo, &*prof}, [&] {
+    if (format == TraceFormat::kDynTopo) {
+      write_dyn_topo(loaded.graph, chip, topo.stream(), prof->stream());
+    } else {
+      write_topo_json(loaded.graph, chip, topo.stream(), prof->stream());
+    }
+  });
   // The recording first: a topology on disk always has its recording beside it.
   prof->commit();
   topo.commit();

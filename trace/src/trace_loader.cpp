@@ -418,6 +418,36 @@ const char* to_string(TraceFormat f) {
   return "?";
 }
 
+namespace {
+
+// A compressed or archived file, or a UTF-16 text, is said outright by its first bytes: the
+// format checks would only answer "unknown trace format".
+void check_not_packed(const std::string& path, std::string_view start) {
+  struct Magic {
+    std::string_view bytes, what, fix;
+  };
+  static constexpr Magic kMagic[] = {
+      {"\x1F\x8B", "gzip-compressed", "gunzip it"},
+      {"BZh", "bzip2-compressed", "bunzip2 it"},
+      {std::string_view("\xFD"
+                        "7zXZ\0",
+                        6),
+       "xz-compressed", "unxz it"},
+      {"\x28\xB5\x2F\xFD", "zstd-compressed", "unzstd it"},
+      {"PK\x03\x04", "a zip archive", "unzip it"},
+      {"\xFF\xFE", "UTF-16 text (byte order mark FF FE)", "save it as UTF-8"},
+      {"\xFE\xFF", "UTF-16 text (byte order mark FE FF)", "save it as UTF-8"},
+  };
+  for (const Magic& m : kMagic) {
+    if (start.substr(0, m.bytes.size()) == m.bytes) {
+      throw TraceError(path + ": is " + std::string(m.what) + ", not a trace; " +
+                       std::string(m.fix) + " first and pass the trace itself");
+    }
+  }
+}
+
+}  // namespace
+
 TraceFormat detect_trace_format(const std::string& path) {
   // Every format identifies itself in its first record, which may be long (a task with
   // hundreds of thousands of successors, a long name) and may follow any number of blank
@@ -445,6 +475,7 @@ TraceFormat detect_trace_format(const std::string& path) {
                        ": starts with a UTF-8 byte order mark (bytes EF BB BF), which no trace "
                        "format has; save the file as UTF-8 without BOM");
     }
+    if (at_start) check_not_packed(path, chunk);
     at_start = false;
     if (!found) {
       const std::size_t at = chunk.find_first_not_of(" \t\r\n");

@@ -9,6 +9,8 @@
 // what it kept. What needs Python (--policy-module, sweep) goes through the Host.
 #include "pypto/cli/cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -17,11 +19,13 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "command.h"
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
+#include "pypto/common/one_line.h"
 #include "pypto/common/suggest.h"
 
 namespace pypto::cli {
@@ -108,6 +112,9 @@ struct Failure {
   std::string message;  // after "pypto-sim: "
 };
 
+// describe_failure without the interruption: the error's own status and line.
+Failure describe_error(const Context& ctx);
+
 // The one boundary between typed errors and exit statuses: 130 interrupted, 2 bad input
 // (usage, config, trace, a policy's hook raising or answering outside its contract), 3 a
 // model bug, 1 anything else.
@@ -119,6 +126,23 @@ Failure describe_failure(const Context& ctx) {
   } catch (const Interrupted& e) {
     // Temporaries are gone by now (destructors ran while the exception unwound).
     return {130, e.what() + kept_note(ctx)};
+  } catch (...) {
+    Failure f = describe_error(ctx);
+    // After Ctrl-C or SIGTERM any failure is the interruption's (a read cut short by EINTR,
+    // Python code that turned KeyboardInterrupt into another error): exit 130.
+    if (common::interrupt_signal() == 0) return f;
+    const std::string note = kept_note(ctx);
+    if (f.message.size() >= note.size() &&
+        f.message.compare(f.message.size() - note.size(), note.size(), note) == 0) {
+      f.message.resize(f.message.size() - note.size());
+    }
+    return {130, "interrupted while running the command (then: " + f.message + ")" + note};
+  }
+}
+
+Failure describe_error(const Context& ctx) {
+  try {
+    throw;
   } catch (const po::error& e) {
     return {2, e.what()};
   } catch (const UsageError& e) {
@@ -164,14 +188,50 @@ void check_stdout() {
               (err != 0 ? std::strerror(err) : "write failed: disk full or I/O error") + ")");
 }
 
+// The simulator's environment variables, as pypto._backend lists them: a name of their
+// prefixes that is none of them (PYPTO_CONFIG_DIRR) is a typo, refused rather than ignored.
+void check_environment() {
+  static const std::vector<std::string> kNames = {
+      "PYPTO_SIM_CHIP",   "PYPTO_SIM_L2",    "PYPTO_SIM_REPORTS",
+      "PYPTO_SIM_PYTHON", "PYPTO_SIM_CLI",   "PYPTO_SIM_PROGRESS_DELAY_MS",
+      "PYPTO_OUTPUT_DIR", "PYPTO_CONFIG_DIR"};
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::size_t eq = entry.find('=');
+    const std::string name(entry.substr(0, eq));
+    const std::string value(eq == std::string_view::npos ? "" : entry.substr(eq + 1));
+    if (name.rfind("PYPTO_SIM", 0) != 0 && name.rfind("PYPTO_OUTPUT", 0) != 0 &&
+        name.rfind("PYPTO_CONFIG", 0) != 0) {
+      continue;
+    }
+    if (std::find(kNames.begin(), kNames.end(), name) == kNames.end()) {
+      std::string msg = "environment variable " + name + "='" + value.substr(0, 60) +
+                        "' is not one pypto-sim reads";
+      if (const auto guess = common::closest_match(name, kNames))
+        msg += "; did you mean " + *guess + "?";
+      throw UsageError(msg + " (unset it)");
+    }
+    if (name == "PYPTO_SIM_PROGRESS_DELAY_MS" && !value.empty()) {
+      const bool digits =
+          value.size() <= 7 && value.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoul(value) > 3'600'000) {
+        throw UsageError("environment variable PYPTO_SIM_PROGRESS_DELAY_MS='" +
+                         value.substr(0, 60) +
+                         "': expected a whole number of milliseconds in [0, 3600000] (or unset)");
+      }
+    }
+  }
+}
+
 int run_cli(Context& ctx, int argc, char** argv) {
   try {
+    check_environment();
     const int code = dispatch(ctx, argc, argv);
     check_stdout();
     return code;
   } catch (...) {
     const Failure f = describe_failure(ctx);
-    std::cerr << "pypto-sim: " << f.message << "\n";
+    std::cerr << "pypto-sim: " << common::one_line(f.message) << "\n";
     return f.exit_code;
   }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // pypto-sim bench: the benchmark suite (pypto_bench) with its options; writes bench.json and
 // prints its table.
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -31,7 +32,11 @@ std::vector<std::uint64_t> parse_sizes(const std::string& list) {
         digits.size() > 10) {
       throw UsageError("--sizes: '" + item + "' is not a task count (expected e.g. 10k,100k,1M)");
     }
-    sizes.push_back(std::stoull(digits) * mult);
+    const std::uint64_t n = std::stoull(digits) * mult;
+    if (std::find(sizes.begin(), sizes.end(), n) != sizes.end()) {
+      throw UsageError("--sizes " + list + ": " + item + " is given twice; give each size once");
+    }
+    sizes.push_back(n);
   }
   if (sizes.empty()) throw UsageError("--sizes: no size given (expected e.g. 10k,100k,1M)");
   return sizes;
@@ -66,8 +71,19 @@ int cmd_bench(Context& /*ctx*/, int argc, char** argv) {
   if (!rounds.empty()) o.rounds = static_cast<int>(parse_count("rounds", rounds, 1, 1000));
   o.frontend = !no_frontend;
   std::stringstream formats_list(formats);
-  for (std::string f; std::getline(formats_list, f, ',');) o.formats.push_back(f);
+  for (std::string f; std::getline(formats_list, f, ',');) {
+    if (std::find(o.formats.begin(), o.formats.end(), f) != o.formats.end()) {
+      throw UsageError("--formats " + formats + ": " + f +
+                       " is given twice; give each format once");
+    }
+    o.formats.push_back(f);
+  }
   if (!formats.empty() && o.formats.empty()) throw UsageError("--formats: no format given");
+  if (o.formats.size() > 1 &&
+      std::find(o.formats.begin(), o.formats.end(), "none") != o.formats.end()) {
+    throw UsageError("--formats " + formats +
+                     ": 'none' (no end-to-end table) cannot be listed with formats");
+  }
   if (o.out_dir.empty()) {
     const std::time_t now = std::time(nullptr);
     char ts[32];

@@ -70,8 +70,18 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
   if (!params.empty()) {
     opt.params.clear();
     std::stringstream ss(params);
+    std::vector<std::string> seen;
     for (std::string k; std::getline(ss, k, ',');) {
-      if (!k.empty()) opt.params.push_back(calibrate::param_spec(k));
+      // "a,,b" and "a,a" are slips (a key left out, one fitted twice), refused like --set's.
+      if (k.empty()) {
+        throw UsageError("--params " + params +
+                         ": an empty item; expected keys separated by commas");
+      }
+      if (std::find(seen.begin(), seen.end(), k) != seen.end()) {
+        throw UsageError("--params " + params + ": " + k + " is given twice; give each key once");
+      }
+      seen.push_back(k);
+      opt.params.push_back(calibrate::param_spec(k));
     }
   }
   opt.max_simulations =

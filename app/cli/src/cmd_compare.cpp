@@ -65,13 +65,22 @@ int cmd_compare(Context& ctx, int argc, char** argv) {
   }
   // The policies, checked before the trace is read.
   std::vector<std::string> names;
+  // The list as messages show it: a long one cut, so that the line stays one line.
+  const std::string shown = policies.size() <= 80 ? policies : policies.substr(0, 77) + "...";
   std::stringstream ss(policies);
+  std::size_t position = 0;
   for (std::string item; std::getline(ss, item, ',');) {
-    if (item.empty()) continue;
+    ++position;
+    if (item.empty()) {
+      // "fifo,,fair": a policy left out by a slip; a trailing comma alone is harmless.
+      if (ss.peek() == std::char_traits<char>::eof() && !names.empty()) continue;
+      throw UsageError("--policies " + shown + ": item " + std::to_string(position) +
+                       " is empty; expected policy names or mode numbers separated by commas");
+    }
     const std::string name = sched::parse_policy(item);
     // Twice the same run, and its reports written over the first's: a slip, not a wish.
     if (std::find(names.begin(), names.end(), name) != names.end()) {
-      throw UsageError("--policies " + policies + ": policy " + name +
+      throw UsageError("--policies " + shown + ": policy " + name +
                        " is given twice (a mode number and its name are one policy)");
     }
     names.push_back(name);

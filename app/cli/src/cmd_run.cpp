@@ -32,8 +32,10 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
     timed = std::make_unique<common::OutputFile>(timed_trace);
     bar.phase("writing " + timed_trace);
     const trace::TaskTimes times{r.timeline.start_ps, r.timeline.end_ps};
-    trace::write_native_trace(graph, &times, chip.chip.name,
-                              "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
+    common::write_files({timed.get()}, [&] {
+      trace::write_native_trace(graph, &times, chip.chip.name,
+                                "pypto-sim run " + c.trace + " (simulated times)", timed->stream());
+    });
     timed->finish();
     common::check_interrupt("writing " + timed_trace);
   }

@@ -592,7 +592,7 @@ void dump_trace(const CompiledKernel& k, const std::vector<LaunchTensor>& tensor
                 const std::string& path) {
   const Launch l = compiler::instantiate(k, tensors, bindings, opt, chip);
   common::OutputFile f(path);
-  write_launch_trace(l, chip, f.stream());
+  common::write_files({&f}, [&] { write_launch_trace(l, chip, f.stream()); });
   f.commit();
 }
 

@@ -2,6 +2,8 @@
 // write_reports: a run's report files, written as one set (each to a temporary, all renamed
 // once complete, stats.json last), trace.json beside the others on a second thread.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -92,18 +94,28 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
     };
     if (trace != nullptr && !others.empty() && g.num_tasks() >= report::kParallelWriteTasks) {
       std::exception_ptr helper_error;
+      // The helper sees an interruption through its own flag: only this thread may poll the
+      // host (Python's signal check), so it polls while it waits.
+      std::atomic<bool> cancel{false}, done{false};
       std::thread helper([&] {
+        const common::ScopedCancelFlag on_cancel(&cancel);
         try {
           write_others();
         } catch (...) {
           helper_error = std::current_exception();
         }
+        done = true;
       });
       try {
         report::write_trace_json(*trace, g, r, opt);
       } catch (...) {
+        cancel = true;
         helper.join();
         throw;
+      }
+      while (!done) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (common::interrupt_requested()) cancel = true;
       }
       helper.join();
       if (helper_error) std::rethrow_exception(helper_error);

@@ -31,28 +31,45 @@ namespace {
 std::vector<std::string> g_args;
 
 // The interpreter's program: a signal while Python starts (importing pypto takes a second)
-// ends it as the CLI ends, exit 130 with one line, not with a traceback.
-constexpr const char* kLauncher = R"(import signal, sys
+// ends it as the CLI ends, exit 130 with one line, not with a traceback. The first signal
+// is noted, not raised: a KeyboardInterrupt inside the native module's initialisation
+// would abort the process or surface as an ImportError; the import ends, then the process
+// does. A second signal ends it at once.
+constexpr const char* kLauncher = R"(import os, signal, sys
 seen = []
+def interrupted():
+    os.write(2, b"pypto-sim: interrupted while starting Python; nothing written\n")
+    os._exit(130)  # nothing to finish: the interpreter's own exit could die of a late signal
 def stop(signum, frame):
+    if seen:
+        interrupted()
     seen.append(signum)
-    raise KeyboardInterrupt
+def by_signal(e):  # a KeyboardInterrupt a library's handler raised, maybe turned into another
+    while e is not None:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 signal.signal(signal.SIGINT, stop)
 signal.signal(signal.SIGTERM, stop)
 try:
     from pypto._cli import main
 except BaseException as e:
-    if seen:
-        sys.stderr.write("pypto-sim: interrupted while starting Python; nothing written\n")
-        sys.exit(130)
+    if seen or by_signal(e):
+        interrupted()
     sys.stderr.write("pypto-sim: cannot start the Python side of pypto-sim in %s (%s: %s); "
                      "tools/setup.sh builds it for the interpreter it configures, and "
                      "PYPTO_SIM_PYTHON names another\n"
                      % (sys.executable, type(e).__name__, " ".join(str(e).split())))
     sys.exit(1)
+if seen:
+    interrupted()
 signal.signal(signal.SIGINT, signal.default_int_handler)
 signal.signal(signal.SIGTERM, signal.default_int_handler)
-main(sys.argv[1:])
+try:
+    main(sys.argv[1:])
+except KeyboardInterrupt:  # in the few steps before main's own handling
+    interrupted()
 )";
 
 // Replaces this process with `python -c kLauncher <the same arguments>`; PYPTO_SIM_PYTHON

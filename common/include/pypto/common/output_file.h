@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -51,5 +52,20 @@ class OutputFile {
   bool finished_ = false, committed_ = false;
   void discard() noexcept;
 };
+
+// Runs write(), which fills the files' streams; a writer that stops on a failed stream
+// (with its own, pathless error) ends with the failed file's own error instead: "error while
+// writing <path> (<reason>); nothing written".
+template <class Write>
+void write_files(std::initializer_list<OutputFile*> files, Write&& write) {
+  try {
+    write();
+  } catch (...) {
+    for (OutputFile* f : files) {
+      if (f != nullptr && f->failed()) f->finish();  // throws, naming the file
+    }
+    throw;
+  }
+}
 
 }  // namespace pypto::common
