@@ -35,6 +35,7 @@ import time
 import torch
 
 import pypto
+from board_report import report
 from scratch import scratch_output_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -160,32 +161,7 @@ def main():
     else:  # traces and reports removed at exit
         work = scratch_output_dir("board_cases_")
     rows = {n: run_case(n, work) for n in names}
-    print("| case | board (us) | SIM AICore end to end (us) | SIM / board | SIM makespan (us) "
-          "| leaf tasks | what |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows.values():
-        print(f"| {r['case']} | {r['board_us']:g} | {r['sim_us']:g} | {r['ratio']:.2f} | "
-              f"{r['makespan_us']:g} | {r['tasks']} | {r['where']} |")
-    steps = []
-    for f, t, what in STEPS:
-        if f in rows and t in rows:
-            board = rows[t]["board_us"] / rows[f]["board_us"]
-            sim = rows[t]["sim_us"] / rows[f]["sim_us"]
-            steps.append({"from": f, "to": t, "what": what, "board_factor": round(board, 3),
-                          "sim_factor": round(sim, 3),
-                          "same_direction": (board < 1) == (sim < 1),
-                          "factor_error": round(sim / board, 3)})
-    if steps:
-        print()
-        print("| step | board factor | SIM factor | same direction | SIM / board factor |")
-        print("|---|---|---|---|---|")
-        for s in steps:
-            print(f"| {s['from']} -> {s['to']} ({s['what']}) | {s['board_factor']:.3f} | "
-                  f"{s['sim_factor']:.3f} | {'yes' if s['same_direction'] else 'no'} | "
-                  f"{s['factor_error']:.2f} |")
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"cases": list(rows.values()), "steps": steps}, f, indent=1)
+    report(rows, STEPS, a.json)
 
 
 if __name__ == "__main__":

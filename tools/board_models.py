@@ -36,6 +36,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from board_report import report  # noqa: E402
 from pypto_examples import _SHIM, edit_tree  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -155,31 +156,7 @@ def main():
             except (CaseError, subprocess.TimeoutExpired) as e:
                 print(f"board_models: {name}: {e}", file=sys.stderr)
                 failed += 1
-    print("| case | board (us) | SIM AICore end to end (us) | SIM / board | SIM makespan (us) "
-          "| leaf tasks | what |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows.values():
-        print(f"| {r['case']} | {r['board_us']:g} | {r['sim_us']:g} | {r['ratio']:.2f} | "
-              f"{r['makespan_us']:g} | {r['tasks']} | {r['where']} |")
-    steps = []
-    for f, t, what in STEPS:
-        if f in rows and t in rows:
-            board = rows[t]["board_us"] / rows[f]["board_us"]
-            sim = rows[t]["sim_us"] / rows[f]["sim_us"]
-            steps.append({"from": f, "to": t, "what": what, "board_factor": round(board, 3),
-                          "sim_factor": round(sim, 3), "same_direction": (board < 1) == (sim < 1),
-                          "factor_error": round(sim / board, 3)})
-    if steps:
-        print()
-        print("| step | board factor | SIM factor | same direction | SIM / board factor |")
-        print("|---|---|---|---|---|")
-        for s in steps:
-            print(f"| {s['from']} -> {s['to']} ({s['what']}) | {s['board_factor']:.3f} | "
-                  f"{s['sim_factor']:.3f} | {'yes' if s['same_direction'] else 'no'} | "
-                  f"{s['factor_error']:.2f} |")
-    if a.json:
-        with open(a.json, "w", encoding="utf-8") as f:
-            json.dump({"cases": list(rows.values()), "steps": steps}, f, indent=1)
+    report(rows, STEPS, a.json)
     return 1 if failed else 0
 
 
