@@ -2,6 +2,7 @@
 // The convolution family: pypto.conv arrives as a matmul over its img2col matrix whose tiles
 // follow PyPTO's set_conv_tile_shapes rules; this file checks their buffer space.
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 #include "instance.h"
@@ -13,10 +14,6 @@ namespace {
 
 std::uint64_t align_up(std::int64_t v, std::int64_t a) {
   return static_cast<std::uint64_t>(ceil_div(v, a) * a);
-}
-
-std::string bytes_text(std::uint64_t bytes) {
-  return std::to_string(bytes) + " bytes (" + std::to_string(bytes / 1024) + " KiB)";
 }
 
 }  // namespace
@@ -37,14 +34,7 @@ void EmitContext::check_conv_tile(const Unit& u, const Stmt& st, DType ad) const
       align_up(static_cast<std::int64_t>(c.n_l1 * c.k_bl1 * static_cast<std::int64_t>(eb)), 32);
   const std::uint64_t bias_l1 = align_up(static_cast<std::int64_t>(c.n_l1 * eb), 32);
   const std::string c0 = std::to_string(c.c0);
-  struct Need {
-    const char* buffer;
-    const char* key;
-    std::uint32_t kib;
-    std::uint64_t bytes;
-    std::string rule, values;
-  };
-  const Need needs[] = {
+  const BufferNeed needs[] = {
       {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, hw * k0 * eb,
        "CeilAlign(tileH x tileW, 16) x CeilAlign(tileK, C0) x sizeof(" + dt + ")",
        "CeilAlign(" + std::to_string(c.hw_l0) + ", 16) x CeilAlign(" + std::to_string(c.k_l0) +
@@ -65,14 +55,8 @@ void EmitContext::check_conv_tile(const Unit& u, const Stmt& st, DType ad) const
            ", kBL1 = " + std::to_string(c.k_bl1) + ": " + std::to_string(a_l1) + " + " +
            std::to_string(b_l1) + " + " + std::to_string(bias_l1)},
   };
-  for (const Need& n : needs) {
-    const std::uint64_t cap = std::uint64_t{n.kib} * 1024;
-    if (n.bytes <= cap) continue;
-    throw ConfigError(where + n.rule + " <= " + n.buffer + " size: " + n.values + " = " +
-                      bytes_text(n.bytes) + ", " + n.buffer + " holds " + bytes_text(cap) + " (" +
-                      n.key + " of chip " + chip_.chip.name +
-                      "); choose other pypto.set_conv_tile_shapes");
-  }
+  check_buffer_needs(std::begin(needs), std::end(needs), where,
+                     "; choose other pypto.set_conv_tile_shapes");
 }
 
 }  // namespace pypto::compiler::detail

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -115,14 +116,7 @@ void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType
   const std::uint64_t n0 = ceil_align(c.n[0], ra), m1 = ceil_align(c.m[1], ra);
   const std::uint64_t k1a = ceil_align(c.k[1], ra), k1b = ceil_align(c.k[2], ra);
   const std::uint64_t n1 = ceil_align(c.n[1], ra);
-  struct Need {
-    const char* buffer;
-    const char* key;
-    std::uint32_t kib;
-    std::uint64_t bytes;
-    std::string rule, values;
-  };
-  const Need needs[] = {
+  const BufferNeed needs[] = {
       {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, m0 * k0 * eb,
        dim("mL0", c.m[0]) + " x " + dim("kL0", c.k[0]) + " x " + an, mul(m0, k0, eb)},
       {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, n0 * k0 * eb,
@@ -136,11 +130,16 @@ void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType
            " x " + dim("kL1", c.k[2]) + " x " + an,
        mul(m1, k1a, eb) + " + " + mul(n1, k1b, eb)},
   };
-  for (const Need& n : needs) {
-    const std::uint64_t cap = std::uint64_t{n.kib} * 1024;
-    if (n.bytes <= cap) continue;
-    throw ConfigError(where + n.rule + " <= " + n.buffer + " size: " + n.values + " = " +
-                      kib(n.bytes) + ", " + n.buffer + " holds " + kib(cap) + " (" + n.key +
+  check_buffer_needs(std::begin(needs), std::end(needs), where, fix);
+}
+
+void EmitContext::check_buffer_needs(const BufferNeed* begin, const BufferNeed* end,
+                                     const std::string& where, const std::string& fix) const {
+  for (const BufferNeed* n = begin; n != end; ++n) {
+    const std::uint64_t cap = std::uint64_t{n->kib} * 1024;
+    if (n->bytes <= cap) continue;
+    throw ConfigError(where + n->rule + " <= " + n->buffer + " size: " + n->values + " = " +
+                      kib(n->bytes) + ", " + n->buffer + " holds " + kib(cap) + " (" + n->key +
                       " of chip " + chip_.chip.name + ")" + fix);
   }
 }

@@ -253,6 +253,19 @@ class EmitContext {
   // when conv st's tiles break one of PyPTO's set_conv_tile_shapes buffer rules (L0A, L0B,
   // L0C, L1) for operands of dtype ad. emit_conv.cpp.
   void check_conv_tile(const Unit& u, const Stmt& st, DType ad) const;
+  // One on-chip buffer a cube tile rule fills: its name, the chip key of its size, the bytes
+  // the rule asks for, the rule and its values (as the error shows them).
+  struct BufferNeed {
+    const char* buffer;
+    const char* key;
+    std::uint32_t kib;
+    std::uint64_t bytes;
+    std::string rule, values;
+  };
+  // Throws ConfigError (where + the rule, its values, the bytes, the buffer's size and chip
+  // key + fix) for the first need over its buffer.
+  void check_buffer_needs(const BufferNeed* begin, const BufferNeed* end, const std::string& where,
+                          const std::string& fix) const;
   // extend_params on a matmul accumulator tile lacc ([mE, nE] at column n0): bias, relu,
   // dequant scale. Returns the local holding the result (lacc or a new fp32 local).
   int matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st, int lacc, std::int64_t mE,
