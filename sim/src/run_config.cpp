@@ -3,6 +3,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
+#include <string>
+
 #include "pypto/common/errors.h"
 #include "pypto/common/suggest.h"
 #include "pypto/model/config_loader.h"
@@ -39,11 +42,12 @@ std::vector<std::string> load_run_config(const std::string& path, sched::Runtime
       continue;
     }
     std::vector<std::string> names{"policy_params"};
-    bool known = false;
+    bool known = false, integer = false;
     for (const sched::OptionSpec& s : sched::kRuntimeOptionSpecs) {
       if ((s.acts_on & sched::kActsReplay) == 0) continue;
       names.emplace_back(s.name);
       known |= s.name == key;
+      integer |= s.name == key && s.type == sched::OptionType::kInt;
     }
     if (!known) {
       std::string msg = where + ": not a runtime option of a replay";
@@ -52,6 +56,23 @@ std::vector<std::string> load_run_config(const std::string& path, sched::Runtime
       throw ConfigError(msg);
     }
     if (!v.IsScalar()) throw ConfigError(where + ": expected a value");
+    if (integer) {
+      // Read strictly, as a chip config is: a quoted number is a string, and a leading zero
+      // is octal to YAML 1.1 but decimal to 1.2, so neither is guessed at.
+      const std::string& text = v.Scalar();
+      const std::size_t d = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+      if (v.Tag() == "!") {
+        throw ConfigError(at(path, v) + ": " + key +
+                          ": expected an integer, got the quoted string \"" + text +
+                          "\"; write it without quotes");
+      }
+      if (text.size() > d + 1 && text[d] == '0' &&
+          std::isdigit(static_cast<unsigned char>(text[d + 1]))) {
+        throw ConfigError(at(path, v) + ": " + key + ": \"" + text +
+                          "\" has a leading zero (octal in YAML 1.1, decimal in 1.2); write the "
+                          "decimal value without it");
+      }
+    }
     try {
       sched::set_runtime_option(o, key, v.as<std::string>());
     } catch (const ConfigError& e) {
