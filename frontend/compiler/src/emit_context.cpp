@@ -50,7 +50,13 @@ Storage EmitContext::allocate(int value, std::uint64_t bytes, bool wide) {
     NPU_CHECK(slot >= 0, "launch value without a workspace region");
     const std::uint32_t copy = info.parallel_copies && in_parallel_ ? piter_ % par_ : 0;
     const std::size_t id = static_cast<std::size_t>(slot) * par_ + copy;
-    const std::size_t vid = id * slot_versions_ + slot_next_version_[id]++ % slot_versions_;
+    const std::uint32_t version = slot_next_version_[id]++ % slot_versions_;
+    std::vector<std::uint32_t>& later = slot_version_at_[id];
+    if (version > later.size()) {  // first use of this version
+      later.push_back(static_cast<std::uint32_t>(slot_bytes_.size()));
+      slot_bytes_.push_back(0);
+    }
+    const std::size_t vid = version == 0 ? id : later[version - 1];
     slot_bytes_[vid] = std::max(slot_bytes_[vid], align_up(bytes, kAlignBytes));
     s.buffer = kSlotBufferBase + static_cast<std::uint32_t>(vid);
     s.base_bytes = 0;

@@ -378,11 +378,14 @@ class EmitContext {
   std::uint32_t pgroup_ = 0, piter_ = 0, next_group_ = 1;
   std::string ploc_;
   std::uint32_t par_ = 1;  // workspace copies for parallel loops
-  // Launch regions, slot_versions_ per (slot, parallel copy): a value crossing roots gets the
-  // next version at each definition, as PyPTO's outcast pools give each of the k root
+  // Launch regions, up to slot_versions_ per (slot, parallel copy): a value crossing roots gets
+  // the next version at each definition, as PyPTO's outcast pools give each of the k root
   // instances of a device task its own place (no false dependency between iterations).
+  // slot_bytes_ holds version 0 of region id at index id, later versions where they were first
+  // used (slot_version_at_[id][v - 1]), so a region defined once costs one entry.
   std::vector<std::uint64_t> slot_bytes_;
   std::vector<std::uint32_t> slot_next_version_;
+  std::vector<std::vector<std::uint32_t>> slot_version_at_;
   std::uint32_t slot_versions_ = 1;
   std::vector<std::uint64_t> slot_base_;
   std::uint64_t launch_bytes_ = 0;

@@ -14,11 +14,16 @@ namespace pypto::compiler::detail {
 
 void Instance::stitch(Launch& l) {
   // Launch-lifetime regions first; the Stitcher lays the root-inner pool out after them.
+  // Each region's versions side by side, in region order.
   slot_base_.assign(slot_bytes_.size(), 0);
   launch_bytes_ = 0;
-  for (std::size_t i = 0; i < slot_bytes_.size(); ++i) {
+  const auto place = [&](std::size_t i) {
     slot_base_[i] = launch_bytes_;
     launch_bytes_ += slot_bytes_[i];
+  };
+  for (std::size_t id = 0; id < slot_version_at_.size(); ++id) {
+    place(id);
+    for (const std::uint32_t i : slot_version_at_[id]) place(i);
   }
   std::vector<sched::StitchRoot> roots(roots_.size());
   for (std::size_t i = 0; i < roots_.size(); ++i) {

@@ -108,7 +108,8 @@ void Instance::bind() {
   slot_versions_ =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, opt_.runtime.stitch_function_max_num));
   slot_next_version_.assign(static_cast<std::size_t>(k_.num_launch_slots) * par_, 0);
-  slot_bytes_.assign(slot_next_version_.size() * slot_versions_, 0);
+  slot_version_at_.assign(slot_next_version_.size(), {});
+  slot_bytes_.assign(slot_next_version_.size(), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
