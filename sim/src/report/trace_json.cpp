@@ -119,6 +119,15 @@ void write_trace_json(common::OutputFile& out, const sched::TaskGraph& g, const 
     f.end_record();
   }
   // Dependency arrows, producer to consumer, each flow event bound to its task's slice.
+  const auto flow_event = [&](const char* head, common::TaskId t, std::size_t id) {
+    sep();
+    f << head;
+    f.u(tl.core[t]) << ",\"name\":\"dep\",\"cat\":\"task\",\"id\":";
+    f.u(id) << ",\"ts\":";
+    write_trace_us(f, tl.start_ps[t]);
+    f << '}';
+    f.end_record();
+  };
   std::size_t flows = 0;
   for (common::TaskId t = 0; t < g.num_tasks() && flows < opt.max_flow_edges; ++t) {
     if (!common::is_dispatchable(g.core_type[t]) || tl.core[t] == common::kNoCore16) continue;
@@ -126,20 +135,8 @@ void write_trace_json(common::OutputFile& out, const sched::TaskGraph& g, const 
       const common::TaskId s = g.succ[i];
       if (!common::is_dispatchable(g.core_type[s]) || tl.core[s] == common::kNoCore16) continue;
       ++flows;
-      sep();
-      f << "{\"ph\":\"s\",\"pid\":1,\"tid\":";
-      f.u(tl.core[t]) << ",\"name\":\"dep\",\"cat\":\"task\",\"id\":";
-      f.u(flows) << ",\"ts\":";
-      write_trace_us(f, tl.start_ps[t]);
-      f << '}';
-      f.end_record();
-      sep();
-      f << "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":";
-      f.u(tl.core[s]) << ",\"name\":\"dep\",\"cat\":\"task\",\"id\":";
-      f.u(flows) << ",\"ts\":";
-      write_trace_us(f, tl.start_ps[s]);
-      f << '}';
-      f.end_record();
+      flow_event("{\"ph\":\"s\",\"pid\":1,\"tid\":", t, flows);
+      flow_event("{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":", s, flows);
     }
   }
   // AICPU work and ready-queue depth.
