@@ -171,7 +171,8 @@ class Op:
 
     ``vec_tile`` / ``cube_tile`` are the tile shapes in force where the op was traced (None when
     never set); ``label`` the semantic label; ``sg_scope`` the ``sg_set_scope`` id in force
-    (None: none; the partition merges an id's connected ops into one leaf); ``loc`` the kernel
+    (None: none; the partition merges an id's connected ops into one leaf) and ``sg_flags`` its
+    (allow_parallel_merge, allow_cross_scope_merge) when either is set; ``loc`` the kernel
     source line."""
 
     op: str
@@ -183,6 +184,7 @@ class Op:
     label: Optional[str] = None
     loc: str = ""
     sg_scope: Optional[int] = None
+    sg_flags: Optional[Tuple[bool, bool]] = None
 
     kind = "op"
 
@@ -199,6 +201,7 @@ class Op:
             "label": self.label,
             "loc": self.loc,
             **({"sg_scope": self.sg_scope} if self.sg_scope is not None else {}),
+            **({"sg_scope_flags": list(self.sg_flags)} if self.sg_flags else {}),
         }
 
     def lines(self, indent: str) -> List[str]:
@@ -213,7 +216,8 @@ class Op:
         if self.label:
             extras.append(f"label={self.label!r}")
         if self.sg_scope is not None:
-            extras.append(f"sg_scope={self.sg_scope}")
+            flags = f"{self.sg_flags}" if self.sg_flags else ""
+            extras.append(f"sg_scope={self.sg_scope}{flags}")
         if extras:
             text += "  " + " ".join(extras)
         if self.loc:
@@ -236,6 +240,7 @@ class Write:
     label: Optional[str] = None
     loc: str = ""
     sg_scope: Optional[int] = None
+    sg_flags: Optional[Tuple[bool, bool]] = None
 
     kind = "write"
 
@@ -251,6 +256,7 @@ class Write:
             "label": self.label,
             "loc": self.loc,
             **({"sg_scope": self.sg_scope} if self.sg_scope is not None else {}),
+            **({"sg_scope_flags": list(self.sg_flags)} if self.sg_flags else {}),
         }
 
     def lines(self, indent: str) -> List[str]:
@@ -260,7 +266,7 @@ class Write:
         if self.vec_tile is not None:
             text += f"  vec={list(self.vec_tile)}"
         if self.sg_scope is not None:
-            text += f"  sg_scope={self.sg_scope}"
+            text += f"  sg_scope={self.sg_scope}" + (f"{self.sg_flags}" if self.sg_flags else "")
         if self.loc:
             text += f"  # {self.loc}"
         return [text]

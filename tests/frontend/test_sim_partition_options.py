@@ -157,6 +157,54 @@ def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
     assert k.last_report.stats["tasks"] == tasks
 
 
+@pytest.mark.parametrize("scope,tasks", [
+    (1, 12), ((1, False, False), 12),
+    # allow_parallel_merge: the four tiles' {sum, sub} leaves (parallel branches) are one.
+    ((1, True, False), 9),
+    # allow_cross_scope_merge: the scoped class takes part in the group merges: the mul and
+    # the add tiles join each tile's scope leaf one to one, as unscoped (4).
+    ((1, False, True), 4),
+    ((1, True, True), 1),
+])
+def test_sg_set_scope_flags_merge_parallel_branches_and_unscoped_leaves(scope, tasks):
+    # The kernel of the test above, its sum and sub in a scope given in PyPTO's tuple form
+    # (scope_id, allow_parallel_merge, allow_cross_scope_merge).
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        a = x * 2.0
+        pypto.set_pass_options(sg_set_scope=scope)
+        b = pypto.sum(a, -1, keepdim=True)
+        c = a - b
+        pypto.set_pass_options(sg_set_scope=-1)
+        y[:] = c + 1.0
+
+    x = torch.randn(64, 64)
+    y = torch.empty(64, 64)
+    k(x, y)
+    torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
+    assert k.last_report.stats["tasks"] == tasks
+
+
+def test_sg_set_scope_flags_are_checked_as_pypto_does():
+    with pytest.raises(pypto.PyptoValueError, match=r"scope id -1 \(no scope\) takes"):
+        pypto.set_pass_options(sg_set_scope=(-1, True, False))
+    with pytest.raises(pypto.PyptoValueError, match="out of range"):
+        pypto.set_pass_options(sg_set_scope=2 ** 31)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 64], pypto.DT_FP32), y: pypto.Tensor([16, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        pypto.set_pass_options(sg_set_scope=(3, True, False))
+        a = x * 2.0
+        pypto.set_pass_options(sg_set_scope=3)
+        y[:] = a + 1.0
+
+    with pytest.raises(pypto.PyptoValueError, match=r"scope 3 is set with .* every op of one "
+                                                     r"scope id must use the same flags"):
+        k(torch.randn(16, 64), torch.empty(16, 64))
+
+
 def test_sg_set_scope_absorbs_the_ops_on_a_path_between_its_ops():
     # a = x * 2 and c = a - b in scope 1, b = sum(a) outside it: merging a with c alone would
     # close the path a -> b -> c, so (as PyPTO does) the scope takes b in. Per row tile: one
