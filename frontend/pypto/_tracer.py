@@ -310,14 +310,17 @@ class Tracer:
         attrs = dict(attrs)
         if self.composite is not None:
             attrs["composite"] = self.composite
+        self._append(ir.Op(op=op, inputs=list(inputs), attrs=attrs, out=out,
+                           vec_tile=scope.vec_tile, cube_tile=scope.cube_tile,
+                           label=scope.label, loc=user_location(), sg_scope=self._sg_scope()))
+        return out
+
+    def _sg_scope(self) -> Optional[int]:
+        """The sg_set_scope id in force for the statement being traced (None: none)."""
         from . import _options  # _options reaches the open trace through this module
         sg = _options.scoped_option("pass_options", "sg_set_scope", self.sg_scope)
         sg_id = sg[0] if isinstance(sg, tuple) else sg
-        self._append(ir.Op(op=op, inputs=list(inputs), attrs=attrs, out=out,
-                           vec_tile=scope.vec_tile, cube_tile=scope.cube_tile,
-                           label=scope.label, loc=user_location(),
-                           sg_scope=None if sg_id is None or sg_id < 0 else int(sg_id)))
-        return out
+        return None if sg_id is None or sg_id < 0 else int(sg_id)
 
     def emit_write(self, dst: ir.Value, src: ir.Value, offsets: Sequence[Any],
                    attrs: Optional[Dict[str, Any]] = None, api: str = "assemble") -> None:
@@ -329,7 +332,7 @@ class Tracer:
         scope = self.top
         self._append(ir.Write(dst=dst, src=src, offsets=offs, attrs=dict(attrs or {}),
                               vec_tile=scope.vec_tile, cube_tile=scope.cube_tile,
-                              label=scope.label, loc=user_location()))
+                              label=scope.label, loc=user_location(), sg_scope=self._sg_scope()))
 
     # -- control flow ---------------------------------------------------------------------
 

@@ -227,7 +227,8 @@ class Op:
 @dataclass(eq=False)
 class Write:
     """``dst[offsets : offsets + src.shape] = src`` (assemble). ``dst`` is a parameter or any
-    earlier Value; writes are visible to every later read of ``dst`` in program order."""
+    earlier Value; writes are visible to every later read of ``dst`` in program order.
+    ``sg_scope`` as for :class:`Op` (PyPTO's assemble is an op of the scope it is traced in)."""
 
     dst: Value
     src: Value
@@ -237,6 +238,7 @@ class Write:
     cube_tile: Optional[CubeTile] = None
     label: Optional[str] = None
     loc: str = ""
+    sg_scope: Optional[int] = None
 
     kind = "write"
 
@@ -251,6 +253,7 @@ class Write:
             "cube_tile": None if self.cube_tile is None else self.cube_tile.to_dict(),
             "label": self.label,
             "loc": self.loc,
+            **({"sg_scope": self.sg_scope} if self.sg_scope is not None else {}),
         }
 
     def lines(self, indent: str) -> List[str]:
@@ -259,6 +262,8 @@ class Write:
             text += " " + " ".join(f"{k}={_attr_str(v)}" for k, v in self.attrs.items())
         if self.vec_tile is not None:
             text += f"  vec={list(self.vec_tile)}"
+        if self.sg_scope is not None:
+            text += f"  sg_scope={self.sg_scope}"
         if self.loc:
             text += f"  # {self.loc}"
         return [text]

@@ -225,3 +225,45 @@ def test_a_concat_is_one_task_per_output_tile():
     k(a, b, y)
     torch.testing.assert_close(y, torch.cat([a, b, b, a, b, a, a, b], 1))
     assert k.last_report.stats["tasks"] == 2
+
+
+def online_max_kernel():
+    # The online softmax's running max and sum over two column blocks of x (glm_attention's
+    # s2 loop, two steps): block 0 unscoped, block 1 as scope 1 (V1) and scope 2 (V2).
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 128], pypto.DT_FP32), y: pypto.Tensor([16, 1], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        m = pypto.tensor([16, 1], pypto.DT_FP32, "m")
+        x0 = pypto.view(x, [16, 64], [0, 0])
+        a = pypto.amax(x0, -1, keepdim=True)
+        s = pypto.sum(pypto.exp(x0 - a), -1, keepdim=True)
+        m[:] = a
+        x1 = pypto.view(x, [16, 64], [0, 64])
+        pypto.set_pass_options(sg_set_scope=1)
+        mn = pypto.maximum(m, pypto.amax(x1, -1, keepdim=True))
+        s1 = pypto.sum(pypto.exp(x1 - mn), -1, keepdim=True)
+        pypto.set_pass_options(sg_set_scope=2)
+        d = pypto.exp(m - mn)
+        m[:] = mn
+        y[:] = s * d + s1
+        pypto.set_pass_options(sg_set_scope=-1)
+
+    return k
+
+
+def test_a_write_joins_its_scope_and_its_producers_task():
+    # PyPTO's assemble is an op of the scope it is traced in, and a copy-out assemble is glued
+    # to its producer. Block 0's m[:] = a is stored by amax's leaf (sum's ops in between touch
+    # no m); block 1's m[:] = mn is in scope 2's leaf (it cannot move up to maximum's: scope 2's
+    # m - mn reads the old m). Leaves: block 0, scope 1, scope 2 = 3 (5 with each write a copy).
+    k = online_max_kernel()
+    x = torch.randn(16, 128)
+    y = torch.empty(16, 1)
+    k(x, y)
+    x0, x1 = x[:, :64], x[:, 64:]
+    a = x0.amax(-1, keepdim=True)
+    mn = torch.maximum(a, x1.amax(-1, keepdim=True))
+    want = torch.exp(x0 - a).sum(-1, keepdim=True) * torch.exp(a - mn) + \
+        torch.exp(x1 - mn).sum(-1, keepdim=True)
+    torch.testing.assert_close(y, want, rtol=1e-5, atol=1e-5)
+    assert k.last_report.stats["tasks"] == 3
