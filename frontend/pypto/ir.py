@@ -26,6 +26,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._dtypes import DataType
 from ._enums import TileOpFormat
+from ._mx import carrier
 from ._symbolic import SymbolicScalar, conjunction, expr_to_dict, logical_not
 
 __all__ = [
@@ -95,7 +96,7 @@ class Value:
         return {
             "id": self.id,
             "shape": [expr_to_dict(d) for d in self.shape],
-            "dtype": self.dtype.name,
+            "dtype": carrier(self.dtype).name,  # MX types: the dtype that holds them
             "format": self.format.name,
             "valid_shape": None if self.valid_shape is None
             else [expr_to_dict(d) for d in self.valid_shape],
@@ -114,11 +115,11 @@ class Scalar:
 
     def to_dict(self) -> Dict[str, Any]:
         if isinstance(self.value, SymbolicScalar):
-            return {"expr": expr_to_dict(self.value), "dtype": self.dtype.name}
+            return {"expr": expr_to_dict(self.value), "dtype": carrier(self.dtype).name}
         v = self.value
         if isinstance(v, float) and not math.isfinite(v):  # JSON has no inf/NaN numbers
             v = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-        return {"const": v, "dtype": self.dtype.name}
+        return {"const": v, "dtype": carrier(self.dtype).name}
 
     def __str__(self) -> str:
         return str(self.value)
@@ -146,6 +147,8 @@ class CubeTile:
 def _attr_to_json(v: Any) -> Any:
     if isinstance(v, SymbolicScalar):
         return expr_to_dict(v)
+    if isinstance(v, DataType):
+        return carrier(v).name
     if isinstance(v, enum.Enum):
         return v.name
     if isinstance(v, (list, tuple)):
@@ -393,7 +396,7 @@ class Param:
             "name": self.name,
             "value": self.value.id,
             "shape": [expr_to_dict(d) for d in self.value.shape],
-            "dtype": self.value.dtype.name,
+            "dtype": carrier(self.value.dtype).name,
             "format": self.value.format.name,
             "dynamic_axes": self.dynamic_axes,
             "is_output_written": self.is_output_written,
