@@ -579,10 +579,14 @@ std::string late_write_ir(bool read_between) {
 
 TEST_CASE("a write joins the tasks of its value's producer when nothing between touches it",
           "[compiler]") {
-  Host h;
-  h.add("a", DType::kFp32, {8, 8}, iota(64));
-  h.add("s", DType::kFp32, {8});
-  h.add("m", DType::kFp32, {8});
+  const auto host = [] {
+    Host h;
+    h.add("a", DType::kFp32, {8, 8}, iota(64));
+    h.add("s", DType::kFp32, {8});
+    h.add("m", DType::kFp32, {8});
+    return h;
+  };
+  Host h = host();
   // amax, add and sum: two row tiles each = 6 tasks; m[:] = amax is amax's own store.
   const Launch l = make(late_write_ir(false), h, {}, tile_tasks());
   REQUIRE(l.graph.num_tasks() == 6);
@@ -593,10 +597,7 @@ TEST_CASE("a write joins the tasks of its value's producer when nothing between 
   CHECK(h.f32(1, 3) == Approx(228));  // sum of 25..32
   // s[:] = m + 1 reads m between amax and the write: the write stays a copy task of its own
   // (8 tasks: amax, add, sum two each, m + 1 and the copy of m one each).
-  Host h2;
-  h2.add("a", DType::kFp32, {8, 8}, iota(64));
-  h2.add("s", DType::kFp32, {8});
-  h2.add("m", DType::kFp32, {8});
+  Host h2 = host();
   const Launch l2 = make(late_write_ir(true), h2, {}, tile_tasks());
   CHECK(l2.graph.num_tasks() == 8);
   execute(l2, h2);

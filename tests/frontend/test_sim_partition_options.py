@@ -132,33 +132,8 @@ def test_pass_options_set_in_the_body_apply_to_the_kernel_and_stay_in_it():
     assert "vec_nbuffer_setting" not in pypto.get_pass_options()
 
 
-@pytest.mark.parametrize("scoped,tasks", [(False, 4), (True, 12)])
-def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
-    # a = x * 2, b = sum(a), c = a - b, y = c + 1 on 4 row tiles. Unscoped, the four per-tile
-    # tasks (mul, sum, sub, add) grow in lock-step into 4 leaves. With sum and sub in scope 1,
-    # each tile's sum and sub are one leaf and scoped tasks merge with nothing else: the mul
-    # tiles and the add tiles stay apart, 3 x 4 = 12 leaves.
-    @pypto.frontend.jit(runtime_options=SIM)
-    def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(16, 64)
-        a = x * 2.0
-        if scoped:
-            pypto.set_pass_options(sg_set_scope=1)
-        b = pypto.sum(a, -1, keepdim=True)
-        c = a - b
-        if scoped:
-            pypto.set_pass_options(sg_set_scope=-1)
-        y[:] = c + 1.0
-
-    x = torch.randn(64, 64)
-    y = torch.empty(64, 64)
-    k(x, y)
-    torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
-    assert k.last_report.stats["tasks"] == tasks
-
-
 @pytest.mark.parametrize("scope,tasks", [
-    (1, 12), ((1, False, False), 12),
+    (None, 4), (1, 12), ((1, False, False), 12),
     # allow_parallel_merge: the four tiles' {sum, sub} leaves (parallel branches) are one.
     ((1, True, False), 9),
     # allow_cross_scope_merge: the scoped class takes part in the group merges: the mul and
@@ -166,17 +141,22 @@ def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
     ((1, False, True), 4),
     ((1, True, True), 1),
 ])
-def test_sg_set_scope_flags_merge_parallel_branches_and_unscoped_leaves(scope, tasks):
-    # The kernel of the test above, its sum and sub in a scope given in PyPTO's tuple form
+def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scope, tasks):
+    # a = x * 2, b = sum(a), c = a - b, y = c + 1 on 4 row tiles. Unscoped, the four per-tile
+    # tasks (mul, sum, sub, add) grow in lock-step into 4 leaves. With sum and sub in scope 1,
+    # each tile's sum and sub are one leaf and scoped tasks merge with nothing else: the mul
+    # tiles and the add tiles stay apart, 3 x 4 = 12 leaves. The tuple form is PyPTO's
     # (scope_id, allow_parallel_merge, allow_cross_scope_merge).
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(16, 64)
         a = x * 2.0
-        pypto.set_pass_options(sg_set_scope=scope)
+        if scope is not None:
+            pypto.set_pass_options(sg_set_scope=scope)
         b = pypto.sum(a, -1, keepdim=True)
         c = a - b
-        pypto.set_pass_options(sg_set_scope=-1)
+        if scope is not None:
+            pypto.set_pass_options(sg_set_scope=-1)
         y[:] = c + 1.0
 
     x = torch.randn(64, 64)

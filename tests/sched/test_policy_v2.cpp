@@ -71,6 +71,18 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   CHECK(Registry::global().remove("test_cp_unit"));
 }
 
+namespace {
+// 960 lone AIV tasks listed first, then a 20-task chain, every task d ns long (issue 32's case).
+TaskGraph lone_tasks_and_a_chain(std::uint64_t d) {
+  std::vector<TaskSpec> specs(960, TaskSpec{V, {}, 0, d});
+  for (TaskId k = 0; k < 20; ++k) {
+    specs.push_back(
+        TaskSpec{V, k + 1 < 20 ? std::vector<TaskId>{960 + k + 1} : std::vector<TaskId>{}, 0, d});
+  }
+  return make_graph(specs);
+}
+}  // namespace
+
 TEST_CASE(
     "critical_path: 960 lone tasks listed first and a 20-task chain finish in 21 task "
     "lengths, fifo's 40",
@@ -82,18 +94,13 @@ TEST_CASE(
   // that each chain task starts as soon as its predecessor is resolved; the 960 lone tasks
   // fill the other 47 cores and the chain's core after it: ceil((960 + 20) / 48) = 21 d.
   constexpr std::uint64_t d = 1000;
-  std::vector<TaskSpec> specs(960, TaskSpec{V, {}, 0, d});
-  for (TaskId k = 0; k < 20; ++k) {
-    specs.push_back(
-        TaskSpec{V, k + 1 < 20 ? std::vector<TaskId>{960 + k + 1} : std::vector<TaskId>{}, 0, d});
-  }
-  const TaskGraph g = make_graph(specs);
+  const TaskGraph g = lone_tasks_and_a_chain(d);
   const MachineShape a2{24, 48, 3, 256, 1};
   PolicyHarness fifo(g, a2, "fifo");
   fifo.run(10'000'000);
   PolicyHarness cp(g, a2, "critical_path");
   cp.run(10'000'000);
-  const std::uint64_t f = makespan(fifo, specs.size()), c = makespan(cp, specs.size());
+  const std::uint64_t f = makespan(fifo, g.num_tasks()), c = makespan(cp, g.num_tasks());
   // The AICPU's ticks (polls of up to 16 cores, a resolve, a dispatch) add a little: 40,055
   // and 21,032 ticks, 0.525x.
   CHECK(f >= 40 * d);
@@ -128,18 +135,13 @@ TEST_CASE(
   // to the other 15 reads more (2,667 ns seen; 0.580x here, 0.61x on the simulator with its
   // start-up; tests/cli/test_cli_policies.sh runs that case).
   constexpr std::uint64_t d = 10'000, poll = 77, resolve = 32, dispatch = 9, latency = 992;
-  std::vector<TaskSpec> specs(960, TaskSpec{V, {}, 0, d});
-  for (TaskId k = 0; k < 20; ++k) {
-    specs.push_back(
-        TaskSpec{V, k + 1 < 20 ? std::vector<TaskId>{960 + k + 1} : std::vector<TaskId>{}, 0, d});
-  }
-  const TaskGraph g = make_graph(specs);
+  const TaskGraph g = lone_tasks_and_a_chain(d);
   const MachineShape a2{24, 48, 3, 256, 1};
   PolicyHarness fifo(g, a2, "fifo", poll, resolve, dispatch, latency);
   fifo.run(100'000'000);
   PolicyHarness cp(g, a2, "critical_path", poll, resolve, dispatch, latency);
   cp.run(100'000'000);
-  const std::uint64_t f = makespan(fifo, specs.size()), c = makespan(cp, specs.size());
+  const std::uint64_t f = makespan(fifo, g.num_tasks()), c = makespan(cp, g.num_tasks());
   CHECK(f >= 40 * d);
   // Thread 0 owns AIV cores 24..39: the chain head, taken first, gets the highest, 39, and
   // each successor the same core (its pending slot kept free).
