@@ -48,12 +48,6 @@ IGNORED: Dict[str, str] = {
           "does not run (it computes the real numbers: compare them with torch); the "
           "arguments are checked"
        for n in ("pass_verify_print", "pass_verify_save")},
-    **{"experimental." + n: "combine_axis lets PyPTO's code generator merge trailing axes of "
-                            "vector instructions; tiles and tasks stay the same, and the "
-                            "simulator prices vector ops by their bytes, which it does not "
-                            "change (the options are checked, scoped and kept)"
-       for n in ("set_operation_options", "get_operation_options", "set_operation_config",
-                 "get_operation_config")},
 }
 
 _950_ONLY = ("a pass of the 950 (DAV_3510) only: on A2/A3 PyPTO skips it, so it changes nothing "
