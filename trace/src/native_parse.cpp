@@ -118,9 +118,51 @@ void RecordParser::process_lines(const char* p, const char* stop, const char* al
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::size_t(stop - p)));
     const char* line_end = nl ? nl : stop;
     last_line_unterminated_ = !nl;
-    process_line(p, std::size_t(line_end - p), std::size_t(alloc_end - p));
+    if (p < skip_until_) {
+      ++line_;  // taken by the fast path
+    } else {
+      process_line(p, std::size_t(line_end - p), std::size_t(alloc_end - p));
+    }
     p = nl ? nl + 1 : stop;
   }
+}
+
+// The fast path takes the plain records (native_fast.cpp); from the first line it leaves,
+// the simdjson walk takes the chunk, over the same text as without the fast path, so that
+// what it reports is unchanged (an error's message depends on the batch around it). The
+// last line of the file may lack its newline: the walk takes it.
+void RecordParser::process_chunk(const char* base, std::size_t len, const char* alloc_end) {
+  const char* const end = base + len;
+  const std::uint64_t first_line = line_;
+  skip_until_ = nullptr;
+  const void* last_nl = len ? memrchr(base, '\n', len) : nullptr;
+  // Its number scan reads up to 7 bytes past a line's end, within simdjson's padding.
+  const char* const fast_end =
+      last_nl && alloc_end - end >= 8 ? static_cast<const char*>(last_nl) + 1 : base;
+  const char* p = base;
+  while (p < fast_end) {
+    const char* q = p;
+    while (*q == ' ' || *q == '\t' || *q == '\r') ++q;
+    if (*q == '\n') {  // a blank line
+      ++line_;
+      p = q + 1;
+      continue;
+    }
+    ++line_;  // the record's line, for emit() and messages
+    const char* next = header_.seen ? fast_record(q) : fast_header(q);
+    if (!next) {
+      --line_;  // the walk counts it again
+      break;
+    }
+    p = next;
+  }
+  if (p == end) return;
+  // The walk starts over at the chunk's start, as without the fast path, passing over the
+  // lines taken.
+  line_ = first_line;
+  skip_until_ = p;
+  process_stream(base, len, alloc_end);
+  skip_until_ = nullptr;
 }
 
 // Parses a chunk of whole lines with simdjson's iterate_many, which runs stage 1 over
@@ -128,7 +170,7 @@ void RecordParser::process_lines(const char* p, const char* stop, const char* al
 // Line numbers are recovered from document offsets. Anything unusual (a JSON error, a line
 // longer than a batch, a truncated last line) hands the rest of the chunk, from the line
 // after the last record taken, to the line-by-line path, which reports the exact line.
-void RecordParser::process_chunk(const char* base, std::size_t len, const char* alloc_end) {
+void RecordParser::process_stream(const char* base, std::size_t len, const char* alloc_end) {
   std::size_t done = 0;             // end of the line of the last record taken
   std::uint64_t done_line = line_;  // its line number
   od::document_stream stream;
@@ -167,6 +209,11 @@ void RecordParser::process_chunk(const char* base, std::size_t len, const char* 
     const char* nl = static_cast<const char*>(std::memchr(base + off, '\n', len - off));
     const std::size_t line_end = nl ? std::size_t(nl - base) + 1 : len;
     last_line_unterminated_ = !nl;
+    if (base + off < skip_until_) {  // taken by the fast path
+      done = line_end;
+      done_line = line_;
+      continue;
+    }
     if (!header_.seen) {
       parse_header(obj);
     } else {

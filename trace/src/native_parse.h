@@ -187,9 +187,23 @@ class RecordParser {
                                                                std::uint64_t max,
                                                                std::uint64_t got);
 
+  // Contract: p is a line's first non-blank character, and a newline ends the chunk. Takes
+  // the record or header on the line and returns the next line's start, or returns nullptr
+  // with nothing of the parser's numbering or batches changed (the walk takes the line). An
+  // op list seen for the first time is read as the walk reads it, errors included.
+  const char* fast_record(const char* p);
+  const char* fast_header(const char* p);
+  const char* fast_value(Key k, const char* p, std::string_view* kernel, std::string_view* ops);
+  const char* fast_succ(const char* p);
+  const char* fast_mem(const char* p);
+  const char* fast_range(const char* p);
+  std::uint32_t kernel_index(std::string_view name);
+  std::uint32_t ops_index(std::string_view raw);
+
   void process_line(const char* p, std::size_t len, std::size_t capacity);
   void process_lines(const char* p, const char* stop, const char* alloc_end);
   void process_chunk(const char* base, std::size_t len, const char* alloc_end);
+  void process_stream(const char* base, std::size_t len, const char* alloc_end);
   void check_single_value(const char* p, std::size_t len);
   void parse_header(od::object& obj);
   void parse_record(od::object& obj);
@@ -224,6 +238,7 @@ class RecordParser {
   simdjson::padded_string check_text_;
   std::uint64_t line_ = 0;
   bool last_line_unterminated_ = false;
+  const char* skip_until_ = nullptr;  // the walk passes over the lines before it (taken)
 
   // the record being parsed
   std::uint32_t seen_ = 0;

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: Apache-2.0
+// The native reader's fast path (native_parse.h): a direct scan of a task or device-task
+// record on one line, in the plain form writers produce (escape-free ASCII strings, unsigned
+// integers, known keys, values in range). It takes the record as the simdjson walk
+// (native_records.cpp) would, with the same fields and the same kernel and op-list numbering;
+// anything else, an error included, is left to that walk, which gives the message.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "native_parse.h"
+
+namespace pypto::trace::detail::native {
+
+namespace {
+
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// Whitespace within a line: a newline inside a record is left to the simdjson walk.
+inline const char* skip_space(const char* p) {
+  while (is_space(*p)) ++p;
+  return p;
+}
+
+constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+constexpr std::uint64_t kHighs = 0x8080808080808080ull;
+
+inline std::uint64_t load8(const char* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+// The number of leading decimal digits of the little-endian word w (0-8).
+inline unsigned leading_digits(std::uint64_t w) {
+  const std::uint64_t x = w ^ (kOnes * '0');  // a digit becomes its value 0-9
+  // A byte is no digit where its high nibble is set before or after adding 6; a carry out
+  // of a non-digit byte only changes the bytes after it.
+  const std::uint64_t stop = (x | (x + kOnes * 6)) & (kOnes * 0xF0);
+  return stop ? static_cast<unsigned>(__builtin_ctzll(stop)) / 8 : 8;
+}
+
+// The value of the first n (1-8) decimal digits of w, the first one most significant.
+inline std::uint64_t digits_value(std::uint64_t w, unsigned n) {
+  std::uint64_t x = (w ^ (kOnes * '0')) << (64 - 8 * n);  // leading zero digits in front
+  x = x * 10 + (x >> 8);
+  x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+       (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+      32;
+  return x & 0xFFFFFFFFull;
+}
+
+// A JSON unsigned integer as simdjson's get_uint64 takes it, up to `max`; nullptr for
+// anything else (a sign, a fraction, an exponent, a leading zero, a value above `max`). It
+// reads 8 bytes at a time, at most 7 past the line's newline (the chunk's padding); every
+// other scan stops at the newline.
+inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out) {
+  std::uint64_t w = load8(p);
+  unsigned n = leading_digits(w);
+  if (n == 0 || ((w & 0xFF) == '0' && n > 1)) return nullptr;
+  std::uint64_t x = digits_value(w, n);
+  p += n;
+  if (n == 8) {
+    w = load8(p);
+    n = leading_digits(w);
+    if (n != 0) {
+      static constexpr std::uint64_t kPow10[9] = {1,      10,      100,      1000,     10000,
+                                                  100000, 1000000, 10000000, 100000000};
+      x = x * kPow10[n] + digits_value(w, n);
+      p += n;
+    }
+    // 16 digits so far: a 17th to 19th always fits, a 20th may not.
+    for (unsigned d, digits = 16;
+         n == 8 && (d = static_cast<unsigned char>(*p) - static_cast<unsigned>('0')) <= 9; ++p) {
+      if (++digits > 20 || __builtin_mul_overflow(x, 10, &x) ||
+          __builtin_add_overflow(x, std::uint64_t{d}, &x)) {
+        return nullptr;
+      }
+    }
+  }
+  const char c = *p;
+  if (c != ',' && c != ']' && c != '}' && !is_space(c)) return nullptr;
+  if (x > max) return nullptr;
+  *out = x;
+  return p;
+}
+
+// An escape-free ASCII string at p, as RecordParser::get_str returns it; nullptr for any
+// other token.
+inline const char* read_str(const char* p, std::string_view* out) {
+  if (*p != '"') return nullptr;
+  const char* body = ++p;
+  for (auto c = static_cast<unsigned char>(*p); c != '"'; c = static_cast<unsigned char>(*++p)) {
+    if (c < 0x20 || c >= 0x80 || c == '\\') return nullptr;
+  }
+  *out = std::string_view(body, std::size_t(p - body));
+  return p + 1;
+}
+
+// The end of the JSON array at p of plain strings, unsigned integers and such arrays; nullptr
+// for any other text. Grammar is checked here, types and arity by read_ops: an array the
+// walk would find malformed (around it, simdjson's stream may split a batch elsewhere) is
+// left to the walk.
+const char* skip_array(const char* p, int depth) {
+  if (*p != '[' || depth > 8) return nullptr;
+  p = skip_space(p + 1);
+  if (*p == ']') return p + 1;
+  while (true) {
+    if (*p == '[') {
+      p = skip_array(p, depth + 1);
+    } else if (*p == '"') {
+      std::string_view s;
+      p = read_str(p, &s);
+    } else {
+      std::uint64_t x = 0;
+      p = read_u64(p, ~0ull, &x);
+    }
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p == ']') return p + 1;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+}
+
+// The key at p, read as a word where it is one of the keys of up to 8 characters, else as
+// key_of reads it; kUnknown where it is no plain string. *end: past its closing quote.
+inline Key read_key(const char* p, const char** end) {
+  if (*p != '"') return kUnknown;
+  const std::uint64_t w = load8(p + 1);
+  const std::uint64_t q = w ^ (kOnes * '"');
+  const std::uint64_t quote = (q - kOnes) & ~q & kHighs;  // exact at the first quote
+  if (quote) {
+    const unsigned n = static_cast<unsigned>(__builtin_ctzll(quote)) / 8;
+    // The length in the top byte: a key with a NUL inside is no shorter key.
+    const std::uint64_t word =
+        n == 0 || n > 6 ? 0 : (w & (~0ull >> (64 - 8 * n))) | (std::uint64_t{n} << 56);
+    constexpr auto key = [](const char* k) {
+      std::uint64_t v = 0;
+      int i = 0;
+      for (; k[i]; ++i) v |= std::uint64_t(static_cast<unsigned char>(k[i])) << (8 * i);
+      return v | (std::uint64_t(i) << 56);
+    };
+    Key k = kUnknown;
+    switch (word) {
+      case key("id"): k = kId; break;
+      case key("dt"): k = kDt; break;
+      case key("pg"): k = kPg; break;
+      case key("end"): k = kEnd; break;
+      case key("dur"): k = kDur; break;
+      case key("mem"): k = kMem; break;
+      case key("ops"): k = kOps; break;
+      case key("core"): k = kCore; break;
+      case key("root"): k = kRoot; break;
+      case key("succ"): k = kSucc; break;
+      case key("start"): k = kStart; break;
+      case key("tiles"): k = kTiles; break;
+      case key("kernel"): k = kKernel; break;
+      case key("cycles"): k = kCycles; break;
+      default: break;
+    }
+    if (k != kUnknown) {
+      *end = p + 2 + n;
+      return k;
+    }
+  }
+  std::string_view s;
+  *end = read_str(p, &s);
+  return *end ? key_of(s) : kUnknown;
+}
+
+}  // namespace
+
+const char* RecordParser::fast_succ(const char* p) {
+  if (*p != '[') return nullptr;
+  p = skip_space(p + 1);
+  if (*p == ']') return p + 1;
+  while (true) {
+    std::uint64_t id = 0;
+    p = read_u64(p, common::kNoTask - 1, &id);
+    if (!p) return nullptr;
+    f_succ_.push_back(static_cast<common::TaskId>(id));
+    p = skip_space(p);
+    if (*p == ']') return p + 1;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+}
+
+// A "mem" range after its '[': [address, bytes, kind] or [address, bytes, kind, burst].
+const char* RecordParser::fast_range(const char* p) {
+  sched::MemAccess m{};
+  std::uint64_t addr = 0, bytes = 0;
+  p = read_u64(skip_space(p), ~0ull, &addr);
+  if (!p) return nullptr;
+  p = skip_space(p);
+  if (*p != ',') return nullptr;
+  p = read_u64(skip_space(p + 1), 0xFFFFFFFFull, &bytes);
+  if (!p || bytes == 0) return nullptr;
+  p = skip_space(p);
+  if (*p != ',') return nullptr;
+  std::string_view kind;
+  p = read_str(skip_space(p + 1), &kind);
+  if (!p || kind.empty() || kind.size() > 2 || (kind[0] != 'r' && kind[0] != 'w') ||
+      (kind.size() == 2 && kind[1] != 'n')) {
+    return nullptr;
+  }
+  m.addr = addr;
+  m.bytes = static_cast<std::uint32_t>(bytes);
+  m.is_write = kind[0] == 'w' ? 1 : 0;
+  m.no_l2 = kind.size() == 2 ? 1 : 0;
+  p = skip_space(p);
+  if (*p == ',') {
+    std::uint64_t burst = 0;
+    p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
+    if (!p) return nullptr;
+    m.burst_bytes = static_cast<std::uint32_t>(burst);
+    p = skip_space(p);
+  }
+  if (*p != ']') return nullptr;
+  if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) return nullptr;
+  f_mem_.push_back(m);
+  return p + 1;
+}
+
+const char* RecordParser::fast_mem(const char* p) {
+  if (*p != '[') return nullptr;
+  p = skip_space(p + 1);
+  if (*p == ']') return p + 1;
+  while (true) {
+    if (*p != '[') return nullptr;
+    p = fast_range(p + 1);
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p == ']') return p + 1;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+}
+
+// One field's value at p, of key k (not seen before in the record); the end of the value,
+// or nullptr where the simdjson walk must take the record.
+const char* RecordParser::fast_value(Key k, const char* p, std::string_view* kernel,
+                                     std::string_view* ops) {
+  switch (k) {
+    case kId: return read_u64(p, common::kNoTask - 1, &f_id_);
+    case kCore: {
+      std::string_view s;
+      p = read_str(p, &s);
+      if (!p) return nullptr;
+      const auto ct = common::parse_core_type(s);
+      if (!ct) return nullptr;
+      f_core_ = *ct;
+      return p;
+    }
+    case kKernel: return read_str(p, kernel);
+    case kRoot: return read_u64(p, 0xFFFFFFFEull, &f_root_);
+    case kDt: return read_u64(p, 0xFFFFFFFFull, &f_dt_);
+    case kPg: return read_u64(p, 0xFFFFFFFFull, &f_pg_);
+    case kSucc: return fast_succ(p);
+    case kStart: return read_u64(p, ~0ull, &f_start_);
+    case kEnd: return read_u64(p, ~0ull, &f_end_);
+    case kDur: return read_u64(p, sched::kNoRecord - 1, &f_dur_);
+    case kMem: return fast_mem(p);
+    case kOps: {
+      // Only its text here: a list already seen is known by it (parse_ops).
+      const char* end = skip_array(p, 0);
+      if (end) *ops = std::string_view(p, std::size_t(end - p));
+      return end;
+    }
+    case kCycles: return read_u64(p, 0xFFFFFFFFull, &f_extra_cycles_);
+    case kTiles: p = read_u64(p, 0xFFFF, &f_tiles_); return p && f_tiles_ != 0 ? p : nullptr;
+    case kDeviceTask: return read_u64(p, 0xFFFFFFFFull, &f_device_task_);
+    case kParallelGroup: return read_u64(p, 0xFFFFFFFFull, &f_parallel_group_);
+    case kUnknown: break;
+  }
+  return nullptr;
+}
+
+const char* RecordParser::fast_record(const char* p) {
+  // The same defaults as parse_record.
+  seen_ = 0;
+  f_succ_.clear();
+  f_mem_.clear();
+  f_tiles_ = 1;
+  f_ops_ = UnpricedWork::kNoOps;
+  f_extra_cycles_ = 0;
+  f_pg_ = 0;
+  f_root_ = 0;
+  if (*p != '{') return nullptr;
+  p = skip_space(p + 1);
+  std::string_view kernel, ops;
+  while (true) {
+    const Key k = read_key(p, &p);
+    if (k == kUnknown || (seen_ & k)) return nullptr;
+    p = skip_space(p);
+    if (*p != ':') return nullptr;
+    seen_ |= k;
+    p = fast_value(k, skip_space(p + 1), &kernel, &ops);
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p == '}') break;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+  p = skip_space(p + 1);
+  if (*p != '\n') return nullptr;
+  if ((seen_ & (kDeviceTask | kParallelGroup)) && (seen_ & ~(kDeviceTask | kParallelGroup))) {
+    return nullptr;
+  }
+  // The record is taken: only a new op list's own errors remain, as the walk reports them.
+  last_line_unterminated_ = false;
+  if (seen_ & kOps) f_ops_ = ops_index(ops);
+  if (seen_ & kKernel) f_kernel_ = kernel_index(kernel);
+  emit();
+  return p + 1;
+}
+
+// The header as parse_header takes it; what it refuses is left to it.
+const char* RecordParser::fast_header(const char* p) {
+  if (*p != '{') return nullptr;
+  p = skip_space(p + 1);
+  Header h;
+  enum : unsigned { kFormat = 1, kVersion = 2, kChip = 4, kUnit = 8, kTasks = 16, kGenerator = 32 };
+  unsigned seen = 0;
+  while (true) {
+    std::string_view key, text;
+    p = read_str(p, &key);
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p != ':') return nullptr;
+    p = skip_space(p + 1);
+    unsigned bit = 0;
+    if (key == "format") {
+      bit = kFormat;
+      p = read_str(p, &text);
+      if (p && text != "pypto-sim-trace") return nullptr;
+    } else if (key == "version") {
+      bit = kVersion;
+      std::uint64_t version = 0;
+      p = read_u64(p, ~0ull, &version);
+      if (p && version != kFormatVersion) return nullptr;
+    } else if (key == "chip") {
+      bit = kChip;
+      p = read_str(p, &text);
+      h.chip_hint = std::string(text);
+    } else if (key == "time_unit") {
+      bit = kUnit;
+      p = read_str(p, &text);
+      if (p && text != "ns") return nullptr;
+    } else if (key == "tasks") {
+      bit = kTasks;
+      p = read_u64(p, common::kNoTask - 1, &h.tasks);
+      h.has_tasks = true;
+    } else if (key == "generator") {
+      bit = kGenerator;
+      p = read_str(p, &text);
+    }
+    if (!p || bit == 0 || (seen & bit)) return nullptr;
+    seen |= bit;
+    p = skip_space(p);
+    if (*p == '}') break;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+  p = skip_space(p + 1);
+  if (*p != '\n' || !(seen & kFormat) || !(seen & kVersion)) return nullptr;
+  header_ = std::move(h);
+  if (header_.has_tasks) {
+    header_.reserve_tasks =
+        std::min<std::uint64_t>(header_.tasks, file_bytes_ / kMinTaskRecordBytes);
+  }
+  header_.seen = true;
+  cur_.header = true;
+  return p + 1;
+}
+
+}  // namespace pypto::trace::detail::native
