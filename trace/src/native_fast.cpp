@@ -181,7 +181,7 @@ const char* RecordParser::fast_succ(const char* p) {
     std::uint64_t id = 0;
     p = read_u64(p, common::kNoTask - 1, &id);
     if (!p) return nullptr;
-    f_succ_.push_back(static_cast<common::TaskId>(id));
+    cur_.succ.push_back(static_cast<common::TaskId>(id));
     p = skip_space(p);
     if (*p == ']') return p + 1;
     if (*p != ',') return nullptr;
@@ -190,7 +190,7 @@ const char* RecordParser::fast_succ(const char* p) {
 }
 
 // A "mem" range after its '[': [address, bytes, kind] or [address, bytes, kind, burst].
-const char* RecordParser::fast_range(const char* p) {
+[[gnu::always_inline]] inline const char* RecordParser::fast_range(const char* p) {
   sched::MemAccess m{};
   std::uint64_t addr = 0, bytes = 0;
   p = read_u64(skip_space(p), ~0ull, &addr);
@@ -221,7 +221,7 @@ const char* RecordParser::fast_range(const char* p) {
   }
   if (*p != ']') return nullptr;
   if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) return nullptr;
-  f_mem_.push_back(m);
+  cur_.mem.push_back(m);
   return p + 1;
 }
 
@@ -242,8 +242,9 @@ const char* RecordParser::fast_mem(const char* p) {
 
 // One field's value at p, of key k (not seen before in the record); the end of the value,
 // or nullptr where the simdjson walk must take the record.
-const char* RecordParser::fast_value(Key k, const char* p, std::string_view* kernel,
-                                     std::string_view* ops) {
+[[gnu::always_inline]] inline const char* RecordParser::fast_value(Key k, const char* p,
+                                                                   std::string_view* kernel,
+                                                                   std::string_view* ops) {
   switch (k) {
     case kId: return read_u64(p, common::kNoTask - 1, &f_id_);
     case kCore: {
@@ -279,11 +280,12 @@ const char* RecordParser::fast_value(Key k, const char* p, std::string_view* ker
   return nullptr;
 }
 
-const char* RecordParser::fast_record(const char* p) {
+// The record's fields, with its successors and ranges appended to the batch; the end of
+// its line, or nullptr.
+const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
+                                      std::string_view* ops) {
   // The same defaults as parse_record.
   seen_ = 0;
-  f_succ_.clear();
-  f_mem_.clear();
   f_tiles_ = 1;
   f_ops_ = UnpricedWork::kNoOps;
   f_extra_cycles_ = 0;
@@ -291,14 +293,13 @@ const char* RecordParser::fast_record(const char* p) {
   f_root_ = 0;
   if (*p != '{') return nullptr;
   p = skip_space(p + 1);
-  std::string_view kernel, ops;
   while (true) {
     const Key k = read_key(p, &p);
     if (k == kUnknown || (seen_ & k)) return nullptr;
     p = skip_space(p);
     if (*p != ':') return nullptr;
     seen_ |= k;
-    p = fast_value(k, skip_space(p + 1), &kernel, &ops);
+    p = fast_value(k, skip_space(p + 1), kernel, ops);
     if (!p) return nullptr;
     p = skip_space(p);
     if (*p == '}') break;
@@ -310,11 +311,23 @@ const char* RecordParser::fast_record(const char* p) {
   if ((seen_ & (kDeviceTask | kParallelGroup)) && (seen_ & ~(kDeviceTask | kParallelGroup))) {
     return nullptr;
   }
+  return p;
+}
+
+const char* RecordParser::fast_record(const char* p) {
+  const std::size_t succ_begin = cur_.succ.size(), mem_begin = cur_.mem.size();
+  std::string_view kernel, ops;
+  p = fast_fields(p, &kernel, &ops);
+  if (!p) {
+    cur_.succ.resize(succ_begin);
+    cur_.mem.resize(mem_begin);
+    return nullptr;
+  }
   // The record is taken: only a new op list's own errors remain, as the walk reports them.
   last_line_unterminated_ = false;
   if (seen_ & kOps) f_ops_ = ops_index(ops);
   if (seen_ & kKernel) f_kernel_ = kernel_index(kernel);
-  emit();
+  emit_record(succ_begin, mem_begin);
   return p + 1;
 }
 

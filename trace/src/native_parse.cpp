@@ -50,6 +50,14 @@ void RecordParser::fail_range(std::string_view what, std::uint64_t max, std::uin
 
 void RecordParser::emit() {
   Batch& b = cur_;
+  const std::size_t succ_begin = b.succ.size(), mem_begin = b.mem.size();
+  b.succ.insert(b.succ.end(), f_succ_.begin(), f_succ_.end());
+  b.mem.insert(b.mem.end(), f_mem_.begin(), f_mem_.end());
+  emit_record(succ_begin, mem_begin);
+}
+
+void RecordParser::emit_record(std::size_t succ_begin, std::size_t mem_begin) {
+  Batch& b = cur_;
   if (b.size == b.recs.size()) b.recs.emplace_back();
   Rec& r = b.recs[b.size++];
   r.line = line_;
@@ -68,11 +76,9 @@ void RecordParser::emit() {
   r.kernel = f_kernel_;
   r.ops = f_ops_;
   r.core = f_core_;
-  r.succ_begin = static_cast<std::uint32_t>(b.succ.size());
-  b.succ.insert(b.succ.end(), f_succ_.begin(), f_succ_.end());
+  r.succ_begin = static_cast<std::uint32_t>(succ_begin);
   r.succ_end = static_cast<std::uint32_t>(b.succ.size());
-  r.mem_begin = static_cast<std::uint32_t>(b.mem.size());
-  b.mem.insert(b.mem.end(), f_mem_.begin(), f_mem_.end());
+  r.mem_begin = static_cast<std::uint32_t>(mem_begin);
   r.mem_end = static_cast<std::uint32_t>(b.mem.size());
   if (b.size == kBatchRecords) flush();
 }

@@ -193,6 +193,7 @@ class RecordParser {
   // op list seen for the first time is read as the walk reads it, errors included.
   const char* fast_record(const char* p);
   const char* fast_header(const char* p);
+  const char* fast_fields(const char* p, std::string_view* kernel, std::string_view* ops);
   const char* fast_value(Key k, const char* p, std::string_view* kernel, std::string_view* ops);
   const char* fast_succ(const char* p);
   const char* fast_mem(const char* p);
@@ -209,6 +210,8 @@ class RecordParser {
   void parse_record(od::object& obj);
   void handle_field(std::string_view key, od::value& v);
   void emit();
+  // The record parsed, whose successors and ranges the batch holds from these indices on.
+  void emit_record(std::size_t succ_begin, std::size_t mem_begin);
   void flush();
 
   std::uint64_t get_u64(od::value& v, std::string_view what, std::uint64_t max);
