@@ -87,6 +87,10 @@ inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out
   return p;
 }
 
+// Bit 7 of each byte of w that is zero; exact at the lowest such byte (a borrow only marks
+// bytes above a zero byte).
+inline std::uint64_t zero_bytes(std::uint64_t w) { return (w - kOnes) & ~w & kHighs; }
+
 // An escape-free ASCII string at p, as RecordParser::get_str returns it; nullptr for any
 // other token.
 inline const char* read_str(const char* p, std::string_view* out) {
@@ -125,45 +129,66 @@ const char* skip_array(const char* p, int depth) {
   }
 }
 
-// The key at p, read as a word where it is one of the keys of up to 8 characters, else as
+// A key of up to 6 characters as a word: its bytes, and its length in the top byte (so that
+// a key with a NUL inside is no shorter key).
+constexpr std::uint64_t key_word(std::string_view k) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    v |= std::uint64_t{static_cast<unsigned char>(k[i])} << (8 * i);
+  }
+  return v | (std::uint64_t{k.size()} << 56);
+}
+
+// The task keys of up to 6 characters by a perfect hash of their words: 16 slots, the
+// multiplier found by search (every key in a slot of its own).
+constexpr std::uint64_t kKeyHashMul = 0x3f0298a85b8da5a7ull;
+constexpr unsigned key_slot(std::uint64_t word) {
+  return static_cast<unsigned>((word * kKeyHashMul) >> 60);
+}
+struct KeyTable {
+  std::uint64_t word[16] = {};
+  Key key[16] = {};
+  constexpr KeyTable() {
+    const std::string_view names[] = {"id",   "dt",   "pg",   "end",   "dur",   "mem",    "ops",
+                                      "core", "root", "succ", "start", "tiles", "kernel", "cycles"};
+    const Key keys[] = {kId,   kDt,   kPg,   kEnd,   kDur,   kMem,    kOps,
+                        kCore, kRoot, kSucc, kStart, kTiles, kKernel, kCycles};
+    for (int i = 0; i < 14; ++i) {
+      word[key_slot(key_word(names[i]))] = key_word(names[i]);
+      key[key_slot(key_word(names[i]))] = keys[i];
+    }
+  }
+};
+constexpr KeyTable kKeyTable;
+static_assert(kKeyTable.key[key_slot(key_word("id"))] == kId &&
+                  kKeyTable.key[key_slot(key_word("dt"))] == kDt &&
+                  kKeyTable.key[key_slot(key_word("pg"))] == kPg &&
+                  kKeyTable.key[key_slot(key_word("end"))] == kEnd &&
+                  kKeyTable.key[key_slot(key_word("dur"))] == kDur &&
+                  kKeyTable.key[key_slot(key_word("mem"))] == kMem &&
+                  kKeyTable.key[key_slot(key_word("ops"))] == kOps &&
+                  kKeyTable.key[key_slot(key_word("core"))] == kCore &&
+                  kKeyTable.key[key_slot(key_word("root"))] == kRoot &&
+                  kKeyTable.key[key_slot(key_word("succ"))] == kSucc &&
+                  kKeyTable.key[key_slot(key_word("start"))] == kStart &&
+                  kKeyTable.key[key_slot(key_word("tiles"))] == kTiles &&
+                  kKeyTable.key[key_slot(key_word("kernel"))] == kKernel &&
+                  kKeyTable.key[key_slot(key_word("cycles"))] == kCycles,
+              "the key hash puts two keys in one slot");
+
+// The key at p, read as a word where it is one of the keys of up to 6 characters, else as
 // key_of reads it; kUnknown where it is no plain string. *end: past its closing quote.
 inline Key read_key(const char* p, const char** end) {
   if (*p != '"') return kUnknown;
   const std::uint64_t w = load8(p + 1);
-  const std::uint64_t q = w ^ (kOnes * '"');
-  const std::uint64_t quote = (q - kOnes) & ~q & kHighs;  // exact at the first quote
-  if (quote) {
-    const unsigned n = static_cast<unsigned>(__builtin_ctzll(quote)) / 8;
-    // The length in the top byte: a key with a NUL inside is no shorter key.
-    const std::uint64_t word =
-        n == 0 || n > 6 ? 0 : (w & (~0ull >> (64 - 8 * n))) | (std::uint64_t{n} << 56);
-    constexpr auto key = [](const char* k) {
-      std::uint64_t v = 0;
-      int i = 0;
-      for (; k[i]; ++i) v |= std::uint64_t(static_cast<unsigned char>(k[i])) << (8 * i);
-      return v | (std::uint64_t(i) << 56);
-    };
-    Key k = kUnknown;
-    switch (word) {
-      case key("id"): k = kId; break;
-      case key("dt"): k = kDt; break;
-      case key("pg"): k = kPg; break;
-      case key("end"): k = kEnd; break;
-      case key("dur"): k = kDur; break;
-      case key("mem"): k = kMem; break;
-      case key("ops"): k = kOps; break;
-      case key("core"): k = kCore; break;
-      case key("root"): k = kRoot; break;
-      case key("succ"): k = kSucc; break;
-      case key("start"): k = kStart; break;
-      case key("tiles"): k = kTiles; break;
-      case key("kernel"): k = kKernel; break;
-      case key("cycles"): k = kCycles; break;
-      default: break;
-    }
-    if (k != kUnknown) {
+  const std::uint64_t quote = zero_bytes(w ^ (kOnes * '"'));
+  const unsigned n = quote ? static_cast<unsigned>(__builtin_ctzll(quote)) / 8 : 8;
+  if (n != 0 && n <= 6) {
+    const std::uint64_t word = (w & (~0ull >> (64 - 8 * n))) | (std::uint64_t{n} << 56);
+    const unsigned slot = key_slot(word);
+    if (kKeyTable.word[slot] == word) {
       *end = p + 2 + n;
-      return k;
+      return kKeyTable.key[slot];
     }
   }
   std::string_view s;
