@@ -198,6 +198,15 @@ inline Key read_key(const char* p, const char** end) {
 
 }  // namespace
 
+// The slot of the op list at p: a hash of its first 32 bytes as they appear (those after a
+// shorter list included, so that such a list is only found where the same text follows).
+std::size_t RecordParser::ops_prefix_slot(const char* p) {
+  const std::uint64_t h = load8(p) * 0x9E3779B97F4A7C15ull ^ load8(p + 8) * 0xC2B2AE3D27D4EB4Full ^
+                          load8(p + 16) * 0x165667B19E3779F9ull ^
+                          load8(p + 24) * 0xD6E8FEB86659FD93ull;
+  return static_cast<std::size_t>(h >> 56) % kOpsSlots;
+}
+
 const char* RecordParser::fast_succ(const char* p) {
   if (*p != '[') return nullptr;
   p = skip_space(p + 1);
@@ -291,7 +300,15 @@ const char* RecordParser::fast_mem(const char* p) {
     case kDur: return read_u64(p, sched::kNoRecord - 1, &f_dur_);
     case kMem: return fast_mem(p);
     case kOps: {
-      // Only its text here: a list already seen is known by it (parse_ops).
+      // A list the fast path took before is known by the bytes it starts with: a valid array
+      // ends at its own closing bracket, so text starting with it is that array.
+      const OpsSlot& slot = ops_by_prefix_[ops_prefix_slot(p)];
+      const std::size_t n = slot.text.size();
+      if (n != 0 && n <= std::size_t(fast_end_ - p) && std::memcmp(p, slot.text.data(), n) == 0) {
+        f_ops_ = slot.index;
+        return p + n;
+      }
+      // Otherwise its text, checked, for ops_index (parse_ops).
       const char* end = skip_array(p, 0);
       if (end) *ops = std::string_view(p, std::size_t(end - p));
       return end;
@@ -350,7 +367,12 @@ const char* RecordParser::fast_record(const char* p) {
   }
   // The record is taken: only a new op list's own errors remain, as the walk reports them.
   last_line_unterminated_ = false;
-  if (seen_ & kOps) f_ops_ = ops_index(ops);
+  if (!ops.empty()) {
+    f_ops_ = ops_index(ops);
+    OpsSlot& slot = ops_by_prefix_[ops_prefix_slot(ops.data())];
+    slot.text.assign(ops.data(), ops.size());
+    slot.index = f_ops_;
+  }
   if (seen_ & kKernel) f_kernel_ = kernel_index(kernel);
   emit_record(succ_begin, mem_begin);
   return p + 1;

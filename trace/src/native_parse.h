@@ -255,6 +255,16 @@ class RecordParser {
   std::vector<sched::MemAccess> f_mem_;
   TextCache<std::uint32_t> kernel_cache_;
   TextCache<std::uint32_t> ops_cache_;
+  // The fast path's op lists by the bytes they start with (ops_prefix_slot), and the end of
+  // the chunk's whole lines, which bounds its compare.
+  struct OpsSlot {
+    std::string text;
+    std::uint32_t index = 0;
+  };
+  static constexpr std::size_t kOpsSlots = 256;
+  static std::size_t ops_prefix_slot(const char* p);
+  std::vector<OpsSlot> ops_by_prefix_ = std::vector<OpsSlot>(kOpsSlots);
+  const char* fast_end_ = nullptr;
   simdjson::padded_string ops_text_;
 };
 
