@@ -131,12 +131,15 @@ const char* skip_array(const char* p, int depth) {
 
 // A key of up to 6 characters as a word: its bytes, and its length in the top byte (so that
 // a key with a NUL inside is no shorter key).
-constexpr std::uint64_t key_word(std::string_view k) {
+constexpr std::uint64_t text_word(std::string_view k) {
   std::uint64_t v = 0;
   for (std::size_t i = 0; i < k.size(); ++i) {
     v |= std::uint64_t{static_cast<unsigned char>(k[i])} << (8 * i);
   }
-  return v | (std::uint64_t{k.size()} << 56);
+  return v;
+}
+constexpr std::uint64_t key_word(std::string_view k) {
+  return text_word(k) | (std::uint64_t{k.size()} << 56);
 }
 
 // The task keys of up to 6 characters by a perfect hash of their words: 16 slots, the
@@ -198,13 +201,16 @@ inline Key read_key(const char* p, const char** end) {
 
 }  // namespace
 
-// The slot of the op list at p: a hash of its first 32 bytes as they appear (those after a
-// shorter list included, so that such a list is only found where the same text follows).
-std::size_t RecordParser::ops_prefix_slot(const char* p) {
-  const std::uint64_t h = load8(p) * 0x9E3779B97F4A7C15ull ^ load8(p + 8) * 0xC2B2AE3D27D4EB4Full ^
-                          load8(p + 16) * 0x165667B19E3779F9ull ^
-                          load8(p + 24) * 0xD6E8FEB86659FD93ull;
-  return static_cast<std::size_t>(h >> 56) % kOpsSlots;
+// The slot of the text at p: a hash of its first `bytes` (8 or 32) as they appear (those
+// after a shorter text included, so that such a text is only found where the same text
+// follows).
+std::size_t RecordParser::prefix_slot(const char* p, int bytes) {
+  std::uint64_t h = load8(p) * 0x9E3779B97F4A7C15ull;
+  if (bytes == 32) {
+    h ^= load8(p + 8) * 0xC2B2AE3D27D4EB4Full ^ load8(p + 16) * 0x165667B19E3779F9ull ^
+         load8(p + 24) * 0xD6E8FEB86659FD93ull;
+  }
+  return static_cast<std::size_t>(h >> 56) % kTextSlots;
 }
 
 const char* RecordParser::fast_succ(const char* p) {
@@ -282,6 +288,16 @@ const char* RecordParser::fast_mem(const char* p) {
   switch (k) {
     case kId: return read_u64(p, common::kNoTask - 1, &f_id_);
     case kCore: {
+      // The common values, quotes included, as words.
+      const std::uint64_t w = load8(p) & 0xFFFFFFFFFFull;
+      if (w == text_word("\"AIV\"")) {
+        f_core_ = CoreType::kAiv;
+        return p + 5;
+      }
+      if (w == text_word("\"AIC\"")) {
+        f_core_ = CoreType::kAic;
+        return p + 5;
+      }
       std::string_view s;
       p = read_str(p, &s);
       if (!p) return nullptr;
@@ -290,7 +306,17 @@ const char* RecordParser::fast_mem(const char* p) {
       f_core_ = *ct;
       return p;
     }
-    case kKernel: return read_str(p, kernel);
+    case kKernel: {
+      // A name the fast path took before is known by its quoted text (kernel_index's
+      // numbering); otherwise its text, for kernel_index.
+      const TextSlot& slot = kernels_by_prefix_[prefix_slot(p, 8)];
+      const std::size_t n = slot.text.size();
+      if (n != 0 && n <= std::size_t(fast_end_ - p) && std::memcmp(p, slot.text.data(), n) == 0) {
+        f_kernel_ = slot.index;
+        return p + n;
+      }
+      return read_str(p, kernel);
+    }
     case kRoot: return read_u64(p, 0xFFFFFFFEull, &f_root_);
     case kDt: return read_u64(p, 0xFFFFFFFFull, &f_dt_);
     case kPg: return read_u64(p, 0xFFFFFFFFull, &f_pg_);
@@ -302,7 +328,7 @@ const char* RecordParser::fast_mem(const char* p) {
     case kOps: {
       // A list the fast path took before is known by the bytes it starts with: a valid array
       // ends at its own closing bracket, so text starting with it is that array.
-      const OpsSlot& slot = ops_by_prefix_[ops_prefix_slot(p)];
+      const TextSlot& slot = ops_by_prefix_[prefix_slot(p, 32)];
       const std::size_t n = slot.text.size();
       if (n != 0 && n <= std::size_t(fast_end_ - p) && std::memcmp(p, slot.text.data(), n) == 0) {
         f_ops_ = slot.index;
@@ -369,11 +395,16 @@ const char* RecordParser::fast_record(const char* p) {
   last_line_unterminated_ = false;
   if (!ops.empty()) {
     f_ops_ = ops_index(ops);
-    OpsSlot& slot = ops_by_prefix_[ops_prefix_slot(ops.data())];
+    TextSlot& slot = ops_by_prefix_[prefix_slot(ops.data(), 32)];
     slot.text.assign(ops.data(), ops.size());
     slot.index = f_ops_;
   }
-  if (seen_ & kKernel) f_kernel_ = kernel_index(kernel);
+  if (kernel.data() != nullptr) {
+    f_kernel_ = kernel_index(kernel);
+    TextSlot& slot = kernels_by_prefix_[prefix_slot(kernel.data() - 1, 8)];
+    slot.text.assign(kernel.data() - 1, kernel.size() + 2);  // with its quotes
+    slot.index = f_kernel_;
+  }
   emit_record(succ_begin, mem_begin);
   return p + 1;
 }

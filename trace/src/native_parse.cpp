@@ -142,7 +142,7 @@ void RecordParser::process_chunk(const char* base, std::size_t len, const char* 
   const std::uint64_t first_line = line_;
   skip_until_ = nullptr;
   const void* last_nl = len ? memrchr(base, '\n', len) : nullptr;
-  // It reads up to 32 bytes past a line's end (ops_prefix_slot), within simdjson's padding.
+  // It reads up to 32 bytes past a line's end (prefix_slot), within simdjson's padding.
   const char* const fast_end =
       last_nl && alloc_end - end >= 32 ? static_cast<const char*>(last_nl) + 1 : base;
   fast_end_ = fast_end;

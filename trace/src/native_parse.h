@@ -255,15 +255,16 @@ class RecordParser {
   std::vector<sched::MemAccess> f_mem_;
   TextCache<std::uint32_t> kernel_cache_;
   TextCache<std::uint32_t> ops_cache_;
-  // The fast path's op lists by the bytes they start with (ops_prefix_slot), and the end of
-  // the chunk's whole lines, which bounds its compare.
-  struct OpsSlot {
+  // The fast path's op lists and kernel names (quoted) by the bytes they start with
+  // (prefix_slot), and the end of the chunk's whole lines, which bounds its compares.
+  struct TextSlot {
     std::string text;
     std::uint32_t index = 0;
   };
-  static constexpr std::size_t kOpsSlots = 256;
-  static std::size_t ops_prefix_slot(const char* p);
-  std::vector<OpsSlot> ops_by_prefix_ = std::vector<OpsSlot>(kOpsSlots);
+  static constexpr std::size_t kTextSlots = 256;
+  static std::size_t prefix_slot(const char* p, int bytes);
+  std::vector<TextSlot> ops_by_prefix_ = std::vector<TextSlot>(kTextSlots);
+  std::vector<TextSlot> kernels_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   const char* fast_end_ = nullptr;
   simdjson::padded_string ops_text_;
 };
