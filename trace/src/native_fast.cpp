@@ -241,16 +241,22 @@ const char* RecordParser::fast_succ(const char* p) {
   if (!p || bytes == 0) return nullptr;
   p = skip_space(p);
   if (*p != ',') return nullptr;
-  std::string_view kind;
-  p = read_str(skip_space(p + 1), &kind);
-  if (!p || kind.empty() || kind.size() > 2 || (kind[0] != 'r' && kind[0] != 'w') ||
-      (kind.size() == 2 && kind[1] != 'n')) {
+  // The kind, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form is left to
+  // the walk).
+  p = skip_space(p + 1);
+  const std::uint64_t w = load8(p);
+  const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
+  if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
+    p += 3;
+  } else if (four == text_word("\"rn\"") || four == text_word("\"wn\"")) {
+    p += 4;
+    m.no_l2 = 1;
+  } else {
     return nullptr;
   }
+  m.is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
   m.addr = addr;
   m.bytes = static_cast<std::uint32_t>(bytes);
-  m.is_write = kind[0] == 'w' ? 1 : 0;
-  m.no_l2 = kind.size() == 2 ? 1 : 0;
   p = skip_space(p);
   if (*p == ',') {
     std::uint64_t burst = 0;
