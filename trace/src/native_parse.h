@@ -14,9 +14,13 @@
 // chunk's error goes after the records before it, so the first error in file order is the
 // one reported.
 //
+// Records in the plain form writers produce are read by a direct scan instead
+// (native_fast.cpp): from the first line it leaves, simdjson takes the chunk over the same
+// text, so what is reported does not depend on it.
+//
 // Files: native_parse.cpp is the plumbing (buffers, threads, simdjson's document stream,
-// line numbers); native_records.cpp the rules of one record (header, keys, values, ops);
-// native_reader.cpp the rules across records and the graph.
+// line numbers); native_fast.cpp the direct scan; native_records.cpp the rules of one record
+// (header, keys, values, ops); native_reader.cpp the rules across records and the graph.
 #pragma once
 
 #include <simdjson.h>
