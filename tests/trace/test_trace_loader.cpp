@@ -557,6 +557,34 @@ TEST_CASE("native traces: ranges past L2 (\"rn\", \"wn\") are read and written b
                        "[12288,8,\"r\"]]") != std::string::npos);
 }
 
+TEST_CASE("native: records spelled otherwise read as their plain form does") {
+  // Plain records take the reader's direct scan; spaces, escapes and a new op list's own
+  // spelling go to the simdjson walk, from the first such line on, over the same text.
+  TempDir tmp;
+  const std::string plain =
+      "{\"id\":0,\"core\":\"AIV\",\"kernel\":\"k1\",\"root\":0,\"succ\":[1],"
+      "\"mem\":[[0,64,\"r\"],[4096,64,\"wn\",32]],\"ops\":[[\"add\",\"fp16\",[16,16]]]}\n"
+      "{\"id\":1,\"core\":\"AIC\",\"kernel\":\"k2\",\"root\":0,\"succ\":[2],\"tiles\":2}\n"
+      "{\"id\":2,\"core\":\"AIV\",\"kernel\":\"k1\",\"root\":1,"
+      "\"ops\":[[\"add\",\"fp16\",[16,16]]],\"cycles\":7}\n";
+  const std::string spelled =
+      "{\"id\":0,\"core\":\"AIV\",\"kernel\":\"k1\",\"root\":0,\"succ\":[1],"
+      "\"mem\":[[0,64,\"r\"],[4096,64,\"wn\",32]],\"ops\":[[\"add\",\"fp16\",[16,16]]]}\n"
+      "{ \"tiles\" : 2, \"succ\" : [ 2 ], \"root\":0, \"kernel\":\"k\\u0032\", "
+      "\"core\":\"A\\u0049C\", \"id\":1 }\r\n"
+      "\n"
+      "{\"id\":2,\"core\":\"AIV\",\"kernel\":\"k1\",\"root\":1,"
+      "\"ops\":[ [\"add\", \"fp16\", [16, 16]] ],\"cycles\":7}\n";
+  const LoadedTrace a = load(tmp.write("plain.ndjson", kHeader + plain));
+  const LoadedTrace b = load(tmp.write("spelled.ndjson", kHeader + spelled));
+  std::ostringstream out_a, out_b;
+  write_native_trace(a.graph, nullptr, "a2", "test", out_a);
+  write_native_trace(b.graph, nullptr, "a2", "test", out_b);
+  CHECK(out_a.str() == out_b.str());
+  CHECK(a.graph.compute_cycles == b.graph.compute_cycles);
+  CHECK(a.graph.kernel_names == b.graph.kernel_names);
+}
+
 TEST_CASE("native trace errors name the file and the line") {
   TempDir tmp;
   struct Case {

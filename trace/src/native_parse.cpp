@@ -50,6 +50,14 @@ void RecordParser::fail_range(std::string_view what, std::uint64_t max, std::uin
 
 void RecordParser::emit() {
   Batch& b = cur_;
+  const std::size_t succ_begin = b.succ.size(), mem_begin = b.mem.size();
+  b.succ.insert(b.succ.end(), f_succ_.begin(), f_succ_.end());
+  b.mem.insert(b.mem.end(), f_mem_.begin(), f_mem_.end());
+  emit_record(succ_begin, mem_begin);
+}
+
+void RecordParser::emit_record(std::size_t succ_begin, std::size_t mem_begin) {
+  Batch& b = cur_;
   if (b.size == b.recs.size()) b.recs.emplace_back();
   Rec& r = b.recs[b.size++];
   r.line = line_;
@@ -68,11 +76,9 @@ void RecordParser::emit() {
   r.kernel = f_kernel_;
   r.ops = f_ops_;
   r.core = f_core_;
-  r.succ_begin = static_cast<std::uint32_t>(b.succ.size());
-  b.succ.insert(b.succ.end(), f_succ_.begin(), f_succ_.end());
+  r.succ_begin = static_cast<std::uint32_t>(succ_begin);
   r.succ_end = static_cast<std::uint32_t>(b.succ.size());
-  r.mem_begin = static_cast<std::uint32_t>(b.mem.size());
-  b.mem.insert(b.mem.end(), f_mem_.begin(), f_mem_.end());
+  r.mem_begin = static_cast<std::uint32_t>(mem_begin);
   r.mem_end = static_cast<std::uint32_t>(b.mem.size());
   if (b.size == kBatchRecords) flush();
 }
@@ -118,9 +124,52 @@ void RecordParser::process_lines(const char* p, const char* stop, const char* al
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::size_t(stop - p)));
     const char* line_end = nl ? nl : stop;
     last_line_unterminated_ = !nl;
-    process_line(p, std::size_t(line_end - p), std::size_t(alloc_end - p));
+    if (p < skip_until_) {
+      ++line_;  // taken by the fast path
+    } else {
+      process_line(p, std::size_t(line_end - p), std::size_t(alloc_end - p));
+    }
     p = nl ? nl + 1 : stop;
   }
+}
+
+// The fast path takes the plain records (native_fast.cpp); from the first line it leaves,
+// the simdjson walk takes the chunk, over the same text as without the fast path, so that
+// what it reports is unchanged (an error's message depends on the batch around it). The
+// last line of the file may lack its newline: the walk takes it.
+void RecordParser::process_chunk(const char* base, std::size_t len, const char* alloc_end) {
+  const char* const end = base + len;
+  const std::uint64_t first_line = line_;
+  skip_until_ = nullptr;
+  const void* last_nl = len ? memrchr(base, '\n', len) : nullptr;
+  // It reads up to 32 bytes past a line's end (prefix_slot), within simdjson's padding.
+  const char* const fast_end =
+      last_nl && alloc_end - end >= 32 ? static_cast<const char*>(last_nl) + 1 : base;
+  fast_end_ = fast_end;
+  const char* p = base;
+  while (p < fast_end) {
+    const char* q = p;
+    while (*q == ' ' || *q == '\t' || *q == '\r') ++q;
+    if (*q == '\n') {  // a blank line
+      ++line_;
+      p = q + 1;
+      continue;
+    }
+    ++line_;  // the record's line, for emit() and messages
+    const char* next = header_.seen ? fast_record(q) : fast_header(q);
+    if (!next) {
+      --line_;  // the walk counts it again
+      break;
+    }
+    p = next;
+  }
+  if (p == end) return;
+  // The walk starts over at the chunk's start, as without the fast path, passing over the
+  // lines taken.
+  line_ = first_line;
+  skip_until_ = p;
+  process_stream(base, len, alloc_end);
+  skip_until_ = nullptr;
 }
 
 // Parses a chunk of whole lines with simdjson's iterate_many, which runs stage 1 over
@@ -128,7 +177,7 @@ void RecordParser::process_lines(const char* p, const char* stop, const char* al
 // Line numbers are recovered from document offsets. Anything unusual (a JSON error, a line
 // longer than a batch, a truncated last line) hands the rest of the chunk, from the line
 // after the last record taken, to the line-by-line path, which reports the exact line.
-void RecordParser::process_chunk(const char* base, std::size_t len, const char* alloc_end) {
+void RecordParser::process_stream(const char* base, std::size_t len, const char* alloc_end) {
   std::size_t done = 0;             // end of the line of the last record taken
   std::uint64_t done_line = line_;  // its line number
   od::document_stream stream;
@@ -167,6 +216,11 @@ void RecordParser::process_chunk(const char* base, std::size_t len, const char* 
     const char* nl = static_cast<const char*>(std::memchr(base + off, '\n', len - off));
     const std::size_t line_end = nl ? std::size_t(nl - base) + 1 : len;
     last_line_unterminated_ = !nl;
+    if (base + off < skip_until_) {  // taken by the fast path
+      done = line_end;
+      done_line = line_;
+      continue;
+    }
     if (!header_.seen) {
       parse_header(obj);
     } else {

@@ -14,9 +14,13 @@
 // chunk's error goes after the records before it, so the first error in file order is the
 // one reported.
 //
+// Records in the plain form writers produce are read by a direct scan instead
+// (native_fast.cpp): from the first line it leaves, simdjson takes the chunk over the same
+// text, so what is reported does not depend on it.
+//
 // Files: native_parse.cpp is the plumbing (buffers, threads, simdjson's document stream,
-// line numbers); native_records.cpp the rules of one record (header, keys, values, ops);
-// native_reader.cpp the rules across records and the graph.
+// line numbers); native_fast.cpp the direct scan; native_records.cpp the rules of one record
+// (header, keys, values, ops); native_reader.cpp the rules across records and the graph.
 #pragma once
 
 #include <simdjson.h>
@@ -187,14 +191,31 @@ class RecordParser {
                                                                std::uint64_t max,
                                                                std::uint64_t got);
 
+  // Contract: p is a line's first non-blank character, and a newline ends the chunk. Takes
+  // the record or header on the line and returns the next line's start, or returns nullptr
+  // with nothing of the parser's numbering or batches changed (the walk takes the line). An
+  // op list seen for the first time is read as the walk reads it, errors included.
+  const char* fast_record(const char* p);
+  const char* fast_header(const char* p);
+  const char* fast_fields(const char* p, std::string_view* kernel, std::string_view* ops);
+  const char* fast_value(Key k, const char* p, std::string_view* kernel, std::string_view* ops);
+  const char* fast_succ(const char* p);
+  const char* fast_mem(const char* p);
+  const char* fast_range(const char* p);
+  std::uint32_t kernel_index(std::string_view name);
+  std::uint32_t ops_index(std::string_view raw);
+
   void process_line(const char* p, std::size_t len, std::size_t capacity);
   void process_lines(const char* p, const char* stop, const char* alloc_end);
   void process_chunk(const char* base, std::size_t len, const char* alloc_end);
+  void process_stream(const char* base, std::size_t len, const char* alloc_end);
   void check_single_value(const char* p, std::size_t len);
   void parse_header(od::object& obj);
   void parse_record(od::object& obj);
   void handle_field(std::string_view key, od::value& v);
   void emit();
+  // The record parsed, whose successors and ranges the batch holds from these indices on.
+  void emit_record(std::size_t succ_begin, std::size_t mem_begin);
   void flush();
 
   std::uint64_t get_u64(od::value& v, std::string_view what, std::uint64_t max);
@@ -224,6 +245,7 @@ class RecordParser {
   simdjson::padded_string check_text_;
   std::uint64_t line_ = 0;
   bool last_line_unterminated_ = false;
+  const char* skip_until_ = nullptr;  // the walk passes over the lines before it (taken)
 
   // the record being parsed
   std::uint32_t seen_ = 0;
@@ -237,6 +259,17 @@ class RecordParser {
   std::vector<sched::MemAccess> f_mem_;
   TextCache<std::uint32_t> kernel_cache_;
   TextCache<std::uint32_t> ops_cache_;
+  // The fast path's op lists and kernel names (quoted) by the bytes they start with
+  // (prefix_slot), and the end of the chunk's whole lines, which bounds its compares.
+  struct TextSlot {
+    std::string text;
+    std::uint32_t index = 0;
+  };
+  static constexpr std::size_t kTextSlots = 256;
+  static std::size_t prefix_slot(const char* p, int bytes);
+  std::vector<TextSlot> ops_by_prefix_ = std::vector<TextSlot>(kTextSlots);
+  std::vector<TextSlot> kernels_by_prefix_ = std::vector<TextSlot>(kTextSlots);
+  const char* fast_end_ = nullptr;
   simdjson::padded_string ops_text_;
 };
 

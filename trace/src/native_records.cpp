@@ -126,7 +126,12 @@ void RecordParser::parse_mem(od::value& v) {
 }
 
 std::uint32_t RecordParser::parse_kernel(od::value& v) {
-  const std::string_view s = get_str(v, "\"kernel\" to be a string");
+  return kernel_index(get_str(v, "\"kernel\" to be a string"));
+}
+
+// The parser's index of a kernel name; a name seen for the first time becomes the batch's
+// next new kernel.
+std::uint32_t RecordParser::kernel_index(std::string_view s) {
   const std::size_t h = std::hash<std::string_view>{}(s);
   if (const std::uint32_t* hit = kernel_cache_.find(s, h)) return *hit;
   const auto [it, inserted] =
@@ -146,6 +151,11 @@ std::uint32_t RecordParser::parse_ops(od::value& v) {
   std::string_view raw;
   if (const auto e = arr.raw_json().get(raw)) fail_json(e);
   while (!raw.empty() && std::strchr(" \t\r\n", raw.back())) raw.remove_suffix(1);
+  return ops_index(raw);
+}
+
+// The parser's index of the op list of text `raw` (from its '[' to its ']').
+std::uint32_t RecordParser::ops_index(std::string_view raw) {
   const std::size_t h = std::hash<std::string_view>{}(raw);
   if (const std::uint32_t* hit = ops_cache_.find(raw, h)) return *hit;
   auto it = ops_local_.find(std::string(raw));

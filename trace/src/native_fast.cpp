@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: Apache-2.0
+// The native reader's fast path (native_parse.h): a direct scan of a task or device-task
+// record on one line, in the plain form writers produce (escape-free ASCII strings, unsigned
+// integers, known keys, values in range). It takes the record as the simdjson walk
+// (native_records.cpp) would, with the same fields and the same kernel and op-list numbering;
+// anything else, an error included, is left to that walk, which gives the message.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "native_parse.h"
+
+namespace pypto::trace::detail::native {
+
+namespace {
+
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// Whitespace within a line: a newline inside a record is left to the simdjson walk.
+inline const char* skip_space(const char* p) {
+  while (is_space(*p)) ++p;
+  return p;
+}
+
+constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+constexpr std::uint64_t kHighs = 0x8080808080808080ull;
+
+inline std::uint64_t load8(const char* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+// The number of leading decimal digits of the little-endian word w (0-8).
+inline unsigned leading_digits(std::uint64_t w) {
+  const std::uint64_t x = w ^ (kOnes * '0');  // a digit becomes its value 0-9
+  // A byte is no digit where its high nibble is set before or after adding 6; a carry out
+  // of a non-digit byte only changes the bytes after it.
+  const std::uint64_t stop = (x | (x + kOnes * 6)) & (kOnes * 0xF0);
+  return stop ? static_cast<unsigned>(__builtin_ctzll(stop)) / 8 : 8;
+}
+
+// The value of the first n (1-8) decimal digits of w, the first one most significant.
+inline std::uint64_t digits_value(std::uint64_t w, unsigned n) {
+  std::uint64_t x = (w ^ (kOnes * '0')) << (64 - 8 * n);  // leading zero digits in front
+  x = x * 10 + (x >> 8);
+  x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+       (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+      32;
+  return x & 0xFFFFFFFFull;
+}
+
+// A JSON unsigned integer as simdjson's get_uint64 takes it, up to `max`; nullptr for
+// anything else (a sign, a fraction, an exponent, a leading zero, a value above `max`). It
+// reads 8 bytes at a time, at most 7 past the line's newline (the chunk's padding); every
+// other scan stops at the newline.
+inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out) {
+  std::uint64_t w = load8(p);
+  unsigned n = leading_digits(w);
+  if (n == 0 || ((w & 0xFF) == '0' && n > 1)) return nullptr;
+  std::uint64_t x = digits_value(w, n);
+  p += n;
+  if (n == 8) {
+    w = load8(p);
+    n = leading_digits(w);
+    if (n != 0) {
+      static constexpr std::uint64_t kPow10[9] = {1,      10,      100,      1000,     10000,
+                                                  100000, 1000000, 10000000, 100000000};
+      x = x * kPow10[n] + digits_value(w, n);
+      p += n;
+    }
+    // 16 digits so far: a 17th to 19th always fits, a 20th may not.
+    for (unsigned d, digits = 16;
+         n == 8 && (d = static_cast<unsigned char>(*p) - static_cast<unsigned>('0')) <= 9; ++p) {
+      if (++digits > 20 || __builtin_mul_overflow(x, 10, &x) ||
+          __builtin_add_overflow(x, std::uint64_t{d}, &x)) {
+        return nullptr;
+      }
+    }
+  }
+  const char c = *p;
+  if (c != ',' && c != ']' && c != '}' && !is_space(c)) return nullptr;
+  if (x > max) return nullptr;
+  *out = x;
+  return p;
+}
+
+// Bit 7 of each byte of w that is zero; exact at the lowest such byte (a borrow only marks
+// bytes above a zero byte).
+inline std::uint64_t zero_bytes(std::uint64_t w) { return (w - kOnes) & ~w & kHighs; }
+
+// An escape-free ASCII string at p, as RecordParser::get_str returns it; nullptr for any
+// other token.
+inline const char* read_str(const char* p, std::string_view* out) {
+  if (*p != '"') return nullptr;
+  const char* body = ++p;
+  for (auto c = static_cast<unsigned char>(*p); c != '"'; c = static_cast<unsigned char>(*++p)) {
+    if (c < 0x20 || c >= 0x80 || c == '\\') return nullptr;
+  }
+  *out = std::string_view(body, std::size_t(p - body));
+  return p + 1;
+}
+
+// The end of the JSON array at p of plain strings, unsigned integers and such arrays; nullptr
+// for any other text. Grammar is checked here, types and arity by read_ops: an array the
+// walk would find malformed (around it, simdjson's stream may split a batch elsewhere) is
+// left to the walk.
+const char* skip_array(const char* p, int depth) {
+  if (*p != '[' || depth > 8) return nullptr;
+  p = skip_space(p + 1);
+  if (*p == ']') return p + 1;
+  while (true) {
+    if (*p == '[') {
+      p = skip_array(p, depth + 1);
+    } else if (*p == '"') {
+      std::string_view s;
+      p = read_str(p, &s);
+    } else {
+      std::uint64_t x = 0;
+      p = read_u64(p, ~0ull, &x);
+    }
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p == ']') return p + 1;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+}
+
+// A key of up to 6 characters as a word: its bytes, and its length in the top byte (so that
+// a key with a NUL inside is no shorter key).
+constexpr std::uint64_t text_word(std::string_view k) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    v |= std::uint64_t{static_cast<unsigned char>(k[i])} << (8 * i);
+  }
+  return v;
+}
+constexpr std::uint64_t key_word(std::string_view k) {
+  return text_word(k) | (std::uint64_t{k.size()} << 56);
+}
+
+// The task keys of up to 6 characters by a perfect hash of their words: 16 slots, the
+// multiplier found by search (every key in a slot of its own).
+constexpr std::uint64_t kKeyHashMul = 0x3f0298a85b8da5a7ull;
+constexpr unsigned key_slot(std::uint64_t word) {
+  return static_cast<unsigned>((word * kKeyHashMul) >> 60);
+}
+struct KeyTable {
+  std::uint64_t word[16] = {};
+  Key key[16] = {};
+  constexpr KeyTable() {
+    const std::string_view names[] = {"id",   "dt",   "pg",   "end",   "dur",   "mem",    "ops",
+                                      "core", "root", "succ", "start", "tiles", "kernel", "cycles"};
+    const Key keys[] = {kId,   kDt,   kPg,   kEnd,   kDur,   kMem,    kOps,
+                        kCore, kRoot, kSucc, kStart, kTiles, kKernel, kCycles};
+    for (int i = 0; i < 14; ++i) {
+      word[key_slot(key_word(names[i]))] = key_word(names[i]);
+      key[key_slot(key_word(names[i]))] = keys[i];
+    }
+  }
+};
+constexpr KeyTable kKeyTable;
+static_assert(kKeyTable.key[key_slot(key_word("id"))] == kId &&
+                  kKeyTable.key[key_slot(key_word("dt"))] == kDt &&
+                  kKeyTable.key[key_slot(key_word("pg"))] == kPg &&
+                  kKeyTable.key[key_slot(key_word("end"))] == kEnd &&
+                  kKeyTable.key[key_slot(key_word("dur"))] == kDur &&
+                  kKeyTable.key[key_slot(key_word("mem"))] == kMem &&
+                  kKeyTable.key[key_slot(key_word("ops"))] == kOps &&
+                  kKeyTable.key[key_slot(key_word("core"))] == kCore &&
+                  kKeyTable.key[key_slot(key_word("root"))] == kRoot &&
+                  kKeyTable.key[key_slot(key_word("succ"))] == kSucc &&
+                  kKeyTable.key[key_slot(key_word("start"))] == kStart &&
+                  kKeyTable.key[key_slot(key_word("tiles"))] == kTiles &&
+                  kKeyTable.key[key_slot(key_word("kernel"))] == kKernel &&
+                  kKeyTable.key[key_slot(key_word("cycles"))] == kCycles,
+              "the key hash puts two keys in one slot");
+
+// The key at p, read as a word where it is one of the keys of up to 6 characters, else as
+// key_of reads it; kUnknown where it is no plain string. *end: past its closing quote.
+inline Key read_key(const char* p, const char** end) {
+  if (*p != '"') return kUnknown;
+  const std::uint64_t w = load8(p + 1);
+  const std::uint64_t quote = zero_bytes(w ^ (kOnes * '"'));
+  const unsigned n = quote ? static_cast<unsigned>(__builtin_ctzll(quote)) / 8 : 8;
+  if (n != 0 && n <= 6) {
+    const std::uint64_t word = (w & (~0ull >> (64 - 8 * n))) | (std::uint64_t{n} << 56);
+    const unsigned slot = key_slot(word);
+    if (kKeyTable.word[slot] == word) {
+      *end = p + 2 + n;
+      return kKeyTable.key[slot];
+    }
+  }
+  std::string_view s;
+  *end = read_str(p, &s);
+  return *end ? key_of(s) : kUnknown;
+}
+
+}  // namespace
+
+// The slot of the text at p: a hash of its first `bytes` (8 or 32) as they appear (those
+// after a shorter text included, so that such a text is only found where the same text
+// follows).
+std::size_t RecordParser::prefix_slot(const char* p, int bytes) {
+  std::uint64_t h = load8(p) * 0x9E3779B97F4A7C15ull;
+  if (bytes == 32) {
+    h ^= load8(p + 8) * 0xC2B2AE3D27D4EB4Full ^ load8(p + 16) * 0x165667B19E3779F9ull ^
+         load8(p + 24) * 0xD6E8FEB86659FD93ull;
+  }
+  return static_cast<std::size_t>(h >> 56) % kTextSlots;
+}
+
+const char* RecordParser::fast_succ(const char* p) {
+  if (*p != '[') return nullptr;
+  p = skip_space(p + 1);
+  if (*p == ']') return p + 1;
+  while (true) {
+    std::uint64_t id = 0;
+    p = read_u64(p, common::kNoTask - 1, &id);
+    if (!p) return nullptr;
+    cur_.succ.push_back(static_cast<common::TaskId>(id));
+    p = skip_space(p);
+    if (*p == ']') return p + 1;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+}
+
+// A "mem" range after its '[': [address, bytes, kind] or [address, bytes, kind, burst].
+[[gnu::always_inline]] inline const char* RecordParser::fast_range(const char* p) {
+  sched::MemAccess m{};
+  std::uint64_t addr = 0, bytes = 0;
+  p = read_u64(skip_space(p), ~0ull, &addr);
+  if (!p) return nullptr;
+  p = skip_space(p);
+  if (*p != ',') return nullptr;
+  p = read_u64(skip_space(p + 1), 0xFFFFFFFFull, &bytes);
+  if (!p || bytes == 0) return nullptr;
+  p = skip_space(p);
+  if (*p != ',') return nullptr;
+  // The kind, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form is left to
+  // the walk).
+  p = skip_space(p + 1);
+  const std::uint64_t w = load8(p);
+  const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
+  if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
+    p += 3;
+  } else if (four == text_word("\"rn\"") || four == text_word("\"wn\"")) {
+    p += 4;
+    m.no_l2 = 1;
+  } else {
+    return nullptr;
+  }
+  m.is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
+  m.addr = addr;
+  m.bytes = static_cast<std::uint32_t>(bytes);
+  p = skip_space(p);
+  if (*p == ',') {
+    std::uint64_t burst = 0;
+    p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
+    if (!p) return nullptr;
+    m.burst_bytes = static_cast<std::uint32_t>(burst);
+    p = skip_space(p);
+  }
+  if (*p != ']') return nullptr;
+  if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) return nullptr;
+  cur_.mem.push_back(m);
+  return p + 1;
+}
+
+const char* RecordParser::fast_mem(const char* p) {
+  if (*p != '[') return nullptr;
+  p = skip_space(p + 1);
+  if (*p == ']') return p + 1;
+  while (true) {
+    if (*p != '[') return nullptr;
+    p = fast_range(p + 1);
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p == ']') return p + 1;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+}
+
+// One field's value at p, of key k (not seen before in the record); the end of the value,
+// or nullptr where the simdjson walk must take the record.
+[[gnu::always_inline]] inline const char* RecordParser::fast_value(Key k, const char* p,
+                                                                   std::string_view* kernel,
+                                                                   std::string_view* ops) {
+  switch (k) {
+    case kId: return read_u64(p, common::kNoTask - 1, &f_id_);
+    case kCore: {
+      // The common values, quotes included, as words.
+      const std::uint64_t w = load8(p) & 0xFFFFFFFFFFull;
+      if (w == text_word("\"AIV\"")) {
+        f_core_ = CoreType::kAiv;
+        return p + 5;
+      }
+      if (w == text_word("\"AIC\"")) {
+        f_core_ = CoreType::kAic;
+        return p + 5;
+      }
+      std::string_view s;
+      p = read_str(p, &s);
+      if (!p) return nullptr;
+      const auto ct = common::parse_core_type(s);
+      if (!ct) return nullptr;
+      f_core_ = *ct;
+      return p;
+    }
+    case kKernel: {
+      // A name the fast path took before is known by its quoted text (kernel_index's
+      // numbering); otherwise its text, for kernel_index.
+      const TextSlot& slot = kernels_by_prefix_[prefix_slot(p, 8)];
+      const std::size_t n = slot.text.size();
+      if (n != 0 && n <= std::size_t(fast_end_ - p) && std::memcmp(p, slot.text.data(), n) == 0) {
+        f_kernel_ = slot.index;
+        return p + n;
+      }
+      return read_str(p, kernel);
+    }
+    case kRoot: return read_u64(p, 0xFFFFFFFEull, &f_root_);
+    case kDt: return read_u64(p, 0xFFFFFFFFull, &f_dt_);
+    case kPg: return read_u64(p, 0xFFFFFFFFull, &f_pg_);
+    case kSucc: return fast_succ(p);
+    case kStart: return read_u64(p, ~0ull, &f_start_);
+    case kEnd: return read_u64(p, ~0ull, &f_end_);
+    case kDur: return read_u64(p, sched::kNoRecord - 1, &f_dur_);
+    case kMem: return fast_mem(p);
+    case kOps: {
+      // A list the fast path took before is known by the bytes it starts with: a valid array
+      // ends at its own closing bracket, so text starting with it is that array.
+      const TextSlot& slot = ops_by_prefix_[prefix_slot(p, 32)];
+      const std::size_t n = slot.text.size();
+      if (n != 0 && n <= std::size_t(fast_end_ - p) && std::memcmp(p, slot.text.data(), n) == 0) {
+        f_ops_ = slot.index;
+        return p + n;
+      }
+      // Otherwise its text, checked, for ops_index (parse_ops).
+      const char* end = skip_array(p, 0);
+      if (end) *ops = std::string_view(p, std::size_t(end - p));
+      return end;
+    }
+    case kCycles: return read_u64(p, 0xFFFFFFFFull, &f_extra_cycles_);
+    case kTiles: p = read_u64(p, 0xFFFF, &f_tiles_); return p && f_tiles_ != 0 ? p : nullptr;
+    case kDeviceTask: return read_u64(p, 0xFFFFFFFFull, &f_device_task_);
+    case kParallelGroup: return read_u64(p, 0xFFFFFFFFull, &f_parallel_group_);
+    case kUnknown: break;
+  }
+  return nullptr;
+}
+
+// The record's fields, with its successors and ranges appended to the batch; the end of
+// its line, or nullptr.
+const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
+                                      std::string_view* ops) {
+  // The same defaults as parse_record.
+  seen_ = 0;
+  f_tiles_ = 1;
+  f_ops_ = UnpricedWork::kNoOps;
+  f_extra_cycles_ = 0;
+  f_pg_ = 0;
+  f_root_ = 0;
+  if (*p != '{') return nullptr;
+  p = skip_space(p + 1);
+  while (true) {
+    const Key k = read_key(p, &p);
+    if (k == kUnknown || (seen_ & k)) return nullptr;
+    p = skip_space(p);
+    if (*p != ':') return nullptr;
+    seen_ |= k;
+    p = fast_value(k, skip_space(p + 1), kernel, ops);
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p == '}') break;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+  p = skip_space(p + 1);
+  if (*p != '\n') return nullptr;
+  if ((seen_ & (kDeviceTask | kParallelGroup)) && (seen_ & ~(kDeviceTask | kParallelGroup))) {
+    return nullptr;
+  }
+  return p;
+}
+
+const char* RecordParser::fast_record(const char* p) {
+  const std::size_t succ_begin = cur_.succ.size(), mem_begin = cur_.mem.size();
+  std::string_view kernel, ops;
+  p = fast_fields(p, &kernel, &ops);
+  if (!p) {
+    cur_.succ.resize(succ_begin);
+    cur_.mem.resize(mem_begin);
+    return nullptr;
+  }
+  // The record is taken: only a new op list's own errors remain, as the walk reports them.
+  last_line_unterminated_ = false;
+  if (!ops.empty()) {
+    f_ops_ = ops_index(ops);
+    TextSlot& slot = ops_by_prefix_[prefix_slot(ops.data(), 32)];
+    slot.text.assign(ops.data(), ops.size());
+    slot.index = f_ops_;
+  }
+  if (kernel.data() != nullptr) {
+    f_kernel_ = kernel_index(kernel);
+    TextSlot& slot = kernels_by_prefix_[prefix_slot(kernel.data() - 1, 8)];
+    slot.text.assign(kernel.data() - 1, kernel.size() + 2);  // with its quotes
+    slot.index = f_kernel_;
+  }
+  emit_record(succ_begin, mem_begin);
+  return p + 1;
+}
+
+// The header as parse_header takes it; what it refuses is left to it.
+const char* RecordParser::fast_header(const char* p) {
+  if (*p != '{') return nullptr;
+  p = skip_space(p + 1);
+  Header h;
+  enum : unsigned { kFormat = 1, kVersion = 2, kChip = 4, kUnit = 8, kTasks = 16, kGenerator = 32 };
+  unsigned seen = 0;
+  while (true) {
+    std::string_view key, text;
+    p = read_str(p, &key);
+    if (!p) return nullptr;
+    p = skip_space(p);
+    if (*p != ':') return nullptr;
+    p = skip_space(p + 1);
+    unsigned bit = 0;
+    if (key == "format") {
+      bit = kFormat;
+      p = read_str(p, &text);
+      if (p && text != "pypto-sim-trace") return nullptr;
+    } else if (key == "version") {
+      bit = kVersion;
+      std::uint64_t version = 0;
+      p = read_u64(p, ~0ull, &version);
+      if (p && version != kFormatVersion) return nullptr;
+    } else if (key == "chip") {
+      bit = kChip;
+      p = read_str(p, &text);
+      h.chip_hint = std::string(text);
+    } else if (key == "time_unit") {
+      bit = kUnit;
+      p = read_str(p, &text);
+      if (p && text != "ns") return nullptr;
+    } else if (key == "tasks") {
+      bit = kTasks;
+      p = read_u64(p, common::kNoTask - 1, &h.tasks);
+      h.has_tasks = true;
+    } else if (key == "generator") {
+      bit = kGenerator;
+      p = read_str(p, &text);
+    }
+    if (!p || bit == 0 || (seen & bit)) return nullptr;
+    seen |= bit;
+    p = skip_space(p);
+    if (*p == '}') break;
+    if (*p != ',') return nullptr;
+    p = skip_space(p + 1);
+  }
+  p = skip_space(p + 1);
+  if (*p != '\n' || !(seen & kFormat) || !(seen & kVersion)) return nullptr;
+  header_ = std::move(h);
+  if (header_.has_tasks) {
+    header_.reserve_tasks =
+        std::min<std::uint64_t>(header_.tasks, file_bytes_ / kMinTaskRecordBytes);
+  }
+  header_.seen = true;
+  cur_.header = true;
+  return p + 1;
+}
+
+}  // namespace pypto::trace::detail::native
