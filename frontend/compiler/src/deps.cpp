@@ -40,7 +40,11 @@ std::vector<DepTracker::Piece>& DepTracker::chunk(std::uint32_t buffer, std::uin
   std::int32_t& c = chunk_of_[buffer][index];
   if (c < 0) {
     c = static_cast<std::int32_t>(chunks_.size());
-    chunks_.push_back({Piece{0, kNone, kNone}});
+    // Room for a few pieces at once: a chunk cut by many tile rows otherwise grows through
+    // a reallocation per doubling.
+    std::vector<Piece>& v = chunks_.emplace_back();
+    v.reserve(kFirstPieces);
+    v.push_back(Piece{0, kNone, kNone});
   }
   return chunks_[c];
 }
@@ -75,9 +79,13 @@ void DepTracker::access(std::uint32_t buffer, std::uint64_t offset, std::uint64_
 void DepTracker::access_chunk(std::vector<Piece>& p, std::uint32_t a, std::uint32_t b,
                               bool is_write) {
   // Piece i covers [p[i].begin, p[i+1].begin); find the one holding a, split at a and b.
-  auto it = std::upper_bound(p.begin(), p.end(), a,
-                             [](std::uint32_t x, const Piece& q) { return x < q.begin; });
-  std::size_t i = static_cast<std::size_t>(it - p.begin()) - 1;
+  // Tiles walk a row left to right, so the last piece is the usual one: no search for it.
+  std::size_t i = p.size() - 1;
+  if (a < p[i].begin) {
+    auto it = std::upper_bound(p.begin(), p.end(), a,
+                               [](std::uint32_t x, const Piece& q) { return x < q.begin; });
+    i = static_cast<std::size_t>(it - p.begin()) - 1;
+  }
   if (p[i].begin < a) {
     Piece q = p[i];
     q.begin = a;

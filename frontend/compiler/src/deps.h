@@ -115,6 +115,7 @@ class DepTracker {
  private:
   static constexpr std::uint32_t kChunkBytes = 8192;
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+  static constexpr std::size_t kFirstPieces = 16;  // a new chunk's capacity
 
   // The pieces of a chunk partition [0, kChunkBytes); piece i ends where piece i+1 begins.
   struct Piece {
