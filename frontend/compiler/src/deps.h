@@ -99,7 +99,9 @@ void moved_ranges(const A& x, F&& f) {
   }
 }
 
-class DepTracker {
+// Hidden: its calls within the Python module then go direct and may inline, not through the
+// PLT an exported symbol of position-independent code takes (millions of accesses a launch).
+class __attribute__((visibility("hidden"))) DepTracker {
  public:
   // buffer_bytes[i]: size of buffer i; accesses must stay inside it.
   explicit DepTracker(const std::vector<std::uint64_t>& buffer_bytes);
