@@ -398,9 +398,11 @@ except ImportError:  # a case that runs without pypto
 """
 
 # Host code written for the board's torch (torch_npu) hits what an older CPU torch lacks: a
-# dtype, a module (torch._dynamo: torch >= 2.0), a half-precision CPU kernel (fp16 matmul).
+# dtype, a module or function (torch._dynamo, torch.compile: torch >= 2.0), a half-precision
+# CPU kernel (fp16 matmul).
 _ENV_ERRORS = [
-    re.compile(r"module 'torch' has no attribute '(u?int\d+|float8\w*|bits\w*|uint\w*)'"),
+    re.compile(r"module 'torch' has no attribute "
+               r"'(u?int\d+|float8\w*|bits\w*|uint\w*|compile)'"),
     re.compile(r"No module named 'torch\._dynamo'"),
     re.compile(r"\"\w+_cpu_?\" not implemented for '(Half|BFloat16)'"),
 ]

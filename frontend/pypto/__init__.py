@@ -25,7 +25,7 @@ classes), ``_backend`` (compile/run seam), ``backends`` (explicit backend select
 
 from . import error, ir
 from ._dtypes import DataType, bytes_of
-from ._enums import (CachePolicy, CastMode, CompStage, DivAlgorithm, ExpAlgorithm, LogAlgorithm,
+from ._enums import (CachePolicy, CastMode, CompStage, DequantScaleRoundingMode, DivAlgorithm, ExpAlgorithm, LogAlgorithm,
                      LogBaseType, OpType, OutType, PowAlgorithm, PrecisionType, RecipAlgorithm,
                      ReduceMode, RemAlgorithm, RsqrtAlgorithm, RunMode, SaturationMode,
                      SqrtAlgorithm, StatusType, TileOpFormat)
@@ -55,6 +55,7 @@ from ._platform import platform
 from ._pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,
                            get_pass_default_config, set_pass_config, set_pass_default_config)
 from ._verify import pass_verify_print, pass_verify_save
+from ._functions import Function, function, get_current_function, get_last_function
 from ._backend import use_backend
 from ._jit import legacy_jit as jit
 
@@ -64,6 +65,8 @@ globals().update({dt.name: dt for dt in DataType})
 DYNAMIC = StatusType.DYNAMIC
 DYN = StatusType.DYN
 STATIC = StatusType.STATIC
+ROUND_DOWN = DequantScaleRoundingMode.ROUND_DOWN
+ROUND_UP = DequantScaleRoundingMode.ROUND_UP
 
 __version__ = "0.1.0"
 
@@ -83,7 +86,8 @@ __all__ = [
     "LogAlgorithm", "PowAlgorithm", "RecipAlgorithm", "RemAlgorithm", "RsqrtAlgorithm",
     "SqrtAlgorithm", "Element", "element", "PassConfigKey", "PassConfigs", "get_pass_config",
     "get_pass_configs", "get_pass_default_config", "set_pass_config", "set_pass_default_config",
-    "pass_verify_print", "pass_verify_save", "platform",
+    "pass_verify_print", "pass_verify_save", "platform", "DequantScaleRoundingMode",
+    "ROUND_DOWN", "ROUND_UP", "Function", "function", "get_current_function", "get_last_function",
 ] + list(_ops_all) + [dt.name for dt in DataType]
 
 # PyPTO names this package lacks raise an error saying why (the table lives in _compat).

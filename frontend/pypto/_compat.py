@@ -85,20 +85,14 @@ IGNORED_OPTION_GROUPS: Dict[str, str] = {
 }
 
 # ---- not supported: absent from this package -----------------------------------------------
-_OLD_FRONTEND = ("part of PyPTO's graph-building API outside @pypto.frontend.jit; pypto-sim "
-                 "traces jit kernels only")
-_VERIFY = ("PyPTO's golden-data verification; SIM computes real numbers, compare them with "
-           "torch")
+_VERIFY = ("PyPTO's verify builds func's graph and checks it with its pass-by-pass golden "
+           "verification (verify_options enable_pass_verify), which pypto-sim does not run; "
+           "SIM computes real numbers: run the kernel and compare its outputs with torch")
 
 UNSUPPORTED: Dict[str, str] = {
-    # operations
-    **{n: f"an MX-quantized op that PyPTO documents for the Ascend 950 only "
-          f"(docs/zh/api/operation/pypto-{n}.md); on the 950 presets pypto-sim "
-          f"cannot run it: its compiler does not compute with the FP8E4M3/FP8E5M2/FP8E8M0/FP4 "
-          f"element types" for n in ("quant_mx", "scaled_mm")},
-    # graph building, verification, platform
-    **{n: _OLD_FRONTEND for n in (
-        "function", "Function", "get_last_function", "get_current_function", "SatStatus")},
+    "SatStatus": ("PyPTO exports it from its native module (next to SymbolicScalar) without "
+                  "documenting it: no API page or docstring gives its members or meaning, so "
+                  "there is nothing to reproduce"),
     "verify": _VERIFY,
 }
 

@@ -77,8 +77,10 @@ _FP4 = frozenset(
     {DataType.DT_FP4_E2M1X2, DataType.DT_FP4_E1M2X2, DataType.DT_FP4_E2M1, DataType.DT_FP4_E1M2}
 )
 
-# Annotations whose torch storage is uint8 (PyPTO accepts torch.uint8 for these).
-_UINT8_STORAGE = _FP4 | {DataType.DT_HF8}
+# Annotations whose torch storage is uint8 (PyPTO accepts torch.uint8 for these; the FP8
+# types' bits where torch has no float8 dtype).
+_UINT8_STORAGE = _FP4 | {DataType.DT_HF8, DataType.DT_FP8E4M3, DataType.DT_FP8E5M2,
+                          DataType.DT_FP8E8M0}
 
 
 def bytes_of(dtype: DataType) -> int:

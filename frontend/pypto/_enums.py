@@ -11,6 +11,7 @@ __all__ = [
     "StatusType",
     "CastMode",
     "SaturationMode",
+    "DequantScaleRoundingMode",
     "PrecisionType",
     "CompStage",
     "ReLuType",
@@ -101,6 +102,16 @@ class SaturationMode(enum.Enum):
 
     OFF = 0
     ON = 1
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DequantScaleRoundingMode(enum.Enum):
+    """How ``pypto.quant_mx`` rounds a block's shared exponent (PyPTO supports ROUND_DOWN)."""
+
+    ROUND_UP = 0
+    ROUND_DOWN = 1
 
     def __str__(self) -> str:
         return self.name

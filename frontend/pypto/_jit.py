@@ -64,7 +64,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _backend, _ops, _options, _tracer, ir
+from . import _backend, _functions, _mx, _ops, _options, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
 from ._errors import (PyptoNotImplementedError, PyptoError, PyptoRuntimeError, PyptoTypeError,
@@ -432,7 +432,9 @@ class JitKernel:
         if self.options["host_options"].get("compile_stage", 0) != CompStage.ALL_COMPLETE:
             return self._outputs(tensors, outputs)
         backend = _backend.get_backend(run_mode)
-        self.last_report = backend.run(entry.compiled, list(tensors), bindings, entry.options)
+        run, written = _mx.to_carriers(entry.ir.params, tensors)
+        self.last_report = backend.run(entry.compiled, run, bindings, entry.options)
+        _mx.write_back(tensors, run, written)
         return self._outputs(tensors, outputs)
 
     def warmup(self, *args: Any, **kwargs: Any) -> CompiledKernel:
@@ -710,6 +712,7 @@ class JitKernel:
             self.cache._entries[key] = entry
             self.cache.compile_count += 1
             self.function = kernel_ir
+            _functions.record_compiled(kernel_ir)
         event = CompileEvent(kernel=self, key=key, ir=kernel_ir, compiled=compiled, warmup=warmup)
         for hook in list(hooks):
             hook(event)

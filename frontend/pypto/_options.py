@@ -153,12 +153,21 @@ def _check_buffer_setting(where: str, v: Any, pair_ok: bool = False) -> dict:
 
 
 def _check_sg_set_scope(where: str, v: Any) -> Any:
+    # PyPTO: (scope_id, allow_parallel_merge, allow_cross_scope_merge), an int meaning
+    # (id, False, False); ids -1..2^31-1, and -1 (no scope) takes no merge flags.
     if _is_int(v):
-        return int(v)
-    if (isinstance(v, tuple) and len(v) == 3 and _is_int(v[0])
+        sid, flags = int(v), None
+    elif (isinstance(v, tuple) and len(v) == 3 and _is_int(v[0])
             and isinstance(v[1], bool) and isinstance(v[2], bool)):
-        return v
-    _expect(where, "int or (int, bool, bool)", v)
+        sid, flags = int(v[0]), (v[1], v[2])
+    else:
+        _expect(where, "int or (int, bool, bool)", v)
+    if not -1 <= sid <= 0x7FFFFFFF:
+        raise PyptoValueError(f"{where}: scope id {sid} is out of range: expected -1..2147483647")
+    if sid == -1 and flags is not None and any(flags):
+        raise PyptoValueError(f"{where}: {short_repr(v)}: scope id -1 (no scope) takes "
+                              "allow_parallel_merge and allow_cross_scope_merge False")
+    return sid if flags is None else (sid, flags[0], flags[1])
 
 
 def _check_ooo_scope(where: str, v: Any) -> int:

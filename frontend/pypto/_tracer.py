@@ -175,6 +175,7 @@ class Tracer:
         self.kernel = ir.Kernel(name=kernel_name, params=[], variants=[])
         #: The jit's own sg_set_scope (pass_options), for ops no options scope sets one for.
         self.sg_scope: Any = None
+        self._scope_flags: Dict[int, Tuple[bool, bool]] = {}  # sg_set_scope id -> its flags
         self.root = Scope(parent=None, variant=None, explorer=None)
         self.stack: List[Scope] = [self.root]
         self._next_id = 0
@@ -310,14 +311,26 @@ class Tracer:
         attrs = dict(attrs)
         if self.composite is not None:
             attrs["composite"] = self.composite
-        from . import _options  # _options reaches the open trace through this module
-        sg = _options.scoped_option("pass_options", "sg_set_scope", self.sg_scope)
-        sg_id = sg[0] if isinstance(sg, tuple) else sg
         self._append(ir.Op(op=op, inputs=list(inputs), attrs=attrs, out=out,
                            vec_tile=scope.vec_tile, cube_tile=scope.cube_tile,
-                           label=scope.label, loc=user_location(),
-                           sg_scope=None if sg_id is None or sg_id < 0 else int(sg_id)))
+                           label=scope.label, loc=user_location(), **self._sg_scope()))
         return out
+
+    def _sg_scope(self) -> Dict[str, Any]:
+        """The sg_set_scope in force for the statement being traced, as Op/Write fields: its id
+        (None: none) and its merge flags. PyPTO refuses one id with two sets of flags."""
+        from . import _options  # _options reaches the open trace through this module
+        sg = _options.scoped_option("pass_options", "sg_set_scope", self.sg_scope)
+        sg_id, flags = (sg[0], (sg[1], sg[2])) if isinstance(sg, tuple) else (sg, (False, False))
+        if sg_id is None or sg_id < 0:
+            return {"sg_scope": None}
+        seen = self._scope_flags.setdefault(int(sg_id), flags)
+        if seen != flags:
+            raise PyptoValueError(
+                f"sg_set_scope: scope {sg_id} is set with (allow_parallel_merge, "
+                f"allow_cross_scope_merge) = {flags} at {user_location()} and {seen} before; "
+                "every op of one scope id must use the same flags")
+        return {"sg_scope": int(sg_id), "sg_flags": flags if any(flags) else None}
 
     def emit_write(self, dst: ir.Value, src: ir.Value, offsets: Sequence[Any],
                    attrs: Optional[Dict[str, Any]] = None, api: str = "assemble") -> None:
@@ -329,7 +342,7 @@ class Tracer:
         scope = self.top
         self._append(ir.Write(dst=dst, src=src, offsets=offs, attrs=dict(attrs or {}),
                               vec_tile=scope.vec_tile, cube_tile=scope.cube_tile,
-                              label=scope.label, loc=user_location()))
+                              label=scope.label, loc=user_location(), **self._sg_scope()))
 
     # -- control flow ---------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._dtypes import DataType
 from ._enums import TileOpFormat
+from ._mx import carrier
 from ._symbolic import SymbolicScalar, conjunction, expr_to_dict, logical_not
 
 __all__ = [
@@ -95,7 +96,7 @@ class Value:
         return {
             "id": self.id,
             "shape": [expr_to_dict(d) for d in self.shape],
-            "dtype": self.dtype.name,
+            "dtype": carrier(self.dtype).name,  # MX types: the dtype that holds them
             "format": self.format.name,
             "valid_shape": None if self.valid_shape is None
             else [expr_to_dict(d) for d in self.valid_shape],
@@ -114,11 +115,11 @@ class Scalar:
 
     def to_dict(self) -> Dict[str, Any]:
         if isinstance(self.value, SymbolicScalar):
-            return {"expr": expr_to_dict(self.value), "dtype": self.dtype.name}
+            return {"expr": expr_to_dict(self.value), "dtype": carrier(self.dtype).name}
         v = self.value
         if isinstance(v, float) and not math.isfinite(v):  # JSON has no inf/NaN numbers
             v = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-        return {"const": v, "dtype": self.dtype.name}
+        return {"const": v, "dtype": carrier(self.dtype).name}
 
     def __str__(self) -> str:
         return str(self.value)
@@ -146,6 +147,8 @@ class CubeTile:
 def _attr_to_json(v: Any) -> Any:
     if isinstance(v, SymbolicScalar):
         return expr_to_dict(v)
+    if isinstance(v, DataType):
+        return carrier(v).name
     if isinstance(v, enum.Enum):
         return v.name
     if isinstance(v, (list, tuple)):
@@ -171,7 +174,8 @@ class Op:
 
     ``vec_tile`` / ``cube_tile`` are the tile shapes in force where the op was traced (None when
     never set); ``label`` the semantic label; ``sg_scope`` the ``sg_set_scope`` id in force
-    (None: none; the partition merges an id's connected ops into one leaf); ``loc`` the kernel
+    (None: none; the partition merges an id's connected ops into one leaf) and ``sg_flags`` its
+    (allow_parallel_merge, allow_cross_scope_merge) when either is set; ``loc`` the kernel
     source line."""
 
     op: str
@@ -183,6 +187,7 @@ class Op:
     label: Optional[str] = None
     loc: str = ""
     sg_scope: Optional[int] = None
+    sg_flags: Optional[Tuple[bool, bool]] = None
 
     kind = "op"
 
@@ -199,6 +204,7 @@ class Op:
             "label": self.label,
             "loc": self.loc,
             **({"sg_scope": self.sg_scope} if self.sg_scope is not None else {}),
+            **({"sg_scope_flags": list(self.sg_flags)} if self.sg_flags else {}),
         }
 
     def lines(self, indent: str) -> List[str]:
@@ -213,7 +219,8 @@ class Op:
         if self.label:
             extras.append(f"label={self.label!r}")
         if self.sg_scope is not None:
-            extras.append(f"sg_scope={self.sg_scope}")
+            flags = f"{self.sg_flags}" if self.sg_flags else ""
+            extras.append(f"sg_scope={self.sg_scope}{flags}")
         if extras:
             text += "  " + " ".join(extras)
         if self.loc:
@@ -224,7 +231,8 @@ class Op:
 @dataclass(eq=False)
 class Write:
     """``dst[offsets : offsets + src.shape] = src`` (assemble). ``dst`` is a parameter or any
-    earlier Value; writes are visible to every later read of ``dst`` in program order."""
+    earlier Value; writes are visible to every later read of ``dst`` in program order.
+    ``sg_scope`` as for :class:`Op` (PyPTO's assemble is an op of the scope it is traced in)."""
 
     dst: Value
     src: Value
@@ -234,6 +242,8 @@ class Write:
     cube_tile: Optional[CubeTile] = None
     label: Optional[str] = None
     loc: str = ""
+    sg_scope: Optional[int] = None
+    sg_flags: Optional[Tuple[bool, bool]] = None
 
     kind = "write"
 
@@ -248,6 +258,8 @@ class Write:
             "cube_tile": None if self.cube_tile is None else self.cube_tile.to_dict(),
             "label": self.label,
             "loc": self.loc,
+            **({"sg_scope": self.sg_scope} if self.sg_scope is not None else {}),
+            **({"sg_scope_flags": list(self.sg_flags)} if self.sg_flags else {}),
         }
 
     def lines(self, indent: str) -> List[str]:
@@ -256,6 +268,8 @@ class Write:
             text += " " + " ".join(f"{k}={_attr_str(v)}" for k, v in self.attrs.items())
         if self.vec_tile is not None:
             text += f"  vec={list(self.vec_tile)}"
+        if self.sg_scope is not None:
+            text += f"  sg_scope={self.sg_scope}" + (f"{self.sg_flags}" if self.sg_flags else "")
         if self.loc:
             text += f"  # {self.loc}"
         return [text]
@@ -382,7 +396,7 @@ class Param:
             "name": self.name,
             "value": self.value.id,
             "shape": [expr_to_dict(d) for d in self.value.shape],
-            "dtype": self.value.dtype.name,
+            "dtype": carrier(self.value.dtype).name,
             "format": self.value.format.name,
             "dynamic_axes": self.dynamic_axes,
             "is_output_written": self.is_output_written,

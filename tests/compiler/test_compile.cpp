@@ -557,6 +557,53 @@ TEST_CASE("in-place update acc = acc + x fuses load and store in one task per ti
   CHECK(h.f32(0, 40) == Approx(43));
 }
 
+// m[:] = amax(a) written after other ops (PyPTO glues a copy-out assemble to its producer):
+// the write is a store of amax's tasks unless an op in between reads m.
+namespace {
+std::string late_write_ir(bool read_between) {
+  const std::string between = read_between ? op("add", in(2) + "," + cst(1), val(6, "[8]"),
+                                                "w.py:4", R"("vec_tile":[4,8])") +
+                                                 "," + write(1, 6, "[0]", "w.py:4") + ","
+                                           : "";
+  return kernel(
+      "late", param("a", 0, "[8,8]") + "," + param("s", 1, "[8]") + "," + param("m", 2, "[8]"), "",
+      op("amax", in(0), val(3, "[8]"), "w.py:2",
+         R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,8])") +
+          "," + op("add", in(0) + "," + cst(1), val(4, "[8,8]"), "w.py:3", R"("vec_tile":[4,8])") +
+          "," +
+          op("sum", in(4), val(5, "[8]"), "w.py:3",
+             R"("attrs":{"dims":[1],"keepdim":false},"vec_tile":[4,8])") +
+          "," + write(1, 5, "[0]", "w.py:3") + "," + between + write(2, 3, "[0]", "w.py:5"));
+}
+}  // namespace
+
+TEST_CASE("a write joins the tasks of its value's producer when nothing between touches it",
+          "[compiler]") {
+  const auto host = [] {
+    Host h;
+    h.add("a", DType::kFp32, {8, 8}, iota(64));
+    h.add("s", DType::kFp32, {8});
+    h.add("m", DType::kFp32, {8});
+    return h;
+  };
+  Host h = host();
+  // amax, add and sum: two row tiles each = 6 tasks; m[:] = amax is amax's own store.
+  const Launch l = make(late_write_ir(false), h, {}, tile_tasks());
+  REQUIRE(l.graph.num_tasks() == 6);
+  CHECK(kernel_of(l, 0) == "amax_f32");
+  for (int t = 0; t < 2; ++t) CHECK(count_op(l.programs[t], TileOpcode::kStore) == 1);
+  execute(l, h);
+  CHECK(h.f32(2, 3) == Approx(31));   // row 3: max 24..31
+  CHECK(h.f32(1, 3) == Approx(228));  // sum of 25..32
+  // s[:] = m + 1 reads m between amax and the write: the write stays a copy task of its own
+  // (8 tasks: amax, add, sum two each, m + 1 and the copy of m one each).
+  Host h2 = host();
+  const Launch l2 = make(late_write_ir(true), h2, {}, tile_tasks());
+  CHECK(l2.graph.num_tasks() == 8);
+  execute(l2, h2);
+  CHECK(h2.f32(2, 3) == Approx(31));
+}
+
 TEST_CASE("reduction and transpose tasks", "[compiler]") {
   SECTION("sum over the last axis with a row tail") {
     const std::string ir = kernel("rsum", param("x", 0, "[5,7]") + "," + param("s", 1, "[5]"), "",

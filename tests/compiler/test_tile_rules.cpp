@@ -181,7 +181,7 @@ TEST_CASE("tiles breaking UB or PyPTO's cube tile rules are rejected at compile 
         make(mm(R"({"m":[16,16],"k":[32,32],"n":[32,16],"enable_split_k":false})"), h),
         Contains("nL0 <= nL1 and nL1 % nL0 == 0: nL0 = 32, nL1 = 16"));
   }
-  SECTION("kL0 and nL0 are 32-byte aligned, 16 elements at least") {
+  SECTION("kL0 and nL0 are 32-byte aligned") {
     CHECK_THROWS_WITH(
         make(mm(R"({"m":[16,16],"k":[24,48],"n":[16,16],"enable_split_k":false})"), h),
         Contains("kL0 x sizeof(fp16) % 32 == 0 and kL0 % 16 == 0") && Contains("kL0 = 24"));

@@ -101,6 +101,18 @@ def _check_message(row, text):
         assert str(w).lower() not in low, f"{w!r} must not be in the message:\n{text}"
 
 
+def _wait_for(proc, path, timeout, row_id):
+    end = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if proc.poll() is not None:
+            return  # ended before the marker: the exit status tells what happened
+        if time.monotonic() > end:
+            proc.kill()
+            proc.communicate()
+            pytest.fail(f"{row_id}: {os.path.basename(path)} not written within {timeout} s")
+        time.sleep(0.05)
+
+
 def _run_cli(row, tmp):
     cli = _cli()
     timeout = row.get("timeout", 30)
@@ -120,7 +132,12 @@ def _run_cli(row, tmp):
                             stderr=subprocess.PIPE, text=True, errors="replace")
     try:
         if row.get("interrupt"):
-            after_s, sig = row["interrupt"]
+            # [after_s, SIG] or [after_s, SIG, marker]: with a marker (a file the row's code
+            # writes where the signal must land) the wait starts when it appears, so a loaded
+            # machine's slow start-up cannot put the signal before it.
+            after_s, sig, *marker = row["interrupt"]
+            if marker:
+                _wait_for(proc, os.path.join(tmp, marker[0]), timeout, row["id"])
             try:
                 proc.wait(timeout=after_s)
             except subprocess.TimeoutExpired:
@@ -197,7 +214,8 @@ def test_bad_input(row, tmp_path, monkeypatch):
             exec(row["check"], {"json": json})  # noqa: S102 - the table's own check
         finally:
             os.chdir(cwd)
-    left = sorted(_snapshot(tmp) - before - set(row.get("leaves", [])))
+    marker = (row.get("interrupt") or [None, None])[2:]  # the row's own signal marker
+    left = sorted(_snapshot(tmp) - before - set(row.get("leaves", [])) - set(marker))
     assert not left, f"left behind: {left}"
 
 

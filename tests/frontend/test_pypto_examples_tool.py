@@ -167,6 +167,19 @@ TEST = '''\
 '''
 
 
+def test_classify_env_names_the_host_torch_only(tool):
+    def case(error):
+        c = tool.Case("x", "example", ".", [], "fail", error)
+        tool.classify_env(c)
+        return c.status
+
+    # torch.compile arrived in torch 2.0; a script's own host code calling it is the host's.
+    assert case("AttributeError: module 'torch' has no attribute 'compile'") == "env"
+    assert case("AttributeError: module 'torch' has no attribute 'uint16'") == "env"
+    assert case("AttributeError: module 'torch' has no attribute 'compiled'") == "fail"
+    assert case("AttributeError: module 'pypto' has no attribute 'compile'") == "fail"
+
+
 def test_runner_end_to_end(tool, tmp_path, capsys):
     checkout = tmp_path / "checkout"
     _write(str(checkout), "examples/00_demo/demo.py", EXAMPLE)

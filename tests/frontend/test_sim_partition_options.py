@@ -132,21 +132,30 @@ def test_pass_options_set_in_the_body_apply_to_the_kernel_and_stay_in_it():
     assert "vec_nbuffer_setting" not in pypto.get_pass_options()
 
 
-@pytest.mark.parametrize("scoped,tasks", [(False, 4), (True, 12)])
-def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
+@pytest.mark.parametrize("scope,tasks", [
+    (None, 4), (1, 12), ((1, False, False), 12),
+    # allow_parallel_merge: the four tiles' {sum, sub} leaves (parallel branches) are one.
+    ((1, True, False), 9),
+    # allow_cross_scope_merge: the scoped class takes part in the group merges: the mul and
+    # the add tiles join each tile's scope leaf one to one, as unscoped (4).
+    ((1, False, True), 4),
+    ((1, True, True), 1),
+])
+def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scope, tasks):
     # a = x * 2, b = sum(a), c = a - b, y = c + 1 on 4 row tiles. Unscoped, the four per-tile
     # tasks (mul, sum, sub, add) grow in lock-step into 4 leaves. With sum and sub in scope 1,
     # each tile's sum and sub are one leaf and scoped tasks merge with nothing else: the mul
-    # tiles and the add tiles stay apart, 3 x 4 = 12 leaves.
+    # tiles and the add tiles stay apart, 3 x 4 = 12 leaves. The tuple form is PyPTO's
+    # (scope_id, allow_parallel_merge, allow_cross_scope_merge).
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(16, 64)
         a = x * 2.0
-        if scoped:
-            pypto.set_pass_options(sg_set_scope=1)
+        if scope is not None:
+            pypto.set_pass_options(sg_set_scope=scope)
         b = pypto.sum(a, -1, keepdim=True)
         c = a - b
-        if scoped:
+        if scope is not None:
             pypto.set_pass_options(sg_set_scope=-1)
         y[:] = c + 1.0
 
@@ -155,6 +164,25 @@ def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scoped, tasks):
     k(x, y)
     torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
     assert k.last_report.stats["tasks"] == tasks
+
+
+def test_sg_set_scope_flags_are_checked_as_pypto_does():
+    with pytest.raises(pypto.PyptoValueError, match=r"scope id -1 \(no scope\) takes"):
+        pypto.set_pass_options(sg_set_scope=(-1, True, False))
+    with pytest.raises(pypto.PyptoValueError, match="out of range"):
+        pypto.set_pass_options(sg_set_scope=2 ** 31)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 64], pypto.DT_FP32), y: pypto.Tensor([16, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        pypto.set_pass_options(sg_set_scope=(3, True, False))
+        a = x * 2.0
+        pypto.set_pass_options(sg_set_scope=3)
+        y[:] = a + 1.0
+
+    with pytest.raises(pypto.PyptoValueError, match=r"scope 3 is set with .* every op of one "
+                                                     r"scope id must use the same flags"):
+        k(torch.randn(16, 64), torch.empty(16, 64))
 
 
 def test_sg_set_scope_absorbs_the_ops_on_a_path_between_its_ops():
@@ -225,3 +253,45 @@ def test_a_concat_is_one_task_per_output_tile():
     k(a, b, y)
     torch.testing.assert_close(y, torch.cat([a, b, b, a, b, a, a, b], 1))
     assert k.last_report.stats["tasks"] == 2
+
+
+def online_max_kernel():
+    # The online softmax's running max and sum over two column blocks of x (glm_attention's
+    # s2 loop, two steps): block 0 unscoped, block 1 as scope 1 (V1) and scope 2 (V2).
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 128], pypto.DT_FP32), y: pypto.Tensor([16, 1], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        m = pypto.tensor([16, 1], pypto.DT_FP32, "m")
+        x0 = pypto.view(x, [16, 64], [0, 0])
+        a = pypto.amax(x0, -1, keepdim=True)
+        s = pypto.sum(pypto.exp(x0 - a), -1, keepdim=True)
+        m[:] = a
+        x1 = pypto.view(x, [16, 64], [0, 64])
+        pypto.set_pass_options(sg_set_scope=1)
+        mn = pypto.maximum(m, pypto.amax(x1, -1, keepdim=True))
+        s1 = pypto.sum(pypto.exp(x1 - mn), -1, keepdim=True)
+        pypto.set_pass_options(sg_set_scope=2)
+        d = pypto.exp(m - mn)
+        m[:] = mn
+        y[:] = s * d + s1
+        pypto.set_pass_options(sg_set_scope=-1)
+
+    return k
+
+
+def test_a_write_joins_its_scope_and_its_producers_task():
+    # PyPTO's assemble is an op of the scope it is traced in, and a copy-out assemble is glued
+    # to its producer. Block 0's m[:] = a is stored by amax's leaf (sum's ops in between touch
+    # no m); block 1's m[:] = mn is in scope 2's leaf (it cannot move up to maximum's: scope 2's
+    # m - mn reads the old m). Leaves: block 0, scope 1, scope 2 = 3 (5 with each write a copy).
+    k = online_max_kernel()
+    x = torch.randn(16, 128)
+    y = torch.empty(16, 1)
+    k(x, y)
+    x0, x1 = x[:, :64], x[:, 64:]
+    a = x0.amax(-1, keepdim=True)
+    mn = torch.maximum(a, x1.amax(-1, keepdim=True))
+    want = torch.exp(x0 - a).sum(-1, keepdim=True) * torch.exp(a - mn) + \
+        torch.exp(x1 - mn).sum(-1, keepdim=True)
+    torch.testing.assert_close(y, want, rtol=1e-5, atol=1e-5)
+    assert k.last_report.stats["tasks"] == 3

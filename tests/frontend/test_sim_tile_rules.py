@@ -247,6 +247,27 @@ def test_cube_tiles_within_pyptos_rules_run(cube):
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-5, atol=1e-4)
 
 
+def test_fp32_cube_tiles_need_32_bytes_not_16_elements():
+    # PyPTO's own tiling example (tiling_config.py) runs k=[8, 64] on fp32 operands: 8 fp32
+    # elements are 32 bytes. 4 (16 bytes) breaks the 32-byte rule.
+    a, b = rand((2, 2, 2)), rand((2, 2, 2), seed=1)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def bmm(x: pypto.Tensor([2, 2, 2], F32), y: pypto.Tensor([2, 2, 2], F32),
+            out: pypto.Tensor([2, 2, 2], F32)):
+        pypto.set_cube_tile_shapes([32, 32], [8, 64], [32, 128])
+        out[:] = pypto.matmul(x, y, F32)
+
+    c = torch.zeros(2, 2, 2)
+    bmm(a, b, c)
+    torch.testing.assert_close(c, a @ b, rtol=1e-6, atol=1e-6)
+    with pytest.raises(pypto.PyptoValueError) as e:
+        mm_kernel(([16, 16], [4, 32], [16, 16]), pt=F32)(
+            torch.zeros(64, 128), torch.zeros(128, 96), torch.zeros(64, 96))
+    assert "kL0 x sizeof(fp32) % 32 == 0 and kL0 % 8 == 0 (32-byte aligned): " \
+           "kL0 = 4 fp32 elements = 16 bytes" in str(e.value)
+
+
 @pytest.mark.parametrize("cube,text", [
     (([16, 24], [32, 32], [16, 16]), "mL0 <= mL1 and mL1 % mL0 == 0: mL0 = 16, mL1 = 24"),
     (([16, 16], [24, 48], [16, 16]), "kL0 x sizeof(fp16) % 32 == 0 and kL0 % 16 == 0"),

@@ -2,7 +2,9 @@
 // PolicyHarness: drives the sched/ runtime on tiny graphs with an exact, hand-checkable
 // time model (no SystemC): a poll costs `poll`, a resolved edge `resolve`, a dispatch
 // `dispatch` ticks of the thread's clock; a task runs `duration[task]` ticks from the
-// moment it reaches an idle core, and a pending task starts when the running one ends.
+// moment it reaches an idle core, and a pending task starts when the running one ends. A
+// poll sees a task finished only `latency` ticks after its end (the completion's way to the
+// AICPU; 0 by default).
 // Threads run rounds in time order (ties: lower thread id first).
 #pragma once
 
@@ -71,13 +73,15 @@ struct DispatchRecord {
 class PolicyHarness : public Hal {
  public:
   PolicyHarness(const TaskGraph& g, MachineShape shape, const std::string& policy,
-                std::uint64_t poll = 1, std::uint64_t resolve = 1, std::uint64_t dispatch = 1)
+                std::uint64_t poll = 1, std::uint64_t resolve = 1, std::uint64_t dispatch = 1,
+                std::uint64_t latency = 0)
       : g_(g),
         policy_(Registry::global().create(policy)),
         sched_(g, shape, *policy_),
         poll_(poll),
         resolve_(resolve),
         dispatch_(dispatch),
+        latency_(latency),
         cores_(shape.aic + shape.aiv),
         clock_(shape.threads, 0) {}
 
@@ -130,8 +134,11 @@ class PolicyHarness : public Hal {
     clock_[t] += poll_;
     advance(c, clock_[t]);
     auto& done = cores_[c].done;
-    finished.insert(finished.end(), done.begin(), done.end());
-    done.clear();
+    std::size_t seen = 0;
+    while (seen < done.size() && done[seen].second + latency_ <= clock_[t]) {
+      finished.push_back(done[seen++].first);
+    }
+    done.erase(done.begin(), done.begin() + static_cast<std::ptrdiff_t>(seen));
   }
   void send(common::ThreadId t, common::TaskId task, common::CoreId c) override {
     clock_[t] += dispatch_;
@@ -156,7 +163,7 @@ class PolicyHarness : public Hal {
   struct Core {
     common::TaskId running = common::kNoTask, pending = common::kNoTask;
     std::uint64_t finish = 0;
-    std::vector<common::TaskId> done;
+    std::vector<std::pair<common::TaskId, std::uint64_t>> done;  // (task, its end)
   };
   void start(common::CoreId c, common::TaskId task, std::uint64_t at) {
     if (start_.size() < g_.num_tasks()) start_.assign(g_.num_tasks(), 0);
@@ -167,8 +174,8 @@ class PolicyHarness : public Hal {
   void advance(common::CoreId c, std::uint64_t t) {
     Core& co = cores_[c];
     while (co.running != common::kNoTask && co.finish <= t) {
-      co.done.push_back(co.running);
       const std::uint64_t f = co.finish;
+      co.done.emplace_back(co.running, f);
       co.running = common::kNoTask;
       if (co.pending != common::kNoTask) {
         const common::TaskId p = co.pending;
@@ -181,6 +188,9 @@ class PolicyHarness : public Hal {
     std::uint64_t best = t + 1000000;
     for (const auto& co : cores_) {
       if (co.running != common::kNoTask && co.finish > t) best = std::min(best, co.finish);
+      for (const auto& d : co.done) {
+        if (d.second + latency_ > t) best = std::min(best, d.second + latency_);
+      }
     }
     for (auto c : clock_) {
       if (c > t) best = std::min(best, c);
@@ -191,7 +201,7 @@ class PolicyHarness : public Hal {
   const TaskGraph& g_;
   std::unique_ptr<Policy> policy_;
   Scheduler sched_;
-  std::uint64_t poll_, resolve_, dispatch_;
+  std::uint64_t poll_, resolve_, dispatch_, latency_;
   std::vector<Core> cores_;
   std::vector<std::uint64_t> clock_;
   std::vector<std::uint64_t> start_;

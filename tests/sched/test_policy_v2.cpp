@@ -39,9 +39,10 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   // fifo: the first round sends 0 to core 1 and 1 to core 2; send-before-resolve parks the
   // chain head 2 in core 1's pending slot, so it starts only when 0 ends (t = 101) and the
   // chain ends near 101 + 3 * 100. critical_path: the first take is 2 (highest level) on
-  // core 1 at t = 1, then 0 on core 2; 1 goes to core 2's pending slot (the path below 2 is
-  // longer than 1's, so core 1's slot stays free), and 3 (ready at 101) takes core 1 as soon
-  // as 2 has left it: one task time earlier than fifo.
+  // core 2 (the highest idle core, read last in a poll round) at t = 1, then 0 on core 1; 1
+  // goes to core 1's pending slot (the path below 2 is longer than 1's, so core 2's slot stays
+  // free), and 3 (ready at 101) takes core 2 as soon as 2 has left it: one task time earlier
+  // than fifo.
   const TaskGraph g = make_graph(lone_and_chain());
   PolicyHarness fifo(g, one_thread_two_aiv(), "fifo");
   fifo.run();
@@ -52,12 +53,12 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   cp.run();
   CHECK(cp.order() == std::vector<TaskId>{2, 0, 1, 3, 4});
   CHECK(cp.start_of(2) == 1);
-  CHECK(cp.core_of(2) == 1);
-  CHECK(cp.core_of(0) == 2);
-  CHECK(cp.core_of(1) == 2);  // pending slot behind the lone task, not behind the chain head
+  CHECK(cp.core_of(2) == 2);
+  CHECK(cp.core_of(0) == 1);
+  CHECK(cp.core_of(1) == 1);  // pending slot behind the lone task, not behind the chain head
   CHECK(cp.start_of(1) == cp.end_of(0));
-  CHECK(cp.core_of(3) == 1);
-  CHECK(cp.core_of(4) == 1);
+  CHECK(cp.core_of(3) == 2);
+  CHECK(cp.core_of(4) == 2);
   CHECK(makespan(cp, 5) + 90 < makespan(fifo, 5));  // the chain starts 100 ticks earlier
 
   // unit_cost counts tasks instead of summing estimates: the same levels' order here.
@@ -70,6 +71,18 @@ TEST_CASE("critical_path takes the head of the longest chain first", "[policy][c
   CHECK(Registry::global().remove("test_cp_unit"));
 }
 
+namespace {
+// 960 lone AIV tasks listed first, then a 20-task chain, every task d ns long (issue 32's case).
+TaskGraph lone_tasks_and_a_chain(std::uint64_t d) {
+  std::vector<TaskSpec> specs(960, TaskSpec{V, {}, 0, d});
+  for (TaskId k = 0; k < 20; ++k) {
+    specs.push_back(
+        TaskSpec{V, k + 1 < 20 ? std::vector<TaskId>{960 + k + 1} : std::vector<TaskId>{}, 0, d});
+  }
+  return make_graph(specs);
+}
+}  // namespace
+
 TEST_CASE(
     "critical_path: 960 lone tasks listed first and a 20-task chain finish in 21 task "
     "lengths, fifo's 40",
@@ -81,18 +94,13 @@ TEST_CASE(
   // that each chain task starts as soon as its predecessor is resolved; the 960 lone tasks
   // fill the other 47 cores and the chain's core after it: ceil((960 + 20) / 48) = 21 d.
   constexpr std::uint64_t d = 1000;
-  std::vector<TaskSpec> specs(960, TaskSpec{V, {}, 0, d});
-  for (TaskId k = 0; k < 20; ++k) {
-    specs.push_back(
-        TaskSpec{V, k + 1 < 20 ? std::vector<TaskId>{960 + k + 1} : std::vector<TaskId>{}, 0, d});
-  }
-  const TaskGraph g = make_graph(specs);
+  const TaskGraph g = lone_tasks_and_a_chain(d);
   const MachineShape a2{24, 48, 3, 256, 1};
   PolicyHarness fifo(g, a2, "fifo");
   fifo.run(10'000'000);
   PolicyHarness cp(g, a2, "critical_path");
   cp.run(10'000'000);
-  const std::uint64_t f = makespan(fifo, specs.size()), c = makespan(cp, specs.size());
+  const std::uint64_t f = makespan(fifo, g.num_tasks()), c = makespan(cp, g.num_tasks());
   // The AICPU's ticks (polls of up to 16 cores, a resolve, a dispatch) add a little: 40,055
   // and 21,032 ticks, 0.525x.
   CHECK(f >= 40 * d);
@@ -105,6 +113,47 @@ TEST_CASE(
   std::uint64_t kept = 0;
   for (ThreadId t = 0; t < 3; ++t) kept += cp.scheduler().stats(t).pending_kept_free;
   CHECK(kept > 0);
+}
+
+TEST_CASE(
+    "critical_path: 960 lone 10 us tasks and a 20-task chain under the A2's AICPU costs: the "
+    "chain runs on the core a poll round reads last, under 0.6x of fifo",
+    "[policy][critical_path]") {
+  // The same graph with the A2 preset's AICPU costs in ns (poll 77, resolve 32, dispatch 9:
+  // 138/57/17 cycles at 1.8 GHz) and its completion latency (992 ns: a poll sees a task
+  // finished only that long after its end); tasks last d = 10 us. A thread's poll round reads
+  // its busy cores in ascending id and resolves after the last read: with 16 busy AIV cores
+  // a round takes 16 * 77 = 1,232 ns. A chain task finishing on the thread's first core is
+  // seen at its read in some round, then waits for the other 15 reads (1,155 ns) before it is
+  // resolved; on the last core it is resolved right after its read. So each chain step
+  // waits the latency, up to one round for the read (plus the round's own dispatches of at
+  // most 16 tasks, 144 ns), one resolve and one dispatch: under 992 + 1,232 + 144 + 41 =
+  // 2,409 ns, the chain under 20 d + 19 * 2,409 = 245.8 us. fifo runs 20 waves of lone tasks
+  // before the chain, whose steps wait at least the latency, a resolve and a dispatch: over
+  // 40 d + 19 * 1,033 = 419.6 us. So under 0.586x (as it runs: 224,155 against 421,229 ns,
+  // 0.532x, every step within 1,399 ns). On the thread's first core instead, a step waits up
+  // to the other 15 reads more (2,667 ns seen; 0.580x here, 0.61x on the simulator with its
+  // start-up; tests/cli/test_cli_policies.sh runs that case).
+  constexpr std::uint64_t d = 10'000, poll = 77, resolve = 32, dispatch = 9, latency = 992;
+  const TaskGraph g = lone_tasks_and_a_chain(d);
+  const MachineShape a2{24, 48, 3, 256, 1};
+  PolicyHarness fifo(g, a2, "fifo", poll, resolve, dispatch, latency);
+  fifo.run(100'000'000);
+  PolicyHarness cp(g, a2, "critical_path", poll, resolve, dispatch, latency);
+  cp.run(100'000'000);
+  const std::uint64_t f = makespan(fifo, g.num_tasks()), c = makespan(cp, g.num_tasks());
+  CHECK(f >= 40 * d);
+  // Thread 0 owns AIV cores 24..39: the chain head, taken first, gets the highest, 39, and
+  // each successor the same core (its pending slot kept free).
+  for (TaskId k = 960; k < 980; ++k) CHECK(cp.core_of(k) == 39);
+  std::uint64_t worst_gap = 0;
+  for (TaskId k = 961; k < 980; ++k)
+    worst_gap = std::max(worst_gap, cp.start_of(k) - cp.end_of(k - 1));
+  CHECK(worst_gap >= latency);
+  CHECK(worst_gap < latency + 16 * poll + 16 * dispatch + resolve + dispatch);
+  CHECK(f > 40 * d + 19 * (latency + resolve + dispatch));
+  CHECK(c < 20 * d + 19 * (latency + 16 * poll + 17 * dispatch + resolve));
+  CHECK(double(c) / double(f) < 0.586);
 }
 
 TEST_CASE("work_stealing keeps successors private: an idle thread steals the oldest",

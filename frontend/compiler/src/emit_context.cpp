@@ -338,6 +338,7 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, common::CoreType core, 
   t.tiles = tiles;
   const Stmt& first = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()];
   t.sg_scope = first.sg_scope;
+  t.sg_flags = first.sg_flags;
   if (!first.label.empty()) {
     const auto at = std::find(labels_.begin(), labels_.end(), first.label);
     t.label = static_cast<std::uint32_t>(at - labels_.begin()) + 1;

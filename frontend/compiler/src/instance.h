@@ -78,6 +78,7 @@ struct TaskRec {
   // leaf's class (PyPTO's hashOrder within its root) and the class size before each merge.
   std::uint32_t members = 1;
   std::int32_t sg_scope = -1;  // the unit's sg_set_scope id (partition.cpp), -1: none
+  std::uint8_t sg_flags = 0;   // and its kSgParallelMerge / kSgCrossScopeMerge bits (ir.h)
   std::uint32_t label = 0;     // the unit's semantic label: 1 + index into labels_, 0: none
   std::uint32_t hash_order = 0;
   std::uint32_t vec_class = 0, l1_class = 0, cube_class = 0;  // 0: not merged by that pass

@@ -122,6 +122,10 @@ struct LoopInfo;
 
 enum class StmtKind : std::uint8_t { kOp, kWrite, kLoop };
 
+// sg_set_scope's (id, allow_parallel_merge, allow_cross_scope_merge) flags.
+constexpr std::uint8_t kSgParallelMerge = 1;    // the id's ops on parallel branches merge too
+constexpr std::uint8_t kSgCrossScopeMerge = 2;  // the id's leaf may merge with unscoped ones
+
 struct Stmt {
   StmtKind kind = StmtKind::kOp;
   std::string loc;
@@ -129,6 +133,7 @@ struct Stmt {
   bool in_parallel = false;            // inside a pypto.loop(parallel=True)
   std::vector<std::int64_t> vec_tile;  // empty: none
   std::int32_t sg_scope = -1;          // pass_options sg_set_scope id in force; -1: none
+  std::uint8_t sg_flags = 0;           // its kSgParallelMerge / kSgCrossScopeMerge bits
   std::string label;                   // pypto.set_semantic_label in force; empty: none
 
   // kOp

@@ -373,6 +373,27 @@ class Parser {
     return out;
   }
 
+  // An op's or write's sg_set_scope id (-1 when it names none) and merge flags.
+  void parse_sg_scope(const Json& s, const std::string& loc, Stmt& st) {
+    const auto it = s.find("sg_scope");
+    if (it == s.end() || it->is_null()) return;
+    const std::int64_t id = need_int(*it, "\"sg_scope\"", loc);
+    if (id < 0 || id > 0x7FFFFFFF) {
+      fail_at(loc, "\"sg_scope\" must be a scope id in [0, 2^31), got " + it->dump());
+    }
+    st.sg_scope = static_cast<std::int32_t>(id);
+    const auto f = s.find("sg_scope_flags");
+    if (f == s.end() || f->is_null()) return;
+    if (!f->is_array() || f->size() != 2 || !(*f)[0].is_boolean() || !(*f)[1].is_boolean()) {
+      fail_at(loc,
+              "\"sg_scope_flags\" must be [allow_parallel_merge, allow_cross_scope_merge] "
+              "(two booleans), got " +
+                  f->dump());
+    }
+    st.sg_flags = static_cast<std::uint8_t>(((*f)[0].get<bool>() ? kSgParallelMerge : 0) |
+                                            ((*f)[1].get<bool>() ? kSgCrossScopeMerge : 0));
+  }
+
   std::vector<std::int64_t> parse_vec_tile(const Json& s, const std::string& loc) {
     std::vector<std::int64_t> t;
     const auto it = s.find("vec_tile");
@@ -405,6 +426,7 @@ class Parser {
     } else if (kind == "write") {
       st.kind = StmtKind::kWrite;
       st.vec_tile = parse_vec_tile(s, loc);
+      parse_sg_scope(s, loc, st);
       st.dst = value_ref(need(s, "dst", loc), loc);
       st.src = value_ref(need(s, "src", loc), loc);
       st.offsets = parse_expr_list(need(s, "offsets", loc), "\"offsets\"", loc);
@@ -518,13 +540,7 @@ class Parser {
       if (!it->is_string()) fail_at(loc, "\"label\" must be null or a string, got " + it->dump());
       st.label = it->get<std::string>();
     }
-    if (const auto it = s.find("sg_scope"); it != s.end() && !it->is_null()) {
-      const std::int64_t id = need_int(*it, "\"sg_scope\"", loc);
-      if (id < 0 || id > 0x7FFFFFFF) {
-        fail_at(loc, "\"sg_scope\" must be a scope id in [0, 2^31), got " + it->dump());
-      }
-      st.sg_scope = static_cast<std::int32_t>(id);
-    }
+    parse_sg_scope(s, loc, st);
     if (const auto it = s.find("cube_tile"); it != s.end() && !it->is_null()) {
       const auto read = [&](const char* key, std::int64_t* dst, std::size_t min_n,
                             std::size_t max_n) {

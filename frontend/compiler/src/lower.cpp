@@ -5,8 +5,8 @@
 //  - consecutive element-wise ops with one output shape and vec_tile form a fusion group
 //    (one AIV task per output tile at launch); only values used outside the group are
 //    stored;
-//  - a Write of a value right after the unit that produced it becomes an extra store of
-//    that unit (no copy task), unless the unit itself reads the destination;
+//  - a Write of a value becomes an extra store of the unit that produced it (no copy task),
+//    unless the unit itself, or a statement between the two, reads or writes the destination;
 //  - values crossing root instances get a launch-lifetime workspace region, the others
 //    live in the per-root pool.
 #include <algorithm>
@@ -276,13 +276,44 @@ class Lowering {
     for (Variant& v : variants) plan_body(v);
   }
 
+  // A write of a value made earlier in the body, not by the unit just before it, joins the
+  // unit that made it (PyPTO glues a copy-out assemble to its producer), when nothing in
+  // between reads or writes the destination or writes the value, so the earlier store
+  // changes no value read or stored.
+  bool absorb_late(std::vector<Open>& done, const std::vector<int>& body, int s) {
+    const Stmt& w = k_.stmts[s];
+    const int def = k_.values[w.src].def_stmt;
+    if (def < 0 || pos_[def].body != &body || k_.stmts[def].segment != w.segment) return false;
+    for (auto d = done.rbegin(); d != done.rend(); ++d) {
+      const Unit& u = k_.units[d->unit];
+      const bool made = u.kind == UnitKind::kEltwise ? d->produced.count(w.src) > 0
+                                                     : k_.stmts[u.ops.front()].out == w.src;
+      if (!made) continue;
+      if (!can_absorb(*d, w)) return false;
+      const int base = k_.values[w.dst].base;
+      const int src_base = k_.values[w.src].base;
+      for (std::size_t q = pos_[def].pos + 1; q < pos_[s].pos; ++q) {
+        if (stmt_touches_base(body[q], base) || stmt_writes_base(body[q], src_base)) return false;
+      }
+      k_.units[d->unit].writes.push_back(s);
+      d->written.insert(base);
+      return true;
+    }
+    return false;
+  }
+
   void plan_body(Variant& var) {
     Open o;
+    std::vector<Open> done;  // closed units of this body, in plan order
     std::vector<int>& plan = var.plan;
+    const auto close_open = [&] {
+      if (o.unit >= 0) done.push_back(o);
+      close(o, plan);
+    };
     for (const int s : var.body) {
       Stmt& st = k_.stmts[s];
       if (st.kind == StmtKind::kLoop) {
-        close(o, plan);
+        close_open();
         plan.push_back(new_unit(UnitKind::kLoop, s));
         plan_variants(k_.loops[st.loop].variants);
         continue;
@@ -293,7 +324,8 @@ class Lowering {
           o.written.insert(k_.values[st.dst].base);
           continue;
         }
-        close(o, plan);
+        if (absorb_late(done, var.body, s)) continue;
+        close_open();
         plan.push_back(new_unit(UnitKind::kCopyWrite, s));
         continue;
       }
@@ -318,13 +350,13 @@ class Lowering {
           o.produced.insert(st.out);
           continue;
         }
-        close(o, plan);
+        close_open();
         o.group = o.unit = new_unit(UnitKind::kEltwise, s);
         k_.units[o.group].ops.push_back(s);
         o.produced.insert(st.out);
         continue;
       }
-      close(o, plan);
+      close_open();
       UnitKind kind = UnitKind::kView;
       switch (op_info(st.op).family) {
         case OpFamily::kReduce:

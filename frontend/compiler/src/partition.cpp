@@ -66,17 +66,6 @@ std::uint64_t region_hash(const GlobalRegion& r) {
   return h;
 }
 
-// Task-graph view of one root: dependency edges (data and ordering alike, so merged tasks keep
-// every order), the isomorphism signature and PyPTO's latency estimate of every task.
-struct RootGraph {
-  std::uint32_t n = 0;
-  std::vector<std::vector<std::uint32_t>> pred, succ;
-  std::vector<std::uint64_t> sig, lat;
-  std::vector<common::CoreType> core;
-  std::vector<std::int32_t> scope;   // sg_set_scope id, -1: none
-  std::vector<std::uint32_t> label;  // 1 + semantic label index, 0: none
-};
-
 std::uint64_t task_signature(const TaskRec& t, const TaskProgram& p) {
   // PyPTO hashes an op by its opcode and its operands' memory types and dtypes, not shapes.
   std::uint64_t h = mix(static_cast<std::uint64_t>(t.core), t.kernel);
@@ -85,40 +74,6 @@ std::uint64_t task_signature(const TaskRec& t, const TaskProgram& p) {
     if (in.dst >= 0) h = mix(h, static_cast<std::uint64_t>(p.locals[in.dst].dtype));
   }
   return h;
-}
-
-// Quotient of the root graph by the sets of `uf`: the sets in topological order (each taken
-// as early as its predecessors allow, ties by first task), or empty when it has a cycle.
-std::vector<std::uint32_t> topo_sets(const RootGraph& g, UnionFind& uf) {
-  std::vector<std::uint32_t> indeg(g.n, 0);
-  std::vector<std::vector<std::uint32_t>> out(g.n);
-  std::vector<std::uint32_t> sets;
-  for (std::uint32_t t = 0; t < g.n; ++t) {
-    const std::uint32_t a = uf.find(t);
-    if (a == t) sets.push_back(t);
-    for (const std::uint32_t s : g.succ[t]) {
-      const std::uint32_t b = uf.find(s);
-      if (a == b) continue;
-      out[a].push_back(b);
-      ++indeg[b];
-    }
-  }
-  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
-  for (const std::uint32_t s : sets) {
-    if (indeg[s] == 0) ready.push(s);
-  }
-  std::vector<std::uint32_t> order;
-  order.reserve(sets.size());
-  while (!ready.empty()) {
-    const std::uint32_t s = ready.top();
-    ready.pop();
-    order.push_back(s);
-    for (const std::uint32_t b : out[s]) {
-      if (--indeg[b] == 0) ready.push(b);
-    }
-  }
-  if (order.size() != sets.size()) order.clear();
-  return order;
 }
 
 class Partitioner {
@@ -158,6 +113,7 @@ class Partitioner {
   struct Group {
     common::CoreType core;
     bool scoped = false;  // sg_set_scope tasks: merged by their scope, by nothing else
+    bool cross = false;   // scoped with allow_cross_scope_merge: group merges with unscoped ones
     std::vector<std::vector<std::uint32_t>> members;  // tasks of each member
     std::vector<std::uint64_t> lat;
   };
@@ -180,6 +136,7 @@ class Partitioner {
       Group grp;
       grp.core = g_.core[t];
       grp.scoped = g_.scope[t] >= 0;
+      grp.cross = grp.scoped && (g_.scope_flags[t] & kSgCrossScopeMerge) != 0;
       for (const std::uint32_t m : classes_[class_of_[t]]) {
         NPU_CHECK(group_of_[m] == kNone, "partition: a class was split by lock-step growth");
         group_of_[m] = gi;
@@ -294,6 +251,8 @@ class Partitioner {
   void absorb(std::uint32_t into, std::uint32_t from, const std::vector<std::uint32_t>& map) {
     Group& a = groups_[into];
     Group& b = groups_[from];
+    a.cross = a.scoped ? a.cross : b.cross;  // a scoped group only meets unscoped ones here
+    a.scoped = a.scoped || b.scoped;
     for (std::size_t m = 0; m < b.members.size(); ++m) {
       const std::uint32_t dst = map[m];
       for (const std::uint32_t t : b.members[m]) {
@@ -315,13 +274,16 @@ class Partitioner {
     bool any = false;
     for (std::uint32_t gi = 0; gi < groups_.size(); ++gi) {
       Group& G = groups_[gi];
-      if (G.members.empty() || touched[gi] || G.scoped) continue;
+      if (G.members.empty() || touched[gi] || (G.scoped && !G.cross)) continue;
       for (const bool use_in : {true, false}) {
         const auto& nb = use_in ? in[gi] : out[gi];
         if (nb.size() != 1) continue;
         const std::uint32_t hi = nb[0];
         Group& H = groups_[hi];
-        if (touched[hi] || H.members.empty() || H.core != G.core || H.scoped) continue;
+        if (touched[hi] || H.members.empty() || H.core != G.core || (H.scoped && !H.cross) ||
+            (G.scoped && H.scoped)) {
+          continue;
+        }
         const std::size_t gs = G.members.size(), hs = H.members.size();
         if (gs == 1 && hs == 1) {
           if (G.lat[0] + H.lat[0] > budget_) continue;
@@ -404,7 +366,10 @@ class Partitioner {
       // through a task of the other core type or of another scope (the scope's ops of
       // successive unrolled iterations, with another scope's ops between them), the scope
       // merges edge by edge instead, each merge kept only if its own paths can be absorbed.
-      if (!any || absorb_paths(id)) continue;
+      if (!any || absorb_paths(id)) {
+        merge_parallel(id);
+        continue;
+      }
       uf_.restore(std::move(saved));
       for (std::uint32_t t = 0; t < g_.n; ++t) {
         if (g_.scope[t] != id) continue;
@@ -415,7 +380,24 @@ class Partitioner {
           if (!absorb_paths(id, uf_.find(t))) uf_.restore(std::move(before));
         }
       }
+      merge_parallel(id);
     }
+  }
+
+  // allow_parallel_merge: the scope's sets of one core type on parallel branches (no path
+  // between them) become one leaf too, unless that would close a cycle or take in another
+  // scope's or core type's task.
+  void merge_parallel(std::int32_t id) {
+    std::uint32_t first[2] = {kNone, kNone};  // per core type: the scope's first task
+    std::vector<std::uint32_t> saved = uf_.snapshot();
+    for (std::uint32_t t = 0; t < g_.n; ++t) {
+      if (g_.scope[t] != id || (g_.scope_flags[t] & kSgParallelMerge) == 0) continue;
+      std::uint32_t& f = first[g_.core[t] == common::CoreType::kAic ? 0 : 1];
+      if (f == kNone) f = t;
+      uf_.unite(f, t);
+    }
+    if (first[0] == kNone && first[1] == kNone) return;
+    if (!absorb_paths(id)) uf_.restore(std::move(saved));
   }
 
   // Unites into each merged set of scope `id` (or only set `only_set`) the tasks on a path
@@ -891,6 +873,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
   g.lat.resize(n);
   g.core.resize(n);
   g.scope.resize(n);
+  g.scope_flags.resize(n);
   g.label.resize(n);
   DepTracker deps(sizes);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -899,6 +882,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
     g.lat[i] = estimate_latency(progs[first + i]);
     g.core[i] = tr.core;
     g.scope[i] = tr.sg_scope;
+    g.scope_flags[i] = tr.sg_flags;
     g.label[i] = tr.label;
     // Scoped tasks class apart: a scope merges only its own tasks.
     if (tr.sg_scope >= 0) g.sig[i] = mix(g.sig[i], static_cast<std::uint64_t>(tr.sg_scope) + 1);

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to the partition (partition.cpp): the set structures it works on.
+// Private to the partition (partition.cpp): the root graph and the set structures it works on.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <queue>
 #include <utility>
 #include <vector>
+
+#include "pypto/common/types.h"
 
 namespace pypto::compiler::detail {
 
@@ -69,5 +73,51 @@ class UnionFind {
  private:
   std::vector<std::uint32_t> p_;
 };
+
+// Task-graph view of one root: dependency edges (data and ordering alike, so merged tasks keep
+// every order), the isomorphism signature and PyPTO's latency estimate of every task.
+struct RootGraph {
+  std::uint32_t n = 0;
+  std::vector<std::vector<std::uint32_t>> pred, succ;
+  std::vector<std::uint64_t> sig, lat;
+  std::vector<common::CoreType> core;
+  std::vector<std::int32_t> scope;        // sg_set_scope id, -1: none
+  std::vector<std::uint8_t> scope_flags;  // its kSgParallelMerge / kSgCrossScopeMerge bits
+  std::vector<std::uint32_t> label;       // 1 + semantic label index, 0: none
+};
+
+// Quotient of the root graph by the sets of `uf`: the sets in topological order (each taken
+// as early as its predecessors allow, ties by first task), or empty when it has a cycle.
+inline std::vector<std::uint32_t> topo_sets(const RootGraph& g, UnionFind& uf) {
+  std::vector<std::uint32_t> indeg(g.n, 0);
+  std::vector<std::vector<std::uint32_t>> out(g.n);
+  std::vector<std::uint32_t> sets;
+  for (std::uint32_t t = 0; t < g.n; ++t) {
+    const std::uint32_t a = uf.find(t);
+    if (a == t) sets.push_back(t);
+    for (const std::uint32_t s : g.succ[t]) {
+      const std::uint32_t b = uf.find(s);
+      if (a == b) continue;
+      out[a].push_back(b);
+      ++indeg[b];
+    }
+  }
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+  for (const std::uint32_t s : sets) {
+    if (indeg[s] == 0) ready.push(s);
+  }
+  std::vector<std::uint32_t> order;
+  order.reserve(sets.size());
+  while (!ready.empty()) {
+    const std::uint32_t s = ready.top();
+    ready.pop();
+    order.push_back(s);
+    for (const std::uint32_t b : out[s]) {
+      if (--indeg[b] == 0) ready.push(b);
+    }
+  }
+  if (order.size() != sets.size()) order.clear();
+  return order;
+}
 
 }  // namespace pypto::compiler::detail

@@ -35,6 +35,7 @@ of them and re-exported here (``pypto`` re-exports this package's ``__all__``):
   ``unsqueeze``, ``expand_clone``, ``concat``, ``assemble``;
 * ``subscript``: ``Tensor.__getitem__`` and ``__setitem__``;
 * ``composites``: ops recorded as sequences of the others (``softmax``, ``rms_norm``, ...);
+* ``mx``: the Ascend 950's MX ops ``quant_mx`` and ``scaled_mm``;
 * ``cube``: ``matmul`` and the ``@`` operator; ``conv``: convolution on the cube and its
   tile shapes.
 """
@@ -65,6 +66,7 @@ from .composites import (LReLU, atomic_add, axpy, axpy_, dequantize, expand_exp_
                          gathermask, indexput_, pad, prelu, quantize, rms_norm, softmax, std, var)
 from .cube import _matmul_operator, matmul
 from .random import normal
+from .mx import quant_mx, scaled_mm
 from .conv import TileL0Info, TileL1Info, conv, get_conv_tile_shapes, set_conv_tile_shapes
 
 __all__ = [
@@ -87,4 +89,5 @@ __all__ = [
     "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
     "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
     "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes", "normal",
+    "quant_mx", "scaled_mm",
 ]

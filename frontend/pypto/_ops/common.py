@@ -10,7 +10,7 @@ import importlib
 import numbers
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .. import _tracer, ir
+from .. import _mx, _tracer, ir
 from .._dtypes import DataType
 from .._enums import TileOpFormat
 from .._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
@@ -162,7 +162,24 @@ def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, A
                                 f"table says {n if n >= 0 else 'one or more'}")
     _need_vec(tr, op)
     _check_static_operands(op, row["family"], inputs)
+    _check_mx_operands(op, row["family"], inputs)
     return tr.emit_op(op, inputs, attrs, shape, dtype, fmt, valid_shape)
+
+
+#: Ops that take MX-typed tensors (held in a carrier dtype, see pypto._mx) as they are: data
+#: movement, and the exact conversions out of the format. Arithmetic on them would compute in
+#: the carrier and leave values outside the format.
+_MX_FAMILIES = ("view", "reshape", "permute", "concat", "indexed", "matmul")
+_MX_OPS = ("cast", "clone", "expand_clone")
+
+
+def _check_mx_operands(op: str, family: str, inputs: Sequence[Any]) -> None:
+    if family in _MX_FAMILIES or op in _MX_OPS:
+        return
+    for v in inputs:
+        if isinstance(v, ir.Value) and _mx.is_mx(v.dtype):
+            _fail(PyptoTypeError, op, f"{v.dtype} tensors hold MX-quantized values; pypto.cast "
+                  "them to DT_FP32/DT_FP16/DT_BF16 first (pypto.scaled_mm multiplies them)")
 
 
 #: Op families that compute on their operands' tiles. As in PyPTO, their tensor operands must

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Optional, Sequence
 
-from .. import _tracer, ir
+from .. import _mx, _tracer, ir
 from .._dtypes import DataType
 from .._enums import CastMode, SaturationMode
 from .._errors import PyptoTypeError, PyptoValueError
@@ -32,6 +32,10 @@ def cast(x: Tensor, dtype: DataType, mode: Optional[CastMode] = None,
         _fail(PyptoTypeError, "cast", f"mode must be a pypto.CastMode, got {short_repr(mode)}")
     if not isinstance(satmode, SaturationMode):
         _fail(PyptoTypeError, "cast", f"satmode must be a pypto.SaturationMode, got {short_repr(satmode)}")
+    if _mx.is_mx(dt):  # the rounding to an MX format, recorded as vector ops
+        from .mx import cast_to_mx
+
+        return cast_to_mx(x, dt, satmode is SaturationMode.ON)
     return _wrap(_emit(tr, "cast", [xv], {"mode": mode, "satmode": satmode}, xv.shape, dt,
                            valid_shape=xv.valid_shape))
 
