@@ -36,11 +36,17 @@ void DepTracker::add_pred(std::uint32_t t) {
   preds_.push_back(t);
 }
 
-std::vector<DepTracker::Piece>& DepTracker::chunk(std::uint32_t buffer, std::uint64_t index) {
+std::vector<DepTracker::Piece>& DepTracker::chunk(std::uint32_t buffer, std::uint64_t index,
+                                                  std::uint32_t bytes) {
   std::int32_t& c = chunk_of_[buffer][index];
   if (c < 0) {
     c = static_cast<std::int32_t>(chunks_.size());
-    chunks_.push_back({Piece{0, kNone, kNone}});
+    // A chunk first cut by a tile row is usually cut by the rows of the tiles beside it:
+    // its pieces in one allocation, made in the order the chunks are first touched (so the
+    // next task's rows find theirs near each other), not a reallocation per doubling.
+    std::vector<Piece>& v = chunks_.emplace_back();
+    v.reserve(std::min(kChunkBytes / bytes + 1, kMaxFirstPieces));
+    v.push_back(Piece{0, kNone, kNone});
   }
   return chunks_[c];
 }
@@ -66,8 +72,9 @@ void DepTracker::access(std::uint32_t buffer, std::uint64_t offset, std::uint64_
     const std::uint64_t ci = pos / kChunkBytes;
     const std::uint64_t cbase = ci * kChunkBytes;
     const std::uint64_t cend = std::min<std::uint64_t>(end, cbase + kChunkBytes);
-    access_chunk(chunk(buffer, ci), static_cast<std::uint32_t>(pos - cbase),
-                 static_cast<std::uint32_t>(cend - cbase), is_write);
+    access_chunk(chunk(buffer, ci, static_cast<std::uint32_t>(cend - pos)),
+                 static_cast<std::uint32_t>(pos - cbase), static_cast<std::uint32_t>(cend - cbase),
+                 is_write);
     pos = cend;
   }
 }
@@ -75,9 +82,13 @@ void DepTracker::access(std::uint32_t buffer, std::uint64_t offset, std::uint64_
 void DepTracker::access_chunk(std::vector<Piece>& p, std::uint32_t a, std::uint32_t b,
                               bool is_write) {
   // Piece i covers [p[i].begin, p[i+1].begin); find the one holding a, split at a and b.
-  auto it = std::upper_bound(p.begin(), p.end(), a,
-                             [](std::uint32_t x, const Piece& q) { return x < q.begin; });
-  std::size_t i = static_cast<std::size_t>(it - p.begin()) - 1;
+  // Tiles walk a row left to right, so the last piece is the usual one: no search for it.
+  std::size_t i = p.size() - 1;
+  if (a < p[i].begin) {
+    auto it = std::upper_bound(p.begin(), p.end(), a,
+                               [](std::uint32_t x, const Piece& q) { return x < q.begin; });
+    i = static_cast<std::size_t>(it - p.begin()) - 1;
+  }
   if (p[i].begin < a) {
     Piece q = p[i];
     q.begin = a;

@@ -99,7 +99,9 @@ void moved_ranges(const A& x, F&& f) {
   }
 }
 
-class DepTracker {
+// Hidden: its calls within the Python module then go direct and may inline, not through the
+// PLT an exported symbol of position-independent code takes (millions of accesses a launch).
+class __attribute__((visibility("hidden"))) DepTracker {
  public:
   // buffer_bytes[i]: size of buffer i; accesses must stay inside it.
   explicit DepTracker(const std::vector<std::uint64_t>& buffer_bytes);
@@ -115,6 +117,7 @@ class DepTracker {
  private:
   static constexpr std::uint32_t kChunkBytes = 8192;
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+  static constexpr std::uint32_t kMaxFirstPieces = 64;  // most room a new chunk gets
 
   // The pieces of a chunk partition [0, kChunkBytes); piece i ends where piece i+1 begins.
   struct Piece {
@@ -131,7 +134,9 @@ class DepTracker {
   void access(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes, bool is_write);
   void access_chunk(std::vector<Piece>& pieces, std::uint32_t a, std::uint32_t b, bool is_write);
   void add_pred(std::uint32_t t);
-  std::vector<Piece>& chunk(std::uint32_t buffer, std::uint64_t index);
+  // Chunk `index` of `buffer`; when new, with room for the pieces that accesses of
+  // `bytes` (the first one's length within it) would cut it into.
+  std::vector<Piece>& chunk(std::uint32_t buffer, std::uint64_t index, std::uint32_t bytes);
 
   std::vector<std::vector<std::int32_t>> chunk_of_;  // per buffer: chunk index or -1
   std::vector<std::vector<Piece>> chunks_;
