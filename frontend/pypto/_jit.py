@@ -64,12 +64,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _backend, _functions, _mx, _ops, _options, _tracer, ir
+from . import _backend, _functions, _mx, _ops, _options, _source, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
 from ._errors import (PyptoNotImplementedError, PyptoError, PyptoRuntimeError, PyptoTypeError,
                       PyptoValueError, user_location)
-from .error import short_repr
+from .error import ParserError, short_repr
 from ._options import (OPTION_GROUPS, default_run_mode, key_options, resolve_options,
                        validate_group)
 from ._source import scan_kernel
@@ -315,6 +315,9 @@ class JitKernel:
         self._config_version = -1
         self._resolve_call_options()
         self._source_problems = scan_kernel(fn)
+        #: Tensor parameters the body assigns somewhere (checked when it runs).
+        self._rebound_params = frozenset() if untyped_tensors else (
+            _source.stored_names(fn.__code__) & {p.name for p in self._tensor_params})
         self._global_names = self._referenced_globals(fn)
         self.cache = KernelCache()
         self.last_report: Any = None
@@ -743,7 +746,7 @@ class JitKernel:
                 returns: Optional[List[ir.Value]] = None
                 while explorer.start_path():
                     scope = tracer.push_variant(None, explorer)
-                    ret = self.fn(*handles, *pos, **kw)
+                    ret = self._call_body(tracer, handles, pos, kw)
                     tracer.check_top(scope, where)
                     returns = self._write_returns(tracer, ret, returns)
                     tracer.pop_variant(scope, where)
@@ -755,6 +758,25 @@ class JitKernel:
             e.add_note(f"(while tracing pypto kernel '{name}')")
             raise
         return tracer.finish()
+
+    def _call_body(self, tracer: _tracer.Tracer, handles: List[Tensor], pos: List[Any],
+                   kw: Dict[str, Any]) -> Any:
+        """Runs the kernel body once. As PyPTO's parser, an annotated kernel may not rebind
+        a tensor parameter to another tensor (``c = a + b`` writes nothing into ``c``; the
+        kernel writes with ``c[:] = ...`` or ``c.move(...)``); a view or in-place reshape of
+        the parameter itself (``x = pypto.reshape(x, s, inplace=True)``) is the same buffer."""
+        rebound = self._rebound_params
+        if not rebound:
+            return self.fn(*handles, *pos, **kw)
+        ret, final = _source.call_with_final_locals(self.fn, [*handles, *pos], kw)
+        for p, h in zip(self._tensor_params, handles):
+            now = final.get(p.name, h)
+            if (p.name in rebound and isinstance(now, Tensor) and now is not h
+                    and not tracer.aliases(now._value, h._value)):
+                raise ParserError(None, f"Input tensor '{p.name}' cannot be reassigned in "
+                                  f"kernel '{self.__name__}'; write its result with "
+                                  f"{p.name}[:] = ... or {p.name}.move(...)")
+        return ret
 
     def _write_returns(self, tracer: _tracer.Tracer, ret: Any,
                        outs: Optional[List[ir.Value]]) -> List[ir.Value]:
@@ -778,7 +800,9 @@ class JitKernel:
                 "tensors, or nothing (results that are not tensors cannot leave the device)")
         anns = self._return_anns
         if outs is None:
-            if anns is not None and len(anns) != len(vals):
+            # A kernel that returns nothing wrote its results in place, the form PyPTO's jit
+            # documents; its return annotation then has nothing to describe.
+            if anns is not None and vals and len(anns) != len(vals):
                 raise PyptoValueError(
                     f"{where}: the return annotation declares {len(anns)} output tensor(s) but "
                     f"the kernel returned {len(vals)}")
@@ -908,10 +932,19 @@ def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
     parameters carry no annotation (``def add(a, b, c)``, called with torch tensors or
     :func:`pypto.from_torch` handles): a leading un-annotated parameter without a default is
     a tensor of any shape and dtype. Annotated kernels behave exactly as under
-    ``@pypto.frontend.jit``."""
+    ``@pypto.frontend.jit``. ``infer_controlflow_shape`` (PyPTO's callable naming the input
+    shapes whose control-flow caches to build ahead on the board) is accepted and kept as the
+    kernel's attribute of that name; the simulator has no such cache to fill."""
+    infer = options.pop("infer_controlflow_shape", None)
+    if infer is not None and not callable(infer):
+        raise PyptoTypeError(
+            f"jit: infer_controlflow_shape must be callable, got {short_repr(infer)}")
+
     def decorate(f: Callable) -> JitKernel:
         jit(**options)  # the same keyword checks as @pypto.frontend.jit
-        return JitKernel(f, untyped_tensors=True, **options)
+        kernel = JitKernel(f, untyped_tensors=True, **options)
+        kernel.infer_controlflow_shape = infer
+        return kernel
 
     if fn is None:
         return decorate
