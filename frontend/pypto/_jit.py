@@ -262,11 +262,16 @@ class JitKernel:
                  codegen_options=None, pass_options=None, verify_options=None,
                  debug_options=None, new_ir: bool = True,
                  create_new_logical_tensor: bool = False, use_cache: bool = True,
-                 untyped_tensors: bool = False):
+                 untyped_tensors: "bool | int" = False):
         #: PyPTO's older ``@pypto.jit``: its kernels take un-annotated tensor parameters
         #: (``def add(a, b, c)``), so a leading un-annotated parameter without a default is a
         #: tensor of any shape and dtype (taken from the argument).
-        self._untyped_tensors = untyped_tensors
+        self._untyped_tensors = bool(untyped_tensors)
+        #: How many un-annotated leading parameters are tensors (None: all of them); a call
+        #: whose trailing ones get non-tensors (``k(a, b, out, m, n)``) uses a kernel of its
+        #: own with the lower count (``_legacy_split``).
+        self._untyped_limit = None if isinstance(untyped_tensors, bool) else untyped_tensors
+        self._splits: Dict[int, "JitKernel"] = {}
         # `@pypto.frontend.jit` over `@pypto.options(...)`: every call runs in that scope
         # (the kernel's own dicts still win), and the function itself is the kernel.
         self._scope_opts: Optional[_options.Options] = None
@@ -301,6 +306,7 @@ class JitKernel:
         given = {"host_options": host_options, "runtime_options": runtime_options,
                  "codegen_options": codegen_options, "pass_options": pass_options,
                  "verify_options": verify_options, "debug_options": debug_options}
+        self._given = given
         self._tensor_names = [p.name for p in self._tensor_params]
         # Everything is checked now, so a typo fails at the decoration.
         resolve_options(given, tensor_names=self._tensor_names)
@@ -346,7 +352,9 @@ class JitKernel:
             is_tensor = isinstance(ann, TensorAnnotation) or ann is Tensor
             if (self._untyped_tensors and p.annotation is p.empty and p.default is p.empty
                     and not seen_nontensor and p.kind in (p.POSITIONAL_ONLY,
-                                                          p.POSITIONAL_OR_KEYWORD)):
+                                                          p.POSITIONAL_OR_KEYWORD)
+                    and (self._untyped_limit is None
+                         or sum(q.is_tensor for q in params) < self._untyped_limit)):
                 ann, is_tensor = Tensor, True
             if ann is Tensor:
                 ann = TensorAnnotation()  # bare class: any shape, dtype from torch
@@ -424,7 +432,34 @@ class JitKernel:
     def _scope(self):
         return self._scope_opts if self._scope_opts is not None else contextlib.nullcontext()
 
+    def _legacy_split(self, args: Tuple[Any, ...]) -> Optional["JitKernel"]:
+        """For ``@pypto.jit``'s un-annotated kernels: the kernel whose inferred tensor
+        parameters are exactly the leading tensor arguments of this call, when that is fewer
+        than this one infers (PyPTO's older kernels pass sizes positionally after the
+        tensors); None when this kernel fits."""
+        if not self._untyped_tensors or self._untyped_limit is not None:
+            return None
+        n = 0
+        while n < len(args) and isinstance(args[n], (torch.Tensor, TensorAnnotation)):
+            n += 1
+        if n >= len(self._tensor_params) or n >= len(args):
+            return None
+        split = self._splits.get(n)
+        if split is None:
+            split = JitKernel(self.fn, untyped_tensors=n, new_ir=self.new_ir,
+                              use_cache=self.use_cache,
+                              create_new_logical_tensor=self.create_new_logical_tensor,
+                              **{g: self._given[g] for g in self._given})
+            split._scope_opts = self._scope_opts
+            self._splits[n] = split
+        return split
+
     def _call(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        split = self._legacy_split(args)
+        if split is not None:
+            out = split._call(args, kwargs)
+            self.function, self.last_report = split.function, split.last_report
+            return out
         self._refresh_options()
         tensors, allocated, values = self._bind(args, kwargs)
         specs, bindings = self._validate(tensors)

@@ -112,3 +112,19 @@ def test_legacy_jit_accepts_infer_controlflow_shape_and_triple_stream_sched():
     assert torch.equal(c, a + b)
     with pytest.raises(pypto.error.FeError, match="infer_controlflow_shape must be callable"):
         pypto.jit(infer_controlflow_shape=3)
+
+
+def test_legacy_jit_sizes_passed_after_the_tensors():
+    # PyPTO's older kernels take their sizes positionally after the un-annotated tensors.
+    @pypto.jit(runtime_options=SIM)
+    def k(a, b, out, n, m, tiling=None):
+        pypto.set_vec_tile_shapes(tiling, tiling)
+        for _ in pypto.loop(1, name="s0", idx_name="i"):
+            out.move(pypto.add(pypto.view(a, [n, m], [0, 0]), b))
+
+    a = torch.arange(256, dtype=torch.int32).reshape(16, 16)
+    b = torch.ones(16, 16, dtype=torch.int32)
+    out = torch.zeros(16, 16, dtype=torch.int32)
+    k(pypto.from_torch(a), pypto.from_torch(b), pypto.from_torch(out), 16, 16, tiling=16)
+    assert torch.equal(out, a + 1)
+    assert [p.name for p in k.function.params] == ["a", "b", "out"]
