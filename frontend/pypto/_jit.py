@@ -796,14 +796,18 @@ class JitKernel:
 
     def _call_body(self, tracer: _tracer.Tracer, handles: List[Tensor], pos: List[Any],
                    kw: Dict[str, Any]) -> Any:
-        """Runs the kernel body once. As PyPTO's parser, an annotated kernel may not rebind
-        a tensor parameter to another tensor (``c = a + b`` writes nothing into ``c``; the
-        kernel writes with ``c[:] = ...`` or ``c.move(...)``); a view or in-place reshape of
-        the parameter itself (``x = pypto.reshape(x, s, inplace=True)``) is the same buffer."""
+        """Runs the kernel body once. As PyPTO's parser, an annotated kernel that returns
+        nothing (it writes its results in place) may not rebind a tensor parameter to another
+        tensor (``c = a + b`` writes nothing into ``c``; the kernel writes with ``c[:] = ...``
+        or ``c.move(...)``); a view or in-place reshape of the parameter itself
+        (``x = pypto.reshape(x, s, inplace=True)``) is the same buffer. A kernel that returns
+        its results may use a parameter's name for an intermediate, as PyPTO's examples do."""
         rebound = self._rebound_params
         if not rebound:
             return self.fn(*handles, *pos, **kw)
         ret, final = _source.call_with_final_locals(self.fn, [*handles, *pos], kw)
+        if ret is not None:
+            return ret
         for p, h in zip(self._tensor_params, handles):
             now = final.get(p.name, h)
             if (p.name in rebound and isinstance(now, Tensor) and now is not h

@@ -63,6 +63,20 @@ def test_in_place_reshape_and_untaken_branch_rebinding_are_allowed():
     assert torch.equal(out, x * s)
 
 
+def test_a_kernel_that_returns_may_reuse_a_parameter_name():
+    # PyPTO's ffn example: `up = pypto.matmul(x, up, ...)` in a kernel returning its output.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 16], F32), up: pypto.Tensor([16, 16], F32)
+          ) -> pypto.Tensor([16, 16], F32):
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        pypto.set_vec_tile_shapes(16, 16)
+        up = pypto.matmul(x, up, F32)
+        return up + 1.0
+
+    x, up = torch.rand(16, 16), torch.rand(16, 16)
+    assert torch.allclose(k(x, up), x @ up + 1.0, atol=1e-5)
+
+
 def test_shapeless_tensor_declaration_bound_later():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([64, 64], F16), y: pypto.Tensor([64, 64], F16),
