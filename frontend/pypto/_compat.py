@@ -48,28 +48,23 @@ IGNORED: Dict[str, str] = {
           "does not run (it computes the real numbers: compare them with torch); the "
           "arguments are checked"
        for n in ("pass_verify_print", "pass_verify_save")},
-    **{"experimental." + n: "combine_axis lets PyPTO's code generator merge trailing axes of "
-                            "vector instructions; tiles and tasks stay the same, and the "
-                            "simulator prices vector ops by their bytes, which it does not "
-                            "change (the options are checked, scoped and kept)"
-       for n in ("set_operation_options", "get_operation_options", "set_operation_config",
-                 "get_operation_config")},
 }
 
 _950_ONLY = ("a pass of the 950 (DAV_3510) only: on A2/A3 PyPTO skips it, so it changes nothing "
              "there; pypto-sim does not model the 950's CV MIX leaves, so it changes nothing "
              "on the 950 presets either")
 
+_MIX_ONLY = ("the instruction order inside a CV MIX leaf (OoOSchedule), which PyPTO documents "
+             "for the 950 only (A2/A3 have no MIX leaves, so it changes nothing there); "
+             "pypto-sim does not model the 950's MIX leaves, so it changes nothing on the 950 "
+             "presets either")
+
 #: Per-key reasons that are more precise than their group's.
 IGNORED_OPTIONS: Dict[str, str] = {
     "pass_options.auto_mix_partition": _950_ONLY,
     "pass_options.sg_set_tunevf_mode": _950_ONLY,
-    "pass_options.sg_set_ooo_scope": "scopes of PyPTO's in-leaf instruction scheduler "
-                                     "(OoOSchedule); pypto-sim does not schedule the "
-                                     "instructions inside a leaf one by one",
-    "pass_options.ooo_sched_mode": "the algorithm of PyPTO's in-leaf instruction scheduler; "
-                                   "pypto-sim does not schedule the instructions inside a leaf "
-                                   "one by one",
+    "pass_options.sg_set_ooo_scope": _MIX_ONLY,
+    "pass_options.ooo_sched_mode": _MIX_ONLY,
 }
 
 IGNORED_OPTION_GROUPS: Dict[str, str] = {

@@ -549,8 +549,10 @@ class JitKernel:
         self.run_mode = RunMode(self.options["runtime_options"]["run_mode"])
         self._tiles = {k: tiles[k] for k in ("vec_tile_shapes", "cube_tile_shapes") if k in tiles}
         # Accepted-only options (validated, never acted on) stay out of the key.
+        # Operation options set around the call are traced into the ops (combine_axis).
         self._options_key = (_freeze(key_options(self.options)),
-                             tuple(sorted((k, repr(v)) for k, v in self._tiles.items())))
+                             tuple(sorted((k, repr(v)) for k, v in self._tiles.items())),
+                             _freeze(scope_groups.get("operation_options", {})))
         self._config_version = version
 
     # -- call steps -------------------------------------------------------------------------

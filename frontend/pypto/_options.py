@@ -310,7 +310,9 @@ _ACTED_ON = {("host_options", "compile_stage")} | {
                                   "pg_parallel_lower_bound", "pg_lower_bound",
                                   "mg_vec_parallel_lb", "mg_copyin_upper_bound",
                                   "vec_nbuffer_mode", "cube_l1_reuse_mode",
-                                  "cube_nbuffer_mode")}
+                                  "cube_nbuffer_mode")} | {
+    # A trailing-axis broadcast's vector expand pass (frontend/compiler/src/emit_elementwise.cpp).
+    ("operation_options", "combine_axis")}
 
 for _group, _schema in SCHEMAS.items():
     if _group == "runtime_options":

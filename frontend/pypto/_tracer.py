@@ -322,9 +322,12 @@ class Tracer:
         attrs = dict(attrs)
         if self.composite is not None:
             attrs["composite"] = self.composite
+        from . import _options  # _options reaches the open trace through this module
+        combine = bool(_options.scoped_option("operation_options", "combine_axis", False))
         self._append(ir.Op(op=op, inputs=list(inputs), attrs=attrs, out=out,
                            vec_tile=scope.vec_tile, cube_tile=scope.cube_tile,
-                           label=scope.label, loc=user_location(), **self._sg_scope()))
+                           label=scope.label, loc=user_location(), combine_axis=combine,
+                           **self._sg_scope()))
         return out
 
     def _sg_scope(self) -> Dict[str, Any]:

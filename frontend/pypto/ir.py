@@ -175,8 +175,9 @@ class Op:
     ``vec_tile`` / ``cube_tile`` are the tile shapes in force where the op was traced (None when
     never set); ``label`` the semantic label; ``sg_scope`` the ``sg_set_scope`` id in force
     (None: none; the partition merges an id's connected ops into one leaf) and ``sg_flags`` its
-    (allow_parallel_merge, allow_cross_scope_merge) when either is set; ``loc`` the kernel
-    source line."""
+    (allow_parallel_merge, allow_cross_scope_merge) when either is set; ``combine_axis``
+    PyPTO's operation option in force (a trailing size-1 axis is broadcast inline, not expanded
+    by a vector pass first); ``loc`` the kernel source line."""
 
     op: str
     inputs: List[Union[Value, Scalar]]
@@ -188,6 +189,7 @@ class Op:
     loc: str = ""
     sg_scope: Optional[int] = None
     sg_flags: Optional[Tuple[bool, bool]] = None
+    combine_axis: bool = False
 
     kind = "op"
 
@@ -205,6 +207,7 @@ class Op:
             "loc": self.loc,
             **({"sg_scope": self.sg_scope} if self.sg_scope is not None else {}),
             **({"sg_scope_flags": list(self.sg_flags)} if self.sg_flags else {}),
+            **({"combine_axis": True} if self.combine_axis else {}),
         }
 
     def lines(self, indent: str) -> List[str]:
@@ -221,6 +224,8 @@ class Op:
         if self.sg_scope is not None:
             flags = f"{self.sg_flags}" if self.sg_flags else ""
             extras.append(f"sg_scope={self.sg_scope}{flags}")
+        if self.combine_axis:
+            extras.append("combine_axis")
         if extras:
             text += "  " + " ".join(extras)
         if self.loc:

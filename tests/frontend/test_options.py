@@ -296,14 +296,15 @@ def test_accepted_only_options_are_marked():
     # real kernels (PyPTO's examples) still pass.
     assert accepted["runtime_options"] == RUNTIME_ACCEPTED_ONLY
     assert "compile_stage" not in accepted["host_options"]  # it stops before running
-    # 26 jit keys (only_codegen included), pass_options['experimental'], the two
-    # operation_options, the six legacy runtime options, the three control-flow cache ones
-    # and triple_stream_sched, less the partition's merge settings and pg_upper_bound, which
-    # act.
-    assert sum(len(keys) for keys in accepted.values()) == 35
+    # 26 jit keys (only_codegen included), pass_options['experimental'], force_combine_axis,
+    # the six legacy runtime options, the three control-flow cache ones and
+    # triple_stream_sched, less the partition's merge settings and pg_upper_bound, which act,
+    # as combine_axis does.
+    assert sum(len(keys) for keys in accepted.values()) == 34
     for key in ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
                 "pg_upper_bound", "sg_set_scope"):
         assert key not in accepted["pass_options"]
+    assert accepted["operation_options"] == ("force_combine_axis",)
     assert set(accepted) == {"host_options", "codegen_options", "pass_options",
                              "verify_options", "debug_options", "operation_options",
                              "runtime_options"}

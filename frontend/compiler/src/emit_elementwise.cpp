@@ -122,6 +122,15 @@ void EmitContext::emit_group(const Unit& u) {
         }
       }
       load(tb, loc_idx, reg, as_wide ? xv.wide_storage : xv.storage, value_name(x), u.loc);
+      // A trailing size-1 axis read against a wider one: without combine_axis PyPTO's vector
+      // unit first expands the operand to the tile's shape (expand_clone), with it the op
+      // reads a brcb'd 32 B per row in place (a pass this model leaves out).
+      const int last = r - 1;
+      if (!first.combine_axis && last >= 0 && reg.stride[last] == 0 && E[last] > 1 &&
+          !tb.p.instrs.empty() && tb.p.instrs.back().op == TileOpcode::kLoad &&
+          tb.p.instrs.back().dst == loc_idx) {
+        tb.p.instrs.back().expand = 1;
+      }
     }
     auto cast_local = [&](int src, DType to) {
       const int dst = tb.local(to, r, E);

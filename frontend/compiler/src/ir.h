@@ -134,6 +134,7 @@ struct Stmt {
   std::vector<std::int64_t> vec_tile;  // empty: none
   std::int32_t sg_scope = -1;          // pass_options sg_set_scope id in force; -1: none
   std::uint8_t sg_flags = 0;           // its kSgParallelMerge / kSgCrossScopeMerge bits
+  bool combine_axis = false;           // operation option: trailing broadcasts inline (kOp)
   std::string label;                   // pypto.set_semantic_label in force; empty: none
 
   // kOp

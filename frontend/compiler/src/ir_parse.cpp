@@ -541,6 +541,10 @@ class Parser {
       st.label = it->get<std::string>();
     }
     parse_sg_scope(s, loc, st);
+    if (const auto it = s.find("combine_axis"); it != s.end() && !it->is_null()) {
+      if (!it->is_boolean()) fail_at(loc, "\"combine_axis\" must be a boolean, got " + it->dump());
+      st.combine_axis = it->get<bool>();
+    }
     if (const auto it = s.find("cube_tile"); it != s.end() && !it->is_null()) {
       const auto read = [&](const char* key, std::int64_t* dst, std::size_t min_n,
                             std::size_t max_n) {

@@ -230,7 +230,10 @@ class Lowering {
     if (o.group < 0 || !is_elementwise(st.op)) return false;
     const Stmt& first = k_.stmts[k_.units[o.group].ops.front()];
     if (k_.values[first.out].shape_key != k_.values[st.out].shape_key) return false;
-    if (first.vec_tile != st.vec_tile || first.sg_scope != st.sg_scope) return false;
+    if (first.vec_tile != st.vec_tile || first.sg_scope != st.sg_scope ||
+        first.combine_axis != st.combine_axis) {
+      return false;
+    }
     for (const Operand& in : st.inputs) {
       if (in.value < 0 || o.produced.count(in.value)) continue;
       const int b = k_.values[in.value].base;

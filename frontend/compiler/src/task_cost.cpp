@@ -132,6 +132,21 @@ std::uint32_t leaf_compute_cycles(const TaskProgram& p, const LeafTraffic& traff
                             read_cycles_per_byte);
       if (cube) lp.local_buffer[in.dst] = LeafBuffer::kL1;
       memory_cycles += op.cycles;
+      if (in.expand != 0 && !cube) {
+        // The move lands the operand's own rows; a vector pass (PyPTO's expand_clone) widens
+        // them to the tile before the op reads it.
+        std::uint64_t own = model::dtype_bytes(p.locals[in.dst].dtype);
+        for (int k = 0; k < in.region.rank; ++k) {
+          if (in.region.stride[k] != 0) own *= static_cast<std::uint64_t>(in.region.shape[k]);
+        }
+        op.dst = add_local(own, LeafBuffer::kUb);
+        lp.ops.push_back(op);
+        model::TileOp t{"expand_clone", p.locals[in.dst].dtype, {}};
+        shape_of(p.locals[in.dst], &t);
+        lp.ops.push_back(model::LeafOp{
+            LeafPipe::kVec, model::tile_op_cycles(t, chip), in.dst, {op.dst, -1, -1}});
+        continue;
+      }
       lp.ops.push_back(op);
       continue;
     }

@@ -90,6 +90,9 @@ struct TileInstr {
   std::uint8_t accumulate = 0;                 // kMatmul; kScatter: 0 set, 1 add, 2 multiply
   CastMode cast_mode = CastMode::kNone;        // kCast
   std::uint8_t saturate = 0;                   // kCast: 1 = pypto SaturationMode.ON
+  // kLoad of a trailing-axis broadcast: 1 = the vector unit expands it to dst's shape after the
+  // move (PyPTO without combine_axis). Timing only: the load itself already broadcasts.
+  std::uint8_t expand = 0;
 };
 
 // One leaf task's program.
