@@ -6,8 +6,10 @@ device edits only, and reports the pass rate.
     .venv/bin/python tools/pypto_examples.py /path/to/pypto-checkout [--json out.json]
 
 The checkout is a copy of (part of) the hicann/pypto repository: its ``examples/`` tree and
-``python/tests/st/{frontend,interface}/``. Nothing of it is part of this repository: the
-runner copies it to a temporary folder, edits the copies and runs them there.
+``python/tests/st/{frontend,interface}/`` (with the helper modules those tests import from
+``python/tests/st/``, which the runner puts on the import path as ``st``). Nothing of it is
+part of this repository: the runner copies it to a temporary folder, edits the copies and
+runs them there.
 
 Device edits (the only changes made to PyPTO's files, so that a script written for a board
 runs on a CPU-only machine in SIM):
@@ -544,6 +546,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         env.pop("ASCEND_HOME_PATH", None)  # SIM is the default without CANN
         if args.mode == "checked":
             env["TILE_FWK_DEVICE_ID"] = "0"
+        # PyPTO's st tests import their shared helpers as `st.<module>` (python/tests on
+        # the import path, as PyPTO's own test harness sets it).
+        tests_root = os.path.join(work, "python", "tests")
+        if os.path.isdir(tests_root):
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (tests_root, env.get("PYTHONPATH", "")) if p)
         shim_text = (_SHIM if args.torch_dtype_shim else "") + (
             _BACKEND_SHIM.format(executor=args.backend) if args.backend != "sim" else "")
         if shim_text:

@@ -170,6 +170,7 @@ py::list runtime_option_schema() {
     d["name"] = std::string(spec.name);
     d["type"] = spec.type == sched::OptionType::kStringList ? "list[str]"
                 : spec.type == sched::OptionType::kPolicy   ? "policy"
+                : spec.type == sched::OptionType::kBool     ? "bool"
                                                             : "int";
     d["min"] = spec.min;
     d["max"] = spec.max;

@@ -64,12 +64,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _backend, _functions, _mx, _ops, _options, _tracer, ir
+from . import _backend, _functions, _mx, _ops, _options, _source, _tracer, ir
 from ._dtypes import DataType, accepts_torch_dtype, from_torch_dtype, to_torch_dtype
 from ._enums import CompStage, RunMode, StatusType, TileOpFormat
 from ._errors import (PyptoNotImplementedError, PyptoError, PyptoRuntimeError, PyptoTypeError,
                       PyptoValueError, user_location)
-from .error import short_repr
+from .error import ParserError, short_repr
 from ._options import (OPTION_GROUPS, default_run_mode, key_options, resolve_options,
                        validate_group)
 from ._source import scan_kernel
@@ -262,11 +262,16 @@ class JitKernel:
                  codegen_options=None, pass_options=None, verify_options=None,
                  debug_options=None, new_ir: bool = True,
                  create_new_logical_tensor: bool = False, use_cache: bool = True,
-                 untyped_tensors: bool = False):
+                 untyped_tensors: "bool | int" = False):
         #: PyPTO's older ``@pypto.jit``: its kernels take un-annotated tensor parameters
         #: (``def add(a, b, c)``), so a leading un-annotated parameter without a default is a
         #: tensor of any shape and dtype (taken from the argument).
-        self._untyped_tensors = untyped_tensors
+        self._untyped_tensors = bool(untyped_tensors)
+        #: How many un-annotated leading parameters are tensors (None: all of them); a call
+        #: whose trailing ones get non-tensors (``k(a, b, out, m, n)``) uses a kernel of its
+        #: own with the lower count (``_legacy_split``).
+        self._untyped_limit = None if isinstance(untyped_tensors, bool) else untyped_tensors
+        self._splits: Dict[int, "JitKernel"] = {}
         # `@pypto.frontend.jit` over `@pypto.options(...)`: every call runs in that scope
         # (the kernel's own dicts still win), and the function itself is the kernel.
         self._scope_opts: Optional[_options.Options] = None
@@ -301,6 +306,7 @@ class JitKernel:
         given = {"host_options": host_options, "runtime_options": runtime_options,
                  "codegen_options": codegen_options, "pass_options": pass_options,
                  "verify_options": verify_options, "debug_options": debug_options}
+        self._given = given
         self._tensor_names = [p.name for p in self._tensor_params]
         # Everything is checked now, so a typo fails at the decoration.
         resolve_options(given, tensor_names=self._tensor_names)
@@ -315,6 +321,9 @@ class JitKernel:
         self._config_version = -1
         self._resolve_call_options()
         self._source_problems = scan_kernel(fn)
+        #: Tensor parameters the body assigns somewhere (checked when it runs).
+        self._rebound_params = frozenset() if untyped_tensors else (
+            _source.stored_names(fn.__code__) & {p.name for p in self._tensor_params})
         self._global_names = self._referenced_globals(fn)
         self.cache = KernelCache()
         self.last_report: Any = None
@@ -343,7 +352,9 @@ class JitKernel:
             is_tensor = isinstance(ann, TensorAnnotation) or ann is Tensor
             if (self._untyped_tensors and p.annotation is p.empty and p.default is p.empty
                     and not seen_nontensor and p.kind in (p.POSITIONAL_ONLY,
-                                                          p.POSITIONAL_OR_KEYWORD)):
+                                                          p.POSITIONAL_OR_KEYWORD)
+                    and (self._untyped_limit is None
+                         or sum(q.is_tensor for q in params) < self._untyped_limit)):
                 ann, is_tensor = Tensor, True
             if ann is Tensor:
                 ann = TensorAnnotation()  # bare class: any shape, dtype from torch
@@ -421,7 +432,34 @@ class JitKernel:
     def _scope(self):
         return self._scope_opts if self._scope_opts is not None else contextlib.nullcontext()
 
+    def _legacy_split(self, args: Tuple[Any, ...]) -> Optional["JitKernel"]:
+        """For ``@pypto.jit``'s un-annotated kernels: the kernel whose inferred tensor
+        parameters are exactly the leading tensor arguments of this call, when that is fewer
+        than this one infers (PyPTO's older kernels pass sizes positionally after the
+        tensors); None when this kernel fits."""
+        if not self._untyped_tensors or self._untyped_limit is not None:
+            return None
+        n = 0
+        while n < len(args) and isinstance(args[n], (torch.Tensor, TensorAnnotation)):
+            n += 1
+        if n >= len(self._tensor_params) or n >= len(args):
+            return None
+        split = self._splits.get(n)
+        if split is None:
+            split = JitKernel(self.fn, untyped_tensors=n, new_ir=self.new_ir,
+                              use_cache=self.use_cache,
+                              create_new_logical_tensor=self.create_new_logical_tensor,
+                              **{g: self._given[g] for g in self._given})
+            split._scope_opts = self._scope_opts
+            self._splits[n] = split
+        return split
+
     def _call(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        split = self._legacy_split(args)
+        if split is not None:
+            out = split._call(args, kwargs)
+            self.function, self.last_report = split.function, split.last_report
+            return out
         self._refresh_options()
         tensors, allocated, values = self._bind(args, kwargs)
         specs, bindings = self._validate(tensors)
@@ -745,7 +783,7 @@ class JitKernel:
                 returns: Optional[List[ir.Value]] = None
                 while explorer.start_path():
                     scope = tracer.push_variant(None, explorer)
-                    ret = self.fn(*handles, *pos, **kw)
+                    ret = self._call_body(tracer, handles, pos, kw)
                     tracer.check_top(scope, where)
                     returns = self._write_returns(tracer, ret, returns)
                     tracer.pop_variant(scope, where)
@@ -757,6 +795,29 @@ class JitKernel:
             e.add_note(f"(while tracing pypto kernel '{name}')")
             raise
         return tracer.finish()
+
+    def _call_body(self, tracer: _tracer.Tracer, handles: List[Tensor], pos: List[Any],
+                   kw: Dict[str, Any]) -> Any:
+        """Runs the kernel body once. As PyPTO's parser, an annotated kernel that returns
+        nothing (it writes its results in place) may not rebind a tensor parameter to another
+        tensor (``c = a + b`` writes nothing into ``c``; the kernel writes with ``c[:] = ...``
+        or ``c.move(...)``); a view or in-place reshape of the parameter itself
+        (``x = pypto.reshape(x, s, inplace=True)``) is the same buffer. A kernel that returns
+        its results may use a parameter's name for an intermediate, as PyPTO's examples do."""
+        rebound = self._rebound_params
+        if not rebound:
+            return self.fn(*handles, *pos, **kw)
+        ret, final = _source.call_with_final_locals(self.fn, [*handles, *pos], kw)
+        if ret is not None:
+            return ret
+        for p, h in zip(self._tensor_params, handles):
+            now = final.get(p.name, h)
+            if (p.name in rebound and isinstance(now, Tensor) and now is not h
+                    and not tracer.aliases(now._value, h._value)):
+                raise ParserError(None, f"Input tensor '{p.name}' cannot be reassigned in "
+                                  f"kernel '{self.__name__}'; write its result with "
+                                  f"{p.name}[:] = ... or {p.name}.move(...)")
+        return ret
 
     def _write_returns(self, tracer: _tracer.Tracer, ret: Any,
                        outs: Optional[List[ir.Value]]) -> List[ir.Value]:
@@ -780,7 +841,9 @@ class JitKernel:
                 "tensors, or nothing (results that are not tensors cannot leave the device)")
         anns = self._return_anns
         if outs is None:
-            if anns is not None and len(anns) != len(vals):
+            # A kernel that returns nothing wrote its results in place, the form PyPTO's jit
+            # documents; its return annotation then has nothing to describe.
+            if anns is not None and vals and len(anns) != len(vals):
                 raise PyptoValueError(
                     f"{where}: the return annotation declares {len(anns)} output tensor(s) but "
                     f"the kernel returned {len(vals)}")
@@ -910,10 +973,19 @@ def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
     parameters carry no annotation (``def add(a, b, c)``, called with torch tensors or
     :func:`pypto.from_torch` handles): a leading un-annotated parameter without a default is
     a tensor of any shape and dtype. Annotated kernels behave exactly as under
-    ``@pypto.frontend.jit``."""
+    ``@pypto.frontend.jit``. ``infer_controlflow_shape`` (PyPTO's callable naming the input
+    shapes whose control-flow caches to build ahead on the board) is accepted and kept as the
+    kernel's attribute of that name; the simulator has no such cache to fill."""
+    infer = options.pop("infer_controlflow_shape", None)
+    if infer is not None and not callable(infer):
+        raise PyptoTypeError(
+            f"jit: infer_controlflow_shape must be callable, got {short_repr(infer)}")
+
     def decorate(f: Callable) -> JitKernel:
         jit(**options)  # the same keyword checks as @pypto.frontend.jit
-        return JitKernel(f, untyped_tensors=True, **options)
+        kernel = JitKernel(f, untyped_tensors=True, **options)
+        kernel.infer_controlflow_shape = infer
+        return kernel
 
     if fn is None:
         return decorate

@@ -222,8 +222,11 @@ def _runtime_schema(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Option]:
         default = r["default"]
         if isinstance(default, list):
             default = tuple(default)
+        if typ == "bool" and default is not None:
+            default = bool(default)
         out[r["name"]] = Option(
-            typ, default, None if typ == "list[str]" else (r["min"], r["max"]), doc=r["doc"],
+            typ, default, None if typ in ("list[str]", "bool") else (r["min"], r["max"]),
+            doc=r["doc"],
             out_of_range=r["out_of_range"], auto_value=r["auto_value"], unit=r["unit"],
             acts_on=tuple(r["acts_on"]), accepted_only=not r["acts_on"])
     return out

@@ -16,11 +16,13 @@ import ast
 import dis
 import inspect
 import os
+import sys
 import textwrap
 import types
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-__all__ = ["scan_kernel", "loop_carried_names", "assignment_lines"]
+__all__ = ["scan_kernel", "loop_carried_names", "assignment_lines", "stored_names",
+           "call_with_final_locals"]
 
 
 def _is_pypto_loop(node: ast.AST) -> bool:
@@ -212,3 +214,35 @@ def loop_live_out_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
         names = frozenset(live)
     _LIVE_OUT_CACHE[key] = names
     return names
+
+
+def stored_names(code: types.CodeType) -> FrozenSet[str]:
+    """Local names the function body of ``code`` assigns anywhere (nested functions not
+    included), from the bytecode."""
+    out: Set[str] = set()
+    for ins in dis.get_instructions(code):
+        out.update(_names(ins)[1])
+    return frozenset(out)
+
+
+def call_with_final_locals(fn: Callable, args: Sequence[Any],
+                           kwargs: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
+    """``fn(*args, **kwargs)`` and the local variables of that call as they were when it
+    returned (read through a profile hook on that one frame; the hook already installed keeps
+    running)."""
+    code = getattr(fn, "__code__", None)
+    final: Dict[str, Any] = {}
+    previous = sys.getprofile()
+
+    def hook(frame, event, arg):
+        if event == "return" and frame.f_code is code and not final:
+            final.update(frame.f_locals)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(hook)
+    try:
+        ret = fn(*args, **kwargs)
+    finally:
+        sys.setprofile(previous)
+    return ret, final

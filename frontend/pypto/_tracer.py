@@ -192,6 +192,8 @@ class Tracer:
         self._next_carried = 0
         #: Name of the composite op (e.g. "softmax") whose parts are being emitted, or None.
         self.composite: Optional[str] = None
+        #: Value id -> the id of the value it is a view or in-place reshape of.
+        self.alias_of: Dict[int, int] = {}
 
     # -- activation -----------------------------------------------------------------------
 
@@ -290,6 +292,13 @@ class Tracer:
             raise PyptoRuntimeError("internal: no open kernel body to record into")
         variant.body.append(stmt)
 
+    def aliases(self, value: ir.Value, base: ir.Value) -> bool:
+        """Whether ``value`` is ``base`` or a chain of views / in-place reshapes of it."""
+        vid = value.id
+        while vid != base.id and vid in self.alias_of:
+            vid = self.alias_of[vid]
+        return vid == base.id
+
     def emit_op(self, op: str, inputs: Sequence[Any], attrs: Dict[str, Any],
                 shape: Sequence[Any], dtype: DataType,
                 fmt: TileOpFormat = TileOpFormat.TILEOP_ND,
@@ -307,6 +316,8 @@ class Tracer:
             for e in (a if isinstance(a, (list, tuple)) else (a,)):
                 self.check_expr(e, op)
         out = self.new_value(shape, dtype, fmt, valid_shape)
+        if op == "view" or (op == "reshape" and attrs.get("inplace")):
+            self.alias_of[out.id] = inputs[0].id  # the same buffer under another shape
         scope = self.top
         attrs = dict(attrs)
         if self.composite is not None:

@@ -36,6 +36,7 @@ IntField int_field(RuntimeOption id) {
     case RuntimeOption::kCfgcacheDeviceTaskNum:
     case RuntimeOption::kCfgcacheRootTaskNum:
     case RuntimeOption::kCfgcacheLeafTaskNum:
+    case RuntimeOption::kTripleStreamSched:
     case RuntimeOption::kCount: return nullptr;
   }
   return nullptr;

@@ -35,7 +35,7 @@ RUNTIME_ACCEPTED_ONLY = ("stitch_function_inner_memory", "stitch_function_outcas
                          "stitch_function_num_initial", "stitch_function_num_step",
                          "stitch_function_size", "stitch_cfgcache_size",
                          "cfgcache_device_task_num", "cfgcache_root_task_num",
-                         "cfgcache_leaf_task_num")
+                         "cfgcache_leaf_task_num", "triple_stream_sched")
 
 
 def kernel(x: pypto.Tensor([4], pypto.DT_FP32)):
@@ -47,7 +47,18 @@ def decorate(**opts):
 
 
 def test_every_runtime_key_is_covered():
-    assert set(SCHEMAS["runtime_options"]) == set(RANGES) | {"ready_on_host_tensors"}
+    assert set(SCHEMAS["runtime_options"]) == set(RANGES) | {"ready_on_host_tensors",
+                                                             "triple_stream_sched"}
+
+
+def test_triple_stream_sched_is_an_accepted_only_bool():
+    # PyPTO's board launch over three streams: published kernels pass True.
+    for v in (True, False):
+        assert decorate(runtime_options={"triple_stream_sched": v}).options[
+            "runtime_options"]["triple_stream_sched"] is v
+    with pytest.raises(pypto.error.FeError, match="triple_stream_sched.*expected bool"):
+        decorate(runtime_options={"triple_stream_sched": 1})
+    assert "triple_stream_sched" in pypto._options.accepted_only_options()["runtime_options"]
 
 
 @pytest.mark.parametrize("key", sorted(RANGES))
@@ -93,7 +104,7 @@ def test_runtime_schema_is_the_sched_table():
     assert [r["name"] for r in rows] == list(SCHEMAS["runtime_options"])
     for r in rows:
         opt = SCHEMAS["runtime_options"][r["name"]]
-        if r["type"] != "list[str]":
+        if r["type"] not in ("list[str]", "bool"):
             assert opt.range == (r["min"], r["max"]) == RANGES[r["name"]]
         assert opt.doc == r["doc"] and opt.out_of_range == r["out_of_range"]
         assert set(r["acts_on"]) <= {"frontend", "sim", "replay"}
@@ -286,9 +297,10 @@ def test_accepted_only_options_are_marked():
     assert accepted["runtime_options"] == RUNTIME_ACCEPTED_ONLY
     assert "compile_stage" not in accepted["host_options"]  # it stops before running
     # 26 jit keys (only_codegen included), pass_options['experimental'], force_combine_axis,
-    # the six legacy runtime options and the three control-flow cache ones, less the
-    # partition's merge settings and pg_upper_bound, which act, as combine_axis does.
-    assert sum(len(keys) for keys in accepted.values()) == 33
+    # the six legacy runtime options, the three control-flow cache ones and
+    # triple_stream_sched, less the partition's merge settings and pg_upper_bound, which act,
+    # as combine_axis does.
+    assert sum(len(keys) for keys in accepted.values()) == 34
     for key in ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
                 "pg_upper_bound", "sg_set_scope"):
         assert key not in accepted["pass_options"]

@@ -260,3 +260,34 @@ def test_backend_shim_registers_the_device_backend_for_both_run_modes(tool, tmp_
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "ok"
+
+
+ST_HELPER_TEST = '''\
+    import torch, pypto
+    from st.demo_helper import SCALE
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def k(x: pypto.Tensor((4, 8), pypto.DT_FP32), out: pypto.Tensor((4, 8), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = x * SCALE
+
+    def test_scaled():
+        x = torch.ones(4, 8, device="npu:0")
+        out = torch.zeros(4, 8, device="npu:0")
+        k(x, out)
+        assert torch.equal(out.cpu(), x.cpu() * SCALE)
+'''
+
+
+def test_interface_tests_import_st_helpers(tool, tmp_path):
+    # PyPTO's interface tests import shared helpers as `st.<module>` from python/tests/st.
+    checkout = tmp_path / "checkout"
+    _write(str(checkout), "python/tests/st/demo_helper.py", "SCALE = 3.0\n")
+    _write(str(checkout), "python/tests/st/interface/test_demo_iface.py", ST_HELPER_TEST)
+    report = tmp_path / "r.json"
+    rc = tool.main([str(checkout), "--json", str(report), "--no-examples", "-j", "1",
+                    "--timeout", "120", "--python", sys.executable])
+    assert rc == 0
+    cases = json.loads(report.read_text())["cases"]
+    assert [(c["id"], c["status"]) for c in cases] == [
+        ("python/tests/st/interface/test_demo_iface.py::test_scaled", "pass")]

@@ -13,7 +13,7 @@ from typing import Any, Optional, Tuple
 from .. import ir
 from .._dtypes import DataType
 from .._enums import TileOpFormat
-from .._errors import PyptoTypeError, PyptoValueError
+from .._errors import PyptoTypeError, PyptoValueError, user_location
 from ..error import short_repr
 from .._symbolic import SymbolicScalar
 from .._tensor import Tensor
@@ -52,10 +52,32 @@ def _dtype_arg(dtype: Any, api: str) -> DataType:
     return dtype
 
 
+class UnboundTensor:
+    """What ``pypto.tensor()`` (no shape, no dtype) gives inside a kernel: PyPTO's empty tensor
+    declaration, a name the kernel binds to a computed tensor before using it
+    (``res = pypto.tensor()`` then ``res = a + b``). Using it unbound is an error."""
+
+    __slots__ = ("loc",)
+
+    def __init__(self, loc: str):
+        self.loc = loc
+
+    def __getattr__(self, name: str) -> Any:
+        raise PyptoValueError(
+            f"pypto.Tensor() declared at {self.loc} has no shape: bind it to a computed tensor "
+            f"(t = a + b) before using it, or give it a shape and dtype")
+
+    def __repr__(self) -> str:
+        return f"<pypto.Tensor() without a shape, declared at {self.loc}>"
+
+
 def alloc(shape: Any, dtype: Optional[DataType] = None,
-          format: Optional[TileOpFormat] = None) -> Tensor:
-    """A local, uninitialized tensor (``pypto.Tensor(shape, dtype)`` inside a kernel)."""
+          format: Optional[TileOpFormat] = None) -> Any:
+    """A local, uninitialized tensor (``pypto.Tensor(shape, dtype)`` inside a kernel); with no
+    shape and no dtype, an :class:`UnboundTensor` declaration."""
     tr = _tr("Tensor")
+    if shape is None and dtype is None and format is None:
+        return UnboundTensor(user_location())
     if shape is None:
         _fail(PyptoValueError, "Tensor", "a local tensor needs a shape")
     for d in (shape if isinstance(shape, (list, tuple)) else [shape]):

@@ -21,6 +21,7 @@ enum class OptionType {
   kInt,         // an integer
   kStringList,  // a list of strings (Python only: no CLI flag)
   kPolicy,      // an integer mode 0..3; the CLI also takes a registered policy name
+  kBool,        // a bool in Python, 0 or 1 as an integer
 };
 
 // What happens to an integer outside [min, max].
@@ -82,6 +83,7 @@ enum class RuntimeOption : std::size_t {
   kCfgcacheDeviceTaskNum,
   kCfgcacheRootTaskNum,
   kCfgcacheLeafTaskNum,
+  kTripleStreamSched,
   kCount,
 };
 
@@ -134,6 +136,9 @@ inline constexpr std::array<OptionSpec, static_cast<std::size_t>(RuntimeOption::
          OutOfRange::kError, "root tasks", "root tasks the control-flow cache holds", 0},
         {"cfgcache_leaf_task_num", OptionType::kInt, 0, 2147483647, 0, true, false, 0,
          OutOfRange::kError, "leaf tasks", "leaf tasks the control-flow cache holds", 0},
+        // PyPTO's board launch over three streams (published kernels pass True): a bool.
+        {"triple_stream_sched", OptionType::kBool, 0, 1, 0, true, false, 0, OutOfRange::kError, "",
+         "launch on three streams (board only)", 0},
     }};
 
 constexpr const OptionSpec& spec_of(RuntimeOption id) {
@@ -160,6 +165,7 @@ static_assert(spec_of(RuntimeOption::kStitchFunctionNumStep).name == "stitch_fun
 static_assert(spec_of(RuntimeOption::kStitchFunctionSize).name == "stitch_function_size");
 static_assert(spec_of(RuntimeOption::kStitchCfgcacheSize).name == "stitch_cfgcache_size");
 static_assert(spec_of(RuntimeOption::kCfgcacheLeafTaskNum).name == "cfgcache_leaf_task_num");
+static_assert(spec_of(RuntimeOption::kTripleStreamSched).name == "triple_stream_sched");
 static_assert(static_cast<std::size_t>(spec_of(RuntimeOption::kDeviceSchedMode).max) + 1 ==
               kModePolicies.size());
 
