@@ -204,6 +204,16 @@ inline Key read_key(const char* p, const char** end) {
 // The slot of the text at p: a hash of its first `bytes` (8 or 32) as they appear (those
 // after a shorter text included, so that such a text is only found where the same text
 // follows).
+const char* RecordParser::known_text(const TextSlot& slot, const char* p,
+                                     std::uint32_t* index) const {
+  const std::size_t n = slot.text.size();
+  if (n == 0 || n > std::size_t(fast_end_ - p) || std::memcmp(p, slot.text.data(), n) != 0) {
+    return nullptr;
+  }
+  *index = slot.index;
+  return p + n;
+}
+
 std::size_t RecordParser::prefix_slot(const char* p, int bytes) {
   std::uint64_t h = load8(p) * 0x9E3779B97F4A7C15ull;
   if (bytes == 32) {
@@ -315,11 +325,8 @@ const char* RecordParser::fast_mem(const char* p) {
     case kKernel: {
       // A name the fast path took before is known by its quoted text (kernel_index's
       // numbering); otherwise its text, for kernel_index.
-      const TextSlot& slot = kernels_by_prefix_[prefix_slot(p, 8)];
-      const std::size_t n = slot.text.size();
-      if (n != 0 && n <= std::size_t(fast_end_ - p) && std::memcmp(p, slot.text.data(), n) == 0) {
-        f_kernel_ = slot.index;
-        return p + n;
+      if (const char* q = known_text(kernels_by_prefix_[prefix_slot(p, 8)], p, &f_kernel_)) {
+        return q;
       }
       return read_str(p, kernel);
     }
@@ -334,12 +341,7 @@ const char* RecordParser::fast_mem(const char* p) {
     case kOps: {
       // A list the fast path took before is known by the bytes it starts with: a valid array
       // ends at its own closing bracket, so text starting with it is that array.
-      const TextSlot& slot = ops_by_prefix_[prefix_slot(p, 32)];
-      const std::size_t n = slot.text.size();
-      if (n != 0 && n <= std::size_t(fast_end_ - p) && std::memcmp(p, slot.text.data(), n) == 0) {
-        f_ops_ = slot.index;
-        return p + n;
-      }
+      if (const char* q = known_text(ops_by_prefix_[prefix_slot(p, 32)], p, &f_ops_)) return q;
       // Otherwise its text, checked, for ops_index (parse_ops).
       const char* end = skip_array(p, 0);
       if (end) *ops = std::string_view(p, std::size_t(end - p));

@@ -267,6 +267,9 @@ class RecordParser {
   };
   static constexpr std::size_t kTextSlots = 256;
   static std::size_t prefix_slot(const char* p, int bytes);
+  // Past the text at p when it starts with slot's remembered text (its index to *index),
+  // else nullptr; compares stop at the chunk's whole lines.
+  const char* known_text(const TextSlot& slot, const char* p, std::uint32_t* index) const;
   std::vector<TextSlot> ops_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   std::vector<TextSlot> kernels_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   const char* fast_end_ = nullptr;
