@@ -66,6 +66,13 @@ struct MergeSetting {
   // that label (the largest when several apply); it overrides by_order and the default.
   std::map<std::string, std::int64_t> by_label;
   Side side = Side::kAny;
+
+  // A setting that merges nothing ({-1: 1}).
+  static MergeSetting off() {
+    MergeSetting s;
+    s.mode = Mode::kOff;
+    return s;
+  }
 };
 
 // One key of a merge setting as the user wrote it: an int key in decimal, "DEFAULT",
@@ -90,7 +97,7 @@ struct PartitionOptions {
   std::int64_t cycle_budget = 0;  // pg_upper_bound; 0: automatic from the root's estimate
   MergeSetting vec_nbuffer;       // vec_nbuffer_setting: auto
   MergeSetting cube_l1_reuse;     // cube_l1_reuse_setting: auto (on)
-  MergeSetting cube_nbuffer{MergeSetting::Mode::kOff};  // cube_nbuffer_setting: {-1: 1}, off
+  MergeSetting cube_nbuffer = MergeSetting::off();  // cube_nbuffer_setting: {-1: 1}, off
   // PyPTO's pass config keys (tile_fwk_config.json), which older kernels pass as options.
   std::int64_t parallel_lower_bound = 20;        // pg_parallel_lower_bound
   std::uint64_t lower_bound = 512;               // pg_lower_bound
