@@ -6,6 +6,7 @@
 // anything else, an error included, is left to that walk, which gives the message.
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -148,36 +149,27 @@ constexpr std::uint64_t kKeyHashMul = 0x3f0298a85b8da5a7ull;
 constexpr unsigned key_slot(std::uint64_t word) {
   return static_cast<unsigned>((word * kKeyHashMul) >> 60);
 }
+constexpr std::string_view kKeyNames[] = {"id",    "dt",    "pg",     "end",   "dur",
+                                          "mem",   "ops",   "core",   "root",  "succ",
+                                          "start", "tiles", "kernel", "cycles"};
+constexpr Key kKeys[] = {kId,   kDt,   kPg,   kEnd,   kDur,   kMem,    kOps,
+                         kCore, kRoot, kSucc, kStart, kTiles, kKernel, kCycles};
 struct KeyTable {
   std::uint64_t word[16] = {};
   Key key[16] = {};
+  bool collision_free = true;  // every key in a slot of its own
   constexpr KeyTable() {
-    const std::string_view names[] = {"id",   "dt",   "pg",   "end",   "dur",   "mem",    "ops",
-                                      "core", "root", "succ", "start", "tiles", "kernel", "cycles"};
-    const Key keys[] = {kId,   kDt,   kPg,   kEnd,   kDur,   kMem,    kOps,
-                        kCore, kRoot, kSucc, kStart, kTiles, kKernel, kCycles};
-    for (int i = 0; i < 14; ++i) {
-      word[key_slot(key_word(names[i]))] = key_word(names[i]);
-      key[key_slot(key_word(names[i]))] = keys[i];
+    for (std::size_t i = 0; i < std::size(kKeyNames); ++i) {
+      const std::uint64_t w = key_word(kKeyNames[i]);
+      collision_free = collision_free && word[key_slot(w)] == 0;
+      word[key_slot(w)] = w;
+      key[key_slot(w)] = kKeys[i];
     }
   }
 };
 constexpr KeyTable kKeyTable;
-static_assert(kKeyTable.key[key_slot(key_word("id"))] == kId &&
-                  kKeyTable.key[key_slot(key_word("dt"))] == kDt &&
-                  kKeyTable.key[key_slot(key_word("pg"))] == kPg &&
-                  kKeyTable.key[key_slot(key_word("end"))] == kEnd &&
-                  kKeyTable.key[key_slot(key_word("dur"))] == kDur &&
-                  kKeyTable.key[key_slot(key_word("mem"))] == kMem &&
-                  kKeyTable.key[key_slot(key_word("ops"))] == kOps &&
-                  kKeyTable.key[key_slot(key_word("core"))] == kCore &&
-                  kKeyTable.key[key_slot(key_word("root"))] == kRoot &&
-                  kKeyTable.key[key_slot(key_word("succ"))] == kSucc &&
-                  kKeyTable.key[key_slot(key_word("start"))] == kStart &&
-                  kKeyTable.key[key_slot(key_word("tiles"))] == kTiles &&
-                  kKeyTable.key[key_slot(key_word("kernel"))] == kKernel &&
-                  kKeyTable.key[key_slot(key_word("cycles"))] == kCycles,
-              "the key hash puts two keys in one slot");
+static_assert(std::size(kKeyNames) == std::size(kKeys), "a name for every key");
+static_assert(kKeyTable.collision_free, "the key hash puts two keys in one slot");
 
 // The key at p, read as a word where it is one of the keys of up to 6 characters, else as
 // key_of reads it; kUnknown where it is no plain string. *end: past its closing quote.
