@@ -132,6 +132,16 @@ def test_pass_options_set_in_the_body_apply_to_the_kernel_and_stay_in_it():
     assert "vec_nbuffer_setting" not in pypto.get_pass_options()
 
 
+def run_scale_center(k):
+    """Runs a kernel computing y = a - sum(a) + 1 with a = 2x on 64 x 64 (row tiles of 16),
+    checks y against torch and returns the leaf count."""
+    x = torch.randn(64, 64)
+    y = torch.empty(64, 64)
+    k(x, y)
+    torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
+    return k.last_report.stats["tasks"]
+
+
 @pytest.mark.parametrize("scope,tasks", [
     (None, 4), (1, 12), ((1, False, False), 12),
     # allow_parallel_merge: the four tiles' {sum, sub} leaves (parallel branches) are one.
@@ -159,11 +169,7 @@ def test_sg_set_scope_merges_its_connected_ops_and_nothing_else(scope, tasks):
             pypto.set_pass_options(sg_set_scope=-1)
         y[:] = c + 1.0
 
-    x = torch.randn(64, 64)
-    y = torch.empty(64, 64)
-    k(x, y)
-    torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
-    assert k.last_report.stats["tasks"] == tasks
+    assert run_scale_center(k) == tasks
 
 
 def test_sg_set_scope_flags_are_checked_as_pypto_does():
@@ -202,11 +208,7 @@ def test_sg_set_scope_absorbs_the_ops_on_a_path_between_its_ops():
         pypto.set_pass_options(sg_set_scope=-1)
         y[:] = c + 1.0
 
-    x = torch.randn(64, 64)
-    y = torch.empty(64, 64)
-    k(x, y)
-    torch.testing.assert_close(y, x * 2 - (x * 2).sum(-1, keepdim=True) + 1, rtol=1e-5, atol=1e-4)
-    assert k.last_report.stats["tasks"] == 8
+    assert run_scale_center(k) == 8
 
 
 def test_a_scope_whose_iterations_connect_through_another_scope_merges_per_iteration():
