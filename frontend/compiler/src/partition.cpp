@@ -388,15 +388,18 @@ class Partitioner {
   // between them) become one leaf too, unless that would close a cycle or take in another
   // scope's or core type's task.
   void merge_parallel(std::int32_t id) {
+    // The flags are one per id (the frontend refuses two sets): its first task tells.
+    std::uint32_t t0 = 0;
+    while (t0 < g_.n && g_.scope[t0] != id) ++t0;
+    if (t0 == g_.n || (g_.scope_flags[t0] & kSgParallelMerge) == 0) return;
     std::uint32_t first[2] = {kNone, kNone};  // per core type: the scope's first task
     std::vector<std::uint32_t> saved = uf_.snapshot();
-    for (std::uint32_t t = 0; t < g_.n; ++t) {
-      if (g_.scope[t] != id || (g_.scope_flags[t] & kSgParallelMerge) == 0) continue;
+    for (std::uint32_t t = t0; t < g_.n; ++t) {
+      if (g_.scope[t] != id) continue;
       std::uint32_t& f = first[g_.core[t] == common::CoreType::kAic ? 0 : 1];
       if (f == kNone) f = t;
       uf_.unite(f, t);
     }
-    if (first[0] == kNone && first[1] == kNone) return;
     if (!absorb_paths(id)) uf_.restore(std::move(saved));
   }
 
