@@ -218,11 +218,14 @@ class Lowering {
     return static_cast<int>(k_.units.size() - 1);
   }
 
-  void close(Open& o, std::vector<int>& plan) {
+  // Ends the open unit: its group and the aliases after it join the plan; with `done`, the
+  // unit is kept there (moved) for writes that come later (absorb_late).
+  void close(Open& o, std::vector<int>& plan, std::vector<Open>* done = nullptr) {
     if (o.group >= 0) {
       plan.push_back(o.group);
       plan.insert(plan.end(), o.after.begin(), o.after.end());
     }
+    if (done != nullptr && o.unit >= 0) done->push_back(std::move(o));
     o = Open{};
   }
 
@@ -309,10 +312,7 @@ class Lowering {
     Open o;
     std::vector<Open> done;  // closed units of this body, in plan order
     std::vector<int>& plan = var.plan;
-    const auto close_open = [&] {
-      if (o.unit >= 0) done.push_back(o);
-      close(o, plan);
-    };
+    const auto close_open = [&] { close(o, plan, &done); };
     for (const int s : var.body) {
       Stmt& st = k_.stmts[s];
       if (st.kind == StmtKind::kLoop) {
