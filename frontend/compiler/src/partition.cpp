@@ -27,11 +27,6 @@ namespace {
 
 constexpr int kMergeRounds = 100;  // group-merge rounds of the Iso partitioner
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  return h;
-}
-
 std::uint64_t tile_bytes(const LocalTile& t) {
   std::uint64_t b = model::dtype_bytes(t.dtype);
   for (int k = 0; k < t.rank; ++k)
@@ -362,9 +357,9 @@ class Partitioner {
           any = true;
         }
       }
-      // PyPTO absorbs the ops on a path between two ops of a scope into it. When a path runs
-      // through a task of the other core type or of another scope (the scope's ops of
-      // successive unrolled iterations, with another scope's ops between them), the scope
+      // PyPTO absorbs the ops on a path between two ops of a scope into it, whatever their
+      // scope (the other scope's ops between two unrolled iterations join too). When a path
+      // runs through a task of the other core type (PyPTO refuses to compile that), the scope
       // merges edge by edge instead, each merge kept only if its own paths can be absorbed.
       if (!any || absorb_paths(id)) {
         merge_parallel(id);
@@ -404,8 +399,9 @@ class Partitioner {
   }
 
   // Unites into each merged set of scope `id` (or only set `only_set`) the tasks on a path
-  // between two of its tasks (reachable from the set and reaching it). False when such a task
-  // cannot join (another core type or scope) or the leaf graph still has a cycle.
+  // between two of its tasks (reachable from the set and reaching it), until no path is left
+  // (PyPTO's AvoidLoop). False when such a task cannot join (another core type) or the leaf
+  // graph still has a cycle.
   bool absorb_paths(std::int32_t id, std::uint32_t only_set = ~0u) {
     std::vector<std::uint32_t> roots;
     for (std::uint32_t t = 0; t < g_.n; ++t) {
@@ -417,30 +413,35 @@ class Partitioner {
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
     std::vector<std::uint8_t> mark(g_.n);
     std::vector<std::uint32_t> stack;
-    for (const std::uint32_t r : roots) {
-      // bit 1: reachable from the set, bit 2: reaches the set.
-      std::fill(mark.begin(), mark.end(), 0);
-      for (int dir = 0; dir < 2; ++dir) {
-        const std::uint8_t bit = dir == 0 ? 1 : 2;
-        stack.clear();
-        for (std::uint32_t t = 0; t < g_.n; ++t) {
-          if (uf_.find(t) == r) stack.push_back(t);
-        }
-        while (!stack.empty()) {
-          const std::uint32_t t = stack.back();
-          stack.pop_back();
-          for (const std::uint32_t u : dir == 0 ? g_.succ[t] : g_.pred[t]) {
-            if ((mark[u] & bit) != 0 || uf_.find(u) == r) continue;
-            mark[u] |= bit;
-            stack.push_back(u);
+    for (const std::uint32_t r0 : roots) {
+      for (bool grew = true; grew;) {
+        grew = false;
+        const std::uint32_t r = uf_.find(r0);
+        // bit 1: reachable from the set, bit 2: reaches the set.
+        std::fill(mark.begin(), mark.end(), 0);
+        for (int dir = 0; dir < 2; ++dir) {
+          const std::uint8_t bit = dir == 0 ? 1 : 2;
+          stack.clear();
+          for (std::uint32_t t = 0; t < g_.n; ++t) {
+            if (uf_.find(t) == r) stack.push_back(t);
+          }
+          while (!stack.empty()) {
+            const std::uint32_t t = stack.back();
+            stack.pop_back();
+            for (const std::uint32_t u : dir == 0 ? g_.succ[t] : g_.pred[t]) {
+              if ((mark[u] & bit) != 0 || uf_.find(u) == r) continue;
+              mark[u] |= bit;
+              stack.push_back(u);
+            }
           }
         }
-      }
-      for (std::uint32_t t = 0; t < g_.n; ++t) {
-        if (mark[t] != 3) continue;
-        if (g_.core[t] != g_.core[r] || (g_.scope[t] >= 0 && g_.scope[t] != id)) return false;
-        uf_.unite(r, t);
-        ++counts.grown;
+        for (std::uint32_t t = 0; t < g_.n; ++t) {
+          if (mark[t] != 3 || uf_.find(t) == uf_.find(r)) continue;
+          if (g_.core[t] != g_.core[r]) return false;
+          uf_.unite(r, t);
+          ++counts.grown;
+          grew = true;
+        }
       }
     }
     return !topo_sets(g_, uf_).empty();
@@ -878,6 +879,7 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
   g.scope.resize(n);
   g.scope_flags.resize(n);
   g.label.resize(n);
+  g.data_preds.resize(n);
   DepTracker deps(sizes);
   for (std::uint32_t i = 0; i < n; ++i) {
     const TaskRec& tr = tasks[first + i];
@@ -903,10 +905,12 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
           }
         });
       }
+      if (pass == 0) g.data_preds[i] = static_cast<std::uint32_t>(deps.preds().size());
     }
     g.pred[i] = deps.preds();
     for (const std::uint32_t p : g.pred[i]) g.succ[p].push_back(i);
   }
+  position_hashes(g);
 
   Partitioner part(g, tasks, acc, first, labels, opt, chip);
   part.run();

@@ -16,6 +16,11 @@
 
 namespace pypto::compiler::detail {
 
+inline std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
 // Byte intervals of one buffer (half-open), merged.
 class IntervalSet {
  public:
@@ -84,7 +89,39 @@ struct RootGraph {
   std::vector<std::int32_t> scope;        // sg_set_scope id, -1: none
   std::vector<std::uint8_t> scope_flags;  // its kSgParallelMerge / kSgCrossScopeMerge bits
   std::vector<std::uint32_t> label;       // 1 + semantic label index, 0: none
+  std::vector<std::uint32_t> data_preds;  // pred[t][0, data_preds[t]): t reads what they wrote
 };
+
+// PyPTO's isomorphism hash (supernode_graph_builder.cpp BuildHashValues, its default
+// balanced form): each task's own signature combined forward with its producers' hashes and
+// backward with its consumers', so tasks class together only where their places in the
+// graph match (the steps of a chain, each with a different history, class apart). Only data
+// edges count: PyPTO partitions before buffers are assigned, so a reused buffer's ordering
+// edges are not part of a task's place. Neighbours combine in sorted order. Contract: `sig`
+// holds the tasks' own signatures and every edge runs from a lower to a higher index.
+inline void position_hashes(RootGraph& g) {
+  std::vector<std::uint64_t> fwd(g.n), bwd(g.n), nb;
+  std::vector<std::vector<std::uint32_t>> consumers(g.n);
+  const auto fold = [&nb](std::uint64_t h) {
+    std::sort(nb.begin(), nb.end());
+    for (const std::uint64_t v : nb) h = mix(h, v);
+    return h;
+  };
+  for (std::uint32_t t = 0; t < g.n; ++t) {
+    nb.clear();
+    for (std::uint32_t k = 0; k < g.data_preds[t]; ++k) {
+      nb.push_back(fwd[g.pred[t][k]]);
+      consumers[g.pred[t][k]].push_back(t);
+    }
+    fwd[t] = fold(g.sig[t]);
+  }
+  for (std::uint32_t t = g.n; t-- > 0;) {
+    nb.clear();
+    for (const std::uint32_t s : consumers[t]) nb.push_back(bwd[s]);
+    bwd[t] = fold(g.sig[t]);
+  }
+  for (std::uint32_t t = 0; t < g.n; ++t) g.sig[t] = mix(fwd[t], bwd[t]);
+}
 
 // Quotient of the root graph by the sets of `uf`: the sets in topological order (each taken
 // as early as its predecessors allow, ties by first task), or empty when it has a cycle.
