@@ -162,6 +162,23 @@ def test_indexput(pt):
     assert torch.equal(x, want)
 
 
+def test_index_put_is_indexput_under_pyptos_current_name():
+    # PyPTO's reference example: rows 1 and 2 of a [3, 3] tensor, accumulated, then written.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([3, 3], I32), y: pypto.Tensor([3, 3], I32), i: pypto.Tensor([2], I32),
+          v: pypto.Tensor([2, 3], I32)):
+        pypto.set_vec_tile_shapes(2, 3)
+        pypto.index_put_(x, (i,), v, True)
+        pypto.index_put_(y, (i,), v)
+
+    x = torch.tensor([[1, 1, 1], [1, 1, 1], [0, 0, 0]], dtype=torch.int32)
+    y = x.clone()
+    k(x, y, torch.tensor([1, 2], dtype=torch.int32),
+      torch.tensor([[0, 1, 0], [0, 2, 0]], dtype=torch.int32))
+    assert x.tolist() == [[1, 1, 1], [1, 2, 1], [0, 2, 0]]
+    assert y.tolist() == [[1, 1, 1], [0, 1, 0], [0, 2, 0]]
+
+
 @pytest.mark.parametrize("pt", [F32, F16, BF16, I32])
 def test_atomic_add_overlapping_regions(pt):
     tt = TORCH[pt]

@@ -63,7 +63,8 @@ from .movement import (assemble, cast, clone, concat, expand_clone, permute, res
                        unsqueeze, view)
 from .subscript import _getitem, _setitem
 from .composites import (LReLU, atomic_add, axpy, axpy_, dequantize, expand_exp_dif, fillpad,
-                         gathermask, indexput_, pad, prelu, quantize, rms_norm, softmax, std, var)
+                         gathermask, index_put_, indexput_, pad, prelu, quantize, rms_norm,
+                         softmax, std, var)
 from .cube import _matmul_operator, matmul
 from .random import normal
 from .mx import quant_mx, scaled_mm
@@ -88,6 +89,7 @@ __all__ = [
     "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
     "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
     "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
+    "index_put_",
     "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes", "normal",
     "quant_mx", "scaled_mm",
 ]

@@ -282,6 +282,13 @@ def dequantize(input: Tensor, scale: Tensor, otype: DataType = DataType.DT_FP32,
         return mul(y, _per_axis(api, xv, scale, axis))
 
 
+def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
+               accumulate: bool = False) -> None:
+    """PyPTO's ``index_put_``, the name its current reference gives ``indexput_`` (same
+    arguments and rules)."""
+    _index_put("index_put_", input, indices, values, accumulate)
+
+
 def indexput_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
               accumulate: bool = False) -> None:
     """PyPTO's index_put_ (in place, returns None): ``input[indices[0][i], indices[1][i], ...]
@@ -290,7 +297,11 @@ def indexput_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa:
     in PyPTO, duplicate positions without accumulate keep one of the updates (here the last);
     with accumulate they add up in index order. Computed as a scatter along a flattened
     leading axis."""
-    api = "indexput_"
+    _index_put("indexput_", input, indices, values, accumulate)
+
+
+def _index_put(api: str, input: Tensor, indices: Sequence[Tensor],  # noqa: A002
+               values: Tensor, accumulate: bool) -> None:
     xv, vv = _val(input, api), _val(values, api, "values")
     if not isinstance(indices, (list, tuple)) or not indices or len(indices) > xv.rank:
         _fail(PyptoValueError, api, f"indices must be a tuple of 1 to {xv.rank} 1-D tensors, "
