@@ -113,6 +113,23 @@ def test_where_with_two_scalars_takes_the_conditions_shape():
         trace(mixed, torch.zeros(4, 8))
 
 
+def test_zeros_and_ones_take_dtype_by_keyword():
+    def k(out: pypto.Tensor([2, 3], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(2, 3)
+        out[:] = pypto.zeros((2, 3), dtype=pypto.DT_INT32) + pypto.ones(2, 3, dtype=pypto.DT_INT32)
+
+    ops = body(trace(k, torch.zeros(2, 3, dtype=torch.int32)))
+    assert [s.out.dtype for s in ops[:2]] == [pypto.DT_INT32, pypto.DT_INT32]
+
+    def positional(out: pypto.Tensor([2, 3], F32)):
+        pypto.set_vec_tile_shapes(2, 3)
+        out[:] = pypto.zeros([2, 3], F32)
+
+    with pytest.raises(pypto.PyptoTypeError, match=r"pypto.zeros: dtype goes by keyword "
+                       r"\(dtype=...\), as in PyPTO"):
+        trace(positional, torch.zeros(2, 3))
+
+
 def test_reductions_cast_and_shape_ops():
     def k(a: pypto.Tensor([4, 8], pypto.DT_FP16), out: pypto.Tensor([8, 4], F32)):
         pypto.set_vec_tile_shapes(8, 8)
