@@ -21,6 +21,7 @@ from .creation import arange, full
 from .elementwise import add, div, exp, gt, lrelu, mul, rsqrt, sqrt, sub, where
 from .gather_scatter import _row_index, index_select, scatter
 from .movement import _write, cast, clone, concat, reshape, unsqueeze, view
+from .mx import _require_950
 from .reductions import amax, sum
 
 
@@ -400,11 +401,9 @@ _INTERLEAVE_DTYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT16, Da
                       DataType.DT_BF16)
 
 
-def _rows_of(api: str, name: str, t: Tensor, even: bool = True) -> Tuple[List[int], int]:
-    """The static shape of an interleave operand and its row count (the other axes' product);
-    its last size must be even where ``even``."""
-    from .mx import _require_950
-
+def _rows_of(api: str, name: str, t: Tensor) -> Tuple[List[int], int]:
+    """The static shape of an interleave operand (its last size even) and its row count (the
+    other axes' product)."""
     _require_950(api, "interleaving")
     v = _val(t, api, name)
     if v.dtype not in _INTERLEAVE_DTYPES:
@@ -413,7 +412,7 @@ def _rows_of(api: str, name: str, t: Tensor, even: bool = True) -> Tuple[List[in
     if not 1 <= v.rank <= 4 or not all(isinstance(d, int) for d in shape):
         _fail(PyptoValueError, api, f"{name} must be a static 1-D to 4-D tensor, got "
               f"{_fmt(v.shape)}")
-    if even and shape[-1] % 2:
+    if shape[-1] % 2:
         _fail(PyptoValueError, api, f"{name}'s last size must be even, got {_fmt(v.shape)}")
     rows = 1
     for d in shape[:-1]:
@@ -422,6 +421,7 @@ def _rows_of(api: str, name: str, t: Tensor, even: bool = True) -> Tuple[List[in
 
 
 def _pair(api: str, input: Tensor, other: Tensor) -> Tuple[List[int], int]:  # noqa: A002
+    """_rows_of of two operands that must agree in shape and dtype."""
     shape, rows = _rows_of(api, "input", input)
     oshape, _ = _rows_of(api, "other", other)
     if oshape != shape or _val(other, api).dtype is not _val(input, api).dtype:
@@ -430,7 +430,8 @@ def _pair(api: str, input: Tensor, other: Tensor) -> Tuple[List[int], int]:  # n
     return shape, rows
 
 
-def _split_even_odd(stream: Tensor, rows: int, n: int, shape: List[int]) -> Tuple[Tensor, Tensor]:
+def _split_even_odd(stream: Tensor, rows: int, n: int,
+                    shape: List[int]) -> Tuple[Tensor, Tensor]:
     """The even and odd entries of each row of ``stream`` [rows, 2n], each shaped ``shape``."""
     pairs = reshape(stream, [rows, n, 2])
     return tuple(reshape(view(pairs, [rows, n, 1], [0, 0, k]), shape) for k in (0, 1))
