@@ -89,14 +89,8 @@ UNSUPPORTED: Dict[str, str] = {
                   "documenting it: no API page or docstring gives its members or meaning, so "
                   "there is nothing to reproduce"),
     "verify": _VERIFY,
-    "pack": ("it reinterprets a tensor's bytes as DT_UINT8 elements; pypto-sim's tile "
-             "executors convert values between dtypes and have no instruction that reinterprets "
-             "bits"),
-    "conv_backward_input": ("the input gradient of a 2-D convolution on the cube unit, which "
-                            "PyPTO documents for A2/A3 with tile shapes of its own "
-                            "(set_convbp_input_tile_shapes); pypto-sim does not model it"),
-    "set_convbp_input_tile_shapes": ("the tile shapes of pypto.conv_backward_input, which "
-                                     "pypto-sim does not model"),
+    "pack": ("its result is DT_UINT8, a dtype pypto-sim's compiler does not hold (it computes "
+             "in fp32/fp16/bf16, int8 to int64 and bool)"),
     "transdata": ("it converts 4-D/5-D tensors to and from the NC1HWC0 and Fractal_Z layouts "
                   "(5-D shapes); pypto-sim's tensors have 1 to 4 axes and its NZ tensors hold "
                   "ND data"),

@@ -37,7 +37,7 @@ of them and re-exported here (``pypto`` re-exports this package's ``__all__``):
 * ``composites``: ops recorded as sequences of the others (``softmax``, ``rms_norm``, ...);
 * ``mx``: the Ascend 950's MX ops ``quant_mx`` and ``scaled_mm``;
 * ``cube``: ``matmul`` and the ``@`` operator; ``conv``: convolution on the cube and its
-  tile shapes.
+  tile shapes; ``conv_bp``: its input gradient (``conv_backward_input``) and tile shapes.
 """
 
 from .._enums import ReLuType, ScatterMode, TopKAlgo, TransMode
@@ -70,6 +70,8 @@ from .cube import _matmul_operator, matmul
 from .random import normal
 from .mx import quant_mx, scaled_mm
 from .conv import TileL0Info, TileL1Info, conv, get_conv_tile_shapes, set_conv_tile_shapes
+from .conv_bp import (ConvBpTileL0Info, ConvBpTileL1Info, conv_backward_input,
+                      set_convbp_input_tile_shapes)
 
 __all__ = [
     "set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "set_semantic_label",
@@ -94,5 +96,6 @@ __all__ = [
     "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
     "index_put_", "interleave", "deinterleave",
     "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes", "normal",
+    "conv_backward_input", "set_convbp_input_tile_shapes",
     "quant_mx", "scaled_mm",
 ]
