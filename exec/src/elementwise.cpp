@@ -351,6 +351,9 @@ bool unary_values(TileOpcode op, double* y, const Operand& a, std::int64_t n, DT
     case TileOpcode::kAsin: run_unary(y, a, n, [](double v) { return std::asin(v); }); break;
     case TileOpcode::kAcos: run_unary(y, a, n, [](double v) { return std::acos(v); }); break;
     case TileOpcode::kAtan: run_unary(y, a, n, [](double v) { return std::atan(v); }); break;
+    case TileOpcode::kAcosh: run_unary(y, a, n, [](double v) { return std::acosh(v); }); break;
+    case TileOpcode::kAsinh: run_unary(y, a, n, [](double v) { return std::asinh(v); }); break;
+    case TileOpcode::kAtanh: run_unary(y, a, n, [](double v) { return std::atanh(v); }); break;
     case TileOpcode::kIsFinite:
       run_unary(y, a, n, [](double v) { return double(std::isfinite(v)); });
       exact = true;

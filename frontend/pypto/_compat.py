@@ -89,6 +89,14 @@ UNSUPPORTED: Dict[str, str] = {
                   "documenting it: no API page or docstring gives its members or meaning, so "
                   "there is nothing to reproduce"),
     "verify": _VERIFY,
+    "pack": ("its result is DT_UINT8, a dtype pypto-sim's compiler does not hold (it computes "
+             "in fp32/fp16/bf16, int8 to int64 and bool)"),
+    "transdata": ("it converts 4-D/5-D tensors to and from the NC1HWC0 and Fractal_Z layouts "
+                  "(5-D shapes); pypto-sim's tensors have 1 to 4 axes and its NZ tensors hold "
+                  "ND data"),
+    "Tensor.transdata": ("pypto.transdata is not supported: it converts 4-D/5-D tensors to and "
+                         "from the NC1HWC0 and Fractal_Z layouts (5-D shapes); pypto-sim's "
+                         "tensors have 1 to 4 axes"),
 }
 
 

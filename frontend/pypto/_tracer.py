@@ -146,6 +146,7 @@ class Scope:
     vec_tile: Optional[Tuple[int, ...]] = None
     cube_tile: Optional[ir.CubeTile] = None
     conv_tile: Optional[Tuple[Any, ...]] = None  # set_conv_tile_shapes: (L1 info, L0 info)
+    convbp_tile: Optional[Tuple[Any, ...]] = None  # set_convbp_input_tile_shapes: likewise
     label: Optional[str] = None
     consumed: Set[int] = field(default_factory=set)
     depth: int = 0
@@ -372,7 +373,8 @@ class Tracer:
         variant = ir.Variant(conds=[])
         scope = Scope(parent=parent, variant=variant, explorer=explorer, loop=loop,
                       vec_tile=parent.vec_tile, cube_tile=parent.cube_tile,
-                      conv_tile=parent.conv_tile, label=parent.label, depth=parent.depth + 1)
+                      conv_tile=parent.conv_tile, convbp_tile=parent.convbp_tile,
+                      label=parent.label, depth=parent.depth + 1)
         (loop.variants if loop is not None else self.kernel.variants).append(variant)
         self.stack.append(scope)
         return scope

@@ -367,6 +367,28 @@ def test_float_binary_and_tests_match_sim(device, pt):
 
 
 @pytest.mark.parametrize("device", aten_devices())
+@pytest.mark.parametrize("pt", FLOATS)
+def test_inverse_hyperbolic_ops_match_sim(device, pt):
+    tt = TORCH[pt]
+
+    @pypto.frontend.jit(runtime_options=NPU)
+    def k(x: pypto.Tensor([16, 32], pt), y: pypto.Tensor([16, 32], pt),
+          sh: pypto.Tensor([16, 32], pt), ch: pypto.Tensor([16, 32], pt),
+          th: pypto.Tensor([16, 32], pt)):
+        pypto.set_vec_tile_shapes(8, 32)
+        sh[:] = pypto.asinh(x)
+        ch[:] = pypto.acosh(x)
+        th[:] = pypto.atanh(y)
+
+    # specials cover NaN, inf, zeros and the domain edges' outsides (NaN results).
+    x, y = specials(tt, (16, 32), seed=12), specials(tt, (16, 32), seed=13, scale=0.5)
+    got, sim = run_both(k, [x, y], [torch.zeros(16, 32, dtype=tt) for _ in range(3)], device)
+    for a, s in zip(got, sim):  # torch's functions vs correctly rounded
+        assert torch.equal(a.isnan(), s.isnan())
+        assert int(ulps(a, s).max()) <= 1
+
+
+@pytest.mark.parametrize("device", aten_devices())
 @pytest.mark.parametrize("pt", [I8, I16, I32, I64])
 def test_integer_ops_match_sim(device, pt):
     tt = TORCH[pt]

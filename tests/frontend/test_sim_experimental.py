@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """pypto.experimental's ops against torch: load (discrete reads of a tensor's elements),
 gather_in_ub / gather_in_l1 (PagedAttention rows through a page table, PyPTO's doc example
-among them) and transposed_batchmatmul."""
+among them), transposed_batchmatmul and the 950's online_softmax / online_softmax_update."""
 
 import pytest
 import torch
@@ -138,3 +138,99 @@ def test_experimental_ops_check_their_arguments():
     with pytest.raises(pypto.PyptoTypeError, match="tensor_a must be DT_FP16 or DT_BF16"):
         pypto.frontend.jit(runtime_options=SIM)(bad_tb).warmup(
             torch.zeros(16, 2, 32), torch.zeros(2, 32, 64))
+
+
+@pytest.fixture
+def chip_950(monkeypatch):
+    # PyPTO offers the block-wise online softmax on the 950PR/950DT only.
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "950pr")
+
+
+def test_online_softmax_block_statistics(chip_950):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(scores: pypto.Tensor([128, 64], F32), e: pypto.Tensor([128, 64], BF16),
+          m: pypto.Tensor([1, 64], F32), l: pypto.Tensor([1, 64], F32)):
+        pypto.set_vec_tile_shapes(128, 32)
+        e[:], m[:], l[:] = pypto.experimental.online_softmax(scores, 0.125)
+
+    scores = torch.randn(128, 64, generator=torch.Generator().manual_seed(1)) * 4
+    e, m, l = torch.zeros(128, 64, dtype=torch.bfloat16), torch.zeros(1, 64), torch.zeros(1, 64)
+    k(scores, e, m, l)
+    s = scores * 0.125
+    assert torch.equal(m, s.amax(0, keepdim=True))
+    ref = torch.exp(s - m)
+    torch.testing.assert_close(e.float(), ref.bfloat16().float(), rtol=8e-3, atol=0)
+    torch.testing.assert_close(l, ref.sum(0, keepdim=True), rtol=1e-5, atol=0)
+
+
+def test_online_softmax_update_merges_two_states(chip_950):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(pm: pypto.Tensor([1, 64], F32), ps: pypto.Tensor([1, 64], F32),
+          po: pypto.Tensor([32, 64], F32), cm: pypto.Tensor([1, 64], F32),
+          cs: pypto.Tensor([1, 64], F32), co: pypto.Tensor([32, 64], F32),
+          m: pypto.Tensor([1, 64], F32), l: pypto.Tensor([1, 64], F32),
+          o: pypto.Tensor([32, 64], F32)):
+        pypto.set_vec_tile_shapes(32, 32)
+        m[:], l[:], o[:] = pypto.experimental.online_softmax_update(pm, ps, po, cm, cs, co)
+
+    g = torch.Generator().manual_seed(2)
+    pm, cm = torch.randn(1, 64, generator=g), torch.randn(1, 64, generator=g)
+    ps, cs = torch.rand(1, 64, generator=g) * 9 + 1, torch.rand(1, 64, generator=g) * 9 + 1
+    po, co = torch.randn(32, 64, generator=g), torch.randn(32, 64, generator=g)
+    m, l, o = torch.zeros(1, 64), torch.zeros(1, 64), torch.zeros(32, 64)
+    k(pm, ps, po, cm, cs, co, m, l, o)
+    wm = torch.maximum(pm, cm)
+    a, b = torch.exp(pm - wm), torch.exp(cm - wm)
+    assert torch.equal(m, wm)
+    torch.testing.assert_close(l, ps * a + cs * b, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(o, po * a + co * b, rtol=1e-6, atol=1e-6)
+
+
+def test_online_softmax_over_two_blocks_is_the_column_softmax(chip_950):
+    # The use PyPTO documents: block statistics, the blocks' unnormalized outputs on the cube,
+    # the states merged, then one division.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def attn(s1: pypto.Tensor([128, 64], F32), s2: pypto.Tensor([128, 64], F32),
+             v: pypto.Tensor([32, 256], BF16), out: pypto.Tensor([32, 64], F32)):
+        pypto.set_vec_tile_shapes(128, 32)
+        e1, m1, l1 = pypto.experimental.online_softmax(s1, 0.125)
+        e2, m2, l2 = pypto.experimental.online_softmax(s2, 0.125)
+        pypto.set_cube_tile_shapes([32, 32], [128, 128], [32, 64])
+        o1 = pypto.matmul(v[:, :128], e1, F32)
+        o2 = pypto.matmul(v[:, 128:], e2, F32)
+        pypto.set_vec_tile_shapes(32, 32)
+        _, l, o = pypto.experimental.online_softmax_update(m1, l1, o1, m2, l2, o2)
+        out[:] = o / l
+
+    g = torch.Generator().manual_seed(3)
+    s1, s2 = torch.randn(128, 64, generator=g), torch.randn(128, 64, generator=g)
+    v = torch.randn(32, 256, generator=g).bfloat16()
+    out = torch.zeros(32, 64)
+    attn(s1, s2, v, out)
+    want = v.double() @ torch.softmax(torch.cat([s1, s2]).double() * 0.125, 0)
+    torch.testing.assert_close(out.double(), want, rtol=1e-2, atol=1e-2)
+
+
+def test_online_softmax_rules():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(scores: pypto.Tensor([128, 64], F32), e: pypto.Tensor([128, 64], BF16)):
+        pypto.set_vec_tile_shapes(64, 32)
+        e[:], _, _ = pypto.experimental.online_softmax(scores, 0.125)
+
+    args = torch.zeros(128, 64), torch.zeros(128, 64, dtype=torch.bfloat16)
+    with pytest.raises(pypto.PyptoValueError, match=r"experimental.online_softmax: is an Ascend "
+                       r"950 operation \(block-wise online softmax\), but the simulated chip is "
+                       r"'a2'"):
+        k(*args)
+
+
+def test_online_softmax_keeps_axis_0_in_one_tile(chip_950):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(scores: pypto.Tensor([128, 64], F32), e: pypto.Tensor([128, 64], BF16)):
+        pypto.set_vec_tile_shapes(64, 32)
+        e[:], _, _ = pypto.experimental.online_softmax(scores, 0.125)
+
+    with pytest.raises(pypto.PyptoValueError, match=r"PyPTO's rule scores.shape\[0\] <= "
+                       r"vec_tile\[0\] \(axis 0 is not cut\): scores.shape\[0\] = 128, "
+                       r"vec_tile\[0\] = 64"):
+        k(torch.zeros(128, 64), torch.zeros(128, 64, dtype=torch.bfloat16))

@@ -149,6 +149,22 @@ def test_index_add_out_of_place_and_in_place(pt, dim):
     assert torch.equal(z, want)
 
 
+def test_index_add_ub_variants_the_doc_example():
+    # PyPTO's reference example of index_add__ub: rows 0, 1, 0 of [2, 3] zeros plus ones.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([2, 3], I32), i: pypto.Tensor([3], I32), s: pypto.Tensor([3, 3], I32),
+          y: pypto.Tensor([2, 3], I32)):
+        pypto.set_vec_tile_shapes(2, 3)
+        y[:] = pypto.index_add_ub(x, 0, i, s, alpha=2)
+        pypto.index_add__ub(x, 0, i, s)
+
+    x = torch.zeros(2, 3, dtype=torch.int32)
+    y = torch.zeros(2, 3, dtype=torch.int32)
+    k(x, torch.tensor([0, 1, 0], dtype=torch.int32), torch.ones(3, 3, dtype=torch.int32), y)
+    assert x.tolist() == [[2, 2, 2], [1, 1, 1]]
+    assert y.tolist() == [[4, 4, 4], [2, 2, 2]]
+
+
 def test_index_add_alpha():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor([8, 16], F32), i: pypto.Tensor([4], I32), s: pypto.Tensor([4, 16], F32),

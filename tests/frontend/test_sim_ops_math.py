@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """SIM numbers of the element-wise ops added for PyPTO compatibility, round 2: inverse
-trigonometric (tan, asin, acos, atan, atan2), copysign, hypot, fmod, the tests (isfinite,
-isnan, isinf, signbit), the integer ops (gcd, floor_div, ceil_div, bitwise and/or/xor/not,
-shifts), against torch in each dtype PyPTO takes for them. fp16/bf16 references are computed
-in fp32 and rounded once (torch 1.13's CPU lacks several half kernels, e.g. hypot)."""
+trigonometric (tan, asin, acos, atan, atan2) and hyperbolic (asinh, acosh, atanh), copysign,
+hypot, fmod, the tests (isfinite, isnan, isinf, signbit), the integer ops (gcd, floor_div,
+ceil_div, bitwise and/or/xor/not, shifts), against torch in each dtype PyPTO takes for them.
+fp16/bf16 references are computed in fp32 and rounded once (torch 1.13's CPU lacks several
+half kernels, e.g. hypot)."""
 
 import pytest
 import torch
@@ -67,6 +68,9 @@ UNARY = {
     "asin": (pypto.asin, torch.asin, (-0.99, 0.99)),
     "acos": (pypto.acos, torch.acos, (-0.99, 0.99)),
     "atan": (pypto.atan, torch.atan, (-6.0, 6.0)),
+    "asinh": (pypto.asinh, torch.asinh, (-6.0, 6.0)),
+    "acosh": (pypto.acosh, torch.acosh, (1.0, 8.0)),
+    "atanh": (pypto.atanh, torch.atanh, (-0.99, 0.99)),
 }
 
 

@@ -162,6 +162,23 @@ def test_indexput(pt):
     assert torch.equal(x, want)
 
 
+def test_index_put_is_indexput_under_pyptos_current_name():
+    # PyPTO's reference example: rows 1 and 2 of a [3, 3] tensor, accumulated, then written.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([3, 3], I32), y: pypto.Tensor([3, 3], I32), i: pypto.Tensor([2], I32),
+          v: pypto.Tensor([2, 3], I32)):
+        pypto.set_vec_tile_shapes(2, 3)
+        pypto.index_put_(x, (i,), v, True)
+        pypto.index_put_(y, (i,), v)
+
+    x = torch.tensor([[1, 1, 1], [1, 1, 1], [0, 0, 0]], dtype=torch.int32)
+    y = x.clone()
+    k(x, y, torch.tensor([1, 2], dtype=torch.int32),
+      torch.tensor([[0, 1, 0], [0, 2, 0]], dtype=torch.int32))
+    assert x.tolist() == [[1, 1, 1], [1, 2, 1], [0, 2, 0]]
+    assert y.tolist() == [[1, 1, 1], [0, 1, 0], [0, 2, 0]]
+
+
 @pytest.mark.parametrize("pt", [F32, F16, BF16, I32])
 def test_atomic_add_overlapping_regions(pt):
     tt = TORCH[pt]
@@ -198,3 +215,65 @@ def test_cast_satmode_on_clamps_to_the_target_range():
     k(x, a, b)
     assert torch.equal(a, torch.round(x).clamp(-128, 127).to(torch.int8))
     assert torch.equal(b, (x * 1000.0).clamp(-65504, 65504).half())
+
+
+def test_interleave_and_deinterleave_the_doc_examples(monkeypatch):
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "950pr")  # PyPTO offers them on the 950 only
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([2, 4], F32), b: pypto.Tensor([2, 4], F32),
+          s: pypto.Tensor([2, 8], F32), o0: pypto.Tensor([2, 4], F32),
+          o1: pypto.Tensor([2, 4], F32), d0: pypto.Tensor([2, 4], F32),
+          d1: pypto.Tensor([2, 4], F32), e0: pypto.Tensor([2, 4], F32),
+          e1: pypto.Tensor([2, 4], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        o0[:], o1[:] = pypto.interleave(a, b)
+        d0[:], d1[:] = pypto.deinterleave(o0, o1)
+        e0[:], e1[:] = pypto.deinterleave(s)
+
+    a = torch.tensor([[0.0, 1, 2, 3], [4, 5, 6, 7]])
+    s = torch.tensor([[0.0, 10, 1, 11, 2, 12, 3, 13], [4, 14, 5, 15, 6, 16, 7, 17]])
+    outs = [torch.zeros(2, 4) for _ in range(6)]
+    k(a, a + 10, s, *outs)
+    assert outs[0].tolist() == [[0, 10, 1, 11], [4, 14, 5, 15]]
+    assert outs[1].tolist() == [[2, 12, 3, 13], [6, 16, 7, 17]]
+    for o, want in zip(outs[2:], [a, a + 10, a, a + 10]):
+        assert torch.equal(o, want)
+
+
+@pytest.mark.parametrize("pt", [BF16, I16])
+def test_interleave_3d_round_trips(pt, monkeypatch):
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "950pr")
+    tt = TORCH[pt]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([2, 3, 16], pt), b: pypto.Tensor([2, 3, 16], pt),
+          o0: pypto.Tensor([2, 3, 16], pt), o1: pypto.Tensor([2, 3, 16], pt),
+          e: pypto.Tensor([2, 3, 16], pt), f: pypto.Tensor([2, 3, 16], pt)):
+        pypto.set_vec_tile_shapes(1, 3, 16)
+        o0[:], o1[:] = pypto.interleave(a, b)
+        e[:], f[:] = pypto.deinterleave(o0, o1)
+
+    a, b = values(pt, (2, 3, 16), seed=20), values(pt, (2, 3, 16), seed=21)
+    outs = [torch.zeros(2, 3, 16, dtype=tt) for _ in range(4)]
+    k(a, b, *outs)
+    stream = torch.stack([a, b], -1).reshape(2, 3, 32)
+    assert torch.equal(outs[0], stream[..., :16]) and torch.equal(outs[1], stream[..., 16:])
+    assert torch.equal(outs[2], a) and torch.equal(outs[3], b)
+
+
+def test_interleave_rules(monkeypatch):
+    def kern(n):
+        @pypto.frontend.jit(runtime_options=SIM)
+        def k(a: pypto.Tensor([2, n], F32), o: pypto.Tensor([2, n], F32)):
+            pypto.set_vec_tile_shapes(2, 16)
+            o[:], _ = pypto.interleave(a, a)
+        return k
+
+    with pytest.raises(pypto.PyptoValueError, match=r"interleave: is an Ascend 950 operation "
+                       r"\(interleaving\), but the simulated chip is 'a2'"):
+        kern(4)(torch.zeros(2, 4), torch.zeros(2, 4))
+    monkeypatch.setenv("PYPTO_SIM_CHIP", "950pr")
+    with pytest.raises(pypto.PyptoValueError, match=r"interleave: input's last size must be "
+                       r"even, got \[2, 5\]"):
+        kern(5)(torch.zeros(2, 5), torch.zeros(2, 5))

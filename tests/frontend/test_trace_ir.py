@@ -89,6 +89,47 @@ def test_broadcast_and_comparison_and_where():
     assert where.inputs[0] is gt.out and where.inputs[2].value == 0.0
 
 
+def test_where_with_two_scalars_takes_the_conditions_shape():
+    def k(a: pypto.Tensor([4, 8], F32), out: pypto.Tensor([4, 8], F32),
+          idx: pypto.Tensor([4, 8], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.where(a > 0.0, 1, 0.5)  # PyPTO: plain numbers are DT_FP32 Elements
+        idx[:] = pypto.where(a > 0.0, pypto.Element(pypto.DT_INT32, 3),
+                             pypto.Element(pypto.DT_INT32, -1))
+
+    ops = body(trace(k, torch.zeros(4, 8), torch.zeros(4, 8),
+                     torch.zeros(4, 8, dtype=torch.int32)))
+    wf, wi = [s for s in ops if getattr(s, "op", None) == "where"]
+    assert wf.out.shape == (4, 8) and wf.out.dtype is F32
+    assert [i.value for i in wf.inputs[1:]] == [1, 0.5]
+    assert wi.out.dtype is pypto.DT_INT32 and [i.value for i in wi.inputs[1:]] == [3, -1]
+
+    def mixed(a: pypto.Tensor([4, 8], F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.where(a > 0.0, pypto.Element(pypto.DT_INT32, 1), pypto.Element(F32, 0.0))
+
+    with pytest.raises(pypto.PyptoTypeError, match="where: the Elements' dtypes differ: "
+                       "DT_INT32 and DT_FP32"):
+        trace(mixed, torch.zeros(4, 8))
+
+
+def test_zeros_and_ones_take_dtype_by_keyword():
+    def k(out: pypto.Tensor([2, 3], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(2, 3)
+        out[:] = pypto.zeros((2, 3), dtype=pypto.DT_INT32) + pypto.ones(2, 3, dtype=pypto.DT_INT32)
+
+    ops = body(trace(k, torch.zeros(2, 3, dtype=torch.int32)))
+    assert [s.out.dtype for s in ops[:2]] == [pypto.DT_INT32, pypto.DT_INT32]
+
+    def positional(out: pypto.Tensor([2, 3], F32)):
+        pypto.set_vec_tile_shapes(2, 3)
+        out[:] = pypto.zeros([2, 3], F32)
+
+    with pytest.raises(pypto.PyptoTypeError, match=r"pypto.zeros: dtype goes by keyword "
+                       r"\(dtype=...\), as in PyPTO"):
+        trace(positional, torch.zeros(2, 3))
+
+
 def test_reductions_cast_and_shape_ops():
     def k(a: pypto.Tensor([4, 8], pypto.DT_FP16), out: pypto.Tensor([8, 4], F32)):
         pypto.set_vec_tile_shapes(8, 8)

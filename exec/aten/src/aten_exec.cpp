@@ -618,6 +618,9 @@ void AtenExecutor::execute(const TaskProgram& p) const {
           case TileOpcode::kAsin: r = at::asin(x); break;
           case TileOpcode::kAcos: r = at::acos(x); break;
           case TileOpcode::kAtan: r = at::atan(x); break;
+          case TileOpcode::kAcosh: r = at::acosh(x); break;
+          case TileOpcode::kAsinh: r = at::asinh(x); break;
+          case TileOpcode::kAtanh: r = at::atanh(x); break;
           case TileOpcode::kIsFinite: r = at::isfinite(x); break;
           case TileOpcode::kIsNan: r = at::isnan(x); break;
           case TileOpcode::kIsInf: r = at::isinf(x); break;

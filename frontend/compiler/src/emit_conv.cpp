@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The convolution family: pypto.conv arrives as a matmul over its img2col matrix whose tiles
-// follow PyPTO's set_conv_tile_shapes rules; this file checks their buffer space.
+// The convolution family: pypto.conv and conv_backward_input arrive as a matmul over an img2col
+// matrix whose tiles follow PyPTO's set_conv_tile_shapes / set_convbp_input_tile_shapes
+// rules; this file checks their buffer space.
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -23,6 +24,10 @@ void EmitContext::check_conv_tile(const Unit& u, const Stmt& st, DType ad) const
   // pypto-set_conv_tile_shapes.md), with the chip's buffer sizes; the range and alignment
   // rules were checked where the conv was traced.
   const ConvTile& c = st.conv;
+  if (c.backward_input) {
+    check_convbp_tile(u, st, ad);
+    return;
+  }
   const std::uint64_t eb = model::dtype_bytes(ad);
   const std::string dt = std::string(model::to_string(ad));
   const std::string where = u.loc + ": conv: the conv tile breaks PyPTO's rule ";
@@ -57,6 +62,35 @@ void EmitContext::check_conv_tile(const Unit& u, const Stmt& st, DType ad) const
   };
   check_buffer_needs(std::begin(needs), std::end(needs), where,
                      "; choose other pypto.set_conv_tile_shapes");
+}
+
+void EmitContext::check_convbp_tile(const Unit& u, const Stmt& st, DType ad) const {
+  // PyPTO's buffer rules of set_convbp_input_tile_shapes (docs/zh/api/config/
+  // pypto-set_convbp_input_tile_shapes.md), with the chip's buffer sizes: the fields hold
+  // tileML0/tileKL0/tileNL0 and houtL1, woutL1, coutL1, tileKL1, tileNL1.
+  const ConvTile& c = st.conv;
+  const auto eb = static_cast<std::int64_t>(model::dtype_bytes(ad));
+  const std::string dt = std::string(model::to_string(ad));
+  const std::string where = u.loc + ": conv_backward_input: the convbp tile breaks PyPTO's rule ";
+  const auto m0 = std::to_string(c.hw_l0), k0 = std::to_string(c.k_l0), n0 = std::to_string(c.n_l0);
+  const auto bytes = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  const std::int64_t weight_l1 = c.k_bl1 * c.n_l1;
+  const std::int64_t fmap_l1 = c.hin_l1 * c.win_l1 * c.k_al1;
+  const BufferNeed needs[] = {
+      {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, bytes(c.hw_l0 * c.k_l0 * eb),
+       "tileML0 x tileKL0 x sizeof(" + dt + ")", m0 + " x " + k0 + " x " + std::to_string(eb)},
+      {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, bytes(c.k_l0 * c.n_l0 * eb),
+       "tileKL0 x tileNL0 x sizeof(" + dt + ")", k0 + " x " + n0 + " x " + std::to_string(eb)},
+      {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, bytes(c.hw_l0 * c.n_l0 * 4),
+       "tileML0 x tileNL0 x sizeof(DT_FP32)", m0 + " x " + n0 + " x 4"},
+      {"L1", "cores.l1_kib", chip_.cores.l1_kib, bytes((weight_l1 + fmap_l1) * eb),
+       "(tileKL1 x tileNL1 + houtL1 x woutL1 x coutL1) x sizeof(" + dt + ")",
+       "tileKL1 = " + std::to_string(c.k_bl1) + ", tileNL1 = " + std::to_string(c.n_l1) +
+           ", houtL1 = " + std::to_string(c.hin_l1) + ", woutL1 = " + std::to_string(c.win_l1) +
+           ", coutL1 = " + std::to_string(c.k_al1)},
+  };
+  check_buffer_needs(std::begin(needs), std::end(needs), where,
+                     "; choose other pypto.set_convbp_input_tile_shapes");
 }
 
 }  // namespace pypto::compiler::detail

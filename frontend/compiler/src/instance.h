@@ -254,6 +254,8 @@ class EmitContext {
   // when conv st's tiles break one of PyPTO's set_conv_tile_shapes buffer rules (L0A, L0B,
   // L0C, L1) for operands of dtype ad. emit_conv.cpp.
   void check_conv_tile(const Unit& u, const Stmt& st, DType ad) const;
+  // conv_backward_input's: PyPTO's set_convbp_input_tile_shapes buffer rules.
+  void check_convbp_tile(const Unit& u, const Stmt& st, DType ad) const;
   // One on-chip buffer a cube tile rule fills: its name, the chip key of its size, the bytes
   // the rule asks for, the rule and its values (as the error shows them).
   struct BufferNeed {

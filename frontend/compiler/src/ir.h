@@ -110,12 +110,15 @@ struct CubeTile {
 };
 
 // A convolution's tiles (pypto.conv lowered to a matmul over its img2col matrix): the sizes
-// PyPTO's set_conv_tile_shapes buffer rules read. Present when `conv.c0 > 0`.
+// PyPTO's set_conv_tile_shapes buffer rules read. Present when `conv.c0 > 0`. For
+// conv_backward_input (`backward_input`) the same fields hold set_convbp_input_tile_shapes'
+// sizes: tileML0/tileKL0/tileNL0, houtL1/woutL1, coutL1/tileKL1/tileNL1.
 struct ConvTile {
   std::int64_t hw_l0 = 0, k_l0 = 0, n_l0 = 0;   // TileL0Info: tileH x tileW, tileK, tileN
   std::int64_t hin_l1 = 0, win_l1 = 0;          // input rows/columns one L1 tile reads
   std::int64_t k_al1 = 0, k_bl1 = 0, n_l1 = 0;  // CeilAlign(tileCin x kernel, C0); tileN
   std::int64_t c0 = 0;                          // 32 bytes of the operand dtype, in elements
+  bool backward_input = false;                  // conv_backward_input's rules, not conv's
 };
 
 struct LoopInfo;

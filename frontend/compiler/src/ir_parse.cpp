@@ -641,6 +641,7 @@ class Parser {
         *dst = need_int(need(*it, key, loc), std::string("conv \"") + key + "\"", loc);
         if (*dst <= 0) fail_at(loc, std::string("matmul: conv \"") + key + "\" must be > 0");
       }
+      c.backward_input = opt_bool(*it, "backward_input", false, loc);
     }
     if (const auto it = attrs.find("trans_mode"); it != attrs.end() && !it->is_null()) {
       const std::string m = it->is_string() ? it->get<std::string>() : "";

@@ -37,7 +37,7 @@ of them and re-exported here (``pypto`` re-exports this package's ``__all__``):
 * ``composites``: ops recorded as sequences of the others (``softmax``, ``rms_norm``, ...);
 * ``mx``: the Ascend 950's MX ops ``quant_mx`` and ``scaled_mm``;
 * ``cube``: ``matmul`` and the ``@`` operator; ``conv``: convolution on the cube and its
-  tile shapes.
+  tile shapes; ``conv_bp``: its input gradient (``conv_backward_input``) and tile shapes.
 """
 
 from .._enums import ReLuType, ScatterMode, TopKAlgo, TransMode
@@ -47,8 +47,9 @@ from .tiling import (_tile_pair, get_vec_tile_shapes, set_cube_tile_shapes, set_
 from .control import ceildiv, cond, is_loop_begin, is_loop_end, loop, loop_unroll, max, min
 from .creation import alloc, arange, full, ones, zeros
 from .elementwise import (_binary_operator, _compare_operator, _reflected_div, _reflected_sub, abs,
-                          acos, add, asin, atan, atan2, bitwise_and, bitwise_left_shift,
-                          bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, cbrt, ceil,
+                          acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and,
+                          bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+                          bitwise_xor, cbrt, ceil,
                           ceil_div, clip, copysign, cos, cosh, div, eq, erf, erfc, exp, exp2, expm1,
                           floor, floor_div, fmod, gcd, ge, gt, hypot, isfinite, isinf, isnan, le,
                           log, log10, log1p, log2, logical_and, logical_not, logical_or, lrelu, lt,
@@ -57,17 +58,20 @@ from .elementwise import (_binary_operator, _compare_operator, _reflected_div, _
                           triu, trunc, where)
 from .reductions import (amax, amin, argmax, argmin, argsort, cumprod, cumsum, prod, sort, sum,
                          topk)
-from .gather_scatter import (gather, index_add, index_add_, index_select, one_hot, scatter,
-                             scatter_, scatter_update)
+from .gather_scatter import (gather, index_add, index_add_, index_add__ub, index_add_ub,
+                             index_select, one_hot, scatter, scatter_, scatter_update)
 from .movement import (assemble, cast, clone, concat, expand_clone, permute, reshape, transpose,
                        unsqueeze, view)
 from .subscript import _getitem, _setitem
-from .composites import (LReLU, atomic_add, axpy, axpy_, dequantize, expand_exp_dif, fillpad,
-                         gathermask, indexput_, pad, prelu, quantize, rms_norm, softmax, std, var)
+from .composites import (LReLU, atomic_add, axpy, axpy_, deinterleave, dequantize,
+                         expand_exp_dif, fillpad, gathermask, index_put_, indexput_, interleave,
+                         pad, prelu, quantize, rms_norm, softmax, std, var)
 from .cube import _matmul_operator, matmul
 from .random import normal
 from .mx import quant_mx, scaled_mm
 from .conv import TileL0Info, TileL1Info, conv, get_conv_tile_shapes, set_conv_tile_shapes
+from .conv_bp import (ConvBpTileL0Info, ConvBpTileL1Info, conv_backward_input,
+                      set_convbp_input_tile_shapes)
 
 __all__ = [
     "set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "set_semantic_label",
@@ -82,12 +86,16 @@ __all__ = [
     "triu", "tril", "prod", "argmax", "argmin", "cumsum", "cumprod", "loop_unroll",
     "gather", "scatter", "scatter_", "scatter_update", "ReLuType", "TransMode", "TopKAlgo", "ScatterMode",
     "exp2", "log2", "log10", "cbrt", "cosh", "sinh",
-    "tan", "asin", "acos", "atan", "atan2", "copysign", "hypot", "fmod", "isfinite", "isnan",
+    "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "copysign", "hypot",
+    "fmod", "isfinite", "isnan",
     "isinf", "signbit", "gcd", "floor_div", "ceil_div", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "arange",
-    "one_hot", "index_select", "index_add", "index_add_", "topk", "argsort", "sort",
+    "one_hot", "index_select", "index_add", "index_add_", "index_add_ub", "index_add__ub",
+    "topk", "argsort", "sort",
     "LReLU", "axpy", "axpy_", "prelu", "rms_norm", "pad", "var", "std",
     "expand_exp_dif", "fillpad", "gathermask", "quantize", "dequantize", "indexput_",
+    "index_put_", "interleave", "deinterleave",
     "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes", "normal",
+    "conv_backward_input", "set_convbp_input_tile_shapes",
     "quant_mx", "scaled_mm",
 ]

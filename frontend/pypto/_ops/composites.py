@@ -20,7 +20,8 @@ from .common import (_broadcast, _check_float, _check_numeric, _dim_eq, _fail, _
 from .creation import arange, full
 from .elementwise import add, div, exp, gt, lrelu, mul, rsqrt, sqrt, sub, where
 from .gather_scatter import _row_index, index_select, scatter
-from .movement import _write, cast, clone, reshape, unsqueeze, view
+from .movement import _write, cast, clone, concat, reshape, unsqueeze, view
+from .mx import _require_950
 from .reductions import amax, sum
 
 
@@ -282,6 +283,13 @@ def dequantize(input: Tensor, scale: Tensor, otype: DataType = DataType.DT_FP32,
         return mul(y, _per_axis(api, xv, scale, axis))
 
 
+def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
+               accumulate: bool = False) -> None:
+    """PyPTO's ``index_put_``, the name its current reference gives ``indexput_`` (same
+    arguments and rules)."""
+    _index_put("index_put_", input, indices, values, accumulate)
+
+
 def indexput_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
               accumulate: bool = False) -> None:
     """PyPTO's index_put_ (in place, returns None): ``input[indices[0][i], indices[1][i], ...]
@@ -290,7 +298,11 @@ def indexput_(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa:
     in PyPTO, duplicate positions without accumulate keep one of the updates (here the last);
     with accumulate they add up in index order. Computed as a scatter along a flattened
     leading axis."""
-    api = "indexput_"
+    _index_put("indexput_", input, indices, values, accumulate)
+
+
+def _index_put(api: str, input: Tensor, indices: Sequence[Tensor],  # noqa: A002
+               values: Tensor, accumulate: bool) -> None:
     xv, vv = _val(input, api), _val(values, api, "values")
     if not isinstance(indices, (list, tuple)) or not indices or len(indices) > xv.rank:
         _fail(PyptoValueError, api, f"indices must be a tuple of 1 to {xv.rank} 1-D tensors, "
@@ -382,3 +394,75 @@ def std(input: Tensor, dim: Any = None, unbiased: Optional[bool] = None,  # noqa
     with _Composite("std"):
         v = var(_to_fp32(input), dim, unbiased, keepdim, correction=correction)
         return _from_fp32(sqrt(v), xv.dtype)
+
+
+_INTERLEAVE_DTYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT16, DataType.DT_UINT16,
+                      DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_FP16, DataType.DT_FP32,
+                      DataType.DT_BF16)
+
+
+def _rows_of(api: str, name: str, t: Tensor) -> Tuple[List[int], int]:
+    """The static shape of an interleave operand (its last size even) and its row count (the
+    other axes' product)."""
+    _require_950(api, "interleaving")
+    v = _val(t, api, name)
+    if v.dtype not in _INTERLEAVE_DTYPES:
+        _fail(PyptoTypeError, api, f"{name} dtype {v.dtype} is not one PyPTO interleaves")
+    shape = list(v.shape)
+    if not 1 <= v.rank <= 4 or not all(isinstance(d, int) for d in shape):
+        _fail(PyptoValueError, api, f"{name} must be a static 1-D to 4-D tensor, got "
+              f"{_fmt(v.shape)}")
+    if shape[-1] % 2:
+        _fail(PyptoValueError, api, f"{name}'s last size must be even, got {_fmt(v.shape)}")
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    return shape, rows
+
+
+def _pair(api: str, input: Tensor, other: Tensor) -> Tuple[List[int], int]:  # noqa: A002
+    """_rows_of of two operands that must agree in shape and dtype."""
+    shape, rows = _rows_of(api, "input", input)
+    oshape, _ = _rows_of(api, "other", other)
+    if oshape != shape or _val(other, api).dtype is not _val(input, api).dtype:
+        _fail(PyptoValueError, api, f"other {_fmt(oshape)} {_val(other, api).dtype} must have "
+              f"input's shape and dtype {_fmt(shape)} {_val(input, api).dtype}")
+    return shape, rows
+
+
+def _split_even_odd(stream: Tensor, rows: int, n: int,
+                    shape: List[int]) -> Tuple[Tensor, Tensor]:
+    """The even and odd entries of each row of ``stream`` [rows, 2n], each shaped ``shape``."""
+    pairs = reshape(stream, [rows, n, 2])
+    return tuple(reshape(view(pairs, [rows, n, 1], [0, 0, k]), shape) for k in (0, 1))
+
+
+def interleave(input: Tensor, other: Tensor) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    """PyPTO's interleave (the Ascend 950 only): the stream ``input[0], other[0], input[1],
+    other[1], ...`` along the last axis, its first half as ``out0`` and its second as ``out1``
+    (both of the inputs' shape). Inverse of ``deinterleave(out0, out1)``."""
+    api = "interleave"
+    shape, rows = _pair(api, input, other)
+    n = shape[-1]
+    with _Composite(api):
+        pairs = concat([unsqueeze(reshape(t, [rows, n]), -1) for t in (input, other)], -1)
+        stream = reshape(pairs, [rows, 2 * n])
+        return tuple(reshape(view(stream, [rows, n], [0, k * n]), shape) for k in (0, 1))
+
+
+def deinterleave(input: Tensor, other: Optional[Tensor] = None  # noqa: A002
+                 ) -> Tuple[Tensor, Tensor]:
+    """PyPTO's deinterleave (the Ascend 950 only): the even and the odd entries of a stream
+    along the last axis. One operand holds the whole stream (the outputs have half its last
+    size); two hold its first and second halves (the outputs have their shape)."""
+    api = "deinterleave"
+    if other is None:
+        shape, rows = _rows_of(api, "input", input)
+        n = shape[-1] // 2
+        with _Composite(api):
+            return _split_even_odd(reshape(input, [rows, 2 * n]), rows, n, shape[:-1] + [n])
+    shape, rows = _pair(api, input, other)
+    n = shape[-1]
+    with _Composite(api):
+        stream = concat([reshape(input, [rows, n]), reshape(other, [rows, n])], -1)
+        return _split_even_odd(stream, rows, n, shape)

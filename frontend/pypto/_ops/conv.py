@@ -338,14 +338,17 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
     if l0 is None:
         l0 = _default_l0(l1, c0, eb, kernel)
     _check_tiles(api, l1, l0, eb, c0, hin, win, hout, wout, cin, cout // g, kernel)
+    tiles = _conv_tiles(l1, l0, c0, kernel, sp, ker, st, dl)
     return _wrap(_lower(tr, xv, wv, bias, odt, n, cin, cin_g, cout, g, sp, ker, st, dl, pd,
-                        outs, l1, l0, eb, c0))
+                        outs, tiles))
 
 
 def _lower(tr: Any, xv: ir.Value, wv: ir.Value, bias: Optional[ir.Value], odt: DataType,
            n: int, cin: int, cin_g: int, cout: int, g: int, sp: List[int], ker: List[int],
-           st: List[int], dl: List[int], pd: List[int], outs: List[int], l1: TileL1Info,
-           l0: TileL0Info, eb: int, c0: int) -> ir.Value:
+           st: List[int], dl: List[int], pd: List[int], outs: List[int],
+           tiles: Tuple[ir.CubeTile, dict], api: str = "conv") -> ir.Value:
+    """The img2col matmul of a convolution, per batch and group, with the cube tile and the
+    compiler's buffer-rule sizes ``tiles``."""
     from .composites import _Composite, pad
     nd = len(sp)
     kernel = math.prod(ker)
@@ -359,7 +362,7 @@ def _lower(tr: Any, xv: ir.Value, wv: ir.Value, bias: Optional[ir.Value], odt: D
     total = n * cin * spp_elems
     idt = DataType.DT_INT64 if total >= 2 ** 31 else DataType.DT_INT32
     x = _wrap(xv)
-    with _Composite("conv"), _VecTile(tr) as vt:
+    with _Composite(api), _VecTile(tr) as vt:
         flat = [n * cin] + sp
         vt.fit(flat)
         xr = reshape(x, flat)
@@ -403,8 +406,7 @@ def _lower(tr: Any, xv: ir.Value, wv: ir.Value, bias: Optional[ir.Value], odt: D
                 bg = None
                 if b2 is not None:
                     bg = b2 if g == 1 else view(b2, [1, cout_g], [0, gi * cout_g])
-                y = _cube(tr, a, wg._value, None if bg is None else bg._value, odt, l1, l0, eb,
-                          c0, kernel, sp, ker, st, dl, outs)
+                y = _cube(tr, a, wg._value, None if bg is None else bg._value, odt, tiles)
                 vt.fit([positions, cout_g])
                 parts.append(transpose(_wrap(y), 0, 1))
             vt.fit([cout, positions])
@@ -420,11 +422,10 @@ def _load(tr: Any, src: ir.Value, offs: ir.Value) -> ir.Value:
     return _emit(tr, "load", [src, offs], {}, offs.shape, src.dtype)
 
 
-def _cube(tr: Any, a: ir.Value, w: ir.Value, bias: Optional[ir.Value], odt: DataType,
-          l1: TileL1Info, l0: TileL0Info, eb: int, c0: int, kernel: int, sp: List[int],
-          ker: List[int], st: List[int], dl: List[int], outs: List[int]) -> ir.Value:
-    """[P, K] x [Cout_g, K]^T on the cube with the conv's tiles: m = output positions, k =
-    the img2col depth, n = output channels; the compiler checks the conv's buffer rules."""
+def _conv_tiles(l1: TileL1Info, l0: TileL0Info, c0: int, kernel: int, sp: List[int],
+                ker: List[int], st: List[int], dl: List[int]) -> Tuple[ir.CubeTile, dict]:
+    """The cube tile of a convolution's matmul (m = output positions, k = the img2col depth,
+    n = output channels) and the sizes the compiler's conv buffer rules read."""
     k_al1 = _ceil_align(l1.tileCinFmap * kernel, c0)
     k_bl1 = _ceil_align(l1.tileCinWeight * kernel, c0)
     hin = sp[-2] if len(sp) >= 2 else 1
@@ -437,11 +438,19 @@ def _cube(tr: Any, a: ir.Value, w: ir.Value, bias: Optional[ir.Value], odt: Data
              "hin_l1": hin_l1, "win_l1": win_l1, "k_al1": k_al1, "k_bl1": k_bl1,
              "n_l1": l1.tileN, "c0": c0}
     m_l1 = l1.tileHout * l1.tileWout
+    cube = ir.CubeTile(m=(l0.tileH * l0.tileW, m_l1), k=(l0.tileK, k_al1, k_bl1),
+                       n=(l0.tileN, l1.tileN), enable_split_k=False)
+    return cube, rules
+
+
+def _cube(tr: Any, a: ir.Value, w: ir.Value, bias: Optional[ir.Value], odt: DataType,
+          tiles: Tuple[ir.CubeTile, dict]) -> ir.Value:
+    """[P, K] x [N, K]^T on the cube with a convolution's tiles; the compiler checks the
+    conv's buffer rules."""
     saved = tr.top.cube_tile
-    tr.top.cube_tile = ir.CubeTile(m=(l0.tileH * l0.tileW, m_l1), k=(l0.tileK, k_al1, k_bl1),
-                                   n=(l0.tileN, l1.tileN), enable_split_k=False)
+    tr.top.cube_tile = tiles[0]
     try:
-        attrs = {"a_trans": False, "b_trans": True, "c_matrix_nz": False, "conv": rules}
+        attrs = {"a_trans": False, "b_trans": True, "c_matrix_nz": False, "conv": tiles[1]}
         inputs = [a, w]
         if bias is not None:
             attrs["bias"] = True

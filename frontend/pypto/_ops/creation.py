@@ -148,14 +148,24 @@ def arange(*args: Any, dtype: Optional[DataType] = None) -> Tensor:
     return _wrap(_emit(tr, api, inputs, {}, (n,), dt))
 
 
-def _size_args(size: Tuple[Any, ...]) -> Any:
-    return size[0] if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
+def _size_args(api: str, size: Tuple[Any, ...]) -> Any:
+    """zeros/ones' ``*size``: ints, or one list or tuple of them."""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        return size[0]
+    if any(isinstance(s, DataType) for s in size):
+        _fail(PyptoTypeError, api, f"dtype goes by keyword (dtype=...), as in PyPTO; a "
+              f"positional one reads as a size: got size {short_repr(size)}")
+    if any(isinstance(s, (list, tuple)) for s in size):
+        _fail(PyptoTypeError, api, f"size is ints or one list of ints, got {short_repr(size)}")
+    return list(size)
 
 
 def zeros(*size: Any, dtype: DataType = DataType.DT_FP32, valid_shape: Any = None) -> Tensor:
     """``pypto.zeros(64, 128, dtype=pypto.DT_FP16)`` or ``pypto.zeros([64, 128], ...)``."""
-    return full(_size_args(size), 0.0 if dtype.is_float else 0, dtype, valid_shape=valid_shape)
+    return full(_size_args("zeros", size), 0.0 if dtype.is_float else 0, dtype,
+                valid_shape=valid_shape)
 
 
 def ones(*size: Any, dtype: DataType = DataType.DT_FP32, valid_shape: Any = None) -> Tensor:
-    return full(_size_args(size), 1.0 if dtype.is_float else 1, dtype, valid_shape=valid_shape)
+    return full(_size_args("ones", size), 1.0 if dtype.is_float else 1, dtype,
+                valid_shape=valid_shape)

@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 from .. import _tracer, ir
 from .._dtypes import DataType
+from .._element import Element
 from .._enums import OP_ALGORITHMS, LogBaseType, PrecisionType
 from .._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError
 from ..error import short_repr
@@ -331,6 +332,9 @@ tan = _unary_op("tan")
 asin = _unary_op("asin")
 acos = _unary_op("acos")
 atan = _unary_op("atan")
+acosh = _unary_op("acosh")
+asinh = _unary_op("asinh")
+atanh = _unary_op("atanh")
 isfinite = _unary_op("isfinite")
 isnan = _unary_op("isnan")
 isinf = _unary_op("isinf")
@@ -424,13 +428,21 @@ def logical_not(x: Tensor) -> Tensor:
 
 
 def where(condition: Tensor, x: Any, y: Any) -> Tensor:
-    """Element-wise ``x if condition else y``; x and y may be tensors or numbers."""
+    """Element-wise ``x if condition else y``; x and y may be tensors, numbers or
+    pypto.Element. With two scalars the result has the condition's shape and the Elements'
+    dtype, DT_FP32 for plain numbers (PyPTO turns a number into a DT_FP32 Element)."""
     tr = _tr("where")
     cv = _val(condition, "where", "condition")
     _check_dtype("where", cv)
     tensors = [t._value for t in (x, y) if isinstance(t, Tensor)]
     if not tensors:
-        _fail(PyptoTypeError, "where", "x or y must be a tensor (the result dtype comes from it)")
+        kinds = {t.dtype for t in (x, y) if isinstance(t, Element)}
+        if len(kinds) > 1:
+            _fail(PyptoTypeError, "where", f"the Elements' dtypes differ: {x.dtype} and {y.dtype}")
+        dtype = kinds.pop() if kinds else DataType.DT_FP32
+        inputs = [cv] + [_scalar(t, dtype, "where") for t in (x, y)]
+        return _wrap(_emit(tr, "where", inputs, {}, cv.shape, dtype,
+                           valid_shape=cv.valid_shape))
     dtype = tensors[0].dtype
     if any(t.dtype is not dtype for t in tensors):
         _fail(PyptoTypeError, "where", f"dtype mismatch: {tensors[0].dtype} and {tensors[1].dtype}")

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """PyPTO's experimental ops (``pypto.experimental``): ``load`` (discrete reads of a tensor's
 elements from global memory, one IR op), ``gather_in_ub`` / ``gather_in_l1`` (the rows of a
-paged KV cache a top-k selected: the row numbers through the page table, then ``load``) and
-``transposed_batchmatmul`` (transposes around a batched matmul)."""
+paged KV cache a top-k selected: the row numbers through the page table, then ``load``),
+``transposed_batchmatmul`` (transposes around a batched matmul) and the 950's block-wise
+``online_softmax`` / ``online_softmax_update`` (vector ops over column blocks)."""
 
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Tuple
 
 from .._dtypes import DataType
 from .._errors import PyptoTypeError, PyptoValueError
@@ -16,9 +17,12 @@ from .._tensor import Tensor
 from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
 from .creation import _dtype_arg, arange
 from .cube import matmul
-from .elementwise import add, floor_div, mul, sub
+from .elementwise import add, exp, floor_div, maximum, mul, sub
 from .gather_scatter import gather
 from .movement import cast, reshape, transpose
+from .mx import _require_950
+from .reductions import amax, sum as _sum
+from .tiling import get_vec_tile_shapes
 
 _INDEX = (DataType.DT_INT32, DataType.DT_INT64)
 
@@ -140,3 +144,79 @@ def transposed_batchmatmul(tensor_a: Tensor, tensor_b: Tensor, out_dtype: DataTy
         _fail(PyptoValueError, api, f"tensor_a (M, B, K) = {_fmt(av.shape)} and tensor_b "
               f"(B, K, N) = {_fmt(bv.shape)} disagree on B or K")
     return transpose(matmul(transpose(tensor_a, 0, 1), tensor_b, odt), 0, 1)
+
+
+_ONLINE = "block-wise online softmax"
+
+
+def _online_operand(api: str, name: str, t: Any, rows: Any = None) -> Any:
+    """A DT_FP32 2-D operand of the online softmax ops (``rows``: its first size when given)."""
+    v = _val(t, api, name)
+    if v.dtype is not DataType.DT_FP32 or v.rank != 2:
+        _fail(PyptoTypeError, api, f"{name} must be a 2-D DT_FP32 tensor, got {v.dtype} "
+              f"{_fmt(v.shape)}")
+    if rows is not None and _dim_eq(v.shape[0], rows) is not True:
+        _fail(PyptoValueError, api, f"{name} must have {rows} row(s), got {_fmt(v.shape)}")
+    return v
+
+
+def _whole_first_axis(api: str, name: str, rows: Any) -> None:
+    """PyPTO's rule: these ops do not cut axis 0, so the vec tile's first size covers it."""
+    tile = get_vec_tile_shapes()
+    if len(tile) != 2:
+        _fail(PyptoValueError, api, f"needs a 2-D vector tile (pypto.set_vec_tile_shapes), "
+              f"got {tile or 'none'}")
+    if isinstance(rows, int) and rows > tile[0]:
+        _fail(PyptoValueError, api, f"PyPTO's rule {name}.shape[0] <= vec_tile[0] (axis 0 is "
+              f"not cut): {name}.shape[0] = {rows}, vec_tile[0] = {tile[0]}")
+
+
+def online_softmax(scores: Tensor, scale: float) -> Tuple[Tensor, Tensor, Tensor]:
+    """The local statistics of one block of a column-wise softmax (the Ascend 950 only):
+    with ``s = scores * scale`` over ``scores`` [k_len, q_len] (DT_FP32), returns
+    ``exp(s - column_max)`` as DT_BF16, ``column_max`` [1, q_len] and ``column_sum``
+    [1, q_len] (of the fp32 exponentials). Axis 0 stays whole: ``scores.shape[0] <=
+    vec_tile[0]``.
+
+    Example: ``e, m, l = pypto.experimental.online_softmax(scores, 1.0 / 128 ** 0.5)``."""
+    api = "experimental.online_softmax"
+    _tr(api)
+    _require_950(api, _ONLINE)
+    sv = _online_operand(api, "scores", scores)
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        _fail(PyptoTypeError, api, f"scale must be a float, got {short_repr(scale)}")
+    _whole_first_axis(api, "scores", sv.shape[0])
+    s = mul(scores, float(scale))
+    column_max = amax(s, 0, keepdim=True)
+    e = exp(sub(s, column_max))
+    return cast(e, DataType.DT_BF16), column_max, _sum(e, 0, keepdim=True)
+
+
+def online_softmax_update(previous_max: Tensor, previous_sum: Tensor, previous_output: Tensor,
+                          current_max: Tensor, current_sum: Tensor,
+                          current_output: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """Merges a block's online softmax state into the running one (the Ascend 950 only):
+    ``m = max(previous_max, current_max)``, ``a = exp(previous_max - m)``,
+    ``b = exp(current_max - m)``; returns ``(m, previous_sum * a + current_sum * b,
+    previous_output * a + current_output * b)``. Maxima and sums are [1, q_len], the outputs
+    [head_dim, q_len], all DT_FP32; ``previous_output.shape[0] <= vec_tile[0]``."""
+    api = "experimental.online_softmax_update"
+    _tr(api)
+    _require_950(api, _ONLINE)
+    po = _online_operand(api, "previous_output", previous_output)
+    co = _online_operand(api, "current_output", current_output)
+    if any(_dim_eq(x, y) is not True for x, y in zip(po.shape, co.shape)):
+        _fail(PyptoValueError, api, f"current_output {_fmt(co.shape)} must have "
+              f"previous_output's shape {_fmt(po.shape)}")
+    for name, t in (("previous_max", previous_max), ("previous_sum", previous_sum),
+                    ("current_max", current_max), ("current_sum", current_sum)):
+        v = _online_operand(api, name, t, 1)
+        if _dim_eq(v.shape[1], po.shape[1]) is not True:
+            _fail(PyptoValueError, api, f"{name} must be [1, {po.shape[1]}] (q_len), got "
+                  f"{_fmt(v.shape)}")
+    _whole_first_axis(api, "previous_output", po.shape[0])
+    m = maximum(previous_max, current_max)
+    a = exp(sub(previous_max, m))
+    b = exp(sub(current_max, m))
+    return (m, add(mul(previous_sum, a), mul(current_sum, b)),
+            add(mul(previous_output, a), mul(current_output, b)))

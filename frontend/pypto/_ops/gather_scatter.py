@@ -124,6 +124,21 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noq
     return scatter_(x, d, idx, src, reduce="add")
 
 
+def index_add_ub(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa: A002
+                 alpha: Any = 1) -> Tensor:
+    """PyPTO's UB variant of ``index_add`` (its operands staged in UB, the indexed axis whole
+    in each tile): the same numbers as ``index_add``."""
+    x, d, idx, src = _index_add("index_add_ub", input, dim, index, source, alpha)
+    return scatter(x, d, idx, src, reduce="add")
+
+
+def index_add__ub(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa: A002
+                  alpha: Any = 1) -> Tensor:
+    """PyPTO's UB variant of ``index_add_``: ``input`` is updated and returned."""
+    x, d, idx, src = _index_add("index_add__ub", input, dim, index, source, alpha)
+    return scatter_(x, d, idx, src, reduce="add")
+
+
 def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
     """PyPTO's one_hot: DT_INT64 of shape ``input.shape + [num_classes]``, 1 where the last
     index equals the input's value (an integer tensor of values in ``[0, num_classes)``).

@@ -29,15 +29,16 @@ _ELEMENT_TYPES = (DataType.DT_FP8E4M3, DataType.DT_FP8E5M2, DataType.DT_FP4_E2M1
 _FLOAT_IN = (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32)
 
 
-def _require_950(api: str) -> None:
-    """MX ops exist on the Ascend 950 only (PyPTO documents them for the 950PR/950DT)."""
+def _require_950(api: str, what: str = "MX element types") -> None:
+    """Ops PyPTO documents for the 950PR/950DT only (MX types, ``what`` for others) raise on
+    a simulated A2/A3 chip."""
     from .. import _backend
 
     native = _backend._native()
     name = native.sim_chip_name() if native is not None and hasattr(native, "sim_chip_name") \
         else "unknown"
     if not str(name).startswith("950"):
-        _fail(PyptoValueError, api, f"is an Ascend 950 operation (MX element types), but the "
+        _fail(PyptoValueError, api, f"is an Ascend 950 operation ({what}), but the "
               f"simulated chip is '{name}' (an A2/A3 class chip); set PYPTO_SIM_CHIP to a 950 "
               "preset (950pr, 950dt)")
 

@@ -31,8 +31,10 @@ def _reduce(op: str, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
     if (row["family"] == "scan" or row["dtype_rule"] == "index") and len(dims) != 1:
         _fail(PyptoValueError, op, f"dim must be one axis, got {short_repr(dim)}")
     if row["family"] == "scan":
-        return _wrap(_emit(tr, op, [xv], {"dims": dims, "keepdim": True}, xv.shape, xv.dtype,
-                           valid_shape=xv.valid_shape))
+        # PyPTO's cumsum of DT_INT16/DT_INT32 gives DT_INT64 (pypto-cumsum.md), as torch's does.
+        widen = op == "cumsum" and xv.dtype in (DataType.DT_INT16, DataType.DT_INT32)
+        return _wrap(_emit(tr, op, [xv], {"dims": dims, "keepdim": True}, xv.shape,
+                           DataType.DT_INT64 if widen else xv.dtype, valid_shape=xv.valid_shape))
     out_dtype = DataType.DT_INT32 if row["dtype_rule"] == "index" else xv.dtype
     shape, valid = [], []
     for axis, d in enumerate(xv.shape):
@@ -79,8 +81,8 @@ def argmin(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
 
 
 def cumsum(x: Tensor, dim: int) -> Tensor:
-    """Inclusive running sum along ``dim``; the result keeps ``x``'s dtype (torch's integer
-    cumsum gives int64; here int32 stays int32 and wraps)."""
+    """Inclusive running sum along ``dim``; the result keeps ``x``'s dtype, except that
+    DT_INT16/DT_INT32 give DT_INT64 (PyPTO's rule, and torch's)."""
     return _reduce("cumsum", x, dim, False)
 
 
