@@ -278,7 +278,8 @@ void L2Cache::merge(std::uint64_t s) {
 }
 
 template <unsigned kSlots, bool kWrite>
-L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
+[[gnu::always_inline]] inline L2Cache::Result L2Cache::access_compact(
+    std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
   const unsigned ways = ways_;
   const std::uint64_t line_bytes = line_bytes_;
   std::uint64_t hits = 0, allocated = 0, writebacks = 0;
