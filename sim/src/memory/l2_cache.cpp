@@ -190,6 +190,22 @@ bool L2Cache::CompactSet<kSlots>::operator==(const CompactSet& o) const {
   return (wi << 6) + static_cast<std::uint64_t>(__builtin_ctzll(starts_[wi]));
 }
 
+[[gnu::always_inline]] inline std::uint64_t L2Cache::start_within(std::uint64_t s,
+                                                                  std::uint64_t b) const {
+  const std::uint64_t t = s + 1;
+  if (t >= b) return b;
+  std::uint64_t wi = t >> 6;
+  const std::uint64_t last_word = (b - 1) >> 6;
+  // An access spans a few words of starts_; a long one takes the summary's way.
+  if (last_word - wi > 4) return std::min(start_after(s), b);
+  std::uint64_t w = starts_[wi] & ~((std::uint64_t{1} << (t & 63)) - 1);
+  while (w == 0) {
+    if (++wi > last_word) return b;
+    w = starts_[wi];
+  }
+  return std::min((wi << 6) + static_cast<std::uint64_t>(__builtin_ctzll(w)), b);
+}
+
 L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
   if (bytes == 0) return Result{};
   NPU_CHECK(bytes - 1 <= ~std::uint64_t{0} - addr, "L2 access range wraps past 2^64");
@@ -222,9 +238,9 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
 }
 
 template <unsigned kSlots>
-L2Cache::Result L2Cache::access_2_16(std::vector<CompactSet<kSlots>>& pool,
-                                     std::vector<PerSet<kSlots>>& per_set, const Lines& l,
-                                     bool is_write) {
+[[gnu::always_inline]] inline L2Cache::Result L2Cache::access_2_16(
+    std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set, const Lines& l,
+    bool is_write) {
   if (per_set_) {
     return is_write ? access_per_set<kSlots, true>(per_set, l)
                     : access_per_set<kSlots, false>(per_set, l);
@@ -240,8 +256,8 @@ L2Cache::Result L2Cache::access_2_16(std::vector<CompactSet<kSlots>>& pool,
 }
 
 template <unsigned kSlots>
-void L2Cache::split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s) {
-  const std::uint32_t from = slot_[start_at_or_before(s)];
+[[gnu::always_inline]] inline void L2Cache::split(std::vector<CompactSet<kSlots>>& pool,
+                                                  std::uint64_t s, std::uint32_t from) {
   std::uint32_t to;
   if (!free_.empty()) {
     to = free_.back();
@@ -262,29 +278,8 @@ void L2Cache::merge(std::uint64_t s) {
 }
 
 template <unsigned kSlots, bool kWrite>
-bool L2Cache::leaves_unchanged(const std::vector<CompactSet<kSlots>>& sets, std::uint64_t set,
-                               std::uint32_t tag, std::uint64_t lines,
-                               std::uint64_t& pieces) const {
-  for (std::uint64_t left = lines; left != 0;) {
-    const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [set, b)
-    for (std::uint64_t p = start_at_or_before(set); p < b; p = start_after(p)) {
-      const CompactSet<kSlots>& s = sets[slot_[p]];
-      ++pieces;
-      if (s.tag[0] != tag || (kWrite && (s.dirty & 1u) == 0)) return false;
-    }
-    left -= b - set;
-    set = b;
-    if (set == sets_) {
-      set = 0;
-      ++tag;
-    }
-  }
-  return true;
-}
-
-template <unsigned kSlots, bool kWrite>
-L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
-  using Set = CompactSet<kSlots>;
+[[gnu::always_inline]] inline L2Cache::Result L2Cache::access_compact(
+    std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
   const unsigned ways = ways_;
   const std::uint64_t line_bytes = line_bytes_;
   std::uint64_t hits = 0, allocated = 0, writebacks = 0;
@@ -295,46 +290,62 @@ L2Cache::Result L2Cache::access_compact(std::vector<CompactSet<kSlots>>& sets, c
   std::uint64_t set = l.first % sets_;
   std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
   std::uint64_t line = l.first;  // the line that maps to `set`
-  std::uint64_t left = l.last - l.first + 1;
-  // About half the mix trace's reads are of lines that are each their set's most recent (a
-  // consumer reading what its producer just wrote). Touching them moves nothing, so the
-  // pieces stay as they are: count the hits without splitting at the ends only to merge
-  // there again. The window's piece count is the same either way (the pieces of the range).
-  std::uint64_t looked_at = 0;
-  if (leaves_unchanged<kSlots, kWrite>(sets, set, tag, left, looked_at)) {
-    window_pieces_ += looked_at;
-    hits = left;
-    left = 0;
-  }
-  for (; left != 0;) {
+  for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
     const std::uint64_t a = set;
     const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
-    // Pieces must start at a and at b so that the run covers whole pieces.
-    if (!is_start(a)) split(sets, a);
-    if (b < sets_ && !is_start(b)) split(sets, b);
-    Set* const pool = sets.data();  // splits may have grown it; merges never do
-    auto st = [&](std::uint64_t piece) -> Set& { return pool[slot_[piece]]; };
-    std::uint64_t prev = a > 0 ? start_at_or_before(a - 1) : sets_;  // sets_ = none
-    for (std::uint64_t p = a; p < b;) {
-      const std::uint64_t q = start_after(p);
-      const std::uint64_t n = q - p;
+    // The pieces that overlap [a, b), left to right. About half the mix trace's reads are of
+    // lines that are each their set's most recent (a consumer reading what its producer just
+    // wrote): touching such a piece changes nothing, so it is neither split nor merged. A
+    // piece that changes is first cut to the part inside [a, b).
+    std::uint64_t p = start_at_or_before(a);
+    std::uint64_t prev = sets_;  // the piece left of p once p is cut at a or follows one; none
+    bool prev_changed = false;   // prev was touched and changed in this run
+    while (p < b) {
+      std::uint64_t q = start_within(p, b);  // p's end, or b if p reaches it
       ++window_pieces_;
+      const std::uint64_t lo_set = std::max(p, a);
+      const CompactSet<kSlots>& cur = sets[slot_[p]];
+      if (cur.tag[0] == tag && (!kWrite || (cur.dirty & 1u) != 0)) {
+        hits += q - lo_set;
+        // A piece changed before it may now equal this one: keep pieces maximal.
+        if (prev_changed && sets[slot_[prev]] == cur) {
+          merge(p);
+        } else {
+          prev = p;
+        }
+        prev_changed = false;
+        p = q;
+        continue;
+      }
+      if (lo_set != p) {  // p starts left of a: cut there (the left part keeps its state)
+        split(sets, lo_set, slot_[p]);
+        prev = p;
+        p = lo_set;
+      } else if (prev == sets_ && p > 0) {
+        prev = start_at_or_before(p - 1);
+      }
+      if (q == b && b < sets_ && !is_start(b)) split(sets, b, slot_[p]);  // p ends right of b
+      CompactSet<kSlots>* const pool = sets.data();  // splits may have grown it
+      CompactSet<kSlots>& s = pool[slot_[p]];
+      const std::uint64_t n = q - p;
       bool writeback = false;
-      const bool miss = touch<kSlots, kWrite>(st(p), tag, ways, writeback);
+      const bool miss = touch<kSlots, kWrite>(s, tag, ways, writeback);
       (miss ? allocated : hits) += n;
       writebacks += writeback ? n : 0;
       const std::uint64_t lo = line + (p - a);  // the lines of this piece: [lo, lo + n)
       if (lo == l.first) first_allocated = miss;
       if (lo + n - 1 == l.last) last_allocated = miss;
       // Keep pieces maximal: a piece that now equals its left neighbour joins it.
-      if (prev != sets_ && st(prev) == st(p)) {
+      if (prev != sets_ && pool[slot_[prev]] == s) {
         merge(p);
       } else {
         prev = p;
       }
+      prev_changed = true;
       p = q;
     }
-    if (b < sets_ && prev != sets_ && st(prev) == st(b)) merge(b);
+    // The last piece changed and ends at b: it may now equal the piece that starts there.
+    if (prev_changed && b < sets_ && sets[slot_[prev]] == sets[slot_[b]]) merge(b);
     left -= b - a;
     line += b - a;
     set = b;

@@ -99,13 +99,6 @@ class L2Cache {
                      const Lines& l, bool is_write);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
-  // True when the access of `lines` lines from set `set` (tag `tag`, as access_compact
-  // walks them) changes no state: every line is its set's most recent (and, for a write,
-  // already dirty). Adds the pieces it looked at to `pieces` (all of the range's pieces when
-  // it returns true).
-  template <unsigned kSlots, bool kWrite>
-  bool leaves_unchanged(const std::vector<CompactSet<kSlots>>& sets, std::uint64_t set,
-                        std::uint32_t tag, std::uint64_t lines, std::uint64_t& pieces) const;
   template <unsigned kSlots, bool kWrite>
   Result access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l);
   // Expands the pieces into one record per set, keeping every line, dirty bit and LRU order.
@@ -134,11 +127,13 @@ class L2Cache {
   bool is_start(std::uint64_t s) const { return (starts_[s >> 6] >> (s & 63)) & 1; }
   void set_start(std::uint64_t s);
   void clear_start(std::uint64_t s);
-  std::uint64_t start_at_or_before(std::uint64_t s) const;  // the piece that holds set s
-  std::uint64_t start_after(std::uint64_t s) const;         // the next piece, or sets_
-  // Starts a piece at set s (not yet a start) with the state of the piece that held it.
+  std::uint64_t start_at_or_before(std::uint64_t s) const;             // the piece that holds set s
+  std::uint64_t start_after(std::uint64_t s) const;                    // the next piece, or sets_
+  std::uint64_t start_within(std::uint64_t s, std::uint64_t b) const;  // the same below b, or b
+  // Starts a piece at set s (not yet a start) with the state in pool slot `from` (that of
+  // the piece that held it).
   template <unsigned kSlots>
-  void split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s);
+  void split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s, std::uint32_t from);
   // Joins the piece at set s to the one before it (their states are equal).
   void merge(std::uint64_t s);
 
