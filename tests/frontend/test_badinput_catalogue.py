@@ -268,7 +268,8 @@ def test_python_ctrl_c_keeps_only_complete_reports(tmp_path):
             proc.kill()
     assert "KeyboardInterrupt" in err, err[-2000:]
     files = ["stats.json", "trace.json", "swim.json", "topo.json", "aicpu.data",
-             os.path.join("CostModelSimulationOutput", "merged_swimlane.json")]
+             os.path.join("CostModelSimulationOutput", "merged_swimlane.json"),
+             os.path.join("CostModelSimulationOutput", "bubble_analysis.log")]
     folders = sorted(os.listdir(out))
     assert folders, "not even the first call's reports"
     for d in folders:

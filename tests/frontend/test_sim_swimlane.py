@@ -12,6 +12,7 @@ one "X" event per task with ts/dur in microseconds and args taskId/seqNo, and
 
 import json
 import os
+import re
 
 import pytest
 import torch
@@ -133,6 +134,60 @@ def test_swimlane_dependencies_and_ready_counters():
     assert "ReadyCount_Total" in counters
 
 
+# PyPTO's analyzers and its performance skill read bubble_analysis.log with this pattern and
+# take the largest "Core Total Work Time" as the kernel's execution time.
+BUBBLE_CORE = re.compile(
+    r"\[(AIC_\d+|AIV_\d+)\] Execute task num:(\d+)\s+Core Total Work Time: ([\d.]+)\s+"
+    r"Total Wait Time: ([\d.]+)\s+Wait Schedule Time: ([\d.]+)\s+"
+    r"Wait Predecessor Time: ([\d.]+)")
+
+
+def test_bubble_analysis_beside_the_swimlane_as_pyptos_tool_computes_it():
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    c = torch.empty(64, 64)
+    mm_then_add(a, b, c)
+    report = mm_then_add.last_report.wait()  # a cached call writes its reports in the background
+    latest = pypto_latest_output()
+    with open(os.path.join(latest, "CostModelSimulationOutput", "bubble_analysis.log"),
+              encoding="utf-8") as f:
+        text = f.read()
+    assert text.startswith("Top 10 tasks in waiting schedule\n")
+    got = {m[0]: [int(m[1])] + [float(v) for v in m[2:]] for m in BUBBLE_CORE.findall(text)}
+
+    # draw_swim_lane.py's analysis_wait_cycles on the swimlane's own events: per core in start
+    # order, a task's ready time is its last predecessor's end (its arrows), and the core waits
+    # for the scheduler from the later of that and its previous task's end.
+    data = pypto_read_swimlane(latest)
+    procs, threads, tasks = lanes_and_tasks(data)
+    first = min(e["ts"] for e in tasks)
+    starts = {(e["tid"], e["ts"]): e for e in tasks}
+    ready = {}
+    pairs = {}
+    for e in data["traceEvents"]:
+        if e.get("cat") == "machine-view-last-dep":
+            pairs.setdefault(e["id"], {})[e["ph"]] = e
+    for p in pairs.values():
+        consumer = id(starts[(p["f"]["tid"], p["f"]["ts"])])
+        ready[consumer] = max(ready.get(consumer, first), p["s"]["ts"] + 0.0001)
+    want = {}
+    for tid in sorted({e["tid"] & ~1 for e in tasks}):
+        mine = sorted((e for e in tasks if e["tid"] & ~1 == tid), key=lambda e: e["ts"])
+        last_end, total, sched = first, 0.0, 0.0
+        for e in mine:
+            sched += max(0.0, e["ts"] - max(last_end, ready.get(id(e), first)))
+            total += max(0.0, e["ts"] - last_end)
+            last_end = max(last_end, e["ts"] + e["dur"])
+        want[threads[(1, tid)]] = [len(mine), last_end - first, total, sched, total - sched]
+    assert set(got) == set(want)
+    for core, figures in want.items():
+        assert got[core][0] == figures[0]
+        assert got[core][1:] == pytest.approx(figures[1:], abs=2e-3), core
+    # The largest work time is the kernel time PyPTO's docs quote: the AICore end to end.
+    kernel_us = max(v[1] for v in got.values())
+    assert kernel_us == pytest.approx(report.aicore_end_to_end_ns / 1000.0, abs=1e-3)
+    assert any(v[3] > 0 for v in got.values()), "the add waits for the matmul"
+
+
 def test_each_call_gets_its_own_folder_and_the_newest_is_found():
     x = torch.randn(32, 64)
     y = torch.empty(32, 64)
@@ -146,5 +201,5 @@ def test_each_call_gets_its_own_folder_and_the_newest_is_found():
         assert sorted(os.listdir(path)) == [
             "CostModelSimulationOutput", "aicpu.data", "stats.json", "swim.json", "topo.json",
             "trace.json"]
-        assert os.listdir(os.path.join(path, "CostModelSimulationOutput")) == [
-            "merged_swimlane.json"]
+        assert sorted(os.listdir(os.path.join(path, "CostModelSimulationOutput"))) == [
+            "bubble_analysis.log", "merged_swimlane.json"]

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "graph_helpers.h"
@@ -16,6 +17,7 @@
 #include "pypto/model/config_loader.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/simulation.h"
+#include "pypto/trace/swimlane_writer.h"
 
 namespace fs = std::filesystem;
 using namespace pypto;
@@ -175,6 +177,7 @@ TEST_CASE("write_reports: a folder holds one run's reports", "[output]") {
   CHECK(files.front() == (d / "stats.json").string());
   CHECK(names_in(d) == std::set<std::string>{"stats.json", "trace.json", "swim.json", "topo.json",
                                              "aicpu.data", "CostModelSimulationOutput",
+                                             "CostModelSimulationOutput/bubble_analysis.log",
                                              "CostModelSimulationOutput/merged_swimlane.json"});
   sim::ReportOptions stats_only;
   stats_only.trace_json = stats_only.swim_json = false;
@@ -182,6 +185,7 @@ TEST_CASE("write_reports: a folder holds one run's reports", "[output]") {
   // The earlier trace.json, swim.json, topo.json and aicpu.data belonged to another run:
   // they are gone.
   CHECK(names_in(d) == std::set<std::string>{"stats.json", "CostModelSimulationOutput",
+                                             "CostModelSimulationOutput/bubble_analysis.log",
                                              "CostModelSimulationOutput/merged_swimlane.json"});
   fs::remove_all(d);
 }
@@ -236,4 +240,35 @@ TEST_CASE("stats.json: a run that kept no task times reports the span as absent"
   opt.record_task_times = false;
   const auto none = sim::stats_json(sim::simulate(g, chip, opt));
   CHECK(none["task_span_ns"].is_null());
+}
+
+TEST_CASE("bubble analysis: each core's waits as PyPTO's swimlane tool works them out",
+          "[output]") {
+  // t0 feeds t1 and t2. Core 0 (AIV_1) runs t0 [0, 10] us and t1 [12, 20]: t1 was ready at 10
+  // on a free core, so it waited 2 us for the scheduler. Core 1 (AIV_2) runs t2 [15, 25]:
+  // idle 15 us from the first start, 10 of them for t0 and 5 for the scheduler.
+  const sched::TaskGraph g = graph_of(
+      {{CoreType::kAiv, 100, {1, 2}}, {CoreType::kAiv, 100, {}}, {CoreType::kAiv, 100, {}}});
+  const std::vector<std::uint64_t> start{0, 12'000'000, 15'000'000};
+  const std::vector<std::uint64_t> end{10'000'000, 20'000'000, 25'000'000};
+  const std::vector<std::uint16_t> core{0, 0, 1};
+  const std::vector<std::vector<common::TaskId>> per_core{{0, 1}, {2}};
+  const std::vector<trace::QueueDepth> depth;
+  const std::vector<trace::LeafMergeHint> hints;
+  const trace::SwimlaneRun run{g, start, end, core, per_core, 0, depth, hints, 100};
+  std::ostringstream os;
+  trace::write_bubble_analysis(os, run);
+  const std::string text = os.str();
+  INFO(text);
+  CHECK(text.rfind("Top 10 tasks in waiting schedule\n", 0) == 0);
+  CHECK(text.find("[AIV_1] Execute task num:2\n    Core Total Work Time: 20.000\n"
+                  "    Total Wait Time: 2.000\n    Wait Schedule Time: 2.000\n"
+                  "    Wait Predecessor Time: 0.000\n") != std::string::npos);
+  CHECK(text.find("[AIV_2] Execute task num:1\n    Core Total Work Time: 25.000\n"
+                  "    Total Wait Time: 15.000\n    Wait Schedule Time: 5.000\n"
+                  "    Wait Predecessor Time: 10.000\n") != std::string::npos);
+  // The run's longest waits first: t2 (5 us), t1 (2 us), t0 (0).
+  const auto w5 = text.find("wait: 5.000"), w2 = text.find("wait: 2.000");
+  CHECK((w5 != std::string::npos && w2 != std::string::npos && w5 < w2));
+  CHECK(text.find("[AIV_1]") < text.find("[AIV_2]"));
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // write_merged_swimlane (swimlane_writer.h): one event at a time through TextOut, in the bytes
-// an ordered_json per event gave.
+// an ordered_json per event gave; write_bubble_analysis beside it.
 #include "pypto/trace/swimlane_writer.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -26,6 +28,18 @@ TextOut& int_to(TextOut& o, int v) {
   if (v < 0) o << '-';
   return o.u(v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(v)
                    : static_cast<std::uint64_t>(v));
+}
+
+// PyPTO's task name: seqNo-funcId-opIdx of the 64-bit id seqNo << 32 | taskId.
+std::string formal_name(const sched::TaskGraph& g, common::TaskId t) {
+  const std::uint32_t id = g.orig_id[t];
+  return std::to_string(g.device_tasks[g.device_task[t]].seq_no) + "-" +
+         std::to_string((id >> 16) & 1023u) + "-" + std::to_string(id & 0xFFFFu);
+}
+
+// The lane name of core `c` (AICs first, `aic` of them), as PyPTO names its threads.
+std::string core_name(std::uint32_t c, std::uint32_t aic) {
+  return std::string(c < aic ? "AIC_" : "AIV_") + std::to_string(c + 1);
 }
 
 // The run's per-task columns under the names the report used.
@@ -76,12 +90,7 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
     }
   }
   auto tid_of = [&](common::TaskId t) { return kTid0 + 2 * (tl.core[t] + 1u) + lane[t]; };
-  // PyPTO's task name: seqNo-funcId-opIdx of the 64-bit id seqNo << 32 | taskId.
-  auto formal = [&](common::TaskId t) {
-    const std::uint32_t id = g.orig_id[t];
-    return std::to_string(g.device_tasks[g.device_task[t]].seq_no) + "-" +
-           std::to_string((id >> 16) & 1023u) + "-" + std::to_string(id & 0xFFFFu);
-  };
+  auto formal = [&](common::TaskId t) { return formal_name(g, t); };
 
   // The text is what one ordered_json per event gave (keys in that order, `args` of an event
   // in nlohmann::json's sorted order), written straight out: the DOM cost ~110k instructions
@@ -104,7 +113,7 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
   end_event();
   for (std::uint32_t c = 0; c < cores; ++c) {
     if (per_core[c].empty()) continue;
-    const std::string name = std::string(c < aic ? "AIC_" : "AIV_") + std::to_string(c + 1);
+    const std::string name = core_name(c, aic);
     for (std::uint32_t l = 0; l <= (core_overlaps[c] ? 1u : 0u); ++l) {
       begin_event() << "\"args\":{\"name\":\"" << name
                     << "\"},\"cat\":\"__metadata\",\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":";
@@ -211,6 +220,78 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
   }
   o << "\n]}\n";
   o.flush();
+}
+
+void write_bubble_analysis(std::ostream& f, const SwimlaneRun& run) {
+  const sched::TaskGraph& g = run.graph;
+  const Times tl{run.start_ps, run.end_ps, run.core};
+  std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& v : run.per_core) {
+    for (const common::TaskId t : v) first = std::min(first, tl.start_ps[t]);
+  }
+  if (first == std::numeric_limits<std::uint64_t>::max()) first = 0;
+  // Each task's last predecessor's end (HUBs: their resolve time), the run's first start
+  // where it has none.
+  std::vector<std::uint64_t> ready(g.num_tasks(), first);
+  for (common::TaskId t = 0; t < g.num_tasks(); ++t) {
+    for (std::uint32_t i = g.succ_first(t); i < g.succ_last(t); ++i) {
+      ready[g.succ[i]] = std::max(ready[g.succ[i]], tl.end_ps[t]);
+    }
+  }
+  auto us3 = [](std::uint64_t ps) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ps) / 1e6);
+    return std::string(buf);
+  };
+  auto label = [&](common::TaskId t) {
+    return g.kernel_names.empty() ? std::string("task") : g.kernel_names[g.kernel[t]];
+  };
+  struct Wait {
+    std::uint64_t ps;
+    common::TaskId t;
+  };
+  const auto longer = [](const Wait& a, const Wait& b) {
+    return a.ps != b.ps ? a.ps > b.ps : a.t < b.t;
+  };
+  auto task_line = [&](const Wait& w) {
+    return "    Task:" + formal_name(g, w.t) + ", label:" + label(w.t) + ", wait: " + us3(w.ps) +
+           "\n";
+  };
+  std::vector<Wait> all;
+  std::string cores;
+  for (std::uint32_t c = 0; c < run.per_core.size(); ++c) {
+    const auto& v = run.per_core[c];
+    if (v.empty()) continue;
+    std::uint64_t last_end = first, total_wait = 0, schedule_wait = 0;
+    std::vector<Wait> mine;
+    for (const common::TaskId t : v) {
+      const std::uint64_t start = tl.start_ps[t];
+      // A task overlapping its predecessor on the core (a pending slot's switch) waited 0.
+      const std::uint64_t free_at = std::max(last_end, ready[t]);
+      const Wait w{start > free_at ? start - free_at : 0, t};
+      schedule_wait += w.ps;
+      total_wait += start > last_end ? start - last_end : 0;
+      last_end = std::max(last_end, tl.end_ps[t]);
+      mine.push_back(w);
+      all.push_back(w);
+    }
+    cores += "[" + core_name(c, run.aic_cores) + "] Execute task num:" + std::to_string(v.size()) +
+             "\n    Core Total Work Time: " + us3(last_end - first) +
+             "\n    Total Wait Time: " + us3(total_wait) +
+             "\n    Wait Schedule Time: " + us3(schedule_wait) +
+             "\n    Wait Predecessor Time: " + us3(total_wait - schedule_wait) +
+             "\n    Top 3 tasks in waiting schedule time\n";
+    const std::size_t top = std::min<std::size_t>(3, mine.size());
+    std::partial_sort(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(top), mine.end(),
+                      longer);
+    for (std::size_t i = 0; i < top; ++i) cores += task_line(mine[i]);
+  }
+  const std::size_t top = std::min<std::size_t>(10, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(top), all.end(), longer);
+  f << "Top 10 tasks in waiting schedule\n";
+  for (std::size_t i = 0; i < top; ++i) f << task_line(all[i]);
+  f << "\n\n" << cores;
+  f.flush();
 }
 
 }  // namespace pypto::trace

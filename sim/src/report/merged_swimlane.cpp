@@ -8,7 +8,8 @@ namespace pypto::sim {
 namespace report {
 
 void write_merged_swimlane_to(common::OutputFile& out, const sched::TaskGraph& g,
-                              const SimResult& r, const ReportOptions& opt) {
+                              const SimResult& r, const ReportOptions& opt,
+                              common::OutputFile* bubbles) {
   const Timeline& tl = r.timeline;
   const std::uint32_t cores = r.stats.aic.count + r.stats.aiv.count;
   const std::vector<std::vector<common::TaskId>> per_core = tasks_by_core(g, tl, cores);
@@ -17,6 +18,11 @@ void write_merged_swimlane_to(common::OutputFile& out, const sched::TaskGraph& g
                                tl.depth, opt.leaf_hints, opt.max_flow_edges};
   trace::write_merged_swimlane(out.stream(), run, [&out] { check_writer(out); });
   out.finish();
+  if (bubbles != nullptr) {
+    trace::write_bubble_analysis(bubbles->stream(), run);
+    check_writer(*bubbles);
+    bubbles->finish();
+  }
 }
 
 }  // namespace report

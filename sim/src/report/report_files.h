@@ -100,9 +100,11 @@ void write_topo_json(common::OutputFile& out, const sched::TaskGraph& g);
 void write_aicpu_data(common::OutputFile& out, const sched::TaskGraph& g,
                       const model::ChipConfig& chip, const SimResult& r,
                       const std::vector<std::vector<common::TaskId>>& per_core);
-// PyPTO's merged swimlane (merged_swimlane.cpp), as sim::write_merged_swimlane describes it.
+// PyPTO's merged swimlane (merged_swimlane.cpp), as sim::write_merged_swimlane describes it,
+// and, where `bubbles` is given, its bubble analysis (trace::write_bubble_analysis) into it.
 void write_merged_swimlane_to(common::OutputFile& out, const sched::TaskGraph& g,
-                              const SimResult& r, const ReportOptions& opt);
+                              const SimResult& r, const ReportOptions& opt,
+                              common::OutputFile* bubbles = nullptr);
 
 }  // namespace report
 

@@ -83,7 +83,12 @@ std::vector<std::string> write_reports(const std::string& dir, const sched::Task
       merged_made = report::make_folder(merged_dir);
       files.push_back(std::make_unique<common::OutputFile>(merged));
       common::OutputFile* m = files.back().get();
-      others.push_back([&g, &r, &opt, m] { report::write_merged_swimlane_to(*m, g, r, opt); });
+      // PyPTO's swimlane tool writes its bubble analysis beside it; analyzers read both.
+      files.push_back(
+          std::make_unique<common::OutputFile>((merged_dir / kBubbleAnalysisFile).string()));
+      common::OutputFile* b = files.back().get();
+      others.push_back(
+          [&g, &r, &opt, m, b] { report::write_merged_swimlane_to(*m, g, r, opt, b); });
     }
     if (opt.on_file) {
       for (const auto& f : files) opt.on_file(f->path());

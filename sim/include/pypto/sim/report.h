@@ -21,11 +21,15 @@ namespace pypto::sim {
 // PyPTO's merge hints of a compiled leaf task (trace/swimlane_writer.h).
 using LeafMergeHint = trace::LeafMergeHint;
 
+// The name of PyPTO's bubble analysis, written beside the merged swimlane.
+inline constexpr const char* kBubbleAnalysisFile = "bubble_analysis.log";
+
 struct ReportOptions {
   bool trace_json = true;
   bool swim_json = true;
   std::size_t max_flow_edges = 200'000;  // dependency arrows beyond this are left out
-  // Also PyPTO's merged swimlane, at this path relative to the report folder (empty: not).
+  // Also PyPTO's merged swimlane, at this path relative to the report folder (empty: not),
+  // and its bubble analysis (kBubbleAnalysisFile) in the same folder.
   std::string merged_swimlane;
   // write_reports calls this with each file's path before writing it (the CLI's progress
   // line names the file being written). Contract: it may throw; the files are then removed

@@ -49,4 +49,16 @@ struct SwimlaneRun {
 void write_merged_swimlane(std::ostream& os, const SwimlaneRun& run,
                            const std::function<void()>& every_records = {});
 
+// Writes PyPTO's bubble analysis of `run` (bubble_analysis.log, which PyPTO's
+// draw_swim_lane.py writes beside its merged swimlane, and which PyPTO's analyzers and docs
+// read the kernel time from) to `os`, as that tool defines each figure: per core that ran
+// tasks, in core order (named as the swimlane's lanes), its task count; "Core Total Work
+// Time", its last end minus the run's first start (the largest over the cores is the kernel
+// time); "Total Wait Time", its idle time from the run's first start; "Wait Schedule Time",
+// the part of it while its next task was ready (start minus the later of the core's previous
+// end and the task's last predecessor's end); "Wait Predecessor Time", the rest; then its
+// three tasks that waited longest while ready. The run's ten longest such waits come first.
+// Times in microseconds with three decimals; ties keep the lower task id first.
+void write_bubble_analysis(std::ostream& os, const SwimlaneRun& run);
+
 }  // namespace pypto::trace
