@@ -138,6 +138,12 @@ void warn_unrecorded(const trace::LoadedTrace& trace) {
     std::cerr << "pypto-sim: warning: " << trace.placeholder_tasks
               << " placeholder tasks of the swimlane (its \"Fake Core\" lane: tasks without a "
                  "record) count as zero-cost dependency nodes";
+    if (trace.kernel_placeholders > 0) {
+      std::cerr << "; " << trace.kernel_placeholders
+                << " of them name a compiled leaf (leafHash and operands, not a HUB): tasks that "
+                   "ran without a record, whose core time the replay leaves out (their "
+                   "successors may start early)";
+    }
     if (trace.merged_placeholders > 0) {
       std::cerr << "; " << trace.merged_placeholders
                 << " of them were drawn at the same time as another and are merged with it";
