@@ -24,7 +24,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calibrate_from_board_facts as facts  # noqa: E402  (the fact recordings' one writer)
 
-SAMPLES = "traces/samples"
+SAMPLES = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "traces",
+                                       "samples"))
 
 
 def repo_recordings(out):
