@@ -221,6 +221,28 @@ TEST_CASE("swimlane: a board swimlane's structure, placeholders of a root withou
   CHECK(succ_ids(g, t2) == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 65540}});
 }
 
+TEST_CASE("swimlane: the recorded makespan is PyPTO's AICore end to end, AI-CPU lanes left out") {
+  TempDir tmp;
+  // draw_swim_lane.py's print_aicore_summary spans the AIC/AIV tasks only: the AI-CPU task
+  // before them and the placeholder after them do not count (3 to 9 us, not 0 to 12).
+  const std::string text =
+      R"({"traceEvents":[
+{"ph":"M","name":"thread_name","pid":1,"tid":1000,"args":{"name":"Fake Core_0"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":1002,"args":{"name":"AIC_1"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":1050,"args":{"name":"AIV_25"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":1200,"args":{"name":"AI-CPU_100"}})" +
+      task(1200, 0, 2, 1) + task(1002, 3, 2, 2) + task(1050, 6, 3, 3) + task(1000, 11, 1, 4) +
+      arrow(1, 1200, 2, 1002, 3) + arrow(2, 1002, 5, 1050, 6) + arrow(3, 1050, 9, 1000, 11) + "]}";
+  const LoadedTrace lt = load(tmp.write("cpu.json", text));
+  const TaskGraph& g = lt.graph;
+  CHECK(g.core_type[find(g, 0, 1)] == CoreType::kAicpu);
+  REQUIRE(g.recorded_makespan_ps.has_value());
+  CHECK(*g.recorded_makespan_ps == 6000000);
+  // Starts stay relative to the first recorded task of any lane.
+  CHECK(g.recorded_start_ps[find(g, 0, 1)] == 0);
+  CHECK(g.recorded_start_ps[find(g, 0, 2)] == 3000000);
+}
+
 TEST_CASE("swimlane: a producer's successors keep the order of its arrows") {
   TempDir tmp;
   // draw_swim_lane.py draws a task's arrows in its successor list's order, the order the AICPU

@@ -543,10 +543,17 @@ ReadTrace SwimlaneReader::run() {
 
   // Recorded times: µs since the first start of a recorded task.
   double min_ts = std::numeric_limits<double>::infinity(), max_end = 0;
+  // PyPTO's AICore end to end (print_aicore_summary): AIC/AIV lanes only, placeholders out.
+  double core_ts = std::numeric_limits<double>::infinity(), core_end = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     if (fake_[i]) continue;
     min_ts = std::min(min_ts, tasks_[i].ts);
     max_end = std::max(max_end, tasks_[i].ts + tasks_[i].dur);
+    const Lane::Kind k = lanes_[tasks_[i].lane].kind;
+    if (k == Lane::Kind::kAic || k == Lane::Kind::kAiv) {
+      core_ts = std::min(core_ts, tasks_[i].ts);
+      core_end = std::max(core_end, tasks_[i].ts + tasks_[i].dur);
+    }
   }
   if (!(min_ts <= max_end)) {
     throw TraceError(path_ +
@@ -631,7 +638,9 @@ ReadTrace SwimlaneReader::run() {
                                        "same time, which the flow arrows cannot tell apart)"
                                  : std::string()));
   }
-  out.graph.recorded_makespan_ps = static_cast<common::TimePs>(span_ps);
+  out.graph.recorded_makespan_ps =
+      core_ts <= core_end ? static_cast<common::TimePs>(std::nearbyint((core_end - core_ts) * 1e6))
+                          : common::TimePs{0};
   out.format = TraceFormat::kSwimlane;
   out.placeholder_tasks = placeholders;
   out.kernel_placeholders = kernel_placeholders;
