@@ -142,6 +142,21 @@ expect_error "recording on 950pr" "but chip 950pr has 32 AIC" -- \
   "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" --chip 950pr -o "$TMP/x"
 "$SIM" run "$SAMPLES/pipeline.ndjson" --chip auto -q -o "$TMP/autonative" && grep -q '"chip": "a2"' "$TMP/autonative/stats.json" \
   && ok "--chip auto on a native trace is a2" || bad "auto chip on a native trace"
+# A native trace's header names the chip it was made for: --chip auto (the default) takes a
+# preset, warns about another name, and a chip given on the command line wins.
+sed '1s/"chip":"a2"/"chip":"a2-20c"/' "$SAMPLES/pipeline.ndjson" >"$TMP/hint20.ndjson"
+sed '1s/"chip":"a2"/"chip":"910B9"/' "$SAMPLES/pipeline.ndjson" >"$TMP/hintx.ndjson"
+"$SIM" run "$TMP/hint20.ndjson" --no-trace -o "$TMP/hint20" >"$TMP/out" 2>"$TMP/err" \
+  && grep -q '"chip": "a2-20c"' "$TMP/hint20/stats.json" \
+  && grep -q "using a2-20c (named by .*hint20.ndjson's header)" "$TMP/err" \
+  && ok "--chip auto takes a native header's chip" || bad "header chip: $(cat "$TMP/out" "$TMP/err")"
+"$SIM" run "$TMP/hint20.ndjson" --chip a2 --no-trace -q -o "$TMP/hint24" 2>"$TMP/err" \
+  && grep -q '"chip": "a2"' "$TMP/hint24/stats.json" && [[ ! -s "$TMP/err" ]] \
+  && ok "--chip a2 wins over the header's chip" || bad "--chip over the header: $(cat "$TMP/err")"
+"$SIM" run "$TMP/hintx.ndjson" --no-trace -q -o "$TMP/hintx" 2>"$TMP/err" \
+  && grep -q '"chip": "a2"' "$TMP/hintx/stats.json" \
+  && grep -q 'warning: .*hintx.ndjson.s header names chip "910B9", which is no preset (.*a2-20c.*); --chip auto uses a2' "$TMP/err" \
+  && ok "a header chip that is no preset is named in a warning" || bad "unknown header chip: $(cat "$TMP/err")"
 
 # --- replay metrics, with and without trace.json ---------------------------------------------
 "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" --no-trace -q -o "$TMP/nt" \
