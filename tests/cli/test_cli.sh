@@ -142,6 +142,21 @@ expect_error "recording on 950pr" "but chip 950pr has 32 AIC" -- \
   "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" --chip 950pr -o "$TMP/x"
 "$SIM" run "$SAMPLES/pipeline.ndjson" --chip auto -q -o "$TMP/autonative" && grep -q '"chip": "a2"' "$TMP/autonative/stats.json" \
   && ok "--chip auto on a native trace is a2" || bad "auto chip on a native trace"
+# A native trace's header names the chip it was made for: --chip auto (the default) takes a
+# preset, warns about another name, and a chip given on the command line wins.
+sed '1s/"chip":"a2"/"chip":"a2-20c"/' "$SAMPLES/pipeline.ndjson" >"$TMP/hint20.ndjson"
+sed '1s/"chip":"a2"/"chip":"910B9"/' "$SAMPLES/pipeline.ndjson" >"$TMP/hintx.ndjson"
+"$SIM" run "$TMP/hint20.ndjson" --no-trace -o "$TMP/hint20" >"$TMP/out" 2>"$TMP/err" \
+  && grep -q '"chip": "a2-20c"' "$TMP/hint20/stats.json" \
+  && grep -q "using a2-20c (named by .*hint20.ndjson's header)" "$TMP/err" \
+  && ok "--chip auto takes a native header's chip" || bad "header chip: $(cat "$TMP/out" "$TMP/err")"
+"$SIM" run "$TMP/hint20.ndjson" --chip a2 --no-trace -q -o "$TMP/hint24" 2>"$TMP/err" \
+  && grep -q '"chip": "a2"' "$TMP/hint24/stats.json" && [[ ! -s "$TMP/err" ]] \
+  && ok "--chip a2 wins over the header's chip" || bad "--chip over the header: $(cat "$TMP/err")"
+"$SIM" run "$TMP/hintx.ndjson" --no-trace -q -o "$TMP/hintx" 2>"$TMP/err" \
+  && grep -q '"chip": "a2"' "$TMP/hintx/stats.json" \
+  && grep -q 'warning: .*hintx.ndjson.s header names chip "910B9", which is no preset (.*a2-20c.*); --chip auto uses a2' "$TMP/err" \
+  && ok "a header chip that is no preset is named in a warning" || bad "unknown header chip: $(cat "$TMP/err")"
 
 # --- replay metrics, with and without trace.json ---------------------------------------------
 "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" --no-trace -q -o "$TMP/nt" \
@@ -217,6 +232,47 @@ if [[ -s "$TMP/ahead_run/topo.json" ]] && cmp -s "$TMP/ahead_run/topo.json" "$TM
   ok "topo.json written during the run: the same bytes as after one, no temporary left"
 else
   bad "topo.json written during the run differs or left files: $(ls -A "$TMP/ahead_run" | tr '\n' ' ')"
+fi
+# --- every recording the repository holds, replayed with default flags --------------------
+if /usr/bin/python3 "$SRC/tools/replay_fidelity.py" --sim "$SIM" -o "$TMP/rf" >"$TMP/rf.md" 2>"$TMP/rf.err"; then
+  ok "tools/replay_fidelity.py replays every recording"
+else
+  bad "tools/replay_fidelity.py: $(cat "$TMP/rf.err")"
+fi
+/usr/bin/python3 - "$TMP/rf.md" <<'PY' && ok "replay_fidelity: a row per recording, the board facts within 3 %" || bad "replay_fidelity table: $(cat "$TMP/rf.md")"
+import sys
+rows = [l.split("|")[1:-1] for l in open(sys.argv[1]) if l.startswith("| ") and "---" not in l][1:]
+assert len(rows) == 7, rows
+for r in rows:
+    if r[0].strip().startswith("board fact"):
+        err = float(r[2].split("%")[0])
+        assert abs(err) < 3.0, r
+        assert float(r[3].split("/")[0]) < 1.0, r  # median start error, us
+PY
+# A swimlane placeholder naming a compiled leaf and its operands is a task without a record.
+/usr/bin/python3 - "$TMP/leafph.json" <<'PY'
+import json, sys
+lane = lambda tid, name: {"args": {"name": name}, "cat": "__metadata", "name": "thread_name",
+                          "ph": "M", "pid": 1, "tid": tid}
+def task(tid, ts, dur, task_id, name, hint):
+    return {"args": dict(hint, taskId=task_id, seqNo=0), "cat": "event", "name": name, "ph": "X",
+            "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+leaf = {"event-hint": "Task:[0-1-2], leafHash:77, TaskId:65538", "ioperand-hint": "[{1: {}}]",
+        "ooperand-hint": "[{2: {}}]"}
+hub = {"event-hint": "Task:[0-1-1], leafHash:0, TaskId:65537", "ioperand-hint": "",
+       "ooperand-hint": ""}
+rec = {"event-hint": "Task:[0-1-0], leafHash:5, TaskId:65536"}
+ev = [lane(1000, "Fake Core_0"), lane(1002, "AIC_1"),
+      task(1002, 0.0, 2.0, 65536, "0-1-0-82-0()", rec), task(1000, 2.5, 1.0, 65537, "0-1-1(fake)", hub),
+      task(1000, 4.0, 1.0, 65538, "0-1-2(fake)", leaf), task(1002, 6.0, 2.0, 65539, "0-1-3-82-0()", rec)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+if "$SIM" run "$TMP/leafph.json" -q --no-trace -o "$TMP/leafph" 2>"$TMP/leafph.err" &&
+   grep -q "2 placeholder tasks" "$TMP/leafph.err" &&
+   grep -q "1 of them name a compiled leaf" "$TMP/leafph.err"; then
+  ok "swimlane: the warning counts placeholders that name a compiled leaf"
+else
+  bad "swimlane leaf placeholders: $(cat "$TMP/leafph.err")"
 fi
 NO_LEFTOVER="$TMP/ahead_fail" expect_error "a run that fails after topo.json was started leaves no folder" \
   "has no AIV cores" -- "$SIM" run "$TMP/ahead.ndjson" --set cores.aiv_per_aic=0 -o "$TMP/ahead_fail/deep"

@@ -89,6 +89,7 @@ TEST_CASE("swimlane: the sample reads as the same graph and times as dyn_topo.tx
   CHECK(g.core_type[hub] == CoreType::kHub);
   CHECK(g.pred_count[hub] == 2);
   CHECK(sw.placeholder_tasks == 1);
+  CHECK(sw.kernel_placeholders == 0);  // the HUB's hint names a leafHash but no operands
   CHECK(sw.merged_placeholders == 0);
   // 300 ticks of 50 MHz = 6 us; the recording spans 26.6 us.
   CHECK(g.recorded_ns[find(g, 0, 1)] == 6000);
@@ -139,14 +140,24 @@ TEST_CASE("swimlane: a board swimlane's structure, placeholders of a root withou
   // made up): µs since boot, hints and sync events in args, arrows starting at the producer's
   // end, counters on tid 1. Root 85 has no record at all: its placeholders Q0..Q2 are laid out
   // one after another, its arrow Q2 -> Q0 points back in time, and Q0 is drawn at the same
-  // time as root 82's entry placeholder P0, so the two merge.
+  // time as root 82's entry placeholder P0, so the two merge. P0..P2 and Q0 are HUBs (leafHash
+  // 0, no operands); Q1 and Q2 name a compiled leaf and its operands: tasks without a record.
   const std::string hint =
       R"("event-hint":"Task:[0-1-1], rootHash:17, callOpMagic:10001, leafHash:5, TaskId:65537",)"
       R"("ioperand-hint":"[{857: {'shape': [-1, 5120], 'dtype': 8, 'rawmagic': 517}}]",)"
       R"("ooperand-hint":"[]","execution-hint":"Average Execution Time: 2.0\n","color":"",)";
+  const std::string hub_hint =
+      R"("event-hint":"Task:[0-1-0], rootHash:17, callOpMagic:10086, leafHash:0, TaskId:65536",)"
+      R"("ioperand-hint":"","ooperand-hint":"","color":"fake",)";
+  const std::string leaf_hint =
+      R"("event-hint":"Task:[0-1-6], rootHash:19, callOpMagic:10045, leafHash:59, TaskId:65542",)"
+      R"("ioperand-hint":"[{10464: {'shape': [32, 192], 'dtype': 1, 'rawmagic': 5010}}]",)"
+      R"("ooperand-hint":"[{10498: {'shape': [32, 5120], 'dtype': 3, 'rawmagic': 5028}}]",)"
+      R"("color":"fake",)";
   const auto x = [&](int id, int tid, const char* ts, const char* dur, int task_id,
                      const char* name, bool fake) {
-    return std::string(",\n{\"args\":{") + (fake ? std::string(R"("color":"fake",)") : hint) +
+    const bool leaf = fake && std::string(name).find("-85-7") != std::string::npos;
+    return std::string(",\n{\"args\":{") + (fake ? (leaf ? leaf_hint : hub_hint) : hint) +
            "\"taskId\":" + std::to_string(task_id) + R"(,"seqNo":0,"wrapId":-1)" +
            (fake ? ""
                  : R"(,"syncEvents":[{"idx":0,"time":1000.5,"type":"CV_SYNC_SET","eventid":0}])") +
@@ -190,6 +201,7 @@ TEST_CASE("swimlane: a board swimlane's structure, placeholders of a root withou
   const LoadedTrace lt = load(tmp.write("board.json", text));
   const TaskGraph& g = lt.graph;
   CHECK(lt.placeholder_tasks == 6);
+  CHECK(lt.kernel_placeholders == 2);  // Q1, Q2
   CHECK(lt.merged_placeholders == 1);
   CHECK(lt.dropped_placeholder_arrows == 1);
   // Without the dropped arrow, Q0 -> Q1 -> Q2 -> Q0 would be a cycle.
@@ -207,6 +219,28 @@ TEST_CASE("swimlane: a board swimlane's structure, placeholders of a root withou
   CHECK(succ_ids(g, find(g, 0, 65539)) ==
         std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 65538}});
   CHECK(succ_ids(g, t2) == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 65540}});
+}
+
+TEST_CASE("swimlane: the recorded makespan is PyPTO's AICore end to end, AI-CPU lanes left out") {
+  TempDir tmp;
+  // draw_swim_lane.py's print_aicore_summary spans the AIC/AIV tasks only: the AI-CPU task
+  // before them and the placeholder after them do not count (3 to 9 us, not 0 to 12).
+  const std::string text =
+      R"({"traceEvents":[
+{"ph":"M","name":"thread_name","pid":1,"tid":1000,"args":{"name":"Fake Core_0"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":1002,"args":{"name":"AIC_1"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":1050,"args":{"name":"AIV_25"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":1200,"args":{"name":"AI-CPU_100"}})" +
+      task(1200, 0, 2, 1) + task(1002, 3, 2, 2) + task(1050, 6, 3, 3) + task(1000, 11, 1, 4) +
+      arrow(1, 1200, 2, 1002, 3) + arrow(2, 1002, 5, 1050, 6) + arrow(3, 1050, 9, 1000, 11) + "]}";
+  const LoadedTrace lt = load(tmp.write("cpu.json", text));
+  const TaskGraph& g = lt.graph;
+  CHECK(g.core_type[find(g, 0, 1)] == CoreType::kAicpu);
+  REQUIRE(g.recorded_makespan_ps.has_value());
+  CHECK(*g.recorded_makespan_ps == 6000000);
+  // Starts stay relative to the first recorded task of any lane.
+  CHECK(g.recorded_start_ps[find(g, 0, 1)] == 0);
+  CHECK(g.recorded_start_ps[find(g, 0, 2)] == 3000000);
 }
 
 TEST_CASE("swimlane: a producer's successors keep the order of its arrows") {

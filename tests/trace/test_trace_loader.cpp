@@ -1008,6 +1008,39 @@ TEST_CASE("native start/end become recorded starts: dur and ops do not") {
   CHECK(s.graph.recorded_start_ps[2] == 200'000);
 }
 
+TEST_CASE("the recorded makespan is PyPTO's AICore end to end: AICPU records left out") {
+  // draw_swim_lane.py's print_aicore_summary spans the AIC/AIV tasks only, as the simulated
+  // task span does; an AICPU task before or after them moves neither.
+  TempDir tmp;
+  const LoadedTrace n = load(tmp.write(
+      "cpu.ndjson", kHeader +
+                        "{\"id\":0,\"core\":\"AICPU\",\"start\":0,\"end\":3000,\"succ\":[1]}\n"
+                        "{\"id\":1,\"core\":\"AIV\",\"start\":4000,\"end\":6000,\"succ\":[2]}\n"
+                        "{\"id\":2,\"core\":\"AIC\",\"start\":6500,\"end\":9000,\"succ\":[3]}\n"
+                        "{\"id\":3,\"core\":\"AICPU\",\"start\":9500,\"end\":20000}\n"));
+  REQUIRE(n.graph.recorded_makespan_ps.has_value());
+  CHECK(*n.graph.recorded_makespan_ps == 5000 * 1000ull);
+  CHECK(n.graph.recorded_start_ps[1] == 4000 * 1000ull);  // from the first start of any task
+
+  // dyn_topo.txt + prof: ticks of 20 ns; AICPU 0-100, AIV 110-150, AIC 160-300.
+  const std::string topo =
+      tmp.write("dyn_topo.txt",
+                "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
+                "staticSuccCount,successors\n"
+                "0,0,0,1000,10,0,5000,AICPU,0,-1,1,1\n"
+                "0,1,0,1000,11,1,5001,AIV,1,-1,1,2\n"
+                "0,2,0,1000,12,2,5002,AIC,2,-1,0\n");
+  const std::string prof = tmp.write(
+      "prof.json",
+      R"([{"blockIdx":72,"coreType":"AICPU","tasks":[{"taskId":0,"execStart":1000,"execEnd":1100}]},
+          {"blockIdx":24,"coreType":"AIV","tasks":[{"taskId":1,"execStart":1110,"execEnd":1150}]},
+          {"blockIdx":0,"coreType":"AIC","tasks":[{"taskId":2,"execStart":1160,"execEnd":1300}]}])");
+  const LoadedTrace b = load(topo, prof);
+  REQUIRE(b.graph.recorded_makespan_ps.has_value());
+  CHECK(*b.graph.recorded_makespan_ps == 190 * 20000ull);
+  CHECK(b.graph.recorded_start_ps[find(b.graph, 0, 1)] == 110 * 20000ull);
+}
+
 // ---- limits: every number read from a file is checked before use (issue 12) ----
 
 TEST_CASE("a number too large for a double names the file, record, key and value",

@@ -620,6 +620,8 @@ class ProfJoin {
 
   std::uint64_t joined = 0, min_start = ~std::uint64_t(0), max_end = 0, total_records = 0;
   std::string min_start_where, max_end_where;
+  // The same over AIC/AIV records only: the recording's AICore end to end.
+  std::uint64_t core_start = ~std::uint64_t(0), core_end = 0;
   model::RecordedCores cores;  // blockIdx per core type: which chip the recording ran on
   bool any_block_idx = false;
 
@@ -746,6 +748,10 @@ void ProfJoin::check_block(const ProfBlock& blk) {
       max_end = rec.end;
       max_place_ = here;
     }
+    if (common::is_dispatchable(*block_core)) {
+      core_start = std::min(core_start, rec.start);
+      core_end = std::max(core_end, rec.end);
+    }
     ++joined;
   }
   if (blk.rec_bad) semantic_error(bwhere + blk.rec_bad_msg);
@@ -851,6 +857,8 @@ ReadTrace load_board(const std::string& path, TraceFormat format, const LoadOpti
   work.path = prof_path;
   work.min_start_ticks = join.min_start;
   work.max_end_ticks = join.max_end;
+  work.aicore_start_ticks = join.core_start;
+  work.aicore_end_ticks = join.core_end;
   work.min_start_where = std::move(join.min_start_where);
   work.max_end_where = std::move(join.max_end_where);
   out.format = format;

@@ -94,12 +94,15 @@ class NativeReader {
   bool any_interval_ = false;
   std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
   std::uint64_t min_start_line_ = 0, max_end_line_ = 0;
+  // The same over AIC/AIV tasks only: the recording's AICore end to end.
+  std::uint64_t core_start_ = ~std::uint64_t(0), core_end_ = 0;
 };
 
 // Recorded times become ps relative to the first start (one rule for a whole read and for a
-// graph assembled from pushed device tasks).
-void make_starts_relative(sched::TaskGraph& g, std::uint64_t min_start_ns, std::uint64_t span_ns) {
-  g.recorded_makespan_ps = span_ns * 1000;
+// graph assembled from pushed device tasks); the recorded makespan is the AICore end to end.
+void make_starts_relative(sched::TaskGraph& g, std::uint64_t min_start_ns,
+                          std::uint64_t aicore_span_ns) {
+  g.recorded_makespan_ps = aicore_span_ns * 1000;
   for (common::TimePs& s : g.recorded_start_ps) {
     if (s != common::kNever) s = (s - min_start_ns) * 1000;
   }
@@ -291,6 +294,10 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
       max_end_ = r.end;
       max_end_line_ = r.line;
     }
+    if (common::is_dispatchable(r.core)) {
+      core_start_ = std::min(core_start_, r.start);
+      core_end_ = std::max(core_end_, r.end);
+    }
   } else if (r.seen & kDur) {
     t.recorded_ns = static_cast<std::uint32_t>(r.dur);
   }
@@ -382,7 +389,10 @@ ReadTrace NativeReader::run() {
   } catch (const TraceError& e) {
     throw TraceError(path_ + ": " + e.what());
   }
-  if (has_interval) make_starts_relative(out.graph, min_start_, span_ns);
+  if (has_interval) {
+    make_starts_relative(out.graph, min_start_,
+                         core_start_ <= core_end_ ? core_end_ - core_start_ : 0);
+  }
   out.format = TraceFormat::kNative;
   out.chip_hint = header().chip_hint;
   if (!work_.task_ops.empty()) permute_column(work_.task_ops, moved);

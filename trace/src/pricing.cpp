@@ -124,7 +124,10 @@ void price_ticks(sched::TaskGraph& g, const W& w, double mhz) {
     g.recorded_start_ps[t] = static_cast<common::TimePs>(
         std::nearbyint(static_cast<double>(g.recorded_start_ps[t] - min_start) * 1e6 / mhz));
   }
-  g.recorded_makespan_ps = static_cast<common::TimePs>(span_ps);
+  const std::uint64_t core0 = w.aicore_start_ticks, core1 = w.aicore_end_ticks;
+  g.recorded_makespan_ps = core0 <= core1 ? static_cast<common::TimePs>(std::nearbyint(
+                                                static_cast<double>(core1 - core0) * 1e6 / mhz))
+                                          : common::TimePs{0};
 }
 
 // Fixed-latency graphs: execTime cycles at the AICore clock (task i is record i).

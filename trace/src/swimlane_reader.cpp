@@ -88,6 +88,7 @@ struct Task {
   std::uint64_t event = 0;
   std::uint32_t task_id = 0, seq = 0;
   std::string kernel;
+  bool compiled_leaf = false;  // a nonzero leafHash and operands: a kernel, not a HUB
 };
 
 // One end of a flow arrow.
@@ -115,12 +116,14 @@ Field field_of(std::string_view k) {
   if (k == "args") return Field::kArgs;
   return Field::kOther;
 }
-enum class ArgField { kName, kTaskId, kSeqNo, kHint, kOther };
+enum class ArgField { kName, kTaskId, kSeqNo, kHint, kInputs, kOutputs, kOther };
 ArgField arg_of(std::string_view k) {
   if (k == "name") return ArgField::kName;
   if (k == "taskId") return ArgField::kTaskId;
   if (k == "seqNo") return ArgField::kSeqNo;
   if (k == "event-hint") return ArgField::kHint;
+  if (k == "ioperand-hint") return ArgField::kInputs;
+  if (k == "ooperand-hint") return ArgField::kOutputs;
   return ArgField::kOther;
 }
 
@@ -196,7 +199,7 @@ void SwimlaneReader::read_event(std::uint64_t index) {
     read_held(js_, v, tmp_);
     js_.semantic_error(where(index) + ": expected an object, got " + brief(v.view()));
   }
-  HeldScalar ph, name, cat, pid, tid, ts, dur, id, a_name, a_task, a_seq, a_hint;
+  HeldScalar ph, name, cat, pid, tid, ts, dur, id, a_name, a_task, a_seq, a_hint, a_in, a_out;
   K args_kind = K::kNone;
   js_.begin_object();
   bool first = true;
@@ -227,6 +230,8 @@ void SwimlaneReader::read_event(std::uint64_t index) {
             case ArgField::kTaskId: read_held(js_, a_task, tmp_); break;
             case ArgField::kSeqNo: read_held(js_, a_seq, tmp_); break;
             case ArgField::kHint: read_held(js_, a_hint, tmp_); break;
+            case ArgField::kInputs: read_held(js_, a_in, tmp_); break;
+            case ArgField::kOutputs: read_held(js_, a_out, tmp_); break;
             case ArgField::kOther: js_.skip_value(); break;
           }
         }
@@ -300,11 +305,17 @@ void SwimlaneReader::read_event(std::uint64_t index) {
       x.kernel = n.substr(open + 1, n.size() - open - 2);
     }
   }
-  if (x.kernel.empty() && a_hint.kind == K::kString) {
+  if (a_hint.kind == K::kString) {
     const std::size_t at = a_hint.s.find("leafHash:");
     if (at != std::string::npos) {
       const std::size_t b = at + 9, e = a_hint.s.find_first_of(", ", b);
-      x.kernel = "leaf" + a_hint.s.substr(b, e == std::string::npos ? e : e - b);
+      const std::string hash = a_hint.s.substr(b, e == std::string::npos ? e : e - b);
+      // HUBs have neither a leaf nor operands; a task of a compiled leaf names both.
+      const auto names = [](const HeldScalar& v) {
+        return v.kind == K::kString && !v.s.empty() && v.s != "[]";
+      };
+      x.compiled_leaf = !hash.empty() && hash != "0" && (names(a_in) || names(a_out));
+      if (x.kernel.empty()) x.kernel = "leaf" + hash;
     }
   }
   if (x.kernel.empty()) x.kernel = "unnamed";
@@ -414,7 +425,7 @@ ReadTrace SwimlaneReader::run() {
   fake_.assign(n, false);
   model::RecordedCores cores;
   bool numbering_known = true;
-  std::uint64_t placeholders = 0;
+  std::uint64_t placeholders = 0, kernel_placeholders = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     const Task& x = tasks_[i];
     Lane& l = lanes_[x.lane];
@@ -432,6 +443,7 @@ ReadTrace SwimlaneReader::run() {
       case Lane::Kind::kFake:
         fake_[i] = true;
         ++placeholders;
+        kernel_placeholders += x.compiled_leaf;
         break;
       case Lane::Kind::kAic:
       case Lane::Kind::kAiv: {
@@ -531,10 +543,17 @@ ReadTrace SwimlaneReader::run() {
 
   // Recorded times: µs since the first start of a recorded task.
   double min_ts = std::numeric_limits<double>::infinity(), max_end = 0;
+  // PyPTO's AICore end to end (print_aicore_summary): AIC/AIV lanes only, placeholders out.
+  double core_ts = std::numeric_limits<double>::infinity(), core_end = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     if (fake_[i]) continue;
     min_ts = std::min(min_ts, tasks_[i].ts);
     max_end = std::max(max_end, tasks_[i].ts + tasks_[i].dur);
+    const Lane::Kind k = lanes_[tasks_[i].lane].kind;
+    if (k == Lane::Kind::kAic || k == Lane::Kind::kAiv) {
+      core_ts = std::min(core_ts, tasks_[i].ts);
+      core_end = std::max(core_end, tasks_[i].ts + tasks_[i].dur);
+    }
   }
   if (!(min_ts <= max_end)) {
     throw TraceError(path_ +
@@ -619,9 +638,12 @@ ReadTrace SwimlaneReader::run() {
                                        "same time, which the flow arrows cannot tell apart)"
                                  : std::string()));
   }
-  out.graph.recorded_makespan_ps = static_cast<common::TimePs>(span_ps);
+  out.graph.recorded_makespan_ps =
+      core_ts <= core_end ? static_cast<common::TimePs>(std::nearbyint((core_end - core_ts) * 1e6))
+                          : common::TimePs{0};
   out.format = TraceFormat::kSwimlane;
   out.placeholder_tasks = placeholders;
+  out.kernel_placeholders = kernel_placeholders;
   out.merged_placeholders = merged;
   out.dropped_placeholder_arrows = dropped;
   if (numbering_known && (cores.any_aic || cores.any_aiv)) out.recorded_cores = cores;

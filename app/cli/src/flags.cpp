@@ -165,8 +165,8 @@ po::options_description chip_options(Common& c) {
   d.add_options()("help,h", "show this help")(
       "prof", po::value(&c.prof), "tilefwk_L1_prof_data.json with recorded times (board traces)")(
       "chip", po::value(&c.chip),
-      "chip preset (pypto-sim config --list), or auto: the preset that fits a board "
-      "recording's cores (default: auto for board recordings, else a2)")(
+      "chip preset (pypto-sim config --list), or auto (the default): the preset that fits a "
+      "board recording's cores or that a native trace's header names, else a2")(
       "config", po::value(&c.config), "chip config YAML file (may start with 'base: <preset>')")(
       "set", po::value(&c.sets)->composing(),
       "override a config value: --set l2.ways=8 (repeatable)");

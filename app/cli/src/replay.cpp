@@ -2,6 +2,7 @@
 // What run, compare and calibrate share once their flags are read (replay.h).
 #include "replay.h"
 
+#include <algorithm>
 #include <iostream>
 #include <utility>
 #include <vector>
@@ -110,6 +111,26 @@ trace::LoadedTrace load_with_chip(const Common& c, const std::string& path, cons
       chip = model::resolve_chip_config(fits.front(), "", c.sets);
     }
   }
+  // A native trace names the chip it was made for (a timed replay, a compiled kernel, a
+  // recording of a 20-cluster part): --chip auto takes it when it is a preset.
+  const std::string& hint = read.trace.chip_hint;
+  if (auto_chip && !read.trace.recorded_cores && !hint.empty() && hint != chip.chip.name) {
+    const std::vector<std::string> presets = model::list_chip_presets();
+    if (std::find(presets.begin(), presets.end(), hint) != presets.end()) {
+      chip = model::resolve_chip_config(hint, "", c.sets);
+      if (!c.quiet) {
+        bar.clear();
+        std::cerr << "pypto-sim: --chip auto: using " << hint << " (named by " << path
+                  << "'s header)\n";
+      }
+    } else {
+      bar.clear();
+      std::cerr << "pypto-sim: warning: " << path << "'s header names chip \"" << hint
+                << "\", which is no preset (";
+      for (std::size_t i = 0; i < presets.size(); ++i) std::cerr << (i ? ", " : "") << presets[i];
+      std::cerr << "); --chip auto uses " << chip.chip.name << " (--chip or --config to choose)\n";
+    }
+  }
   trace::LoadedTrace trace = trace::price_trace(std::move(read), chip);
   if (trace.recorded_cores) {
     if (auto_chip) {
@@ -138,6 +159,12 @@ void warn_unrecorded(const trace::LoadedTrace& trace) {
     std::cerr << "pypto-sim: warning: " << trace.placeholder_tasks
               << " placeholder tasks of the swimlane (its \"Fake Core\" lane: tasks without a "
                  "record) count as zero-cost dependency nodes";
+    if (trace.kernel_placeholders > 0) {
+      std::cerr << "; " << trace.kernel_placeholders
+                << " of them name a compiled leaf (leafHash and operands, not a HUB): tasks that "
+                   "ran without a record, whose core time the replay leaves out (their "
+                   "successors may start early)";
+    }
     if (trace.merged_placeholders > 0) {
       std::cerr << "; " << trace.merged_placeholders
                 << " of them were drawn at the same time as another and are merged with it";

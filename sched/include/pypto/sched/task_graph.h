@@ -82,7 +82,8 @@ struct TaskGraph {
   // it empty and the simulator estimates it from the graph (sim/workspace.h).
   std::optional<WorkspaceFigures> workspace;
 
-  // Recorded on a board: makespan of the whole recording (first start to last end).
+  // Recorded on a board: PyPTO's AICore end to end of the recording (first AIC/AIV start to
+  // last AIC/AIV end; AICPU tasks and placeholders left out), as the simulated task span.
   std::optional<common::TimePs> recorded_makespan_ps;
   std::string source;  // where it came from, for messages and stats
 

@@ -58,6 +58,9 @@ struct UnpricedWork {
   // The recording's first execStart and last execEnd (ticks) and where they are.
   std::uint64_t min_start_ticks = 0, max_end_ticks = 0;
   std::string min_start_where, max_end_where;
+  // The first execStart and last execEnd of the AIC/AIV records (PyPTO's AICore end to end,
+  // the recorded makespan); start above end when there is none.
+  std::uint64_t aicore_start_ticks = ~std::uint64_t(0), aicore_end_ticks = 0;
 
   // ---- fixed-latency graphs ----
   // Per task, execTime as written (cycles >= 0; a HUB's is 0): a non-negative integer (raw),

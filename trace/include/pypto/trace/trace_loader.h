@@ -73,6 +73,10 @@ struct LoadedTrace {
   // joined with another drawn at the same time (a flow arrow cannot tell them apart).
   std::uint64_t placeholder_tasks = 0;
   std::uint64_t merged_placeholders = 0;
+  // Of the placeholders, those whose hints name a compiled leaf (a nonzero leafHash and
+  // operands; a HUB has neither): tasks that ran on a core without a record, whose time the
+  // replay cannot include.
+  std::uint64_t kernel_placeholders = 0;
   // Merged swimlanes: flow arrows from or to a placeholder that end before they start (a
   // placeholder's position is drawn, not recorded), dropped as no dependency the run had.
   std::uint64_t dropped_placeholder_arrows = 0;
