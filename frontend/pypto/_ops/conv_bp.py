@@ -31,40 +31,42 @@ from .movement import concat, reshape, view
 _BP_DTYPES = (DataType.DT_FP16, DataType.DT_BF16)
 
 
-class ConvBpTileL1Info:
+class _BpTile:
+    """What both tile infos share: their fields checked as positive ints, a repr naming them
+    and equality by value."""
+
+    _FIELDS: Tuple[str, ...] = ()
+
+    def _set(self, values: Sequence[int]) -> None:
+        for name, v in zip(self._FIELDS, values):
+            setattr(self, name, _pos_int(f"pypto_impl.{type(self).__name__}", name, v))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)}"
+                                                     for f in self._FIELDS) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and repr(self) == repr(other)
+
+
+class ConvBpTileL1Info(_BpTile):
     """The L1 tile of conv_backward_input (PyPTO's ``pypto_impl.ConvBpTileL1Info``): tileML1
     input positions (Hi x Wi merged), tileNL1 input channels, tileKL1 of Cout x Kh x Kw."""
 
     _FIELDS = ("tileML1", "tileNL1", "tileKL1")
 
     def __init__(self, tileML1: int = 16, tileNL1: int = 16, tileKL1: int = 16):  # noqa: N803
-        for name, v in zip(self._FIELDS, (tileML1, tileNL1, tileKL1)):
-            setattr(self, name, _pos_int("pypto_impl.ConvBpTileL1Info", name, v))
-
-    def __repr__(self) -> str:
-        return "ConvBpTileL1Info(" + ", ".join(f"{f}={getattr(self, f)}"
-                                               for f in self._FIELDS) + ")"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ConvBpTileL1Info) and repr(self) == repr(other)
+        self._set((tileML1, tileNL1, tileKL1))
 
 
-class ConvBpTileL0Info:
+class ConvBpTileL0Info(_BpTile):
     """The L0 tile of conv_backward_input (PyPTO's ``pypto_impl.ConvBpTileL0Info``): tileML0,
     tileNL0 and tileKL0, the matmul's L0 tile on its M, N and K axes."""
 
     _FIELDS = ("tileML0", "tileNL0", "tileKL0")
 
     def __init__(self, tileML0: int = 16, tileNL0: int = 16, tileKL0: int = 16):  # noqa: N803
-        for name, v in zip(self._FIELDS, (tileML0, tileNL0, tileKL0)):
-            setattr(self, name, _pos_int("pypto_impl.ConvBpTileL0Info", name, v))
-
-    def __repr__(self) -> str:
-        return "ConvBpTileL0Info(" + ", ".join(f"{f}={getattr(self, f)}"
-                                               for f in self._FIELDS) + ")"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ConvBpTileL0Info) and repr(self) == repr(other)
+        self._set((tileML0, tileNL0, tileKL0))
 
 
 def _refuse_950(api: str) -> None:
