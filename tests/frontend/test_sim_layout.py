@@ -13,7 +13,8 @@ U8, I8, I16, I32, I64 = (pypto.DT_UINT8, pypto.DT_INT8, pypto.DT_INT16, pypto.DT
                          pypto.DT_INT64)
 F16, BF16, F32 = pypto.DT_FP16, pypto.DT_BF16, pypto.DT_FP32
 TORCH = {U8: torch.uint8, I8: torch.int8, I16: torch.int16, I32: torch.int32,
-         I64: torch.int64, F16: torch.float16, BF16: torch.bfloat16, F32: torch.float32}
+         I64: torch.int64, F16: torch.float16, BF16: torch.bfloat16, F32: torch.float32,
+         pypto.DT_BOOL: torch.bool}
 FZ = pypto.TileOpFormat.TILEOP_FRACTAL_Z
 
 
@@ -84,7 +85,7 @@ def test_uint8_saturating_cast_and_sum():
     @pypto.frontend.jit(runtime_options=SIM)
     def kern(xi: pypto.Tensor([1, 4], F32), yo: pypto.Tensor([1, 4], U8),
              mx: pypto.Tensor([1, 1], U8)):
-        pypto.set_vec_tile_shapes(1, 4)
+        pypto.set_vec_tile_shapes(1, 32)  # a reduction's last tile size is 32-byte aligned
         q = pypto.cast(xi, U8, pypto.CastMode.CAST_RINT, pypto.SaturationMode.ON)
         yo.move(q)
         mx.move(pypto.amax(q, -1, keepdim=True))
