@@ -108,7 +108,7 @@ def classify(entry: Dict[str, str]) -> Row:
                        "frontend/pypto/_compat.py (then regenerate with tools/compat_table.py)")
         if name in _compat.IGNORED:
             return Row(name, kind, src, IGNORED, _compat.IGNORED[name])
-        return Row(name, kind, src, SUPPORTED, "")
+        return Row(name, kind, src, SUPPORTED, _compat.LIMITED.get(name, ""))
     if listed is None:
         return Row(name, kind, src, "", err,
                    f"pypto.{name} is missing and not listed: add it to UNSUPPORTED in "
@@ -149,7 +149,8 @@ def render(rows: List[Row]) -> str:
         "Every public name of PyPTO's `pypto` package (its `__init__.py`, the pages of its API",
         "reference and the option keys of `@pypto.frontend.jit`), as pypto-sim's `pypto` has it:",
         "",
-        f"* **{SUPPORTED}** ({counts[SUPPORTED]}): present and acting as in PyPTO;",
+        f"* **{SUPPORTED}** ({counts[SUPPORTED]}): present and acting as in PyPTO (a note, "
+        "where there is one, names the part pypto-sim refuses and why);",
         f"* **{IGNORED}** ({counts[IGNORED]}): present and validated like PyPTO validates it, "
         "with no effect on the simulator (why: in the note);",
         f"* **{UNSUPPORTED}** ({counts[UNSUPPORTED]}): absent, or a stub that raises "

@@ -39,9 +39,8 @@ void run_binary_int(double* d, const Operand& a, const Operand& b, std::int64_t 
                [f](double x, double y) { return f(as_i64(x), as_i64(y)) != 0 ? 1.0 : 0.0; });
     return;
   }
-  const int bits = int_bits(dt);
-  run_binary(d, a, b, n, [f, bits](double x, double y) {
-    return sign_extend(std::uint64_t(f(as_i64(x), as_i64(y))), bits);
+  run_binary(d, a, b, n, [f, dt](double x, double y) {
+    return narrow_int(std::uint64_t(f(as_i64(x), as_i64(y))), dt);
   });
 }
 

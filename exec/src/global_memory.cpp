@@ -70,6 +70,8 @@ struct IntElem {
 template <>
 struct Elem<DType::kInt8> : IntElem<std::int8_t> {};
 template <>
+struct Elem<DType::kUInt8> : IntElem<std::uint8_t> {};
+template <>
 struct Elem<DType::kInt16> : IntElem<std::int16_t> {};
 template <>
 struct Elem<DType::kInt32> : IntElem<std::int32_t> {};
@@ -95,6 +97,7 @@ void with_dtype(DType d, Fn&& fn) {
     case DType::kInt32: fn(std::integral_constant<DType, DType::kInt32>{}); return;
     case DType::kInt64: fn(std::integral_constant<DType, DType::kInt64>{}); return;
     case DType::kBool: fn(std::integral_constant<DType, DType::kBool>{}); return;
+    case DType::kUInt8: fn(std::integral_constant<DType, DType::kUInt8>{}); return;
   }
 }
 

@@ -41,6 +41,7 @@ inline std::uint64_t wrap64(double t) {
 inline int int_bits(DType d) {
   switch (d) {
     case DType::kInt8: return 8;
+    case DType::kUInt8: return 8;
     case DType::kInt16: return 16;
     case DType::kInt32: return 32;
     default: return 64;
@@ -54,6 +55,12 @@ inline double sign_extend(std::uint64_t u, int bits) {
   return double(std::int64_t(u << sh) >> sh);
 }
 
+// The low bits of u as a value of integer dtype d: sign-extended, zero-extended for DT_UINT8.
+inline double narrow_int(std::uint64_t u, DType d) {
+  if (d == DType::kUInt8) return double(u & 0xffu);
+  return sign_extend(u, int_bits(d));
+}
+
 // What x86 cvtt* produce for NaN/inf/out of range ("integer indefinite"), as torch shows it:
 // int8/int16 go through int32, so they keep the low bits of INT32_MIN (0).
 inline double int_indefinite(DType d) {
@@ -62,9 +69,12 @@ inline double int_indefinite(DType d) {
   return 0.0;
 }
 
-inline double int_min(DType d) { return -std::ldexp(1.0, int_bits(d) - 1); }
+inline double int_min(DType d) {
+  return d == DType::kUInt8 ? 0.0 : -std::ldexp(1.0, int_bits(d) - 1);
+}
 inline double int_max(DType d) {
   // INT64_MAX has no double; the largest double below 2^63 stands in for it.
+  if (d == DType::kUInt8) return 255.0;
   return d == DType::kInt64 ? 9223372036854774784.0 : std::ldexp(1.0, int_bits(d) - 1) - 1;
 }
 
@@ -74,13 +84,13 @@ inline double to_int(double v, DType d, IntConv c) {
   switch (c) {
     case IntConv::kWrap:
       if (!std::isfinite(v)) return int_indefinite(d);
-      return sign_extend(wrap64(std::trunc(v)), int_bits(d));
+      return narrow_int(wrap64(std::trunc(v)), d);
     case IntConv::kFromFloat:
       if (d == DType::kInt64) return (v >= -kTwo63 && v < kTwo63) ? std::trunc(v) : -kTwo63;
       {
         const std::int32_t i =
             (v > -2147483649.0 && v < 2147483648.0) ? std::int32_t(v) : INT32_MIN;
-        return sign_extend(std::uint64_t(std::int64_t(i)), int_bits(d));
+        return narrow_int(std::uint64_t(std::int64_t(i)), d);
       }
     case IntConv::kSaturate:
       if (std::isnan(v)) return 0.0;

@@ -22,7 +22,8 @@ from typing import Dict
 
 from ._errors import PyptoNotImplementedError
 
-__all__ = ["IGNORED", "IGNORED_OPTION_GROUPS", "IGNORED_OPTIONS", "UNSUPPORTED", "PyptoUnsupportedError",
+__all__ = ["IGNORED", "IGNORED_OPTION_GROUPS", "IGNORED_OPTIONS", "LIMITED", "UNSUPPORTED",
+           "PyptoUnsupportedError",
            "unsupported_reason", "module_getattr"]
 
 
@@ -79,24 +80,29 @@ IGNORED_OPTION_GROUPS: Dict[str, str] = {
                      "trace.json, swim.json, CostModelSimulationOutput/merged_swimlane.json)",
 }
 
+# ---- supported with a limit: the table's note says which part raises and why --------------
+_TRANSDATA_LIMIT = ("TILEOP_FRACTAL_Z (NCHW weights, with group) is simulated; the targets "
+                    "whose tensors have 5 or 6 axes (TILEOP_NC1HWC0, TILEOP_NDC1HWC0, "
+                    "TILEOP_FRACTAL_Z_3D, TILEOP_ND back from NC1HWC0) raise "
+                    "PyptoNotImplementedError: pypto-sim's compiler holds tensors of 1 to 4 axes")
+
+LIMITED: Dict[str, str] = {
+    "transdata": _TRANSDATA_LIMIT,
+    "Tensor.transdata": _TRANSDATA_LIMIT,
+}
+
 # ---- not supported: absent from this package -----------------------------------------------
-_VERIFY = ("PyPTO's verify builds func's graph and checks it with its pass-by-pass golden "
-           "verification (verify_options enable_pass_verify), which pypto-sim does not run; "
+_VERIFY = ("PyPTO's verify (runtime.py) runs no kernel and returns nothing: it traces "
+           "func(inputs, outputs) into a graph and logs its pass-by-pass golden verification "
+           "against goldens (verify_options enable_pass_verify), which pypto-sim does not run; "
            "SIM computes real numbers: run the kernel and compare its outputs with torch")
 
 UNSUPPORTED: Dict[str, str] = {
-    "SatStatus": ("PyPTO exports it from its native module (next to SymbolicScalar) without "
-                  "documenting it: no API page or docstring gives its members or meaning, so "
-                  "there is nothing to reproduce"),
+    "SatStatus": ("PyPTO's __init__.py imports it from symbolic_scalar.py, which takes it from "
+                  "the native pypto_impl module; neither the Python sources nor pypto_impl's "
+                  "type stubs (pypto_impl/__init__.pyi) nor an API page give its members or "
+                  "meaning, so there is nothing to reproduce"),
     "verify": _VERIFY,
-    "pack": ("its result is DT_UINT8, a dtype pypto-sim's compiler does not hold (it computes "
-             "in fp32/fp16/bf16, int8 to int64 and bool)"),
-    "transdata": ("it converts 4-D/5-D tensors to and from the NC1HWC0 and Fractal_Z layouts "
-                  "(5-D shapes); pypto-sim's tensors have 1 to 4 axes and its NZ tensors hold "
-                  "ND data"),
-    "Tensor.transdata": ("pypto.transdata is not supported: it converts 4-D/5-D tensors to and "
-                         "from the NC1HWC0 and Fractal_Z layouts (5-D shapes); pypto-sim's "
-                         "tensors have 1 to 4 axes"),
 }
 
 

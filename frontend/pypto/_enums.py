@@ -42,10 +42,18 @@ class RunMode(enum.IntEnum):
 
 
 class TileOpFormat(enum.Enum):
-    """Storage layout of a tensor. NZ pads the last dim to 32 bytes and the second-to-last to 16."""
+    """Storage layout of a tensor. NZ pads the last dim to 32 bytes and the second-to-last to 16.
+
+    The other members name pypto.transdata's target layouts (PyPTO's convolution formats); a
+    tensor's own format is ND or NZ.
+    """
 
     TILEOP_ND = 0
     TILEOP_NZ = 1
+    TILEOP_NC1HWC0 = 2
+    TILEOP_NDC1HWC0 = 3
+    TILEOP_FRACTAL_Z = 4
+    TILEOP_FRACTAL_Z_3D = 5
 
     def __str__(self) -> str:
         return self.name

@@ -76,10 +76,11 @@ class TensorAnnotation:
             raise PyptoTypeError(
                 f"pypto.Tensor: dtype must be a pypto DataType such as pypto.DT_FP32, got "
                 f"{type(dtype).__name__} {dtype!r}")
-        if format is not None and not isinstance(format, TileOpFormat):
+        if format is not None and format not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
             raise PyptoTypeError(
                 f"pypto.Tensor: format must be pypto.TileOpFormat.TILEOP_ND or TILEOP_NZ, got "
-                f"{type(format).__name__} {format!r}")
+                f"{type(format).__name__} {format!r} (the other formats name transdata's "
+                "conversions)")
         if not isinstance(name, str):
             raise PyptoTypeError(f"pypto.Tensor: name must be a str, got {name!r}")
         self.dtype = dtype
@@ -589,7 +590,7 @@ _FORWARDED = ("axpy_", "hypot", "prelu", "sin", "cos", "where", "lrelu", "topk",
               "sort32", "mrgsort", "sign", "signbit", "exp2", "expm1", "log1p", "log10", "log2",
               "argmax", "argmin", "round", "ceil", "trunc", "gather", "gathermask", "index_add",
               "cumsum", "cumprod", "gcd", "triu", "tril", "pad", "fillpad", "scatter_update",
-              "scatter_", "scatter", "var", "prod")
+              "scatter_", "scatter", "var", "prod", "transdata")
 for _name in _FORWARDED:
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _forward(_name))

@@ -222,6 +222,7 @@ std::uint32_t dtype_bytes(DType d) {
     case DType::kInt32: return 4;
     case DType::kInt64: return 8;
     case DType::kBool: return 1;
+    case DType::kUInt8: return 1;
   }
   return 0;
 }
@@ -236,6 +237,7 @@ std::string_view to_string(DType d) {
     case DType::kInt32: return "int32";
     case DType::kInt64: return "int64";
     case DType::kBool: return "bool";
+    case DType::kUInt8: return "uint8";
   }
   return "?";
 }
@@ -250,6 +252,7 @@ bool parse_dtype(std::string_view s, DType* out) {
       {"bf16", DType::kBf16},   {"bfloat16", DType::kBf16}, {"int8", DType::kInt8},
       {"int16", DType::kInt16}, {"int32", DType::kInt32},   {"int", DType::kInt32},
       {"int64", DType::kInt64}, {"long", DType::kInt64},    {"bool", DType::kBool},
+      {"uint8", DType::kUInt8},
   };
   const auto lower = [](char c) {
     return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;

@@ -120,6 +120,7 @@ struct Harness {
         break;
       }
       case DType::kBool: *q = v != 0; break;
+      case DType::kUInt8: *q = std::uint8_t(v); break;
     }
   }
 
@@ -163,6 +164,7 @@ struct Harness {
         return double(x);
       }
       case DType::kBool: return *q;
+      case DType::kUInt8: return *q;
     }
     return 0;
   }
@@ -475,6 +477,25 @@ TEST_CASE("integer results wrap and bool is nonzero", "[tile_exec][dtype]") {
                DType::kInt32) == std::vector<double>{1, -67153019});
   CHECK(binary(TileOpcode::kAdd, DType::kBool, {1, 0, 1}, {1, 0, 0}, DType::kBool) ==
         std::vector<double>{1, 0, 1});
+}
+
+TEST_CASE("uint8 wraps modulo 256 and converts like torch.uint8", "[tile_exec][dtype]") {
+  CHECK(round_to_dtype(256 + 7, DType::kUInt8) == 7);
+  CHECK(round_to_dtype(-1, DType::kUInt8) == 255);
+  // torch: 200 + 100 = 44, 100 - 200 = 156, 200 * 3 = 88 (uint8 wraps).
+  CHECK(binary(TileOpcode::kAdd, DType::kUInt8, {200, 255}, {100, 1}, DType::kUInt8) ==
+        std::vector<double>{44, 0});
+  CHECK(binary(TileOpcode::kSub, DType::kUInt8, {100, 0}, {200, 1}, DType::kUInt8) ==
+        std::vector<double>{156, 255});
+  CHECK(with_scalar(TileOpcode::kMul, DType::kUInt8, {200}, 3, DType::kUInt8) ==
+        std::vector<double>{88});
+  Harness h;
+  const std::uint32_t f = h.buffer(DType::kFp32, {-1, 300, 255.9, -3.7, 1e10});
+  const std::int32_t u8 = h.local(DType::kUInt8, {5});
+  h.load(u8, f);
+  h.run();
+  // torch (x86): through int32, then the low byte: -1 -> 255, 300 -> 44, -3.7 -> 253.
+  CHECK(h.tile(u8) == std::vector<double>{255, 44, 255, 253, 0});
 }
 
 TEST_CASE("loads convert like torch's .to()", "[tile_exec][load]") {

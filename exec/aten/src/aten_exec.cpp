@@ -34,6 +34,7 @@ at::ScalarType scalar_type(DType d) {
     case DType::kInt32: return at::kInt;
     case DType::kInt64: return at::kLong;
     case DType::kBool: return at::kBool;
+    case DType::kUInt8: return at::kByte;
   }
   return at::kFloat;
 }
@@ -43,6 +44,7 @@ bool is_float(DType d) { return d == DType::kFp32 || d == DType::kFp16 || d == D
 int int_bits(DType d) {
   switch (d) {
     case DType::kInt8: return 8;
+    case DType::kUInt8: return 8;
     case DType::kInt16: return 16;
     case DType::kInt32: return 32;
     default: return 64;
@@ -405,9 +407,11 @@ void AtenExecutor::execute(const TaskProgram& p) const {
           }
           if (sat) {
             // Clamp to the dtype's range (INT64_MAX as the largest double below 2^63), NaN 0.
-            const double lo = -std::ldexp(1.0, int_bits(dt) - 1);
-            const double hi =
-                dt == DType::kInt64 ? 9223372036854774784.0 : std::ldexp(1.0, int_bits(dt) - 1) - 1;
+            const bool u8 = dt == DType::kUInt8;
+            const double lo = u8 ? 0.0 : -std::ldexp(1.0, int_bits(dt) - 1);
+            const double hi = u8                    ? 255.0
+                              : dt == DType::kInt64 ? 9223372036854774784.0
+                                                    : std::ldexp(1.0, int_bits(dt) - 1) - 1;
             at::Tensor v = s.to(at::kDouble);
             if (is_float(from)) v = integerize(v, cm);
             loc[d] = at::nan_to_num(v, 0.0, hi, lo).clamp(lo, hi).to(to);

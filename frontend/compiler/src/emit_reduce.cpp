@@ -42,6 +42,7 @@ double pair_identity(TileOpcode pair, DType d) {
   const auto int_max = [d]() -> double {
     switch (d) {
       case DType::kInt8: return 127;
+      case DType::kUInt8: return 255;
       case DType::kInt16: return 32767;
       case DType::kInt32: return 2147483647;
       case DType::kBool: return 1;
@@ -51,7 +52,8 @@ double pair_identity(TileOpcode pair, DType d) {
   switch (pair) {
     case TileOpcode::kAdd: return -0.0;  // -0 + v == v, also for v == -0
     case TileOpcode::kMul: return 1.0;
-    case TileOpcode::kMaximum: return is_float ? -inf : d == DType::kBool ? 0 : -int_max() - 1;
+    case TileOpcode::kMaximum:
+      return is_float ? -inf : (d == DType::kBool || d == DType::kUInt8) ? 0 : -int_max() - 1;
     default: return is_float ? inf : int_max();
   }
 }

@@ -55,6 +55,7 @@ std::int64_t read_element(const Kernel& k, const ExprNode& n, const std::int64_t
       std::memcpy(&v, src, 1);
       return v;
     }
+    case DType::kUInt8: return src[0];
     case DType::kInt16: {
       std::int16_t v;
       std::memcpy(&v, src, 2);

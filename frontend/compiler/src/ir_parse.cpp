@@ -117,14 +117,14 @@ class Parser {
     static const std::pair<const char*, DType> kMap[] = {
         {"DT_FP32", DType::kFp32},   {"DT_FP16", DType::kFp16},   {"DT_BF16", DType::kBf16},
         {"DT_INT8", DType::kInt8},   {"DT_INT16", DType::kInt16}, {"DT_INT32", DType::kInt32},
-        {"DT_INT64", DType::kInt64}, {"DT_BOOL", DType::kBool},
+        {"DT_INT64", DType::kInt64}, {"DT_BOOL", DType::kBool},   {"DT_UINT8", DType::kUInt8},
     };
     for (const auto& [name, d] : kMap) {
       if (s == name) return d;
     }
     fail_at(ctx, "dtype " + s +
                      " is not supported by the compiler (supported: DT_FP32, DT_FP16, "
-                     "DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_BOOL)");
+                     "DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_BOOL, DT_UINT8)");
   }
 
   void declare_slot(const std::string& name, const std::string& ctx) {

@@ -31,6 +31,7 @@ std::string dtype_tag(DType d) {
     case DType::kInt32: return "i32";
     case DType::kInt64: return "i64";
     case DType::kBool: return "bool";
+    case DType::kUInt8: return "u8";
   }
   return "x";
 }

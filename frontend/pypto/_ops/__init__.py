@@ -35,6 +35,7 @@ of them and re-exported here (``pypto`` re-exports this package's ``__all__``):
   ``unsqueeze``, ``expand_clone``, ``concat``, ``assemble``;
 * ``subscript``: ``Tensor.__getitem__`` and ``__setitem__``;
 * ``composites``: ops recorded as sequences of the others (``softmax``, ``rms_norm``, ...);
+* ``layout``: ``pack`` (a tensor's bytes as DT_UINT8) and ``transdata`` (Fractal_Z weights);
 * ``mx``: the Ascend 950's MX ops ``quant_mx`` and ``scaled_mm``;
 * ``cube``: ``matmul`` and the ``@`` operator; ``conv``: convolution on the cube and its
   tile shapes; ``conv_bp``: its input gradient (``conv_backward_input``) and tile shapes.
@@ -66,6 +67,7 @@ from .subscript import _getitem, _setitem
 from .composites import (LReLU, atomic_add, axpy, axpy_, deinterleave, dequantize,
                          expand_exp_dif, fillpad, gathermask, index_put_, indexput_, interleave,
                          pad, prelu, quantize, rms_norm, softmax, std, var)
+from .layout import pack, transdata
 from .cube import _matmul_operator, matmul
 from .random import normal
 from .mx import quant_mx, scaled_mm
@@ -97,5 +99,5 @@ __all__ = [
     "index_put_", "interleave", "deinterleave",
     "atomic_add", "conv", "set_conv_tile_shapes", "get_conv_tile_shapes", "normal",
     "conv_backward_input", "set_convbp_input_tile_shapes",
-    "quant_mx", "scaled_mm",
+    "quant_mx", "scaled_mm", "pack", "transdata",
 ]

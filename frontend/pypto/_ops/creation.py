@@ -87,6 +87,8 @@ def alloc(shape: Any, dtype: Optional[DataType] = None,
     shp = _shape_arg(shape, "Tensor")
     dt = DataType.DT_FP32 if dtype is None else _dtype_arg(dtype, "Tensor")
     fmt = TileOpFormat.TILEOP_ND if format is None else format
+    if fmt not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
+        _fail(PyptoTypeError, "Tensor", f"format must be TILEOP_ND or TILEOP_NZ, got {fmt!r}")
     return _wrap(_emit(tr, "alloc", [], {}, shp, dt, fmt))
 
 

@@ -14,10 +14,21 @@
 namespace pypto::model {
 
 // Element types the cost model and the frontend know. Sizes in bytes via dtype_bytes().
-enum class DType : std::uint8_t { kFp32, kFp16, kBf16, kInt8, kInt16, kInt32, kInt64, kBool };
+// kUInt8 comes last so the older members keep their values.
+enum class DType : std::uint8_t {
+  kFp32,
+  kFp16,
+  kBf16,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kBool,
+  kUInt8
+};
 std::uint32_t dtype_bytes(DType d);
 // "fp32"/"float32"/"float", "fp16"/"float16"/"half", "bf16"/"bfloat16", "int8", "int16",
-// "int32"/"int", "int64"/"long", "bool" (ASCII case-insensitive). Returns false and leaves
+// "int32"/"int", "int64"/"long", "bool", "uint8" (ASCII case-insensitive). Returns false and leaves
 // *out untouched for anything else.
 bool parse_dtype(std::string_view s, DType* out);
 // Canonical name ("fp32", "fp16", "bf16", "int8", "int16", "int32", "int64", "bool").
