@@ -868,8 +868,8 @@ TEST_CASE("unsupported or malformed IR is a ConfigError naming the statement", "
                         kernel("bad", params, "", op("exp", in(0), val(2, "[8]"), "bad.py:4"))),
                     Contains("bad.py:4") && Contains("no vec_tile"));
   CHECK_THROWS_WITH(
-      pypto::compiler::compile(kernel("bad", param("x", 0, "[8]", "DT_UINT8"), "", "")),
-      Contains("DT_UINT8 is not supported"));
+      pypto::compiler::compile(kernel("bad", param("x", 0, "[8]", "DT_UINT16"), "", "")),
+      Contains("DT_UINT16 is not supported"));
   CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", params, "",
                                                     op("add", in(0) + "," + in(7), val(2, "[8]"),
                                                        "bad.py:5", R"("vec_tile":[8])"))),
