@@ -109,8 +109,21 @@ class __attribute__((visibility("hidden"))) DepTracker {
   // Starts task `task` (ids strictly increasing) of device task `device_task` (non-decreasing).
   void begin_task(std::uint32_t task, std::uint32_t device_task);
   // Record an access of the current task; reads of a task must come before its writes.
-  void read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes);
-  void write(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes);
+  // The common cases (a read of a buffer not written yet, a write at the end of a chunk's
+  // untouched tail) are inline: a tile makes one call per row.
+  void read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    if (inside(buffer, offset, bytes) && written_[buffer] == 0) {
+      log_read(buffer, offset, bytes);
+    } else {
+      access(buffer, offset, bytes, false);
+    }
+  }
+  void write(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    if (!inside(buffer, offset, bytes) || written_[buffer] == 0 ||
+        !write_at_tail(buffer, offset, bytes)) {
+      access(buffer, offset, bytes, true);
+    }
+  }
   // Predecessors of the current task found so far, each once.
   const std::vector<std::uint32_t>& preds() const { return preds_; }
 
@@ -131,14 +144,71 @@ class __attribute__((visibility("hidden"))) DepTracker {
     std::uint32_t walked;  // task+1 of the last writer that walked this node
   };
 
+  // Reads of a buffer nothing has written yet, in the order they came: each entry stands for
+  // `count` reads of `bytes` at offset + k * pitch (a tile's rows) by one task.
+  struct PendingReads {
+    std::uint64_t offset;
+    std::int64_t pitch;
+    std::uint64_t bytes;
+    std::uint32_t count;
+    std::uint32_t task;
+  };
+
+  // Whether [offset, offset + bytes) is a non-empty range inside `buffer` (else access()
+  // returns or throws).
+  bool inside(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) const {
+    return bytes != 0 && buffer < chunk_of_.size() &&
+           (offset + bytes + kChunkBytes - 1) / kChunkBytes <= chunk_of_[buffer].size();
+  }
+  // Logs a read of a buffer not written yet (see written_).
+  void log_read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    // Tiles read a row at a time: consecutive rows of one task at one pitch share an entry.
+    std::vector<PendingReads>& log = pending_[buffer];
+    if (!log.empty()) {
+      PendingReads& e = log.back();
+      const auto step = static_cast<std::int64_t>(offset - e.offset);
+      if (e.task == cur_ && e.bytes == bytes && (e.count == 1 || step == e.pitch * e.count)) {
+        if (e.count == 1) e.pitch = step;
+        ++e.count;
+        return;
+      }
+    }
+    log.push_back(PendingReads{offset, 0, bytes, 1, cur_});
+  }
+  // A write inside one existing chunk at or past the start of its last piece, which no task
+  // has read or written: the tail splits at the range's ends with no predecessor to report,
+  // as access_chunk() would do it. False (nothing done) for any other write.
+  bool write_at_tail(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    const std::uint64_t ci = offset / kChunkBytes;
+    const std::uint64_t cbase = ci * kChunkBytes;
+    if (offset + bytes > cbase + kChunkBytes) return false;
+    const std::int32_t c = chunk_of_[buffer][ci];
+    if (c < 0) return false;
+    std::vector<Piece>& p = chunks_[static_cast<std::size_t>(c)];
+    const auto a = static_cast<std::uint32_t>(offset - cbase);
+    const auto b = static_cast<std::uint32_t>(a + bytes);
+    const Piece& last = p.back();
+    if (a < last.begin || last.writer != kNone || last.readers != kNone) return false;
+    if (last.begin < a) p.push_back(Piece{a, kNone, kNone});
+    p.back().writer = cur_;
+    if (b < kChunkBytes) p.push_back(Piece{b, kNone, kNone});
+    return true;
+  }
   void access(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes, bool is_write);
   void access_chunk(std::vector<Piece>& pieces, std::uint32_t a, std::uint32_t b, bool is_write);
+  // Applies the reads deferred on `buffer` as they would have been applied when they came
+  // (before its first write: no writer to depend on, only reader lists to build).
+  void replay_reads(std::uint32_t buffer);
   void add_pred(std::uint32_t t);
   // Chunk `index` of `buffer`; when new, with room for the pieces that accesses of
   // `bytes` (the first one's length within it) would cut it into.
   std::vector<Piece>& chunk(std::uint32_t buffer, std::uint64_t index, std::uint32_t bytes);
 
   std::vector<std::vector<std::int32_t>> chunk_of_;  // per buffer: chunk index or -1
+  // Per buffer: written yet. Until then its reads cannot find a writer, so they are only
+  // logged (pending_) and enter the chunks at its first write, if one ever comes.
+  std::vector<std::uint8_t> written_;
+  std::vector<std::vector<PendingReads>> pending_;
   std::vector<std::vector<Piece>> chunks_;
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> device_task_of_;  // per task seen
