@@ -16,11 +16,11 @@
 
 namespace pypto::compiler::detail {
 
-// Calls f(byte_offset, bytes) for every maximal contiguous run of bytes the region covers
-// (rows of the region after dropping broadcast and size-1 axes and merging contiguous
-// axes), in increasing address order for row-major regions. Nothing for an empty region.
+// Calls f(first_byte_offset, bytes, pitch_bytes, count) for every row of maximal contiguous
+// runs of bytes the region covers: `count` runs of `bytes` at first + k * pitch (a tile's
+// rows in one call), in the order for_each_segment() gives them. Nothing for an empty region.
 template <class F>
-void for_each_segment(const GlobalRegion& r, F&& f) {
+void for_each_segment_run(const GlobalRegion& r, F&& f) {
   struct Axis {
     std::int64_t extent;
     std::int64_t stride;
@@ -50,24 +50,46 @@ void for_each_segment(const GlobalRegion& r, F&& f) {
     run = ax[m - 1].extent;
     outer = m - 1;
   }
+  const std::uint64_t bytes = static_cast<std::uint64_t>(run) * es;
+  if (outer == 0) {
+    f(static_cast<std::uint64_t>(r.offset_elems) * es, bytes, std::int64_t{0}, std::int64_t{1});
+    return;
+  }
+  // The innermost outer axis is the rows of a call; the axes outside it are walked here.
+  const int rows = outer - 1;
+  const auto pitch = static_cast<std::int64_t>(static_cast<std::uint64_t>(ax[rows].stride) * es);
   std::array<std::int64_t, kMaxRank> idx{};
   while (true) {
     std::int64_t off = r.offset_elems;
-    for (int k = 0; k < outer; ++k) off += idx[k] * ax[k].stride;
-    f(static_cast<std::uint64_t>(off) * es, static_cast<std::uint64_t>(run) * es);
-    int k = outer - 1;
+    for (int k = 0; k < rows; ++k) off += idx[k] * ax[k].stride;
+    f(static_cast<std::uint64_t>(off) * es, bytes, pitch, ax[rows].extent);
+    int k = rows - 1;
     while (k >= 0 && ++idx[k] == ax[k].extent) idx[k--] = 0;
     if (k < 0) break;
   }
 }
 
-// Calls f(byte_offset, bytes, burst_bytes) for every range access `x` moves between GM and a
-// core: the region's contiguous runs (for_each_segment) with its burst size; for a cube operand
-// of an NZ parameter, the runs of the fractal layout instead (column blocks of C0 = 32 bytes,
-// each laid out over all rows of the matrix: a tile moves one run of its rows x C0 per column
-// block it covers), when the region is a row-major window of that matrix.
+// Calls f(byte_offset, bytes) for every maximal contiguous run of bytes the region covers
+// (rows of the region after dropping broadcast and size-1 axes and merging contiguous
+// axes), in increasing address order for row-major regions. Nothing for an empty region.
+template <class F>
+void for_each_segment(const GlobalRegion& r, F&& f) {
+  for_each_segment_run(
+      r, [&](std::uint64_t first, std::uint64_t bytes, std::int64_t pitch, std::int64_t count) {
+        for (std::int64_t i = 0; i < count; ++i) {
+          f(first + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(pitch), bytes);
+        }
+      });
+}
+
+// Calls f(first_byte_offset, bytes, burst_bytes, pitch_bytes, count) for every row of ranges
+// (as for_each_segment_run() gives them) access `x` moves between GM and a core: the region's
+// contiguous runs (for_each_segment) with its burst size; for a cube operand of an NZ parameter,
+// the runs of the fractal layout instead (column blocks of C0 = 32 bytes, each laid out over all
+// rows of the matrix: a tile moves one run of its rows x C0 per column block it covers), when the
+// region is a row-major window of that matrix.
 template <class A, class F>
-void moved_ranges(const A& x, F&& f) {
+void moved_runs(const A& x, F&& f) {
   const GlobalRegion& r = x.r;
   const std::int64_t es = model::dtype_bytes(r.dtype);
   const std::int64_t c0 = es <= 32 ? 32 / es : 1, R = x.nz_rows, C = x.nz_cols;
@@ -86,8 +108,10 @@ void moved_ranges(const A& x, F&& f) {
     }
   }
   if (row_ax == -2 || col_ax == -2 || (row_ax < 0 && col_ax < 0)) {
-    for_each_segment(r,
-                     [&](std::uint64_t off, std::uint64_t bytes) { f(off, bytes, x.burst_bytes); });
+    for_each_segment_run(
+        r, [&](std::uint64_t first, std::uint64_t bytes, std::int64_t pitch, std::int64_t count) {
+          f(first, bytes, x.burst_bytes, pitch, count);
+        });
     return;
   }
   const std::int64_t tr = row_ax >= 0 ? r.shape[row_ax] : 1, tc = col_ax >= 0 ? r.shape[col_ax] : 1;
@@ -95,8 +119,21 @@ void moved_ranges(const A& x, F&& f) {
   const std::int64_t in = r.offset_elems % matrix, r0 = in / C, col0 = in % C;
   for (std::int64_t jb = col0 / c0; jb <= (col0 + tc - 1) / c0; ++jb) {
     const std::int64_t start = base + jb * R * c0 + r0 * c0;
-    f(static_cast<std::uint64_t>(start * es), static_cast<std::uint64_t>(tr * c0 * es), 0);
+    f(static_cast<std::uint64_t>(start * es), static_cast<std::uint64_t>(tr * c0 * es), 0u,
+      std::int64_t{0}, std::int64_t{1});
   }
+}
+
+// Calls f(byte_offset, bytes, burst_bytes) for every range access `x` moves between GM and a
+// core, one at a time (moved_runs()).
+template <class A, class F>
+void moved_ranges(const A& x, F&& f) {
+  moved_runs(x, [&](std::uint64_t first, std::uint64_t bytes, std::uint32_t burst,
+                    std::int64_t pitch, std::int64_t count) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      f(first + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(pitch), bytes, burst);
+    }
+  });
 }
 
 // Hidden: its calls within the Python module then go direct and may inline, not through the

@@ -71,8 +71,20 @@ LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::Ch
   for (const Access* x = begin; x != end; ++x) {
     if (!x->priced) continue;
     // Buffers start on 2^40 boundaries in the task graph: offsets keep their alignment.
-    moved_ranges(*x, [&](std::uint64_t off, std::uint64_t bytes, std::uint32_t burst) {
-      (x->write ? t.write_bytes : t.read_bytes) += model::mte_bytes(off, bytes, chip, burst);
+    std::uint64_t& sum = x->write ? t.write_bytes : t.read_bytes;
+    const auto granule = static_cast<std::int64_t>(chip.cost.mte_granule_bytes);
+    moved_runs(*x, [&](std::uint64_t first, std::uint64_t bytes, std::uint32_t burst,
+                       std::int64_t pitch, std::int64_t count) {
+      // Rows a whole number of granules apart (or cut in bursts) all move the same bytes.
+      if (count == 1 || (burst != 0 && burst < bytes) || (granule != 0 && pitch % granule == 0)) {
+        sum += static_cast<std::uint64_t>(count) * model::mte_bytes(first, bytes, chip, burst);
+        return;
+      }
+      for (std::int64_t i = 0; i < count; ++i) {
+        sum += model::mte_bytes(
+            first + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(pitch), bytes, chip,
+            burst);
+      }
     });
   }
   return t;
