@@ -331,8 +331,8 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, common::CoreType core, 
     t.scalar_cycles = chip_.cost.dynamic_shape_overhead_cycles;
   }
   const Access* acc = tb.acc.data();
-  t.cycles = leaf_compute_cycles(tb.p, leaf_traffic(acc, acc + tb.acc.size(), chip_), core, tiles,
-                                 t.scalar_cycles, chip_);
+  t.cycles = leaf_cycles_.cycles(tb.p, leaf_traffic(acc, acc + tb.acc.size(), chip_), core, tiles,
+                                 t.scalar_cycles);
   t.tiles = tiles;
   const Stmt& first = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()];
   t.sg_scope = first.sg_scope;
