@@ -203,6 +203,25 @@ BinaryStatus binary_values(TileOpcode op, double* y, const Operand& a, const Ope
     run_binary(y, a, b, n, [test](double u, double v) { return double(test(u, v)); });
     exact01 = true;
   };
+  // fp32 + - * / round in the same pass as the op (the same two steps per value, one walk).
+  const auto fp32 = [](double v) { return double(float(v)); };
+  if (dt == DType::kFp32) {
+    switch (op) {
+      case TileOpcode::kAdd:
+        run_binary(y, a, b, n, [fp32](double u, double v) { return fp32(u + v); });
+        return BinaryStatus::kOk;
+      case TileOpcode::kSub:
+        run_binary(y, a, b, n, [fp32](double u, double v) { return fp32(u - v); });
+        return BinaryStatus::kOk;
+      case TileOpcode::kMul:
+        run_binary(y, a, b, n, [fp32](double u, double v) { return fp32(u * v); });
+        return BinaryStatus::kOk;
+      case TileOpcode::kDiv:
+        run_binary(y, a, b, n, [fp32](double u, double v) { return fp32(u / v); });
+        return BinaryStatus::kOk;
+      default: break;
+    }
+  }
   switch (op) {
     case TileOpcode::kAdd: arith(wrap_add, [](double u, double v) { return u + v; }); break;
     case TileOpcode::kSub: arith(wrap_sub, [](double u, double v) { return u - v; }); break;

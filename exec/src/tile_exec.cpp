@@ -61,12 +61,13 @@ class Executor {
     s_.written.assign(nl, 0);
     for (std::size_t i = 0; i < nl; ++i) {
       const LocalTile& t = p_.locals[i];
-      const std::string what = "local " + std::to_string(i);
-      check_shape(t.shape, t.rank, what.c_str());
+      // The name is built only for a message (this runs for every local of every task).
+      const auto what = [i] { return "local " + std::to_string(i); };
+      if (!shape_ok(t.shape, t.rank)) check_shape(t.shape, t.rank, what().c_str());
       const std::int64_t n = numel(t.shape, t.rank);
       if (n > kMaxLocalElems) {
-        fail_program(what + " has shape " + shape_str(t.shape, t.rank) + " (" + std::to_string(n) +
-                     " elements), more than any on-chip buffer holds");
+        fail_program(what() + " has shape " + shape_str(t.shape, t.rank) + " (" +
+                     std::to_string(n) + " elements), more than any on-chip buffer holds");
       }
       s_.tiles[i].resize(std::size_t(n));
     }
@@ -92,6 +93,15 @@ class Executor {
       fail_program("global memory has " + std::to_string(mem_.base.size()) + " bases but " +
                    std::to_string(mem_.size_bytes.size()) + " sizes");
     }
+  }
+
+  // Whether check_shape() would pass.
+  static bool shape_ok(const std::int64_t* shape, int rank) {
+    if (rank > kMaxRank) return false;
+    for (int k = 0; k < rank; ++k) {
+      if (shape[k] < 0) return false;
+    }
+    return true;
   }
 
   void check_shape(const std::int64_t* shape, int rank, const char* what) const {

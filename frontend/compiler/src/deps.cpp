@@ -4,7 +4,9 @@
 // Chunks keep every lookup local (a tile row usually falls in one chunk), so 60,000 tasks
 // of 64 rows take a fraction of a second, where one big ordered map would chase pointers
 // through millions of nodes. Reader lists are persistent singly linked lists shared by
-// the pieces a split leaves behind, so a split never copies a list.
+// the pieces a split leaves behind, so a split never copies a list. Reads of a buffer not
+// written yet (a kernel's inputs) are only logged, a tile's rows in one entry: they enter
+// the chunks, in their order, at the buffer's first write, and never when none comes.
 #include "deps.h"
 
 #include <algorithm>
@@ -19,6 +21,8 @@ DepTracker::DepTracker(const std::vector<std::uint64_t>& buffer_bytes) {
   for (std::size_t b = 0; b < buffer_bytes.size(); ++b) {
     chunk_of_[b].assign((buffer_bytes[b] + kChunkBytes - 1) / kChunkBytes, -1);
   }
+  written_.assign(buffer_bytes.size(), 0);
+  pending_.resize(buffer_bytes.size());
 }
 
 void DepTracker::begin_task(std::uint32_t task, std::uint32_t device_task) {
@@ -51,14 +55,6 @@ std::vector<DepTracker::Piece>& DepTracker::chunk(std::uint32_t buffer, std::uin
   return chunks_[c];
 }
 
-void DepTracker::read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
-  access(buffer, offset, bytes, false);
-}
-
-void DepTracker::write(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
-  access(buffer, offset, bytes, true);
-}
-
 void DepTracker::access(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes,
                         bool is_write) {
   if (bytes == 0) return;
@@ -66,6 +62,14 @@ void DepTracker::access(std::uint32_t buffer, std::uint64_t offset, std::uint64_
                 (offset + bytes + kChunkBytes - 1) / kChunkBytes <= chunk_of_[buffer].size(),
             "DepTracker: access [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
                 ") outside buffer " + std::to_string(buffer));
+  if (!is_write && written_[buffer] == 0) {
+    log_read(buffer, offset, bytes);
+    return;
+  }
+  if (is_write && written_[buffer] == 0) {
+    written_[buffer] = 1;
+    replay_reads(buffer);
+  }
   std::uint64_t pos = offset;
   const std::uint64_t end = offset + bytes;
   while (pos < end) {
@@ -77,6 +81,21 @@ void DepTracker::access(std::uint32_t buffer, std::uint64_t offset, std::uint64_
                  is_write);
     pos = cend;
   }
+}
+
+void DepTracker::replay_reads(std::uint32_t buffer) {
+  std::vector<PendingReads> log;
+  log.swap(pending_[buffer]);
+  const std::uint32_t task = cur_, dt = cur_dt_;
+  for (const PendingReads& e : log) {
+    cur_ = e.task;
+    cur_dt_ = device_task_of_[e.task];
+    for (std::uint32_t k = 0; k < e.count; ++k) {
+      access(buffer, e.offset + static_cast<std::uint64_t>(e.pitch * k), e.bytes, false);
+    }
+  }
+  cur_ = task;
+  cur_dt_ = dt;
 }
 
 void DepTracker::access_chunk(std::vector<Piece>& p, std::uint32_t a, std::uint32_t b,

@@ -16,11 +16,11 @@
 
 namespace pypto::compiler::detail {
 
-// Calls f(byte_offset, bytes) for every maximal contiguous run of bytes the region covers
-// (rows of the region after dropping broadcast and size-1 axes and merging contiguous
-// axes), in increasing address order for row-major regions. Nothing for an empty region.
+// Calls f(first_byte_offset, bytes, pitch_bytes, count) for every row of maximal contiguous
+// runs of bytes the region covers: `count` runs of `bytes` at first + k * pitch (a tile's
+// rows in one call), in the order for_each_segment() gives them. Nothing for an empty region.
 template <class F>
-void for_each_segment(const GlobalRegion& r, F&& f) {
+void for_each_segment_run(const GlobalRegion& r, F&& f) {
   struct Axis {
     std::int64_t extent;
     std::int64_t stride;
@@ -50,24 +50,46 @@ void for_each_segment(const GlobalRegion& r, F&& f) {
     run = ax[m - 1].extent;
     outer = m - 1;
   }
+  const std::uint64_t bytes = static_cast<std::uint64_t>(run) * es;
+  if (outer == 0) {
+    f(static_cast<std::uint64_t>(r.offset_elems) * es, bytes, std::int64_t{0}, std::int64_t{1});
+    return;
+  }
+  // The innermost outer axis is the rows of a call; the axes outside it are walked here.
+  const int rows = outer - 1;
+  const auto pitch = static_cast<std::int64_t>(static_cast<std::uint64_t>(ax[rows].stride) * es);
   std::array<std::int64_t, kMaxRank> idx{};
   while (true) {
     std::int64_t off = r.offset_elems;
-    for (int k = 0; k < outer; ++k) off += idx[k] * ax[k].stride;
-    f(static_cast<std::uint64_t>(off) * es, static_cast<std::uint64_t>(run) * es);
-    int k = outer - 1;
+    for (int k = 0; k < rows; ++k) off += idx[k] * ax[k].stride;
+    f(static_cast<std::uint64_t>(off) * es, bytes, pitch, ax[rows].extent);
+    int k = rows - 1;
     while (k >= 0 && ++idx[k] == ax[k].extent) idx[k--] = 0;
     if (k < 0) break;
   }
 }
 
-// Calls f(byte_offset, bytes, burst_bytes) for every range access `x` moves between GM and a
-// core: the region's contiguous runs (for_each_segment) with its burst size; for a cube operand
-// of an NZ parameter, the runs of the fractal layout instead (column blocks of C0 = 32 bytes,
-// each laid out over all rows of the matrix: a tile moves one run of its rows x C0 per column
-// block it covers), when the region is a row-major window of that matrix.
+// Calls f(byte_offset, bytes) for every maximal contiguous run of bytes the region covers
+// (rows of the region after dropping broadcast and size-1 axes and merging contiguous
+// axes), in increasing address order for row-major regions. Nothing for an empty region.
+template <class F>
+void for_each_segment(const GlobalRegion& r, F&& f) {
+  for_each_segment_run(
+      r, [&](std::uint64_t first, std::uint64_t bytes, std::int64_t pitch, std::int64_t count) {
+        for (std::int64_t i = 0; i < count; ++i) {
+          f(first + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(pitch), bytes);
+        }
+      });
+}
+
+// Calls f(first_byte_offset, bytes, burst_bytes, pitch_bytes, count) for every row of ranges
+// (as for_each_segment_run() gives them) access `x` moves between GM and a core: the region's
+// contiguous runs (for_each_segment) with its burst size; for a cube operand of an NZ parameter,
+// the runs of the fractal layout instead (column blocks of C0 = 32 bytes, each laid out over all
+// rows of the matrix: a tile moves one run of its rows x C0 per column block it covers), when the
+// region is a row-major window of that matrix.
 template <class A, class F>
-void moved_ranges(const A& x, F&& f) {
+void moved_runs(const A& x, F&& f) {
   const GlobalRegion& r = x.r;
   const std::int64_t es = model::dtype_bytes(r.dtype);
   const std::int64_t c0 = es <= 32 ? 32 / es : 1, R = x.nz_rows, C = x.nz_cols;
@@ -86,8 +108,10 @@ void moved_ranges(const A& x, F&& f) {
     }
   }
   if (row_ax == -2 || col_ax == -2 || (row_ax < 0 && col_ax < 0)) {
-    for_each_segment(r,
-                     [&](std::uint64_t off, std::uint64_t bytes) { f(off, bytes, x.burst_bytes); });
+    for_each_segment_run(
+        r, [&](std::uint64_t first, std::uint64_t bytes, std::int64_t pitch, std::int64_t count) {
+          f(first, bytes, x.burst_bytes, pitch, count);
+        });
     return;
   }
   const std::int64_t tr = row_ax >= 0 ? r.shape[row_ax] : 1, tc = col_ax >= 0 ? r.shape[col_ax] : 1;
@@ -95,8 +119,21 @@ void moved_ranges(const A& x, F&& f) {
   const std::int64_t in = r.offset_elems % matrix, r0 = in / C, col0 = in % C;
   for (std::int64_t jb = col0 / c0; jb <= (col0 + tc - 1) / c0; ++jb) {
     const std::int64_t start = base + jb * R * c0 + r0 * c0;
-    f(static_cast<std::uint64_t>(start * es), static_cast<std::uint64_t>(tr * c0 * es), 0);
+    f(static_cast<std::uint64_t>(start * es), static_cast<std::uint64_t>(tr * c0 * es), 0u,
+      std::int64_t{0}, std::int64_t{1});
   }
+}
+
+// Calls f(byte_offset, bytes, burst_bytes) for every range access `x` moves between GM and a
+// core, one at a time (moved_runs()).
+template <class A, class F>
+void moved_ranges(const A& x, F&& f) {
+  moved_runs(x, [&](std::uint64_t first, std::uint64_t bytes, std::uint32_t burst,
+                    std::int64_t pitch, std::int64_t count) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      f(first + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(pitch), bytes, burst);
+    }
+  });
 }
 
 // Hidden: its calls within the Python module then go direct and may inline, not through the
@@ -109,8 +146,21 @@ class __attribute__((visibility("hidden"))) DepTracker {
   // Starts task `task` (ids strictly increasing) of device task `device_task` (non-decreasing).
   void begin_task(std::uint32_t task, std::uint32_t device_task);
   // Record an access of the current task; reads of a task must come before its writes.
-  void read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes);
-  void write(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes);
+  // The common cases (a read of a buffer not written yet, a write at the end of a chunk's
+  // untouched tail) are inline: a tile makes one call per row.
+  void read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    if (inside(buffer, offset, bytes) && written_[buffer] == 0) {
+      log_read(buffer, offset, bytes);
+    } else {
+      access(buffer, offset, bytes, false);
+    }
+  }
+  void write(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    if (!inside(buffer, offset, bytes) || written_[buffer] == 0 ||
+        !write_at_tail(buffer, offset, bytes)) {
+      access(buffer, offset, bytes, true);
+    }
+  }
   // Predecessors of the current task found so far, each once.
   const std::vector<std::uint32_t>& preds() const { return preds_; }
 
@@ -131,14 +181,71 @@ class __attribute__((visibility("hidden"))) DepTracker {
     std::uint32_t walked;  // task+1 of the last writer that walked this node
   };
 
+  // Reads of a buffer nothing has written yet, in the order they came: each entry stands for
+  // `count` reads of `bytes` at offset + k * pitch (a tile's rows) by one task.
+  struct PendingReads {
+    std::uint64_t offset;
+    std::int64_t pitch;
+    std::uint64_t bytes;
+    std::uint32_t count;
+    std::uint32_t task;
+  };
+
+  // Whether [offset, offset + bytes) is a non-empty range inside `buffer` (else access()
+  // returns or throws).
+  bool inside(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) const {
+    return bytes != 0 && buffer < chunk_of_.size() &&
+           (offset + bytes + kChunkBytes - 1) / kChunkBytes <= chunk_of_[buffer].size();
+  }
+  // Logs a read of a buffer not written yet (see written_).
+  void log_read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    // Tiles read a row at a time: consecutive rows of one task at one pitch share an entry.
+    std::vector<PendingReads>& log = pending_[buffer];
+    if (!log.empty()) {
+      PendingReads& e = log.back();
+      const auto step = static_cast<std::int64_t>(offset - e.offset);
+      if (e.task == cur_ && e.bytes == bytes && (e.count == 1 || step == e.pitch * e.count)) {
+        if (e.count == 1) e.pitch = step;
+        ++e.count;
+        return;
+      }
+    }
+    log.push_back(PendingReads{offset, 0, bytes, 1, cur_});
+  }
+  // A write inside one existing chunk at or past the start of its last piece, which no task
+  // has read or written: the tail splits at the range's ends with no predecessor to report,
+  // as access_chunk() would do it. False (nothing done) for any other write.
+  bool write_at_tail(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+    const std::uint64_t ci = offset / kChunkBytes;
+    const std::uint64_t cbase = ci * kChunkBytes;
+    if (offset + bytes > cbase + kChunkBytes) return false;
+    const std::int32_t c = chunk_of_[buffer][ci];
+    if (c < 0) return false;
+    std::vector<Piece>& p = chunks_[static_cast<std::size_t>(c)];
+    const auto a = static_cast<std::uint32_t>(offset - cbase);
+    const auto b = static_cast<std::uint32_t>(a + bytes);
+    const Piece& last = p.back();
+    if (a < last.begin || last.writer != kNone || last.readers != kNone) return false;
+    if (last.begin < a) p.push_back(Piece{a, kNone, kNone});
+    p.back().writer = cur_;
+    if (b < kChunkBytes) p.push_back(Piece{b, kNone, kNone});
+    return true;
+  }
   void access(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes, bool is_write);
   void access_chunk(std::vector<Piece>& pieces, std::uint32_t a, std::uint32_t b, bool is_write);
+  // Applies the reads deferred on `buffer` as they would have been applied when they came
+  // (before its first write: no writer to depend on, only reader lists to build).
+  void replay_reads(std::uint32_t buffer);
   void add_pred(std::uint32_t t);
   // Chunk `index` of `buffer`; when new, with room for the pieces that accesses of
   // `bytes` (the first one's length within it) would cut it into.
   std::vector<Piece>& chunk(std::uint32_t buffer, std::uint64_t index, std::uint32_t bytes);
 
   std::vector<std::vector<std::int32_t>> chunk_of_;  // per buffer: chunk index or -1
+  // Per buffer: written yet. Until then its reads cannot find a writer, so they are only
+  // logged (pending_) and enter the chunks at its first write, if one ever comes.
+  std::vector<std::uint8_t> written_;
+  std::vector<std::vector<PendingReads>> pending_;
   std::vector<std::vector<Piece>> chunks_;
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> device_task_of_;  // per task seen

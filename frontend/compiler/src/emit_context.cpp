@@ -292,12 +292,10 @@ void EmitContext::check_ub(const TaskBuilder& tb, const Unit& u) const {
   const std::uint64_t cap = std::uint64_t{chip_.cores.ub_kib} * 1024;
   for (const LocalTile& t : tb.p.locals) {
     std::uint64_t bytes = model::dtype_bytes(t.dtype);
-    std::string shape;
-    for (int k = 0; k < t.rank; ++k) {
-      bytes *= static_cast<std::uint64_t>(t.shape[k]);
-      shape += (k ? "x" : "") + std::to_string(t.shape[k]);
-    }
+    for (int k = 0; k < t.rank; ++k) bytes *= static_cast<std::uint64_t>(t.shape[k]);
     if (bytes <= cap) continue;
+    std::string shape;  // the message's text is built only for it
+    for (int k = 0; k < t.rank; ++k) shape += (k ? "x" : "") + std::to_string(t.shape[k]);
     std::string ops;  // the unit's ops, for the message
     for (const int s : u.ops) {
       const std::string n = op_name(k_.stmts[s].op);
@@ -333,8 +331,8 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, common::CoreType core, 
     t.scalar_cycles = chip_.cost.dynamic_shape_overhead_cycles;
   }
   const Access* acc = tb.acc.data();
-  t.cycles = leaf_compute_cycles(tb.p, leaf_traffic(acc, acc + tb.acc.size(), chip_), core, tiles,
-                                 t.scalar_cycles, chip_);
+  t.cycles = leaf_cycles_.cycles(tb.p, leaf_traffic(acc, acc + tb.acc.size(), chip_), core, tiles,
+                                 t.scalar_cycles);
   t.tiles = tiles;
   const Stmt& first = k_.stmts[u.ops.empty() ? u.stmt : u.ops.front()];
   t.sg_scope = first.sg_scope;

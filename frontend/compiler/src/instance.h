@@ -26,6 +26,7 @@
 
 #include "ir.h"
 #include "pypto/common/errors.h"
+#include "task_cost.h"
 
 namespace pypto::compiler::detail {
 
@@ -366,7 +367,8 @@ class EmitContext {
   std::unordered_map<std::string, std::uint32_t> kernel_ids_;
   std::vector<std::string> log_;
   std::uint64_t tile_ops_ = 0;
-  std::uint64_t iterations_ = 0;  // loop iterations built: Ctrl-C is polled every 1024
+  LeafCyclesMemo leaf_cycles_{chip_};  // each distinct leaf of the launch priced once
+  std::uint64_t iterations_ = 0;       // loop iterations built: Ctrl-C is polled every 1024
 
   // A launch's task ids are 32-bit; and what one task of a launch being built costs in
   // memory (its record, program, accesses, then graph and run), for the projection.

@@ -71,8 +71,20 @@ LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::Ch
   for (const Access* x = begin; x != end; ++x) {
     if (!x->priced) continue;
     // Buffers start on 2^40 boundaries in the task graph: offsets keep their alignment.
-    moved_ranges(*x, [&](std::uint64_t off, std::uint64_t bytes, std::uint32_t burst) {
-      (x->write ? t.write_bytes : t.read_bytes) += model::mte_bytes(off, bytes, chip, burst);
+    std::uint64_t& sum = x->write ? t.write_bytes : t.read_bytes;
+    const auto granule = static_cast<std::int64_t>(chip.cost.mte_granule_bytes);
+    moved_runs(*x, [&](std::uint64_t first, std::uint64_t bytes, std::uint32_t burst,
+                       std::int64_t pitch, std::int64_t count) {
+      // Rows a whole number of granules apart (or cut in bursts) all move the same bytes.
+      if (count == 1 || (burst != 0 && burst < bytes) || (granule != 0 && pitch % granule == 0)) {
+        sum += static_cast<std::uint64_t>(count) * model::mte_bytes(first, bytes, chip, burst);
+        return;
+      }
+      for (std::int64_t i = 0; i < count; ++i) {
+        sum += model::mte_bytes(
+            first + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(pitch), bytes, chip,
+            burst);
+      }
     });
   }
   return t;
@@ -238,3 +250,54 @@ std::uint64_t task_tile_ops(const Launch& l, common::TaskId t, const model::Chip
 }
 
 }  // namespace pypto::compiler
+
+namespace pypto::compiler::detail {
+
+std::size_t LeafCyclesMemo::KeyHash::operator()(const std::vector<std::uint64_t>& k) const {
+  std::uint64_t h = 0x9E3779B97F4A7C15ULL ^ k.size();
+  for (const std::uint64_t w : k) {
+    h ^= w + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+  }
+  return static_cast<std::size_t>(h);
+}
+
+std::uint32_t LeafCyclesMemo::cycles(const TaskProgram& p, const LeafTraffic& traffic,
+                                     common::CoreType core, std::uint16_t tiles,
+                                     std::uint64_t scalar_cycles) {
+  // What leaf_compute_cycles() reads: the locals' dtypes and shapes; each instruction's
+  // opcode, operands, expand and accumulate flags, and its region's shape with which strides
+  // are zero (never its offset or the strides' values); the traffic and the three scalars.
+  std::vector<std::uint64_t>& k = key_;
+  k.clear();
+  k.push_back(static_cast<std::uint64_t>(core) | std::uint64_t{tiles} << 8);
+  k.push_back(scalar_cycles);
+  k.push_back(traffic.read_bytes);
+  k.push_back(traffic.write_bytes);
+  k.push_back(p.locals.size());
+  for (const LocalTile& t : p.locals) {
+    k.push_back(static_cast<std::uint64_t>(t.dtype) | std::uint64_t{t.rank} << 8);
+    for (int a = 0; a < t.rank; ++a) k.push_back(static_cast<std::uint64_t>(t.shape[a]));
+  }
+  k.push_back(p.instrs.size());
+  const auto u32 = [](std::int32_t v) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(v));
+  };
+  for (const TileInstr& in : p.instrs) {
+    const GlobalRegion& r = in.region;
+    std::uint64_t zero_strides = 0;
+    for (int a = 0; a < r.rank; ++a) zero_strides |= std::uint64_t{r.stride[a] == 0} << a;
+    k.push_back(static_cast<std::uint64_t>(in.op) | std::uint64_t{in.expand} << 8 |
+                std::uint64_t{in.accumulate} << 16 | static_cast<std::uint64_t>(r.rank) << 24 |
+                zero_strides << 32);
+    k.push_back(u32(in.dst) | u32(in.src[0]) << 32);
+    k.push_back(u32(in.src[1]) | u32(in.src[2]) << 32);
+    for (int a = 0; a < r.rank; ++a) k.push_back(static_cast<std::uint64_t>(r.shape[a]));
+  }
+  const auto it = seen_.find(k);
+  if (it != seen_.end()) return it->second;
+  const std::uint32_t c = leaf_compute_cycles(p, traffic, core, tiles, scalar_cycles, chip_);
+  seen_.emplace(k, c);
+  return c;
+}
+
+}  // namespace pypto::compiler::detail

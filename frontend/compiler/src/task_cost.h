@@ -4,6 +4,10 @@
 // replays with the compute cycles the in-process graph has.
 #pragma once
 
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
 #include "pypto/common/types.h"
 #include "pypto/compiler/program.h"
 #include "pypto/model/chip_config.h"
@@ -36,5 +40,24 @@ LeafTraffic leaf_traffic(const Access* begin, const Access* end, const model::Ch
 std::uint32_t leaf_compute_cycles(const TaskProgram& p, const LeafTraffic& traffic,
                                   common::CoreType core, std::uint16_t tiles,
                                   std::uint64_t scalar_cycles, const model::ChipConfig& chip);
+
+// leaf_compute_cycles() of the leaves of one launch, each distinct leaf computed once: the
+// tiles of one unit differ only in their offsets, which the cycles do not depend on. The key
+// is every input the cycles read (the program without offsets, strides but whether they are
+// zero, and scalars), so a hit returns exactly what the call would.
+class LeafCyclesMemo {
+ public:
+  explicit LeafCyclesMemo(const model::ChipConfig& chip) : chip_(chip) {}
+  std::uint32_t cycles(const TaskProgram& p, const LeafTraffic& traffic, common::CoreType core,
+                       std::uint16_t tiles, std::uint64_t scalar_cycles);
+
+ private:
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::uint64_t>& k) const;
+  };
+  const model::ChipConfig& chip_;
+  std::vector<std::uint64_t> key_;  // reused between calls
+  std::unordered_map<std::vector<std::uint64_t>, std::uint32_t, KeyHash> seen_;
+};
 
 }  // namespace pypto::compiler::detail
