@@ -101,23 +101,29 @@ struct RootGraph {
 // holds the tasks' own signatures and every edge runs from a lower to a higher index.
 inline void position_hashes(RootGraph& g) {
   std::vector<std::uint64_t> fwd(g.n), bwd(g.n), nb;
-  std::vector<std::vector<std::uint32_t>> consumers(g.n);
   const auto fold = [&nb](std::uint64_t h) {
     std::sort(nb.begin(), nb.end());
     for (const std::uint64_t v : nb) h = mix(h, v);
     return h;
   };
+  // Each task's data consumers as one flat list (offsets per producer), filled in task order.
+  std::vector<std::uint32_t> first(g.n + 1, 0);
   for (std::uint32_t t = 0; t < g.n; ++t) {
     nb.clear();
     for (std::uint32_t k = 0; k < g.data_preds[t]; ++k) {
       nb.push_back(fwd[g.pred[t][k]]);
-      consumers[g.pred[t][k]].push_back(t);
+      ++first[g.pred[t][k] + 1];
     }
     fwd[t] = fold(g.sig[t]);
   }
+  for (std::uint32_t t = 0; t < g.n; ++t) first[t + 1] += first[t];
+  std::vector<std::uint32_t> consumers(first[g.n]), fill(first.begin(), first.end() - 1);
+  for (std::uint32_t t = 0; t < g.n; ++t) {
+    for (std::uint32_t k = 0; k < g.data_preds[t]; ++k) consumers[fill[g.pred[t][k]]++] = t;
+  }
   for (std::uint32_t t = g.n; t-- > 0;) {
     nb.clear();
-    for (const std::uint32_t s : consumers[t]) nb.push_back(bwd[s]);
+    for (std::uint32_t i = first[t]; i < first[t + 1]; ++i) nb.push_back(bwd[consumers[i]]);
     bwd[t] = fold(g.sig[t]);
   }
   for (std::uint32_t t = 0; t < g.n; ++t) g.sig[t] = mix(fwd[t], bwd[t]);
