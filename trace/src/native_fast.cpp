@@ -193,9 +193,6 @@ inline Key read_key(const char* p, const char** end) {
 
 }  // namespace
 
-// The slot of the text at p: a hash of its first `bytes` (8 or 32) as they appear (those
-// after a shorter text included, so that such a text is only found where the same text
-// follows).
 const char* RecordParser::known_text(const TextSlot& slot, const char* p,
                                      std::uint32_t* index) const {
   const std::size_t n = slot.text.size();
@@ -206,6 +203,9 @@ const char* RecordParser::known_text(const TextSlot& slot, const char* p,
   return p + n;
 }
 
+// The slot of the text at p: a hash of its first `bytes` (8 or 32) as they appear (those
+// after a shorter text included, so that such a text is only found where the same text
+// follows).
 std::size_t RecordParser::prefix_slot(const char* p, int bytes) {
   std::uint64_t h = load8(p) * 0x9E3779B97F4A7C15ull;
   if (bytes == 32) {
