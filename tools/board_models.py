@@ -4,7 +4,7 @@
 the cases of PyPTO's tuning docs that publish board times for a model file, each tuning step
 applied as the doc describes it (one option edit in the script's copy).
 
-    .venv/bin/python tools/board_models.py /path/to/pypto-checkout [--case C3 ...] [--json F]
+    .venv/bin/python tools/board_models.py /path/to/pypto-checkout [--case C3 ...] [--json F] [--keep DIR]
 
 The checkout is a copy of (part of) hicann/pypto with its ``models/`` tree; nothing of it is
 part of this repository: each case copies its model folder to a temporary folder, applies
@@ -26,6 +26,7 @@ Cases (hicann/pypto ``docs/zh/tutorials/debug/``):
 Exit status 0 when every case ran (the comparison is reported, not asserted).
 """
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -141,11 +142,14 @@ def main():
                     help="run only these cases (repeatable; default: all)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per case")
+    ap.add_argument("--keep", help="run in this (new) folder and keep each case's copy and reports")
     a = ap.parse_args()
     if not os.access(PYTHON, os.X_OK):
         sys.exit(f"board_models: {PYTHON} not found; build with tools/setup.sh")
     rows, failed = {}, 0
-    with tempfile.TemporaryDirectory(prefix="board_models_") as work:
+    with contextlib.nullcontext(a.keep) if a.keep else \
+            tempfile.TemporaryDirectory(prefix="board_models_") as work:
+        os.makedirs(work, exist_ok=True)
         os.makedirs(os.path.join(work, "_shim"))
         with open(os.path.join(work, "_shim", "sitecustomize.py"), "w", encoding="utf-8") as f:
             f.write(_SHIM)

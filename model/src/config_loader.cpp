@@ -223,10 +223,10 @@ void for_each_field(Visit&& v) {
     &C::cost, &Cost::mte_read_latency_cycles);
   v(num("cost", "mte_write_latency_cycles", "cycles", 0, kMaxCycles, "UB/L0C -> GM fixed part"),
     &C::cost, &Cost::mte_write_latency_cycles);
-  v(num("cost", "vec_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle, "vector unit throughput"),
+  v(num("cost", "vec_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle,
+        "vector unit width: a reduction's passes over its input (other vector ops follow "
+        "PyPTO's per-op board fit, model/src/cost_model.cpp)"),
     &C::cost, &Cost::vec_bytes_per_cycle);
-  v(num("cost", "vec_start_latency_cycles", "cycles", 0, kMaxCycles, "vector op start latency"),
-    &C::cost, &Cost::vec_start_latency_cycles);
   v(num("cost", "mte_granule_bytes", "B", 1, 1u << 20,
         "GM moves in aligned blocks of this size; a transfer pays every block it touches"),
     &C::cost, &Cost::mte_granule_bytes);

@@ -12,70 +12,103 @@ namespace pypto::model {
 
 namespace {
 
-// The single table of tile ops. factor multiplies the vector beats (cycles at
-// cost.vec_bytes_per_cycle); start_latency_cycles is the per-op pipeline delay of the A2A3
-// instruction model (pypto-costmodel.md section 2.3: add/sub 6, mul 7, max/min 9, exp 12,
-// div/sqrt 13, ln 14, reductions 23, everything else 8). Cube and data-movement rows leave
-// both at 0: mmad is priced from the fractal, copies through L2/HBM by the simulator, and
-// views cost nothing.
+// The single table of tile ops. A vector op's time follows PyPTO's A2A3 cost model, whose
+// per-op coefficients are a linear fit of board-measured op times (hicann/pypto
+// framework/src/cost_model/simulation/arch/A2A3/PostSimulatorA2A3.h; reference/pypto-costmodel.md
+// section 3): t = fixed_us + us_per_mb * r * bytes / 1e6 per 2-D slice of the tile, where r = 1
+// for fp32 div/exp/log/sqrt and int32 mul (their fitted rate is per element, not per byte) and
+// 2 otherwise. Ops PyPTO fits no row for take the row of the op they compile to or resemble
+// (named in each row). Reductions keep only the fit's fixed part: PyPTO fits their per-byte
+// part to the smallest operand (the reduced result), so the reduced width is priced at the
+// vector unit's width instead (factor passes at cost.vec_bytes_per_cycle). Cube and
+// data-movement rows are zero: mmad is priced from the fractal, copies through L2/HBM by the
+// simulator, and views cost nothing.
+enum class Rate : std::uint8_t {
+  kPerByte,     // r = 2 in PyPTO's formula for every dtype
+  kFp32Elem,    // r = 1 for fp32 (div, exp, log, sqrt)
+  kInt32Elem,   // r = 1 for int32 (mul)
+  kVectorWidth  // reductions: factor passes at cost.vec_bytes_per_cycle
+};
+
 struct OpInfo {
   std::string_view name;
   TilePipe pipe;
-  std::uint32_t factor;
-  std::uint32_t start_latency_cycles;
+  double us_per_mb;  // PyPTO's fitted a
+  double fixed_us;   // PyPTO's fitted b
+  Rate rate;
+  std::uint32_t factor;  // kVectorWidth: passes over the input
 };
+
+// PyPTO's rows, by its op names.
+constexpr double kAddA = 2.40457, kAddB = 0.0188;         // ADD, WHERE_*
+constexpr double kSubA = 1.64044, kSubB = 0.02152;        // SUB
+constexpr double kMulA = 1.63706, kMulB = 0.01419;        // MUL
+constexpr double kDivA = 3.82854, kDivB = 0.02462;        // DIV
+constexpr double kAddsA = 0.76264, kAddsB = 0.0221;       // ADDS, SUBS
+constexpr double kMulsA = 0.9527, kMulsB = 0.015;         // MULS, DIVS, NEG
+constexpr double kSqrtA = 3.67358, kSqrtB = 0.02197;      // SQRT
+constexpr double kExpA = 3.49358, kExpB = 0.02597;        // EXP, LN
+constexpr double kRecA = 0.98673, kRecB = 0.00989;        // RECIPROCAL
+constexpr double kExpandA = 0.58, kExpandB = 0.014;       // EXPAND
+constexpr double kCastA = 0.9125, kCastB = 0.015687;      // CAST
+constexpr double kRowSumB = 0.07288, kRowMaxB = 0.00888;  // ROWSUMLINE, ROWMAX/MIN_SINGLE
 
 constexpr OpInfo kOps[] = {
     // Data movement and views: 0 cycles here.
-    {"copy_in", TilePipe::kMte2, 0, 0},
-    {"copy_out", TilePipe::kMte3, 0, 0},
-    {"view", TilePipe::kNone, 0, 0},
-    {"reshape", TilePipe::kNone, 0, 0},
-    {"assemble", TilePipe::kNone, 0, 0},
+    {"copy_in", TilePipe::kMte2, 0, 0, Rate::kPerByte, 0},
+    {"copy_out", TilePipe::kMte3, 0, 0, Rate::kPerByte, 0},
+    {"view", TilePipe::kNone, 0, 0, Rate::kPerByte, 0},
+    {"reshape", TilePipe::kNone, 0, 0, Rate::kPerByte, 0},
+    {"assemble", TilePipe::kNone, 0, 0, Rate::kPerByte, 0},
     // Cube.
-    {"mmad", TilePipe::kCube, 0, 0},
-    // Vector, one pass over the data.
-    {"add", TilePipe::kVec, 1, 6},
-    {"sub", TilePipe::kVec, 1, 6},
-    {"mul", TilePipe::kVec, 1, 7},
-    {"maximum", TilePipe::kVec, 1, 9},
-    {"minimum", TilePipe::kVec, 1, 9},
-    {"neg", TilePipe::kVec, 1, 8},
-    {"abs", TilePipe::kVec, 1, 8},
-    {"relu", TilePipe::kVec, 1, 8},
-    {"cast", TilePipe::kVec, 1, 8},
-    {"clone", TilePipe::kVec, 1, 8},
-    {"expand_clone", TilePipe::kVec, 1, 8},
-    {"transpose", TilePipe::kVec, 1, 8},  // moves every element through the vector unit
-    {"eq", TilePipe::kVec, 1, 8},
-    {"ne", TilePipe::kVec, 1, 8},
-    {"lt", TilePipe::kVec, 1, 8},
-    {"le", TilePipe::kVec, 1, 8},
-    {"gt", TilePipe::kVec, 1, 8},
-    {"ge", TilePipe::kVec, 1, 8},
-    {"where", TilePipe::kVec, 1, 8},
-    {"clip", TilePipe::kVec, 1, 8},
-    {"full", TilePipe::kVec, 1, 8},
-    {"fill", TilePipe::kVec, 1, 8},
-    // Vector, transcendental and division: half the throughput.
-    {"exp", TilePipe::kVec, 2, 12},
-    {"log", TilePipe::kVec, 2, 14},
-    {"sqrt", TilePipe::kVec, 2, 13},
-    {"rsqrt", TilePipe::kVec, 2, 13},
-    {"div", TilePipe::kVec, 2, 13},
-    {"reciprocal", TilePipe::kVec, 2, 13},
-    {"pow", TilePipe::kVec, 2, 8},
-    {"sigmoid", TilePipe::kVec, 2, 8},
-    {"tanh", TilePipe::kVec, 2, 8},
+    {"mmad", TilePipe::kCube, 0, 0, Rate::kPerByte, 0},
+    // Vector, element-wise on two tiles.
+    {"add", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"sub", TilePipe::kVec, kSubA, kSubB, Rate::kPerByte, 0},
+    {"mul", TilePipe::kVec, kMulA, kMulB, Rate::kInt32Elem, 0},
+    {"div", TilePipe::kVec, kDivA, kDivB, Rate::kFp32Elem, 0},
+    {"maximum", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},  // vmax: ADD's row
+    {"minimum", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"eq", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},  // compares and selects: WHERE
+    {"ne", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"lt", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"le", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"gt", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"ge", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"where", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"clip", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    // Vector, a tile and a scalar.
+    {"adds", TilePipe::kVec, kAddsA, kAddsB, Rate::kPerByte, 0},
+    {"subs", TilePipe::kVec, kAddsA, kAddsB, Rate::kPerByte, 0},
+    {"muls", TilePipe::kVec, kMulsA, kMulsB, Rate::kInt32Elem, 0},
+    {"divs", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},
+    // Vector, one tile.
+    {"neg", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},
+    {"abs", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},   // one-pass unary: NEG's row
+    {"relu", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},  // max with 0: MULS's row
+    {"cast", TilePipe::kVec, kCastA, kCastB, Rate::kPerByte, 0},
+    {"transpose", TilePipe::kVec, kCastA, kCastB, Rate::kPerByte, 0},  // one pass: CAST's row
+    {"clone", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},  // a UB copy: EXPAND's row
+    {"expand_clone", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},
+    {"full", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},  // vector_dup: EXPAND's row
+    {"fill", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},
+    {"exp", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
+    {"log", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
+    {"sqrt", TilePipe::kVec, kSqrtA, kSqrtB, Rate::kFp32Elem, 0},
+    {"rsqrt", TilePipe::kVec, kSqrtA, kSqrtB, Rate::kFp32Elem, 0},
+    {"reciprocal", TilePipe::kVec, kRecA, kRecB, Rate::kPerByte, 0},
+    {"pow", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},  // transcendental: EXP's row
+    {"sigmoid", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
+    {"tanh", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
     // Vector, reductions and row-wise softmax-style ops (shape is the input tile).
-    {"sum", TilePipe::kVec, 4, 23},
-    {"amax", TilePipe::kVec, 4, 23},
-    {"amin", TilePipe::kVec, 4, 23},
-    {"prod", TilePipe::kVec, 4, 23},
-    {"rowsum", TilePipe::kVec, 4, 23},
-    {"rowmax", TilePipe::kVec, 4, 23},
-    {"rowmin", TilePipe::kVec, 4, 23},
-    {"softmax", TilePipe::kVec, 4, 23},
+    {"sum", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
+    {"prod", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
+    {"rowsum", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
+    {"softmax", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
+    {"amax", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
+    {"amin", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
+    {"rowmax", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
+    {"rowmin", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
 };
 constexpr std::size_t kNumOps = sizeof(kOps) / sizeof(kOps[0]);
 
@@ -206,8 +239,24 @@ std::uint32_t vector_cycles(const TileOp& op, const OpInfo& info, const ChipConf
   std::uint64_t bytes = dtype_bytes(op.dtype);
   for (const std::int64_t d : op.shape)
     bytes = mul_checked(bytes, static_cast<std::uint64_t>(d), op);
-  const std::uint64_t beats = ceil_div(bytes, chip.cost.vec_bytes_per_cycle);
-  return to_cycles(mul_checked(beats, info.factor, op) + info.start_latency_cycles, op);
+  // PyPTO's fit charges its fixed part once per 2-D slice of the tile (an instruction each).
+  std::uint64_t slices = 1;
+  for (std::size_t i = 0; i + 2 < op.shape.size(); ++i)
+    slices = mul_checked(slices, static_cast<std::uint64_t>(op.shape[i]), op);
+  const double cycles_per_us = chip.cores.freq_mhz;
+  const double fixed = std::ceil(info.fixed_us * cycles_per_us);
+  double per_byte = 0;
+  if (info.rate == Rate::kVectorWidth) {
+    per_byte = static_cast<double>(ceil_div(bytes, chip.cost.vec_bytes_per_cycle) * info.factor);
+  } else {
+    const bool per_elem = (info.rate == Rate::kFp32Elem && op.dtype == DType::kFp32) ||
+                          (info.rate == Rate::kInt32Elem && op.dtype == DType::kInt32);
+    per_byte = std::ceil(info.us_per_mb * (per_elem ? 1.0 : 2.0) * static_cast<double>(bytes) *
+                         1e-6 * cycles_per_us);
+  }
+  const double cycles = static_cast<double>(slices) * fixed + per_byte;
+  if (!(cycles < 4.0e9)) throw_too_large(op);
+  return static_cast<std::uint32_t>(cycles);
 }
 
 }  // namespace

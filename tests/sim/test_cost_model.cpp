@@ -75,36 +75,40 @@ TEST_CASE("cost: mmad pays bank-conflict stalls in proportion to its fractals", 
   CHECK(eff < 0.92);
 }
 
-TEST_CASE("cost: vector ops are beats times factor plus start latency", "[cost]") {
-  // fp16 64x128 = 16384 B = 64 beats of 256 B.
-  CHECK(cycles("add", DType::kFp16, {64, 128}) == 64 + 6);
-  CHECK(cycles("sub", DType::kFp16, {64, 128}) == 64 + 6);
-  CHECK(cycles("mul", DType::kFp16, {64, 128}) == 64 + 7);
-  CHECK(cycles("maximum", DType::kFp16, {64, 128}) == 64 + 9);
-  CHECK(cycles("exp", DType::kFp16, {64, 128}) == 2 * 64 + 12);
-  CHECK(cycles("log", DType::kFp16, {64, 128}) == 2 * 64 + 14);
-  CHECK(cycles("div", DType::kFp16, {64, 128}) == 2 * 64 + 13);
-  CHECK(cycles("sqrt", DType::kFp16, {64, 128}) == 2 * 64 + 13);
-  // fp32 doubles the bytes: 128 beats.
-  CHECK(cycles("exp", DType::kFp32, {64, 128}) == 2 * 128 + 12);
-  CHECK(cycles("sum", DType::kFp32, {64, 128}) == 4 * 128 + 23);
-  CHECK(cycles("amax", DType::kFp32, {64, 128}) == 4 * 128 + 23);
-  CHECK(cycles("cast", DType::kFp32, {64, 128}) == 128 + 8);
-  CHECK(cycles("transpose", DType::kFp16, {64, 128}) == 64 + 8);
-  CHECK(cycles("eq", DType::kFp16, {64, 128}) == 64 + 8);
-  // A partial beat rounds up: fp32 3x5 = 60 B -> 1 beat.
-  CHECK(cycles("add", DType::kFp32, {3, 5}) == 1 + 6);
-  // Rank 3 and rank 1 tiles: 2*16*16 fp16 = 1024 B -> 4 beats; 100 int8 -> 1 beat.
-  CHECK(cycles("relu", DType::kFp16, {2, 16, 16}) == 4 + 8);
-  CHECK(cycles("neg", DType::kInt8, {100}) == 1 + 8);
-  // An empty tile pays only the start latency.
-  CHECK(cycles("add", DType::kFp16, {0, 128}) == 6);
+TEST_CASE("cost: vector ops follow PyPTO's board fit of each op", "[cost]") {
+  // t = fixed_us + us_per_mb * r * bytes / 1e6 per 2-D slice (PyPTO's PostSimulatorA2A3 rows),
+  // at the default 1850 MHz: ADD fixed ceil(0.0188 us * 1850) = 35 cycles, and fp16 64x128 =
+  // 16384 B costs ceil(2.40457 * 2 * 16384 / 1e6 * 1850) = 146.
+  CHECK(cycles("add", DType::kFp16, {64, 128}) == 35 + 146);
+  CHECK(cycles("sub", DType::kFp16, {64, 128}) == 140);  // 40 + 100
+  CHECK(cycles("mul", DType::kFp16, {64, 128}) == 127);  // 27 + 100
+  CHECK(cycles("maximum", DType::kFp16, {64, 128}) == cycles("add", DType::kFp16, {64, 128}));
+  CHECK(cycles("adds", DType::kFp16, {64, 128}) == 88);  // a tile and a scalar: 41 + 47
+  // fp32 exp/div are fitted per element (r = 1): twice the bytes of fp16, the same time.
+  CHECK(cycles("exp", DType::kFp16, {64, 128}) == 261);
+  CHECK(cycles("exp", DType::kFp32, {64, 128}) == 261);
+  CHECK(cycles("div", DType::kFp32, {64, 128}) == 279);
+  CHECK(cycles("cast", DType::kFp32, {64, 128}) == 141);
+  // Reductions: the fit's fixed part, then 4 passes of 256 B beats over the input.
+  CHECK(cycles("sum", DType::kFp32, {64, 128}) == 135 + 4 * 128);
+  CHECK(cycles("amax", DType::kFp32, {64, 128}) == 17 + 4 * 128);
+  // A rank-3 tile pays the fixed part per 2-D slice: 2 x 28 + ceil(0.9527 * 2 * 1024e-6 * 1850).
+  CHECK(cycles("relu", DType::kFp16, {2, 16, 16}) == 2 * 28 + 4);
+  // An empty tile pays only the fixed part; a partial cycle rounds up.
+  CHECK(cycles("add", DType::kFp16, {0, 128}) == 35);
+  CHECK(cycles("add", DType::kFp32, {3, 5}) == 35 + 1);
 }
 
-TEST_CASE("cost: vector width comes from the chip config", "[cost]") {
+TEST_CASE("cost: the fit is in time, so a slower clock takes fewer cycles", "[cost]") {
+  ChipConfig chip;
+  chip.cores.freq_mhz = 925;
+  CHECK(cycles("add", DType::kFp16, {64, 128}, chip) == 18 + 73);
+}
+
+TEST_CASE("cost: reductions stream at the chip's vector width", "[cost]") {
   ChipConfig chip;
   chip.cost.vec_bytes_per_cycle = 128;
-  CHECK(cycles("add", DType::kFp16, {64, 128}, chip) == 128 + 6);
+  CHECK(cycles("sum", DType::kFp32, {64, 128}, chip) == 135 + 4 * 256);
 }
 
 TEST_CASE("cost: copies and views cost nothing here", "[cost]") {
@@ -157,7 +161,7 @@ TEST_CASE("cost: a zero fractal or vector width is a config error", "[cost][erro
   chip = ChipConfig{};
   chip.cost.vec_bytes_per_cycle = 0;
   CHECK_THROWS_AS(cycles("add", DType::kFp16, {16}, chip), pypto::ConfigError);
-  CHECK_THROWS_WITH(cycles("add", DType::kFp16, {16}, chip),
+  CHECK_THROWS_WITH(cycles("sum", DType::kFp16, {16}, chip),
                     Contains("cost.vec_bytes_per_cycle = 0"));
 }
 

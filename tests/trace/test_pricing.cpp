@@ -58,9 +58,9 @@ TEST_CASE("pricing: tile ops are priced by the chip's cost model") {
   {
     std::ofstream f(path);
     f << "{\"format\":\"pypto-sim-trace\",\"version\":1}\n"
-         "{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp16\",[64,64]]],\"cycles\":7}\n"
+         "{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"sum\",\"fp16\",[64,64]]],\"cycles\":7}\n"
          "{\"id\":1,\"core\":\"AIV\"}\n"
-         "{\"id\":2,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp16\",[64,64]]]}\n";
+         "{\"id\":2,\"core\":\"AIV\",\"ops\":[[\"sum\",\"fp16\",[64,64]]]}\n";
   }
   ChipConfig wide;
   wide.cost.vec_bytes_per_cycle = ChipConfig{}.cost.vec_bytes_per_cycle * 2;
@@ -78,9 +78,9 @@ TEST_CASE("pricing: a cost that does not fit names the line that lists it") {
   {
     std::ofstream f(path);
     f << "{\"format\":\"pypto-sim-trace\",\"version\":1}\n"
-         "{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp16\",[64,64]]]}\n"
+         "{\"id\":0,\"core\":\"AIV\",\"ops\":[[\"sum\",\"fp16\",[64,64]]]}\n"
          "\n"
-         "{\"id\":1,\"core\":\"AIV\",\"ops\":[[\"add\",\"fp16\",[64,64]]],\"cycles\":4294967295}\n";
+         "{\"id\":1,\"core\":\"AIV\",\"ops\":[[\"sum\",\"fp16\",[64,64]]],\"cycles\":4294967295}\n";
   }
   ReadTrace r = read_trace(path, {});  // reading alone finds nothing wrong
   CHECK_THROWS_WITH(price_trace(std::move(r), ChipConfig{}),

@@ -79,8 +79,9 @@ struct ChipConfig {
   struct Cost {
     std::uint32_t mte_read_latency_cycles = 350;   // GM -> UB/L1 fixed part
     std::uint32_t mte_write_latency_cycles = 200;  // UB/L0C -> GM fixed part
+    // The vector unit's width, which a reduction streams its input at (other vector ops are
+    // timed by PyPTO's per-op board fit in cost_model.cpp).
     std::uint32_t vec_bytes_per_cycle = 256;
-    std::uint32_t vec_start_latency_cycles = 15;
     // GM is moved in aligned blocks of this size: a transfer pays for every block it touches,
     // so short rows at a large stride cost a whole block each.
     std::uint32_t mte_granule_bytes = 512;
