@@ -86,9 +86,15 @@ _TRANSDATA_LIMIT = ("TILEOP_FRACTAL_Z (NCHW weights, with group) is simulated; t
                     "TILEOP_FRACTAL_Z_3D, TILEOP_ND back from NC1HWC0) raise "
                     "PyptoNotImplementedError: pypto-sim's compiler holds tensors of 1 to 4 axes")
 
+_WIDE_UINT = ("the constant (bytes_of, annotations) only: pypto-sim's compiler and executors "
+              "take DT_UINT8 but not the wider unsigned types, so a kernel that declares or "
+              "casts to it raises PyptoValueError naming the dtype; torch 1.13 (pypto-sim's "
+              "torch) has no uint16/uint32/uint64 either, so no tensor can be passed for it")
+
 LIMITED: Dict[str, str] = {
     "transdata": _TRANSDATA_LIMIT,
     "Tensor.transdata": _TRANSDATA_LIMIT,
+    **{n: _WIDE_UINT for n in ("DT_UINT16", "DT_UINT32", "DT_UINT64")},
 }
 
 # ---- not supported: absent from this package -----------------------------------------------
