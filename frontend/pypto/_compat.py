@@ -35,8 +35,11 @@ class PyptoUnsupportedError(PyptoNotImplementedError, AttributeError):
 
 # ---- accepted but ignored: present, validated, no effect on SIM -----------------------------
 IGNORED: Dict[str, str] = {
-    "set_matrix_size": "a hint for PyPTO's matmul tiling; pypto-sim tiles by the cube tile "
-                       "shapes (the value is checked and kept, get_matrix_size returns it)",
+    "set_matrix_size": "the original m, k, n that PyPTO's matmul/scaled_mm needs to address "
+                       "the fractal blocks of an NZ operand that was reshaped or is 3-D/4-D; "
+                       "pypto-sim keeps NZ data as ND and times an NZ operand's loads from its "
+                       "parameter's own shape, so neither numbers nor timing depend on it (the "
+                       "value is checked and kept, get_matrix_size returns it)",
     "set_verify_golden_data": "PyPTO's per-pass golden verification; SIM computes real "
                               "numbers (the data is checked and kept), compare them with torch",
     "SymbolicScalar.as_variable": "a hint to PyPTO's code generator (the expression becomes "
@@ -66,6 +69,19 @@ IGNORED_OPTIONS: Dict[str, str] = {
     "pass_options.sg_set_tunevf_mode": _950_ONLY,
     "pass_options.sg_set_ooo_scope": _MIX_ONLY,
     "pass_options.ooo_sched_mode": _MIX_ONLY,
+    "codegen_options.support_dynamic_aligned": (
+        "device code for dynamic shapes whose trailing axes are aligned; PyPTO documents a "
+        "possible speed-up, which pypto-sim's cost model does not price (numbers are the same)"),
+    "codegen_options.soc_version": (
+        "the target chip of PyPTO's code generator; SIM's chip is PYPTO_SIM_CHIP's preset "
+        "(default A2), and a soc_version naming another chip is not followed"),
+    "codegen_options.enable_pmu_trace": (
+        "PMU stamps at each leaf's start and end for msprof (950 only); pypto-sim does not "
+        "add their few instructions"),
+    "runtime_options.stitch_cfgcache_size": (
+        "PyPTO's control-flow cache (bytes, 0 off): a launch whose control flow is cached "
+        "skips building its device tasks; pypto-sim builds them on every launch, so where "
+        "PyPTO hits the cache its control-flow time is shorter than SIM's"),
 }
 
 IGNORED_OPTION_GROUPS: Dict[str, str] = {
@@ -86,9 +102,15 @@ _TRANSDATA_LIMIT = ("TILEOP_FRACTAL_Z (NCHW weights, with group) is simulated; t
                     "TILEOP_FRACTAL_Z_3D, TILEOP_ND back from NC1HWC0) raise "
                     "PyptoNotImplementedError: pypto-sim's compiler holds tensors of 1 to 4 axes")
 
+_WIDE_UINT = ("the constant (bytes_of, annotations) only: pypto-sim's compiler and executors "
+              "take DT_UINT8 but not the wider unsigned types, so a kernel that declares or "
+              "casts to it raises PyptoValueError naming the dtype; torch 1.13 (pypto-sim's "
+              "torch) has no uint16/uint32/uint64 either, so no tensor can be passed for it")
+
 LIMITED: Dict[str, str] = {
     "transdata": _TRANSDATA_LIMIT,
     "Tensor.transdata": _TRANSDATA_LIMIT,
+    **{n: _WIDE_UINT for n in ("DT_UINT16", "DT_UINT32", "DT_UINT64")},
 }
 
 # ---- not supported: absent from this package -----------------------------------------------

@@ -659,9 +659,14 @@ class JitKernel:
             a = p.annotation
             if a.dtype is not None:
                 if not accepts_torch_dtype(a.dtype, t.dtype):
+                    # Name a torch that lacks the type (1.13 has no uint16/32/64) as the cause.
+                    none = to_torch_dtype(a.dtype) is None and \
+                        not accepts_torch_dtype(a.dtype, torch.uint8)
                     raise PyptoValueError(
                         f"The dtype of {ordinal} input tensor {t.dtype} does not match the dtype "
-                        f"of input tensor definition {a.dtype} {who}.")
+                        f"of input tensor definition {a.dtype} {who}." +
+                        (f" torch {torch.__version__} has no dtype for {a.dtype}, so no tensor "
+                         "can be passed for it." if none else ""))
                 dtype = a.dtype
             else:
                 dtype = from_torch_dtype(t.dtype)

@@ -208,6 +208,20 @@ def test_dtype_mismatch():
             "definition DT_FP16 (parameter 'b').") in str(e.value)
 
 
+@pytest.mark.parametrize("dt", [pypto.DT_UINT16, pypto.DT_UINT32, pypto.DT_UINT64])
+def test_a_dtype_torch_lacks_says_so(dt):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def ann(x: pypto.Tensor([4], dt)):
+        pass
+
+    if getattr(torch, dt.name[3:].lower(), None) is not None:
+        pytest.skip(f"torch {torch.__version__} has {dt}'s type")
+    with pytest.raises(pypto.PyptoValueError,
+                       match=f"torch {torch.__version__} has no dtype for {dt}, so no "
+                             "tensor can be passed for it"):
+        ann.warmup(torch.zeros(4, dtype=torch.int32))
+
+
 def test_unsupported_torch_dtype_without_annotation():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor()):

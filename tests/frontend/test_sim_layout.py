@@ -97,6 +97,18 @@ def test_uint8_saturating_cast_and_sum():
     assert m.tolist() == [[255]]
 
 
+@pytest.mark.parametrize("dt", [pypto.DT_UINT16, pypto.DT_UINT32, pypto.DT_UINT64])
+def test_wider_unsigned_types_are_refused_by_name(dt):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4], I32), y: pypto.Tensor([4], I32)):
+        pypto.set_vec_tile_shapes(4)
+        y[:] = pypto.cast(pypto.cast(x, dt), I32)
+
+    with pytest.raises(pypto.PyptoValueError, match=f"dtype {dt} is not supported by the "
+                                                    "compiler"):
+        k(torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32))
+
+
 # ---- pack ----------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """SIM numbers of the rest of PyPTO's public ops that pypto-sim composes from its own:
-expand_exp_dif, fillpad, gathermask, quantize / dequantize, indexput_ and atomic_add, against
+expand_exp_dif, fillpad, gathermask, quantize (DT_INT8 and DT_UINT8) / dequantize, indexput_ and atomic_add, against
 torch in each dtype PyPTO takes for them (and a -inf scalar, which the IR spells as a
 string)."""
 
@@ -120,14 +120,71 @@ def test_quantize_dequantize(axis):
     assert torch.equal(d16, q16.float() * su)
 
 
-def test_quantize_to_uint8_is_not_supported():
-    @pypto.frontend.jit(runtime_options=SIM)
-    def k(x: pypto.Tensor([4, 8], F32), s: pypto.Tensor([4], F32), q: pypto.Tensor([4, 8], I8)):
-        pypto.set_vec_tile_shapes(4, 8)
-        q[:] = pypto.quantize(x, s, pypto.DT_UINT8, -1, s)
+@pytest.mark.parametrize("axis", [-1, -2])
+def test_quantize_to_uint8_as_pyptos_golden(axis):
+    sshape = [4, 8] if axis == -1 else [4, 32]
 
-    with pytest.raises(pypto.PyptoError, match="only symmetric quantization to DT_INT8"):
-        k(torch.zeros(4, 8), torch.ones(4), torch.zeros(4, 8, dtype=torch.int8))
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 8, 32], F32), s: pypto.Tensor(sshape, F32),
+          zp: pypto.Tensor(sshape, F32), q: pypto.Tensor([4, 8, 32], pypto.DT_UINT8),
+          q0: pypto.Tensor([4, 8, 32], pypto.DT_UINT8), qi: pypto.Tensor([4, 8, 32], I8)):
+        pypto.set_vec_tile_shapes(2, 8, 16)
+        q[:] = pypto.quantize(x, s, pypto.DT_UINT8, axis, zp)
+        q0[:] = pypto.quantize(x, s, pypto.DT_UINT8, axis)
+        qi[:] = pypto.quantize(x, s, pypto.DT_INT8, axis, zp)
+
+    x = values(F32, (4, 8, 32), 10, -10, 10)
+    # Halves (round to even), and values past both ends of the range.
+    x[0, 0, :6] = torch.tensor([0.5, 1.5, 2.5, -0.5, 1e6, -1e6])
+    s, zp = values(F32, sshape, 11, 0.5, 20), values(F32, sshape, 12, 0, 10).round()
+    s[0] = 1.0
+    zp[0] = 0.0
+    q, q0 = torch.zeros(4, 8, 32, dtype=torch.uint8), torch.zeros(4, 8, 32, dtype=torch.uint8)
+    qi = torch.zeros(4, 8, 32, dtype=torch.int8)
+    k(x, s, zp, q, q0, qi)
+    su, zu = s.unsqueeze(axis), zp.unsqueeze(axis)
+    # PyPTO's golden (python/tests/st/operation/vector/test_quantize_onboard.py): round half to
+    # even in fp32, then clamp to the output type's range.
+    r = torch.round(x * su + zu)
+    assert torch.equal(q, r.clamp(0, 255).to(torch.uint8))
+    assert torch.equal(q0, torch.round(x * su).clamp(0, 255).to(torch.uint8))
+    assert torch.equal(qi, r.clamp(-128, 127).to(torch.int8))
+    assert q[0, 0, :6].tolist() == [0, 2, 2, 0, 255, 0]
+
+
+def test_quantize_pyptos_example():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([3, 4], F32), s: pypto.Tensor([3], F32), zp: pypto.Tensor([3], F32),
+          y1: pypto.Tensor([3, 4], I8), y2: pypto.Tensor([3, 4], pypto.DT_UINT8)):
+        pypto.set_vec_tile_shapes(4, 16)
+        y1[:] = pypto.quantize(x, s, pypto.DT_INT8, -1, None)
+        y2[:] = pypto.quantize(x, s, pypto.DT_UINT8, -1, zp)
+
+    x = torch.tensor([[1.1, -2.2, 3.3, -4.4]]).repeat(3, 1)
+    y1, y2 = torch.zeros(3, 4, dtype=torch.int8), torch.zeros(3, 4, dtype=torch.uint8)
+    k(x, torch.ones(3), torch.full((3,), 5.0), y1, y2)
+    assert y1.tolist() == [[1, -2, 3, -4]] * 3
+    # The page's y2 ([6, 3, 8, 1]) is x + 5 rounded: x * scale + zero_points with zp = 5.
+    assert y2.tolist() == [[6, 3, 8, 1]] * 3
+
+
+def test_quantize_refuses_other_types_and_a_bad_zero_points():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k16(x: pypto.Tensor([4, 8], F32), s: pypto.Tensor([4], F32), q: pypto.Tensor([4, 8], I16)):
+        pypto.set_vec_tile_shapes(4, 8)
+        q[:] = pypto.quantize(x, s, pypto.DT_INT16, -1)
+
+    with pytest.raises(pypto.PyptoTypeError, match="otype must be DT_INT8 .* or DT_UINT8"):
+        k16(torch.zeros(4, 8), torch.ones(4), torch.zeros(4, 8, dtype=torch.int16))
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kzp(x: pypto.Tensor([4, 8], F32), s: pypto.Tensor([4], F32), zp: pypto.Tensor([8], F32),
+            q: pypto.Tensor([4, 8], pypto.DT_UINT8)):
+        pypto.set_vec_tile_shapes(4, 8)
+        q[:] = pypto.quantize(x, s, pypto.DT_UINT8, -1, zp)
+
+    with pytest.raises(pypto.PyptoValueError, match=r"zero_points must be DT_FP32 of scale's"):
+        kzp(torch.zeros(4, 8), torch.ones(4), torch.ones(8), torch.zeros(4, 8, dtype=torch.uint8))
 
 
 @pytest.mark.parametrize("pt", [F32, F16, BF16, I8, I16, I32, I64])

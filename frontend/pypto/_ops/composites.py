@@ -237,22 +237,37 @@ def gathermask(self: Tensor, pattern_mode: int) -> Tensor:
 
 def quantize(input: Tensor, scale: Tensor, otype: DataType, axis: int = -1,  # noqa: A002
              zero_points: Optional[Tensor] = None) -> Tensor:
-    """PyPTO's quantize, symmetric: ``round(input * scale)`` to DT_INT8 (half to even,
-    saturated to [-128, 127]), ``scale`` one per row (``axis=-1``, shape ``input.shape[:-1]``)
-    or per column (``axis=-2``, ``input.shape[:-2] + [col]``). DT_UINT8 (asymmetric, with
-    zero_points) is not supported: pypto-sim has no unsigned dtypes."""
+    """PyPTO's quantize: ``round(input * scale + zero_points)`` (half to even; ``zero_points``
+    optional) saturated to DT_INT8's [-128, 127] (symmetric) or DT_UINT8's [0, 255]
+    (asymmetric). ``scale`` and ``zero_points`` are DT_FP32, one per row (``axis=-1``, shape
+    ``input.shape[:-1]``) or per column (``axis=-2``, ``input.shape[:-2] + [col]``).
+
+    The sum is ``+ zero_points`` as PyPTO's formula and its on-board test's golden have it
+    (the page's result example subtracts them). Out-of-range and infinite values saturate, as
+    the hardware's conversion does.
+
+    Example: ``q = pypto.quantize(x, scale, pypto.DT_UINT8, -1, zp)`` (x ``[r, c]``, scale and
+    zp ``[r]``); torch: ``torch.round(x * scale[:, None] + zp[:, None]).clamp(0, 255)``.
+    """
     api = "quantize"
     xv, sv = _val(input, api), _val(scale, api, "scale")
-    if otype is not DataType.DT_INT8 or zero_points is not None:
-        _fail(PyptoNotImplementedError, api, f"only symmetric quantization to DT_INT8 is "
-              f"supported (got otype {otype}{', zero_points' if zero_points is not None else ''}"
-              "); pypto-sim has no DT_UINT8")
+    if otype not in (DataType.DT_INT8, DataType.DT_UINT8):
+        _fail(PyptoTypeError, api, f"otype must be DT_INT8 (symmetric) or DT_UINT8 "
+              f"(asymmetric), got {otype}")
     if xv.dtype is not DataType.DT_FP32 or sv.dtype is not DataType.DT_FP32:
         _fail(PyptoTypeError, api, f"input and scale must be DT_FP32, got {xv.dtype} and "
               f"{sv.dtype}")
+    zv = None if zero_points is None else _val(zero_points, api, "zero_points")
+    if zv is not None and (zv.dtype is not DataType.DT_FP32 or
+                           len(zv.shape) != len(sv.shape) or
+                           any(_dim_eq(a, b) is not True for a, b in zip(zv.shape, sv.shape))):
+        _fail(PyptoValueError, api, f"zero_points must be DT_FP32 of scale's shape "
+              f"{_fmt(sv.shape)}, got {zv.dtype} {_fmt(zv.shape)}")
     with _Composite(api):
         y = mul(input, _per_axis(api, xv, scale, axis))
-        return cast(y, DataType.DT_INT8, CastMode.CAST_RINT, SaturationMode.ON)
+        if zero_points is not None:
+            y = add(y, _per_axis(api, xv, zero_points, axis))
+        return cast(y, otype, CastMode.CAST_RINT, SaturationMode.ON)
 
 
 def _per_axis(api: str, xv: ir.Value, scale: Tensor, axis: int) -> Tensor:
