@@ -4,6 +4,7 @@ extend_params epilogue: bias, ReLU, dequant scale) and the ``@`` operator."""
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from typing import Any, Dict, List
 
@@ -14,6 +15,8 @@ from .._errors import PyptoTypeError, PyptoValueError
 from ..error import short_repr
 from .._tensor import Tensor
 from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
+from . import elementwise as _elementwise
+from . import movement as _movement
 from .creation import _dtype_arg
 
 
@@ -89,9 +92,58 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
             if len(t.shape) != 2 or not _dim_eq(t.shape[0], 1) or _dim_eq(t.shape[1], n) is False:
                 _fail(PyptoValueError, "matmul", f"bias_tensor and scale_tensor must be [1, N] "
                       f"with N = {n}, got {_fmt(t.shape)}")
+    slices = _split_k_slices(tr.top.cube_tile, k)
+    if slices > 1:
+        if ext_inputs or ext_attrs:
+            _fail(PyptoValueError, "matmul", "enable_split_k does not combine with extend_params "
+                  "(bias, relu, dequantization): PyPTO adds the K slices' partial sums after "
+                  "the cube")
+        acc = DataType.DT_INT32 if av.dtype is DataType.DT_INT8 else DataType.DT_FP32
+        return _split_k(tr, a, b, odt, acc, a_trans, b_trans, c_matrix_nz, k, slices, len(batch))
     attrs = {"a_trans": a_trans, "b_trans": b_trans, "c_matrix_nz": c_matrix_nz, **ext_attrs}
     return _wrap(_emit(tr, "matmul", [av, bv] + ext_inputs, attrs, batch + [m, n], odt, fmt,
                        valid))
+
+
+def _split_k_slices(cube: Any, k: Any) -> int:
+    """How many kL1 slices ``enable_split_k`` cuts a static K into (1: no split)."""
+    if cube is None or not cube.enable_split_k or not isinstance(k, int):
+        return 1
+    return -(-k // cube.k[1])
+
+
+def _split_k(tr: Any, a: Tensor, b: Tensor, odt: DataType, acc: DataType, a_trans: bool,
+             b_trans: bool, c_matrix_nz: bool, k: int, slices: int, nbatch: int) -> Tensor:
+    """PyPTO's automatic multi-core split K (``enable_split_k``, matmul_performance_guide.md
+    "K轴分核"): the graph its manual form builds. Each kL1 slice of K is a matmul of its own
+    (a cube task per output tile) with an ``acc`` (fp32 or int32) result, and the partial sums
+    are added in order by vector ops whose tile is the matmul's output tile (the automatic
+    form does not take a vector tile). PyPTO documents the switch for fp32/int32 results only;
+    another ``odt`` is the sum cast once."""
+    cube = tr.top.cube_tile
+    kl1 = cube.k[1]
+    rank = nbatch + 2
+    a_k, b_k = (rank - 2 if a_trans else rank - 1), (rank - 1 if b_trans else rank - 2)
+
+    def part(x: Tensor, axis: int, lo: int, hi: int) -> Tensor:
+        key = tuple(slice(lo, hi) if i == axis else slice(None) for i in range(rank))
+        return x[key]
+
+    saved_cube, saved_vec = cube, tr.top.vec_tile
+    tr.top.cube_tile = dataclasses.replace(cube, enable_split_k=False)
+    try:
+        parts = [matmul(part(a, a_k, lo, min(lo + kl1, k)), part(b, b_k, lo, min(lo + kl1, k)),
+                        acc, a_trans=a_trans, b_trans=b_trans, c_matrix_nz=c_matrix_nz)
+                 for lo in range(0, k, kl1)]
+        tr.top.vec_tile = (1,) * nbatch + (cube.m[1], cube.n[1])
+        total = parts[0]
+        for p in parts[1:]:
+            total = _elementwise.add(total, p)
+        if odt is not acc:
+            total = _movement.cast(total, odt)
+    finally:
+        tr.top.cube_tile, tr.top.vec_tile = saved_cube, saved_vec
+    return total
 
 
 _MATMUL_EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
