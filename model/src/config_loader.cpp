@@ -227,6 +227,84 @@ void for_each_field(Visit&& v) {
         "vector unit width: a reduction's passes over its input (other vector ops follow "
         "PyPTO's per-op board fit, model/src/cost_model.cpp)"),
     &C::cost, &Cost::vec_bytes_per_cycle);
+  v(num("cost", "vec_add_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one add vector op per 2-D slice of its tile (add, maximum, minimum, "
+        "compares, where, clip)"),
+    &C::cost, &Cost::vec_add_fixed_ns);
+  v(num("cost", "vec_add_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one add vector op per byte of its tile (add, maximum, minimum, compares, where, "
+        "clip)"),
+    &C::cost, &Cost::vec_add_ps_per_byte);
+  v(num("cost", "vec_sub_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one sub vector op per 2-D slice of its tile (sub)"),
+    &C::cost, &Cost::vec_sub_fixed_ns);
+  v(num("cost", "vec_sub_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one sub vector op per byte of its tile (sub)"),
+    &C::cost, &Cost::vec_sub_ps_per_byte);
+  v(num("cost", "vec_mul_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one mul vector op per 2-D slice of its tile (mul)"),
+    &C::cost, &Cost::vec_mul_fixed_ns);
+  v(num("cost", "vec_mul_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one mul vector op per byte of its tile (mul)"),
+    &C::cost, &Cost::vec_mul_ps_per_byte);
+  v(num("cost", "vec_div_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one div vector op per 2-D slice of its tile (div)"),
+    &C::cost, &Cost::vec_div_fixed_ns);
+  v(num("cost", "vec_div_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one div vector op per byte of its tile (div)"),
+    &C::cost, &Cost::vec_div_ps_per_byte);
+  v(num("cost", "vec_adds_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one adds vector op per 2-D slice of its tile (a tile and a scalar: adds, "
+        "subs)"),
+    &C::cost, &Cost::vec_adds_fixed_ns);
+  v(num("cost", "vec_adds_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one adds vector op per byte of its tile (a tile and a scalar: adds, subs)"),
+    &C::cost, &Cost::vec_adds_ps_per_byte);
+  v(num("cost", "vec_muls_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one muls vector op per 2-D slice of its tile (muls, divs, neg, abs, relu)"),
+    &C::cost, &Cost::vec_muls_fixed_ns);
+  v(num("cost", "vec_muls_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one muls vector op per byte of its tile (muls, divs, neg, abs, relu)"),
+    &C::cost, &Cost::vec_muls_ps_per_byte);
+  v(num("cost", "vec_sqrt_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one sqrt vector op per 2-D slice of its tile (sqrt, rsqrt)"),
+    &C::cost, &Cost::vec_sqrt_fixed_ns);
+  v(num("cost", "vec_sqrt_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one sqrt vector op per byte of its tile (sqrt, rsqrt)"),
+    &C::cost, &Cost::vec_sqrt_ps_per_byte);
+  v(num("cost", "vec_exp_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one exp vector op per 2-D slice of its tile (exp, log, pow, sigmoid, tanh)"),
+    &C::cost, &Cost::vec_exp_fixed_ns);
+  v(num("cost", "vec_exp_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one exp vector op per byte of its tile (exp, log, pow, sigmoid, tanh)"),
+    &C::cost, &Cost::vec_exp_ps_per_byte);
+  v(num("cost", "vec_reciprocal_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one reciprocal vector op per 2-D slice of its tile (reciprocal)"),
+    &C::cost, &Cost::vec_reciprocal_fixed_ns);
+  v(num("cost", "vec_reciprocal_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one reciprocal vector op per byte of its tile (reciprocal)"),
+    &C::cost, &Cost::vec_reciprocal_ps_per_byte);
+  v(num("cost", "vec_expand_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one expand vector op per 2-D slice of its tile (expand_clone, clone, full, "
+        "fill)"),
+    &C::cost, &Cost::vec_expand_fixed_ns);
+  v(num("cost", "vec_expand_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one expand vector op per byte of its tile (expand_clone, clone, full, fill)"),
+    &C::cost, &Cost::vec_expand_ps_per_byte);
+  v(num("cost", "vec_cast_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of one cast vector op per 2-D slice of its tile (cast, transpose)"),
+    &C::cost, &Cost::vec_cast_fixed_ns);
+  v(num("cost", "vec_cast_ps_per_byte", "ps/B", 0, 1e6,
+        "time of one cast vector op per byte of its tile (cast, transpose)"),
+    &C::cost, &Cost::vec_cast_ps_per_byte);
+  v(num("cost", "vec_rowsum_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of a sum/prod reduction per 2-D slice (its input streams at "
+        "vec_bytes_per_cycle, 4 passes)"),
+    &C::cost, &Cost::vec_rowsum_fixed_ns);
+  v(num("cost", "vec_rowmax_fixed_ns", "ns", 0, kMaxNs,
+        "fixed time of a max/min reduction per 2-D slice (its input streams at "
+        "vec_bytes_per_cycle, 4 passes)"),
+    &C::cost, &Cost::vec_rowmax_fixed_ns);
   v(num("cost", "mte_granule_bytes", "B", 1, 1u << 20,
         "GM moves in aligned blocks of this size; a transfer pays every block it touches"),
     &C::cost, &Cost::mte_granule_bytes);

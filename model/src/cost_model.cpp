@@ -13,103 +13,129 @@ namespace pypto::model {
 namespace {
 
 // The single table of tile ops. A vector op's time follows PyPTO's A2A3 cost model, whose
-// per-op coefficients are a linear fit of board-measured op times (hicann/pypto
-// framework/src/cost_model/simulation/arch/A2A3/PostSimulatorA2A3.h; reference/pypto-costmodel.md
-// section 3): t = fixed_us + us_per_mb * r * bytes / 1e6 per 2-D slice of the tile, where r = 1
-// for fp32 div/exp/log/sqrt and int32 mul (their fitted rate is per element, not per byte) and
-// 2 otherwise. Ops PyPTO fits no row for take the row of the op they compile to or resemble
-// (named in each row). Reductions keep only the fit's fixed part: PyPTO fits their per-byte
-// part to the smallest operand (the reduced result), so the reduced width is priced at the
-// vector unit's width instead (factor passes at cost.vec_bytes_per_cycle). Cube and
-// data-movement rows are zero: mmad is priced from the fractal, copies through L2/HBM by the
-// simulator, and views cost nothing.
+// per-op coefficients are a linear fit of board-measured op times (reference/pypto-costmodel.md
+// section 3); the chip YAML holds them per fitted row (cost.vec_<row>_fixed_ns and
+// _ps_per_byte, sources beside them), and each op here names the row it is timed by: PyPTO's
+// own, or for ops PyPTO fits no row for, the row of the op they compile to or resemble.
+// Reductions take their row's fixed part and stream the input at cost.vec_bytes_per_cycle
+// (`factor` passes): PyPTO fits their per-byte part to the smallest operand (the reduced
+// result), which says nothing of the reduced width. Cube and data-movement rows have no
+// vector row: mmad is priced from the fractal, copies through L2/HBM by the simulator, and
+// views cost nothing.
+enum class Fit : std::uint8_t {
+  kNone,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kAdds,
+  kMuls,
+  kSqrt,
+  kExp,
+  kReciprocal,
+  kExpand,
+  kCast,
+  kRowSum,
+  kRowMax
+};
+
+// How the per-byte part applies to a dtype.
 enum class Rate : std::uint8_t {
-  kPerByte,     // r = 2 in PyPTO's formula for every dtype
-  kFp32Elem,    // r = 1 for fp32 (div, exp, log, sqrt)
-  kInt32Elem,   // r = 1 for int32 (mul)
-  kVectorWidth  // reductions: factor passes at cost.vec_bytes_per_cycle
+  kPerByte,   // every dtype
+  kFp32Elem,  // half per byte for fp32 (div, exp, log, sqrt: fitted per element)
+  kInt32Elem  // half per byte for int32 (mul)
 };
 
 struct OpInfo {
   std::string_view name;
   TilePipe pipe;
-  double us_per_mb;  // PyPTO's fitted a
-  double fixed_us;   // PyPTO's fitted b
+  Fit fit;
   Rate rate;
-  std::uint32_t factor;  // kVectorWidth: passes over the input
+  std::uint32_t factor;  // reductions: passes over the input at cost.vec_bytes_per_cycle
 };
-
-// PyPTO's rows, by its op names.
-constexpr double kAddA = 2.40457, kAddB = 0.0188;         // ADD, WHERE_*
-constexpr double kSubA = 1.64044, kSubB = 0.02152;        // SUB
-constexpr double kMulA = 1.63706, kMulB = 0.01419;        // MUL
-constexpr double kDivA = 3.82854, kDivB = 0.02462;        // DIV
-constexpr double kAddsA = 0.76264, kAddsB = 0.0221;       // ADDS, SUBS
-constexpr double kMulsA = 0.9527, kMulsB = 0.015;         // MULS, DIVS, NEG
-constexpr double kSqrtA = 3.67358, kSqrtB = 0.02197;      // SQRT
-constexpr double kExpA = 3.49358, kExpB = 0.02597;        // EXP, LN
-constexpr double kRecA = 0.98673, kRecB = 0.00989;        // RECIPROCAL
-constexpr double kExpandA = 0.58, kExpandB = 0.014;       // EXPAND
-constexpr double kCastA = 0.9125, kCastB = 0.015687;      // CAST
-constexpr double kRowSumB = 0.07288, kRowMaxB = 0.00888;  // ROWSUMLINE, ROWMAX/MIN_SINGLE
 
 constexpr OpInfo kOps[] = {
     // Data movement and views: 0 cycles here.
-    {"copy_in", TilePipe::kMte2, 0, 0, Rate::kPerByte, 0},
-    {"copy_out", TilePipe::kMte3, 0, 0, Rate::kPerByte, 0},
-    {"view", TilePipe::kNone, 0, 0, Rate::kPerByte, 0},
-    {"reshape", TilePipe::kNone, 0, 0, Rate::kPerByte, 0},
-    {"assemble", TilePipe::kNone, 0, 0, Rate::kPerByte, 0},
+    {"copy_in", TilePipe::kMte2, Fit::kNone, Rate::kPerByte, 0},
+    {"copy_out", TilePipe::kMte3, Fit::kNone, Rate::kPerByte, 0},
+    {"view", TilePipe::kNone, Fit::kNone, Rate::kPerByte, 0},
+    {"reshape", TilePipe::kNone, Fit::kNone, Rate::kPerByte, 0},
+    {"assemble", TilePipe::kNone, Fit::kNone, Rate::kPerByte, 0},
     // Cube.
-    {"mmad", TilePipe::kCube, 0, 0, Rate::kPerByte, 0},
+    {"mmad", TilePipe::kCube, Fit::kNone, Rate::kPerByte, 0},
     // Vector, element-wise on two tiles.
-    {"add", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"sub", TilePipe::kVec, kSubA, kSubB, Rate::kPerByte, 0},
-    {"mul", TilePipe::kVec, kMulA, kMulB, Rate::kInt32Elem, 0},
-    {"div", TilePipe::kVec, kDivA, kDivB, Rate::kFp32Elem, 0},
-    {"maximum", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},  // vmax: ADD's row
-    {"minimum", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"eq", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},  // compares and selects: WHERE
-    {"ne", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"lt", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"le", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"gt", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"ge", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"where", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
-    {"clip", TilePipe::kVec, kAddA, kAddB, Rate::kPerByte, 0},
+    {"add", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"sub", TilePipe::kVec, Fit::kSub, Rate::kPerByte, 0},
+    {"mul", TilePipe::kVec, Fit::kMul, Rate::kInt32Elem, 0},
+    {"div", TilePipe::kVec, Fit::kDiv, Rate::kFp32Elem, 0},
+    {"maximum", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},  // vmax: ADD's row
+    {"minimum", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"eq", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},  // compares and selects: WHERE = ADD
+    {"ne", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"lt", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"le", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"gt", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"ge", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"where", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
+    {"clip", TilePipe::kVec, Fit::kAdd, Rate::kPerByte, 0},
     // Vector, a tile and a scalar.
-    {"adds", TilePipe::kVec, kAddsA, kAddsB, Rate::kPerByte, 0},
-    {"subs", TilePipe::kVec, kAddsA, kAddsB, Rate::kPerByte, 0},
-    {"muls", TilePipe::kVec, kMulsA, kMulsB, Rate::kInt32Elem, 0},
-    {"divs", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},
+    {"adds", TilePipe::kVec, Fit::kAdds, Rate::kPerByte, 0},
+    {"subs", TilePipe::kVec, Fit::kAdds, Rate::kPerByte, 0},
+    {"muls", TilePipe::kVec, Fit::kMuls, Rate::kInt32Elem, 0},
+    {"divs", TilePipe::kVec, Fit::kMuls, Rate::kPerByte, 0},
     // Vector, one tile.
-    {"neg", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},
-    {"abs", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},   // one-pass unary: NEG's row
-    {"relu", TilePipe::kVec, kMulsA, kMulsB, Rate::kPerByte, 0},  // max with 0: MULS's row
-    {"cast", TilePipe::kVec, kCastA, kCastB, Rate::kPerByte, 0},
-    {"transpose", TilePipe::kVec, kCastA, kCastB, Rate::kPerByte, 0},  // one pass: CAST's row
-    {"clone", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},  // a UB copy: EXPAND's row
-    {"expand_clone", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},
-    {"full", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},  // vector_dup: EXPAND's row
-    {"fill", TilePipe::kVec, kExpandA, kExpandB, Rate::kPerByte, 0},
-    {"exp", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
-    {"log", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
-    {"sqrt", TilePipe::kVec, kSqrtA, kSqrtB, Rate::kFp32Elem, 0},
-    {"rsqrt", TilePipe::kVec, kSqrtA, kSqrtB, Rate::kFp32Elem, 0},
-    {"reciprocal", TilePipe::kVec, kRecA, kRecB, Rate::kPerByte, 0},
-    {"pow", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},  // transcendental: EXP's row
-    {"sigmoid", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
-    {"tanh", TilePipe::kVec, kExpA, kExpB, Rate::kFp32Elem, 0},
+    {"neg", TilePipe::kVec, Fit::kMuls, Rate::kPerByte, 0},   // NEG = MULS
+    {"abs", TilePipe::kVec, Fit::kMuls, Rate::kPerByte, 0},   // one-pass unary: NEG's row
+    {"relu", TilePipe::kVec, Fit::kMuls, Rate::kPerByte, 0},  // max with 0: MULS's row
+    {"cast", TilePipe::kVec, Fit::kCast, Rate::kPerByte, 0},
+    {"transpose", TilePipe::kVec, Fit::kCast, Rate::kPerByte, 0},  // one pass: CAST's row
+    {"clone", TilePipe::kVec, Fit::kExpand, Rate::kPerByte, 0},    // a UB copy: EXPAND's row
+    {"expand_clone", TilePipe::kVec, Fit::kExpand, Rate::kPerByte, 0},
+    {"full", TilePipe::kVec, Fit::kExpand, Rate::kPerByte, 0},  // vector_dup: EXPAND's row
+    {"fill", TilePipe::kVec, Fit::kExpand, Rate::kPerByte, 0},
+    {"exp", TilePipe::kVec, Fit::kExp, Rate::kFp32Elem, 0},
+    {"log", TilePipe::kVec, Fit::kExp, Rate::kFp32Elem, 0},  // LN = EXP
+    {"sqrt", TilePipe::kVec, Fit::kSqrt, Rate::kFp32Elem, 0},
+    {"rsqrt", TilePipe::kVec, Fit::kSqrt, Rate::kFp32Elem, 0},
+    {"reciprocal", TilePipe::kVec, Fit::kReciprocal, Rate::kPerByte, 0},
+    {"pow", TilePipe::kVec, Fit::kExp, Rate::kFp32Elem, 0},  // transcendental: EXP's row
+    {"sigmoid", TilePipe::kVec, Fit::kExp, Rate::kFp32Elem, 0},
+    {"tanh", TilePipe::kVec, Fit::kExp, Rate::kFp32Elem, 0},
     // Vector, reductions and row-wise softmax-style ops (shape is the input tile).
-    {"sum", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
-    {"prod", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
-    {"rowsum", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
-    {"softmax", TilePipe::kVec, 0, kRowSumB, Rate::kVectorWidth, 4},
-    {"amax", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
-    {"amin", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
-    {"rowmax", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
-    {"rowmin", TilePipe::kVec, 0, kRowMaxB, Rate::kVectorWidth, 4},
+    {"sum", TilePipe::kVec, Fit::kRowSum, Rate::kPerByte, 4},
+    {"prod", TilePipe::kVec, Fit::kRowSum, Rate::kPerByte, 4},
+    {"rowsum", TilePipe::kVec, Fit::kRowSum, Rate::kPerByte, 4},
+    {"softmax", TilePipe::kVec, Fit::kRowSum, Rate::kPerByte, 4},
+    {"amax", TilePipe::kVec, Fit::kRowMax, Rate::kPerByte, 4},
+    {"amin", TilePipe::kVec, Fit::kRowMax, Rate::kPerByte, 4},
+    {"rowmax", TilePipe::kVec, Fit::kRowMax, Rate::kPerByte, 4},
+    {"rowmin", TilePipe::kVec, Fit::kRowMax, Rate::kPerByte, 4},
 };
+
+// The chip's fixed ns and ps per byte of a fitted row (reductions: no per-byte part).
+struct FitValues {
+  double fixed_ns;
+  double ps_per_byte;
+};
+FitValues fit_values(Fit f, const ChipConfig::Cost& c) {
+  switch (f) {
+    case Fit::kNone: return {0, 0};
+    case Fit::kAdd: return {c.vec_add_fixed_ns, c.vec_add_ps_per_byte};
+    case Fit::kSub: return {c.vec_sub_fixed_ns, c.vec_sub_ps_per_byte};
+    case Fit::kMul: return {c.vec_mul_fixed_ns, c.vec_mul_ps_per_byte};
+    case Fit::kDiv: return {c.vec_div_fixed_ns, c.vec_div_ps_per_byte};
+    case Fit::kAdds: return {c.vec_adds_fixed_ns, c.vec_adds_ps_per_byte};
+    case Fit::kMuls: return {c.vec_muls_fixed_ns, c.vec_muls_ps_per_byte};
+    case Fit::kSqrt: return {c.vec_sqrt_fixed_ns, c.vec_sqrt_ps_per_byte};
+    case Fit::kExp: return {c.vec_exp_fixed_ns, c.vec_exp_ps_per_byte};
+    case Fit::kReciprocal: return {c.vec_reciprocal_fixed_ns, c.vec_reciprocal_ps_per_byte};
+    case Fit::kExpand: return {c.vec_expand_fixed_ns, c.vec_expand_ps_per_byte};
+    case Fit::kCast: return {c.vec_cast_fixed_ns, c.vec_cast_ps_per_byte};
+    case Fit::kRowSum: return {c.vec_rowsum_fixed_ns, 0};
+    case Fit::kRowMax: return {c.vec_rowmax_fixed_ns, 0};
+  }
+  return {0, 0};
+}
 constexpr std::size_t kNumOps = sizeof(kOps) / sizeof(kOps[0]);
 
 // kOps sorted by name, built once, for binary search (trace loading prices every tile op).
@@ -243,16 +269,17 @@ std::uint32_t vector_cycles(const TileOp& op, const OpInfo& info, const ChipConf
   std::uint64_t slices = 1;
   for (std::size_t i = 0; i + 2 < op.shape.size(); ++i)
     slices = mul_checked(slices, static_cast<std::uint64_t>(op.shape[i]), op);
-  const double cycles_per_us = chip.cores.freq_mhz;
-  const double fixed = std::ceil(info.fixed_us * cycles_per_us);
+  const double cycles_per_ns = chip.cores.freq_mhz / 1000.0;
+  const FitValues fv = fit_values(info.fit, chip.cost);
+  const double fixed = std::ceil(fv.fixed_ns * cycles_per_ns);
   double per_byte = 0;
-  if (info.rate == Rate::kVectorWidth) {
+  if (info.factor > 0) {
     per_byte = static_cast<double>(ceil_div(bytes, chip.cost.vec_bytes_per_cycle) * info.factor);
   } else {
     const bool per_elem = (info.rate == Rate::kFp32Elem && op.dtype == DType::kFp32) ||
                           (info.rate == Rate::kInt32Elem && op.dtype == DType::kInt32);
-    per_byte = std::ceil(info.us_per_mb * (per_elem ? 1.0 : 2.0) * static_cast<double>(bytes) *
-                         1e-6 * cycles_per_us);
+    per_byte = std::ceil(fv.ps_per_byte * (per_elem ? 0.5 : 1.0) * static_cast<double>(bytes) *
+                         1e-3 * cycles_per_ns);
   }
   const double cycles = static_cast<double>(slices) * fixed + per_byte;
   if (!(cycles < 4.0e9)) throw_too_large(op);

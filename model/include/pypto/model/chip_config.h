@@ -82,6 +82,35 @@ struct ChipConfig {
     // The vector unit's width, which a reduction streams its input at (other vector ops are
     // timed by PyPTO's per-op board fit in cost_model.cpp).
     std::uint32_t vec_bytes_per_cycle = 256;
+    // Vector op times: PyPTO's per-op fit of board-measured times (PostSimulatorA2A3), a fixed
+    // part per 2-D slice of a tile and a part per byte (PyPTO's a x 2; fp32 div/exp/log/sqrt
+    // and int32 mul take half: PyPTO fits those per element). cost_model.cpp maps ops to rows.
+    double vec_add_fixed_ns = 18.8;
+    double vec_add_ps_per_byte = 4.80914;
+    double vec_sub_fixed_ns = 21.52;
+    double vec_sub_ps_per_byte = 3.28088;
+    double vec_mul_fixed_ns = 14.19;
+    double vec_mul_ps_per_byte = 3.27412;
+    double vec_div_fixed_ns = 24.62;
+    double vec_div_ps_per_byte = 7.65708;
+    double vec_adds_fixed_ns = 22.1;
+    double vec_adds_ps_per_byte = 1.52528;
+    double vec_muls_fixed_ns = 15.0;
+    double vec_muls_ps_per_byte = 1.9054;
+    double vec_sqrt_fixed_ns = 21.97;
+    double vec_sqrt_ps_per_byte = 7.34716;
+    double vec_exp_fixed_ns = 25.97;
+    double vec_exp_ps_per_byte = 6.98716;
+    double vec_reciprocal_fixed_ns = 9.89;
+    double vec_reciprocal_ps_per_byte = 1.97346;
+    double vec_expand_fixed_ns = 14.0;
+    double vec_expand_ps_per_byte = 1.16;
+    double vec_cast_fixed_ns = 15.687;
+    double vec_cast_ps_per_byte = 1.825;
+    // Reductions: the fit's fixed part (ROWSUMLINE, ROWMAX_SINGLE); their input streams at
+    // vec_bytes_per_cycle.
+    double vec_rowsum_fixed_ns = 72.88;
+    double vec_rowmax_fixed_ns = 8.88;
     // GM is moved in aligned blocks of this size: a transfer pays for every block it touches,
     // so short rows at a large stride cost a whole block each.
     std::uint32_t mte_granule_bytes = 512;
