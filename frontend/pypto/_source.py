@@ -228,21 +228,35 @@ def stored_names(code: types.CodeType) -> FrozenSet[str]:
 def call_with_final_locals(fn: Callable, args: Sequence[Any],
                            kwargs: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
     """``fn(*args, **kwargs)`` and the local variables of that call as they were when it
-    returned (read through a profile hook on that one frame; the hook already installed keeps
-    running)."""
+    returned (read through a profile hook on that one frame). A Python profile function
+    already installed keeps receiving every event; a C profiler (``cProfile.Profile``, whose
+    ``sys.getprofile()`` object is not callable) misses the call's events and is enabled
+    again after it."""
     code = getattr(fn, "__code__", None)
     final: Dict[str, Any] = {}
     previous = sys.getprofile()
+    chained = previous if callable(previous) else None
 
     def hook(frame, event, arg):
         if event == "return" and frame.f_code is code and not final:
             final.update(frame.f_locals)
-        if previous is not None:
-            previous(frame, event, arg)
+        if chained is not None:
+            chained(frame, event, arg)
 
     sys.setprofile(hook)
     try:
         ret = fn(*args, **kwargs)
     finally:
-        sys.setprofile(previous)
+        _restore_profile(previous)
     return ret, final
+
+
+def _restore_profile(previous: Any) -> None:
+    """Puts back the profiler that call_with_final_locals found installed."""
+    if previous is None or callable(previous):
+        sys.setprofile(previous)
+        return
+    sys.setprofile(None)
+    enable = getattr(previous, "enable", None)
+    if callable(enable):
+        enable()  # _lsprof re-installs its C profile function on this thread
