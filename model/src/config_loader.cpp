@@ -227,76 +227,68 @@ void for_each_field(Visit&& v) {
         "vector unit width: a reduction's passes over its input (other vector ops follow "
         "PyPTO's per-op board fit, model/src/cost_model.cpp)"),
     &C::cost, &Cost::vec_bytes_per_cycle);
-  v(num("cost", "vec_add_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one add vector op per 2-D slice of its tile (add, maximum, minimum, "
-        "compares, where, clip)"),
-    &C::cost, &Cost::vec_add_fixed_ns);
-  v(num("cost", "vec_add_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one add vector op per byte of its tile (add, maximum, minimum, compares, where, "
-        "clip)"),
-    &C::cost, &Cost::vec_add_ps_per_byte);
-  v(num("cost", "vec_sub_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one sub vector op per 2-D slice of its tile (sub)"),
-    &C::cost, &Cost::vec_sub_fixed_ns);
-  v(num("cost", "vec_sub_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one sub vector op per byte of its tile (sub)"),
-    &C::cost, &Cost::vec_sub_ps_per_byte);
-  v(num("cost", "vec_mul_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one mul vector op per 2-D slice of its tile (mul)"),
-    &C::cost, &Cost::vec_mul_fixed_ns);
-  v(num("cost", "vec_mul_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one mul vector op per byte of its tile (mul)"),
-    &C::cost, &Cost::vec_mul_ps_per_byte);
-  v(num("cost", "vec_div_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one div vector op per 2-D slice of its tile (div)"),
-    &C::cost, &Cost::vec_div_fixed_ns);
-  v(num("cost", "vec_div_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one div vector op per byte of its tile (div)"),
-    &C::cost, &Cost::vec_div_ps_per_byte);
-  v(num("cost", "vec_adds_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one adds vector op per 2-D slice of its tile (a tile and a scalar: adds, "
-        "subs)"),
-    &C::cost, &Cost::vec_adds_fixed_ns);
-  v(num("cost", "vec_adds_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one adds vector op per byte of its tile (a tile and a scalar: adds, subs)"),
-    &C::cost, &Cost::vec_adds_ps_per_byte);
-  v(num("cost", "vec_muls_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one muls vector op per 2-D slice of its tile (muls, divs, neg, abs, relu)"),
-    &C::cost, &Cost::vec_muls_fixed_ns);
-  v(num("cost", "vec_muls_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one muls vector op per byte of its tile (muls, divs, neg, abs, relu)"),
-    &C::cost, &Cost::vec_muls_ps_per_byte);
-  v(num("cost", "vec_sqrt_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one sqrt vector op per 2-D slice of its tile (sqrt, rsqrt)"),
-    &C::cost, &Cost::vec_sqrt_fixed_ns);
-  v(num("cost", "vec_sqrt_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one sqrt vector op per byte of its tile (sqrt, rsqrt)"),
-    &C::cost, &Cost::vec_sqrt_ps_per_byte);
-  v(num("cost", "vec_exp_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one exp vector op per 2-D slice of its tile (exp, log, pow, sigmoid, tanh)"),
-    &C::cost, &Cost::vec_exp_fixed_ns);
-  v(num("cost", "vec_exp_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one exp vector op per byte of its tile (exp, log, pow, sigmoid, tanh)"),
-    &C::cost, &Cost::vec_exp_ps_per_byte);
-  v(num("cost", "vec_reciprocal_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one reciprocal vector op per 2-D slice of its tile (reciprocal)"),
-    &C::cost, &Cost::vec_reciprocal_fixed_ns);
-  v(num("cost", "vec_reciprocal_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one reciprocal vector op per byte of its tile (reciprocal)"),
-    &C::cost, &Cost::vec_reciprocal_ps_per_byte);
-  v(num("cost", "vec_expand_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one expand vector op per 2-D slice of its tile (expand_clone, clone, full, "
-        "fill)"),
-    &C::cost, &Cost::vec_expand_fixed_ns);
-  v(num("cost", "vec_expand_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one expand vector op per byte of its tile (expand_clone, clone, full, fill)"),
-    &C::cost, &Cost::vec_expand_ps_per_byte);
-  v(num("cost", "vec_cast_fixed_ns", "ns", 0, kMaxNs,
-        "fixed time of one cast vector op per 2-D slice of its tile (cast, transpose)"),
-    &C::cost, &Cost::vec_cast_fixed_ns);
-  v(num("cost", "vec_cast_ps_per_byte", "ps/B", 0, 1e6,
-        "time of one cast vector op per byte of its tile (cast, transpose)"),
-    &C::cost, &Cost::vec_cast_ps_per_byte);
+  // Vector op times, a row of PyPTO's per-op fit each (cost_model.cpp names the ops a row times).
+  struct VecRow {
+    const char* fixed_key;
+    const char* rate_key;
+    const char* fixed_doc;
+    const char* rate_doc;
+    double Cost::*fixed;
+    double Cost::*rate;
+  };
+  static constexpr VecRow kVecRows[] = {
+      {"vec_add_fixed_ns", "vec_add_ps_per_byte",
+       "vector op time per 2-D slice of its tile: add, maximum, minimum, "
+       "compares, where, clip",
+       "vector op time per byte of its tile: add, maximum, minimum, "
+       "compares, where, clip",
+       &Cost::vec_add_fixed_ns, &Cost::vec_add_ps_per_byte},
+      {"vec_sub_fixed_ns", "vec_sub_ps_per_byte", "vector op time per 2-D slice of its tile: sub",
+       "vector op time per byte of its tile: sub", &Cost::vec_sub_fixed_ns,
+       &Cost::vec_sub_ps_per_byte},
+      {"vec_mul_fixed_ns", "vec_mul_ps_per_byte", "vector op time per 2-D slice of its tile: mul",
+       "vector op time per byte of its tile: mul", &Cost::vec_mul_fixed_ns,
+       &Cost::vec_mul_ps_per_byte},
+      {"vec_div_fixed_ns", "vec_div_ps_per_byte", "vector op time per 2-D slice of its tile: div",
+       "vector op time per byte of its tile: div", &Cost::vec_div_fixed_ns,
+       &Cost::vec_div_ps_per_byte},
+      {"vec_adds_fixed_ns", "vec_adds_ps_per_byte",
+       "vector op time per 2-D slice of its tile: a tile and a scalar: adds, "
+       "subs",
+       "vector op time per byte of its tile: a tile and a scalar: adds, "
+       "subs",
+       &Cost::vec_adds_fixed_ns, &Cost::vec_adds_ps_per_byte},
+      {"vec_muls_fixed_ns", "vec_muls_ps_per_byte",
+       "vector op time per 2-D slice of its tile: muls, divs, neg, abs, relu",
+       "vector op time per byte of its tile: muls, divs, neg, abs, relu", &Cost::vec_muls_fixed_ns,
+       &Cost::vec_muls_ps_per_byte},
+      {"vec_sqrt_fixed_ns", "vec_sqrt_ps_per_byte",
+       "vector op time per 2-D slice of its tile: sqrt, rsqrt",
+       "vector op time per byte of its tile: sqrt, rsqrt", &Cost::vec_sqrt_fixed_ns,
+       &Cost::vec_sqrt_ps_per_byte},
+      {"vec_exp_fixed_ns", "vec_exp_ps_per_byte",
+       "vector op time per 2-D slice of its tile: exp, log, pow, sigmoid, tanh",
+       "vector op time per byte of its tile: exp, log, pow, sigmoid, tanh", &Cost::vec_exp_fixed_ns,
+       &Cost::vec_exp_ps_per_byte},
+      {"vec_reciprocal_fixed_ns", "vec_reciprocal_ps_per_byte",
+       "vector op time per 2-D slice of its tile: reciprocal",
+       "vector op time per byte of its tile: reciprocal", &Cost::vec_reciprocal_fixed_ns,
+       &Cost::vec_reciprocal_ps_per_byte},
+      {"vec_expand_fixed_ns", "vec_expand_ps_per_byte",
+       "vector op time per 2-D slice of its tile: expand_clone, clone, full, "
+       "fill",
+       "vector op time per byte of its tile: expand_clone, clone, full, "
+       "fill",
+       &Cost::vec_expand_fixed_ns, &Cost::vec_expand_ps_per_byte},
+      {"vec_cast_fixed_ns", "vec_cast_ps_per_byte",
+       "vector op time per 2-D slice of its tile: cast, transpose",
+       "vector op time per byte of its tile: cast, transpose", &Cost::vec_cast_fixed_ns,
+       &Cost::vec_cast_ps_per_byte},
+  };
+  for (const VecRow& r : kVecRows) {
+    v(num("cost", r.fixed_key, "ns", 0, kMaxNs, r.fixed_doc), &C::cost, r.fixed);
+    v(num("cost", r.rate_key, "ps/B", 0, 1e6, r.rate_doc), &C::cost, r.rate);
+  }
   v(num("cost", "vec_rowsum_fixed_ns", "ns", 0, kMaxNs,
         "fixed time of a sum/prod reduction per 2-D slice (its input streams at "
         "vec_bytes_per_cycle, 4 passes)"),
