@@ -274,6 +274,9 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
 
   // 4. Keep edges inside a device task; drop edges into later ones (device tasks run one
   // after another, so they are satisfied anyway); an edge back in time cannot be honoured.
+  // Whether every edge kept goes to a later task (writers number tasks in order): such a
+  // graph has no cycle, and the check below is skipped.
+  bool forward = true;
   {
     std::uint32_t w = 0;
     for (std::size_t t = 0; t < n; ++t) {
@@ -285,6 +288,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
         const std::uint32_t ds = g.device_task[s];
         if (ds == dt) {
           g.succ[w++] = s;
+          forward = forward && s > t;
         } else if (ds < dt) {
           throw TraceError(
               back_edge_message(g.orig_id[t], group_seq[dt], g.orig_id[s], group_seq[ds]));
@@ -335,7 +339,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
 
   // 7. Cycle check (Kahn). Edges never leave a device task, so one pass over the whole
   // graph finds the cycle of the first device task that has one, as one per device task would.
-  {
+  if (!forward) {
     const std::vector<common::TaskId> cycle =
         find_cycle(g.succ_begin.data(), g.succ.data(), g.pred_count.data(), n, 0);
     if (!cycle.empty()) {

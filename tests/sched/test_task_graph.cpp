@@ -214,6 +214,13 @@ TEST_CASE("a dependency cycle is an error that prints the cycle") {
                     Contains("dependency cycle in seqNo 0: task 1 -> task 1"));
 }
 
+TEST_CASE("edges to earlier tasks without a cycle are no error") {
+  // 3 -> 1 -> 0 and 2 -> 0: every edge goes back, so the cycle check runs and finds none.
+  const TaskGraph g = build({{0, {}}, {0, {0}}, {0, {0}}, {0, {1}}});
+  CHECK(g.num_edges() == 3);
+  CHECK(g.pred_count == std::vector<std::uint32_t>{2, 1, 0, 0});
+}
+
 TEST_CASE("a long cycle is abbreviated in the message, and the walk is iterative") {
   // A ring of 200000 tasks: a recursive walk would overflow the stack.
   constexpr std::uint32_t kN = 200000;
