@@ -193,6 +193,13 @@ void TaskGraphBuilder::add_memory(const MemAccess& m) {
   g_.mem.push_back(m);
 }
 
+void TaskGraphBuilder::add_memory(const MemAccess* first, std::size_t n) {
+  if (n == 0) return;
+  NPU_CHECK(!g_.core_type.empty(), "add_memory() before the first add_task()");
+  if (g_.mem_begin.empty()) g_.mem_begin.assign(g_.core_type.size(), 0);
+  g_.mem.insert(g_.mem.end(), first, first + n);
+}
+
 TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
   TaskGraph& g = g_;
   const std::size_t n = g.core_type.size();
