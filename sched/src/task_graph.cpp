@@ -171,8 +171,14 @@ common::TaskId TaskGraphBuilder::add_task(const Task& t) {
   }
   g_.compute_cycles.push_back(t.compute_cycles);
   g_.tiles.push_back(t.tiles);
-  g_.succ_begin.push_back(static_cast<std::uint32_t>(g_.succ.size()));
-  if (!g_.mem_begin.empty()) g_.mem_begin.push_back(static_cast<std::uint32_t>(g_.mem.size()));
+  // Lvalues: push_back(const T&) inlines, the rvalue overload's emplace_back was an
+  // out-of-line call per task.
+  const auto succ_begin = static_cast<std::uint32_t>(g_.succ.size());
+  g_.succ_begin.push_back(succ_begin);
+  if (!g_.mem_begin.empty()) {
+    const auto mem_begin = static_cast<std::uint32_t>(g_.mem.size());
+    g_.mem_begin.push_back(mem_begin);
+  }
   // The builder's own per-task columns follow the reservation a reader made for the graph's
   // (reserve_task_columns), rather than doubling their way up to it.
   if (seq_of_task_.size() == seq_of_task_.capacity() &&
