@@ -171,8 +171,14 @@ common::TaskId TaskGraphBuilder::add_task(const Task& t) {
   }
   g_.compute_cycles.push_back(t.compute_cycles);
   g_.tiles.push_back(t.tiles);
-  g_.succ_begin.push_back(static_cast<std::uint32_t>(g_.succ.size()));
-  if (!g_.mem_begin.empty()) g_.mem_begin.push_back(static_cast<std::uint32_t>(g_.mem.size()));
+  // Lvalues: push_back(const T&) inlines, the rvalue overload's emplace_back was an
+  // out-of-line call per task.
+  const auto succ_begin = static_cast<std::uint32_t>(g_.succ.size());
+  g_.succ_begin.push_back(succ_begin);
+  if (!g_.mem_begin.empty()) {
+    const auto mem_begin = static_cast<std::uint32_t>(g_.mem.size());
+    g_.mem_begin.push_back(mem_begin);
+  }
   // The builder's own per-task columns follow the reservation a reader made for the graph's
   // (reserve_task_columns), rather than doubling their way up to it.
   if (seq_of_task_.size() == seq_of_task_.capacity() &&
@@ -191,6 +197,13 @@ void TaskGraphBuilder::add_memory(const MemAccess& m) {
   // nothing: every task before the first one with memory has an empty range at 0.
   if (g_.mem_begin.empty()) g_.mem_begin.assign(g_.core_type.size(), 0);
   g_.mem.push_back(m);
+}
+
+void TaskGraphBuilder::add_memory(const MemAccess* first, std::size_t n) {
+  if (n == 0) return;
+  NPU_CHECK(!g_.core_type.empty(), "add_memory() before the first add_task()");
+  if (g_.mem_begin.empty()) g_.mem_begin.assign(g_.core_type.size(), 0);
+  g_.mem.insert(g_.mem.end(), first, first + n);
 }
 
 TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
@@ -274,6 +287,9 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
 
   // 4. Keep edges inside a device task; drop edges into later ones (device tasks run one
   // after another, so they are satisfied anyway); an edge back in time cannot be honoured.
+  // Whether every edge kept goes to a later task (writers number tasks in order): such a
+  // graph has no cycle, and the check below is skipped.
+  bool forward = true;
   {
     std::uint32_t w = 0;
     for (std::size_t t = 0; t < n; ++t) {
@@ -285,6 +301,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
         const std::uint32_t ds = g.device_task[s];
         if (ds == dt) {
           g.succ[w++] = s;
+          forward = forward && s > t;
         } else if (ds < dt) {
           throw TraceError(
               back_edge_message(g.orig_id[t], group_seq[dt], g.orig_id[s], group_seq[ds]));
@@ -335,7 +352,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
 
   // 7. Cycle check (Kahn). Edges never leave a device task, so one pass over the whole
   // graph finds the cycle of the first device task that has one, as one per device task would.
-  {
+  if (!forward) {
     const std::vector<common::TaskId> cycle =
         find_cycle(g.succ_begin.data(), g.succ.data(), g.pred_count.data(), n, 0);
     if (!cycle.empty()) {

@@ -126,6 +126,26 @@ TEST_CASE("memory ranges: the CSR appears with the first range and stays empty o
   CHECK(g.mem[1].is_write == 1);
 }
 
+TEST_CASE("memory ranges added as a run: the same CSR as one at a time") {
+  const std::vector<MemAccess> two = {{4096, 512, 0}, {8192, 512, 1}};
+  TaskGraphBuilder b("m");
+  TaskGraphBuilder::Task t;
+  b.add_task(t);
+  b.add_memory(two.data(), 0);  // no range: the CSR is not made yet
+  CHECK(b.graph().mem_begin.empty());
+  b.add_task(t);
+  b.add_memory(two.data(), two.size());
+  b.add_task(t);
+  b.add_memory(two.data() + 1, 1);
+  const TaskGraph g = b.finish();
+  CHECK(g.mem_begin == std::vector<std::uint32_t>{0, 0, 2, 3});
+  REQUIRE(g.mem.size() == 3);
+  CHECK(g.mem[0].addr == 4096);
+  CHECK(g.mem[1].addr == 8192);
+  CHECK(g.mem[2].addr == 8192);
+  CHECK(g.mem[2].is_write == 1);
+}
+
 TEST_CASE("tasks are grouped by device task in first-appearance order, stably") {
   // seqNo 5 and 7 interleave: 0(5) 1(7) 2(5) 3(7) 4(5). Edges inside each device task.
   TaskGraphBuilder b = make_builder({{5, {2}, CoreType::kAiv, 0},
@@ -212,6 +232,13 @@ TEST_CASE("a dependency cycle is an error that prints the cycle") {
   // A self loop.
   CHECK_THROWS_WITH(build({{0, {1}}, {0, {1}}}),
                     Contains("dependency cycle in seqNo 0: task 1 -> task 1"));
+}
+
+TEST_CASE("edges to earlier tasks without a cycle are no error") {
+  // 3 -> 1 -> 0 and 2 -> 0: every edge goes back, so the cycle check runs and finds none.
+  const TaskGraph g = build({{0, {}}, {0, {0}}, {0, {0}}, {0, {1}}});
+  CHECK(g.num_edges() == 3);
+  CHECK(g.pred_count == std::vector<std::uint32_t>{2, 1, 0, 0});
 }
 
 TEST_CASE("a long cycle is abbreviated in the message, and the walk is iterative") {

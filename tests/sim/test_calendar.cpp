@@ -23,7 +23,9 @@ using pypto::sim::Calendar;
 using pypto::sim::CalendarAgent;
 using Acts = std::vector<std::pair<TimePs, std::string>>;
 
-TimePs now() { return sc_core::sc_time_stamp().value(); }
+// The model's time: the calendar's (SystemC's lags behind it within a quantum).
+Calendar* current = nullptr;
+TimePs now() { return current->now(); }
 
 // Records "name" at each act and then runs its script (which may wake agents).
 class Recorder : public CalendarAgent {
@@ -32,10 +34,12 @@ class Recorder : public CalendarAgent {
       : rank(cal.join(*this)), name_(std::move(name)), acts_(acts) {}
   void act() override {
     acts_.emplace_back(now(), name_);
+    sc_times.push_back(sc_core::sc_time_stamp().value());
     if (script) script();
   }
   std::uint32_t rank;
   std::function<void()> script;
+  std::vector<TimePs> sc_times;  // SystemC's time at each act
 
  private:
   std::string name_;
@@ -47,6 +51,7 @@ struct Fixture {
   Fixture() {
     pypto::sim::fresh_systemc_context();
     cal = std::make_unique<Calendar>("calendar");
+    current = cal.get();
     for (const char* n : {"a", "b", "c", "d"}) {
       agents.push_back(std::make_unique<Recorder>(*cal, n, acts));
     }
@@ -135,6 +140,32 @@ TEST_CASE("calendar: stop ends the run after the acting agent", "[calendar]") {
   f.cal->wake_at(f[2].rank, 9);
   sc_core::sc_start();
   CHECK(f.acts == Acts{{5, "a"}});
+}
+
+TEST_CASE("calendar: times within a quantum share one SystemC activation, in the same order",
+          "[calendar]") {
+  Fixture f;
+  // a re-arms itself 400 ns later three times; b acts at 900 ns, between a's second and third
+  // acts. With a 1 us quantum, 0.4 us and 0.9 us run in the activation at 0, 1.2 us in the
+  // next (at 1.2 us itself), whose quantum also covers b's 1.5 us.
+  constexpr TimePs kNs = 1000;
+  f[0].script = [&] {
+    if (now() < 1200 * kNs) f.cal->set(f[0].rank, now() + 400 * kNs);
+  };
+  f[1].script = [&] {
+    if (now() < 1000 * kNs) f.cal->set(f[1].rank, 1500 * kNs);
+  };
+  f.cal->wake_at(f[0].rank, 0);
+  f.cal->wake_at(f[1].rank, 900 * kNs);
+  sc_core::sc_start();
+  CHECK(f.acts == Acts{{0, "a"},
+                       {400 * kNs, "a"},
+                       {800 * kNs, "a"},
+                       {900 * kNs, "b"},
+                       {1200 * kNs, "a"},
+                       {1500 * kNs, "b"}});
+  CHECK(f[0].sc_times == std::vector<TimePs>{0, 0, 0, 1200 * kNs});
+  CHECK(f[1].sc_times == std::vector<TimePs>{0, 1200 * kNs});
 }
 
 TEST_CASE("calendar in the model: tied idle threads leave the one ready task to thread 0",

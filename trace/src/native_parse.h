@@ -262,13 +262,21 @@ class RecordParser {
   // The fast path's op lists and kernel names (quoted) by the bytes they start with
   // (prefix_slot), and the end of the chunk's whole lines, which bounds its compares.
   struct TextSlot {
-    std::string text;
+    std::string text;      // the text, then 7 zero bytes: known_text compares whole words
+    std::size_t size = 0;  // of the text itself (0: none)
     std::uint32_t index = 0;
+    void set(const char* p, std::size_t n, std::uint32_t i) {
+      text.assign(p, n);
+      text.append(7, '\0');
+      size = n;
+      index = i;
+    }
   };
   static constexpr std::size_t kTextSlots = 256;
   static std::size_t prefix_slot(const char* p, int bytes);
   // Past the text at p when it starts with slot's remembered text (its index to *index),
-  // else nullptr; compares stop at the chunk's whole lines.
+  // else nullptr; compares stop at the chunk's whole lines (the last word read may pass them
+  // by up to 7 bytes, within the buffer's padding).
   const char* known_text(const TextSlot& slot, const char* p, std::uint32_t* index) const;
   std::vector<TextSlot> ops_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   std::vector<TextSlot> kernels_by_prefix_ = std::vector<TextSlot>(kTextSlots);

@@ -321,7 +321,7 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
       max_succ_task_ = r.id;
     }
   }
-  for (std::uint32_t e = r.mem_begin; e < r.mem_end; ++e) builder_.add_memory(batch.mem[e]);
+  builder_.add_memory(batch.mem.data() + r.mem_begin, r.mem_end - r.mem_begin);
 }
 
 ReadTrace NativeReader::run() {

@@ -1034,10 +1034,11 @@ std::string bench_table(const ordered_json& j) {
                ? num(ordered_json(hd[key].get<double>() / tasks), "%.2f")
                : std::string("n/a");
   };
-  // The model's agents share one SystemC process: its activations are the distinct times.
+  // The model's agents share one SystemC process, which runs many distinct times per
+  // activation (calendar.h: the quantum).
   o << "  activations/task: model " << per_task("model_activations") << " agent, "
-    << per_task("model_timesteps") << " SystemC (distinct times); ceiling "
-    << per_task("ceiling_activations") << " SystemC\n\n";
+    << per_task("model_timesteps") << " distinct times; ceiling " << per_task("ceiling_activations")
+    << " SystemC\n\n";
   o << "scaling (one child process per run; wall = simulation only)\n";
   o << "  " << pad("tasks", 10) << pad("wall s", 10) << pad("tasks/s", 13) << pad("us/task", 10)
     << pad("RSS B/task", 12) << pad("peak MiB", 10) << pad("runs", 6) << "\n";

@@ -86,7 +86,15 @@ void Calendar::run() {
   if (stopped_ || heap_.empty()) return;
   const TimePs sc_now = sc_core::sc_get_curr_simcontext()->time_stamp().value();
   if (sc_now > now_) now_ = sc_now;
-  while (!heap_.empty() && static_cast<TimePs>(heap_.front() >> 32) <= now_) {
+  // Times due before the horizon run in this activation, as SystemC would run them in
+  // activations of their own (nothing else is scheduled in SystemC: the order is the same).
+  const TimePs horizon = sc_now + kQuantumPs;
+  while (!heap_.empty()) {
+    const TimePs due = static_cast<TimePs>(heap_.front() >> 32);
+    if (due > now_) {
+      if (due >= horizon) break;
+      now_ = due;
+    }
     // The agent keeps its entry while it acts and is placed by what it asked for.
     const std::uint32_t r = rank_of(heap_.front());
     acting_ = r;

@@ -12,6 +12,11 @@
 // within that time, in rank order among the agents still due at it. An acting agent may
 // also go on past the current time when no other agent is due before it there
 // (advance_to): the SystemC process then catches up at its next activation.
+//
+// SystemC's time is a coarse clock of the model (temporal decoupling, as TLM's quantum): one
+// activation runs every time due within kQuantumPs of SystemC's time at it, moving the
+// model's time from each to the next, then sleeps until the next time due. Results do not
+// depend on the quantum: the calendar alone decides the order.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +62,8 @@ class Calendar : public sc_core::sc_module {
   // The agent's pending wake-up (kNever: none).
   common::TimePs pending(std::uint32_t rank) const { return time_[rank]; }
 
-  // The model's current time: SystemC's at each activation, or later after advance_to.
+  // The model's current time: SystemC's at each activation, later within it (the quantum,
+  // advance_to).
   common::TimePs now() const { return now_; }
   // True if an agent other than the acting one (`rank`) is due before that one would act
   // at t_ps >= now in the tie order.
@@ -90,6 +96,9 @@ class Calendar : public sc_core::sc_module {
   void remove_at(std::uint32_t i);
 
   static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
+  // How far one activation runs ahead of SystemC's time: a SystemC timestep costs ~600
+  // instructions, and distinct times are ~50 ns apart in a busy chip.
+  static constexpr common::TimePs kQuantumPs = 1'000'000;
   std::vector<CalendarAgent*> agents_;  // by rank
   std::vector<common::TimePs> time_;    // by rank: pending wake-up (kNever: none)
   std::vector<std::uint32_t> slot_;     // by rank: position in heap_ (kAbsent: none)

@@ -84,7 +84,7 @@ struct Machine {
   // Every agent's activation counts itself here (see SimOptions::watchdog_events).
   void count_event() {
     // The calendar runs every activation of one time before the next time: a new time is a
-    // new timestep (one SystemC activation).
+    // new timestep.
     const common::TimePs t = calendar->now();
     timesteps += t != last_event_ps;
     last_event_ps = t;

@@ -36,11 +36,6 @@ HbmFlowModel::HbmFlowModel(double aggregate_bytes_per_ps, double per_flow_cap_by
   check_rate(cap_, "per-core bandwidth (hbm.bytes_per_cycle_per_core)");
 }
 
-double HbmFlowModel::rate() const {
-  const std::size_t n = in_flight();
-  return n == 0 ? 0.0 : std::min(cap_, agg_ / static_cast<double>(n));
-}
-
 common::TimePs HbmFlowModel::finish_ps(const Flow& f) const {
   const double dv = f.finish_v - v_;
   if (!(dv > 0)) return t_;

@@ -164,6 +164,8 @@ class TaskGraphBuilder {
   common::TaskId add_task(const Task& t);
   void add_successor(common::TaskId succ) { g_.succ.push_back(succ); }
   void add_memory(const MemAccess& m);
+  // The same for the n ranges at `first`, in order (a reader's parsed record).
+  void add_memory(const MemAccess* first, std::size_t n);
 
   // Re-keys an already added task's device task. Importers that stitch after reading (the
   // device task of a task depends on the sizes of later roots) call it before finish().

@@ -6,6 +6,7 @@
 // start/end is O(log n). Plain C++, driven by the SystemC Hbm module.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <queue>
 #include <vector>
@@ -52,7 +53,11 @@ class HbmFlowModel {
   common::TimePs busy_ps() const { return busy_ps_; }
 
  private:
-  double rate() const;  // per-flow bytes/ps with the current number of flows
+  // Per-flow bytes/ps with the current number of flows (inline: several calls per transfer).
+  double rate() const {
+    const std::size_t n = in_flight();
+    return n == 0 ? 0.0 : std::min(cap_, agg_ / static_cast<double>(n));
+  }
   void advance(common::TimePs now);
 
   struct Flow {
