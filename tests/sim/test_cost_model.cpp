@@ -105,6 +105,17 @@ TEST_CASE("cost: the fit is in time, so a slower clock takes fewer cycles", "[co
   CHECK(cycles("add", DType::kFp16, {64, 128}, chip) == 18 + 73);
 }
 
+TEST_CASE("cost: a vector op's row of the fit comes from the chip config", "[cost]") {
+  ChipConfig chip;
+  chip.cost.vec_add_fixed_ns = 0;
+  chip.cost.vec_add_ps_per_byte = 10;  // 16384 B x 10 ps = 163.84 ns = 303.1 cycles
+  CHECK(cycles("add", DType::kFp16, {64, 128}, chip) == 304);
+  CHECK(cycles("maximum", DType::kFp16, {64, 128}, chip) == 304);  // ADD's row too
+  CHECK(cycles("sub", DType::kFp16, {64, 128}, chip) == 140);      // its own row, unchanged
+  chip.cost.vec_rowsum_fixed_ns = 1000;                            // 1850 cycles
+  CHECK(cycles("sum", DType::kFp32, {64, 128}, chip) == 1850 + 4 * 128);
+}
+
 TEST_CASE("cost: reductions stream at the chip's vector width", "[cost]") {
   ChipConfig chip;
   chip.cost.vec_bytes_per_cycle = 128;
