@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cli_bindings.h"
@@ -195,17 +196,22 @@ py::list runtime_option_schema() {
   return out;
 }
 
-// The chip a SIM run models: $PYPTO_SIM_CHIP (a preset name or a YAML file), else A2.
+// The chip a SIM run models: $PYPTO_SIM_CHIP (a preset name or a YAML file), else A2. Kept
+// per name and $PYPTO_CONFIG_DIR (where a preset is looked up), so that loading it early
+// (prepare_sim) never gives a call another chip than loading it then.
 const model::ChipConfig& sim_chip() {
-  static std::map<std::string, model::ChipConfig> cache;
+  static std::map<std::pair<std::string, std::string>, model::ChipConfig> cache;
   const char* env = std::getenv("PYPTO_SIM_CHIP");
-  const std::string key = env != nullptr && *env != '\0' ? env : "a2";
+  const std::string name = env != nullptr && *env != '\0' ? env : "a2";
+  const char* dir = std::getenv("PYPTO_CONFIG_DIR");
+  const std::pair<std::string, std::string> key{name, dir != nullptr ? dir : ""};
   auto it = cache.find(key);
   if (it == cache.end()) {
-    const bool file = key.find('/') != std::string::npos || key.find(".yaml") != std::string::npos;
+    const bool file =
+        name.find('/') != std::string::npos || name.find(".yaml") != std::string::npos;
     it = cache
-             .emplace(key, file ? model::resolve_chip_config("", key, {})
-                                : model::resolve_chip_config(key, "", {}))
+             .emplace(key, file ? model::resolve_chip_config("", name, {})
+                                : model::resolve_chip_config(name, "", {}))
              .first;
   }
   return it->second;
@@ -515,6 +521,15 @@ PYBIND11_MODULE(_C, m) {
         "The runtime_options table of sched/: name, type, min, max, default, auto_value, "
         "out_of_range, unit, doc, acts_on.");
   m.def("compile_count", [] { return g_compiles; });
+  m.def(
+      "prepare_sim",
+      [] {
+        launch::start_report_worker();
+        ::tzset();  // output_dir's localtime() reads the zone file once
+        sim_chip();
+      },
+      "Does a SIM call's one-time setup now (loads the chip config, starts the report worker); "
+      "raises what the call would raise for a bad $PYPTO_SIM_CHIP.");
   m.def(
       "sim_chip_name", [] { return sim_chip().chip.name; },
       "The name of the chip SIM runs model ($PYPTO_SIM_CHIP, else a2).");

@@ -118,6 +118,25 @@ class SimBackend(Backend):
                       tile_ops=int(pending.tile_ops), pending=pending)
 
 
+_sim_prepared = False
+
+
+def prepare_sim() -> None:
+    """Does a SIM call's one-time native setup (the report worker's thread, the chip config)
+    when the first SIM kernel is declared, so that its first call costs what a later compile
+    does. A bad $PYPTO_SIM_CHIP is left for the call to raise."""
+    global _sim_prepared
+    native = _native()
+    prepare = getattr(native, "prepare_sim", None)
+    if _sim_prepared or prepare is None:
+        return
+    _sim_prepared = True
+    try:
+        prepare()
+    except PyptoValueError:
+        pass  # every SIM call loads the chip again and raises this, naming the variable
+
+
 _REPORTS_ENV = "PYPTO_SIM_REPORTS"
 _REPORTS_VALUES = ("background", "wait")
 

@@ -321,6 +321,10 @@ class JitKernel:
         self._config_version = -1
         self._resolve_call_options()
         self._source_problems = scan_kernel(fn)
+        # The body's loops are read from its bytecode now, not in the first trace.
+        _source.analyze_loops(fn.__code__)
+        if self.run_mode == RunMode.SIM or os.environ.get("CAMODEL_LOG_PATH"):
+            _backend.prepare_sim()
         #: Tensor parameters the body assigns somewhere (checked when it runs).
         self._rebound_params = frozenset() if untyped_tensors else (
             _source.stored_names(fn.__code__) & {p.name for p in self._tensor_params})

@@ -21,8 +21,8 @@ import textwrap
 import types
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-__all__ = ["scan_kernel", "loop_carried_names", "assignment_lines", "stored_names",
-           "call_with_final_locals"]
+__all__ = ["scan_kernel", "analyze_loops", "loop_carried_names", "loop_live_out_names",
+           "assignment_lines", "stored_names", "call_with_final_locals"]
 
 
 def _is_pypto_loop(node: ast.AST) -> bool:
@@ -109,8 +109,6 @@ def scan_kernel(fn: types.FunctionType) -> List[str]:
     return scanner.problems
 
 
-_CARRIED_CACHE: Dict[Tuple[types.CodeType, int], FrozenSet[str]] = {}
-
 #: Leading instructions of a loop body that bind the loop target (``for i, j in ...``).
 _TARGET_OPS = {"STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL", "UNPACK_SEQUENCE",
                "UNPACK_EX"}
@@ -131,6 +129,17 @@ def _names(ins: dis.Instruction) -> Tuple[List[str], List[str]]:
     return [], []
 
 
+def _body_of(instrs: List[dis.Instruction], at: int) -> List[dis.Instruction]:
+    """Instructions of the body of the ``for`` whose FOR_ITER is ``instrs[at]`` (the leading
+    stores of the loop target skipped)."""
+    end = instrs[at].argval
+    body = [ins for ins in instrs[at + 1:] if ins.offset < end]
+    j = 0
+    while j < len(body) and body[j].opname in _TARGET_OPS:
+        j += 1
+    return body[j:]
+
+
 def _loop_body(code: types.CodeType, lasti: int) -> Optional[List[dis.Instruction]]:
     """Instructions of the body of the ``for`` whose FOR_ITER is at offset ``lasti`` (the
     leading stores of the loop target skipped), or None when ``lasti`` is not a FOR_ITER."""
@@ -138,12 +147,7 @@ def _loop_body(code: types.CodeType, lasti: int) -> Optional[List[dis.Instructio
     at = next((n for n, ins in enumerate(instrs) if ins.offset == lasti), None)
     if at is None or instrs[at].opname != "FOR_ITER":
         return None
-    end = instrs[at].argval
-    body = [ins for ins in instrs[at + 1:] if ins.offset < end]
-    j = 0
-    while j < len(body) and body[j].opname in _TARGET_OPS:
-        j += 1
-    return body[j:]
+    return _body_of(instrs, at)
 
 
 def assignment_lines(code: types.CodeType, lasti: int, name: str) -> List[int]:
@@ -160,60 +164,61 @@ def assignment_lines(code: types.CodeType, lasti: int, name: str) -> List[int]:
     return sorted(lines)
 
 
-def loop_carried_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
-    """Names the body of the ``for`` statement whose FOR_ITER instruction is at byte offset
-    ``lasti`` of ``code`` reads before assigning them (so Python would carry them across
-    iterations). Found from the bytecode, not the source, so the answer is the same for
-    kernels whose source cannot be read (``python -c``, ``exec``). Empty when ``lasti`` is
-    not a FOR_ITER (the loop object was iterated some other way)."""
-    key = (code, lasti)
-    names = _CARRIED_CACHE.get(key)
-    if names is not None:
-        return names
-    names = frozenset()
-    body = _loop_body(code, lasti)
-    if body is not None:
+_CARRIED_CACHE: Dict[Tuple[types.CodeType, int], FrozenSet[str]] = {}
+_LIVE_OUT_CACHE: Dict[Tuple[types.CodeType, int], FrozenSet[str]] = {}
+_ANALYZED: Set[types.CodeType] = set()
+
+
+def analyze_loops(code: types.CodeType) -> None:
+    """Finds loop_carried_names and loop_live_out_names of every ``for`` of ``code`` from one
+    reading of its bytecode (the jit does it when a kernel is declared, so that its first
+    trace does not); later calls return at once."""
+    if code in _ANALYZED:
+        return
+    instrs = list(dis.get_instructions(code))
+    for at, head in enumerate(instrs):
+        if head.opname != "FOR_ITER":
+            continue
+        body = _body_of(instrs, at)
         assigned: Set[str] = set()
         read_first: Set[str] = set()
         for ins in body:
             loads, stores = _names(ins)
             read_first.update(n for n in loads if n not in assigned)
             assigned.update(stores)
-        names = frozenset(read_first & assigned)
-    _CARRIED_CACHE[key] = names
-    return names
-
-
-_LIVE_OUT_CACHE: Dict[Tuple[types.CodeType, int], FrozenSet[str]] = {}
-
-
-def loop_live_out_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
-    """Names the body of the ``for`` statement at ``lasti`` assigns that the code after the
-    loop reads before assigning them again (in instruction order), so a value made in the
-    body is used after the loop. Empty when ``lasti`` is not a FOR_ITER."""
-    key = (code, lasti)
-    names = _LIVE_OUT_CACHE.get(key)
-    if names is not None:
-        return names
-    names = frozenset()
-    instrs = list(dis.get_instructions(code))
-    at = next((n for n, ins in enumerate(instrs) if ins.offset == lasti), None)
-    if at is not None and instrs[at].opname == "FOR_ITER":
-        end = instrs[at].argval
-        stored: Set[str] = set()
-        for ins in _loop_body(code, lasti) or ():
-            stored.update(_names(ins)[1])
+        key = (code, head.offset)
+        _CARRIED_CACHE[key] = frozenset(read_first & assigned)
+        # Live out: a name the body stores that the code after the loop reads before it
+        # assigns it again (in instruction order).
+        end = head.argval
         live: Set[str] = set()
         rebound: Set[str] = set()
         for ins in instrs:
             if ins.offset < end:
                 continue
             loads, stores = _names(ins)
-            live.update(n for n in loads if n in stored and n not in rebound)
+            live.update(n for n in loads if n in assigned and n not in rebound)
             rebound.update(stores)
-        names = frozenset(live)
-    _LIVE_OUT_CACHE[key] = names
-    return names
+        _LIVE_OUT_CACHE[key] = frozenset(live)
+    _ANALYZED.add(code)
+
+
+def loop_carried_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
+    """Names the body of the ``for`` statement whose FOR_ITER instruction is at byte offset
+    ``lasti`` of ``code`` reads before assigning them (so Python would carry them across
+    iterations). Found from the bytecode, not the source, so the answer is the same for
+    kernels whose source cannot be read (``python -c``, ``exec``). Empty when ``lasti`` is
+    not a FOR_ITER (the loop object was iterated some other way)."""
+    analyze_loops(code)
+    return _CARRIED_CACHE.get((code, lasti), frozenset())
+
+
+def loop_live_out_names(code: types.CodeType, lasti: int) -> FrozenSet[str]:
+    """Names the body of the ``for`` statement at ``lasti`` assigns that the code after the
+    loop reads before assigning them again (in instruction order), so a value made in the
+    body is used after the loop. Empty when ``lasti`` is not a FOR_ITER."""
+    analyze_loops(code)
+    return _LIVE_OUT_CACHE.get((code, lasti), frozenset())
 
 
 def stored_names(code: types.CodeType) -> FrozenSet[str]:

@@ -522,6 +522,8 @@ void execute_in_dependency_order(const Launch& l, TaskExecutor& executor) {
                                        std::to_string(g.num_tasks()) + " tasks");
 }
 
+void start_report_worker() { (void)ReportWorker::get(); }
+
 void wait_submitted_sims() { ReportWorker::get().wait_idle(); }
 
 void set_report_queue_limits(const ReportQueueLimits& limits) {

@@ -157,6 +157,10 @@ struct ReportQueueLimits {
 void set_report_queue_limits(const ReportQueueLimits& limits);
 ReportQueueLimits report_queue_limits();
 
+// Starts the report worker's thread now (run_sim's first call would), so that a kernel's first
+// call does not pay for it; idempotent.
+void start_report_worker();
+
 // Blocks until every submitted run is done (their results and errors stay with their
 // tickets), polling interrupt_requested() as SimTicket::wait() does.
 void wait_submitted_sims();
