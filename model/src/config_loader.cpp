@@ -22,6 +22,7 @@
 
 #include "pypto/common/errors.h"
 #include "reader.h"
+#include "vec_fit_rows.h"
 
 namespace pypto::model {
 namespace {
@@ -227,65 +228,8 @@ void for_each_field(Visit&& v) {
         "vector unit width: a reduction's passes over its input (other vector ops follow "
         "PyPTO's per-op board fit, model/src/cost_model.cpp)"),
     &C::cost, &Cost::vec_bytes_per_cycle);
-  // Vector op times, a row of PyPTO's per-op fit each (cost_model.cpp names the ops a row times).
-  struct VecRow {
-    const char* fixed_key;
-    const char* rate_key;
-    const char* fixed_doc;
-    const char* rate_doc;
-    double Cost::*fixed;
-    double Cost::*rate;
-  };
-  static constexpr VecRow kVecRows[] = {
-      {"vec_add_fixed_ns", "vec_add_ps_per_byte",
-       "vector op time per 2-D slice of its tile: add, maximum, minimum, "
-       "compares, where, clip",
-       "vector op time per byte of its tile: add, maximum, minimum, "
-       "compares, where, clip",
-       &Cost::vec_add_fixed_ns, &Cost::vec_add_ps_per_byte},
-      {"vec_sub_fixed_ns", "vec_sub_ps_per_byte", "vector op time per 2-D slice of its tile: sub",
-       "vector op time per byte of its tile: sub", &Cost::vec_sub_fixed_ns,
-       &Cost::vec_sub_ps_per_byte},
-      {"vec_mul_fixed_ns", "vec_mul_ps_per_byte", "vector op time per 2-D slice of its tile: mul",
-       "vector op time per byte of its tile: mul", &Cost::vec_mul_fixed_ns,
-       &Cost::vec_mul_ps_per_byte},
-      {"vec_div_fixed_ns", "vec_div_ps_per_byte", "vector op time per 2-D slice of its tile: div",
-       "vector op time per byte of its tile: div", &Cost::vec_div_fixed_ns,
-       &Cost::vec_div_ps_per_byte},
-      {"vec_adds_fixed_ns", "vec_adds_ps_per_byte",
-       "vector op time per 2-D slice of its tile: a tile and a scalar: adds, "
-       "subs",
-       "vector op time per byte of its tile: a tile and a scalar: adds, "
-       "subs",
-       &Cost::vec_adds_fixed_ns, &Cost::vec_adds_ps_per_byte},
-      {"vec_muls_fixed_ns", "vec_muls_ps_per_byte",
-       "vector op time per 2-D slice of its tile: muls, divs, neg, abs, relu",
-       "vector op time per byte of its tile: muls, divs, neg, abs, relu", &Cost::vec_muls_fixed_ns,
-       &Cost::vec_muls_ps_per_byte},
-      {"vec_sqrt_fixed_ns", "vec_sqrt_ps_per_byte",
-       "vector op time per 2-D slice of its tile: sqrt, rsqrt",
-       "vector op time per byte of its tile: sqrt, rsqrt", &Cost::vec_sqrt_fixed_ns,
-       &Cost::vec_sqrt_ps_per_byte},
-      {"vec_exp_fixed_ns", "vec_exp_ps_per_byte",
-       "vector op time per 2-D slice of its tile: exp, log, pow, sigmoid, tanh",
-       "vector op time per byte of its tile: exp, log, pow, sigmoid, tanh", &Cost::vec_exp_fixed_ns,
-       &Cost::vec_exp_ps_per_byte},
-      {"vec_reciprocal_fixed_ns", "vec_reciprocal_ps_per_byte",
-       "vector op time per 2-D slice of its tile: reciprocal",
-       "vector op time per byte of its tile: reciprocal", &Cost::vec_reciprocal_fixed_ns,
-       &Cost::vec_reciprocal_ps_per_byte},
-      {"vec_expand_fixed_ns", "vec_expand_ps_per_byte",
-       "vector op time per 2-D slice of its tile: expand_clone, clone, full, "
-       "fill",
-       "vector op time per byte of its tile: expand_clone, clone, full, "
-       "fill",
-       &Cost::vec_expand_fixed_ns, &Cost::vec_expand_ps_per_byte},
-      {"vec_cast_fixed_ns", "vec_cast_ps_per_byte",
-       "vector op time per 2-D slice of its tile: cast, transpose",
-       "vector op time per byte of its tile: cast, transpose", &Cost::vec_cast_fixed_ns,
-       &Cost::vec_cast_ps_per_byte},
-  };
-  for (const VecRow& r : kVecRows) {
+  // Vector op times, a row of PyPTO's per-op fit each (vec_fit_rows.h).
+  for (const detail::VecFitRow& r : detail::kVecFitRows) {
     v(num("cost", r.fixed_key, "ns", 0, kMaxNs, r.fixed_doc), &C::cost, r.fixed);
     v(num("cost", r.rate_key, "ps/B", 0, 1e6, r.rate_doc), &C::cost, r.rate);
   }
