@@ -916,6 +916,11 @@ TEST_CASE("the op table: one row per op, and the parser takes names and arity fr
     CHECK((t.cost_op == nullptr) == moves);
     // The op it is priced as is one of the cost model's.
     if (t.cost_op != nullptr) CHECK(pypto::model::is_known_tile_op(t.cost_op));
+    // A tile-scalar form only where an operand can be a scalar, and priced by a known row.
+    if (t.scalar_cost_op != nullptr) {
+      CHECK(t.exec == TileExec::kBinary);
+      CHECK(pypto::model::is_known_tile_op(t.scalar_cost_op));
+    }
   }
   const std::string params = param("x", 0, "[8]") + "," + param("y", 1, "[8]");
   const auto compile_one = [&](const std::string& name, const std::string& inputs,

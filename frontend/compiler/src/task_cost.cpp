@@ -59,15 +59,7 @@ bool priced_op(const TaskProgram& p, const TileInstr& in, model::TileOp* out) {
   const LocalTile& dst = p.locals[reduce ? in.src[0] : in.dst];
   out->dtype = dst.dtype;
   shape_of(dst, out);
-  if (info->exec == TileExec::kBinary && in.scalar_operand != 0) {
-    // An operand that is a scalar compiles to the tile-scalar instruction (vadds, vmuls),
-    // which PyPTO's fit times apart from the tile-tile one.
-    static constexpr std::string_view kScalarForms[][2] = {
-        {"add", "adds"}, {"sub", "subs"}, {"mul", "muls"}, {"div", "divs"}};
-    for (const auto& f : kScalarForms) {
-      if (out->op == f[0]) out->op = f[1];
-    }
-  }
+  if (in.scalar_operand != 0 && info->scalar_cost_op != nullptr) out->op = info->scalar_cost_op;
   if (info->exec == TileExec::kCast && in.src[0] >= 0) {
     // A conversion streams the wider of its two element types.
     const DType s = p.locals[in.src[0]].dtype;

@@ -42,7 +42,7 @@ struct LocalTile {
 
 // The tile instructions: a row each in tile_ops.def (its semantics there, the common ones below).
 enum class TileOpcode : std::uint8_t {
-#define PYPTO_TILE_OP(op, name, exec, cost_op) op,
+#define PYPTO_TILE_OP(op, name, exec, cost_op, scalar_cost_op) op,
 #include "pypto/exec/tile_ops.def"
 };
 

@@ -39,13 +39,15 @@ struct TileOpInfo {
   TileOpcode op;
   const char* name;  // diagnostics ("reduce_sum")
   TileExec exec;
-  const char* cost_op;  // the cost-model op (configs' tile_op_cycles rows) it is priced as;
-                        // nullptr: data movement, priced by the simulator through L2 and HBM
+  const char* cost_op;         // the cost-model op (configs' tile_op_cycles rows) it is priced as;
+                               // nullptr: data movement, priced by the simulator through L2 and HBM
+  const char* scalar_cost_op;  // the row when an operand is a scalar; nullptr: cost_op's
 };
 
 // A row per tile_ops.def row, in opcode order.
 inline constexpr TileOpInfo kTileOpTable[] = {
-#define PYPTO_TILE_OP(op, name, exec, cost_op) {TileOpcode::op, name, TileExec::exec, cost_op},
+#define PYPTO_TILE_OP(op, name, exec, cost_op, scalar_cost_op) \
+  {TileOpcode::op, name, TileExec::exec, cost_op, scalar_cost_op},
 #include "pypto/exec/tile_ops.def"
 };
 
