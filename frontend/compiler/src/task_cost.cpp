@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <string_view>
 
 #include "deps.h"
 #include "instance.h"
