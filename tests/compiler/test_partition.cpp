@@ -184,6 +184,60 @@ TEST_CASE("partition: cube N-buffer, off by default, merges consecutive runs whe
   CHECK(make(mm_ir(), h, {}, o).graph.num_tasks() == 48);
 }
 
+TEST_CASE("partition: each merge numbers its classes (hashOrder) as PyPTO's pass does",
+          "[partition]") {
+  // Two matmuls (p = a @ b, [128, 32] x [32, 192], 96 16x16 tiles; q = e @ d in fp16, [128,
+  // 32] x [32, 32], 8 16x32 tiles) and fan_ir's vector ops on other tensors (t = w * 2, 1
+  // leaf; y = x + t, 100 tiles), in either order. Classes are numbered in leaf order, each
+  // merge its own way. The cube merges count cube classes only (l1_copy_reuse.cpp): with the
+  // vector ops first, {1: 4} still names q's class (8 tiles: too few to merge automatically,
+  // 2 leaves by 4), not y's. The vector N-buffer counts every class, all cube ones sharing one
+  // number (n_buffer_merge.cpp): with the matmuls first, cube 0, t 1, y 2, so {2: 4} cuts y's
+  // 100 tiles into runs of 4 (25 leaves).
+  const std::string mm =
+      op("matmul", in(0) + "," + in(1), val(8, "[128,192]"), "k.py:2",
+         R"("cube_tile":{"m":[16,16],"k":[32,32,32],"n":[16,16],"enable_split_k":false})") +
+      "," + write(3, 8, "[0,0]", "k.py:2") + "," +
+      op("matmul", in(12) + "," + in(2), val(9, "[128,32]", "DT_FP16"), "k.py:3",
+         R"("cube_tile":{"m":[16,16],"k":[32,32,32],"n":[32,32],"enable_split_k":false})") +
+      "," + write(4, 9, "[0,0]", "k.py:3");
+  const std::string vec =
+      op("mul", in(6) + "," + cst(2), val(10, "[1,8]"), "k.py:4", R"("vec_tile":[4,8])") + "," +
+      op("add", in(5) + "," + in(10), val(11, "[400,8]"), "k.py:5", R"("vec_tile":[4,8])") + "," +
+      write(7, 11, "[0,0]", "k.py:5");
+  const auto ir = [&](bool cube_first) {
+    return kernel("orders",
+                  param("a", 0, "[128,32]") + "," + param("b", 1, "[32,192]") + "," +
+                      param("d", 2, "[32,32]", "DT_FP16") + "," + param("p", 3, "[128,192]") + "," +
+                      param("q", 4, "[128,32]", "DT_FP16") + "," + param("x", 5, "[400,8]") + "," +
+                      param("w", 6, "[1,8]") + "," + param("y", 7, "[400,8]") + "," +
+                      param("e", 12, "[128,32]", "DT_FP16"),
+                  "", cube_first ? mm + "," + vec : vec + "," + mm);
+  };
+  Host h;
+  h.add("a", DType::kFp32, {128, 32});
+  h.add("b", DType::kFp32, {32, 192});
+  h.add("d", DType::kFp16, {32, 32});
+  h.add("p", DType::kFp32, {128, 192});
+  h.add("q", DType::kFp16, {128, 32});
+  h.add("x", DType::kFp32, {400, 8});
+  h.add("w", DType::kFp32, {1, 8});
+  h.add("y", DType::kFp32, {400, 8});
+  h.add("e", DType::kFp16, {128, 32});
+  LaunchOptions o;
+  o.partition.vec_nbuffer =
+      parse_merge_setting("vec_nbuffer_setting", {{"-1", 1, ""}}, MergeSetting::Mode::kAuto);
+  // Defaults (vector merge off here): p 48 leaves (L1 reuse by 2), q 8, t 1, y 100.
+  CHECK(make(ir(false), h, {}, o).graph.num_tasks() == 48 + 8 + 1 + 100);
+  o.partition.cube_l1_reuse =
+      parse_merge_setting("cube_l1_reuse_setting", {{"1", 4, ""}}, MergeSetting::Mode::kAuto);
+  CHECK(make(ir(false), h, {}, o).graph.num_tasks() == 48 + 2 + 1 + 100);
+  LaunchOptions v;
+  v.partition.vec_nbuffer =
+      parse_merge_setting("vec_nbuffer_setting", {{"2", 4, ""}}, MergeSetting::Mode::kAuto);
+  CHECK(make(ir(true), h, {}, v).graph.num_tasks() == 48 + 8 + 1 + 25);
+}
+
 TEST_CASE("partition: merge settings follow PyPTO's key rules", "[partition]") {
   using Mode = MergeSetting::Mode;
   CHECK(parse_merge_setting("s", {}, Mode::kAuto).mode == Mode::kAuto);

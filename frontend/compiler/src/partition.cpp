@@ -584,14 +584,27 @@ class Partitioner {
   // The frame of one breadth merge: for each class of unscoped `core` leaves (in hashOrder),
   // runs_of(order, class, leaves, members) says which leaves merge (empty: none); a merge that
   // keeps the leaf graph acyclic is kept and noted in `field` (the class size) and `absorbed`.
+  // Each merge numbers the classes it configures as PyPTO's pass does, in leaf order: the cube
+  // merges count cube classes only (l1_copy_reuse.cpp, GetColorHash: the subgraphs holding an
+  // L1 copy-in), the vector N-buffer every class, all cube leaves sharing one number
+  // (n_buffer_merge.cpp, GetColorHash: a subgraph with a cube op hashes to 0).
   template <class F>
   void merge_classes(common::CoreType core, std::vector<std::uint32_t>& field,
                      std::uint64_t& absorbed, F&& runs_of) {
     const std::vector<Leaf> ls = leaves();
     const Members members = set_members();
     const auto cls = classes_of(ls);
-    for (std::uint32_t order = 0; order < cls.size(); ++order) {
-      const auto& c = cls[order];
+    const bool cube_merge = core == common::CoreType::kAic;
+    std::uint32_t next_order = 0;
+    bool cube_numbered = false;
+    for (const auto& c : cls) {
+      const bool cube = ls[c[0]].core == common::CoreType::kAic;
+      if (cube_merge != cube && (cube_merge || cube_numbered)) continue;
+      const std::uint32_t order = next_order++;
+      if (cube && !cube_merge) {
+        cube_numbered = true;
+        continue;
+      }
       if (ls[c[0]].core != core || ls[c[0]].scoped) continue;
       const Runs runs = runs_of(order, c, ls, members);
       if (!try_merge(ls, runs)) continue;
