@@ -224,18 +224,55 @@ TEST_CASE("partition: each merge numbers its classes (hashOrder) as PyPTO's pass
   h.add("w", DType::kFp32, {1, 8});
   h.add("y", DType::kFp32, {400, 8});
   h.add("e", DType::kFp16, {128, 32});
+  // p's class merges by 2 ({0: 2}: 48 leaves), q's automatically (8 < 48: none).
   LaunchOptions o;
   o.partition.vec_nbuffer =
       parse_merge_setting("vec_nbuffer_setting", {{"-1", 1, ""}}, MergeSetting::Mode::kAuto);
-  // Defaults (vector merge off here): p 48 leaves (L1 reuse by 2), q 8, t 1, y 100.
-  CHECK(make(ir(false), h, {}, o).graph.num_tasks() == 48 + 8 + 1 + 100);
   o.partition.cube_l1_reuse =
-      parse_merge_setting("cube_l1_reuse_setting", {{"1", 4, ""}}, MergeSetting::Mode::kAuto);
+      parse_merge_setting("cube_l1_reuse_setting", {{"0", 2, ""}}, MergeSetting::Mode::kAuto);
+  CHECK(make(ir(false), h, {}, o).graph.num_tasks() == 48 + 8 + 1 + 100);
+  o.partition.cube_l1_reuse = parse_merge_setting(
+      "cube_l1_reuse_setting", {{"0", 2, ""}, {"1", 4, ""}}, MergeSetting::Mode::kAuto);
   CHECK(make(ir(false), h, {}, o).graph.num_tasks() == 48 + 2 + 1 + 100);
   LaunchOptions v;
   v.partition.vec_nbuffer =
       parse_merge_setting("vec_nbuffer_setting", {{"2", 4, ""}}, MergeSetting::Mode::kAuto);
+  v.partition.cube_l1_reuse =
+      parse_merge_setting("cube_l1_reuse_setting", {{"0", 2, ""}}, MergeSetting::Mode::kAuto);
   CHECK(make(ir(true), h, {}, v).graph.num_tasks() == 48 + 8 + 1 + 25);
+}
+
+TEST_CASE("partition: automatic L1 reuse counts the first cube class with the other subgraphs",
+          "[partition]") {
+  // p = a @ b, [128, 32] x [32, 80], 16x16 tiles: 8 x 5 = 40 tiles, under 2 x 24 = 48, so
+  // alone they do not merge. With t = w * 2 (1 leaf) and y = x + t over [60, 8] in 4x8 tiles
+  // (15 leaves) beside them, PyPTO's scan counts the class as 40 + 16 = 56
+  // (l1_copy_reuse.cpp, GetL1ReuseOpOrder): maxMerge 1 with 8 to spare, so 8 tiles join the
+  // tile before them on B's column panel (columns 0 and 1: 4 pairs each): 32 cube leaves.
+  const std::string mm =
+      op("matmul", in(0) + "," + in(1), val(6, "[128,80]"), "k.py:2",
+         R"("cube_tile":{"m":[16,16],"k":[32,32,32],"n":[16,16],"enable_split_k":false})") +
+      "," + write(2, 6, "[0,0]", "k.py:2");
+  const std::string vec =
+      op("mul", in(4) + "," + cst(2), val(7, "[1,8]"), "k.py:3", R"("vec_tile":[4,8])") + "," +
+      op("add", in(3) + "," + in(7), val(8, "[60,8]"), "k.py:4", R"("vec_tile":[4,8])") + "," +
+      write(5, 8, "[0,0]", "k.py:4");
+  const std::string params = param("a", 0, "[128,32]") + "," + param("b", 1, "[32,80]") + "," +
+                             param("p", 2, "[128,80]") + "," + param("x", 3, "[60,8]") + "," +
+                             param("w", 4, "[1,8]") + "," + param("y", 5, "[60,8]");
+  Host h;
+  h.add("a", DType::kFp32, {128, 32});
+  h.add("b", DType::kFp32, {32, 80});
+  h.add("p", DType::kFp32, {128, 80});
+  h.add("x", DType::kFp32, {60, 8});
+  h.add("w", DType::kFp32, {1, 8});
+  h.add("y", DType::kFp32, {60, 8});
+  CHECK(make(kernel("alone", params, "", mm), h).graph.num_tasks() == 40);
+  const Launch l = make(kernel("mixed", params, "", mm + "," + vec), h);
+  CHECK(l.graph.num_tasks() == 32 + 16);
+  std::uint32_t pairs = 0;
+  for (std::uint32_t t = 0; t < l.graph.num_tasks(); ++t) pairs += l.graph.tiles[t] == 2;
+  CHECK(pairs == 8);
 }
 
 TEST_CASE("partition: merge settings follow PyPTO's key rules", "[partition]") {

@@ -704,9 +704,16 @@ class Partitioner {
                     if (manual >= 0) {
                       max_merge = manual;
                     } else {
-                      if (n < per_core) return runs;
-                      max_merge = n / per_core;
-                      spare = n % per_core;
+                      // PyPTO counts the first cube class with every subgraph holding no cube
+                      // op: its scan gives them hashOrder 0 (l1_copy_reuse.cpp,
+                      // GetL1ReuseOpOrder, a map lookup that inserts 0).
+                      std::int64_t counted = n;
+                      if (order == 0) {
+                        for (const Leaf& x : ls) counted += x.core != common::CoreType::kAic;
+                      }
+                      if (counted < per_core) return runs;
+                      max_merge = counted / per_core;
+                      spare = counted % per_core;
                     }
                     if (max_merge <= 1 && spare == 0) return runs;
                     std::vector<std::vector<Load>> loads(c.size());
