@@ -699,7 +699,10 @@ class Partitioner {
                       const std::vector<Leaf>& ls, const Members& members) {
                     Runs runs;
                     const auto n = static_cast<std::int64_t>(c.size());
-                    std::int64_t max_merge = 0, spare = 0;
+                    // PyPTO keeps n mod (2 x #AIC) as a budget for anchors taking one more,
+                    // but files it under the hashOrder and reads it under the subgraph's hash
+                    // (GetL1ReuseOpOrder vs GetMergedL1), so it is never spent: none here.
+                    std::int64_t max_merge = 0;
                     const std::int64_t manual = manual_factor(s, order, ls, c, members);
                     if (manual >= 0) {
                       max_merge = manual;
@@ -711,11 +714,9 @@ class Partitioner {
                       if (order == 0) {
                         for (const Leaf& x : ls) counted += x.core != common::CoreType::kAic;
                       }
-                      if (counted < per_core) return runs;
                       max_merge = counted / per_core;
-                      spare = counted % per_core;
                     }
-                    if (max_merge <= 1 && spare == 0) return runs;
+                    if (max_merge <= 1) return runs;
                     std::vector<std::vector<Load>> loads(c.size());
                     std::vector<std::uint64_t> bytes(c.size(), 0);
                     for (std::size_t i = 0; i < c.size(); ++i) {
@@ -748,9 +749,7 @@ class Partitioner {
                         if (me.has_prod && al.pos < me.hi_prod) continue;
                         if (a.bytes + bytes[i] > opt_.copyin_upper_bytes) continue;
                         const auto cnt = static_cast<std::int64_t>(a.members.size());
-                        if (cnt > max_merge || (cnt == max_merge && spare == 0)) continue;
-                        if (!shares(a, loads[i])) continue;
-                        if (cnt == max_merge) --spare;
+                        if (cnt >= max_merge || !shares(a, loads[i])) continue;
                         join = &a;
                         break;
                       }
