@@ -51,6 +51,7 @@ from . import frontend
 from . import backends
 from . import experimental
 from . import pypto_impl
+from . import runtime
 from ._platform import platform
 from ._pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,
                            get_pass_default_config, set_pass_config, set_pass_default_config)
@@ -81,7 +82,7 @@ __all__ = [
     "get_host_options", "get_runtime_options", "get_codegen_options", "get_pass_options",
     "get_verify_options", "get_debug_options", "get_operation_options", "set_matrix_size",
     "get_matrix_size", "get_cube_tile_shapes", "CubeTile", "set_verify_golden_data",
-    "get_verify_golden_data", "backends", "use_backend", "experimental", "pypto_impl",
+    "get_verify_golden_data", "backends", "use_backend", "experimental", "pypto_impl", "runtime",
     "CachePolicy", "ReduceMode", "OpType", "OutType", "LogBaseType", "DivAlgorithm", "ExpAlgorithm",
     "LogAlgorithm", "PowAlgorithm", "RecipAlgorithm", "RemAlgorithm", "RsqrtAlgorithm",
     "SqrtAlgorithm", "Element", "element", "PassConfigKey", "PassConfigs", "get_pass_config",

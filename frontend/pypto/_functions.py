@@ -112,16 +112,25 @@ def get_current_function() -> Optional[Function]:
 def function(name: str, *args: Any, **kwargs: Any) -> Iterator[Iterator[int]]:
     """``with pypto.function(name, *tensors):`` PyPTO's scope of a computation graph. In a
     kernel body it names a part of the kernel being traced (the ops record into the kernel as
-    usual; the tensors must be the kernel's). Outside a kernel pypto-sim has no graph to build
-    into: it raises, naming @pypto.frontend.jit. The value bound by ``as`` iterates once, as
-    PyPTO's does (``for _ in f: ...``)."""
+    usual; the tensors must be the kernel's). Outside a kernel it records the block as a
+    function of the graph tensors ``tensors`` (PyPTO's older eager form, :mod:`pypto._eager`),
+    compiled when the block ends and run by ``pypto.runtime._device_run_once_data_from_host``.
+    The value bound by ``as`` iterates once, as PyPTO's does (``for _ in f: ...``).
+
+    Example::
+
+        with pypto.function("MAIN", a, b):
+            b.move(pypto.add(a, a))
+    """
     if not isinstance(name, str):
         raise PyptoTypeError(f"pypto.function: name must be a str, got {type(name).__name__}")
     tr = _tracer.current()
     if tr is None:
-        raise PyptoTypeError(
-            f"pypto.function({name!r}): pypto-sim builds functions by tracing a "
-            "@pypto.frontend.jit kernel; use the with-block inside the kernel's body")
+        from . import _eager  # noqa: PLC0415 - _eager imports this module
+
+        with _eager.record(name, args) as once:
+            yield once
+        return
     for i, a in enumerate(args):
         if not isinstance(a, Tensor):
             raise PyptoTypeError(f"pypto.function({name!r}): argument {i} must be a pypto.Tensor "

@@ -36,7 +36,8 @@ comparisons, ``&``/``|``/``~`` on bool tensors, slicing and slice assignment.
 from __future__ import annotations
 
 import numbers
-from typing import Any, List, Optional, Tuple
+import threading
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import _tracer
 from ._dtypes import DataType
@@ -44,7 +45,7 @@ from ._enums import StatusType, TileOpFormat
 from ._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError, user_location
 from ._symbolic import SymbolicScalar
 
-__all__ = ["Tensor", "TensorAnnotation", "HostTensor", "from_torch", "tensor"]
+__all__ = ["Tensor", "TensorAnnotation", "GraphTensor", "HostTensor", "from_torch", "tensor"]
 
 
 def _fmt_entry(e: Any) -> str:
@@ -210,7 +211,15 @@ class TensorAnnotation:
         return f"pypto.Tensor({', '.join(parts)})"
 
 
-class Tensor:
+class _TensorType(type):
+    """Tensor's metaclass: a graph tensor that a ``pypto.function`` block took as an argument
+    (:class:`GraphTensor`) is a ``pypto.Tensor`` too, as PyPTO's graph tensors are."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return type.__instancecheck__(cls, obj) or (cls is Tensor and type(obj) is GraphTensor)
+
+
+class Tensor(metaclass=_TensorType):
     """In-kernel tensor handle; calling ``Tensor(...)`` outside a trace gives an annotation.
 
     Inside a kernel being traced, ``pypto.Tensor([64, 64], pypto.DT_FP32)`` allocates an
@@ -606,6 +615,65 @@ Tensor.index_add_ = _index_add_
 
 #: PyPTO's lower-case alias.
 tensor = Tensor
+
+# The graph tensors of the pypto.function block being recorded on this thread, by id, mapped
+# to the block's parameter handles (set by pypto._eager while the block runs).
+_bound = threading.local()
+
+
+def bind_graph_tensors(binds: Optional[Dict[int, Tensor]]) -> Optional[Dict[int, Tensor]]:
+    """Makes ``binds`` (id of a GraphTensor -> its handle in the block being recorded) the
+    bindings in force on this thread; returns the previous ones (None: no block open)."""
+    prev = getattr(_bound, "binds", None)
+    _bound.binds = binds
+    return prev
+
+
+class GraphTensor(TensorAnnotation):
+    """A graph tensor (``pypto.tensor(shape, dtype, name)`` built outside a kernel) that a
+    ``with pypto.function(name, *tensors):`` block took as an argument, PyPTO's older eager
+    form. Inside the block it stands for the block's parameter: ops take it, and its methods
+    and operators (``b.move(x)``, ``a + b``, ``b[0:8, :]``) act on the parameter. It is a
+    ``pypto.Tensor`` (``isinstance(b, pypto.tensor)``) before, in and after the block."""
+
+    __slots__ = ()
+    __array_ufunc__ = None
+
+    def _handle(self, what: str) -> Tensor:
+        binds = getattr(_bound, "binds", None)
+        h = None if binds is None else binds.get(id(self))
+        if h is None:
+            raise PyptoTypeError(
+                f"graph tensor {self.name or repr(self)} is used ({what}) outside the "
+                f"pypto.function block that takes it ({user_location()}); use it inside that "
+                "block, or pass torch tensors to pypto.runtime._device_run_once_data_from_host")
+        return h
+
+    @property
+    def _value(self) -> Any:
+        return self._handle("as an op input")._value
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._handle(f".{name}"), name)
+
+
+def _graph_forward(op: str):
+    def fwd(self, *args: Any) -> Any:
+        return getattr(self._handle(op), op)(*args)
+    fwd.__name__ = op
+    return fwd
+
+
+# Equality and hashing stay the object's own (a graph tensor is a dict key); the rest act on
+# the block's parameter.
+for _op_name in ("__abs__", "__add__", "__and__", "__floordiv__", "__ge__", "__getitem__",
+                 "__gt__", "__invert__", "__le__", "__lt__", "__matmul__", "__mod__", "__mul__",
+                 "__neg__", "__or__", "__pos__", "__pow__", "__radd__", "__rmatmul__",
+                 "__rmul__", "__rsub__", "__rtruediv__", "__setitem__", "__sub__",
+                 "__truediv__"):
+    setattr(GraphTensor, _op_name, _graph_forward(_op_name))
 
 from . import _ops  # noqa: E402  (cycle: _ops builds Tensor handles)
 

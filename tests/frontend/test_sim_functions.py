@@ -65,8 +65,9 @@ def test_dynamic_kernels_are_dynamic_functions():
     assert f.raw_name == "dyn" and f.function_type_str == "DYNAMIC"
 
 
-def test_function_outside_a_kernel_says_to_trace_one():
-    with pytest.raises(pypto.PyptoTypeError, match="@pypto.frontend.jit kernel"):
-        with pypto.function("main"):
+def test_function_outside_a_kernel_takes_graph_tensors_only():
+    # Outside a kernel the block records a function of graph tensors (test_sim_eager_function).
+    with pytest.raises(pypto.PyptoTypeError, match=r"argument 0 must be a graph tensor"):
+        with pypto.function("main", torch.zeros(4)):
             pass
     assert str(pypto.Function()) == "Function(uninitialized)"
