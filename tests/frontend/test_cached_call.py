@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A call of a compiled kernel (PyPTO's test_kernel_reuse: a new size of a dynamic axis) does
+only the work that call needs: the options are resolved again only when a scope changed what
+is in force, not because the previous call's trace opened and closed the body's own scope."""
+
+import pytest
+import torch
+
+import pypto
+from pypto import _jit
+
+F32 = pypto.DT_FP32
+SIM = {"run_mode": pypto.RunMode.SIM}
+
+
+@pytest.fixture
+def resolves(monkeypatch):
+    """Counts the jit calls' option resolutions (the full merge and validation of every group)."""
+    count = [0]
+    real = _jit.resolve_options
+
+    def counting(*a, **k):
+        count[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(_jit, "resolve_options", counting)
+    return count
+
+
+def _dynamic_kernel():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], F32),
+          out: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], F32)):
+        pypto.set_vec_tile_shapes(16, 16)
+        for idx in pypto.loop(a.shape[0], name="LOOP", idx_name="k"):
+            out[idx:idx + 1, :] = a[idx:idx + 1, :] + 1
+    return k
+
+
+def test_a_call_after_a_compile_does_not_resolve_the_options_again(recorder, resolves):
+    k = _dynamic_kernel()
+    declared = resolves[0]
+    k(torch.ones(1, 8), torch.zeros(1, 8))  # traces: the body's scope opens and closes
+    k(torch.ones(2, 8), torch.zeros(2, 8))
+    k(torch.ones(3, 8), torch.zeros(3, 8))
+    assert resolves[0] == declared
+    assert k.compile_count == 1 and len(recorder.calls) == 3
+
+
+def test_a_scope_that_changes_the_options_resolves_them_again(recorder, resolves):
+    k = _dynamic_kernel()
+    k(torch.ones(1, 8), torch.zeros(1, 8))
+    before = resolves[0]
+    with pypto.options(pass_options={"vec_nbuffer_mode": 0}):
+        k(torch.ones(2, 8), torch.zeros(2, 8))
+    assert resolves[0] == before + 1
+    assert recorder.calls[-1]["options"]["pass_options"]["vec_nbuffer_mode"] == 0
+    k(torch.ones(2, 8), torch.zeros(2, 8))  # the scope is gone: resolved again, without it
+    assert resolves[0] == before + 2
+    assert "vec_nbuffer_mode" not in recorder.calls[-1]["options"]["pass_options"]
+
+
+def test_the_same_options_scope_around_every_call_resolves_once(recorder, resolves):
+    k = pypto.options(pass_options={"vec_nbuffer_mode": 0})(_dynamic_kernel())
+    k(torch.ones(1, 8), torch.zeros(1, 8))
+    first = resolves[0]
+    k(torch.ones(2, 8), torch.zeros(2, 8))
+    k(torch.ones(3, 8), torch.zeros(3, 8))
+    assert resolves[0] == first
+
+
+def test_set_options_in_a_reopened_scope_is_seen(recorder, resolves):
+    k = _dynamic_kernel()
+    scope = pypto.options(name="s")
+    seen = []
+    for mode in (0, 1):
+        with scope:
+            pypto.set_pass_options(vec_nbuffer_mode=mode)
+            k(torch.ones(2, 8), torch.zeros(2, 8))
+            seen.append(recorder.calls[-1]["options"]["pass_options"]["vec_nbuffer_mode"])
+    assert seen == [0, 1]
