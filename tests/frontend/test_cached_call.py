@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """A call of a compiled kernel (PyPTO's test_kernel_reuse: a new size of a dynamic axis) does
 only the work that call needs: the options are resolved again only when a scope changed what
-is in force, not because the previous call's trace opened and closed the body's own scope."""
+is in force, not because the previous call's trace opened and closed the body's own scope,
+and the environment is checked again only when it changed."""
+
+import os
 
 import pytest
 import torch
 
 import pypto
-from pypto import _jit
+from pypto import _backend, _jit
 
 F32 = pypto.DT_FP32
 SIM = {"run_mode": pypto.RunMode.SIM}
@@ -79,3 +82,21 @@ def test_set_options_in_a_reopened_scope_is_seen(recorder, resolves):
             k(torch.ones(2, 8), torch.zeros(2, 8))
             seen.append(recorder.calls[-1]["options"]["pass_options"]["vec_nbuffer_mode"])
     assert seen == [0, 1]
+
+
+def test_an_unchanged_environment_is_not_checked_again(monkeypatch):
+    _backend.check_environment()
+
+    def no_walk():
+        raise AssertionError("the unchanged environment was decoded and checked again")
+
+    monkeypatch.setattr(os.environ, "items", no_walk)
+    _backend.check_environment()
+    monkeypatch.undo()
+    monkeypatch.setenv("PYPTO_SIM_L22", "cold")  # a changed environment is checked
+    with pytest.raises(pypto.PyptoValueError, match="PYPTO_SIM_L22.*did you mean PYPTO_SIM_L2"):
+        _backend.check_environment()
+    monkeypatch.setenv("PYPTO_SIM_L2", "colt")
+    monkeypatch.delenv("PYPTO_SIM_L22")
+    with pytest.raises(pypto.PyptoValueError, match="PYPTO_SIM_L2='colt'"):
+        _backend.check_environment()
