@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """A call of a compiled kernel (PyPTO's test_kernel_reuse: a new size of a dynamic axis) does
 only the work that call needs: the options are resolved again only when a scope changed what
-is in force, not because the previous call's trace opened and closed the body's own scope,
-and the environment is checked again only when it changed."""
+is in force, not because the previous call's trace opened and closed the body's own scope;
+the environment is checked again only when it changed; and the native side converts the
+options dict again only when it differs from the kernel's last one."""
 
+import copy
+import importlib
 import os
 
 import pytest
@@ -28,6 +31,15 @@ def resolves(monkeypatch):
 
     monkeypatch.setattr(_jit, "resolve_options", counting)
     return count
+
+
+@pytest.fixture
+def native(monkeypatch):
+    """pypto._C for this test (the module's other tests run without it)."""
+    module = importlib.import_module("pypto._C")
+    monkeypatch.setattr(_backend, "_native", lambda: module)
+    yield module
+    module.wait_sims()
 
 
 def _dynamic_kernel():
@@ -100,3 +112,40 @@ def test_an_unchanged_environment_is_not_checked_again(monkeypatch):
     monkeypatch.delenv("PYPTO_SIM_L22")
     with pytest.raises(pypto.PyptoValueError, match="PYPTO_SIM_L2='colt'"):
         _backend.check_environment()
+
+
+def test_a_cached_sim_call_does_not_convert_its_options_again(native):
+    k = _dynamic_kernel()
+    k(torch.ones(1, 8), torch.zeros(1, 8))
+    converted = native.option_conversions()
+    for n in (2, 3, 2):
+        a = torch.arange(n * 8, dtype=torch.float32).reshape(n, 8)
+        out = torch.zeros(n, 8)
+        k(a, out)
+        assert torch.equal(out, a + 1)
+    assert native.option_conversions() == converted
+    assert k.compile_count == 1
+
+
+def test_other_options_for_the_same_kernel_are_converted(native):
+    k = _dynamic_kernel()
+    k(torch.ones(1, 8), torch.zeros(1, 8))
+    entry = k.cache.entries()[0]
+    options = copy.deepcopy(entry.options)
+    converted = native.option_conversions()
+
+    def run(opts):
+        a, out = torch.ones(2, 8), torch.zeros(2, 8)
+        raw = native.run_sim(entry.compiled, [a, out], {"a.shape[0]": 2, "out.shape[0]": 2}, opts)
+        assert torch.equal(out, a + 1)
+        return raw["stats"]["policy"]
+
+    default = run(options)
+    assert native.option_conversions() == converted  # equal to the first call's dict
+    options["runtime_options"]["device_sched_mode"] = 1
+    other = run(options)
+    assert native.option_conversions() == converted + 1
+    assert other != default
+    options["runtime_options"]["device_sched_mode"] = 0  # the memo held the changed dict
+    assert run(options) == default
+    assert native.option_conversions() == converted + 2
