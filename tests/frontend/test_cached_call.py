@@ -149,3 +149,15 @@ def test_other_options_for_the_same_kernel_are_converted(native):
     options["runtime_options"]["device_sched_mode"] = 0  # the memo held the changed dict
     assert run(options) == default
     assert native.option_conversions() == converted + 2
+
+
+def test_a_launch_past_the_memory_available_is_still_refused(native):
+    # Small launches skip reading the memory available; a large projection still reads it.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([1, 8], F32), out: pypto.Tensor([1, 8], F32), n: int):
+        pypto.set_vec_tile_shapes(16, 16)
+        for _ in pypto.loop(n, name="LOOP", idx_name="k"):
+            out[0:1, :] = a[0:1, :] + 1
+
+    with pytest.raises(pypto.PyptoValueError, match=r"1e\+09 tasks .* MiB of memory available"):
+        k(torch.ones(1, 8), torch.zeros(1, 8), 10**9)
