@@ -41,6 +41,14 @@ using namespace pypto;
 
 namespace {
 
+// A SIM call's launch options as converted from its options dict, with a copy of that dict:
+// the next call with equal options (every cached call of a kernel) takes them from here.
+// Touched only with the GIL held.
+struct LaunchOptionsMemo {
+  py::object options;          // a deep copy of the dict `lo` came from; None before the first
+  compiler::LaunchOptions lo;  // without the policy's parameters, which may change per call
+};
+
 // Compiled kernels live in Python as this handle (shared: launches never mutate it).
 struct KernelHandle {
   std::shared_ptr<const compiler::CompiledKernel> kernel;
@@ -50,16 +58,23 @@ struct KernelHandle {
   // report of a kernel's first call (see pypto/_backend.py).
   std::shared_ptr<std::atomic<std::uint64_t>> sim_calls =
       std::make_shared<std::atomic<std::uint64_t>>(0);
+  std::shared_ptr<LaunchOptionsMemo> options_memo = std::make_shared<LaunchOptionsMemo>();
 };
 
-// Hooks for tests and benchmarks: how many times compile() ran in this process.
+// Hooks for tests and benchmarks: how many times compile() ran in this process, and how many
+// times a SIM call converted its options dict (not taken from a kernel's memo).
 std::uint64_t g_compiles = 0;
+std::uint64_t g_option_conversions = 0;
 
 // Parameters per policy name for SIM calls (pypto.sim.set_policy_params), already checked.
 std::map<std::string, sched::ParamText> g_policy_params;
 
-compiler::DType dtype_of(const py::handle& tensor) {
-  const std::string s = py::str(tensor.attr("dtype"));  // "torch.float16"
+// An attribute name made once as an interned Python string, so that a call's lookups build
+// no strings. Never released: the module's static destructors run after the interpreter's.
+py::handle attr_name(const char* name) { return py::handle(PyUnicode_InternFromString(name)); }
+
+compiler::DType dtype_name(const py::handle& dtype) {
+  const std::string s = py::str(dtype);  // "torch.float16"
   const std::string name = s.rfind("torch.", 0) == 0 ? s.substr(6) : s;
   compiler::DType d;
   if (!model::parse_dtype(name, &d)) {
@@ -67,6 +82,20 @@ compiler::DType dtype_of(const py::handle& tensor) {
                       " are not supported in SIM (float32, float16, bfloat16, int8, int16, "
                       "int32, int64, bool)");
   }
+  return d;
+}
+
+// The tensor's dtype; each dtype object's name is parsed once (torch's dtypes are singletons,
+// and each one seen is kept referenced, so its address is never another object's).
+compiler::DType dtype_of(const py::handle& tensor) {
+  static const py::handle kDtype = attr_name("dtype");
+  static auto* seen = new std::vector<std::pair<PyObject*, compiler::DType>>;
+  const py::object dtype = tensor.attr(kDtype);
+  for (const auto& [obj, d] : *seen) {
+    if (obj == dtype.ptr()) return d;
+  }
+  const compiler::DType d = dtype_name(dtype);
+  seen->emplace_back(dtype.inc_ref().ptr(), d);
   return d;
 }
 
@@ -243,14 +272,17 @@ KernelHandle compile_kernel(const py::object& ir, const py::object& /*options*/)
 }
 
 std::vector<compiler::LaunchTensor> launch_tensors(const py::list& tensors) {
+  static const py::handle kShape = attr_name("shape"), kDataPtr = attr_name("data_ptr"),
+                          kNumel = attr_name("numel"), kElementSize = attr_name("element_size");
   std::vector<compiler::LaunchTensor> args;
+  args.reserve(tensors.size());
   for (const auto& t : tensors) {
     compiler::LaunchTensor a;
     a.dtype = dtype_of(t);
-    for (const auto& d : t.attr("shape")) a.shape.push_back(d.cast<std::int64_t>());
-    a.data = reinterpret_cast<std::uint8_t*>(t.attr("data_ptr")().cast<std::uintptr_t>());
+    for (const auto& d : t.attr(kShape)) a.shape.push_back(d.cast<std::int64_t>());
+    a.data = reinterpret_cast<std::uint8_t*>(t.attr(kDataPtr)().cast<std::uintptr_t>());
     a.size_bytes =
-        t.attr("numel")().cast<std::uint64_t>() * t.attr("element_size")().cast<std::uint64_t>();
+        t.attr(kNumel)().cast<std::uint64_t>() * t.attr(kElementSize)().cast<std::uint64_t>();
     args.push_back(std::move(a));
   }
   return args;
@@ -304,6 +336,27 @@ py::dict sim_run_dict(const launch::SimRun& run) {
   return r;
 }
 
+// launch_options(options) for a SIM call of `h`: converted when the dict differs from the
+// kernel's last one, else the memo's conversion (the dict's conversion is pure; the policy's
+// parameters and the policy's check are applied again, as they may have changed since).
+compiler::LaunchOptions sim_launch_options(const KernelHandle& h, const py::dict& options) {
+  LaunchOptionsMemo& m = *h.options_memo;
+  if (m.options && options.equal(m.options)) {
+    compiler::LaunchOptions lo = m.lo;
+    if (const auto it = g_policy_params.find(lo.runtime.policy); it != g_policy_params.end()) {
+      lo.runtime.policy_params = it->second;
+    }
+    sched::validate(lo.runtime);
+    return lo;
+  }
+  compiler::LaunchOptions lo = launch_options(options);
+  ++g_option_conversions;
+  m.options = py::module_::import("copy").attr("deepcopy")(options);
+  m.lo = lo;
+  m.lo.runtime.policy_params.clear();
+  return lo;
+}
+
 // What run_sim and submit_sim take from their arguments.
 struct SimCall {
   compiler::LaunchOptions lo;
@@ -315,7 +368,7 @@ struct SimCall {
 SimCall sim_call(const KernelHandle& h, const py::list& tensors, const py::dict& bindings,
                  const py::dict& options) {
   SimCall c;
-  c.lo = launch_options(options);
+  c.lo = sim_launch_options(h, options);
   c.args = launch_tensors(tensors);
   c.bindings = launch_bindings(bindings);
   c.report_dir = output_dir(h.name);
@@ -521,6 +574,7 @@ PYBIND11_MODULE(_C, m) {
         "The runtime_options table of sched/: name, type, min, max, default, auto_value, "
         "out_of_range, unit, doc, acts_on.");
   m.def("compile_count", [] { return g_compiles; });
+  m.def("option_conversions", [] { return g_option_conversions; });
   m.def(
       "prepare_sim",
       [] {

@@ -63,12 +63,19 @@ class Backend(abc.ABC):
         """Runs one kernel call; see the class contract."""
 
 
+_native_module: List[Any] = []  # pypto._C once imported: a call looks it up in a list
+
+
 def _native() -> Optional[Any]:
     """The compiled extension ``pypto._C``, or None when it is not built."""
+    if _native_module:
+        return _native_module[0]
     try:
-        return importlib.import_module("pypto._C")
+        module = importlib.import_module("pypto._C")
     except ImportError:
         return None
+    _native_module.append(module)
+    return module
 
 
 def _native_entry(module: Any, entry: str, what: str) -> Any:
@@ -149,10 +156,19 @@ _ENV_NAMES = ("PYPTO_SIM_CHIP", "PYPTO_SIM_L2", _REPORTS_ENV, "PYPTO_SIM_PYTHON"
 _ENV_PREFIXES = ("PYPTO_SIM", "PYPTO_OUTPUT", "PYPTO_CONFIG")
 
 
+#: The environment last found valid, as os.environ's encoded mapping (CPython's
+#: ``os.environ._data``): a call in the same environment compares it (one dict compare in C)
+#: instead of decoding and checking every variable again.
+_env_checked: List[Optional[dict]] = [None]
+
+
 def check_environment() -> None:
     """Checks the simulator's environment variables at each SIM call: an unknown name of
     their prefixes (PYPTO_SIM_L22) or a value outside its set (PYPTO_SIM_L2=colt) raises
     PyptoValueError naming the variable, the value and what is expected."""
+    data = getattr(os.environ, "_data", None)
+    if data is not None and data == _env_checked[0]:
+        return
     import difflib
     for name, value in os.environ.items():
         if name.startswith(_ENV_PREFIXES) and name not in _ENV_NAMES:
@@ -168,6 +184,8 @@ def check_environment() -> None:
         if allowed is not None and value and value not in allowed:
             raise PyptoValueError(f"environment variable {name}={value!r}: expected one of "
                                   f"{', '.join(allowed)} (or unset)")
+    if isinstance(data, dict):
+        _env_checked[0] = dict(data)
 
 
 def _reports_wait() -> bool:

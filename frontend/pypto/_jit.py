@@ -236,10 +236,10 @@ def _global_names(code: types.CodeType) -> List[str]:
     return names
 
 
-def _actual_format(t: torch.Tensor) -> Optional[TileOpFormat]:
+def _actual_format(t: torch.Tensor, device_type: str) -> Optional[TileOpFormat]:
     """Storage format of an NPU tensor (torch_npu format 29 is NZ); None for CPU tensors, which
     have no NZ storage."""
-    if t.device.type != "npu":
+    if device_type != "npu":
         return None
     try:
         import torch_npu  # noqa: F401
@@ -650,16 +650,19 @@ class JitKernel:
                 raise PyptoValueError(
                     f"The {ordinal} input tensor {who} is not contiguous; pass "
                     "tensor.contiguous() (kernels read tensors as dense row-major memory)")
-            if t.device.type == "meta":
+            # One device object and type string per tensor (torch makes a new one per access).
+            t_device = t.device
+            t_type = t_device.type
+            if t_type == "meta":
                 raise PyptoValueError(
                     f"The {ordinal} input tensor {who} is on the meta device and has no data; "
                     "pass a tensor with storage (e.g. created on cpu)")
             if device is None:
-                device = t.device
-            elif t.device != device:
+                device = t_device
+            elif t_device != device:
                 raise PyptoValueError(
                     f"All input tensors must be on the same device: the {ordinal} input tensor "
-                    f"{who} is on {t.device}, the 1st on {device}")
+                    f"{who} is on {t_device}, the 1st on {device}")
             a = p.annotation
             if a.dtype is not None:
                 if not accepts_torch_dtype(a.dtype, t.dtype):
@@ -715,12 +718,12 @@ class JitKernel:
                         bindings[sym] = shape[axis]
                         dims[axis] = sym
             fmt = a.format or TileOpFormat.TILEOP_ND
-            actual = _actual_format(t)
+            actual = _actual_format(t, t_type)
             if actual is not None and t.dtype != torch.uint8 and actual is not fmt:
                 raise PyptoValueError(
                     f"The format of {ordinal} input tensor {actual} does not match the format of "
                     f"input tensor definition {fmt} {who}.")
-            specs.append(_TensorSpec(dtype, fmt, tuple(dims), t.device.type))
+            specs.append(_TensorSpec(dtype, fmt, tuple(dims), t_type))
         return specs, bindings
 
     def _key(self, specs: Sequence[_TensorSpec], values: Dict[str, Any],

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import itertools
 import math
 import numbers
 import os
@@ -454,6 +455,11 @@ def resolve_options(groups: Mapping[str, Optional[Mapping[str, Any]]],
 SCOPE_GROUPS = OPTION_GROUPS + ("operation_options",)
 
 
+#: Serials of Options objects and revisions of scope values: never reused, so a (serial,
+#: revision) pair always names the same values.
+_counter = itertools.count(1)
+
+
 @dataclass
 class _Scope:
     name: str
@@ -461,20 +467,29 @@ class _Scope:
     #: vec_tile_shapes (tuple of ints), cube_tile_shapes (ir.CubeTile), matrix_size (tuple),
     #: conv_tile_shapes / convbp_tile_shapes (as given; accepted only).
     tiles: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: The Options object it was opened from (0: the global scope); its values start as that
+    #: object's, which never change.
+    serial: int = 0
+    #: 0 while the values are the Options object's; a fresh number at each change.
+    revision: int = 0
 
 
 _stack: List[_Scope] = [_Scope("global")]
-#: Bumped on every change of the stack or of a scope's values; jit calls re-resolve their
-#: options only when it moved (a cached call stays cheap).
-_version = [0]
+#: The stack's state: (serial, revision) of each scope, updated at every change. Equal states
+#: hold equal values, so a jit call re-resolves its options only when the state differs from
+#: the one it resolved under, and a scope opened and closed since (the kernel body's own
+#: scope during a trace, or an @pypto.options kernel's scope at each call) costs nothing.
+_state: List[Tuple[Tuple[int, int], ...]] = [((0, 0),)]
 
 
-def config_version() -> int:
-    return _version[0]
+def config_version() -> Tuple[Tuple[int, int], ...]:
+    return _state[0]
 
 
-def _bump() -> None:
-    _version[0] += 1
+def _bump(*changed: _Scope) -> None:
+    for scope in changed:
+        scope.revision = next(_counter)
+    _state[0] = tuple((s.serial, s.revision) for s in _stack)
 
 
 def CubeTile(m: Sequence[int], k: Sequence[int], n: Sequence[int],
@@ -579,11 +594,12 @@ class Options:
             raise PyptoTypeError(f"pypto.options: name must be a str, got {short_repr(name)}")
         self.name = name
         self.groups, self.tiles = _scope_values(kwargs)
+        self._serial = next(_counter)
         self._entered: List[Tuple[_Scope, Any]] = []
 
     def __enter__(self) -> "Options":
         scope = _Scope(self.name or "scope", {g: dict(v) for g, v in self.groups.items()},
-                       dict(self.tiles))
+                       dict(self.tiles), self._serial)
         _stack.append(scope)
         _bump()
         top = _tracer_top()
@@ -696,7 +712,7 @@ def set_options(codegen_options: Optional[dict] = None, host_options: Optional[d
         top.groups.setdefault(g, {}).update(vals)
     top.tiles.update(tiles)
     _apply_tiles_to_trace(tiles)
-    _bump()
+    _bump(top)
 
 
 def _group_setter(group: str) -> Callable[..., None]:
@@ -765,7 +781,7 @@ def reset_options() -> None:
     for scope in _stack:
         scope.groups.clear()
         scope.tiles.clear()
-    _bump()
+    _bump(*_stack)
 
 
 def set_matrix_size(size: Sequence[int]) -> None:

@@ -235,7 +235,7 @@ def test_unsupported_torch_dtype_without_annotation():
 def test_format_mismatch_on_npu_tensor(monkeypatch):
     # CPU tensors have no NZ storage; on an NPU tensor the storage format is checked. Pretend
     # torch_npu reports ND storage for every tensor.
-    monkeypatch.setattr(_jit, "_actual_format", lambda t: pypto.TileOpFormat.TILEOP_ND)
+    monkeypatch.setattr(_jit, "_actual_format", lambda t, device_type: pypto.TileOpFormat.TILEOP_ND)
 
     @pypto.frontend.jit(runtime_options=SIM)
     def k(a: pypto.Tensor([4], pypto.DT_FP32),

@@ -374,6 +374,9 @@ class EmitContext {
   // memory (its record, program, accesses, then graph and run), for the projection.
   static constexpr std::uint64_t kMaxLaunchTasks = 4294967294ULL;
   static constexpr double kLaunchBytesPerTask = 1100;  // a one-op loop body measures so
+  // A projection under this is not compared with the memory available: reading it (three
+  // files) costs more than a small launch's whole build, and no host of the frontend has less.
+  static constexpr double kMemoryCheckFloorBytes = 64.0 * (1 << 20);
 
   bool root_open_ = false;
   RootRec cur_;

@@ -201,8 +201,9 @@ void Instance::check_projected_size(const std::string& loc, std::int64_t n,
   const double tasks = static_cast<double>(tasks_.size()) +
                        static_cast<double>(per_iteration) * static_cast<double>(n - 1);
   const double bytes = tasks * kLaunchBytesPerTask;
-  const std::uint64_t avail = common::available_memory_bytes();
   const bool too_many = tasks > static_cast<double>(kMaxLaunchTasks);
+  if (!too_many && bytes < kMemoryCheckFloorBytes) return;
+  const std::uint64_t avail = common::available_memory_bytes();
   if (!too_many && (avail == 0 || bytes <= static_cast<double>(avail))) return;
   char figures[160];
   std::snprintf(figures, sizeof figures,
