@@ -145,7 +145,19 @@ L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32
 
 template <unsigned kSlots>
 bool L2Cache::CompactSet<kSlots>::operator==(const CompactSet& o) const {
+#if defined(__SSE2__)
+  // A piece is compared with its neighbour after each change: 16 bytes a step, no branch
+  // per word as the inlined memcmp has (the records are 16-byte aligned).
+  const auto* a = reinterpret_cast<const __m128i*>(tag);
+  const auto* b = reinterpret_cast<const __m128i*>(o.tag);
+  __m128i eq = _mm_cmpeq_epi32(_mm_load_si128(a), _mm_load_si128(b));
+  for (unsigned i = 1; i < kSlots / 4; ++i) {
+    eq = _mm_and_si128(eq, _mm_cmpeq_epi32(_mm_load_si128(a + i), _mm_load_si128(b + i)));
+  }
+  return dirty == o.dirty && _mm_movemask_epi8(eq) == 0xFFFF;
+#else
   return dirty == o.dirty && std::memcmp(tag, o.tag, sizeof tag) == 0;
+#endif
 }
 
 // The piece bookkeeping runs a few times per access; inlined into access_compact.
