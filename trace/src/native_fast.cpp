@@ -374,9 +374,27 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
   f_root_ = 0;
   if (*p != '{') return nullptr;
   p = skip_space(p + 1);
+  unsigned after = 16;  // key_guess_'s index: the record's first key
   while (true) {
-    const Key k = read_key(p, &p);
+    KeyGuess& g = key_guess_[after];
+    const std::uint64_t w = load8(p);
+    Key k;
+    if (((w ^ g.word) & g.mask) == 0 && g.mask != 0) {
+      k = g.key;
+      p += g.bytes;
+    } else {
+      const char* key = p;
+      k = read_key(p, &p);
+      const auto bytes = static_cast<std::uint32_t>(p - key);
+      if (k != kUnknown && bytes <= 8) {  // a word with its quotes: the guess from here on
+        g.mask = ~0ull >> (64 - 8 * bytes);
+        g.word = w & g.mask;
+        g.bytes = bytes;
+        g.key = k;
+      }
+    }
     if (k == kUnknown || (seen_ & k)) return nullptr;
+    after = static_cast<unsigned>(__builtin_ctz(k));
     p = skip_space(p);
     if (*p != ':') return nullptr;
     seen_ |= k;
