@@ -28,6 +28,14 @@ inline const char* skip_space(const char* p) {
   return p;
 }
 
+// Past the byte c at p, whitespace before it allowed; nullptr where another byte comes first.
+// The usual case (no whitespace) is one compare.
+inline const char* past(const char* p, char c) {
+  if (__builtin_expect(*p == c, 1)) return p + 1;
+  p = skip_space(p);
+  return *p == c ? p + 1 : nullptr;
+}
+
 constexpr std::uint64_t kOnes = 0x0101010101010101ull;
 constexpr std::uint64_t kHighs = 0x8080808080808080ull;
 
@@ -237,9 +245,11 @@ const char* RecordParser::fast_succ(const char* p) {
     p = read_u64(p, common::kNoTask - 1, &id);
     if (!p) return nullptr;
     cur_.succ.push_back(static_cast<common::TaskId>(id));
-    p = skip_space(p);
-    if (*p == ']') return p + 1;
-    if (*p != ',') return nullptr;
+    if (*p != ',') {
+      p = skip_space(p);
+      if (*p == ']') return p + 1;
+      if (*p != ',') return nullptr;
+    }
     p = skip_space(p + 1);
   }
 }
@@ -249,16 +259,12 @@ const char* RecordParser::fast_succ(const char* p) {
   sched::MemAccess m{};
   std::uint64_t addr = 0, bytes = 0;
   p = read_u64(skip_space(p), ~0ull, &addr);
-  if (!p) return nullptr;
-  p = skip_space(p);
-  if (*p != ',') return nullptr;
-  p = read_u64(skip_space(p + 1), 0xFFFFFFFFull, &bytes);
-  if (!p || bytes == 0) return nullptr;
-  p = skip_space(p);
-  if (*p != ',') return nullptr;
+  if (!p || !(p = past(p, ','))) return nullptr;
+  p = read_u64(skip_space(p), 0xFFFFFFFFull, &bytes);
+  if (!p || bytes == 0 || !(p = past(p, ','))) return nullptr;
   // The kind, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form is left to
   // the walk).
-  p = skip_space(p + 1);
+  p = skip_space(p);
   const std::uint64_t w = load8(p);
   const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
   if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
@@ -272,7 +278,7 @@ const char* RecordParser::fast_succ(const char* p) {
   m.is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
   m.addr = addr;
   m.bytes = static_cast<std::uint32_t>(bytes);
-  p = skip_space(p);
+  if (*p != ']') p = skip_space(p);
   if (*p == ',') {
     std::uint64_t burst = 0;
     p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
@@ -294,9 +300,11 @@ const char* RecordParser::fast_mem(const char* p) {
     if (*p != '[') return nullptr;
     p = fast_range(p + 1);
     if (!p) return nullptr;
-    p = skip_space(p);
-    if (*p == ']') return p + 1;
-    if (*p != ',') return nullptr;
+    if (*p != ',') {
+      p = skip_space(p);
+      if (*p == ']') return p + 1;
+      if (*p != ',') return nullptr;
+    }
     p = skip_space(p + 1);
   }
 }
@@ -395,14 +403,16 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
     }
     if (k == kUnknown || (seen_ & k)) return nullptr;
     after = static_cast<unsigned>(__builtin_ctz(k));
-    p = skip_space(p);
-    if (*p != ':') return nullptr;
-    seen_ |= k;
-    p = fast_value(k, skip_space(p + 1), kernel, ops);
+    p = past(p, ':');
     if (!p) return nullptr;
-    p = skip_space(p);
-    if (*p == '}') break;
-    if (*p != ',') return nullptr;
+    seen_ |= k;
+    p = fast_value(k, skip_space(p), kernel, ops);
+    if (!p) return nullptr;
+    if (*p != ',') {
+      p = skip_space(p);
+      if (*p == '}') break;
+      if (*p != ',') return nullptr;
+    }
     p = skip_space(p + 1);
   }
   p = skip_space(p + 1);
