@@ -64,10 +64,12 @@ inline std::uint64_t digits_value(std::uint64_t w, unsigned n) {
   return x & 0xFFFFFFFFull;
 }
 
-// A JSON unsigned integer as simdjson's get_uint64 takes it, up to `max`; nullptr for
-// anything else (a sign, a fraction, an exponent, a leading zero, a value above `max`). It
-// reads 8 bytes at a time, at most 7 past the line's newline (the chunk's padding); every
-// other scan stops at the newline.
+// A JSON unsigned integer as simdjson's get_uint64 takes it, up to `max`; nullptr for a
+// sign, a leading zero or a value above `max`. The end is the first byte that is no digit:
+// every caller takes only a separator (',', ']' or '}', whitespace before it allowed) there,
+// so a fraction or an exponent is refused by the caller. It reads 8 bytes at a time, at
+// most 7 past the line's newline (the chunk's padding); every other scan stops at the
+// newline.
 inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out) {
   std::uint64_t w = load8(p);
   unsigned n = leading_digits(w);
@@ -92,8 +94,6 @@ inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out
       }
     }
   }
-  const char c = *p;
-  if (c != ',' && c != ']' && c != '}' && !is_space(c)) return nullptr;
   if (x > max) return nullptr;
   *out = x;
   return p;
