@@ -72,6 +72,14 @@ class HbmFlowModel {
   // next_completion() and complete_until() both use it, so complete_until(next_completion())
   // always completes at least one flow whatever the floating-point rounding.
   common::TimePs finish_ps(const Flow& f) const;
+  // finish_ps(heap_.top()), kept until the state it reads (the top, the anchor, the number in
+  // flight) changes: the next start or wake-up mostly asks again for the same one.
+  common::TimePs top_finish_ps() const {
+    if (top_finish_ps_ == kUnknownPs) top_finish_ps_ = finish_ps(heap_.top());
+    return top_finish_ps_;
+  }
+  static constexpr common::TimePs kUnknownPs = ~common::TimePs{0};  // never a finish time
+  mutable common::TimePs top_finish_ps_ = kUnknownPs;
 
   double agg_, cap_;
   // Anchor: virtual service v_ (bytes delivered to each flow in flight) at time t_. It moves
