@@ -146,11 +146,6 @@ common::TimePs HbmFlowModel::start(common::TimePs now, std::uint64_t bytes, std:
   return common::kNever;
 }
 
-void HbmFlowModel::take_revoked(std::vector<std::uint64_t>& tags) {
-  tags.insert(tags.end(), revoked_.begin(), revoked_.end());
-  revoked_.clear();
-}
-
 common::TimePs HbmFlowModel::next_completion() const {
   if (!finished_.empty()) return clock_ps_;  // already complete, not yet handed out
   if (heap_.empty()) return common::kNever;

@@ -35,7 +35,11 @@ class HbmFlowModel {
   // Appends the tags whose promised end was withdrawn since the last call, in the order the
   // promises would have ended, and forgets them. Their completions are reported by
   // complete_until() like any unpromised transfer.
-  void take_revoked(std::vector<std::uint64_t>& tags);
+  void take_revoked(std::vector<std::uint64_t>& tags) {
+    if (revoked_.empty()) return;  // inline: asked after every start, rarely with any
+    tags.insert(tags.end(), revoked_.begin(), revoked_.end());
+    revoked_.clear();
+  }
 
   // Time at which the earliest transfer that complete_until() will report completes if
   // nothing else starts (kNever if none; promised transfers are not counted). Rounded up to
