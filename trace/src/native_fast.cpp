@@ -387,7 +387,7 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
     KeyGuess& g = key_guess_[after];
     const std::uint64_t w = load8(p);
     Key k;
-    if (((w ^ g.word) & g.mask) == 0 && g.mask != 0) {
+    if (((w ^ g.word) & g.mask) == 0) {
       k = g.key;
       p += g.bytes;
     } else {

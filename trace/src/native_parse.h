@@ -286,7 +286,8 @@ class RecordParser {
   // before, quotes included, as a masked word: records of one writer repeat their order, so
   // one compare usually reads the next key (a guess is only taken where the bytes match).
   struct KeyGuess {
-    std::uint64_t word = 0, mask = 0;  // mask 0: none yet
+    // Before the first guess: a NUL byte, which read_key refuses too (kUnknown).
+    std::uint64_t word = 0, mask = 0xFF;
     std::uint32_t bytes = 0;
     Key key = kUnknown;
   };
