@@ -393,8 +393,9 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
     } else {
       const char* key = p;
       k = read_key(p, &p);
+      if (k == kUnknown) return nullptr;  // p may be null then
       const auto bytes = static_cast<std::uint32_t>(p - key);
-      if (k != kUnknown && bytes <= 8) {  // a word with its quotes: the guess from here on
+      if (bytes <= 8) {  // a word with its quotes: the guess from here on
         g.mask = ~0ull >> (64 - 8 * bytes);
         g.word = w & g.mask;
         g.bytes = bytes;
