@@ -19,10 +19,21 @@ namespace {
 
 inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-// Whitespace within a line: a newline inside a record is left to the simdjson walk.
+// Whitespace within a line: a newline inside a record is left to the simdjson walk. Writers
+// put none between tokens, so one compare settles the usual case (every token's first byte
+// is above ' ').
 inline const char* skip_space(const char* p) {
+  if (__builtin_expect(static_cast<unsigned char>(*p) > ' ', 1)) return p;
   while (is_space(*p)) ++p;
   return p;
+}
+
+// Past the byte c at p, whitespace before it allowed; nullptr where another byte comes first.
+// The usual case (no whitespace) is one compare.
+inline const char* past(const char* p, char c) {
+  if (__builtin_expect(*p == c, 1)) return p + 1;
+  p = skip_space(p);
+  return *p == c ? p + 1 : nullptr;
 }
 
 constexpr std::uint64_t kOnes = 0x0101010101010101ull;
@@ -53,10 +64,12 @@ inline std::uint64_t digits_value(std::uint64_t w, unsigned n) {
   return x & 0xFFFFFFFFull;
 }
 
-// A JSON unsigned integer as simdjson's get_uint64 takes it, up to `max`; nullptr for
-// anything else (a sign, a fraction, an exponent, a leading zero, a value above `max`). It
-// reads 8 bytes at a time, at most 7 past the line's newline (the chunk's padding); every
-// other scan stops at the newline.
+// A JSON unsigned integer as simdjson's get_uint64 takes it, up to `max`; nullptr for a
+// sign, a leading zero or a value above `max`. The end is the first byte that is no digit:
+// every caller takes only a separator (',', ']' or '}', whitespace before it allowed) there,
+// so a fraction or an exponent is refused by the caller. It reads 8 bytes at a time, at
+// most 7 past the line's newline (the chunk's padding); every other scan stops at the
+// newline.
 inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out) {
   std::uint64_t w = load8(p);
   unsigned n = leading_digits(w);
@@ -81,8 +94,6 @@ inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out
       }
     }
   }
-  const char c = *p;
-  if (c != ',' && c != ']' && c != '}' && !is_space(c)) return nullptr;
   if (x > max) return nullptr;
   *out = x;
   return p;
@@ -234,9 +245,11 @@ const char* RecordParser::fast_succ(const char* p) {
     p = read_u64(p, common::kNoTask - 1, &id);
     if (!p) return nullptr;
     cur_.succ.push_back(static_cast<common::TaskId>(id));
-    p = skip_space(p);
-    if (*p == ']') return p + 1;
-    if (*p != ',') return nullptr;
+    if (*p != ',') {
+      p = skip_space(p);
+      if (*p == ']') return p + 1;
+      if (*p != ',') return nullptr;
+    }
     p = skip_space(p + 1);
   }
 }
@@ -246,16 +259,12 @@ const char* RecordParser::fast_succ(const char* p) {
   sched::MemAccess m{};
   std::uint64_t addr = 0, bytes = 0;
   p = read_u64(skip_space(p), ~0ull, &addr);
-  if (!p) return nullptr;
-  p = skip_space(p);
-  if (*p != ',') return nullptr;
-  p = read_u64(skip_space(p + 1), 0xFFFFFFFFull, &bytes);
-  if (!p || bytes == 0) return nullptr;
-  p = skip_space(p);
-  if (*p != ',') return nullptr;
+  if (!p || !(p = past(p, ','))) return nullptr;
+  p = read_u64(skip_space(p), 0xFFFFFFFFull, &bytes);
+  if (!p || bytes == 0 || !(p = past(p, ','))) return nullptr;
   // The kind, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form is left to
   // the walk).
-  p = skip_space(p + 1);
+  p = skip_space(p);
   const std::uint64_t w = load8(p);
   const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
   if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
@@ -269,7 +278,7 @@ const char* RecordParser::fast_succ(const char* p) {
   m.is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
   m.addr = addr;
   m.bytes = static_cast<std::uint32_t>(bytes);
-  p = skip_space(p);
+  if (*p != ']') p = skip_space(p);
   if (*p == ',') {
     std::uint64_t burst = 0;
     p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
@@ -291,9 +300,11 @@ const char* RecordParser::fast_mem(const char* p) {
     if (*p != '[') return nullptr;
     p = fast_range(p + 1);
     if (!p) return nullptr;
-    p = skip_space(p);
-    if (*p == ']') return p + 1;
-    if (*p != ',') return nullptr;
+    if (*p != ',') {
+      p = skip_space(p);
+      if (*p == ']') return p + 1;
+      if (*p != ',') return nullptr;
+    }
     p = skip_space(p + 1);
   }
 }
@@ -371,17 +382,38 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
   f_root_ = 0;
   if (*p != '{') return nullptr;
   p = skip_space(p + 1);
+  unsigned after = 16;  // key_guess_'s index: the record's first key
   while (true) {
-    const Key k = read_key(p, &p);
+    KeyGuess& g = key_guess_[after];
+    const std::uint64_t w = load8(p);
+    Key k;
+    if (((w ^ g.word) & g.mask) == 0) {
+      k = g.key;
+      p += g.bytes;
+    } else {
+      const char* key = p;
+      k = read_key(p, &p);
+      if (k == kUnknown) return nullptr;  // p may be null then
+      const auto bytes = static_cast<std::uint32_t>(p - key);
+      if (bytes <= 8) {  // a word with its quotes: the guess from here on
+        g.mask = ~0ull >> (64 - 8 * bytes);
+        g.word = w & g.mask;
+        g.bytes = bytes;
+        g.key = k;
+      }
+    }
     if (k == kUnknown || (seen_ & k)) return nullptr;
-    p = skip_space(p);
-    if (*p != ':') return nullptr;
-    seen_ |= k;
-    p = fast_value(k, skip_space(p + 1), kernel, ops);
+    after = static_cast<unsigned>(__builtin_ctz(k));
+    p = past(p, ':');
     if (!p) return nullptr;
-    p = skip_space(p);
-    if (*p == '}') break;
-    if (*p != ',') return nullptr;
+    seen_ |= k;
+    p = fast_value(k, skip_space(p), kernel, ops);
+    if (!p) return nullptr;
+    if (*p != ',') {
+      p = skip_space(p);
+      if (*p == '}') break;
+      if (*p != ',') return nullptr;
+    }
     p = skip_space(p + 1);
   }
   p = skip_space(p + 1);

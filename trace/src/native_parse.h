@@ -282,6 +282,16 @@ class RecordParser {
   std::vector<TextSlot> kernels_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   const char* fast_end_ = nullptr;
   simdjson::padded_string ops_text_;
+  // The key that followed each key (by bit number; 16: the record's first) in the record
+  // before, quotes included, as a masked word: records of one writer repeat their order, so
+  // one compare usually reads the next key (a guess is only taken where the bytes match).
+  struct KeyGuess {
+    // Before the first guess: a NUL byte, which read_key refuses too (kUnknown).
+    std::uint64_t word = 0, mask = 0xFF;
+    std::uint32_t bytes = 0;
+    Key key = kUnknown;
+  };
+  KeyGuess key_guess_[17];
 };
 
 // The parse thread: reads the file at `path` (of `file_bytes`) in chunks of whole lines and

@@ -60,10 +60,11 @@ common::TimePs HbmFlowModel::finish_ps(const Flow& f) const {
 void HbmFlowModel::advance(common::TimePs now) {
   NPU_CHECK(now >= clock_ps_, "HBM flow model driven backwards in time");
   for (;;) {
-    const common::TimePs te = heap_.empty() ? common::kNever : finish_ps(heap_.top());
+    const common::TimePs te = heap_.empty() ? common::kNever : top_finish_ps();
     const common::TimePs tp = promised_.empty() ? common::kNever : promised_.top().end_ps;
     const common::TimePs tf = std::min(te, tp);
-    if (tf > now) break;  // also when nothing is in flight: now < kNever
+    if (tf > now) break;          // also when nothing is in flight: now < kNever
+    top_finish_ps_ = kUnknownPs;  // flows leave below
     // t_ <= clock_ps_ always, and flows in flight are busy from clock_ps_ up to tf.
     if (tf > clock_ps_) {
       busy_ps_ += tf - clock_ps_;
@@ -104,7 +105,10 @@ void HbmFlowModel::advance(common::TimePs now) {
   }
   if (in_flight() != 0) busy_ps_ += now - clock_ps_;
   clock_ps_ = now;
-  if (in_flight() == 0) t_ = now;
+  if (in_flight() == 0) {
+    t_ = now;
+    top_finish_ps_ = kUnknownPs;
+  }
 }
 
 common::TimePs HbmFlowModel::start(common::TimePs now, std::uint64_t bytes, std::uint64_t tag,
@@ -113,6 +117,7 @@ common::TimePs HbmFlowModel::start(common::TimePs now, std::uint64_t bytes, std:
   // Re-anchor at `now`: the rate is about to change for everyone in flight.
   v_ += static_cast<double>(now - t_) * rate();
   t_ = now;
+  top_finish_ps_ = kUnknownPs;
   const double finish_v = v_ + static_cast<double>(bytes);
   total_bytes_ += bytes;
   const double n = static_cast<double>(in_flight() + 1);
@@ -141,15 +146,10 @@ common::TimePs HbmFlowModel::start(common::TimePs now, std::uint64_t bytes, std:
   return common::kNever;
 }
 
-void HbmFlowModel::take_revoked(std::vector<std::uint64_t>& tags) {
-  tags.insert(tags.end(), revoked_.begin(), revoked_.end());
-  revoked_.clear();
-}
-
 common::TimePs HbmFlowModel::next_completion() const {
   if (!finished_.empty()) return clock_ps_;  // already complete, not yet handed out
   if (heap_.empty()) return common::kNever;
-  return finish_ps(heap_.top());
+  return top_finish_ps();
 }
 
 void HbmFlowModel::complete_until(common::TimePs now, std::vector<std::uint64_t>& done_tags) {

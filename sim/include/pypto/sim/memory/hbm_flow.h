@@ -35,7 +35,11 @@ class HbmFlowModel {
   // Appends the tags whose promised end was withdrawn since the last call, in the order the
   // promises would have ended, and forgets them. Their completions are reported by
   // complete_until() like any unpromised transfer.
-  void take_revoked(std::vector<std::uint64_t>& tags);
+  void take_revoked(std::vector<std::uint64_t>& tags) {
+    if (revoked_.empty()) return;  // inline: asked after every start, rarely with any
+    tags.insert(tags.end(), revoked_.begin(), revoked_.end());
+    revoked_.clear();
+  }
 
   // Time at which the earliest transfer that complete_until() will report completes if
   // nothing else starts (kNever if none; promised transfers are not counted). Rounded up to
@@ -72,6 +76,14 @@ class HbmFlowModel {
   // next_completion() and complete_until() both use it, so complete_until(next_completion())
   // always completes at least one flow whatever the floating-point rounding.
   common::TimePs finish_ps(const Flow& f) const;
+  // finish_ps(heap_.top()), kept until the state it reads (the top, the anchor, the number in
+  // flight) changes: the next start or wake-up mostly asks again for the same one.
+  common::TimePs top_finish_ps() const {
+    if (top_finish_ps_ == kUnknownPs) top_finish_ps_ = finish_ps(heap_.top());
+    return top_finish_ps_;
+  }
+  static constexpr common::TimePs kUnknownPs = ~common::TimePs{0};  // never a finish time
+  mutable common::TimePs top_finish_ps_ = kUnknownPs;
 
   double agg_, cap_;
   // Anchor: virtual service v_ (bytes delivered to each flow in flight) at time t_. It moves

@@ -5,6 +5,7 @@
 // counters are per run (reset_counters()).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -124,18 +125,21 @@ class L2Cache {
   // Piece starts: bit s of starts_ is set when set s begins a piece (set 0 always does);
   // bit w of summary_ when word w of starts_ is not zero, so that finding the piece of a set
   // scans words, not bits.
-  bool is_start(std::uint64_t s) const { return (starts_[s >> 6] >> (s & 63)) & 1; }
   void set_start(std::uint64_t s);
   void clear_start(std::uint64_t s);
-  std::uint64_t start_at_or_before(std::uint64_t s) const;             // the piece that holds set s
-  std::uint64_t start_after(std::uint64_t s) const;                    // the next piece, or sets_
-  std::uint64_t start_within(std::uint64_t s, std::uint64_t b) const;  // the same below b, or b
-  // Starts a piece at set s (not yet a start) with the state in pool slot `from` (that of
-  // the piece that held it).
+  std::uint64_t start_at_or_before(std::uint64_t s) const;  // the piece that holds set s
+  std::uint64_t start_after(std::uint64_t s) const;         // the next piece, or sets_
+  // The end of the piece that starts at set p, or b if that is before it.
+  std::uint64_t end_within(std::uint64_t p, std::uint64_t b) const {
+    return std::min<std::uint64_t>(next_[p], b);
+  }
+  // Starts a piece at set s (inside the piece that starts at `piece`, not yet a start) with
+  // that piece's state.
   template <unsigned kSlots>
-  void split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t s, std::uint32_t from);
-  // Joins the piece at set s to the one before it (their states are equal).
-  void merge(std::uint64_t s);
+  void split(std::vector<CompactSet<kSlots>>& pool, std::uint64_t piece, std::uint64_t s);
+  // Joins the piece at set s to the one before it, which starts at `before` (their states
+  // are equal).
+  void merge(std::uint64_t before, std::uint64_t s);
 
   std::uint32_t line_bytes_ = 0, line_shift_ = 0, ways_ = 0;
   std::uint64_t sets_ = 0;
@@ -148,6 +152,9 @@ class L2Cache {
   std::vector<CompactSet<8>> compact8_;
   std::vector<CompactSet<16>> compact16_;
   std::vector<std::uint32_t> slot_;  // per set: its pool slot, meaningful at piece starts
+  // Per set: where its piece ends (the next start, or sets_), meaningful at piece starts: an
+  // access finds each piece's end in one load instead of scanning starts_.
+  std::vector<std::uint32_t> next_;
   std::vector<std::uint32_t> free_;  // pool slots of merged pieces, reused by splits
   std::vector<std::uint64_t> starts_, summary_;
   std::uint64_t compact_line_limit_ = 0;  // first line whose tag does not fit 32 bits
