@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The partition (frontend/compiler/src/partition.cpp): leaf-task counts worked out by hand from
-// PyPTO's rules (docs/partition.md), and the numbers unchanged by merging.
+// The partition (frontend/compiler/src/partition.cpp, partition_breadth.cpp): leaf-task counts
+// worked out by hand from PyPTO's rules (docs/partition.md), and the numbers unchanged by merging.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -274,6 +274,55 @@ TEST_CASE("partition: automatic L1 reuse counts the first cube class with the ot
   std::uint32_t pairs = 0;
   for (std::uint32_t t = 0; t < l.graph.num_tasks(); ++t) pairs += l.graph.tiles[t] == 2;
   CHECK(pairs == 20);
+}
+
+TEST_CASE("partition: the L1 reuse scan shares its block table across cube classes",
+          "[partition]") {
+  // p = a @ b ([128, 32] x [32, 192], 96 16x16 tiles, cube class 0) and q = a @ c ([32, 64],
+  // 32 tiles; class 1, as its result feeds r = q + 1: 8 vector leaves), tiles visited N outer,
+  // M inner. p merges automatically by (96 + 8) / 48 = 2: pairs down each column, 48 leaves;
+  // each A row panel then names the pair of p's last column holding it (the leaf that
+  // registered it last). With {1: 4}, q's first column joins those 4 pairs through A (4
+  // leaves of 2 p + 2 q tiles); each later column starts 2 leaves of 4 on its own C panel, the
+  // A panels' leaves being full: 48 + 6 cube leaves, 10 of them with 4 tiles (PyPTO's
+  // l1_copy_reuse.cpp, one l1InputList for every subgraph). Within q's class alone it would
+  // be 48 + 8, 8 of them with 4 tiles.
+  const std::string ir = kernel(
+      "shared",
+      param("a", 0, "[128,32]") + "," + param("b", 1, "[32,192]") + "," + param("c", 2, "[32,64]") +
+          "," + param("p", 3, "[128,192]") + "," + param("r", 4, "[128,64]"),
+      "",
+      op("matmul", in(0) + "," + in(1), val(5, "[128,192]"), "k.py:2",
+         R"("cube_tile":{"m":[16,16],"k":[32,32,32],"n":[16,16],"enable_split_k":false})") +
+          "," + write(3, 5, "[0,0]", "k.py:2") + "," +
+          op("matmul", in(0) + "," + in(2), val(6, "[128,64]"), "k.py:3",
+             R"("cube_tile":{"m":[16,16],"k":[32,32,32],"n":[16,16],"enable_split_k":false})") +
+          "," +
+          op("add", in(6) + "," + cst(1), val(7, "[128,64]"), "k.py:4", R"("vec_tile":[16,64])") +
+          "," + write(4, 7, "[0,0]", "k.py:4"));
+  Host h;
+  h.add("a", DType::kFp32, {128, 32}, iota(128 * 32, 0.01));
+  h.add("b", DType::kFp32, {32, 192}, iota(32 * 192, 0.02));
+  h.add("c", DType::kFp32, {32, 64}, iota(32 * 64, 0.03));
+  h.add("p", DType::kFp32, {128, 192});
+  h.add("r", DType::kFp32, {128, 64});
+  CHECK(make(ir, h).graph.num_tasks() == 48 + 32 + 8);
+  const Launch l = make(ir, h, {}, with_l1({{"1", 4, ""}}));
+  REQUIRE(l.graph.num_tasks() == 48 + 6 + 8);
+  std::uint32_t fours = 0;
+  for (std::uint32_t t = 0; t < l.graph.num_tasks(); ++t) fours += tiles_of(l, t) == 4;
+  CHECK(fours == 4 + 6);
+  execute(l, h);
+  for (std::size_t m = 0; m < 128; m += 31) {
+    for (std::size_t n = 0; n < 64; n += 21) {
+      double acc = 0;
+      for (std::size_t k = 0; k < 32; ++k) {
+        acc += static_cast<double>(static_cast<float>(0.01 * static_cast<double>(m * 32 + k))) *
+               static_cast<double>(static_cast<float>(0.03 * static_cast<double>(k * 64 + n)));
+      }
+      CHECK(h.f32(4, m * 64 + n) == Approx(acc + 1).epsilon(1e-5));
+    }
+  }
 }
 
 TEST_CASE("partition: merge settings follow PyPTO's key rules", "[partition]") {

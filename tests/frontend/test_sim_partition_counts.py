@@ -29,29 +29,34 @@ def leaves(name, tmp_path):
 
 def l1_reuse_reference(m_tiles, n_tiles, tile_bytes, max_merge):
     """PyPTO's L1-reuse scan (l1_copy_reuse.cpp, as docs/partition.md states it) over the
-    output tiles of one matmul, visited N outer, M inner: a tile joins the first earlier anchor
-    that holds one of its loads (A row panel m or B column panel n), has room under the
-    100 MiB copy-in bound and fewer than max_merge members; otherwise it starts an anchor."""
-    anchors = []  # [rows, cols, members]
+    output tiles of one matmul, visited N outer, M inner: each loaded panel (A row m, B column
+    n) names the leaf that registered it last; a tile tries its A then its B panel and joins
+    the leaf named if it has room under the 100 MiB copy-in bound and fewer than max_merge
+    members, else starts a leaf; then both its panels name the leaf it is in."""
+    named = {}
+    sizes = []
     for n in range(n_tiles):
         for m in range(m_tiles):
-            for a in anchors:
-                room = (a[2] + 1) * tile_bytes <= 100 * 1024 * 1024 and a[2] < max_merge
-                if room and (m in a[0] or n in a[1]):
-                    a[0].add(m)
-                    a[1].add(n)
-                    a[2] += 1
+            into = None
+            for panel in (("a", m), ("b", n)):
+                leaf = named.get(panel)
+                if leaf is not None and (sizes[leaf] + 1) * tile_bytes <= 100 * 1024 * 1024 \
+                        and sizes[leaf] < max_merge:
+                    into = leaf
                     break
-            else:
-                anchors.append([{m}, {n}, 1])
-    return collections.Counter(a[2] for a in anchors)
+            if into is None:
+                into = len(sizes)
+                sizes.append(0)
+            sizes[into] += 1
+            named[("a", m)] = named[("b", n)] = into
+    return collections.Counter(sizes)
 
 
 def test_square_matmul_l1_reuse(tmp_path):
     # C1: 48 (M) x 24 (N) = 1,152 output tiles of 128 x 256, one class; each loads a 128 x 6144
     # A panel (1.5 MiB) and a 6144 x 256 B panel (3 MiB). Auto L1 reuse: maxMerge = 1152 / 48
     # = 24, and an anchor holds at most floor(100 MiB / 4.5 MiB) = 22 tiles. Each column's
-    # tiles 0-21 and 22-43 fill two anchors through their shared B panel (48 of 22); the
+    # tiles 0-21 and 22-43 fill two leaves through their shared B panel (48 of 22); the
     # leftovers 44-47 chain across columns through their A rows: 53 leaves in all.
     want = l1_reuse_reference(48, 24, 4718592, 24)
     assert want[22] == 51 and sum(want.values()) == 53

@@ -181,9 +181,10 @@ class BreadthMerger {
   // merges count cube classes only (l1_copy_reuse.cpp, GetColorHash: the subgraphs holding an
   // L1 copy-in), the vector N-buffer every class, all cube leaves sharing one number
   // (n_buffer_merge.cpp, GetColorHash: a subgraph with a cube op hashes to 0).
-  template <class F>
+  // `rejected()` runs when a class's merge would close a cycle (the merge is dropped).
+  template <class F, class G>
   void merge_classes(common::CoreType core, std::vector<std::uint32_t>& field,
-                     std::uint64_t& absorbed, F&& runs_of) {
+                     std::uint64_t& absorbed, F&& runs_of, G&& rejected) {
     const std::vector<Leaf> ls = leaves();
     const Members members = set_members();
     const auto cls = classes_of(ls);
@@ -200,7 +201,12 @@ class BreadthMerger {
       }
       if (ls[c[0]].core != core || ls[c[0]].scoped) continue;
       const Runs runs = runs_of(order, c, ls, members);
-      if (!try_merge(ls, runs)) continue;
+      if (std::none_of(runs.begin(), runs.end(), [](const auto& r) { return r.size() > 1; }))
+        continue;
+      if (!try_merge(ls, runs)) {
+        rejected();
+        continue;
+      }
       note_class(ls, c, order, field);
       for (const auto& r : runs) absorbed += r.size() - 1;
     }
@@ -221,42 +227,44 @@ class BreadthMerger {
     if (s.mode == MergeSetting::Mode::kOff) return;
     const bool whole =
         s.mode == MergeSetting::Mode::kAutoWhole || s.mode == MergeSetting::Mode::kManualWhole;
-    merge_classes(common::CoreType::kAiv, vec_class, counts.vec_merged,
-                  [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
-                      const std::vector<Leaf>& ls, const Members& members) {
-                    Runs runs;
-                    const auto n = static_cast<std::int64_t>(c.size());
-                    const std::int64_t k = factor_for(
-                        s, order, auto_vec_factor(n, opt_.vec_parallel_lb), ls, c, members);
-                    if (k <= 1) return runs;
-                    if (whole) {
-                      cut(c, k, runs);
-                      return runs;
-                    }
-                    // Sub-lists of members sharing their lowest producer, or their lowest consumer,
-                    // whichever gives fewer; a member without one stays alone.
-                    const auto split = [&](bool by_prod) {
-                      Runs subs;
-                      std::map<std::uint32_t, std::size_t> at;
-                      for (const std::uint32_t i : c) {
-                        const std::uint32_t key = by_prod ? ls[i].lo_prod : ls[i].lo_cons;
-                        if (key == kNone) {
-                          subs.push_back({i});
-                          continue;
-                        }
-                        auto [it, inserted] = at.emplace(key, subs.size());
-                        if (inserted) subs.emplace_back();
-                        subs[it->second].push_back(i);
-                      }
-                      return subs;
-                    };
-                    const Runs by_prod = split(true);
-                    const Runs by_cons = split(false);
-                    for (const auto& sub : by_cons.size() < by_prod.size() ? by_cons : by_prod) {
-                      if (sub.size() > 1) cut(sub, k, runs);
-                    }
-                    return runs;
-                  });
+    merge_classes(
+        common::CoreType::kAiv, vec_class, counts.vec_merged,
+        [&](std::uint32_t order, const std::vector<std::uint32_t>& c, const std::vector<Leaf>& ls,
+            const Members& members) {
+          Runs runs;
+          const auto n = static_cast<std::int64_t>(c.size());
+          const std::int64_t k =
+              factor_for(s, order, auto_vec_factor(n, opt_.vec_parallel_lb), ls, c, members);
+          if (k <= 1) return runs;
+          if (whole) {
+            cut(c, k, runs);
+            return runs;
+          }
+          // Sub-lists of members sharing their lowest producer, or their lowest consumer,
+          // whichever gives fewer; a member without one stays alone.
+          const auto split = [&](bool by_prod) {
+            Runs subs;
+            std::map<std::uint32_t, std::size_t> at;
+            for (const std::uint32_t i : c) {
+              const std::uint32_t key = by_prod ? ls[i].lo_prod : ls[i].lo_cons;
+              if (key == kNone) {
+                subs.push_back({i});
+                continue;
+              }
+              auto [it, inserted] = at.emplace(key, subs.size());
+              if (inserted) subs.emplace_back();
+              subs[it->second].push_back(i);
+            }
+            return subs;
+          };
+          const Runs by_prod = split(true);
+          const Runs by_cons = split(false);
+          for (const auto& sub : by_cons.size() < by_prod.size() ? by_cons : by_prod) {
+            if (sub.size() > 1) cut(sub, k, runs);
+          }
+          return runs;
+        },
+        [] {});
   }
 
   // The matmul panels (DDR -> L1 loads) a leaf reads, with their operand side.
@@ -283,120 +291,143 @@ class BreadthMerger {
     return out;
   }
 
+  // PyPTO's L1 reuse scan (l1_copy_reuse.cpp, ProcessL1ReuseCandidates): the cube leaves in
+  // hashOrder, each class in leaf order, share one table of the GM blocks loaded into L1, each
+  // block naming the leaf that registered it last. A leaf tries its loads in order and joins
+  // the leaf the first one names, if that leaf starts after all its producers, has fewer
+  // members than the joiner's factor and stays within the copy-in bound; then every load of
+  // the leaf names the leaf it joined (or itself). So a leaf can join another class's leaf.
   void l1_reuse() {
     const MergeSetting& s = opt_.cube_l1_reuse;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
-    merge_classes(common::CoreType::kAic, l1_class, counts.l1_merged,
-                  [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
-                      const std::vector<Leaf>& ls, const Members& members) {
-                    Runs runs;
-                    const auto n = static_cast<std::int64_t>(c.size());
-                    // PyPTO keeps n mod (2 x #AIC) as a budget for anchors taking one more,
-                    // but files it under the hashOrder and reads it under the subgraph's hash
-                    // (GetL1ReuseOpOrder vs GetMergedL1), so it is never spent: none here.
-                    std::int64_t max_merge = 0;
-                    const std::int64_t manual = manual_factor(s, order, ls, c, members);
-                    if (manual >= 0) {
-                      max_merge = manual;
-                    } else {
-                      // PyPTO counts the first cube class with every subgraph holding no cube
-                      // op: its scan gives them hashOrder 0 (l1_copy_reuse.cpp,
-                      // GetL1ReuseOpOrder, a map lookup that inserts 0).
-                      std::int64_t counted = n;
-                      if (order == 0) {
-                        for (const Leaf& x : ls) counted += x.core != common::CoreType::kAic;
-                      }
-                      max_merge = counted / per_core;
-                    }
-                    if (max_merge <= 1) return runs;
-                    std::vector<std::vector<Load>> loads(c.size());
-                    std::vector<std::uint64_t> bytes(c.size(), 0);
-                    for (std::size_t i = 0; i < c.size(); ++i) {
-                      loads[i] = loads_of(members[ls[c[i]].id]);
-                      for (const Load& l : loads[i]) bytes[i] += region_bytes(l.r);
-                    }
-                    if (loads[0].empty()) return runs;
-                    struct Anchor {
-                      std::size_t first;
-                      std::vector<std::size_t> members;
-                      std::vector<Load> loads;
-                      std::uint64_t bytes;
-                    };
-                    std::vector<Anchor> anchors;
-                    const auto shares = [&](const Anchor& a, const std::vector<Load>& mine) {
-                      for (const Load& x : mine) {
-                        if (s.side == MergeSetting::Side::kLeft && x.operand != 1) continue;
-                        if (s.side == MergeSetting::Side::kRight && x.operand != 2) continue;
-                        for (const Load& y : a.loads) {
-                          if (y.operand == x.operand && same_region(x.r, y.r)) return true;
-                        }
-                      }
-                      return false;
-                    };
-                    for (std::size_t i = 0; i < c.size(); ++i) {
-                      const Leaf& me = ls[c[i]];
-                      Anchor* join = nullptr;
-                      for (Anchor& a : anchors) {
-                        const Leaf& al = ls[c[a.first]];
-                        if (me.has_prod && al.pos < me.hi_prod) continue;
-                        if (a.bytes + bytes[i] > opt_.copyin_upper_bytes) continue;
-                        const auto cnt = static_cast<std::int64_t>(a.members.size());
-                        if (cnt >= max_merge || !shares(a, loads[i])) continue;
-                        join = &a;
-                        break;
-                      }
-                      if (join == nullptr) {
-                        anchors.push_back(Anchor{i, {i}, loads[i], bytes[i]});
-                        continue;
-                      }
-                      join->members.push_back(i);
-                      join->loads.insert(join->loads.end(), loads[i].begin(), loads[i].end());
-                      join->bytes += bytes[i];
-                    }
-                    for (const Anchor& a : anchors) {
-                      std::vector<std::uint32_t> r;
-                      for (const std::size_t m : a.members) r.push_back(c[m]);
-                      runs.push_back(std::move(r));
-                    }
-                    return runs;
-                  });
+    struct Block {
+      GlobalRegion r;
+      std::uint32_t leaf;  // kNone: withdrawn
+    };
+    std::vector<Block> blocks;
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_hash;  // -> blocks
+    std::vector<std::int64_t> size;    // members of each leaf (index in ls) that anchors
+    std::vector<std::uint64_t> bytes;  // its copy-in bytes
+    // What a class changed, for when its merge is dropped: (block, previous leaf) and joins.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> renamed;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> joined;  // (anchor, joiner)
+    const auto block_of = [&](const GlobalRegion& r) -> std::uint32_t {
+      auto it = by_hash.find(region_hash(r));
+      if (it == by_hash.end()) return kNone;
+      for (const std::uint32_t b : it->second) {
+        if (same_region(blocks[b].r, r)) return b;
+      }
+      return kNone;
+    };
+    const auto on_side = [&](const Load& x) {
+      return !(s.side == MergeSetting::Side::kLeft && x.operand != 1) &&
+             !(s.side == MergeSetting::Side::kRight && x.operand != 2);
+    };
+    merge_classes(
+        common::CoreType::kAic, l1_class, counts.l1_merged,
+        [&](std::uint32_t order, const std::vector<std::uint32_t>& c, const std::vector<Leaf>& ls,
+            const Members& members) {
+          if (size.empty()) {
+            size.assign(ls.size(), 1);
+            bytes.assign(ls.size(), 0);
+          }
+          renamed.clear();
+          joined.clear();
+          std::int64_t max_merge = manual_factor(s, order, ls, c, members);
+          if (max_merge < 0) {
+            // PyPTO counts the first cube class with every subgraph holding no cube op: its
+            // scan gives them hashOrder 0 (GetL1ReuseOpOrder, a map lookup that inserts 0).
+            // The n mod (2 x #AIC) budget for anchors taking one more it files under the
+            // hashOrder and reads under the subgraph's hash (GetMergedL1): never spent.
+            auto counted = static_cast<std::int64_t>(c.size());
+            if (order == 0) {
+              for (const Leaf& x : ls) counted += x.core != common::CoreType::kAic;
+            }
+            max_merge = counted / per_core;
+          }
+          std::map<std::uint32_t, std::size_t> run_of;  // anchor -> its run
+          Runs runs;
+          for (const std::uint32_t i : c) {
+            const Leaf& me = ls[i];
+            const std::vector<Load> loads = loads_of(members[me.id]);
+            for (const Load& l : loads) bytes[i] += region_bytes(l.r);
+            std::uint32_t into = kNone;
+            for (const Load& x : loads) {
+              const std::uint32_t b = on_side(x) ? block_of(x.r) : kNone;
+              const std::uint32_t a = b != kNone ? blocks[b].leaf : kNone;
+              if (a == kNone || (me.has_prod && ls[a].pos < me.hi_prod)) continue;
+              if (bytes[a] + bytes[i] > opt_.copyin_upper_bytes || size[a] >= max_merge) continue;
+              into = a;
+              break;
+            }
+            if (into != kNone) {
+              ++size[into];
+              bytes[into] += bytes[i];
+              joined.emplace_back(into, i);
+              auto [it, fresh] = run_of.emplace(into, runs.size());
+              if (fresh) runs.push_back({into});
+              runs[it->second].push_back(i);
+            }
+            const std::uint32_t name = into != kNone ? into : i;
+            for (const Load& x : loads) {
+              if (!on_side(x)) continue;
+              std::uint32_t b = block_of(x.r);
+              if (b == kNone) {
+                b = static_cast<std::uint32_t>(blocks.size());
+                by_hash[region_hash(x.r)].push_back(b);
+                blocks.push_back(Block{x.r, kNone});
+              }
+              renamed.emplace_back(b, blocks[b].leaf);
+              blocks[b].leaf = name;
+            }
+          }
+          return runs;
+        },
+        [&] {
+          for (auto it = renamed.rbegin(); it != renamed.rend(); ++it)
+            blocks[it->first].leaf = it->second;
+          for (const auto& [anchor, joiner] : joined) {
+            --size[anchor];
+            bytes[anchor] -= bytes[joiner];
+          }
+        });
   }
 
   void cube_nbuffer() {
     const MergeSetting& s = opt_.cube_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
-    merge_classes(common::CoreType::kAic, cube_class, counts.cube_nbuf_merged,
-                  [&](std::uint32_t order, const std::vector<std::uint32_t>& c,
-                      const std::vector<Leaf>& ls, const Members& members) {
-                    Runs runs;
-                    const auto n = static_cast<std::int64_t>(c.size());
-                    const std::int64_t manual = manual_factor(s, order, ls, c, members);
-                    if (manual >= 0) {
-                      std::int64_t k = manual;
-                      std::uint64_t task_bytes = 0;
-                      for (const Load& l : loads_of(members[ls[c[0]].id]))
-                        task_bytes += region_bytes(l.r);
-                      if (task_bytes > 0) {
-                        k = std::min<std::int64_t>(
-                            k, static_cast<std::int64_t>(opt_.copyin_upper_bytes / task_bytes));
-                      }
-                      if (k > 1) cut(c, k, runs);
-                      return runs;
-                    }
-                    if (n < opt_.vec_parallel_lb)
-                      return runs;  // PyPTO: no automatic merge of fewer than 48
-                    const std::int64_t r = std::min(n, per_core);
-                    std::size_t at = 0;
-                    for (std::int64_t j = 0; j < r; ++j) {
-                      const auto len = static_cast<std::size_t>(n / r + (j < n % r ? 1 : 0));
-                      runs.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(at),
-                                        c.begin() + static_cast<std::ptrdiff_t>(at + len));
-                      at += len;
-                    }
-                    return runs;
-                  });
+    merge_classes(
+        common::CoreType::kAic, cube_class, counts.cube_nbuf_merged,
+        [&](std::uint32_t order, const std::vector<std::uint32_t>& c, const std::vector<Leaf>& ls,
+            const Members& members) {
+          Runs runs;
+          const auto n = static_cast<std::int64_t>(c.size());
+          const std::int64_t manual = manual_factor(s, order, ls, c, members);
+          if (manual >= 0) {
+            std::int64_t k = manual;
+            std::uint64_t task_bytes = 0;
+            for (const Load& l : loads_of(members[ls[c[0]].id])) task_bytes += region_bytes(l.r);
+            if (task_bytes > 0) {
+              k = std::min<std::int64_t>(
+                  k, static_cast<std::int64_t>(opt_.copyin_upper_bytes / task_bytes));
+            }
+            if (k > 1) cut(c, k, runs);
+            return runs;
+          }
+          if (n < opt_.vec_parallel_lb) return runs;  // PyPTO: no automatic merge of fewer than 48
+          const std::int64_t r = std::min(n, per_core);
+          std::size_t at = 0;
+          for (std::int64_t j = 0; j < r; ++j) {
+            const auto len = static_cast<std::size_t>(n / r + (j < n % r ? 1 : 0));
+            runs.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(at),
+                              c.begin() + static_cast<std::ptrdiff_t>(at + len));
+            at += len;
+          }
+          return runs;
+        },
+        [] {});
   }
 
   const RootGraph& g_;
