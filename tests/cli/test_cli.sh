@@ -134,8 +134,28 @@ PY
   && grep -q "chip a2-20c" "$TMP/out" && grep -q "using a2-20c (presets that fit: a2-20c a3-20c)" "$TMP/err" \
   && ok "--chip auto picks a2-20c for a 20-cluster recording" || bad "auto chip: $(cat "$TMP/out" "$TMP/err")"
 "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/auto24" >"$TMP/out" 2>"$TMP/err" \
-  && grep -q "chip a2," "$TMP/out" && [[ ! -s "$TMP/err" ]] \
+  && grep -q "chip a2," "$TMP/out" && ! grep -v "device_sched_mode inferred" "$TMP/err" | grep -q . \
   && ok "--chip auto keeps a2 for the sample" || bad "auto chip on the sample: $(cat "$TMP/out" "$TMP/err")"
+# The mode a recording ran under, from its start times: a replay made under l2_affinity and
+# written with --timed-trace is replayed under l2_affinity; a mode given is taken as given.
+"$SIM" gen --shape mix --tasks 600 --seed 7 -o "$TMP/mix600.ndjson" >/dev/null 2>&1
+"$SIM" run "$TMP/mix600.ndjson" --sched-mode l2_affinity --timed-trace "$TMP/rec600.ndjson" -q --no-trace -o "$TMP/made600" \
+  && "$SIM" run "$TMP/rec600.ndjson" --no-trace -o "$TMP/inf600" >"$TMP/out" 2>"$TMP/err" \
+  && grep -q "policy l2_affinity (inferred from the recorded starts)" "$TMP/out" \
+  && grep -q "device_sched_mode inferred from the recorded starts: l2_affinity (median start error fifo" "$TMP/err" \
+  && /usr/bin/python3 - "$TMP/inf600/stats.json" <<'PY' \
+  && ok "run infers the mode a recording was made under" || bad "mode inference: $(cat "$TMP/out" "$TMP/err")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["policy"] == "l2_affinity", s["policy"]
+t = {x["policy"]: x["start_error_median_us"] for x in s["policy_inferred_from"]}
+assert list(t) == ["fifo", "l2_affinity", "fair", "l2_fair"], t
+assert t["l2_affinity"] < 0.005 < t["fifo"], t
+PY
+"$SIM" run "$TMP/rec600.ndjson" --no-trace --sched-mode fifo -o "$TMP/given600" >"$TMP/out" 2>"$TMP/err" \
+  && grep -q "policy fifo," "$TMP/out" && ! grep -q "inferred" "$TMP/err" \
+  && ! grep -q policy_inferred_from "$TMP/given600/stats.json" \
+  && ok "a mode given is not inferred" || bad "mode given: $(cat "$TMP/out" "$TMP/err")"
 expect_error "recording on the wrong chip" "ran on 1 to 20 AIC and at least 2 AIV .*chip a2 has 24 AIC and 48 AIV; presets that fit: a2-20c a3-20c" -- \
   "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$TMP/prof20.json" --chip a2 -o "$TMP/x"
 expect_error "recording on 950pr" "but chip 950pr has 32 AIC" -- \

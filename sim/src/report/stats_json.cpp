@@ -54,6 +54,16 @@ nlohmann::ordered_json stats_json(const SimResult& r) {
   j["schema"] = "pypto-sim-stats/1";
   j["chip"] = s.chip;
   j["policy"] = s.policy;
+  if (!s.mode_trials.empty()) {
+    // The recording did not name its mode: each probe, the least median start error chosen.
+    ordered_json trials = ordered_json::array();
+    for (const ModeTrial& t : s.mode_trials) {
+      trials.push_back(ordered_json{{"policy", t.policy},
+                                    {"start_error_median_us", round_to(t.start_error_median_us, 6)},
+                                    {"makespan_error_pct", round_to(t.makespan_error_pct, 3)}});
+    }
+    j["policy_inferred_from"] = trials;
+  }
   // Only for a policy with parameters: the runs of the others read as they always did.
   if (!s.policy_params.empty()) {
     ordered_json params = ordered_json::object();

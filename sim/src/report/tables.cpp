@@ -36,8 +36,9 @@ double hit_rate_pct(const SimStats& s) {
 std::string summary_table(const SimResult& r, const PhaseWall* phases) {
   const SimStats& s = r.stats;
   std::ostringstream o;
-  o << "chip " << s.chip << ", policy " << s.policy << ", " << s.sched_threads
-    << " schedule threads\n";
+  o << "chip " << s.chip << ", policy " << s.policy
+    << (s.mode_trials.empty() ? "" : " (inferred from the recorded starts)") << ", "
+    << s.sched_threads << " schedule threads\n";
   o << "  makespan        " << fmt("%.3f", ns(s.makespan_ps) / 1000.0) << " us\n";
   o << "  tasks           " << s.tasks << " in " << s.device_tasks << " device tasks ("
     << s.hub_tasks << " HUB)\n";

@@ -82,6 +82,14 @@ struct ReplayFidelity {
   double simulated_wait_us[3] = {0, 0, 0};  // p10, p50, p90
 };
 
+// One replay of a recording under a device_sched_mode, probing which mode it ran under
+// (infer_mode.h): its median start error and makespan error.
+struct ModeTrial {
+  std::string policy;
+  double start_error_median_us = 0;
+  double makespan_error_pct = 0;
+};
+
 // A declared parameter of the run's policy and the value the run used.
 struct PolicyParamValue {
   std::string name;
@@ -94,6 +102,9 @@ struct SimStats {
   // Every parameter the policy declares, in declaration order, with its effective value
   // (given or default). Empty for a policy that declares none (stats.json leaves it out).
   std::vector<PolicyParamValue> policy_params;
+  // When the policy was inferred from a recording's start times (infer_mode.h): every mode
+  // probed; empty when it was given or defaulted.
+  std::vector<ModeTrial> mode_trials;
   std::uint64_t makespan_ps = 0;  // kernel launch to the end of the last device task
   std::uint64_t first_start_ps = 0, last_end_ps = 0;  // task span (compared with a recording)
   bool has_task_span = false;  // the run kept task times (SimOptions::record_task_times)
