@@ -59,11 +59,12 @@ def replay(sim, trace, prof, flags, out):
 def row(name, stats):
     rep = stats.get("replay")
     if not rep:
-        return f"| {name} | {stats['chip']} | (no recorded times) | | | |"
+        return f"| {name} | {stats['chip']} | {stats['policy']} | (no recorded times) | | | |"
     se, w = rep["start_error_us"], rep.get("wait_us")
     wait = (f"{w['recorded']['p50']:.2f} → {w['simulated']['p50']:.2f} µs ({w['tasks']} tasks)"
             if w and w.get("tasks") else "–")
-    return (f"| {name} | {stats['chip']} | {rep['error_pct']:+.1f} % | {se['median']:.2f} / "
+    mode = stats["policy"] + (" (inferred)" if "policy_inferred_from" in stats else "")
+    return (f"| {name} | {stats['chip']} | {mode} | {rep['error_pct']:+.1f} % | {se['median']:.2f} / "
             f"{se['p90']:.2f} µs ({rep['tasks_compared']} tasks) | "
             f"{rep['start_order_spearman']:.3f} | {wait} |")
 
@@ -81,9 +82,9 @@ def main():
         trace, _, prof = r.partition(":")
         recs.append((os.path.basename(trace), trace, prof or None))
     flags = shlex.split(a.flags)
-    print("| recording | chip | makespan error | start error median / p90 | Spearman | "
+    print("| recording | chip | mode | makespan error | start error median / p90 | Spearman | "
           "wait p50 recorded → simulated |")
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for i, (name, trace, prof) in enumerate(recs):
         print(row(name, replay(a.sim, trace, prof, flags, os.path.join(a.out, f"run{i}"))))
 

@@ -134,7 +134,7 @@ PY
   && grep -q "chip a2-20c" "$TMP/out" && grep -q "using a2-20c (presets that fit: a2-20c a3-20c)" "$TMP/err" \
   && ok "--chip auto picks a2-20c for a 20-cluster recording" || bad "auto chip: $(cat "$TMP/out" "$TMP/err")"
 "$SIM" run "$SAMPLES/dyn_topo.txt" --prof "$SAMPLES/tilefwk_L1_prof_data.json" -o "$TMP/auto24" >"$TMP/out" 2>"$TMP/err" \
-  && grep -q "chip a2," "$TMP/out" && ! grep -v "device_sched_mode inferred" "$TMP/err" | grep -q . \
+  && grep -q "chip a2," "$TMP/out" && ! grep -v "inferred from its recorded starts" "$TMP/err" | grep -q . \
   && ok "--chip auto keeps a2 for the sample" || bad "auto chip on the sample: $(cat "$TMP/out" "$TMP/err")"
 # The mode a recording ran under, from its start times: a replay made under l2_affinity and
 # written with --timed-trace is replayed under l2_affinity; a mode given is taken as given.
@@ -142,7 +142,7 @@ PY
 "$SIM" run "$TMP/mix600.ndjson" --sched-mode l2_affinity --timed-trace "$TMP/rec600.ndjson" -q --no-trace -o "$TMP/made600" \
   && "$SIM" run "$TMP/rec600.ndjson" --no-trace -o "$TMP/inf600" >"$TMP/out" 2>"$TMP/err" \
   && grep -q "policy l2_affinity (inferred from the recorded starts)" "$TMP/out" \
-  && grep -q "device_sched_mode inferred from the recorded starts: l2_affinity (median start error fifo" "$TMP/err" \
+  && grep -q "device_sched_mode of $TMP/rec600.ndjson inferred from its recorded starts: l2_affinity (median start error fifo" "$TMP/err" \
   && /usr/bin/python3 - "$TMP/inf600/stats.json" <<'PY' \
   && ok "run infers the mode a recording was made under" || bad "mode inference: $(cat "$TMP/out" "$TMP/err")"
 import json, sys

@@ -65,7 +65,9 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
     return 0;
   }
   if (pairs.empty()) throw UsageError("missing TRACE: pypto-sim calibrate TRACE [--prof PROF]...");
-  const sched::RuntimeOptions rt = runtime_options(vm, c);
+  std::vector<std::string> config_keys;
+  const sched::RuntimeOptions rt = runtime_options(vm, c, true, &config_keys);
+  const bool given = mode_given(vm, rt, config_keys);
   calibrate::CalibrateOptions opt;
   if (!params.empty()) {
     opt.params.clear();
@@ -103,7 +105,10 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
   }
   std::vector<calibrate::Recording> recs;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    recs.push_back({pairs[i].first, &traces[i].graph, rt});
+    // Each recording is fitted under the mode it ran under, unless one is given.
+    sched::RuntimeOptions own = rt;
+    if (!given) infer_mode(pairs[i].first, traces[i].graph, chip, own, c.quiet, bar);
+    recs.push_back({pairs[i].first, &traces[i].graph, own});
   }
   // The overlay's temporary is opened first, so that an unwritable path fails before the
   // fit rather than after it. The fit writes nothing until it is done: a Ctrl-C during it

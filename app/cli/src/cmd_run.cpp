@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // pypto-sim run TRACE: replays a task trace on the chip model and writes its reports
 // (stats.json, trace.json, swim.json), and with --timed-trace the replay as a native trace.
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -15,7 +13,6 @@
 #include "pypto/common/interrupt.h"
 #include "pypto/common/output_file.h"
 #include "pypto/model/config_loader.h"
-#include "pypto/sim/infer_mode.h"
 #include "pypto/trace/native_writer.h"
 #include "replay.h"
 
@@ -55,34 +52,6 @@ void finish_run(const Common& c, const std::string& timed_trace, const std::stri
   }
 }
 
-// A recording that does not say its device_sched_mode runs under the mode its start times
-// fit best (sim/infer_mode.h); `rt.policy` becomes that mode. Returns the probes (none:
-// nothing recorded, or too many tasks to probe, which the note says).
-std::vector<sim::ModeTrial> infer_mode(const sched::TaskGraph& graph, const model::ChipConfig& chip,
-                                       sched::RuntimeOptions& rt, bool quiet, ProgressLine& bar) {
-  if (graph.recorded_start_ps.empty()) return {};
-  if (!sim::can_infer_sched_mode(graph)) {
-    std::cerr << "pypto-sim: note: the recording has " << graph.num_tasks()
-              << " tasks; its device_sched_mode is inferred up to " << sim::kInferModeMaxTasks
-              << " only: replayed under " << rt.policy << " (--device-sched-mode chooses)\n";
-    return {};
-  }
-  bar.phase("inferring device_sched_mode");
-  sim::ModeInference m = sim::infer_sched_mode(graph, chip, rt);
-  rt.policy = m.policy;
-  if (!quiet) {
-    std::cerr << "pypto-sim: note: device_sched_mode inferred from the recorded starts: "
-              << m.policy << " (median start error";
-    for (const sim::ModeTrial& t : m.trials) {
-      char us[32];
-      std::snprintf(us, sizeof us, "%.2f", t.start_error_median_us);
-      std::cerr << (&t == &m.trials.front() ? " " : ", ") << t.policy << " " << us << " us";
-    }
-    std::cerr << "); --device-sched-mode chooses\n";
-  }
-  return std::move(m.trials);
-}
-
 }  // namespace
 
 int cmd_run(Context& ctx, int argc, char** argv) {
@@ -114,9 +83,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   load_policy_modules(ctx.host, c.policy_modules);
   std::vector<std::string> config_keys;
   sched::RuntimeOptions rt = runtime_options(vm, c, true, &config_keys);
-  const bool mode_given =
-      vm.count("device-sched-mode") + vm.count("sched-mode") != 0 || !rt.policy_params.empty() ||
-      std::find(config_keys.begin(), config_keys.end(), "device_sched_mode") != config_keys.end();
+  const bool given = mode_given(vm, rt, config_keys);
   model::ChipConfig chip;
   ProgressLine bar(c.quiet);
   const auto read_t0 = std::chrono::steady_clock::now();
@@ -125,7 +92,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   phases.read_s = seconds_since(read_t0);
   warn_unrecorded(trace);
   std::vector<sim::ModeTrial> trials;
-  if (!mode_given) trials = infer_mode(trace.graph, chip, rt, c.quiet, bar);
+  if (!given) trials = infer_mode(c.trace, trace.graph, chip, rt, c.quiet, bar);
   const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
   sim::ReportOptions ro;
   ro.trace_json = ro.swim_json = !c.no_trace;

@@ -3,6 +3,7 @@
 #include "replay.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 #include "pypto/model/config_loader.h"
+#include "pypto/sim/infer_mode.h"
 
 namespace pypto::cli {
 
@@ -176,6 +178,40 @@ void warn_unrecorded(const trace::LoadedTrace& trace) {
     }
     std::cerr << "\n";
   }
+}
+
+bool mode_given(const po::variables_map& vm, const sched::RuntimeOptions& rt,
+                const std::vector<std::string>& run_config_keys) {
+  return vm.count("device-sched-mode") + vm.count("sched-mode") != 0 || !rt.policy_params.empty() ||
+         std::find(run_config_keys.begin(), run_config_keys.end(), "device_sched_mode") !=
+             run_config_keys.end();
+}
+
+std::vector<sim::ModeTrial> infer_mode(const std::string& path, const sched::TaskGraph& graph,
+                                       const model::ChipConfig& chip, sched::RuntimeOptions& rt,
+                                       bool quiet, ProgressLine& bar) {
+  if (graph.recorded_start_ps.empty()) return {};
+  if (!sim::can_infer_sched_mode(graph)) {
+    std::cerr << "pypto-sim: note: " << path << " has " << graph.num_tasks()
+              << " tasks; a recording's device_sched_mode is inferred up to "
+              << sim::kInferModeMaxTasks << " only: replayed under " << rt.policy
+              << " (--device-sched-mode chooses)\n";
+    return {};
+  }
+  bar.phase("inferring the device_sched_mode of " + path);
+  sim::ModeInference m = sim::infer_sched_mode(graph, chip, rt);
+  rt.policy = m.policy;
+  if (!quiet) {
+    std::cerr << "pypto-sim: note: device_sched_mode of " << path
+              << " inferred from its recorded starts: " << m.policy << " (median start error";
+    for (const sim::ModeTrial& t : m.trials) {
+      char us[32];
+      std::snprintf(us, sizeof us, "%.2f", t.start_error_median_us);
+      std::cerr << (&t == &m.trials.front() ? " " : ", ") << t.policy << " " << us << " us";
+    }
+    std::cerr << "); --device-sched-mode chooses\n";
+  }
+  return std::move(m.trials);
 }
 
 }  // namespace pypto::cli

@@ -42,4 +42,17 @@ std::vector<std::string> write_reports_shown(const std::string& dir, const sched
                                              sim::ReportOptions ro, ProgressLine& bar,
                                              sim::GraphReports* ahead = nullptr);
 
+// Whether the run's flags or --run-config chose the device_sched_mode (a policy's parameters
+// choose it too: they belong to the mode they were given for).
+bool mode_given(const po::variables_map& vm, const sched::RuntimeOptions& rt,
+                const std::vector<std::string>& run_config_keys);
+
+// A recording that does not say its device_sched_mode runs under the mode its start times fit
+// best (sim/infer_mode.h): `rt.policy` becomes that mode, a note on stderr names each mode's
+// median start error. Returns the probes; none when `graph` has no recorded starts, or more
+// tasks than are probed (a note says it keeps rt.policy).
+std::vector<sim::ModeTrial> infer_mode(const std::string& path, const sched::TaskGraph& graph,
+                                       const model::ChipConfig& chip, sched::RuntimeOptions& rt,
+                                       bool quiet, ProgressLine& bar);
+
 }  // namespace pypto::cli
