@@ -264,10 +264,11 @@ import sys
 rows = [l.split("|")[1:-1] for l in open(sys.argv[1]) if l.startswith("| ") and "---" not in l][1:]
 assert len(rows) == 7, rows
 for r in rows:
+    assert r[2].strip() in ("fifo (inferred)", "l2_affinity (inferred)"), r  # the mode column
     if r[0].strip().startswith("board fact"):
-        err = float(r[2].split("%")[0])
+        err = float(r[3].split("%")[0])
         assert abs(err) < 3.0, r
-        assert float(r[3].split("/")[0]) < 1.0, r  # median start error, us
+        assert float(r[4].split("/")[0]) < 1.0, r  # median start error, us
 PY
 # A swimlane placeholder naming a compiled leaf and its operands is a task without a record.
 /usr/bin/python3 - "$TMP/leafph.json" <<'PY'

@@ -104,10 +104,13 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
     }
   }
   std::vector<calibrate::Recording> recs;
+  std::vector<std::string> mode_notes;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     // Each recording is fitted under the mode it ran under, unless one is given.
     sched::RuntimeOptions own = rt;
-    if (!given) infer_mode(pairs[i].first, traces[i].graph, chip, own, c.quiet, bar);
+    std::vector<sim::ModeTrial> trials;
+    if (!given)
+      mode_notes.push_back(infer_mode(pairs[i].first, traces[i].graph, chip, own, trials, bar));
     recs.push_back({pairs[i].first, &traces[i].graph, own});
   }
   // The overlay's temporary is opened first, so that an unwritable path fails before the
@@ -127,6 +130,9 @@ int cmd_calibrate(Context& /*ctx*/, int argc, char** argv) {
   const calibrate::CalibrateResult r = calibrate::calibrate(recs, chip, opt);
   common::set_exit_on_interrupt(nullptr);
   std::cout << calibrate::fit_table(r);
+  for (const std::string& n : mode_notes) {
+    if (!n.empty() && !c.quiet) std::cerr << "pypto-sim: note: " << n << "\n";
+  }
   if (!overlay.empty()) {
     std::string text;
     if (c.config.empty()) {

@@ -92,7 +92,8 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   phases.read_s = seconds_since(read_t0);
   warn_unrecorded(trace);
   std::vector<sim::ModeTrial> trials;
-  if (!given) trials = infer_mode(c.trace, trace.graph, chip, rt, c.quiet, bar);
+  const std::string mode_note =
+      given ? "" : infer_mode(c.trace, trace.graph, chip, rt, trials, bar);
   const std::string out = c.out.empty() ? default_out_dir(c.trace, rt.policy) : c.out;
   sim::ReportOptions ro;
   ro.trace_json = ro.swim_json = !c.no_trace;
@@ -101,6 +102,8 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   sim::SimResult r = run_one(trace.graph, chip, rt, !c.no_trace || !timed_trace.empty(), bar);
   r.stats.mode_trials = std::move(trials);
   finish_run(c, timed_trace, out, trace.graph, chip, r, ro, bar, &ahead, phases);
+  // After the run: a run that fails says only why.
+  if (!mode_note.empty() && !c.quiet) std::cerr << "pypto-sim: note: " << mode_note << "\n";
   return 0;
 }
 

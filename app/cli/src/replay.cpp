@@ -187,31 +187,28 @@ bool mode_given(const po::variables_map& vm, const sched::RuntimeOptions& rt,
              run_config_keys.end();
 }
 
-std::vector<sim::ModeTrial> infer_mode(const std::string& path, const sched::TaskGraph& graph,
-                                       const model::ChipConfig& chip, sched::RuntimeOptions& rt,
-                                       bool quiet, ProgressLine& bar) {
-  if (graph.recorded_start_ps.empty()) return {};
+std::string infer_mode(const std::string& path, const sched::TaskGraph& graph,
+                       const model::ChipConfig& chip, sched::RuntimeOptions& rt,
+                       std::vector<sim::ModeTrial>& trials, ProgressLine& bar) {
+  if (graph.recorded_start_ps.empty()) return "";
   if (!sim::can_infer_sched_mode(graph)) {
-    std::cerr << "pypto-sim: note: " << path << " has " << graph.num_tasks()
-              << " tasks; a recording's device_sched_mode is inferred up to "
-              << sim::kInferModeMaxTasks << " only: replayed under " << rt.policy
-              << " (--device-sched-mode chooses)\n";
-    return {};
+    return path + " has " + std::to_string(graph.num_tasks()) +
+           " tasks; a recording's device_sched_mode is inferred up to " +
+           std::to_string(sim::kInferModeMaxTasks) + " only: replayed under " + rt.policy +
+           " (--device-sched-mode chooses)";
   }
   bar.phase("inferring the device_sched_mode of " + path);
   sim::ModeInference m = sim::infer_sched_mode(graph, chip, rt);
   rt.policy = m.policy;
-  if (!quiet) {
-    std::cerr << "pypto-sim: note: device_sched_mode of " << path
-              << " inferred from its recorded starts: " << m.policy << " (median start error";
-    for (const sim::ModeTrial& t : m.trials) {
-      char us[32];
-      std::snprintf(us, sizeof us, "%.2f", t.start_error_median_us);
-      std::cerr << (&t == &m.trials.front() ? " " : ", ") << t.policy << " " << us << " us";
-    }
-    std::cerr << "); --device-sched-mode chooses\n";
+  std::string note = "device_sched_mode of " + path +
+                     " inferred from its recorded starts: " + m.policy + " (median start error";
+  for (const sim::ModeTrial& t : m.trials) {
+    char us[32];
+    std::snprintf(us, sizeof us, "%.2f", t.start_error_median_us);
+    note += std::string(&t == &m.trials.front() ? " " : ", ") + t.policy + " " + us + " us";
   }
-  return std::move(m.trials);
+  trials = std::move(m.trials);
+  return note + "); --device-sched-mode chooses";
 }
 
 }  // namespace pypto::cli

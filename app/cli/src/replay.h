@@ -48,11 +48,12 @@ bool mode_given(const po::variables_map& vm, const sched::RuntimeOptions& rt,
                 const std::vector<std::string>& run_config_keys);
 
 // A recording that does not say its device_sched_mode runs under the mode its start times fit
-// best (sim/infer_mode.h): `rt.policy` becomes that mode, a note on stderr names each mode's
-// median start error. Returns the probes; none when `graph` has no recorded starts, or more
-// tasks than are probed (a note says it keeps rt.policy).
-std::vector<sim::ModeTrial> infer_mode(const std::string& path, const sched::TaskGraph& graph,
-                                       const model::ChipConfig& chip, sched::RuntimeOptions& rt,
-                                       bool quiet, ProgressLine& bar);
+// best (sim/infer_mode.h): `rt.policy` becomes that mode and `trials` holds the probes.
+// Returns the note to print once the run is done (each mode's median start error; or, for a
+// recording with more tasks than are probed, that rt.policy is kept); empty when `graph` has
+// no recorded starts.
+std::string infer_mode(const std::string& path, const sched::TaskGraph& graph,
+                       const model::ChipConfig& chip, sched::RuntimeOptions& rt,
+                       std::vector<sim::ModeTrial>& trials, ProgressLine& bar);
 
 }  // namespace pypto::cli
