@@ -32,9 +32,14 @@ void for_each_segment_run(const GlobalRegion& r, F&& f) {
     if (r.shape[k] == 1 || r.stride[k] == 0) continue;  // the same bytes again
     ax[n++] = Axis{r.shape[k], r.stride[k]};
   }
-  // Outermost (largest stride) first, then merge axes that continue each other.
-  std::stable_sort(ax.begin(), ax.begin() + n,
-                   [](const Axis& a, const Axis& b) { return a.stride > b.stride; });
+  // Outermost (largest stride) first, equal strides in axis order (a stable insertion sort:
+  // at most kMaxRank axes, and called once per access), then merge axes that continue each other.
+  for (int k = 1; k < n; ++k) {
+    const Axis a = ax[k];
+    int j = k;
+    for (; j > 0 && ax[j - 1].stride < a.stride; --j) ax[j] = ax[j - 1];
+    ax[j] = a;
+  }
   int m = 0;
   for (int k = 0; k < n; ++k) {
     if (m > 0 && ax[m - 1].stride == ax[k].extent * ax[k].stride) {

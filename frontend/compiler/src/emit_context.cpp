@@ -290,8 +290,14 @@ void EmitContext::store_writes(TaskBuilder& tb, int local, const Unit& u,
 void EmitContext::check_ub(const TaskBuilder& tb, const Unit& u) const {
   // Every tile a vector task computes on lives in UB; one that alone exceeds it cannot run.
   const std::uint64_t cap = std::uint64_t{chip_.cores.ub_kib} * 1024;
+  DType last_dtype = tb.p.locals.empty() ? DType::kFp32 : tb.p.locals.front().dtype;
+  std::uint64_t last_bytes = model::dtype_bytes(last_dtype);  // a task's locals share few dtypes
   for (const LocalTile& t : tb.p.locals) {
-    std::uint64_t bytes = model::dtype_bytes(t.dtype);
+    if (t.dtype != last_dtype) {
+      last_dtype = t.dtype;
+      last_bytes = model::dtype_bytes(t.dtype);
+    }
+    std::uint64_t bytes = last_bytes;
     for (int k = 0; k < t.rank; ++k) bytes *= static_cast<std::uint64_t>(t.shape[k]);
     if (bytes <= cap) continue;
     std::string shape;  // the message's text is built only for it
@@ -316,15 +322,16 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, common::CoreType core, 
   TaskRec t;
   t.core = core;
   t.root = static_cast<std::uint32_t>(roots_.size());
-  auto [it, inserted] =
-      kernel_ids_.emplace(u.kernel, static_cast<std::uint32_t>(kernel_names_.size()));
-  if (inserted) kernel_names_.push_back(u.kernel);
-  t.kernel = it->second;
-  if (core == common::CoreType::kAiv) check_ub(tb, u);
-  for (const TileInstr& in : tb.p.instrs) {
-    model::TileOp op;
-    if (priced_op(tb.p, in, &op)) ++tile_ops_;
+  // A unit's tiles come one after another: its kernel name is looked up once for them all.
+  if (kernel_names_.empty() || u.kernel != kernel_names_[last_kernel_id_]) {
+    auto [it, inserted] =
+        kernel_ids_.emplace(u.kernel, static_cast<std::uint32_t>(kernel_names_.size()));
+    if (inserted) kernel_names_.push_back(u.kernel);
+    last_kernel_id_ = it->second;
   }
+  t.kernel = last_kernel_id_;
+  if (core == common::CoreType::kAiv) check_ub(tb, u);
+  for (const TileInstr& in : tb.p.instrs) tile_ops_ += is_priced(in.op) ? 1 : 0;
   // A leaf whose extents depend on symbols computes them at run time; with
   // valid_shape_optimize its full blocks run the static leaf instead.
   if (u.dynamic && !(opt_.runtime.valid_shape_optimize == 1 && full_tile && !tb.clipped)) {
@@ -346,7 +353,9 @@ void EmitContext::commit(TaskBuilder& tb, const Unit& u, common::CoreType core, 
   acc_.insert(acc_.end(), tb.acc.begin(), tb.acc.end());
   t.acc_end = static_cast<std::uint32_t>(acc_.size());
   tasks_.push_back(t);
-  progs_.push_back(std::move(tb.p));
+  TaskProgram& prog = progs_.emplace_back();
+  prog.locals.assign(tb.p.locals.begin(), tb.p.locals.end());
+  prog.instrs.assign(tb.p.instrs.begin(), tb.p.instrs.end());
 }
 
 // ---------------------------------------------------------------------------------------------

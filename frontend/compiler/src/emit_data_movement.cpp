@@ -94,7 +94,7 @@ void EmitContext::emit_permute(const Unit& u) {
   const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType d = k_.values[st.out].dtype;
   for_each_valid_tile(r, y.shape, y.valid, T, [&](const std::int64_t* off, const std::int64_t* E) {
-    TaskBuilder tb;
+    TaskBuilder& tb = new_task();
     const int l = tb.local(d, r, E);
     // The load IS the transpose: output axis k walks input axis perm[k].
     GlobalRegion reg = x.region;
@@ -144,7 +144,7 @@ void EmitContext::emit_concat(const Unit& u) {
   // PyPTO tiles a concat by its output (the tile shape is the output's): one task per output
   // tile, copying in the piece of each input that falls in it.
   for_each_tile(r, y.shape, T, [&](const std::int64_t* yoff0, const std::int64_t* ylen) {
-    TaskBuilder tb;
+    TaskBuilder& tb = new_task();
     bool any = false;
     for (std::size_t i = 0; i < st.inputs.size(); ++i) {
       const RtVal& x = vals_[st.inputs[i].value];
@@ -183,7 +183,7 @@ void EmitContext::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion&
   const DType d = src.region.dtype;
   for_each_valid_tile(
       r, src.shape, src.valid, T, [&](const std::int64_t* off, const std::int64_t* ext) {
-        TaskBuilder tb;
+        TaskBuilder& tb = new_task();
         const int l = tb.local(d, r, ext);
         load(tb, l, sub_region(src, off, ext, r), src.storage,
              src.storage.value >= 0 ? value_name(src.storage.value) : "the source", u.loc);

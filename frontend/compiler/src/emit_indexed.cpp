@@ -113,7 +113,7 @@ void EmitContext::emit_indexed(const Unit& u) {
         E[k] = std::min(len[k], src.valid[k] - off[k]);
         if (E[k] <= 0) return;
       }
-      TaskBuilder tb;
+      TaskBuilder& tb = new_task();
       const int ls = tb.local(sd, rs, E);
       load(tb, ls, sub_region(src, off, E, rs), src.storage, value_name(sin), u.loc);
       GlobalRegion ireg = ix.region;
@@ -174,7 +174,7 @@ void EmitContext::emit_indexed(const Unit& u) {
   T[a] = std::max<std::int64_t>(1, y.shape[a]);
   const bool gather = st.op == OpKind::kGather;
   for_each_valid_tile(r, y.shape, y.valid, T, [&](const std::int64_t* off, const std::int64_t* E) {
-    TaskBuilder tb;
+    TaskBuilder& tb = new_task();
     // The input window: the tile's box, the whole valid extent along the indexed axis.
     std::int64_t XE[kMaxRank], XL[kMaxRank];
     for (int k = 0; k < r; ++k) {
@@ -255,7 +255,7 @@ void EmitContext::emit_load_elems(const Unit& u, bool need_out,
   std::int64_t T[kMaxRank];
   tile_sizes(st.vec_tile, r, T);
   for_each_valid_tile(r, y.shape, y.valid, T, [&](const std::int64_t* off, const std::int64_t* E) {
-    TaskBuilder tb;
+    TaskBuilder& tb = new_task();
     std::int64_t IL[kMaxRank], n = 1;
     for (int k = 0; k < r; ++k) {
       IL[k] = clamp0(std::min(E[k], ix.valid[k] - off[k]));

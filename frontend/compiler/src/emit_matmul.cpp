@@ -310,7 +310,7 @@ void EmitContext::emit_matmul(const Unit& u) {
       if (ext[k] <= 0) return;
     }
     const std::int64_t mE = ext[R - 2], nE = ext[R - 1];
-    TaskBuilder tb;
+    TaskBuilder& tb = new_task();
     // Batch offsets of the operands (broadcast where their batch size is 1).
     std::int64_t a_off = a.region.offset_elems, b_off = b.region.offset_elems;
     for (int k = 0; k < nb; ++k) {

@@ -223,7 +223,7 @@ void EmitContext::emit_reduce(const Unit& u) {
       out_shape[k] = E[k];
     }
     if (scalar_out && y.valid[0] <= 0) return;
-    TaskBuilder tb;
+    TaskBuilder& tb = new_task();
     GlobalRegion sreg, wreg;
     if (need_out) out_region(y, y.region, zero, off, E, &sreg);
     if (out_wide) out_region(y, y.wide_region, zero, off, E, &wreg);

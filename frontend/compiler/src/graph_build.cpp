@@ -100,6 +100,7 @@ void Instance::build_graph(Launch& l) {
   b.graph().succ.reserve(succ.size());
   std::vector<std::uint32_t> first_of_dt;
   std::vector<std::uint32_t> dt_of_task(n);
+  std::vector<sched::MemAccess> ranges;  // one task's, added in one call
   for (std::size_t t = 0; t < n; ++t) {
     const TaskRec& tr = tasks_[t];
     const RootRec& root = roots_[tr.root];
@@ -116,14 +117,16 @@ void Instance::build_graph(Launch& l) {
     task.parallel_group = root.pgroup;
     b.add_task(task);
     for (std::uint32_t e = succ_begin[t]; e < succ_begin[t + 1]; ++e) b.add_successor(succ[e]);
+    ranges.clear();
     each_access(tr, [&](const Access& x) {
       if (!x.priced) return;
       const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
       moved_ranges(x, [&](std::uint64_t off, std::uint64_t bytes, std::uint32_t burst) {
-        b.add_memory(sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes),
-                                      x.write ? 1u : 0u, burst, x.no_l2 ? 1u : 0u});
+        ranges.push_back(sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes),
+                                          x.write ? 1u : 0u, burst, x.no_l2 ? 1u : 0u});
       });
     });
+    b.add_memory(ranges.data(), ranges.size());
   }
   bool merged = false;
   for (const TaskRec& tr : tasks_) merged = merged || tr.members > 1;

@@ -126,6 +126,14 @@ struct TaskBuilder {
   std::vector<Access> acc;
   bool clipped = false;  // some load/store covers less than its local tile
 
+  // Empties the builder for the next task; its buffers keep their capacity.
+  void clear() {
+    p.locals.clear();
+    p.instrs.clear();
+    acc.clear();
+    clipped = false;
+  }
+
   int local(DType d, int rank, const std::int64_t* shape) {
     LocalTile t;
     t.dtype = d;
@@ -311,6 +319,13 @@ class EmitContext {
   // Destination region of absorbed write w for a tile at `off` of extent `ext` of its source.
   bool write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,
                     const std::int64_t* ext, GlobalRegion* out);
+  // The builder of the next task: one scratch builder, cleared, whose buffers grow once per
+  // launch instead of once per task. Contract: the task is committed before the next call.
+  TaskBuilder& new_task() {
+    builder_.clear();
+    return builder_;
+  }
+  // Adds the task tb built; its program is copied at its exact size (tb may be new_task()'s).
   void commit(TaskBuilder& tb, const Unit& u, common::CoreType core, bool full_tile,
               std::uint16_t tiles);
   // Throws ConfigError (kernel line, UB size, the tile's shape and bytes) when one tile of a
@@ -365,8 +380,11 @@ class EmitContext {
   std::vector<std::string> kernel_names_;
   std::vector<std::string> labels_;  // semantic labels of the emitted tasks (TaskRec::label)
   std::unordered_map<std::string, std::uint32_t> kernel_ids_;
+  std::uint32_t last_kernel_id_ = 0;  // commit()'s last kernel (an index into kernel_names_)
   std::vector<std::string> log_;
   std::uint64_t tile_ops_ = 0;
+  TaskBuilder builder_;                // new_task()'s
+  std::vector<int> value_index_;       // emit_group's numbering of its values; -1 elsewhere
   LeafCyclesMemo leaf_cycles_{chip_};  // each distinct leaf of the launch priced once
   std::uint64_t iterations_ = 0;       // loop iterations built: Ctrl-C is polled every 1024
 

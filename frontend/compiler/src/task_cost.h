@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "pypto/common/errors.h"
 #include "pypto/common/types.h"
+#include "pypto/compiler/op_table.h"
 #include "pypto/compiler/program.h"
 #include "pypto/model/chip_config.h"
 #include "pypto/model/cost_model.h"
@@ -19,6 +22,13 @@ namespace pypto::compiler::detail {
 // input tile for reductions; {M, K, N} for matmul) and returns true; returns false for data
 // movement (kLoad, kStore), which the simulator prices through L2 and HBM.
 bool priced_op(const TaskProgram& p, const TileInstr& in, model::TileOp* out);
+
+// Whether priced_op() prices instructions of opcode op (a compute op, not data movement).
+inline bool is_priced(TileOpcode op) {
+  const TileOpInfo* info = find_tile_op(op);
+  NPU_CHECK(info != nullptr, "is_priced: not a tile opcode: " + std::to_string(int(op)));
+  return info->cost_op != nullptr;
+}
 
 // The bytes a leaf moves between GM and the core, as the simulator prices them (whole
 // cost.mte_granule_bytes blocks of every segment).
@@ -56,7 +66,9 @@ class LeafCyclesMemo {
     std::size_t operator()(const std::vector<std::uint64_t>& k) const;
   };
   const model::ChipConfig& chip_;
-  std::vector<std::uint64_t> key_;  // reused between calls
+  std::vector<std::uint64_t> key_;       // reused between calls
+  std::vector<std::uint64_t> last_key_;  // the last call's key (empty: none yet) and its cycles
+  std::uint32_t last_cycles_ = 0;
   std::unordered_map<std::vector<std::uint64_t>, std::uint32_t, KeyHash> seen_;
 };
 
