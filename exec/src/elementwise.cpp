@@ -169,7 +169,49 @@ void round_decimals(double* y, const Operand& a, std::int64_t n, DType dt, doubl
   }
 }
 
+// y = f(a, b) over n floats, a tile or a scalar each; false when a result is NaN.
+template <class F>
+bool run_f32(float* y, const float* a, float as, const float* b, float bs, std::int64_t n, F f) {
+  int nan = 0;  // an int reduction, so the loops vectorize
+  if (a && b) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float v = f(a[i], b[i]);
+      y[i] = v;
+      nan |= v != v;
+    }
+  } else if (a) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float v = f(a[i], bs);
+      y[i] = v;
+      nan |= v != v;
+    }
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float v = f(as, b[i]);
+      y[i] = v;
+      nan |= v != v;
+    }
+  }
+  return nan == 0;
+}
+
 }  // namespace
+
+bool binary_f32(TileOpcode op, float* y, const float* a, float as, const float* b, float bs,
+                std::int64_t n) {
+  if (!a && !b) return false;
+  switch (op) {
+    case TileOpcode::kAdd:
+      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u + v; });
+    case TileOpcode::kSub:
+      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u - v; });
+    case TileOpcode::kMul:
+      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u * v; });
+    case TileOpcode::kDiv:
+      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u / v; });
+    default: return false;
+  }
+}
 
 bool integer_only(TileOpcode op) {
   switch (op) {

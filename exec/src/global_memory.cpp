@@ -4,6 +4,9 @@
 // load and store, one loop instantiation per dtype.
 #include <cstring>
 #include <type_traits>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "numeric.h"
 
@@ -194,6 +197,49 @@ void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, D
       store_box<D, true>(buf, r, src, sn, row, [ic](double v) { return round_value(v, D, ic); });
     }
   });
+}
+
+bool float_kernels_exact() {
+#if defined(__SSE2__)
+  // Rounding control (bits 13-14) nearest, FTZ (bit 15) and DAZ (bit 6) clear.
+  return (_mm_getcsr() & 0xE040u) == 0;
+#else
+  return false;
+#endif
+}
+
+void load_region_f32(float* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r) {
+  const std::int64_t n3 = row_length(r);
+  const std::int64_t s3 = row_stride(r);
+  for_each_box_row(r, dn, [&](std::int64_t off, std::int64_t tile_off) {
+    const std::uint8_t* q = buf + off * 4;
+    float* out = dst + tile_off;
+    if (s3 == 1) {
+      std::memcpy(out, q, std::size_t(n3) * 4);
+    } else {
+      for (std::int64_t j = 0; j < n3; ++j) std::memcpy(out + j, q + j * s3 * 4, 4);
+    }
+  });
+}
+
+void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src, const Dims4& sn) {
+  const std::int64_t n3 = row_length(r);
+  const std::int64_t s3 = row_stride(r);
+  for_each_box_row(r, sn, [&](std::int64_t off, std::int64_t tile_off) {
+    std::uint8_t* q = buf + off * 4;
+    const float* s = src + tile_off;
+    if (s3 == 1) {
+      std::memcpy(q, s, std::size_t(n3) * 4);
+    } else {
+      for (std::int64_t j = 0; j < n3; ++j) std::memcpy(q + j * s3 * 4, s + j, 4);
+    }
+  });
+}
+
+bool any_nan_f32(const float* p, std::int64_t n) {
+  int nan = 0;  // an int reduction, so the loop vectorizes
+  for (std::int64_t i = 0; i < n; ++i) nan |= p[i] != p[i];
+  return nan != 0;
 }
 
 double load_elem(const std::uint8_t* buf, DType from, std::int64_t off) {

@@ -197,6 +197,33 @@ void load_region(double* dst, const Dims4& dn, const std::uint8_t* buf, const Gl
 void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, DType from,
                   const Dims4& sn, std::vector<double>& row);
 
+// ---- fp32 locals held as floats --------------------------------------------------------------
+// A float loop of fp32 load, + - * / and store gives the bytes the double path gives (a double
+// holds a float op's operands exactly, and rounding a double + - * / result to float equals the
+// float op's rounding: 53 >= 2 * 24 + 2 bits), except where a value is NaN (the double path
+// quiets a signalling NaN and may pick another NaN operand) or the FP environment is not the
+// default one. So these kernels refuse NaN, and run only where float_kernels_exact() says so.
+
+// Whether the float kernels are exact here: x86's MXCSR rounds to nearest and flushes no
+// denormal (DAZ and FTZ clear); false on other targets.
+bool float_kernels_exact();
+
+// Loads region r's box (fp32, inside `buf`) into the same-index prefix of a float tile of
+// padded shape `dn`.
+void load_region_f32(float* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r);
+
+// Stores region r's box (fp32) from a float tile of padded shape `sn`.
+void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src, const Dims4& sn);
+
+// Whether any of the n floats is NaN.
+bool any_nan_f32(const float* p, std::int64_t n);
+
+// y = a op b for fp32 kAdd, kSub, kMul, kDiv on n floats, `a` (`b`) a tile, or the scalar `as`
+// (`bs`) when null. False when op is none of these or a result is NaN (y then undefined; it
+// must not alias a or b, which stay intact for the double path to redo the op).
+bool binary_f32(TileOpcode op, float* y, const float* a, float as, const float* b, float bs,
+                std::int64_t n);
+
 // Reads the element at element offset `off` of `buf`, of dtype `from`, as a double.
 double load_elem(const std::uint8_t* buf, DType from, std::int64_t off);
 
