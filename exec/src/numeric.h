@@ -202,7 +202,8 @@ void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, D
 // holds a float op's operands exactly, and rounding a double + - * / result to float equals the
 // float op's rounding: 53 >= 2 * 24 + 2 bits), except where a value is NaN (the double path
 // quiets a signalling NaN and may pick another NaN operand) or the FP environment is not the
-// default one. So these kernels refuse NaN, and run only where float_kernels_exact() says so.
+// default one. So a NaN result or a NaN to store sends the op to the double path, and these
+// kernels run only where float_kernels_exact() says so.
 
 // Whether the float kernels are exact here: x86's MXCSR rounds to nearest and flushes no
 // denormal (DAZ and FTZ clear); false on other targets.

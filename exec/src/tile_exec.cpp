@@ -143,10 +143,11 @@ class Executor {
   // Local k's doubles, filled from its floats when only those hold its values (exact).
   TileRef doubles(std::int32_t k) const {
     auto& v = s_.tiles[std::size_t(k)];
-    if (s_.held[std::size_t(k)] == kFloats) {
+    if (!(s_.held[std::size_t(k)] & kDoubles)) {
+      // The conversion a load into doubles makes (a signalling NaN comes out quiet).
       const std::vector<float>& f = s_.float_tiles[std::size_t(k)];
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = f[i];
-      s_.held[std::size_t(k)] = kDoubles | kFloats;
+      s_.held[std::size_t(k)] |= kDoubles;
     }
     return TileRef{&p_.locals[std::size_t(k)], v.data(), std::int64_t(v.size())};
   }
@@ -164,7 +165,8 @@ class Executor {
     return doubles(k);
   }
 
-  // Whether local k, written, is an fp32 tile held as floats of dst's shape.
+  // Whether local k, written, is an fp32 tile held as floats of dst's shape (perhaps with a
+  // NaN: a float op's NaN result sends the op to the double path anyway).
   bool float_operand(std::int32_t k, const LocalTile& dst) const {
     if (k < 0 || std::size_t(k) >= p_.locals.size() || !s_.written[std::size_t(k)] ||
         !(s_.held[std::size_t(k)] & kFloats)) {
@@ -176,10 +178,11 @@ class Executor {
     return same;
   }
 
-  // Marks local k written, its values in float_tiles[k] alone.
-  void done_floats(std::int32_t k) {
+  // Marks local k written, its values in float_tiles[k] alone (`held`: kFloats, perhaps with
+  // kUnchecked).
+  void done_floats(std::int32_t k, std::uint8_t held) {
     s_.written[std::size_t(k)] = 1;
-    s_.held[std::size_t(k)] = kFloats;
+    s_.held[std::size_t(k)] = held;
   }
 
   void same_shape(std::int32_t a, std::int32_t b, const char* role_a, const char* role_b) const {
@@ -297,7 +300,8 @@ class Executor {
     fail("unknown opcode " + std::to_string(int(in.op)));
   }
 
-  // An fp32 region loaded whole into an fp32 local, as floats; false: the double path loads it.
+  // An fp32 region loaded whole into an fp32 local, as floats (unchecked: a NaN is found where
+  // the floats are used as they are); false: the double path loads it.
   bool load_floats(const TileInstr& in) {
     if (!floats_ || in.dst < 0 || std::size_t(in.dst) >= p_.locals.size()) return false;
     const LocalTile& t = p_.locals[std::size_t(in.dst)];
@@ -311,8 +315,7 @@ class Executor {
     std::vector<float>& f = s_.float_tiles[std::size_t(in.dst)];
     f.resize(s_.tiles[std::size_t(in.dst)].size());
     load_region_f32(f.data(), pad_shape(t.shape, t.rank), buf, r);
-    if (any_nan_f32(f.data(), std::int64_t(f.size()))) return false;
-    done_floats(in.dst);
+    done_floats(in.dst, kFloats | kUnchecked);
     return true;
   }
 
@@ -361,9 +364,13 @@ class Executor {
     std::uint8_t* buf = region_buffer(r);
     if (!buf) return;
     const Dims4 sn = pad_shape(st.shape, st.rank);
-    if (floats_ && (s_.held[std::size_t(in.src[0])] & kFloats) && st.dtype == DType::kFp32 &&
-        r.dtype == DType::kFp32) {
-      store_region_f32(buf, r, s_.float_tiles[std::size_t(in.src[0])].data(), sn);
+    std::uint8_t& held = s_.held[std::size_t(in.src[0])];
+    const std::vector<float>& f = s_.float_tiles[std::size_t(in.src[0])];
+    // Floats with a NaN go through doubles: a signalling NaN is stored quiet.
+    if (floats_ && (held & kFloats) && st.dtype == DType::kFp32 && r.dtype == DType::kFp32 &&
+        (!(held & kUnchecked) || !any_nan_f32(f.data(), std::int64_t(f.size())))) {
+      held &= std::uint8_t(~kUnchecked);
+      store_region_f32(buf, r, f.data(), sn);
       return;
     }
     const TileRef src = doubles(in.src[0]);
@@ -457,7 +464,7 @@ class Executor {
       return false;
     }
     y.swap(s_.float_tiles[std::size_t(in.dst)]);
-    done_floats(in.dst);
+    done_floats(in.dst, kFloats);
     return true;
   }
 
@@ -828,9 +835,10 @@ class Executor {
     done(in.dst);
   }
 
-  // ExecScratch::held's bits (the floats never hold a NaN).
+  // ExecScratch::held's bits.
   static constexpr std::uint8_t kDoubles = ExecScratch::kHeldDoubles;
   static constexpr std::uint8_t kFloats = ExecScratch::kHeldFloats;
+  static constexpr std::uint8_t kUnchecked = ExecScratch::kHeldUnchecked;
 
   const TaskProgram& p_;
   const GlobalMemory& mem_;

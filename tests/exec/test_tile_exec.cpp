@@ -1503,10 +1503,17 @@ TEST_CASE("a NaN leaves the float kernels to the double path", "[tile_exec][floa
   h.emit(TileOpcode::kSub, y, y, w);
   const std::uint32_t out2 = h.buffer(DType::kFp32, {0, 0, 0, 0});
   h.store(y, out2);
+  // A NaN operand: the sum keeps its payload, quiet.
+  const std::int32_t sum = h.local(DType::kFp32, {4});
+  h.emit(TileOpcode::kAdd, sum, x, w);
+  const std::uint32_t out3 = h.buffer(DType::kFp32, {0, 0, 0, 0});
+  h.store(sum, out3);
   h.run();
+  CHECK(stored_bits(h, out3, 1) == 0x7fc00001u);
+  CHECK(h.read(out3)[2] == 4);
   CHECK(stored_bits(h, out, 1) == 0x7fc00001u);
   CHECK(h.read(out)[3] == 4);
-  CHECK(h.scratch.held[std::size_t(x)] == ExecScratch::kHeldDoubles);
+  CHECK((h.scratch.held[std::size_t(x)] & ExecScratch::kHeldDoubles));  // stored through doubles
   const std::vector<double> r = h.read(out2);
   CHECK(std::isnan(r[0]));
   CHECK(std::vector<double>(r.begin() + 1, r.end()) == std::vector<double>{1.75, -4, 0});
