@@ -29,8 +29,8 @@ TEST_CASE("rows fed as runs give the predecessors of rows fed one by one", "[dep
       runs.begin_task(t, dt);
       rows.begin_task(t, dt);
       const std::uint32_t accesses = 1 + pick(4);
-      std::vector<std::tuple<bool, std::uint32_t, std::uint64_t, std::uint64_t, std::int64_t,
-                             std::int64_t>>
+      std::vector<
+          std::tuple<bool, std::uint32_t, std::uint64_t, std::uint64_t, std::int64_t, std::int64_t>>
           acc;
       for (std::uint32_t a = 0; a < accesses; ++a) {
         const std::uint32_t buf = pick(3);
@@ -86,10 +86,10 @@ TEST_CASE("a region splits into its contiguous runs, outermost axis first", "[de
   });
   CHECK(offs == std::vector<std::uint64_t>{8, 40, 264, 296, 520, 552});
   std::vector<std::int64_t> calls;
-  for_each_segment_run(r, [&](std::uint64_t off, std::uint64_t, std::int64_t pitch,
-                              std::int64_t count) {
-    calls.insert(calls.end(), {std::int64_t(off), pitch, count});
-  });
+  for_each_segment_run(
+      r, [&](std::uint64_t off, std::uint64_t, std::int64_t pitch, std::int64_t count) {
+        calls.insert(calls.end(), {std::int64_t(off), pitch, count});
+      });
   CHECK(calls == std::vector<std::int64_t>{8, 32, 2, 264, 32, 2, 520, 32, 2});
   // Equal strides keep their order (stable): axis 0 stays outside axis 1.
   r.stride[0] = 64;
