@@ -59,6 +59,7 @@ class Executor {
     const std::size_t nl = p_.locals.size();
     if (s_.tiles.size() < nl) s_.tiles.resize(nl);
     if (s_.float_tiles.size() < nl) s_.float_tiles.resize(nl);
+    if (s_.rows_of.size() < nl) s_.rows_of.resize(nl);
     s_.written.assign(nl, 0);
     s_.held.assign(nl, kDoubles);
     floats_ = float_kernels_exact();
@@ -143,7 +144,12 @@ class Executor {
   // Local k's doubles, filled from its floats when only those hold its values (exact).
   TileRef doubles(std::int32_t k) const {
     auto& v = s_.tiles[std::size_t(k)];
-    if (!(s_.held[std::size_t(k)] & kDoubles)) {
+    if (s_.held[std::size_t(k)] == kRows) {  // the load into doubles, done now
+      const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
+      const LocalTile& t = p_.locals[std::size_t(k)];
+      load_region(v.data(), pad_shape(t.shape, t.rank), mem_.base[r.buffer], r);
+      s_.held[std::size_t(k)] = kDoubles;
+    } else if (!(s_.held[std::size_t(k)] & kDoubles)) {
       // The conversion a load into doubles makes (a signalling NaN comes out quiet).
       const std::vector<float>& f = s_.float_tiles[std::size_t(k)];
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = f[i];
@@ -165,11 +171,11 @@ class Executor {
     return doubles(k);
   }
 
-  // Whether local k, written, is an fp32 tile held as floats of dst's shape (perhaps with a
-  // NaN: a float op's NaN result sends the op to the double path anyway).
+  // Whether local k, written, is an fp32 tile held as floats or rows of dst's shape (perhaps
+  // with a NaN: a float op's NaN result sends the op to the double path anyway).
   bool float_operand(std::int32_t k, const LocalTile& dst) const {
     if (k < 0 || std::size_t(k) >= p_.locals.size() || !s_.written[std::size_t(k)] ||
-        !(s_.held[std::size_t(k)] & kFloats)) {
+        !(s_.held[std::size_t(k)] & (kFloats | kRows))) {
       return false;
     }
     const LocalTile& t = p_.locals[std::size_t(k)];
@@ -179,7 +185,7 @@ class Executor {
   }
 
   // Marks local k written, its values in float_tiles[k] alone (`held`: kFloats, perhaps with
-  // kUnchecked).
+  // kUnchecked) or in global memory (kRows).
   void done_floats(std::int32_t k, std::uint8_t held) {
     s_.written[std::size_t(k)] = 1;
     s_.held[std::size_t(k)] = held;
@@ -300,8 +306,33 @@ class Executor {
     fail("unknown opcode " + std::to_string(int(in.op)));
   }
 
+  // Local k, held as rows, copied into its floats.
+  void copy_rows(std::int32_t k) {
+    const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
+    const LocalTile& t = p_.locals[std::size_t(k)];
+    std::vector<float>& f = s_.float_tiles[std::size_t(k)];
+    f.resize(s_.tiles[std::size_t(k)].size());
+    load_region_f32(f.data(), pad_shape(t.shape, t.rank), mem_.base[r.buffer], r);
+    s_.held[std::size_t(k)] = kFloats | kUnchecked;
+  }
+
+  // Before an instruction writes buffer b: every local held as rows of memory b shares is
+  // copied (buffers may alias: a kernel may write the tensor it reads).
+  void copy_rows_in(std::uint32_t b) {
+    if (b >= mem_.base.size()) return;  // the instruction fails on it
+    const std::uint8_t* lo = mem_.base[b];
+    const std::uint8_t* hi = lo + mem_.size_bytes[b];
+    for (std::size_t k = 0; k < p_.locals.size(); ++k) {
+      if (s_.held[k] != kRows) continue;
+      const std::uint32_t rb = p_.instrs[s_.rows_of[k]].region.buffer;
+      const std::uint8_t* rlo = mem_.base[rb];
+      if (rlo < hi && lo < rlo + mem_.size_bytes[rb]) copy_rows(std::int32_t(k));
+    }
+  }
+
   // An fp32 region loaded whole into an fp32 local, as floats (unchecked: a NaN is found where
-  // the floats are used as they are); false: the double path loads it.
+  // the floats are used as they are), or left in place as rows when its box is one plane of
+  // contiguous rows; false: the double path loads it.
   bool load_floats(const TileInstr& in) {
     if (!floats_ || in.dst < 0 || std::size_t(in.dst) >= p_.locals.size()) return false;
     const LocalTile& t = p_.locals[std::size_t(in.dst)];
@@ -312,6 +343,12 @@ class Executor {
     }
     const std::uint8_t* buf = region_buffer(r);
     if (!buf) return false;
+    const Dims4 n = pad_shape(r.shape, r.rank);
+    if (n.n[0] == 1 && n.n[1] == 1 && pad_stride(r.stride, r.rank).n[3] == 1) {
+      s_.rows_of[std::size_t(in.dst)] = std::uint32_t(idx_);
+      done_floats(in.dst, kRows);
+      return true;
+    }
     std::vector<float>& f = s_.float_tiles[std::size_t(in.dst)];
     f.resize(s_.tiles[std::size_t(in.dst)].size());
     load_region_f32(f.data(), pad_shape(t.shape, t.rank), buf, r);
@@ -363,6 +400,8 @@ class Executor {
     }
     std::uint8_t* buf = region_buffer(r);
     if (!buf) return;
+    copy_rows_in(r.buffer);
+    if (s_.held[std::size_t(in.src[0])] == kRows) copy_rows(in.src[0]);
     const Dims4 sn = pad_shape(st.shape, st.rank);
     std::uint8_t& held = s_.held[std::size_t(in.src[0])];
     const std::vector<float>& f = s_.float_tiles[std::size_t(in.src[0])];
@@ -455,16 +494,39 @@ class Executor {
         (!sb && !float_operand(in.src[1], d))) {
       return false;
     }
-    const float* a = sa ? nullptr : s_.float_tiles[std::size_t(in.src[0])].data();
-    const float* b = sb ? nullptr : s_.float_tiles[std::size_t(in.src[1])].data();
     std::vector<float>& y = s_.float_spare;
     y.resize(s_.tiles[std::size_t(in.dst)].size());
-    if (!binary_f32(in.op, y.data(), a, float(in.scalar[0]), b, float(in.scalar[1]),
-                    std::int64_t(y.size()))) {
-      return false;
+    const float as = float(in.scalar[0]), bs = float(in.scalar[1]);
+    const bool ra = !sa && s_.held[std::size_t(in.src[0])] == kRows;
+    const bool rb = !sb && s_.held[std::size_t(in.src[1])] == kRows;
+    const float* a = sa || ra ? nullptr : s_.float_tiles[std::size_t(in.src[0])].data();
+    const float* b = sb || rb ? nullptr : s_.float_tiles[std::size_t(in.src[1])].data();
+    if (!ra && !rb)
+      return binary_f32(in.op, y.data(), a, as, b, bs, std::int64_t(y.size())) &&
+             float_result(in.dst);
+    // Row by row: an operand held as rows reads them in place (one plane, contiguous rows).
+    const Dims4 dn = pad_shape(d.shape, d.rank);
+    const auto row_source = [&](std::int32_t k, std::int64_t* pitch) {
+      const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
+      *pitch = pad_stride(r.stride, r.rank).n[2];
+      return reinterpret_cast<const float*>(mem_.base[r.buffer]) + r.offset_elems;
+    };
+    std::int64_t pa = dn.n[3], pb = dn.n[3];
+    if (ra) a = row_source(in.src[0], &pa);
+    if (rb) b = row_source(in.src[1], &pb);
+    for (std::int64_t i = 0; i < dn.n[2]; ++i) {
+      if (!binary_f32(in.op, y.data() + i * dn.n[3], a ? a + i * pa : nullptr, as,
+                      b ? b + i * pb : nullptr, bs, dn.n[3])) {
+        return false;
+      }
     }
-    y.swap(s_.float_tiles[std::size_t(in.dst)]);
-    done_floats(in.dst, kFloats);
+    return float_result(in.dst);
+  }
+
+  // The float result in float_spare becomes local k's floats.
+  bool float_result(std::int32_t k) {
+    s_.float_spare.swap(s_.float_tiles[std::size_t(k)]);
+    done_floats(k, kFloats);
     return true;
   }
 
@@ -781,6 +843,7 @@ class Executor {
   }
 
   void scatter_rows(const TileInstr& in) {
+    copy_rows_in(in.region.buffer);
     const TileRef s = read_tile(in.src[0], "src0");
     const TileRef ix = read_tile(in.src[1], "src1");
     if (is_float(ix.t->dtype)) fail("src1 " + tile_desc(in.src[1]) + " must be an index tile");
@@ -839,6 +902,7 @@ class Executor {
   static constexpr std::uint8_t kDoubles = ExecScratch::kHeldDoubles;
   static constexpr std::uint8_t kFloats = ExecScratch::kHeldFloats;
   static constexpr std::uint8_t kUnchecked = ExecScratch::kHeldUnchecked;
+  static constexpr std::uint8_t kRows = ExecScratch::kHeldRows;
 
   const TaskProgram& p_;
   const GlobalMemory& mem_;

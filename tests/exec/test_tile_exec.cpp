@@ -250,6 +250,18 @@ struct Harness {
   std::vector<double> tile(std::int32_t k) const {
     const auto i = std::size_t(k);
     if (scratch.held[i] & ExecScratch::kHeldDoubles) return scratch.tiles[i];
+    if (scratch.held[i] == ExecScratch::kHeldRows) {  // one plane of rows of its load's region
+      const GlobalRegion& r = prog.instrs[scratch.rows_of[i]].region;
+      const std::int64_t rows = r.rank >= 2 ? r.shape[r.rank - 2] : 1;
+      const std::int64_t pitch = r.rank >= 2 ? r.stride[r.rank - 2] : 0;
+      std::vector<double> v;
+      for (std::int64_t a = 0; a < rows; ++a) {
+        for (std::int64_t j = 0; j < r.shape[r.rank - 1]; ++j) {
+          v.push_back(get(r.buffer, std::size_t(r.offset_elems + a * pitch + j)));
+        }
+      }
+      return v;
+    }
     const std::vector<float>& f = scratch.float_tiles[i];
     return std::vector<double>(f.begin(), f.begin() + std::ptrdiff_t(scratch.tiles[i].size()));
   }
@@ -1538,4 +1550,33 @@ TEST_CASE("a local held as floats reads right in every other op", "[tile_exec][f
   CHECK(h.tile(half) == std::vector<double>{0.5, 0.5, 0.375, 4});
   CHECK(h.tile(z) == std::vector<double>{1.5, 2.5, 3.375, 8});
   CHECK(h.scratch.held[std::size_t(z)] == ExecScratch::kHeldFloats);
+}
+
+TEST_CASE("a load left in place reads the values it had before a store over them",
+          "[tile_exec][float]") {
+  // The store writes the bytes x was loaded from (the same buffer, then an alias of it).
+  for (const bool alias : {false, true}) {
+    Harness h;
+    const std::uint32_t xb = h.buffer(DType::kFp32, {1, 2, 3, 4});
+    const std::uint32_t xb_alias = h.buffer(DType::kFp32, {0, 0, 0, 0});
+    const std::int32_t x = h.local(DType::kFp32, {2, 2});
+    h.load(x, xb);
+    const std::int32_t y = h.input(DType::kFp32, {2, 2}, {10, 20, 30, 40});
+    h.store(y, alias ? xb_alias : xb);
+    const std::int32_t z = h.local(DType::kFp32, {2, 2});
+    h.emit(TileOpcode::kAdd, z, x, y);
+    const std::uint32_t out = h.buffer(DType::kFp32, {0, 0, 0, 0});
+    h.store(z, out);
+    GlobalMemory mem;
+    for (auto& b : h.bufs) {
+      mem.base.push_back(b.bytes.data());
+      mem.size_bytes.push_back(b.bytes.size());
+      mem.dtype.push_back(b.dtype);
+    }
+    mem.base[xb_alias] = mem.base[xb];
+    execute(h.prog, mem, h.scratch);
+    INFO("alias " << alias);
+    CHECK(h.read(out) == std::vector<double>{11, 22, 33, 44});
+    CHECK(h.read(xb) == std::vector<double>{10, 20, 30, 40});
+  }
 }
