@@ -169,27 +169,36 @@ void round_decimals(double* y, const Operand& a, std::int64_t n, DType dt, doubl
   }
 }
 
-// y = f(a, b) over n floats, a tile or a scalar each; false when a result is NaN.
+// y = f(a, b) over rows x cols floats (y dense; row i of a tile operand at i * its pitch, a
+// scalar when null); false when a result is NaN. y is apart from a and b: no alias checks.
 template <class F>
-bool run_f32(float* y, const float* a, float as, const float* b, float bs, std::int64_t n, F f) {
+bool run_f32(float* __restrict y, const float* __restrict a, std::int64_t pa, float as,
+             const float* __restrict b, std::int64_t pb, float bs, std::int64_t rows,
+             std::int64_t cols, F f) {
   int nan = 0;  // an int reduction, so the loops vectorize
   if (a && b) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float v = f(a[i], b[i]);
-      y[i] = v;
-      nan |= v != v;
+    for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa, b += pb) {
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float v = f(a[j], b[j]);
+        y[j] = v;
+        nan |= v != v;
+      }
     }
   } else if (a) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float v = f(a[i], bs);
-      y[i] = v;
-      nan |= v != v;
+    for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa) {
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float v = f(a[j], bs);
+        y[j] = v;
+        nan |= v != v;
+      }
     }
   } else {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float v = f(as, b[i]);
-      y[i] = v;
-      nan |= v != v;
+    for (std::int64_t i = 0; i < rows; ++i, y += cols, b += pb) {
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float v = f(as, b[j]);
+        y[j] = v;
+        nan |= v != v;
+      }
     }
   }
   return nan == 0;
@@ -197,18 +206,18 @@ bool run_f32(float* y, const float* a, float as, const float* b, float bs, std::
 
 }  // namespace
 
-bool binary_f32(TileOpcode op, float* y, const float* a, float as, const float* b, float bs,
-                std::int64_t n) {
+bool binary_f32(TileOpcode op, float* y, const float* a, std::int64_t pa, float as, const float* b,
+                std::int64_t pb, float bs, std::int64_t rows, std::int64_t cols) {
   if (!a && !b) return false;
   switch (op) {
     case TileOpcode::kAdd:
-      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u + v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u + v; });
     case TileOpcode::kSub:
-      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u - v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u - v; });
     case TileOpcode::kMul:
-      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u * v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u * v; });
     case TileOpcode::kDiv:
-      return run_f32(y, a, as, b, bs, n, [](float u, float v) { return u / v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u / v; });
     default: return false;
   }
 }

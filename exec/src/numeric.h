@@ -219,11 +219,12 @@ void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src
 // Whether any of the n floats is NaN.
 bool any_nan_f32(const float* p, std::int64_t n);
 
-// y = a op b for fp32 kAdd, kSub, kMul, kDiv on n floats, `a` (`b`) a tile, or the scalar `as`
-// (`bs`) when null. False when op is none of these or a result is NaN (y then undefined; it
-// must not alias a or b, which stay intact for the double path to redo the op).
-bool binary_f32(TileOpcode op, float* y, const float* a, float as, const float* b, float bs,
-                std::int64_t n);
+// y = a op b for fp32 kAdd, kSub, kMul, kDiv on rows x cols floats (y dense), `a` a tile with
+// row i at a + i * pa, or the scalar `as` when null (`b` likewise). False when op is none of
+// these or a result is NaN (y then undefined; it must not alias a or b, which stay intact for
+// the double path to redo the op).
+bool binary_f32(TileOpcode op, float* y, const float* a, std::int64_t pa, float as, const float* b,
+                std::int64_t pb, float bs, std::int64_t rows, std::int64_t cols);
 
 // Reads the element at element offset `off` of `buf`, of dtype `from`, as a double.
 double load_elem(const std::uint8_t* buf, DType from, std::int64_t off);

@@ -501,32 +501,24 @@ class Executor {
     const bool rb = !sb && s_.held[std::size_t(in.src[1])] == kRows;
     const float* a = sa || ra ? nullptr : s_.float_tiles[std::size_t(in.src[0])].data();
     const float* b = sb || rb ? nullptr : s_.float_tiles[std::size_t(in.src[1])].data();
-    if (!ra && !rb)
-      return binary_f32(in.op, y.data(), a, as, b, bs, std::int64_t(y.size())) &&
-             float_result(in.dst);
     // Row by row: an operand held as rows reads them in place (one plane, contiguous rows).
     const Dims4 dn = pad_shape(d.shape, d.rank);
+    std::int64_t rows = 1, cols = std::int64_t(y.size()), pa = 0, pb = 0;
+    if (ra || rb) {
+      rows = dn.n[2];
+      cols = dn.n[3];
+      pa = pb = cols;
+    }
     const auto row_source = [&](std::int32_t k, std::int64_t* pitch) {
       const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
       *pitch = pad_stride(r.stride, r.rank).n[2];
       return reinterpret_cast<const float*>(mem_.base[r.buffer]) + r.offset_elems;
     };
-    std::int64_t pa = dn.n[3], pb = dn.n[3];
     if (ra) a = row_source(in.src[0], &pa);
     if (rb) b = row_source(in.src[1], &pb);
-    for (std::int64_t i = 0; i < dn.n[2]; ++i) {
-      if (!binary_f32(in.op, y.data() + i * dn.n[3], a ? a + i * pa : nullptr, as,
-                      b ? b + i * pb : nullptr, bs, dn.n[3])) {
-        return false;
-      }
-    }
-    return float_result(in.dst);
-  }
-
-  // The float result in float_spare becomes local k's floats.
-  bool float_result(std::int32_t k) {
-    s_.float_spare.swap(s_.float_tiles[std::size_t(k)]);
-    done_floats(k, kFloats);
+    if (!binary_f32(in.op, y.data(), a, pa, as, b, pb, bs, rows, cols)) return false;
+    s_.float_spare.swap(s_.float_tiles[std::size_t(in.dst)]);
+    done_floats(in.dst, kFloats);
     return true;
   }
 
