@@ -121,7 +121,7 @@ void EmitContext::emit_group(const Unit& u) {
           reg.offset_elems += off[k] * src.stride[kx];
         }
       }
-      load(tb, loc_idx, reg, as_wide ? xv.wide_storage : xv.storage, value_name(x), u.loc);
+      load(tb, loc_idx, reg, as_wide ? xv.wide_storage : xv.storage, named(x), u.loc);
       // A trailing size-1 axis read against a wider one: without combine_axis PyPTO's vector
       // unit first expands the operand to the tile's shape (expand_clone), with it the op
       // reads a brcb'd 32 B per row in place (a pass this model leaves out).
@@ -188,12 +188,12 @@ void EmitContext::emit_group(const Unit& u) {
       for (int k = 0; k < r; ++k) ext[k] = std::min(E[k], vals_[v].valid[k] - off[k]);
       const RtVal& sv = vals_[v];
       if (sv.has_region) {
-        store(tb, narrow(v), sub_region(sv, off, ext, r), sv.storage, value_name(v), u.loc);
+        store(tb, narrow(v), sub_region(sv, off, ext, r), sv.storage, named(v), u.loc);
       }
       if (sv.has_wide) {
         RtVal w = sv;
         w.region = sv.wide_region;
-        store(tb, wide_of.at(v), sub_region(w, off, ext, r), sv.wide_storage, value_name(v), u.loc);
+        store(tb, wide_of.at(v), sub_region(w, off, ext, r), sv.wide_storage, named(v), u.loc);
       }
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
@@ -202,7 +202,7 @@ void EmitContext::emit_group(const Unit& u) {
       for (int k = 0; k < r; ++k) ext[k] = clamp0(std::min(E[k], src.valid[k] - off[k]));
       GlobalRegion reg;
       if (write_region(w, woffs[wi].data(), off, ext, &reg)) {
-        store(tb, narrow(w.src), reg, vals_[w.dst].storage, value_name(w.dst), w.loc);
+        store(tb, narrow(w.src), reg, vals_[w.dst].storage, named(w.dst), w.loc);
       }
     }
     commit(tb, u, common::CoreType::kAiv, full, 1);
