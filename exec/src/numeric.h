@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the tile executor: its numeric library. Locals are dense row-major doubles holding
-// exact values of their dtype; these are the conversions into a dtype's value set (inline:
+// exact values of their dtype (an fp32 local may be held as floats instead: the fp32 kernels
+// below); these are the conversions into a dtype's value set (inline:
 // they run once per element), the element access of global memory, and the kernels that
 // compute one instruction's values on raw arrays (element-wise, cast, reductions, scans,
 // sorts, matmul, layout). They know no TaskProgram and report no errors: the interpreter
