@@ -169,7 +169,58 @@ void round_decimals(double* y, const Operand& a, std::int64_t n, DType dt, doubl
   }
 }
 
+// y = f(a, b) over rows x cols floats (y dense; row i of a tile operand at i * its pitch, a
+// scalar when null); false when a result is NaN. y is apart from a and b: no alias checks.
+template <class F>
+bool run_f32(float* __restrict y, const float* __restrict a, std::int64_t pa, float as,
+             const float* __restrict b, std::int64_t pb, float bs, std::int64_t rows,
+             std::int64_t cols, F f) {
+  int nan = 0;  // an int reduction, so the loops vectorize
+  if (a && b) {
+    for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa, b += pb) {
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float v = f(a[j], b[j]);
+        y[j] = v;
+        nan |= v != v;
+      }
+    }
+  } else if (a) {
+    for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa) {
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float v = f(a[j], bs);
+        y[j] = v;
+        nan |= v != v;
+      }
+    }
+  } else {
+    for (std::int64_t i = 0; i < rows; ++i, y += cols, b += pb) {
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float v = f(as, b[j]);
+        y[j] = v;
+        nan |= v != v;
+      }
+    }
+  }
+  return nan == 0;
+}
+
 }  // namespace
+
+bool binary_f32(TileOpcode op, float* y, const float* a, std::int64_t pa, float as, const float* b,
+                std::int64_t pb, float bs, std::int64_t rows, std::int64_t cols) {
+  if (!a && !b) return false;
+  switch (op) {
+    case TileOpcode::kAdd:
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u + v; });
+    case TileOpcode::kSub:
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u - v; });
+    case TileOpcode::kMul:
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u * v; });
+    case TileOpcode::kDiv:
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u / v; });
+    default: return false;
+  }
+}
 
 bool integer_only(TileOpcode op) {
   switch (op) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the tile executor: its numeric library. Locals are dense row-major doubles holding
-// exact values of their dtype; these are the conversions into a dtype's value set (inline:
+// exact values of their dtype (an fp32 local may be held as floats instead: the fp32 kernels
+// below); these are the conversions into a dtype's value set (inline:
 // they run once per element), the element access of global memory, and the kernels that
 // compute one instruction's values on raw arrays (element-wise, cast, reductions, scans,
 // sorts, matmul, layout). They know no TaskProgram and report no errors: the interpreter
@@ -196,6 +197,35 @@ void load_region(double* dst, const Dims4& dn, const std::uint8_t* buf, const Gl
 // converted to r.dtype (`row`: one row of scratch).
 void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, DType from,
                   const Dims4& sn, std::vector<double>& row);
+
+// ---- fp32 locals held as floats --------------------------------------------------------------
+// A float loop of fp32 load, + - * / and store gives the bytes the double path gives (a double
+// holds a float op's operands exactly, and rounding a double + - * / result to float equals the
+// float op's rounding: 53 >= 2 * 24 + 2 bits), except where a value is NaN (the double path
+// quiets a signalling NaN and may pick another NaN operand) or the FP environment is not the
+// default one. So a NaN result or a NaN to store sends the op to the double path, and these
+// kernels run only where float_kernels_exact() says so.
+
+// Whether the float kernels are exact here: x86's MXCSR rounds to nearest and flushes no
+// denormal (DAZ and FTZ clear); false on other targets.
+bool float_kernels_exact();
+
+// Loads region r's box (fp32, inside `buf`) into the same-index prefix of a float tile of
+// padded shape `dn`.
+void load_region_f32(float* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r);
+
+// Stores region r's box (fp32) from a float tile of padded shape `sn`.
+void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src, const Dims4& sn);
+
+// Whether any of the n floats is NaN.
+bool any_nan_f32(const float* p, std::int64_t n);
+
+// y = a op b for fp32 kAdd, kSub, kMul, kDiv on rows x cols floats (y dense), `a` a tile with
+// row i at a + i * pa, or the scalar `as` when null (`b` likewise). False when op is none of
+// these or a result is NaN (y then undefined; it must not alias a or b, which stay intact for
+// the double path to redo the op).
+bool binary_f32(TileOpcode op, float* y, const float* a, std::int64_t pa, float as, const float* b,
+                std::int64_t pb, float bs, std::int64_t rows, std::int64_t cols);
 
 // Reads the element at element offset `off` of `buf`, of dtype `from`, as a double.
 double load_elem(const std::uint8_t* buf, DType from, std::int64_t off);

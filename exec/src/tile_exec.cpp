@@ -58,7 +58,11 @@ class Executor {
     check_memory();
     const std::size_t nl = p_.locals.size();
     if (s_.tiles.size() < nl) s_.tiles.resize(nl);
+    if (s_.float_tiles.size() < nl) s_.float_tiles.resize(nl);
+    if (s_.rows_of.size() < nl) s_.rows_of.resize(nl);
     s_.written.assign(nl, 0);
+    s_.held.assign(nl, kDoubles);
+    floats_ = float_kernels_exact();
     for (std::size_t i = 0; i < nl; ++i) {
       const LocalTile& t = p_.locals[i];
       // The name is built only for a message (this runs for every local of every task).
@@ -122,22 +126,69 @@ class Executor {
            std::string(model::to_string(t.dtype));
   }
 
-  TileRef tile(std::int32_t k, const char* role) const {
+  void check_local(std::int32_t k, const char* role) const {
     if (k < 0 || std::size_t(k) >= p_.locals.size()) {
       fail(std::string(role) + " names local " + std::to_string(k) + " but the task has " +
            std::to_string(p_.locals.size()) + " locals");
     }
-    auto& v = s_.tiles[std::size_t(k)];
-    return TileRef{&p_.locals[std::size_t(k)], v.data(), std::int64_t(v.size())};
   }
 
-  TileRef read_tile(std::int32_t k, const char* role) const {
-    TileRef t = tile(k, role);
+  void check_written(std::int32_t k, const char* role) const {
+    check_local(k, role);
     if (!s_.written[std::size_t(k)]) {
       fail(std::string(role) + " reads " + tile_desc(k) +
            " before any instruction of the task wrote it");
     }
+  }
+
+  // Local k's doubles, filled from its floats when only those hold its values (exact).
+  TileRef doubles(std::int32_t k) const {
+    auto& v = s_.tiles[std::size_t(k)];
+    if (s_.held[std::size_t(k)] == kRows) {  // the load into doubles, done now
+      const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
+      const LocalTile& t = p_.locals[std::size_t(k)];
+      load_region(v.data(), pad_shape(t.shape, t.rank), mem_.base[r.buffer], r);
+      s_.held[std::size_t(k)] = kDoubles;
+    } else if (!(s_.held[std::size_t(k)] & kDoubles)) {
+      // The conversion a load into doubles makes (a signalling NaN comes out quiet).
+      const std::vector<float>& f = s_.float_tiles[std::size_t(k)];
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = f[i];
+      s_.held[std::size_t(k)] |= kDoubles;
+    }
+    return TileRef{&p_.locals[std::size_t(k)], v.data(), std::int64_t(v.size())};
+  }
+
+  // A local an instruction writes (and may read first): its doubles, its floats dropped.
+  TileRef tile(std::int32_t k, const char* role) const {
+    check_local(k, role);
+    const TileRef t = doubles(k);
+    s_.held[std::size_t(k)] = kDoubles;
     return t;
+  }
+
+  TileRef read_tile(std::int32_t k, const char* role) const {
+    check_written(k, role);
+    return doubles(k);
+  }
+
+  // Whether local k, written, is an fp32 tile held as floats or rows of dst's shape (perhaps
+  // with a NaN: a float op's NaN result sends the op to the double path anyway).
+  bool float_operand(std::int32_t k, const LocalTile& dst) const {
+    if (k < 0 || std::size_t(k) >= p_.locals.size() || !s_.written[std::size_t(k)] ||
+        !(s_.held[std::size_t(k)] & (kFloats | kRows))) {
+      return false;
+    }
+    const LocalTile& t = p_.locals[std::size_t(k)];
+    bool same = t.dtype == DType::kFp32 && t.rank == dst.rank;
+    for (int i = 0; same && i < t.rank; ++i) same = t.shape[i] == dst.shape[i];
+    return same;
+  }
+
+  // Marks local k written, its values in float_tiles[k] alone (`held`: kFloats, perhaps with
+  // kUnchecked) or in global memory (kRows).
+  void done_floats(std::int32_t k, std::uint8_t held) {
+    s_.written[std::size_t(k)] = 1;
+    s_.held[std::size_t(k)] = held;
   }
 
   void same_shape(std::int32_t a, std::int32_t b, const char* role_a, const char* role_b) const {
@@ -216,7 +267,10 @@ class Executor {
     return o;
   }
 
-  void done(std::int32_t dst) { s_.written[std::size_t(dst)] = 1; }
+  void done(std::int32_t dst) {
+    s_.written[std::size_t(dst)] = 1;
+    s_.held[std::size_t(dst)] = kDoubles;
+  }
 
   // Rounds tile d, holding values of dtype `from`, into its own dtype's value set.
   static void convert_from(const TileRef& d, DType from) {
@@ -252,7 +306,58 @@ class Executor {
     fail("unknown opcode " + std::to_string(int(in.op)));
   }
 
+  // Local k, held as rows, copied into its floats.
+  void copy_rows(std::int32_t k) {
+    const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
+    const LocalTile& t = p_.locals[std::size_t(k)];
+    std::vector<float>& f = s_.float_tiles[std::size_t(k)];
+    f.resize(s_.tiles[std::size_t(k)].size());
+    load_region_f32(f.data(), pad_shape(t.shape, t.rank), mem_.base[r.buffer], r);
+    s_.held[std::size_t(k)] = kFloats | kUnchecked;
+  }
+
+  // Before an instruction writes buffer b: every local held as rows of memory b shares is
+  // copied (buffers may alias: a kernel may write the tensor it reads).
+  void copy_rows_in(std::uint32_t b) {
+    if (b >= mem_.base.size()) return;  // the instruction fails on it
+    const std::uint8_t* lo = mem_.base[b];
+    const std::uint8_t* hi = lo + mem_.size_bytes[b];
+    for (std::size_t k = 0; k < p_.locals.size(); ++k) {
+      if (s_.held[k] != kRows) continue;
+      const std::uint32_t rb = p_.instrs[s_.rows_of[k]].region.buffer;
+      const std::uint8_t* rlo = mem_.base[rb];
+      if (rlo < hi && lo < rlo + mem_.size_bytes[rb]) copy_rows(std::int32_t(k));
+    }
+  }
+
+  // An fp32 region loaded whole into an fp32 local, as floats (unchecked: a NaN is found where
+  // the floats are used as they are), or left in place as rows when its box is one plane of
+  // contiguous rows; false: the double path loads it.
+  bool load_floats(const TileInstr& in) {
+    if (!floats_ || in.dst < 0 || std::size_t(in.dst) >= p_.locals.size()) return false;
+    const LocalTile& t = p_.locals[std::size_t(in.dst)];
+    const GlobalRegion& r = in.region;
+    if (t.dtype != DType::kFp32 || r.dtype != DType::kFp32 || r.rank != t.rank) return false;
+    for (int k = 0; k < r.rank; ++k) {
+      if (r.shape[k] != t.shape[k]) return false;
+    }
+    const std::uint8_t* buf = region_buffer(r);
+    if (!buf) return false;
+    const Dims4 n = pad_shape(r.shape, r.rank);
+    if (n.n[0] == 1 && n.n[1] == 1 && pad_stride(r.stride, r.rank).n[3] == 1) {
+      s_.rows_of[std::size_t(in.dst)] = std::uint32_t(idx_);
+      done_floats(in.dst, kRows);
+      return true;
+    }
+    std::vector<float>& f = s_.float_tiles[std::size_t(in.dst)];
+    f.resize(s_.tiles[std::size_t(in.dst)].size());
+    load_region_f32(f.data(), pad_shape(t.shape, t.rank), buf, r);
+    done_floats(in.dst, kFloats | kUnchecked);
+    return true;
+  }
+
   void load(const TileInstr& in) {
+    if (load_floats(in)) return;
     const TileRef d = tile(in.dst, "dst");
     const GlobalRegion& r = in.region;
     bool fits = r.rank == d.t->rank;
@@ -279,10 +384,11 @@ class Executor {
   }
 
   void store(const TileInstr& in) {
-    const TileRef src = read_tile(in.src[0], "src0");
+    check_written(in.src[0], "src0");
+    const LocalTile& st = p_.locals[std::size_t(in.src[0])];
     const GlobalRegion& r = in.region;
-    bool fits = r.rank == src.t->rank;
-    for (int k = 0; fits && k < r.rank; ++k) fits = r.shape[k] <= src.t->shape[k];
+    bool fits = r.rank == st.rank;
+    for (int k = 0; fits && k < r.rank; ++k) fits = r.shape[k] <= st.shape[k];
     if (!fits) {
       fail(region_desc(r) + " is not a prefix box of src0 " + tile_desc(in.src[0]));
     }
@@ -294,8 +400,20 @@ class Executor {
     }
     std::uint8_t* buf = region_buffer(r);
     if (!buf) return;
-    const Dims4 sn = pad_shape(src.t->shape, src.t->rank);
-    store_region(buf, r, src.data, src.t->dtype, sn, s_.row);
+    copy_rows_in(r.buffer);
+    if (s_.held[std::size_t(in.src[0])] == kRows) copy_rows(in.src[0]);
+    const Dims4 sn = pad_shape(st.shape, st.rank);
+    std::uint8_t& held = s_.held[std::size_t(in.src[0])];
+    const std::vector<float>& f = s_.float_tiles[std::size_t(in.src[0])];
+    // Floats with a NaN go through doubles: a signalling NaN is stored quiet.
+    if (floats_ && (held & kFloats) && st.dtype == DType::kFp32 && r.dtype == DType::kFp32 &&
+        (!(held & kUnchecked) || !any_nan_f32(f.data(), std::int64_t(f.size())))) {
+      held &= std::uint8_t(~kUnchecked);
+      store_region_f32(buf, r, f.data(), sn);
+      return;
+    }
+    const TileRef src = doubles(in.src[0]);
+    store_region(buf, r, src.data, st.dtype, sn, s_.row);
   }
 
   void fill(const TileInstr& in) {
@@ -365,7 +483,47 @@ class Executor {
     done(in.dst);
   }
 
+  // An fp32 + - * / of fp32 locals held as floats (a scalar rounded to fp32, as operand()
+  // rounds it), computed in floats; false: the double path computes it.
+  bool binary_floats(const TileInstr& in) {
+    if (!floats_ || in.dst < 0 || std::size_t(in.dst) >= p_.locals.size()) return false;
+    const LocalTile& d = p_.locals[std::size_t(in.dst)];
+    const bool sa = in.scalar_operand & 1u;
+    const bool sb = in.scalar_operand & 2u;
+    if (d.dtype != DType::kFp32 || (sa && sb) || (!sa && !float_operand(in.src[0], d)) ||
+        (!sb && !float_operand(in.src[1], d))) {
+      return false;
+    }
+    std::vector<float>& y = s_.float_spare;
+    y.resize(s_.tiles[std::size_t(in.dst)].size());
+    const float as = float(in.scalar[0]), bs = float(in.scalar[1]);
+    const bool ra = !sa && s_.held[std::size_t(in.src[0])] == kRows;
+    const bool rb = !sb && s_.held[std::size_t(in.src[1])] == kRows;
+    const float* a = sa || ra ? nullptr : s_.float_tiles[std::size_t(in.src[0])].data();
+    const float* b = sb || rb ? nullptr : s_.float_tiles[std::size_t(in.src[1])].data();
+    // Row by row: an operand held as rows reads them in place (one plane, contiguous rows).
+    const Dims4 dn = pad_shape(d.shape, d.rank);
+    std::int64_t rows = 1, cols = std::int64_t(y.size()), pa = 0, pb = 0;
+    if (ra || rb) {
+      rows = dn.n[2];
+      cols = dn.n[3];
+      pa = pb = cols;
+    }
+    const auto row_source = [&](std::int32_t k, std::int64_t* pitch) {
+      const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
+      *pitch = pad_stride(r.stride, r.rank).n[2];
+      return reinterpret_cast<const float*>(mem_.base[r.buffer]) + r.offset_elems;
+    };
+    if (ra) a = row_source(in.src[0], &pa);
+    if (rb) b = row_source(in.src[1], &pb);
+    if (!binary_f32(in.op, y.data(), a, pa, as, b, pb, bs, rows, cols)) return false;
+    s_.float_spare.swap(s_.float_tiles[std::size_t(in.dst)]);
+    done_floats(in.dst, kFloats);
+    return true;
+  }
+
   void binary(const TileInstr& in) {
+    if (binary_floats(in)) return;
     const TileRef d = tile(in.dst, "dst");
     // A scalar combines with the other operand's dtype (torch rounds a Python scalar so).
     const bool sa = in.scalar_operand & 1u;
@@ -677,6 +835,7 @@ class Executor {
   }
 
   void scatter_rows(const TileInstr& in) {
+    copy_rows_in(in.region.buffer);
     const TileRef s = read_tile(in.src[0], "src0");
     const TileRef ix = read_tile(in.src[1], "src1");
     if (is_float(ix.t->dtype)) fail("src1 " + tile_desc(in.src[1]) + " must be an index tile");
@@ -731,10 +890,17 @@ class Executor {
     done(in.dst);
   }
 
+  // ExecScratch::held's bits.
+  static constexpr std::uint8_t kDoubles = ExecScratch::kHeldDoubles;
+  static constexpr std::uint8_t kFloats = ExecScratch::kHeldFloats;
+  static constexpr std::uint8_t kUnchecked = ExecScratch::kHeldUnchecked;
+  static constexpr std::uint8_t kRows = ExecScratch::kHeldRows;
+
   const TaskProgram& p_;
   const GlobalMemory& mem_;
   ExecScratch& s_;
   std::size_t idx_ = 0;
+  bool floats_ = false;  // float_kernels_exact() for this task
 };
 
 }  // namespace

@@ -246,7 +246,25 @@ struct Harness {
     execute(prog, mem, scratch);
   }
 
-  const std::vector<double>& tile(std::int32_t k) const { return scratch.tiles[std::size_t(k)]; }
+  // Local k's values after the run, from whichever copy holds them (ExecScratch::held).
+  std::vector<double> tile(std::int32_t k) const {
+    const auto i = std::size_t(k);
+    if (scratch.held[i] & ExecScratch::kHeldDoubles) return scratch.tiles[i];
+    if (scratch.held[i] == ExecScratch::kHeldRows) {  // one plane of rows of its load's region
+      const GlobalRegion& r = prog.instrs[scratch.rows_of[i]].region;
+      const std::int64_t rows = r.rank >= 2 ? r.shape[r.rank - 2] : 1;
+      const std::int64_t pitch = r.rank >= 2 ? r.stride[r.rank - 2] : 0;
+      std::vector<double> v;
+      for (std::int64_t a = 0; a < rows; ++a) {
+        for (std::int64_t j = 0; j < r.shape[r.rank - 1]; ++j) {
+          v.push_back(get(r.buffer, std::size_t(r.offset_elems + a * pitch + j)));
+        }
+      }
+      return v;
+    }
+    const std::vector<float>& f = scratch.float_tiles[i];
+    return std::vector<double>(f.begin(), f.begin() + std::ptrdiff_t(scratch.tiles[i].size()));
+  }
 };
 
 // Runs `op` on two tiles of dtype d (or a tile and a scalar) into a dst of dtype `out`.
@@ -1400,4 +1418,165 @@ TEST_CASE("sort keeps k entries, stable, NaN largest", "[tile_exec][compat]") {
   const std::int32_t y = e.input(DType::kFp32, {1, 3}, {1, 2, 3});
   e.emit(TileOpcode::kSortValues, e.local(DType::kFp32, {1, 4}), y).reduce_mask = 2;
   REQUIRE_THROWS_WITH(e.run(), Contains("entries along the sorted axis"));
+}
+
+// ---- fp32 locals held as floats ----------------------------------------------------------------
+
+std::uint32_t f32_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+float f32_of(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// The fp32 bits element i of fp32 buffer `buf` holds.
+std::uint32_t stored_bits(const Harness& h, std::uint32_t buf, std::size_t i) {
+  std::uint32_t u;
+  std::memcpy(&u, h.bufs[buf].bytes.data() + i * 4, 4);
+  return u;
+}
+
+TEST_CASE("fp32 + - * / held as floats store the bytes the double path stores",
+          "[tile_exec][float]") {
+  // Random bit patterns (denormals, huge values that overflow, signed zeros, infinities), no
+  // NaN operand: every result must be the double op's result rounded to float.
+  std::mt19937 rng(7);
+  std::vector<double> a, b;
+  while (a.size() < 4096) {
+    const float x = f32_of(std::uint32_t(rng()));
+    const float y = f32_of(std::uint32_t(rng()));
+    if (x != x || y != y) continue;
+    a.push_back(x);
+    b.push_back(y);
+  }
+  a.insert(a.end(), {0.0, -0.0, 0x1p-149, 0x1.fffffep127, -0x1.fffffep127, 1.0, 0.1f});
+  b.insert(b.end(), {-0.0, -0.0, 0x1p-149, 0x1.fffffep127, 0x1.fffffep127, 3.0, 0.3f});
+  const auto n = std::int64_t(a.size());
+  const double s = 0.1f;  // a scalar operand (the compiler rounds it to the partner's dtype)
+  for (const TileOpcode op :
+       {TileOpcode::kAdd, TileOpcode::kSub, TileOpcode::kMul, TileOpcode::kDiv}) {
+    const auto f = [op](double u, double v) {
+      switch (op) {
+        case TileOpcode::kAdd: return float(u + v);
+        case TileOpcode::kSub: return float(u - v);
+        case TileOpcode::kMul: return float(u * v);
+        default: return float(u / v);
+      }
+    };
+    Harness h;
+    const std::int32_t x = h.input(DType::kFp32, {n}, a);
+    const std::int32_t y = h.input(DType::kFp32, {n}, b);
+    const std::int32_t z = h.local(DType::kFp32, {n});
+    const std::int32_t zs = h.local(DType::kFp32, {n});
+    const std::int32_t sz = h.local(DType::kFp32, {n});
+    h.emit(op, z, x, y);
+    TileInstr& ts = h.emit(op, zs, x);
+    ts.scalar_operand = 2;
+    ts.scalar[1] = s;
+    TileInstr& st = h.emit(op, sz, -1, y);
+    st.scalar_operand = 1;
+    st.scalar[0] = s;
+    const std::uint32_t out = h.buffer(DType::kFp32, std::vector<double>(a.size()));
+    const std::uint32_t out_s = h.buffer(DType::kFp32, std::vector<double>(a.size()));
+    const std::uint32_t out_r = h.buffer(DType::kFp32, std::vector<double>(a.size()));
+    h.store(z, out);
+    h.store(zs, out_s);
+    h.store(sz, out_r);
+    h.run();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      wrong += stored_bits(h, out, i) != f32_bits(f(a[i], b[i]));
+      wrong += stored_bits(h, out_s, i) != f32_bits(f(a[i], s));
+      wrong += stored_bits(h, out_r, i) != f32_bits(f(s, b[i]));
+    }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("a NaN leaves the float kernels to the double path", "[tile_exec][float]") {
+  // A signalling NaN comes back quiet (a double holds it so), as it did before floats.
+  Harness h;
+  const std::uint32_t in = h.buffer(DType::kFp32, {1, 2, 3, 4});
+  const std::uint32_t snan = 0x7f800001u;
+  std::memcpy(h.bufs[in].bytes.data() + 4, &snan, 4);
+  const std::int32_t x = h.local(DType::kFp32, {4});
+  h.load(x, in);
+  const std::uint32_t out = h.buffer(DType::kFp32, {0, 0, 0, 0});
+  h.store(x, out);
+  // In place, with a NaN result (inf - inf): the sources must be intact for the redo.
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::int32_t y = h.input(DType::kFp32, {4}, {inf, 2, -3, 0.5});
+  const std::int32_t w = h.input(DType::kFp32, {4}, {inf, 0.25, 1, 0.5});
+  h.emit(TileOpcode::kSub, y, y, w);
+  const std::uint32_t out2 = h.buffer(DType::kFp32, {0, 0, 0, 0});
+  h.store(y, out2);
+  // A NaN operand: the sum keeps its payload, quiet.
+  const std::int32_t sum = h.local(DType::kFp32, {4});
+  h.emit(TileOpcode::kAdd, sum, x, w);
+  const std::uint32_t out3 = h.buffer(DType::kFp32, {0, 0, 0, 0});
+  h.store(sum, out3);
+  h.run();
+  CHECK(stored_bits(h, out3, 1) == 0x7fc00001u);
+  CHECK(h.read(out3)[2] == 4);
+  CHECK(stored_bits(h, out, 1) == 0x7fc00001u);
+  CHECK(h.read(out)[3] == 4);
+  CHECK((h.scratch.held[std::size_t(x)] & ExecScratch::kHeldDoubles));  // stored through doubles
+  const std::vector<double> r = h.read(out2);
+  CHECK(std::isnan(r[0]));
+  CHECK(std::vector<double>(r.begin() + 1, r.end()) == std::vector<double>{1.75, -4, 0});
+  CHECK(h.scratch.held[std::size_t(y)] == ExecScratch::kHeldDoubles);
+}
+
+TEST_CASE("a local held as floats reads right in every other op", "[tile_exec][float]") {
+  Harness h;
+  const std::int32_t x = h.input(DType::kFp32, {2, 2}, {1, 2, 3, 4});
+  const std::int32_t y = h.input(DType::kFp32, {2, 2}, {0.5, 0.25, 0.125, 1});
+  const std::int32_t z = h.local(DType::kFp32, {2, 2});
+  h.emit(TileOpcode::kMul, z, x, y);  // held as floats
+  const std::int32_t e = h.local(DType::kFp32, {2, 2});
+  h.emit(TileOpcode::kExp, e, z);  // reads z's doubles
+  const std::int32_t half = h.local(DType::kFp16, {2, 2});
+  h.emit(TileOpcode::kCast, half, z);
+  h.emit(TileOpcode::kAdd, z, z, x);  // floats again, in place
+  h.run();
+  CHECK(h.tile(e) == std::vector<double>{double(float(std::exp(0.5))), double(float(std::exp(0.5))),
+                                         double(float(std::exp(0.375))),
+                                         double(float(std::exp(4.0)))});
+  CHECK(h.tile(half) == std::vector<double>{0.5, 0.5, 0.375, 4});
+  CHECK(h.tile(z) == std::vector<double>{1.5, 2.5, 3.375, 8});
+  CHECK(h.scratch.held[std::size_t(z)] == ExecScratch::kHeldFloats);
+}
+
+TEST_CASE("a load left in place reads the values it had before a store over them",
+          "[tile_exec][float]") {
+  // The store writes the bytes x was loaded from (the same buffer, then an alias of it).
+  for (const bool alias : {false, true}) {
+    Harness h;
+    const std::uint32_t xb = h.buffer(DType::kFp32, {1, 2, 3, 4});
+    const std::uint32_t xb_alias = h.buffer(DType::kFp32, {0, 0, 0, 0});
+    const std::int32_t x = h.local(DType::kFp32, {2, 2});
+    h.load(x, xb);
+    const std::int32_t y = h.input(DType::kFp32, {2, 2}, {10, 20, 30, 40});
+    h.store(y, alias ? xb_alias : xb);
+    const std::int32_t z = h.local(DType::kFp32, {2, 2});
+    h.emit(TileOpcode::kAdd, z, x, y);
+    const std::uint32_t out = h.buffer(DType::kFp32, {0, 0, 0, 0});
+    h.store(z, out);
+    GlobalMemory mem;
+    for (auto& b : h.bufs) {
+      mem.base.push_back(b.bytes.data());
+      mem.size_bytes.push_back(b.bytes.size());
+      mem.dtype.push_back(b.dtype);
+    }
+    mem.base[xb_alias] = mem.base[xb];
+    execute(h.prog, mem, h.scratch);
+    INFO("alias " << alias);
+    CHECK(h.read(out) == std::vector<double>{11, 22, 33, 44});
+    CHECK(h.read(xb) == std::vector<double>{10, 20, 30, 40});
+  }
 }

@@ -129,3 +129,17 @@ def test_in_place_kernel_still_checks_its_annotations():
         k(torch.zeros(4, 6), torch.zeros(4, 8))
     with pytest.raises(pypto.error.FeError, match="number of dimensions"):
         k(torch.zeros(4, 8, 1), torch.zeros(4, 8))
+
+
+def test_a_view_past_its_tensor_names_the_value_and_the_bytes():
+    # The bounds check of every tile load: its message names what the tile belongs to.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([32, 16], pypto.DT_FP32), out: pypto.Tensor([16, 16], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 16)
+        for i in pypto.loop(2):
+            t = pypto.view(x, [16, 16], [i * 24, 0])
+            out[:] = t + 1.0
+
+    with pytest.raises(pypto.PyptoValueError,
+                       match=r"reads bytes \[1536, 2560\) of value %\d+, which has 2048 bytes"):
+        k(torch.rand(32, 16), torch.zeros(16, 16))

@@ -32,8 +32,8 @@ void for_each_segment_run(const GlobalRegion& r, F&& f) {
     if (r.shape[k] == 1 || r.stride[k] == 0) continue;  // the same bytes again
     ax[n++] = Axis{r.shape[k], r.stride[k]};
   }
-  // Outermost (largest stride) first, equal strides in axis order (a stable insertion sort:
-  // at most kMaxRank axes, and called once per access), then merge axes that continue each other.
+  // Outermost (largest stride) first, then merge axes that continue each other. An insertion
+  // sort: stable like std::stable_sort, without its scratch allocation (at most 4 axes).
   for (int k = 1; k < n; ++k) {
     const Axis a = ax[k];
     int j = k;
@@ -166,6 +166,28 @@ class __attribute__((visibility("hidden"))) DepTracker {
       access(buffer, offset, bytes, true);
     }
   }
+  // read() / write() of `count` rows of `bytes` at offset + k * pitch, k = 0, 1, ... in turn
+  // (a tile's rows, as for_each_segment_run() gives them; pitch >= 0). A read of a buffer not
+  // written yet is one log entry for all its rows.
+  void read_rows(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes,
+                 std::int64_t pitch, std::int64_t count) {
+    if (count > 1 && pitch >= 0 && count <= 0xFFFFFFFF && written_.size() > buffer &&
+        written_[buffer] == 0 &&
+        inside(buffer, offset + static_cast<std::uint64_t>(pitch) * (count - 1), bytes) &&
+        inside(buffer, offset, bytes)) {
+      log_reads(buffer, offset, bytes, pitch, static_cast<std::uint32_t>(count));
+      return;
+    }
+    for (std::int64_t k = 0; k < count; ++k) {
+      read(buffer, offset + static_cast<std::uint64_t>(pitch * k), bytes);
+    }
+  }
+  void write_rows(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes,
+                  std::int64_t pitch, std::int64_t count) {
+    for (std::int64_t k = 0; k < count; ++k) {
+      write(buffer, offset + static_cast<std::uint64_t>(pitch * k), bytes);
+    }
+  }
   // Predecessors of the current task found so far, each once.
   const std::vector<std::uint32_t>& preds() const { return preds_; }
 
@@ -201,6 +223,23 @@ class __attribute__((visibility("hidden"))) DepTracker {
   bool inside(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) const {
     return bytes != 0 && buffer < chunk_of_.size() &&
            (offset + bytes + kChunkBytes - 1) / kChunkBytes <= chunk_of_[buffer].size();
+  }
+  // Logs `count` reads of a buffer not written yet at `pitch` (see read_rows()): they join the
+  // last entry when they continue it, so the log replays the same reads in the same order.
+  void log_reads(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes,
+                 std::int64_t pitch, std::uint32_t count) {
+    std::vector<PendingReads>& log = pending_[buffer];
+    if (!log.empty()) {
+      PendingReads& e = log.back();
+      const auto step = static_cast<std::int64_t>(offset - e.offset);
+      if (e.task == cur_ && e.bytes == bytes && count <= 0xFFFFFFFFu - e.count &&
+          (e.count == 1 ? step == pitch : (e.pitch == pitch && step == pitch * e.count))) {
+        e.pitch = pitch;
+        e.count += count;
+        return;
+      }
+    }
+    log.push_back(PendingReads{offset, pitch, bytes, count, cur_});
   }
   // Logs a read of a buffer not written yet (see written_).
   void log_read(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {

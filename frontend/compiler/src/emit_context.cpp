@@ -23,6 +23,11 @@ std::string EmitContext::value_name(int value) const {
   return "value %" + std::to_string(v.ir_id);
 }
 
+std::string EmitContext::value_name(const NameOf& n) const {
+  if (n.value_id >= 0) return value_name(n.value_id);
+  return n.text != nullptr ? *n.text : std::string(n.literal);
+}
+
 RtVal EmitContext::make_val(int value) {
   const ValueInfo& info = k_.values[value];
   RtVal v;
@@ -193,7 +198,7 @@ GlobalRegion EmitContext::sub_region(const RtVal& v, const std::int64_t* off,
   return r;
 }
 
-void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,
+void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const NameOf& name,
                                const std::string& loc, bool write) const {
   const std::int64_t es = model::dtype_bytes(r.dtype);
   std::int64_t last = r.offset_elems;
@@ -204,14 +209,14 @@ void EmitContext::check_bounds(const GlobalRegion& r, const Storage& st, const s
   if (lo < st.base_bytes || hi > st_hi) {
     throw ConfigError(loc + ": " + (write ? "writes" : "reads") + " bytes [" +
                       std::to_string(lo - st.base_bytes) + ", " +
-                      std::to_string(hi - st.base_bytes) + ") of " + name + ", which has " +
-                      std::to_string(st.size_bytes) +
+                      std::to_string(hi - st.base_bytes) + ") of " + value_name(name) +
+                      ", which has " + std::to_string(st.size_bytes) +
                       " bytes; check the offsets and valid_shape that lead here");
   }
 }
 
 void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-                       const std::string& name, const std::string& loc, double pad) {
+                       const NameOf& name, const std::string& loc, double pad) {
   const LocalTile& lt = tb.p.locals[local];
   bool whole = r.rank == lt.rank;
   for (int k = 0; k < r.rank && whole; ++k) whole = r.shape[k] == lt.shape[k];
@@ -238,7 +243,7 @@ void EmitContext::load(TaskBuilder& tb, int local, const GlobalRegion& r, const 
 }
 
 void EmitContext::store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-                        const std::string& name, const std::string& loc) {
+                        const NameOf& name, const std::string& loc) {
   if (region_empty(r)) return;
   const LocalTile& lt = tb.p.locals[local];
   for (int k = 0; k < r.rank; ++k) tb.clipped = tb.clipped || r.shape[k] != lt.shape[k];
@@ -282,7 +287,7 @@ void EmitContext::store_writes(TaskBuilder& tb, int local, const Unit& u,
     const Stmt& w = k_.stmts[u.writes[wi]];
     GlobalRegion wr;
     if (write_region(w, woffs[wi].data(), off, ext, &wr)) {
-      store(tb, local, wr, vals_[w.dst].storage, value_name(w.dst), w.loc);
+      store(tb, local, wr, vals_[w.dst].storage, named(w.dst), w.loc);
     }
   }
 }

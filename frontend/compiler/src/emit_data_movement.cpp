@@ -105,8 +105,8 @@ void EmitContext::emit_permute(const Unit& u) {
       reg.stride[k] = x.region.stride[p];
       reg.offset_elems += off[k] * x.region.stride[p];
     }
-    load(tb, l, reg, x.storage, value_name(xin), u.loc);
-    if (need_out) store(tb, l, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
+    load(tb, l, reg, x.storage, named(xin), u.loc);
+    if (need_out) store(tb, l, sub_region(y, off, E, r), y.storage, named(st.out), u.loc);
     store_writes(tb, l, u, woffs, off, E);
     commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, r), 1);
   });
@@ -162,8 +162,8 @@ void EmitContext::emit_concat(const Unit& u) {
       if (empty) continue;
       any = true;
       const int l = tb.local(d, r, ext);
-      load(tb, l, sub_region(x, xoff, ext, r), x.storage, value_name(st.inputs[i].value), u.loc);
-      if (need_out) store(tb, l, sub_region(y, yoff, ext, r), y.storage, value_name(st.out), u.loc);
+      load(tb, l, sub_region(x, xoff, ext, r), x.storage, named(st.inputs[i].value), u.loc);
+      if (need_out) store(tb, l, sub_region(y, yoff, ext, r), y.storage, named(st.out), u.loc);
       store_writes(tb, l, u, woffs, yoff, ext);
     }
     if (any) commit(tb, u, common::CoreType::kAiv, covers_tile(ylen, T, r), 1);
@@ -186,7 +186,7 @@ void EmitContext::emit_copy(const Unit& u, const RtVal& src, const GlobalRegion&
         TaskBuilder& tb = new_task();
         const int l = tb.local(d, r, ext);
         load(tb, l, sub_region(src, off, ext, r), src.storage,
-             src.storage.value >= 0 ? value_name(src.storage.value) : "the source", u.loc);
+             src.storage.value >= 0 ? named(src.storage.value) : "the source", u.loc);
         GlobalRegion dr = dst;
         for (int k = 0; k < r; ++k) {
           dr.offset_elems += off[k] * dst.stride[k];

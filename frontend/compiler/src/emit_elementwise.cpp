@@ -97,10 +97,6 @@ void EmitContext::emit_group(const Unit& u) {
   };
   std::vector<OpPlan> plans;
   // Names for the bounds checks' messages, made once per unit instead of once per tile.
-  std::vector<std::string> input_names, store_names, write_names;
-  for (const int x : u.ext_inputs) input_names.push_back(value_name(x));
-  for (const int v : u.stores) store_names.push_back(value_name(v));
-  for (const int w : u.writes) write_names.push_back(value_name(k_.stmts[w].dst));
   for_each_tile(r, S.shape, T, [&](const std::int64_t* off, const std::int64_t* len) {
     // The tile computes on the part some delivered value has valid; nothing valid: no task.
     std::int64_t E[kMaxRank], ext[kMaxRank];
@@ -145,7 +141,7 @@ void EmitContext::emit_group(const Unit& u) {
           reg.offset_elems += off[k] * src.stride[kx];
         }
       }
-      load(tb, loc_idx, reg, as_wide ? xv.wide_storage : xv.storage, input_names[xi], u.loc);
+      load(tb, loc_idx, reg, as_wide ? xv.wide_storage : xv.storage, named(x), u.loc);
       // A trailing size-1 axis read against a wider one: without combine_axis PyPTO's vector
       // unit first expands the operand to the tile's shape (expand_clone), with it the op
       // reads a brcb'd 32 B per row in place (a pass this model leaves out).
@@ -230,14 +226,14 @@ void EmitContext::emit_group(const Unit& u) {
       for (int k = 0; k < r; ++k) ext[k] = std::min(E[k], vals_[v].valid[k] - off[k]);
       const RtVal& sv = vals_[v];
       if (sv.has_region) {
-        store(tb, narrow(v), sub_region(sv, off, ext, r), sv.storage, store_names[si], u.loc);
+        store(tb, narrow(v), sub_region(sv, off, ext, r), sv.storage, named(v), u.loc);
       }
       if (sv.has_wide) {
         RtVal w = sv;
         w.region = sv.wide_region;
         const int l = wide_of[index[v]];
         NPU_CHECK(l >= 0, "stored fp32 copy without an fp32 tile: " + value_name(v));
-        store(tb, l, sub_region(w, off, ext, r), sv.wide_storage, store_names[si], u.loc);
+        store(tb, l, sub_region(w, off, ext, r), sv.wide_storage, named(v), u.loc);
       }
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
@@ -246,7 +242,7 @@ void EmitContext::emit_group(const Unit& u) {
       for (int k = 0; k < r; ++k) ext[k] = clamp0(std::min(E[k], src.valid[k] - off[k]));
       GlobalRegion reg;
       if (write_region(w, woffs[wi].data(), off, ext, &reg)) {
-        store(tb, narrow(w.src), reg, vals_[w.dst].storage, write_names[wi], w.loc);
+        store(tb, narrow(w.src), reg, vals_[w.dst].storage, named(w.dst), w.loc);
       }
     }
     commit(tb, u, common::CoreType::kAiv, full, 1);

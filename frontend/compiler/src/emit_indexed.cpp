@@ -115,7 +115,7 @@ void EmitContext::emit_indexed(const Unit& u) {
       }
       TaskBuilder& tb = new_task();
       const int ls = tb.local(sd, rs, E);
-      load(tb, ls, sub_region(src, off, E, rs), src.storage, value_name(sin), u.loc);
+      load(tb, ls, sub_region(src, off, E, rs), src.storage, named(sin), u.loc);
       GlobalRegion ireg = ix.region;
       ireg.rank = static_cast<std::uint8_t>(rs - 1);
       for (int k = 0; k < rs - 1; ++k) {
@@ -128,7 +128,7 @@ void EmitContext::emit_indexed(const Unit& u) {
         ireg.stride[k] = 0;
       }
       const int li = tb.local(id, std::max(rs - 1, 1), E);
-      load(tb, li, ireg, ix.storage, value_name(iin), u.loc);
+      load(tb, li, ireg, ix.storage, named(iin), u.loc);
       std::int64_t bytes_rows = 1;
       for (int k = 0; k < rs; ++k) bytes_rows *= E[k];
       for (const Dest& d : dests) {
@@ -182,7 +182,7 @@ void EmitContext::emit_indexed(const Unit& u) {
       XL[k] = k == a ? x.valid[a] : clamp0(std::min(E[k], x.valid[k] - off[k]));
     }
     const int lx = tb.local(xd, r, XE);
-    load(tb, lx, sub_region(x, off, XL, r), x.storage, value_name(xin), u.loc);
+    load(tb, lx, sub_region(x, off, XL, r), x.storage, named(xin), u.loc);
     const int lout = tb.local(xd, r, gather ? E : XE);
     TileInstr in;
     in.op = opcode_of(st.op);
@@ -193,7 +193,7 @@ void EmitContext::emit_indexed(const Unit& u) {
       std::int64_t IL[kMaxRank];
       for (int k = 0; k < r; ++k) IL[k] = clamp0(std::min(E[k], ix.valid[k] - off[k]));
       const int li = tb.local(id, r, E);
-      load(tb, li, sub_region(ix, off, IL, r), ix.storage, value_name(iin), u.loc);
+      load(tb, li, sub_region(ix, off, IL, r), ix.storage, named(iin), u.loc);
       in.src[1] = li;
       tb.p.instrs.push_back(in);
     } else {
@@ -206,7 +206,7 @@ void EmitContext::emit_indexed(const Unit& u) {
       }
       if (any) {
         const int li = tb.local(id, r, IE);
-        load(tb, li, sub_region(ix, off, IE, r), ix.storage, value_name(iin), u.loc);
+        load(tb, li, sub_region(ix, off, IE, r), ix.storage, named(iin), u.loc);
         in.src[1] = li;
         in.accumulate = static_cast<std::uint8_t>(st.scatter_reduce);
         const Operand& so = st.inputs[2];
@@ -216,7 +216,7 @@ void EmitContext::emit_indexed(const Unit& u) {
           std::int64_t SL[kMaxRank];
           for (int k = 0; k < r; ++k) SL[k] = clamp0(std::min(IE[k], s.valid[k] - off[k]));
           const int lsrc = tb.local(xd, r, IE);
-          load(tb, lsrc, sub_region(s, off, SL, r), s.storage, value_name(so.value), u.loc);
+          load(tb, lsrc, sub_region(s, off, SL, r), s.storage, named(so.value), u.loc);
           in.src[2] = lsrc;
         } else {
           in.scalar_operand = 4;
@@ -232,7 +232,7 @@ void EmitContext::emit_indexed(const Unit& u) {
         tb.p.instrs.push_back(c);
       }
     }
-    if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
+    if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, named(st.out), u.loc);
     store_writes(tb, lout, u, woffs, off, E);
     commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, r), 1);
   });
@@ -251,7 +251,7 @@ void EmitContext::emit_load_elems(const Unit& u, bool need_out,
   const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
   // The whole source: its elements numbered in row-major order of its shape.
   const GlobalRegion whole = sub_region(x, zero, x.shape, x.rank);
-  check_bounds(whole, x.storage, value_name(xin), u.loc, false);
+  check_bounds(whole, x.storage, named(xin), u.loc, false);
   std::int64_t T[kMaxRank];
   tile_sizes(st.vec_tile, r, T);
   for_each_valid_tile(r, y.shape, y.valid, T, [&](const std::int64_t* off, const std::int64_t* E) {
@@ -262,7 +262,7 @@ void EmitContext::emit_load_elems(const Unit& u, bool need_out,
       n *= E[k];
     }
     const int li = tb.local(id, r, E);
-    load(tb, li, sub_region(ix, off, IL, r), ix.storage, value_name(iin), u.loc);
+    load(tb, li, sub_region(ix, off, IL, r), ix.storage, named(iin), u.loc);
     const int lout = tb.local(xd, r, E);
     TileInstr in;
     in.op = TileOpcode::kGatherElems;
@@ -291,7 +291,7 @@ void EmitContext::emit_load_elems(const Unit& u, bool need_out,
       }
       if (dense) tb.acc.push_back(Access{stand, false, true, 0, 0, x.storage.no_l2});
     }
-    if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, value_name(st.out), u.loc);
+    if (need_out) store(tb, lout, sub_region(y, off, E, r), y.storage, named(st.out), u.loc);
     store_writes(tb, lout, u, woffs, off, E);
     commit(tb, u, common::CoreType::kAiv, covers_tile(E, T, r), 1);
   });

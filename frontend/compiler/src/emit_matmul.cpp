@@ -189,7 +189,7 @@ int EmitContext::matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st,
       r.stride[1] *= 2;
     }
     const int l = tb.local(d, 2, shape);
-    load(tb, l, r, v.storage, value_name(vi), u.loc);
+    load(tb, l, r, v.storage, named(vi), u.loc);
     // A broadcast row is read once, not once per tile row.
     if (!region_empty(r)) tb.acc.back().r.shape[0] = 1;
     return l;
@@ -339,11 +339,11 @@ void EmitContext::emit_matmul(const Unit& u) {
       const GlobalRegion ra =
           region_2d(a.region, a_rows, kL, am, ak,
                     a_off + m0 * a.region.stride[am] + k0 * a.region.stride[ak]);
-      load(tb, la, ra, a.storage, value_name(ai), u.loc);
+      load(tb, la, ra, a.storage, named(ai), u.loc);
       const GlobalRegion rb =
           region_2d(b.region, kL, b_cols, bk, bn,
                     b_off + k0 * b.region.stride[bk] + n0 * b.region.stride[bn]);
-      load(tb, lb, rb, b.storage, value_name(bi), u.loc);
+      load(tb, lb, rb, b.storage, named(bi), u.loc);
       if (st.trans_mode != 0) {
         // trans_mode: fp32 operands enter the cube as TF32.
         for (const int l : {la, lb}) {
@@ -408,14 +408,14 @@ void EmitContext::emit_matmul(const Unit& u) {
     }
     tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {
-      store(tb, lout, last_two_axes(sub_region(y, off, ext, R), R), y.storage, value_name(st.out),
+      store(tb, lout, last_two_axes(sub_region(y, off, ext, R), R), y.storage, named(st.out),
             u.loc);
     }
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
       GlobalRegion reg;
       if (!write_region(w, woffs[wi].data(), off, ext, &reg)) continue;
-      store(tb, lout, last_two_axes(reg, R), vals_[w.dst].storage, value_name(w.dst), w.loc);
+      store(tb, lout, last_two_axes(reg, R), vals_[w.dst].storage, named(w.dst), w.loc);
     }
     // The FixPipe writes the result's rows one by one.
     for (Access& x : tb.acc) {

@@ -262,7 +262,7 @@ void EmitContext::emit_reduce(const Unit& u) {
       const std::int64_t first[kMaxRank] = {0, 0, 0, 0};
       GlobalRegion lreg = x_region(first);
       for (const int a : red) lreg.shape[a] = x.valid[a];
-      load(tb, lin, lreg, x_wide ? x.wide_storage : x.storage, value_name(xin), u.loc);
+      load(tb, lin, lreg, x_wide ? x.wide_storage : x.storage, named(xin), u.loc);
     } else {
       lin = combine_chunks(tb, u, red, nchunks, pair, ld, pd, r, in_shape, chunk, x_region,
                            x_wide ? x.wide_storage : x.storage, value_name(xin));
@@ -278,7 +278,7 @@ void EmitContext::emit_reduce(const Unit& u) {
     tb.p.instrs.push_back(in);
     int lout = in.dst;
     if (out_wide) {
-      store(tb, lwide, wreg, y.wide_storage, value_name(st.out), u.loc);
+      store(tb, lwide, wreg, y.wide_storage, named(st.out), u.loc);
       if (need_out || !u.writes.empty()) {
         lout = tb.local(yd, r, out_shape);
         TileInstr c;
@@ -288,10 +288,10 @@ void EmitContext::emit_reduce(const Unit& u) {
         tb.p.instrs.push_back(c);
       }
     }
-    if (need_out) store(tb, lout, sreg, y.storage, value_name(st.out), u.loc);
+    if (need_out) store(tb, lout, sreg, y.storage, named(st.out), u.loc);
     for (std::size_t wi = 0; wi < u.writes.size(); ++wi) {
       const Stmt& w = k_.stmts[u.writes[wi]];
-      store(tb, lout, wregs[wi], vals_[w.dst].storage, value_name(w.dst), w.loc);
+      store(tb, lout, wregs[wi], vals_[w.dst].storage, named(w.dst), w.loc);
     }
     if (scan && !sort) check_scan_ub(tb, u, st);
     bool full = true;

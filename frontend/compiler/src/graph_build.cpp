@@ -67,16 +67,20 @@ void Instance::build_graph(Launch& l) {
     deps.begin_task(static_cast<std::uint32_t>(t), roots_[tr.root].dt);
     each_access(tr, [&](const Access& x) {
       NPU_CHECK(x.r.buffer <= nT, "unpatched region in task " + std::to_string(t));
-      for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
-        NPU_CHECK(off + bytes <= buffer_bytes[x.r.buffer], "task " + std::to_string(t) +
-                                                               " touches bytes outside buffer " +
-                                                               std::to_string(x.r.buffer));
-        if (x.write)
-          deps.write(x.r.buffer, off, bytes);
-        else
-          deps.read(x.r.buffer, off, bytes);
-        ++segments;
-      });
+      // A tile's rows at a time: the first and the last row bound them all.
+      for_each_segment_run(
+          x.r, [&](std::uint64_t off, std::uint64_t bytes, std::int64_t pitch, std::int64_t count) {
+            const std::uint64_t last = off + static_cast<std::uint64_t>(pitch * (count - 1));
+            NPU_CHECK(
+                off + bytes <= buffer_bytes[x.r.buffer] && last + bytes <= buffer_bytes[x.r.buffer],
+                "task " + std::to_string(t) + " touches bytes outside buffer " +
+                    std::to_string(x.r.buffer));
+            if (x.write)
+              deps.write_rows(x.r.buffer, off, bytes, pitch, count);
+            else
+              deps.read_rows(x.r.buffer, off, bytes, pitch, count);
+            segments += static_cast<std::uint64_t>(count);
+          });
     });
     preds.insert(preds.end(), deps.preds().begin(), deps.preds().end());
     pred_begin.push_back(static_cast<std::uint32_t>(preds.size()));
@@ -100,7 +104,7 @@ void Instance::build_graph(Launch& l) {
   b.graph().succ.reserve(succ.size());
   std::vector<std::uint32_t> first_of_dt;
   std::vector<std::uint32_t> dt_of_task(n);
-  std::vector<sched::MemAccess> ranges;  // one task's, added in one call
+  std::vector<sched::MemAccess> rows;  // a task's memory ranges, added at once
   for (std::size_t t = 0; t < n; ++t) {
     const TaskRec& tr = tasks_[t];
     const RootRec& root = roots_[tr.root];
@@ -117,16 +121,21 @@ void Instance::build_graph(Launch& l) {
     task.parallel_group = root.pgroup;
     b.add_task(task);
     for (std::uint32_t e = succ_begin[t]; e < succ_begin[t + 1]; ++e) b.add_successor(succ[e]);
-    ranges.clear();
+    rows.clear();
     each_access(tr, [&](const Access& x) {
       if (!x.priced) return;
       const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
-      moved_ranges(x, [&](std::uint64_t off, std::uint64_t bytes, std::uint32_t burst) {
-        ranges.push_back(sched::MemAccess{base + off, static_cast<std::uint32_t>(bytes),
-                                          x.write ? 1u : 0u, burst, x.no_l2 ? 1u : 0u});
+      moved_runs(x, [&](std::uint64_t first, std::uint64_t bytes, std::uint32_t burst,
+                        std::int64_t pitch, std::int64_t count) {
+        sched::MemAccess m{base + first, static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u,
+                           burst, x.no_l2 ? 1u : 0u};
+        for (std::int64_t i = 0; i < count; ++i) {
+          rows.push_back(m);
+          m.addr += static_cast<std::uint64_t>(pitch);
+        }
       });
     });
-    b.add_memory(ranges.data(), ranges.size());
+    b.add_memory(rows.data(), rows.size());
   }
   bool merged = false;
   for (const TaskRec& tr : tasks_) merged = merged || tr.members > 1;

@@ -217,6 +217,22 @@ inline void for_each_valid_tile(int rank, const std::int64_t* shape, const std::
 // tasks emitted so far and the root they go to, and the helpers that build tasks (values and
 // storage, loads and stores with bounds checks, absorbed writes, commit). emit_context.cpp
 // holds the helpers and the dispatch of a unit to its family's emitter.
+// What a region belongs to, named in a message only when one is raised (a name string per
+// tile load and store of every task cost more than the check it serves): a string, or an IR
+// value (EmitContext::value_name).
+struct NameOf {
+  NameOf(const std::string& s) : text(&s) {}  // NOLINT(google-explicit-constructor)
+  NameOf(const char* s) : literal(s) {}       // NOLINT(google-explicit-constructor)
+  static NameOf value(int v) {
+    NameOf n("");
+    n.value_id = v;
+    return n;
+  }
+  const std::string* text = nullptr;
+  const char* literal = nullptr;
+  int value_id = -1;
+};
+
 class EmitContext {
  public:
   EmitContext(const Kernel& k, const std::vector<LaunchTensor>& tensors,
@@ -236,6 +252,8 @@ class EmitContext {
   // False when the unit has nothing to emit (the output is neither materialised nor written).
   bool make_output(const Unit& u, int out);
   std::string value_name(int value) const;
+  std::string value_name(const NameOf& n) const;
+  static NameOf named(int value) { return NameOf::value(value); }
 
   // ---- units ----
   // Emits the tasks of unit u (any kind but kLoop) into the open root.
@@ -311,10 +329,10 @@ class EmitContext {
   // Loads region r into `local`; a region smaller than the local (a prefix box) leaves the
   // rest of it at `pad` (zero, or a reduction's identity).
   void load(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-            const std::string& name, const std::string& loc, double pad = 0.0);
+            const NameOf& name, const std::string& loc, double pad = 0.0);
   void store(TaskBuilder& tb, int local, const GlobalRegion& r, const Storage& st,
-             const std::string& name, const std::string& loc);
-  void check_bounds(const GlobalRegion& r, const Storage& st, const std::string& name,
+             const NameOf& name, const std::string& loc);
+  void check_bounds(const GlobalRegion& r, const Storage& st, const NameOf& name,
                     const std::string& loc, bool write) const;
   // Destination region of absorbed write w for a tile at `off` of extent `ext` of its source.
   bool write_region(const Stmt& w, const std::int64_t* woff, const std::int64_t* off,

@@ -24,6 +24,17 @@ struct GlobalMemory {
 struct ExecScratch {
   std::vector<std::vector<double>> tiles;
   std::vector<std::uint8_t> written;  // per local: written yet by this task's program
+  // fp32 locals the exact float kernels wrote are held as floats until another op reads them.
+  std::vector<std::vector<float>> float_tiles;
+  // Per local: which copies hold its values, kHeldDoubles (tiles) and/or kHeldFloats, and
+  // kHeldUnchecked: the floats are as loaded from memory, perhaps with a NaN. kHeldRows alone:
+  // an fp32 load not copied yet; its rows are read in place where they are used.
+  std::vector<std::uint8_t> held;
+  static constexpr std::uint8_t kHeldDoubles = 1, kHeldFloats = 2, kHeldUnchecked = 4,
+                                kHeldRows = 8;
+  // Per local held as kHeldRows: the kLoad instruction it came from.
+  std::vector<std::uint32_t> rows_of;
+  std::vector<float> float_spare;     // a float op's result before it replaces its dst's floats
   std::vector<double> row;            // one converted row of a kStore
   std::vector<std::int64_t> int_acc;  // exact accumulators of integer kReduceSum
 };
