@@ -277,7 +277,17 @@ def test_fp32_cube_tiles_need_32_bytes_not_16_elements():
      "(cores.l0c_kib of chip a2)"),
 ])
 def test_cube_tiles_breaking_pyptos_rules_name_the_rule(cube, text):
-    a, b = torch.zeros(64, 128, dtype=torch.float16), torch.zeros(128, 96, dtype=torch.float16)
+    # Operands as large as the tiles: a tile is measured at most at its operand's size.
+    a, b = torch.zeros(256, 128, dtype=torch.float16), torch.zeros(128, 256, dtype=torch.float16)
     with pytest.raises(pypto.PyptoValueError) as e:
-        mm_kernel(cube)(a, b, torch.zeros(64, 96))
+        mm_kernel(cube, 256, 128, 256)(a, b, torch.zeros(256, 256))
     assert "matmul: the cube tile" in str(e.value) and text in str(e.value)
+
+
+def test_cube_tile_larger_than_its_operand_is_measured_at_the_operand():
+    # PyPTO's flash attention model: m=[128, 512], k=[256, 512] on a 320 x 320 bf16 operand
+    # (512 x 512 + 64 x 512 elements would exceed L1; 320 x 320 + 64 x 320 do not).
+    a, b = rand((320, 320), torch.bfloat16), rand((320, 64), torch.bfloat16, seed=1)
+    c = torch.zeros(320, 64)
+    mm_kernel(([128, 512], [256, 512], [64, 64]), 320, 320, 64, pt=pypto.DT_BF16)(a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-5, atol=1e-4)
