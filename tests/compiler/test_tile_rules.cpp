@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tile rules the compiler checks (UB, PyPTO's reduction and cube tile rules) and PyPTO's
 // tiling of a reduction along its reduced axis.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -76,14 +77,21 @@ TEST_CASE("a reduction cuts its reduced axis by the vec tile and folds the chunk
   }
 }
 
-TEST_CASE("PyPTO's reduction rules: 64 KB tiles, a 32-byte last axis", "[compiler]") {
+TEST_CASE("PyPTO's reduction rules: 64 KB tiles warned, a 32-byte last axis", "[compiler]") {
   Host h;
   h.add("x", DType::kFp32, {2, 40000});
   h.add("y", DType::kFp32, {2, 1});
-  CHECK_THROWS_WITH(make(sum_ir(40000, 16384), h),
-                    Contains("r.py:4: sum: the reduction tile 2x16384 fp32 is 131072 bytes") &&
-                        Contains("above PyPTO's limit of 65536 bytes (64 KiB)"));
-  CHECK_NOTHROW(make(sum_ir(40000, 8192), h));
+  // PyPTO's pages give 64 KB, its own kernels exceed it: a warning, once per op; UB bounds it.
+  const Launch big = make(sum_ir(40000, 16384), h);
+  const auto warned = std::count_if(big.log.begin(), big.log.end(), [](const std::string& l) {
+    return l.find("warning: r.py:4: sum: the reduction tile 2x16384 fp32 is 131072 bytes") == 0 &&
+           l.find("above the 65536 bytes (64 KiB) PyPTO's operation pages give") !=
+               std::string::npos;
+  });
+  CHECK(warned == 1);
+  const Launch fits = make(sum_ir(40000, 8192), h);
+  CHECK(std::none_of(fits.log.begin(), fits.log.end(),
+                     [](const std::string& l) { return l.rfind("warning:", 0) == 0; }));
   CHECK_THROWS_WITH(make(sum_ir(40000, 1001), h),
                     Contains("r.py:4: sum: the vec tile's last size 1001 x 4 bytes (fp32) = 4004 "
                              "bytes is not a multiple of 32"));

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -368,6 +369,7 @@ class EmitContext {
   std::vector<std::string> labels_;  // semantic labels of the emitted tasks (TaskRec::label)
   std::unordered_map<std::string, std::uint32_t> kernel_ids_;
   std::vector<std::string> log_;
+  std::set<std::string> reduce_tile_warned_;  // op locations told of the 64 KB reduction page
   std::uint64_t tile_ops_ = 0;
   LeafCyclesMemo leaf_cycles_{chip_};  // each distinct leaf of the launch priced once
   std::uint64_t iterations_ = 0;       // loop iterations built: Ctrl-C is polled every 1024
