@@ -375,7 +375,12 @@ bool unary_values(TileOpcode op, double* y, const Operand& a, std::int64_t n, DT
     case TileOpcode::kRsqrt: run_unary(y, a, n, [](double v) { return 1.0 / std::sqrt(v); }); break;
     case TileOpcode::kReciprocal: run_unary(y, a, n, [](double v) { return 1.0 / v; }); break;
     case TileOpcode::kSigmoid:
-      run_unary(y, a, n, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+      // torch and the vector unit compute 1 / (1 + exp(-x)) in fp32: an exp that overflows
+      // fp32 (x below -88.72) gives 0, not the exact subnormal.
+      run_unary(y, a, n, [](double v) {
+        const double e = std::exp(-v);
+        return std::isinf(static_cast<float>(e)) ? 0.0 : 1.0 / (1.0 + e);
+      });
       break;
     case TileOpcode::kTanh: run_unary(y, a, n, [](double v) { return std::tanh(v); }); break;
     case TileOpcode::kFloor: run_unary(y, a, n, [](double v) { return std::floor(v); }); break;

@@ -225,7 +225,11 @@ atexit.register(_wait_reports_at_exit)
 def _log(lines) -> None:
     log = logging.getLogger("pypto")
     for line in lines:
-        log.info("%s", line)
+        # The compiler marks what breaks a documented PyPTO limit but still runs.
+        if line.startswith("warning: "):
+            log.warning("%s", line[len("warning: "):])
+        else:
+            log.info("%s", line)
 
 
 class DeviceBackend(Backend):

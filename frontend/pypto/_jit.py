@@ -298,6 +298,10 @@ class JitKernel:
         self.use_cache = use_cache
         self.fn = fn
         functools.update_wrapper(self, fn)
+        #: PyPTO's older ``@pypto.jit`` form (a tensor parameter without annotation) looks its
+        #: compiled kernels up by the tensors alone, as its KernelModule matches dtype, format
+        #: and shape only: a call with other non-tensor values reuses the kernel traced first.
+        self._old_form = False
         self._params = self._classify(fn)
         self._return_anns = self._return_annotations(fn)
         self._tensor_params = [p for p in self._params if p.is_tensor]
@@ -360,6 +364,7 @@ class JitKernel:
                     and (self._untyped_limit is None
                          or sum(q.is_tensor for q in params) < self._untyped_limit)):
                 ann, is_tensor = Tensor, True
+                self._old_form = True
             if ann is Tensor:
                 ann = TensorAnnotation()  # bare class: any shape, dtype from torch
             positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -738,7 +743,8 @@ class JitKernel:
                 for n, c in zip(self.fn.__code__.co_freevars, self.fn.__closure__))
         return (
             tuple((s.dtype.name, s.format.name, s.dims, s.device) for s in specs),
-            tuple((p.name, _freeze(values[p.name])) for p in self._nontensor_params),
+            () if self._old_form else tuple(
+                (p.name, _freeze(values[p.name])) for p in self._nontensor_params),
             globals_key,
             closure_key,
             self._options_key,
@@ -984,7 +990,10 @@ def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
     """``@pypto.jit``: :func:`jit` with PyPTO's older kernel form as well, whose tensor
     parameters carry no annotation (``def add(a, b, c)``, called with torch tensors or
     :func:`pypto.from_torch` handles): a leading un-annotated parameter without a default is
-    a tensor of any shape and dtype. Annotated kernels behave exactly as under
+    a tensor of any shape and dtype. As PyPTO's kernel module of that form does, such a
+    kernel is looked up by its tensors' dtype, format and shape alone: a later call with the
+    same tensors and other non-tensor values (or none, taking the defaults) runs the kernel
+    traced with the first values. Annotated kernels behave exactly as under
     ``@pypto.frontend.jit``. ``infer_controlflow_shape`` (PyPTO's callable naming the input
     shapes whose control-flow caches to build ahead on the board) is accepted and kept as the
     kernel's attribute of that name; the simulator has no such cache to fill."""

@@ -64,3 +64,35 @@ def test_from_torch_marks_dynamic_axes_and_checks_its_input():
 
     with pytest.raises(pypto.error.FeError, match="inside a kernel"):
         k(torch.zeros(4))
+
+
+def test_untyped_kernel_is_looked_up_by_its_tensors_alone():
+    # PyPTO's test_onboard calls such a kernel again without its tiling: the board's kernel
+    # module reuses the kernel compiled for the same tensors instead of tracing None.
+    @pypto.jit(runtime_options=SIM)
+    def twice(a, b, tiling=None):
+        pypto.set_vec_tile_shapes(tiling, tiling)
+        b[:] = a + a
+
+    a, b = torch.randn(32, 32), torch.zeros(32, 32)
+    twice(pypto.from_torch(a, "IN"), pypto.from_torch(b, "OUT"), 16)
+    c, d = torch.randn(32, 32), torch.zeros(32, 32)
+    twice(pypto.from_torch(c, "IN"), pypto.from_torch(d, "OUT"))
+    assert torch.equal(b, a + a) and torch.equal(d, c + c)
+    assert twice.compile_count == 1
+    e, f = torch.randn(16, 32), torch.zeros(16, 32)
+    twice(e, f, 8)  # other shapes: traced again, with this call's tiling
+    assert torch.equal(f, e + e) and twice.compile_count == 2
+
+
+def test_annotated_kernels_still_key_on_their_non_tensor_values():
+    @pypto.jit(runtime_options=SIM)
+    def scaled(x: pypto.Tensor([8, 8], pypto.DT_FP32), y: pypto.Tensor([8, 8], pypto.DT_FP32),
+               factor=2.0):
+        pypto.set_vec_tile_shapes(8, 8)
+        y[:] = x * factor
+
+    x, y = torch.randn(8, 8), torch.zeros(8, 8)
+    scaled(x, y, 3.0)
+    scaled(x, y, 4.0)
+    assert torch.allclose(y, x * 4.0) and scaled.compile_count == 2

@@ -53,7 +53,8 @@ std::uint64_t ceil_align(std::int64_t v, std::int64_t a) {
 
 }  // namespace
 
-void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d) const {
+void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d,
+                                  std::int64_t M, std::int64_t K, std::int64_t N) const {
   // PyPTO's rules for set_cube_tile_shapes (docs/zh/api/config/pypto-set_cube_tile_shapes.md),
   // checked where the operand dtype is known, as PyPTO's matmul checks them.
   const CubeTile& c = st.cube;
@@ -102,7 +103,13 @@ void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType
                       " elements = " + std::to_string(al.v * eb) + " bytes" + fix);
   }
   // 3. Space: each tile, its sizes rounded up to 16 (32 for 8-bit operands), fits its buffer.
+  // A tile larger than its operand holds only the operand (PyPTO's flash attention sets
+  // m=[128, 512], k=[256, 512] for a 320 x 320 operand).
   const std::int64_t ra = eb == 1 ? 32 : 16;
+  const std::int64_t m_l0 = std::min(c.m[0], M), k_l0 = std::min(c.k[0], K);
+  const std::int64_t n_l0 = std::min(c.n[0], N), m_l1 = std::min(c.m[1], M);
+  const std::int64_t ka_l1 = std::min(c.k[1], K), kb_l1 = std::min(c.k[2], K);
+  const std::int64_t n_l1 = std::min(c.n[1], N);
   const std::uint64_t ab = model::dtype_bytes(acc_d);
   const std::string rs = std::to_string(ra);
   const std::string an = "sizeof(" + std::string(model::to_string(ad)) + ")";
@@ -112,22 +119,22 @@ void EmitContext::check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType
   const auto mul = [](std::uint64_t a, std::uint64_t b, std::uint64_t e) {
     return std::to_string(a) + " x " + std::to_string(b) + " x " + std::to_string(e);
   };
-  const std::uint64_t m0 = ceil_align(c.m[0], ra), k0 = ceil_align(c.k[0], ra);
-  const std::uint64_t n0 = ceil_align(c.n[0], ra), m1 = ceil_align(c.m[1], ra);
-  const std::uint64_t k1a = ceil_align(c.k[1], ra), k1b = ceil_align(c.k[2], ra);
-  const std::uint64_t n1 = ceil_align(c.n[1], ra);
+  const std::uint64_t m0 = ceil_align(m_l0, ra), k0 = ceil_align(k_l0, ra);
+  const std::uint64_t n0 = ceil_align(n_l0, ra), m1 = ceil_align(m_l1, ra);
+  const std::uint64_t k1a = ceil_align(ka_l1, ra), k1b = ceil_align(kb_l1, ra);
+  const std::uint64_t n1 = ceil_align(n_l1, ra);
   const BufferNeed needs[] = {
       {"L0A", "cores.l0a_kib", chip_.cores.l0a_kib, m0 * k0 * eb,
-       dim("mL0", c.m[0]) + " x " + dim("kL0", c.k[0]) + " x " + an, mul(m0, k0, eb)},
+       dim("mL0", m_l0) + " x " + dim("kL0", k_l0) + " x " + an, mul(m0, k0, eb)},
       {"L0B", "cores.l0b_kib", chip_.cores.l0b_kib, n0 * k0 * eb,
-       dim("nL0", c.n[0]) + " x " + dim("kL0", c.k[0]) + " x " + an, mul(n0, k0, eb)},
+       dim("nL0", n_l0) + " x " + dim("kL0", k_l0) + " x " + an, mul(n0, k0, eb)},
       {"L0C", "cores.l0c_kib", chip_.cores.l0c_kib, m0 * n0 * ab,
-       dim("mL0", c.m[0]) + " x " + dim("nL0", c.n[0]) + " x sizeof(" +
+       dim("mL0", m_l0) + " x " + dim("nL0", n_l0) + " x sizeof(" +
            std::string(model::to_string(acc_d)) + ")",
        mul(m0, n0, ab)},
       {"L1", "cores.l1_kib", chip_.cores.l1_kib, (m1 * k1a + n1 * k1b) * eb,
-       dim("mL1", c.m[1]) + " x " + dim("kL1", c.k[1]) + " x " + an + " + " + dim("nL1", c.n[1]) +
-           " x " + dim("kL1", c.k[2]) + " x " + an,
+       dim("mL1", m_l1) + " x " + dim("kL1", ka_l1) + " x " + an + " + " + dim("nL1", n_l1) +
+           " x " + dim("kL1", kb_l1) + " x " + an,
        mul(m1, k1a, eb) + " + " + mul(n1, k1b, eb)},
   };
   check_buffer_needs(std::begin(needs), std::end(needs), where, fix);
@@ -275,7 +282,7 @@ void EmitContext::emit_matmul(const Unit& u) {
   if (st.conv.c0 > 0) {
     check_conv_tile(u, st, ad);
   } else {
-    check_cube_tile(u, st, ad, acc_d);
+    check_cube_tile(u, st, ad, acc_d, M, K, N);
   }
   const DType yd = k_.values[st.out].dtype;
   // Elements past a valid extent are padding: they would contribute zeros, so the K loop

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -276,7 +277,9 @@ class EmitContext {
   // Throws ConfigError (the kernel line, the rule, the values and, for a buffer, its size and
   // chip key) when matmul st's cube tile breaks one of PyPTO's set_cube_tile_shapes rules for
   // operands of dtype ad and an accumulator of acc_d: L1/L0 relation, alignment, buffer space.
-  void check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d) const;
+  // M, K, N: the operands' extents, which bound the tiles the space rule measures.
+  void check_cube_tile(const Unit& u, const Stmt& st, DType ad, DType acc_d, std::int64_t M,
+                       std::int64_t K, std::int64_t N) const;
   // Throws ConfigError (the kernel line, the rule, the values, the buffer's size and chip key)
   // when conv st's tiles break one of PyPTO's set_conv_tile_shapes buffer rules (L0A, L0B,
   // L0C, L1) for operands of dtype ad. emit_conv.cpp.
@@ -400,6 +403,7 @@ class EmitContext {
   std::unordered_map<std::string, std::uint32_t> kernel_ids_;
   std::uint32_t last_kernel_id_ = 0;  // commit()'s last kernel (an index into kernel_names_)
   std::vector<std::string> log_;
+  std::set<std::string> reduce_tile_warned_;  // op locations told of the 64 KB reduction page
   std::uint64_t tile_ops_ = 0;
   TaskBuilder builder_;                // new_task()'s
   std::vector<int> value_index_;       // emit_group's numbering of its values; -1 elsewhere
