@@ -91,6 +91,21 @@ def test_matmul_bias(pt, bias_pt):
     check(out, x.double() @ w.double() + bias.double())
 
 
+def test_matmul_one_dimensional_bias():
+    # PyPTO's model kernels (fused_swiglu) pass a [N] bias: the [1, N] its docs name.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def linear(x: pypto.Tensor((32, 64), F16), w: pypto.Tensor((64, 48), F16),
+               bias: pypto.Tensor((48,), F32), out: pypto.Tensor((32, 48), F32)):
+        pypto.set_cube_tile_shapes([32, 32], [32, 64], [16, 48])
+        out[:] = pypto.matmul(x, w, F32, extend_params={"bias_tensor": bias})
+
+    x, w = rand((32, 64), torch.float16, 3), rand((64, 48), torch.float16, 4)
+    bias = rand((48,), torch.float32, 5)
+    out = torch.zeros(32, 48)
+    linear(x, w, bias, out)
+    check(out, x.double() @ w.double() + bias.double())
+
+
 def test_matmul_bias_relu_epilogue():
     @pypto.frontend.jit(runtime_options=SIM)
     def linear_relu(x: pypto.Tensor((32, 64), F16), w: pypto.Tensor((64, 32), F16),

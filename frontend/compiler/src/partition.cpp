@@ -444,13 +444,16 @@ class Partitioner {
 
 std::uint64_t estimate_latency(const TaskProgram& p) {
   std::uint64_t total = 0;
+  // Each local's bytes once: an instruction reads up to three of them.
+  std::vector<std::uint64_t> local_bytes(p.locals.size());
+  for (std::size_t i = 0; i < p.locals.size(); ++i) local_bytes[i] = tile_bytes(p.locals[i]);
   for (const TileInstr& in : p.instrs) {
     const TileExec ex = find_tile_op(in.op)->exec;
     std::uint64_t b = 0;
     DType d = DType::kFp32;
     const auto consider = [&](int local) {
       if (local < 0) return;
-      const std::uint64_t x = tile_bytes(p.locals[local]);
+      const std::uint64_t x = local_bytes[static_cast<std::size_t>(local)];
       if (x > b) {
         b = x;
         d = p.locals[local].dtype;
@@ -534,11 +537,13 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
         const Access& x = acc[a];
         if (x.write != (pass == 1)) continue;
         const std::uint32_t b = dense(x.r.buffer);
-        for_each_segment(x.r, [&](std::uint64_t off, std::uint64_t bytes) {
+        // A tile's rows in one call (the tracker logs a read of unwritten bytes once).
+        for_each_segment_run(x.r, [&](std::uint64_t off, std::uint64_t bytes, std::int64_t pitch,
+                                      std::int64_t count) {
           if (x.write) {
-            deps.write(b, off, bytes);
+            deps.write_rows(b, off, bytes, pitch, count);
           } else {
-            deps.read(b, off, bytes);
+            deps.read_rows(b, off, bytes, pitch, count);
           }
         });
       }

@@ -177,6 +177,9 @@ def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
         if bval.dtype not in ok:
             _fail(PyptoTypeError, api, f"bias_tensor of {av.dtype} operands must be "
                   f"{' or '.join(d.name for d in ok) or 'absent'}, got {bval.dtype}")
+        if bval.rank == 1:
+            # A [N] bias (PyPTO's model kernels pass one) is the [1, N] its docs name: a view.
+            bval = _val(_movement.reshape(bias, [1] + list(bval.shape), inplace=True), api)
         inputs.append(bval)
         attrs["bias"] = True
     st = ep.get("scale_tensor")
