@@ -47,21 +47,11 @@ std::uint64_t task_signature(const TaskRec& t, const TaskProgram& p) {
 
 class Partitioner {
  public:
-  Partitioner(RootGraph& g, const std::vector<TaskRec>& tasks, const std::vector<Access>& acc,
-              std::uint32_t first, const std::vector<std::string>& labels,
-              const PartitionOptions& opt, const model::ChipConfig& chip)
-      : g_(g),
-        tasks_(tasks),
-        acc_(acc),
-        first_(first),
-        labels_(labels),
-        opt_(opt),
-        chip_(chip),
-        uf_(g.n) {
+  Partitioner(RootGraph& g, const RootInputs& in) : g_(g), in_(in), uf_(g.n) {
     std::uint64_t total = 0;
     for (const std::uint64_t l : g_.lat) total += l;
-    budget_ = opt_.cycle_budget > 0 ? static_cast<std::uint64_t>(opt_.cycle_budget)
-                                    : automatic_cycle_budget(total);
+    budget_ = in_.opt.cycle_budget > 0 ? static_cast<std::uint64_t>(in_.opt.cycle_budget)
+                                       : automatic_cycle_budget(total);
   }
 
   UnionFind& sets() { return uf_; }
@@ -267,8 +257,8 @@ class Partitioner {
           if (max_lat(S) + r * max_lat(L) > budget_) continue;
           const bool bounds =
               gs == hs ||
-              static_cast<std::int64_t>(std::min(gs, hs)) >= opt_.parallel_lower_bound ||
-              std::min(max_lat(S), max_lat(L)) <= opt_.lower_bound;
+              static_cast<std::int64_t>(std::min(gs, hs)) >= in_.opt.parallel_lower_bound ||
+              std::min(max_lat(S), max_lat(L)) <= in_.opt.lower_bound;
           if (!bounds) continue;
           absorb(si, li, map);
         } else {
@@ -420,19 +410,12 @@ class Partitioner {
     return !topo_sets(g_, uf_).empty();
   }
 
-  void breadth_merges() {
-    merge_breadth(g_, uf_, tasks_, acc_, first_, labels_, opt_, chip_, counts, hints);
-  }
+  void breadth_merges() { merge_breadth(g_, uf_, in_, counts, hints); }
 
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 
   RootGraph& g_;
-  const std::vector<TaskRec>& tasks_;
-  const std::vector<Access>& acc_;
-  std::uint32_t first_;
-  const std::vector<std::string>& labels_;
-  const PartitionOptions& opt_;
-  const model::ChipConfig& chip_;
+  const RootInputs& in_;
   UnionFind uf_;
   std::uint64_t budget_ = 0;
   std::vector<std::vector<std::uint32_t>> classes_;
@@ -554,7 +537,8 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
   }
   position_hashes(g);
 
-  Partitioner part(g, tasks, acc, first, labels, opt, chip);
+  const RootInputs in{tasks, acc, first, labels, opt, chip};
+  Partitioner part(g, in);
   part.run();
   counts.grown = part.counts.grown;
   counts.vec_merged = part.counts.vec_merged;

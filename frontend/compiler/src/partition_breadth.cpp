@@ -24,18 +24,11 @@ constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 
 class BreadthMerger {
  public:
-  BreadthMerger(const RootGraph& g, UnionFind& uf, const std::vector<TaskRec>& tasks,
-                const std::vector<Access>& acc, std::uint32_t first,
-                const std::vector<std::string>& labels, const PartitionOptions& opt,
-                const model::ChipConfig& chip, PartitionCounts& counts, LeafHints& hints)
+  BreadthMerger(const RootGraph& g, UnionFind& uf, const RootInputs& in, PartitionCounts& counts,
+                LeafHints& hints)
       : g_(g),
         uf_(uf),
-        tasks_(tasks),
-        acc_(acc),
-        first_(first),
-        labels_(labels),
-        opt_(opt),
-        chip_(chip),
+        in_(in),
         counts(counts),
         hash_order(hints.hash_order),
         vec_class(hints.vec_class),
@@ -105,7 +98,7 @@ class BreadthMerger {
       for (const std::uint32_t i : cls) {
         for (const std::uint32_t t : members[ls[i].id]) {
           if (g_.label[t] == 0) continue;
-          const auto it = s.by_label.find(labels_[g_.label[t] - 1]);
+          const auto it = s.by_label.find(in_.labels[g_.label[t] - 1]);
           if (it != s.by_label.end()) best = std::max(best, it->second);
         }
       }
@@ -223,7 +216,7 @@ class BreadthMerger {
   }
 
   void vec_merge() {
-    const MergeSetting& s = opt_.vec_nbuffer;
+    const MergeSetting& s = in_.opt.vec_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
     const bool whole =
         s.mode == MergeSetting::Mode::kAutoWhole || s.mode == MergeSetting::Mode::kManualWhole;
@@ -234,7 +227,7 @@ class BreadthMerger {
           Runs runs;
           const auto n = static_cast<std::int64_t>(c.size());
           const std::int64_t k =
-              factor_for(s, order, auto_vec_factor(n, opt_.vec_parallel_lb), ls, c, members);
+              factor_for(s, order, auto_vec_factor(n, in_.opt.vec_parallel_lb), ls, c, members);
           if (k <= 1) return runs;
           if (whole) {
             cut(c, k, runs);
@@ -283,9 +276,10 @@ class BreadthMerger {
   std::vector<Load> loads_of(const std::vector<std::uint32_t>& tasks) const {
     std::vector<Load> out;
     for (const std::uint32_t t : tasks) {
-      const TaskRec& tr = tasks_[first_ + t];
+      const TaskRec& tr = in_.tasks[in_.first + t];
       for (std::uint32_t a = tr.acc_begin; a < tr.acc_end; ++a) {
-        if (!acc_[a].write && acc_[a].operand != 0) out.push_back(Load{acc_[a].r, acc_[a].operand});
+        if (!in_.acc[a].write && in_.acc[a].operand != 0)
+          out.push_back(Load{in_.acc[a].r, in_.acc[a].operand});
       }
     }
     return out;
@@ -298,9 +292,9 @@ class BreadthMerger {
   // members than the joiner's factor and stays within the copy-in bound; then every load of
   // the leaf names the leaf it joined (or itself). So a leaf can join another class's leaf.
   void l1_reuse() {
-    const MergeSetting& s = opt_.cube_l1_reuse;
+    const MergeSetting& s = in_.opt.cube_l1_reuse;
     if (s.mode == MergeSetting::Mode::kOff) return;
-    const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
+    const std::int64_t per_core = 2 * static_cast<std::int64_t>(in_.chip.cores.aic);
     struct Block {
       GlobalRegion r;
       std::uint32_t leaf;  // kNone: withdrawn
@@ -357,7 +351,8 @@ class BreadthMerger {
               const std::uint32_t b = on_side(x) ? block_of(x.r) : kNone;
               const std::uint32_t a = b != kNone ? blocks[b].leaf : kNone;
               if (a == kNone || (me.has_prod && ls[a].pos < me.hi_prod)) continue;
-              if (bytes[a] + bytes[i] > opt_.copyin_upper_bytes || size[a] >= max_merge) continue;
+              if (bytes[a] + bytes[i] > in_.opt.copyin_upper_bytes || size[a] >= max_merge)
+                continue;
               into = a;
               break;
             }
@@ -395,9 +390,9 @@ class BreadthMerger {
   }
 
   void cube_nbuffer() {
-    const MergeSetting& s = opt_.cube_nbuffer;
+    const MergeSetting& s = in_.opt.cube_nbuffer;
     if (s.mode == MergeSetting::Mode::kOff) return;
-    const std::int64_t per_core = 2 * static_cast<std::int64_t>(chip_.cores.aic);
+    const std::int64_t per_core = 2 * static_cast<std::int64_t>(in_.chip.cores.aic);
     merge_classes(
         common::CoreType::kAic, cube_class, counts.cube_nbuf_merged,
         [&](std::uint32_t order, const std::vector<std::uint32_t>& c, const std::vector<Leaf>& ls,
@@ -411,12 +406,13 @@ class BreadthMerger {
             for (const Load& l : loads_of(members[ls[c[0]].id])) task_bytes += region_bytes(l.r);
             if (task_bytes > 0) {
               k = std::min<std::int64_t>(
-                  k, static_cast<std::int64_t>(opt_.copyin_upper_bytes / task_bytes));
+                  k, static_cast<std::int64_t>(in_.opt.copyin_upper_bytes / task_bytes));
             }
             if (k > 1) cut(c, k, runs);
             return runs;
           }
-          if (n < opt_.vec_parallel_lb) return runs;  // PyPTO: no automatic merge of fewer than 48
+          if (n < in_.opt.vec_parallel_lb)
+            return runs;  // PyPTO: no automatic merge of fewer than 48
           const std::int64_t r = std::min(n, per_core);
           std::size_t at = 0;
           for (std::int64_t j = 0; j < r; ++j) {
@@ -432,23 +428,16 @@ class BreadthMerger {
 
   const RootGraph& g_;
   UnionFind& uf_;
-  const std::vector<TaskRec>& tasks_;
-  const std::vector<Access>& acc_;
-  std::uint32_t first_;
-  const std::vector<std::string>& labels_;
-  const PartitionOptions& opt_;
-  const model::ChipConfig& chip_;
+  const RootInputs& in_;
   PartitionCounts& counts;
   std::vector<std::uint32_t>&hash_order, &vec_class, &l1_class, &cube_class;
 };
 
 }  // namespace
 
-void merge_breadth(const RootGraph& g, UnionFind& uf, const std::vector<TaskRec>& tasks,
-                   const std::vector<Access>& acc, std::uint32_t first,
-                   const std::vector<std::string>& labels, const PartitionOptions& opt,
-                   const model::ChipConfig& chip, PartitionCounts& counts, LeafHints& hints) {
-  BreadthMerger(g, uf, tasks, acc, first, labels, opt, chip, counts, hints).run();
+void merge_breadth(const RootGraph& g, UnionFind& uf, const RootInputs& in, PartitionCounts& counts,
+                   LeafHints& hints) {
+  BreadthMerger(g, uf, in, counts, hints).run();
 }
 
 }  // namespace pypto::compiler::detail

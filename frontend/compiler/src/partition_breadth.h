@@ -46,13 +46,21 @@ struct LeafHints {
   std::vector<std::uint32_t> hash_order, vec_class, l1_class, cube_class;
 };
 
+// What the partition of one root reads besides its graph: the root's tasks (tasks[first..])
+// with their accesses, the kernel's semantic labels, the options and the chip.
+struct RootInputs {
+  const std::vector<TaskRec>& tasks;
+  const std::vector<Access>& acc;
+  std::uint32_t first;
+  const std::vector<std::string>& labels;
+  const PartitionOptions& opt;
+  const model::ChipConfig& chip;
+};
+
 // Runs the vector N-buffer merge, the cube L1 reuse and the cube N-buffer merge, in PyPTO's
-// order, on the leaves `uf` holds over `g` (the root's tasks are tasks[first..], their
-// accesses acc). Contract: `uf`'s sets form an acyclic leaf graph and stay so; every merge
-// is counted in `counts` and noted in `hints`.
-void merge_breadth(const RootGraph& g, UnionFind& uf, const std::vector<TaskRec>& tasks,
-                   const std::vector<Access>& acc, std::uint32_t first,
-                   const std::vector<std::string>& labels, const PartitionOptions& opt,
-                   const model::ChipConfig& chip, PartitionCounts& counts, LeafHints& hints);
+// order, on the leaves `uf` holds over `g`. Contract: `uf`'s sets form an acyclic leaf graph
+// and stay so; every merge is counted in `counts` and noted in `hints`.
+void merge_breadth(const RootGraph& g, UnionFind& uf, const RootInputs& in, PartitionCounts& counts,
+                   LeafHints& hints);
 
 }  // namespace pypto::compiler::detail
