@@ -48,6 +48,16 @@ LaunchOptions with_l1(const std::vector<MergeEntry>& e) {
 
 std::uint64_t tiles_of(const Launch& l, std::uint32_t t) { return l.graph.tiles[t]; }
 
+// (a @ b)[m, n] in doubles for fp32 a = iota(a_step) of [*, 32] and b = iota(b_step) of [32, cols].
+double iota_mm(std::size_t m, std::size_t n, std::size_t cols, double a_step, double b_step) {
+  double acc = 0;
+  for (std::size_t k = 0; k < 32; ++k) {
+    acc += static_cast<double>(static_cast<float>(a_step * static_cast<double>(m * 32 + k))) *
+           static_cast<double>(static_cast<float>(b_step * static_cast<double>(k * cols + n)));
+  }
+  return acc;
+}
+
 }  // namespace
 
 TEST_CASE("partition: a per-tile chain across units grows into one leaf per tile", "[partition]") {
@@ -157,12 +167,7 @@ TEST_CASE("partition: cube L1 reuse merges tiles sharing a panel, about 2 per AI
   execute(l, h);
   for (std::size_t m = 0; m < 128; m += 37) {
     for (std::size_t n = 0; n < 192; n += 29) {
-      double acc = 0;
-      for (std::size_t k = 0; k < 32; ++k) {
-        acc += static_cast<double>(static_cast<float>(0.01 * static_cast<double>(m * 32 + k))) *
-               static_cast<double>(static_cast<float>(0.02 * static_cast<double>(k * 192 + n)));
-      }
-      CHECK(h.f32(2, m * 192 + n) == Approx(acc).epsilon(1e-5));
+      CHECK(h.f32(2, m * 192 + n) == Approx(iota_mm(m, n, 192, 0.01, 0.02)).epsilon(1e-5));
     }
   }
 }
@@ -315,12 +320,7 @@ TEST_CASE("partition: the L1 reuse scan shares its block table across cube class
   execute(l, h);
   for (std::size_t m = 0; m < 128; m += 31) {
     for (std::size_t n = 0; n < 64; n += 21) {
-      double acc = 0;
-      for (std::size_t k = 0; k < 32; ++k) {
-        acc += static_cast<double>(static_cast<float>(0.01 * static_cast<double>(m * 32 + k))) *
-               static_cast<double>(static_cast<float>(0.03 * static_cast<double>(k * 64 + n)));
-      }
-      CHECK(h.f32(4, m * 64 + n) == Approx(acc + 1).epsilon(1e-5));
+      CHECK(h.f32(4, m * 64 + n) == Approx(iota_mm(m, n, 64, 0.01, 0.03) + 1).epsilon(1e-5));
     }
   }
 }
