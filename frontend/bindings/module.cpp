@@ -86,7 +86,8 @@ compiler::DType dtype_name(const py::handle& dtype) {
 }
 
 // The tensor's dtype; each dtype object's name is parsed once (torch's dtypes are singletons,
-// and each one seen is kept referenced, so its address is never another object's).
+// and each one seen is kept referenced, so its address is never another object's). The list
+// is shared by the process: safe because every caller holds the GIL.
 compiler::DType dtype_of(const py::handle& tensor) {
   static const py::handle kDtype = attr_name("dtype");
   static auto* seen = new std::vector<std::pair<PyObject*, compiler::DType>>;
