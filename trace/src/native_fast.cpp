@@ -236,7 +236,7 @@ inline Key read_key(const char* p, const char** end) {
   return static_cast<std::size_t>(h >> 56) % kTextSlots;
 }
 
-const char* RecordParser::fast_succ(const char* p) {
+inline const char* RecordParser::fast_succ(const char* p) {
   if (*p != '[') return nullptr;
   p = skip_space(p + 1);
   if (*p == ']') return p + 1;
@@ -292,7 +292,7 @@ const char* RecordParser::fast_succ(const char* p) {
   return p + 1;
 }
 
-const char* RecordParser::fast_mem(const char* p) {
+inline const char* RecordParser::fast_mem(const char* p) {
   if (*p != '[') return nullptr;
   p = skip_space(p + 1);
   if (*p == ']') return p + 1;

@@ -199,8 +199,8 @@ class RecordParser {
   const char* fast_header(const char* p);
   const char* fast_fields(const char* p, std::string_view* kernel, std::string_view* ops);
   const char* fast_value(Key k, const char* p, std::string_view* kernel, std::string_view* ops);
-  const char* fast_succ(const char* p);
-  const char* fast_mem(const char* p);
+  [[gnu::always_inline]] const char* fast_succ(const char* p);
+  [[gnu::always_inline]] const char* fast_mem(const char* p);
   const char* fast_range(const char* p);
   std::uint32_t kernel_index(std::string_view name);
   std::uint32_t ops_index(std::string_view raw);

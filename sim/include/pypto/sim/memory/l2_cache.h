@@ -96,8 +96,9 @@ class L2Cache {
     std::uint64_t first, last, head_bytes, tail_bytes;
   };
   template <unsigned kSlots>
-  Result access_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
-                     const Lines& l, bool is_write);
+  [[gnu::always_inline]] Result access_2_16(std::vector<CompactSet<kSlots>>& pool,
+                                            std::vector<PerSet<kSlots>>& per_set, const Lines& l,
+                                            bool is_write);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
   template <unsigned kSlots, bool kWrite>
