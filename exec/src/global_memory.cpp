@@ -105,17 +105,17 @@ void with_dtype(DType d, Fn&& fn) {
 }
 
 // Walks the innermost rows of region r's box, which has the same indices in a dense tile of
-// padded shape `tn`: row(q, t) gets the row's element offset q in the buffer and t in the tile.
+// padded shape `tn`: row(q, t) gets the row's element offset q in the buffer and t in the tile
+// (the innermost loop by increments).
 template <class Row>
 void for_each_box_row(const GlobalRegion& r, const Dims4& tn, Row&& row) {
   const Dims4 n = pad_shape(r.shape, r.rank);
   const Dims4 st = pad_stride(r.stride, r.rank);
   for (std::int64_t i0 = 0; i0 < n.n[0]; ++i0) {
     for (std::int64_t i1 = 0; i1 < n.n[1]; ++i1) {
-      for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2) {
-        row(r.offset_elems + i0 * st.n[0] + i1 * st.n[1] + i2 * st.n[2],
-            ((i0 * tn.n[1] + i1) * tn.n[2] + i2) * tn.n[3]);
-      }
+      std::int64_t q = r.offset_elems + i0 * st.n[0] + i1 * st.n[1];
+      std::int64_t t = (i0 * tn.n[1] + i1) * tn.n[2] * tn.n[3];
+      for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2, q += st.n[2], t += tn.n[3]) row(q, t);
     }
   }
 }
@@ -208,31 +208,16 @@ bool float_kernels_exact() {
 #endif
 }
 
-// Calls row(buffer_elem, tile_elem) for the innermost rows of region r's box in a tile of
-// padded shape `tn` (for_each_box_row()'s walk, by increments).
-template <class Row>
-void for_each_box_row_inc(const GlobalRegion& r, const Dims4& tn, Row&& row) {
-  const Dims4 n = pad_shape(r.shape, r.rank);
-  const Dims4 st = pad_stride(r.stride, r.rank);
-  for (std::int64_t i0 = 0; i0 < n.n[0]; ++i0) {
-    for (std::int64_t i1 = 0; i1 < n.n[1]; ++i1) {
-      std::int64_t q = r.offset_elems + i0 * st.n[0] + i1 * st.n[1];
-      std::int64_t t = (i0 * tn.n[1] + i1) * tn.n[2] * tn.n[3];
-      for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2, q += st.n[2], t += tn.n[3]) row(q, t);
-    }
-  }
-}
-
 void load_region_f32(float* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r) {
   const std::int64_t n3 = row_length(r);
   const std::int64_t s3 = row_stride(r);
   const auto bytes = std::size_t(n3) * 4;
   if (s3 == 1) {
-    for_each_box_row_inc(
+    for_each_box_row(
         r, dn, [&](std::int64_t q, std::int64_t t) { std::memcpy(dst + t, buf + q * 4, bytes); });
     return;
   }
-  for_each_box_row_inc(r, dn, [&](std::int64_t q, std::int64_t t) {
+  for_each_box_row(r, dn, [&](std::int64_t q, std::int64_t t) {
     for (std::int64_t j = 0; j < n3; ++j) std::memcpy(dst + t + j, buf + (q + j * s3) * 4, 4);
   });
 }
@@ -242,11 +227,11 @@ void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src
   const std::int64_t s3 = row_stride(r);
   const auto bytes = std::size_t(n3) * 4;
   if (s3 == 1) {
-    for_each_box_row_inc(
+    for_each_box_row(
         r, sn, [&](std::int64_t q, std::int64_t t) { std::memcpy(buf + q * 4, src + t, bytes); });
     return;
   }
-  for_each_box_row_inc(r, sn, [&](std::int64_t q, std::int64_t t) {
+  for_each_box_row(r, sn, [&](std::int64_t q, std::int64_t t) {
     for (std::int64_t j = 0; j < n3; ++j) std::memcpy(buf + (q + j * s3) * 4, src + t + j, 4);
   });
 }
