@@ -78,18 +78,6 @@ void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
   }
 }
 
-TimePs AiCore::earliest_known_finish(TimePs& final_from) const {
-  TimePs t = kNever;
-  final_from = 0;
-  for (int i = 0; i < done_n_; ++i) t = std::min(t, done_[i].end);
-  // Done tasks ended before the running one started: they come first when present.
-  if (t == kNever && run_.task != kNoTask && !run_.collected && run_.finish != kNever) {
-    t = run_.finish;
-    final_from = run_.final_from;
-  }
-  return t == kNever ? t : visible(t);
-}
-
 std::string AiCore::describe() const {
   if (run_.task == kNoTask && pending_ == kNoTask && inbox_n_ == 0 && done_n_ == 0) return "";
   std::string s = std::string(name()) + " (core " + std::to_string(id_) + "):";

@@ -5,6 +5,7 @@
 // misses, the shared HBM) and compute.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <systemc>
 
@@ -31,7 +32,19 @@ class AiCore : public sc_core::sc_module, private CalendarAgent {
   // aicpu.completion_latency_ns; kNever if none is known). final_from is set to the time from
   // which it can no longer change (a promised HBM transfer's end; 0 if it is final already):
   // a poll before that time does not collect it.
-  common::TimePs earliest_known_finish(common::TimePs& final_from) const;
+  // Inline: a thread entering its polling mode asks each of its busy cores.
+  common::TimePs earliest_known_finish(common::TimePs& final_from) const {
+    common::TimePs t = common::kNever;
+    final_from = 0;
+    for (int i = 0; i < done_n_; ++i) t = std::min(t, done_[i].end);
+    // Done tasks ended before the running one started: they come first when present.
+    if (t == common::kNever && run_.task != common::kNoTask && !run_.collected &&
+        run_.finish != common::kNever) {
+      t = run_.finish;
+      final_from = run_.final_from;
+    }
+    return t == common::kNever ? t : visible(t);
+  }
 
   // Contract: called by Hbm when this core's transfer has completed at now.
   void on_flow_done();

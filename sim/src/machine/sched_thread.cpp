@@ -125,8 +125,16 @@ void SchedThread::enter_polling(TimePs round_start) {
   grid0_ = round_start;
   polled_cores_ = static_cast<std::uint32_t>(busy_.size());
   period_ = TimePs{polled_cores_} * m_.tm.poll_ps;
-  for (std::uint32_t i = 0; i < busy_.size(); ++i) poll_offset_[busy_[i]] = i;
-  const TimePs wake = known_finish_wake();
+  // One pass: a core's place in the round, then its first round that sees a known finish
+  // (known_finish_wake's minimum, which needs the place).
+  TimePs wake = kNever;
+  for (std::uint32_t i = 0; i < busy_.size(); ++i) {
+    const common::CoreId c = busy_[i];
+    poll_offset_[c] = i;
+    TimePs final_from = 0;
+    const TimePs f = m_.cores[c]->earliest_known_finish(final_from);
+    if (f != kNever) wake = std::min(wake, finish_wake(c, f, final_from));
+  }
   if (wake != kNever) wake_at(wake);
 }
 
