@@ -2,8 +2,8 @@
 // The native NDJSON reader's parts (traces/FORMAT.md), internal to the reader. The file is
 // read in 1 MiB chunks cut at line boundaries; simdjson On-Demand (iterate_many) walks each
 // chunk's records into batches of plain structs, so a 10M-task trace never exists as text or
-// DOM in memory. Line numbers for messages are recovered from record offsets and the
-// newlines counted before each chunk.
+// DOM in memory. Line numbers for messages are recovered from record offsets within a
+// chunk; the parse thread adds the lines of the chunks before it as it hands a chunk on.
 //
 // The parse runs off the reading thread (BatchPipe): a parse thread reads the chunks and two
 // RecordParsers parse every other one each, running the checks that concern one record
@@ -147,11 +147,18 @@ struct Header {
   std::string chip_hint;
 };
 
+// A parse error on line `line` of a chunk (its first line is 1); read_chunks makes it a
+// TraceError naming the file and the line's number in the file.
+struct ChunkLineError {
+  std::uint64_t line;
+  std::string message;
+};
+
 // The parse of chunks of whole lines into batches of records, with the checks that concern
 // one record alone. The reader runs two, each on every other chunk (read_chunks), so each
 // keeps its own simdjson parsers, caches and kernel and op-list numbering; a batch names the
-// parser whose numbering its records use. Errors name the file and line; a chunk's first
-// line number is given with the chunk.
+// parser whose numbering its records use. Lines are numbered within the chunk (records, op
+// lists and errors): the parser cannot know the lines of a chunk the other one parses.
 class RecordParser {
  public:
   RecordParser(const std::string& path, std::uint64_t file_bytes, std::uint32_t index)
@@ -159,13 +166,15 @@ class RecordParser {
     cur_.parser = index_;
   }
 
-  // Contract: parses the chunk [base, base + len) of whole lines, whose first line has
-  // number first_line + 1 and whose buffer (simdjson's padding included) ends at
-  // alloc_end, into batches(): full ones and a last, possibly empty, one. Returns what
-  // ended the parse early (a TraceError naming the line), after the records before it
-  // were put in batches(); null if the chunk parsed to its end.
-  std::exception_ptr parse_chunk(const char* base, std::size_t len, const char* alloc_end,
-                                 std::uint64_t first_line);
+  // Contract: parses the chunk [base, base + len) of whole lines, whose buffer (simdjson's
+  // padding included) ends at alloc_end, into batches(): full ones and a last, possibly
+  // empty, one, numbering its lines from 1. Returns what ended the parse early (a
+  // ChunkLineError for the input's faults), after the records before it were put in
+  // batches(); null if the chunk parsed to its end.
+  std::exception_ptr parse_chunk(const char* base, std::size_t len, const char* alloc_end);
+  // The lines of the last chunk parse_chunk() parsed to its end: its newlines (and a last
+  // line without one, at the end of the file).
+  std::uint64_t chunk_lines() const { return line_; }
   // The batches of the last chunk, in file order; the caller empties it.
   std::vector<Batch>& batches() { return out_; }
   // Contract: a batch to fill again (its buffers keep their capacity).
@@ -178,7 +187,7 @@ class RecordParser {
 
  private:
   [[noreturn]] __attribute__((noinline, cold)) void fail(const std::string& msg) const {
-    throw TraceError(path_ + ":" + std::to_string(line_) + ": " + msg);
+    throw ChunkLineError{line_, msg};
   }
   [[noreturn]] __attribute__((noinline, cold)) void fail_json(simdjson::error_code e) const {
     std::string msg = std::string("malformed JSON: ") + simdjson::error_message(e);
