@@ -539,6 +539,24 @@ TEST_CASE("native traces: dt, device-task records, blank lines and CRLF") {
   CHECK(*g.recorded_makespan_ps == 5000);
 }
 
+TEST_CASE("native traces: a device-task record without parallel_group is group 0") {
+  // Each record starts from the defaults: the group of the record before must not carry over
+  // (the second pair is spaced, so it takes the parser's general path too).
+  for (const char* sep : {"", " "}) {
+    TempDir tmp;
+    const std::string s(sep);
+    const std::string path = tmp.write(
+        "pg.ndjson", kHeader + "{" + s + "\"device_task\":1," + s + "\"parallel_group\":3}\n{" + s +
+                         "\"device_task\":2}\n"
+                         "{\"id\":0,\"core\":\"AIV\",\"dt\":1,\"root\":0,\"pg\":3}\n"
+                         "{\"id\":1,\"core\":\"AIV\",\"dt\":2,\"root\":1,\"pg\":0}\n");
+    const TaskGraph g = load(path).graph;
+    REQUIRE(g.device_tasks.size() == 2);
+    CHECK(g.device_tasks[0].parallel_group == 3);
+    CHECK(g.device_tasks[1].parallel_group == 0);
+  }
+}
+
 TEST_CASE("native traces: ranges past L2 (\"rn\", \"wn\") are read and written back") {
   TempDir tmp;
   const std::string body =

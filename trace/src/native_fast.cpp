@@ -380,6 +380,7 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
   f_extra_cycles_ = 0;
   f_pg_ = 0;
   f_root_ = 0;
+  f_parallel_group_ = 0;  // a device-task record without it is group 0, not the last one's
   if (*p != '{') return nullptr;
   p = skip_space(p + 1);
   unsigned after = 16;  // key_guess_'s index: the record's first key

@@ -339,6 +339,7 @@ void RecordParser::parse_record(od::object& obj) {
   f_extra_cycles_ = 0;
   f_pg_ = 0;
   f_root_ = 0;
+  f_parallel_group_ = 0;  // a device-task record without it is group 0, not the last one's
   for (auto field_res : obj) {
     od::field field;
     if (const auto e = std::move(field_res).get(field)) fail_json(e);
