@@ -1002,8 +1002,11 @@ def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
         raise PyptoTypeError(
             f"jit: infer_controlflow_shape must be callable, got {short_repr(infer)}")
 
-    def decorate(f: Callable) -> JitKernel:
+    def decorate(f: Callable) -> Any:
         jit(**options)  # the same keyword checks as @pypto.frontend.jit
+        if inspect.isfunction(f) and any(p.kind is p.VAR_POSITIONAL for p in
+                                         inspect.signature(f).parameters.values()):
+            return _VarArgsKernel(f, infer, options)
         kernel = JitKernel(f, untyped_tensors=True, **options)
         kernel.infer_controlflow_shape = infer
         return kernel
@@ -1011,3 +1014,66 @@ def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
     if fn is None:
         return decorate
     return decorate(fn)
+
+
+class _VarArgsKernel:
+    """``@pypto.jit`` over ``def k(*args)`` (PyPTO's older ``_JIT`` calls its function with
+    whatever it is given): each call's count of positional arguments gets a kernel of its own
+    whose ``*args`` is spelled as that many un-annotated parameters (``args_0``, ...), so
+    the leading tensors are its tensors and trailing non-tensors its other values.
+
+    Example::
+
+        @pypto.jit
+        def add(*args):
+            args[2][:] = args[0] + args[1]
+        add(a, b, c)   # traced as add(args_0, args_1, args_2)
+    """
+
+    def __init__(self, fn: Callable, infer: Optional[Callable], options: Dict[str, Any]):
+        self.fn = fn
+        self.infer_controlflow_shape = infer
+        self._options = options
+        self._by_arity: Dict[int, JitKernel] = {}
+        self._last: Optional[JitKernel] = None
+        functools.update_wrapper(self, fn)
+
+    def kernel_for(self, n: int) -> JitKernel:
+        """The kernel of n positional arguments (made on first use)."""
+        kernel = self._by_arity.get(n)
+        if kernel is None:
+            sig = inspect.signature(self.fn)
+            fixed = [p for p in sig.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            var = next(p for p in sig.parameters.values() if p.kind is p.VAR_POSITIONAL)
+            if n < len(fixed):
+                raise PyptoTypeError(
+                    f"kernel '{self.fn.__name__}' takes at least {len(fixed)} positional "
+                    f"argument(s) before *{var.name}, got {n}")
+            extra = [inspect.Parameter(f"{var.name}_{i}", inspect.Parameter.POSITIONAL_ONLY
+                                       if all(p.kind is p.POSITIONAL_ONLY for p in fixed)
+                                       else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                     for i in range(n - len(fixed))]
+            rest = [p for p in sig.parameters.values()
+                    if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+            # The same code and globals: only the signature the jit reads is fixed.
+            f = types.FunctionType(self.fn.__code__, self.fn.__globals__, self.fn.__name__,
+                                   self.fn.__defaults__, self.fn.__closure__)
+            f.__kwdefaults__ = self.fn.__kwdefaults__
+            f.__qualname__, f.__module__ = self.fn.__qualname__, self.fn.__module__
+            f.__signature__ = sig.replace(parameters=fixed + extra + rest)
+            kernel = JitKernel(f, untyped_tensors=True, **self._options)
+            kernel.infer_controlflow_shape = self.infer_controlflow_shape
+            self._by_arity[n] = kernel
+        return kernel
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._last = self.kernel_for(len(args))
+        return self._last(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # compile_count, last_report, function, cache ...: those of the last call's kernel.
+        last = self.__dict__.get("_last")
+        if last is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(last, name)
