@@ -114,6 +114,11 @@ def _fits(a: TensorAnnotation, shape: Sequence[int]) -> bool:
                for k, e in enumerate(a.spec))
 
 
+def _markers_only(a: TensorAnnotation) -> bool:
+    """Whether annotation ``a`` names no size: only pypto.STATIC/DYNAMIC markers."""
+    return bool(a.spec) and all(isinstance(e, StatusType) for e in a.spec)
+
+
 class KernelCache:
     """Specialization cache of one jit kernel. ``clear()`` resets it (tests use that)."""
 
@@ -689,10 +694,13 @@ class JitKernel:
             if dtype.is_fp4 and t.dtype == torch.uint8:
                 shape[-1] *= 2  # two FP4 elements per byte
             dims: List[Any] = list(shape)
-            if a.spec is not None and self._return_anns is not None and not _fits(a, shape):
+            if a.spec is not None and (self._return_anns is not None or _markers_only(a)) \
+                    and not _fits(a, shape):
                 # As PyPTO's entry: a kernel that returns its outputs checks its inputs against
                 # their annotations only in a debug mode; otherwise the argument's own shape is
                 # traced (every axis static). Its results still meet the return annotation.
+                # So does a parameter annotated with markers alone (pypto.STATIC/DYNAMIC, no
+                # sizes): PyPTO's parser then traces the call's own tensors, of any rank.
                 pass
             elif a.spec is not None:
                 want = len(a.spec)
