@@ -209,3 +209,19 @@ def test_loop_unroll_covers_every_iteration_once():
     loops = [s for s in k.warmup(torch.zeros(40, 32), torch.zeros(40, 32)).ir.variants[0].body
              if isinstance(s, pypto.ir.Loop)]
     assert [s.step for s in loops] == [4, 2, 1]
+
+
+def test_loop_unroll_defaults_and_ignores_other_keywords_as_pypto():
+    # PyPTO's loop reads its keywords with kwargs.get (models/kimi passes `idx=`), and
+    # loop_unroll's unroll_list defaults to [1].
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 32], F32), y: pypto.Tensor([16, 32], F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        for i, f in pypto.loop_unroll(0, 2, 1, idx="i"):
+            t = pypto.view(x, [8, 32], [i * 8, 0])
+            pypto.assemble(t - 1.0, [i * 8, 0], y)
+
+    x, y = rand((16, 32), torch.float32, seed=3), torch.zeros(16, 32)
+    with pytest.warns(UserWarning, match="keyword 'idx' is not one of name, idx_name"):
+        k(x, y)
+    assert torch.equal(y, x - 1.0)
