@@ -225,3 +225,26 @@ def test_loop_unroll_defaults_and_ignores_other_keywords_as_pypto():
     with pytest.warns(UserWarning, match="keyword 'idx' is not one of name, idx_name"):
         k(x, y)
     assert torch.equal(y, x - 1.0)
+
+
+def test_logical_ops_take_numbers_as_pypto_documents():
+    # docs/api/operation/pypto-logical_not.md: a number is True when it is not 0, the result
+    # is DT_BOOL (models/glm_v4_5's select_experts negates an fp32 mask).
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 32], F32), y: pypto.Tensor([8, 32], F32),
+          n: pypto.Tensor([8, 32], pypto.DT_BOOL), a: pypto.Tensor([8, 32], pypto.DT_BOOL),
+          w: pypto.Tensor([8, 32], F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        n[:] = pypto.logical_not(x)
+        a[:] = pypto.logical_and(x, y)
+        w[:] = pypto.where(pypto.logical_not(x), 0.0, y)
+
+    x, y = rand((8, 32), torch.float32, seed=5), rand((8, 32), torch.float32, seed=6)
+    x[x.abs() < 1.0] = 0.0
+    y[:, ::3] = 0.0
+    n, a = torch.zeros(8, 32, dtype=torch.bool), torch.zeros(8, 32, dtype=torch.bool)
+    w = torch.zeros(8, 32)
+    k(x, y, n, a, w)
+    assert torch.equal(n, torch.logical_not(x)) and torch.equal(a, torch.logical_and(x, y))
+    assert torch.equal(w, torch.where(x == 0, torch.zeros(()), y))
+
