@@ -248,3 +248,22 @@ def test_logical_ops_take_numbers_as_pypto_documents():
     assert torch.equal(n, torch.logical_not(x)) and torch.equal(a, torch.logical_and(x, y))
     assert torch.equal(w, torch.where(x == 0, torch.zeros(()), y))
 
+
+def test_symbolic_scalar_of_a_bool_is_its_int():
+    # PyPTO's int64 constructor takes True as 1 (glm_v4_5: `if pypto.symbolic_scalar(flag):`).
+    assert pypto.symbolic_scalar(True).is_const() and int(pypto.symbolic_scalar(True)) == 1
+    assert not pypto.symbolic_scalar(False)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 8], F32), y: pypto.Tensor([8, 8], F32), flag: bool):
+        pypto.set_vec_tile_shapes(8, 8)
+        if pypto.symbolic_scalar(flag):
+            y[:] = x * 2.0
+        else:
+            y[:] = x + 1.0
+
+    x, y = rand((8, 8), torch.float32, seed=7), torch.zeros(8, 8)
+    k(x, y, True)
+    assert torch.equal(y, x * 2.0)
+    k(x, y, False)
+    assert torch.equal(y, x + 1.0)
