@@ -114,6 +114,40 @@ def _fits(a: TensorAnnotation, shape: Sequence[int]) -> bool:
                for k, e in enumerate(a.spec))
 
 
+def _fractal_nz_of(a: TensorAnnotation, t: torch.Tensor) -> Optional[List[int]]:
+    """The logical shape [..., M, N] of NZ parameter ``a`` when ``t`` holds it in the fractal
+    layout a host builds for an NZ tensor ([..., N1, M1, 16, C0] with C0 = 32 bytes of the
+    dtype, M and N padded up: PyPTO binds the argument's bytes to the annotated NZ tensor);
+    None otherwise."""
+    if (a.format is not TileOpFormat.TILEOP_NZ or a.spec is None or a.has_ellipsis
+            or len(a.spec) < 2 or t.dim() != len(a.spec) + 2
+            or not all(isinstance(e, int) and not isinstance(e, bool) for e in a.spec)):
+        return None
+    logical = [int(e) for e in a.spec]
+    m, n = logical[-2:]
+    c0 = 32 // t.element_size()
+    want = logical[:-2] + [-(-n // c0), -(-m // 16), 16, c0]
+    return logical if list(t.shape) == want else None
+
+
+def _from_fractal_nz(t: torch.Tensor, logical: Sequence[int]) -> torch.Tensor:
+    """The logical (ND) tensor of a fractal NZ one (:func:`_fractal_nz_of`)."""
+    lead = t.dim() - 4
+    order = list(range(lead)) + [lead + 1, lead + 2, lead, lead + 3]  # [.., M1, 16, N1, C0]
+    nd = t.permute(*order).reshape(*t.shape[:lead], t.shape[-3] * 16, t.shape[-4] * t.shape[-1])
+    return nd[..., :logical[-2], :logical[-1]].contiguous()
+
+
+def _to_fractal_nz(nd: torch.Tensor, out: torch.Tensor) -> None:
+    """Writes logical ``nd`` into fractal NZ ``out`` (the inverse of _from_fractal_nz)."""
+    lead = out.dim() - 4
+    n1, m1, m0, c0 = out.shape[-4:]
+    pad = torch.zeros(*out.shape[:lead], m1 * m0, n1 * c0, dtype=out.dtype)
+    pad[..., :nd.shape[-2], :nd.shape[-1]] = nd
+    tiles = pad.reshape(*out.shape[:lead], m1, m0, n1, c0)
+    out.copy_(tiles.permute(*range(lead), lead + 2, lead, lead + 1, lead + 3))
+
+
 def _markers_only(a: TensorAnnotation) -> bool:
     """Whether annotation ``a`` names no size: only pypto.STATIC/DYNAMIC markers."""
     return bool(a.spec) and all(isinstance(e, StatusType) for e in a.spec)
@@ -485,8 +519,16 @@ class JitKernel:
             return self._outputs(tensors, outputs)
         backend = _backend.get_backend(run_mode)
         run, written = _mx.to_carriers(entry.ir.params, tensors)
+        fractal = [(i, _fractal_nz_of(p.annotation, t)) for i, (p, t)
+                   in enumerate(zip(self._tensor_params, tensors)) if isinstance(t, torch.Tensor)]
+        fractal = [(i, shape) for i, shape in fractal if shape is not None]
+        for i, shape in fractal:
+            run[i] = _from_fractal_nz(tensors[i], shape)
         self.last_report = backend.run(entry.compiled, run, bindings, entry.options)
         _mx.write_back(tensors, run, written)
+        for i, _ in fractal:
+            if entry.ir.params[i].is_output_written:
+                _to_fractal_nz(run[i], tensors[i])
         return self._outputs(tensors, outputs)
 
     def warmup(self, *args: Any, **kwargs: Any) -> CompiledKernel:
@@ -693,6 +735,7 @@ class JitKernel:
             shape = list(t.shape) or [1]
             if dtype.is_fp4 and t.dtype == torch.uint8:
                 shape[-1] *= 2  # two FP4 elements per byte
+            shape = _fractal_nz_of(a, t) or shape
             dims: List[Any] = list(shape)
             if a.spec is not None and (self._return_anns is not None or _markers_only(a)) \
                     and not _fits(a, shape):
