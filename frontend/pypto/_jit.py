@@ -114,6 +114,45 @@ def _fits(a: TensorAnnotation, shape: Sequence[int]) -> bool:
                for k, e in enumerate(a.spec))
 
 
+def _fractal_nz_of(a: TensorAnnotation, t: torch.Tensor) -> Optional[List[int]]:
+    """The logical shape [..., M, N] of NZ parameter ``a`` when ``t`` holds it in the fractal
+    layout a host builds for an NZ tensor ([..., N1, M1, 16, C0] with C0 = 32 bytes of the
+    dtype, M and N padded up: PyPTO binds the argument's bytes to the annotated NZ tensor);
+    None otherwise."""
+    if (a.format is not TileOpFormat.TILEOP_NZ or a.spec is None or a.has_ellipsis
+            or len(a.spec) < 2 or t.dim() != len(a.spec) + 2
+            or not all(isinstance(e, int) and not isinstance(e, bool) for e in a.spec)):
+        return None
+    logical = [int(e) for e in a.spec]
+    m, n = logical[-2:]
+    c0 = 32 // t.element_size()
+    want = logical[:-2] + [-(-n // c0), -(-m // 16), 16, c0]
+    return logical if list(t.shape) == want else None
+
+
+def _from_fractal_nz(t: torch.Tensor, logical: Sequence[int]) -> torch.Tensor:
+    """The logical (ND) tensor of a fractal NZ one (:func:`_fractal_nz_of`)."""
+    lead = t.dim() - 4
+    order = list(range(lead)) + [lead + 1, lead + 2, lead, lead + 3]  # [.., M1, 16, N1, C0]
+    nd = t.permute(*order).reshape(*t.shape[:lead], t.shape[-3] * 16, t.shape[-4] * t.shape[-1])
+    return nd[..., :logical[-2], :logical[-1]].contiguous()
+
+
+def _to_fractal_nz(nd: torch.Tensor, out: torch.Tensor) -> None:
+    """Writes logical ``nd`` into fractal NZ ``out`` (the inverse of _from_fractal_nz)."""
+    lead = out.dim() - 4
+    n1, m1, m0, c0 = out.shape[-4:]
+    pad = torch.zeros(*out.shape[:lead], m1 * m0, n1 * c0, dtype=out.dtype)
+    pad[..., :nd.shape[-2], :nd.shape[-1]] = nd
+    tiles = pad.reshape(*out.shape[:lead], m1, m0, n1, c0)
+    out.copy_(tiles.permute(*range(lead), lead + 2, lead, lead + 1, lead + 3))
+
+
+def _markers_only(a: TensorAnnotation) -> bool:
+    """Whether annotation ``a`` names no size: only pypto.STATIC/DYNAMIC markers."""
+    return bool(a.spec) and all(isinstance(e, StatusType) for e in a.spec)
+
+
 class KernelCache:
     """Specialization cache of one jit kernel. ``clear()`` resets it (tests use that)."""
 
@@ -480,8 +519,16 @@ class JitKernel:
             return self._outputs(tensors, outputs)
         backend = _backend.get_backend(run_mode)
         run, written = _mx.to_carriers(entry.ir.params, tensors)
+        fractal = [(i, _fractal_nz_of(p.annotation, t)) for i, (p, t)
+                   in enumerate(zip(self._tensor_params, tensors)) if isinstance(t, torch.Tensor)]
+        fractal = [(i, shape) for i, shape in fractal if shape is not None]
+        for i, shape in fractal:
+            run[i] = _from_fractal_nz(tensors[i], shape)
         self.last_report = backend.run(entry.compiled, run, bindings, entry.options)
         _mx.write_back(tensors, run, written)
+        for i, _ in fractal:
+            if entry.ir.params[i].is_output_written:
+                _to_fractal_nz(run[i], tensors[i])
         return self._outputs(tensors, outputs)
 
     def warmup(self, *args: Any, **kwargs: Any) -> CompiledKernel:
@@ -688,11 +735,15 @@ class JitKernel:
             shape = list(t.shape) or [1]
             if dtype.is_fp4 and t.dtype == torch.uint8:
                 shape[-1] *= 2  # two FP4 elements per byte
+            shape = _fractal_nz_of(a, t) or shape
             dims: List[Any] = list(shape)
-            if a.spec is not None and self._return_anns is not None and not _fits(a, shape):
+            if a.spec is not None and (self._return_anns is not None or _markers_only(a)) \
+                    and not _fits(a, shape):
                 # As PyPTO's entry: a kernel that returns its outputs checks its inputs against
                 # their annotations only in a debug mode; otherwise the argument's own shape is
                 # traced (every axis static). Its results still meet the return annotation.
+                # So does a parameter annotated with markers alone (pypto.STATIC/DYNAMIC, no
+                # sizes): PyPTO's parser then traces the call's own tensors, of any rank.
                 pass
             elif a.spec is not None:
                 want = len(a.spec)
@@ -1002,8 +1053,11 @@ def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
         raise PyptoTypeError(
             f"jit: infer_controlflow_shape must be callable, got {short_repr(infer)}")
 
-    def decorate(f: Callable) -> JitKernel:
+    def decorate(f: Callable) -> Any:
         jit(**options)  # the same keyword checks as @pypto.frontend.jit
+        if inspect.isfunction(f) and any(p.kind is p.VAR_POSITIONAL for p in
+                                         inspect.signature(f).parameters.values()):
+            return _VarArgsKernel(f, infer, options)
         kernel = JitKernel(f, untyped_tensors=True, **options)
         kernel.infer_controlflow_shape = infer
         return kernel
@@ -1011,3 +1065,66 @@ def legacy_jit(fn: Optional[Callable] = None, **options: Any) -> Any:
     if fn is None:
         return decorate
     return decorate(fn)
+
+
+class _VarArgsKernel:
+    """``@pypto.jit`` over ``def k(*args)`` (PyPTO's older ``_JIT`` calls its function with
+    whatever it is given): each call's count of positional arguments gets a kernel of its own
+    whose ``*args`` is spelled as that many un-annotated parameters (``args_0``, ...), so
+    the leading tensors are its tensors and trailing non-tensors its other values.
+
+    Example::
+
+        @pypto.jit
+        def add(*args):
+            args[2][:] = args[0] + args[1]
+        add(a, b, c)   # traced as add(args_0, args_1, args_2)
+    """
+
+    def __init__(self, fn: Callable, infer: Optional[Callable], options: Dict[str, Any]):
+        self.fn = fn
+        self.infer_controlflow_shape = infer
+        self._options = options
+        self._by_arity: Dict[int, JitKernel] = {}
+        self._last: Optional[JitKernel] = None
+        functools.update_wrapper(self, fn)
+
+    def kernel_for(self, n: int) -> JitKernel:
+        """The kernel of n positional arguments (made on first use)."""
+        kernel = self._by_arity.get(n)
+        if kernel is None:
+            sig = inspect.signature(self.fn)
+            fixed = [p for p in sig.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            var = next(p for p in sig.parameters.values() if p.kind is p.VAR_POSITIONAL)
+            if n < len(fixed):
+                raise PyptoTypeError(
+                    f"kernel '{self.fn.__name__}' takes at least {len(fixed)} positional "
+                    f"argument(s) before *{var.name}, got {n}")
+            extra = [inspect.Parameter(f"{var.name}_{i}", inspect.Parameter.POSITIONAL_ONLY
+                                       if all(p.kind is p.POSITIONAL_ONLY for p in fixed)
+                                       else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                     for i in range(n - len(fixed))]
+            rest = [p for p in sig.parameters.values()
+                    if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+            # The same code and globals: only the signature the jit reads is fixed.
+            f = types.FunctionType(self.fn.__code__, self.fn.__globals__, self.fn.__name__,
+                                   self.fn.__defaults__, self.fn.__closure__)
+            f.__kwdefaults__ = self.fn.__kwdefaults__
+            f.__qualname__, f.__module__ = self.fn.__qualname__, self.fn.__module__
+            f.__signature__ = sig.replace(parameters=fixed + extra + rest)
+            kernel = JitKernel(f, untyped_tensors=True, **self._options)
+            kernel.infer_controlflow_shape = self.infer_controlflow_shape
+            self._by_arity[n] = kernel
+        return kernel
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._last = self.kernel_for(len(args))
+        return self._last(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # compile_count, last_report, function, cache ...: those of the last call's kernel.
+        last = self.__dict__.get("_last")
+        if last is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(last, name)

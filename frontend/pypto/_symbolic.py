@@ -90,7 +90,7 @@ class SymbolicScalar:
         # which is that value (the name only labels it in PyPTO's IR dumps).
         if len(args) == 2 and isinstance(args[0], str):
             name, value = args
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            if not isinstance(value, numbers.Integral):
                 raise PyptoTypeError(
                     f"SymbolicScalar({name!r}, value): the value must be an int, got "
                     f"{type(value).__name__} {value!r}")
@@ -103,7 +103,9 @@ class SymbolicScalar:
         if isinstance(value, SymbolicScalar):
             self._set(value._op, value._args, value._is_bool)
             return
-        if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral)):
+        # A bool is the int 1 or 0, as PyPTO's int64 constructor takes it (models/glm_v4_5's
+        # `if pypto.symbolic_scalar(renormalize):`).
+        if not isinstance(value, (str, numbers.Integral)):
             raise PyptoTypeError(
                 f"SymbolicScalar() takes a symbol name (str) or an int, got "
                 f"{type(value).__name__} {value!r}")

@@ -12,7 +12,7 @@ from pypto import _ops
 
 F32, I32, BOOL = pypto.DT_FP32, pypto.DT_INT32, pypto.DT_BOOL
 SIM = {"run_mode": pypto.RunMode.SIM}
-TORCH = {F32: torch.float32, I32: torch.int32, BOOL: torch.bool}
+TORCH = {F32: torch.float32, I32: torch.int32, BOOL: torch.bool, pypto.DT_INT64: torch.int64}
 
 
 def table():
@@ -77,8 +77,10 @@ def test_unary_ops_follow_their_dtype_rule(row):
         assert f"pypto.{name}: does not accept DT_BOOL tensors" in trace_error(fn, BOOL)
         assert trace_error(fn, F32) is None
     if rule == "logical":
-        assert f"pypto.{name}: needs DT_BOOL tensors, got DT_FP32" in trace_error(fn, F32)
-        assert trace_error(fn, BOOL) is None
+        # PyPTO's logical ops take numbers too (not 0 is True) and give DT_BOOL.
+        assert trace_error(fn, F32) is None and trace_error(fn, BOOL) is None
+        assert f"pypto.{name}: needs DT_BOOL or numeric tensors" in \
+            trace_error(fn, pypto.DT_INT64)
     if rule == "integer":
         assert f"pypto.{name}: needs an integer tensor, got DT_FP32" in trace_error(fn, F32)
         assert f"pypto.{name}: needs an integer tensor, got DT_BOOL" in trace_error(fn, BOOL)
@@ -95,11 +97,11 @@ def test_binary_ops_follow_their_dtype_rule(row):
     name, rule = row["name"], row["dtype_rule"]
     fn = getattr(pypto, name)
     results = []
-    ok = {"numeric": (F32, I32), "compare": (F32, I32, BOOL), "logical": (BOOL,),
+    ok = {"numeric": (F32, I32), "compare": (F32, I32, BOOL), "logical": (F32, I32, BOOL),
           "float": (F32,), "integer": (I32,)}[rule]
     for dt in (F32, I32, BOOL):
         err = trace_error(lambda x: results.append((dt, fn(x, x)._value.dtype)), dt)
         assert (err is None) == (dt in ok), (dt, err)
     assert [dt for dt, _ in results] == list(ok)
     for dt, out in results:
-        assert out is (BOOL if rule == "compare" else dt)
+        assert out is (BOOL if rule in ("compare", "logical") else dt)

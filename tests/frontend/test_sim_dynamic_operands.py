@@ -8,7 +8,8 @@ outputs (issue 8):
   slice tiles inside a ``pypto.loop`` over the dynamic axis gives torch's numbers;
 * a kernel with a return annotation traces its inputs with the arguments' own shapes (PyPTO
   checks them against the annotations only in a debug mode); an in-place kernel still rejects
-  a shape that differs from its annotation.
+  a shape that differs from its annotation, unless the annotation holds markers alone
+  (``pypto.STATIC``/``DYNAMIC``, no sizes: PyPTO's parser then traces the call's tensors).
 """
 
 import pytest
@@ -129,6 +130,35 @@ def test_in_place_kernel_still_checks_its_annotations():
         k(torch.zeros(4, 6), torch.zeros(4, 8))
     with pytest.raises(pypto.error.FeError, match="number of dimensions"):
         k(torch.zeros(4, 8, 1), torch.zeros(4, 8))
+
+
+def test_marker_annotation_takes_an_argument_of_another_rank():
+    # models/kimi: `gamma: pypto.Tensor([pypto.STATIC, pypto.STATIC])` gets a [1, 1, D]
+    # tensor; PyPTO's parser traces the call's own tensors when an annotation holds markers.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC, pypto.STATIC], F32),
+          g: pypto.Tensor([pypto.STATIC, pypto.STATIC], F32),
+          out: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC, pypto.STATIC], F32)):
+        pypto.set_vec_tile_shapes(1, 4, 16)
+        for i in pypto.loop(x.shape[0]):
+            t = pypto.view(x, [1, 4, 16], [i, 0, 0])
+            pypto.assemble(t * g, [i, 0, 0], out)
+
+    x, g = torch.randn(3, 4, 16), torch.randn(1, 1, 16)
+    out = torch.zeros(3, 4, 16)
+    k(x, g, out)
+    torch.testing.assert_close(out, x * g, rtol=1e-6, atol=1e-6)
+    # A sized annotation still checks its argument.
+    with pytest.raises(pypto.PyptoValueError, match="number of dimensions"):
+        _sized_kernel()(torch.zeros(4, 8, 1), torch.zeros(4, 8))
+
+
+def _sized_kernel():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 8], F32), out: pypto.Tensor([4, 8], F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = x + 1.0
+    return k
 
 
 def test_a_view_past_its_tensor_names_the_value_and_the_bytes():

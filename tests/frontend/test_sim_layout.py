@@ -271,3 +271,39 @@ def test_transdata_five_d_targets_say_why(fmt):
 def test_transdata_formats_are_not_tensor_formats():
     with pytest.raises(pypto.PyptoTypeError, match="TILEOP_ND or TILEOP_NZ"):
         pypto.Tensor([4, 4], F16, format=FZ)
+
+
+def _fractal_nz(nd):
+    """A host's fractal NZ layout of [..., M, N] (models/experimental's trans_nd_to_fractal_nz):
+    [..., N1, M1, 16, C0], C0 = 32 bytes of the dtype, M and N padded up."""
+    m, n = nd.shape[-2:]
+    c0 = 32 // nd.element_size()
+    m1, n1 = -(-m // 16), -(-n // c0)
+    pad = torch.zeros(*nd.shape[:-2], m1 * 16, n1 * c0, dtype=nd.dtype)
+    pad[..., :m, :n] = nd
+    lead = nd.dim() - 2
+    tiles = pad.reshape(*nd.shape[:-2], m1, 16, n1, c0)
+    return tiles.permute(*range(lead), lead + 2, lead, lead + 1, lead + 3).contiguous()
+
+
+@pytest.mark.parametrize("n", [64, 40])  # 40: N padded up to the next 32-byte block
+def test_nz_parameter_takes_a_host_fractal_nz_tensor(n):
+    # PyPTO binds the argument's bytes to the annotated NZ tensor, so a host may pass the
+    # fractal layout itself (models/experimental/matmul/quant_matmul_reduce_sum.py).
+    nz = pypto.TileOpFormat.TILEOP_NZ
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([2, 32, 64], I8), b: pypto.Tensor([2, 64, n], I8, format=nz),
+          out: pypto.Tensor([2, 32, n], I32)):
+        pypto.set_cube_tile_shapes([32, 32], [64, 64], [64, 64])
+        pypto.set_matrix_size([32, 64, n])
+        out[:] = pypto.matmul(a, b, pypto.DT_INT32)
+
+    a, b = _data((2, 32, 64), I8, seed=1), _data((2, 64, n), I8, seed=2)
+    out = torch.zeros(2, 32, n, dtype=torch.int32)
+    k(a, _fractal_nz(b), out)
+    assert torch.equal(out, torch.matmul(a.int(), b.int()))
+    k(a, b, out)  # the logical (ND) data still works
+    assert torch.equal(out, torch.matmul(a.int(), b.int()))
+    with pytest.raises(pypto.PyptoValueError, match="number of dimensions"):
+        k(a, _fractal_nz(b)[..., :16].contiguous(), out)

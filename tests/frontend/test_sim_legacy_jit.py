@@ -96,3 +96,28 @@ def test_annotated_kernels_still_key_on_their_non_tensor_values():
     scaled(x, y, 3.0)
     scaled(x, y, 4.0)
     assert torch.allclose(y, x * 4.0) and scaled.compile_count == 2
+
+
+def test_varargs_kernel_takes_its_tensors_positionally():
+    # PyPTO's older _JIT calls its function with whatever it gets: qwen3_next's gated delta
+    # rule reads its twelve tensors from `def chunk_gated_delta_rule(*args)`.
+    @pypto.jit(runtime_options=SIM)
+    def axpy(*args):
+        x, y, out = args[0], args[1], args[2]
+        alpha = args[3] if len(args) > 3 else 1.0
+        for i in pypto.loop(x.shape[0] // 16):
+            pypto.set_vec_tile_shapes(16, 32)
+            xi = pypto.view(x, [16, 32], [i * 16, 0])
+            yi = pypto.view(y, [16, 32], [i * 16, 0])
+            pypto.assemble(xi * alpha + yi, [i * 16, 0], out)
+
+    x, y = torch.randn(64, 32), torch.randn(64, 32)
+    out = torch.zeros(64, 32)
+    axpy(*(pypto.from_torch(t, dynamic_axis=[0]) for t in (x, y, out)))
+    assert torch.allclose(out, x + y, atol=1e-6)
+    out.zero_()
+    axpy(x, y, out, 0.5)  # a fourth argument: a kernel of four parameters, the last a value
+    assert torch.allclose(out, 0.5 * x + y, atol=1e-6)
+    assert [p.name for p in axpy.function.params][:3] == ["args_0", "args_1", "args_2"]
+    with pytest.raises(pypto.PyptoValueError, match='tensor "args_2", which has size 32'):
+        axpy(x, y, torch.zeros(32, 32))

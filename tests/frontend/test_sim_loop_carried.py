@@ -100,3 +100,28 @@ def test_counter_in_loop_unroll():
     a, out = torch.randn(10, 8), torch.zeros(10, 8)
     k(a, out)
     assert torch.equal(out, a * 3.0)
+
+
+def test_loop_state_object_rebound_in_the_body_keeps_pythons_value():
+    # PyPTO's IFA (models/experimental/attention) rebuilds a dataclass of loop state in each
+    # body (`ctx = replace(ctx, idx=i)`): an object other than a number keeps Python's value,
+    # as PyPTO's tracing of the body leaves it.
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Ctx:
+        scale: float
+        row: object = 0
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([8, 16], F32), out: pypto.Tensor([8, 16], F32)):
+        pypto.set_vec_tile_shapes(2, 16)
+        ctx = Ctx(scale=3.0)
+        for i in pypto.loop(4):
+            ctx = dataclasses.replace(ctx, row=i * 2)
+            out[ctx.row:ctx.row + 2, :] = a[ctx.row:ctx.row + 2, :] * ctx.scale
+        assert isinstance(ctx, Ctx) and ctx.scale == 3.0
+
+    a, out = torch.randn(8, 16), torch.zeros(8, 16)
+    k(a, out)
+    torch.testing.assert_close(out, a * 3.0, rtol=0, atol=0)

@@ -209,3 +209,61 @@ def test_loop_unroll_covers_every_iteration_once():
     loops = [s for s in k.warmup(torch.zeros(40, 32), torch.zeros(40, 32)).ir.variants[0].body
              if isinstance(s, pypto.ir.Loop)]
     assert [s.step for s in loops] == [4, 2, 1]
+
+
+def test_loop_unroll_defaults_and_ignores_other_keywords_as_pypto():
+    # PyPTO's loop reads its keywords with kwargs.get (models/kimi passes `idx=`), and
+    # loop_unroll's unroll_list defaults to [1].
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 32], F32), y: pypto.Tensor([16, 32], F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        for i, f in pypto.loop_unroll(0, 2, 1, idx="i"):
+            t = pypto.view(x, [8, 32], [i * 8, 0])
+            pypto.assemble(t - 1.0, [i * 8, 0], y)
+
+    x, y = rand((16, 32), torch.float32, seed=3), torch.zeros(16, 32)
+    with pytest.warns(UserWarning, match="keyword 'idx' is not one of name, idx_name"):
+        k(x, y)
+    assert torch.equal(y, x - 1.0)
+
+
+def test_logical_ops_take_numbers_as_pypto_documents():
+    # docs/api/operation/pypto-logical_not.md: a number is True when it is not 0, the result
+    # is DT_BOOL (models/glm_v4_5's select_experts negates an fp32 mask).
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 32], F32), y: pypto.Tensor([8, 32], F32),
+          n: pypto.Tensor([8, 32], pypto.DT_BOOL), a: pypto.Tensor([8, 32], pypto.DT_BOOL),
+          w: pypto.Tensor([8, 32], F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        n[:] = pypto.logical_not(x)
+        a[:] = pypto.logical_and(x, y)
+        w[:] = pypto.where(pypto.logical_not(x), 0.0, y)
+
+    x, y = rand((8, 32), torch.float32, seed=5), rand((8, 32), torch.float32, seed=6)
+    x[x.abs() < 1.0] = 0.0
+    y[:, ::3] = 0.0
+    n, a = torch.zeros(8, 32, dtype=torch.bool), torch.zeros(8, 32, dtype=torch.bool)
+    w = torch.zeros(8, 32)
+    k(x, y, n, a, w)
+    assert torch.equal(n, torch.logical_not(x)) and torch.equal(a, torch.logical_and(x, y))
+    assert torch.equal(w, torch.where(x == 0, torch.zeros(()), y))
+
+
+def test_symbolic_scalar_of_a_bool_is_its_int():
+    # PyPTO's int64 constructor takes True as 1 (glm_v4_5: `if pypto.symbolic_scalar(flag):`).
+    assert pypto.symbolic_scalar(True).is_const() and int(pypto.symbolic_scalar(True)) == 1
+    assert not pypto.symbolic_scalar(False)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 8], F32), y: pypto.Tensor([8, 8], F32), flag: bool):
+        pypto.set_vec_tile_shapes(8, 8)
+        if pypto.symbolic_scalar(flag):
+            y[:] = x * 2.0
+        else:
+            y[:] = x + 1.0
+
+    x, y = rand((8, 8), torch.float32, seed=7), torch.zeros(8, 8)
+    k(x, y, True)
+    assert torch.equal(y, x * 2.0)
+    k(x, y, False)
+    assert torch.equal(y, x + 1.0)

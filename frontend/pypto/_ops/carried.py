@@ -267,6 +267,11 @@ def _check_rebinding(frame, snapshot: dict, lv: _LoopVars,
         if _carriable(old) and _carriable(new):
             moved.append(name)
             continue
+        if not isinstance(old, (numbers.Number, SymbolicScalar)) and \
+                not isinstance(new, (numbers.Number, SymbolicScalar)):
+            # Another object (a dataclass of loop state: PyPTO's IFA) keeps Python's value,
+            # as PyPTO's tracing of the body leaves it.
+            continue
         raise lv.error(name, f"it changes from {type(old).__name__} {short_repr(old)} to "
                        f"{type(new).__name__} {short_repr(new)}", old if not _carriable(old) else new)
     return moved, tensors

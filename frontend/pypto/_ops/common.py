@@ -128,6 +128,12 @@ def _check_float(v: ir.Value, api: str) -> None:
               "use pypto.cast first")
 
 
+#: PyPTO's logical_and/or/not take these (docs/api/operation/pypto-logical_*.md): a number is
+#: True when it is not 0.
+_LOGICAL_DTYPES = (DataType.DT_BOOL, DataType.DT_FP32, DataType.DT_FP16, DataType.DT_BF16,
+                   DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT16, DataType.DT_INT32)
+
+
 def _check_dtype(op: str, v: ir.Value) -> None:
     """Applies the op table's dtype rule of ``op`` to ``v``, its (first) tensor operand."""
     rule = _op(op)["dtype_rule"]
@@ -139,15 +145,16 @@ def _check_dtype(op: str, v: ir.Value) -> None:
         _fail(PyptoTypeError, op, f"needs an integer tensor, got {v.dtype}")
     elif rule == "test":
         _check_numeric(v, op)
-    elif rule == "logical" and v.dtype is not DataType.DT_BOOL:
-        _fail(PyptoTypeError, op, f"needs DT_BOOL tensors, got {v.dtype}")
+    elif rule == "logical" and v.dtype not in _LOGICAL_DTYPES:
+        _fail(PyptoTypeError, op, f"needs DT_BOOL or numeric tensors "
+              f"({', '.join(d.name for d in _LOGICAL_DTYPES)}), got {v.dtype}")
     elif rule == "select" and v.dtype is not DataType.DT_BOOL:
         _fail(PyptoTypeError, op, f"condition must be a DT_BOOL tensor, got {v.dtype}")
 
 
 def _result_dtype(op: str, dtype: DataType) -> DataType:
     """The result dtype of element-wise ``op`` over operands of ``dtype`` (its dtype rule)."""
-    return DataType.DT_BOOL if _op(op)["dtype_rule"] in ("compare", "test") else dtype
+    return DataType.DT_BOOL if _op(op)["dtype_rule"] in ("compare", "test", "logical") else dtype
 
 
 def _emit(tr: _tracer.Tracer, op: str, inputs: Sequence[Any], attrs: Dict[str, Any],

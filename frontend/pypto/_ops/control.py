@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import numbers
 import sys
+import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import _tracer
@@ -49,7 +50,8 @@ class loop:
 
     def __init__(self, *args: Any, name: Optional[str] = None, idx_name: Optional[str] = None,
                  unroll_list: Optional[Sequence[int]] = None, parallel: bool = False,
-                 submit_before_loop: bool = False):
+                 submit_before_loop: bool = False, **other: Any):
+        _ignore_other("loop", other)
         if len(args) == 1:
             start, stop, step = 0, args[0], 1
         elif len(args) == 2:
@@ -142,21 +144,34 @@ class loop:
         lv.finish_tensors()
 
 
-def loop_unroll(*args: Any, unroll_list: Sequence[int], name: Optional[str] = None,
+def loop_unroll(*args: Any, unroll_list: Sequence[int] = (1,), name: Optional[str] = None,
                 idx_name: Optional[str] = None, parallel: bool = False,
-                submit_before_loop: bool = False):
+                submit_before_loop: bool = False, **other: Any):
     """``for i, n in pypto.loop_unroll(start, stop, step=1, *, unroll_list=[...])``: like
-    pypto.loop, but a separate device loop per unroll factor f (descending, 1 always added),
-    each stepping by ``step * f`` over as many iterations as fit in multiples of f (the rest
-    goes to the next smaller factor). The body is traced once per factor and gets the index
-    and ``n = step * f``, the number of (unit-step) iterations it covers."""
+    pypto.loop, but a separate device loop per unroll factor f (descending, 1 always added,
+    as PyPTO's default ``[1]``), each stepping by ``step * f`` over as many iterations as fit
+    in multiples of f (the rest goes to the next smaller factor). The body is traced once per
+    factor and gets the index and ``n = step * f``, the number of (unit-step) iterations it
+    covers."""
     outer = sys._getframe(1)  # the frame running the `for` statement
+    _ignore_other("loop_unroll", other)
+    if not isinstance(unroll_list, (list, tuple)):
+        _fail(PyptoValueError, "loop_unroll", f"unroll_list must be a list of ints, "
+              f"got {short_repr(unroll_list)}")
     spec = loop(*args, name=name, idx_name=idx_name, unroll_list=unroll_list, parallel=parallel,
                 submit_before_loop=submit_before_loop)
-    if not isinstance(unroll_list, (list, tuple)) or not unroll_list:
-        _fail(PyptoValueError, "loop_unroll", f"unroll_list must be a non-empty list of ints, "
-              f"got {short_repr(unroll_list)}")
     return _unrolled(spec, outer)
+
+
+_LOOP_KEYS = "name, idx_name, unroll_list, parallel, submit_before_loop"
+
+
+def _ignore_other(what: str, other: Dict[str, Any]) -> None:
+    """PyPTO's loop reads its keywords with kwargs.get, so any other keyword is ignored there
+    (models/kimi passes ``idx=``); it is here too, with a warning naming it."""
+    for key in other:
+        warnings.warn(f"pypto.{what} at {user_location()}: keyword '{key}' is not one of "
+                      f"{_LOOP_KEYS}; ignored, as PyPTO ignores it", stacklevel=3)
 
 
 def _unrolled(spec: "loop", frame):

@@ -408,8 +408,9 @@ def _logical(op: str, x: Any, y: Any = None) -> Tensor:
         if isinstance(t, Tensor):
             _check_dtype(op, t._value)
     if y is None:
-        tr = _tr(op)
-        return _emit_same_shape(tr, op, _val(x, op))
+        xv = _val(x, op)
+        return _wrap(_emit(_tr(op), op, [xv], {}, xv.shape, DataType.DT_BOOL,
+                           valid_shape=xv.valid_shape))
     if not isinstance(x, Tensor):
         x, y = y, x
     return _binary(op, x, y)

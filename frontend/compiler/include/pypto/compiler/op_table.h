@@ -89,7 +89,7 @@ enum class DTypeRule : std::uint8_t {
   kNumeric,   // not DT_BOOL; the result keeps the input's dtype
   kFloat,     // floating point only; the result keeps the input's dtype
   kCompare,   // any dtype (operands equal); the result is DT_BOOL
-  kLogical,   // DT_BOOL only; the result is DT_BOOL
+  kLogical,   // DT_BOOL or a number (not 0 is true); the result is DT_BOOL
   kSelect,    // a DT_BOOL condition; the result has the dtype of the value operands
   kCast,      // any dtype; the result has the dtype the op states
   kMatmul,    // cube operand dtypes (fp16, bf16, fp32, int8, both equal); the result has the
