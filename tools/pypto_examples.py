@@ -59,7 +59,8 @@ accumulation, as torch_npu computes the references the scripts compare with (tor
 CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp16 matmul),
 and fp16 relu (torch 1.13 has no CPU kernel for it; relu only selects, so going through fp32
 gives the same bits), and torch.library's ``FRAGMENT`` kind (torch < 2.0 takes only ``DEF``
-and ``IMPL``; the model kernels register their torch ops with it);
+and ``IMPL``; the model kernels register their torch ops with it), and a bare device index
+(``device=0``: the board's NPU under torch_npu, CUDA on a CPU-only torch) as the CPU;
 it shows which environment cases pass once the host torch behaves as the board's.
 
 ``--backend aten`` (or ``tile``) runs every kernel on the hardware backend instead of the
@@ -457,6 +458,22 @@ def _fragment_init(self, ns, kind, dispatch_key=""):
     self.m = _torch._C._dispatch_library(kind, ns, dispatch_key, __file__, 0)
     self.ns, self._op_impls, self.kind, self.dispatch_key = ns, set(), kind, dispatch_key
 _library.Library.__init__ = _fragment_init
+
+# A device given as a bare index (``device=device_id``, passed through a helper's argument
+# where the device edits cannot see it) is the board's NPU under torch_npu; on a CPU-only
+# torch it would mean CUDA. The edits move every NPU tensor to the CPU, so this one goes too.
+def _index_to_cpu(fn):
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        d = kwargs.get("device")
+        if isinstance(d, int) and not isinstance(d, bool):
+            kwargs["device"] = "cpu"
+        return fn(*args, **kwargs)
+    return call
+for _fn in ("zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint", "randperm",
+            "tensor", "as_tensor", "eye", "linspace", "zeros_like", "ones_like", "empty_like",
+            "full_like", "rand_like", "randn_like"):
+    setattr(_torch, _fn, _index_to_cpu(getattr(_torch, _fn)))
 
 # torch.unravel_index arrived in torch 2.2; PyPTO's compare helpers call it on host tensors.
 if not hasattr(_torch, "unravel_index"):

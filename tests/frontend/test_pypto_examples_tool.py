@@ -223,6 +223,15 @@ for r in (torch.relu(h), h.relu(), torch.nn.functional.relu(h)):
 x = torch.randn(4, 4)
 assert torch.equal(torch.relu(x), x.clamp_min(0))
 assert hasattr(torch, "uint16")
+# a bare device index (the board's NPU) is the CPU; named devices are left alone
+assert torch.zeros(2, device=0).device.type == "cpu"
+assert torch.arange(4, device=0).tolist() == [0, 1, 2, 3]
+assert torch.ones(2, device="cpu").device.type == "cpu"
+# torch.library's FRAGMENT kind, which the model kernels register their ops with
+lib = torch.library.Library("pypto_shim_check", "FRAGMENT")
+lib.define("twice(Tensor x) -> Tensor")
+torch.library.impl(lib, "twice", "CPU")(lambda x: x * 2)
+assert torch.equal(torch.ops.pypto_shim_check.twice(torch.ones(2)), torch.full((2,), 2.0))
 print("ok")
 """
 
