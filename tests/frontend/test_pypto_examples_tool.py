@@ -178,6 +178,11 @@ def test_classify_env_names_the_host_torch_only(tool):
     assert case("AttributeError: module 'torch' has no attribute 'uint16'") == "env"
     assert case("AttributeError: module 'torch' has no attribute 'compiled'") == "fail"
     assert case("AttributeError: module 'pypto' has no attribute 'compile'") == "fail"
+    # What only a board has: torch_npu's NPU dispatch key, torchair, HCCL.
+    assert case("collection: RuntimeError: could not parse dispatch key: NPU") == "env"
+    assert case("ModuleNotFoundError: No module named 'torchair'") == "env"
+    assert case("RuntimeError: Distributed package doesn't have HCCL built in") == "env"
+    assert case("RuntimeError: could not parse dispatch key: CPU") == "fail"
 
 
 def test_runner_end_to_end(tool, tmp_path, capsys):
