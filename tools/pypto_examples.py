@@ -19,7 +19,8 @@ runs on a CPU-only machine in SIM):
   parameter is taken as the logical (ND) data, so the cast has nothing to do;
 * calls ``torch.npu.X(...)``, ``torch_npu.npu.X(...)``, ``torch_npu.X(...)`` become no-ops;
 * assignments to a ``torch_npu`` attribute (``torch_npu.npu.config.X = ...``) become ``pass``;
-* ``.npu()`` becomes ``.cpu()``; device strings ``"npu"``, ``"npu:N"``, ``f"npu:{...}"`` and
+* ``.npu()`` becomes ``.cpu().contiguous()`` (a copy to the board is dense, so a strided
+  slice arrives contiguous there); device strings ``"npu"``, ``"npu:N"``, ``f"npu:{...}"`` and
   ``device=<device id variable>`` become ``"cpu"``;
 * ``pypto.RunMode.NPU`` becomes ``pypto.RunMode.SIM``;
 * ``"npu" in <device>`` (an example's "are we on a board, so check the numbers" test) becomes
@@ -104,7 +105,7 @@ _EDITS: List[Tuple[re.Pattern, str]] = [
     (re.compile(r"\btorch_npu\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch_npu\.\w+\("), _NOOP + "("),
-    (re.compile(r"\.npu\(\)"), ".cpu()"),
+    (re.compile(r"\.npu\(\)"), ".cpu().contiguous()"),
     (re.compile(r"""\bf(["'])npu:\{[^}"']*\}\1"""), '"cpu"'),
     (re.compile(r"""(["'])npu:\d+\1"""), '"cpu"'),
     (re.compile(r"""\bdevice\s*=\s*(["'])npu\1"""), 'device="cpu"'),

@@ -47,7 +47,7 @@ def test_device_edits(tool):
     assert "torch_npu" not in out.replace("torch_npu.npu", "")
     assert "import os, sys" in out
     assert "torch.npu" not in out and "torch_npu.npu" not in out
-    assert ".npu()" not in out and ".cpu()" in out
+    assert ".npu()" not in out and ".cpu().contiguous()" in out  # a board copy is dense
     assert "npu:" not in out
     assert 'device="cpu")' in out                      # device=device_id
     assert '.to("cpu")' in out
@@ -74,8 +74,8 @@ def test_device_edits_format_cast_and_config(tool):
     out, n = tool.device_edit(src)
     assert "torch_npu" not in out
     assert "    pass  # device edit\n    w = " in out
-    assert 'w = (data["w"].cpu().contiguous())' in out
-    assert 'k=(data["k"].cpu()), s=", )"' in out
+    assert 'w = (data["w"].cpu().contiguous().contiguous())' in out
+    assert 'k=(data["k"].cpu().contiguous()), s=", )"' in out
     assert 'return w, v, (data["x"])' in out
     compile(out, "edited", "exec")
     ns = {}
