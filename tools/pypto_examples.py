@@ -19,7 +19,8 @@ runs on a CPU-only machine in SIM):
   parameter is taken as the logical (ND) data, so the cast has nothing to do;
 * calls ``torch.npu.X(...)``, ``torch_npu.npu.X(...)``, ``torch_npu.X(...)`` become no-ops;
 * assignments to a ``torch_npu`` attribute (``torch_npu.npu.config.X = ...``) become ``pass``;
-* ``.npu()`` becomes ``.cpu()``; device strings ``"npu"``, ``"npu:N"``, ``f"npu:{...}"`` and
+* ``.npu()`` becomes ``.cpu().contiguous()`` (a copy to the board is dense, so a strided
+  slice arrives contiguous there); device strings ``"npu"``, ``"npu:N"``, ``f"npu:{...}"`` and
   ``device=<device id variable>`` become ``"cpu"``;
 * ``pypto.RunMode.NPU`` becomes ``pypto.RunMode.SIM``;
 * ``"npu" in <device>`` (an example's "are we on a board, so check the numbers" test) becomes
@@ -35,24 +36,32 @@ numeric checks.
 
 Cases: every entry of an example's ``examples = {...}`` table (run as ``script.py <id>`` or
 ``script.py -t <id>``, whichever the script's argparse takes), a script without a table as one
-case, and every pytest test id of the test files. Each case runs in its own subprocess with a
-timeout and is classified as
+case, and every pytest test id of the test files. The checkout's ``models/`` tree, when it
+has one, is a group of its own (``--no-models`` leaves it out): every pytest id of its
+``test_*.py`` files and of the scripts that define tests, collected and run from the file's
+folder, and the other scripts' entry points run as the examples' are. In ``models/`` a
+golden computed with a torch_npu operator (``torch_npu.npu_<op>``, other than the format
+cast) raises naming the operator instead of becoming a no-op. Each case runs in its own
+subprocess with a timeout and is classified as
 
 * ``pass``;
 * ``fail`` with the first line of the error (its exception type says whether it is a
   ``pypto.error`` class);
 * ``env``: the failure is in the host environment, not in pypto (the installed torch lacks an
-  attribute the script's own host code uses, e.g. ``torch.uint16`` in torch < 2.3);
+  attribute the script's own host code uses, e.g. ``torch.uint16`` in torch < 2.3; a model's
+  golden needs a board-only torch_npu operator, torchair or HCCL);
 * ``crash`` (killed by a signal), ``timeout``, ``skip`` (pytest skip marks; not counted).
 
-The pass rate is pass / (cases − skipped); the rate without the environment cases is printed
-too. ``--torch-dtype-shim`` makes an older CPU torch compute the scripts' host code as the
+The pass rate is pass / (cases − skipped), overall and per group (examples, each test
+folder, models); the rate without the environment cases is printed too. ``--torch-dtype-shim`` makes an older CPU torch compute the scripts' host code as the
 board's torch would: placeholder attributes for the dtypes it lacks (``torch.uint16`` …), so
 that a script which only names them in a host-side table runs, and fp16/bf16 matmuls with fp32
 accumulation, as torch_npu computes the references the scripts compare with (torch 1.13 on
 CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp16 matmul),
 and fp16 relu (torch 1.13 has no CPU kernel for it; relu only selects, so going through fp32
-gives the same bits);
+gives the same bits), and torch.library's ``FRAGMENT`` kind (torch < 2.0 takes only ``DEF``
+and ``IMPL``; the model kernels register their torch ops with it), and a bare device index
+(``device=0``: the board's NPU under torch_npu, CUDA on a CPU-only torch) as the CPU;
 it shows which environment cases pass once the host torch behaves as the board's.
 
 ``--backend aten`` (or ``tile``) runs every kernel on the hardware backend instead of the
@@ -96,7 +105,7 @@ _EDITS: List[Tuple[re.Pattern, str]] = [
     (re.compile(r"\btorch_npu\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch_npu\.\w+\("), _NOOP + "("),
-    (re.compile(r"\.npu\(\)"), ".cpu()"),
+    (re.compile(r"\.npu\(\)"), ".cpu().contiguous()"),
     (re.compile(r"""\bf(["'])npu:\{[^}"']*\}\1"""), '"cpu"'),
     (re.compile(r"""(["'])npu:\d+\1"""), '"cpu"'),
     (re.compile(r"""\bdevice\s*=\s*(["'])npu\1"""), 'device="cpu"'),
@@ -168,7 +177,21 @@ def device_edit(source: str) -> Tuple[str, int]:
     return source, count
 
 
-def edit_tree(root: str) -> int:
+# A model's golden computed with a torch_npu operator (torch_npu.npu_<op>, other than the
+# format cast) has no CPU form: the call raises a named error instead of becoming a no-op, so
+# that the case is classified as environment with the operator as its reason.
+_BOARD_OP = re.compile(r"\btorch_npu\.(npu_(?!format_cast\b)\w+)\(")
+_BOARD_OP_ERROR = "board-only operator torch_npu."
+
+
+def board_op_edit(source: str) -> Tuple[str, int]:
+    """``torch_npu.npu_<op>(...)`` -> a call that raises naming the operator."""
+    return _BOARD_OP.subn(
+        lambda m: ("(lambda *_a, **_k: (_ for _ in ()).throw(RuntimeError("
+                   f"'{_BOARD_OP_ERROR}{m.group(1)} (no CPU form of the golden)')))("), source)
+
+
+def edit_tree(root: str, board_ops: bool = False) -> int:
     edits = 0
     for dirpath, _, files in os.walk(root):
         for name in files:
@@ -177,7 +200,9 @@ def edit_tree(root: str) -> int:
             path = os.path.join(dirpath, name)
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-            new, n = device_edit(text)
+            new, m = board_op_edit(text) if board_ops else (text, 0)
+            new, n = device_edit(new)
+            n += m
             if n:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(new)
@@ -199,6 +224,7 @@ class Case:
     status: str = ""
     error: str = ""
     seconds: float = 0.0
+    group: str = ""  # "examples", "<folder> tests" or "models": the report's groups
     detail: str = field(default="", repr=False)
 
 
@@ -243,6 +269,34 @@ def _is_script(tree: ast.AST) -> bool:
 _NPU_GUARD = re.compile(r"""run_mode\s*==\s*["']npu["']""")
 
 
+def _script_cases(path: str, work: str, mode: str, tree: ast.AST, group: str) -> List[Case]:
+    """The cases of one script run the way a user runs it: an entry of its ``examples``
+    table each, or the whole script."""
+    dirpath, name = os.path.split(path)
+    rel = os.path.relpath(path, work)
+    takes_tests, positional, takes_run_mode = _argparse_flags(tree)
+    # A script whose numeric checks are guarded by `run_mode == "npu"` runs its board
+    # path (checked mode); one that checks in both modes runs its own SIM path.
+    with open(path, encoding="utf-8") as f:
+        board_checks = bool(_NPU_GUARD.search(f.read()))
+    use_sim = mode == "sim" or not board_checks
+    extra = ["--run_mode", "sim"] if (use_sim and takes_run_mode) else []
+    keys = _example_table(tree)
+    if keys and (takes_tests or positional):
+        return [Case(f"{rel}::{key}", "example", dirpath,
+                     [name] + (["-t", key] if takes_tests else [key]) + extra, group=group)
+                for key in keys]
+    return [Case(rel, "example", dirpath, [name] + extra, group=group)]
+
+
+def _parse(path: str) -> Optional[ast.AST]:
+    with open(path, encoding="utf-8") as f:
+        try:
+            return ast.parse(f.read())
+        except SyntaxError:
+            return None
+
+
 def example_cases(work: str, mode: str) -> List[Case]:
     cases: List[Case] = []
     base = os.path.join(work, "examples")
@@ -252,30 +306,34 @@ def example_cases(work: str, mode: str) -> List[Case]:
             if not name.endswith(".py") or name.startswith("_"):
                 continue
             path = os.path.join(dirpath, name)
-            with open(path, encoding="utf-8") as f:
-                try:
-                    tree = ast.parse(f.read())
-                except SyntaxError:
-                    continue
-            if not _is_script(tree):
+            tree = _parse(path)
+            if tree is None or not _is_script(tree):
                 continue  # a module the examples import
-            rel = os.path.relpath(path, work)
-            takes_tests, positional, takes_run_mode = _argparse_flags(tree)
-            # A script whose numeric checks are guarded by `run_mode == "npu"` runs its board
-            # path (checked mode); one that checks in both modes runs its own SIM path.
-            with open(path, encoding="utf-8") as f:
-                board_checks = bool(_NPU_GUARD.search(f.read()))
-            use_sim = mode == "sim" or not board_checks
-            extra = ["--run_mode", "sim"] if (use_sim and takes_run_mode) else []
-            keys = _example_table(tree)
-            if keys and (takes_tests or positional):
-                for key in keys:
-                    sel = ["-t", key] if takes_tests else [key]
-                    cases.append(Case(f"{rel}::{key}", "example", dirpath,
-                                      [name] + sel + extra))
-            else:
-                cases.append(Case(rel, "example", dirpath, [name] + extra))
+            cases += _script_cases(path, work, mode, tree, "examples")
     return cases
+
+
+def _pytest_cases(cwd: str, target: str, rel: str, python: str, env: dict, timeout: float,
+                  group: str) -> List[Case]:
+    """One case per pytest id of ``target`` (a path relative to ``cwd``), each named by
+    ``rel`` (the file's path inside the checkout) and its test name."""
+    try:
+        out = subprocess.run(
+            [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+             target], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [Case(rel, "test", cwd, [], "timeout", "collection timed out", group=group)]
+    ids = [line.strip() for line in out.stdout.splitlines() if line.startswith(target + "::")]
+    if not ids:
+        case = Case(rel, "test", cwd, [], group=group)
+        case.status = "fail"
+        case.detail = out.stdout + out.stderr
+        case.error = "collection: " + first_error(case.detail, pytest=True)
+        classify_env(case)
+        return [case]
+    return [Case(rel + tid[len(target):], "test", cwd,
+                 ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", tid], group=group)
+            for tid in ids]
 
 
 def test_cases(work: str, test_dirs: List[str], python: str, env: dict,
@@ -285,30 +343,44 @@ def test_cases(work: str, test_dirs: List[str], python: str, env: dict,
         base = os.path.join(work, d)
         if not os.path.isdir(base):
             continue
+        group = f"{os.path.basename(d.rstrip('/'))} tests"
         for name in sorted(os.listdir(base)):
             if not (name.startswith("test_") and name.endswith(".py")):
                 continue
             rel = os.path.join(d, name)
-            try:
-                out = subprocess.run(
-                    [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                     rel], cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                cases.append(Case(rel, "test", work, [], "timeout", "collection timed out"))
+            cases += _pytest_cases(work, rel, rel, python, env, timeout, group)
+    return cases
+
+
+def _defines_tests(tree: ast.AST) -> bool:
+    """Whether a module defines pytest tests (a top-level ``test_*`` function or ``Test*``
+    class), so that pytest runs it."""
+    return any((isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name.startswith("test"))
+               or (isinstance(n, ast.ClassDef) and n.name.startswith("Test"))
+               for n in getattr(tree, "body", []))
+
+
+def model_cases(work: str, mode: str, python: str, env: dict, timeout: float) -> List[Case]:
+    """The ``models/`` tree as a kernel author runs it: every pytest id of a ``test_*.py``
+    file or of a script that defines tests (collected and run from the file's own folder,
+    which its imports of sibling modules and ``utils/`` need), and every other script's
+    entry point the way the examples' are run."""
+    cases: List[Case] = []
+    for dirpath, dirs, files in os.walk(os.path.join(work, "models")):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".py") or name.startswith("_"):
                 continue
-            ids = [line.strip() for line in out.stdout.splitlines()
-                   if line.startswith(rel + "::")]
-            if not ids:
-                case = Case(rel, "test", work, [])
-                case.status = "fail"
-                case.detail = out.stdout + out.stderr
-                case.error = "collection: " + first_error(case.detail, pytest=True)
-                classify_env(case)
-                cases.append(case)
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, work)
+            tree = _parse(path)
+            if tree is None:
                 continue
-            for tid in ids:
-                cases.append(Case(tid, "test", work,
-                                  ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", tid]))
+            if name.startswith("test_") or _defines_tests(tree):
+                cases += _pytest_cases(dirpath, name, rel, python, env, timeout, "models")
+            elif _is_script(tree):
+                cases += _script_cases(path, work, mode, tree, "models")
     return cases
 
 
@@ -377,6 +449,33 @@ except ImportError:
     _sys.modules["torch._dynamo"] = _dynamo
     _torch._dynamo = _dynamo
 
+# torch < 2.0's torch.library takes only "DEF" and "IMPL" kinds; the model kernels register
+# their torch ops into the shared "pypto" namespace with "FRAGMENT", which its C++ side has.
+import torch.library as _library
+_library_init = _library.Library.__init__
+def _fragment_init(self, ns, kind, dispatch_key=""):
+    if kind != "FRAGMENT":
+        return _library_init(self, ns, kind, dispatch_key)
+    self.m = _torch._C._dispatch_library(kind, ns, dispatch_key, __file__, 0)
+    self.ns, self._op_impls, self.kind, self.dispatch_key = ns, set(), kind, dispatch_key
+_library.Library.__init__ = _fragment_init
+
+# A device given as a bare index (``device=device_id``, passed through a helper's argument
+# where the device edits cannot see it) is the board's NPU under torch_npu; on a CPU-only
+# torch it would mean CUDA. The edits move every NPU tensor to the CPU, so this one goes too.
+def _index_to_cpu(fn):
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        d = kwargs.get("device")
+        if isinstance(d, int) and not isinstance(d, bool):
+            kwargs["device"] = "cpu"
+        return fn(*args, **kwargs)
+    return call
+for _fn in ("zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint", "randperm",
+            "tensor", "as_tensor", "eye", "linspace", "zeros_like", "ones_like", "empty_like",
+            "full_like", "rand_like", "randn_like"):
+    setattr(_torch, _fn, _index_to_cpu(getattr(_torch, _fn)))
+
 # torch.unravel_index arrived in torch 2.2; PyPTO's compare helpers call it on host tensors.
 if not hasattr(_torch, "unravel_index"):
     def _unravel_index(indices, shape):
@@ -407,6 +506,13 @@ _ENV_ERRORS = [
                r"'(u?int\d+|float8\w*|bits\w*|uint\w*|compile)'"),
     re.compile(r"No module named 'torch\._dynamo'"),
     re.compile(r"\"\w+_cpu_?\" not implemented for '(Half|BFloat16)'"),
+    # What only a board has: a torch_npu operator in a model's golden (board_op_edit), the
+    # NPU dispatch key (torch_npu registers it; a kernel file's op registered for it without
+    # a guard fails at import), the NPU graph compiler, collective communication over HCCL.
+    re.compile(re.escape(_BOARD_OP_ERROR) + r"\w+"),
+    re.compile(r"could not parse dispatch key: NPU"),
+    re.compile(r"No module named '(torchair|torch_npu)\b"),
+    re.compile(r"\bHCCL\b|\bhccl\b|backend=['\"]?hccl"),
 ]
 
 
@@ -472,7 +578,7 @@ def run_case(case: Case, python: str, env: dict, timeout: float) -> Case:
 # ---------------------------------------------------------------------------------------------
 
 
-def summarize(cases: List[Case]) -> dict:
+def summarize(cases: List[Case], groups: bool = True) -> dict:
     counts = {k: 0 for k in ("pass", "fail", "env", "crash", "timeout", "skip")}
     for c in cases:
         counts[c.status] = counts.get(c.status, 0) + 1
@@ -480,8 +586,13 @@ def summarize(cases: List[Case]) -> dict:
     rate = counts["pass"] / counted if counted else 0.0
     no_env = counted - counts["env"]
     rate_no_env = counts["pass"] / no_env if no_env else 0.0
-    return {"cases": len(cases), "counted": counted, **counts,
-            "pass_rate": round(rate, 4), "pass_rate_without_env": round(rate_no_env, 4)}
+    out = {"cases": len(cases), "counted": counted, **counts,
+           "pass_rate": round(rate, 4), "pass_rate_without_env": round(rate_no_env, 4)}
+    if groups:
+        names = list(dict.fromkeys(c.group for c in cases))
+        out["groups"] = {g: summarize([c for c in cases if c.group == g], False)
+                         for g in names}
+    return out
 
 
 def print_table(cases: List[Case], summary: dict, verbose: bool) -> None:
@@ -499,6 +610,10 @@ def print_table(cases: List[Case], summary: dict, verbose: bool) -> None:
     print(f"pass rate {s['pass']}/{s['counted']} = {100 * s['pass_rate']:.1f} %"
           f"   without environment cases: {s['pass']}/{s['counted'] - s['env']} = "
           f"{100 * s['pass_rate_without_env']:.1f} %")
+    for name, g in s.get("groups", {}).items():
+        print(f"  {name or 'other'}: pass {g['pass']} of {g['counted']}  (fail {g['fail']}, "
+              f"env {g['env']}, crash {g['crash']}, timeout {g['timeout']}, "
+              f"skipped {g['skip']})")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -515,6 +630,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                          + ", ".join(DEFAULT_TEST_DIRS) + ")")
     ap.add_argument("--no-examples", action="store_true")
     ap.add_argument("--no-tests", action="store_true")
+    ap.add_argument("--no-models", action="store_true",
+                    help="leave out the checkout's models/ tree")
     ap.add_argument("-k", dest="filter", help="only cases whose id contains this")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--keep", action="store_true", help="keep the edited copy (path printed)")
@@ -534,10 +651,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         ap.error(f"{src} is not a folder")
     work = tempfile.mkdtemp(prefix="pypto_examples_")
     try:
-        for part in ("examples", "python"):
+        edits = 0
+        for part in ("examples", "python") + (() if args.no_models else ("models",)):
             if os.path.isdir(os.path.join(src, part)):
                 shutil.copytree(os.path.join(src, part), os.path.join(work, part))
-        edits = edit_tree(work)
+                edits += edit_tree(os.path.join(work, part), board_ops=part == "models")
         env = dict(os.environ)
         # Reports go to ./output of each case's folder (inside the copy), where PyPTO's own
         # tooling (the cost-model example) looks for them.
@@ -567,6 +685,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not args.no_tests:
             cases += test_cases(work, args.tests or list(DEFAULT_TEST_DIRS), args.python,
                                 env, args.timeout)
+        if not args.no_models:
+            cases += model_cases(work, args.mode, args.python, env, args.timeout)
         if args.filter:
             cases = [c for c in cases if args.filter in c.id]
         print(f"{len(cases)} cases, {edits} device edits, mode {args.mode}, backend "

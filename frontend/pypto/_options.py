@@ -269,7 +269,8 @@ SCHEMAS: Dict[str, Dict[str, Option]] = {
         "pg_lower_bound": Option("int", None, (0, INT32_MAX)),
         "mg_vec_parallel_lb": Option("int", None, (1, INT32_MAX)),
         "mg_copyin_upper_bound": Option("int", None, (1, 2 ** 62), doc="bytes"),
-        "vec_nbuffer_mode": Option("int", None, (0, 1)),
+        # PyPTO's 2: every class by vec_nbuffer_setting, what a non-zero mode leaves it to.
+        "vec_nbuffer_mode": Option("int", None, (0, 2)),
         "cube_l1_reuse_mode": Option("int", None, (0, 1)),
         "cube_nbuffer_mode": Option("int", None, (0, 1)),
         "sg_set_ooo_scope": Option("custom", check=_check_ooo_scope),

@@ -195,6 +195,8 @@ class Tracer:
         self.composite: Optional[str] = None
         #: Value id -> the id of the value it is a view or in-place reshape of.
         self.alias_of: Dict[int, int] = {}
+        #: view output id -> (its source value, its offsets): where a view's window starts
+        self.view_of: Dict[int, Tuple[ir.Value, list]] = {}
 
     # -- activation -----------------------------------------------------------------------
 
@@ -319,6 +321,8 @@ class Tracer:
         out = self.new_value(shape, dtype, fmt, valid_shape)
         if op == "view" or (op == "reshape" and attrs.get("inplace")):
             self.alias_of[out.id] = inputs[0].id  # the same buffer under another shape
+            if op == "view" and "dtype" not in attrs:
+                self.view_of[out.id] = (inputs[0], list(attrs["offsets"]))
         scope = self.top
         attrs = dict(attrs)
         if self.composite is not None:

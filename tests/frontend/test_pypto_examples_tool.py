@@ -47,7 +47,7 @@ def test_device_edits(tool):
     assert "torch_npu" not in out.replace("torch_npu.npu", "")
     assert "import os, sys" in out
     assert "torch.npu" not in out and "torch_npu.npu" not in out
-    assert ".npu()" not in out and ".cpu()" in out
+    assert ".npu()" not in out and ".cpu().contiguous()" in out  # a board copy is dense
     assert "npu:" not in out
     assert 'device="cpu")' in out                      # device=device_id
     assert '.to("cpu")' in out
@@ -74,8 +74,8 @@ def test_device_edits_format_cast_and_config(tool):
     out, n = tool.device_edit(src)
     assert "torch_npu" not in out
     assert "    pass  # device edit\n    w = " in out
-    assert 'w = (data["w"].cpu().contiguous())' in out
-    assert 'k=(data["k"].cpu()), s=", )"' in out
+    assert 'w = (data["w"].cpu().contiguous().contiguous())' in out
+    assert 'k=(data["k"].cpu().contiguous()), s=", )"' in out
     assert 'return w, v, (data["x"])' in out
     compile(out, "edited", "exec")
     ns = {}
@@ -178,6 +178,11 @@ def test_classify_env_names_the_host_torch_only(tool):
     assert case("AttributeError: module 'torch' has no attribute 'uint16'") == "env"
     assert case("AttributeError: module 'torch' has no attribute 'compiled'") == "fail"
     assert case("AttributeError: module 'pypto' has no attribute 'compile'") == "fail"
+    # What only a board has: torch_npu's NPU dispatch key, torchair, HCCL.
+    assert case("collection: RuntimeError: could not parse dispatch key: NPU") == "env"
+    assert case("ModuleNotFoundError: No module named 'torchair'") == "env"
+    assert case("RuntimeError: Distributed package doesn't have HCCL built in") == "env"
+    assert case("RuntimeError: could not parse dispatch key: CPU") == "fail"
 
 
 def test_runner_end_to_end(tool, tmp_path, capsys):
@@ -223,6 +228,15 @@ for r in (torch.relu(h), h.relu(), torch.nn.functional.relu(h)):
 x = torch.randn(4, 4)
 assert torch.equal(torch.relu(x), x.clamp_min(0))
 assert hasattr(torch, "uint16")
+# a bare device index (the board's NPU) is the CPU; named devices are left alone
+assert torch.zeros(2, device=0).device.type == "cpu"
+assert torch.arange(4, device=0).tolist() == [0, 1, 2, 3]
+assert torch.ones(2, device="cpu").device.type == "cpu"
+# torch.library's FRAGMENT kind, which the model kernels register their ops with
+lib = torch.library.Library("pypto_shim_check", "FRAGMENT")
+lib.define("twice(Tensor x) -> Tensor")
+torch.library.impl(lib, "twice", "CPU")(lambda x: x * 2)
+assert torch.equal(torch.ops.pypto_shim_check.twice(torch.ones(2)), torch.full((2,), 2.0))
 print("ok")
 """
 
@@ -291,3 +305,78 @@ def test_interface_tests_import_st_helpers(tool, tmp_path):
     cases = json.loads(report.read_text())["cases"]
     assert [(c["id"], c["status"]) for c in cases] == [
         ("python/tests/st/interface/test_demo_iface.py::test_scaled", "pass")]
+
+
+MODEL_IMPL = '''\
+    import pypto
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def add_one(x: pypto.Tensor((4, 8), pypto.DT_FP32), out: pypto.Tensor((4, 8), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = x + 1.0
+'''
+
+MODEL_TEST = '''\
+    import torch, torch_npu, pytest
+    from add_impl import add_one
+    from utils.compare import close
+
+    def test_add():
+        x = torch.ones(4, 8).npu()
+        out = torch.zeros(4, 8, device="npu:0")
+        add_one(x, out)
+        assert close(out.cpu(), x.cpu() + 1.0)
+
+    def test_board_golden():
+        x = torch.ones(4, 8).npu()
+        out = torch.zeros(4, 8).npu()
+        add_one(x, out)
+        assert close(out.cpu(), torch_npu.npu_fast_gelu(x).cpu())
+
+    @pytest.mark.skip(reason="large test case")
+    def test_large():
+        pass
+'''
+
+MODEL_SCRIPT = '''\
+    import torch
+    from add_impl import add_one
+
+    def run():
+        x = torch.ones(4, 8)
+        out = torch.zeros(4, 8)
+        add_one(x, out)
+        assert torch.equal(out, x + 2.0), "script golden differs"
+
+    if __name__ == "__main__":
+        run()
+'''
+
+
+def test_models_group(tool, tmp_path, capsys):
+    # A model folder's tests import their sibling modules and utils/ from the folder itself;
+    # a golden computed with a torch_npu operator is the environment's, naming the operator.
+    checkout = tmp_path / "checkout"
+    _write(str(checkout), "models/demo/add_impl.py", MODEL_IMPL)
+    _write(str(checkout), "models/demo/utils/compare.py",
+           "import torch\n\ndef close(a, b):\n    return torch.allclose(a, b)\n")
+    _write(str(checkout), "models/demo/test_add.py", MODEL_TEST)
+    _write(str(checkout), "models/demo/add_script.py", MODEL_SCRIPT)
+    _write(str(checkout), "python/tests/st/frontend/test_demo.py", TEST)
+    report = tmp_path / "r.json"
+    rc = tool.main([str(checkout), "--json", str(report), "--no-examples", "-j", "2",
+                    "--timeout", "120", "--python", sys.executable])
+    assert rc == 0
+    data = json.loads(report.read_text())
+    status = {c["id"]: (c["group"], c["status"], c["error"]) for c in data["cases"]}
+    assert status["models/demo/test_add.py::test_add"] == ("models", "pass", "")
+    group, kind, err = status["models/demo/test_add.py::test_board_golden"]
+    assert (group, kind) == ("models", "env") and "torch_npu.npu_fast_gelu" in err
+    assert status["models/demo/test_add.py::test_large"][1] == "skip"
+    assert status["models/demo/add_script.py"] == (
+        "models", "fail", "AssertionError: script golden differs")
+    groups = data["summary"]["groups"]
+    assert (groups["frontend tests"]["pass"], groups["frontend tests"]["counted"]) == (1, 1)
+    assert (groups["models"]["pass"], groups["models"]["counted"],
+            groups["models"]["env"]) == (1, 3, 1)
+    assert "models: pass 1 of 3" in capsys.readouterr().out

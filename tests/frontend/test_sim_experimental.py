@@ -40,6 +40,55 @@ def test_gather_in_ub_the_doc_example():
     assert out.tolist() == [[0, 1, 2, 3], [20, 21, 22, 23], [50, 51, 52, 53]]
 
 
+def test_gather_in_ub_bf16_rows_in_a_tile_sized_for_the_data():
+    # DeepSeek-V4's sparse attention gathers its top-512 bf16 rows under a [128, 512] vec
+    # tile: 128 KiB of data, within UB. The row offsets this IR computes for the gather are
+    # int32 and tiled so that they take no more than the data tile does.
+    tokens, hidden, k, bs = 1024, 512, 256, 128
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(kv: pypto.Tensor([tokens, hidden], BF16), idx: pypto.Tensor([1, k], I32),
+             bt: pypto.Tensor([1, tokens // bs], I32), out: pypto.Tensor([k, hidden], BF16)):
+        pypto.set_vec_tile_shapes(128, 512)
+        rows = pypto.experimental.gather_in_ub(kv, idx, bt, bs, -2)
+        assert pypto.get_vec_tile_shapes() == [128, 512]  # the kernel's tile is back
+        out[:] = rows
+
+    g = torch.Generator().manual_seed(0)
+    kv = torch.randn(tokens, hidden, generator=g).to(torch.bfloat16)
+    idx = torch.randint(0, tokens, (1, k), generator=g, dtype=torch.int32)
+    bt = torch.randperm(tokens // bs, generator=g).to(torch.int32).unsqueeze(0)
+    out = torch.zeros(k, hidden, dtype=torch.bfloat16)
+    kern(kv, idx, bt, out)
+    assert torch.equal(out, kv[paged_rows(idx, bt, bs)])
+
+
+def test_gather_in_ub_counts_rows_from_a_views_start_and_reads_past_its_end():
+    # DeepSeek-V4's sparse attention passes a view of the first top-k rows of its compressed
+    # cache; the page table sends the gather to rows anywhere in the cache, counted from the
+    # view's first row.
+    tokens, hidden, k, bs = 1024, 64, 32, 16
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(kv: pypto.Tensor([tokens, hidden], F32), idx: pypto.Tensor([1, k], I32),
+             bt: pypto.Tensor([1, 32], I32), out: pypto.Tensor([2 * k, hidden], F32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        for i in pypto.loop(2):
+            head = pypto.view(kv, [k, hidden], [i * 256, 0])
+            rows = pypto.experimental.gather_in_ub(head, idx, bt, bs, -2)
+            pypto.assemble(rows, [i * k, 0], out)
+
+    g = torch.Generator().manual_seed(0)
+    kv = torch.randn(tokens, hidden, generator=g)
+    idx = torch.randint(0, 512, (1, k), generator=g, dtype=torch.int32)
+    bt = torch.randperm(32, generator=g).to(torch.int32).unsqueeze(0)
+    out = torch.zeros(2 * k, hidden)
+    kern(kv, idx, bt, out)
+    rows = paged_rows(idx, bt, bs)
+    assert max(rows) >= k  # past the view's own [k, hidden] extent
+    assert torch.equal(out, torch.cat([kv[[r + 256 * i for r in rows]] for i in range(2)]))
+
+
 @pytest.mark.parametrize("pt,tt", [(F16, torch.float16), (F32, torch.float32)])
 def test_gather_in_ub_a_large_kv_cache_stays_in_global_memory(pt, tt):
     # 16384 x 128 fp16 is 4 MiB: only the result tiles go through UB.

@@ -125,3 +125,30 @@ def test_loop_state_object_rebound_in_the_body_keeps_pythons_value():
     a, out = torch.randn(8, 16), torch.zeros(8, 16)
     k(a, out)
     torch.testing.assert_close(out, a * 3.0, rtol=0, atol=0)
+
+
+def test_inplace_reshape_in_a_loop_is_the_variable_after_it():
+    # PyPTO's reshape doc (example 2): a loop's inplace reshape of its input is the loop's
+    # output. DeepSeek-V4's compressor reshapes a [128] index to [1, 128] in a pypto.loop(1)
+    # inside its batch loop and views it in 2-D after that loop.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([32], F32), b: pypto.Tensor([12, 8], F32),
+          out: pypto.Tensor([12, 8], F32), last: pypto.Tensor([4, 8], F32)):
+        pypto.set_vec_tile_shapes(32)
+        flat = a * 1.0
+        pypto.set_vec_tile_shapes(4, 8)
+        for i in pypto.loop(3):
+            for _ in pypto.loop(1):
+                flat = pypto.reshape(flat, [4, 8], inplace=True)
+            rows = pypto.view(flat, [2, 8], [2, 0])
+            blk = pypto.view(b, [4, 8], [i * 4, 0])
+            pypto.assemble(blk + flat, [i * 4, 0], out)
+            pypto.assemble(rows * 3.0, [0, 0], last)
+        last[2:4, :] = flat[0:2, :] * 2.0
+
+    a, b = torch.randn(32), torch.randn(12, 8)
+    out, last = torch.zeros(12, 8), torch.zeros(4, 8)
+    k(a, b, out, last)
+    m = a.reshape(4, 8)
+    assert torch.equal(out, b + m.repeat(3, 1))
+    assert torch.equal(last, torch.cat([m[2:4] * 3.0, m[0:2] * 2.0]))

@@ -267,3 +267,26 @@ def test_symbolic_scalar_of_a_bool_is_its_int():
     assert torch.equal(y, x * 2.0)
     k(x, y, False)
     assert torch.equal(y, x + 1.0)
+
+
+def test_loop_unroll_takes_a_set():
+    # PyPTO records the unroll list as a std::set<int>; DeepSeek-V3.2's sparse attention
+    # passes unroll_list={1}, and {4, 2} unrolls as [4, 2] does.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 32], F32), y: pypto.Tensor([pypto.DYNAMIC, 32], F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        n = x.shape[0]
+        for i, f in pypto.loop_unroll(0, pypto.ceildiv(n, 8), 1, unroll_list={4, 2}):
+            t = pypto.view(x, [8 * f, 32], [i * 8, 0],
+                           valid_shape=[pypto.min(n - i * 8, 8 * f), 32])
+            y[i * 8:, :] = t * 3.0 - 1.0
+        for i in pypto.loop(0, n, 8, unroll_list={1}):
+            y[i:, :] = pypto.view(y, [8, 32], [i, 0], valid_shape=[pypto.min(n - i, 8), 32]) + 1.0
+
+    x = rand((40, 32), torch.float32, seed=7)
+    y = torch.zeros(40, 32)
+    k(x, y)
+    assert torch.equal(y, x * 3.0 - 1.0 + 1.0)
+    loops = [s for s in k.warmup(torch.zeros(40, 32), torch.zeros(40, 32)).ir.variants[0].body
+             if isinstance(s, pypto.ir.Loop)]
+    assert [s.step for s in loops] == [4, 2, 1, 8]

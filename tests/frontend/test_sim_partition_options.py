@@ -52,6 +52,8 @@ def run(kernel):
     # the mode key 0 turns the merge off.
     ({"mg_vec_parallel_lb": 20}, 21),
     ({"vec_nbuffer_mode": 0}, 101),
+    # PyPTO's mode 2 (DeepSeek-V3.2's sparse attention): the merge by vec_nbuffer_setting.
+    ({"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 4}}, 26),
 ])
 def test_vec_nbuffer_setting_sets_the_leaf_count(options, tasks):
     assert run(fan(options)).stats["tasks"] == tasks

@@ -807,10 +807,19 @@ def test_clip_logical_full_and_method_forms():
 
 def test_view_and_reshape_errors():
     def out_of_bounds(a: pypto.Tensor([8, 8], F32)):
-        pypto.view(a, [4, 8], [6, 0])
+        pypto.view(a, [4, 8], [8, 0])
 
-    assert ("pypto.view: window [4, 8] at offsets [6, 0] exceeds the shape [8, 8] on axis 0; "
-            "pass valid_shape for a tail") in trace_error(out_of_bounds, torch.zeros(8, 8))
+    assert ("pypto.view: offset 8 on axis 0 is not inside the shape [8, 8] (PyPTO's view asks "
+            "offsets below the input's shape)") in trace_error(out_of_bounds, torch.zeros(8, 8))
+
+    seen = {}
+
+    def overhang(a: pypto.Tensor([8, 8], F32)):
+        # a window past the source's end holds the source's part, as in PyPTO
+        seen["valid"] = pypto.view(a, [4, 16], [6, 0])._value.valid_shape
+
+    trace(overhang, torch.zeros(8, 8))
+    assert [str(v) for v in seen["valid"]] == ["2", "8"]
 
     def bad_reshape(a: pypto.Tensor([8, 8], F32)):
         pypto.reshape(a, [3, -1])

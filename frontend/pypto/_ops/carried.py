@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from .common import _fmt
 from .creation import alloc
 from .frame_locals import write_locals
+from .movement import reshape
 from .not_carried import _NotCarried
 from .subscript import _setitem
 
@@ -25,6 +26,13 @@ from .subscript import _setitem
 def _watched_locals(frame, carried) -> dict:
     return {k: v for k, v in frame.f_locals.items()
             if k in carried or isinstance(v, (Tensor, SymbolicScalar))}
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _carriable(x: Any) -> bool:
@@ -66,6 +74,10 @@ class _LoopVars:
         self.entry = {k: v for k, v in frame.f_locals.items() if k in self.carried}
         self.moving: Dict[str, SymbolicScalar] = {}  # name -> placeholder symbol
         self.buffers: Dict[str, Tensor] = {}  # carried tensor name -> its loop buffer
+        #: Carried tensors the body reshapes (same dtype and element count): the shape the
+        #: variable has after the loop, a view of its buffer (PyPTO's reshape doc, example 2:
+        #: a loop's inplace reshape of its input is its output).
+        self.views: Dict[str, List[int]] = {}
 
     def assigned_at(self, name: str) -> str:
         file = self.code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
@@ -129,6 +141,9 @@ class _LoopVars:
                 continue
             if not isinstance(new, Tensor):
                 raise _carried_error(self.where, name, buf, new)
+            if tuple(new.shape) != tuple(buf.shape) and self._reshaped(name, buf, new):
+                _setitem(reshape(buf, list(new.shape), inplace=True), slice(None), new)
+                continue
             if tuple(new.shape) != tuple(buf.shape) or new.dtype != buf.dtype:
                 raise PyptoValueError(
                     f"{self.where}: variable '{name}' is carried from one iteration to the "
@@ -137,8 +152,27 @@ class _LoopVars:
                     f"{new.dtype}; a carried tensor keeps its shape and dtype")
             _setitem(buf, slice(None), new)
 
+    def _reshaped(self, name: str, buf: Tensor, new: Tensor) -> bool:
+        """Whether the body's new value of carried ``name`` is its buffer's elements in
+        another static shape, the same on every path."""
+        shape = list(new.shape)
+        if new.dtype != buf.dtype or not all(isinstance(d, int) for d in shape + list(buf.shape)):
+            return False
+        if _numel(shape) != _numel(buf.shape):
+            return False
+        if self.views.setdefault(name, shape) != shape:
+            raise PyptoValueError(
+                f"{self.where}: variable '{name}' is carried from one iteration to the next "
+                f"(read in the body, then reassigned), and the body's paths reshape it "
+                f"differently ({_fmt(self.views[name])} and {_fmt(shape)}); after the loop "
+                f"it must have one shape")
+        return True
+
     def finish_tensors(self) -> None:
-        write_locals(self.frame, dict(self.buffers))
+        out = dict(self.buffers)
+        for name, shape in self.views.items():
+            out[name] = reshape(self.buffers[name], shape, inplace=True)
+        write_locals(self.frame, out)
 
     def add_moving(self, tr: _tracer.Tracer, names: List[str]) -> None:
         for n in names:

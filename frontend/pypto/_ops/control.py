@@ -75,7 +75,7 @@ class loop:
                 _fail(PyptoTypeError, "loop", f"{fname} must be a bool, got {short_repr(flag)}")
         factors = {1}
         if unroll_list is not None:
-            if not isinstance(unroll_list, (list, tuple)):
+            if not isinstance(unroll_list, _UNROLL_LISTS):
                 _fail(PyptoTypeError, "loop", f"unroll_list must be a list of ints, got "
                       f"{short_repr(unroll_list)}")
             for f in unroll_list:
@@ -144,6 +144,11 @@ class loop:
         lv.finish_tensors()
 
 
+#: PyPTO's loop records its unroll list as a std::set<int> (record_loop_func), so a set
+#: (DeepSeek-V3.2's sparse attention passes {1}) is taken like a list.
+_UNROLL_LISTS = (list, tuple, set, frozenset)
+
+
 def loop_unroll(*args: Any, unroll_list: Sequence[int] = (1,), name: Optional[str] = None,
                 idx_name: Optional[str] = None, parallel: bool = False,
                 submit_before_loop: bool = False, **other: Any):
@@ -155,8 +160,8 @@ def loop_unroll(*args: Any, unroll_list: Sequence[int] = (1,), name: Optional[st
     covers."""
     outer = sys._getframe(1)  # the frame running the `for` statement
     _ignore_other("loop_unroll", other)
-    if not isinstance(unroll_list, (list, tuple)):
-        _fail(PyptoValueError, "loop_unroll", f"unroll_list must be a list of ints, "
+    if not isinstance(unroll_list, _UNROLL_LISTS) or not unroll_list:
+        _fail(PyptoValueError, "loop_unroll", f"unroll_list must be a non-empty list of ints, "
               f"got {short_repr(unroll_list)}")
     spec = loop(*args, name=name, idx_name=idx_name, unroll_list=unroll_list, parallel=parallel,
                 submit_before_loop=submit_before_loop)

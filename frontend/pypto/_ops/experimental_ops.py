@@ -13,6 +13,7 @@ from typing import Any, Tuple
 from .._dtypes import DataType
 from .._errors import PyptoTypeError, PyptoValueError
 from ..error import short_repr
+from .._symbolic import as_expr, const_value
 from .._tensor import Tensor
 from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
 from .creation import _dtype_arg, arange
@@ -52,7 +53,7 @@ def _int_arg(api: str, name: str, v: Any, lo: int = 1) -> int:
 
 
 def _paged_offsets(api: str, src: Tensor, indices: Tensor, block_table: Tensor,
-                   block_size: Any, size: int) -> Tensor:
+                   block_size: Any, size: int, stride: Any = None) -> Tensor:
     """The element offsets in ``src`` [rows, cols] of the first ``size`` columns of the rows
     the token ids ``indices`` [1, n] name through the page table ``block_table`` [1, blocks]
     (PagedAttention: token t is row block_table[t // block_size] * block_size +
@@ -80,9 +81,52 @@ def _paged_offsets(api: str, src: Tensor, indices: Tensor, block_table: Tensor,
     n = iv.shape[1]
     valid = None if iv.valid_shape is None else [iv.valid_shape[1], 1]
     col = reshape(rows, [n, 1], valid_shape=valid)
-    base = mul(col, cols)
+    base = mul(col, cols if stride is None else stride)
     lanes = reshape(arange(size, dtype=iv.dtype), [1, size])
     return add(base, lanes)
+
+
+def _view_root(tr: Any, v: Any) -> Tuple[Any, Any, Any]:
+    """The tensor a 2-D view chain starts from and the window's (row, column) there: a
+    gather's row numbers count from the view's first row, and the rows it reads may lie past
+    the view's own extent (DeepSeek-V4's sparse attention views the first top-k rows of its
+    compressed cache and gathers pages from all of it)."""
+    rows: Any = 0
+    cols: Any = 0
+    while v.id in tr.view_of:
+        src, offs = tr.view_of[v.id]
+        if src.rank != 2 or src.dtype is not v.dtype or not isinstance(src.shape[1], int):
+            break
+        rows, cols = as_expr(rows) + offs[0], as_expr(cols) + offs[1]
+        v = src
+    return v, rows, cols
+
+
+def _paged_load(api: str, src: Tensor, indices: Tensor, block_table: Tensor, block_size: Any,
+                size: int) -> Tensor:
+    """``load`` of the paged rows, its element offsets tiled so that an offsets tile takes
+    no more bytes than the data tile the kernel sized: PyPTO's gather moves the rows
+    themselves, the offsets are only how this IR says which (an int32 [128, 512] offsets
+    tile beside a bf16 data tile of the same shape would be twice the kernel's UB share)."""
+    tr = _tr(api)
+    root, rows, cols = _view_root(tr, _val(src, api, "src"))
+    tile = tr.top.vec_tile
+    ratio = _val(indices, api, "indices").dtype.bits // max(8, _val(src, api, "src").dtype.bits)
+    if tile and ratio > 1:
+        scaled = list(tile)
+        for axis in range(len(scaled)):  # leading axes first: rows shrink before columns
+            while ratio > 1 and scaled[axis] % 2 == 0:
+                scaled[axis] //= 2
+                ratio //= 2
+        tr.top.vec_tile = tuple(scaled)
+    try:
+        offsets = _paged_offsets(api, src, indices, block_table, block_size, size, root.shape[1])
+        start = const_value(as_expr(rows) * root.shape[1] + cols)
+        if start != 0:
+            offsets = add(offsets, as_expr(rows) * root.shape[1] + cols)
+        return load(_wrap(root), offsets)
+    finally:
+        tr.top.vec_tile = tile
 
 
 def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size: int,
@@ -102,7 +146,7 @@ def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size
     hidden = pv.shape[1]
     if not isinstance(hidden, int):
         _fail(PyptoValueError, api, f"param's hidden size must be static, got {hidden}")
-    return load(param, _paged_offsets(api, param, indices, block_table, block_size, hidden))
+    return _paged_load(api, param, indices, block_table, block_size, hidden)
 
 
 def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: int, size: int,
@@ -118,7 +162,7 @@ def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: 
         if not isinstance(flag, bool):
             _fail(PyptoTypeError, api, f"{name} must be a bool, got {short_repr(flag)}")
     n = _int_arg(api, "size", size)
-    return load(src, _paged_offsets(api, src, indices, block_table, block_size, n))
+    return _paged_load(api, src, indices, block_table, block_size, n)
 
 
 _TBMM_DTYPES = (DataType.DT_FP16, DataType.DT_BF16)

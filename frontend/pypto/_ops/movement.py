@@ -62,23 +62,27 @@ def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape
         _fail(PyptoValueError, "view", f"shape and offsets need {xv.rank} entries for a "
               f"{xv.rank}-D tensor, got shape {short_repr(list(shape))} and offsets {short_repr(offsets)}")
     offs = tuple(_dim(o, "view", "offset") for o in offsets)
+    overhang = False  # a static window reaching past its source's static end
     for axis, (o, s, d) in enumerate(zip(offs, shp, xv.shape)):
         if isinstance(o, int) and o < 0:
             _fail(PyptoValueError, "view", f"offset {o} on axis {axis} is negative")
-        end = const_value(as_expr(o) + s)
-        if end is not None and isinstance(d, int) and end > d and valid_shape is None:
-            _fail(PyptoValueError, "view", f"window {_fmt(shp)} at offsets {_fmt(offs)} exceeds "
-                  f"the shape {_fmt(xv.shape)} on axis {axis}; pass valid_shape for a tail")
+        start, end = const_value(as_expr(o)), const_value(as_expr(o) + s)
+        if start is not None and isinstance(d, int) and start >= d and valid_shape is None:
+            _fail(PyptoValueError, "view", f"offset {start} on axis {axis} is not inside the "
+                  f"shape {_fmt(xv.shape)} (PyPTO's view asks offsets below the input's shape)")
+        overhang = overhang or (end is not None and isinstance(d, int) and end > d)
     valid = _valid_arg(valid_shape, shp, "view")
     if valid is None and xv.valid_shape is not None:
         valid = tuple(_simplify(smin(s, smax(as_expr(v) - o, 0)))
                       for s, v, o in zip(shp, xv.valid_shape, offs))
-    elif valid is None and any(isinstance(d, int) and isinstance(s, int) and d % s
-                               and const_value(o) is None
-                               for s, d, o in zip(shp, xv.shape, offs)):
+    elif valid is None and (overhang or any(isinstance(d, int) and isinstance(s, int) and d % s
+                                            and const_value(o) is None
+                                            for s, d, o in zip(shp, xv.shape, offs))):
         # As in PyPTO, a window without valid_shape is clipped to what its source holds: a
         # loop of windows over a static size that is not a multiple of the window ends in a
-        # partial block (windows that divide the size are left whole).
+        # partial block (windows that divide the size are left whole), and a window larger
+        # than its source (DeepSeek-V4's [1, 1024] block-table row of a [b, 16] table) holds
+        # the source's part.
         valid = tuple(_simplify(smin(s, smax(as_expr(d) - o, 0)))
                       for s, d, o in zip(shp, xv.shape, offs))
     attrs: dict = {"offsets": list(offs)}
