@@ -35,9 +35,15 @@ TEST_CASE("rows fed as runs give the predecessors of rows fed one by one", "[dep
       for (std::uint32_t a = 0; a < accesses; ++a) {
         const std::uint32_t buf = pick(3);
         const bool write = (buf == 2 || t > 150) && pick(3) == 0;
-        const std::uint64_t bytes = 4 * (1 + pick(64));
-        const std::int64_t pitch = pick(4) == 0 ? std::int64_t(bytes) : std::int64_t(1024);
-        const std::int64_t count = 1 + pick(16);
+        // Rows within a chunk, rows that cross a chunk's end, a row per chunk (pitches past the
+        // 8 KiB chunk, as a 64-wide fp32 tile of a 4096-wide matrix), the same row again.
+        const std::uint32_t shape = pick(8);
+        const std::uint64_t bytes = shape == 0 ? 4 * (1 + pick(2560)) : 4 * (1 + pick(64));
+        const std::int64_t pitch = shape == 1   ? 0
+                                   : shape == 2 ? std::int64_t(8192 + 4 * pick(1024))
+                                   : shape == 3 ? std::int64_t(bytes)
+                                                : std::int64_t(1024);
+        const std::int64_t count = 1 + pick(shape == 2 ? 3 : 16);
         const std::uint64_t span = bytes + std::uint64_t(pitch) * std::uint64_t(count - 1);
         const std::uint64_t off = 4 * pick(std::uint32_t((sizes[buf] - span) / 4));
         acc.emplace_back(write, buf, off, bytes, pitch, count);
@@ -64,6 +70,26 @@ TEST_CASE("rows fed as runs give the predecessors of rows fed one by one", "[dep
       REQUIRE(runs.preds() == rows.preds());
     }
   }
+}
+
+TEST_CASE("a run of rows past its buffer's end fails as its rows do", "[deps]") {
+  // The run's check is made once: a last row past the end, or a pitch whose span wraps, must
+  // still fail, not write the rows before it unchecked.
+  const std::vector<std::uint64_t> sizes{1 << 16};
+  DepTracker runs(sizes), rows(sizes);
+  runs.begin_task(0, 0);
+  rows.begin_task(0, 0);
+  runs.write_rows(0, 0, 256, 16384, 4);  // the last row ends at 49,408: inside
+  for (int k = 0; k < 4; ++k) rows.write(0, std::uint64_t(16384 * k), 256);
+  CHECK_THROWS(runs.write_rows(0, 256, 256, 16384, 5));  // the fifth row starts at 65,792
+  CHECK_THROWS(rows.write(0, 65792, 256));
+  CHECK_THROWS(runs.write_rows(0, 0, 256, std::int64_t(1) << 62, 5));  // the span wraps
+  runs.begin_task(1, 0);
+  rows.begin_task(1, 0);
+  runs.read_rows(0, 0, 256, 16384, 4);
+  for (int k = 0; k < 4; ++k) rows.read(0, std::uint64_t(16384 * k), 256);
+  CHECK(runs.preds() == rows.preds());
+  CHECK(runs.preds() == std::vector<std::uint32_t>{0});
 }
 
 TEST_CASE("a region splits into its contiguous runs, outermost axis first", "[deps]") {

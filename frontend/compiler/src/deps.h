@@ -162,7 +162,7 @@ class __attribute__((visibility("hidden"))) DepTracker {
   }
   void write(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
     if (!inside(buffer, offset, bytes) || written_[buffer] == 0 ||
-        !write_at_tail(buffer, offset, bytes)) {
+        !write_at_tail(chunk_of_[buffer].data(), offset, bytes)) {
       access(buffer, offset, bytes, true);
     }
   }
@@ -182,8 +182,28 @@ class __attribute__((visibility("hidden"))) DepTracker {
       read(buffer, offset + static_cast<std::uint64_t>(pitch * k), bytes);
     }
   }
+  // A write run inside the buffer is checked once: after its first row the buffer counts
+  // as written, so each row only tries the tail write before the general access().
   void write_rows(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes,
                   std::int64_t pitch, std::int64_t count) {
+    std::uint64_t span = 0;  // offset of the last row from the first; no wrap: all rows inside
+    if (count > 1 && pitch >= 0 && written_.size() > buffer &&
+        !__builtin_mul_overflow(static_cast<std::uint64_t>(pitch),
+                                static_cast<std::uint64_t>(count - 1), &span) &&
+        offset + span >= offset && inside(buffer, offset + span, bytes) &&
+        inside(buffer, offset, bytes)) {
+      std::int64_t k = 0;
+      if (written_[buffer] == 0) {
+        access(buffer, offset, bytes, true);  // marks it written, replays its logged reads
+        k = 1;
+      }
+      const std::int32_t* const chunk_of = chunk_of_[buffer].data();
+      for (; k < count; ++k) {
+        const std::uint64_t off = offset + static_cast<std::uint64_t>(pitch * k);
+        if (!write_at_tail(chunk_of, off, bytes)) access(buffer, off, bytes, true);
+      }
+      return;
+    }
     for (std::int64_t k = 0; k < count; ++k) {
       write(buffer, offset + static_cast<std::uint64_t>(pitch * k), bytes);
     }
@@ -258,12 +278,13 @@ class __attribute__((visibility("hidden"))) DepTracker {
   }
   // A write inside one existing chunk at or past the start of its last piece, which no task
   // has read or written: the tail splits at the range's ends with no predecessor to report,
-  // as access_chunk() would do it. False (nothing done) for any other write.
-  bool write_at_tail(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes) {
+  // as access_chunk() would do it. False (nothing done) for any other write. `chunk_of` is
+  // the buffer's row of chunk_of_; the range is inside the buffer.
+  bool write_at_tail(const std::int32_t* chunk_of, std::uint64_t offset, std::uint64_t bytes) {
     const std::uint64_t ci = offset / kChunkBytes;
     const std::uint64_t cbase = ci * kChunkBytes;
     if (offset + bytes > cbase + kChunkBytes) return false;
-    const std::int32_t c = chunk_of_[buffer][ci];
+    const std::int32_t c = chunk_of[ci];
     if (c < 0) return false;
     std::vector<Piece>& p = chunks_[static_cast<std::size_t>(c)];
     const auto a = static_cast<std::uint32_t>(offset - cbase);
