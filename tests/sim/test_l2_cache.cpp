@@ -507,3 +507,73 @@ TEST_CASE("L2: a plain stream reads 0 % hits and counts its writes as allocation
   CHECK(c.counters().read_hits == 512);
   CHECK(c.counters().read_misses == 0);
 }
+
+TEST_CASE("L2: a run of rows in one call matches the rows one by one", "[l2]") {
+  // access_rows() shares the per-access setup of a tile's rows; every row's Result, the
+  // counters and the contents (checked by the Results of the traffic that follows) must be
+  // those of access() per row. Runs of one-line rows move the cache to per-set records
+  // within the first window; pitches of a whole L2 or more, pitch 0, partial lines, the
+  // 32-bit tag limit and single accesses in between are all mixed in.
+  for (const std::uint32_t ways : {1u, 2u, 5u, 8u, 16u, 17u}) {
+    for (const std::uint64_t sets : {1u, 7u, 64u, 300u}) {
+      const std::uint64_t line_bytes = 64, size = sets * ways * line_bytes;
+      L2Cache rows(size, line_bytes, ways), one(size, line_bytes, ways);
+      std::mt19937_64 rng(ways * 1000 + sets);
+      const std::uint64_t wide = 0xFFFFFFFFull * sets * line_bytes;  // first line of a wide tag
+      std::vector<L2Cache::Result> got;
+      for (int i = 0; i < 1500; ++i) {
+        const std::uint64_t base = i > 1200 && rng() % 4 == 0 ? wide - 2 * size : 0;
+        const std::uint64_t addr = base + rng() % (3 * size);
+        const std::uint64_t kind = rng() % 6;
+        const std::uint64_t bytes = kind == 0   ? 1 + rng() % (3 * line_bytes)
+                                    : kind == 5 ? 0
+                                                : 1 + rng() % line_bytes;
+        const std::uint64_t pitch = kind == 1   ? 0
+                                    : kind == 2 ? size * (1 + rng() % 2) + 64 * (rng() % 3)
+                                    : kind == 3 ? bytes
+                                                : line_bytes * (1 + rng() % 16);
+        const std::uint64_t count = rng() % 3 == 0 ? 1 : 1 + rng() % 40;
+        const bool is_write = rng() % 3 == 0;
+        got.assign(count, L2Cache::Result{});
+        rows.access_rows(addr, bytes, pitch, count, is_write, got.data());
+        for (std::uint64_t k = 0; k < count; ++k) {
+          const L2Cache::Result want = one.access(addr + k * pitch, bytes, is_write);
+          INFO("ways " << ways << " sets " << sets << " op " << i << " row " << k << " of " << count
+                       << ": rows(" << addr << ", " << bytes << ", pitch " << pitch << ", "
+                       << (is_write ? "write" : "read") << ")");
+          REQUIRE(got[k].hit_bytes == want.hit_bytes);
+          REQUIRE(got[k].miss_bytes == want.miss_bytes);
+          REQUIRE(got[k].writeback_bytes == want.writeback_bytes);
+          REQUIRE(got[k].alloc_bytes == want.alloc_bytes);
+        }
+        REQUIRE(rows.counters().read_hits == one.counters().read_hits);
+        REQUIRE(rows.counters().read_misses == one.counters().read_misses);
+        REQUIRE(rows.counters().write_hits == one.counters().write_hits);
+        REQUIRE(rows.counters().write_allocations == one.counters().write_allocations);
+        REQUIRE(rows.counters().write_fills == one.counters().write_fills);
+        REQUIRE(rows.counters().writebacks == one.counters().writebacks);
+        if (i % 50 == 0) {
+          REQUIRE(rows.resident_lines() == one.resident_lines());
+          REQUIRE(rows.dirty_lines() == one.dirty_lines());
+        }
+      }
+      REQUIRE(rows.resident_lines() == one.resident_lines());
+      REQUIRE(rows.dirty_lines() == one.dirty_lines());
+    }
+  }
+}
+
+TEST_CASE("L2: a run of rows that wraps past 2^64 fails as its rows do", "[l2][errors]") {
+  // The rows before the one that wraps are done, as calls one by one would do them.
+  L2Cache rows(4 * 2 * 64, 64, 2), one(4 * 2 * 64, 64, 2);
+  std::vector<L2Cache::Result> got(3);
+  const std::uint64_t top = ~std::uint64_t{0} - 200;
+  CHECK_THROWS_WITH(rows.access_rows(top, 64, 100, 3, false, got.data()),
+                    Contains("wraps past 2^64"));
+  one.access(top, 64, false);
+  one.access(top + 100, 64, false);
+  CHECK_THROWS_WITH(one.access(top + 200, 64, false), Contains("wraps past 2^64"));
+  CHECK(rows.counters().read_misses == one.counters().read_misses);
+  CHECK(rows.counters().read_misses == 4);  // each of the two rows done spans two lines
+  CHECK(rows.resident_lines() == one.resident_lines());
+}

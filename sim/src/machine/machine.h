@@ -75,6 +75,7 @@ struct Machine {
   std::uint64_t tasks_done = 0;
   std::uint64_t events = 0;
   std::uint64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
+  std::vector<L2Cache::Result> l2_rows;  // a core's run of rows through L2, one Result a row
   std::exception_ptr error;              // first exception raised inside a process
   std::uint64_t events_at_progress = 0;  // `events` when a task last completed
 

@@ -216,6 +216,8 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
   // Bytes touched in the first and last line; every line in between is touched whole.
   l.head_bytes = l.first == l.last ? bytes : line_bytes_ - (addr & mask);
   l.tail_bytes = (last_byte & mask) + 1;
+  l.set = l.first % sets_;
+  l.tag = l.first / sets_ + 1;
 
   // Lines only grow within an access, so the last one has the largest tag.
   if (compact_slots_ != 0 && l.last >= compact_line_limit_) {
@@ -232,6 +234,80 @@ L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is
     case 8: return access_2_16(compact8_, per_set8_, l, is_write);
     case 4: return access_2_16(compact4_, per_set4_, l, is_write);
     default: return access_generic(l, is_write);
+  }
+}
+
+void L2Cache::access_rows(std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
+                          std::uint64_t count, bool is_write, Result* rows) {
+  // The shared path needs every row's lines to have compact tags and no row to wrap past
+  // 2^64 (then no row throws or converts the layout); anything else goes a row at a time.
+  std::uint64_t span = 0;  // the last row's offset from the first
+  const bool plain = count > 1 && bytes != 0 && compact_slots_ != 0 &&
+                     !__builtin_mul_overflow(pitch, count - 1, &span) &&
+                     span <= ~std::uint64_t{0} - addr &&
+                     bytes - 1 <= ~std::uint64_t{0} - (addr + span) &&
+                     ((addr + span + (bytes - 1)) >> line_shift_) < compact_line_limit_;
+  if (!plain) {
+    for (std::uint64_t k = 0; k < count; ++k) rows[k] = access(addr + k * pitch, bytes, is_write);
+    return;
+  }
+  switch (compact_slots_) {
+    case 16:
+      is_write ? rows_2_16<16, true>(compact16_, per_set16_, addr, bytes, pitch, count, rows)
+               : rows_2_16<16, false>(compact16_, per_set16_, addr, bytes, pitch, count, rows);
+      return;
+    case 8:
+      is_write ? rows_2_16<8, true>(compact8_, per_set8_, addr, bytes, pitch, count, rows)
+               : rows_2_16<8, false>(compact8_, per_set8_, addr, bytes, pitch, count, rows);
+      return;
+    default:
+      is_write ? rows_2_16<4, true>(compact4_, per_set4_, addr, bytes, pitch, count, rows)
+               : rows_2_16<4, false>(compact4_, per_set4_, addr, bytes, pitch, count, rows);
+      return;
+  }
+}
+
+template <unsigned kSlots, bool kWrite>
+void L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
+                        std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
+                        std::uint64_t count, Result* rows) {
+  const std::uint64_t mask = line_bytes_ - 1;
+  Lines l;
+  l.first = addr >> line_shift_;
+  l.set = l.first % sets_;
+  l.tag = l.first / sets_ + 1;
+  for (std::uint64_t k = 0;;) {
+    // Each row as access() takes it; its first line's set and tag follow from the row before
+    // by the lines between them (a division only for a step of a whole L2 or more).
+    const std::uint64_t last_byte = addr + (bytes - 1);
+    l.last = last_byte >> line_shift_;
+    l.head_bytes = l.first == l.last ? bytes : line_bytes_ - (addr & mask);
+    l.tail_bytes = (last_byte & mask) + 1;
+    if (per_set_) {
+      rows[k] = access_per_set<kSlots, kWrite>(per_set, l);
+    } else {
+      rows[k] = access_compact<kSlots, kWrite>(pool, l);
+      window_lines_ += l.last - l.first + 1;
+      if (++window_accesses_ == kWindowAccesses) {
+        if (window_lines_ < kMinLinesPerPiece * window_pieces_) pieces_to_per_set(pool, per_set);
+        window_accesses_ = window_lines_ = window_pieces_ = 0;
+      }
+    }
+    if (++k == count) return;
+    addr += pitch;
+    const std::uint64_t first = addr >> line_shift_;
+    const std::uint64_t step = first - l.first;
+    l.first = first;
+    if (step < sets_) {
+      l.set += step;
+      if (l.set >= sets_) {
+        l.set -= sets_;
+        ++l.tag;
+      }
+    } else {
+      l.set = first % sets_;
+      l.tag = first / sets_ + 1;
+    }
   }
 }
 
@@ -289,8 +365,8 @@ template <unsigned kSlots, bool kWrite>
 
   // One division per call: consecutive lines map to consecutive sets, so walk the sets in
   // runs that end where the set index wraps (the tag grows by one there).
-  std::uint64_t set = l.first % sets_;
-  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
+  std::uint64_t set = l.set;
+  auto tag = static_cast<std::uint32_t>(l.tag);
   std::uint64_t line = l.first;  // the line that maps to `set`
   for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
     const std::uint64_t a = set;
@@ -442,8 +518,8 @@ L2Cache::Result L2Cache::access_per_set(std::vector<PerSet<kSlots>>& sets, const
   // and bump the tag when the walk wraps (the L2 is rarely a power-of-two number of sets).
   Set* const begin = sets.data();
   Set* const end = begin + sets_;
-  Set* s = begin + l.first % sets_;
-  std::uint32_t tag = static_cast<std::uint32_t>(l.first / sets_ + 1);
+  Set* s = begin + l.set;
+  auto tag = static_cast<std::uint32_t>(l.tag);
   account_end(touch(*s, tag), l.head_bytes);
   if (l.last == l.first) {
     r.writeback_bytes = writebacks * line_bytes;
@@ -487,7 +563,7 @@ L2Cache::Result L2Cache::access_generic(const Lines& l, bool is_write) {
   Result r;
   const std::uint64_t first_line = l.first, last_line = l.last;
   // One division per call: walk the set index instead of taking line % sets_ per line.
-  std::uint64_t set = first_line % sets_;
+  std::uint64_t set = l.set;
   std::uint64_t* const tags = tag_.data();
   std::uint64_t* const stamps = stamp_.data();
   std::uint8_t* const dirty = dirty_.data();

@@ -42,6 +42,11 @@ class L2Cache {
   // every line of [addr, addr + bytes), allocating on a miss (reads fill, writes allocate
   // and mark dirty), and updates LRU order.
   Result access(std::uint64_t addr, std::uint64_t bytes, bool is_write);
+  // Contract: access() of the `count` rows [addr + k * pitch, + bytes), k = 0, 1, ... in
+  // turn, with the same lines, LRU order, counters and errors; rows[k] receives row k's
+  // Result (rows holds count entries). One call shares the per-access setup of a tile's rows.
+  void access_rows(std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
+                   std::uint64_t count, bool is_write, Result* rows);
 
   const Counters& counters() const { return counters_; }
   // Contract: zeroes the counters and keeps every line, dirty bit and the LRU order.
@@ -91,14 +96,20 @@ class L2Cache {
   // Generic (1 way, more than 16 ways, or from the first line whose tag needs more than 32
   // bits on): per way a 64-bit line address, a 64-bit LRU stamp and a dirty byte, set-major.
 
-  // The lines one access touches and the bytes it touches in the first and the last.
+  // The lines one access touches and the bytes it touches in the first and the last; the
+  // first line's set and its tag (line / sets_ + 1).
   struct Lines {
-    std::uint64_t first, last, head_bytes, tail_bytes;
+    std::uint64_t first, last, head_bytes, tail_bytes, set, tag;
   };
   template <unsigned kSlots>
   [[gnu::always_inline]] Result access_2_16(std::vector<CompactSet<kSlots>>& pool,
                                             std::vector<PerSet<kSlots>>& per_set, const Lines& l,
                                             bool is_write);
+  // access_rows() of rows whose lines all have compact tags, none wrapping past 2^64.
+  template <unsigned kSlots, bool kWrite>
+  void rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
+                 std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch, std::uint64_t count,
+                 Result* rows);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
   template <unsigned kSlots, bool kWrite>
