@@ -132,6 +132,19 @@ void AiCore::start(TaskId task, TimePs t0) {
   } else {
     std::uint64_t read_bytes = 0, write_bytes = 0, hit_read = 0, hbm_bytes = 0;
     if (g.has_memory()) {
+      // Adds one range's traffic, given what L2 made of it.
+      const auto account = [&](const sched::MemAccess& b, const L2Cache::Result& r) {
+        const std::uint64_t moved = m_.cost.moved_bytes(b);
+        if (b.is_write != 0) {
+          write_bytes += moved;
+        } else {
+          read_bytes += moved;
+          hit_read += r.hit_bytes == b.bytes ? moved : r.hit_bytes * moved / b.bytes;
+          m_.l2_hit_bytes += r.hit_bytes;
+        }
+        hbm_bytes += r.miss_bytes + r.writeback_bytes;
+        m_.l2_miss_bytes += r.miss_bytes;
+      };
       const std::uint32_t end = g.mem_begin[task + 1];
       for (std::uint32_t i = g.mem_begin[task]; i < end;) {
         const auto& a = g.mem[i];
@@ -143,40 +156,23 @@ void AiCore::start(TaskId task, TimePs t0) {
         }
         // The ranges after `a` of its size and direction at one pitch (a tile's rows) go to
         // L2 in one call, which gives each row the Result access() would.
-        std::uint32_t n = 1;
-        std::uint64_t pitch = 0;
         const auto same = [&a](const sched::MemAccess& b) {
           return b.bytes == a.bytes && b.is_write == a.is_write && b.no_l2 == 0;
         };
-        if (i + 1 < end && same(g.mem[i + 1])) {
-          pitch = g.mem[i + 1].addr - a.addr;
-          n = 2;
-          while (i + n < end && same(g.mem[i + n]) &&
-                 g.mem[i + n].addr - g.mem[i + n - 1].addr == pitch) {
-            ++n;
-          }
+        if (i + 1 == end || !same(g.mem[i + 1])) {
+          account(a, m_.l2.access(a.addr, a.bytes, a.is_write != 0));
+          ++i;
+          continue;
+        }
+        const std::uint64_t pitch = g.mem[i + 1].addr - a.addr;
+        std::uint32_t n = 2;
+        while (i + n < end && same(g.mem[i + n]) &&
+               g.mem[i + n].addr - g.mem[i + n - 1].addr == pitch) {
+          ++n;
         }
         if (m_.l2_rows.size() < n) m_.l2_rows.resize(n);
-        L2Cache::Result* const rows = m_.l2_rows.data();
-        if (n == 1) {
-          rows[0] = m_.l2.access(a.addr, a.bytes, a.is_write != 0);
-        } else {
-          m_.l2.access_rows(a.addr, a.bytes, pitch, n, a.is_write != 0, rows);
-        }
-        for (std::uint32_t k = 0; k < n; ++k) {
-          const auto& b = g.mem[i + k];
-          const L2Cache::Result& r = rows[k];
-          const std::uint64_t moved = m_.cost.moved_bytes(b);
-          if (b.is_write != 0) {
-            write_bytes += moved;
-          } else {
-            read_bytes += moved;
-            hit_read += r.hit_bytes == b.bytes ? moved : r.hit_bytes * moved / b.bytes;
-            m_.l2_hit_bytes += r.hit_bytes;
-          }
-          hbm_bytes += r.miss_bytes + r.writeback_bytes;
-          m_.l2_miss_bytes += r.miss_bytes;
-        }
+        m_.l2.access_rows(a.addr, a.bytes, pitch, n, a.is_write != 0, m_.l2_rows.data());
+        for (std::uint32_t k = 0; k < n; ++k) account(g.mem[i + k], m_.l2_rows[k]);
         i += n;
       }
     }

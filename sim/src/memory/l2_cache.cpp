@@ -94,6 +94,31 @@ inline std::uint64_t move_to_front(std::uint64_t order, unsigned w) {
   return (order & ~through) | ((order & newer) << 4) | w;
 }
 
+// Touches line `tag` of a per-set record, making it the most recent (and dirty for a write);
+// true when it was not resident and took a way (a dirty victim adds one to `writebacks`).
+template <unsigned kSlots, bool kWrite, class Set>
+[[gnu::always_inline]] inline bool touch_per_set(Set& set, std::uint32_t tag, unsigned victim_shift,
+                                                 std::uint64_t active, std::uint64_t& writebacks) {
+  const unsigned hit = match_mask<kSlots>(set.tag, tag);
+  if (__builtin_expect(hit != 0, 1)) {
+    const unsigned way = static_cast<unsigned>(__builtin_ctz(hit));
+    // Most hits are on the set's most recent line (a consumer reading what its producer
+    // just wrote); skip the reorder then.
+    if ((set.order & 0xF) != way) set.order = move_to_front(set.order, way);
+    if (kWrite) set.dirty = static_cast<std::uint16_t>(set.dirty | (1u << way));
+    return false;
+  }
+  // The victim holds the last active rank; every other active rank moves down by one.
+  const std::uint64_t order = set.order;
+  const unsigned way = static_cast<unsigned>(order >> victim_shift) & 0xF;
+  set.order = (order & ~active) | ((order << 4) & active) | way;
+  const unsigned bit = 1u << way;
+  writebacks += (set.dirty & bit) != 0;  // empty ways are never dirty
+  set.dirty = static_cast<std::uint16_t>(kWrite ? set.dirty | bit : set.dirty & ~bit);
+  set.tag[way] = tag;
+  return true;
+}
+
 }  // namespace
 
 L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways) {
@@ -204,7 +229,10 @@ bool L2Cache::CompactSet<kSlots>::operator==(const CompactSet& o) const {
   return (wi << 6) + static_cast<std::uint64_t>(__builtin_ctzll(starts_[wi]));
 }
 
-L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool is_write) {
+// Not inlined into access_rows()'s rare row-at-a-time path: GCC would then split the zero-byte
+// test from the body, a second call for every access the cores make.
+[[gnu::noinline]] L2Cache::Result L2Cache::access(std::uint64_t addr, std::uint64_t bytes,
+                                                  bool is_write) {
   if (bytes == 0) return Result{};
   NPU_CHECK(bytes - 1 <= ~std::uint64_t{0} - addr, "L2 access range wraps past 2^64");
 
@@ -283,7 +311,34 @@ void L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSe
     l.last = last_byte >> line_shift_;
     l.head_bytes = l.first == l.last ? bytes : line_bytes_ - (addr & mask);
     l.tail_bytes = (last_byte & mask) + 1;
-    if (per_set_) {
+    if (per_set_ && l.first == l.last) {
+      // A row inside one line (a tile's row of a wide matrix): access_per_set()'s one-line
+      // case, in place.
+      Result& r = rows[k];
+      r = Result{};
+      std::uint64_t writebacks = 0;
+      const bool miss =
+          touch_per_set<kSlots, kWrite>(per_set[l.set], static_cast<std::uint32_t>(l.tag),
+                                        4 * (ways_ - 1), lru_active_, writebacks);
+      Counters& c = counters_;
+      if (!miss) {
+        r.hit_bytes = bytes;
+        ++(kWrite ? c.write_hits : c.read_hits);
+      } else if (!kWrite) {
+        r.miss_bytes = line_bytes_;
+        ++c.read_misses;
+      } else {
+        ++c.write_allocations;
+        if (bytes == line_bytes_) {
+          r.alloc_bytes = bytes;
+        } else {
+          r.miss_bytes = line_bytes_;
+          ++c.write_fills;
+        }
+      }
+      r.writeback_bytes = writebacks * line_bytes_;
+      c.writebacks += writebacks;
+    } else if (per_set_) {
       rows[k] = access_per_set<kSlots, kWrite>(per_set, l);
     } else {
       rows[k] = access_compact<kSlots, kWrite>(pool, l);
@@ -468,27 +523,8 @@ L2Cache::Result L2Cache::access_per_set(std::vector<PerSet<kSlots>>& sets, const
   const std::uint64_t active = lru_active_;
   std::uint64_t writebacks = 0;
 
-  // Touches line `tag` of `set`, making it the most recent (and dirty for a write); true
-  // when it was not resident and took a way.
   auto touch = [victim_shift, active, &writebacks](Set& set, std::uint32_t tag) -> bool {
-    const unsigned hit = match_mask<kSlots>(set.tag, tag);
-    if (__builtin_expect(hit != 0, 1)) {
-      const unsigned way = static_cast<unsigned>(__builtin_ctz(hit));
-      // Most hits are on the set's most recent line (a consumer reading what its producer
-      // just wrote); skip the reorder then.
-      if ((set.order & 0xF) != way) set.order = move_to_front(set.order, way);
-      if (kWrite) set.dirty = static_cast<std::uint16_t>(set.dirty | (1u << way));
-      return false;
-    }
-    // The victim holds the last active rank; every other active rank moves down by one.
-    const std::uint64_t order = set.order;
-    const unsigned way = static_cast<unsigned>(order >> victim_shift) & 0xF;
-    set.order = (order & ~active) | ((order << 4) & active) | way;
-    const unsigned bit = 1u << way;
-    writebacks += (set.dirty & bit) != 0;  // empty ways are never dirty
-    set.dirty = static_cast<std::uint16_t>(kWrite ? set.dirty | bit : set.dirty & ~bit);
-    set.tag[way] = tag;
-    return true;
+    return touch_per_set<kSlots, kWrite>(set, tag, victim_shift, active, writebacks);
   };
 
   Result r;
