@@ -17,6 +17,10 @@ using common::TaskId;
 using common::TimePs;
 
 namespace {
+
+// Fewest ranges of a task, and rows of a run, that go to L2 as a run (AiCore::start()).
+constexpr std::uint32_t kMinRunRows = 4;
+
 // Non-negative picoseconds to the nearest integer (std::llround is a libm call per value,
 // and this runs five times per task).
 inline TimePs round_ps(double v) { return static_cast<TimePs>(v + 0.5); }
@@ -145,22 +149,27 @@ void AiCore::start(TaskId task, TimePs t0) {
         hbm_bytes += r.miss_bytes + r.writeback_bytes;
         m_.l2_miss_bytes += r.miss_bytes;
       };
-      const std::uint32_t end = g.mem_begin[task + 1];
-      for (std::uint32_t i = g.mem_begin[task]; i < end;) {
-        const auto& a = g.mem[i];
-        if (a.no_l2 != 0) {  // past L2: all of it is HBM traffic, and L2 keeps its lines
-          (a.is_write != 0 ? write_bytes : read_bytes) += m_.cost.moved_bytes(a);
-          hbm_bytes += a.bytes;
-          ++i;
-          continue;
+      // One range: past L2 all of it is HBM traffic (and L2 keeps its lines), else through L2.
+      const auto one = [&](const sched::MemAccess& b) {
+        if (b.no_l2 != 0) {
+          (b.is_write != 0 ? write_bytes : read_bytes) += m_.cost.moved_bytes(b);
+          hbm_bytes += b.bytes;
+        } else {
+          account(b, m_.l2.access(b.addr, b.bytes, b.is_write != 0));
         }
+      };
+      const std::uint32_t begin = g.mem_begin[task], end = g.mem_begin[task + 1];
+      // Runs pay from a tile's rows on: a task of a few ranges takes them one at a time.
+      for (std::uint32_t i = begin; end - begin < kMinRunRows && i < end; ++i) one(g.mem[i]);
+      for (std::uint32_t i = begin; end - begin >= kMinRunRows && i < end;) {
+        const auto& a = g.mem[i];
         // The ranges after `a` of its size and direction at one pitch (a tile's rows) go to
         // L2 in one call, which gives each row the Result access() would.
         const auto same = [&a](const sched::MemAccess& b) {
           return b.bytes == a.bytes && b.is_write == a.is_write && b.no_l2 == 0;
         };
-        if (i + 1 == end || !same(g.mem[i + 1])) {
-          account(a, m_.l2.access(a.addr, a.bytes, a.is_write != 0));
+        if (a.no_l2 != 0 || i + 1 == end || !same(g.mem[i + 1])) {
+          one(a);
           ++i;
           continue;
         }
@@ -170,9 +179,13 @@ void AiCore::start(TaskId task, TimePs t0) {
                g.mem[i + n].addr - g.mem[i + n - 1].addr == pitch) {
           ++n;
         }
-        if (m_.l2_rows.size() < n) m_.l2_rows.resize(n);
-        m_.l2.access_rows(a.addr, a.bytes, pitch, n, a.is_write != 0, m_.l2_rows.data());
-        for (std::uint32_t k = 0; k < n; ++k) account(g.mem[i + k], m_.l2_rows[k]);
+        if (n < kMinRunRows) {
+          for (std::uint32_t k = 0; k < n; ++k) one(g.mem[i + k]);
+        } else {
+          if (m_.l2_rows.size() < n) m_.l2_rows.resize(n);
+          m_.l2.access_rows(a.addr, a.bytes, pitch, n, a.is_write != 0, m_.l2_rows.data());
+          for (std::uint32_t k = 0; k < n; ++k) account(g.mem[i + k], m_.l2_rows[k]);
+        }
         i += n;
       }
     }
