@@ -120,7 +120,8 @@ _EDITS: List[Tuple[re.Pattern, str]] = [
     (re.compile(r"\btorch_npu\.npu_format_cast\("),
      '(lambda _t, _f=2, *_a, **_k: (lambda _c: setattr(_c, "_npu_format", _f) or _c)('
      '_t.contiguous().clone()))('),
-    (re.compile(r"\btorch_npu\.Format\.(\w+)\b"), lambda m: str(_ACL_FORMATS.get(m.group(1), m.group(0)))),
+    (re.compile(r"\btorch_npu\.Format\.(\w+)\b"),
+     lambda m: str(_ACL_FORMATS.get(m.group(1), m.group(0)))),
     (re.compile(r"\btorch_npu\.get_npu_format\("),
      '(lambda _t, *_a, **_k: getattr(_t, "_npu_format", 2))('),
     (re.compile(r"""(\.device\.type)\s*==\s*(["'])npu\2"""), r'\1 in ("npu", "cpu")'),
@@ -356,7 +357,9 @@ def model_cases(work: str, mode: str, python: str, env: dict, timeout: float) ->
             tree = _parse(path)
             if tree is None:
                 continue
-            if name.startswith("test_") or _defines_tests(tree):
+            # A test_*.py script that defines no pytest test (its main() marked skip for
+            # pytest) runs as its author runs it: as a script.
+            if _defines_tests(tree) or (name.startswith("test_") and not _is_script(tree)):
                 cases += _pytest_cases(dirpath, name, rel, python, env, timeout, "models")
             elif _is_script(tree):
                 cases += _script_cases(path, work, mode, tree, "models")

@@ -23,7 +23,8 @@ __all__ = ["TileL1Info", "TileL0Info", "ConvBpTileL1Info", "ConvBpTileL0Info", "
 _SCALAR_DIV_DTYPES = (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32)
 
 
-def ScalarDivS(operand: Tensor, value: Element, reverse_operand: bool = False) -> Tensor:  # noqa: N802
+def ScalarDivS(operand: Tensor, value: Element,  # noqa: N802  (PyPTO's name)
+               reverse_operand: bool = False) -> Tensor:
     """PyPTO's ``ScalarDivS``: every element of ``operand`` divided by the scalar ``value``, or
     ``value`` divided by every element when ``reverse_operand`` is true; FP16, BF16 and FP32
     operands, as PyPTO checks (its S_DIV)."""

@@ -405,6 +405,11 @@ def test_models_group(tool, tmp_path, capsys):
            "import torch\n\ndef close(a, b):\n    return torch.allclose(a, b)\n")
     _write(str(checkout), "models/demo/test_add.py", MODEL_TEST)
     _write(str(checkout), "models/demo/add_script.py", MODEL_SCRIPT)
+    # a test_*.py file without pytest tests (its main marked skip) is a script
+    script = MODEL_SCRIPT.replace("    def run",
+                                  "    @pytest.mark.skip('run by hand')\n    def run")
+    _write(str(checkout), "models/demo/test_script.py",
+           "    import pytest\n" + script.replace("+ 2.0", "+ 1.0"))
     _write(str(checkout), "python/tests/st/frontend/test_demo.py", TEST)
     report = tmp_path / "r.json"
     rc = tool.main([str(checkout), "--json", str(report), "--no-examples", "-j", "2",
@@ -418,8 +423,9 @@ def test_models_group(tool, tmp_path, capsys):
     assert status["models/demo/test_add.py::test_large"][1] == "skip"
     assert status["models/demo/add_script.py"] == (
         "models", "fail", "AssertionError: script golden differs")
+    assert status["models/demo/test_script.py"] == ("models", "pass", "")
     groups = data["summary"]["groups"]
     assert (groups["frontend tests"]["pass"], groups["frontend tests"]["counted"]) == (1, 1)
     assert (groups["models"]["pass"], groups["models"]["counted"],
-            groups["models"]["env"]) == (1, 3, 1)
-    assert "models: pass 1 of 3" in capsys.readouterr().out
+            groups["models"]["env"]) == (2, 4, 1)
+    assert "models: pass 2 of 4" in capsys.readouterr().out
