@@ -490,6 +490,16 @@ for _fn in ("zeros", "ones", "empty", "full", "arange", "rand", "randn", "randin
             "full_like", "rand_like", "randn_like"):
     setattr(_torch, _fn, _index_to_cpu(getattr(_torch, _fn)))
 
+# torch >= 2.0 indexes with int32 tensors (a block table's entries); torch 1.13 takes only int64.
+if int(_torch.__version__.split(".")[0]) < 2:
+    def _long_index(idx):
+        if isinstance(idx, _torch.Tensor) and idx.dtype == _torch.int32:
+            return idx.long()
+        return tuple(_long_index(i) for i in idx) if isinstance(idx, tuple) else idx
+    _getitem, _setitem = _torch.Tensor.__getitem__, _torch.Tensor.__setitem__
+    _torch.Tensor.__getitem__ = lambda self, idx: _getitem(self, _long_index(idx))
+    _torch.Tensor.__setitem__ = lambda self, idx, v: _setitem(self, _long_index(idx), v)
+
 # torch.unravel_index arrived in torch 2.2; PyPTO's compare helpers call it on host tensors.
 if not hasattr(_torch, "unravel_index"):
     def _unravel_index(indices, shape):

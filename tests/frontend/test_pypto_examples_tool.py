@@ -276,6 +276,12 @@ assert [d.itemsize for d in (torch.float16, torch.bfloat16, torch.int32, torch.i
 r = torch.rand((3, 4), dtype=torch.int32, device=0)
 assert r.dtype == torch.int32 and r.shape == (3, 4) and not r.any()
 assert torch.rand(5).dtype == torch.float32
+# int32 index tensors, as torch >= 2.0 takes them
+table = torch.arange(12).reshape(3, 4)
+i32 = torch.tensor([2], dtype=torch.int32)
+assert table[1, i32].tolist() == [6] and table[torch.tensor([0, 2], dtype=torch.int32)].shape == (2, 4)
+table[0, i32] = -1
+assert table[0].tolist() == [0, 1, -1, 3]
 # topk(sorted=False) in the board's (descending) order
 v = torch.randn(4, 64)
 for t in (torch.topk(v, 8, dim=-1, sorted=False), v.topk(8, sorted=False)):
