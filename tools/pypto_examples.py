@@ -401,8 +401,9 @@ for _name in ("uint16", "uint32", "uint64"):
 # The device edits move a script's reference computation from the board to the CPU. The
 # board's torch (torch_npu) multiplies fp16/bf16 matrices with fp32 accumulation; an older
 # CPU torch accumulates bf16 in bf16 and has no fp16 matmul. It also has no CPU fp16 relu,
-# which is exact in any precision (it only selects). Each such call computes through fp32
-# and rounds once, as the board does; other dtypes and call forms go to torch unchanged.
+# sigmoid or trunc (relu and trunc are exact in any precision). Each such call computes
+# through fp32 and rounds once, as the board does; other dtypes and call forms go to torch
+# unchanged.
 def _through_fp32(fn, dtypes, arity):
     @_functools.wraps(fn)
     def call(*args, **kwargs):
@@ -418,7 +419,8 @@ for _owner, _fn in ((_torch, "matmul"), (_torch, "mm"), (_torch, "bmm"),
                     (_torch.Tensor, "__matmul__"), (_torch.Tensor, "matmul")):
     setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), _HALF, 2))
 for _owner, _fn in ((_torch, "relu"), (_torch.Tensor, "relu"), (_torch.nn.functional, "relu"),
-                    (_torch, "sigmoid"), (_torch.Tensor, "sigmoid")):
+                    (_torch, "sigmoid"), (_torch.Tensor, "sigmoid"),
+                    (_torch, "trunc"), (_torch.Tensor, "trunc")):
     setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), (_torch.float16,), 1))
 
 # torch < 2.1 has no dtype.itemsize (model scripts size their host layouts with it); torch.dtype

@@ -269,6 +269,8 @@ assert torch.equal(torch.ops.pypto_shim_check.twice(torch.ones(2)), torch.full((
 # fp16 sigmoid through fp32, rounded once
 for r in (torch.sigmoid(h), h.sigmoid()):
     assert r.dtype == torch.float16 and torch.equal(r, torch.sigmoid(h.float()).half())
+assert torch.equal(torch.trunc(h * 8), (h * 8).float().trunc().half())
+assert h.trunc().dtype == torch.float16
 # dtype.itemsize (torch >= 2.1)
 assert [d.itemsize for d in (torch.float16, torch.bfloat16, torch.int32, torch.int64,
                              torch.bool)] == [2, 2, 4, 8, 1]
