@@ -393,7 +393,8 @@ def first_error(text: str, pytest: bool = False) -> str:
 _SHIM = """# written by tools/pypto_examples.py --torch-dtype-shim
 import functools as _functools
 import torch as _torch
-for _name in ("uint16", "uint32", "uint64"):
+# (fp8 names too: qat's test keys a host tolerance table by torch.float8_e4m3fn.)
+for _name in ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"):
     if not hasattr(_torch, _name):
         setattr(_torch, _name, type("missing_torch_dtype", (), {"__repr__": lambda s, n=_name:
                 f"torch.{n} (placeholder: not in torch {_torch.__version__})"})())

@@ -256,7 +256,7 @@ for r in (torch.relu(h), h.relu(), torch.nn.functional.relu(h)):
 # other dtypes and call forms go to torch unchanged
 x = torch.randn(4, 4)
 assert torch.equal(torch.relu(x), x.clamp_min(0))
-assert hasattr(torch, "uint16")
+assert hasattr(torch, "uint16") and {torch.float8_e4m3fn: 1}[torch.float8_e4m3fn] == 1
 # a bare device index (the board's NPU) is the CPU; named devices are left alone
 assert torch.zeros(2, device=0).device.type == "cpu"
 assert torch.arange(4, device=0).tolist() == [0, 1, 2, 3]
