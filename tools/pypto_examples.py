@@ -24,7 +24,13 @@ runs on a CPU-only machine in SIM):
   ``device=<device id variable>`` become ``"cpu"``;
 * ``pypto.RunMode.NPU`` becomes ``pypto.RunMode.SIM``;
 * ``"npu" in <device>`` (an example's "are we on a board, so check the numbers" test) becomes
-  ``True``, so the numbers are checked.
+  ``True``, so the numbers are checked;
+* an NPU graph (``torch.npu.NPUGraph()``, ``with torch.npu.graph(g):``) runs the captured
+  calls where the block is, once, and ``g.replay()`` does nothing (the board runs them once
+  per replay);
+* ``torch_npu.npu_format_cast(t, fmt)`` becomes a dense copy of ``t`` that remembers ``fmt``,
+  which ``torch_npu.get_npu_format`` answers (2, ND, when never cast), and
+  ``t.device.type == "npu"`` holds for the CPU tensors that stand for the board's.
 
 By default (``--mode checked``) an example whose numeric checks are guarded by
 ``run_mode == "npu"`` runs its board path (``TILE_FWK_DEVICE_ID=0``, default
@@ -39,7 +45,8 @@ Cases: every entry of an example's ``examples = {...}`` table (run as ``script.p
 case, and every pytest test id of the test files. The checkout's ``models/`` tree, when it
 has one, is a group of its own (``--no-models`` leaves it out): every pytest id of its
 ``test_*.py`` files and of the scripts that define tests, collected and run from the file's
-folder, and the other scripts' entry points run as the examples' are. In ``models/`` a
+folder, and the other scripts' entry points (a ``test_*.py`` script without pytest tests
+too) run as the examples' are. In ``models/`` a
 golden computed with a torch_npu operator (``torch_npu.npu_<op>``, other than the format
 cast) raises naming the operator instead of becoming a no-op. Each case runs in its own
 subprocess with a timeout and is classified as
@@ -61,8 +68,9 @@ CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp
 and fp16 relu (torch 1.13 has no CPU kernel for it; relu only selects, so going through fp32
 gives the same bits), and torch.library's ``FRAGMENT`` kind (torch < 2.0 takes only ``DEF``
 and ``IMPL``; the model kernels register their torch ops with it), and a bare device index
-(``device=0``: the board's NPU under torch_npu, CUDA on a CPU-only torch) as the CPU;
-it shows which environment cases pass once the host torch behaves as the board's.
+(``device=0``: the board's NPU under torch_npu, CUDA on a CPU-only torch) as the CPU, and
+fp16 sigmoid and trunc, ``dtype.itemsize``, ``torch.rand`` of an integer dtype,
+``topk(sorted=False)`` in the board's descending order and int32 index tensors; it shows which environment cases pass once the host torch behaves as the board's.
 
 ``--backend aten`` (or ``tile``) runs every kernel on the hardware backend instead of the
 simulator: the sitecustomize shim registers ``pypto.backends.DeviceBackend("cpu", <executor>)``
