@@ -70,7 +70,8 @@ gives the same bits), and torch.library's ``FRAGMENT`` kind (torch < 2.0 takes o
 and ``IMPL``; the model kernels register their torch ops with it), and a bare device index
 (``device=0``: the board's NPU under torch_npu, CUDA on a CPU-only torch) as the CPU, and
 fp16 sigmoid and trunc, ``dtype.itemsize``, ``torch.rand`` of an integer dtype,
-``topk(sorted=False)`` in the board's descending order and int32 index tensors; it shows which environment cases pass once the host torch behaves as the board's.
+``topk(sorted=False)`` in the board's descending order and int32 index tensors; it shows
+which environment cases pass once the host torch behaves as the board's.
 
 ``--backend aten`` (or ``tile``) runs every kernel on the hardware backend instead of the
 simulator: the sitecustomize shim registers ``pypto.backends.DeviceBackend("cpu", <executor>)``
