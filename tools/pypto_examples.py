@@ -24,7 +24,13 @@ runs on a CPU-only machine in SIM):
   ``device=<device id variable>`` become ``"cpu"``;
 * ``pypto.RunMode.NPU`` becomes ``pypto.RunMode.SIM``;
 * ``"npu" in <device>`` (an example's "are we on a board, so check the numbers" test) becomes
-  ``True``, so the numbers are checked.
+  ``True``, so the numbers are checked;
+* an NPU graph (``torch.npu.NPUGraph()``, ``with torch.npu.graph(g):``) runs the captured
+  calls where the block is, once, and ``g.replay()`` does nothing (the board runs them once
+  per replay);
+* ``torch_npu.npu_format_cast(t, fmt)`` becomes a dense copy of ``t`` that remembers ``fmt``,
+  which ``torch_npu.get_npu_format`` answers (2, ND, when never cast), and
+  ``t.device.type == "npu"`` holds for the CPU tensors that stand for the board's.
 
 By default (``--mode checked``) an example whose numeric checks are guarded by
 ``run_mode == "npu"`` runs its board path (``TILE_FWK_DEVICE_ID=0``, default
@@ -39,7 +45,8 @@ Cases: every entry of an example's ``examples = {...}`` table (run as ``script.p
 case, and every pytest test id of the test files. The checkout's ``models/`` tree, when it
 has one, is a group of its own (``--no-models`` leaves it out): every pytest id of its
 ``test_*.py`` files and of the scripts that define tests, collected and run from the file's
-folder, and the other scripts' entry points run as the examples' are. In ``models/`` a
+folder, and the other scripts' entry points (a ``test_*.py`` script without pytest tests
+too) run as the examples' are. In ``models/`` a
 golden computed with a torch_npu operator (``torch_npu.npu_<op>``, other than the format
 cast) raises naming the operator instead of becoming a no-op. Each case runs in its own
 subprocess with a timeout and is classified as
@@ -61,8 +68,10 @@ CPU accumulates bf16 in bf16, which is off by an ulp now and then, and has no fp
 and fp16 relu (torch 1.13 has no CPU kernel for it; relu only selects, so going through fp32
 gives the same bits), and torch.library's ``FRAGMENT`` kind (torch < 2.0 takes only ``DEF``
 and ``IMPL``; the model kernels register their torch ops with it), and a bare device index
-(``device=0``: the board's NPU under torch_npu, CUDA on a CPU-only torch) as the CPU;
-it shows which environment cases pass once the host torch behaves as the board's.
+(``device=0``: the board's NPU under torch_npu, CUDA on a CPU-only torch) as the CPU, and
+fp16 sigmoid and trunc, ``dtype.itemsize``, ``torch.rand`` of an integer dtype,
+``topk(sorted=False)`` in the board's descending order and int32 index tensors; it shows
+which environment cases pass once the host torch behaves as the board's.
 
 ``--backend aten`` (or ``tile``) runs every kernel on the hardware backend instead of the
 simulator: the sitecustomize shim registers ``pypto.backends.DeviceBackend("cpu", <executor>)``
@@ -97,11 +106,34 @@ DEFAULT_TEST_DIRS = ("python/tests/st/frontend", "python/tests/st/interface")
 # ---------------------------------------------------------------------------------------------
 
 _NOOP = "(lambda *_a, **_k: None)"
+# torch_npu.Format's values (ACL's storage format codes) for the formats model scripts name.
+_ACL_FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4, "NDHWC": 27,
+                "FRACTAL_NZ": 29, "NCDHW": 30}
 _EDITS: List[Tuple[re.Pattern, str]] = [
     (re.compile(r"^([ \t]*)import[ \t]+torch_npu\b[^\n]*$", re.M), r"\1pass  # device edit"),
     (re.compile(r"^([ \t]*)from[ \t]+torch_npu\b[^\n]*$", re.M), r"\1pass  # device edit"),
     (re.compile(r"^([ \t]*)torch_npu(?:\.\w+)+[ \t]*=(?!=)[^\n]*$", re.M),
      r"\1pass  # device edit"),
+    # An NPU graph captures the calls in its ``with`` block and runs them at ``replay()``
+    # (once per replay); on the CPU the captured calls run where the block is, and a replay
+    # does nothing: the outputs match the board's after one replay (a script that replays
+    # again would rerun the capture there).
+    (re.compile(r"\b(?:torch|torch_npu)\.npu\.NPUGraph\("),
+     'type("NPUGraph", (), {"__init__": ' + _NOOP + ', "replay": ' + _NOOP + '})('),
+    (re.compile(r"\b(?:torch|torch_npu)\.npu\.graph\("),
+     '(lambda *_a, **_k: __import__("contextlib").nullcontext())('),
+    # torch_npu's format query answers what the format cast remembered (2 is ND), and an NPU
+    # tensor is a CPU one here, so ``t.device.type == "npu"`` guards the query as on the board.
+    # The board's format cast returns a dense copy in the format asked for; here the copy keeps
+    # the ND data and remembers the format, which torch_npu's format query below answers.
+    (re.compile(r"\btorch_npu\.npu_format_cast\("),
+     '(lambda _t, _f=2, *_a, **_k: (lambda _c: setattr(_c, "_npu_format", _f) or _c)('
+     '_t.contiguous().clone()))('),
+    (re.compile(r"\btorch_npu\.Format\.(\w+)\b"),
+     lambda m: str(_ACL_FORMATS.get(m.group(1), m.group(0)))),
+    (re.compile(r"\btorch_npu\.get_npu_format\("),
+     '(lambda _t, *_a, **_k: getattr(_t, "_npu_format", 2))('),
+    (re.compile(r"""(\.device\.type)\s*==\s*(["'])npu\2"""), r'\1 in ("npu", "cpu")'),
     (re.compile(r"\btorch_npu\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch\.npu\.\w+\("), _NOOP + "("),
     (re.compile(r"\btorch_npu\.\w+\("), _NOOP + "("),
@@ -125,52 +157,9 @@ def _drop_torch_npu(m: "re.Match") -> str:
     return f"{m.group(1)}import {', '.join(keep)}" if keep else f"{m.group(1)}pass  # device edit"
 
 
-_FORMAT_CAST = re.compile(r"\btorch_npu\.npu_format_cast\(")
-
-
-def _drop_format_casts(source: str) -> Tuple[str, int]:
-    """``torch_npu.npu_format_cast(x, fmt)`` -> ``(x)``; a call whose parentheses do not close
-    (a syntax error anyway) is left to the no-op rule."""
-    out, pos, count = [], 0, 0
-    for m in _FORMAT_CAST.finditer(source):
-        if m.start() < pos:
-            continue
-        depth, comma, end, i = 1, -1, -1, m.end()
-        quote = ""
-        while i < len(source):
-            c = source[i]
-            if quote:
-                if c == "\\":
-                    i += 1
-                elif c == quote:
-                    quote = ""
-            elif c in "'\"":
-                quote = c
-            elif c in "([{":
-                depth += 1
-            elif c in ")]}":
-                depth -= 1
-                if depth == 0:
-                    end = i
-                    break
-            elif c == "," and depth == 1 and comma < 0:
-                comma = i
-            i += 1
-        if end < 0:
-            continue
-        first = source[m.end():comma if comma >= 0 else end]
-        out.append(source[pos:m.start()] + "(" + first.strip() + ")")
-        pos = end + 1
-        count += 1
-    out.append(source[pos:])
-    return "".join(out), count
-
-
 def device_edit(source: str) -> Tuple[str, int]:
     """The source with the device edits applied, and how many places changed."""
     source, count = _MULTI_IMPORT.subn(_drop_torch_npu, source)
-    source, casts = _drop_format_casts(source)
-    count += casts
     for pattern, repl in _EDITS:
         source, n = pattern.subn(repl, source)
         count += n
@@ -377,7 +366,9 @@ def model_cases(work: str, mode: str, python: str, env: dict, timeout: float) ->
             tree = _parse(path)
             if tree is None:
                 continue
-            if name.startswith("test_") or _defines_tests(tree):
+            # A test_*.py script that defines no pytest test (its main() marked skip for
+            # pytest) runs as its author runs it: as a script.
+            if _defines_tests(tree) or (name.startswith("test_") and not _is_script(tree)):
                 cases += _pytest_cases(dirpath, name, rel, python, env, timeout, "models")
             elif _is_script(tree):
                 cases += _script_cases(path, work, mode, tree, "models")
@@ -411,7 +402,8 @@ def first_error(text: str, pytest: bool = False) -> str:
 _SHIM = """# written by tools/pypto_examples.py --torch-dtype-shim
 import functools as _functools
 import torch as _torch
-for _name in ("uint16", "uint32", "uint64"):
+# (fp8 names too: qat's test keys a host tolerance table by torch.float8_e4m3fn.)
+for _name in ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"):
     if not hasattr(_torch, _name):
         setattr(_torch, _name, type("missing_torch_dtype", (), {"__repr__": lambda s, n=_name:
                 f"torch.{n} (placeholder: not in torch {_torch.__version__})"})())
@@ -419,8 +411,9 @@ for _name in ("uint16", "uint32", "uint64"):
 # The device edits move a script's reference computation from the board to the CPU. The
 # board's torch (torch_npu) multiplies fp16/bf16 matrices with fp32 accumulation; an older
 # CPU torch accumulates bf16 in bf16 and has no fp16 matmul. It also has no CPU fp16 relu,
-# which is exact in any precision (it only selects). Each such call computes through fp32
-# and rounds once, as the board does; other dtypes and call forms go to torch unchanged.
+# sigmoid or trunc (relu and trunc are exact in any precision). Each such call computes
+# through fp32 and rounds once, as the board does; other dtypes and call forms go to torch
+# unchanged.
 def _through_fp32(fn, dtypes, arity):
     @_functools.wraps(fn)
     def call(*args, **kwargs):
@@ -435,8 +428,41 @@ _HALF = (_torch.float16, _torch.bfloat16)
 for _owner, _fn in ((_torch, "matmul"), (_torch, "mm"), (_torch, "bmm"),
                     (_torch.Tensor, "__matmul__"), (_torch.Tensor, "matmul")):
     setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), _HALF, 2))
-for _owner, _fn in ((_torch, "relu"), (_torch.Tensor, "relu"), (_torch.nn.functional, "relu")):
+for _owner, _fn in ((_torch, "relu"), (_torch.Tensor, "relu"), (_torch.nn.functional, "relu"),
+                    (_torch, "sigmoid"), (_torch.Tensor, "sigmoid"),
+                    (_torch, "trunc"), (_torch.Tensor, "trunc")):
     setattr(_owner, _fn, _through_fp32(getattr(_owner, _fn), (_torch.float16,), 1))
+
+# torch < 2.1 has no dtype.itemsize (model scripts size their host layouts with it); torch.dtype
+# is an immutable extension type, so the property goes into its dict through the C API.
+if not hasattr(_torch.float32, "itemsize"):
+    import ctypes as _ctypes, gc as _gc
+    _gc.get_referents(_torch.dtype.__dict__)[0]["itemsize"] = property(
+        lambda d: _torch.empty((), dtype=d).element_size())
+    _ctypes.pythonapi.PyType_Modified(_ctypes.py_object(_torch.dtype))
+
+# The board's torch.rand fills any dtype (torch_npu's uniform_ runs StatelessRandomUniformV2 in
+# the tensor's dtype: an integer tensor of U(0, 1) is zeros); CPU torch refuses integer dtypes.
+_rand = _torch.rand
+@_functools.wraps(_rand)
+def _rand_any(*args, **kwargs):
+    dtype = kwargs.get("dtype")
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        return _rand(*args, **dict(kwargs, dtype=_torch.float32)).to(dtype)
+    return _rand(*args, **kwargs)
+_torch.rand = _rand_any
+
+# topk(sorted=False) leaves the order open: the board's kernel returns it descending, as
+# sorted=True does, while CPU torch returns another order, which goldens compare by position.
+def _topk_sorted(fn):
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        if kwargs.get("sorted") is False:
+            kwargs["sorted"] = True
+        return fn(*args, **kwargs)
+    return call
+_torch.topk = _topk_sorted(_torch.topk)
+_torch.Tensor.topk = _topk_sorted(_torch.Tensor.topk)
 
 # torch < 2.0 has no torch._dynamo: model scripts only use its allow_in_graph decorator, the
 # identity outside torch.compile.
@@ -475,6 +501,16 @@ for _fn in ("zeros", "ones", "empty", "full", "arange", "rand", "randn", "randin
             "tensor", "as_tensor", "eye", "linspace", "zeros_like", "ones_like", "empty_like",
             "full_like", "rand_like", "randn_like"):
     setattr(_torch, _fn, _index_to_cpu(getattr(_torch, _fn)))
+
+# torch >= 2.0 indexes with int32 tensors (a block table's entries); torch 1.13 takes only int64.
+if int(_torch.__version__.split(".")[0]) < 2:
+    def _long_index(idx):
+        if isinstance(idx, _torch.Tensor) and idx.dtype == _torch.int32:
+            return idx.long()
+        return tuple(_long_index(i) for i in idx) if isinstance(idx, tuple) else idx
+    _getitem, _setitem = _torch.Tensor.__getitem__, _torch.Tensor.__setitem__
+    _torch.Tensor.__getitem__ = lambda self, idx: _getitem(self, _long_index(idx))
+    _torch.Tensor.__setitem__ = lambda self, idx, v: _setitem(self, _long_index(idx), v)
 
 # torch.unravel_index arrived in torch 2.2; PyPTO's compare helpers call it on host tensors.
 if not hasattr(_torch, "unravel_index"):

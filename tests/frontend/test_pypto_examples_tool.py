@@ -59,37 +59,66 @@ def test_device_edits(tool):
 
 
 
-def test_device_edits_format_cast_and_config(tool):
-    # A model test hands its NZ weights through npu_format_cast and switches torch_npu's
-    # internal formats on; on CPU the cast keeps its tensor and the switch goes.
+def test_device_edits_format_cast_and_query(tool):
+    # A model test hands its NZ weights through npu_format_cast and checks them with torch_npu's
+    # format query behind a device-type guard; on CPU the cast copies the ND data and remembers
+    # the format, which the query answers; the internal-format switch goes.
     src = textwrap.dedent('''\
+        import torch
         import torch_npu
+        def get_format(t):
+            if t.device.type == "npu":
+                return "NZ" if torch_npu.get_npu_format(t) == 29 else "ND"
+            return "ND"
         def f(data):
             torch_npu.npu.config.allow_internal_format = True
             w = torch_npu.npu_format_cast(data["w"].npu().contiguous(), torch_npu.Format.FRACTAL_NZ)
             v = dict(k=torch_npu.npu_format_cast(
-                data["k"].npu(), torch_npu.Format.FRACTAL_NZ), s=", )")
-            return w, v, torch_npu.npu_format_cast(data["x"])
+                data["k"].npu(), 29), s=", )")
+            nd = torch_npu.npu_format_cast(w, 2)
+            return w, v, nd, [get_format(t) for t in (data["w"], w, v["k"], nd)]
         ''')
     out, n = tool.device_edit(src)
     assert "torch_npu" not in out
     assert "    pass  # device edit\n    w = " in out
-    assert 'w = (data["w"].cpu().contiguous().contiguous())' in out
-    assert 'k=(data["k"].cpu().contiguous()), s=", )"' in out
-    assert 'return w, v, (data["x"])' in out
     compile(out, "edited", "exec")
     ns = {}
     exec(out, ns)
-    assert ns["f"]({"w": _Cpu(1), "k": _Cpu(2), "x": 3}) == (1, {"k": 2, "s": ", )"}, 3)
-    assert n == 7  # the import, three casts, the switch, two .npu()
+    import torch
+    data = {"w": torch.arange(6.0).reshape(2, 3), "k": torch.arange(6.0).reshape(3, 2).t()}
+    w, v, nd, formats = ns["f"](data)
+    assert formats == ["ND", "NZ", "NZ", "ND"]
+    # a dense copy of the data: the input keeps its own (unasked) format
+    assert torch.equal(w, data["w"]) and w.data_ptr() != data["w"].data_ptr()
+    assert torch.equal(v["k"], data["k"]) and v["k"].is_contiguous() and v["s"] == ", )"
+    # the import, three casts, the format name, the switch, two .npu(), the query, its guard
+    assert n == 10
 
 
-class _Cpu(int):
-    def cpu(self):
-        return self
+def test_device_edits_npu_graph_runs_the_capture_once(tool):
+    # The board runs a captured call at replay, once; here it runs where the capture is and the
+    # replay adds nothing, so an accumulating kernel ends as on the board.
+    src = textwrap.dedent('''\
+        import torch
+        calls = []
+        def kernel(out):
+            calls.append(1)
+            out += 1
+        def f():
+            out = torch.zeros(2, device="npu:0")
+            g = torch.npu.NPUGraph()
+            with torch.npu.graph(g):
+                kernel(out)
+            g.replay()
+            return out
+        ''')
+    out, _ = tool.device_edit(src)
+    assert "torch.npu" not in out
+    ns = {}
+    exec(out, ns)
+    import torch
+    assert torch.equal(ns["f"](), torch.ones(2)) and ns["calls"] == [1]
 
-    def contiguous(self):
-        return self
 
 def _write(root, rel, text):
     path = os.path.join(root, rel)
@@ -227,7 +256,7 @@ for r in (torch.relu(h), h.relu(), torch.nn.functional.relu(h)):
 # other dtypes and call forms go to torch unchanged
 x = torch.randn(4, 4)
 assert torch.equal(torch.relu(x), x.clamp_min(0))
-assert hasattr(torch, "uint16")
+assert hasattr(torch, "uint16") and {torch.float8_e4m3fn: 1}[torch.float8_e4m3fn] == 1
 # a bare device index (the board's NPU) is the CPU; named devices are left alone
 assert torch.zeros(2, device=0).device.type == "cpu"
 assert torch.arange(4, device=0).tolist() == [0, 1, 2, 3]
@@ -237,6 +266,29 @@ lib = torch.library.Library("pypto_shim_check", "FRAGMENT")
 lib.define("twice(Tensor x) -> Tensor")
 torch.library.impl(lib, "twice", "CPU")(lambda x: x * 2)
 assert torch.equal(torch.ops.pypto_shim_check.twice(torch.ones(2)), torch.full((2,), 2.0))
+# fp16 sigmoid through fp32, rounded once
+for r in (torch.sigmoid(h), h.sigmoid()):
+    assert r.dtype == torch.float16 and torch.equal(r, torch.sigmoid(h.float()).half())
+assert torch.equal(torch.trunc(h * 8), (h * 8).float().trunc().half())
+assert h.trunc().dtype == torch.float16
+# dtype.itemsize (torch >= 2.1)
+assert [d.itemsize for d in (torch.float16, torch.bfloat16, torch.int32, torch.int64,
+                             torch.bool)] == [2, 2, 4, 8, 1]
+# torch.rand of an integer dtype is U(0, 1) in that dtype, zeros, as on the board
+r = torch.rand((3, 4), dtype=torch.int32, device=0)
+assert r.dtype == torch.int32 and r.shape == (3, 4) and not r.any()
+assert torch.rand(5).dtype == torch.float32
+# int32 index tensors, as torch >= 2.0 takes them
+table = torch.arange(12).reshape(3, 4)
+i32 = torch.tensor([2], dtype=torch.int32)
+assert table[1, i32].tolist() == [6]
+assert table[torch.tensor([0, 2], dtype=torch.int32)].shape == (2, 4)
+table[0, i32] = -1
+assert table[0].tolist() == [0, 1, -1, 3]
+# topk(sorted=False) in the board's (descending) order
+v = torch.randn(4, 64)
+for t in (torch.topk(v, 8, dim=-1, sorted=False), v.topk(8, sorted=False)):
+    assert torch.equal(t[1], torch.topk(v, 8, dim=-1, sorted=True)[1])
 print("ok")
 """
 
@@ -362,6 +414,11 @@ def test_models_group(tool, tmp_path, capsys):
            "import torch\n\ndef close(a, b):\n    return torch.allclose(a, b)\n")
     _write(str(checkout), "models/demo/test_add.py", MODEL_TEST)
     _write(str(checkout), "models/demo/add_script.py", MODEL_SCRIPT)
+    # a test_*.py file without pytest tests (its main marked skip) is a script
+    script = MODEL_SCRIPT.replace("    def run",
+                                  "    @pytest.mark.skip('run by hand')\n    def run")
+    _write(str(checkout), "models/demo/test_script.py",
+           "    import pytest\n" + script.replace("+ 2.0", "+ 1.0"))
     _write(str(checkout), "python/tests/st/frontend/test_demo.py", TEST)
     report = tmp_path / "r.json"
     rc = tool.main([str(checkout), "--json", str(report), "--no-examples", "-j", "2",
@@ -375,8 +432,9 @@ def test_models_group(tool, tmp_path, capsys):
     assert status["models/demo/test_add.py::test_large"][1] == "skip"
     assert status["models/demo/add_script.py"] == (
         "models", "fail", "AssertionError: script golden differs")
+    assert status["models/demo/test_script.py"] == ("models", "pass", "")
     groups = data["summary"]["groups"]
     assert (groups["frontend tests"]["pass"], groups["frontend tests"]["counted"]) == (1, 1)
     assert (groups["models"]["pass"], groups["models"]["counted"],
-            groups["models"]["env"]) == (1, 3, 1)
-    assert "models: pass 1 of 3" in capsys.readouterr().out
+            groups["models"]["env"]) == (2, 4, 1)
+    assert "models: pass 2 of 4" in capsys.readouterr().out

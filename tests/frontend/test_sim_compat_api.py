@@ -196,3 +196,47 @@ def test_topk_algo_and_scatter_mode_enums(algo):
     ref = torch.topk(x, 3, -1, True)
     assert torch.equal(v, ref.values) and torch.equal(i.long(), ref.indices)
     assert torch.equal(s, x.scatter_add(1, idx.long(), torch.ones(4, 32)))
+
+
+# A model kernel's own op over pypto_impl, decorated with pypto.operation.op_wrapper (PyPTO's
+# DeepSeek-V3.2 MLA prolog quantizes with 1 / amax this way).
+from pypto import pypto_impl  # noqa: E402
+from pypto.operation import op_wrapper  # noqa: E402
+
+
+@op_wrapper
+def scalar_div(tensor, other, is_reserve=False):
+    return pypto_impl.ScalarDivS(tensor, pypto_impl.Element(tensor.dtype, other), is_reserve)
+
+
+@pytest.mark.parametrize("dtype,tdtype,tol", [(F32, torch.float32, 0.0),
+                                              (pypto.DT_FP16, torch.float16, 1e-3),
+                                              (pypto.DT_BF16, torch.bfloat16, 8e-3)])
+def test_op_wrapper_scalar_div_both_ways(dtype, tdtype, tol):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 32], dtype), q: pypto.Tensor([8, 32], dtype),
+          r: pypto.Tensor([8, 32], dtype)):
+        pypto.set_vec_tile_shapes(8, 32)
+        q[:] = scalar_div(x, 4.0)
+        r[:] = scalar_div(x, 127.0, True)
+
+    x = (torch.rand(8, 32) + 0.5).to(tdtype)
+    q, r = torch.zeros(8, 32, dtype=tdtype), torch.zeros(8, 32, dtype=tdtype)
+    k(x, q, r)
+    torch.testing.assert_close(q.float(), (x.float() / 4.0).to(tdtype).float(), rtol=tol, atol=0)
+    torch.testing.assert_close(r.float(), (127.0 / x.float()).to(tdtype).float(), rtol=tol,
+                               atol=0)
+
+
+def test_op_wrapper_returns_lists_and_scalar_div_checks_its_operands():
+    assert op_wrapper(lambda: (1, (2, 3)))() == [1, [2, 3]]
+    assert op_wrapper(lambda: None)() is None
+    assert scalar_div.__name__ == "scalar_div"
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def bad(x: pypto.Tensor([8, 32], pypto.DT_INT32), out: pypto.Tensor([8, 32], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        out[:] = scalar_div(x, 2)
+
+    with pytest.raises(TypeError, match="ScalarDivS: operand dtype DT_INT32 is not supported"):
+        bad(torch.ones(8, 32, dtype=torch.int32), torch.zeros(8, 32, dtype=torch.int32))
