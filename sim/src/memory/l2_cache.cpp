@@ -119,6 +119,29 @@ template <unsigned kSlots, bool kWrite, class Set>
   return true;
 }
 
+// Counts a partial first or last line of an access (or a whole one): its touched bytes on a
+// hit and the whole line on a fill; a write that covers the line allocates without a fill.
+template <bool kWrite>
+[[gnu::always_inline]] inline void account_end_line(L2Cache::Counters& c, L2Cache::Result& r,
+                                                    bool allocated, std::uint64_t touched,
+                                                    std::uint64_t line_bytes) {
+  if (!allocated) {
+    r.hit_bytes += touched;
+    ++(kWrite ? c.write_hits : c.read_hits);
+  } else if (!kWrite) {
+    r.miss_bytes += line_bytes;
+    ++c.read_misses;
+  } else {
+    ++c.write_allocations;
+    if (touched == line_bytes) {
+      r.alloc_bytes += touched;
+    } else {
+      r.miss_bytes += line_bytes;
+      ++c.write_fills;
+    }
+  }
+}
+
 }  // namespace
 
 L2Cache::L2Cache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways) {
@@ -320,33 +343,11 @@ void L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSe
       const bool miss =
           touch_per_set<kSlots, kWrite>(per_set[l.set], static_cast<std::uint32_t>(l.tag),
                                         4 * (ways_ - 1), lru_active_, writebacks);
-      Counters& c = counters_;
-      if (!miss) {
-        r.hit_bytes = bytes;
-        ++(kWrite ? c.write_hits : c.read_hits);
-      } else if (!kWrite) {
-        r.miss_bytes = line_bytes_;
-        ++c.read_misses;
-      } else {
-        ++c.write_allocations;
-        if (bytes == line_bytes_) {
-          r.alloc_bytes = bytes;
-        } else {
-          r.miss_bytes = line_bytes_;
-          ++c.write_fills;
-        }
-      }
+      account_end_line<kWrite>(counters_, r, miss, bytes, line_bytes_);
       r.writeback_bytes = writebacks * line_bytes_;
-      c.writebacks += writebacks;
-    } else if (per_set_) {
-      rows[k] = access_per_set<kSlots, kWrite>(per_set, l);
+      counters_.writebacks += writebacks;
     } else {
-      rows[k] = access_compact<kSlots, kWrite>(pool, l);
-      window_lines_ += l.last - l.first + 1;
-      if (++window_accesses_ == kWindowAccesses) {
-        if (window_lines_ < kMinLinesPerPiece * window_pieces_) pieces_to_per_set(pool, per_set);
-        window_accesses_ = window_lines_ = window_pieces_ = 0;
-      }
+      rows[k] = access_2_16(pool, per_set, l, kWrite);
     }
     if (++k == count) return;
     addr += pitch;
@@ -530,24 +531,8 @@ L2Cache::Result L2Cache::access_per_set(std::vector<PerSet<kSlots>>& sets, const
   Result r;
   const std::uint64_t line_bytes = line_bytes_;
   Counters& c = counters_;
-  // A partial first or last line counts its touched bytes on a hit and the whole line on a
-  // fill; a write that covers the line allocates without a fill.
   auto account_end = [&](bool allocated, std::uint64_t touched) {
-    if (!allocated) {
-      r.hit_bytes += touched;
-      ++(kWrite ? c.write_hits : c.read_hits);
-    } else if (!kWrite) {
-      r.miss_bytes += line_bytes;
-      ++c.read_misses;
-    } else {
-      ++c.write_allocations;
-      if (touched == line_bytes) {
-        r.alloc_bytes += touched;
-      } else {
-        r.miss_bytes += line_bytes;
-        ++c.write_fills;
-      }
-    }
+    account_end_line<kWrite>(c, r, allocated, touched, line_bytes);
   };
 
   // One division per call: consecutive lines map to consecutive sets, so walk the set records
