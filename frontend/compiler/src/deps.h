@@ -208,6 +208,15 @@ class __attribute__((visibility("hidden"))) DepTracker {
       write(buffer, offset + static_cast<std::uint64_t>(pitch * k), bytes);
     }
   }
+  // write_rows() or read_rows(), as the access is a write or a read.
+  void rows(bool is_write, std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes,
+            std::int64_t pitch, std::int64_t count) {
+    if (is_write) {
+      write_rows(buffer, offset, bytes, pitch, count);
+    } else {
+      read_rows(buffer, offset, bytes, pitch, count);
+    }
+  }
   // Predecessors of the current task found so far, each once.
   const std::vector<std::uint32_t>& preds() const { return preds_; }
 

@@ -75,10 +75,7 @@ void Instance::build_graph(Launch& l) {
                 off + bytes <= buffer_bytes[x.r.buffer] && last + bytes <= buffer_bytes[x.r.buffer],
                 "task " + std::to_string(t) + " touches bytes outside buffer " +
                     std::to_string(x.r.buffer));
-            if (x.write)
-              deps.write_rows(x.r.buffer, off, bytes, pitch, count);
-            else
-              deps.read_rows(x.r.buffer, off, bytes, pitch, count);
+            deps.rows(x.write, x.r.buffer, off, bytes, pitch, count);
             segments += static_cast<std::uint64_t>(count);
           });
     });

@@ -521,14 +521,9 @@ PartitionCounts partition_root(std::vector<TaskRec>& tasks, std::vector<TaskProg
         if (x.write != (pass == 1)) continue;
         const std::uint32_t b = dense(x.r.buffer);
         // A tile's rows in one call (the tracker logs a read of unwritten bytes once).
-        for_each_segment_run(x.r, [&](std::uint64_t off, std::uint64_t bytes, std::int64_t pitch,
-                                      std::int64_t count) {
-          if (x.write) {
-            deps.write_rows(b, off, bytes, pitch, count);
-          } else {
-            deps.read_rows(b, off, bytes, pitch, count);
-          }
-        });
+        for_each_segment_run(
+            x.r, [&](std::uint64_t off, std::uint64_t bytes, std::int64_t pitch,
+                     std::int64_t count) { deps.rows(x.write, b, off, bytes, pitch, count); });
       }
       if (pass == 0) g.data_preds[i] = static_cast<std::uint32_t>(deps.preds().size());
     }
