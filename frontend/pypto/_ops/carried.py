@@ -6,6 +6,7 @@ kernel function's locals are rebound through ``frame_locals.write_locals``."""
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -26,13 +27,6 @@ from .subscript import _setitem
 def _watched_locals(frame, carried) -> dict:
     return {k: v for k, v in frame.f_locals.items()
             if k in carried or isinstance(v, (Tensor, SymbolicScalar))}
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _carriable(x: Any) -> bool:
@@ -158,7 +152,7 @@ class _LoopVars:
         shape = list(new.shape)
         if new.dtype != buf.dtype or not all(isinstance(d, int) for d in shape + list(buf.shape)):
             return False
-        if _numel(shape) != _numel(buf.shape):
+        if math.prod(shape) != math.prod(buf.shape):
             return False
         if self.views.setdefault(name, shape) != shape:
             raise PyptoValueError(
