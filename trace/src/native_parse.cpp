@@ -360,6 +360,27 @@ class ParseWorker {
   std::thread thread_;  // started with the first chunk
 };
 
+// A read buffer whose bytes are not zeroed when it is made or grows (a vector's resize wrote
+// three chunks' worth of zeros that fread then overwrote); read_chunks zeroes the padding
+// after the bytes read, so that every byte a parser reads is defined.
+class ReadBuffer {
+ public:
+  std::size_t size() const { return size_; }
+  char* data() { return bytes_.get(); }
+  const char* data() const { return bytes_.get(); }
+  // Contract: n >= size(); the first `keep` bytes (<= size()) are kept, the rest is undefined.
+  void grow(std::size_t n, std::size_t keep) {
+    std::unique_ptr<char[]> bigger(new char[n]);
+    if (keep != 0) std::memcpy(bigger.get(), bytes_.get(), keep);
+    bytes_ = std::move(bigger);
+    size_ = n;
+  }
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  std::size_t size_ = 0;
+};
+
 }  // namespace
 
 // A chunk's lines are numbered within it; the lines of the chunks handed on before it (their
@@ -373,8 +394,8 @@ void read_chunks(const std::string& path, std::uint64_t file_bytes, RecordParser
   // Three buffers: the chunks the two parsers hold and the one being read. Each holds whole
   // lines plus simdjson's padding; a line longer than a buffer doubles it.
   const std::size_t pad = simdjson::SIMDJSON_PADDING;
-  std::vector<char> bufs[3];
-  bufs[0].resize(read_buffer_bytes(file_bytes, kChunkBytes) + pad);
+  ReadBuffer bufs[3];
+  bufs[0].grow(read_buffer_bytes(file_bytes, kChunkBytes) + pad, 0);
 
   struct Job {
     std::uint32_t parser = 0;
@@ -429,7 +450,7 @@ void read_chunks(const std::string& path, std::uint64_t file_bytes, RecordParser
   std::uint32_t next_parser = 0;
   bool eof = false, two_parsers = false, memory_checked = false;
   while (true) {
-    std::vector<char>& buf = bufs[cur];
+    ReadBuffer& buf = bufs[cur];
     const std::size_t room = buf.size() - pad - have;
     if (!eof && room > 0) {
       const std::size_t got = std::fread(buf.data() + have, 1, room, file.get());
@@ -444,11 +465,12 @@ void read_chunks(const std::string& path, std::uint64_t file_bytes, RecordParser
       have += got;
       if (got < room) eof = true;
     }
+    std::memset(buf.data() + have, 0, pad);
     std::size_t end = have;
     if (!eof) {
       const void* nl = have ? memrchr(buf.data(), '\n', have) : nullptr;
       if (!nl) {
-        buf.resize((buf.size() - pad) * 2 + pad);
+        buf.grow((buf.size() - pad) * 2 + pad, have);
         continue;
       }
       end = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
@@ -476,7 +498,7 @@ void read_chunks(const std::string& path, std::uint64_t file_bytes, RecordParser
     // The rest of the last line goes to the front of the next buffer, whose chunk (three
     // back) has been handed on.
     const std::size_t next = (cur + 1) % 3;
-    if (bufs[next].size() < buf.size()) bufs[next].resize(buf.size());
+    if (bufs[next].size() < buf.size()) bufs[next].grow(buf.size(), 0);
     std::memcpy(bufs[next].data(), buf.data() + end, have - end);
     have -= end;
     cur = next;

@@ -112,6 +112,11 @@ class L2Cache {
                  Result* rows);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
+  // A read whose lines are each their set's most recent (a consumer reading what its producer
+  // just wrote; half the mix trace's reads) changes no piece: true and r as access_compact()
+  // would give it, found without that walk's setup; false (nothing changed) otherwise.
+  template <unsigned kSlots>
+  bool read_of_recent(const std::vector<CompactSet<kSlots>>& pool, const Lines& l, Result& r);
   template <unsigned kSlots, bool kWrite>
   Result access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l);
   // Expands the pieces into one record per set, keeping every line, dirty bit and LRU order.
