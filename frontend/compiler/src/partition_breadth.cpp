@@ -178,6 +178,8 @@ class BreadthMerger {
   template <class F, class G>
   void merge_classes(common::CoreType core, std::vector<std::uint32_t>& field,
                      std::uint64_t& absorbed, F&& runs_of, G&& rejected) {
+    // Without a task of `core` no class merges and none is noted (the numbering is local).
+    if (std::find(g_.core.begin(), g_.core.end(), core) == g_.core.end()) return;
     const std::vector<Leaf> ls = leaves();
     const Members members = set_members();
     const auto cls = classes_of(ls);
