@@ -40,15 +40,15 @@ void DepTracker::add_pred(std::uint32_t t) {
   preds_.push_back(t);
 }
 
-std::vector<DepTracker::Piece>& DepTracker::chunk(std::uint32_t buffer, std::uint64_t index,
-                                                  std::uint32_t bytes) {
+DepTracker::Pieces& DepTracker::chunk(std::uint32_t buffer, std::uint64_t index,
+                                      std::uint32_t bytes) {
   std::int32_t& c = chunk_of_[buffer][index];
   if (c < 0) {
     c = static_cast<std::int32_t>(chunks_.size());
     // A chunk first cut by a tile row is usually cut by the rows of the tiles beside it:
     // its pieces in one allocation, made in the order the chunks are first touched (so the
     // next task's rows find theirs near each other), not a reallocation per doubling.
-    std::vector<Piece>& v = chunks_.emplace_back();
+    Pieces& v = chunks_.emplace_back(&arena_);
     v.reserve(std::min(kChunkBytes / bytes + 1, kMaxFirstPieces));
     v.push_back(Piece{0, kNone, kNone});
   }
@@ -98,8 +98,7 @@ void DepTracker::replay_reads(std::uint32_t buffer) {
   cur_dt_ = dt;
 }
 
-void DepTracker::access_chunk(std::vector<Piece>& p, std::uint32_t a, std::uint32_t b,
-                              bool is_write) {
+void DepTracker::access_chunk(Pieces& p, std::uint32_t a, std::uint32_t b, bool is_write) {
   // Piece i covers [p[i].begin, p[i+1].begin); find the one holding a, split at a and b.
   // Tiles walk a row left to right, so the last piece is the usual one: no search for it.
   std::size_t i = p.size() - 1;

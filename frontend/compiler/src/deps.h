@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory_resource>
 #include <vector>
 
 #include "pypto/compiler/program.h"
@@ -231,6 +232,7 @@ class __attribute__((visibility("hidden"))) DepTracker {
     std::uint32_t writer;   // last writing task, or kNone
     std::uint32_t readers;  // head of the reader list (nodes_), or kNone
   };
+  using Pieces = std::pmr::vector<Piece>;
   struct Node {
     std::uint32_t task;
     std::uint32_t next;
@@ -295,7 +297,7 @@ class __attribute__((visibility("hidden"))) DepTracker {
     if (offset + bytes > cbase + kChunkBytes) return false;
     const std::int32_t c = chunk_of[ci];
     if (c < 0) return false;
-    std::vector<Piece>& p = chunks_[static_cast<std::size_t>(c)];
+    Pieces& p = chunks_[static_cast<std::size_t>(c)];
     const auto a = static_cast<std::uint32_t>(offset - cbase);
     const auto b = static_cast<std::uint32_t>(a + bytes);
     const Piece& last = p.back();
@@ -306,21 +308,24 @@ class __attribute__((visibility("hidden"))) DepTracker {
     return true;
   }
   void access(std::uint32_t buffer, std::uint64_t offset, std::uint64_t bytes, bool is_write);
-  void access_chunk(std::vector<Piece>& pieces, std::uint32_t a, std::uint32_t b, bool is_write);
+  void access_chunk(Pieces& pieces, std::uint32_t a, std::uint32_t b, bool is_write);
   // Applies the reads deferred on `buffer` as they would have been applied when they came
   // (before its first write: no writer to depend on, only reader lists to build).
   void replay_reads(std::uint32_t buffer);
   void add_pred(std::uint32_t t);
   // Chunk `index` of `buffer`; when new, with room for the pieces that accesses of
   // `bytes` (the first one's length within it) would cut it into.
-  std::vector<Piece>& chunk(std::uint32_t buffer, std::uint64_t index, std::uint32_t bytes);
+  Pieces& chunk(std::uint32_t buffer, std::uint64_t index, std::uint32_t bytes);
 
   std::vector<std::vector<std::int32_t>> chunk_of_;  // per buffer: chunk index or -1
   // Per buffer: written yet. Until then its reads cannot find a writer, so they are only
   // logged (pending_) and enter the chunks at its first write, if one ever comes.
   std::vector<std::uint8_t> written_;
   std::vector<std::vector<PendingReads>> pending_;
-  std::vector<std::vector<Piece>> chunks_;
+  // The chunks' pieces come from arena_ and go with the tracker: declared first, it outlives
+  // them. (A launch makes thousands of chunks: a heap allocation and a free each, else.)
+  std::pmr::monotonic_buffer_resource arena_;
+  std::vector<Pieces> chunks_;
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> device_task_of_;  // per task seen
   std::vector<std::uint32_t> seen_;            // per task: cur_+1 when already a pred

@@ -178,6 +178,8 @@ class BreadthMerger {
   template <class F, class G>
   void merge_classes(common::CoreType core, std::vector<std::uint32_t>& field,
                      std::uint64_t& absorbed, F&& runs_of, G&& rejected) {
+    // Without a task of `core` no class merges and none is noted (the numbering is local).
+    if (std::find(g_.core.begin(), g_.core.end(), core) == g_.core.end()) return;
     const std::vector<Leaf> ls = leaves();
     const Members members = set_members();
     const auto cls = classes_of(ls);
@@ -234,25 +236,29 @@ class BreadthMerger {
             return runs;
           }
           // Sub-lists of members sharing their lowest producer, or their lowest consumer,
-          // whichever gives fewer; a member without one stays alone.
-          const auto split = [&](bool by_prod) {
+          // whichever gives fewer; a member without one stays alone: it counts as a sub-list
+          // (*count) but is not listed, as a list of one never merges.
+          const auto split = [&](bool by_prod, std::size_t* count) {
             Runs subs;
             std::map<std::uint32_t, std::size_t> at;
+            std::size_t alone = 0;
             for (const std::uint32_t i : c) {
               const std::uint32_t key = by_prod ? ls[i].lo_prod : ls[i].lo_cons;
               if (key == kNone) {
-                subs.push_back({i});
+                ++alone;
                 continue;
               }
               auto [it, inserted] = at.emplace(key, subs.size());
               if (inserted) subs.emplace_back();
               subs[it->second].push_back(i);
             }
+            *count = alone + subs.size();
             return subs;
           };
-          const Runs by_prod = split(true);
-          const Runs by_cons = split(false);
-          for (const auto& sub : by_cons.size() < by_prod.size() ? by_cons : by_prod) {
+          std::size_t prod_count = 0, cons_count = 0;
+          const Runs by_prod = split(true, &prod_count);
+          const Runs by_cons = split(false, &cons_count);
+          for (const auto& sub : cons_count < prod_count ? by_cons : by_prod) {
             if (sub.size() > 1) cut(sub, k, runs);
           }
           return runs;
