@@ -229,10 +229,10 @@ TEST_CASE("a vec tile longer than an op's rank gives axis k its k-th size, as Py
   // MLA prolog sets (1, 64, 128, 128) before 3-D ops. Aligned right, the [8, 128, 64] fp32 add
   // below would take one 256 KiB tile, above UB; read from the first size it takes [1, 64, 64].
   const auto add_ir = [](const std::string& shape, const std::string& tile) {
-    return kernel("long", param("x", 0, shape) + "," + param("y", 1, shape), "",
-                  op("add", in(0) + "," + cst(1), val(2, shape), "t.py:3",
-                     R"("vec_tile":)" + tile) +
-                      "," + write(1, 2, shape == "[8,128,64]" ? "[0,0,0]" : "[0,0]", "t.py:3"));
+    return kernel(
+        "long", param("x", 0, shape) + "," + param("y", 1, shape), "",
+        op("add", in(0) + "," + cst(1), val(2, shape), "t.py:3", R"("vec_tile":)" + tile) + "," +
+            write(1, 2, shape == "[8,128,64]" ? "[0,0,0]" : "[0,0]", "t.py:3"));
   };
   SECTION("a 3-D op: [1, 64, 128] clipped to [1, 64, 64], 8 x 2 tiles") {
     Host h;
@@ -260,11 +260,11 @@ TEST_CASE("a vec tile longer than an op's rank gives axis k its k-th size, as Py
   }
   SECTION("a reduction: axis 2 of [8, 128, 64] cut by the tile's third size") {
     // T = [2, 64, 32]: 4 x 2 tasks, each folding two 32-wide chunks (PyPTO's TileReduceNew).
-    const std::string ir = kernel(
-        "red", param("x", 0, "[8,128,64]") + "," + param("y", 1, "[8,128,1]"), "",
-        op("sum", in(0), val(2, "[8,128,1]"), "r.py:4",
-           R"("attrs":{"dims":[2],"keepdim":true},"vec_tile":[2,64,32,16])") +
-            "," + write(1, 2, "[0,0,0]", "r.py:4"));
+    const std::string ir =
+        kernel("red", param("x", 0, "[8,128,64]") + "," + param("y", 1, "[8,128,1]"), "",
+               op("sum", in(0), val(2, "[8,128,1]"), "r.py:4",
+                  R"("attrs":{"dims":[2],"keepdim":true},"vec_tile":[2,64,32,16])") +
+                   "," + write(1, 2, "[0,0,0]", "r.py:4"));
     Host h;
     h.add("x", DType::kFp32, {8, 128, 64}, iota(8 * 128 * 64, 0.001));
     h.add("y", DType::kFp32, {8, 128, 1});
