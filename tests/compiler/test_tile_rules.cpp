@@ -222,3 +222,58 @@ TEST_CASE("tiles breaking UB or PyPTO's cube tile rules are rejected at compile 
     CHECK_NOTHROW(make(mm(R"({"m":[8,8],"k":[32,32],"n":[16,16],"enable_split_k":false})"), h));
   }
 }
+
+TEST_CASE("a vec tile longer than an op's rank gives axis k its k-th size, as PyPTO's tilers do",
+          "[compiler]") {
+  // PyPTO's element-wise, cast, expand and reduction tilers read vecTile[k] for axis k; DeepSeek's
+  // MLA prolog sets (1, 64, 128, 128) before 3-D ops. Aligned right, the [8, 128, 64] fp32 add
+  // below would take one 256 KiB tile, above UB; read from the first size it takes [1, 64, 64].
+  const auto add_ir = [](const std::string& shape, const std::string& tile) {
+    return kernel(
+        "long", param("x", 0, shape) + "," + param("y", 1, shape), "",
+        op("add", in(0) + "," + cst(1), val(2, shape), "t.py:3", R"("vec_tile":)" + tile) + "," +
+            write(1, 2, shape == "[8,128,64]" ? "[0,0,0]" : "[0,0]", "t.py:3"));
+  };
+  SECTION("a 3-D op: [1, 64, 128] clipped to [1, 64, 64], 8 x 2 tiles") {
+    Host h;
+    h.add("x", DType::kFp32, {8, 128, 64}, iota(8 * 128 * 64));
+    h.add("y", DType::kFp32, {8, 128, 64});
+    const Launch l = make(add_ir("[8,128,64]", "[1,64,128,128]"), h, {}, tile_tasks());
+    REQUIRE(l.programs.size() == 16);
+    for (const TaskProgram& p : l.programs) {
+      const auto loads = instrs_of(p, TileOpcode::kLoad);
+      REQUIRE(loads.size() == 1);
+      const auto& shape = p.locals[loads[0]->dst].shape;
+      CHECK((shape[0] == 1 && shape[1] == 64 && shape[2] == 64));
+    }
+    execute(l, h);
+    for (std::size_t i = 0; i < 8 * 128 * 64; i += 997) CHECK(h.f32(1, i) == i + 1.0f);
+  }
+  SECTION("a 2-D op under the same call: [4, 64], 4 x 4 tiles") {
+    Host h;
+    h.add("x", DType::kFp32, {16, 256}, iota(16 * 256));
+    h.add("y", DType::kFp32, {16, 256});
+    const Launch l = make(add_ir("[16,256]", "[4,64,128,128]"), h, {}, tile_tasks());
+    CHECK(l.programs.size() == 16);
+    execute(l, h);
+    CHECK(h.f32(1, 16 * 256 - 1) == 16 * 256.0f);
+  }
+  SECTION("a reduction: axis 2 of [8, 128, 64] cut by the tile's third size") {
+    // T = [2, 64, 32]: 4 x 2 tasks, each folding two 32-wide chunks (PyPTO's TileReduceNew).
+    const std::string ir =
+        kernel("red", param("x", 0, "[8,128,64]") + "," + param("y", 1, "[8,128,1]"), "",
+               op("sum", in(0), val(2, "[8,128,1]"), "r.py:4",
+                  R"("attrs":{"dims":[2],"keepdim":true},"vec_tile":[2,64,32,16])") +
+                   "," + write(1, 2, "[0,0,0]", "r.py:4"));
+    Host h;
+    h.add("x", DType::kFp32, {8, 128, 64}, iota(8 * 128 * 64, 0.001));
+    h.add("y", DType::kFp32, {8, 128, 1});
+    const Launch l = make(ir, h, {}, tile_tasks());
+    REQUIRE(l.programs.size() == 8);
+    CHECK(count_op(l.programs[0], TileOpcode::kLoad) == 2);
+    CHECK(count_op(l.programs[0], TileOpcode::kAdd) == 1);
+    execute(l, h);
+    // Row 1000: 64 x 0.001 x (64000 + 31.5).
+    CHECK(h.f32(1, 1000) == Approx(0.064 * 64031.5).epsilon(1e-5));
+  }
+}

@@ -301,3 +301,25 @@ def test_cube_tile_larger_than_its_operand_is_measured_at_the_operand():
     c = torch.zeros(320, 64)
     mm_kernel(([128, 512], [256, 512], [64, 64]), 320, 320, 64, pt=pypto.DT_BF16)(a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-5, atol=1e-4)
+
+
+def test_a_tile_longer_than_an_ops_rank_gives_axis_k_its_kth_size():
+    # DeepSeek-V3.2's MLA prolog sets (1, 64, 128, 128) before 3-D and 2-D ops; PyPTO's tilers
+    # read vecTile[k] for axis k. x * c + 1 on [8, 128, 64]: [1, 64, 64] tiles, 8 x 2 = 16;
+    # its sum over the last axis the same 16; a * 2 on [16, 256]: [1, 64] tiles, 16 x 4 = 64.
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 128, 64], F32), c: pypto.Tensor([8, 1, 64], F32),
+          a: pypto.Tensor([16, 256], F32), y: pypto.Tensor([8, 128, 64], F32),
+          s: pypto.Tensor([8, 128, 1], F32), z: pypto.Tensor([16, 256], F32)):
+        pypto.set_vec_tile_shapes(1, 64, 128, 128)
+        y[:] = x * c + 1.0
+        s[:] = pypto.sum(x, -1, keepdim=True)
+        z[:] = a * 2.0
+
+    x, c, a = rand((8, 128, 64)), rand((8, 1, 64), seed=1), rand((16, 256), seed=2)
+    y, s, z = torch.zeros(8, 128, 64), torch.zeros(8, 128, 1), torch.zeros(16, 256)
+    k(x, c, a, y, s, z)
+    torch.testing.assert_close(y, x * c + 1.0)
+    torch.testing.assert_close(s, x.sum(-1, keepdim=True), rtol=1e-5, atol=1e-5)
+    assert torch.equal(z, a * 2.0)
+    assert k.last_report.tasks == 96

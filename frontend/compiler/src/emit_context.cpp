@@ -172,8 +172,10 @@ std::vector<std::vector<std::int64_t>> EmitContext::write_offsets(const Unit& u)
 
 void EmitContext::tile_sizes(const std::vector<std::int64_t>& vt, int rank, std::int64_t* out) {
   const int n = static_cast<int>(vt.size());
+  // PyPTO's tilers read vecTile[d] for dimension d: a longer tile's extra sizes go unused.
+  const int shift = std::min(0, n - rank);
   for (int k = 0; k < rank; ++k) {
-    const int src = n - rank + k;
+    const int src = shift + k;
     out[k] = src >= 0 ? vt[src] : 1;
   }
 }

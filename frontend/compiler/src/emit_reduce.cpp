@@ -132,10 +132,10 @@ void EmitContext::emit_reduce(const Unit& u) {
                         "last axis: its tile size there is 32-byte aligned");
     }
   }
-  // Chunks along each reduced axis (PyPTO's TileReduceNew): the vec tile's size where the
-  // vec tile has the input's rank and the op combines partial results; else the whole axis.
+  // Chunks along each reduced axis (PyPTO's TileReduceNew): the vec tile's size there when
+  // the tile covers the input's rank and the op combines partial results; else the whole axis.
   const TileOpcode pair = scan || sort ? kNoTileOp : pair_opcode(opcode_of(st.op));
-  const bool cut = pair != kNoTileOp && st.vec_tile.size() == static_cast<std::size_t>(r);
+  const bool cut = pair != kNoTileOp && st.vec_tile.size() >= static_cast<std::size_t>(r);
   std::int64_t chunk[kMaxRank] = {1, 1, 1, 1}, nchunks[kMaxRank] = {1, 1, 1, 1};
   bool chunked = false;
   for (const int a : red) {

@@ -323,7 +323,8 @@ class EmitContext {
                  const std::vector<std::int64_t>& vec_tile, const std::string& dst_name);
 
   // ---- task emission helpers ----
-  // Tile sizes: vec_tile aligned right to `rank` (missing leading sizes are 1).
+  // Tile sizes: vec_tile[k] for axis k, as PyPTO's tilers read it (sizes past `rank` unused);
+  // a tile shorter than `rank` (PyPTO refuses it) is aligned right, missing leading sizes 1.
   static void tile_sizes(const std::vector<std::int64_t>& vt, int rank, std::int64_t* out);
   static void copy_tile_sizes(const RtVal& v, std::int64_t* out);
   // A region of `v` starting at element offsets `off` with extents `ext`.

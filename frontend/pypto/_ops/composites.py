@@ -17,7 +17,7 @@ from .._symbolic import SymbolicScalar, smax
 from .._tensor import Tensor
 from .common import (_broadcast, _check_float, _check_numeric, _dim_eq, _fail, _fmt,
                      _norm_axis, _tr, _val)
-from .creation import arange, full
+from .creation import _index_vector, full
 from .elementwise import add, div, exp, gt, lrelu, mul, rsqrt, sqrt, sub, where
 from .gather_scatter import _row_index, index_select, scatter
 from .movement import _write, cast, clone, concat, reshape, unsqueeze, view
@@ -232,7 +232,7 @@ def gathermask(self: Tensor, pattern_mode: int) -> Tensor:
         _fail(PyptoValueError, api, f"the last axis ({n}) must be a multiple of {step} for "
               f"pattern_mode {pattern_mode}")
     with _Composite(api):
-        return index_select(self, -1, arange(first, n, step))
+        return index_select(self, -1, _index_vector(api, n // step, first, step))
 
 
 def quantize(input: Tensor, scale: Tensor, otype: DataType, axis: int = -1,  # noqa: A002

@@ -150,6 +150,20 @@ def arange(*args: Any, dtype: Optional[DataType] = None) -> Tensor:
     return _wrap(_emit(tr, api, inputs, {}, (n,), dt))
 
 
+def _index_vector(api: str, n: int, start: int = 0, step: int = 1,
+                  dtype: Optional[DataType] = None) -> Tensor:
+    """``arange(start, start + n * step, step)`` as one tile: the index vector of an op that
+    PyPTO computes as one (gathermask, one_hot) is ours, so the kernel's vec tile, whose
+    first size PyPTO's rule gives this 1-D vector, does not cut it."""
+    tr = _tr(api)
+    _need_vec(tr, "arange")  # a kernel without a vec tile is refused, not given this one
+    saved, tr.top.vec_tile = tr.top.vec_tile, (n,)
+    try:
+        return arange(start, start + n * step, step, dtype=dtype)
+    finally:
+        tr.top.vec_tile = saved
+
+
 def _size_args(api: str, size: Tuple[Any, ...]) -> Any:
     """zeros/ones' ``*size``: ints, or one list or tuple of them."""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):

@@ -15,7 +15,7 @@ from ..error import short_repr
 from .._tensor import Tensor
 from .common import (_check_numeric, _dim_eq, _emit, _fail, _fmt, _is_scalar, _norm_axis,
                      _scalar, _tr, _val, _wrap)
-from .creation import arange
+from .creation import _index_vector
 from .elementwise import _binary, mul
 from .movement import _write, cast, expand_clone, reshape, unsqueeze
 
@@ -153,7 +153,7 @@ def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
     x = input
     if xv.dtype not in (DataType.DT_INT32, DataType.DT_INT64):
         x = cast(input, DataType.DT_INT32)
-    classes = arange(int(num_classes), dtype=x._value.dtype)
+    classes = _index_vector(api, int(num_classes), dtype=x._value.dtype)
     return cast(_binary("eq", unsqueeze(x, -1), classes), DataType.DT_INT64)
 
 
