@@ -147,7 +147,9 @@ def rms_norm(input: Tensor, gamma: Optional[Tensor] = None,  # noqa: A002
         ms = div(sum(mul(xf, xf), -1, keepdim=True), float(c) if isinstance(c, int) else c)
         y = mul(xf, rsqrt(add(ms, float(epsilon))))
         if gamma is not None:
-            y = mul(y, _to_fp32(gamma))
+            # PyPTO casts gamma as [1, ..., C]: an op of the input's rank, tiled as the input
+            g = gamma if xv.rank == 1 else reshape(gamma, [1] * (xv.rank - 1) + [c], inplace=True)
+            y = mul(y, _to_fp32(g))
         return _from_fp32(y, xv.dtype)
 
 
