@@ -21,6 +21,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -31,6 +32,7 @@ import pypto
 from scratch import scratch_output_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIM = os.path.join(ROOT, ".venv", "bin", "pypto-sim")
 OLD_HEAD_CYCLES = 100
 I8, I32 = pypto.DT_INT8, pypto.DT_INT32
 SIM_MODE = {"run_mode": pypto.RunMode.SIM}
@@ -122,8 +124,10 @@ def main():
         sim = simulated_min_us(build)
         gaps.append(rec - sim)
         print(f"| {name} | {n} | {rec:.2f} us | {sim:.2f} us | {rec - sim:.2f} us |")
-    with open(os.path.join(ROOT, "configs", a.chip + ".yaml"), encoding="utf-8") as f:
-        freq_mhz = yaml.safe_load(f)["cores"]["freq_mhz"]
+    # The chip as the simulator resolves it (`pypto-sim config` prints the whole config).
+    chip = subprocess.run([SIM, "config", "--chip", a.chip], check=True, capture_output=True,
+                          text=True).stdout
+    freq_mhz = yaml.safe_load(chip)["cores"]["freq_mhz"]
     middle = math.sqrt(gaps[0] * gaps[1])
     print(f"\ngeometric middle of the gaps: {middle:.3f} us = {middle * freq_mhz:.0f} cycles at "
           f"{freq_mhz} MHz; head {OLD_HEAD_CYCLES} + that = "

@@ -6,9 +6,10 @@ Every op records through ``_emit``, which applies the op table's checks."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
 import numbers
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import _mx, _tracer, ir
 from .._dtypes import DataType
@@ -115,6 +116,17 @@ def _need_vec(tr: _tracer.Tracer, api: str) -> None:
     if _op(api)["needs_vec_tile"] and tr.top.vec_tile is None:
         _fail(PyptoValueError, api, "needs vector tile shapes: call "
               "pypto.set_vec_tile_shapes(...) before it")
+
+
+@contextlib.contextmanager
+def _vec_tile_within(tr: _tracer.Tracer, tile: Optional[Tuple[int, ...]]) -> Iterator[None]:
+    """The ops an op emits for itself inside the block take `tile` as the vec tile; the
+    kernel's own is back after it, whatever the block raised."""
+    saved, tr.top.vec_tile = tr.top.vec_tile, tile
+    try:
+        yield
+    finally:
+        tr.top.vec_tile = saved
 
 
 def _check_numeric(v: ir.Value, api: str) -> None:

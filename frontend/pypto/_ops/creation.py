@@ -17,7 +17,8 @@ from .._errors import PyptoTypeError, PyptoValueError, user_location
 from ..error import short_repr
 from .._symbolic import SymbolicScalar
 from .._tensor import Tensor
-from .common import _dim, _emit, _fail, _fmt, _need_vec, _scalar, _tr, _wrap
+from .common import (_dim, _emit, _fail, _fmt, _need_vec, _scalar, _tr, _vec_tile_within,
+                     _wrap)
 
 
 def _shape_arg(shape: Any, api: str) -> Tuple[Any, ...]:
@@ -157,11 +158,8 @@ def _index_vector(api: str, n: int, start: int = 0, step: int = 1,
     first size PyPTO's rule gives this 1-D vector, does not cut it."""
     tr = _tr(api)
     _need_vec(tr, "arange")  # a kernel without a vec tile is refused, not given this one
-    saved, tr.top.vec_tile = tr.top.vec_tile, (n,)
-    try:
+    with _vec_tile_within(tr, (n,)):
         return arange(start, start + n * step, step, dtype=dtype)
-    finally:
-        tr.top.vec_tile = saved
 
 
 def _size_args(api: str, size: Tuple[Any, ...]) -> Any:

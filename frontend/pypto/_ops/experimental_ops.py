@@ -15,7 +15,7 @@ from .._errors import PyptoTypeError, PyptoValueError
 from ..error import short_repr
 from .._symbolic import as_expr, const_value
 from .._tensor import Tensor
-from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
+from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _vec_tile_within, _wrap
 from .creation import _dtype_arg, arange
 from .cube import matmul
 from .elementwise import add, exp, floor_div, maximum, mul, sub
@@ -118,15 +118,13 @@ def _paged_load(api: str, src: Tensor, indices: Tensor, block_table: Tensor, blo
             while ratio > 1 and scaled[axis] % 2 == 0:
                 scaled[axis] //= 2
                 ratio //= 2
-        tr.top.vec_tile = tuple(scaled)
-    try:
+        tile = tuple(scaled)
+    with _vec_tile_within(tr, tile):
         offsets = _paged_offsets(api, src, indices, block_table, block_size, size, root.shape[1])
         start = const_value(as_expr(rows) * root.shape[1] + cols)
         if start != 0:
             offsets = add(offsets, as_expr(rows) * root.shape[1] + cols)
         return load(_wrap(root), offsets)
-    finally:
-        tr.top.vec_tile = tile
 
 
 def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size: int,
