@@ -181,7 +181,7 @@ def _check_ooo_scope(where: str, v: Any) -> int:
 
 def _check_error_tol(where: str, v: Any) -> list:
     if not isinstance(v, (list, tuple)) or len(v) != 2:
-        _expect(where, "[atol, rtol] (two numbers)", v)
+        _expect(where, "[rtol, atol] (two numbers)", v)
     for i, x in enumerate(v):
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise PyptoTypeError(f"{where}[{i}]: expected a number, got {_type_name(x)} {short_repr(x)}")

@@ -258,7 +258,7 @@ def test_option_dict_must_be_a_dict():
     ("pass_options", {"sg_set_scope": 1.5}, pypto.PyptoTypeError,
      r"expected int or \(int, bool, bool\)"),
     ("verify_options", {"pass_verify_error_tol": [1e-3]}, pypto.PyptoTypeError,
-     r"expected \[atol, rtol\]"),
+     r"expected \[rtol, atol\]"),
     ("verify_options", {"pass_verify_error_tol": [1e-3, -1]}, pypto.PyptoValueError,
      r"\['pass_verify_error_tol'\]\[1\]: -1 must be >= 0"),
     ("verify_options", {"pass_verify_pass_filter": ["all", 1]}, pypto.PyptoTypeError,
