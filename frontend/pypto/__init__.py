@@ -55,7 +55,7 @@ from . import runtime
 from ._platform import platform
 from ._pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,
                            get_pass_default_config, set_pass_config, set_pass_default_config)
-from ._verify import pass_verify_print, pass_verify_save
+from ._verify import pass_verify_print, pass_verify_save, verify
 from ._functions import Function, function, get_current_function, get_last_function
 from ._backend import use_backend
 from ._jit import legacy_jit as jit
@@ -87,7 +87,7 @@ __all__ = [
     "LogAlgorithm", "PowAlgorithm", "RecipAlgorithm", "RemAlgorithm", "RsqrtAlgorithm",
     "SqrtAlgorithm", "Element", "element", "PassConfigKey", "PassConfigs", "get_pass_config",
     "get_pass_configs", "get_pass_default_config", "set_pass_config", "set_pass_default_config",
-    "pass_verify_print", "pass_verify_save", "platform", "DequantScaleRoundingMode",
+    "pass_verify_print", "pass_verify_save", "verify", "platform", "DequantScaleRoundingMode",
     "ROUND_DOWN", "ROUND_UP", "Function", "function", "get_current_function", "get_last_function",
 ] + list(_ops_all) + [dt.name for dt in DataType]
 

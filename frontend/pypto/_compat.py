@@ -78,6 +78,12 @@ IGNORED_OPTIONS: Dict[str, str] = {
     "codegen_options.enable_pmu_trace": (
         "PMU stamps at each leaf's start and end for msprof (950 only); pypto-sim does not "
         "add their few instructions"),
+    "verify_options.enable_pass_verify": (
+        "a kernel's run does no golden verification here (compare its outputs with torch); "
+        "pypto.verify reads it: False runs the graph without comparing"),
+    "verify_options.pass_verify_error_tol": (
+        "a kernel's run does no golden verification here (compare its outputs with torch); "
+        "pypto.verify compares its outputs with the goldens under this [rtol, atol]"),
     "runtime_options.stitch_cfgcache_size": (
         "PyPTO's control-flow cache (bytes, 0 off): a launch whose control flow is cached "
         "skips building its device tasks; pypto-sim builds them on every launch, so where "
@@ -90,8 +96,9 @@ IGNORED_OPTION_GROUPS: Dict[str, str] = {
     "codegen_options": "PyPTO's code generator settings; pypto-sim generates no device code",
     "pass_options": "a PyPTO graph pass pypto-sim's compiler does not run (its partition "
                     "acts on the merge settings and pg_upper_bound: docs/partition.md)",
-    "verify_options": "PyPTO's per-pass golden verification; SIM computes real numbers, "
-                      "compare them with torch",
+    "verify_options": "PyPTO's per-pass golden verification, which pypto-sim does not run "
+                      "(pypto.verify compares a graph's outputs once, after its run); SIM "
+                      "computes real numbers, compare them with torch",
     "debug_options": "PyPTO's debug dumps; SIM always writes its reports (stats.json, "
                      "trace.json, swim.json, CostModelSimulationOutput/merged_swimlane.json)",
 }
@@ -111,20 +118,20 @@ LIMITED: Dict[str, str] = {
     "transdata": _TRANSDATA_LIMIT,
     "Tensor.transdata": _TRANSDATA_LIMIT,
     **{n: _WIDE_UINT for n in ("DT_UINT16", "DT_UINT32", "DT_UINT64")},
+    "verify": ("the outputs of one SIM run of the graph are compared with the goldens "
+               "under PyPTO's verdict rule and pass_verify_error_tol; pypto-sim runs none of "
+               "PyPTO's passes, so there is no per-pass verification (pass_verify_pass_filter "
+               "and pass_verify_save_tensor are checked, then ignored), and a golden count "
+               "other than the output count raises PyptoValueError where PyPTO logs "
+               "NO_COMPARE"),
 }
 
 # ---- not supported: absent from this package -----------------------------------------------
-_VERIFY = ("PyPTO's verify (runtime.py) runs no kernel and returns nothing: it traces "
-           "func(inputs, outputs) into a graph and logs its pass-by-pass golden verification "
-           "against goldens (verify_options enable_pass_verify), which pypto-sim does not run; "
-           "SIM computes real numbers: run the kernel and compare its outputs with torch")
-
 UNSUPPORTED: Dict[str, str] = {
     "SatStatus": ("PyPTO's __init__.py imports it from symbolic_scalar.py, which takes it from "
                   "the native pypto_impl module; neither the Python sources nor pypto_impl's "
                   "type stubs (pypto_impl/__init__.pyi) nor an API page give its members or "
                   "meaning, so there is nothing to reproduce"),
-    "verify": _VERIFY,
 }
 
 

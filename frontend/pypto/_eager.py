@@ -86,15 +86,18 @@ def _check_args(name: str, args: Sequence[Any]) -> List[TensorAnnotation]:
 
 
 @contextlib.contextmanager
-def record(name: str, args: Sequence[Any]) -> Iterator[Iterator[int]]:
+def record(name: str, args: Sequence[Any],
+           run_mode: Optional[RunMode] = None) -> Iterator[Iterator[int]]:
     """The ``with pypto.function(name, *tensors):`` block outside a kernel: traces the block
     into a kernel of ``tensors`` and compiles it at the end of the block (see the module
-    docstring). The value bound by ``as`` iterates once, as PyPTO's does."""
+    docstring). The value bound by ``as`` iterates once, as PyPTO's does. ``run_mode``: the
+    backend its runs go to (default: NPU with CANN, else SIM)."""
     tensors = _check_args(name, args)
     names = _param_names(name, tensors)
     scope_groups, tiles = _options.effective_config()
     merged = {g: dict(scope_groups.get(g, {})) for g in OPTION_GROUPS}
-    merged["runtime_options"]["run_mode"] = int(default_run_mode())
+    merged["runtime_options"]["run_mode"] = int(default_run_mode() if run_mode is None
+                                                else run_mode)
     options = resolve_options(merged, tensor_names=names)
     where = f"pypto.function({name!r})"
     tracer = _tracer.Tracer(name)

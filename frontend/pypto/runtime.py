@@ -19,9 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import _eager
+from ._verify import verify
 
 __all__ = ["_device_init", "_device_fini", "_device_run_once_data_from_host",
-           "_device_synchronize"]
+           "_device_synchronize", "verify"]
 
 #: True between ``_device_init()`` and ``_device_fini()`` (PyPTO's device session).
 initialized = False
