@@ -63,6 +63,12 @@ _MIX_ONLY = ("the instruction order inside a CV MIX leaf (OoOSchedule), which Py
              "pypto-sim does not model the 950's MIX leaves, so it changes nothing on the 950 "
              "presets either")
 
+_OLD_POOL = ("PyPTO's older workspace pools (replaced by stitch_function_max_num), sized in "
+             "multiples of the largest root's workspace; its runtime submits a device task when "
+             "a root does not fit and gets memory back as device tasks finish, which depends on "
+             "run timing; pypto-sim lays each root's workspace out exactly instead (the older "
+             "num_initial / num_step / size act: docs/python.md)")
+
 #: Per-key reasons that are more precise than their group's.
 IGNORED_OPTIONS: Dict[str, str] = {
     "pass_options.auto_mix_partition": _950_ONLY,
@@ -84,6 +90,8 @@ IGNORED_OPTIONS: Dict[str, str] = {
     "verify_options.pass_verify_error_tol": (
         "a kernel's run does no golden verification here (compare its outputs with torch); "
         "pypto.verify compares its outputs with the goldens under this [rtol, atol]"),
+    "runtime_options.stitch_function_inner_memory": _OLD_POOL,
+    "runtime_options.stitch_function_outcast_memory": _OLD_POOL,
     "runtime_options.stitch_cfgcache_size": (
         "PyPTO's control-flow cache (bytes, 0 off): a launch whose control flow is cached "
         "skips building its device tasks; pypto-sim builds them on every launch, so where "

@@ -421,13 +421,21 @@ def resolve_options(groups: Mapping[str, Optional[Mapping[str, Any]]],
     if unknown:
         raise PyptoValueError(f"unknown option group(s) {sorted(unknown)}")
     out: Dict[str, Dict[str, Any]] = {}
+    given_rt: Dict[str, Any] = {}
     for group in OPTION_GROUPS:
         given = validate_group(group, groups.get(group))
         full = {k: (list(o.default) if isinstance(o.default, tuple) else o.default)
                 for k, o in SCHEMAS[group].items() if o.default is not None}
         full.update(given)
         out[group] = full
+        if group == "runtime_options":
+            given_rt = given
     rt = out["runtime_options"]
+    # PyPTO's older count pair, given without stitch_function_max_num, stands in for it (the
+    # stitching rule is sched's Stitcher): the backend must see max_num as not given.
+    if (set(given_rt) & {"stitch_function_num_initial", "stitch_function_num_step"}
+            and "stitch_function_max_num" not in given_rt):
+        del rt["stitch_function_max_num"]
     if "run_mode" not in rt:
         rt["run_mode"] = int(default_run_mode())
     for i, name in enumerate(rt.get("ready_on_host_tensors", [])):

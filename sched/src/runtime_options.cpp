@@ -26,12 +26,13 @@ IntField int_field(RuntimeOption id) {
     case RuntimeOption::kDeviceSchedMode:
     case RuntimeOption::kRunMode:
     case RuntimeOption::kReadyOnHostTensors:
-    // Accepted only: validated, then nothing holds them.
-    case RuntimeOption::kStitchFunctionInnerMemory:
-    case RuntimeOption::kStitchFunctionOutcastMemory:
+    // Held as "given or not": optional_field.
     case RuntimeOption::kStitchFunctionNumInitial:
     case RuntimeOption::kStitchFunctionNumStep:
     case RuntimeOption::kStitchFunctionSize:
+    // Accepted only: validated, then nothing holds them.
+    case RuntimeOption::kStitchFunctionInnerMemory:
+    case RuntimeOption::kStitchFunctionOutcastMemory:
     case RuntimeOption::kStitchCfgcacheSize:
     case RuntimeOption::kCfgcacheDeviceTaskNum:
     case RuntimeOption::kCfgcacheRootTaskNum:
@@ -40,6 +41,20 @@ IntField int_field(RuntimeOption id) {
     case RuntimeOption::kCount: return nullptr;
   }
   return nullptr;
+}
+
+using OptionalField = std::optional<std::int64_t> RuntimeOptions::*;
+
+// The RuntimeOptions field of a kInt option that acts only when given (std::nullopt until
+// then); nullptr for every other option.
+OptionalField optional_field(RuntimeOption id) {
+  switch (id) {
+    case RuntimeOption::kStitchFunctionNumInitial:
+      return &RuntimeOptions::stitch_function_num_initial;
+    case RuntimeOption::kStitchFunctionNumStep: return &RuntimeOptions::stitch_function_num_step;
+    case RuntimeOption::kStitchFunctionSize: return &RuntimeOptions::stitch_function_size;
+    default: return nullptr;
+  }
 }
 
 RuntimeOption id_of(const OptionSpec& spec) {
@@ -104,7 +119,10 @@ void set_runtime_option(RuntimeOptions& o, std::string_view name, std::int64_t v
     o.policy = std::string(kModePolicies[static_cast<std::size_t>(value)]);
     return;
   }
-  if (const IntField f = int_field(id_of(spec))) o.*f = value;
+  const RuntimeOption id = id_of(spec);
+  if (const IntField f = int_field(id)) o.*f = value;
+  if (const OptionalField f = optional_field(id)) o.*f = value;
+  if (id == RuntimeOption::kStitchFunctionMaxNum) o.stitch_function_max_num_given = true;
 }
 
 void set_runtime_option(RuntimeOptions& o, std::string_view name, const std::string& text) {
@@ -178,6 +196,8 @@ void validate(const RuntimeOptions& o) {
   Registry::global().resolve(o.policy, o.policy_params);
   for (const OptionSpec& spec : kRuntimeOptionSpecs) {
     if (const IntField f = int_field(id_of(spec))) check_runtime_option(spec, o.*f);
+    const OptionalField f = optional_field(id_of(spec));
+    if (f != nullptr && (o.*f).has_value()) check_runtime_option(spec, *(o.*f));
   }
 }
 

@@ -8,12 +8,67 @@
 
 namespace pypto::sched {
 
-StitchCursor::StitchCursor(std::uint64_t depth, bool memory_driven, std::uint64_t capacity_bytes)
-    : depth_(depth), memory_driven_(memory_driven), capacity_(capacity_bytes) {}
+StitchLimits stitch_limits(const RuntimeOptions& opts) {
+  const std::uint64_t kmax = RuntimeOptions::kMaxRootsPerDeviceTask;
+  check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
+  const OptionSpec& initial_spec = spec_of(RuntimeOption::kStitchFunctionNumInitial);
+  const OptionSpec& step_spec = spec_of(RuntimeOption::kStitchFunctionNumStep);
+  const OptionSpec& size_spec = spec_of(RuntimeOption::kStitchFunctionSize);
+  if (opts.stitch_function_num_initial) {
+    check_runtime_option(initial_spec, *opts.stitch_function_num_initial);
+  }
+  if (opts.stitch_function_num_step) {
+    check_runtime_option(step_spec, *opts.stitch_function_num_step);
+  }
+  if (opts.stitch_function_size) check_runtime_option(size_spec, *opts.stitch_function_size);
+
+  StitchLimits l;
+  const bool pair = opts.stitch_function_num_initial || opts.stitch_function_num_step;
+  l.legacy = pair && !opts.stitch_function_max_num_given;
+  l.superseded = pair && opts.stitch_function_max_num_given;
+  if (l.legacy) {
+    // PyPTO's old defaults (the table's default_value) for the missing one of the pair.
+    l.initial_roots = static_cast<std::uint64_t>(
+        opts.stitch_function_num_initial.value_or(initial_spec.default_value));
+    l.step_roots =
+        static_cast<std::uint64_t>(opts.stitch_function_num_step.value_or(step_spec.default_value));
+    l.initial_roots = std::min(l.initial_roots, kmax);
+    l.max_roots = l.step_roots > 0 ? kmax : l.initial_roots;
+  } else {
+    l.initial_roots = l.max_roots = static_cast<std::uint64_t>(opts.stitch_function_max_num);
+  }
+  l.leaf_cap = static_cast<std::uint64_t>(
+      opts.stitch_function_size.value_or(RuntimeOptions::kMaxLeafTasksPerDeviceTask));
+  return l;
+}
+
+std::string superseded_note(const RuntimeOptions& opts) {
+  if (!stitch_limits(opts).superseded) return "";
+  std::string given;
+  if (opts.stitch_function_num_initial) {
+    given += "stitch_function_num_initial=" + std::to_string(*opts.stitch_function_num_initial);
+  }
+  if (opts.stitch_function_num_step) {
+    given += std::string(given.empty() ? "" : ", ") +
+             "stitch_function_num_step=" + std::to_string(*opts.stitch_function_num_step);
+  }
+  return "runtime_options: " + given +
+         " superseded by stitch_function_max_num=" + std::to_string(opts.stitch_function_max_num) +
+         " (PyPTO replaced the older options with it); device tasks hold up to " +
+         std::to_string(opts.stitch_function_max_num) + " roots";
+}
+
+StitchCursor::StitchCursor(const StitchLimits& limits, bool memory_driven,
+                           std::uint64_t capacity_bytes)
+    : threshold_(limits.initial_roots),
+      step_(memory_driven ? 0 : limits.step_roots),
+      leaf_cap_(limits.leaf_cap),
+      memory_driven_(memory_driven),
+      capacity_(capacity_bytes) {}
 
 bool StitchCursor::next(const StitchRoot& r) {
   const std::uint64_t kmax = RuntimeOptions::kMaxRootsPerDeviceTask;
-  const std::uint64_t leaf_cap = RuntimeOptions::kMaxLeafTasksPerDeviceTask;
+  const std::uint64_t leaf_cap = leaf_cap_;
   const bool memory_driven = memory_driven_;
   bool opens = false;
   if (r.parallel_group != 0) {
@@ -33,9 +88,16 @@ bool StitchCursor::next(const StitchRoot& r) {
           "); each iteration of a parallel loop is one device task");
     }
   } else {
-    opens = !open_ || pg_ != 0 || r.barrier || nroots_ >= kmax ||
-            ntasks_ + r.num_tasks > leaf_cap ||
-            (memory_driven ? used_ + r.workspace_bytes > capacity_ : nroots_ >= depth_);
+    // A fresh device task starts anyway; the count and size checks still run against an
+    // empty one (only the size check can then fire), as PyPTO's control flow does.
+    const bool fresh = !open_ || pg_ != 0 || r.barrier;
+    const std::uint64_t roots = fresh ? 0 : nroots_;
+    const std::uint64_t tasks = fresh ? 0 : ntasks_;
+    const bool by_count = !memory_driven && roots >= threshold_;
+    const bool by_size = tasks + r.num_tasks > leaf_cap;
+    opens = fresh || by_count || by_size || roots >= kmax ||
+            (memory_driven && used_ + r.workspace_bytes > capacity_);
+    if (by_count || by_size) threshold_ = std::min(kmax, threshold_ + step_);
   }
   if (opens) {
     if (open_) ++dt_;
@@ -53,7 +115,7 @@ bool StitchCursor::next(const StitchRoot& r) {
 
 Stitcher::Stitcher(const RuntimeOptions& opts, const WorkspaceModel& model, bool sizes_known)
     : opts_(opts), model_(model), sizes_known_(sizes_known) {
-  check_runtime_option(spec_of(RuntimeOption::kStitchFunctionMaxNum), opts.stitch_function_max_num);
+  stitch_limits(opts);  // validates the stitching options
   NPU_CHECK(model.serial_copies >= 1 && model.parallel_copies >= 1 && model.align_bytes >= 1,
             "workspace model: copies and alignment must be at least 1");
 }
@@ -64,7 +126,8 @@ StitchResult Stitcher::stitch(const std::vector<StitchRoot>& roots) const {
   for (const StitchRoot& r : roots) largest_root = std::max(largest_root, r.workspace_bytes);
   const std::uint64_t minimum = workspace_total(model_, largest_root, 1);
   const std::uint64_t kmax = RuntimeOptions::kMaxRootsPerDeviceTask;
-  const std::uint64_t leaf_cap = RuntimeOptions::kMaxLeafTasksPerDeviceTask;
+  const StitchLimits limits = stitch_limits(opts_);
+  const std::uint64_t leaf_cap = limits.leaf_cap;
   const std::uint64_t budget =
       sizes_known_ ? static_cast<std::uint64_t>(opts_.max_workspace_kb) * 1024 : 0;
   if (budget > 0 && budget <= minimum) {
@@ -73,7 +136,8 @@ StitchResult Stitcher::stitch(const std::vector<StitchRoot>& roots) const {
                       std::to_string(minimum / 1024) + "KB");
   }
   const bool memory_driven = budget > 0;
-  std::uint64_t depth = static_cast<std::uint64_t>(opts_.stitch_function_max_num);
+  // Count-driven: the most roots a device task can hold (legacy mode: as its threshold grows).
+  std::uint64_t depth = limits.max_roots;
   std::uint64_t capacity = 0;  // root-inner bytes per device task (memory-driven)
   if (memory_driven) {
     capacity = (budget - model_.fixed_bytes) / model_.serial_copies;
@@ -88,7 +152,7 @@ StitchResult Stitcher::stitch(const std::vector<StitchRoot>& roots) const {
   }
   if (sizes_known_) {
     res.log.push_back("[workspaceSize] stitch depth: k_eff=" + std::to_string(depth) +
-                      " stitchNumMax=" + std::to_string(opts_.stitch_function_max_num) +
+                      " stitchNumMax=" + std::to_string(limits.max_roots) +
                       " stitch_1=" + std::to_string(minimum) +
                       " max_workspace_kb=" + std::to_string(opts_.max_workspace_kb) +
                       " memory_driven=" + (memory_driven ? "1" : "0"));
@@ -96,7 +160,8 @@ StitchResult Stitcher::stitch(const std::vector<StitchRoot>& roots) const {
 
   res.device_task.resize(roots.size());
   res.base_bytes.resize(roots.size());
-  StitchCursor cursor(depth, memory_driven, capacity);
+  if (sizes_known_ && limits.superseded) res.log.push_back("warning: " + superseded_note(opts_));
+  StitchCursor cursor(limits, memory_driven, capacity);
   std::vector<DeviceTaskWorkspace> dt_use;
   std::vector<std::uint32_t> dt_slot;
   for (std::size_t i = 0; i < roots.size(); ++i) {

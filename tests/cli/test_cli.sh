@@ -80,6 +80,23 @@ done
 [[ $aicpu_ok -eq 1 ]] && ok "launch-sched-aicpu-num: <=0 or above the chip's maximum is automatic"
 "$SIM" run "$SAMPLES/pipeline.ndjson" --launch-early-mode -1 --no-trace -q -o "$TMP/early" >/dev/null 2>&1 \
   && ok "launch-early-mode -1 is the chip's default" || bad "launch-early-mode -1"
+# PyPTO's older stitching options re-stitch a trace without device-task ids: 63 roots of 8
+# tasks -> initial 1, step 1: 1+2+...+11 >= 63 (11 device tasks); size 10: one root each;
+# with --stitch-function-max-num 4 that one rules (16) and stderr says so.
+"$SIM" gen --shape loops --tasks 500 -o "$TMP/older.ndjson" >/dev/null
+device_tasks() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device_tasks"])' "$1/stats.json"; }
+older_ok=1
+for v in "1:" "11:--stitch-function-num-initial 1 --stitch-function-num-step 1" \
+         "63:--stitch-function-size 10" "16:--stitch-function-num-initial 1 --stitch-function-max-num 4"; do
+  want="${v%%:*}"; read -r -a args <<<"${v#*:}"
+  if ! "$SIM" run "$TMP/older.ndjson" "${args[@]}" --no-trace -o "$TMP/older" >/dev/null 2>"$TMP/older.err" \
+     || [[ "$(device_tasks "$TMP/older")" != "$want" ]]; then
+    older_ok=0; bad "older stitching options ${v#*:}: want $want device tasks ($(cat "$TMP/older.err"))"
+  fi
+done
+grep -qF "pypto-sim: warning: runtime_options: stitch_function_num_initial=1 superseded by stitch_function_max_num=4" "$TMP/older.err" \
+  || { older_ok=0; bad "older stitching options: no superseded warning on stderr"; }
+[[ $older_ok -eq 1 ]] && ok "older stitching options act on traces; max-num supersedes them"
 
 # --- bad input: exit 2, one line naming the place -------------------------------------
 printf '{"format":"pypto-sim-trace","version":1}\n{"id":0,"core":"AIV","succ":[5]}\n' >"$TMP/unknown_succ.ndjson"

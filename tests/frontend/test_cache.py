@@ -180,7 +180,7 @@ def options_kernel(**options):
 
 
 def test_accepted_only_options_stay_out_of_the_key():
-    """The 25 accepted-only options (pypto._options.accepted_only_options()) are checked but
+    """The 22 accepted-only options (pypto._options.accepted_only_options()) are checked but
     never acted on: changing one does not make a new specialization."""
     x, y = torch.zeros(4), torch.zeros(4)
     base = options_kernel(runtime_options=SIM).warmup(x, y).key
@@ -202,6 +202,8 @@ def test_acted_on_options_are_part_of_the_key():
     base = options_kernel(runtime_options=SIM).warmup(x, y).key
     stitched = options_kernel(runtime_options=dict(SIM, stitch_function_max_num=4))
     assert stitched.warmup(x, y).key != base
+    older = options_kernel(runtime_options=dict(SIM, stitch_function_num_initial=4))
+    assert older.warmup(x, y).key not in (base, stitched.warmup(x, y).key)
     staged = options_kernel(runtime_options=SIM,
                             host_options={"compile_stage": pypto.CompStage.TENSOR_GRAPH})
     assert staged.warmup(x, y).key != base

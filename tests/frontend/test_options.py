@@ -20,7 +20,8 @@ RANGES = {
     "device_sched_parallelism": (1, 8),
     "launch_sched_aicpu_num": (1, 7),
     "launch_early_mode": (0, 2),
-    # accepted only: PyPTO's older stitching knobs and its control-flow cache
+    # PyPTO's older stitching knobs (inner/outcast memory accepted only) and its
+    # control-flow cache (accepted only)
     "stitch_function_inner_memory": (1, 2147483647),
     "stitch_function_outcast_memory": (1, 2147483647),
     "stitch_function_num_initial": (1, 1024),
@@ -32,8 +33,7 @@ RANGES = {
     "cfgcache_leaf_task_num": (0, 2147483647),
 }
 RUNTIME_ACCEPTED_ONLY = ("stitch_function_inner_memory", "stitch_function_outcast_memory",
-                         "stitch_function_num_initial", "stitch_function_num_step",
-                         "stitch_function_size", "stitch_cfgcache_size",
+                         "stitch_cfgcache_size",
                          "cfgcache_device_task_num", "cfgcache_root_task_num",
                          "cfgcache_leaf_task_num", "triple_stream_sched")
 
@@ -227,6 +227,21 @@ def test_defaults_filled_and_none_dropped():
     assert k.options["host_options"]["compile_stage"] == 0
 
 
+def test_older_stitch_pair_without_max_num_leaves_max_num_unset():
+    # No defaults for the older options: the backend sees only what was given, and the pair
+    # without stitch_function_max_num stands in for it (legacy count mode).
+    rt = decorate(runtime_options={"stitch_function_num_initial": 2}).options["runtime_options"]
+    assert rt["stitch_function_num_initial"] == 2
+    assert "stitch_function_num_step" not in rt and "stitch_function_size" not in rt
+    assert "stitch_function_max_num" not in rt
+    rt = decorate(runtime_options={"stitch_function_num_step": 1,
+                                   "stitch_function_max_num": 128}).options["runtime_options"]
+    assert rt["stitch_function_max_num"] == 128
+    rt = decorate(runtime_options={"stitch_function_size": 2048}).options["runtime_options"]
+    assert rt["stitch_function_max_num"] == 128
+    assert SCHEMAS["runtime_options"]["stitch_function_num_initial"].default is None
+
+
 def test_option_dict_must_be_a_dict():
     with pytest.raises(pypto.PyptoTypeError, match="runtime_options must be a dict, got list"):
         decorate(runtime_options=[("run_mode", 1)])
@@ -292,15 +307,15 @@ def test_other_groups_accept_valid_values():
 
 def test_accepted_only_options_are_marked():
     accepted = accepted_only_options()
-    # The runtime options that no part acts on are PyPTO's legacy stitching knobs, which
-    # real kernels (PyPTO's examples) still pass.
+    # The runtime options that no part acts on are PyPTO's older workspace pools and its
+    # control-flow cache, which real kernels (PyPTO's examples) still pass.
     assert accepted["runtime_options"] == RUNTIME_ACCEPTED_ONLY
     assert "compile_stage" not in accepted["host_options"]  # it stops before running
     # 26 jit keys (only_codegen included), pass_options['experimental'], force_combine_axis,
-    # the six legacy runtime options, the three control-flow cache ones and
+    # the two older workspace-pool runtime options, the four control-flow cache ones and
     # triple_stream_sched, less the partition's merge settings and pg_upper_bound, which act,
     # as combine_axis does.
-    assert sum(len(keys) for keys in accepted.values()) == 34
+    assert sum(len(keys) for keys in accepted.values()) == 31
     for key in ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
                 "pg_upper_bound", "sg_set_scope"):
         assert key not in accepted["pass_options"]

@@ -76,6 +76,35 @@ TEST_CASE("runtime options: set by name sets the named field", "[options]") {
                     Contains("runtime.run_mode: 2 is out of range [0, 1]"));
 }
 
+TEST_CASE("runtime options: PyPTO's older stitching options are held as given or not",
+          "[options]") {
+  RuntimeOptions o;
+  CHECK_FALSE(o.stitch_function_num_initial.has_value());
+  CHECK_FALSE(o.stitch_function_num_step.has_value());
+  CHECK_FALSE(o.stitch_function_size.has_value());
+  CHECK_FALSE(o.stitch_function_max_num_given);
+  set_runtime_option(o, "stitch_function_num_initial", std::int64_t{2});
+  set_runtime_option(o, "stitch_function_num_step", std::string("0"));
+  set_runtime_option(o, "stitch_function_size", std::int64_t{2048});
+  CHECK(o.stitch_function_num_initial == 2);
+  CHECK(o.stitch_function_num_step == 0);
+  CHECK(o.stitch_function_size == 2048);
+  CHECK_FALSE(o.stitch_function_max_num_given);
+  set_runtime_option(o, "stitch_function_max_num", std::int64_t{128});  // the default, given
+  CHECK(o.stitch_function_max_num_given);
+  // Accepted only: checked, held nowhere.
+  set_runtime_option(o, "stitch_function_inner_memory", std::int64_t{4096});
+  CHECK_THROWS_WITH(set_runtime_option(o, "stitch_function_num_initial", std::int64_t{0}),
+                    Contains("runtime.stitch_function_num_initial: 0 is out of range [1, 1024]"));
+  o.stitch_function_size = 70000;
+  CHECK_THROWS_WITH(validate(o),
+                    Contains("runtime.stitch_function_size: 70000 is out of range [1, 65535]"));
+  // No fixed default (absent: not given); the CLI has flags for them.
+  CHECK_FALSE(find_runtime_option("stitch_function_num_step").fixed_default);
+  CHECK((find_runtime_option("stitch_function_size").acts_on & kActsReplay) != 0);
+  CHECK(find_runtime_option("stitch_function_outcast_memory").acts_on == 0);
+}
+
 TEST_CASE("runtime options: out of range is an error naming option, value and range", "[options]") {
   RuntimeOptions o;
   CHECK_THROWS_WITH(set_runtime_option(o, "stitch_function_max_num", std::int64_t{1025}),

@@ -25,6 +25,24 @@ StitchRoot serial(std::uint32_t tasks, std::uint64_t bytes, bool barrier = false
   return r;
 }
 
+// Roots per device task, in order.
+std::vector<std::uint32_t> sizes(const std::vector<std::uint32_t>& device_task) {
+  std::vector<std::uint32_t> n;
+  for (const std::uint32_t d : device_task) {
+    if (d == n.size()) n.push_back(0);
+    ++n.back();
+  }
+  return n;
+}
+
+std::vector<StitchRoot> serial_roots(std::size_t n) {
+  return std::vector<StitchRoot>(n, serial(1, 0));
+}
+
+StitchResult stitch_with(const RuntimeOptions& o, const std::vector<StitchRoot>& roots) {
+  return Stitcher(o, WorkspaceModel{}, true).stitch(roots);
+}
+
 StitchRoot parallel(std::uint32_t group, std::uint32_t iter, std::uint64_t bytes,
                     std::uint32_t tasks = 1) {
   StitchRoot r = serial(tasks, bytes);
@@ -140,4 +158,114 @@ TEST_CASE("Stitcher rejects stitch_function_max_num out of range") {
   o.stitch_function_max_num = 0;
   CHECK_THROWS_WITH(Stitcher(o, WorkspaceModel{}, true),
                     Contains("runtime.stitch_function_max_num: 0 is out of range [1, 1024]"));
+}
+
+TEST_CASE("Stitcher: legacy count mode, device task k holds min(1024, initial + k * step)") {
+  RuntimeOptions o;
+  set_runtime_option(o, "stitch_function_num_initial", std::int64_t{2});
+  set_runtime_option(o, "stitch_function_num_step", std::int64_t{1});
+  const StitchResult s = stitch_with(o, serial_roots(10));
+  CHECK(s.device_task == std::vector<std::uint32_t>{0, 0, 1, 1, 1, 2, 2, 2, 2, 3});
+  // The most roots a device task can hold as the threshold grows: 1024 (outcast versions).
+  CHECK_THAT(s.log[1], Contains("k_eff=1024 stitchNumMax=1024"));
+  // Step 0 keeps the first count.
+  o.stitch_function_num_step = 0;
+  CHECK(sizes(stitch_with(o, serial_roots(7)).device_task) ==
+        std::vector<std::uint32_t>{2, 2, 2, 1});
+  CHECK(stitch_limits(o).max_roots == 2);
+  // The threshold stops at 1024.
+  o.stitch_function_num_initial = 1000;
+  o.stitch_function_num_step = 100;
+  CHECK(sizes(stitch_with(o, serial_roots(3000)).device_task) ==
+        std::vector<std::uint32_t>{1000, 1024, 976});
+}
+
+TEST_CASE("Stitcher: a missing one of the older pair takes PyPTO's old default, 30") {
+  RuntimeOptions o;
+  o.stitch_function_num_step = 5;
+  CHECK(sizes(stitch_with(o, serial_roots(70)).device_task) ==
+        std::vector<std::uint32_t>{30, 35, 5});
+  RuntimeOptions p;
+  p.stitch_function_num_initial = 4;
+  CHECK(sizes(stitch_with(p, serial_roots(40)).device_task) ==
+        std::vector<std::uint32_t>{4, 34, 2});
+}
+
+TEST_CASE("Stitcher: stitch_function_max_num given supersedes the older pair, with a warning") {
+  RuntimeOptions o;
+  set_runtime_option(o, "stitch_function_num_initial", std::int64_t{2});
+  set_runtime_option(o, "stitch_function_num_step", std::int64_t{1});
+  set_runtime_option(o, "stitch_function_max_num", std::int64_t{3});
+  const StitchResult s = stitch_with(o, serial_roots(10));
+  CHECK(sizes(s.device_task) == std::vector<std::uint32_t>{3, 3, 3, 1});
+  const std::string note =
+      "runtime_options: stitch_function_num_initial=2, stitch_function_num_step=1 superseded "
+      "by stitch_function_max_num=3 (PyPTO replaced the older options with it); device tasks "
+      "hold up to 3 roots";
+  CHECK(superseded_note(o) == note);
+  REQUIRE(s.log.size() == 3);
+  CHECK(s.log[2] == "warning: " + note);
+  // Not given together: no note.
+  o.stitch_function_max_num_given = false;
+  CHECK(superseded_note(o).empty());
+  CHECK(superseded_note(RuntimeOptions{}).empty());
+}
+
+TEST_CASE("Stitcher: stitch_function_size caps a device task's leaf tasks") {
+  RuntimeOptions o;
+  o.stitch_function_size = 8;
+  const StitchResult s =
+      stitch_with(o, {serial(3, 0), serial(3, 0), serial(3, 0), serial(3, 0), serial(5, 0)});
+  CHECK(s.device_task == std::vector<std::uint32_t>{0, 0, 1, 1, 2});
+  // A root larger than the cap on its own gets a device task of its own.
+  const StitchResult big = stitch_with(o, {serial(2, 0), serial(10, 0), serial(2, 0)});
+  CHECK(big.device_task == std::vector<std::uint32_t>{0, 1, 2});
+  CHECK(big.log.back() ==
+        "root 1 has 10 leaf tasks, more than the 8 of one device task; it gets a device task "
+        "of its own");
+  // Not given: the runtime's 60000.
+  CHECK(stitch_with(RuntimeOptions{}, {serial(3, 0), serial(30000, 0), serial(29997, 0)})
+            .device_task == std::vector<std::uint32_t>{0, 0, 0});
+}
+
+TEST_CASE("Stitcher: in legacy mode a size-closed device task grows the threshold too") {
+  RuntimeOptions o;
+  o.stitch_function_num_initial = 2;
+  o.stitch_function_num_step = 1;
+  o.stitch_function_size = 5;
+  // dt0 closes by count (threshold 2 -> 3), dt1 by size at 2 roots (3 -> 4).
+  CHECK(stitch_with(o, {serial(1, 0), serial(1, 0), serial(1, 0), serial(4, 0), serial(1, 0),
+                        serial(1, 0), serial(1, 0), serial(1, 0)})
+            .device_task == std::vector<std::uint32_t>{0, 0, 1, 1, 2, 2, 2, 2});
+  // A first root above the cap counts as a close even though no device task was open
+  // (threshold 1 -> 2 before it, 2 -> 3 after it).
+  o.stitch_function_num_initial = 1;
+  CHECK(stitch_with(o, {serial(9, 0), serial(1, 0), serial(1, 0), serial(1, 0)}).device_task ==
+        std::vector<std::uint32_t>{0, 1, 1, 1});
+}
+
+TEST_CASE("Stitcher: memory-driven mode takes precedence over the older pair") {
+  RuntimeOptions o;
+  o.max_workspace_kb = 1;  // 1024 bytes: 4 roots of 256
+  const std::vector<StitchRoot> roots(10, serial(1, 256));
+  const std::vector<std::uint32_t> plain = stitch_with(o, roots).device_task;
+  CHECK(sizes(plain) == std::vector<std::uint32_t>{4, 4, 2});
+  o.stitch_function_num_initial = 1;
+  o.stitch_function_num_step = 1;
+  CHECK(stitch_with(o, roots).device_task == plain);
+}
+
+TEST_CASE("stitch_device_tasks: traces follow the legacy rule and the size cap") {
+  RuntimeOptions o;
+  o.stitch_function_num_initial = 1;
+  o.stitch_function_num_step = 1;
+  CHECK(stitch_device_tasks({0, 1, 2, 2, 3, 4}, {0, 0, 0, 0, 0, 0}, o) ==
+        std::vector<std::uint32_t>{0, 1, 1, 1, 2, 2});
+  RuntimeOptions p;
+  p.stitch_function_size = 2;
+  CHECK(stitch_device_tasks({0, 1, 2, 2, 3}, {0, 0, 0, 0, 0}, p) ==
+        std::vector<std::uint32_t>{0, 0, 1, 1, 2});
+  p.stitch_function_num_initial = 0;
+  CHECK_THROWS_WITH(stitch_device_tasks({0}, {0}, p),
+                    Contains("runtime.stitch_function_num_initial: 0 is out of range [1, 1024]"));
 }

@@ -13,6 +13,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/suggest.h"
 #include "pypto/sched/registry.h"
+#include "pypto/sched/stitcher.h"
 #include "pypto/sim/report.h"
 #include "pypto/sim/run_config.h"
 
@@ -230,6 +231,9 @@ sched::RuntimeOptions runtime_options(const po::variables_map& vm, const Common&
     sched::RuntimeOptions bare = o;
     bare.policy_params.clear();
     sched::validate(bare);
+  }
+  if (const std::string note = sched::superseded_note(o); !note.empty() && !c.quiet) {
+    std::cerr << "pypto-sim: warning: " << note << "\n";
   }
   return o;
 }

@@ -73,7 +73,8 @@ po::options_description common_options(Common& c);
 void add_policy_module_option(po::options_description& d, std::vector<std::string>& files);
 
 // The runtime options of the flags and --run-config. check_params false (compare): the
-// parameters are checked per policy by the caller.
+// parameters are checked per policy by the caller. Prints sched::superseded_note on stderr
+// (unless --quiet) when stitch_function_max_num supersedes the older stitching options.
 sched::RuntimeOptions runtime_options(const po::variables_map& vm, const Common& c,
                                       bool check_params = true,
                                       std::vector<std::string>* run_config_keys = nullptr);

@@ -13,6 +13,7 @@
 #include "pypto/common/errors.h"
 #include "pypto/common/interrupt.h"
 #include "pypto/common/memory.h"
+#include "pypto/sched/stitcher.h"
 
 namespace pypto::compiler {
 
@@ -105,8 +106,12 @@ void Instance::bind() {
   }
   par_ =
       k_.has_parallel_loop ? static_cast<std::uint32_t>(opt_.runtime.device_sched_parallelism) : 1;
-  slot_versions_ =
-      static_cast<std::uint32_t>(std::max<std::int64_t>(1, opt_.runtime.stitch_function_max_num));
+  // The k root instances of a device task: its most roots under the stitching rule (legacy
+  // count mode included); memory-driven launches keep stitch_function_max_num.
+  slot_versions_ = static_cast<std::uint32_t>(
+      opt_.runtime.max_workspace_kb > 0
+          ? std::max<std::int64_t>(1, opt_.runtime.stitch_function_max_num)
+          : std::max<std::uint64_t>(1, sched::stitch_limits(opt_.runtime).max_roots));
   slot_next_version_.assign(static_cast<std::size_t>(k_.num_launch_slots) * par_, 0);
   slot_version_at_.assign(slot_next_version_.size(), {});
   slot_bytes_.assign(slot_next_version_.size(), 0);

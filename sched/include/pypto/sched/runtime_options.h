@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,8 +73,9 @@ enum class RuntimeOption : std::size_t {
   kDeviceSchedParallelism,
   kLaunchSchedAicpuNum,
   kLaunchEarlyMode,
-  // Accepted only (acts_on 0): PyPTO's older stitching knobs and its control-flow cache,
-  // which real kernels still pass; validated, then ignored.
+  // PyPTO's older stitching knobs and its control-flow cache, which real kernels still pass.
+  // num_initial, num_step and size act (Stitcher, legacy count mode); the others are
+  // accepted only (acts_on 0): validated, then ignored.
   kStitchFunctionInnerMemory,
   kStitchFunctionOutcastMemory,
   kStitchFunctionNumInitial,
@@ -113,19 +115,33 @@ inline constexpr std::array<OptionSpec, static_cast<std::size_t>(RuntimeOption::
         {"launch_early_mode", OptionType::kInt, 0, 2, -1, false, true, -1, OutOfRange::kError, "",
          "0 early launch only in capture mode, 1 always, 2 never; -1 or absent: the chip's",
          kActsSim | kActsReplay},
+        // PyPTO sizes these pools in multiples of the largest root's workspace; its runtime
+        // submits a device task when a root does not fit and frees memory as device tasks
+        // finish, which depends on run timing: pypto-sim lays each root's workspace out
+        // exactly instead. Accepted only.
         {"stitch_function_inner_memory", OptionType::kInt, 1, 2147483647, 128, true, false, 0,
          OutOfRange::kError, "roots",
          "root-inner workspace pool (deprecated in PyPTO for stitch_function_max_num)", 0},
         {"stitch_function_outcast_memory", OptionType::kInt, 1, 2147483647, 128, true, false, 0,
          OutOfRange::kError, "roots",
          "outcast workspace pool (deprecated in PyPTO for stitch_function_max_num)", 0},
-        {"stitch_function_num_initial", OptionType::kInt, 1, 1024, 128, true, false, 0,
+        // No fixed default: absent means not given (RuntimeOptions holds std::nullopt). The
+        // default_value is PyPTO's old default, which the Stitcher takes for the missing one
+        // of the num_initial / num_step pair (stitcher.h).
+        {"stitch_function_num_initial", OptionType::kInt, 1, 1024, 30, false, false, 0,
          OutOfRange::kError, "roots",
-         "roots of the first device task (deprecated in PyPTO for stitch_function_max_num)", 0},
-        {"stitch_function_num_step", OptionType::kInt, 0, 1024, 0, true, false, 0,
-         OutOfRange::kError, "roots", "growth of later device tasks' root count", 0},
-        {"stitch_function_size", OptionType::kInt, 1, 65535, 20000, true, false, 0,
-         OutOfRange::kError, "call ops", "most call ops of one device task", 0},
+         "roots of the first device task (deprecated in PyPTO for stitch_function_max_num, "
+         "which supersedes it when given)",
+         kActsSim | kActsReplay},
+        {"stitch_function_num_step", OptionType::kInt, 0, 1024, 30, false, false, 0,
+         OutOfRange::kError, "roots",
+         "growth of each later device task's root count, up to 1024 (deprecated in PyPTO for "
+         "stitch_function_max_num, which supersedes it when given)",
+         kActsSim | kActsReplay},
+        {"stitch_function_size", OptionType::kInt, 1, 65535, 20000, false, false, 0,
+         OutOfRange::kError, "call ops",
+         "most call ops (leaf tasks) of one device task; absent: the runtime's 60000",
+         kActsSim | kActsReplay},
         {"stitch_cfgcache_size", OptionType::kInt, 0, 100000000, 0, true, false, 0,
          OutOfRange::kError, "bytes", "control-flow cache size; 0 disables it", 0},
         // PyPTO documents no range for these (int64 runtime config, default 0): counts >= 0.
@@ -187,6 +203,13 @@ struct RuntimeOptions {
   // Any value: <=0 or above the chip's maximum means automatic (sim::sched_thread_count).
   std::int64_t launch_sched_aicpu_num = spec_of(RuntimeOption::kLaunchSchedAicpuNum).default_value;
   std::int64_t launch_early_mode = spec_of(RuntimeOption::kLaunchEarlyMode).default_value;
+  // Whether stitch_function_max_num was given (set by set_runtime_option): it supersedes
+  // PyPTO's older num_initial / num_step pair (Stitcher).
+  bool stitch_function_max_num_given = false;
+  // PyPTO's older stitching options; std::nullopt when not given (Stitcher, legacy mode).
+  std::optional<std::int64_t> stitch_function_num_initial;
+  std::optional<std::int64_t> stitch_function_num_step;
+  std::optional<std::int64_t> stitch_function_size;
 
   // Upper bounds, read from the table (kept for code that sizes by them).
   static constexpr std::int64_t kMaxStitch = spec_of(RuntimeOption::kStitchFunctionMaxNum).max;
