@@ -153,44 +153,6 @@ std::uint32_t TaskGraphBuilder::kernel_index(const std::string& name) {
   return idx;
 }
 
-common::TaskId TaskGraphBuilder::add_task(const Task& t) {
-  const std::size_t local = g_.core_type.size();
-  const auto id = static_cast<common::TaskId>(local);
-  NPU_CHECK(local < common::kNoTask, "task graph holds at most 2^32-1 tasks");
-  g_.core_type.push_back(t.core_type);
-  g_.root.push_back(t.root);
-  g_.kernel.push_back(t.kernel);
-  g_.orig_id.push_back(t.orig_id);
-  g_.recorded_ns.push_back(t.recorded_ns);
-  // Created lazily, like the memory CSR: graphs without recorded starts pay nothing.
-  if (!g_.recorded_start_ps.empty()) {
-    g_.recorded_start_ps.push_back(t.recorded_start_ps);
-  } else if (t.recorded_start_ps != common::kNever) {
-    g_.recorded_start_ps.assign(local, common::kNever);
-    g_.recorded_start_ps.push_back(t.recorded_start_ps);
-  }
-  g_.compute_cycles.push_back(t.compute_cycles);
-  g_.tiles.push_back(t.tiles);
-  // Lvalues: push_back(const T&) inlines, the rvalue overload's emplace_back was an
-  // out-of-line call per task.
-  const auto succ_begin = static_cast<std::uint32_t>(g_.succ.size());
-  g_.succ_begin.push_back(succ_begin);
-  if (!g_.mem_begin.empty()) {
-    const auto mem_begin = static_cast<std::uint32_t>(g_.mem.size());
-    g_.mem_begin.push_back(mem_begin);
-  }
-  // The builder's own per-task columns follow the reservation a reader made for the graph's
-  // (reserve_task_columns), rather than doubling their way up to it.
-  if (seq_of_task_.size() == seq_of_task_.capacity() &&
-      g_.core_type.capacity() > seq_of_task_.capacity()) {
-    seq_of_task_.reserve(g_.core_type.capacity());
-    group_of_task_.reserve(g_.core_type.capacity());
-  }
-  seq_of_task_.push_back(t.device_task_seq);
-  group_of_task_.push_back(t.parallel_group);
-  return id;
-}
-
 void TaskGraphBuilder::add_memory(const MemAccess& m) {
   NPU_CHECK(!g_.core_type.empty(), "add_memory() before the first add_task()");
   // The memory CSR is created lazily so that graphs without memory information cost
@@ -199,10 +161,12 @@ void TaskGraphBuilder::add_memory(const MemAccess& m) {
   g_.mem.push_back(m);
 }
 
-void TaskGraphBuilder::add_memory(const MemAccess* first, std::size_t n) {
-  if (n == 0) return;
+void TaskGraphBuilder::start_memory() {
   NPU_CHECK(!g_.core_type.empty(), "add_memory() before the first add_task()");
   if (g_.mem_begin.empty()) g_.mem_begin.assign(g_.core_type.size(), 0);
+}
+
+void TaskGraphBuilder::grow_memory(const MemAccess* first, std::size_t n) {
   g_.mem.insert(g_.mem.end(), first, first + n);
 }
 

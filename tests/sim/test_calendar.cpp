@@ -184,3 +184,49 @@ TEST_CASE("calendar in the model: tied idle threads leave the one ready task to 
   CHECK(r.stats.threads[1].dispatches == 0);
   CHECK(r.stats.threads[2].dispatches == 0);
 }
+
+TEST_CASE("calendar: times past the 64-bit key's range keep the order, ties by rank",
+          "[calendar]") {
+  Fixture f;
+  // Keys are 64-bit while every time is below 2^56 ps; a later wake-up, asked before the run
+  // or by an acting agent, switches to 128-bit keys with the same order.
+  constexpr TimePs kLimit = TimePs{1} << 56;
+  f[0].script = [&] {
+    if (now() == 10) {
+      CHECK(f.cal->due_before(kLimit + 5, f[0].rank));        // b at kLimit - 1 (64-bit keys)
+      CHECK_FALSE(f.cal->due_before(kLimit - 1, f[0].rank));  // b ties after a there
+      f.cal->wake_at(f[3].rank, kLimit);                      // past the range, while a acts
+      f.cal->set(f[0].rank, kLimit);                          // a ties with d, and goes first
+    }
+  };
+  f[3].script = [&] {
+    if (now() == kLimit) {
+      CHECK(f.cal->due_before(kLimit + 2, f[3].rank));  // c at kLimit + 1 (128-bit keys)
+      f.cal->set(f[3].rank, kLimit + 1);                // d ties with c, and goes after
+    }
+  };
+  f.cal->wake_at(f[2].rank, kLimit + 1);
+  f.cal->wake_at(f[1].rank, kLimit - 1);
+  f.cal->wake_at(f[0].rank, 10);
+  sc_core::sc_start();
+  CHECK(f.acts == Acts{{10, "a"},
+                       {kLimit - 1, "b"},
+                       {kLimit, "a"},
+                       {kLimit, "d"},
+                       {kLimit + 1, "c"},
+                       {kLimit + 1, "d"}});
+}
+
+TEST_CASE("calendar: more agents than a 64-bit key's rank holds act in rank order", "[calendar]") {
+  Fixture f;
+  for (int i = 4; i < 300; ++i) {
+    f.agents.push_back(std::make_unique<Recorder>(*f.cal, "r" + std::to_string(i), f.acts));
+  }
+  f.cal->wake_at(f[299].rank, 7);
+  f.cal->wake_at(f[257].rank, 7);
+  f.cal->wake_at(f[256].rank, 9);
+  f.cal->wake_at(f[1].rank, 7);
+  f.cal->wake_at(f[255].rank, 9);
+  sc_core::sc_start();
+  CHECK(f.acts == Acts{{7, "b"}, {7, "r257"}, {7, "r299"}, {9, "r255"}, {9, "r256"}});
+}

@@ -309,22 +309,22 @@ inline const char* RecordParser::fast_mem(const char* p) {
   }
 }
 
-// One field's value at p, of key k (not seen before in the record); the end of the value,
-// or nullptr where the simdjson walk must take the record.
-[[gnu::always_inline]] inline const char* RecordParser::fast_value(Key k, const char* p,
+// One field's value at p, of key k (not seen before in the record), into r; the end of the
+// value, or nullptr where the simdjson walk must take the record.
+[[gnu::always_inline]] inline const char* RecordParser::fast_value(Key k, const char* p, Rec& r,
                                                                    std::string_view* kernel,
                                                                    std::string_view* ops) {
   switch (k) {
-    case kId: return read_u64(p, common::kNoTask - 1, &f_id_);
+    case kId: return read_u64(p, common::kNoTask - 1, &r.id);
     case kCore: {
       // The common values, quotes included, as words.
       const std::uint64_t w = load8(p) & 0xFFFFFFFFFFull;
       if (w == text_word("\"AIV\"")) {
-        f_core_ = CoreType::kAiv;
+        r.core = CoreType::kAiv;
         return p + 5;
       }
       if (w == text_word("\"AIC\"")) {
-        f_core_ = CoreType::kAic;
+        r.core = CoreType::kAic;
         return p + 5;
       }
       std::string_view s;
@@ -332,55 +332,66 @@ inline const char* RecordParser::fast_mem(const char* p) {
       if (!p) return nullptr;
       const auto ct = common::parse_core_type(s);
       if (!ct) return nullptr;
-      f_core_ = *ct;
+      r.core = *ct;
       return p;
     }
     case kKernel: {
       // A name the fast path took before is known by its quoted text (kernel_index's
       // numbering); otherwise its text, for kernel_index.
-      if (const char* q = known_text(kernels_by_prefix_[prefix_slot(p, 8)], p, &f_kernel_)) {
+      if (const char* q = known_text(kernels_by_prefix_[prefix_slot(p, 8)], p, &r.kernel)) {
         return q;
       }
       return read_str(p, kernel);
     }
-    case kRoot: return read_u64(p, 0xFFFFFFFEull, &f_root_);
-    case kDt: return read_u64(p, 0xFFFFFFFFull, &f_dt_);
-    case kPg: return read_u64(p, 0xFFFFFFFFull, &f_pg_);
+    case kRoot: return read_u64(p, 0xFFFFFFFEull, &r.root);
+    case kDt: return read_u64(p, 0xFFFFFFFFull, &r.dt);
+    case kPg: return read_u64(p, 0xFFFFFFFFull, &r.pg);
     case kSucc: return fast_succ(p);
-    case kStart: return read_u64(p, ~0ull, &f_start_);
-    case kEnd: return read_u64(p, ~0ull, &f_end_);
-    case kDur: return read_u64(p, sched::kNoRecord - 1, &f_dur_);
+    case kStart: return read_u64(p, ~0ull, &r.start);
+    case kEnd: return read_u64(p, ~0ull, &r.end);
+    case kDur: return read_u64(p, sched::kNoRecord - 1, &r.dur);
     case kMem: return fast_mem(p);
     case kOps: {
       // A list the fast path took before is known by the bytes it starts with: a valid array
       // ends at its own closing bracket, so text starting with it is that array.
-      if (const char* q = known_text(ops_by_prefix_[prefix_slot(p, 32)], p, &f_ops_)) return q;
+      if (const char* q = known_text(ops_by_prefix_[prefix_slot(p, 32)], p, &r.ops)) return q;
       // Otherwise its text, checked, for ops_index (parse_ops).
       const char* end = skip_array(p, 0);
       if (end) *ops = std::string_view(p, std::size_t(end - p));
       return end;
     }
-    case kCycles: return read_u64(p, 0xFFFFFFFFull, &f_extra_cycles_);
-    case kTiles: p = read_u64(p, 0xFFFF, &f_tiles_); return p && f_tiles_ != 0 ? p : nullptr;
-    case kDeviceTask: return read_u64(p, 0xFFFFFFFFull, &f_device_task_);
-    case kParallelGroup: return read_u64(p, 0xFFFFFFFFull, &f_parallel_group_);
+    case kCycles: return read_u64(p, 0xFFFFFFFFull, &r.extra_cycles);
+    case kTiles: p = read_u64(p, 0xFFFF, &r.tiles); return p && r.tiles != 0 ? p : nullptr;
+    case kDeviceTask: {
+      std::uint64_t x = 0;
+      p = read_u64(p, 0xFFFFFFFFull, &x);
+      r.device_task = static_cast<std::uint32_t>(x);
+      return p;
+    }
+    case kParallelGroup: {
+      std::uint64_t x = 0;
+      p = read_u64(p, 0xFFFFFFFFull, &x);
+      r.parallel_group = static_cast<std::uint32_t>(x);
+      return p;
+    }
     case kUnknown: break;
   }
   return nullptr;
 }
 
-// The record's fields, with its successors and ranges appended to the batch; the end of
-// its line, or nullptr.
-const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
+// The record's fields into r, with its successors and ranges appended to the batch; the end
+// of its line, or nullptr. A field the record lacks keeps what the slot held (the readers
+// look at a field only where `seen` has it) but for those parse_record gives defaults.
+const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* kernel,
                                       std::string_view* ops) {
   // The same defaults as parse_record.
   seen_ = 0;
-  f_tiles_ = 1;
-  f_ops_ = UnpricedWork::kNoOps;
-  f_extra_cycles_ = 0;
-  f_pg_ = 0;
-  f_root_ = 0;
-  f_parallel_group_ = 0;  // a device-task record without it is group 0, not the last one's
+  r.tiles = 1;
+  r.ops = UnpricedWork::kNoOps;
+  r.extra_cycles = 0;
+  r.pg = 0;
+  r.root = 0;
+  r.parallel_group = 0;  // a device-task record without it is group 0, not the last one's
   if (*p != '{') return nullptr;
   p = skip_space(p + 1);
   unsigned after = 16;  // key_guess_'s index: the record's first key
@@ -408,7 +419,7 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
     p = past(p, ':');
     if (!p) return nullptr;
     seen_ |= k;
-    p = fast_value(k, skip_space(p), kernel, ops);
+    p = fast_value(k, skip_space(p), r, kernel, ops);
     if (!p) return nullptr;
     if (*p != ',') {
       p = skip_space(p);
@@ -425,28 +436,39 @@ const char* RecordParser::fast_fields(const char* p, std::string_view* kernel,
   return p;
 }
 
+// The record is parsed straight into the batch's next slot (no copy of parse_record's
+// fields); the slot counts once the record is taken.
 const char* RecordParser::fast_record(const char* p) {
-  const std::size_t succ_begin = cur_.succ.size(), mem_begin = cur_.mem.size();
+  Batch& b = cur_;
+  const std::size_t succ_begin = b.succ.size(), mem_begin = b.mem.size();
+  if (b.size == b.recs.size()) b.recs.emplace_back();
+  Rec& r = b.recs[b.size];
   std::string_view kernel, ops;
-  p = fast_fields(p, &kernel, &ops);
+  p = fast_fields(p, r, &kernel, &ops);
   if (!p) {
-    cur_.succ.resize(succ_begin);
-    cur_.mem.resize(mem_begin);
+    b.succ.resize(succ_begin);
+    b.mem.resize(mem_begin);
     return nullptr;
   }
   // The record is taken: only a new op list's own errors remain, as the walk reports them.
   last_line_unterminated_ = false;
   if (!ops.empty()) {
-    f_ops_ = ops_index(ops);
-    ops_by_prefix_[prefix_slot(ops.data(), 32)].set(ops.data(), ops.size(), f_ops_);
+    r.ops = ops_index(ops);
+    ops_by_prefix_[prefix_slot(ops.data(), 32)].set(ops.data(), ops.size(), r.ops);
   }
   if (kernel.data() != nullptr) {
-    f_kernel_ = kernel_index(kernel);
+    r.kernel = kernel_index(kernel);
     // With its quotes.
     kernels_by_prefix_[prefix_slot(kernel.data() - 1, 8)].set(kernel.data() - 1, kernel.size() + 2,
-                                                              f_kernel_);
+                                                              r.kernel);
   }
-  emit_record(succ_begin, mem_begin);
+  r.line = line_;
+  r.seen = seen_;
+  r.succ_begin = static_cast<std::uint32_t>(succ_begin);
+  r.succ_end = static_cast<std::uint32_t>(b.succ.size());
+  r.mem_begin = static_cast<std::uint32_t>(mem_begin);
+  r.mem_end = static_cast<std::uint32_t>(b.mem.size());
+  if (++b.size == kBatchRecords) flush();
   return p + 1;
 }
 

@@ -206,8 +206,9 @@ class RecordParser {
   // op list seen for the first time is read as the walk reads it, errors included.
   const char* fast_record(const char* p);
   const char* fast_header(const char* p);
-  const char* fast_fields(const char* p, std::string_view* kernel, std::string_view* ops);
-  const char* fast_value(Key k, const char* p, std::string_view* kernel, std::string_view* ops);
+  const char* fast_fields(const char* p, Rec& r, std::string_view* kernel, std::string_view* ops);
+  const char* fast_value(Key k, const char* p, Rec& r, std::string_view* kernel,
+                         std::string_view* ops);
   [[gnu::always_inline]] const char* fast_succ(const char* p);
   [[gnu::always_inline]] const char* fast_mem(const char* p);
   const char* fast_range(const char* p);

@@ -68,10 +68,9 @@ class Calendar : public sc_core::sc_module {
   // True if an agent other than the acting one (`rank`) is due before that one would act
   // at t_ps >= now in the tie order.
   bool due_before(common::TimePs t_ps, std::uint32_t rank) const {
-    const Key k = key(t_ps, rank);
-    // The acting agent keeps its entry while it acts; the others' earliest is then below it.
-    if (rank_of(heap_[0]) != rank) return heap_[0] < k;
-    return (heap_.size() > 1 && heap_[1] < k) || (heap_.size() > 2 && heap_[2] < k);
+    if (!wide_ && t_ps < kNarrowLimitPs) return due_before_in(narrow_, narrow_key(t_ps, rank));
+    return wide_ ? due_before_in(wide_heap_, wide_key(t_ps, rank))
+                 : due_before_in(narrow_, wide_key(t_ps, rank));
   }
   // Contract: called by the acting agent `rank` when !due_before(t_ps, rank): the model's
   // time moves on to t_ps with no other agent acting in between (the acting agent would
@@ -82,18 +81,52 @@ class Calendar : public sc_core::sc_module {
   void stop();
 
  private:
-  // A heap entry: the tie order of the model in one number (time, then rank).
-  using Key = unsigned __int128;
-  static Key key(common::TimePs t_ps, std::uint32_t rank) {
-    return (static_cast<Key>(t_ps) << 32) | rank;
+  // A heap entry: the tie order of the model in one number (time, then rank). A 64-bit
+  // one (kRankBits for the rank) while every time is below kNarrowLimitPs and every rank
+  // fits; past that the heap becomes 128-bit (widen) for the rest of the run. One order.
+  using Narrow = std::uint64_t;
+  using Wide = unsigned __int128;
+  static constexpr unsigned kRankBits = 8;
+  static constexpr common::TimePs kNarrowLimitPs = common::TimePs{1} << (64 - kRankBits);
+  static Narrow narrow_key(common::TimePs t_ps, std::uint32_t rank) {
+    return (t_ps << kRankBits) | rank;
   }
-  static std::uint32_t rank_of(Key k) { return static_cast<std::uint32_t>(k); }
+  static Wide wide_key(common::TimePs t_ps, std::uint32_t rank) {
+    return (static_cast<Wide>(t_ps) << 32) | rank;
+  }
+  static Wide wide_of(Narrow k) { return wide_key(k >> kRankBits, rank_of(k)); }
+  static Wide wide_of(Wide k) { return k; }
+  static std::uint32_t rank_of(Narrow k) {
+    return static_cast<std::uint32_t>(k & ((Narrow{1} << kRankBits) - 1));
+  }
+  static std::uint32_t rank_of(Wide k) { return static_cast<std::uint32_t>(k); }
+  static common::TimePs time_of(Narrow k) { return k >> kRankBits; }
+  static common::TimePs time_of(Wide k) { return static_cast<common::TimePs>(k >> 32); }
+  template <class H, class K>
+  static bool due_before_in(const std::vector<H>& heap, K k) {
+    // The acting agent keeps its entry while it acts; the others' earliest is then below it.
+    if (rank_of(heap[0]) != rank_of(k)) return wide_of(heap[0]) < wide_of(k);
+    return (heap.size() > 1 && wide_of(heap[1]) < wide_of(k)) ||
+           (heap.size() > 2 && wide_of(heap[2]) < wide_of(k));
+  }
 
   void run();
+  template <class K>
+  void run_due(std::vector<K>& heap, common::TimePs horizon);
   void place(std::uint32_t rank);  // moves the agent's entry to time_[rank]
-  void sift_up(std::uint32_t i, Key k);
-  void sift_down(std::uint32_t i, Key k);
-  void remove_at(std::uint32_t i);
+  template <class K>
+  void place_in(std::vector<K>& heap, std::uint32_t i, K k);
+  template <class K>
+  void sift_up(std::vector<K>& heap, std::uint32_t i, K k);
+  template <class K>
+  void sift_down(std::vector<K>& heap, std::uint32_t i, K k);
+  template <class K>
+  void remove_at(std::vector<K>& heap, std::uint32_t i);
+  void widen();
+  bool empty() const { return wide_ ? wide_heap_.empty() : narrow_.empty(); }
+  common::TimePs front_time() const {
+    return wide_ ? time_of(wide_heap_.front()) : time_of(narrow_.front());
+  }
 
   static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
   // How far one activation runs ahead of SystemC's time: a SystemC timestep costs ~600
@@ -101,9 +134,11 @@ class Calendar : public sc_core::sc_module {
   static constexpr common::TimePs kQuantumPs = 1'000'000;
   std::vector<CalendarAgent*> agents_;  // by rank
   std::vector<common::TimePs> time_;    // by rank: pending wake-up (kNever: none)
-  std::vector<std::uint32_t> slot_;     // by rank: position in heap_ (kAbsent: none)
-  std::vector<Key> heap_;               // the pending wake-ups, a binary min-heap
-  std::uint32_t acting_ = kAbsent;      // the agent acting now
+  std::vector<std::uint32_t> slot_;     // by rank: position in the heap (kAbsent: none)
+  std::vector<Narrow> narrow_;          // the pending wake-ups, a binary min-heap ...
+  std::vector<Wide> wide_heap_;         // ... or, once widened, this one
+  bool wide_ = false;
+  std::uint32_t acting_ = kAbsent;  // the agent acting now
   common::TimePs now_ = 0;
   bool stopped_ = false;
 };

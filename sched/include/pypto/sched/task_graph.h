@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pypto/common/errors.h"
 #include "pypto/common/types.h"
 #include "pypto/sched/workspace.h"
 
@@ -165,7 +166,13 @@ class TaskGraphBuilder {
   void add_successor(common::TaskId succ) { g_.succ.push_back(succ); }
   void add_memory(const MemAccess& m);
   // The same for the n ranges at `first`, in order (a reader's parsed record).
-  void add_memory(const MemAccess* first, std::size_t n);
+  void add_memory(const MemAccess* first, std::size_t n) {
+    if (n == 0) return;
+    if (g_.mem_begin.empty()) start_memory();
+    // Copied in place while they fit (a few ranges: no memmove call); else insert's growth.
+    if (g_.mem.capacity() - g_.mem.size() < n) return grow_memory(first, n);
+    for (std::size_t i = 0; i < n; ++i) g_.mem.push_back(first[i]);
+  }
 
   // Re-keys an already added task's device task. Importers that stitch after reading (the
   // device task of a task depends on the sizes of later roots) call it before finish().
@@ -196,11 +203,53 @@ class TaskGraphBuilder {
   bool has_memory() const { return g_.has_memory(); }
 
  private:
+  void start_memory();  // the memory CSR's first range: every task before it has none
+  void grow_memory(const MemAccess* first, std::size_t n);
+
   TaskGraph g_;
   std::vector<std::uint32_t> seq_of_task_;  // device_task_seq per task before grouping
   std::vector<std::uint32_t> group_of_task_;
   std::unordered_map<std::string, std::uint32_t> kernel_lookup_;
 };
+
+// Inline: a reader calls it once per task.
+inline common::TaskId TaskGraphBuilder::add_task(const Task& t) {
+  const std::size_t local = g_.core_type.size();
+  const auto id = static_cast<common::TaskId>(local);
+  NPU_CHECK(local < common::kNoTask, "task graph holds at most 2^32-1 tasks");
+  g_.core_type.push_back(t.core_type);
+  g_.root.push_back(t.root);
+  g_.kernel.push_back(t.kernel);
+  g_.orig_id.push_back(t.orig_id);
+  g_.recorded_ns.push_back(t.recorded_ns);
+  // Created lazily, like the memory CSR: graphs without recorded starts pay nothing.
+  if (!g_.recorded_start_ps.empty()) {
+    g_.recorded_start_ps.push_back(t.recorded_start_ps);
+  } else if (t.recorded_start_ps != common::kNever) {
+    g_.recorded_start_ps.assign(local, common::kNever);
+    g_.recorded_start_ps.push_back(t.recorded_start_ps);
+  }
+  g_.compute_cycles.push_back(t.compute_cycles);
+  g_.tiles.push_back(t.tiles);
+  // Lvalues: push_back(const T&) inlines, the rvalue overload's emplace_back was an
+  // out-of-line call per task.
+  const auto succ_begin = static_cast<std::uint32_t>(g_.succ.size());
+  g_.succ_begin.push_back(succ_begin);
+  if (!g_.mem_begin.empty()) {
+    const auto mem_begin = static_cast<std::uint32_t>(g_.mem.size());
+    g_.mem_begin.push_back(mem_begin);
+  }
+  // The builder's own per-task columns follow the reservation a reader made for the graph's
+  // (reserve_task_columns), rather than doubling their way up to it.
+  if (seq_of_task_.size() == seq_of_task_.capacity() &&
+      g_.core_type.capacity() > seq_of_task_.capacity()) {
+    seq_of_task_.reserve(g_.core_type.capacity());
+    group_of_task_.reserve(g_.core_type.capacity());
+  }
+  seq_of_task_.push_back(t.device_task_seq);
+  group_of_task_.push_back(t.parallel_group);
+  return id;
+}
 
 // Human-readable name of task t for messages: "task 1048577 (seqNo 0)".
 std::string describe_task(const TaskGraph& g, common::TaskId t);
