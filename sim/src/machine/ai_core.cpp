@@ -158,15 +158,61 @@ void AiCore::start(TaskId task, TimePs t0) {
           account(b, m_.l2.access(b.addr, b.bytes, b.is_write != 0));
         }
       };
+      // A run of n ranges from g.mem[i] at `pitch` (one size, direction and burst) in one L2
+      // call, priced from its sums: each row's moved bytes are the same where the rows move
+      // in bursts shorter than themselves, or keep their offset in a GM block (mte_bytes
+      // depends on the address only through that): a pitch of whole blocks, rows not wrapping.
+      const auto run = [&](std::uint32_t i, std::uint32_t n, std::uint64_t pitch) {
+        const sched::MemAccess& a = g.mem[i];
+        const bool write = a.is_write != 0;
+        if (!write && m_.l2_row_hits.size() < n) m_.l2_row_hits.resize(n);
+        std::uint64_t* const row_hits = write ? nullptr : m_.l2_row_hits.data();
+        const L2Cache::RowsResult r = m_.l2.access_rows(a.addr, a.bytes, pitch, n, write, row_hits);
+        hbm_bytes += r.sum.miss_bytes + r.sum.writeback_bytes;
+        m_.l2_miss_bytes += r.sum.miss_bytes;
+        const std::uint64_t bytes = a.bytes;
+        std::uint64_t span = 0;
+        const bool same_moved =
+            (a.burst_bytes != 0 && a.burst_bytes < bytes) ||
+            (pitch % m_.chip.cost.mte_granule_bytes == 0 &&
+             !__builtin_mul_overflow(pitch, n - 1, &span) && span <= ~std::uint64_t{0} - a.addr);
+        if (write) {
+          if (same_moved) {
+            write_bytes += n * m_.cost.moved_bytes(a);
+          } else {
+            for (std::uint32_t k = 0; k < n; ++k) write_bytes += m_.cost.moved_bytes(g.mem[i + k]);
+          }
+          return;
+        }
+        m_.l2_hit_bytes += r.sum.hit_bytes;
+        if (same_moved) {
+          const std::uint64_t moved = m_.cost.moved_bytes(a);
+          read_bytes += n * moved;
+          hit_read += r.whole_hit_rows * moved;
+          if (r.part_hit_rows == 0) return;
+          for (std::uint32_t k = 0; k < n; ++k) {
+            const std::uint64_t h = row_hits[k];
+            if (h != bytes) hit_read += h * moved / bytes;
+          }
+          return;
+        }
+        for (std::uint32_t k = 0; k < n; ++k) {
+          const std::uint64_t moved = m_.cost.moved_bytes(g.mem[i + k]);
+          const std::uint64_t h = row_hits[k];
+          read_bytes += moved;
+          hit_read += h == bytes ? moved : h * moved / bytes;
+        }
+      };
       const std::uint32_t begin = g.mem_begin[task], end = g.mem_begin[task + 1];
       // Runs pay from a tile's rows on: a task of a few ranges takes them one at a time.
       for (std::uint32_t i = begin; end - begin < kMinRunRows && i < end; ++i) one(g.mem[i]);
       for (std::uint32_t i = begin; end - begin >= kMinRunRows && i < end;) {
         const auto& a = g.mem[i];
-        // The ranges after `a` of its size and direction at one pitch (a tile's rows) go to
-        // L2 in one call, which gives each row the Result access() would.
+        // The ranges after `a` of its size, direction and burst at one pitch (a tile's rows)
+        // go to L2 in one call, which touches each row as access() would.
         const auto same = [&a](const sched::MemAccess& b) {
-          return b.bytes == a.bytes && b.is_write == a.is_write && b.no_l2 == 0;
+          return b.bytes == a.bytes && b.is_write == a.is_write && b.no_l2 == 0 &&
+                 b.burst_bytes == a.burst_bytes;
         };
         if (a.no_l2 != 0 || i + 1 == end || !same(g.mem[i + 1])) {
           one(a);
@@ -182,9 +228,7 @@ void AiCore::start(TaskId task, TimePs t0) {
         if (n < kMinRunRows) {
           for (std::uint32_t k = 0; k < n; ++k) one(g.mem[i + k]);
         } else {
-          if (m_.l2_rows.size() < n) m_.l2_rows.resize(n);
-          m_.l2.access_rows(a.addr, a.bytes, pitch, n, a.is_write != 0, m_.l2_rows.data());
-          for (std::uint32_t k = 0; k < n; ++k) account(g.mem[i + k], m_.l2_rows[k]);
+          run(i, n, pitch);
         }
         i += n;
       }
