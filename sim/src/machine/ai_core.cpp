@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "hbm.h"
@@ -20,6 +22,16 @@ namespace {
 
 // Fewest ranges of a task, and rows of a run, that go to L2 as a run (AiCore::start()).
 constexpr std::uint32_t kMinRunRows = 4;
+
+// A range's size, direction, burst and L2 bit: the whole word after its address, so that the
+// search for a run compares one word a row.
+static_assert(sizeof(sched::MemAccess) == 16 && offsetof(sched::MemAccess, bytes) == 8,
+              "a MemAccess is its address, then its size and flag bits in one 8-byte word");
+inline std::uint64_t shape_of(const sched::MemAccess& m) {
+  std::uint64_t v;
+  std::memcpy(&v, reinterpret_cast<const char*>(&m) + 8, sizeof v);
+  return v;
+}
 
 // Non-negative picoseconds to the nearest integer (std::llround is a libm call per value,
 // and this runs five times per task).
@@ -210,10 +222,8 @@ void AiCore::start(TaskId task, TimePs t0) {
         const auto& a = g.mem[i];
         // The ranges after `a` of its size, direction and burst at one pitch (a tile's rows)
         // go to L2 in one call, which touches each row as access() would.
-        const auto same = [&a](const sched::MemAccess& b) {
-          return b.bytes == a.bytes && b.is_write == a.is_write && b.no_l2 == 0 &&
-                 b.burst_bytes == a.burst_bytes;
-        };
+        const std::uint64_t shape = shape_of(a);
+        const auto same = [shape](const sched::MemAccess& b) { return shape_of(b) == shape; };
         if (a.no_l2 != 0 || i + 1 == end || !same(g.mem[i + 1])) {
           one(a);
           ++i;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "pypto/common/errors.h"
 
@@ -396,28 +397,33 @@ L2Cache::RowsResult L2Cache::one_line_rows(std::vector<PerSet<kSlots>>& per_set,
                                            std::uint64_t count, std::uint64_t* row_hits) {
   // Row k's line is the first row's plus k steps: its set and tag advance by the step's
   // remainder and quotient in sets, carrying one into the tag where the set wraps.
+  // Members copied to locals: the stores to records and row_hits could alias them.
+  const std::uint64_t n_sets = sets_;
   const std::uint64_t step = pitch >> line_shift_;
-  const std::uint64_t set_step = step % sets_;
-  const auto tag_step = static_cast<std::uint32_t>(step / sets_);
+  const std::uint64_t set_step = step % n_sets;
+  const auto tag_step = static_cast<std::uint32_t>(step / n_sets);
   const unsigned victim_shift = 4 * (ways_ - 1);
   const std::uint64_t active = lru_active_;
   PerSet<kSlots>* const sets = per_set.data();
-  std::uint64_t set = l.set;
-  auto tag = static_cast<std::uint32_t>(l.tag);
   std::uint64_t misses = 0, writebacks = 0;
-  for (std::uint64_t k = 0;;) {
-    const bool miss =
-        touch_per_set<kSlots, kWrite>(sets[set], tag, victim_shift, active, writebacks);
-    misses += miss;
-    if (row_hits != nullptr) row_hits[k] = miss ? 0 : bytes;
-    if (++k == count) break;
-    set += set_step;
-    tag += tag_step;
-    if (set >= sets_) {
-      set -= sets_;
-      ++tag;
+  const auto walk = [&](auto with_hits) {
+    std::uint64_t set = l.set;
+    auto tag = static_cast<std::uint32_t>(l.tag);
+    for (std::uint64_t k = 0;;) {
+      const bool miss =
+          touch_per_set<kSlots, kWrite>(sets[set], tag, victim_shift, active, writebacks);
+      misses += miss;
+      if constexpr (decltype(with_hits)::value) row_hits[k] = miss ? 0 : bytes;
+      if (++k == count) return;
+      set += set_step;
+      tag += tag_step;
+      if (set >= n_sets) {
+        set -= n_sets;
+        ++tag;
+      }
     }
-  }
+  };
+  row_hits != nullptr ? walk(std::true_type{}) : walk(std::false_type{});
   // What account_end_line() gives each row, summed: a hit touches the row's bytes, a miss
   // fills the line (a read, or a write of part of it) or allocates it (a write of all of it).
   const std::uint64_t hits = count - misses;
