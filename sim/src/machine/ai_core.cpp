@@ -139,7 +139,7 @@ TimePs AiCore::combine(TimePs read_ps) const {
 void AiCore::start(TaskId task, TimePs t0) {
   const auto& g = m_.graph;
   const auto& tm = m_.tm;
-  run_ = Running{};
+  clear_run();
   run_.task = task;
   run_.start = t0;
   m_.observers.task_started(task, id_, t0);
@@ -222,9 +222,14 @@ void AiCore::start(TaskId task, TimePs t0) {
         const auto& a = g.mem[i];
         // The ranges after `a` of its size, direction and burst at one pitch (a tile's rows)
         // go to L2 in one call, which touches each row as access() would.
+        if (a.no_l2 != 0 || i + 1 == end || g.mem[i + 1].bytes != a.bytes) {
+          one(a);
+          ++i;
+          continue;
+        }
         const std::uint64_t shape = shape_of(a);
         const auto same = [shape](const sched::MemAccess& b) { return shape_of(b) == shape; };
-        if (a.no_l2 != 0 || i + 1 == end || !same(g.mem[i + 1])) {
+        if (!same(g.mem[i + 1])) {
           one(a);
           ++i;
           continue;
@@ -315,7 +320,7 @@ void AiCore::finish_running() {
   busy_ps_ += end - run_.start;
   ++tasks_;
   const TimePs begin = run_.start;
-  run_ = Running{};
+  clear_run();
   m_.task_done(task, id_, begin, end);
   if (pending_ != kNoTask) {
     const TaskId next = pending_;
