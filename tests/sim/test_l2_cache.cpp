@@ -509,21 +509,24 @@ TEST_CASE("L2: a plain stream reads 0 % hits and counts its writes as allocation
 }
 
 TEST_CASE("L2: a run of rows in one call matches the rows one by one", "[l2]") {
-  // access_rows() shares the per-access setup of a tile's rows; every row's Result, the
-  // counters and the contents (checked by the Results of the traffic that follows) must be
-  // those of access() per row. Runs of one-line rows move the cache to per-set records
-  // within the first window; pitches of a whole L2 or more, pitch 0, partial lines, the
-  // 32-bit tag limit and single accesses in between are all mixed in.
+  // access_rows() shares the per-access setup of a tile's rows; its sums, every row's hit
+  // bytes, the counters and the contents (checked by the Results of the traffic that follows)
+  // must be those of access() per row. Runs of one-line rows move the cache to per-set
+  // records within the first window; pitches of a whole L2 or more, pitch 0, partial lines,
+  // the 32-bit tag limit and single accesses in between are all mixed in.
   for (const std::uint32_t ways : {1u, 2u, 5u, 8u, 16u, 17u}) {
     for (const std::uint64_t sets : {1u, 7u, 64u, 300u}) {
       const std::uint64_t line_bytes = 64, size = sets * ways * line_bytes;
       L2Cache rows(size, line_bytes, ways), one(size, line_bytes, ways);
       std::mt19937_64 rng(ways * 1000 + sets);
       const std::uint64_t wide = 0xFFFFFFFFull * sets * line_bytes;  // first line of a wide tag
-      std::vector<L2Cache::Result> got;
+      std::vector<std::uint64_t> got;
       for (int i = 0; i < 1500; ++i) {
         const std::uint64_t base = i > 1200 && rng() % 4 == 0 ? wide - 2 * size : 0;
-        const std::uint64_t addr = base + rng() % (3 * size);
+        // Every other run starts on a line: its rows of up to a line then lie in one line each.
+        const std::uint64_t offset = rng() % (3 * size);
+        const std::uint64_t addr =
+            base + (rng() % 2 == 0 ? offset / line_bytes * line_bytes : offset);
         const std::uint64_t kind = rng() % 6;
         const std::uint64_t bytes = kind == 0   ? 1 + rng() % (3 * line_bytes)
                                     : kind == 5 ? 0
@@ -534,18 +537,33 @@ TEST_CASE("L2: a run of rows in one call matches the rows one by one", "[l2]") {
                                                 : line_bytes * (1 + rng() % 16);
         const std::uint64_t count = rng() % 3 == 0 ? 1 : 1 + rng() % 40;
         const bool is_write = rng() % 3 == 0;
-        got.assign(count, L2Cache::Result{});
-        rows.access_rows(addr, bytes, pitch, count, is_write, got.data());
+        const bool hits_wanted = rng() % 4 != 0;
+        got.assign(count, ~std::uint64_t{0});
+        const L2Cache::RowsResult run = rows.access_rows(addr, bytes, pitch, count, is_write,
+                                                         hits_wanted ? got.data() : nullptr);
+        L2Cache::RowsResult want;
         for (std::uint64_t k = 0; k < count; ++k) {
-          const L2Cache::Result want = one.access(addr + k * pitch, bytes, is_write);
+          const L2Cache::Result r = one.access(addr + k * pitch, bytes, is_write);
           INFO("ways " << ways << " sets " << sets << " op " << i << " row " << k << " of " << count
                        << ": rows(" << addr << ", " << bytes << ", pitch " << pitch << ", "
                        << (is_write ? "write" : "read") << ")");
-          REQUIRE(got[k].hit_bytes == want.hit_bytes);
-          REQUIRE(got[k].miss_bytes == want.miss_bytes);
-          REQUIRE(got[k].writeback_bytes == want.writeback_bytes);
-          REQUIRE(got[k].alloc_bytes == want.alloc_bytes);
+          REQUIRE(got[k] == (hits_wanted ? r.hit_bytes : ~std::uint64_t{0}));
+          want.sum.hit_bytes += r.hit_bytes;
+          want.sum.miss_bytes += r.miss_bytes;
+          want.sum.writeback_bytes += r.writeback_bytes;
+          want.sum.alloc_bytes += r.alloc_bytes;
+          want.whole_hit_rows += bytes != 0 && r.hit_bytes == bytes;
+          want.part_hit_rows += r.hit_bytes != 0 && r.hit_bytes != bytes;
         }
+        INFO("ways " << ways << " sets " << sets << " op " << i << ": rows(" << addr << ", "
+                     << bytes << ", pitch " << pitch << ", count " << count << ", "
+                     << (is_write ? "write" : "read") << ")");
+        REQUIRE(run.sum.hit_bytes == want.sum.hit_bytes);
+        REQUIRE(run.sum.miss_bytes == want.sum.miss_bytes);
+        REQUIRE(run.sum.writeback_bytes == want.sum.writeback_bytes);
+        REQUIRE(run.sum.alloc_bytes == want.sum.alloc_bytes);
+        REQUIRE(run.whole_hit_rows == want.whole_hit_rows);
+        REQUIRE(run.part_hit_rows == want.part_hit_rows);
         REQUIRE(rows.counters().read_hits == one.counters().read_hits);
         REQUIRE(rows.counters().read_misses == one.counters().read_misses);
         REQUIRE(rows.counters().write_hits == one.counters().write_hits);
@@ -566,7 +584,7 @@ TEST_CASE("L2: a run of rows in one call matches the rows one by one", "[l2]") {
 TEST_CASE("L2: a run of rows that wraps past 2^64 fails as its rows do", "[l2][errors]") {
   // The rows before the one that wraps are done, as calls one by one would do them.
   L2Cache rows(4 * 2 * 64, 64, 2), one(4 * 2 * 64, 64, 2);
-  std::vector<L2Cache::Result> got(3);
+  std::vector<std::uint64_t> got(3);
   const std::uint64_t top = ~std::uint64_t{0} - 200;
   CHECK_THROWS_WITH(rows.access_rows(top, 64, 100, 3, false, got.data()),
                     Contains("wraps past 2^64"));

@@ -380,6 +380,62 @@ TEST_CASE("short rows at a large stride pay a whole GM block each", "[sim][mte]"
   CHECK(model::mte_bytes(0, 0, chip) == 0);
 }
 
+TEST_CASE("a task's rows priced as runs match its rows priced one at a time", "[sim][mte]") {
+  // A chain of AIV tasks, each a run of rows through L2: odd pitches and whole-block ones,
+  // rows of several lines that hit in part, bursts, whole-line writes. The same ranges with a
+  // zero-byte read after each row (which touches nothing and moves nothing) break every run,
+  // so each row goes to L2 alone; times, L2 and HBM totals must agree.
+  const model::ChipConfig chip = model::load_chip_preset("a2");
+  struct Rows {
+    std::uint64_t addr, pitch;
+    std::uint32_t bytes, burst;
+    bool write;
+  };
+  const std::uint64_t x = std::uint64_t{1} << 24;
+  const std::vector<Rows> tasks = {
+      {x, 3000, 700, 0, true},           // sparse writes: lines with gaps between them
+      {x + 400, 3000, 1400, 0, false},   // reads of several lines, some resident, odd pitch
+      {x + 400, 3072, 1400, 0, false},   // a pitch of whole GM blocks
+      {x + 40, 3000, 1400, 256, false},  // bursts shorter than the row
+      {x + 65536, 1536, 512, 0, true},   // whole-line writes
+      {x + 65536 + 100, 1536, 600, 0, false},
+  };
+  const auto run = [&](bool apart) {
+    sched::TaskGraphBuilder b("test");
+    const auto k = b.kernel_index("k");
+    for (std::uint32_t i = 0; i < tasks.size(); ++i) {
+      sched::TaskGraphBuilder::Task t;
+      t.core_type = CoreType::kAiv;
+      t.orig_id = i;
+      t.kernel = k;
+      b.add_task(t);
+      if (i + 1 < tasks.size()) b.add_successor(i + 1);
+      const Rows& r = tasks[i];
+      for (std::uint64_t row = 0; row < 12; ++row) {
+        sched::MemAccess m{r.addr + row * r.pitch, r.bytes, r.write ? 1u : 0u};
+        m.burst_bytes = r.burst;
+        b.add_memory(m);
+        if (apart) b.add_memory(sched::MemAccess{r.addr + row * r.pitch, 0, 0});
+      }
+    }
+    return sim::simulate(b.finish(), chip, sim::SimOptions{});
+  };
+  const sim::SimResult runs = run(false), rows = run(true);
+  CHECK(runs.stats.l2_hit_bytes > 0);
+  CHECK(runs.stats.l2_miss_bytes > 0);
+  CHECK(runs.stats.l2_hit_bytes == rows.stats.l2_hit_bytes);
+  CHECK(runs.stats.l2_miss_bytes == rows.stats.l2_miss_bytes);
+  CHECK(runs.stats.hbm_bytes == rows.stats.hbm_bytes);
+  CHECK(runs.stats.l2.read_hits == rows.stats.l2.read_hits);
+  CHECK(runs.stats.l2.write_fills == rows.stats.l2.write_fills);
+  CHECK(runs.stats.l2.write_allocations == rows.stats.l2.write_allocations);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    INFO("task " << i);
+    CHECK(runs.timeline.start_ps[i] == rows.timeline.start_ps[i]);
+    CHECK(runs.timeline.end_ps[i] == rows.timeline.end_ps[i]);
+  }
+}
+
 TEST_CASE("a device task ending with an AICPU task finishes: every thread hears it is sent",
           "[sim]") {
   // The AICPU task runs inline on the thread that resolves it; that thread then holds the

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "hbm.h"
@@ -20,6 +22,16 @@ namespace {
 
 // Fewest ranges of a task, and rows of a run, that go to L2 as a run (AiCore::start()).
 constexpr std::uint32_t kMinRunRows = 4;
+
+// A range's size, direction, burst and L2 bit: the whole word after its address, so that the
+// search for a run compares one word a row.
+static_assert(sizeof(sched::MemAccess) == 16 && offsetof(sched::MemAccess, bytes) == 8,
+              "a MemAccess is its address, then its size and flag bits in one 8-byte word");
+inline std::uint64_t shape_of(const sched::MemAccess& m) {
+  std::uint64_t v;
+  std::memcpy(&v, reinterpret_cast<const char*>(&m) + 8, sizeof v);
+  return v;
+}
 
 // Non-negative picoseconds to the nearest integer (std::llround is a libm call per value,
 // and this runs five times per task).
@@ -127,7 +139,7 @@ TimePs AiCore::combine(TimePs read_ps) const {
 void AiCore::start(TaskId task, TimePs t0) {
   const auto& g = m_.graph;
   const auto& tm = m_.tm;
-  run_ = Running{};
+  clear_run();
   run_.task = task;
   run_.start = t0;
   m_.observers.task_started(task, id_, t0);
@@ -158,17 +170,66 @@ void AiCore::start(TaskId task, TimePs t0) {
           account(b, m_.l2.access(b.addr, b.bytes, b.is_write != 0));
         }
       };
+      // A run of n ranges from g.mem[i] at `pitch` (one size, direction and burst) in one L2
+      // call, priced from its sums: each row's moved bytes are the same where the rows move
+      // in bursts shorter than themselves, or keep their offset in a GM block (mte_bytes
+      // depends on the address only through that): a pitch of whole blocks, rows not wrapping.
+      const auto run = [&](std::uint32_t i, std::uint32_t n, std::uint64_t pitch) {
+        const sched::MemAccess& a = g.mem[i];
+        const bool write = a.is_write != 0;
+        if (!write && m_.l2_row_hits.size() < n) m_.l2_row_hits.resize(n);
+        std::uint64_t* const row_hits = write ? nullptr : m_.l2_row_hits.data();
+        const L2Cache::RowsResult r = m_.l2.access_rows(a.addr, a.bytes, pitch, n, write, row_hits);
+        hbm_bytes += r.sum.miss_bytes + r.sum.writeback_bytes;
+        m_.l2_miss_bytes += r.sum.miss_bytes;
+        const std::uint64_t bytes = a.bytes;
+        std::uint64_t span = 0;
+        const bool same_moved =
+            (a.burst_bytes != 0 && a.burst_bytes < bytes) ||
+            (pitch % m_.chip.cost.mte_granule_bytes == 0 &&
+             !__builtin_mul_overflow(pitch, n - 1, &span) && span <= ~std::uint64_t{0} - a.addr);
+        if (write) {
+          if (same_moved) {
+            write_bytes += n * m_.cost.moved_bytes(a);
+          } else {
+            for (std::uint32_t k = 0; k < n; ++k) write_bytes += m_.cost.moved_bytes(g.mem[i + k]);
+          }
+          return;
+        }
+        m_.l2_hit_bytes += r.sum.hit_bytes;
+        if (same_moved) {
+          const std::uint64_t moved = m_.cost.moved_bytes(a);
+          read_bytes += n * moved;
+          hit_read += r.whole_hit_rows * moved;
+          if (r.part_hit_rows == 0) return;
+          for (std::uint32_t k = 0; k < n; ++k) {
+            const std::uint64_t h = row_hits[k];
+            if (h != bytes) hit_read += h * moved / bytes;
+          }
+          return;
+        }
+        for (std::uint32_t k = 0; k < n; ++k) {
+          const std::uint64_t moved = m_.cost.moved_bytes(g.mem[i + k]);
+          const std::uint64_t h = row_hits[k];
+          read_bytes += moved;
+          hit_read += h == bytes ? moved : h * moved / bytes;
+        }
+      };
       const std::uint32_t begin = g.mem_begin[task], end = g.mem_begin[task + 1];
       // Runs pay from a tile's rows on: a task of a few ranges takes them one at a time.
       for (std::uint32_t i = begin; end - begin < kMinRunRows && i < end; ++i) one(g.mem[i]);
       for (std::uint32_t i = begin; end - begin >= kMinRunRows && i < end;) {
         const auto& a = g.mem[i];
-        // The ranges after `a` of its size and direction at one pitch (a tile's rows) go to
-        // L2 in one call, which gives each row the Result access() would.
-        const auto same = [&a](const sched::MemAccess& b) {
-          return b.bytes == a.bytes && b.is_write == a.is_write && b.no_l2 == 0;
-        };
-        if (a.no_l2 != 0 || i + 1 == end || !same(g.mem[i + 1])) {
+        // The ranges after `a` of its size, direction and burst at one pitch (a tile's rows)
+        // go to L2 in one call, which touches each row as access() would.
+        if (a.no_l2 != 0 || i + 1 == end || g.mem[i + 1].bytes != a.bytes) {
+          one(a);
+          ++i;
+          continue;
+        }
+        const std::uint64_t shape = shape_of(a);
+        const auto same = [shape](const sched::MemAccess& b) { return shape_of(b) == shape; };
+        if (!same(g.mem[i + 1])) {
           one(a);
           ++i;
           continue;
@@ -182,9 +243,7 @@ void AiCore::start(TaskId task, TimePs t0) {
         if (n < kMinRunRows) {
           for (std::uint32_t k = 0; k < n; ++k) one(g.mem[i + k]);
         } else {
-          if (m_.l2_rows.size() < n) m_.l2_rows.resize(n);
-          m_.l2.access_rows(a.addr, a.bytes, pitch, n, a.is_write != 0, m_.l2_rows.data());
-          for (std::uint32_t k = 0; k < n; ++k) account(g.mem[i + k], m_.l2_rows[k]);
+          run(i, n, pitch);
         }
         i += n;
       }
@@ -261,7 +320,7 @@ void AiCore::finish_running() {
   busy_ps_ += end - run_.start;
   ++tasks_;
   const TimePs begin = run_.start;
-  run_ = Running{};
+  clear_run();
   m_.task_done(task, id_, begin, end);
   if (pending_ != kNoTask) {
     const TaskId next = pending_;

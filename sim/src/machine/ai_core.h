@@ -87,6 +87,17 @@ class AiCore : public sc_core::sc_module, private CalendarAgent {
     common::TimePs flow_start = 0, pre = 0, post = 0, l2_read = 0, compute = 0, write = 0;
     bool overlap = false;
   } run_;
+  // run_ = Running{}, a field at a time: the assignment zeroed a temporary on the stack and
+  // copied it, twice a task.
+  void clear_run() {
+    run_.task = common::kNoTask;
+    run_.start = 0;
+    run_.finish = common::kNever;
+    run_.collected = false;
+    run_.final_from = 0;
+    run_.flow_start = run_.pre = run_.post = run_.l2_read = run_.compute = run_.write = 0;
+    run_.overlap = false;
+  }
   common::TaskId pending_ = common::kNoTask;
   struct Inbox {
     common::TaskId task;

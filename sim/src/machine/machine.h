@@ -75,9 +75,9 @@ struct Machine {
   std::uint64_t tasks_done = 0;
   std::uint64_t events = 0;
   std::uint64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
-  std::vector<L2Cache::Result> l2_rows;  // a core's run of rows through L2, one Result a row
-  std::exception_ptr error;              // first exception raised inside a process
-  std::uint64_t events_at_progress = 0;  // `events` when a task last completed
+  std::vector<std::uint64_t> l2_row_hits;  // a core's run of rows read through L2: hit bytes a row
+  std::exception_ptr error;                // first exception raised inside a process
+  std::uint64_t events_at_progress = 0;    // `events` when a task last completed
 
   std::uint64_t timesteps = 0;  // distinct simulated times at which some process ran
   common::TimePs last_event_ps = common::kNever;

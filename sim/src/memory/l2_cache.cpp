@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "pypto/common/errors.h"
 
@@ -140,6 +141,19 @@ template <bool kWrite>
       ++c.write_fills;
     }
   }
+}
+
+// Adds row k's Result to a run's total (and its hit bytes to row_hits, when given).
+[[gnu::always_inline]] inline void add_row(L2Cache::RowsResult& t, const L2Cache::Result& r,
+                                           std::uint64_t bytes, std::uint64_t* row_hits,
+                                           std::uint64_t k) {
+  t.sum.hit_bytes += r.hit_bytes;
+  t.sum.miss_bytes += r.miss_bytes;
+  t.sum.alloc_bytes += r.alloc_bytes;
+  t.sum.writeback_bytes += r.writeback_bytes;
+  t.whole_hit_rows += r.hit_bytes == bytes && bytes != 0;
+  t.part_hit_rows += r.hit_bytes != 0 && r.hit_bytes != bytes;
+  if (row_hits != nullptr) row_hits[k] = r.hit_bytes;
 }
 
 }  // namespace
@@ -288,8 +302,9 @@ bool L2Cache::CompactSet<kSlots>::operator==(const CompactSet& o) const {
   }
 }
 
-void L2Cache::access_rows(std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
-                          std::uint64_t count, bool is_write, Result* rows) {
+L2Cache::RowsResult L2Cache::access_rows(std::uint64_t addr, std::uint64_t bytes,
+                                         std::uint64_t pitch, std::uint64_t count, bool is_write,
+                                         std::uint64_t* row_hits) {
   // The shared path needs every row's lines to have compact tags and no row to wrap past
   // 2^64 (then no row throws or converts the layout); anything else goes a row at a time.
   std::uint64_t span = 0;  // the last row's offset from the first
@@ -299,34 +314,43 @@ void L2Cache::access_rows(std::uint64_t addr, std::uint64_t bytes, std::uint64_t
                      bytes - 1 <= ~std::uint64_t{0} - (addr + span) &&
                      ((addr + span + (bytes - 1)) >> line_shift_) < compact_line_limit_;
   if (!plain) {
-    for (std::uint64_t k = 0; k < count; ++k) rows[k] = access(addr + k * pitch, bytes, is_write);
-    return;
+    RowsResult t;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      add_row(t, access(addr + k * pitch, bytes, is_write), bytes, row_hits, k);
+    }
+    return t;
   }
   switch (compact_slots_) {
     case 16:
-      is_write ? rows_2_16<16, true>(compact16_, per_set16_, addr, bytes, pitch, count, rows)
-               : rows_2_16<16, false>(compact16_, per_set16_, addr, bytes, pitch, count, rows);
-      return;
+      return is_write
+                 ? rows_2_16<16, true>(compact16_, per_set16_, addr, bytes, pitch, count, row_hits)
+                 : rows_2_16<16, false>(compact16_, per_set16_, addr, bytes, pitch, count,
+                                        row_hits);
     case 8:
-      is_write ? rows_2_16<8, true>(compact8_, per_set8_, addr, bytes, pitch, count, rows)
-               : rows_2_16<8, false>(compact8_, per_set8_, addr, bytes, pitch, count, rows);
-      return;
+      return is_write
+                 ? rows_2_16<8, true>(compact8_, per_set8_, addr, bytes, pitch, count, row_hits)
+                 : rows_2_16<8, false>(compact8_, per_set8_, addr, bytes, pitch, count, row_hits);
     default:
-      is_write ? rows_2_16<4, true>(compact4_, per_set4_, addr, bytes, pitch, count, rows)
-               : rows_2_16<4, false>(compact4_, per_set4_, addr, bytes, pitch, count, rows);
-      return;
+      return is_write
+                 ? rows_2_16<4, true>(compact4_, per_set4_, addr, bytes, pitch, count, row_hits)
+                 : rows_2_16<4, false>(compact4_, per_set4_, addr, bytes, pitch, count, row_hits);
   }
 }
 
 template <unsigned kSlots, bool kWrite>
-void L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
-                        std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
-                        std::uint64_t count, Result* rows) {
+L2Cache::RowsResult L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool,
+                                       std::vector<PerSet<kSlots>>& per_set, std::uint64_t addr,
+                                       std::uint64_t bytes, std::uint64_t pitch,
+                                       std::uint64_t count, std::uint64_t* row_hits) {
   const std::uint64_t mask = line_bytes_ - 1;
   Lines l;
   l.first = addr >> line_shift_;
   l.set = l.first % sets_;
   l.tag = l.first / sets_ + 1;
+  if (per_set_ && (addr & mask) + bytes <= line_bytes_ && (pitch & mask) == 0) {
+    return one_line_rows<kSlots, kWrite>(per_set, l, bytes, pitch, count, row_hits);
+  }
+  RowsResult t;
   for (std::uint64_t k = 0;;) {
     // Each row as access() takes it; its first line's set and tag follow from the row before
     // by the lines between them (a division only for a step of a whole L2 or more).
@@ -337,8 +361,7 @@ void L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSe
     if (per_set_ && l.first == l.last) {
       // A row inside one line (a tile's row of a wide matrix): access_per_set()'s one-line
       // case, in place.
-      Result& r = rows[k];
-      r = Result{};
+      Result r;
       std::uint64_t writebacks = 0;
       const bool miss =
           touch_per_set<kSlots, kWrite>(per_set[l.set], static_cast<std::uint32_t>(l.tag),
@@ -346,10 +369,11 @@ void L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSe
       account_end_line<kWrite>(counters_, r, miss, bytes, line_bytes_);
       r.writeback_bytes = writebacks * line_bytes_;
       counters_.writebacks += writebacks;
+      add_row(t, r, bytes, row_hits, k);
     } else {
-      rows[k] = access_2_16(pool, per_set, l, kWrite);
+      add_row(t, access_2_16(pool, per_set, l, kWrite), bytes, row_hits, k);
     }
-    if (++k == count) return;
+    if (++k == count) return t;
     addr += pitch;
     const std::uint64_t first = addr >> line_shift_;
     const std::uint64_t step = first - l.first;
@@ -365,6 +389,66 @@ void L2Cache::rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSe
       l.tag = first / sets_ + 1;
     }
   }
+}
+
+template <unsigned kSlots, bool kWrite>
+L2Cache::RowsResult L2Cache::one_line_rows(std::vector<PerSet<kSlots>>& per_set, const Lines& l,
+                                           std::uint64_t bytes, std::uint64_t pitch,
+                                           std::uint64_t count, std::uint64_t* row_hits) {
+  // Row k's line is the first row's plus k steps: its set and tag advance by the step's
+  // remainder and quotient in sets, carrying one into the tag where the set wraps.
+  // Members copied to locals: the stores to records and row_hits could alias them.
+  const std::uint64_t n_sets = sets_;
+  const std::uint64_t step = pitch >> line_shift_;
+  const std::uint64_t set_step = step % n_sets;
+  const auto tag_step = static_cast<std::uint32_t>(step / n_sets);
+  const unsigned victim_shift = 4 * (ways_ - 1);
+  const std::uint64_t active = lru_active_;
+  PerSet<kSlots>* const sets = per_set.data();
+  std::uint64_t misses = 0, writebacks = 0;
+  const auto walk = [&](auto with_hits) {
+    std::uint64_t set = l.set;
+    auto tag = static_cast<std::uint32_t>(l.tag);
+    for (std::uint64_t k = 0;;) {
+      const bool miss =
+          touch_per_set<kSlots, kWrite>(sets[set], tag, victim_shift, active, writebacks);
+      misses += miss;
+      if constexpr (decltype(with_hits)::value) row_hits[k] = miss ? 0 : bytes;
+      if (++k == count) return;
+      set += set_step;
+      tag += tag_step;
+      if (set >= n_sets) {
+        set -= n_sets;
+        ++tag;
+      }
+    }
+  };
+  row_hits != nullptr ? walk(std::true_type{}) : walk(std::false_type{});
+  // What account_end_line() gives each row, summed: a hit touches the row's bytes, a miss
+  // fills the line (a read, or a write of part of it) or allocates it (a write of all of it).
+  const std::uint64_t hits = count - misses;
+  const std::uint64_t line_bytes = line_bytes_;
+  RowsResult t;
+  t.sum.hit_bytes = hits * bytes;
+  t.whole_hit_rows = hits;
+  t.sum.writeback_bytes = writebacks * line_bytes;
+  Counters& c = counters_;
+  c.writebacks += writebacks;
+  if (!kWrite) {
+    t.sum.miss_bytes = misses * line_bytes;
+    c.read_hits += hits;
+    c.read_misses += misses;
+  } else {
+    c.write_hits += hits;
+    c.write_allocations += misses;
+    if (bytes == line_bytes) {
+      t.sum.alloc_bytes = misses * line_bytes;
+    } else {
+      t.sum.miss_bytes = misses * line_bytes;
+      c.write_fills += misses;
+    }
+  }
+  return t;
 }
 
 template <unsigned kSlots>

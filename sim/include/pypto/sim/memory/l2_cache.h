@@ -42,11 +42,19 @@ class L2Cache {
   // every line of [addr, addr + bytes), allocating on a miss (reads fill, writes allocate
   // and mark dirty), and updates LRU order.
   Result access(std::uint64_t addr, std::uint64_t bytes, bool is_write);
+  // What a run of rows made of L2: the sum of the rows' Results and how each row hit, which
+  // is all a core needs to price them (a row's share of its moved bytes at L2 speed).
+  struct RowsResult {
+    Result sum;
+    std::uint64_t whole_hit_rows = 0;  // rows with hit_bytes == bytes > 0
+    std::uint64_t part_hit_rows = 0;   // rows with 0 < hit_bytes < bytes
+  };
   // Contract: access() of the `count` rows [addr + k * pitch, + bytes), k = 0, 1, ... in
-  // turn, with the same lines, LRU order, counters and errors; rows[k] receives row k's
-  // Result (rows holds count entries). One call shares the per-access setup of a tile's rows.
-  void access_rows(std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
-                   std::uint64_t count, bool is_write, Result* rows);
+  // turn, with the same lines, LRU order, counters and errors; row_hits[k] (count entries,
+  // or null) receives row k's hit_bytes. One call shares the per-access setup of a tile's
+  // rows and adds their Results up as it goes.
+  RowsResult access_rows(std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
+                         std::uint64_t count, bool is_write, std::uint64_t* row_hits);
 
   const Counters& counters() const { return counters_; }
   // Contract: zeroes the counters and keeps every line, dirty bit and the LRU order.
@@ -107,9 +115,16 @@ class L2Cache {
                                             bool is_write);
   // access_rows() of rows whose lines all have compact tags, none wrapping past 2^64.
   template <unsigned kSlots, bool kWrite>
-  void rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
-                 std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch, std::uint64_t count,
-                 Result* rows);
+  RowsResult rows_2_16(std::vector<CompactSet<kSlots>>& pool, std::vector<PerSet<kSlots>>& per_set,
+                       std::uint64_t addr, std::uint64_t bytes, std::uint64_t pitch,
+                       std::uint64_t count, std::uint64_t* row_hits);
+  // rows_2_16() of per-set records when every row lies inside one line (same offset in its
+  // line, pitch a whole number of lines): one record touched a row, the counts kept in
+  // registers.
+  template <unsigned kSlots, bool kWrite>
+  RowsResult one_line_rows(std::vector<PerSet<kSlots>>& per_set, const Lines& l,
+                           std::uint64_t bytes, std::uint64_t pitch, std::uint64_t count,
+                           std::uint64_t* row_hits);
   template <unsigned kSlots, bool kWrite>
   Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
   // A read whose lines are each their set's most recent (a consumer reading what its producer
