@@ -464,10 +464,7 @@ const char* RecordParser::fast_record(const char* p) {
   }
   r.line = line_;
   r.seen = seen_;
-  r.succ_begin = static_cast<std::uint32_t>(succ_begin);
-  r.succ_end = static_cast<std::uint32_t>(b.succ.size());
-  r.mem_begin = static_cast<std::uint32_t>(mem_begin);
-  r.mem_end = static_cast<std::uint32_t>(b.mem.size());
+  set_ranges(r, b, succ_begin, mem_begin);
   if (++b.size == kBatchRecords) flush();
   return p + 1;
 }

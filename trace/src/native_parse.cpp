@@ -76,10 +76,7 @@ void RecordParser::emit_record(std::size_t succ_begin, std::size_t mem_begin) {
   r.kernel = f_kernel_;
   r.ops = f_ops_;
   r.core = f_core_;
-  r.succ_begin = static_cast<std::uint32_t>(succ_begin);
-  r.succ_end = static_cast<std::uint32_t>(b.succ.size());
-  r.mem_begin = static_cast<std::uint32_t>(mem_begin);
-  r.mem_end = static_cast<std::uint32_t>(b.mem.size());
+  set_ranges(r, b, succ_begin, mem_begin);
   if (b.size == kBatchRecords) flush();
 }
 

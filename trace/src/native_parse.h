@@ -138,6 +138,14 @@ struct Batch {
   }
 };
 
+// Gives r the successors and memory ranges b gained since succ_begin / mem_begin.
+inline void set_ranges(Rec& r, const Batch& b, std::size_t succ_begin, std::size_t mem_begin) {
+  r.succ_begin = static_cast<std::uint32_t>(succ_begin);
+  r.succ_end = static_cast<std::uint32_t>(b.succ.size());
+  r.mem_begin = static_cast<std::uint32_t>(mem_begin);
+  r.mem_end = static_cast<std::uint32_t>(b.mem.size());
+}
+
 // The header line's fields.
 struct Header {
   bool seen = false;
