@@ -222,14 +222,10 @@ void AiCore::start(TaskId task, TimePs t0) {
         const auto& a = g.mem[i];
         // The ranges after `a` of its size, direction and burst at one pitch (a tile's rows)
         // go to L2 in one call, which touches each row as access() would.
-        if (a.no_l2 != 0 || i + 1 == end || g.mem[i + 1].bytes != a.bytes) {
-          one(a);
-          ++i;
-          continue;
-        }
+        // The size first: the CLI's few-range tasks rarely get past it.
         const std::uint64_t shape = shape_of(a);
         const auto same = [shape](const sched::MemAccess& b) { return shape_of(b) == shape; };
-        if (!same(g.mem[i + 1])) {
+        if (a.no_l2 != 0 || i + 1 == end || g.mem[i + 1].bytes != a.bytes || !same(g.mem[i + 1])) {
           one(a);
           ++i;
           continue;
