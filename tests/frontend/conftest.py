@@ -30,6 +30,15 @@ class RecordingBackend(_backend.Backend):
         return {"run": len(self.calls)}
 
 
+@pytest.fixture
+def options_reset():
+    """Global pypto options (tile shapes set outside a kernel, set_*_options) reset before and
+    after the test, so no test inherits another's (modules opt in with pytestmark)."""
+    pypto.reset_options()
+    yield
+    pypto.reset_options()
+
+
 @pytest.fixture(autouse=True)
 def _frontend_only(request, monkeypatch):
     """The frontend tests check tracing and validation without the native module (as if it

@@ -18,11 +18,8 @@ from pypto.error import (FeError, ParserError, PassError, PyptoError, PyptoGener
 F32 = pypto.DT_FP32
 
 
-@pytest.fixture(autouse=True)
-def clean_config():
-    pypto.reset_options()
-    yield
-    pypto.reset_options()
+# The eager form and the option setters change the global scope.
+pytestmark = pytest.mark.usefixtures("options_reset")
 
 
 SIM = {"run_mode": pypto.RunMode.SIM}

@@ -12,11 +12,8 @@ F32 = pypto.DT_FP32
 SIM = {"run_mode": pypto.RunMode.SIM}
 
 
-@pytest.fixture(autouse=True)
-def clean_config():
-    pypto.reset_options()
-    yield
-    pypto.reset_options()
+# The eager form and the option setters change the global scope.
+pytestmark = pytest.mark.usefixtures("options_reset")
 
 
 def add_rows(x: pypto.Tensor([16, 16], F32), out: pypto.Tensor([16, 16], F32)):

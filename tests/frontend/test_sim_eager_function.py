@@ -12,13 +12,8 @@ from pypto import _eager
 F32, I32 = pypto.DT_FP32, pypto.DT_INT32
 
 
-@pytest.fixture(autouse=True)
-def _global_scope_restored():
-    # The eager form sets tile shapes outside any kernel, in the global scope: later tests'
-    # kernels must not inherit them.
-    pypto.reset_options()
-    yield
-    pypto.reset_options()
+# The eager form and the option setters change the global scope.
+pytestmark = pytest.mark.usefixtures("options_reset")
 
 
 def _record_accumulate(shape, dtype, tiles):

@@ -15,11 +15,8 @@ from pypto import _verify
 F32 = pypto.DT_FP32
 
 
-@pytest.fixture(autouse=True)
-def _global_scope_restored():
-    pypto.reset_options()
-    yield
-    pypto.reset_options()
+# The eager form and the option setters change the global scope.
+pytestmark = pytest.mark.usefixtures("options_reset")
 
 
 def _add(inputs, outputs):
