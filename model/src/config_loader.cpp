@@ -244,6 +244,13 @@ void for_each_field(Visit&& v) {
   v(num("cost", "mte_granule_bytes", "B", 1, 1u << 20,
         "GM moves in aligned blocks of this size; a transfer pays every block it touches"),
     &C::cost, &Cost::mte_granule_bytes);
+  v(num("cost", "cube_row_merge_min_bytes", "B", 0, 1u << 20,
+        "shortest cube operand row that moves in one burst with its neighbours when the rows "
+        "lie back to back"),
+    &C::cost, &Cost::cube_row_merge_min_bytes);
+  v(num("cost", "cube_row_merge_max_bytes", "B", 0, 1u << 20,
+        "longest such row (a min above the max merges none)"),
+    &C::cost, &Cost::cube_row_merge_max_bytes);
   v(num("cost", "l1_to_l0a_bytes_per_cycle", "B/cycle", 1, kMaxBytesPerCycle,
         "MTE1 rate moving a cube's left operand from L1 to L0A"),
     &C::cost, &Cost::l1_to_l0a_bytes_per_cycle);

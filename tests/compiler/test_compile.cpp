@@ -156,15 +156,17 @@ TEST_CASE("matmul: AIC tasks per output tile, K split with accumulate", "[compil
     CHECK(mm[2]->accumulate == 1);
     CHECK(count_op(l.programs[t], TileOpcode::kLoad) == 6);
     CHECK(count_op(l.programs[t], TileOpcode::kCast) == 0);  // fp32 accumulator = output
-    // The leaf list-scheduled over its pipes (docs/leaf-timing.md): per K step MTE2 loads A
-    // and B (4 KiB each, in rows of 32 fp32 = 128 B, each row a burst paying a 512 B block:
-    // 16 KiB at 110 B/cycle, 149 cycles), MTE1 moves them to L0A (4 KiB at 512: 8) and L0B
-    // (at 256: 16), the cube runs 16 fractals + ceil(16 * 8 %) = 2 stall cycles + 20
-    // start/drain = 38. The loads bound it: six back to back end at 894; the last L0B move
-    // [894, 910], the last mmad [910, 948], then the 4 KiB store, 32 row bursts of 512 B at
-    // 86 B/cycle (191): 1139. With three tiles the simulator overlaps memory and compute: the
-    // makespan is handed over.
-    CHECK(l.graph.compute_cycles[t] == 1139);
+    // The leaf list-scheduled over its pipes (docs/leaf-timing.md): the task's panels move A
+    // as 96 rows of 32 fp32 = 128 B at a 384 B pitch, each a burst paying a 512 B block (48
+    // KiB), and B as one burst (its 128 B rows lie back to back, within the chip's merge
+    // range, cost.cube_row_merge_*: 12 KiB); the 60 KiB spread over the six 4 KiB loads is 10
+    // KiB each at 110 B/cycle, 94 cycles. MTE1 moves them to L0A (4 KiB at 512: 8) and L0B (at
+    // 256: 16), the cube runs 16 fractals + ceil(16 * 8 %) = 2 stall cycles + 20 start/drain
+    // = 38. The loads bound it: six back to back end at 564; the last L0B move [564, 580],
+    // the last mmad [580, 618], then the 4 KiB store, 32 row bursts of 512 B at 86 B/cycle
+    // (191): 809. With three tiles the simulator overlaps memory and compute: the makespan is
+    // handed over.
+    CHECK(l.graph.compute_cycles[t] == 809);
   }
   // Second task: A rows 32..63 of every K step.
   const auto loads = instrs_of(l.programs[1], TileOpcode::kLoad);

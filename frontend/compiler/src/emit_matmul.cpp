@@ -394,10 +394,16 @@ void EmitContext::emit_matmul(const Unit& u) {
       const GlobalRegion pb =
           region_2d(b.region, Kv, b_cols, bk, bn, b_off + n0 * b.region.stride[bn]);
       // The cube loads a K step's rows of A (tk elements) and B (the tile's columns) each as a
-      // burst of its own.
-      const auto burst = [](std::int64_t elems, DType d) {
-        return static_cast<std::uint32_t>(std::min<std::uint64_t>(
-            static_cast<std::uint64_t>(elems) * model::dtype_bytes(d), sched::kMaxBurstBytes));
+      // burst of its own, but rows within the chip's merge range that lie back to back (the
+      // step spans whole rows) go as one burst (0).
+      const auto burst = [&](const GlobalRegion& reg, std::int64_t elems, DType d) {
+        const auto bytes = static_cast<std::uint64_t>(elems) * model::dtype_bytes(d);
+        const auto& cost = chip_.cost;
+        if (bytes >= cost.cube_row_merge_min_bytes && bytes <= cost.cube_row_merge_max_bytes &&
+            reg.stride[1] == 1 && reg.stride[0] == elems) {
+          return std::uint32_t{0};
+        }
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, sched::kMaxBurstBytes));
       };
       // An operand read from an NZ parameter moves in the fractal layout's runs.
       const auto panel = [&](const GlobalRegion& reg, std::uint8_t operand, std::uint32_t bb,
@@ -410,8 +416,8 @@ void EmitContext::emit_matmul(const Unit& u) {
         }
         tb.acc.push_back(acc);
       };
-      if (!region_empty(pa)) panel(pa, 1, burst(tk, ad), a);
-      if (!region_empty(pb)) panel(pb, 2, burst(b_cols, ad), b);
+      if (!region_empty(pa)) panel(pa, 1, burst(pa, tk, ad), a);
+      if (!region_empty(pb)) panel(pb, 2, burst(pb, b_cols, ad), b);
     }
     tb.acc.insert(tb.acc.end(), epilogue_acc.begin(), epilogue_acc.end());
     if (need_out) {

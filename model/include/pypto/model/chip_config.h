@@ -114,6 +114,10 @@ struct ChipConfig {
     // GM is moved in aligned blocks of this size: a transfer pays for every block it touches,
     // so short rows at a large stride cost a whole block each.
     std::uint32_t mte_granule_bytes = 512;
+    // The cube's rows of this many bytes (min..max) that lie back to back, a K step spanning
+    // whole rows, move as one burst; shorter or longer ones move row by row.
+    std::uint32_t cube_row_merge_min_bytes = 64;
+    std::uint32_t cube_row_merge_max_bytes = 256;
     // MTE1 moves a cube operand from L1 into L0A (left) or L0B (right) per cycle.
     std::uint32_t l1_to_l0a_bytes_per_cycle = 512;
     std::uint32_t l1_to_l0b_bytes_per_cycle = 256;
