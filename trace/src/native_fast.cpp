@@ -384,8 +384,9 @@ inline const char* RecordParser::fast_mem(const char* p) {
 // look at a field only where `seen` has it) but for those parse_record gives defaults.
 const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* kernel,
                                       std::string_view* ops) {
-  // The same defaults as parse_record.
-  seen_ = 0;
+  // The same defaults as parse_record. The keys seen are counted in a local (a member would be
+  // loaded and stored a field, the record's stores may alias it); seen_ is set once taken.
+  std::uint32_t seen = 0;
   r.tiles = 1;
   r.ops = UnpricedWork::kNoOps;
   r.extra_cycles = 0;
@@ -414,11 +415,11 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
         g.key = k;
       }
     }
-    if (k == kUnknown || (seen_ & k)) return nullptr;
+    if (k == kUnknown || (seen & k)) return nullptr;
     after = static_cast<unsigned>(__builtin_ctz(k));
     p = past(p, ':');
     if (!p) return nullptr;
-    seen_ |= k;
+    seen |= k;
     p = fast_value(k, skip_space(p), r, kernel, ops);
     if (!p) return nullptr;
     if (*p != ',') {
@@ -430,9 +431,10 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
   }
   p = skip_space(p + 1);
   if (*p != '\n') return nullptr;
-  if ((seen_ & (kDeviceTask | kParallelGroup)) && (seen_ & ~(kDeviceTask | kParallelGroup))) {
+  if ((seen & (kDeviceTask | kParallelGroup)) && (seen & ~(kDeviceTask | kParallelGroup))) {
     return nullptr;
   }
+  seen_ = seen;
   return p;
 }
 
