@@ -420,8 +420,13 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
     p = past(p, ':');
     if (!p) return nullptr;
     seen |= k;
-    p = fast_value(k, skip_space(p), r, kernel, ops);
-    if (!p) return nullptr;
+    // Writers put no whitespace after ':': the value is read where it starts, and again past
+    // whitespace only where that fails (every value's reader fails on a space before it
+    // appends anything).
+    const char* v = fast_value(k, p, r, kernel, ops);
+    if (v == nullptr && is_space(*p)) v = fast_value(k, skip_space(p), r, kernel, ops);
+    if (!v) return nullptr;
+    p = v;
     if (*p != ',') {
       p = skip_space(p);
       if (*p == '}') break;
