@@ -739,13 +739,22 @@ bool Scheduler::has_in_flight(common::ThreadId t) const {
 }
 
 void Scheduler::in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const {
-  out.clear();
   const Thread& th = impl_->threads[t];
+  const Core* const cores = impl_->cores.data();
+  // Sized for all the thread's cores, then cut to the busy ones: each core is one store and
+  // no capacity check (push_back reloaded the cores through `out` a core).
+  std::size_t all = 0;
+  for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) all += th.end[ct] - th.begin[ct];
+  out.resize(all);
+  common::CoreId* const o = out.data();
+  std::size_t n = 0;
   for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
-    for (common::CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
-      if (impl_->cores[c].running != common::kNoTask) out.push_back(c);
+    for (common::CoreId c = th.begin[ct], e = th.end[ct]; c < e; ++c) {
+      o[n] = c;
+      n += cores[c].running != common::kNoTask ? 1 : 0;
     }
   }
+  out.resize(n);
 }
 
 bool Scheduler::shared_work_left() const {

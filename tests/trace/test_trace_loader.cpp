@@ -603,6 +603,34 @@ TEST_CASE("native: records spelled otherwise read as their plain form does") {
   CHECK(a.graph.kernel_names == b.graph.kernel_names);
 }
 
+TEST_CASE("native: whitespace after a key's colon reads as without") {
+  // The direct scan reads a value where it starts and again past whitespace where that
+  // fails: every kind of value, each after a space or a tab, as its plain form.
+  TempDir tmp;
+  const std::string plain =
+      "{\"id\":0,\"core\":\"AIV\",\"kernel\":\"k1\",\"root\":0,\"succ\":[1,2],"
+      "\"mem\":[[0,64,\"r\"],[4096,64,\"wn\",32]],\"ops\":[[\"add\",\"fp16\",[16,16]]]}\n"
+      "{\"id\":1,\"core\":\"AIC\",\"kernel\":\"k1\",\"root\":0,\"succ\":[2],\"tiles\":2,"
+      "\"dur\":40,\"ops\":[[\"add\",\"fp16\",[16,16]]],\"cycles\":7}\n"
+      "{\"id\":2,\"core\":\"HUB\",\"kernel\":\"k2\",\"root\":1}\n";
+  const std::string spaced =
+      "{\"id\": 0,\"core\": \"AIV\",\"kernel\":\t\"k1\",\"root\": 0,\"succ\": [1,2],"
+      "\"mem\": [[0,64,\"r\"],[4096,64,\"wn\",32]],\"ops\": [[\"add\",\"fp16\",[16,16]]]}\n"
+      "{\"id\":\t1,\"core\": \"AIC\",\"kernel\": \"k1\",\"root\": 0,\"succ\": [2],\"tiles\": 2,"
+      "\"dur\": 40,\"ops\": [[\"add\",\"fp16\",[16,16]]],\"cycles\": 7}\n"
+      "{\"id\": 2,\"core\": \"HUB\",\"kernel\": \"k2\",\"root\": 1}\n";
+  const LoadedTrace a = load(tmp.write("plain.ndjson", kHeader + plain));
+  const LoadedTrace b = load(tmp.write("spaced.ndjson", kHeader + spaced));
+  std::ostringstream out_a, out_b;
+  write_native_trace(a.graph, nullptr, "a2", "test", out_a);
+  write_native_trace(b.graph, nullptr, "a2", "test", out_b);
+  CHECK(out_a.str() == out_b.str());
+  CHECK(a.graph.succ == b.graph.succ);
+  CHECK(a.graph.mem.size() == b.graph.mem.size());
+  CHECK(a.graph.compute_cycles == b.graph.compute_cycles);
+  CHECK(a.graph.kernel_names == b.graph.kernel_names);
+}
+
 TEST_CASE("native trace errors name the file and the line") {
   TempDir tmp;
   struct Case {

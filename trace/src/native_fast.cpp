@@ -384,8 +384,9 @@ inline const char* RecordParser::fast_mem(const char* p) {
 // look at a field only where `seen` has it) but for those parse_record gives defaults.
 const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* kernel,
                                       std::string_view* ops) {
-  // The same defaults as parse_record.
-  seen_ = 0;
+  // The same defaults as parse_record. The keys seen are counted in a local (a member would be
+  // loaded and stored a field, the record's stores may alias it); seen_ is set once taken.
+  std::uint32_t seen = 0;
   r.tiles = 1;
   r.ops = UnpricedWork::kNoOps;
   r.extra_cycles = 0;
@@ -414,13 +415,18 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
         g.key = k;
       }
     }
-    if (k == kUnknown || (seen_ & k)) return nullptr;
+    if (k == kUnknown || (seen & k)) return nullptr;
     after = static_cast<unsigned>(__builtin_ctz(k));
     p = past(p, ':');
     if (!p) return nullptr;
-    seen_ |= k;
-    p = fast_value(k, skip_space(p), r, kernel, ops);
-    if (!p) return nullptr;
+    seen |= k;
+    // Writers put no whitespace after ':': the value is read where it starts, and again past
+    // whitespace only where that fails (every value's reader fails on a space before it
+    // appends anything).
+    const char* v = fast_value(k, p, r, kernel, ops);
+    if (v == nullptr && is_space(*p)) v = fast_value(k, skip_space(p), r, kernel, ops);
+    if (!v) return nullptr;
+    p = v;
     if (*p != ',') {
       p = skip_space(p);
       if (*p == '}') break;
@@ -430,9 +436,10 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
   }
   p = skip_space(p + 1);
   if (*p != '\n') return nullptr;
-  if ((seen_ & (kDeviceTask | kParallelGroup)) && (seen_ & ~(kDeviceTask | kParallelGroup))) {
+  if ((seen & (kDeviceTask | kParallelGroup)) && (seen & ~(kDeviceTask | kParallelGroup))) {
     return nullptr;
   }
+  seen_ = seen;
   return p;
 }
 

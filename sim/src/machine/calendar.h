@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <systemc>
+#include <type_traits>
 #include <vector>
 
 #include "pypto/common/types.h"
@@ -102,12 +103,21 @@ class Calendar : public sc_core::sc_module {
   static std::uint32_t rank_of(Wide k) { return static_cast<std::uint32_t>(k); }
   static common::TimePs time_of(Narrow k) { return k >> kRankBits; }
   static common::TimePs time_of(Wide k) { return static_cast<common::TimePs>(k >> 32); }
+  // a < b in the tie order; keys of one width compare as they are (the common case: no
+  // 128-bit conversion on the 64-bit heap).
+  template <class A, class B>
+  static bool key_less(A a, B b) {
+    if constexpr (std::is_same_v<A, B>) {
+      return a < b;
+    } else {
+      return wide_of(a) < wide_of(b);
+    }
+  }
   template <class H, class K>
   static bool due_before_in(const std::vector<H>& heap, K k) {
     // The acting agent keeps its entry while it acts; the others' earliest is then below it.
-    if (rank_of(heap[0]) != rank_of(k)) return wide_of(heap[0]) < wide_of(k);
-    return (heap.size() > 1 && wide_of(heap[1]) < wide_of(k)) ||
-           (heap.size() > 2 && wide_of(heap[2]) < wide_of(k));
+    if (rank_of(heap[0]) != rank_of(k)) return key_less(heap[0], k);
+    return (heap.size() > 1 && key_less(heap[1], k)) || (heap.size() > 2 && key_less(heap[2], k));
   }
 
   void run();
