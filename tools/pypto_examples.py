@@ -7,7 +7,8 @@ device edits only, and reports the pass rate.
 
 The checkout is a copy of (part of) the hicann/pypto repository: its ``examples/`` tree and
 ``python/tests/st/{frontend,interface}/`` (with the helper modules those tests import from
-``python/tests/st/``, which the runner puts on the import path as ``st``). Nothing of it is
+``python/tests/st/``, which the runner puts on the import path as ``st``), and its ``tools/``
+when it has one (helper libraries that examples import from there). Nothing of it is
 part of this repository: the runner copies it to a temporary folder, edits the copies and
 runs them there.
 
@@ -56,7 +57,8 @@ subprocess with a timeout and is classified as
   ``pypto.error`` class);
 * ``env``: the failure is in the host environment, not in pypto (the installed torch lacks an
   attribute the script's own host code uses, e.g. ``torch.uint16`` in torch < 2.3; a model's
-  golden needs a board-only torch_npu operator, torchair or HCCL);
+  golden needs a board-only torch_npu operator, torchair or HCCL; a script imports a helper
+  library from PyPTO's repo-level ``tools/``, which the checkout lacks);
 * ``crash`` (killed by a signal), ``timeout``, ``skip`` (pytest skip marks; not counted).
 
 The pass rate is pass / (cases − skipped), overall and per group (examples, each test
@@ -549,6 +551,9 @@ _ENV_ERRORS = [
     re.compile(r"could not parse dispatch key: NPU"),
     re.compile(r"No module named '(torchair|torch_npu)\b"),
     re.compile(r"\bHCCL\b|\bhccl\b|backend=['\"]?hccl"),
+    # A helper library of PyPTO's repository outside examples/ that the checkout lacks (the
+    # runner copies the checkout's tools/ when it has one, so then the import succeeds).
+    re.compile(r"No module named 'exported_custom_op_litenpu\b"),
 ]
 
 
@@ -688,7 +693,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     work = tempfile.mkdtemp(prefix="pypto_examples_")
     try:
         edits = 0
-        for part in ("examples", "python") + (() if args.no_models else ("models",)):
+        # tools/: PyPTO's repo-level helper libraries, which examples put on their import path
+        # relative to their own file (the ONNX export demos' exported_custom_op_litenpu).
+        for part in ("examples", "python", "tools") + (() if args.no_models else ("models",)):
             if os.path.isdir(os.path.join(src, part)):
                 shutil.copytree(os.path.join(src, part), os.path.join(work, part))
                 edits += edit_tree(os.path.join(work, part), board_ops=part == "models")

@@ -359,6 +359,40 @@ def test_interface_tests_import_st_helpers(tool, tmp_path):
         ("python/tests/st/interface/test_demo_iface.py::test_scaled", "pass")]
 
 
+
+TOOLS_DEMO = """
+import pathlib, sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "tools"))
+from demo_helper_lib.twice import twice
+
+if __name__ == "__main__":
+    assert twice(21) == 42
+"""
+
+
+def test_repo_level_tools_are_copied_or_the_case_is_env(tool, tmp_path):
+    # An example that imports a helper library from PyPTO's repo-level tools/ (the ONNX export
+    # demos) runs against the checkout's tools/; a checkout without it is an environment case.
+    def run(with_tools):
+        checkout = tmp_path / ("full" if with_tools else "partial")
+        _write(str(checkout), "examples/03_x/demo/demo.py", TOOLS_DEMO)
+        if with_tools:
+            _write(str(checkout), "tools/demo_helper_lib/__init__.py", "")
+            _write(str(checkout), "tools/demo_helper_lib/twice.py", "def twice(x):\n    return 2 * x\n")
+        report = tmp_path / "r.json"
+        assert tool.main([str(checkout), "--json", str(report), "--no-tests", "-j", "1",
+                          "--timeout", "120", "--python", sys.executable]) == 0
+        return [(c["status"], c["error"]) for c in json.loads(report.read_text())["cases"]]
+
+    assert run(True) == [("pass", "")]
+    assert run(False) == [("fail", "ModuleNotFoundError: No module named 'demo_helper_lib'")]
+
+    c = tool.Case("x", "example", ".", [], "fail",
+                  "ModuleNotFoundError: No module named 'exported_custom_op_litenpu'")
+    tool.classify_env(c)
+    assert c.status == "env"
+
+
 MODEL_IMPL = '''\
     import pypto
 
