@@ -169,6 +169,43 @@ void round_decimals(double* y, const Operand& a, std::int64_t n, DType dt, doubl
   }
 }
 
+// Eight floats as one value (GCC's vector extension): one register in the AVX2 copy of
+// binary_f32, two in the default one; the same IEEE operation on each lane. The ops write
+// through a reference: a 32-byte vector passed by value draws GCC's psABI note without AVX.
+typedef float F32x8 __attribute__((vector_size(32)));
+typedef std::int32_t I32x8 __attribute__((vector_size(32)));
+
+__attribute__((always_inline)) inline void load8(F32x8& v, const float* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+
+// run_f32 when cols is a multiple of 8: one NaN mask for the whole tile, reduced once, where
+// the plain loops reduced it at the end of every row. kA / kB: that operand is a tile.
+template <bool kA, bool kB, class F>
+__attribute__((always_inline)) inline bool rows_x8(float* __restrict y, const float* __restrict a,
+                                                   std::int64_t pa, float as,
+                                                   const float* __restrict b, std::int64_t pb,
+                                                   float bs, std::int64_t rows, std::int64_t cols,
+                                                   F f) {
+  F32x8 sa, sb;  // the scalars in every lane (a splat: 0 + s would turn -0 into +0)
+  for (int k = 0; k < 8; ++k) sa[k] = as, sb[k] = bs;
+  I32x8 nan{};
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = 0; j < cols; j += 8) {
+      F32x8 u = sa, v = sb;
+      if constexpr (kA) load8(u, a + i * pa + j);
+      if constexpr (kB) load8(v, b + i * pb + j);
+      F32x8 w;
+      f(w, u, v);
+      std::memcpy(y + i * cols + j, &w, sizeof w);
+      nan |= w != w;
+    }
+  }
+  int any = 0;
+  for (int k = 0; k < 8; ++k) any |= nan[k];
+  return any == 0;
+}
+
 // y = f(a, b) over rows x cols floats (y dense; row i of a tile operand at i * its pitch, a
 // scalar when null); false when a result is NaN. y is apart from a and b: no alias checks.
 // Always inlined, so that each copy of binary_f32 compiles it for its own target.
@@ -178,11 +215,17 @@ __attribute__((always_inline)) inline bool run_f32(float* __restrict y, const fl
                                                    const float* __restrict b, std::int64_t pb,
                                                    float bs, std::int64_t rows, std::int64_t cols,
                                                    F f) {
+  if (cols % 8 == 0) {
+    if (a && b) return rows_x8<true, true>(y, a, pa, as, b, pb, bs, rows, cols, f);
+    if (a) return rows_x8<true, false>(y, a, pa, as, b, pb, bs, rows, cols, f);
+    return rows_x8<false, true>(y, a, pa, as, b, pb, bs, rows, cols, f);
+  }
   int nan = 0;  // an int reduction of compare masks, so the loops vectorize
   if (a && b) {
     for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa, b += pb) {
       for (std::int64_t j = 0; j < cols; ++j) {
-        const float v = f(a[j], b[j]);
+        float v;
+        f(v, a[j], b[j]);
         y[j] = v;
         nan |= v != v ? -1 : 0;
       }
@@ -190,7 +233,8 @@ __attribute__((always_inline)) inline bool run_f32(float* __restrict y, const fl
   } else if (a) {
     for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa) {
       for (std::int64_t j = 0; j < cols; ++j) {
-        const float v = f(a[j], bs);
+        float v;
+        f(v, a[j], bs);
         y[j] = v;
         nan |= v != v ? -1 : 0;
       }
@@ -198,7 +242,8 @@ __attribute__((always_inline)) inline bool run_f32(float* __restrict y, const fl
   } else {
     for (std::int64_t i = 0; i < rows; ++i, y += cols, b += pb) {
       for (std::int64_t j = 0; j < cols; ++j) {
-        const float v = f(as, b[j]);
+        float v;
+        f(v, as, b[j]);
         y[j] = v;
         nan |= v != v ? -1 : 0;
       }
@@ -219,13 +264,17 @@ bool binary_f32(TileOpcode op, float* y, const float* a, std::int64_t pa, float 
   if (!a && !b) return false;
   switch (op) {
     case TileOpcode::kAdd:
-      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u + v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols,
+                     [](auto& w, const auto& u, const auto& v) { w = u + v; });
     case TileOpcode::kSub:
-      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u - v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols,
+                     [](auto& w, const auto& u, const auto& v) { w = u - v; });
     case TileOpcode::kMul:
-      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u * v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols,
+                     [](auto& w, const auto& u, const auto& v) { w = u * v; });
     case TileOpcode::kDiv:
-      return run_f32(y, a, pa, as, b, pb, bs, rows, cols, [](float u, float v) { return u / v; });
+      return run_f32(y, a, pa, as, b, pb, bs, rows, cols,
+                     [](auto& w, const auto& u, const auto& v) { w = u / v; });
     default: return false;
   }
 }

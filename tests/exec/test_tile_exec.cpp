@@ -1454,8 +1454,12 @@ TEST_CASE("fp32 + - * / held as floats store the bytes the double path stores",
     a.push_back(x);
     b.push_back(y);
   }
-  a.insert(a.end(), {0.0, -0.0, 0x1p-149, 0x1.fffffep127, -0x1.fffffep127, 1.0, 0.1f});
-  b.insert(b.end(), {-0.0, -0.0, 0x1p-149, 0x1.fffffep127, 0x1.fffffep127, 3.0, 0.3f});
+  a.insert(a.begin(), {0.0, -0.0, 0x1p-149, 0x1.fffffep127, -0x1.fffffep127, 1.0, 0.1f});
+  b.insert(b.begin(), {-0.0, -0.0, 0x1p-149, 0x1.fffffep127, 0x1.fffffep127, 3.0, 0.3f});
+  // 4103 elements take the plain loops, 4096 (a multiple of 8) the eight-wide ones.
+  const auto len = GENERATE(std::size_t(4103), std::size_t(4096));
+  a.resize(len);
+  b.resize(len);
   const auto n = std::int64_t(a.size());
   const double s = 0.1f;  // a scalar operand (the compiler rounds it to the partner's dtype)
   for (const TileOpcode op :
@@ -1530,6 +1534,27 @@ TEST_CASE("a NaN leaves the float kernels to the double path", "[tile_exec][floa
   CHECK(std::isnan(r[0]));
   CHECK(std::vector<double>(r.begin() + 1, r.end()) == std::vector<double>{1.75, -4, 0});
   CHECK(h.scratch.held[std::size_t(y)] == ExecScratch::kHeldDoubles);
+}
+
+TEST_CASE("a NaN in any lane of the eight-wide float kernel leaves it for the double path",
+          "[tile_exec][float]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (std::size_t lane = 0; lane < 16; ++lane) {
+    std::vector<double> u(16, 1.0), v(16, 2.0);
+    u[lane] = v[lane] = inf;  // inf - inf
+    Harness h;
+    const std::int32_t x = h.input(DType::kFp32, {2, 8}, u);
+    const std::int32_t y = h.input(DType::kFp32, {2, 8}, v);
+    const std::int32_t z = h.local(DType::kFp32, {2, 8});
+    h.emit(TileOpcode::kSub, z, x, y);
+    const std::uint32_t out = h.buffer(DType::kFp32, std::vector<double>(16));
+    h.store(z, out);
+    h.run();
+    INFO("lane " << lane);
+    CHECK(h.scratch.held[std::size_t(z)] == ExecScratch::kHeldDoubles);
+    const std::vector<double> r = h.read(out);
+    for (std::size_t i = 0; i < 16; ++i) CHECK((i == lane ? std::isnan(r[i]) : r[i] == -1.0));
+  }
 }
 
 TEST_CASE("a local held as floats reads right in every other op", "[tile_exec][float]") {

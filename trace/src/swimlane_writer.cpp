@@ -4,6 +4,7 @@
 #include "pypto/trace/swimlane_writer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,26 @@ std::string formal_name(const sched::TaskGraph& g, common::TaskId t) {
   const std::uint32_t id = g.orig_id[t];
   return std::to_string(g.device_tasks[g.device_task[t]].seq_no) + "-" +
          std::to_string((id >> 16) & 1023u) + "-" + std::to_string(id & 0xFFFFu);
+}
+
+// formal_name() in a buffer: an event names its task twice, where the string's three
+// to_string and concatenations cost more than the rest of the name's work.
+struct FormalName {
+  char buf[32];  // at most 10 + 1 + 4 + 1 + 5 characters
+  std::size_t size = 0;
+  std::string_view view() const { return {buf, size}; }
+};
+FormalName formal_chars(const sched::TaskGraph& g, common::TaskId t) {
+  const std::uint32_t id = g.orig_id[t];
+  FormalName f;
+  char* const end = f.buf + sizeof f.buf;
+  char* p = std::to_chars(f.buf, end, g.device_tasks[g.device_task[t]].seq_no).ptr;
+  *p++ = '-';
+  p = std::to_chars(p, end, (id >> 16) & 1023u).ptr;
+  *p++ = '-';
+  p = std::to_chars(p, end, id & 0xFFFFu).ptr;
+  f.size = static_cast<std::size_t>(p - f.buf);
+  return f;
 }
 
 // The lane name of core `c` (AICs first, `aic` of them), as PyPTO names its threads.
@@ -156,7 +177,8 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
       const int l1_order = merge_line("l1ReuseInfo", mh.l1_count);
       const int cube_order = merge_line("cubeMergeInfo", mh.cube_count);
       const int vec_order = merge_line("vecMergeInfo", mh.vec_count);
-      const std::string name = formal(t);
+      const FormalName formal_t = formal_chars(g, t);
+      const std::string_view name = formal_t.view();
       begin_event() << "\"args\":{\"color\":" << label << ",\"cubeNBufferHashOrder\":";
       int_to(o, cube_order) << ",\"event-hint\":\"Task:[" << name << "], rootHash:";
       o.u(g.root[t]) << ", callOpMagic:-1, leafHash:";
