@@ -575,6 +575,22 @@ TEST_CASE("native traces: ranges past L2 (\"rn\", \"wn\") are read and written b
                        "[12288,8,\"r\"]]") != std::string::npos);
 }
 
+namespace {
+// Two spellings of one native trace read as the same graph (written back byte for byte).
+void check_same_graph(TempDir& tmp, const std::string& plain, const std::string& other) {
+  const LoadedTrace a = load(tmp.write("plain.ndjson", kHeader + plain));
+  const LoadedTrace b = load(tmp.write("other.ndjson", kHeader + other));
+  std::ostringstream out_a, out_b;
+  write_native_trace(a.graph, nullptr, "a2", "test", out_a);
+  write_native_trace(b.graph, nullptr, "a2", "test", out_b);
+  CHECK(out_a.str() == out_b.str());
+  CHECK(a.graph.succ == b.graph.succ);
+  CHECK(a.graph.mem.size() == b.graph.mem.size());
+  CHECK(a.graph.compute_cycles == b.graph.compute_cycles);
+  CHECK(a.graph.kernel_names == b.graph.kernel_names);
+}
+}  // namespace
+
 TEST_CASE("native: records spelled otherwise read as their plain form does") {
   // Plain records take the reader's direct scan; spaces, escapes and a new op list's own
   // spelling go to the simdjson walk, from the first such line on, over the same text.
@@ -593,14 +609,7 @@ TEST_CASE("native: records spelled otherwise read as their plain form does") {
       "\n"
       "{\"id\":2,\"core\":\"AIV\",\"kernel\":\"k1\",\"root\":1,"
       "\"ops\":[ [\"add\", \"fp16\", [16, 16]] ],\"cycles\":7}\n";
-  const LoadedTrace a = load(tmp.write("plain.ndjson", kHeader + plain));
-  const LoadedTrace b = load(tmp.write("spelled.ndjson", kHeader + spelled));
-  std::ostringstream out_a, out_b;
-  write_native_trace(a.graph, nullptr, "a2", "test", out_a);
-  write_native_trace(b.graph, nullptr, "a2", "test", out_b);
-  CHECK(out_a.str() == out_b.str());
-  CHECK(a.graph.compute_cycles == b.graph.compute_cycles);
-  CHECK(a.graph.kernel_names == b.graph.kernel_names);
+  check_same_graph(tmp, plain, spelled);
 }
 
 TEST_CASE("native: whitespace after a key's colon reads as without") {
@@ -619,16 +628,7 @@ TEST_CASE("native: whitespace after a key's colon reads as without") {
       "{\"id\":\t1,\"core\": \"AIC\",\"kernel\": \"k1\",\"root\": 0,\"succ\": [2],\"tiles\": 2,"
       "\"dur\": 40,\"ops\": [[\"add\",\"fp16\",[16,16]]],\"cycles\": 7}\n"
       "{\"id\": 2,\"core\": \"HUB\",\"kernel\": \"k2\",\"root\": 1}\n";
-  const LoadedTrace a = load(tmp.write("plain.ndjson", kHeader + plain));
-  const LoadedTrace b = load(tmp.write("spaced.ndjson", kHeader + spaced));
-  std::ostringstream out_a, out_b;
-  write_native_trace(a.graph, nullptr, "a2", "test", out_a);
-  write_native_trace(b.graph, nullptr, "a2", "test", out_b);
-  CHECK(out_a.str() == out_b.str());
-  CHECK(a.graph.succ == b.graph.succ);
-  CHECK(a.graph.mem.size() == b.graph.mem.size());
-  CHECK(a.graph.compute_cycles == b.graph.compute_cycles);
-  CHECK(a.graph.kernel_names == b.graph.kernel_names);
+  check_same_graph(tmp, plain, spaced);
 }
 
 TEST_CASE("native trace errors name the file and the line") {
