@@ -102,7 +102,6 @@ void Instance::build_graph(Launch& l) {
   std::vector<std::uint32_t> first_of_dt;
   std::vector<std::uint32_t> dt_of_task(n);
   std::vector<sched::MemAccess> rows;  // a task's memory ranges, added at once (rows[0, k))
-  std::vector<sched::MemAccess>& mem = b.graph().mem;
   for (std::size_t t = 0; t < n; ++t) {
     const TaskRec& tr = tasks_[t];
     const RootRec& root = roots_[tr.root];
@@ -135,12 +134,7 @@ void Instance::build_graph(Launch& l) {
         k += c;
       });
     });
-    // The first range through add_memory (it starts the memory CSR), the rest as one copy:
-    // add_memory copies range by range, which suits a trace record's few ranges.
-    if (k > 0) {
-      b.add_memory(rows.data(), 1);
-      mem.insert(mem.end(), rows.data() + 1, rows.data() + k);
-    }
+    b.add_memory(rows.data(), k);
   }
   bool merged = false;
   for (const TaskRec& tr : tasks_) merged = merged || tr.members > 1;

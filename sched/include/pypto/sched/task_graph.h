@@ -165,12 +165,13 @@ class TaskGraphBuilder {
   common::TaskId add_task(const Task& t);
   void add_successor(common::TaskId succ) { g_.succ.push_back(succ); }
   void add_memory(const MemAccess& m);
-  // The same for the n ranges at `first`, in order (a reader's parsed record).
+  // The same for the n ranges at `first`, in order (a reader's parsed record, a compiled task).
   void add_memory(const MemAccess* first, std::size_t n) {
     if (n == 0) return;
     if (g_.mem_begin.empty()) start_memory();
-    // Copied in place while they fit (a few ranges: no memmove call); else insert's growth.
-    if (g_.mem.capacity() - g_.mem.size() < n) return grow_memory(first, n);
+    // A reader's few ranges are copied in place while they fit (no memmove call); a compiled
+    // tile's hundreds, or ranges past the capacity, go as one insert.
+    if (n > kInPlaceRanges || g_.mem.capacity() - g_.mem.size() < n) return grow_memory(first, n);
     for (std::size_t i = 0; i < n; ++i) g_.mem.push_back(first[i]);
   }
 
@@ -203,6 +204,8 @@ class TaskGraphBuilder {
   bool has_memory() const { return g_.has_memory(); }
 
  private:
+  // More ranges than this at once go as one insert (a memmove) rather than range by range.
+  static constexpr std::size_t kInPlaceRanges = 8;
   void start_memory();  // the memory CSR's first range: every task before it has none
   void grow_memory(const MemAccess* first, std::size_t n);
 
