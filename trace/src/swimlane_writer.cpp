@@ -31,15 +31,9 @@ TextOut& int_to(TextOut& o, int v) {
                    : static_cast<std::uint64_t>(v));
 }
 
-// PyPTO's task name: seqNo-funcId-opIdx of the 64-bit id seqNo << 32 | taskId.
-std::string formal_name(const sched::TaskGraph& g, common::TaskId t) {
-  const std::uint32_t id = g.orig_id[t];
-  return std::to_string(g.device_tasks[g.device_task[t]].seq_no) + "-" +
-         std::to_string((id >> 16) & 1023u) + "-" + std::to_string(id & 0xFFFFu);
-}
-
-// formal_name() in a buffer: an event names its task twice, where the string's three
-// to_string and concatenations cost more than the rest of the name's work.
+// PyPTO's task name, seqNo-funcId-opIdx of the 64-bit id seqNo << 32 | taskId, in a buffer:
+// an event names its task twice, where a string's to_string and concatenations cost more
+// than the rest of the name's work.
 struct FormalName {
   char buf[32];  // at most 10 + 1 + 4 + 1 + 5 characters
   std::size_t size = 0;
@@ -56,6 +50,10 @@ FormalName formal_chars(const sched::TaskGraph& g, common::TaskId t) {
   p = std::to_chars(p, end, id & 0xFFFFu).ptr;
   f.size = static_cast<std::size_t>(p - f.buf);
   return f;
+}
+
+std::string formal_name(const sched::TaskGraph& g, common::TaskId t) {
+  return std::string(formal_chars(g, t).view());
 }
 
 // The lane name of core `c` (AICs first, `aic` of them), as PyPTO names its threads.
