@@ -179,19 +179,24 @@ __attribute__((always_inline)) inline void load8(F32x8& v, const float* p) {
   std::memcpy(&v, p, sizeof v);
 }
 
-// run_f32 when cols is a multiple of 8: one NaN mask for the whole tile, reduced once, where
-// the plain loops reduced it at the end of every row. kA / kB: that operand is a tile.
+// y = f(a, b) over rows x cols floats (y dense; row i of a tile operand at i * its pitch, a
+// scalar when null); false when a result is NaN. y is apart from a and b: no alias checks.
+// Each row goes eight floats at a time, then its last cols % 8 one by one; one NaN mask for
+// the whole tile, reduced once. kA / kB: that operand is a tile. Always inlined, so that each
+// copy of binary_f32 compiles it for its own target.
 template <bool kA, bool kB, class F>
-__attribute__((always_inline)) inline bool rows_x8(float* __restrict y, const float* __restrict a,
-                                                   std::int64_t pa, float as,
-                                                   const float* __restrict b, std::int64_t pb,
-                                                   float bs, std::int64_t rows, std::int64_t cols,
-                                                   F f) {
+__attribute__((always_inline)) inline bool rows_f32(float* __restrict y, const float* __restrict a,
+                                                    std::int64_t pa, float as,
+                                                    const float* __restrict b, std::int64_t pb,
+                                                    float bs, std::int64_t rows, std::int64_t cols,
+                                                    F f) {
   F32x8 sa, sb;  // the scalars in every lane (a splat: 0 + s would turn -0 into +0)
   for (int k = 0; k < 8; ++k) sa[k] = as, sb[k] = bs;
   I32x8 nan{};
+  int tail_nan = 0;
+  const std::int64_t body = cols - cols % 8;
   for (std::int64_t i = 0; i < rows; ++i) {
-    for (std::int64_t j = 0; j < cols; j += 8) {
+    for (std::int64_t j = 0; j < body; j += 8) {
       F32x8 u = sa, v = sb;
       if constexpr (kA) load8(u, a + i * pa + j);
       if constexpr (kB) load8(v, b + i * pb + j);
@@ -200,56 +205,26 @@ __attribute__((always_inline)) inline bool rows_x8(float* __restrict y, const fl
       std::memcpy(y + i * cols + j, &w, sizeof w);
       nan |= w != w;
     }
+    for (std::int64_t j = body; j < cols; ++j) {
+      float w;
+      f(w, kA ? a[i * pa + j] : as, kB ? b[i * pb + j] : bs);
+      y[i * cols + j] = w;
+      tail_nan |= w != w ? -1 : 0;
+    }
   }
-  int any = 0;
-  for (int k = 0; k < 8; ++k) any |= nan[k];
-  return any == 0;
+  for (int k = 0; k < 8; ++k) tail_nan |= nan[k];
+  return tail_nan == 0;
 }
 
-// y = f(a, b) over rows x cols floats (y dense; row i of a tile operand at i * its pitch, a
-// scalar when null); false when a result is NaN. y is apart from a and b: no alias checks.
-// Always inlined, so that each copy of binary_f32 compiles it for its own target.
 template <class F>
 __attribute__((always_inline)) inline bool run_f32(float* __restrict y, const float* __restrict a,
                                                    std::int64_t pa, float as,
                                                    const float* __restrict b, std::int64_t pb,
                                                    float bs, std::int64_t rows, std::int64_t cols,
                                                    F f) {
-  if (cols % 8 == 0) {
-    if (a && b) return rows_x8<true, true>(y, a, pa, as, b, pb, bs, rows, cols, f);
-    if (a) return rows_x8<true, false>(y, a, pa, as, b, pb, bs, rows, cols, f);
-    return rows_x8<false, true>(y, a, pa, as, b, pb, bs, rows, cols, f);
-  }
-  int nan = 0;  // an int reduction of compare masks, so the loops vectorize
-  if (a && b) {
-    for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa, b += pb) {
-      for (std::int64_t j = 0; j < cols; ++j) {
-        float v;
-        f(v, a[j], b[j]);
-        y[j] = v;
-        nan |= v != v ? -1 : 0;
-      }
-    }
-  } else if (a) {
-    for (std::int64_t i = 0; i < rows; ++i, y += cols, a += pa) {
-      for (std::int64_t j = 0; j < cols; ++j) {
-        float v;
-        f(v, a[j], bs);
-        y[j] = v;
-        nan |= v != v ? -1 : 0;
-      }
-    }
-  } else {
-    for (std::int64_t i = 0; i < rows; ++i, y += cols, b += pb) {
-      for (std::int64_t j = 0; j < cols; ++j) {
-        float v;
-        f(v, as, b[j]);
-        y[j] = v;
-        nan |= v != v ? -1 : 0;
-      }
-    }
-  }
-  return nan == 0;
+  if (a && b) return rows_f32<true, true>(y, a, pa, as, b, pb, bs, rows, cols, f);
+  if (a) return rows_f32<true, false>(y, a, pa, as, b, pb, bs, rows, cols, f);
+  return rows_f32<false, true>(y, a, pa, as, b, pb, bs, rows, cols, f);
 }
 
 }  // namespace
