@@ -22,6 +22,13 @@ Cases (hicann/pypto ``docs/zh/tutorials/debug/``):
   deepseekv32_lightning_indexer_prolog_quant.py`` (Batch 4, MTP1, 64k cache): 76 us with
   [128,128] cube tiles, 56 us with the tuned cube tiles, 49 us with L1 reuse on as well (the
   file's own settings).
+* GDR ``performance_case_GDR.md`` 3.4: GatedDeltaRule's row-by-row inverse of a [128, 128]
+  chunk's eight [16, 16] diagonal blocks, ``inverse_pto_min_length`` of
+  ``models/qwen3_next/gated_delta_rule_impl.py`` run by a driver of this tool (below) on each
+  block alone (GDR-1: "8*28 us", eight leaves) and on the blocks concatenated into one [16, 128]
+  tile (GDR-2: 49 us, one leaf). The doc quotes the module's AIV time inside a kernel whose
+  vector cores are all busy, so the SIM figure here is the AIV busy time of the module run
+  alone (``stats.json`` cores.AIV.busy_ns), not its end to end.
 
 Exit status 0 when every case ran (the comparison is reported, not asserted).
 """
@@ -45,6 +52,55 @@ PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 
 GLM = ("models/glm_v4_5", "glm_attention.py", "ifa_func_kernel_2")
 QIP = ("models/deepseek_v32_exp", "deepseekv32_lightning_indexer_prolog_quant.py", "kernel_")
+GDR_BLOCKS = ("models/qwen3_next", "_board_gdr_inverse.py blocks", "inverse_blocks")
+GDR_WIDE = ("models/qwen3_next", "_board_gdr_inverse.py wide", "inverse_wide")
+
+# The GDR module alone, as performance_case_GDR.md 3.4 describes its two forms: a [128, 128]
+# chunk's eight [16, 16] diagonal blocks (copied into UB by `+ 0.0`, as the model file does)
+# inverted row by row by the file's own inverse_pto_min_length, each block on its own or all
+# eight side by side in one [16, 128] tile. Zero inputs: the timing does not depend on values.
+_GDR_DRIVER = """import inspect
+import sys
+import torch
+import pypto
+from gated_delta_rule_impl import inverse_pto_min_length
+
+L, B = 128, 16
+F32 = pypto.DT_FP32
+SIM = {"run_mode": pypto.RunMode.SIM}
+# Published versions differ: the later takes the blocks side by side only, the earlier also
+# stacked (attn_dim0, attn_dim1, eye, row_num, col_num).
+STACKED_TOO = len(inspect.signature(inverse_pto_min_length).parameters) == 5
+
+
+def inverse(stacked, side_by_side, eye, rows, cols):
+    if STACKED_TOO:
+        return inverse_pto_min_length(stacked, side_by_side, eye, rows, cols)
+    return inverse_pto_min_length(side_by_side, eye, rows, cols)
+
+
+@pypto.frontend.jit(runtime_options=SIM)
+def inverse_blocks(attn: pypto.Tensor([L, L], F32), eye: pypto.Tensor([B, B], F32),
+                   out: pypto.Tensor([B, L], F32)):
+    pypto.set_vec_tile_shapes(128, 128)
+    for i in range(L // B):
+        block = attn.view([B, B], [B * i, B * i]) + 0.0
+        out[:, B * i:B * (i + 1)] = inverse(block, block, eye, B, B)
+
+
+@pypto.frontend.jit(runtime_options=SIM)
+def inverse_wide(attn: pypto.Tensor([L, L], F32), eye: pypto.Tensor([B, L], F32),
+                 out: pypto.Tensor([B, L], F32)):
+    pypto.set_vec_tile_shapes(128, 128)
+    blocks = [attn.view([B, B], [B * i, B * i]) + 0.0 for i in range(L // B)]
+    out[:, :] = inverse(pypto.concat(blocks, dim=0), pypto.concat(blocks, dim=1), eye, B, L)
+
+
+if sys.argv[1] == "blocks":
+    inverse_blocks(torch.zeros(L, L), torch.zeros(B, B), torch.zeros(B, L))
+else:
+    inverse_wide(torch.zeros(L, L), torch.zeros(B, L), torch.zeros(B, L))
+"""
 _STITCH = '"stitch_function_max_num": 1024,'
 _QIP_TEST = "def test_b4_s1_2_s2_64k():"
 _GENERIC = "[128, 128, 128, 128, 128, 128]"
@@ -70,9 +126,14 @@ CASES = {
     "QIP-2": (QIP, 56.0, qip_config(cube_l1_reuse_setting="{-1: 1}"),
               "performance_case_quantindexerprolog.md: tuned cube tiles"),
     "QIP-3": (QIP, 49.0, [], "performance_case_quantindexerprolog.md: tuned tiles, L1 reuse"),
+    "GDR-1": (GDR_BLOCKS, 8 * 28.0, [], "performance_case_GDR.md 3.4: inverse, 8 [16,16] blocks"),
+    "GDR-2": (GDR_WIDE, 49.0, [], "performance_case_GDR.md 3.4: inverse, one [16,128] tile"),
 }
 STEPS = [("C3-1", "C3-128", "stitch 1 -> 128"), ("C3-128", "C3-512", "stitch 128 -> 512"),
-         ("QIP-1", "QIP-2", "cube tiles"), ("QIP-2", "QIP-3", "L1 reuse")]
+         ("QIP-1", "QIP-2", "cube tiles"), ("QIP-2", "QIP-3", "L1 reuse"),
+         ("GDR-1", "GDR-2", "blocks side by side in one tile")]
+# Cases whose figure is the AIV busy time (the doc times a module, not a kernel).
+_AIV_TIME = {"GDR-1", "GDR-2"}
 
 
 class CaseError(Exception):
@@ -115,21 +176,30 @@ def run_case(name, checkout, work, timeout_s):
     edit_tree(dst)
     for e in edits:
         apply_edit(dst, e)
+    argv = script.split()
+    if argv[0] == "_board_gdr_inverse.py":
+        with open(os.path.join(dst, argv[0]), "w", encoding="utf-8") as f:
+            f.write(_GDR_DRIVER)
     shim = os.path.join(work, "_shim")
     env = dict(os.environ, PYPTO_OUTPUT_DIR=os.path.join(dst, "output"), TILE_FWK_DEVICE_ID="0",
                PYTHONDONTWRITEBYTECODE="1", PYPTO_SIM_REPORTS="wait",
                PYTHONPATH=os.pathsep.join(p for p in (shim, os.environ.get("PYTHONPATH")) if p))
     env.pop("ASCEND_HOME_PATH", None)
-    r = subprocess.run([PYTHON, script], cwd=dst, env=env, capture_output=True, text=True,
+    r = subprocess.run([PYTHON, *argv], cwd=dst, env=env, capture_output=True, text=True,
                        timeout=timeout_s)
     reports = sorted(glob.glob(os.path.join(dst, "output", kernel + "*")))
     if not reports:
         tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise CaseError(f"{script} wrote no {kernel}* report (exit {r.returncode}): {tail[0]}")
+        raise CaseError(f"{argv[0]} wrote no {kernel}* report (exit {r.returncode}): {tail[0]}")
     with open(os.path.join(reports[0], "stats.json"), encoding="utf-8") as f:
         stats = json.load(f)
-    sim_us = stats["aicore"]["end_to_end_ns"] / 1000.0
+    figure = "AIV busy time" if name in _AIV_TIME else "AICore end to end"
+    if name in _AIV_TIME:
+        sim_us = stats["cores"]["AIV"]["busy_ns"] / 1000.0
+    else:
+        sim_us = stats["aicore"]["end_to_end_ns"] / 1000.0
     return {"case": name, "where": where, "board_us": board_us, "sim_us": round(sim_us, 1),
+            "figure": figure,
             "makespan_us": round(stats["makespan_ns"] / 1000.0, 1),
             "ratio": round(sim_us / board_us, 3), "tasks": stats["tasks"],
             "script_exit": r.returncode}

@@ -6,14 +6,16 @@ import json
 
 def report(rows, steps_spec, json_path=None):
     """Prints the tables of `rows` (case name -> {case, board_us, sim_us, ratio, makespan_us,
-    tasks, where}) and of the steps of `steps_spec` ((from, to, what)) whose two cases ran;
-    writes both to `json_path` when given. Returns the steps."""
-    print("| case | board (us) | SIM AICore end to end (us) | SIM / board | SIM makespan (us) "
+    tasks, where}, and `figure`, what sim_us measures, where it is not the AICore end to end)
+    and of the steps of `steps_spec` ((from, to, what)) whose two cases ran; writes both to
+    `json_path` when given. Returns the steps."""
+    print("| case | board (us) | SIM (us) | SIM / board | figure | SIM makespan (us) "
           "| leaf tasks | what |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows.values():
         print(f"| {r['case']} | {r['board_us']:g} | {r['sim_us']:g} | {r['ratio']:.2f} | "
-              f"{r['makespan_us']:g} | {r['tasks']} | {r['where']} |")
+              f"{r.get('figure', 'AICore end to end')} | {r['makespan_us']:g} | {r['tasks']} | "
+              f"{r['where']} |")
     steps = []
     for f, t, what in steps_spec:
         if f in rows and t in rows:
