@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "native_parse.h"
+#include "swar_digits.h"
 
 namespace pypto::trace::detail::native {
 
@@ -36,33 +37,11 @@ inline const char* past(const char* p, char c) {
   return *p == c ? p + 1 : nullptr;
 }
 
-constexpr std::uint64_t kOnes = 0x0101010101010101ull;
-constexpr std::uint64_t kHighs = 0x8080808080808080ull;
-
-inline std::uint64_t load8(const char* p) {
-  std::uint64_t w;
-  std::memcpy(&w, p, sizeof w);
-  return w;
-}
-
-// The number of leading decimal digits of the little-endian word w (0-8).
-inline unsigned leading_digits(std::uint64_t w) {
-  const std::uint64_t x = w ^ (kOnes * '0');  // a digit becomes its value 0-9
-  // A byte is no digit where its high nibble is set before or after adding 6; a carry out
-  // of a non-digit byte only changes the bytes after it.
-  const std::uint64_t stop = (x | (x + kOnes * 6)) & (kOnes * 0xF0);
-  return stop ? static_cast<unsigned>(__builtin_ctzll(stop)) / 8 : 8;
-}
-
-// The value of the first n (1-8) decimal digits of w, the first one most significant.
-inline std::uint64_t digits_value(std::uint64_t w, unsigned n) {
-  std::uint64_t x = (w ^ (kOnes * '0')) << (64 - 8 * n);  // leading zero digits in front
-  x = x * 10 + (x >> 8);
-  x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-       (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
-      32;
-  return x & 0xFFFFFFFFull;
-}
+using swar::digits_value;
+using swar::kHighs;
+using swar::kOnes;
+using swar::leading_digits;
+using swar::load8;
 
 // A JSON unsigned integer as simdjson's get_uint64 takes it, up to `max`; nullptr for a
 // sign, a leading zero or a value above `max`. The end is the first byte that is no digit:
