@@ -146,6 +146,101 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out) {
   }
 }
 
+// What read_dyn_topo takes from a task line (the successors apart).
+struct DynLine {
+  std::uint64_t seq = 0, id = 0, root_index = 0, leaf = 0, static_succ = 0;
+  common::CoreType core = common::CoreType::kAiv;
+};
+
+// A task line in the plain form writers produce (no blanks, no trailing comma, unsigned
+// decimal fields, signed ones of at most 18 digits where check_int reads them, a known core
+// type): its fields into d and its successors into succ, with the values the general parse
+// gives; false leaves the line to that parse, which gives any message. One pass over the
+// bytes, where the general parse splits, trims and reads each field apart.
+bool plain_dyn_line(std::string_view line, DynLine& d, std::vector<std::uint32_t>& succ) {
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  const auto u32 = [&](std::uint64_t& v) {
+    const char* const s = p;
+    v = 0;
+    for (; p != end && static_cast<unsigned>(*p - '0') <= 9; ++p) {
+      v = v * 10 + static_cast<unsigned>(*p - '0');
+      if (v > 0xFFFFFFFFull) return false;
+    }
+    return p != s;
+  };
+  const auto integer = [&] {
+    if (p != end && *p == '-') ++p;
+    const char* const s = p;
+    while (p != end && static_cast<unsigned>(*p - '0') <= 9) ++p;
+    return p != s && p - s <= 18;  // fits std::int64_t
+  };
+  const auto comma = [&] { return p != end && *p++ == ','; };
+  const auto core = [&] {
+    const char* const s = p;
+    while (p != end && *p != ',') ++p;
+    const auto c = common::parse_core_type(std::string_view(s, static_cast<std::size_t>(p - s)));
+    if (c) d.core = *c;
+    return c.has_value();
+  };
+  if (!(u32(d.seq) && comma() && u32(d.id) && comma() && u32(d.root_index) && comma() &&
+        integer() && comma() && integer() && comma() && u32(d.leaf) && comma() && integer() &&
+        comma() && core() && comma() && integer() && comma() && integer() && comma() &&
+        u32(d.static_succ))) {
+    return false;
+  }
+  succ.clear();
+  while (p != end) {
+    std::uint64_t v = 0;
+    if (!comma() || !u32(v)) return false;
+    succ.push_back(static_cast<std::uint32_t>(v));
+  }
+  return true;
+}
+
+// Consecutive lines alternate between a few leaves: a kernel index per leaf is looked up by
+// number (kernel_index gives a name the same index every time), not built as a name.
+struct LeafKernel {
+  std::uint64_t leaf = 0;
+  std::uint32_t kernel = 0;
+  bool used = false;
+};
+constexpr std::size_t kLeafSlots = 256;
+
+void check_static_succ(const std::string& path, std::uint64_t line_no, const DynLine& d,
+                       std::size_t listed) {
+  if (d.static_succ > listed) {
+    throw TraceError(path + ":" + std::to_string(line_no) + ": staticSuccCount is " +
+                     std::to_string(d.static_succ) + " but the line lists " +
+                     std::to_string(listed) + " successors");
+  }
+}
+
+// The task of a parsed line into the topology (its successors as taskIds for now).
+void add_dyn_task(const std::string& path, std::uint64_t line_no, const DynLine& d,
+                  const std::vector<std::uint32_t>& succ, Topology& topo,
+                  std::vector<LeafKernel>& leaf_kernels) {
+  check_static_succ(path, line_no, d, succ.size());
+  sched::TaskGraphBuilder::Task t;
+  t.device_task_seq = static_cast<std::uint32_t>(d.seq);
+  t.orig_id = static_cast<std::uint32_t>(d.id);
+  t.core_type = d.core;
+  t.root = topo.dense_root(t.device_task_seq, d.root_index);
+  LeafKernel& lk = leaf_kernels[d.leaf % kLeafSlots];
+  if (!lk.used || lk.leaf != d.leaf) {
+    lk = {d.leaf, topo.kernel("leaf" + std::to_string(d.leaf)), true};
+  }
+  t.kernel = lk.kernel;
+  t.recorded_ns = sched::kNoRecord;
+  const std::uint32_t earlier = topo.add(t, true, line_no);
+  if (earlier != IdIndex<std::uint32_t>::kAbsent) {
+    throw TraceError(path + ":" + std::to_string(line_no) + ": task " + std::to_string(t.orig_id) +
+                     " of seqNo " + std::to_string(t.device_task_seq) +
+                     " already appears on line " + std::to_string(topo.line[earlier]));
+  }
+  for (const std::uint32_t v : succ) topo.builder->add_successor(v);
+}
+
 // Parses dyn_topo.txt: one task per line, successors are taskIds of the same seqNo.
 // Streamed: the file is read in 4 MiB chunks of whole lines.
 void read_dyn_topo(const std::string& path, Topology& topo) {
@@ -154,12 +249,6 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
   std::uint64_t line_no = 0;
   bool header = false;
   bool memory_checked = false;
-  struct LeafKernel {
-    std::uint64_t leaf = 0;
-    std::uint32_t kernel = 0;
-    bool used = false;
-  };
-  constexpr std::size_t kLeafSlots = 256;
   std::vector<LeafKernel> leaf_kernels(kLeafSlots);
   const std::uint64_t file_bytes = input_file_size(path);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
@@ -213,6 +302,11 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
     ++line_no;
     if (line.empty()) continue;
     auto where = [&] { return path + ":" + std::to_string(line_no); };
+    DynLine d;
+    if (header && plain_dyn_line(line, d, succ)) {
+      add_dyn_task(path, line_no, d, succ, topo, leaf_kernels);
+      continue;
+    }
     split_csv(line, cols);
     if (!header) {
       for (std::size_t c = 0; c < kFixedColumns; ++c) {
@@ -263,46 +357,29 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
                          std::string(f) + "\"");
       }
     };
-    sched::TaskGraphBuilder::Task t;
-    t.device_task_seq = static_cast<std::uint32_t>(parse_u(0, 0xFFFFFFFFull));
-    t.orig_id = static_cast<std::uint32_t>(parse_u(1, 0xFFFFFFFFull));
-    const std::uint64_t root_index = parse_u(2, 0xFFFFFFFFull);
+    d.seq = parse_u(0, 0xFFFFFFFFull);
+    d.id = parse_u(1, 0xFFFFFFFFull);
+    d.root_index = parse_u(2, 0xFFFFFFFFull);
     check_int(3);
     check_int(4);
-    const std::uint64_t leaf = parse_u(5, 0xFFFFFFFFull);
+    d.leaf = parse_u(5, 0xFFFFFFFFull);
     check_int(6);
     const auto core = common::parse_core_type(cols[7]);
     if (!core) {
       throw TraceError(where() + ": column coreType: expected AIC, AIV, HUB or AICPU, got \"" +
                        std::string(cols[7]) + "\"");
     }
+    d.core = *core;
     check_int(8);
     check_int(9);
-    const std::uint64_t static_succ = parse_u(10, 0xFFFFFFFFull);
-    if (static_succ > cols.size() - kFixedColumns) {
-      throw TraceError(where() + ": staticSuccCount is " + std::to_string(static_succ) +
-                       " but the line lists " + std::to_string(cols.size() - kFixedColumns) +
-                       " successors");
-    }
+    d.static_succ = parse_u(10, 0xFFFFFFFFull);
+    // Checked before the successors are read, so that this message comes first.
+    check_static_succ(path, line_no, d, cols.size() - kFixedColumns);
     succ.clear();
     for (std::size_t c = kFixedColumns; c < cols.size(); ++c) {
       succ.push_back(static_cast<std::uint32_t>(parse_u(c, 0xFFFFFFFFull)));
     }
-    t.core_type = *core;
-    t.root = topo.dense_root(t.device_task_seq, root_index);
-    // Consecutive lines alternate between a few leaves: a kernel index per leaf is looked up
-    // by number (kernel_index gives a name the same index every time), not built as a name.
-    LeafKernel& lk = leaf_kernels[leaf % kLeafSlots];
-    if (!lk.used || lk.leaf != leaf) lk = {leaf, topo.kernel("leaf" + std::to_string(leaf)), true};
-    t.kernel = lk.kernel;
-    t.recorded_ns = sched::kNoRecord;
-    const std::uint32_t earlier = topo.add(t, true, line_no);
-    if (earlier != IdIndex<std::uint32_t>::kAbsent) {
-      throw TraceError(where() + ": task " + std::to_string(t.orig_id) + " of seqNo " +
-                       std::to_string(t.device_task_seq) + " already appears on line " +
-                       std::to_string(topo.line[earlier]));
-    }
-    for (const std::uint32_t v : succ) topo.builder->add_successor(v);  // taskIds for now
+    add_dyn_task(path, line_no, d, succ, topo, leaf_kernels);
   }
   if (!header) throw TraceError(path + ": no header line");
   if (topo.size() == 0) throw TraceError(path + ": no tasks after the header");
