@@ -115,3 +115,62 @@ TEST_CASE("JsonStream numbers nlohmann refuses are syntax errors") {
     }
   }
 }
+
+TEST_CASE("JsonStream plain objects: read as nlohmann reads them, or left whole to the calls") {
+  // One object a line: plain ones (no blanks, plain strings, integers of up to 15 digits,
+  // arrays of them up to 9), then ones the token-by-token calls must read from their start.
+  const std::string plain =
+      "{}\n"
+      "{\"a\":1}\n"
+      "{\"taskId\":12345678,\"funcName\":\"f\",\"semanticLabel\":\"\",\"successors\":[1,2]}\n"
+      "{\"seqNo\":0,\"execStart\":123456789012345,\"execEnd\":9,\"s\":[]}\n"
+      "{\"k\":[0,9,3],\"x\":\"yz\"}\n";
+  const std::string other =
+      "{ \"a\":1}\n{\"a\": 1}\n{\"a\":-1}\n{\"a\":1.5}\n{\"a\":1e3}\n{\"a\":true}\n"
+      "{\"a\":null}\n{\"a\":{}}\n{\"a\":[[1]]}\n{\"a\":[10]}\n{\"a\":\"x\\ny\"}\n"
+      "{\"a\":\"\xc3\xa9\"}\n{\"a\":1234567890123456}\n";
+  const auto lines = [](const std::string& t) {
+    std::vector<std::string> out;
+    std::istringstream in(t);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  const std::vector<std::string> p = lines(plain), o = lines(other);
+  std::string text = "[";
+  for (const std::string& x : p) text += x + ",";
+  for (const std::string& x : o) text += x + ",";
+  text += "{}]";
+  const nlohmann::json want = nlohmann::json::parse(text);
+  const std::string path = temp_file("plain.json", text);
+  JsonStream js(path, "value");
+  js.begin_array();
+  bool first = true;
+  JsonStream::PlainObject po;
+  std::size_t i = 0;
+  while (js.next_element(first)) {
+    INFO("object " << i);
+    REQUIRE(js.peek_kind() == Kind::kObject);
+    const nlohmann::json& w = want[i];
+    const bool is_plain = i < p.size() || i == p.size() + o.size();
+    REQUIRE(js.plain_object(po, 9) == is_plain);
+    if (is_plain) {
+      REQUIRE(po.fields.size() == w.size());
+      for (const JsonStream::PlainField& f : po.fields) {
+        const nlohmann::json& v = w.at(std::string(f.key));
+        if (f.kind == Kind::kUint) CHECK(f.u == v.get<std::uint64_t>());
+        if (f.kind == Kind::kString) CHECK(std::string(f.s) == v.get<std::string>());
+        if (f.kind == Kind::kArray) {
+          CHECK(std::vector<std::uint64_t>(po.numbers.begin() + f.begin,
+                                           po.numbers.begin() + f.end) ==
+                v.get<std::vector<std::uint64_t>>());
+        }
+      }
+    } else {
+      js.skip_value();  // nothing was consumed: the whole object is still there
+    }
+    ++i;
+  }
+  CHECK(i == want.size());
+  js.end_document();
+  std::filesystem::remove(path);
+}

@@ -238,6 +238,115 @@ void JsonStream::read_string(std::string_view& out) {
   }
 }
 
+namespace {
+
+// A string at p in [p, e) without escapes, control bytes or non-ASCII: its body into out and
+// p past its closing quote; false where it is anything else or runs past e.
+bool plain_string(const char*& p, const char* e, std::string_view& out) {
+  if (p == e || *p != '"') return false;
+  const char* const start = ++p;
+  constexpr std::uint64_t kOnes = swar::kOnes;
+  for (; p + 8 <= e; p += 8) {
+    const std::uint64_t v = swar::load8(p);
+    const std::uint64_t q = v ^ (kOnes * '"'), b = v ^ (kOnes * '\\');
+    const std::uint64_t special =
+        (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((v - kOnes * 0x20) & ~v) | v) & swar::kHighs;
+    if (special != 0) {
+      p += static_cast<std::size_t>(__builtin_ctzll(special)) / 8;  // exact: the lowest one
+      break;
+    }
+  }
+  for (; p != e; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '"') {
+      out = std::string_view(start, static_cast<std::size_t>(p - start));
+      ++p;
+      return true;
+    }
+    if (c == '\\' || c < 0x20 || c >= 0x80) return false;
+  }
+  return false;
+}
+
+// An unsigned integer at p of 1-15 digits, no leading zero: its value and p past it.
+bool plain_uint(const char*& p, const char* e, std::uint64_t& v) {
+  const char* const start = p;
+  if (e - p >= 16) {  // eight digits at a time
+    const std::uint64_t w = swar::load8(p);
+    std::size_t n = swar::leading_digits(w);
+    v = n == 0 ? 0 : swar::digits_value(w, static_cast<unsigned>(n));
+    if (n == 8) {
+      static constexpr std::uint64_t kPow10[8] = {1,     10,     100,     1000,
+                                                  10000, 100000, 1000000, 10000000};
+      const std::uint64_t w2 = swar::load8(p + 8);
+      const unsigned n2 = swar::leading_digits(w2);
+      if (n2 == 8) return false;  // 16 digits or more
+      if (n2 != 0) v = v * kPow10[n2] + swar::digits_value(w2, n2);
+      n += n2;
+    }
+    p += n;
+    return n >= 1 && !(*start == '0' && n > 1);
+  }
+  v = 0;
+  for (; p != e && static_cast<unsigned>(*p - '0') <= 9; ++p) {
+    v = v * 10 + static_cast<unsigned>(*p - '0');
+  }
+  const auto n = p - start;
+  return n >= 1 && n <= 15 && !(*start == '0' && n > 1);
+}
+
+}  // namespace
+
+bool JsonStream::plain_object(PlainObject& out, std::uint64_t array_max) {
+  constexpr std::size_t kWindowBytes = 4096;
+  if (end_ - pos_ < kWindowBytes) ensure(kWindowBytes);
+  const char* const begin = buf_.data() + pos_;
+  const char* const e = buf_.data() + end_;
+  const char* p = begin;
+  if (p == e || *p++ != '{') return false;
+  out.fields.clear();
+  out.numbers.clear();
+  if (p != e && *p == '}') {
+    pos_ += 2;
+    return true;
+  }
+  while (true) {
+    PlainField f;
+    if (!plain_string(p, e, f.key) || p == e || *p++ != ':' || p == e) return false;
+    if (*p == '"') {
+      if (!plain_string(p, e, f.s)) return false;
+      f.kind = Kind::kString;
+    } else if (*p == '[') {
+      ++p;
+      f.kind = Kind::kArray;
+      f.begin = static_cast<std::uint32_t>(out.numbers.size());
+      if (p != e && *p == ']') {
+        ++p;
+      } else {
+        while (true) {
+          std::uint64_t v = 0;
+          if (!plain_uint(p, e, v) || v > array_max || p == e) return false;
+          out.numbers.push_back(v);
+          const char c = *p++;
+          if (c == ']') break;
+          if (c != ',') return false;
+        }
+      }
+      f.end = static_cast<std::uint32_t>(out.numbers.size());
+    } else {
+      if (!plain_uint(p, e, f.u)) return false;
+      f.kind = Kind::kUint;
+    }
+    out.fields.push_back(f);
+    if (p == e) return false;
+    const char c = *p++;
+    if (c == '}') break;
+    if (c != ',') return false;
+  }
+  pos_ += static_cast<std::size_t>(p - begin);
+  return true;
+}
+
 // Escapes, control characters and UTF-8 (nlohmann's checks, RFC 3629 byte ranges).
 void JsonStream::read_string_slow(std::size_t start, std::string_view& out) {
   scratch_.assign(buf_.data() + start, pos_ - start);

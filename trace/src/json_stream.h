@@ -65,6 +65,26 @@ class JsonStream {
   bool next_key(bool& first, std::string_view& key);
   // Contract: reads a string, number or literal (peek_kind() is neither array nor object).
   void read_scalar(Scalar& out);
+
+  // A flat object in the plain form writers produce, as PlainObject holds it.
+  struct PlainField {
+    std::string_view key;
+    Kind kind = Kind::kNone;           // kString, kUint or kArray (of kUint)
+    std::uint64_t u = 0;               // kUint
+    std::string_view s;                // kString
+    std::uint32_t begin = 0, end = 0;  // kArray: its elements in PlainObject::numbers
+  };
+  struct PlainObject {
+    std::vector<PlainField> fields;  // in file order
+    std::vector<std::uint64_t> numbers;
+  };
+  // Contract: at an object (peek_kind() kObject), reads it into `out` and returns true when
+  // it is plain: no whitespace, keys and strings without escapes, control bytes or non-ASCII,
+  // values unsigned integers of at most 15 digits, such strings, or arrays of such integers
+  // each at most array_max, the whole object within the next 4 KiB. Otherwise returns false
+  // and consumes nothing, for the token-by-token calls (which give any message). The views
+  // are valid until the next call on the stream. The values are those read_scalar gives.
+  bool plain_object(PlainObject& out, std::uint64_t array_max);
   // Contract: skips (and fully validates) the next value of any kind and depth.
   void skip_value();
   // Contract: after the top-level value only whitespace may follow.
@@ -169,6 +189,15 @@ std::string check_string(const HeldScalar& v, const char* key);
 
 // Contract: reads the next value into `slot`: a scalar, or only the kind of an array or
 // object (skipped). `tmp` is scratch.
+// The scalar read_scalar gives for a plain field (kString, kUint); an array's kind alone, as
+// read_held holds a value it skips.
+inline JsonStream::Scalar plain_scalar(const JsonStream::PlainField& f) {
+  JsonStream::Scalar v;
+  v.kind = f.kind;
+  v.u = f.u;
+  v.s = f.s;
+  return v;
+}
 inline void read_held(JsonStream& js, HeldScalar& slot, JsonStream::Scalar& tmp) {
   const JsonStream::Kind kind = js.peek_kind();
   if (kind == JsonStream::Kind::kArray || kind == JsonStream::Kind::kObject) {
