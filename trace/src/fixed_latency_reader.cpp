@@ -133,6 +133,7 @@ class FixedLatencyReader {
   JsonStream::Scalar v_;
   SeenKeys seen_;
   std::vector<std::uint32_t> ids_;
+  JsonStream::PlainObject plain_;  // a plain record, read in one scan
 
   std::string last_func_;
   std::uint32_t last_kernel_ = common::kNoTask;
@@ -155,6 +156,34 @@ void FixedLatencyReader::read_record(Record& r, std::vector<std::uint32_t>& succ
   r.succ_begin = r.succ_end = static_cast<std::uint32_t>(succ.size());
   r.succ_bad_msg.clear();
   seen_.clear();
+  if (js_.plain_object(plain_, 0xFFFFFFFFull)) {
+    // The same fields as the calls below take them: ids within range, so no succ_bad_msg.
+    for (const JsonStream::PlainField& pf : plain_.fields) {
+      const Field f = field_of(pf.key);
+      if (f != Field::kOther) seen_.add(static_cast<unsigned>(f), pf.key);
+      switch (f) {
+        case Field::kTaskId: r.task_id.hold(plain_scalar(pf)); break;
+        case Field::kFuncName: r.func.hold(plain_scalar(pf)); break;
+        case Field::kCoreType: r.core.hold(plain_scalar(pf)); break;
+        case Field::kExecTime: r.exec.hold(plain_scalar(pf)); break;
+        case Field::kRemaining: r.rem.hold(plain_scalar(pf)); break;
+        case Field::kOther: break;
+        case Field::kSuccessors:
+          succ.resize(r.succ_begin);
+          r.succ_kind = pf.kind;
+          r.succ_bad_msg.clear();
+          if (pf.kind == K::kArray) {
+            succ.insert(succ.end(), plain_.numbers.begin() + pf.begin,
+                        plain_.numbers.begin() + pf.end);
+          } else {
+            r.succ_other.hold(plain_scalar(pf));
+          }
+          r.succ_end = static_cast<std::uint32_t>(succ.size());
+          break;
+      }
+    }
+    return;
+  }
   js_.begin_object();
   bool first = true;
   std::string_view key;
