@@ -426,50 +426,24 @@ void read_topo_json(const std::string& path, Topology& topo) {
     task_id.kind = func.kind = core.kind = K::kNone;
     succ_kind = K::kNone;
     seen.clear();
-    if (js.plain_object(plain, 0xFFFFFFFFull)) {
-      // The same fields as the calls below take them: ids within range, so no `succ_bad`.
-      for (const JsonStream::PlainField& f : plain.fields) {
-        const TopoField field = topo_field(f.key);
-        if (field != TopoField::kOther) seen.add(static_cast<unsigned>(field), f.key);
-        switch (field) {
-          case TopoField::kTaskId: task_id.hold(plain_scalar(f)); break;
-          case TopoField::kFuncName: func.hold(plain_scalar(f)); break;
-          case TopoField::kCoreType: core.hold(plain_scalar(f)); break;
-          case TopoField::kOther: break;
-          case TopoField::kSuccessors:
-            succ_kind = f.kind;
-            if (f.kind == K::kArray) {
-              succ.assign(plain.numbers.begin() + f.begin, plain.numbers.begin() + f.end);
-              succ_bad.clear();
-            } else {
-              succ_other.hold(plain_scalar(f));
-            }
-            break;
-        }
+    read_object(js, plain, 0xFFFFFFFFull, tmp, [&](std::string_view key, FieldValue& v) {
+      const TopoField field = topo_field(key);
+      if (field != TopoField::kOther) seen.add(static_cast<unsigned>(field), key);
+      switch (field) {
+        case TopoField::kTaskId: v.hold(task_id); break;
+        case TopoField::kFuncName: v.hold(func); break;
+        case TopoField::kCoreType: v.hold(core); break;
+        case TopoField::kOther: v.skip(); break;
+        case TopoField::kSuccessors:
+          succ_kind = v.kind();
+          if (succ_kind == K::kArray) {
+            v.ids("successors", succ, succ_bad);
+          } else {
+            v.hold(succ_other);
+          }
+          break;
       }
-    } else {
-      js.begin_object();
-      bool first_key = true;
-      std::string_view key;
-      while (js.next_key(first_key, key)) {
-        const TopoField field = topo_field(key);
-        if (field != TopoField::kOther) seen.add(static_cast<unsigned>(field), key);
-        switch (field) {
-          case TopoField::kTaskId: read_held(js, task_id, tmp); break;
-          case TopoField::kFuncName: read_held(js, func, tmp); break;
-          case TopoField::kCoreType: read_held(js, core, tmp); break;
-          case TopoField::kOther: js.skip_value(); break;
-          case TopoField::kSuccessors:
-            succ_kind = js.peek_kind();
-            if (succ_kind == K::kArray) {
-              read_id_array(js, "successors", succ, succ_bad, tmp);
-            } else {
-              read_held(js, succ_other, tmp);
-            }
-            break;
-        }
-      }
-    }
+    });
     if (!seen.repeated.empty()) js.semantic_error(where() + seen.message());
     std::uint64_t id = 0;
     std::string msg = check_uint(task_id, "taskId", 0xFFFFFFFFull, &id);
@@ -651,36 +625,17 @@ void ProfParser::read_records(JsonStream& js, ProfBlock& b) {
     }
     task_id.kind = seq.kind = start.kind = end.kind = K::kNone;
     seen.clear();
-    if (js.plain_object(plain_, 0)) {
-      // The same fields as the calls below take them (a known key's array is held as its
-      // kind, as read_held holds it).
-      for (const JsonStream::PlainField& f : plain_.fields) {
-        const RecField field = rec_field(f.key);
-        if (field != RecField::kOther) seen.add(static_cast<unsigned>(field), f.key);
-        switch (field) {
-          case RecField::kTaskId: task_id.hold(plain_scalar(f)); break;
-          case RecField::kSeqNo: seq.hold(plain_scalar(f)); break;
-          case RecField::kExecStart: start.hold(plain_scalar(f)); break;
-          case RecField::kExecEnd: end.hold(plain_scalar(f)); break;
-          case RecField::kOther: break;
-        }
+    read_object(js, plain_, 0, tmp_, [&](std::string_view key, FieldValue& v) {
+      const RecField field = rec_field(key);
+      if (field != RecField::kOther) seen.add(static_cast<unsigned>(field), key);
+      switch (field) {
+        case RecField::kTaskId: v.hold(task_id); break;
+        case RecField::kSeqNo: v.hold(seq); break;
+        case RecField::kExecStart: v.hold(start); break;
+        case RecField::kExecEnd: v.hold(end); break;
+        case RecField::kOther: v.skip(); break;
       }
-    } else {
-      js.begin_object();
-      bool first_key = true;
-      std::string_view key;
-      while (js.next_key(first_key, key)) {
-        const RecField field = rec_field(key);
-        if (field != RecField::kOther) seen.add(static_cast<unsigned>(field), key);
-        switch (field) {
-          case RecField::kTaskId: read_held(js, task_id, tmp_); break;
-          case RecField::kSeqNo: read_held(js, seq, tmp_); break;
-          case RecField::kExecStart: read_held(js, start, tmp_); break;
-          case RecField::kExecEnd: read_held(js, end, tmp_); break;
-          case RecField::kOther: js.skip_value(); break;
-        }
-      }
-    }
+    });
     if (b.rec_bad) continue;
     ProfBlock::Rec rec;
     std::uint64_t v = 0;

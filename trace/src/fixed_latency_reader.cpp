@@ -156,62 +156,31 @@ void FixedLatencyReader::read_record(Record& r, std::vector<std::uint32_t>& succ
   r.succ_begin = r.succ_end = static_cast<std::uint32_t>(succ.size());
   r.succ_bad_msg.clear();
   seen_.clear();
-  if (js_.plain_object(plain_, 0xFFFFFFFFull)) {
-    // The same fields as the calls below take them: ids within range, so no succ_bad_msg.
-    for (const JsonStream::PlainField& pf : plain_.fields) {
-      const Field f = field_of(pf.key);
-      if (f != Field::kOther) seen_.add(static_cast<unsigned>(f), pf.key);
-      switch (f) {
-        case Field::kTaskId: r.task_id.hold(plain_scalar(pf)); break;
-        case Field::kFuncName: r.func.hold(plain_scalar(pf)); break;
-        case Field::kCoreType: r.core.hold(plain_scalar(pf)); break;
-        case Field::kExecTime: r.exec.hold(plain_scalar(pf)); break;
-        case Field::kRemaining: r.rem.hold(plain_scalar(pf)); break;
-        case Field::kOther: break;
-        case Field::kSuccessors:
-          succ.resize(r.succ_begin);
-          r.succ_kind = pf.kind;
-          r.succ_bad_msg.clear();
-          if (pf.kind == K::kArray) {
-            succ.insert(succ.end(), plain_.numbers.begin() + pf.begin,
-                        plain_.numbers.begin() + pf.end);
-          } else {
-            r.succ_other.hold(plain_scalar(pf));
-          }
-          r.succ_end = static_cast<std::uint32_t>(succ.size());
-          break;
-      }
-    }
-    return;
-  }
-  js_.begin_object();
-  bool first = true;
-  std::string_view key;
-  while (js_.next_key(first, key)) {
+  read_object(js_, plain_, 0xFFFFFFFFull, v_, [&](std::string_view key, FieldValue& v) {
     const Field f = field_of(key);
     if (f != Field::kOther) seen_.add(static_cast<unsigned>(f), key);
     switch (f) {
-      case Field::kTaskId: read_held(js_, r.task_id, v_); break;
-      case Field::kFuncName: read_held(js_, r.func, v_); break;
-      case Field::kCoreType: read_held(js_, r.core, v_); break;
-      case Field::kExecTime: read_held(js_, r.exec, v_); break;
-      case Field::kRemaining: read_held(js_, r.rem, v_); break;
-      case Field::kOther: js_.skip_value(); break;
+      case Field::kTaskId: v.hold(r.task_id); break;
+      case Field::kFuncName: v.hold(r.func); break;
+      case Field::kCoreType: v.hold(r.core); break;
+      case Field::kExecTime: v.hold(r.exec); break;
+      case Field::kRemaining: v.hold(r.rem); break;
+      case Field::kOther: v.skip(); break;
       case Field::kSuccessors:
         // A repeated "successors" counts with its last value.
         succ.resize(r.succ_begin);
-        r.succ_kind = js_.peek_kind();
+        r.succ_kind = v.kind();
         if (r.succ_kind == K::kArray) {
-          read_id_array(js_, "successors", ids_, r.succ_bad_msg, v_);
+          v.ids("successors", ids_, r.succ_bad_msg);
           succ.insert(succ.end(), ids_.begin(), ids_.end());
         } else {
           r.succ_bad_msg.clear();
-          read_held(js_, r.succ_other, v_);
+          v.hold(r.succ_other);
         }
         r.succ_end = static_cast<std::uint32_t>(succ.size());
         break;
     }
-  }
+  });
 }
 
 // The parse thread: the records, with the checks of the DOM reader's first pass that

@@ -189,15 +189,6 @@ std::string check_string(const HeldScalar& v, const char* key);
 
 // Contract: reads the next value into `slot`: a scalar, or only the kind of an array or
 // object (skipped). `tmp` is scratch.
-// The scalar read_scalar gives for a plain field (kString, kUint); an array's kind alone, as
-// read_held holds a value it skips.
-inline JsonStream::Scalar plain_scalar(const JsonStream::PlainField& f) {
-  JsonStream::Scalar v;
-  v.kind = f.kind;
-  v.u = f.u;
-  v.s = f.s;
-  return v;
-}
 inline void read_held(JsonStream& js, HeldScalar& slot, JsonStream::Scalar& tmp) {
   const JsonStream::Kind kind = js.peek_kind();
   if (kind == JsonStream::Kind::kArray || kind == JsonStream::Kind::kObject) {
@@ -213,5 +204,65 @@ inline void read_held(JsonStream& js, HeldScalar& slot, JsonStream::Scalar& tmp)
 // (check_uint's, under `key`), `out` holding the ids before it; the array is read to its end.
 void read_id_array(JsonStream& js, const char* key, std::vector<std::uint32_t>& out,
                    std::string& bad, JsonStream::Scalar& tmp);
+
+// One field's value as read_object hands it to a reader: from a plain object's scan or from
+// the stream, the same values either way.
+class FieldValue {
+ public:
+  FieldValue(JsonStream& js, JsonStream::Scalar& tmp) : js_(js), tmp_(tmp) {}
+  // Contract: the value's kind (a number's is kUint until read, as peek_kind gives it).
+  JsonStream::Kind kind() const { return plain_ ? plain_->kind : js_.peek_kind(); }
+  // Contract: read_held's: the scalar into `slot`, or only the kind of an array or object.
+  void hold(HeldScalar& slot) {
+    if (!plain_) return read_held(js_, slot, tmp_);
+    JsonStream::Scalar v;
+    v.kind = plain_->kind;
+    v.u = plain_->u;
+    v.s = plain_->s;
+    slot.hold(v);  // an array's kind alone (hold copies a string only)
+  }
+  // Contract: read_id_array's (kind() kArray). A plain array's ids are within range (the
+  // scan's array_max), so `bad` is "".
+  void ids(const char* key, std::vector<std::uint32_t>& out, std::string& bad) {
+    if (!plain_) return read_id_array(js_, key, out, bad, tmp_);
+    out.assign(numbers_->begin() + plain_->begin, numbers_->begin() + plain_->end);
+    bad.clear();
+  }
+  // Contract: the value is not wanted.
+  void skip() {
+    if (!plain_) js_.skip_value();
+  }
+
+ private:
+  template <class OnField>
+  friend void read_object(JsonStream& js, JsonStream::PlainObject& plain, std::uint64_t array_max,
+                          JsonStream::Scalar& tmp, OnField&& on_field);
+  JsonStream& js_;
+  JsonStream::Scalar& tmp_;
+  const JsonStream::PlainField* plain_ = nullptr;
+  const std::vector<std::uint64_t>* numbers_ = nullptr;
+};
+
+// Contract: reads the object at the stream (peek_kind() kObject), calling
+// on_field(key, FieldValue&) for each key in file order, which takes the value once (hold,
+// ids or skip). A plain object (JsonStream::plain_object, arrays up to array_max) is read in
+// one scan, any other token by token; `plain` and `tmp` are scratch.
+template <class OnField>
+void read_object(JsonStream& js, JsonStream::PlainObject& plain, std::uint64_t array_max,
+                 JsonStream::Scalar& tmp, OnField&& on_field) {
+  FieldValue v(js, tmp);
+  if (js.plain_object(plain, array_max)) {
+    v.numbers_ = &plain.numbers;
+    for (const JsonStream::PlainField& f : plain.fields) {
+      v.plain_ = &f;
+      on_field(f.key, v);
+    }
+    return;
+  }
+  js.begin_object();
+  bool first = true;
+  std::string_view key;
+  while (js.next_key(first, key)) on_field(key, v);
+}
 
 }  // namespace pypto::trace::detail
