@@ -38,9 +38,16 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
         if not isinstance(flag, bool):
             _fail(PyptoTypeError, "matmul", f"{name} must be a bool, got {short_repr(flag)}")
     ext_inputs, ext_attrs = _matmul_extend(extend_params, av, bv, odt)
-    if not 2 <= av.rank <= 4 or av.rank != bv.rank:
+    if not 2 <= av.rank <= 4 or not 2 <= bv.rank <= 4:
         _fail(PyptoValueError, "matmul", f"operands must both be 2-D, 3-D or 4-D, got "
               f"{_fmt(av.shape)} and {_fmt(bv.shape)}")
+    if av.rank != bv.rank:
+        # PyPTO's matmul page: the two matrices' ranks must be the same (no rank broadcast).
+        lo, hi = (av, bv) if av.rank < bv.rank else (bv, av)
+        ones = [1] * (hi.rank - lo.rank)
+        _fail(PyptoValueError, "matmul", f"operands must have the same rank, got "
+              f"{av.rank}-D {_fmt(av.shape)} and {bv.rank}-D {_fmt(bv.shape)}; for a batch "
+              f"broadcast reshape the {lo.rank}-D one to {_fmt(ones + list(lo.shape))}")
     if av.dtype is not bv.dtype:
         _fail(PyptoTypeError, "matmul", f"operand dtypes differ: {av.dtype} and {bv.dtype}")
     if av.dtype not in _MATMUL_IN:
