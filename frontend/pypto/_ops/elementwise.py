@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from .common import (_broadcast, _check_dtype, _dim, _emit, _fail, _fmt, _is_scalar, _need_vec,
                      _result_dtype, _scalar, _tr, _val, _wrap)
 from .creation import full
+from .movement import cast
 
 
 def _binary(op: str, x: Any, y: Any, *, attrs: Optional[dict] = None) -> Tensor:
@@ -73,7 +74,8 @@ def mul(x: Any, y: Any) -> Tensor:
 
 
 def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tensor:
-    """Element-wise ``x / y``; ``precision_type`` defaults to HIGH_PRECISION."""
+    """Element-wise ``x / y``; ``precision_type`` defaults to HIGH_PRECISION. DT_INT16 and
+    DT_INT32 operands divide in fp32 and give DT_FP32 (PyPTO's div page), as torch's ``/``."""
     if not isinstance(x, Tensor) and isinstance(y, Tensor):
         return _reflected_div(x, y)
     attrs = {}
@@ -81,7 +83,19 @@ def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tenso
         _precision_arg("div", precision_type)
         # DivAlgorithm is PyPTO's later spelling of the same choice.
         attrs["precision_type"] = PrecisionType[precision_type.name]
+    xdt = _val(x, "div").dtype
+    if xdt in _INT_DIV_TO_FP32:
+        if isinstance(y, Tensor):
+            if y._value.dtype is not xdt:
+                _fail(PyptoTypeError, "div", f"dtype mismatch: {xdt} and {y._value.dtype}; "
+                      "use pypto.cast")
+            y = cast(y, DataType.DT_FP32)
+        x = cast(x, DataType.DT_FP32)
     return _binary("div", x, y, attrs=attrs)
+
+
+#: The integer dtypes PyPTO's div converts to fp32 (its result is DT_FP32).
+_INT_DIV_TO_FP32 = (DataType.DT_INT16, DataType.DT_INT32)
 
 
 def maximum(x: Any, y: Any) -> Tensor:
