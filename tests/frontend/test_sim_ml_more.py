@@ -651,6 +651,32 @@ def test_integer_division_in_fp32_as_the_div_page_gives_it():
     check(fl, torch.floor(a.double() / 3))
 
 
+def test_pow_of_mixed_dtypes_promotes_as_the_pow_page_gives_it():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(h: pypto.Tensor((4, 8), F16), f: pypto.Tensor((4, 8), F32), b: pypto.Tensor((4, 8), BF16),
+          i: pypto.Tensor((4, 8), I32), hf: pypto.Tensor((4, 8), F32), hb: pypto.Tensor((4, 8), F32),
+          ih: pypto.Tensor((4, 8), F16), root: pypto.Tensor((4, 8), F32),
+          sq: pypto.Tensor((4, 8), I32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        hf[:] = pypto.pow(h, f)  # fp16 and fp32: fp32
+        hb[:] = pypto.pow(h, b)  # fp16 and bf16: fp32
+        ih[:] = pypto.pow(i, h)  # int32 and fp16: fp16
+        root[:] = pypto.pow(i, 0.5)  # an int32 base to a float power: fp32
+        sq[:] = pypto.pow(i, 2)
+
+    h = (torch.rand(4, 8, generator=torch.Generator().manual_seed(1)) + 0.5).half()
+    f, b = rand((4, 8), seed=2), rand((4, 8), torch.bfloat16, 3)
+    i = _ints((4, 8), 0, 20, 4)
+    hf, hb, root = torch.zeros(4, 8), torch.zeros(4, 8), torch.zeros(4, 8)
+    ih, sq = torch.zeros(4, 8, dtype=torch.float16), torch.zeros(4, 8, dtype=torch.int32)
+    k(h, f, b, i, hf, hb, ih, root, sq)
+    check(hf, h.double() ** f.double())
+    check(hb, h.double() ** b.double())
+    check(ih, i.double() ** h.double())
+    check(root, i.double() ** 0.5)
+    assert torch.equal(sq, i * i)
+
+
 def test_per_row_int8_quantize_and_dequantize():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(x: pypto.Tensor((16, 64), F32), q: pypto.Tensor((16, 64), I8),

@@ -194,13 +194,35 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 def pow(x: Any, y: Any, precision_type: Any = None) -> Tensor:  # noqa: A001
-    """Element-wise ``x ** y``; ``y`` may be a tensor or a number. ``precision_type``
-    (PrecisionType or PowAlgorithm) is checked; SIM computes the exact result."""
+    """Element-wise ``x ** y``; ``y`` may be a tensor (of another dtype: both promote as
+    :func:`_pow_result_dtype` says) or a number. ``precision_type`` (PrecisionType or
+    PowAlgorithm) is checked; SIM computes the exact result."""
     _precision_arg("pow", precision_type)
     if not isinstance(x, Tensor):
         _fail(PyptoNotImplementedError, "pow", "a scalar base is not supported; write "
               "pypto.exp(y * math.log(base))")
+    xdt = _val(x, "pow").dtype
+    if isinstance(y, Tensor):
+        to = _pow_result_dtype(xdt, y._value.dtype)
+        if to is not None:
+            x, y = (t if t._value.dtype is to else cast(t, to) for t in (x, y))
+    elif xdt is DataType.DT_INT32 and isinstance(y, float):
+        x = cast(x, DataType.DT_FP32)  # PyPTO's pow page: an int32 base to a float gives fp32
     return _binary("pow", x, y)
+
+
+#: PyPTO's pow page orders the dtypes it promotes between: fp32 > fp16 > bf16 > int32.
+_POW_RANK = {DataType.DT_FP32: 3, DataType.DT_FP16: 2, DataType.DT_BF16: 1, DataType.DT_INT32: 0}
+
+
+def _pow_result_dtype(a: DataType, b: DataType) -> Optional[DataType]:
+    """The dtype two tensor operands of pow of different dtypes compute in (PyPTO's pow page:
+    the larger of the two, fp32 for fp16 with bf16), or None: no promotion between them."""
+    if a is b or a not in _POW_RANK or b not in _POW_RANK:
+        return None
+    if {a, b} == {DataType.DT_FP16, DataType.DT_BF16}:
+        return DataType.DT_FP32
+    return a if _POW_RANK[a] > _POW_RANK[b] else b
 
 
 def _reflected_sub(s: Any, t: Tensor) -> Tensor:
