@@ -636,19 +636,22 @@ def test_integer_bitwise_division_and_gcd_ops():
 def test_integer_division_in_fp32_as_the_div_page_gives_it():
     @pypto.frontend.jit(runtime_options=SIM)
     def k(a: pypto.Tensor((1, 8), I32), b: pypto.Tensor((1, 8), I32), q: pypto.Tensor((1, 8), F32),
-          q4: pypto.Tensor((1, 8), F32), fl: pypto.Tensor((1, 8), F32)):
+          q4: pypto.Tensor((1, 8), F32), fl: pypto.Tensor((1, 8), F32),
+          r: pypto.Tensor((1, 8), F32)):
         pypto.set_vec_tile_shapes(1, 8)
         q[:] = pypto.div(a, b)  # DT_INT32 operands: divided in fp32, a DT_FP32 result
         q4[:] = a / 4
         fl[:] = a // 3  # PyPTO's Tensor.__floordiv__: floor(div(a, 3))
+        r[:] = 2 / a
 
     a = torch.tensor([[-7, 7, -8, 9, 1, -1, 100, 5]], dtype=torch.int32)
     b = torch.tensor([[3, 3, 3, -2, 2, 2, 7, 5]], dtype=torch.int32)
-    q, q4, fl = torch.zeros(1, 8), torch.zeros(1, 8), torch.zeros(1, 8)
-    k(a, b, q, q4, fl)
+    q, q4, fl, r = torch.zeros(1, 8), torch.zeros(1, 8), torch.zeros(1, 8), torch.zeros(1, 8)
+    k(a, b, q, q4, fl, r)
     check(q, a.double() / b.double())
     check(q4, a.double() / 4)
     check(fl, torch.floor(a.double() / 3))
+    check(r, 2 / a.double())
 
 
 def test_pow_of_mixed_dtypes_promotes_as_the_pow_page_gives_it():

@@ -231,7 +231,9 @@ def _reflected_sub(s: Any, t: Tensor) -> Tensor:
 
 
 def _reflected_div(s: Any, t: Tensor) -> Tensor:
-    # s / t == reciprocal(t) * s
+    # s / t == reciprocal(t) * s; an integer t divides in fp32, as div's integer operands do.
+    if _val(t, "div").dtype in _INT_DIV_TO_FP32:
+        t = cast(t, DataType.DT_FP32)
     return _binary("mul", reciprocal(t), s)
 
 
