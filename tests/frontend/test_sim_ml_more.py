@@ -1165,3 +1165,55 @@ def test_matmul_over_a_dynamic_k_and_qkv_split_of_its_result():
         check(q, ref[:, :32])
         check(kk, ref[:, 32:64])
         check(v, ref[:, 64:])
+
+
+def test_grouped_query_attention_4d_with_kv_heads_repeated_by_expand_clone():
+    b, h, kvh, s, d = 1, 4, 2, 16, 32
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(q: pypto.Tensor((b, h, s, d), F16), kk: pypto.Tensor((b, kvh, s, d), F16),
+          v: pypto.Tensor((b, kvh, s, d), F16), mask: pypto.Tensor((1, 1, s, s), F32),
+          out: pypto.Tensor((b, h, s, d), F32)):
+        pypto.set_vec_tile_shapes(1, 1, s, d)
+
+        def repeat_heads(t):
+            wide = pypto.expand_clone(pypto.reshape(t, [b, kvh, 1, s * d]),
+                                      [b, kvh, h // kvh, s * d])
+            return pypto.reshape(wide, [b, h, s, d])
+
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+        scores = pypto.matmul(q, repeat_heads(kk), F32, b_trans=True) * (1.0 / math.sqrt(d))
+        pypto.set_vec_tile_shapes(1, 1, s, s)
+        p = pypto.cast(softmax_core(scores + mask), F16)
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [32, 32])
+        out[:] = pypto.matmul(p, repeat_heads(v), F32)
+
+    q = rand((b, h, s, d), torch.float16, 1)
+    kk, v = rand((b, kvh, s, d), torch.float16, 2), rand((b, kvh, s, d), torch.float16, 3)
+    mask = torch.triu(torch.full((s, s), float("-inf")), 1).reshape(1, 1, s, s)
+    out = torch.zeros(b, h, s, d)
+    k(q, kk, v, mask, out)
+    kx, vx = kk.double().repeat_interleave(h // kvh, 1), v.double().repeat_interleave(h // kvh, 1)
+    scores = q.double() @ kx.transpose(-1, -2) / math.sqrt(d) + mask.double()
+    check(out, torch.softmax(scores, -1).half().double() @ vx, 4e-3)
+
+
+def test_embedding_of_2d_ids_and_a_gather_on_the_last_axis_of_a_3d_tensor():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(table: pypto.Tensor((50, 16), BF16), ids: pypto.Tensor((2, 4), I64),
+          x: pypto.Tensor((2, 3, 4), I32), idx: pypto.Tensor((2, 3, 2), I32),
+          emb: pypto.Tensor((2, 4, 16), BF16), g: pypto.Tensor((2, 3, 2), I32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        e = pypto.index_select(table, 0, pypto.reshape(ids, [8]))
+        pypto.set_vec_tile_shapes(2, 4, 16)
+        emb[:] = pypto.reshape(e, [2, 4, 16]) * 4.0
+        pypto.set_vec_tile_shapes(8, 8, 8)
+        g[:] = pypto.gather(x, 2, idx)
+
+    table, ids = rand((50, 16), torch.bfloat16, 4), _ints((2, 4), 0, 50, 5, torch.int64)
+    x = torch.arange(24, dtype=torch.int32).reshape(2, 3, 4)
+    idx = torch.tensor([[[0, 3], [2, 1], [3, 3]], [[1, 2], [0, 3], [2, 0]]], dtype=torch.int32)
+    emb, g = torch.zeros(2, 4, 16, dtype=torch.bfloat16), torch.zeros(2, 3, 2, dtype=torch.int32)
+    k(table, ids, x, idx, emb, g)
+    check(emb, table[ids].double() * 4)
+    assert torch.equal(g, torch.gather(x, 2, idx.long()))
