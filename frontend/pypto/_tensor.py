@@ -466,6 +466,10 @@ class Tensor(metaclass=_TensorType):
     def clone(self):
         return _ops.clone(self)
 
+    def where(self, condition, y):
+        # PyPTO's Tensor.where page: where(self, condition, y), self where condition holds.
+        return _ops.where(condition, self, y)
+
     # -- PyPTO's other Tensor methods -----------------------------------------------------
     # Each one forwards to the op of the same name; an op pypto-sim lacks says so, with the
     # kernel line that used it.
@@ -595,7 +599,7 @@ def _forward(name: str):
 
 
 #: PyPTO Tensor methods that are ``pypto.<name>(self, *args)``.
-_FORWARDED = ("axpy_", "hypot", "prelu", "sin", "cos", "where", "lrelu", "topk", "quant_mx",
+_FORWARDED = ("axpy_", "hypot", "prelu", "sin", "cos", "lrelu", "topk", "quant_mx",
               "sort32", "mrgsort", "sign", "signbit", "exp2", "expm1", "log1p", "log10", "log2",
               "argmax", "argmin", "round", "ceil", "trunc", "gather", "gathermask", "index_add",
               "cumsum", "cumprod", "gcd", "triu", "tril", "pad", "fillpad", "scatter_update",

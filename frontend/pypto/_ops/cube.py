@@ -11,7 +11,7 @@ from typing import Any, Dict, List
 from .. import ir
 from .._dtypes import DataType
 from .._enums import ReLuType, TileOpFormat, TransMode
-from .._errors import PyptoTypeError, PyptoValueError
+from .._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError
 from ..error import short_repr
 from .._tensor import Tensor
 from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
@@ -38,9 +38,16 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
         if not isinstance(flag, bool):
             _fail(PyptoTypeError, "matmul", f"{name} must be a bool, got {short_repr(flag)}")
     ext_inputs, ext_attrs = _matmul_extend(extend_params, av, bv, odt)
-    if not 2 <= av.rank <= 4 or av.rank != bv.rank:
+    if not 2 <= av.rank <= 4 or not 2 <= bv.rank <= 4:
         _fail(PyptoValueError, "matmul", f"operands must both be 2-D, 3-D or 4-D, got "
               f"{_fmt(av.shape)} and {_fmt(bv.shape)}")
+    if av.rank != bv.rank:
+        # PyPTO's matmul page: the two matrices' ranks must be the same (no rank broadcast).
+        lo, hi = (av, bv) if av.rank < bv.rank else (bv, av)
+        ones = [1] * (hi.rank - lo.rank)
+        _fail(PyptoValueError, "matmul", f"operands must have the same rank, got "
+              f"{av.rank}-D {_fmt(av.shape)} and {bv.rank}-D {_fmt(bv.shape)}; for a batch "
+              f"broadcast reshape the {lo.rank}-D one to {_fmt(ones + list(lo.shape))}")
     if av.dtype is not bv.dtype:
         _fail(PyptoTypeError, "matmul", f"operand dtypes differ: {av.dtype} and {bv.dtype}")
     if av.dtype not in _MATMUL_IN:
@@ -196,9 +203,16 @@ def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
     if scale != 0:
         attrs["scale"] = float(scale)
     if "scale" in attrs or "scale_tensor" in attrs:
+        if odt is DataType.DT_INT8:
+            # PyPTO's matmul page (its quantization table) allows it; the fixpipe's rounding
+            # and saturation to int8 are not modelled here.
+            _fail(PyptoNotImplementedError, api, f"quantizing to out_dtype DT_INT8 with "
+                  f"scale/scale_tensor ({av.dtype} operands) is not supported by pypto-sim; "
+                  f"take a DT_FP32 result and pypto.cast it to DT_INT8")
         if av.dtype is not DataType.DT_INT8:
-            _fail(PyptoValueError, api, f"scale/scale_tensor dequantize int8 matmuls; the "
-                  f"operands are {av.dtype}")
+            _fail(PyptoValueError, api, f"scale/scale_tensor dequantize int8 matmuls (or, "
+                  f"with out_dtype DT_INT8, quantize); the operands are {av.dtype} and "
+                  f"out_dtype {odt}")
     relu = ep.get("relu_type", ReLuType.NO_RELU)
     if not isinstance(relu, ReLuType):
         _fail(PyptoTypeError, api, f"relu_type must be a pypto.ReLuType, got {short_repr(relu)}")

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from .common import (_broadcast, _check_dtype, _dim, _emit, _fail, _fmt, _is_scalar, _need_vec,
                      _result_dtype, _scalar, _tr, _val, _wrap)
 from .creation import full
+from .movement import cast
 
 
 def _binary(op: str, x: Any, y: Any, *, attrs: Optional[dict] = None) -> Tensor:
@@ -73,7 +74,8 @@ def mul(x: Any, y: Any) -> Tensor:
 
 
 def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tensor:
-    """Element-wise ``x / y``; ``precision_type`` defaults to HIGH_PRECISION."""
+    """Element-wise ``x / y``; ``precision_type`` defaults to HIGH_PRECISION. DT_INT16 and
+    DT_INT32 operands divide in fp32 and give DT_FP32 (PyPTO's div page), as torch's ``/``."""
     if not isinstance(x, Tensor) and isinstance(y, Tensor):
         return _reflected_div(x, y)
     attrs = {}
@@ -81,7 +83,19 @@ def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tenso
         _precision_arg("div", precision_type)
         # DivAlgorithm is PyPTO's later spelling of the same choice.
         attrs["precision_type"] = PrecisionType[precision_type.name]
+    xdt = _val(x, "div").dtype
+    if xdt in _INT_DIV_TO_FP32:
+        if isinstance(y, Tensor):
+            if y._value.dtype is not xdt:
+                _fail(PyptoTypeError, "div", f"dtype mismatch: {xdt} and {y._value.dtype}; "
+                      "use pypto.cast")
+            y = cast(y, DataType.DT_FP32)
+        x = cast(x, DataType.DT_FP32)
     return _binary("div", x, y, attrs=attrs)
+
+
+#: The integer dtypes PyPTO's div converts to fp32 (its result is DT_FP32).
+_INT_DIV_TO_FP32 = (DataType.DT_INT16, DataType.DT_INT32)
 
 
 def maximum(x: Any, y: Any) -> Tensor:
@@ -180,13 +194,35 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 def pow(x: Any, y: Any, precision_type: Any = None) -> Tensor:  # noqa: A001
-    """Element-wise ``x ** y``; ``y`` may be a tensor or a number. ``precision_type``
-    (PrecisionType or PowAlgorithm) is checked; SIM computes the exact result."""
+    """Element-wise ``x ** y``; ``y`` may be a tensor (of another dtype: both promote as
+    :func:`_pow_result_dtype` says) or a number. ``precision_type`` (PrecisionType or
+    PowAlgorithm) is checked; SIM computes the exact result."""
     _precision_arg("pow", precision_type)
     if not isinstance(x, Tensor):
         _fail(PyptoNotImplementedError, "pow", "a scalar base is not supported; write "
               "pypto.exp(y * math.log(base))")
+    xdt = _val(x, "pow").dtype
+    if isinstance(y, Tensor):
+        to = _pow_result_dtype(xdt, y._value.dtype)
+        if to is not None:
+            x, y = (t if t._value.dtype is to else cast(t, to) for t in (x, y))
+    elif xdt is DataType.DT_INT32 and isinstance(y, float):
+        x = cast(x, DataType.DT_FP32)  # PyPTO's pow page: an int32 base to a float gives fp32
     return _binary("pow", x, y)
+
+
+#: PyPTO's pow page orders the dtypes it promotes between: fp32 > fp16 > bf16 > int32.
+_POW_RANK = {DataType.DT_FP32: 3, DataType.DT_FP16: 2, DataType.DT_BF16: 1, DataType.DT_INT32: 0}
+
+
+def _pow_result_dtype(a: DataType, b: DataType) -> Optional[DataType]:
+    """The dtype two tensor operands of pow of different dtypes compute in (PyPTO's pow page:
+    the larger of the two, fp32 for fp16 with bf16), or None: no promotion between them."""
+    if a is b or a not in _POW_RANK or b not in _POW_RANK:
+        return None
+    if {a, b} == {DataType.DT_FP16, DataType.DT_BF16}:
+        return DataType.DT_FP32
+    return a if _POW_RANK[a] > _POW_RANK[b] else b
 
 
 def _reflected_sub(s: Any, t: Tensor) -> Tensor:
@@ -195,7 +231,9 @@ def _reflected_sub(s: Any, t: Tensor) -> Tensor:
 
 
 def _reflected_div(s: Any, t: Tensor) -> Tensor:
-    # s / t == reciprocal(t) * s
+    # s / t == reciprocal(t) * s; an integer t divides in fp32, as div's integer operands do.
+    if _val(t, "div").dtype in _INT_DIV_TO_FP32:
+        t = cast(t, DataType.DT_FP32)
     return _binary("mul", reciprocal(t), s)
 
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tensor subscripts: ``x[key]`` (a view, or a run-time scalar read of one element) and
-``x[key] = value`` (a write), with ints, slices of step 1, symbolic scalars and ``...``."""
+``x[key] = value`` (a write), with ints, slices of step 1, symbolic scalars and ``...``; and
+PyPTO's ``x[dim:index]`` (gather) and ``x[dim:index] = src`` (scatter) with a tensor index."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .._symbolic import SymbolicScalar, as_expr, const_value, load
 from .._tensor import Tensor
 from .common import _dim, _dim_eq, _emit, _fail, _is_scalar, _simplify, _tr, _wrap
 from .creation import full
+from .gather_scatter import gather, scatter_
 from .movement import _write, view
 
 _bsum = builtins.sum
@@ -81,8 +83,24 @@ def _neg_index(i: Any, dim: Any, axis: int, api: str) -> Any:
     return i
 
 
+def _tensor_slice_dim(key: Any, api: str, op: str) -> Any:
+    """The dim of PyPTO's ``x[dim:index]`` key (a slice whose stop is a tensor), else None."""
+    if not (isinstance(key, slice) and isinstance(key.stop, Tensor)):
+        return None
+    if not isinstance(key.start, numbers.Integral) or isinstance(key.start, bool):
+        _fail(PyptoTypeError, api, f"x[dim:index] is pypto.{op}(x, dim, index): dim (the slice "
+              f"start) must be an int, got {short_repr(key.start)}")
+    if key.step is not None:
+        _fail(PyptoValueError, api, f"x[dim:index] is pypto.{op}(x, dim, index) and takes no "
+              f"step, got {short_repr(key.step)}")
+    return int(key.start)
+
+
 def _getitem(t: Tensor, key: Any) -> Any:
     api = "Tensor.__getitem__"
+    dim = _tensor_slice_dim(key, api, "gather")
+    if dim is not None:
+        return gather(t, dim, key.stop)
     tr = _tr(api)
     xv = t._value
     norm = _normalize_key(t, key, api)
@@ -112,6 +130,10 @@ def _getitem(t: Tensor, key: Any) -> Any:
 
 def _setitem(t: Tensor, key: Any, value: Any) -> None:
     api = "Tensor.__setitem__"
+    dim = _tensor_slice_dim(key, api, "scatter")
+    if dim is not None:
+        scatter_(t, dim, key.stop, value)
+        return
     tr = _tr(api)
     dv = t._value
     norm = _normalize_key(t, key, api)
