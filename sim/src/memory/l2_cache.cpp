@@ -82,6 +82,37 @@ inline void shift_in(std::uint32_t* tags, std::uint32_t tag, unsigned rank) {
   tags[0] = tag;
 }
 
+// Puts `tag` at rank 0 of a full compact state's kSlots tags (16-byte aligned), every rank
+// moving down by one (the last leaves): GCC calls libc for a 60-byte memmove; here every
+// vector is loaded before any is stored, and the last load overlaps the one before it so that
+// no store passes the array's end.
+template <unsigned kSlots>
+inline void shift_in_full(std::uint32_t* tags, std::uint32_t tag) {
+#if defined(__SSE2__)
+  if constexpr (kSlots == 16) {
+    auto* v = reinterpret_cast<__m128i*>(tags);
+    const __m128i t0 = _mm_load_si128(v), t4 = _mm_load_si128(v + 1);
+    const __m128i t8 = _mm_load_si128(v + 2);
+    const __m128i t11 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 11));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 1), t0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 5), t4);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 9), t8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 12), t11);
+    tags[0] = tag;
+    return;
+  } else if constexpr (kSlots == 8) {
+    const __m128i t0 = _mm_load_si128(reinterpret_cast<const __m128i*>(tags));
+    const __m128i t3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 3));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 1), t0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 4), t3);
+    tags[0] = tag;
+    return;
+  }
+#endif
+  std::memmove(&tags[1], &tags[0], (kSlots - 1) * sizeof(std::uint32_t));
+  tags[0] = tag;
+}
+
 // Touches line `tag` of a compact state (tags by recency rank): it moves to rank 0 and the
 // more recent ranks move down by one. On a miss the line at the last active rank is evicted
 // (an empty way there is never dirty). Returns true on a miss; `writeback` tells whether the
@@ -95,9 +126,7 @@ inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
   writeback = hit == 0 && was_dirty != 0;
   const unsigned now_dirty = kWrite ? 1u : (hit != 0 ? was_dirty : 0u);
   if (hit == 0 && ways == kSlots) {
-    // A miss in a set of every slot moves all ranks down: a fixed size the compiler inlines.
-    std::memmove(&s.tag[1], &s.tag[0], (kSlots - 1) * sizeof(std::uint32_t));
-    s.tag[0] = tag;
+    shift_in_full<kSlots>(s.tag, tag);  // a miss in a set of every slot moves all ranks down
   } else {
     shift_in(s.tag, tag, rank);
   }
