@@ -582,12 +582,12 @@ template <unsigned kSlots, bool kWrite>
   const std::uint64_t line_bytes = line_bytes_;
   std::uint64_t hits = 0, allocated = 0, writebacks = 0;
   bool first_allocated = false, last_allocated = false;
+  std::uint64_t pieces = 0;  // counted here: a member's count would be reloaded each piece
 
   // One division per call: consecutive lines map to consecutive sets, so walk the sets in
   // runs that end where the set index wraps (the tag grows by one there).
   std::uint64_t set = l.set;
   auto tag = static_cast<std::uint32_t>(l.tag);
-  std::uint64_t line = l.first;  // the line that maps to `set`
   for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
     const std::uint64_t a = set;
     const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
@@ -600,11 +600,12 @@ template <unsigned kSlots, bool kWrite>
     bool prev_changed = false;   // prev was touched and changed in this run
     while (p < b) {
       const std::uint64_t q = end_within(p, b);  // p's end, or b if p reaches it
-      ++window_pieces_;
+      ++pieces;
       const std::uint64_t lo_set = std::max(p, a);
       const CompactSet<kSlots>& cur = sets[slot_[p]];
       if (cur.tag[0] == tag && (!kWrite || (cur.dirty & 1u) != 0)) {
         hits += q - lo_set;
+        last_allocated = false;
         // A piece changed before it may now equal this one: keep pieces maximal.
         if (prev_changed && sets[slot_[prev]] == cur) {
           merge(prev, p);
@@ -628,11 +629,12 @@ template <unsigned kSlots, bool kWrite>
       const std::uint64_t n = q - p;
       bool writeback = false;
       const bool miss = touch<kSlots, kWrite>(s, tag, ways, writeback);
+      // The walk visits lines in order: the first piece holds the first line (no line counted
+      // yet), the last piece visited the last line.
+      if ((hits | allocated) == 0) first_allocated = miss;
+      last_allocated = miss;
       (miss ? allocated : hits) += n;
       writebacks += writeback ? n : 0;
-      const std::uint64_t lo = line + (p - a);  // the lines of this piece: [lo, lo + n)
-      if (lo == l.first) first_allocated = miss;
-      if (lo + n - 1 == l.last) last_allocated = miss;
       // Keep pieces maximal: a piece that now equals its left neighbour joins it.
       if (prev != sets_ && pool[slot_[prev]] == s) {
         merge(prev, p);
@@ -645,13 +647,13 @@ template <unsigned kSlots, bool kWrite>
     // The last piece changed and ends at b: it may now equal the piece that starts there.
     if (prev_changed && b < sets_ && sets[slot_[prev]] == sets[slot_[b]]) merge(prev, b);
     left -= b - a;
-    line += b - a;
     set = b;
     if (set == sets_) {
       set = 0;
       ++tag;
     }
   }
+  window_pieces_ += pieces;
 
   // Every line was touched whole except possibly the first and the last. A partial line
   // counts its touched bytes on a hit and the whole line on a fill; a write that covers a
