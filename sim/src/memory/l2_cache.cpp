@@ -120,20 +120,31 @@ inline void shift_in_full(std::uint32_t* tags, std::uint32_t tag) {
 template <unsigned kSlots, bool kWrite, class Set>
 inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
   const unsigned hit = match_mask<kSlots>(s.tag, tag);
-  const unsigned rank = hit != 0 ? static_cast<unsigned>(__builtin_ctz(hit)) : ways - 1;
   const unsigned old = s.dirty;
-  const unsigned was_dirty = (old >> rank) & 1u;
-  writeback = hit == 0 && was_dirty != 0;
-  const unsigned now_dirty = kWrite ? 1u : (hit != 0 ? was_dirty : 0u);
-  if (hit == 0 && ways == kSlots) {
-    shift_in_full<kSlots>(s.tag, tag);  // a miss in a set of every slot moves all ranks down
-  } else {
-    shift_in(s.tag, tag, rank);
+  if (hit == 0) {
+    // Every rank but the last moves down one (ranks at or above ways_ hold no dirty bit); a
+    // set of every slot, as on every preset chip, has its constants in the code.
+    if (ways == kSlots) {
+      writeback = (old >> (kSlots - 1)) != 0;
+      shift_in_full<kSlots>(s.tag, tag);
+      s.dirty = static_cast<std::uint16_t>(((old << 1) & ((1u << kSlots) - 1)) | (kWrite ? 1u : 0u));
+    } else {
+      const unsigned last = ways - 1;
+      writeback = ((old >> last) & 1u) != 0;
+      shift_in(s.tag, tag, last);
+      s.dirty = static_cast<std::uint16_t>(((old & ((1u << last) - 1)) << 1) | (kWrite ? 1u : 0u));
+    }
+    return true;
   }
+  const unsigned rank = static_cast<unsigned>(__builtin_ctz(hit));
+  const unsigned was_dirty = (old >> rank) & 1u;
+  writeback = false;
+  const unsigned now_dirty = kWrite ? 1u : was_dirty;
+  shift_in(s.tag, tag, rank);
   const unsigned newer = (1u << rank) - 1;  // ranks above the touched one
   const unsigned through = (newer << 1) | 1u;
   s.dirty = static_cast<std::uint16_t>((old & ~through) | ((old & newer) << 1) | now_dirty);
-  return hit == 0;
+  return false;
 }
 
 // Moves way w to rank 0 of an order word, shifting the ways that were more recent down by
