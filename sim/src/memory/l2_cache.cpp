@@ -627,14 +627,17 @@ template <unsigned kSlots, bool kWrite>
         p = q;
         continue;
       }
+      // A touch that changes a state never leaves it equal to what it was (the test above),
+      // so a part cut off either side keeps a state the touched part no longer has.
       if (lo_set != p) {  // p starts left of a: cut there (the left part keeps its state)
         split(sets, p, lo_set);
-        prev = p;
+        prev = sets_;  // the left part: no merge to try
         p = lo_set;
       } else if (prev == sets_ && p > 0) {
         prev = start_at_or_before(p - 1);
       }
-      if (next_[p] > b) split(sets, p, b);           // p ends right of b
+      const bool cut_right = next_[p] > b;
+      if (cut_right) split(sets, p, b);              // p ends right of b
       CompactSet<kSlots>* const pool = sets.data();  // splits may have grown it
       CompactSet<kSlots>& s = pool[slot_[p]];
       const std::uint64_t n = q - p;
@@ -642,7 +645,7 @@ template <unsigned kSlots, bool kWrite>
       const bool miss = touch<kSlots, kWrite>(s, tag, ways, writeback);
       // The walk visits lines in order: the first piece holds the first line (no line counted
       // yet), the last piece visited the last line.
-      if ((hits | allocated) == 0) first_allocated = miss;
+      if (pieces == 1) first_allocated = miss;
       last_allocated = miss;
       (miss ? allocated : hits) += n;
       writebacks += writeback ? n : 0;
@@ -652,10 +655,11 @@ template <unsigned kSlots, bool kWrite>
       } else {
         prev = p;
       }
-      prev_changed = true;
+      prev_changed = !cut_right;
       p = q;
     }
-    // The last piece changed and ends at b: it may now equal the piece that starts there.
+    // The last piece changed and ends at b (not cut there): it may now equal the piece that
+    // starts there.
     if (prev_changed && b < sets_ && sets[slot_[prev]] == sets[slot_[b]]) merge(prev, b);
     left -= b - a;
     set = b;
