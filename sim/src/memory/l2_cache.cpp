@@ -525,10 +525,11 @@ template <unsigned kSlots>
                     : access_per_set<kSlots, false>(per_set, l);
   }
   Result r;
+  const std::uint64_t first_piece = start_at_or_before(l.set);  // found once for both walks
   if (is_write) {
-    r = access_compact<kSlots, true>(pool, l);
-  } else if (!read_of_recent(pool, l, r)) {
-    r = access_compact<kSlots, false>(pool, l);
+    r = access_compact<kSlots, true>(pool, l, first_piece);
+  } else if (!read_of_recent(pool, l, first_piece, r)) {
+    r = access_compact<kSlots, false>(pool, l, first_piece);
   }
   window_lines_ += l.last - l.first + 1;
   if (++window_accesses_ == kWindowAccesses) {
@@ -540,13 +541,14 @@ template <unsigned kSlots>
 
 template <unsigned kSlots>
 [[gnu::always_inline]] inline bool L2Cache::read_of_recent(
-    const std::vector<CompactSet<kSlots>>& pool, const Lines& l, Result& r) {
+    const std::vector<CompactSet<kSlots>>& pool, const Lines& l, std::uint64_t first_piece,
+    Result& r) {
   const std::uint64_t n = l.last - l.first + 1;
   const std::uint64_t b = l.set + n;
   if (b > sets_) return false;  // wraps past the last set: access_compact's runs
   const auto tag = static_cast<std::uint32_t>(l.tag);
   std::uint64_t pieces = 0;
-  for (std::uint64_t p = start_at_or_before(l.set); p < b; p = next_[p]) {
+  for (std::uint64_t p = first_piece; p < b; p = next_[p]) {
     if (pool[slot_[p]].tag[0] != tag) return false;
     ++pieces;
   }
@@ -588,7 +590,7 @@ void L2Cache::merge(std::uint64_t before, std::uint64_t s) {
 
 template <unsigned kSlots, bool kWrite>
 [[gnu::always_inline]] inline L2Cache::Result L2Cache::access_compact(
-    std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
+    std::vector<CompactSet<kSlots>>& sets, const Lines& l, std::uint64_t first_piece) {
   const unsigned ways = ways_;
   const std::uint64_t line_bytes = line_bytes_;
   std::uint64_t hits = 0, allocated = 0, writebacks = 0;
@@ -606,7 +608,7 @@ template <unsigned kSlots, bool kWrite>
     // lines that are each their set's most recent (a consumer reading what its producer just
     // wrote): touching such a piece changes nothing, so it is neither split nor merged. A
     // piece that changes is first cut to the part inside [a, b).
-    std::uint64_t p = start_at_or_before(a);
+    std::uint64_t p = first_piece;
     std::uint64_t prev = sets_;  // the piece left of p once p is cut at a or follows one; none
     bool prev_changed = false;   // prev was touched and changed in this run
     while (p < b) {
@@ -666,6 +668,7 @@ template <unsigned kSlots, bool kWrite>
     if (set == sets_) {
       set = 0;
       ++tag;
+      first_piece = 0;  // set 0 always starts a piece
     }
   }
   window_pieces_ += pieces;
