@@ -115,22 +115,23 @@ inline void shift_in_full(std::uint32_t* tags, std::uint32_t tag) {
 
 // Touches line `tag` of a compact state (tags by recency rank): it moves to rank 0 and the
 // more recent ranks move down by one. On a miss the line at the last active rank is evicted
-// (an empty way there is never dirty). Returns true on a miss; `writeback` tells whether the
-// evicted line was dirty.
+// (an empty way there is never dirty). Returns true on a miss; a dirty evicted line adds the
+// piece's n sets to `writebacks`.
 template <unsigned kSlots, bool kWrite, class Set>
-inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
+inline bool touch(Set& s, std::uint32_t tag, unsigned ways, std::uint64_t n,
+                  std::uint64_t& writebacks) {
   const unsigned hit = match_mask<kSlots>(s.tag, tag);
   const unsigned old = s.dirty;
   if (hit == 0) {
     // Every rank but the last moves down one (ranks at or above ways_ hold no dirty bit); a
     // set of every slot, as on every preset chip, has its constants in the code.
     if (ways == kSlots) {
-      writeback = (old >> (kSlots - 1)) != 0;
+      writebacks += (old >> (kSlots - 1)) * n;
       shift_in_full<kSlots>(s.tag, tag);
       s.dirty = static_cast<std::uint16_t>(((old << 1) & ((1u << kSlots) - 1)) | (kWrite ? 1u : 0u));
     } else {
       const unsigned last = ways - 1;
-      writeback = ((old >> last) & 1u) != 0;
+      writebacks += ((old >> last) & 1u) * n;
       shift_in(s.tag, tag, last);
       s.dirty = static_cast<std::uint16_t>(((old & ((1u << last) - 1)) << 1) | (kWrite ? 1u : 0u));
     }
@@ -138,7 +139,6 @@ inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
   }
   const unsigned rank = static_cast<unsigned>(__builtin_ctz(hit));
   const unsigned was_dirty = (old >> rank) & 1u;
-  writeback = false;
   const unsigned now_dirty = kWrite ? 1u : was_dirty;
   shift_in(s.tag, tag, rank);
   const unsigned newer = (1u << rank) - 1;  // ranks above the touched one
@@ -643,14 +643,12 @@ template <unsigned kSlots, bool kWrite>
       CompactSet<kSlots>* const pool = sets.data();  // splits may have grown it
       CompactSet<kSlots>& s = pool[slot_[p]];
       const std::uint64_t n = q - p;
-      bool writeback = false;
-      const bool miss = touch<kSlots, kWrite>(s, tag, ways, writeback);
+      const bool miss = touch<kSlots, kWrite>(s, tag, ways, n, writebacks);
       // The walk visits lines in order: the first piece holds the first line (no line counted
       // yet), the last piece visited the last line.
       if (pieces == 1) first_allocated = miss;
       last_allocated = miss;
       (miss ? allocated : hits) += n;
-      writebacks += writeback ? n : 0;
       // Keep pieces maximal: a piece that now equals its left neighbour joins it.
       if (prev != sets_ && pool[slot_[prev]] == s) {
         merge(prev, p);
