@@ -593,6 +593,7 @@ template <unsigned kSlots, bool kWrite>
     std::vector<CompactSet<kSlots>>& sets, const Lines& l, std::uint64_t first_piece) {
   const unsigned ways = ways_;
   const std::uint64_t line_bytes = line_bytes_;
+  const std::uint64_t n_sets = sets_;  // a local: the piece starts' 64-bit words may alias sets_
   std::uint64_t hits = 0, allocated = 0, writebacks = 0;
   bool first_allocated = false, last_allocated = false;
   std::uint64_t pieces = 0;  // counted here: a member's count would be reloaded each piece
@@ -603,13 +604,13 @@ template <unsigned kSlots, bool kWrite>
   auto tag = static_cast<std::uint32_t>(l.tag);
   for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
     const std::uint64_t a = set;
-    const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
+    const std::uint64_t b = set + std::min(left, n_sets - set);  // this run: sets [a, b)
     // The pieces that overlap [a, b), left to right. About half the mix trace's reads are of
     // lines that are each their set's most recent (a consumer reading what its producer just
     // wrote): touching such a piece changes nothing, so it is neither split nor merged. A
     // piece that changes is first cut to the part inside [a, b).
     std::uint64_t p = first_piece;
-    std::uint64_t prev = sets_;  // the piece left of p once p is cut at a or follows one; none
+    std::uint64_t prev = n_sets;  // the piece left of p once p is cut at a or follows one; none
     bool prev_changed = false;   // prev was touched and changed in this run
     while (p < b) {
       const std::uint64_t q = end_within(p, b);  // p's end, or b if p reaches it
@@ -633,9 +634,9 @@ template <unsigned kSlots, bool kWrite>
       // so a part cut off either side keeps a state the touched part no longer has.
       if (lo_set != p) {  // p starts left of a: cut there (the left part keeps its state)
         split(sets, p, lo_set);
-        prev = sets_;  // the left part: no merge to try
+        prev = n_sets;  // the left part: no merge to try
         p = lo_set;
-      } else if (prev == sets_ && p > 0) {
+      } else if (prev == n_sets && p > 0) {
         prev = start_at_or_before(p - 1);
       }
       const bool cut_right = next_[p] > b;
@@ -650,7 +651,7 @@ template <unsigned kSlots, bool kWrite>
       last_allocated = miss;
       (miss ? allocated : hits) += n;
       // Keep pieces maximal: a piece that now equals its left neighbour joins it.
-      if (prev != sets_ && pool[slot_[prev]] == s) {
+      if (prev != n_sets && pool[slot_[prev]] == s) {
         merge(prev, p);
       } else {
         prev = p;
@@ -660,10 +661,10 @@ template <unsigned kSlots, bool kWrite>
     }
     // The last piece changed and ends at b (not cut there): it may now equal the piece that
     // starts there.
-    if (prev_changed && b < sets_ && sets[slot_[prev]] == sets[slot_[b]]) merge(prev, b);
+    if (prev_changed && b < n_sets && sets[slot_[prev]] == sets[slot_[b]]) merge(prev, b);
     left -= b - a;
     set = b;
-    if (set == sets_) {
+    if (set == n_sets) {
       set = 0;
       ++tag;
       first_piece = 0;  // set 0 always starts a piece
