@@ -128,7 +128,8 @@ inline bool touch(Set& s, std::uint32_t tag, unsigned ways, std::uint64_t n,
     if (ways == kSlots) {
       writebacks += (old >> (kSlots - 1)) * n;
       shift_in_full<kSlots>(s.tag, tag);
-      s.dirty = static_cast<std::uint16_t>(((old << 1) & ((1u << kSlots) - 1)) | (kWrite ? 1u : 0u));
+      s.dirty =
+          static_cast<std::uint16_t>(((old << 1) & ((1u << kSlots) - 1)) | (kWrite ? 1u : 0u));
     } else {
       const unsigned last = ways - 1;
       writebacks += ((old >> last) & 1u) * n;
@@ -611,7 +612,7 @@ template <unsigned kSlots, bool kWrite>
     // piece that changes is first cut to the part inside [a, b).
     std::uint64_t p = first_piece;
     std::uint64_t prev = n_sets;  // the piece left of p once p is cut at a or follows one; none
-    bool prev_changed = false;   // prev was touched and changed in this run
+    bool prev_changed = false;    // prev was touched and changed in this run
     while (p < b) {
       const std::uint64_t q = end_within(p, b);  // p's end, or b if p reaches it
       ++pieces;
