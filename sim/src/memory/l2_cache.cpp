@@ -82,29 +82,70 @@ inline void shift_in(std::uint32_t* tags, std::uint32_t tag, unsigned rank) {
   tags[0] = tag;
 }
 
+// Puts `tag` at rank 0 of a full compact state's kSlots tags (16-byte aligned), every rank
+// moving down by one (the last leaves): GCC calls libc for a 60-byte memmove; here every
+// vector is loaded before any is stored, and the last load overlaps the one before it so that
+// no store passes the array's end.
+template <unsigned kSlots>
+inline void shift_in_full(std::uint32_t* tags, std::uint32_t tag) {
+#if defined(__SSE2__)
+  if constexpr (kSlots == 16) {
+    auto* v = reinterpret_cast<__m128i*>(tags);
+    const __m128i t0 = _mm_load_si128(v), t4 = _mm_load_si128(v + 1);
+    const __m128i t8 = _mm_load_si128(v + 2);
+    const __m128i t11 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 11));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 1), t0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 5), t4);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 9), t8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 12), t11);
+    tags[0] = tag;
+    return;
+  } else if constexpr (kSlots == 8) {
+    const __m128i t0 = _mm_load_si128(reinterpret_cast<const __m128i*>(tags));
+    const __m128i t3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 3));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 1), t0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tags + 4), t3);
+    tags[0] = tag;
+    return;
+  }
+#endif
+  std::memmove(&tags[1], &tags[0], (kSlots - 1) * sizeof(std::uint32_t));
+  tags[0] = tag;
+}
+
 // Touches line `tag` of a compact state (tags by recency rank): it moves to rank 0 and the
 // more recent ranks move down by one. On a miss the line at the last active rank is evicted
-// (an empty way there is never dirty). Returns true on a miss; `writeback` tells whether the
-// evicted line was dirty.
+// (an empty way there is never dirty). Returns true on a miss; a dirty evicted line adds the
+// piece's n sets to `writebacks`.
 template <unsigned kSlots, bool kWrite, class Set>
-inline bool touch(Set& s, std::uint32_t tag, unsigned ways, bool& writeback) {
+inline bool touch(Set& s, std::uint32_t tag, unsigned ways, std::uint64_t n,
+                  std::uint64_t& writebacks) {
   const unsigned hit = match_mask<kSlots>(s.tag, tag);
-  const unsigned rank = hit != 0 ? static_cast<unsigned>(__builtin_ctz(hit)) : ways - 1;
   const unsigned old = s.dirty;
-  const unsigned was_dirty = (old >> rank) & 1u;
-  writeback = hit == 0 && was_dirty != 0;
-  const unsigned now_dirty = kWrite ? 1u : (hit != 0 ? was_dirty : 0u);
-  if (hit == 0 && ways == kSlots) {
-    // A miss in a set of every slot moves all ranks down: a fixed size the compiler inlines.
-    std::memmove(&s.tag[1], &s.tag[0], (kSlots - 1) * sizeof(std::uint32_t));
-    s.tag[0] = tag;
-  } else {
-    shift_in(s.tag, tag, rank);
+  if (hit == 0) {
+    // Every rank but the last moves down one (ranks at or above ways_ hold no dirty bit); a
+    // set of every slot, as on every preset chip, has its constants in the code.
+    if (ways == kSlots) {
+      writebacks += (old >> (kSlots - 1)) * n;
+      shift_in_full<kSlots>(s.tag, tag);
+      s.dirty =
+          static_cast<std::uint16_t>(((old << 1) & ((1u << kSlots) - 1)) | (kWrite ? 1u : 0u));
+    } else {
+      const unsigned last = ways - 1;
+      writebacks += ((old >> last) & 1u) * n;
+      shift_in(s.tag, tag, last);
+      s.dirty = static_cast<std::uint16_t>(((old & ((1u << last) - 1)) << 1) | (kWrite ? 1u : 0u));
+    }
+    return true;
   }
+  const unsigned rank = static_cast<unsigned>(__builtin_ctz(hit));
+  const unsigned was_dirty = (old >> rank) & 1u;
+  const unsigned now_dirty = kWrite ? 1u : was_dirty;
+  shift_in(s.tag, tag, rank);
   const unsigned newer = (1u << rank) - 1;  // ranks above the touched one
   const unsigned through = (newer << 1) | 1u;
   s.dirty = static_cast<std::uint16_t>((old & ~through) | ((old & newer) << 1) | now_dirty);
-  return hit == 0;
+  return false;
 }
 
 // Moves way w to rank 0 of an order word, shifting the ways that were more recent down by
@@ -485,10 +526,11 @@ template <unsigned kSlots>
                     : access_per_set<kSlots, false>(per_set, l);
   }
   Result r;
+  const std::uint64_t first_piece = start_at_or_before(l.set);  // found once for both walks
   if (is_write) {
-    r = access_compact<kSlots, true>(pool, l);
-  } else if (!read_of_recent(pool, l, r)) {
-    r = access_compact<kSlots, false>(pool, l);
+    r = access_compact<kSlots, true>(pool, l, first_piece);
+  } else if (!read_of_recent(pool, l, first_piece, r)) {
+    r = access_compact<kSlots, false>(pool, l, first_piece);
   }
   window_lines_ += l.last - l.first + 1;
   if (++window_accesses_ == kWindowAccesses) {
@@ -500,13 +542,14 @@ template <unsigned kSlots>
 
 template <unsigned kSlots>
 [[gnu::always_inline]] inline bool L2Cache::read_of_recent(
-    const std::vector<CompactSet<kSlots>>& pool, const Lines& l, Result& r) {
+    const std::vector<CompactSet<kSlots>>& pool, const Lines& l, std::uint64_t first_piece,
+    Result& r) {
   const std::uint64_t n = l.last - l.first + 1;
   const std::uint64_t b = l.set + n;
   if (b > sets_) return false;  // wraps past the last set: access_compact's runs
   const auto tag = static_cast<std::uint32_t>(l.tag);
   std::uint64_t pieces = 0;
-  for (std::uint64_t p = start_at_or_before(l.set); p < b; p = next_[p]) {
+  for (std::uint64_t p = first_piece; p < b; p = next_[p]) {
     if (pool[slot_[p]].tag[0] != tag) return false;
     ++pieces;
   }
@@ -548,34 +591,36 @@ void L2Cache::merge(std::uint64_t before, std::uint64_t s) {
 
 template <unsigned kSlots, bool kWrite>
 [[gnu::always_inline]] inline L2Cache::Result L2Cache::access_compact(
-    std::vector<CompactSet<kSlots>>& sets, const Lines& l) {
+    std::vector<CompactSet<kSlots>>& sets, const Lines& l, std::uint64_t first_piece) {
   const unsigned ways = ways_;
   const std::uint64_t line_bytes = line_bytes_;
+  const std::uint64_t n_sets = sets_;  // a local: the piece starts' 64-bit words may alias sets_
   std::uint64_t hits = 0, allocated = 0, writebacks = 0;
   bool first_allocated = false, last_allocated = false;
+  std::uint64_t pieces = 0;  // counted here: a member's count would be reloaded each piece
 
   // One division per call: consecutive lines map to consecutive sets, so walk the sets in
   // runs that end where the set index wraps (the tag grows by one there).
   std::uint64_t set = l.set;
   auto tag = static_cast<std::uint32_t>(l.tag);
-  std::uint64_t line = l.first;  // the line that maps to `set`
   for (std::uint64_t left = l.last - l.first + 1; left != 0;) {
     const std::uint64_t a = set;
-    const std::uint64_t b = set + std::min(left, sets_ - set);  // this run: sets [a, b)
+    const std::uint64_t b = set + std::min(left, n_sets - set);  // this run: sets [a, b)
     // The pieces that overlap [a, b), left to right. About half the mix trace's reads are of
     // lines that are each their set's most recent (a consumer reading what its producer just
     // wrote): touching such a piece changes nothing, so it is neither split nor merged. A
     // piece that changes is first cut to the part inside [a, b).
-    std::uint64_t p = start_at_or_before(a);
-    std::uint64_t prev = sets_;  // the piece left of p once p is cut at a or follows one; none
-    bool prev_changed = false;   // prev was touched and changed in this run
+    std::uint64_t p = first_piece;
+    std::uint64_t prev = n_sets;  // the piece left of p once p is cut at a or follows one; none
+    bool prev_changed = false;    // prev was touched and changed in this run
     while (p < b) {
       const std::uint64_t q = end_within(p, b);  // p's end, or b if p reaches it
-      ++window_pieces_;
+      ++pieces;
       const std::uint64_t lo_set = std::max(p, a);
       const CompactSet<kSlots>& cur = sets[slot_[p]];
       if (cur.tag[0] == tag && (!kWrite || (cur.dirty & 1u) != 0)) {
         hits += q - lo_set;
+        last_allocated = false;
         // A piece changed before it may now equal this one: keep pieces maximal.
         if (prev_changed && sets[slot_[prev]] == cur) {
           merge(prev, p);
@@ -586,43 +631,47 @@ template <unsigned kSlots, bool kWrite>
         p = q;
         continue;
       }
+      // A touch that changes a state never leaves it equal to what it was (the test above),
+      // so a part cut off either side keeps a state the touched part no longer has.
       if (lo_set != p) {  // p starts left of a: cut there (the left part keeps its state)
         split(sets, p, lo_set);
-        prev = p;
+        prev = n_sets;  // the left part: no merge to try
         p = lo_set;
-      } else if (prev == sets_ && p > 0) {
+      } else if (prev == n_sets && p > 0) {
         prev = start_at_or_before(p - 1);
       }
-      if (next_[p] > b) split(sets, p, b);           // p ends right of b
+      const bool cut_right = next_[p] > b;
+      if (cut_right) split(sets, p, b);              // p ends right of b
       CompactSet<kSlots>* const pool = sets.data();  // splits may have grown it
       CompactSet<kSlots>& s = pool[slot_[p]];
       const std::uint64_t n = q - p;
-      bool writeback = false;
-      const bool miss = touch<kSlots, kWrite>(s, tag, ways, writeback);
+      const bool miss = touch<kSlots, kWrite>(s, tag, ways, n, writebacks);
+      // The walk visits lines in order: the first piece holds the first line (no line counted
+      // yet), the last piece visited the last line.
+      if (pieces == 1) first_allocated = miss;
+      last_allocated = miss;
       (miss ? allocated : hits) += n;
-      writebacks += writeback ? n : 0;
-      const std::uint64_t lo = line + (p - a);  // the lines of this piece: [lo, lo + n)
-      if (lo == l.first) first_allocated = miss;
-      if (lo + n - 1 == l.last) last_allocated = miss;
       // Keep pieces maximal: a piece that now equals its left neighbour joins it.
-      if (prev != sets_ && pool[slot_[prev]] == s) {
+      if (prev != n_sets && pool[slot_[prev]] == s) {
         merge(prev, p);
       } else {
         prev = p;
       }
-      prev_changed = true;
+      prev_changed = !cut_right;
       p = q;
     }
-    // The last piece changed and ends at b: it may now equal the piece that starts there.
-    if (prev_changed && b < sets_ && sets[slot_[prev]] == sets[slot_[b]]) merge(prev, b);
+    // The last piece changed and ends at b (not cut there): it may now equal the piece that
+    // starts there.
+    if (prev_changed && b < n_sets && sets[slot_[prev]] == sets[slot_[b]]) merge(prev, b);
     left -= b - a;
-    line += b - a;
     set = b;
-    if (set == sets_) {
+    if (set == n_sets) {
       set = 0;
       ++tag;
+      first_piece = 0;  // set 0 always starts a piece
     }
   }
+  window_pieces_ += pieces;
 
   // Every line was touched whole except possibly the first and the last. A partial line
   // counts its touched bytes on a hit and the whole line on a fill; a write that covers a

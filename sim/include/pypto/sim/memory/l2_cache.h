@@ -125,13 +125,16 @@ class L2Cache {
   RowsResult one_line_rows(std::vector<PerSet<kSlots>>& per_set, const Lines& l,
                            std::uint64_t bytes, std::uint64_t pitch, std::uint64_t count,
                            std::uint64_t* row_hits);
+  // first_piece: the piece that holds set l.set.
   template <unsigned kSlots, bool kWrite>
-  Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l);
+  Result access_compact(std::vector<CompactSet<kSlots>>& sets, const Lines& l,
+                        std::uint64_t first_piece);
   // A read whose lines are each their set's most recent (a consumer reading what its producer
   // just wrote; half the mix trace's reads) changes no piece: true and r as access_compact()
   // would give it, found without that walk's setup; false (nothing changed) otherwise.
   template <unsigned kSlots>
-  bool read_of_recent(const std::vector<CompactSet<kSlots>>& pool, const Lines& l, Result& r);
+  bool read_of_recent(const std::vector<CompactSet<kSlots>>& pool, const Lines& l,
+                      std::uint64_t first_piece, Result& r);
   template <unsigned kSlots, bool kWrite>
   Result access_per_set(std::vector<PerSet<kSlots>>& sets, const Lines& l);
   // Expands the pieces into one record per set, keeping every line, dirty bit and LRU order.
