@@ -242,6 +242,45 @@ TEST_CASE("trace times in us print as nlohmann prints the double") {
   }
 }
 
+// The merged swimlane's times skip grisu2 where that is exact (TextOut::us_of_ps); every
+// ps count must print the bytes TextOut::d gives for ps / 1e6: all counts around the fast
+// path's start (1e6) and in a dense block, and spread samples (each binary exponent, random,
+// whole-µs and round values) up to its end at 2^40, and past it.
+TEST_CASE("swimlane times in us from ps print as nlohmann prints the double") {
+  std::vector<std::uint64_t> ps;
+  for (std::uint64_t k = 0; k < (1u << 20); ++k) ps.push_back(k);
+  for (std::uint64_t k = 0; k < (1u << 21); ++k) ps.push_back(81910810 + k);
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int e = 20; e <= 56; ++e) {
+    const std::uint64_t lo = std::uint64_t{1} << e;
+    ps.push_back(lo);
+    for (int i = 0; i < 20000; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+      const std::uint64_t v = lo + x % lo;
+      ps.push_back(v);
+      ps.push_back(v - v % 1000000);  // whole µs
+      ps.push_back(v - v % 1000);     // trailing zeros of the fraction
+    }
+  }
+  std::ostringstream fast, ref;
+  {
+    pypto::trace::TextOut a(fast), b(ref);
+    for (const std::uint64_t v : ps) {
+      a.us_of_ps(v) << ',';
+      b.d(static_cast<double>(v) / 1e6) << ',';
+    }
+    a.flush();
+    b.flush();
+  }
+  const std::string fs = fast.str(), rs = ref.str();
+  if (fs != rs) {
+    const std::size_t at = static_cast<std::size_t>(
+        std::mismatch(fs.begin(), fs.end(), rs.begin(), rs.end()).first - fs.begin());
+    FAIL("first difference near: " << fs.substr(at > 30 ? at - 30 : 0, 60) << " vs "
+                                   << rs.substr(at > 30 ? at - 30 : 0, 60));
+  }
+}
+
 // trace.json's durations go through TextOut::d_memo: the same bytes as TextOut::d for a
 // stream of doubles that repeat (hits), collide in the memo (evictions) and span every
 // magnitude, sign and the non-finite ones (null).

@@ -194,8 +194,8 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
                        << ")\",\"ph\":\"X\",\"pid\":";
       o.u(kPid) << ",\"tid\":";
       o.u(tid_of(t)) << ",\"ts\":";
-      o.d(us(tl.start_ps[t])) << ",\"dur\":";
-      o.d(us(tl.end_ps[t] - tl.start_ps[t]));
+      o.us_of_ps(tl.start_ps[t]) << ",\"dur\":";
+      o.us_of_ps(tl.end_ps[t] - tl.start_ps[t]);
       end_event();
     }
   }
@@ -216,7 +216,7 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
       o.u(event_id) << ",\"name\":\"machine-view-last-dep\",\"ph\":\"f\",\"pid\":";
       o.u(kPid) << ",\"tid\":";
       o.u(tid_of(s)) << ",\"ts\":";
-      o.d(us(tl.start_ps[s]));
+      o.us_of_ps(tl.start_ps[s]);
       end_event();
       ++event_id;
     }
@@ -228,7 +228,7 @@ void write_merged_swimlane(std::ostream& f, const SwimlaneRun& run,
     auto counter = [&](std::string_view name, std::uint64_t size) {
       begin_event() << "\"name\":\"" << name << "\",\"pid\":";
       o.u(kPid) << ",\"tid\":1,\"ph\":\"C\",\"ts\":";
-      o.d(us(d.time_ps)) << ",\"args\":{\"size\":";
+      o.us_of_ps(d.time_ps) << ",\"args\":{\"size\":";
       o.u(size) << '}';
       end_event();
     };

@@ -101,7 +101,6 @@ void Instance::build_graph(Launch& l) {
   b.graph().succ.reserve(succ.size());
   std::vector<std::uint32_t> first_of_dt;
   std::vector<std::uint32_t> dt_of_task(n);
-  std::vector<sched::MemAccess> rows;  // a task's memory ranges, added at once (rows[0, k))
   for (std::size_t t = 0; t < n; ++t) {
     const TaskRec& tr = tasks_[t];
     const RootRec& root = roots_[tr.root];
@@ -118,23 +117,16 @@ void Instance::build_graph(Launch& l) {
     task.parallel_group = root.pgroup;
     b.add_task(task);
     for (std::uint32_t e = succ_begin[t]; e < succ_begin[t + 1]; ++e) b.add_successor(succ[e]);
-    std::size_t k = 0;
     each_access(tr, [&](const Access& x) {
       if (!x.priced) return;
       const std::uint64_t base = static_cast<std::uint64_t>(x.r.buffer + 1) << 40;
       moved_runs(x, [&](std::uint64_t first, std::uint64_t bytes, std::uint32_t burst,
                         std::int64_t pitch, std::int64_t count) {
-        const auto c = static_cast<std::size_t>(count);
-        if (rows.size() < k + c) rows.resize(k + c);
-        sched::MemAccess m{base + first, static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u,
-                           burst, x.no_l2 ? 1u : 0u};
-        // Stored in place, not pushed: a tile's rows are a few hundred ranges a task.
-        sched::MemAccess* const out = rows.data() + k;
-        for (std::size_t i = 0; i < c; ++i, m.addr += static_cast<std::uint64_t>(pitch)) out[i] = m;
-        k += c;
+        const sched::MemAccess m{base + first, static_cast<std::uint32_t>(bytes), x.write ? 1u : 0u,
+                                 burst, x.no_l2 ? 1u : 0u};
+        b.add_memory_rows(m, static_cast<std::uint64_t>(pitch), static_cast<std::size_t>(count));
       });
     });
-    b.add_memory(rows.data(), k);
   }
   bool merged = false;
   for (const TaskRec& tr : tasks_) merged = merged || tr.members > 1;

@@ -174,6 +174,13 @@ class TaskGraphBuilder {
     if (n > kInPlaceRanges || g_.mem.capacity() - g_.mem.size() < n) return grow_memory(first, n);
     for (std::size_t i = 0; i < n; ++i) g_.mem.push_back(first[i]);
   }
+  // The same for `count` ranges like `m` at m.addr + k * pitch, k = 0, 1, ... (a tile's rows),
+  // stored straight into the graph rather than built elsewhere and copied in.
+  void add_memory_rows(MemAccess m, std::uint64_t pitch, std::size_t count) {
+    if (count == 0) return;
+    if (g_.mem_begin.empty()) start_memory();
+    for (std::size_t i = 0; i < count; ++i, m.addr += pitch) g_.mem.push_back(m);
+  }
 
   // Re-keys an already added task's device task. Importers that stitch after reading (the
   // device task of a task depends on the sizes of later roots) call it before finish().

@@ -123,6 +123,47 @@ class TextOut {
     return *this;
   }
   static constexpr std::uint64_t kExactNs = std::uint64_t{1} << 40;
+  // Contract: writes the double `ps / 1e6` (a whole ps count in µs) exactly as d() would,
+  // without grisu2 where that is provably the same text, else through d(). Fast for ps in
+  // [1e6, 2^40), so the double v lies in [1, 2^21), printed in fixed notation, and an ulp is
+  // at most 2^-32: the rounding interval holds no other decimal of <= 6 fractional digits, so
+  // the shortest text is the decimal ps/10^6, trailing zeros stripped (".0" when whole).
+  // Unlike us_of_ns, it can lie as close as ulp/31250 to a boundary, inside grisu2's margin
+  // (1 of its units narrowed plus at most 1 of error, an ulp being 2^10..2^11 units), so the
+  // distance is checked exactly: |ps * 2^-e - m * 10^6| / 10^6 is |v - ps/10^6| in ulps
+  // (v = m * 2^e); within ulp/2 - ulp/64 of v (>= 16 units inside), grisu2 gives this text,
+  // the only one of its length in its interval. A power of two (the lower boundary at ulp/4)
+  // and the ~3 % near a boundary take d(). test_trace_json compares the two paths.
+  TextOut& us_of_ps(std::uint64_t ps) {
+    const double v = static_cast<double>(ps) / 1e6;
+    if (ps < kFastPsMin || ps >= kExactPs) return d(v);
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    const std::uint64_t frac_bits = bits & ((std::uint64_t{1} << 52) - 1);
+    if (frac_bits == 0) return d(v);
+    const int shift = 1075 - static_cast<int>(bits >> 52);  // v = m * 2^-shift, 32..52
+    const unsigned __int128 scaled = static_cast<unsigned __int128>(ps) << shift;
+    const unsigned __int128 m6 =
+        static_cast<unsigned __int128>(frac_bits | (std::uint64_t{1} << 52)) * 1000000u;
+    const unsigned __int128 off = scaled > m6 ? scaled - m6 : m6 - scaled;
+    if (off * 64 > 31 * 1000000u) return d(v);
+    room_for_number();
+    char* p = std::to_chars(buf_.get() + size_, buf_.get() + kCapacity, ps / 1000000).ptr;
+    *p++ = '.';
+    std::uint32_t frac = static_cast<std::uint32_t>(ps % 1000000);
+    if (frac == 0) {
+      *p++ = '0';
+    } else {
+      int digits = 6;
+      while (frac % 10 == 0) frac /= 10, --digits;
+      for (int i = digits - 1; i >= 0; --i, frac /= 10) p[i] = static_cast<char>('0' + frac % 10);
+      p += digits;
+    }
+    size_ = static_cast<std::size_t>(p - buf_.get());
+    return *this;
+  }
+  static constexpr std::uint64_t kFastPsMin = 1000000;
+  static constexpr std::uint64_t kExactPs = std::uint64_t{1} << 40;
   // Contract: ends a record; flushes a full buffer and calls every_records when due.
   void end_record() {
     if (size_ >= kFlushBytes) flush();
