@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import pypto
-from ml_kernels import (BF16, F16, F32, I8, I32, SIM, TORCH, check, log_softmax_core, rand,
+from ml_kernels import (BF16, F16, F32, I8, I32, SIM, check, log_softmax_core, rand,
                         softmax_core, native_and_output)  # noqa: F401 (an autouse fixture)
 
 I64 = pypto.DT_INT64
@@ -1061,22 +1061,6 @@ def test_bias_on_a_batched_matmul_is_refused_as_pypto_refuses_it():
     with pytest.raises(pypto.PyptoValueError, match="extend_params apply to 2-D matmuls only"):
         k(torch.zeros(2, 16, 32, dtype=torch.float16), torch.zeros(2, 32, 48, dtype=torch.float16),
           torch.zeros(1, 48))
-
-
-@pytest.mark.parametrize("pt", [F16, I8])
-def test_a_quantizing_matmul_to_int8_says_pypto_sim_lacks_it(pt):
-    # PyPTO's matmul page lists fp16/bf16/fp32/int8 operands with out_dtype DT_INT8 and a scale.
-    @pypto.frontend.jit(runtime_options=SIM)
-    def k(a: pypto.Tensor((16, 32), pt),
-          b: pypto.Tensor((32, 64), pt)) -> pypto.Tensor((16, 64), I8):
-        pypto.set_cube_tile_shapes([16, 16], [32, 32], [64, 64])
-        return pypto.matmul(a, b, I8, extend_params={"scale": 0.25})
-
-    with pytest.raises(pypto.PyptoNotImplementedError,
-                       match=r"pypto.matmul: quantizing to out_dtype DT_INT8 with "
-                             r"scale/scale_tensor \(DT_(FP16|INT8) operands\) is not supported by "
-                             r"pypto-sim; take a DT_FP32 result and pypto.cast it to DT_INT8"):
-        k(torch.zeros(16, 32, dtype=TORCH[pt]), torch.zeros(32, 64, dtype=TORCH[pt]))
 
 
 def test_pairwise_distances_and_cosine_similarities_by_matmul():

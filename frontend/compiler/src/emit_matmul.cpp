@@ -218,7 +218,7 @@ int EmitContext::matmul_epilogue(TaskBuilder& tb, const Unit& u, const Stmt& st,
     tb.p.instrs.push_back(in);
   }
   if (st.scale != 0 || st.scale_tensor_input >= 0) {
-    // Dequantization in fp32.
+    // Dequantization (or quantization, before the cast to int8) in fp32.
     if (tb.p.locals[l].dtype != DType::kFp32) {
       const int lf = tb.local(DType::kFp32, 2, shape);
       TileInstr c;
@@ -370,7 +370,7 @@ void EmitContext::emit_matmul(const Unit& u) {
       mm.accumulate = s > 0 ? 1 : 0;
       tb.p.instrs.push_back(mm);
     }
-    // extend_params (bias, relu, dequant scale) on the accumulator, then the final cast. The
+    // extend_params (bias, relu, (de)quant scale) on the accumulator, then the final cast. The
     // epilogue's loads are kept apart: the K loads are replaced by whole panels below.
     const std::size_t acc_before = tb.acc.size();
     int lout = matmul_epilogue(tb, u, st, lacc, mE, nE, n0);
@@ -382,6 +382,10 @@ void EmitContext::emit_matmul(const Unit& u) {
       c.op = TileOpcode::kCast;
       c.dst = lc;
       c.src[0] = lout;
+      if (yd == DType::kInt8 && (st.scale != 0 || st.scale_tensor_input >= 0)) {
+        c.cast_mode = kCubeQuantCast.mode;
+        c.saturate = kCubeQuantCast.saturate ? 1 : 0;
+      }
       tb.p.instrs.push_back(c);
       lout = lc;
     }

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """``matmul`` on the cube unit (2-D or batched; transposed operands; PyPTO's
-extend_params epilogue: bias, ReLU, dequant scale) and the ``@`` operator."""
+extend_params epilogue: bias, ReLU, dequant or quant scale) and the ``@`` operator."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Dict, List
 from .. import ir
 from .._dtypes import DataType
 from .._enums import ReLuType, TileOpFormat, TransMode
-from .._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError
+from .._errors import PyptoTypeError, PyptoValueError
 from ..error import short_repr
 from .._tensor import Tensor
 from .common import _dim_eq, _emit, _fail, _fmt, _tr, _val, _wrap
@@ -23,13 +23,20 @@ from .creation import _dtype_arg
 _MATMUL_IN = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32, DataType.DT_INT8,
               DataType.DT_FP8, DataType.DT_HF8, DataType.DT_FP8E4M3, DataType.DT_FP8E5M2}
 _MATMUL_FLOAT_OUT = {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32}
+# int8 operands with a scale: dequantized to a float, or quantized to int8.
+_MATMUL_SCALED_INT8_OUT = _MATMUL_FLOAT_OUT | {DataType.DT_INT8}
 
 
 def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
            b_trans: bool = False, c_matrix_nz: bool = False, extend_params: Any = None) -> Tensor:
     """``a @ b`` on the cube unit: 2-D ``[M, K] x [K, N]`` or batched (3-D/4-D, batch sizes
     broadcast when 1). ``a_trans``/``b_trans`` read the operand transposed. int8 inputs need
-    ``out_dtype=DT_INT32``. Needs ``pypto.set_cube_tile_shapes`` first."""
+    ``out_dtype=DT_INT32``, or a ``scale``/``scale_tensor`` in ``extend_params`` (then
+    DT_FP16/DT_BF16/DT_FP32 dequantizes). ``out_dtype=DT_INT8`` with a scale quantizes (fp16,
+    bf16, fp32 or int8 operands): the fp32/int32 accumulator (after bias and ReLU) times the
+    scale in fp32, rounded to the nearest integer with ties to even and saturated to
+    [-128, 127]. PyPTO does not document the fixpipe's rounding; half-to-even with saturation
+    is pypto-sim's assumption. Needs ``pypto.set_cube_tile_shapes`` first."""
     tr = _tr("matmul")
     av = _val(a, "matmul", "a")
     bv = _val(b, "matmul", "b")
@@ -52,16 +59,20 @@ def matmul(a: Tensor, b: Tensor, out_dtype: DataType, *, a_trans: bool = False,
         _fail(PyptoTypeError, "matmul", f"operand dtypes differ: {av.dtype} and {bv.dtype}")
     if av.dtype not in _MATMUL_IN:
         _fail(PyptoTypeError, "matmul", f"unsupported operand dtype {av.dtype}")
-    dequant = "scale" in ext_attrs or "scale_tensor" in ext_attrs
-    if av.dtype is DataType.DT_INT8 and not dequant and odt is not DataType.DT_INT32:
+    scaled = "scale" in ext_attrs or "scale_tensor" in ext_attrs
+    if av.dtype is DataType.DT_INT8 and not scaled and odt is not DataType.DT_INT32:
         _fail(PyptoTypeError, "matmul", f"int8 operands need out_dtype DT_INT32, got {odt} "
-              "(fp16/bf16 need a dequant scale in extend_params)")
-    if av.dtype is DataType.DT_INT8 and dequant and odt not in _MATMUL_FLOAT_OUT:
-        _fail(PyptoTypeError, "matmul", f"a dequantized int8 matmul needs out_dtype DT_FP16, "
-              f"DT_BF16 or DT_FP32, got {odt}")
-    if av.dtype is not DataType.DT_INT8 and odt not in _MATMUL_FLOAT_OUT:
-        _fail(PyptoTypeError, "matmul", f"out_dtype must be DT_FP16, DT_BF16 or DT_FP32 for "
-              f"{av.dtype} operands, got {odt}")
+              "(fp16/bf16 need a dequant scale, int8 a quant scale, in extend_params)")
+    if av.dtype is DataType.DT_INT8 and scaled and odt not in _MATMUL_SCALED_INT8_OUT:
+        _fail(PyptoTypeError, "matmul", f"a scaled int8 matmul needs out_dtype DT_FP16, "
+              f"DT_BF16 or DT_FP32 (dequantizing) or DT_INT8 (quantizing), got {odt}")
+    quantizes = scaled and odt is DataType.DT_INT8
+    if av.dtype is not DataType.DT_INT8 and odt not in _MATMUL_FLOAT_OUT and not quantizes:
+        if odt is DataType.DT_INT8:
+            _fail(PyptoTypeError, "matmul", f"out_dtype DT_INT8 for {av.dtype} operands "
+                  f"quantizes: it needs extend_params 'scale' or 'scale_tensor'")
+        _fail(PyptoTypeError, "matmul", f"out_dtype must be DT_FP16, DT_BF16 or DT_FP32 "
+              f"(DT_INT8 with a quant scale) for {av.dtype} operands, got {odt}")
 
     def mk(v: ir.Value, trans: bool):
         r, c = v.shape[-2], v.shape[-1]
@@ -164,8 +175,8 @@ _BIAS_DTYPES = {
 
 def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
     """PyPTO's matmul extend_params as extra inputs (bias, then scale tensor) and attrs. The
-    epilogue runs on the accumulator: + bias, ReLU, * scale (dequant), then the cast to
-    out_dtype."""
+    epilogue runs on the accumulator: + bias, ReLU, * scale (dequant, or quant to DT_INT8),
+    then the cast to out_dtype."""
     api = "matmul"
     if ep is None:
         return [], {}
@@ -202,17 +213,10 @@ def _matmul_extend(ep: Any, av: ir.Value, bv: ir.Value, odt: DataType):
         _fail(PyptoTypeError, api, f"extend_params['scale'] must be a number, got {short_repr(scale)}")
     if scale != 0:
         attrs["scale"] = float(scale)
-    if "scale" in attrs or "scale_tensor" in attrs:
-        if odt is DataType.DT_INT8:
-            # PyPTO's matmul page (its quantization table) allows it; the fixpipe's rounding
-            # and saturation to int8 are not modelled here.
-            _fail(PyptoNotImplementedError, api, f"quantizing to out_dtype DT_INT8 with "
-                  f"scale/scale_tensor ({av.dtype} operands) is not supported by pypto-sim; "
-                  f"take a DT_FP32 result and pypto.cast it to DT_INT8")
-        if av.dtype is not DataType.DT_INT8:
-            _fail(PyptoValueError, api, f"scale/scale_tensor dequantize int8 matmuls (or, "
-                  f"with out_dtype DT_INT8, quantize); the operands are {av.dtype} and "
-                  f"out_dtype {odt}")
+    if ("scale" in attrs or "scale_tensor" in attrs) and odt is not DataType.DT_INT8 \
+            and av.dtype is not DataType.DT_INT8:
+        _fail(PyptoValueError, api, f"scale/scale_tensor dequantize int8 matmuls or quantize "
+              f"to out_dtype DT_INT8; the operands are {av.dtype} and out_dtype {odt}")
     relu = ep.get("relu_type", ReLuType.NO_RELU)
     if not isinstance(relu, ReLuType):
         _fail(PyptoTypeError, api, f"relu_type must be a pypto.ReLuType, got {short_repr(relu)}")

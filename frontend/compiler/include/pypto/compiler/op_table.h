@@ -93,7 +93,8 @@ enum class DTypeRule : std::uint8_t {
   kSelect,    // a DT_BOOL condition; the result has the dtype of the value operands
   kCast,      // any dtype; the result has the dtype the op states
   kMatmul,    // cube operand dtypes (fp16, bf16, fp32, int8, both equal); the result has the
-              // dtype the op states (int8 accumulates in int32, the others in fp32)
+              // dtype the op states (int8 accumulates in int32, the others in fp32; a scaled
+              // int8 result is quantized: kCubeQuantCast)
   kIndex,     // not DT_BOOL; the result is DT_INT32 (argmax/argmin: indices along the axis)
   kIndexed,   // a non-bool tensor, an index tensor (DT_INT32/DT_INT64; scatter_update also
               // DT_INT16) and a source of the first's dtype; the result keeps that dtype
@@ -108,6 +109,15 @@ constexpr bool is_cube_dtype(DType d) {
 
 // DTypeRule::kMatmul: the accumulator (L0C) dtype of a matmul over operands of dtype d.
 constexpr DType cube_acc_dtype(DType d) { return d == DType::kInt8 ? DType::kInt32 : DType::kFp32; }
+
+// DTypeRule::kMatmul: the conversion of a scaled accumulator to an int8 result (quantization,
+// PyPTO's matmul page, table 5). PyPTO does not state the fixpipe's rounding: nearest with ties
+// to even, saturated to [-128, 127], is pypto-sim's assumption (docs/python.md).
+struct CubeQuantCast {
+  CastMode mode;
+  bool saturate;
+};
+constexpr CubeQuantCast kCubeQuantCast{CastMode::kRint, true};
 
 // How an element-wise op or a reduction computes on DT_BF16 operands. PyPTO's AutoCast pass
 // (framework/src/passes/tensor_graph_pass/auto_cast.cpp, with the UNSUPPORT_BF16_OPS lists of
