@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the ML operator kernels (test_sim_ml_*.py) share: the SIM run mode, the dtypes, seeded
-inputs, the comparison with torch within PyPTO's tolerances, and softmax written from
-primitives as PyPTO's softmax example writes it."""
+inputs, the comparison with torch within PyPTO's tolerances, softmax written from
+primitives as PyPTO's softmax example writes it, and a matmul kernel with extend_params
+(run_mm, also for the matmul epilogue and quantization tests)."""
 
 import pytest
 import torch
@@ -50,3 +51,32 @@ def log_softmax_core(x):
     """(x - max) - log(sum(exp(x - max))) over the last axis."""
     shifted = x - pypto.amax(x, -1, True)
     return shifted - pypto.log(pypto.sum(pypto.exp(shifted), -1, True))
+
+
+def run_mm(a, b, pt, out_pt, out_t, ext_fn, extra, extra_annots, m=40, k_=64, n=48):
+    """a @ b with extend_params ext_fn(*extra tensors), the extra tensors kernel inputs."""
+    A, B, O = pypto.Tensor([m, k_], pt), pypto.Tensor([k_, n], pt), pypto.Tensor([m, n], out_pt)
+    E = list(extra_annots) + [A, A]
+
+    # PyPTO's rule: nL0 is 32-byte aligned, 32 elements for int8 operands.
+    n_tile = [32, 32] if pt == I8 else [16, 16]
+
+    def mm(x, y, *ins):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], n_tile)
+        return pypto.matmul(x, y, out_pt, extend_params=ext_fn(*ins))
+
+    if not extra:
+        @pypto.frontend.jit(runtime_options=SIM)
+        def kern(x: A, y: B, out: O):
+            out[:] = mm(x, y)
+    elif len(extra) == 1:
+        @pypto.frontend.jit(runtime_options=SIM)
+        def kern(x: A, y: B, e0: E[0], out: O):
+            out[:] = mm(x, y, e0)
+    else:
+        @pypto.frontend.jit(runtime_options=SIM)
+        def kern(x: A, y: B, e0: E[0], e1: E[1], out: O):
+            out[:] = mm(x, y, e0, e1)
+    out = torch.zeros(m, n, dtype=out_t)
+    kern(a, b, *extra, out)
+    return out

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import pypto
+from ml_kernels import run_mm
 
 SIM = {"run_mode": pypto.RunMode.SIM}
 F32, F16, BF16, I32, I64, I8 = (pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32,
@@ -55,30 +56,8 @@ def quant_ref(a, b, scale, bias=None, relu=False):
 
 def run_quant(a, b, pt, ep_fn, extra=(), extra_annots=()):
     """a @ b to DT_INT8 with extend_params ep_fn(*extra tensors), the extra tensors inputs."""
-    A, B, O = pypto.Tensor([M, K], pt), pypto.Tensor([K, N], pt), pypto.Tensor([M, N], I8)
-    E = list(extra_annots) + [A, A]
-    # PyPTO's rule: nL0 is 32-byte aligned, 32 elements for int8 operands.
-    n_tile = [32, 32] if pt == I8 else [16, 16]
-
-    def mm(x, y, *ins):
-        pypto.set_cube_tile_shapes([16, 16], [32, 32], n_tile)
-        return pypto.matmul(x, y, I8, extend_params=ep_fn(*ins))
-
-    if not extra:
-        @pypto.frontend.jit(runtime_options=SIM)
-        def kern(x: A, y: B, out: O):
-            out[:] = mm(x, y)
-    elif len(extra) == 1:
-        @pypto.frontend.jit(runtime_options=SIM)
-        def kern(x: A, y: B, e0: E[0], out: O):
-            out[:] = mm(x, y, e0)
-    else:
-        @pypto.frontend.jit(runtime_options=SIM)
-        def kern(x: A, y: B, e0: E[0], e1: E[1], out: O):
-            out[:] = mm(x, y, e0, e1)
-    out = torch.zeros(M, N, dtype=torch.int8)
-    kern(a, b, *extra, out)
-    return out
+    return run_mm(a, b, pt, I8, torch.int8, ep_fn, list(extra), list(extra_annots), m=M, k_=K,
+                  n=N)
 
 
 def assert_ties_and_saturation(a, b, scale, bias=None, relu=False):

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import pypto
+from ml_kernels import run_mm
 
 SIM = {"run_mode": pypto.RunMode.SIM}
 F32, F16, BF16, I32, I64, I8 = (pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32,
@@ -250,35 +251,6 @@ def mm_ref(a, b, out_t, bias=None, relu=False, scale=None):
     if scale is not None:
         acc = acc.float() * scale
     return acc.to(out_t)
-
-
-def run_mm(a, b, pt, out_pt, out_t, ext_fn, extra, extra_annots, m=40, k_=64, n=48):
-    """a @ b with extend_params ext_fn(*extra tensors), the extra tensors kernel inputs."""
-    A, B, O = pypto.Tensor([m, k_], pt), pypto.Tensor([k_, n], pt), pypto.Tensor([m, n], out_pt)
-    E = list(extra_annots) + [A, A]
-
-    # PyPTO's rule: nL0 is 32-byte aligned, 32 elements for int8 operands.
-    n_tile = [32, 32] if pt == pypto.DT_INT8 else [16, 16]
-
-    def mm(x, y, *ins):
-        pypto.set_cube_tile_shapes([16, 16], [32, 32], n_tile)
-        return pypto.matmul(x, y, out_pt, extend_params=ext_fn(*ins))
-
-    if not extra:
-        @pypto.frontend.jit(runtime_options=SIM)
-        def kern(x: A, y: B, out: O):
-            out[:] = mm(x, y)
-    elif len(extra) == 1:
-        @pypto.frontend.jit(runtime_options=SIM)
-        def kern(x: A, y: B, e0: E[0], out: O):
-            out[:] = mm(x, y, e0)
-    else:
-        @pypto.frontend.jit(runtime_options=SIM)
-        def kern(x: A, y: B, e0: E[0], e1: E[1], out: O):
-            out[:] = mm(x, y, e0, e1)
-    out = torch.zeros(m, n, dtype=out_t)
-    kern(a, b, *extra, out)
-    return out
 
 
 @pytest.mark.parametrize("pt,tt,bt,bpt,out_pt,out_t", [

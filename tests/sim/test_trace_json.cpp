@@ -206,6 +206,17 @@ TEST_CASE("topo.json and aicpu.data have the shapes PyPTO's profiling tools read
   CHECK(tasks == 4);
 }
 
+namespace {
+// Two printings of the same values: the same bytes, else the first difference in context.
+void check_same_text(const std::string& fs, const std::string& rs) {
+  if (fs == rs) return;
+  const std::size_t at = static_cast<std::size_t>(
+      std::mismatch(fs.begin(), fs.end(), rs.begin(), rs.end()).first - fs.begin());
+  FAIL("first difference near: " << fs.substr(at > 30 ? at - 30 : 0, 60) << " vs "
+                                 << rs.substr(at > 30 ? at - 30 : 0, 60));
+}
+}  // namespace
+
 // trace.json's times skip grisu2 (TextOut::us_of_ns); they must print the bytes TextOut::d
 // gives for the same double: every ns count below 2^20, and spread samples (each binary
 // exponent, random and round values) up to the fast path's end at 2^40, and past it.
@@ -233,13 +244,7 @@ TEST_CASE("trace times in us print as nlohmann prints the double") {
     a.flush();
     b.flush();
   }
-  const std::string fs = fast.str(), rs = ref.str();
-  if (fs != rs) {
-    const std::size_t at = static_cast<std::size_t>(
-        std::mismatch(fs.begin(), fs.end(), rs.begin(), rs.end()).first - fs.begin());
-    FAIL("first difference near: " << fs.substr(at > 30 ? at - 30 : 0, 60) << " vs "
-                                   << rs.substr(at > 30 ? at - 30 : 0, 60));
-  }
+  check_same_text(fast.str(), ref.str());
 }
 
 // The merged swimlane's times skip grisu2 where that is exact (TextOut::us_of_ps); every
@@ -272,13 +277,7 @@ TEST_CASE("swimlane times in us from ps print as nlohmann prints the double") {
     a.flush();
     b.flush();
   }
-  const std::string fs = fast.str(), rs = ref.str();
-  if (fs != rs) {
-    const std::size_t at = static_cast<std::size_t>(
-        std::mismatch(fs.begin(), fs.end(), rs.begin(), rs.end()).first - fs.begin());
-    FAIL("first difference near: " << fs.substr(at > 30 ? at - 30 : 0, 60) << " vs "
-                                   << rs.substr(at > 30 ? at - 30 : 0, 60));
-  }
+  check_same_text(fast.str(), ref.str());
 }
 
 // trace.json's durations go through TextOut::d_memo: the same bytes as TextOut::d for a
