@@ -178,3 +178,19 @@ def test_scatter_update_into_a_4d_paged_cache_of_a_dynamic_block_count():
         want[idx.flatten().long()] = src.reshape(6, 16)
         k(cache, idx, src)
         check(cache, want.reshape(blocks, 4, 1, 16).double())
+
+
+def test_a_return_shape_mismatch_names_the_input_that_differs_from_its_annotation():
+    # a returning kernel traces its inputs at their own shapes, so a wrong input shows up first
+    # as a wrong result shape
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor((4, 8), F32)) -> pypto.Tensor((4, 8), F32):
+        pypto.set_vec_tile_shapes(4, 8)
+        return x * 2.0
+
+    with pytest.raises(ValueError, match=r"kernel 'k': returned tensor 0 has shape \[4, 16\], "
+                       r"which does not match the return annotation pypto\.Tensor\(\[4, 8\], "
+                       r"DT_FP32\) at axis 1; the inputs are traced at their own shapes and these "
+                       r"differ from their annotations: 'x' \[4, 16\] \(annotated "
+                       r"pypto\.Tensor\(\[4, 8\], DT_FP32\)\)"):
+        k(rand((4, 16)))
