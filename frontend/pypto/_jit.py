@@ -343,6 +343,9 @@ class JitKernel:
         self._old_form = False
         self._params = self._classify(fn)
         self._return_anns = self._return_annotations(fn)
+        #: the last call's inputs traced at a shape other than their annotation's, named in a
+        #: return-shape mismatch as its likely cause
+        self._unfit_inputs: List[str] = []
         self._tensor_params = [p for p in self._params if p.is_tensor]
         self._nontensor_params = [p for p in self._params if not p.is_tensor]
         self._pos_nontensor = [p for p in self._nontensor_params if p.positional]
@@ -678,6 +681,7 @@ class JitKernel:
         bindings: Dict[str, int] = {}
         sources: Dict[str, Tuple[int, str, int]] = {}
         device = None
+        self._unfit_inputs = []
         for i, (p, t) in enumerate(zip(self._tensor_params, tensors)):
             ordinal = _ordinal(i + 1)
             who = f"(parameter '{p.name}')"
@@ -744,7 +748,9 @@ class JitKernel:
                 # traced (every axis static). Its results still meet the return annotation.
                 # So does a parameter annotated with markers alone (pypto.STATIC/DYNAMIC, no
                 # sizes): PyPTO's parser then traces the call's own tensors, of any rank.
-                pass
+                if not _markers_only(a):
+                    self._unfit_inputs.append(f"'{p.name}' {list(shape)} (annotated "
+                                              f"{short_repr(a)})")
             elif a.spec is not None:
                 want = len(a.spec)
                 if (a.has_ellipsis and len(shape) < want) or (not a.has_ellipsis
@@ -960,9 +966,12 @@ class JitKernel:
                     isinstance(e, SymbolicScalar) and isinstance(d, SymbolicScalar)
                     and d.key == e.key)
             if isinstance(e, (int, SymbolicScalar)) and not same:
+                unfit = self._unfit_inputs
                 raise PyptoValueError(
                     f"{where}: returned tensor {i} has shape {list(shape)}, which does not match "
-                    f"the return annotation {short_repr(ann)} at axis {axis}")
+                    f"the return annotation {short_repr(ann)} at axis {axis}" +
+                    (f"; the inputs are traced at their own shapes and these differ from their "
+                     f"annotations: {', '.join(unfit)}" if unfit else ""))
         for axis, d in enumerate(shape):
             if isinstance(d, SymbolicScalar) and not (d.op == "sym"
                                                       and d.name in tracer.dim_symbols):

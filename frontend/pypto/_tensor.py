@@ -397,8 +397,8 @@ class Tensor(metaclass=_TensorType):
 
     # -- method forms of common ops ---------------------------------------------------------
 
-    def view(self, shape, offsets, *, valid_shape=None, dtype=None):
-        return _ops.view(self, shape, offsets, valid_shape=valid_shape, dtype=dtype)
+    def view(self, shape=None, offsets=None, valid_shape=None, *, dtype=None):
+        return _ops.view(self, shape, offsets, valid_shape, dtype=dtype)
 
     def reshape(self, *shape, valid_shape=None, inplace=False):
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):

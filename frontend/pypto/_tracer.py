@@ -465,7 +465,8 @@ class Tracer:
                 raise PyptoValueError(
                     f"{api}: loop index '{index.name}' belongs to the pypto.loop at "
                     f"{self._retired_indices[index.name]}, which has ended ({user_location()})")
-        raise PyptoTypeError(
+        # a ValueError, as PyPTO's is_loop_begin/is_loop_end pages give it
+        raise PyptoValueError(
             f"{api} expects the index of an enclosing pypto.loop, got {index!r} "
             f"({user_location()})")
 

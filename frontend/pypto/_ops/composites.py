@@ -154,10 +154,11 @@ def rms_norm(input: Tensor, gamma: Optional[Tensor] = None,  # noqa: A002
 
 
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
-        value: float = 0.0) -> Tensor:
+        value: Any = 0) -> Tensor:
     """Constant padding (torch.nn.functional.pad): ``pad`` lists (before, after) pairs from
     the last axis backwards, each >= 0. PyPTO pads only after (right/bottom); before-padding
-    works here too. Other modes raise PyptoNotImplementedError."""
+    works here too. Other modes raise PyptoNotImplementedError; an integer input takes only an
+    int ``value`` (PyPTO's ValueError)."""
     api = "pad"
     tr = _tr(api)
     xv = _val(input, api)
@@ -170,13 +171,19 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
     for p in pad:
         if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0:
             _fail(PyptoValueError, api, f"pad sizes must be non-negative ints, got {pad!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _fail(PyptoTypeError, api, f"value must be a number, got {value!r}")
+    if not xv.dtype.is_float and not isinstance(value, numbers.Integral):
+        _fail(PyptoValueError, api, f"value {value!r} is not an int; a {xv.dtype} input pads "
+              "with an int (for its lowest or highest value pass that int, e.g. -2147483648 "
+              "for DT_INT32)")
     shape, offsets = list(xv.shape), [0] * xv.rank
     for i in range(len(pad) // 2):
         axis = xv.rank - 1 - i
         shape[axis] = shape[axis] + pad[2 * i] + pad[2 * i + 1]
         offsets[axis] = pad[2 * i]
     with _Composite(api):
-        out = full(shape, value if xv.dtype.is_float else int(value), xv.dtype)
+        out = full(shape, float(value) if xv.dtype.is_float else int(value), xv.dtype)
         _write(tr, xv, offsets, out._value, api)
     return out
 

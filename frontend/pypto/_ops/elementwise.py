@@ -493,11 +493,13 @@ def where(condition: Tensor, x: Any, y: Any) -> Tensor:
 
 def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Clamps to ``[min, max]`` (either may be None, a number or a tensor). Recorded as
-    ``maximum`` then ``minimum`` with attribute ``composite="clip"``."""
+    ``maximum`` then ``minimum`` with attribute ``composite="clip"``; with neither bound it is
+    a copy of ``x``, as PyPTO's clip page gives it."""
     tr = _tr("clip")
     _val(x, "clip")
     if min is None and max is None:
-        _fail(PyptoValueError, "clip", "give min, max or both")
+        from .movement import clone  # movement imports this module
+        return clone(x)
     saved, tr.composite = tr.composite, "clip"
     try:
         out = x

@@ -47,16 +47,23 @@ def clone(x: Tensor) -> Tensor:
     return _wrap(_emit(tr, "clone", [xv], {}, xv.shape, xv.dtype, xv.format, xv.valid_shape))
 
 
-def view(x: Tensor, shape: Sequence[Any], offsets: Sequence[Any], *, valid_shape: Any = None,
+def view(x: Tensor, shape: Optional[Sequence[Any]] = None,
+         offsets: Optional[Sequence[Any]] = None, valid_shape: Any = None, *,
          dtype: Optional[DataType] = None) -> Tensor:
-    """The window of static ``shape`` at ``offsets`` (ints or symbolic) of ``x``.
+    """The window of static ``shape`` (default: ``x``'s shape) at ``offsets`` (ints or
+    symbolic; default: zeros) of ``x``.
 
-    ``valid_shape`` gives the live extent of a tail window; only that part is read. Without
-    it, the valid extent is derived from ``x``'s own valid_shape. ``dtype`` reinterprets bits
-    (the last axis scales by the size ratio).
+    ``valid_shape`` (keyword, or fourth positional as PyPTO's view page calls it) gives the
+    live extent of a tail window; only that part is read. Without it, the valid extent is
+    derived from ``x``'s own valid_shape. ``dtype`` reinterprets bits (the last axis scales by
+    the size ratio): ``view(x, dtype=...)`` reads all of ``x``.
     """
     tr = _tr("view")
     xv = _val(x, "view")
+    if shape is None:
+        shape = list(xv.shape)
+    if offsets is None:
+        offsets = [0] * xv.rank
     shp = _shape_arg(shape, "view")
     if not isinstance(offsets, (list, tuple)) or len(offsets) != xv.rank or len(shp) != xv.rank:
         _fail(PyptoValueError, "view", f"shape and offsets need {xv.rank} entries for a "
