@@ -167,6 +167,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_configure(config):
+    # Each xdist worker would write the whole golden file at its end, the last one winning.
+    if _UPDATE and getattr(config.option, "numprocesses", None):
+        raise pytest.UsageError("PYPTO_GOLDEN_UPDATE=1 rewrites tests/golden/python_sim.json "
+                                "from one process: run it without -n (tools/update_golden.sh)")
     config.addinivalue_line("markers", "l2_warm: SIM calls keep the L2 across calls (the default "
                             "outside the test suite)")
     config.addinivalue_line("markers", "cuda: needs a CUDA device (runs wherever torch sees one)")
