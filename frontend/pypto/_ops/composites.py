@@ -77,7 +77,11 @@ def axpy_(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
     """In place ``y = alpha * x + y`` (x broadcasts to y; y keeps its shape), computed in fp32
     and rounded once to y's dtype (torch.add(y, x, alpha=alpha)); y and x have one float dtype,
     or y is DT_FP32 and x DT_FP16. Returns y."""
-    api = "axpy"
+    return _axpy(y, x, alpha, "axpy_")
+
+
+def _axpy(y: Tensor, x: Tensor, alpha: Any, api: str) -> Tensor:
+    """axpy_ and axpy, their messages under the name the kernel called."""
     yv, xv = _val(y, api, "y"), _val(x, api, "x")
     _check_float(yv, api)
     _check_float(xv, api)
@@ -89,7 +93,8 @@ def axpy_(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
         _fail(PyptoTypeError, api, f"alpha must be a number, got {alpha!r}")
     if xv.rank != yv.rank:
         _fail(PyptoValueError, api, f"y {_fmt(yv.shape)} and x {_fmt(xv.shape)} need equal ranks")
-    with _Composite(api) as c:
+    # one composite name for both spellings, so the recorded ops do not depend on it
+    with _Composite("axpy") as c:
         xf = _to_fp32(x)
         r = add(_to_fp32(y), xf if alpha == 1 else mul(xf, float(alpha)))
         r = _from_fp32(r, yv.dtype)
@@ -102,7 +107,7 @@ def axpy_(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
 
 def axpy(y: Tensor, x: Tensor, alpha: Any = 1.0) -> Tensor:
     """PyPTO's axpy: the same in-place update as :func:`axpy_`; returns y."""
-    return axpy_(y, x, alpha)
+    return _axpy(y, x, alpha, "axpy")
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
