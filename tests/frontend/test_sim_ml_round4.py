@@ -444,3 +444,115 @@ def test_axpy_misuse_messages_name_the_spelling_the_kernel_called():
     with pytest.raises(TypeError, match=r"^pypto\.axpy: y DT_FP16 and x DT_FP32: the dtypes "
                        r"must be equal, or y DT_FP32 and x DT_FP16 \(test_sim_ml_round4\.py:\d+\)$"):
         k2(torch.zeros(8, 16, dtype=torch.float16), torch.zeros(8, 16))
+
+
+# -- Tensor indexing: the examples of its page -------------------------------------------------
+
+A16 = torch.arange(1, 17, dtype=torch.float32).reshape(4, 4)
+
+
+def test_getitem_pages_slices_negative_indices_and_ellipsis():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([4, 4], F32), b: pypto.Tensor([2, 2], F32), c: pypto.Tensor([2], F32),
+          d: pypto.Tensor([2], F32), e: pypto.Tensor([4, 2], F32)):
+        pypto.set_vec_tile_shapes(4, 4)
+        b[:] = a[:2, :2]
+        e[:] = a[..., 1:3]
+        pypto.set_vec_tile_shapes(4)
+        c[:] = a[1, 1:3]
+        d[:] = a[-1, -3:-1]
+
+    b, c, d, e = torch.zeros(2, 2), torch.zeros(2), torch.zeros(2), torch.zeros(4, 2)
+    k(A16, b, c, d, e)
+    assert torch.equal(b, A16[:2, :2]) and torch.equal(e, A16[..., 1:3])
+    assert torch.equal(c, A16[1, 1:3]) and torch.equal(d, A16[-1, -3:-1])
+
+
+def test_getitem_of_one_int32_element_is_a_scalar_for_later_ops():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([4, 4], I32), o: pypto.Tensor([4, 4], I32)):
+        pypto.set_vec_tile_shapes(4, 4)
+        o[:] = a + a[0, 1]
+
+    a, o = A16.int(), torch.zeros(4, 4, dtype=torch.int32)
+    k(a, o)
+    assert torch.equal(o, a + 2)
+
+
+def test_setitem_pages_examples():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(b: pypto.Tensor([2, 2], F32), c: pypto.Tensor([2], F32), a1: pypto.Tensor([4, 4], F32),
+          a2: pypto.Tensor([4, 4], F32), a3: pypto.Tensor([4, 4], F32),
+          a4: pypto.Tensor([4, 4], F32), a5: pypto.Tensor([4, 4], I32)):
+        pypto.set_vec_tile_shapes(4, 4)
+        a1[0:, 0:] = b
+        a2[0, 1:3] = c
+        a3[-1, -3:-1] = c
+        a4[..., 2:4] = b  # the page: the same as a[0:2, 2:4] = b
+        a5[2, 3] = 5
+
+    b, c = torch.full((2, 2), 10.0), torch.full((2,), 10.0)
+    a = [torch.zeros(4, 4) for _ in range(4)] + [torch.zeros(4, 4, dtype=torch.int32)]
+    k(b, c, *a)
+    w = [torch.zeros(4, 4) for _ in range(4)] + [torch.zeros(4, 4, dtype=torch.int32)]
+    w[0][:2, :2] = 10
+    w[1][0, 1:3] = 10
+    w[2][3, 1:3] = 10
+    w[3][0:2, 2:4] = 10
+    w[4][2, 3] = 5
+    for got, want in zip(a, w):
+        assert torch.equal(got, want)
+
+
+def test_tensor_topk_with_its_default_dim_and_smallest():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 32], F32), v1: pypto.Tensor([4, 8], F32),
+          i1: pypto.Tensor([4, 8], I32), v2: pypto.Tensor([4, 8], F32),
+          i2: pypto.Tensor([4, 8], I32)):
+        pypto.set_vec_tile_shapes(4, 32)
+        v1[:], i1[:] = x.topk(8)
+        v2[:], i2[:] = x.topk(8, -1, False)
+
+    x = rand((4, 32), seed=28)
+    v1, v2 = torch.zeros(4, 8), torch.zeros(4, 8)
+    i1, i2 = torch.zeros(4, 8, dtype=torch.int32), torch.zeros(4, 8, dtype=torch.int32)
+    k(x, v1, i1, v2, i2)
+    tv, ti = x.topk(8)
+    sv, si = x.topk(8, largest=False)
+    assert torch.equal(v1, tv) and torch.equal(i1.long(), ti)
+    assert torch.equal(v2, sv) and torch.equal(i2.long(), si)
+
+
+# -- copysign of the integer dtypes its page lists ---------------------------------------------
+
+
+@pytest.mark.parametrize("pt,tt", [(F32, torch.float32), (I32, torch.int32),
+                                   (pypto.DT_INT16, torch.int16)])
+def test_copysign_pages_example_and_a_broadcast_column(pt, tt):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([3, 3], pt), b: pypto.Tensor([3, 3], pt), c: pypto.Tensor([3, 1], pt),
+          o: pypto.Tensor([3, 3], pt), o2: pypto.Tensor([3, 3], pt)):
+        pypto.set_vec_tile_shapes(4, 16)
+        o[:] = pypto.copysign(a, b)
+        o2[:] = pypto.copysign(a, c)
+
+    a = torch.tensor([[1, -2, 3], [4, 5, -6], [-7, 8, 9]]).to(tt)
+    b = torch.tensor([[-1, 6, -8], [1, -1, 0], [7, -8, 9]]).to(tt)
+    c = torch.tensor([[-1], [0], [2]]).to(tt)
+    o, o2 = torch.zeros(3, 3, dtype=tt), torch.zeros(3, 3, dtype=tt)
+    k(a, b, c, o, o2)
+    assert torch.equal(o, torch.tensor([[-1, 2, -3], [4, -5, 6], [7, -8, 9]]).to(tt))
+    assert torch.equal(o2, torch.copysign(a.double(), c.double()).to(tt))
+
+
+def test_copysign_of_an_int32_input_and_a_float_other_says_what_other_must_be():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([4, 16], I32), b: pypto.Tensor([4, 16], F32),
+          o: pypto.Tensor([4, 16], I32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        o[:] = pypto.copysign(a, b)
+
+    with pytest.raises(TypeError, match=r"^pypto\.copysign: a DT_INT32 input needs other a "
+                       r"DT_INT32 tensor, got DT_FP32 \(test_sim_ml_round4\.py:\d+\)$"):
+        k(torch.zeros(4, 16, dtype=torch.int32), torch.zeros(4, 16),
+          torch.zeros(4, 16, dtype=torch.int32))

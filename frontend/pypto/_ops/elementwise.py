@@ -147,7 +147,17 @@ def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 
 def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """``|input|`` with the sign of ``other`` (torch.copysign; -0.0 counts as negative)."""
+    """``|input|`` with the sign of ``other`` (torch.copysign; -0.0 counts as negative). PyPTO's
+    page also takes DT_INT32 and DT_INT16 tensors, where 0 counts as positive; the op table's
+    copysign is float-only, so those are ``where(other < 0, -|input|, |input|)``."""
+    if isinstance(input, Tensor) and input._value.dtype in (DataType.DT_INT32,
+                                                            DataType.DT_INT16):
+        dt = input._value.dtype
+        if not isinstance(other, Tensor) or other._value.dtype is not dt:
+            _fail(PyptoTypeError, "copysign", f"a {dt} input needs other a {dt} tensor, got "
+                  f"{other._value.dtype if isinstance(other, Tensor) else short_repr(other)}")
+        magnitude = abs(input)
+        return where(lt(other, 0), neg(magnitude), magnitude)
     return _scalar_first("copysign", input, other)
 
 
