@@ -556,3 +556,27 @@ def test_copysign_of_an_int32_input_and_a_float_other_says_what_other_must_be():
                        r"DT_INT32 tensor, got DT_FP32 \(test_sim_ml_round4\.py:\d+\)$"):
         k(torch.zeros(4, 16, dtype=torch.int32), torch.zeros(4, 16),
           torch.zeros(4, 16, dtype=torch.int32))
+
+
+# -- div of an integer input: an int scalar divides in fp32, a float scalar is refused ---------
+
+
+def test_div_of_int32_by_an_int_gives_fp32_and_by_a_float_is_refused_as_its_page_says():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(a: pypto.Tensor([4, 16], I32), o: pypto.Tensor([4, 16], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        o[:] = pypto.div(a, 3)
+
+    a, o = torch.arange(-32, 32, dtype=torch.int32).reshape(4, 16), torch.zeros(4, 16)
+    k(a, o)
+    check(o, a.double() / 3)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k2(a: pypto.Tensor([4, 16], I32), o: pypto.Tensor([4, 16], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        o[:] = a / 2.5
+
+    with pytest.raises(TypeError, match=r"^pypto\.div: a DT_INT32 input divides by an int or a "
+                       r"DT_INT32 tensor, not the float 2\.5; cast the input to a float dtype "
+                       r"first \(test_sim_ml_round4\.py:\d+\)$"):
+        k2(a, o)

@@ -90,6 +90,11 @@ def div(x: Any, y: Any, precision_type: Optional[PrecisionType] = None) -> Tenso
                 _fail(PyptoTypeError, "div", f"dtype mismatch: {xdt} and {y._value.dtype}; "
                       "use pypto.cast")
             y = cast(y, DataType.DT_FP32)
+        elif isinstance(y, float) or (isinstance(y, Element) and y.dtype.is_float):
+            # PyPTO's div page: an integer input takes no float scalar (it raises there)
+            _fail(PyptoTypeError, "div", f"a {xdt} input divides by an int or a {xdt} tensor, "
+                  f"not the float {short_repr(y.value if isinstance(y, Element) else y)}; "
+                  "cast the input to a float dtype first")
         x = cast(x, DataType.DT_FP32)
     return _binary("div", x, y, attrs=attrs)
 
