@@ -168,6 +168,11 @@ class TensorAnnotation:
         return cls(**kw)
 
     @property
+    def id(self) -> int:
+        """PyPTO's ``Tensor.id`` of a graph tensor outside a kernel: unique while it lives."""
+        return id(self)
+
+    @property
     def dim(self) -> int:
         """Number of axes the annotation fixes (PyPTO's ``Tensor.dim``)."""
         return 0 if self.spec is None else len(self.spec)
@@ -283,8 +288,9 @@ class Tensor(metaclass=_TensorType):
         return self._value.id
 
     @property
-    def name(self) -> Optional[str]:
-        return self._value.name
+    def name(self) -> str:
+        # PyPTO's Tensor.name page: an unnamed tensor's name is ""
+        return self._value.name or ""
 
     @name.setter
     def name(self, value: str) -> None:

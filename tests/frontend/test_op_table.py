@@ -99,6 +99,8 @@ def test_binary_ops_follow_their_dtype_rule(row):
     results = []
     ok = {"numeric": (F32, I32), "compare": (F32, I32, BOOL), "logical": (F32, I32, BOOL),
           "float": (F32,), "integer": (I32,)}[rule]
+    if name == "copysign":
+        ok = (F32, I32)  # PyPTO's copysign page: DT_INT32 and DT_INT16 too, a composite here
     for dt in (F32, I32, BOOL):
         err = trace_error(lambda x: results.append((dt, fn(x, x)._value.dtype)), dt)
         assert (err is None) == (dt in ok), (dt, err)

@@ -580,3 +580,50 @@ def test_div_of_int32_by_an_int_gives_fp32_and_by_a_float_is_refused_as_its_page
                        r"DT_INT32 tensor, not the float 2\.5; cast the input to a float dtype "
                        r"first \(test_sim_ml_round4\.py:\d+\)$"):
         k2(a, o)
+
+
+# -- var over a list or tuple of axes, and over all of them ------------------------------------
+
+
+def test_var_over_several_axes_and_all_axes_with_keyword_correction():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([3, 4, 16], F32), a: pypto.Tensor([4], F32),
+          b: pypto.Tensor([1, 4, 1], F32), c: pypto.Tensor([1, 1, 1], F32),
+          d: pypto.Tensor([3, 4, 1], F32)):
+        pypto.set_vec_tile_shapes(3, 4, 16)
+        a[:] = pypto.var(x, [0, 2], correction=0)
+        b[:] = pypto.var(x, (0, -1), keepdim=True)
+        c[:] = pypto.var(x, keepdim=True)
+        d[:] = x.var(2, correction=1, keepdim=True)
+
+    x = rand((3, 4, 16), seed=29)
+    a, b, c, d = torch.zeros(4), torch.zeros(1, 4, 1), torch.zeros(1, 1, 1), torch.zeros(3, 4, 1)
+    k(x, a, b, c, d)
+    xd = x.double()
+    check(a, xd.var((0, 2), correction=0))
+    check(b, xd.var((0, -1), keepdim=True))
+    check(c, xd.var().reshape(1, 1, 1))
+    check(d, xd.var(2, keepdim=True))
+
+
+def test_tensor_name_and_id_pages_examples_inside_and_outside_a_kernel():
+    t, u = pypto.tensor((2, 3), F32), pypto.tensor((4, 4), F32)
+    n1 = t.name
+    t.name = "my_tensor"
+    assert (n1, t.name) == ("", "my_tensor")
+    assert isinstance(t.id, int) and t.id != u.id
+    seen = {}
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 16], F32), o: pypto.Tensor([4, 16], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        y = x * 2.0
+        seen["n1"] = y.name
+        y.name = "doubled"
+        seen["n2"], seen["x"] = y.name, x.name
+        o[:] = y
+
+    x, o = rand((4, 16), seed=30), torch.zeros(4, 16)
+    k(x, o)
+    assert torch.equal(o, x * 2)
+    assert seen == {"n1": "", "n2": "doubled", "x": "x"}
