@@ -627,3 +627,75 @@ def test_tensor_name_and_id_pages_examples_inside_and_outside_a_kernel():
     k(x, o)
     assert torch.equal(o, x * 2)
     assert seen == {"n1": "", "n2": "doubled", "x": "x"}
+
+
+def test_tril_and_triu_in_place_with_a_symbolic_diagonal_read_from_a_tensor():
+    # the tril_/triu_ pages: diagonal is an int or a SymbolicScalar
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([16, 16], F32), d: pypto.Tensor([1, 8], I32),
+          o1: pypto.Tensor([16, 16], F32), o2: pypto.Tensor([16, 16], F32)):
+        pypto.set_vec_tile_shapes(16, 16)
+        diag = d[0, 0]
+        o1[:] = pypto.tril(x, diag)
+        y = x * 1.0
+        y.triu_(diag)
+        o2[:] = y
+
+    x = rand((16, 16), seed=31)
+    for dv in (-2, 3):
+        d = torch.full((1, 8), dv, dtype=torch.int32)
+        o1, o2 = torch.zeros(16, 16), torch.zeros(16, 16)
+        k(x, d, o1, o2)
+        assert torch.equal(o1, torch.tril(x, dv))
+        assert torch.equal(o2, torch.triu(x, dv))
+
+
+# -- cast: each rounding mode its page lists, and its saturation examples ----------------------
+
+CM = pypto.CastMode
+ROUNDING = {CM.CAST_RINT: torch.round, CM.CAST_FLOOR: torch.floor, CM.CAST_CEIL: torch.ceil,
+            CM.CAST_TRUNC: torch.trunc,
+            CM.CAST_ROUND: lambda t: torch.sign(t) * torch.floor(t.abs() + 0.5)}  # half away
+
+
+@pytest.mark.parametrize("mode", list(ROUNDING), ids=lambda m: m.name)
+def test_cast_rounding_modes_to_int32_and_within_fp32(mode):
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 32], F32), h: pypto.Tensor([4, 32], F16),
+          a: pypto.Tensor([4, 32], I32), b: pypto.Tensor([4, 32], F32),
+          c: pypto.Tensor([4, 32], I32)):
+        pypto.set_vec_tile_shapes(4, 32)
+        a[:] = pypto.cast(x, I32, mode)
+        b[:] = pypto.cast(x, F32, mode=mode)
+        c[:] = pypto.cast(h, I32, mode)
+
+    x = torch.tensor([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -2.7, 2.7] * 4] * 4)
+    a, b, c = torch.zeros(4, 32, dtype=torch.int32), torch.zeros(4, 32), torch.zeros(
+        4, 32, dtype=torch.int32)
+    k(x, x.half(), a, b, c)
+    want = ROUNDING[mode](x.double())
+    assert torch.equal(a, want.int())
+    assert torch.equal(b, want.float())
+    assert torch.equal(c, want.int())
+
+
+def test_cast_saturation_pages_examples():
+    SM = pypto.SaturationMode
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([4, 32], F16), z: pypto.Tensor([4, 32], I32),
+          on: pypto.Tensor([4, 32], pypto.DT_INT8), off: pypto.Tensor([4, 32], pypto.DT_INT8),
+          z16: pypto.Tensor([4, 32], pypto.DT_INT16)):
+        pypto.set_vec_tile_shapes(4, 32)
+        on[:] = pypto.cast(x, pypto.DT_INT8, satmode=SM.ON)
+        off[:] = pypto.cast(x, pypto.DT_INT8, satmode=SM.OFF)
+        z16[:] = pypto.cast(z, pypto.DT_INT16, satmode=SM.ON)
+
+    x = torch.tensor([[300.0, -300.0, 50.0, 1.0] * 8] * 4, dtype=torch.float16)
+    z = torch.tensor([[70000, -70000, 5, -5] * 8] * 4, dtype=torch.int32)
+    on, off = torch.zeros(4, 32, dtype=torch.int8), torch.zeros(4, 32, dtype=torch.int8)
+    z16 = torch.zeros(4, 32, dtype=torch.int16)
+    k(x, z, on, off, z16)
+    assert torch.equal(on, torch.tensor([[127, -128, 50, 1] * 8] * 4, dtype=torch.int8))
+    assert torch.equal(off, torch.tensor([[44, -44, 50, 1] * 8] * 4, dtype=torch.int8))
+    assert torch.equal(z16, torch.tensor([[32767, -32768, 5, -5] * 8] * 4, dtype=torch.int16))
