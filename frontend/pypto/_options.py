@@ -724,6 +724,27 @@ def set_options(codegen_options: Optional[dict] = None, host_options: Optional[d
     _bump(top)
 
 
+def operation_options_mark() -> Tuple[_Scope, Optional[Dict[str, Any]]]:
+    """The innermost scope and its own operation options, for restore_operation_options."""
+    top = _stack[-1]
+    vals = top.groups.get("operation_options")
+    return top, (None if vals is None else dict(vals))
+
+
+def restore_operation_options(mark: Tuple[_Scope, Optional[Dict[str, Any]]]) -> None:
+    """Puts back the operation options of operation_options_mark: PyPTO's
+    set_operation_options page makes them local to the jit or loop that sets them, so each
+    traced pass of a pypto.loop body starts from, and the loop ends with, the ones at entry."""
+    scope, vals = mark
+    if scope not in _stack or scope.groups.get("operation_options") == vals:
+        return
+    if vals is None:
+        scope.groups.pop("operation_options", None)
+    else:
+        scope.groups["operation_options"] = dict(vals)
+    _bump(scope)
+
+
 def _group_setter(group: str) -> Callable[..., None]:
     def setter(**kwargs: Any) -> None:
         set_options(**{group: kwargs})

@@ -699,3 +699,26 @@ def test_cast_saturation_pages_examples():
     assert torch.equal(on, torch.tensor([[127, -128, 50, 1] * 8] * 4, dtype=torch.int8))
     assert torch.equal(off, torch.tensor([[44, -44, 50, 1] * 8] * 4, dtype=torch.int8))
     assert torch.equal(z16, torch.tensor([[32767, -32768, 5, -5] * 8] * 4, dtype=torch.int16))
+
+
+def test_operation_options_set_in_a_loop_are_local_to_the_loop():
+    # set_operation_options page: local to the jit or loop that sets them, inherited otherwise
+    seen = {}
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([8, 32], F32), b: pypto.Tensor([8, 1], F32),
+          y: pypto.Tensor([8, 32], F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        pypto.experimental.set_operation_options(combine_axis=True)
+        for _ in pypto.loop(1):
+            seen["loop entry"] = pypto.get_operation_options()["combine_axis"]
+            pypto.experimental.set_operation_options(combine_axis=False)
+            seen["loop set"] = pypto.get_operation_options()["combine_axis"]
+        seen["after loop"] = pypto.get_operation_options()["combine_axis"]
+        y[:] = x + b
+
+    x, b, y = rand((8, 32), seed=32), rand((8, 1), seed=33), torch.zeros(8, 32)
+    k(x, b, y)
+    check(y, x.double() + b.double())
+    assert seen == {"loop entry": True, "loop set": False, "after loop": True}
+    assert pypto.get_operation_options()["combine_axis"] is False

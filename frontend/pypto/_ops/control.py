@@ -11,7 +11,7 @@ import sys
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
-from .. import _tracer
+from .. import _options, _tracer
 from .._errors import PyptoTypeError, PyptoValueError, user_location
 from ..error import short_repr
 from .._symbolic import SymbolicScalar, as_expr, compare, floordiv, smax, smin
@@ -102,6 +102,7 @@ class loop:
                            submit_before_loop=self.submit_before_loop, loc=self.loc)
         lv = _LoopVars(frame, where)
         mark = tr.mark()
+        options_at_entry = _options.operation_options_mark()
         # The body is first traced with the carried variables' values at loop entry. When a
         # path changes a carried int, the trace so far is dropped and the body traced again
         # with that int as a placeholder symbol, until no further variable starts moving.
@@ -114,6 +115,7 @@ class loop:
             restart = False
             while explorer.start_path():
                 lv.start_path()
+                _options.restore_operation_options(options_at_entry)
                 scope = tr.push_variant(ol.node, explorer)
                 snapshot = _watched_locals(frame, lv.carried)
                 yield ol.index
@@ -139,6 +141,7 @@ class loop:
                 break
             tr.rewind(mark, ol.node)
         tr.end_loop(ol)
+        _options.restore_operation_options(options_at_entry)
         if lv.moving:
             lv.finish(tr, ol, updates)
         lv.finish_tensors()
