@@ -441,8 +441,8 @@ def test_axpy_misuse_messages_name_the_spelling_the_kernel_called():
         pypto.set_vec_tile_shapes(8, 16)
         pypto.axpy(y, x)
 
-    with pytest.raises(TypeError, match=r"^pypto\.axpy: y DT_FP16 and x DT_FP32: the dtypes "
-                       r"must be equal, or y DT_FP32 and x DT_FP16 \(test_sim_ml_round4\.py:\d+\)$"):
+    with pytest.raises(TypeError, match=r"^pypto\.axpy: y DT_FP16 and x DT_FP32: the dtypes must "
+                       r"be equal, or y DT_FP32 and x DT_FP16 \(test_sim_ml_round4\.py:\d+\)$"):
         k2(torch.zeros(8, 16, dtype=torch.float16), torch.zeros(8, 16))
 
 
