@@ -216,11 +216,10 @@ void check_static_succ(const std::string& path, std::uint64_t line_no, const Dyn
   }
 }
 
-// The task of a parsed line into the topology (its successors as taskIds for now).
+// The task of a parsed, checked line into the topology (its successors as taskIds for now).
 void add_dyn_task(const std::string& path, std::uint64_t line_no, const DynLine& d,
                   const std::vector<std::uint32_t>& succ, Topology& topo,
                   std::vector<LeafKernel>& leaf_kernels) {
-  check_static_succ(path, line_no, d, succ.size());
   sched::TaskGraphBuilder::Task t;
   t.device_task_seq = static_cast<std::uint32_t>(d.seq);
   t.orig_id = static_cast<std::uint32_t>(d.id);
@@ -304,6 +303,7 @@ void read_dyn_topo(const std::string& path, Topology& topo) {
     auto where = [&] { return path + ":" + std::to_string(line_no); };
     DynLine d;
     if (header && plain_dyn_line(line, d, succ)) {
+      check_static_succ(path, line_no, d, succ.size());
       add_dyn_task(path, line_no, d, succ, topo, leaf_kernels);
       continue;
     }

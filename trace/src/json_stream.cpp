@@ -198,19 +198,14 @@ void JsonStream::read_string(std::string_view& out) {
   std::size_t start = pos_;
   while (true) {
     // Eight bytes at a time while none is a quote, a backslash, a control byte or non-ASCII.
-    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
     while (pos_ + 8 <= end_) {
-      std::uint64_t v;
-      std::memcpy(&v, buf_.data() + pos_, 8);
-      const std::uint64_t q = v ^ (kOnes * '"'), b = v ^ (kOnes * '\\');
-      const std::uint64_t special =
-          (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((v - kOnes * 0x20) & ~v) | v) & kHigh;
+      const std::uint64_t special = swar::string_specials(swar::load8(buf_.data() + pos_));
       if (special == 0) {
         pos_ += 8;
         continue;
       }
-      // The lowest flagged byte is exact (a borrow only flags bytes above a special one): the
-      // string's first special byte. A quote there ends it; anything else takes the slow way.
+      // The string's first special byte: a quote there ends it; anything else takes the
+      // slow way.
       pos_ += static_cast<std::size_t>(__builtin_ctzll(special)) / 8;
       if (buf_[pos_] != '"') {
         read_string_slow(start, out);
@@ -245,14 +240,10 @@ namespace {
 bool plain_string(const char*& p, const char* e, std::string_view& out) {
   if (p == e || *p != '"') return false;
   const char* const start = ++p;
-  constexpr std::uint64_t kOnes = swar::kOnes;
   for (; p + 8 <= e; p += 8) {
-    const std::uint64_t v = swar::load8(p);
-    const std::uint64_t q = v ^ (kOnes * '"'), b = v ^ (kOnes * '\\');
-    const std::uint64_t special =
-        (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((v - kOnes * 0x20) & ~v) | v) & swar::kHighs;
+    const std::uint64_t special = swar::string_specials(swar::load8(p));
     if (special != 0) {
-      p += static_cast<std::size_t>(__builtin_ctzll(special)) / 8;  // exact: the lowest one
+      p += static_cast<std::size_t>(__builtin_ctzll(special)) / 8;
       break;
     }
   }
@@ -272,20 +263,10 @@ bool plain_string(const char*& p, const char* e, std::string_view& out) {
 bool plain_uint(const char*& p, const char* e, std::uint64_t& v) {
   const char* const start = p;
   if (e - p >= 16) {  // eight digits at a time
-    const std::uint64_t w = swar::load8(p);
-    std::size_t n = swar::leading_digits(w);
-    v = n == 0 ? 0 : swar::digits_value(w, static_cast<unsigned>(n));
-    if (n == 8) {
-      static constexpr std::uint64_t kPow10[8] = {1,     10,     100,     1000,
-                                                  10000, 100000, 1000000, 10000000};
-      const std::uint64_t w2 = swar::load8(p + 8);
-      const unsigned n2 = swar::leading_digits(w2);
-      if (n2 == 8) return false;  // 16 digits or more
-      if (n2 != 0) v = v * kPow10[n2] + swar::digits_value(w2, n2);
-      n += n2;
-    }
+    const unsigned n = swar::read_digits15(p, &v);
+    if (n == 0 || n == 16) return false;
     p += n;
-    return n >= 1 && !(*start == '0' && n > 1);
+    return !(*start == '0' && n > 1);
   }
   v = 0;
   for (; p != e && static_cast<unsigned>(*p - '0') <= 9; ++p) {
@@ -441,24 +422,11 @@ void JsonStream::read_number(Scalar& out) {
   // Fastest path: up to 15 digits read eight at a time, when 16 bytes are in the buffer.
   if (pos_ + 16 <= end_) {
     const char* p = buf_.data() + pos_;
-    const std::uint64_t w = swar::load8(p);
-    unsigned n = swar::leading_digits(w);
-    std::uint64_t v = n == 0 ? 0 : swar::digits_value(w, n);
-    if (n == 8) {
-      static constexpr std::uint64_t kPow10[8] = {1,     10,     100,     1000,
-                                                  10000, 100000, 1000000, 10000000};
-      const std::uint64_t w2 = swar::load8(p + 8);
-      const unsigned n2 = swar::leading_digits(w2);
-      if (n2 < 8) {
-        v = n2 == 0 ? v : v * kPow10[n2] + swar::digits_value(w2, n2);
-        n += n2;
-      } else {
-        n = 0;  // 16 digits or more: the loop below
-      }
-    }
-    const char c = p[n];
-    if (n != 0 && !(p[0] == '0' && n > 1) && c != '-' && c != '+' && c != '.' && c != 'e' &&
-        c != 'E') {
+    std::uint64_t v = 0;
+    const unsigned n = swar::read_digits15(p, &v);  // 16: 16 digits or more, the loop below
+    const char c = n < 16 ? p[n] : '0';
+    if (n != 0 && n < 16 && !(p[0] == '0' && n > 1) && c != '-' && c != '+' && c != '.' &&
+        c != 'e' && c != 'E') {
       pos_ += n;
       out.kind = Kind::kUint;
       out.u = v;

@@ -37,4 +37,32 @@ inline std::uint64_t digits_value(std::uint64_t w, unsigned n) {
   return x & 0xFFFFFFFFull;
 }
 
+// The digits at p (16 readable bytes) as an integer of at most 15 digits: their count
+// (0 when none, 16 when there are 16 or more) and, below 16, their value.
+[[gnu::always_inline]] inline unsigned read_digits15(const char* p, std::uint64_t* value) {
+  static constexpr std::uint64_t kPow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+  const std::uint64_t w = load8(p);
+  const unsigned n = leading_digits(w);
+  if (n == 0) return 0;
+  std::uint64_t v = digits_value(w, n);
+  if (n == 8) {
+    const std::uint64_t w2 = load8(p + 8);
+    const unsigned n2 = leading_digits(w2);
+    if (n2 == 8) return 16;
+    if (n2 != 0) v = v * kPow10[n2] + digits_value(w2, n2);
+    *value = v;
+    return 8 + n2;
+  }
+  *value = v;
+  return n;
+}
+
+// Bit 7 of each byte of the string word w that ends or escapes a plain JSON string (a quote,
+// a backslash, a control byte, non-ASCII); exact at the lowest such byte (a borrow only
+// flags bytes above a flagged one), so its index is __builtin_ctzll(result) / 8.
+[[gnu::always_inline]] inline std::uint64_t string_specials(std::uint64_t w) {
+  const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+  return (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHighs;
+}
+
 }  // namespace pypto::trace::detail::swar
