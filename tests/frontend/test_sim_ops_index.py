@@ -125,6 +125,39 @@ def test_index_select(pt, dim):
     assert torch.equal(y, want)
 
 
+@pytest.mark.parametrize("pt", [F32, BF16, I32])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_select_with_a_2d_index(pt, dim):
+    # PyPTO's index is 1-2 D (pypto-index_select.md): a [2, 3] index puts two axes where
+    # dim was, result[.., i, j, ..] = x[.., index[i, j], ..] (torch's advanced indexing)
+    x = values(pt, (7, 9, 16), seed=5)
+    size = x.shape[dim]
+    i = torch.tensor([[size - 1, 0, 2], [2, 1, size - 2]], dtype=torch.int32)
+    want = x[(slice(None),) * (dim % 3) + (i.long(),)]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([7, 9, 16], pt), i: pypto.Tensor([2, 3], I32),
+          y: pypto.Tensor(list(want.shape), pt)):
+        pypto.set_vec_tile_shapes(4, 4, 4, 16)
+        y[:] = pypto.index_select(x, dim, i)
+
+    y = torch.zeros_like(want)
+    k(x, i, y)
+    assert list(want.shape) == [7, 9, 16][:dim % 3] + [2, 3] + [7, 9, 16][dim % 3 + 1:]
+    assert torch.equal(y, want)
+
+
+def test_index_select_2d_index_past_four_axes_is_refused():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def k(x: pypto.Tensor([2, 3, 4, 16], F32), i: pypto.Tensor([2, 2], I32),
+          y: pypto.Tensor([2, 3, 2, 2, 16], F32)):
+        y[:] = pypto.index_select(x, 2, i)
+
+    with pytest.raises(pypto.error.PyptoError, match=r"index_select.*5-D result.*1 to 4 axes"):
+        k(torch.zeros(2, 3, 4, 16), torch.zeros(2, 2, dtype=torch.int32),
+          torch.zeros(2, 3, 2, 2, 16))
+
+
 @pytest.mark.parametrize("pt", [F32, F16, BF16, I16, I32])
 @pytest.mark.parametrize("dim", [0, 1])
 def test_index_add_out_of_place_and_in_place(pt, dim):

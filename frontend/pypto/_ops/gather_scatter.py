@@ -74,15 +74,37 @@ def _row_index(api: str, xv: ir.Value, d: int, index: Any, shape: Sequence[Any])
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
     """torch.index_select: the slices ``index[i]`` of ``input`` along ``dim`` (a 1-D
     DT_INT32/DT_INT64 ``index``); the result has ``input``'s shape with ``len(index)`` on
-    ``dim``. Computed as a gather (the indexed axis stays whole in each tile)."""
+    ``dim``. Computed as a gather (the indexed axis stays whole in each tile). PyPTO also
+    takes a 2-D ``index`` [I0, I1]: ``dim`` becomes the two axes I0, I1 (the result has one
+    axis more), ``result[.., i, j, ..] = input[.., index[i, j], ..]``."""
     api = "index_select"
     xv = _val(input, api)
     _check_numeric(xv, api)
     d = _norm_axis(dim, xv.rank, api)
     iv = _val(index, api, "index")
+    if iv.rank == 2:
+        return _index_select_2d(api, input, xv, d, index, iv)
     shape = list(xv.shape)
     shape[d] = iv.shape[0] if iv.rank == 1 else None
     return gather(input, d, _row_index(api, xv, d, index, shape))
+
+
+def _index_select_2d(api: str, input: Tensor, xv: ir.Value, d: int, index: Tensor,  # noqa: A002
+                     iv: ir.Value) -> Tensor:
+    """index_select with a 2-D index: the index flattened, the 1-D select, the selected axis
+    split back into the index's two."""
+    if iv.dtype not in _INDEX_DTYPES:
+        _fail(PyptoTypeError, api, f"index must be a DT_INT32 or DT_INT64 tensor, got "
+              f"{iv.dtype}")
+    if not all(isinstance(n, int) for n in iv.shape):
+        _fail(PyptoValueError, api, f"a 2-D index must have a static shape, got "
+              f"{_fmt(iv.shape)}")
+    out_shape = list(xv.shape[:d]) + list(iv.shape) + list(xv.shape[d + 1:])
+    if len(out_shape) > 4:
+        _fail(PyptoValueError, api, f"a 2-D index on a {xv.rank}-D input gives a "
+              f"{len(out_shape)}-D result {_fmt(out_shape)}; tensors have 1 to 4 axes")
+    flat = reshape(index, [iv.shape[0] * iv.shape[1]], inplace=True)
+    return reshape(index_select(input, d, flat), out_shape)
 
 
 def _index_add(api: str, input: Any, dim: Any, index: Any, source: Any,  # noqa: A002
