@@ -2,6 +2,7 @@
 """SymbolicScalar: canonical simplification, evaluation, serialization, misuse errors."""
 
 import pytest
+import torch
 
 import pypto
 from pypto import SymbolicScalar
@@ -142,3 +143,22 @@ def test_min_max_simplify_against_an_offset_of_the_same_expression():
     assert a.min(a + 1) == a and a.min(a + 1).key == a.key
     assert a.max(a + 1) == a + 1
     assert str(a.min(a + 1)) == "a" and str(a.max(a - 1)) == "a"
+
+
+@pytest.mark.parametrize("api,reduction,elementwise", [("max", "amax", "maximum"),
+                                                       ("min", "amin", "minimum")])
+def test_max_and_min_of_a_tensor_name_the_tensor_ops(api, reduction, elementwise):
+    # PyPTO's max/min take two ints or symbolic scalars; a reduction's arguments get told
+    # which tensor op reduces and which compares element by element
+    fn = getattr(pypto, api)
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def k(a: pypto.Tensor([8, 32], pypto.DT_FP32), y: pypto.Tensor([8, 1], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        y[:] = fn(a, -1, True)
+
+    with pytest.raises(pypto.error.PyptoError,
+                       match=rf"pypto\.{api}: takes two ints or symbolic scalars.*"
+                             rf"pypto\.{reduction}\(x, dim, keepdim\).*pypto\.{elementwise}"):
+        k(torch.zeros(8, 32), torch.zeros(8, 1))
+    assert fn(3, 5) == (5 if api == "max" else 3)

@@ -214,16 +214,32 @@ def cond(x: Any) -> Any:
     return x
 
 
-def min(a: Any, b: Any) -> Any:  # noqa: A001 - PyPTO's name
+def _scalar_pair(api: str, reduction: str, elementwise: str, args: tuple) -> None:
+    """PyPTO's min/max take two ints or symbolic scalars; a tensor or a third argument (a
+    reduction's dim and keepdim) gets a message naming the tensor ops that do that."""
+    from .._tensor import Tensor
+    if len(args) != 2 or any(isinstance(x, Tensor) for x in args):
+        got = ", ".join(short_repr(x) for x in args)
+        _fail(PyptoTypeError, api, f"takes two ints or symbolic scalars (PyPTO's {api} of loop "
+              f"bounds and valid shapes), got ({got}); for a tensor use "
+              f"pypto.{reduction}(x, dim, keepdim) to reduce it or pypto.{elementwise}(a, b) "
+              f"element by element")
+
+
+def min(*args: Any) -> Any:  # noqa: A001 - PyPTO's name
     """Minimum of two ints or symbolic scalars (an int when both are ints)."""
+    _scalar_pair("min", "amin", "minimum", args)
+    a, b = args
     if isinstance(a, SymbolicScalar) or isinstance(b, SymbolicScalar):
         r = smin(a, b)
         return r.args[0] if r.op == "const" else r
     return _bmin(a, b)
 
 
-def max(a: Any, b: Any) -> Any:  # noqa: A001
+def max(*args: Any) -> Any:  # noqa: A001
     """Maximum of two ints or symbolic scalars."""
+    _scalar_pair("max", "amax", "maximum", args)
+    a, b = args
     if isinstance(a, SymbolicScalar) or isinstance(b, SymbolicScalar):
         r = smax(a, b)
         return r.args[0] if r.op == "const" else r
