@@ -68,24 +68,22 @@ void iota_values(double* y, std::int64_t n, std::int64_t last, double start, dou
   round_inplace(y, n, dt, integral ? IntConv::kWrap : IntConv::kFromFloat);
 }
 
-void permute_values(double* y, const Dims4& dn, DType dt, const double* x, const Dims4& sn,
-                    DType from, int rank, const std::uint8_t* perm) {
+void permute_values(double* y, const PaddedDims& dn, DType dt, const double* x,
+                    const PaddedDims& sn, DType from, int rank, const std::uint8_t* perm) {
   // Row-major strides of src, then the stride of src each padded dst axis walks.
   std::int64_t sstride[kMaxRank];
-  sstride[3] = 1;
-  for (int k = 2; k >= 0; --k) sstride[k] = sstride[k + 1] * sn.n[k + 1];
+  sstride[kColAxis] = 1;
+  for (int k = kColAxis - 1; k >= 0; --k) sstride[k] = sstride[k + 1] * sn.n[k + 1];
   const int lead = kMaxRank - rank;
   std::int64_t walk[kMaxRank];
   for (int k = 0; k < kMaxRank; ++k) walk[k] = k < lead ? 0 : sstride[lead + perm[k - lead]];
   double* out = y;
-  for (std::int64_t i0 = 0; i0 < dn.n[0]; ++i0) {
-    for (std::int64_t i1 = 0; i1 < dn.n[1]; ++i1) {
-      for (std::int64_t i2 = 0; i2 < dn.n[2]; ++i2) {
-        const double* q = x + i0 * walk[0] + i1 * walk[1] + i2 * walk[2];
-        for (std::int64_t j = 0; j < dn.n[3]; ++j) *out++ = q[j * walk[3]];
-      }
-    }
-  }
+  const std::int64_t cols = dn.n[kColAxis], col_walk = walk[kColAxis];
+  for_each_outer_index(dn, kColAxis, [&](const std::int64_t* i) {
+    const double* q = x;
+    for (int k = 0; k < kColAxis; ++k) q += i[k] * walk[k];
+    for (std::int64_t j = 0; j < cols; ++j) *out++ = q[j * col_walk];
+  });
   if (dt != from) round_inplace(y, out - y, dt, int_conv_from(from));
 }
 
@@ -173,8 +171,8 @@ void arg_reduce_values(double* y, DType dt, std::int64_t y_n, const double* x, c
   round_inplace(y, y_n, dt, IntConv::kWrap);
 }
 
-bool reduce_values(TileOpcode op, double* y, std::int64_t y_n, DType dt, const Dims4& dn,
-                   const double* x, DType from, const Dims4& sn,
+bool reduce_values(TileOpcode op, double* y, std::int64_t y_n, DType dt, const PaddedDims& dn,
+                   const double* x, DType from, const PaddedDims& sn,
                    std::vector<std::int64_t>& int_acc) {
   const bool is_prod = op == TileOpcode::kReduceProd;
   const bool is_sum = op == TileOpcode::kReduceSum || is_prod;
@@ -190,22 +188,19 @@ bool reduce_values(TileOpcode op, double* y, std::int64_t y_n, DType dt, const D
   const auto visit = [&](auto init, auto combine, auto* out) {
     std::fill(out, out + y_n, init);
     const double* xp = x;
-    for (std::int64_t i0 = 0; i0 < sn.n[0]; ++i0) {
-      for (std::int64_t i1 = 0; i1 < sn.n[1]; ++i1) {
-        for (std::int64_t i2 = 0; i2 < sn.n[2]; ++i2) {
-          auto* o = out + i0 * dst_stride[0] + i1 * dst_stride[1] + i2 * dst_stride[2];
-          const std::int64_t n3 = sn.n[3];
-          if (dst_stride[3] == 0) {
-            auto a = *o;
-            for (std::int64_t j = 0; j < n3; ++j) a = combine(a, xp[j]);
-            *o = a;
-          } else {
-            for (std::int64_t j = 0; j < n3; ++j) o[j] = combine(o[j], xp[j]);
-          }
-          xp += n3;
-        }
+    const std::int64_t cols = sn.n[kColAxis];
+    for_each_outer_index(sn, kColAxis, [&](const std::int64_t* i) {
+      auto* o = out;
+      for (int k = 0; k < kColAxis; ++k) o += i[k] * dst_stride[k];
+      if (dst_stride[kColAxis] == 0) {
+        auto a = *o;
+        for (std::int64_t j = 0; j < cols; ++j) a = combine(a, xp[j]);
+        *o = a;
+      } else {
+        for (std::int64_t j = 0; j < cols; ++j) o[j] = combine(o[j], xp[j]);
       }
-    }
+      xp += cols;
+    });
   };
   switch (op) {
     case TileOpcode::kReduceSum:

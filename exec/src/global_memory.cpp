@@ -108,25 +108,31 @@ void with_dtype(DType d, Fn&& fn) {
 // padded shape `tn`: row(q, t) gets the row's element offset q in the buffer and t in the tile
 // (the innermost loop by increments).
 template <class Row>
-void for_each_box_row(const GlobalRegion& r, const Dims4& tn, Row&& row) {
-  const Dims4 n = pad_shape(r.shape, r.rank);
-  const Dims4 st = pad_stride(r.stride, r.rank);
-  for (std::int64_t i0 = 0; i0 < n.n[0]; ++i0) {
-    for (std::int64_t i1 = 0; i1 < n.n[1]; ++i1) {
-      std::int64_t q = r.offset_elems + i0 * st.n[0] + i1 * st.n[1];
-      std::int64_t t = (i0 * tn.n[1] + i1) * tn.n[2] * tn.n[3];
-      for (std::int64_t i2 = 0; i2 < n.n[2]; ++i2, q += st.n[2], t += tn.n[3]) row(q, t);
+void for_each_box_row(const GlobalRegion& r, const PaddedDims& tn, Row&& row) {
+  const PaddedDims n = pad_shape(r.shape, r.rank);
+  const PaddedDims st = pad_stride(r.stride, r.rank);
+  // Row-major element strides of the tile's padded axes.
+  std::int64_t ts[kMaxRank];
+  ts[kColAxis] = 1;
+  for (int k = kColAxis - 1; k >= 0; --k) ts[k] = ts[k + 1] * tn.n[k + 1];
+  const std::int64_t rows = n.n[kRowAxis], row_st = st.n[kRowAxis], row_ts = ts[kRowAxis];
+  for_each_outer_index(n, kRowAxis, [&](const std::int64_t* i) {
+    std::int64_t q = r.offset_elems, t = 0;
+    for (int k = 0; k < kRowAxis; ++k) {
+      q += i[k] * st.n[k];
+      t += i[k] * ts[k];
     }
-  }
+    for (std::int64_t i2 = 0; i2 < rows; ++i2, q += row_st, t += row_ts) row(q, t);
+  });
 }
 
 // Length and element stride of the innermost rows of region r's box.
-std::int64_t row_length(const GlobalRegion& r) { return pad_shape(r.shape, r.rank).n[3]; }
-std::int64_t row_stride(const GlobalRegion& r) { return pad_stride(r.stride, r.rank).n[3]; }
+std::int64_t row_length(const GlobalRegion& r) { return pad_shape(r.shape, r.rank).n[kColAxis]; }
+std::int64_t row_stride(const GlobalRegion& r) { return pad_stride(r.stride, r.rank).n[kColAxis]; }
 
 // Loads the region's box into the same-index prefix of a dst tile of padded shape `dn`.
 template <DType D>
-void load_box(double* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r) {
+void load_box(double* dst, const PaddedDims& dn, const std::uint8_t* buf, const GlobalRegion& r) {
   using E = Elem<D>;
   constexpr std::int64_t kEb = sizeof(typename E::S);
   const std::int64_t n3 = row_length(r);
@@ -158,7 +164,7 @@ void load_box(double* dst, const Dims4& dn, const std::uint8_t* buf, const Globa
 // Stores the region's box from a src tile of padded shape `sn`. With kConv, `conv` maps each
 // src value into D's value set first (through `row`, one row of scratch).
 template <DType D, bool kConv, class Conv>
-void store_box(std::uint8_t* buf, const GlobalRegion& r, const double* src, const Dims4& sn,
+void store_box(std::uint8_t* buf, const GlobalRegion& r, const double* src, const PaddedDims& sn,
                std::vector<double>& row, Conv conv) {
   using E = Elem<D>;
   constexpr std::int64_t kEb = sizeof(typename E::S);
@@ -182,12 +188,13 @@ void store_box(std::uint8_t* buf, const GlobalRegion& r, const double* src, cons
 
 }  // namespace
 
-void load_region(double* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r) {
+void load_region(double* dst, const PaddedDims& dn, const std::uint8_t* buf,
+                 const GlobalRegion& r) {
   with_dtype(r.dtype, [&](auto tag) { load_box<decltype(tag)::value>(dst, dn, buf, r); });
 }
 
 void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, DType from,
-                  const Dims4& sn, std::vector<double>& row) {
+                  const PaddedDims& sn, std::vector<double>& row) {
   with_dtype(r.dtype, [&](auto tag) {
     constexpr DType D = decltype(tag)::value;
     if (from == D) {
@@ -208,7 +215,8 @@ bool float_kernels_exact() {
 #endif
 }
 
-void load_region_f32(float* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r) {
+void load_region_f32(float* dst, const PaddedDims& dn, const std::uint8_t* buf,
+                     const GlobalRegion& r) {
   const std::int64_t n3 = row_length(r);
   const std::int64_t s3 = row_stride(r);
   const auto bytes = std::size_t(n3) * 4;
@@ -222,7 +230,8 @@ void load_region_f32(float* dst, const Dims4& dn, const std::uint8_t* buf, const
   });
 }
 
-void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src, const Dims4& sn) {
+void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src,
+                      const PaddedDims& sn) {
   const std::int64_t n3 = row_length(r);
   const std::int64_t s3 = row_stride(r);
   const auto bytes = std::size_t(n3) * 4;

@@ -172,31 +172,51 @@ void cast_values(const double* x, double* y, std::int64_t n, DType from, DType t
 
 // ---- global memory ---------------------------------------------------------------------------
 
-// A shape right-aligned into 4 axes (leading axes of extent 1), so every loop is 4 deep.
-struct Dims4 {
+// A shape right-aligned into kMaxRank axes (leading axes of extent 1), so every loop has one
+// depth: the rows are axis kRowAxis, the elements of a row axis kColAxis.
+struct PaddedDims {
   std::int64_t n[kMaxRank];
 };
+inline constexpr int kRowAxis = kMaxRank - 2;
+inline constexpr int kColAxis = kMaxRank - 1;
 
-inline Dims4 pad_shape(const std::int64_t* shape, int rank) {
-  Dims4 d{{1, 1, 1, 1}};
+inline PaddedDims pad_shape(const std::int64_t* shape, int rank) {
+  PaddedDims d;
+  for (int k = 0; k < kMaxRank - rank; ++k) d.n[k] = 1;
   for (int k = 0; k < rank; ++k) d.n[kMaxRank - rank + k] = shape[k];
   return d;
 }
 
-inline Dims4 pad_stride(const std::int64_t* stride, int rank) {
-  Dims4 d{{0, 0, 0, 0}};
+inline PaddedDims pad_stride(const std::int64_t* stride, int rank) {
+  PaddedDims d{};
   for (int k = 0; k < rank; ++k) d.n[kMaxRank - rank + k] = stride[k];
   return d;
 }
 
+// Calls f(i) for each index tuple i of the padded axes [0, axes) of `d`, in row-major order
+// (i[k] for k < axes); the loops every padded walk shares outside its innermost ones.
+template <class F>
+inline void for_each_outer_index(const PaddedDims& d, int axes, F&& f) {
+  std::int64_t i[kMaxRank] = {};
+  for (int k = 0; k < axes; ++k) {
+    if (d.n[k] <= 0) return;
+  }
+  while (true) {
+    f(static_cast<const std::int64_t*>(i));
+    int k = axes - 1;
+    while (k >= 0 && ++i[k] == d.n[k]) i[k--] = 0;
+    if (k < 0) return;
+  }
+}
+
 // Loads region r's box of `buf` (inside it: checked by the caller) into the same-index prefix
 // of a dst tile of padded shape `dn`, exactly (values of r.dtype).
-void load_region(double* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r);
+void load_region(double* dst, const PaddedDims& dn, const std::uint8_t* buf, const GlobalRegion& r);
 
 // Stores region r's box from a src tile of padded shape `sn`, holding values of `from`,
 // converted to r.dtype (`row`: one row of scratch).
 void store_region(std::uint8_t* buf, const GlobalRegion& r, const double* src, DType from,
-                  const Dims4& sn, std::vector<double>& row);
+                  const PaddedDims& sn, std::vector<double>& row);
 
 // ---- fp32 locals held as floats --------------------------------------------------------------
 // A float loop of fp32 load, + - * / and store gives the bytes the double path gives (a double
@@ -212,10 +232,12 @@ bool float_kernels_exact();
 
 // Loads region r's box (fp32, inside `buf`) into the same-index prefix of a float tile of
 // padded shape `dn`.
-void load_region_f32(float* dst, const Dims4& dn, const std::uint8_t* buf, const GlobalRegion& r);
+void load_region_f32(float* dst, const PaddedDims& dn, const std::uint8_t* buf,
+                     const GlobalRegion& r);
 
 // Stores region r's box (fp32) from a float tile of padded shape `sn`.
-void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src, const Dims4& sn);
+void store_region_f32(std::uint8_t* buf, const GlobalRegion& r, const float* src,
+                      const PaddedDims& sn);
 
 // Whether any of the n floats is NaN.
 bool any_nan_f32(const float* p, std::int64_t n);
@@ -280,8 +302,8 @@ void iota_values(double* y, std::int64_t n, std::int64_t last, double start, dou
 
 // y (shape dn, dtype dt) = x (rank `rank`, shape sn, dtype from) with its axes permuted: dst
 // axis k is src axis perm[k].
-void permute_values(double* y, const Dims4& dn, DType dt, const double* x, const Dims4& sn,
-                    DType from, int rank, const std::uint8_t* perm);
+void permute_values(double* y, const PaddedDims& dn, DType dt, const double* x,
+                    const PaddedDims& sn, DType from, int rank, const std::uint8_t* perm);
 
 // triu/tril of each rows x cols matrix of n values: the elements with j - i >= diag (upper)
 // or <= diag kept, the others 0.
@@ -303,8 +325,8 @@ void arg_reduce_values(double* y, DType dt, std::int64_t y_n, const double* x, c
 
 // sum/prod/max/min of x (padded shape sn, dtype from) over the axes where y's padded shape dn
 // is 1 and sn is not; false: op is no reduction. int_acc: scratch for integer accumulators.
-bool reduce_values(TileOpcode op, double* y, std::int64_t y_n, DType dt, const Dims4& dn,
-                   const double* x, DType from, const Dims4& sn,
+bool reduce_values(TileOpcode op, double* y, std::int64_t y_n, DType dt, const PaddedDims& dn,
+                   const double* x, DType from, const PaddedDims& sn,
                    std::vector<std::int64_t>& int_acc);
 
 // c[batch][m x n] (+)= a[batch][m x k] @ b[batch][k x n], rounded to dt once the sums are done.

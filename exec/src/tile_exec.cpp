@@ -343,8 +343,10 @@ class Executor {
     }
     const std::uint8_t* buf = region_buffer(r);
     if (!buf) return false;
-    const Dims4 n = pad_shape(r.shape, r.rank);
-    if (n.n[0] == 1 && n.n[1] == 1 && pad_stride(r.stride, r.rank).n[3] == 1) {
+    const PaddedDims n = pad_shape(r.shape, r.rank);
+    bool one_plane = true;  // every axis outside the rows has extent 1
+    for (int k = 0; k < kRowAxis; ++k) one_plane = one_plane && n.n[k] == 1;
+    if (one_plane && pad_stride(r.stride, r.rank).n[kColAxis] == 1) {
       s_.rows_of[std::size_t(in.dst)] = std::uint32_t(idx_);
       done_floats(in.dst, kRows);
       return true;
@@ -373,7 +375,7 @@ class Executor {
     }
     const std::uint8_t* buf = region_buffer(r);
     if (buf) {
-      const Dims4 dn = pad_shape(d.t->shape, d.t->rank);
+      const PaddedDims dn = pad_shape(d.t->shape, d.t->rank);
       load_region(d.data, dn, buf, r);
     }
     // The part outside a prefix box already holds dst's dtype: rounding it again is a no-op.
@@ -402,7 +404,7 @@ class Executor {
     if (!buf) return;
     copy_rows_in(r.buffer);
     if (s_.held[std::size_t(in.src[0])] == kRows) copy_rows(in.src[0]);
-    const Dims4 sn = pad_shape(st.shape, st.rank);
+    const PaddedDims sn = pad_shape(st.shape, st.rank);
     std::uint8_t& held = s_.held[std::size_t(in.src[0])];
     const std::vector<float>& f = s_.float_tiles[std::size_t(in.src[0])];
     // Floats with a NaN go through doubles: a signalling NaN is stored quiet.
@@ -502,16 +504,16 @@ class Executor {
     const float* a = sa || ra ? nullptr : s_.float_tiles[std::size_t(in.src[0])].data();
     const float* b = sb || rb ? nullptr : s_.float_tiles[std::size_t(in.src[1])].data();
     // Row by row: an operand held as rows reads them in place (one plane, contiguous rows).
-    const Dims4 dn = pad_shape(d.shape, d.rank);
+    const PaddedDims dn = pad_shape(d.shape, d.rank);
     std::int64_t rows = 1, cols = std::int64_t(y.size()), pa = 0, pb = 0;
     if (ra || rb) {
-      rows = dn.n[2];
-      cols = dn.n[3];
+      rows = dn.n[kRowAxis];
+      cols = dn.n[kColAxis];
       pa = pb = cols;
     }
     const auto row_source = [&](std::int32_t k, std::int64_t* pitch) {
       const GlobalRegion& r = p_.instrs[s_.rows_of[std::size_t(k)]].region;
-      *pitch = pad_stride(r.stride, r.rank).n[2];
+      *pitch = pad_stride(r.stride, r.rank).n[kRowAxis];
       return reinterpret_cast<const float*>(mem_.base[r.buffer]) + r.offset_elems;
     };
     if (ra) a = row_source(in.src[0], &pa);

@@ -681,6 +681,8 @@ PYBIND11_MODULE(_C, m) {
       },
       "The kernel-IR ops (pypto/compiler/op_table.h): name, family, operand form, arity (-1: "
       "one or more), dtype rule and whether it needs a vec_tile, one dict per op.");
+  // The frontend's rank checks and messages take the limit from here (pypto._limits).
+  m.attr("max_rank") = compiler::kMaxRank;
 
   // Typed errors keep their meaning in Python.
   py::object errors = py::module_::import("pypto._errors");

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Dict
 
 from ._errors import PyptoNotImplementedError
+from ._limits import RANK_LIMIT_TEXT
 
 __all__ = ["IGNORED", "IGNORED_OPTION_GROUPS", "IGNORED_OPTIONS", "LIMITED", "UNSUPPORTED",
            "PyptoUnsupportedError",
@@ -115,7 +116,9 @@ IGNORED_OPTION_GROUPS: Dict[str, str] = {
 _TRANSDATA_LIMIT = ("TILEOP_FRACTAL_Z (NCHW weights, with group) is simulated; the targets "
                     "whose tensors have 5 or 6 axes (TILEOP_NC1HWC0, TILEOP_NDC1HWC0, "
                     "TILEOP_FRACTAL_Z_3D, TILEOP_ND back from NC1HWC0) raise "
-                    "PyptoNotImplementedError: pypto-sim's compiler holds tensors of 1 to 4 axes")
+                    "PyptoNotImplementedError: they are not simulated (and pypto-sim's "
+                    f"compiler holds tensors of {RANK_LIMIT_TEXT}, so NDC1HWC0's 6-D ones "
+                    "never fit)")
 
 _WIDE_UINT = ("the constant (bytes_of, annotations) only: pypto-sim's compiler and executors "
               "take DT_UINT8 but not the wider unsigned types, so a kernel that declares or "

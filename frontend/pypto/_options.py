@@ -37,6 +37,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._enums import RunMode
 from ._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
+from ._limits import MAX_RANK
 from .error import short_repr
 
 __all__ = ["OPTION_GROUPS", "SCHEMAS", "Option", "validate_group", "resolve_options",
@@ -520,9 +521,9 @@ def CubeTile(m: Sequence[int], k: Sequence[int], n: Sequence[int],
 
 
 def _check_vec_tile(v: Any) -> Tuple[int, ...]:
-    if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 4:
-        raise PyptoValueError(f"vec_tile_shapes: expected a list of 1 to 4 positive ints, got "
-                              f"{short_repr(v)}")
+    if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= MAX_RANK:
+        raise PyptoValueError(f"vec_tile_shapes: expected a list of 1 to {MAX_RANK} positive "
+                              f"ints (one per axis), got {short_repr(v)}")
     for d in v:
         if not _is_int(d) or d <= 0:
             raise PyptoValueError(f"vec_tile_shapes: every size must be a positive int, got "

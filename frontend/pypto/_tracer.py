@@ -26,6 +26,7 @@ from . import ir
 from ._dtypes import DataType
 from ._enums import TileOpFormat
 from ._errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
+from ._limits import MAX_RANK, RANK_LIMIT_TEXT
 from ._symbolic import SymbolicScalar, as_expr, logical_not
 
 __all__ = ["Tracer", "PathExplorer", "current", "require", "decide", "MAX_PATHS"]
@@ -221,6 +222,10 @@ class Tracer:
                   fmt: TileOpFormat = TileOpFormat.TILEOP_ND,
                   valid_shape: Optional[Sequence[Any]] = None,
                   name: Optional[str] = None, scope: Optional[Scope] = None) -> ir.Value:
+        if len(shape) > MAX_RANK:
+            dims = ", ".join(str(d) for d in shape)
+            raise PyptoValueError(f"a {len(shape)}-D tensor [{dims}]: pypto-sim's compiler "
+                                  f"holds tensors of {RANK_LIMIT_TEXT} ({user_location()})")
         value = ir.Value(
             id=self._next_id,
             shape=tuple(_norm_dim(d) for d in shape),

@@ -883,6 +883,12 @@ TEST_CASE("unsupported or malformed IR is a ConfigError naming the statement", "
           kernel("bad", params, "", loop("i", "0", sym("n"), variant("true", ""), "bad.py:9"))),
       Contains("bad.py:9") && Contains("unknown symbol \"n\""));
   CHECK_THROWS_WITH(pypto::compiler::compile("{\"format\": 1"), Contains("malformed JSON"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", param("x", 0, "[2,1,2,1,2,8]"), "", "")),
+                    Contains("has rank 6") && Contains("ranks 1..5"));
+  CHECK_THROWS_WITH(pypto::compiler::compile(kernel("bad", params, "",
+                                                    op("exp", in(0), val(2, "[8]"), "bad.py:6",
+                                                       R"("vec_tile":[1,1,1,1,1,8])"))),
+                    Contains("bad.py:6") && Contains("1..5 positive ints"));
   CHECK_THROWS_WITH(pypto::compiler::compile(R"({"format":"pypto-kernel-ir","version":2})"),
                     Contains("version 1"));
 }

@@ -785,6 +785,52 @@ TEST_CASE("permute moves axes", "[tile_exec][movement]") {
   CHECK(h.tile(y) == std::vector<double>{0, 10, 100, 110, 1, 11, 101, 111, 2, 12, 102, 112});
 }
 
+TEST_CASE("five-axis tiles load, permute, reduce and store", "[tile_exec][movement]") {
+  // x[a][b][c][d][e] = 10000a + 1000b + 100c + 10d + e over [2, 3, 2, 2, 3].
+  const std::int64_t n[5] = {2, 3, 2, 2, 3};
+  const auto value = [](const std::int64_t* i) {
+    return double(10000 * i[0] + 1000 * i[1] + 100 * i[2] + 10 * i[3] + i[4]);
+  };
+  const auto for_each = [&](auto&& f) {
+    std::int64_t i[5];
+    for (i[0] = 0; i[0] < n[0]; ++i[0])
+      for (i[1] = 0; i[1] < n[1]; ++i[1])
+        for (i[2] = 0; i[2] < n[2]; ++i[2])
+          for (i[3] = 0; i[3] < n[3]; ++i[3])
+            for (i[4] = 0; i[4] < n[4]; ++i[4]) f(static_cast<const std::int64_t*>(i));
+  };
+  std::vector<double> v;
+  for_each([&](const std::int64_t* i) { v.push_back(value(i)); });
+  Harness h;
+  const std::int32_t x = h.input(DType::kInt32, {2, 3, 2, 2, 3}, v);
+  // y = x.permute(4, 0, 3, 1, 2): y[e][a][d][b][c].
+  const std::int32_t y = h.local(DType::kInt32, {3, 2, 2, 3, 2});
+  TileInstr& p = h.emit(TileOpcode::kPermute, y, x);
+  const std::uint8_t perm[5] = {4, 0, 3, 1, 2};
+  std::copy(perm, perm + 5, p.perm);
+  // s = x.sum(1, keepdim=True).
+  const std::int32_t s = h.local(DType::kInt32, {2, 1, 2, 2, 3});
+  h.emit(TileOpcode::kReduceSum, s, x).reduce_mask = 2;
+  // x stored transposed on its axes 0 and 3 through a strided region: out[d][b][c][a][e].
+  const std::uint32_t out = h.buffer(DType::kInt32, std::vector<double>(v.size(), 0.0));
+  TileInstr& st = h.store(x, out);
+  const std::int64_t dense_st[5] = {36, 12, 6, 3, 1};  // of out's [2, 3, 2, 2, 3]
+  st.region.stride[0] = dense_st[3];
+  st.region.stride[3] = dense_st[0];
+  h.run();
+  std::vector<double> want_y(v.size()), want_s(24, 0.0), want_out(v.size());
+  for_each([&](const std::int64_t* i) {
+    const std::int64_t yi = (((i[4] * 2 + i[0]) * 2 + i[3]) * 3 + i[1]) * 2 + i[2];
+    want_y[std::size_t(yi)] = value(i);
+    want_s[std::size_t((i[0] * 2 + i[2]) * 6 + i[3] * 3 + i[4])] += value(i);
+    const std::int64_t oi = i[3] * 36 + i[1] * 12 + i[2] * 6 + i[0] * 3 + i[4];
+    want_out[std::size_t(oi)] = value(i);
+  });
+  CHECK(h.tile(y) == want_y);
+  CHECK(h.tile(s) == want_s);
+  CHECK(h.read(out) == want_out);
+}
+
 TEST_CASE("reductions keep dims and round once", "[tile_exec][reduce]") {
   Harness h;
   const std::int32_t a = h.input(DType::kFp16, {2, 3}, {1, 2, 3, 4, 5, 6});

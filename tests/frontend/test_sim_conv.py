@@ -92,6 +92,18 @@ def test_conv1d_pyptos_example(chip_950):
     assert_close(out, gold, F16)
 
 
+def test_conv3d_ncdhw_against_torch():
+    # 5-D NCDHW tensors: strides, paddings and dilations per spatial axis, two batches.
+    out, gold = run_conv((2, 16, 4, 5, 16), (32, 16, 3, 3, 3), F16, [1, 2, 1],
+                         [1, 1, 0, 0, 1, 1], [1, 1, 2], l1=l1_info(tile_n=32, tile_win=16))
+    assert out.shape == (2, 32, 4, 2, 14)
+    assert_close(out, gold, F16)
+    out, gold = run_conv((1, 8, 3, 4, 8), (16, 8, 2, 2, 2), F32, [1, 1, 1], [0] * 6, [1, 1, 1],
+                         bias=False, l1=l1_info(tile_cin=8, tile_win=8))
+    assert out.shape == (1, 16, 2, 3, 7)
+    assert_close(out, gold, F32)
+
+
 @pytest.mark.parametrize("dtype", [F32, BF16])
 def test_conv2d_batches_without_bias_or_l0_info(dtype):
     # fp32: C0 = 8, so tileCin 8 is 32 bytes; the L0 tile comes from the L1 tile.

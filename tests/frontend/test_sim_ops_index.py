@@ -147,15 +147,15 @@ def test_index_select_with_a_2d_index(pt, dim):
     assert torch.equal(y, want)
 
 
-def test_index_select_2d_index_past_four_axes_is_refused():
+def test_index_select_2d_index_past_five_axes_is_refused():
     @pypto.frontend.jit(runtime_options=SIM)
-    def k(x: pypto.Tensor([2, 3, 4, 16], F32), i: pypto.Tensor([2, 2], I32),
-          y: pypto.Tensor([2, 3, 2, 2, 16], F32)):
-        y[:] = pypto.index_select(x, 2, i)
+    def k(x: pypto.Tensor([2, 3, 4, 2, 16], F32), i: pypto.Tensor([2, 2], I32),
+          y: pypto.Tensor([6, 2, 2, 2, 16], F32)):
+        y[:] = pypto.reshape(pypto.index_select(x, 2, i), [6, 2, 2, 2, 16])
 
-    with pytest.raises(pypto.error.PyptoError, match=r"index_select.*5-D result.*1 to 4 axes"):
-        k(torch.zeros(2, 3, 4, 16), torch.zeros(2, 2, dtype=torch.int32),
-          torch.zeros(2, 3, 2, 2, 16))
+    with pytest.raises(pypto.error.PyptoError, match=r"index_select.*6-D result.*1 to 5 axes"):
+        k(torch.zeros(2, 3, 4, 2, 16), torch.zeros(2, 2, dtype=torch.int32),
+          torch.zeros(6, 2, 2, 2, 16))
 
 
 @pytest.mark.parametrize("pt", [F32, F16, BF16, I16, I32])

@@ -47,7 +47,7 @@ void EmitContext::emit_indexed(const Unit& u) {
   const std::vector<std::vector<std::int64_t>> woffs = write_offsets(u);
   const DType xd = k_.values[xin].dtype;
   const DType id = k_.values[iin].dtype;
-  const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
+  const std::int64_t zero[kMaxRank] = {};
 
   if (st.op == OpKind::kScatterUpdate) {
     const int sin = st.inputs[2].value;
@@ -248,7 +248,7 @@ void EmitContext::emit_load_elems(const Unit& u, bool need_out,
   const int r = y.rank;
   const DType xd = k_.values[xin].dtype;
   const DType id = k_.values[iin].dtype;
-  const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
+  const std::int64_t zero[kMaxRank] = {};
   // The whole source: its elements numbered in row-major order of its shape.
   const GlobalRegion whole = sub_region(x, zero, x.shape, x.rank);
   check_bounds(whole, x.storage, named(xin), u.loc, false);

@@ -99,7 +99,7 @@ void EmitContext::emit_reduce(const Unit& u) {
                         " along the axis");
     }
   }
-  bool reduced[kMaxRank] = {false, false, false, false};
+  bool reduced[kMaxRank] = {};
   std::uint8_t mask = 0;
   for (const int d : st.dims) {
     reduced[d] = true;
@@ -136,7 +136,9 @@ void EmitContext::emit_reduce(const Unit& u) {
   // the tile covers the input's rank and the op combines partial results; else the whole axis.
   const TileOpcode pair = scan || sort ? kNoTileOp : pair_opcode(opcode_of(st.op));
   const bool cut = pair != kNoTileOp && st.vec_tile.size() >= static_cast<std::size_t>(r);
-  std::int64_t chunk[kMaxRank] = {1, 1, 1, 1}, nchunks[kMaxRank] = {1, 1, 1, 1};
+  std::int64_t chunk[kMaxRank], nchunks[kMaxRank];
+  std::fill_n(chunk, kMaxRank, 1);
+  std::fill_n(nchunks, kMaxRank, 1);
   bool chunked = false;
   for (const int a : red) {
     const std::int64_t n = std::max<std::int64_t>(0, x.valid[a]);
@@ -210,7 +212,7 @@ void EmitContext::emit_reduce(const Unit& u) {
       if (y.valid[0] <= 0) reg->shape[0] = 0;
     }
   };
-  const std::int64_t zero[kMaxRank] = {0, 0, 0, 0};
+  const std::int64_t zero[kMaxRank] = {};
   for_each_tile(r, grid, T, [&](const std::int64_t* off, const std::int64_t* len) {
     std::int64_t E[kMaxRank], in_shape[kMaxRank], out_shape[kMaxRank];
     for (int k = 0; k < r; ++k) {
@@ -261,7 +263,7 @@ void EmitContext::emit_reduce(const Unit& u) {
     int lin;
     if (!chunked) {
       lin = tb.local(ld, r, in_shape);
-      const std::int64_t first[kMaxRank] = {0, 0, 0, 0};
+      const std::int64_t first[kMaxRank] = {};
       GlobalRegion lreg = x_region(first);
       for (const int a : red) lreg.shape[a] = x.valid[a];
       load(tb, lin, lreg, x_wide ? x.wide_storage : x.storage, named(xin), u.loc);
@@ -321,7 +323,7 @@ int EmitContext::combine_chunks(TaskBuilder& tb, const Unit& u, const std::vecto
     return l;
   };
   const double pad = pair_identity(pair, ld);
-  std::int64_t ci[kMaxRank] = {0, 0, 0, 0};
+  std::int64_t ci[kMaxRank] = {};
   const auto load_chunk = [&]() {
     const int l = take(ld, free_ld);
     load(tb, l, region(ci), storage, name, u.loc, pad);

@@ -56,8 +56,8 @@ struct Storage {
 // region of global memory holding it.
 struct RtVal {
   int rank = 0;
-  std::int64_t shape[kMaxRank] = {1, 1, 1, 1};
-  std::int64_t valid[kMaxRank] = {1, 1, 1, 1};
+  std::int64_t shape[kMaxRank] = {1, 1, 1, 1, 1};
+  std::int64_t valid[kMaxRank] = {1, 1, 1, 1, 1};
   bool has_region = false;
   GlobalRegion region;
   Storage storage;
@@ -67,6 +67,8 @@ struct RtVal {
   GlobalRegion wide_region;
   Storage wide_storage;
 };
+static_assert(RtVal{}.shape[kMaxRank - 1] == 1 && RtVal{}.valid[kMaxRank - 1] == 1,
+              "the initializers above list kMaxRank (program.h) entries");
 
 struct TaskRec {
   common::CoreType core = common::CoreType::kAiv;
@@ -180,12 +182,13 @@ inline TileOpcode opcode_of(OpKind k) {
 // Iterates the tiles of a grid in row-major order.
 template <class F>
 inline void for_each_tile(int rank, const std::int64_t* extent, const std::int64_t* tile, F&& f) {
-  std::int64_t count[kMaxRank], idx[kMaxRank] = {0, 0, 0, 0};
+  std::int64_t count[kMaxRank], idx[kMaxRank] = {};
   for (int k = 0; k < rank; ++k) {
     if (extent[k] <= 0) return;
     count[k] = ceil_div(extent[k], tile[k]);
   }
-  std::int64_t off[kMaxRank] = {0, 0, 0, 0}, len[kMaxRank] = {1, 1, 1, 1};
+  std::int64_t off[kMaxRank] = {}, len[kMaxRank];
+  std::fill_n(len, kMaxRank, 1);
   while (true) {
     for (int k = 0; k < rank; ++k) {
       off[k] = idx[k] * tile[k];
@@ -205,7 +208,8 @@ template <class F>
 inline void for_each_valid_tile(int rank, const std::int64_t* shape, const std::int64_t* valid,
                                 const std::int64_t* tile, F&& f) {
   for_each_tile(rank, shape, tile, [&](const std::int64_t* off, const std::int64_t* len) {
-    std::int64_t ext[kMaxRank] = {1, 1, 1, 1};
+    std::int64_t ext[kMaxRank];
+    std::fill_n(ext, kMaxRank, 1);
     for (int k = 0; k < rank; ++k) {
       ext[k] = std::min(len[k], valid[k] - off[k]);
       if (ext[k] <= 0) return;

@@ -298,7 +298,8 @@ class Parser {
     info.shape = parse_expr_list(need(v, "shape", ctx), "value \"shape\"", ctx);
     if (info.shape.empty() || info.shape.size() > static_cast<std::size_t>(kMaxRank)) {
       fail_at(ctx, "value %" + std::to_string(info.ir_id) + " has rank " +
-                       std::to_string(info.shape.size()) + "; the compiler supports ranks 1..4");
+                       std::to_string(info.shape.size()) + "; the compiler supports ranks 1.." +
+                       std::to_string(kMaxRank));
     }
     info.dtype = parse_dtype(need(v, "dtype", ctx), ctx);
     info.no_l2 = opt_bool(v, "no_l2_cache", false, ctx);
@@ -398,8 +399,9 @@ class Parser {
     std::vector<std::int64_t> t;
     const auto it = s.find("vec_tile");
     if (it == s.end() || it->is_null()) return t;
-    if (!it->is_array() || it->empty() || it->size() > 4) {
-      fail_at(loc, "\"vec_tile\" must be null or 1..4 positive ints, got " + it->dump());
+    if (!it->is_array() || it->empty() || it->size() > static_cast<std::size_t>(kMaxRank)) {
+      fail_at(loc, "\"vec_tile\" must be null or 1.." + std::to_string(kMaxRank) +
+                       " positive ints, got " + it->dump());
     }
     for (const Json& d : *it) {
       const std::int64_t x = need_int(d, "a vec_tile size", loc);
@@ -666,7 +668,7 @@ class Parser {
     const ValueInfo& a = tensor_input(st, 0);
     const ValueInfo& b = tensor_input(st, 1);
     if (a.shape.size() != rank || b.shape.size() != rank || rank < 2) {
-      fail_at(loc, "matmul: operands and output need equal ranks 2..4");
+      fail_at(loc, "matmul: operands and output need equal ranks 2.." + std::to_string(kMaxRank));
     }
     if (!st.has_cube) fail_at(loc, "matmul has no cube_tile; call pypto.set_cube_tile_shapes");
     st.a_trans = opt_bool(attrs, "a_trans", false, loc);

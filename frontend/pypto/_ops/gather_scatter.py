@@ -11,6 +11,7 @@ from .. import ir
 from .._dtypes import DataType
 from .._enums import ScatterMode
 from .._errors import PyptoTypeError, PyptoValueError
+from .._limits import MAX_RANK, RANK_LIMIT_TEXT
 from ..error import short_repr
 from .._tensor import Tensor
 from .common import (_check_numeric, _dim_eq, _emit, _fail, _fmt, _is_scalar, _norm_axis,
@@ -100,9 +101,9 @@ def _index_select_2d(api: str, input: Tensor, xv: ir.Value, d: int, index: Tenso
         _fail(PyptoValueError, api, f"a 2-D index must have a static shape, got "
               f"{_fmt(iv.shape)}")
     out_shape = list(xv.shape[:d]) + list(iv.shape) + list(xv.shape[d + 1:])
-    if len(out_shape) > 4:
+    if len(out_shape) > MAX_RANK:
         _fail(PyptoValueError, api, f"a 2-D index on a {xv.rank}-D input gives a "
-              f"{len(out_shape)}-D result {_fmt(out_shape)}; tensors have 1 to 4 axes")
+              f"{len(out_shape)}-D result {_fmt(out_shape)}; tensors have {RANK_LIMIT_TEXT}")
     flat = reshape(index, [iv.shape[0] * iv.shape[1]], inplace=True)
     return reshape(index_select(input, d, flat), out_shape)
 

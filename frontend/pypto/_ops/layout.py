@@ -3,8 +3,8 @@
 tensor's bytes as DT_UINT8) and ``transdata`` (NCHW weights to PyPTO's Fractal_Z layout).
 
 Both follow PyPTO's API pages (docs/zh/api/operation/pypto-pack.md, pypto-transdata.md); the
-conversions whose tensors have 5 or 6 axes (NC1HWC0, NDC1HWC0, Fractal_Z_3D) are refused,
-since pypto-sim's compiler holds tensors of 1 to 4 axes.
+conversions whose tensors have 5 or 6 axes (NC1HWC0, NDC1HWC0, Fractal_Z_3D) are refused:
+they are not simulated (NDC1HWC0's 6-D tensors are past the compiler's rank limit too).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from .. import ir
 from .._dtypes import DataType
 from .._enums import TileOpFormat
 from .._errors import PyptoNotImplementedError, PyptoTypeError, PyptoValueError
+from .._limits import RANK_LIMIT_TEXT
 from .common import _fail, _fmt, _tr, _val
 from .composites import _Composite
 from .movement import concat, permute, reshape, view
@@ -111,7 +112,7 @@ def _fractal_z(x: Any, shape: List[int], c0: int, group: int) -> Any:
     return blocks[0] if group == 1 else concat(blocks, 0)
 
 
-#: transdata's targets whose tensors have more than 4 axes, with the shapes involved.
+#: transdata's targets whose tensors have 5 or 6 axes (not simulated), with the shapes.
 _FIVE_D = {
     TileOpFormat.TILEOP_NC1HWC0: "NCHW -> NC1HWC0 gives a 5-D [N, C1, H, W, C0] tensor",
     TileOpFormat.TILEOP_NDC1HWC0: "NCDHW -> NDC1HWC0 takes a 5-D input and gives a 6-D one",
@@ -128,7 +129,7 @@ def transdata(input: Any, transDataType: Any, group: int = 1) -> Any:  # noqa: A
     of 32 bytes, ``C1 = C / C0`` and ``N1 = N / group / 16``; PyPTO's no-padding rules: C a
     multiple of C0, ``N / group`` a multiple of 16. The targets whose tensors have 5 or 6 axes
     (TILEOP_NC1HWC0, TILEOP_NDC1HWC0, TILEOP_FRACTAL_Z_3D, TILEOP_ND back from NC1HWC0) raise
-    PyptoNotImplementedError: pypto-sim's tensors have 1 to 4 axes.
+    PyptoNotImplementedError: they are not simulated.
 
     Example::
 
@@ -147,8 +148,8 @@ def transdata(input: Any, transDataType: Any, group: int = 1) -> Any:  # noqa: A
               f"(expected one of {', '.join(str(d) for d in _TRANSDATA_DTYPES)})")
     if transDataType in _FIVE_D:
         _fail(PyptoNotImplementedError, api, f"{transDataType.name}: {_FIVE_D[transDataType]}; "
-              "pypto-sim's compiler holds tensors of 1 to 4 axes (only TILEOP_FRACTAL_Z is "
-              "simulated)")
+              f"only TILEOP_FRACTAL_Z is simulated (pypto-sim's compiler holds tensors of "
+              f"{RANK_LIMIT_TEXT})")
     if transDataType is not TileOpFormat.TILEOP_FRACTAL_Z:
         _fail(PyptoValueError, api, f"{transDataType.name} is not a conversion PyPTO's "
               "transdata makes (TILEOP_NC1HWC0, TILEOP_FRACTAL_Z, TILEOP_NDC1HWC0, "

@@ -10,13 +10,15 @@ from typing import Any, List, Sequence, Tuple
 
 from .. import _options, _tracer, ir
 from .._errors import PyptoTypeError, PyptoValueError
+from .._limits import MAX_RANK
 from ..error import short_repr
 from .._symbolic import const_value
 from .common import _fail, _tr
 
 
 def set_vec_tile_shapes(*dims: Any) -> None:
-    """Vector tile size per axis (1 to 4 positive ints) for the ops that follow in this scope.
+    """Vector tile size per axis (a positive int per axis, as many as a tensor's axes at
+    most: ``pypto._limits.MAX_RANK``) for the ops that follow in this scope.
 
     Example: ``pypto.set_vec_tile_shapes(64, 128)``. Scoped like PyPTO's config: a value set
     inside a pypto.loop body is in force until the end of that body only.
@@ -24,8 +26,9 @@ def set_vec_tile_shapes(*dims: Any) -> None:
     tr = _tracer.current()  # outside a kernel: the current pypto.options scope
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
-    if not 1 <= len(dims) <= 4:
-        _fail(PyptoValueError, "set_vec_tile_shapes", f"expects 1 to 4 sizes, got {len(dims)}")
+    if not 1 <= len(dims) <= MAX_RANK:
+        _fail(PyptoValueError, "set_vec_tile_shapes", f"expects 1 to {MAX_RANK} sizes (one per "
+              f"axis), got {len(dims)}")
     out = []
     for i, d in enumerate(dims):
         c = const_value(d) if not isinstance(d, bool) else None

@@ -15,20 +15,23 @@ namespace pypto::exec {
 
 using model::DType;
 
-inline constexpr int kMaxRank = 4;
+// The most axes a tensor, tile or region has (PyPTO's tile ops take 5-entry layouts: 3-D
+// convolution's NCDHW, repeat_kv's [B, N_kv, G, S, D]). The one owner of the limit: the
+// Python frontend reads it as pypto._C.max_rank.
+inline constexpr int kMaxRank = 5;
 
 // A strided box of global memory (a kernel parameter or the workspace). Element
 // (i0, .., i{rank-1}) of the box lives at element index
 //   offset_elems + sum_k i_k * stride[k]
 // of buffer `buffer`, whose elements have type `dtype`. A stride of 0 broadcasts on load.
-// The small fields come first so that they share one 8-byte word (80 bytes, not 88).
+// The small fields come first so that they share one 8-byte word (96 bytes, not 104).
 struct GlobalRegion {
   std::uint32_t buffer = 0;
   DType dtype = DType::kFp32;
   std::uint8_t rank = 0;
   std::int64_t offset_elems = 0;
-  std::int64_t shape[kMaxRank] = {1, 1, 1, 1};
-  std::int64_t stride[kMaxRank] = {0, 0, 0, 0};
+  std::int64_t shape[kMaxRank] = {1, 1, 1, 1, 1};
+  std::int64_t stride[kMaxRank] = {};
 };
 
 // A dense, row-major local tile. Values are held as double and rounded to `dtype` after
@@ -38,7 +41,7 @@ struct GlobalRegion {
 struct LocalTile {
   DType dtype = DType::kFp32;
   std::uint8_t rank = 0;
-  std::int64_t shape[kMaxRank] = {1, 1, 1, 1};
+  std::int64_t shape[kMaxRank] = {1, 1, 1, 1, 1};
 };
 
 // The tile instructions: a row each in tile_ops.def (its semantics there, the common ones below).
@@ -80,7 +83,7 @@ std::string_view to_string(TileOpcode op);
 enum class CastMode : std::uint8_t { kNone, kRint, kRound, kFloor, kCeil, kTrunc, kOdd };
 
 // A launch holds one per tile op (~250k for a 4096x4096 chain of 61 ops), so the byte-sized
-// fields are packed in front of the 4- and 8-byte ones: 136 bytes, not 152.
+// fields are packed in front of the 4- and 8-byte ones: 152 bytes, not 168.
 struct TileInstr {
   TileOpcode op = TileOpcode::kLoad;
   std::uint8_t scalar_operand = 0;       // bit i set: operand i is scalar[i] (not src[i])
@@ -91,12 +94,17 @@ struct TileInstr {
   // kLoad of a trailing-axis broadcast: 1 = the vector unit expands it to dst's shape after the
   // move (PyPTO without combine_axis). Timing only: the load itself already broadcasts.
   std::uint8_t expand = 0;
-  std::uint8_t perm[kMaxRank] = {0, 1, 2, 3};  // kPermute
-  std::int32_t dst = -1;                       // local tile index
-  std::int32_t src[3] = {-1, -1, -1};          // local tile indices
+  std::uint8_t perm[kMaxRank] = {0, 1, 2, 3, 4};  // kPermute
+  std::int32_t dst = -1;                          // local tile index
+  std::int32_t src[3] = {-1, -1, -1};             // local tile indices
   double scalar[3] = {0, 0, 0};
   GlobalRegion region;  // kLoad / kStore
 };
+
+// The initializers above list kMaxRank entries each: a new limit needs them extended too.
+static_assert(GlobalRegion{}.shape[kMaxRank - 1] == 1 && LocalTile{}.shape[kMaxRank - 1] == 1 &&
+                  TileInstr{}.perm[kMaxRank - 1] == kMaxRank - 1,
+              "every axis of a default shape is 1 and the default perm is the identity");
 
 // One leaf task's program.
 struct TaskProgram {
