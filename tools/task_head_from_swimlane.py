@@ -17,10 +17,12 @@ the two gaps, at the AICore clock.
     .venv/bin/python tools/task_head_from_swimlane.py merged_swimlane.json [--chip a2]
 """
 import argparse
+import atexit
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,7 +112,9 @@ def main():
     ap.add_argument("--chip", default="a2", help="preset the head is derived for (default a2)")
     a = ap.parse_args()
     recorded = recorded_min_us(a.swimlane)
-    overlay = os.path.join(tempfile.mkdtemp(prefix="task_head_"), "old_head.yaml")
+    overlay_dir = tempfile.mkdtemp(prefix="task_head_")
+    atexit.register(shutil.rmtree, overlay_dir, ignore_errors=True)  # after the reports (LIFO)
+    overlay = os.path.join(overlay_dir, "old_head.yaml")
     with open(overlay, "w", encoding="utf-8") as f:
         f.write(f"base: {a.chip}\ncost:\n  task_overhead_cycles: {OLD_HEAD_CYCLES}\n")
     os.environ["PYPTO_SIM_CHIP"] = overlay
