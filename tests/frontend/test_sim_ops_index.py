@@ -158,6 +158,25 @@ def test_index_select_2d_index_past_five_axes_is_refused():
           torch.zeros(6, 2, 2, 2, 16))
 
 
+def test_index_select_2d_index_of_floats_or_a_dynamic_axis_is_refused():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def floats(x: pypto.Tensor([6, 32], F32), i: pypto.Tensor([2, 3], F32),
+               y: pypto.Tensor([2, 3, 32], F32)):
+        y[:] = pypto.index_select(x, 0, i)
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def dynamic(x: pypto.Tensor([6, 32], F32), i: pypto.Tensor([pypto.DYN, 3], I32),
+                y: pypto.Tensor([2, 3, 32], F32)):
+        y[:] = pypto.index_select(x, 0, i)
+
+    with pytest.raises(pypto.error.PyptoError,
+                       match=r"index_select: index must be a DT_INT32 or DT_INT64 tensor, got DT_FP32"):
+        floats(torch.zeros(6, 32), torch.zeros(2, 3), torch.zeros(2, 3, 32))
+    with pytest.raises(pypto.error.PyptoError,
+                       match=r"index_select: a 2-D index must have a static shape, got \[i\.shape\[0\], 3\]"):
+        dynamic(torch.zeros(6, 32), torch.zeros(2, 3, dtype=torch.int32), torch.zeros(2, 3, 32))
+
+
 @pytest.mark.parametrize("pt", [F32, F16, BF16, I16, I32])
 @pytest.mark.parametrize("dim", [0, 1])
 def test_index_add_out_of_place_and_in_place(pt, dim):
