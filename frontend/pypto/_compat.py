@@ -113,12 +113,10 @@ IGNORED_OPTION_GROUPS: Dict[str, str] = {
 }
 
 # ---- supported with a limit: the table's note says which part raises and why --------------
-_TRANSDATA_LIMIT = ("TILEOP_FRACTAL_Z (NCHW weights, with group) is simulated; the targets "
-                    "whose tensors have 5 or 6 axes (TILEOP_NC1HWC0, TILEOP_NDC1HWC0, "
-                    "TILEOP_FRACTAL_Z_3D, TILEOP_ND back from NC1HWC0) raise "
-                    "PyptoNotImplementedError: they are not simulated (and pypto-sim's "
-                    f"compiler holds tensors of {RANK_LIMIT_TEXT}, so NDC1HWC0's 6-D ones "
-                    "never fit)")
+_TRANSDATA_LIMIT = ("NCHW -> NC1HWC0, NCHW -> Fractal_Z (with group), NC1HWC0 -> NCHW "
+                    "(TILEOP_ND) and NCDHW -> Fractal_Z_3D are simulated; NCDHW -> NDC1HWC0 "
+                    "and back have 6-D tensors and raise PyptoNotImplementedError (pypto-sim's "
+                    f"compiler holds tensors of {RANK_LIMIT_TEXT})")
 
 _WIDE_UINT = ("the constant (bytes_of, annotations) only: pypto-sim's compiler and executors "
               "take DT_UINT8 but not the wider unsigned types, so a kernel that declares or "

@@ -260,12 +260,93 @@ def test_transdata_refuses_padding_bad_tiles_and_bad_arguments():
     assert "TILEOP_NZ" in msg
 
 
-@pytest.mark.parametrize("fmt", ["TILEOP_NC1HWC0", "TILEOP_NDC1HWC0", "TILEOP_FRACTAL_Z_3D",
-                                 "TILEOP_ND"])
-def test_transdata_five_d_targets_say_why(fmt):
-    msg = _fz_error((1, 16, 2, 16), F16, (1, 16, 2, 16), fmt=getattr(pypto.TileOpFormat, fmt),
+def _run_transdata(x, fmt, oshape, tile, group=1):
+    dtype = {v: k for k, v in TORCH.items()}[x.dtype]
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(xi: pypto.Tensor(list(x.shape), dtype), yo: pypto.Tensor(list(oshape), dtype)):
+        pypto.set_vec_tile_shapes(*tile)
+        yo.move(pypto.transdata(xi, fmt, group=group))
+
+    y = torch.zeros(oshape, dtype=x.dtype)
+    kern(x, y)
+    return y
+
+
+NC1 = pypto.TileOpFormat.TILEOP_NC1HWC0
+
+
+@pytest.mark.parametrize("shape,dtype,tile,group", [
+    ((2, 32, 3, 16), F16, (1, 16, 3, 16), 1),
+    ((1, 16, 2, 8), I32, (1, 8, 2, 8), 2),
+    ((2, 64, 1, 32), I8, (2, 32, 1, 32), 1),
+])
+def test_transdata_nc1hwc0_and_back_match_torch(shape, dtype, tile, group):
+    # NCHW -> [N, C1, H, W, C0]: out[n, c1, h, w, c0] = x[n, c1*C0 + c0, h, w] (PyPTO's page)
+    x = _data(shape, dtype, 3)
+    n, c, h, w = shape
+    c0 = 32 // x.element_size()
+    want = x.reshape(n, c // c0, c0, h, w).permute(0, 1, 3, 4, 2).contiguous()
+    y = _run_transdata(x, NC1, want.shape, tile, group)
+    assert torch.equal(y, want)
+    # and TILEOP_ND takes it back to NCHW (the tile keeps C0 whole, W in 32 bytes)
+    back = _run_transdata(want, pypto.TileOpFormat.TILEOP_ND, shape,
+                          (tile[0], tile[1] // c0, h, max(w, c0), c0))
+    assert torch.equal(back, x)
+
+
+@pytest.mark.parametrize("shape,dtype,tile,group", [
+    ((16, 16, 2, 3, 3), F16, (16, 16, 2, 3, 16), 1),
+    ((32, 8, 3, 1, 2), F32, (16, 8, 1, 1, 8), 2),
+])
+def test_transdata_fractal_z_3d_matches_torch(shape, dtype, tile, group):
+    # NCDHW weights -> [group*D*C1*H*W, N1, 16, C0] in CANN's (D, C1, H, W, N1, N0, C0) order
+    x = _data(shape, dtype, 4)
+    n, c, d, h, w = shape
+    c0 = 32 // x.element_size()
+    ng = n // group
+    blocks = []
+    for g in range(group):
+        xg = x[g * ng:(g + 1) * ng].reshape(ng // 16, 16, c // c0, c0, d, h, w)
+        blocks.append(xg.permute(4, 2, 5, 6, 0, 1, 3).reshape(d * (c // c0) * h * w, ng // 16,
+                                                              16, c0))
+    want = torch.cat(blocks, 0)
+    y = _run_transdata(x, pypto.TileOpFormat.TILEOP_FRACTAL_Z_3D, want.shape, tile, group)
+    assert torch.equal(y, want)
+
+
+def test_transdata_six_d_target_and_layout_mismatches_say_why():
+    msg = _fz_error((1, 16, 2, 16), F16, (1, 16, 2, 16), fmt=pypto.TileOpFormat.TILEOP_NDC1HWC0,
                     exc=pypto.PyptoNotImplementedError)
-    assert fmt in msg and "only TILEOP_FRACTAL_Z is simulated" in msg
+    assert "TILEOP_NDC1HWC0" in msg and "6-D" in msg and "1 to 5 axes" in msg
+    msg = _fz_error((1, 16, 2, 16), F16, (1, 16, 2, 16), fmt=pypto.TileOpFormat.TILEOP_ND,
+                    exc=pypto.PyptoValueError)
+    assert "TILEOP_ND converts a 5-D NC1HWC0 tensor" in msg
+    msg = _fz_error((1, 16, 2, 16), F16, (1, 16, 2, 16), fmt=NC1, group=2,
+                    exc=pypto.PyptoValueError)
+    assert "C / group = 8" in msg and "C0 = 16" in msg
+    msg = _fz_error((1, 16, 2, 16), F16, (1, 8, 2, 16), fmt=NC1, exc=pypto.PyptoValueError)
+    assert "TILEOP_NC1HWC0: the vec tile shape [1, 8, 2, 16]" in msg and "C0 = 16" in msg
+
+
+def test_transdata_back_to_nd_keeps_c0_whole():
+    @pypto.frontend.jit(runtime_options=SIM)
+    def kern(xi: pypto.Tensor([1, 2, 2, 16, 8], F16), yo: pypto.Tensor([16, 16], F16)):
+        pypto.set_vec_tile_shapes(1, 2, 2, 16, 8)
+        yo.move(pypto.transdata(xi, pypto.TileOpFormat.TILEOP_ND))
+
+    with pytest.raises(pypto.PyptoValueError, match=r"last axis is C0 = 16"):
+        kern(torch.zeros(1, 2, 2, 16, 8, dtype=torch.float16), torch.zeros(16, 16,
+                                                                        dtype=torch.float16))
+
+    @pypto.frontend.jit(runtime_options=SIM)
+    def split(xi: pypto.Tensor([1, 2, 2, 16, 16], F16), yo: pypto.Tensor([16, 16], F16)):
+        pypto.set_vec_tile_shapes(1, 2, 2, 16, 8)
+        yo.move(pypto.transdata(xi, pypto.TileOpFormat.TILEOP_ND))
+
+    with pytest.raises(pypto.PyptoValueError, match=r"must not split C0 \(its last size must be 16\)"):
+        split(torch.zeros(1, 2, 2, 16, 16, dtype=torch.float16), torch.zeros(16, 16,
+                                                                          dtype=torch.float16))
 
 
 def test_transdata_formats_are_not_tensor_formats():

@@ -2,9 +2,9 @@
 """Layout conversions recorded as reshapes, permutes and views (composites): ``pack`` (a
 tensor's bytes as DT_UINT8) and ``transdata`` (NCHW weights to PyPTO's Fractal_Z layout).
 
-Both follow PyPTO's API pages (docs/zh/api/operation/pypto-pack.md, pypto-transdata.md); the
-conversions whose tensors have 5 or 6 axes (NC1HWC0, NDC1HWC0, Fractal_Z_3D) are refused:
-they are not simulated (NDC1HWC0's 6-D tensors are past the compiler's rank limit too).
+Both follow PyPTO's API pages (docs/zh/api/operation/pypto-pack.md, pypto-transdata.md);
+transdata makes NCHW -> NC1HWC0, NCHW -> Fractal_Z, NC1HWC0 -> NCHW and NCDHW -> Fractal_Z_3D;
+NDC1HWC0's 6-D tensors are past the compiler's rank limit and raise.
 """
 
 from __future__ import annotations
@@ -112,24 +112,71 @@ def _fractal_z(x: Any, shape: List[int], c0: int, group: int) -> Any:
     return blocks[0] if group == 1 else concat(blocks, 0)
 
 
-#: transdata's targets whose tensors have 5 or 6 axes (not simulated), with the shapes.
-_FIVE_D = {
-    TileOpFormat.TILEOP_NC1HWC0: "NCHW -> NC1HWC0 gives a 5-D [N, C1, H, W, C0] tensor",
-    TileOpFormat.TILEOP_NDC1HWC0: "NCDHW -> NDC1HWC0 takes a 5-D input and gives a 6-D one",
-    TileOpFormat.TILEOP_FRACTAL_Z_3D: "NCDHW -> Fractal_Z_3D takes a 5-D [N, C, D, H, W] input",
-    TileOpFormat.TILEOP_ND: "NC1HWC0 -> NCHW and NDC1HWC0 -> NCDHW take 5-D and 6-D inputs",
+def _fractal_z_3d(x: Any, shape: List[int], c0: int, group: int) -> Any:
+    """NCDHW weights ``[N, C, D, H, W]`` as Fractal_Z_3D ``[group*D*C1*H*W, N1, N0, C0]``
+    (CANN's (D, C1, H, W, N1, N0, C0)): group g's block holds ``out[((d*C1 + c1)*H + h)*W + w,
+    n1, n0, c0] = x[g*N/group + n1*N0 + n0, c1*C0 + c0, d, h, w]``."""
+    n, c, d, h, w = shape
+    ng = n // group
+    c1, n1 = c // c0, ng // _N0
+    blocks = []
+    for g in range(group):
+        xg = x if group == 1 else view(x, [ng, c, d, h, w], [g * ng, 0, 0, 0, 0])
+        # [N, C1, C0, D, HW] -> [D, C1, HW, N, C0] (H and W stay together: five axes at most).
+        t = permute(reshape(xg, [ng, c1, c0, d, h * w]), [3, 1, 4, 0, 2])
+        blocks.append(reshape(t, [d * c1 * h * w, n1, _N0, c0]))
+    return blocks[0] if group == 1 else concat(blocks, 0)
+
+
+def _nc1hwc0(x: Any, shape: List[int], c0: int) -> Any:
+    """NCHW ``[N, C, H, W]`` as NC1HWC0 ``[N, C1, H, W, C0]``: ``out[n, c1, h, w, c0] =
+    x[n, c1*C0 + c0, h, w]``."""
+    n, c, h, w = shape
+    return permute(reshape(x, [n, c // c0, c0, h, w]), [0, 1, 3, 4, 2])
+
+
+def _nchw_of_nc1hwc0(x: Any, shape: List[int]) -> Any:
+    """NC1HWC0 ``[N, C1, H, W, C0]`` back to NCHW ``[N, C1*C0, H, W]``."""
+    n, c1, h, w, c0 = shape
+    return reshape(permute(x, [0, 1, 4, 2, 3]), [n, c1 * c0, h, w])
+
+
+def _tile_checks(api: str, fmt: TileOpFormat, tile: List[int], c0: int, nbytes: int,
+                 n_axis: int, c_axis: int, w_axis: int) -> None:
+    """PyPTO's tile rules of a conversion (its page's table): N in N0 blocks (n_axis >= 0), C in
+    C0 blocks (c_axis >= 0), W in 32 bytes."""
+    rules = []
+    if n_axis >= 0 and tile[n_axis] % _N0:
+        rules.append(f"N a multiple of N0 = {_N0}")
+    if c_axis >= 0 and tile[c_axis] % c0:
+        rules.append(f"C a multiple of C0 = {c0}")
+    if (tile[w_axis] * nbytes) % 32:
+        rules.append(f"W a multiple of 32 bytes ({32 // nbytes} elements)")
+    if rules:
+        _fail(PyptoValueError, api, f"{fmt.name}: the vec tile shape {tile} must have "
+              f"{', '.join(rules)}")
+
+
+#: The conversion whose tensors pass the compiler's rank limit.
+_SIX_D = {
+    TileOpFormat.TILEOP_NDC1HWC0: "NCDHW -> NDC1HWC0 gives a 6-D [N, D, C1, H, W, C0] tensor",
 }
 
 
 def transdata(input: Any, transDataType: Any, group: int = 1) -> Any:  # noqa: A002,N803
-    """PyPTO's transdata on A2/A3: converts a tensor to the layout ``transDataType`` names.
+    """PyPTO's transdata on A2/A3: converts a tensor to the layout ``transDataType`` names,
+    with ``C0`` the elements of 32 bytes and ``N0 = 16`` (PyPTO pads nothing: C a multiple of
+    C0, N / group a multiple of N0 where N is blocked):
 
-    ``TILEOP_FRACTAL_Z``: NCHW convolution weights ``[N, C, H, W]`` (``group`` groups of
-    ``N / group`` output channels) to ``[group*C1*H*W, N1, 16, C0]`` with ``C0`` the elements
-    of 32 bytes, ``C1 = C / C0`` and ``N1 = N / group / 16``; PyPTO's no-padding rules: C a
-    multiple of C0, ``N / group`` a multiple of 16. The targets whose tensors have 5 or 6 axes
-    (TILEOP_NC1HWC0, TILEOP_NDC1HWC0, TILEOP_FRACTAL_Z_3D, TILEOP_ND back from NC1HWC0) raise
-    PyptoNotImplementedError: they are not simulated.
+    * ``TILEOP_NC1HWC0``: NCHW ``[N, C, H, W]`` to ``[N, C1, H, W, C0]``;
+    * ``TILEOP_FRACTAL_Z``: NCHW convolution weights (``group`` groups of ``N / group`` output
+      channels) to ``[group*C1*H*W, N1, 16, C0]``;
+    * ``TILEOP_FRACTAL_Z_3D``: NCDHW weights to ``[group*D*C1*H*W, N1, 16, C0]``;
+    * ``TILEOP_ND``: NC1HWC0 ``[N, C1, H, W, C0]`` back to NCHW ``[N, C1*C0, H, W]``.
+
+    ``TILEOP_NDC1HWC0`` (and ND back from it) has 6-D tensors and raises
+    PyptoNotImplementedError. The vec tile shape has the input's rank (PyPTO's rules per
+    conversion: N in N0 blocks, C in C0 blocks, W in 32 bytes, C0 not split).
 
     Example::
 
@@ -146,36 +193,56 @@ def transdata(input: Any, transDataType: Any, group: int = 1) -> Any:  # noqa: A
     if xv.dtype not in _TRANSDATA_DTYPES:
         _fail(PyptoTypeError, api, f"input dtype {xv.dtype} is not one PyPTO converts "
               f"(expected one of {', '.join(str(d) for d in _TRANSDATA_DTYPES)})")
-    if transDataType in _FIVE_D:
-        _fail(PyptoNotImplementedError, api, f"{transDataType.name}: {_FIVE_D[transDataType]}; "
-              f"only TILEOP_FRACTAL_Z is simulated (pypto-sim's compiler holds tensors of "
-              f"{RANK_LIMIT_TEXT})")
-    if transDataType is not TileOpFormat.TILEOP_FRACTAL_Z:
-        _fail(PyptoValueError, api, f"{transDataType.name} is not a conversion PyPTO's "
-              "transdata makes (TILEOP_NC1HWC0, TILEOP_FRACTAL_Z, TILEOP_NDC1HWC0, "
-              "TILEOP_FRACTAL_Z_3D or TILEOP_ND)")
-    if xv.rank != 4:
-        _fail(PyptoValueError, api, f"TILEOP_FRACTAL_Z converts a 4-D NCHW tensor, got "
-              f"{_fmt(xv.shape)}")
-    if xv.format is not TileOpFormat.TILEOP_ND:
-        _fail(PyptoValueError, api, f"TILEOP_FRACTAL_Z converts an ND tensor, got {xv.format}")
+    if transDataType in _SIX_D:
+        _fail(PyptoNotImplementedError, api, f"{transDataType.name}: {_SIX_D[transDataType]}; "
+              f"pypto-sim's compiler holds tensors of {RANK_LIMIT_TEXT}")
+    fmt = transDataType
+    ranks = {TileOpFormat.TILEOP_NC1HWC0: 4, TileOpFormat.TILEOP_FRACTAL_Z: 4,
+             TileOpFormat.TILEOP_FRACTAL_Z_3D: 5, TileOpFormat.TILEOP_ND: 5}
+    if fmt not in ranks:
+        _fail(PyptoValueError, api, f"{fmt.name} is not a conversion PyPTO's transdata makes "
+              "(TILEOP_NC1HWC0, TILEOP_FRACTAL_Z, TILEOP_NDC1HWC0, TILEOP_FRACTAL_Z_3D or "
+              "TILEOP_ND)")
+    layout = {TileOpFormat.TILEOP_NC1HWC0: "NCHW", TileOpFormat.TILEOP_FRACTAL_Z: "NCHW",
+              TileOpFormat.TILEOP_FRACTAL_Z_3D: "NCDHW", TileOpFormat.TILEOP_ND: "NC1HWC0"}
+    if xv.rank != ranks[fmt]:
+        hint = (" (ND back from NDC1HWC0 would take a 6-D one)"
+                if fmt is TileOpFormat.TILEOP_ND else "")
+        _fail(PyptoValueError, api, f"{fmt.name} converts a {ranks[fmt]}-D {layout[fmt]} "
+              f"tensor, got {_fmt(xv.shape)}{hint}")
+    if fmt is not TileOpFormat.TILEOP_ND and xv.format is not TileOpFormat.TILEOP_ND:
+        _fail(PyptoValueError, api, f"{fmt.name} converts an ND tensor, got {xv.format}")
     shape = _static_shape(api, xv)
-    tile = _vec_tile_rank(api, 4)
+    tile = _vec_tile_rank(api, ranks[fmt])
     nbytes = xv.dtype.bits // 8
     c0 = 32 // nbytes
-    # PyPTO's tile rules for NCHW2Fractal_Z: N in N0 blocks, C in C0 blocks, W in 32 bytes.
-    if tile[0] % _N0 or tile[1] % c0 or (tile[3] * nbytes) % 32:
-        _fail(PyptoValueError, api, f"the vec tile shape {tile} must have N a multiple of "
-              f"N0 = {_N0}, C a multiple of C0 = {c0} and W a multiple of 32 bytes "
-              f"({32 // nbytes} {xv.dtype} elements)")
+    if fmt is TileOpFormat.TILEOP_ND:
+        if shape[4] != c0:
+            _fail(PyptoValueError, api, f"TILEOP_ND converts an NC1HWC0 tensor, whose last axis "
+                  f"is C0 = {c0} for {xv.dtype}; got {_fmt(shape)}")
+        _tile_checks(api, fmt, tile, c0, nbytes, -1, -1, 3)
+        if tile[4] != c0:
+            _fail(PyptoValueError, api, f"TILEOP_ND: the vec tile shape {tile} must not split "
+                  f"C0 (its last size must be {c0})")
+        with _Composite(api):
+            return _nchw_of_nc1hwc0(input, shape)
     n, c = shape[0], shape[1]
-    if n % group:
-        _fail(PyptoValueError, api, f"group {group} must divide N = {n} (the input's axis 0)")
-    if (n // group) % _N0:
+    blocked_n = fmt is not TileOpFormat.TILEOP_NC1HWC0
+    _tile_checks(api, fmt, tile, c0, nbytes, 0 if blocked_n else -1, 1, ranks[fmt] - 1)
+    grouped = n if blocked_n else c
+    if grouped % group:
+        _fail(PyptoValueError, api, f"group {group} must divide {'N' if blocked_n else 'C'} = "
+              f"{grouped} (the input's axis {0 if blocked_n else 1})")
+    if blocked_n and (n // group) % _N0:
         _fail(PyptoValueError, api, f"N / group = {n // group} must be a multiple of N0 = "
               f"{_N0} (PyPTO's transdata does not pad)")
-    if c % c0:
-        _fail(PyptoValueError, api, f"C = {c} must be a multiple of C0 = {c0} for "
-              f"{xv.dtype} (32 bytes; PyPTO's transdata does not pad)")
+    if c % c0 or (not blocked_n and (c // group) % c0):
+        per = "C" if blocked_n else "C / group"
+        _fail(PyptoValueError, api, f"{per} = {c if blocked_n else c // group} must be a "
+              f"multiple of C0 = {c0} for {xv.dtype} (32 bytes; PyPTO's transdata does not pad)")
     with _Composite(api):
+        if fmt is TileOpFormat.TILEOP_NC1HWC0:
+            return _nc1hwc0(input, shape, c0)
+        if fmt is TileOpFormat.TILEOP_FRACTAL_Z_3D:
+            return _fractal_z_3d(input, shape, c0, group)
         return _fractal_z(input, shape, c0, group)
