@@ -91,20 +91,6 @@ void SchedThread::wake_at(TimePs t) {
   m_.calendar->wake_at(rank_, t);
 }
 
-TimePs SchedThread::grid_wake(common::CoreId core, TimePs finish_ps) const {
-  // Round k reads this core at grid0_ + k*period_ + (offset+1)*poll; wake for the first
-  // round whose read is not earlier than the completion.
-  const TimePs base = grid0_ + TimePs{poll_offset_[core] + 1} * m_.tm.poll_ps;
-  const TimePs k = finish_ps > base ? (finish_ps - base + period_ - 1) / period_ : 0;
-  return grid0_ + k * period_;
-}
-
-TimePs SchedThread::finish_wake(common::CoreId core, TimePs finish_ps, TimePs final_from_ps) const {
-  // A promised finish is seen by the first round on the grid that reads it, but not before
-  // it is final: the same round as when the finish becomes known only then.
-  return std::max(grid_wake(core, finish_ps), final_from_ps);
-}
-
 TimePs SchedThread::known_finish_wake() const {
   TimePs wake = kNever;
   for (const common::CoreId c : busy_) {

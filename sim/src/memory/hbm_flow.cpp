@@ -164,12 +164,6 @@ void HbmFlowModel::push_promised(const Promised& p) {
   promised_[i] = p;
 }
 
-common::TimePs HbmFlowModel::next_completion() const {
-  if (!finished_.empty()) return clock_ps_;  // already complete, not yet handed out
-  if (heap_.empty()) return common::kNever;
-  return top_finish_ps();
-}
-
 void HbmFlowModel::complete_until(common::TimePs now, std::vector<std::uint64_t>& done_tags) {
   advance(now);
   done_tags.insert(done_tags.end(), finished_.begin(), finished_.end());
