@@ -751,14 +751,14 @@ bool Scheduler::has_in_flight(common::ThreadId t) const {
   return impl_->threads[t].in_flight_cores > 0;
 }
 
-void Scheduler::in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const {
+std::size_t Scheduler::in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const {
   const Thread& th = impl_->threads[t];
   const std::uint64_t* const busy = impl_->busy_bits.data();
-  // Sized for all the thread's cores, then cut to the busy ones: each core is one store and
-  // no capacity check (push_back reloaded the cores through `out` a core).
+  // Sized once for all the thread's cores and never cut: each core is one store, with no
+  // capacity check (push_back reloaded the cores through `out` a core) and no zeroing.
   std::size_t all = 0;
   for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) all += th.end[ct] - th.begin[ct];
-  out.resize(all);
+  if (out.size() < all) out.resize(all);
   common::CoreId* const o = out.data();
   std::size_t n = 0;
   for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
@@ -772,7 +772,7 @@ void Scheduler::in_flight_cores(common::ThreadId t, std::vector<common::CoreId>&
       }
     }
   }
-  out.resize(n);
+  return n;
 }
 
 bool Scheduler::shared_work_left() const {

@@ -93,7 +93,8 @@ void SchedThread::wake_at(TimePs t) {
 
 TimePs SchedThread::known_finish_wake() const {
   TimePs wake = kNever;
-  for (const common::CoreId c : busy_) {
+  for (std::uint32_t i = 0; i < polled_cores_; ++i) {
+    const common::CoreId c = busy_[i];
     TimePs final_from = 0;
     const TimePs f = m_.cores[c]->earliest_known_finish(final_from);
     if (f != kNever) wake = std::min(wake, finish_wake(c, f, final_from));
@@ -102,19 +103,19 @@ TimePs SchedThread::known_finish_wake() const {
 }
 
 void SchedThread::enter_polling(TimePs round_start) {
-  m_.scheduler->in_flight_cores(id_, busy_);
-  if (busy_.empty()) {
+  const std::size_t busy = m_.scheduler->in_flight_cores(id_, busy_);
+  if (busy == 0) {
     mode_ = Mode::kIdle;
     return;
   }
   mode_ = Mode::kPolling;
   grid0_ = round_start;
-  polled_cores_ = static_cast<std::uint32_t>(busy_.size());
+  polled_cores_ = static_cast<std::uint32_t>(busy);
   period_ = TimePs{polled_cores_} * m_.tm.poll_ps;
   // One pass: a core's place in the round, then its first round that sees a known finish
   // (known_finish_wake's minimum, which needs the place).
   TimePs wake = kNever;
-  for (std::uint32_t i = 0; i < busy_.size(); ++i) {
+  for (std::uint32_t i = 0; i < polled_cores_; ++i) {
     const common::CoreId c = busy_[i];
     poll_offset_[c] = i;
     TimePs final_from = 0;

@@ -78,7 +78,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal, private Calen
   common::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_
   std::vector<std::uint32_t> poll_offset_;  // per core (global id): position in a poll round
   std::uint32_t polled_cores_ = 0;
-  std::vector<common::CoreId> busy_;              // cores polled while kPolling
+  std::vector<common::CoreId> busy_;  // cores polled while kPolling: the first polled_cores_
   common::TimePs armed_ps_ = common::kNever;      // pending wake-up (the earliest asked for)
   common::TimePs work_wake_ps_ = common::kNever;  // earliest wake-up asked for by on_work
   // The round in progress (it may span several activations).
