@@ -33,9 +33,10 @@ inline std::uint64_t shape_of(const sched::MemAccess& m) {
   return v;
 }
 
-// Non-negative picoseconds to the nearest integer (std::llround is a libm call per value,
-// and this runs five times per task).
-inline TimePs round_ps(double v) { return static_cast<TimePs>(v + 0.5); }
+// Non-negative picoseconds below 2^62 (start() checks) to the nearest integer (std::llround
+// is a libm call per value, and this runs five times per task). Through int64: the same
+// value, without the unsigned conversion's branch for values from 2^63 on.
+inline TimePs round_ps(double v) { return static_cast<TimePs>(static_cast<std::int64_t>(v + 0.5)); }
 }  // namespace
 
 AiCore::AiCore(sc_core::sc_module_name name, Machine& m, common::CoreId id)
