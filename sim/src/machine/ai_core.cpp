@@ -71,7 +71,7 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   arm();
 }
 
-void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
+void AiCore::collect_some(TimePs t_ps, std::vector<TaskId>& out) {
   // A poll reads a completion only once it is visible (aicpu.completion_latency_ns).
   const TimePs lat = m_.tm.completion_latency_ps;
   int keep = 0;
