@@ -102,6 +102,9 @@ struct Scheduler::Impl {
   bool set_up = false;
   MachineView view;
   std::vector<Core> cores;
+  // Bit c: core c runs a task (cores[c].running set); the poll and the polling mode visit
+  // only these instead of testing each of a thread's cores.
+  std::vector<std::uint64_t> busy_bits;
   std::vector<Thread> threads;
   std::vector<std::uint32_t> pred;  // remaining predecessors (valid for admitted tasks)
   std::vector<Ctx> ctxs;            // active device tasks (at most `parallelism`)
@@ -169,6 +172,7 @@ struct Scheduler::Impl {
     if (co.running == common::kNoTask) {
       co.running = task;
       co.acked = false;
+      busy_bits[c >> 6] |= std::uint64_t{1} << (c & 63);
       auto& rr = th.run_ready[ct];
       auto it = std::find(rr.rbegin(), rr.rend(), c);
       NPU_CHECK(it != rr.rend(), "idle core missing from the run-ready list");
@@ -454,6 +458,7 @@ Scheduler::Scheduler(const TaskGraph& graph, const MachineShape& shape, Policy& 
   }
   const std::uint32_t per_aic = shape.aic > 0 ? shape.aiv / shape.aic : 0;
   impl_->cores.resize(shape.aic + shape.aiv);
+  impl_->busy_bits.assign((impl_->cores.size() + 63) / 64, 0);
   impl_->threads.resize(shape.threads);
   for (common::ThreadId t = 0; t < shape.threads; ++t) {
     Thread& th = impl_->threads[t];
@@ -588,31 +593,39 @@ RoundResult Scheduler::run_round(common::ThreadId t, Hal& hal) {
         // 1. Poll the cores of this type that hold tasks.
         bool had_in_flight = false;
         th.finished.clear();
-        for (common::CoreId c = th.begin[ct]; c < th.end[ct]; ++c) {
-          Core& co = m.cores[c];
-          if (co.running == common::kNoTask) continue;
-          had_in_flight = true;
-          th.polled.clear();
-          hal.poll(t, c, th.polled);
-          ++th.stats.polls;
-          for (common::TaskId task : th.polled) {
-            if (task == co.running) {
-              co.running = co.pending;
-              co.pending = common::kNoTask;
-            } else {
-              NPU_CHECK(false, "core " + std::to_string(c) + " reported task " +
-                                   std::to_string(task) + " but runs " +
-                                   std::to_string(co.running) + " with " +
-                                   std::to_string(co.pending) + " pending");
+        // The busy cores of [begin, end) in id order, a word of busy_bits at a time.
+        const common::CoreId b = th.begin[ct], e = th.end[ct];
+        for (common::CoreId w = b & ~63u; w < e; w += 64) {
+          std::uint64_t bits = m.busy_bits[w >> 6];
+          if (w < b) bits &= ~std::uint64_t{0} << (b - w);
+          if (e - w < 64) bits &= (std::uint64_t{1} << (e - w)) - 1;
+          for (; bits != 0; bits &= bits - 1) {
+            const common::CoreId c = w + static_cast<common::CoreId>(__builtin_ctzll(bits));
+            Core& co = m.cores[c];
+            had_in_flight = true;
+            th.polled.clear();
+            hal.poll(t, c, th.polled);
+            ++th.stats.polls;
+            for (common::TaskId task : th.polled) {
+              if (task == co.running) {
+                co.running = co.pending;
+                co.pending = common::kNoTask;
+              } else {
+                NPU_CHECK(false, "core " + std::to_string(c) + " reported task " +
+                                     std::to_string(task) + " but runs " +
+                                     std::to_string(co.running) + " with " +
+                                     std::to_string(co.pending) + " pending");
+              }
+              th.finished.emplace_back(task, c);
             }
-            th.finished.emplace_back(task, c);
-          }
-          // The poll reads the core's ACK of what runs now (the pending task it moved to,
-          // or the one it already ran): its pending slot may be filled from here on.
-          co.acked = co.running != common::kNoTask;
-          if (co.running == common::kNoTask) {
-            --th.in_flight_cores;
-            th.run_ready[ct].push_back(c);
+            // The poll reads the core's ACK of what runs now (the pending task it moved to,
+            // or the one it already ran): its pending slot may be filled from here on.
+            co.acked = co.running != common::kNoTask;
+            if (co.running == common::kNoTask) {
+              --th.in_flight_cores;
+              th.run_ready[ct].push_back(c);
+              m.busy_bits[c >> 6] &= ~(std::uint64_t{1} << (c & 63));
+            }
           }
         }
         rs.phase = had_in_flight ? Phase::kSendBefore : Phase::kDispatch;
@@ -738,23 +751,28 @@ bool Scheduler::has_in_flight(common::ThreadId t) const {
   return impl_->threads[t].in_flight_cores > 0;
 }
 
-void Scheduler::in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const {
+std::size_t Scheduler::in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const {
   const Thread& th = impl_->threads[t];
-  const Core* const cores = impl_->cores.data();
-  // Sized for all the thread's cores, then cut to the busy ones: each core is one store and
-  // no capacity check (push_back reloaded the cores through `out` a core).
+  const std::uint64_t* const busy = impl_->busy_bits.data();
+  // Sized once for all the thread's cores and never cut: each core is one store, with no
+  // capacity check (push_back reloaded the cores through `out` a core) and no zeroing.
   std::size_t all = 0;
   for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) all += th.end[ct] - th.begin[ct];
-  out.resize(all);
+  if (out.size() < all) out.resize(all);
   common::CoreId* const o = out.data();
   std::size_t n = 0;
   for (int ct = 0; ct < common::kNumDispatchTypes; ++ct) {
-    for (common::CoreId c = th.begin[ct], e = th.end[ct]; c < e; ++c) {
-      o[n] = c;
-      n += cores[c].running != common::kNoTask ? 1 : 0;
+    const common::CoreId b = th.begin[ct], e = th.end[ct];
+    for (common::CoreId w = b & ~63u; w < e; w += 64) {
+      std::uint64_t bits = busy[w >> 6];
+      if (w < b) bits &= ~std::uint64_t{0} << (b - w);
+      if (e - w < 64) bits &= (std::uint64_t{1} << (e - w)) - 1;
+      for (; bits != 0; bits &= bits - 1) {
+        o[n++] = w + static_cast<common::CoreId>(__builtin_ctzll(bits));
+      }
     }
   }
-  out.resize(n);
+  return n;
 }
 
 bool Scheduler::shared_work_left() const {

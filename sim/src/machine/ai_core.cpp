@@ -33,9 +33,10 @@ inline std::uint64_t shape_of(const sched::MemAccess& m) {
   return v;
 }
 
-// Non-negative picoseconds to the nearest integer (std::llround is a libm call per value,
-// and this runs five times per task).
-inline TimePs round_ps(double v) { return static_cast<TimePs>(v + 0.5); }
+// Non-negative picoseconds below 2^62 (start() checks) to the nearest integer (std::llround
+// is a libm call per value, and this runs five times per task). Through int64: the same
+// value, without the unsigned conversion's branch for values from 2^63 on.
+inline TimePs round_ps(double v) { return static_cast<TimePs>(static_cast<std::int64_t>(v + 0.5)); }
 }  // namespace
 
 AiCore::AiCore(sc_core::sc_module_name name, Machine& m, common::CoreId id)
@@ -70,7 +71,7 @@ void AiCore::assign(TaskId task, TimePs at_ps) {
   arm();
 }
 
-void AiCore::collect(TimePs t_ps, std::vector<TaskId>& out) {
+void AiCore::collect_some(TimePs t_ps, std::vector<TaskId>& out) {
   // A poll reads a completion only once it is visible (aicpu.completion_latency_ns).
   const TimePs lat = m_.tm.completion_latency_ps;
   int keep = 0;

@@ -141,6 +141,19 @@ void Calendar::run_due(std::vector<K>& heap, TimePs horizon) {
     agents_[r]->act();
     acting_ = kAbsent;
     if (stopped_) return;
+    // Most agents ask for a later time, which only moves their entry down (its key only
+    // grows: the new time is at least the one it acted at), or for none.
+    const TimePs t = time_[r];
+    if (wide_ == std::is_same_v<K, Wide>) {  // `heap` is still the live one
+      if (t == kNever) {
+        remove_at(heap, slot_[r]);
+        continue;
+      }
+      if (std::is_same_v<K, Narrow> && t < kNarrowLimitPs) {
+        sift_down(heap, slot_[r], static_cast<K>(narrow_key(t, r)));
+        continue;
+      }
+    }
     place(r);
     if (wide_ != std::is_same_v<K, Wide>) return;
   }

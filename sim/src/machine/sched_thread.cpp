@@ -91,23 +91,10 @@ void SchedThread::wake_at(TimePs t) {
   m_.calendar->wake_at(rank_, t);
 }
 
-TimePs SchedThread::grid_wake(common::CoreId core, TimePs finish_ps) const {
-  // Round k reads this core at grid0_ + k*period_ + (offset+1)*poll; wake for the first
-  // round whose read is not earlier than the completion.
-  const TimePs base = grid0_ + TimePs{poll_offset_[core] + 1} * m_.tm.poll_ps;
-  const TimePs k = finish_ps > base ? (finish_ps - base + period_ - 1) / period_ : 0;
-  return grid0_ + k * period_;
-}
-
-TimePs SchedThread::finish_wake(common::CoreId core, TimePs finish_ps, TimePs final_from_ps) const {
-  // A promised finish is seen by the first round on the grid that reads it, but not before
-  // it is final: the same round as when the finish becomes known only then.
-  return std::max(grid_wake(core, finish_ps), final_from_ps);
-}
-
 TimePs SchedThread::known_finish_wake() const {
   TimePs wake = kNever;
-  for (const common::CoreId c : busy_) {
+  for (std::uint32_t i = 0; i < polled_cores_; ++i) {
+    const common::CoreId c = busy_[i];
     TimePs final_from = 0;
     const TimePs f = m_.cores[c]->earliest_known_finish(final_from);
     if (f != kNever) wake = std::min(wake, finish_wake(c, f, final_from));
@@ -116,19 +103,19 @@ TimePs SchedThread::known_finish_wake() const {
 }
 
 void SchedThread::enter_polling(TimePs round_start) {
-  m_.scheduler->in_flight_cores(id_, busy_);
-  if (busy_.empty()) {
+  const std::size_t busy = m_.scheduler->in_flight_cores(id_, busy_);
+  if (busy == 0) {
     mode_ = Mode::kIdle;
     return;
   }
   mode_ = Mode::kPolling;
   grid0_ = round_start;
-  polled_cores_ = static_cast<std::uint32_t>(busy_.size());
+  polled_cores_ = static_cast<std::uint32_t>(busy);
   period_ = TimePs{polled_cores_} * m_.tm.poll_ps;
   // One pass: a core's place in the round, then its first round that sees a known finish
   // (known_finish_wake's minimum, which needs the place).
   TimePs wake = kNever;
-  for (std::uint32_t i = 0; i < busy_.size(); ++i) {
+  for (std::uint32_t i = 0; i < polled_cores_; ++i) {
     const common::CoreId c = busy_[i];
     poll_offset_[c] = i;
     TimePs final_from = 0;

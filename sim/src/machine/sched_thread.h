@@ -11,6 +11,7 @@
 // polling grid, in which a known completion is seen, or until new work is pushed.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -51,9 +52,20 @@ class SchedThread : public sc_core::sc_module, private sched::Hal, private Calen
 
   void act() override;
   void wake_at(common::TimePs t);
-  common::TimePs grid_wake(common::CoreId core, common::TimePs finish_ps) const;
+  // Inline, both: entering the polling mode asks them for every busy core.
+  common::TimePs grid_wake(common::CoreId core, common::TimePs finish_ps) const {
+    // Round k reads this core at grid0_ + k*period_ + (offset+1)*poll; wake for the first
+    // round whose read is not earlier than the completion.
+    const common::TimePs base = grid0_ + common::TimePs{poll_offset_[core] + 1} * m_.tm.poll_ps;
+    const common::TimePs k = finish_ps > base ? (finish_ps - base + period_ - 1) / period_ : 0;
+    return grid0_ + k * period_;
+  }
   common::TimePs finish_wake(common::CoreId core, common::TimePs finish_ps,
-                             common::TimePs final_from_ps) const;
+                             common::TimePs final_from_ps) const {
+    // A promised finish is seen by the first round on the grid that reads it, but not before
+    // it is final: the same round as when the finish becomes known only then.
+    return std::max(grid_wake(core, finish_ps), final_from_ps);
+  }
   common::TimePs known_finish_wake() const;
   void enter_polling(common::TimePs round_start);
   void end_round();
@@ -66,7 +78,7 @@ class SchedThread : public sc_core::sc_module, private sched::Hal, private Calen
   common::TimePs grid0_ = 0, period_ = 0;   // polling grid: rounds start at grid0_ + k*period_
   std::vector<std::uint32_t> poll_offset_;  // per core (global id): position in a poll round
   std::uint32_t polled_cores_ = 0;
-  std::vector<common::CoreId> busy_;              // cores polled while kPolling
+  std::vector<common::CoreId> busy_;  // cores polled while kPolling: the first polled_cores_
   common::TimePs armed_ps_ = common::kNever;      // pending wake-up (the earliest asked for)
   common::TimePs work_wake_ps_ = common::kNever;  // earliest wake-up asked for by on_work
   // The round in progress (it may span several activations).

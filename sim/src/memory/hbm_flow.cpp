@@ -61,7 +61,7 @@ void HbmFlowModel::advance(common::TimePs now) {
   NPU_CHECK(now >= clock_ps_, "HBM flow model driven backwards in time");
   for (;;) {
     const common::TimePs te = heap_.empty() ? common::kNever : top_finish_ps();
-    const common::TimePs tp = promised_.empty() ? common::kNever : promised_.top().end_ps;
+    const common::TimePs tp = no_promises() ? common::kNever : promised_[promised_head_].end_ps;
     const common::TimePs tf = std::min(te, tp);
     if (tf > now) break;          // also when nothing is in flight: now < kNever
     top_finish_ps_ = kUnknownPs;  // flows leave below
@@ -73,7 +73,7 @@ void HbmFlowModel::advance(common::TimePs now) {
     if (tp < te) {
       // Promised flows exist only while every flow runs at the cap, and the one leaving
       // keeps it so: nobody's rate changes, so the anchor stays (no rounding drift).
-      while (!promised_.empty() && promised_.top().end_ps <= tf) promised_.pop();
+      while (!no_promises() && promised_[promised_head_].end_ps <= tf) pop_promised();
       if (in_flight() == 0) {
         v_ = 0;
         t_ = tf;
@@ -128,28 +128,40 @@ common::TimePs HbmFlowModel::start(common::TimePs now, std::uint64_t bytes, std:
       // A promise past the time limit is not made; finish_ps() then refuses the flow.
       if (now < common::kTimeLimitPs && dt < static_cast<double>(common::kTimeLimitPs - now)) {
         const common::TimePs end = now + static_cast<common::TimePs>(dt);
-        promised_.push(Promised{end, finish_v, seq_++, tag});
+        push_promised(Promised{end, finish_v, seq_++, tag});
         return end;
       }
     }
   } else {
     // The flows slow down: every pending promise is withdrawn and its flow now follows the
     // shared rate like the others. Promises ending at or before `now` were kept (advance).
-    while (!promised_.empty()) {
-      const Promised& p = promised_.top();
+    for (std::size_t i = promised_head_; i < promised_.size(); ++i) {
+      const Promised& p = promised_[i];
       heap_.push(Flow{p.finish_v, p.seq, p.tag});
       revoked_.push_back(p.tag);
-      promised_.pop();
     }
+    promised_.clear();
+    promised_head_ = 0;
   }
   heap_.push(Flow{finish_v, seq_++, tag});
   return common::kNever;
 }
 
-common::TimePs HbmFlowModel::next_completion() const {
-  if (!finished_.empty()) return clock_ps_;  // already complete, not yet handed out
-  if (heap_.empty()) return common::kNever;
-  return top_finish_ps();
+void HbmFlowModel::push_promised(const Promised& p) {
+  // Ended entries go once they are half the vector: memory stays bounded by those in flight.
+  if (promised_head_ >= 32 && 2 * promised_head_ >= promised_.size()) {
+    promised_.erase(promised_.begin(),
+                    promised_.begin() + static_cast<std::ptrdiff_t>(promised_head_));
+    promised_head_ = 0;
+  }
+  // After every entry ending no later (the new promise has the highest seq): an insertion
+  // step, as the entries it passes are few.
+  promised_.push_back(p);
+  std::size_t i = promised_.size() - 1;
+  for (; i > promised_head_ && promised_[i - 1].end_ps > p.end_ps; --i) {
+    promised_[i] = promised_[i - 1];
+  }
+  promised_[i] = p;
 }
 
 void HbmFlowModel::complete_until(common::TimePs now, std::vector<std::uint64_t>& done_tags) {

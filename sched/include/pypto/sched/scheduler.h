@@ -94,8 +94,10 @@ class Scheduler {
   // slot it may fill) and work exists for it: used by backends to skip idle rounds.
   bool has_dispatchable_work(common::ThreadId t) const;
   bool has_in_flight(common::ThreadId t) const;
-  // Thread t's cores that hold a task, in the order a poll round reads them.
-  void in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const;
+  // Thread t's cores that hold a task, in the order a poll round reads them: the first n
+  // entries of out, n returned. out keeps at least the thread's core count of entries (the
+  // rest unspecified), so that a caller asking again reuses them without zeroing.
+  std::size_t in_flight_cores(common::ThreadId t, std::vector<common::CoreId>& out) const;
   // True while any ready queue of an admitted device task is non-empty.
   bool shared_work_left() const;
 

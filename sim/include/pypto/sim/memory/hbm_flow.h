@@ -45,13 +45,18 @@ class HbmFlowModel {
   // nothing else starts (kNever if none; promised transfers are not counted). Rounded up to
   // a whole picosecond. Throws ConfigError when that time would pass common::kTimeLimitPs
   // (bandwidths too low for the bytes in flight): the run cannot finish, and is stopped.
-  common::TimePs next_completion() const;
+  // Inline: asked after every start, mostly with nothing unpromised in flight.
+  common::TimePs next_completion() const {
+    if (!finished_.empty()) return clock_ps_;  // already complete, not yet handed out
+    if (heap_.empty()) return common::kNever;
+    return top_finish_ps();
+  }
 
   // Advances to `now` and appends, in completion order, the tags of unpromised transfers that
   // have completed at or before `now`. Throws like next_completion().
   void complete_until(common::TimePs now, std::vector<std::uint64_t>& done_tags);
 
-  std::size_t in_flight() const { return heap_.size() + promised_.size(); }
+  std::size_t in_flight() const { return heap_.size() + (promised_.size() - promised_head_); }
   std::uint64_t total_bytes() const { return total_bytes_; }
   // Time with at least one transfer in flight (for achieved bandwidth).
   common::TimePs busy_ps() const { return busy_ps_; }
@@ -105,11 +110,20 @@ class HbmFlowModel {
     double finish_v;
     std::uint64_t seq;
     std::uint64_t tag;
-    bool operator>(const Promised& o) const {
-      return end_ps != o.end_ps ? end_ps > o.end_ps : seq > o.seq;
-    }
   };
-  std::priority_queue<Promised, std::vector<Promised>, std::greater<>> promised_;
+  // Sorted by (end_ps, seq) from promised_head_ on; the entries before it have ended. A sorted
+  // run, not a heap: a new promise mostly ends after those in flight (it starts last), so it
+  // goes in at or near the back, and the earliest leaves by a step of the head.
+  std::vector<Promised> promised_;
+  std::size_t promised_head_ = 0;
+  bool no_promises() const { return promised_head_ == promised_.size(); }
+  void push_promised(const Promised& p);
+  void pop_promised() {
+    if (++promised_head_ == promised_.size()) {
+      promised_.clear();
+      promised_head_ = 0;
+    }
+  }
   std::vector<std::uint64_t> revoked_;
   // Tags of flows that advance() found complete (start() may pass a completion time before
   // the caller asked for it); complete_until() hands them out in order.
