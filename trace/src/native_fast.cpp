@@ -288,14 +288,19 @@ inline const char* RecordParser::fast_mem(const char* p) {
   }
 }
 
-// One field's value at p, of key k (not seen before in the record), into r; the end of the
-// value, or nullptr where the simdjson walk must take the record.
-[[gnu::always_inline]] inline const char* RecordParser::fast_value(Key k, const char* p, Rec& r,
-                                                                   std::string_view* kernel,
+// A key's bit number: switching on it (0-15, dense) is one table jump, on the Key's single
+// bits a chain of compares.
+constexpr unsigned bit_of(Key k) { return static_cast<unsigned>(__builtin_ctz(k)); }
+
+// One field's value at p, of the key with bit number `bit` (not seen before in the record;
+// 16: none), into r; the end of the value, or nullptr where the simdjson walk must take the
+// record.
+[[gnu::always_inline]] inline const char* RecordParser::fast_value(unsigned bit, const char* p,
+                                                                   Rec& r, std::string_view* kernel,
                                                                    std::string_view* ops) {
-  switch (k) {
-    case kId: return read_u64(p, common::kNoTask - 1, &r.id);
-    case kCore: {
+  switch (bit) {
+    case bit_of(kId): return read_u64(p, common::kNoTask - 1, &r.id);
+    case bit_of(kCore): {
       // The common values, quotes included, as words.
       const std::uint64_t w = load8(p) & 0xFFFFFFFFFFull;
       if (w == text_word("\"AIV\"")) {
@@ -314,7 +319,7 @@ inline const char* RecordParser::fast_mem(const char* p) {
       r.core = *ct;
       return p;
     }
-    case kKernel: {
+    case bit_of(kKernel): {
       // A name the fast path took before is known by its quoted text (kernel_index's
       // numbering); otherwise its text, for kernel_index.
       if (const char* q = known_text(kernels_by_prefix_[prefix_slot(p, 8)], p, &r.kernel)) {
@@ -322,15 +327,15 @@ inline const char* RecordParser::fast_mem(const char* p) {
       }
       return read_str(p, kernel);
     }
-    case kRoot: return read_u64(p, 0xFFFFFFFEull, &r.root);
-    case kDt: return read_u64(p, 0xFFFFFFFFull, &r.dt);
-    case kPg: return read_u64(p, 0xFFFFFFFFull, &r.pg);
-    case kSucc: return fast_succ(p);
-    case kStart: return read_u64(p, ~0ull, &r.start);
-    case kEnd: return read_u64(p, ~0ull, &r.end);
-    case kDur: return read_u64(p, sched::kNoRecord - 1, &r.dur);
-    case kMem: return fast_mem(p);
-    case kOps: {
+    case bit_of(kRoot): return read_u64(p, 0xFFFFFFFEull, &r.root);
+    case bit_of(kDt): return read_u64(p, 0xFFFFFFFFull, &r.dt);
+    case bit_of(kPg): return read_u64(p, 0xFFFFFFFFull, &r.pg);
+    case bit_of(kSucc): return fast_succ(p);
+    case bit_of(kStart): return read_u64(p, ~0ull, &r.start);
+    case bit_of(kEnd): return read_u64(p, ~0ull, &r.end);
+    case bit_of(kDur): return read_u64(p, sched::kNoRecord - 1, &r.dur);
+    case bit_of(kMem): return fast_mem(p);
+    case bit_of(kOps): {
       // A list the fast path took before is known by the bytes it starts with: a valid array
       // ends at its own closing bracket, so text starting with it is that array.
       if (const char* q = known_text(ops_by_prefix_[prefix_slot(p, 32)], p, &r.ops)) return q;
@@ -339,21 +344,21 @@ inline const char* RecordParser::fast_mem(const char* p) {
       if (end) *ops = std::string_view(p, std::size_t(end - p));
       return end;
     }
-    case kCycles: return read_u64(p, 0xFFFFFFFFull, &r.extra_cycles);
-    case kTiles: p = read_u64(p, 0xFFFF, &r.tiles); return p && r.tiles != 0 ? p : nullptr;
-    case kDeviceTask: {
+    case bit_of(kCycles): return read_u64(p, 0xFFFFFFFFull, &r.extra_cycles);
+    case bit_of(kTiles): p = read_u64(p, 0xFFFF, &r.tiles); return p && r.tiles != 0 ? p : nullptr;
+    case bit_of(kDeviceTask): {
       std::uint64_t x = 0;
       p = read_u64(p, 0xFFFFFFFFull, &x);
       r.device_task = static_cast<std::uint32_t>(x);
       return p;
     }
-    case kParallelGroup: {
+    case bit_of(kParallelGroup): {
       std::uint64_t x = 0;
       p = read_u64(p, 0xFFFFFFFFull, &x);
       r.parallel_group = static_cast<std::uint32_t>(x);
       return p;
     }
-    case kUnknown: break;
+    default: break;
   }
   return nullptr;
 }
@@ -373,37 +378,45 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
   r.root = 0;
   r.parallel_group = 0;  // a device-task record without it is group 0, not the last one's
   if (*p != '{') return nullptr;
-  p = skip_space(p + 1);
+  ++p;
   unsigned after = 16;  // key_guess_'s index: the record's first key
   while (true) {
+    // Writers put no whitespace before a key: the guess is compared where the key would
+    // start, and whitespace is skipped only where it fails.
     KeyGuess& g = key_guess_[after];
     const std::uint64_t w = load8(p);
     Key k;
     if (((w ^ g.word) & g.mask) == 0) {
       k = g.key;
+      after = g.bit;
       p += g.bytes;
+      if (!g.colon && !(p = past(p, ':'))) return nullptr;
     } else {
+      p = skip_space(p);
+      const std::uint64_t kw = load8(p);
       const char* key = p;
       k = read_key(p, &p);
       if (k == kUnknown) return nullptr;  // p may be null then
+      after = static_cast<unsigned>(__builtin_ctz(k));
       const auto bytes = static_cast<std::uint32_t>(p - key);
-      if (bytes <= 8) {  // a word with its quotes: the guess from here on
-        g.mask = ~0ull >> (64 - 8 * bytes);
-        g.word = w & g.mask;
-        g.bytes = bytes;
+      const bool colon = bytes < 8 && *p == ':';
+      if (!(p = past(p, ':'))) return nullptr;
+      if (bytes <= 8) {  // a word with its quotes (and ':' where it fits): the guess from here on
+        g.bytes = colon ? bytes + 1 : bytes;
+        g.mask = ~0ull >> (64 - 8 * g.bytes);
+        g.word = kw & g.mask;
         g.key = k;
+        g.bit = after;
+        g.colon = colon;
       }
     }
-    if (k == kUnknown || (seen & k)) return nullptr;
-    after = static_cast<unsigned>(__builtin_ctz(k));
-    p = past(p, ':');
-    if (!p) return nullptr;
+    if (seen & k) return nullptr;
     seen |= k;
     // Writers put no whitespace after ':': the value is read where it starts, and again past
     // whitespace only where that fails (every value's reader fails on a space before it
     // appends anything).
-    const char* v = fast_value(k, p, r, kernel, ops);
-    if (v == nullptr && is_space(*p)) v = fast_value(k, skip_space(p), r, kernel, ops);
+    const char* v = fast_value(after, p, r, kernel, ops);
+    if (v == nullptr && is_space(*p)) v = fast_value(after, skip_space(p), r, kernel, ops);
     if (!v) return nullptr;
     p = v;
     if (*p != ',') {
@@ -411,7 +424,7 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
       if (*p == '}') break;
       if (*p != ',') return nullptr;
     }
-    p = skip_space(p + 1);
+    ++p;
   }
   p = skip_space(p + 1);
   if (*p != '\n') return nullptr;

@@ -215,7 +215,7 @@ class RecordParser {
   const char* fast_record(const char* p);
   const char* fast_header(const char* p);
   const char* fast_fields(const char* p, Rec& r, std::string_view* kernel, std::string_view* ops);
-  const char* fast_value(Key k, const char* p, Rec& r, std::string_view* kernel,
+  const char* fast_value(unsigned bit, const char* p, Rec& r, std::string_view* kernel,
                          std::string_view* ops);
   [[gnu::always_inline]] const char* fast_succ(const char* p);
   [[gnu::always_inline]] const char* fast_mem(const char* p);
@@ -301,13 +301,16 @@ class RecordParser {
   const char* fast_end_ = nullptr;
   simdjson::padded_string ops_text_;
   // The key that followed each key (by bit number; 16: the record's first) in the record
-  // before, quotes included, as a masked word: records of one writer repeat their order, so
-  // one compare usually reads the next key (a guess is only taken where the bytes match).
+  // before, quotes included, and its ':' where that fits, as a masked word: records of one
+  // writer repeat their order, so one compare usually reads the next key (a guess is only
+  // taken where the bytes match).
   struct KeyGuess {
-    // Before the first guess: a NUL byte, which read_key refuses too (kUnknown).
+    // Before the first guess: a NUL byte, which fast_value refuses (bit 16).
     std::uint64_t word = 0, mask = 0xFF;
     std::uint32_t bytes = 0;
     Key key = kUnknown;
+    std::uint32_t bit = 16;  // key's bit number: the next guess's index
+    bool colon = false;      // the word ends with the ':'
   };
   KeyGuess key_guess_[17];
 };
