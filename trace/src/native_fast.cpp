@@ -78,6 +78,18 @@ inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out
   return p;
 }
 
+// read_u64 past whitespace, where read_u64 at p failed: writers put none inside arrays, so
+// the usual case pays no whitespace test.
+[[gnu::noinline, gnu::cold]] const char* read_u64_spaced(const char* p, std::uint64_t max,
+                                                        std::uint64_t* out) {
+  return is_space(*p) ? read_u64(skip_space(p), max, out) : nullptr;
+}
+[[gnu::always_inline]] inline const char* read_u64_ws(const char* p, std::uint64_t max,
+                                                      std::uint64_t* out) {
+  const char* q = read_u64(p, max, out);
+  return __builtin_expect(q != nullptr, 1) ? q : read_u64_spaced(p, max, out);
+}
+
 // Bit 7 of each byte of w that is zero; exact at the lowest such byte (a borrow only marks
 // bytes above a zero byte).
 inline std::uint64_t zero_bytes(std::uint64_t w) { return (w - kOnes) & ~w & kHighs; }
@@ -131,6 +143,23 @@ constexpr std::uint64_t text_word(std::string_view k) {
 }
 constexpr std::uint64_t key_word(std::string_view k) {
   return text_word(k) | (std::uint64_t{k.size()} << 56);
+}
+
+// A range's kind at p, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form
+// is left to the walk), into m; past it, or nullptr.
+inline const char* read_kind(const char* p, sched::MemAccess* m) {
+  const std::uint64_t w = load8(p);
+  const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
+  if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
+    p += 3;
+  } else if (four == text_word("\"rn\"") || four == text_word("\"wn\"")) {
+    p += 4;
+    m->no_l2 = 1;
+  } else {
+    return nullptr;
+  }
+  m->is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
+  return p;
 }
 
 // The task keys of up to 6 characters by a perfect hash of their words: 16 slots, the
@@ -221,7 +250,7 @@ inline const char* RecordParser::fast_succ(const char* p) {
   if (*p == ']') return p + 1;
   while (true) {
     std::uint64_t id = 0;
-    p = read_u64(p, common::kNoTask - 1, &id);
+    p = read_u64_ws(p, common::kNoTask - 1, &id);
     if (!p) return nullptr;
     cur_.succ.push_back(static_cast<common::TaskId>(id));
     if (*p != ',') {
@@ -229,7 +258,7 @@ inline const char* RecordParser::fast_succ(const char* p) {
       if (*p == ']') return p + 1;
       if (*p != ',') return nullptr;
     }
-    p = skip_space(p + 1);
+    ++p;
   }
 }
 
@@ -237,35 +266,28 @@ inline const char* RecordParser::fast_succ(const char* p) {
 [[gnu::always_inline]] inline const char* RecordParser::fast_range(const char* p) {
   sched::MemAccess m{};
   std::uint64_t addr = 0, bytes = 0;
-  p = read_u64(skip_space(p), ~0ull, &addr);
+  p = read_u64_ws(p, ~0ull, &addr);
   if (!p || !(p = past(p, ','))) return nullptr;
-  p = read_u64(skip_space(p), 0xFFFFFFFFull, &bytes);
+  p = read_u64_ws(p, 0xFFFFFFFFull, &bytes);
   if (!p || bytes == 0 || !(p = past(p, ','))) return nullptr;
-  // The kind, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form is left to
-  // the walk).
-  p = skip_space(p);
-  const std::uint64_t w = load8(p);
-  const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
-  if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
-    p += 3;
-  } else if (four == text_word("\"rn\"") || four == text_word("\"wn\"")) {
-    p += 4;
-    m.no_l2 = 1;
-  } else {
-    return nullptr;
+  const char* q = read_kind(p, &m);
+  if (!q) {
+    if (!is_space(*p) || !(q = read_kind(skip_space(p), &m))) return nullptr;
   }
-  m.is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
+  p = q;
   m.addr = addr;
   m.bytes = static_cast<std::uint32_t>(bytes);
-  if (*p != ']') p = skip_space(p);
-  if (*p == ',') {
-    std::uint64_t burst = 0;
-    p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
-    if (!p) return nullptr;
-    m.burst_bytes = static_cast<std::uint32_t>(burst);
+  if (*p != ']') {
     p = skip_space(p);
+    if (*p == ',') {
+      std::uint64_t burst = 0;
+      p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
+      if (!p) return nullptr;
+      m.burst_bytes = static_cast<std::uint32_t>(burst);
+      p = skip_space(p);
+    }
+    if (*p != ']') return nullptr;
   }
-  if (*p != ']') return nullptr;
   if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) return nullptr;
   cur_.mem.push_back(m);
   return p + 1;
@@ -276,7 +298,10 @@ inline const char* RecordParser::fast_mem(const char* p) {
   p = skip_space(p + 1);
   if (*p == ']') return p + 1;
   while (true) {
-    if (*p != '[') return nullptr;
+    if (*p != '[') {
+      p = skip_space(p);
+      if (*p != '[') return nullptr;
+    }
     p = fast_range(p + 1);
     if (!p) return nullptr;
     if (*p != ',') {
@@ -284,7 +309,7 @@ inline const char* RecordParser::fast_mem(const char* p) {
       if (*p == ']') return p + 1;
       if (*p != ',') return nullptr;
     }
-    p = skip_space(p + 1);
+    ++p;
   }
 }
 
