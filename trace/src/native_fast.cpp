@@ -81,7 +81,7 @@ inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out
 // read_u64 past whitespace, where read_u64 at p failed: writers put none inside arrays, so
 // the usual case pays no whitespace test.
 [[gnu::noinline, gnu::cold]] const char* read_u64_spaced(const char* p, std::uint64_t max,
-                                                        std::uint64_t* out) {
+                                                         std::uint64_t* out) {
   return is_space(*p) ? read_u64(skip_space(p), max, out) : nullptr;
 }
 [[gnu::always_inline]] inline const char* read_u64_ws(const char* p, std::uint64_t max,
@@ -212,16 +212,23 @@ inline Key read_key(const char* p, const char** end) {
 
 }  // namespace
 
-// A word at a time (inline, twice a record; memcmp was a call): the last word's bytes past
-// the text are masked off, and reading them stays within the chunk's padding (fast_end_ is
-// the end of its whole lines, 32 bytes or more before the buffer's end).
+// A word at a time (inline, twice a record; memcmp was a call). The first kHeadWords words
+// are compared with those where the text was taken, the bytes after a shorter text included:
+// prefix_slot hashed them all, so the text is only found where they recur anyway, and no
+// mask is needed. The last word's bytes past a longer text are masked off, and reading them
+// stays within the chunk's padding (fast_end_ is the end of its whole lines, 32 bytes or more
+// before the buffer's end).
+template <int kHeadWords>
 [[gnu::always_inline]] inline const char* RecordParser::known_text(const TextSlot& slot,
                                                                    const char* p,
                                                                    std::uint32_t* index) const {
   const std::size_t n = slot.size;
   if (n == 0 || n > std::size_t(fast_end_ - p)) return nullptr;
+  std::uint64_t diff = 0;
+  for (int k = 0; k < kHeadWords; ++k) diff |= load8(p + 8 * k) ^ slot.head[k];
+  if (diff != 0) return nullptr;
   const char* t = slot.text.data();
-  std::size_t i = 0;
+  std::size_t i = 8 * kHeadWords;
   for (; i + 8 <= n; i += 8) {
     if (load8(p + i) != load8(t + i)) return nullptr;
   }
@@ -347,7 +354,7 @@ constexpr unsigned bit_of(Key k) { return static_cast<unsigned>(__builtin_ctz(k)
     case bit_of(kKernel): {
       // A name the fast path took before is known by its quoted text (kernel_index's
       // numbering); otherwise its text, for kernel_index.
-      if (const char* q = known_text(kernels_by_prefix_[prefix_slot(p, 8)], p, &r.kernel)) {
+      if (const char* q = known_text<1>(kernels_by_prefix_[prefix_slot(p, 8)], p, &r.kernel)) {
         return q;
       }
       return read_str(p, kernel);
@@ -363,7 +370,7 @@ constexpr unsigned bit_of(Key k) { return static_cast<unsigned>(__builtin_ctz(k)
     case bit_of(kOps): {
       // A list the fast path took before is known by the bytes it starts with: a valid array
       // ends at its own closing bracket, so text starting with it is that array.
-      if (const char* q = known_text(ops_by_prefix_[prefix_slot(p, 32)], p, &r.ops)) return q;
+      if (const char* q = known_text<4>(ops_by_prefix_[prefix_slot(p, 32)], p, &r.ops)) return q;
       // Otherwise its text, checked, for ops_index (parse_ops).
       const char* end = skip_array(p, 0);
       if (end) *ops = std::string_view(p, std::size_t(end - p));
@@ -478,13 +485,13 @@ const char* RecordParser::fast_record(const char* p) {
   last_line_unterminated_ = false;
   if (!ops.empty()) {
     r.ops = ops_index(ops);
-    ops_by_prefix_[prefix_slot(ops.data(), 32)].set(ops.data(), ops.size(), r.ops);
+    ops_by_prefix_[prefix_slot(ops.data(), 32)].set(ops.data(), ops.size(), r.ops, 32);
   }
   if (kernel.data() != nullptr) {
     r.kernel = kernel_index(kernel);
     // With its quotes.
     kernels_by_prefix_[prefix_slot(kernel.data() - 1, 8)].set(kernel.data() - 1, kernel.size() + 2,
-                                                              r.kernel);
+                                                              r.kernel, 8);
   }
   r.line = line_;
   r.seen = seen_;

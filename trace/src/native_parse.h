@@ -283,11 +283,13 @@ class RecordParser {
     std::string text;      // the text, then 7 zero bytes: known_text compares whole words
     std::size_t size = 0;  // of the text itself (0: none)
     std::uint32_t index = 0;
-    void set(const char* p, std::size_t n, std::uint32_t i) {
+    std::uint64_t head[4] = {};  // the first `head_bytes` (8 or 32) where it was taken
+    void set(const char* p, std::size_t n, std::uint32_t i, std::size_t head_bytes) {
       text.assign(p, n);
       text.append(7, '\0');
       size = n;
       index = i;
+      std::memcpy(head, p, head_bytes);
     }
   };
   static constexpr std::size_t kTextSlots = 256;
@@ -295,6 +297,7 @@ class RecordParser {
   // Past the text at p when it starts with slot's remembered text (its index to *index),
   // else nullptr; compares stop at the chunk's whole lines (the last word read may pass them
   // by up to 7 bytes, within the buffer's padding).
+  template <int kHeadWords>
   const char* known_text(const TextSlot& slot, const char* p, std::uint32_t* index) const;
   std::vector<TextSlot> ops_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   std::vector<TextSlot> kernels_by_prefix_ = std::vector<TextSlot>(kTextSlots);
