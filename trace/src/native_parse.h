@@ -104,6 +104,15 @@ class TextCache {
   Slot slots_[kSlots];
 };
 
+// A number's text as the fast path read it last for a key, with the byte after it, as a
+// masked word (native_fast.cpp's read_u64_guessed). Before the first: a NUL byte, which no
+// value starts with (the record is then left to the walk).
+struct NumberGuess {
+  std::uint64_t word = 0, mask = 0xFF;
+  std::uint64_t value = 0;
+  std::uint32_t digits = 0;
+};
+
 // A task or device-task record as parsed, before the checks across records.
 struct Rec {
   std::uint64_t line = 0;
@@ -316,6 +325,7 @@ class RecordParser {
     bool colon = false;      // the word ends with the ':'
   };
   KeyGuess key_guess_[17];
+  NumberGuess root_guess_, dt_guess_, pg_guess_;
 };
 
 // The parse thread: reads the file at `path` (of `file_bytes`) in chunks of whole lines and
