@@ -325,7 +325,7 @@ class RecordParser {
     bool colon = false;      // the word ends with the ':'
   };
   KeyGuess key_guess_[17];
-  NumberGuess root_guess_, dt_guess_, pg_guess_;
+  NumberGuess id_guess_, root_guess_, dt_guess_, pg_guess_;
 };
 
 // The parse thread: reads the file at `path` (of `file_bytes`) in chunks of whole lines and
