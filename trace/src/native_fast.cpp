@@ -421,7 +421,11 @@ constexpr unsigned bit_of(Key k) { return static_cast<unsigned>(__builtin_ctz(k)
     case bit_of(kOps): {
       // A list the fast path took before is known by the bytes it starts with: a valid array
       // ends at its own closing bracket, so text starting with it is that array.
-      if (const char* q = known_text<4>(ops_by_prefix_[prefix_slot(p, 32)], p, &r.ops)) return q;
+      // A set of two slots (an even one and the next): two lists whose bytes hash to one set
+      // alternate without a miss.
+      const std::size_t set = prefix_slot(p, 32) & ~std::size_t{1};
+      if (const char* q = known_text<4>(ops_by_prefix_[set], p, &r.ops)) return q;
+      if (const char* q = known_text<4>(ops_by_prefix_[set + 1], p, &r.ops)) return q;
       // Otherwise its text, checked, for ops_index (parse_ops).
       const char* end = skip_array(p, 0);
       if (end) *ops = std::string_view(p, std::size_t(end - p));
@@ -536,7 +540,10 @@ const char* RecordParser::fast_record(const char* p) {
   last_line_unterminated_ = false;
   if (!ops.empty()) {
     r.ops = ops_index(ops);
-    ops_by_prefix_[prefix_slot(ops.data(), 32)].set(ops.data(), ops.size(), r.ops, 32);
+    // The new list takes its set's first slot, the one it displaces the second.
+    const std::size_t set = prefix_slot(ops.data(), 32) & ~std::size_t{1};
+    std::swap(ops_by_prefix_[set], ops_by_prefix_[set + 1]);
+    ops_by_prefix_[set].set(ops.data(), ops.size(), r.ops, 32);
   }
   if (kernel.data() != nullptr) {
     r.kernel = kernel_index(kernel);
