@@ -178,8 +178,11 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
   g.succ_begin.push_back(static_cast<std::uint32_t>(g.succ.size()));
   if (!g.mem_begin.empty()) g.mem_begin.push_back(static_cast<std::uint32_t>(g.mem.size()));
 
-  // 1. Every successor must name a task.
-  for (std::size_t t = 0; t < n; ++t) {
+  // 1. Every successor must name a task. The largest is found in one pass (it vectorizes);
+  // only a graph with one out of range is searched task by task for the first.
+  common::TaskId max_succ = 0;
+  for (const common::TaskId s : g.succ) max_succ = std::max(max_succ, s);
+  for (std::size_t t = 0; !g.succ.empty() && max_succ >= n && t < n; ++t) {
     for (std::uint32_t e = g.succ_begin[t]; e < g.succ_begin[t + 1]; ++e) {
       if (g.succ[e] >= n) {
         throw TraceError(task_name(g.orig_id[t], seq_of_task_[t]) + ": successor " +

@@ -665,6 +665,50 @@ TEST_CASE("native: whitespace after a key's colon reads as without") {
   check_same_graph(tmp, plain, spaced);
 }
 
+TEST_CASE("native: whitespace before keys and inside arrays reads as without") {
+  // The direct scan compares a key's guess, a number and a range's kind where they would
+  // start, and looks past whitespace only where that fails.
+  TempDir tmp;
+  const std::string plain =
+      "{\"id\":0,\"core\":\"AIV\",\"kernel\":\"k1\",\"root\":0,\"succ\":[1,2],"
+      "\"mem\":[[0,64,\"r\"],[4096,64,\"wn\",32]]}\n"
+      "{\"id\":1,\"core\":\"AIC\",\"kernel\":\"k1\",\"root\":0,\"succ\":[2],"
+      "\"mem\":[[64,64,\"w\"]]}\n"
+      "{\"id\":2,\"core\":\"AIV\",\"kernel\":\"k2\",\"root\":1}\n";
+  const std::string spaced =
+      "{ \"id\":0,\t\"core\":\"AIV\", \"kernel\":\"k1\",\"root\":0,\"succ\":[ 1, 2 ],"
+      "\"mem\":[ [ 0, 64, \"r\" ], [4096,64,\t\"wn\",32]]}\n"
+      "{\"id\":1, \"core\":\"AIC\",\"kernel\":\"k1\",\"root\":0,\"succ\":[2 ],"
+      "\"mem\":[[64 ,64 ,\"w\" ] ]}\n"
+      "{\"id\":2,\"core\":\"AIV\",\"kernel\":\"k2\",  \"root\":1 }\n";
+  check_same_graph(tmp, plain, spaced);
+}
+
+TEST_CASE("native: ids counting up and roots repeating read as themselves") {
+  // The direct scan reads an id that is the record before's plus one, and a root, device
+  // task or group that repeats the record before's, by a compare of its text: across a
+  // carry (9 -> 10, 99 -> 100), a repeat after a change, and numbers of 1 to 8 digits.
+  TempDir tmp;
+  std::string body;
+  const std::uint64_t roots[] = {0, 0, 7, 7, 7, 12345678, 12345678, 12345679};
+  for (std::uint32_t i = 0; i < 120; ++i) {
+    body += "{\"id\":" + std::to_string(i) + ",\"core\":\"AIV\",\"root\":" +
+            std::to_string(roots[std::min<std::uint32_t>(i / 15, 7)]) +
+            ",\"dt\":" + std::to_string(i / 50) + ",\"pg\":0}\n";
+  }
+  const LoadedTrace t = load(tmp.write("ids.ndjson", kHeader + body));
+  REQUIRE(t.graph.num_tasks() == 120);
+  for (std::uint32_t i = 0; i < 120; ++i) CHECK(t.graph.orig_id[i] == i);
+  // Roots are numbered densely as they change.
+  CHECK(t.graph.root[14] == 0);
+  CHECK(t.graph.root[15] == 0);
+  CHECK(t.graph.root[30] == 1);
+  CHECK(t.graph.root[75] == 2);
+  CHECK(t.graph.root[105] == 3);
+  CHECK(t.graph.device_tasks.size() == 3);
+  CHECK(t.graph.device_tasks[2].num_tasks == 20);
+}
+
 TEST_CASE("native trace errors name the file and the line") {
   TempDir tmp;
   struct Case {

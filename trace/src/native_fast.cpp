@@ -78,6 +78,18 @@ inline const char* read_u64(const char* p, std::uint64_t max, std::uint64_t* out
   return p;
 }
 
+// read_u64 past whitespace, where read_u64 at p failed: writers put none inside arrays, so
+// the usual case pays no whitespace test.
+[[gnu::noinline, gnu::cold]] const char* read_u64_spaced(const char* p, std::uint64_t max,
+                                                         std::uint64_t* out) {
+  return is_space(*p) ? read_u64(skip_space(p), max, out) : nullptr;
+}
+[[gnu::always_inline]] inline const char* read_u64_ws(const char* p, std::uint64_t max,
+                                                      std::uint64_t* out) {
+  const char* q = read_u64(p, max, out);
+  return __builtin_expect(q != nullptr, 1) ? q : read_u64_spaced(p, max, out);
+}
+
 // Bit 7 of each byte of w that is zero; exact at the lowest such byte (a borrow only marks
 // bytes above a zero byte).
 inline std::uint64_t zero_bytes(std::uint64_t w) { return (w - kOnes) & ~w & kHighs; }
@@ -133,6 +145,74 @@ constexpr std::uint64_t key_word(std::string_view k) {
   return text_word(k) | (std::uint64_t{k.size()} << 56);
 }
 
+// A number at p read as read_u64 reads it, where it is the text `g` remembers (the value a
+// record before had for the key, with the byte after it, so that it ends there) by one
+// masked compare: consecutive tasks mostly share their root, device task and group.
+[[gnu::always_inline]] inline const char* read_u64_guessed(const char* p, std::uint64_t max,
+                                                           std::uint64_t* out, NumberGuess& g) {
+  const std::uint64_t w = load8(p);
+  if (((w ^ g.word) & g.mask) == 0) {
+    *out = g.value;
+    return p + g.digits;
+  }
+  const char* q = read_u64(p, max, out);
+  if (q && q - p < 8) {  // the digits and the byte after them fit a word
+    g.digits = static_cast<std::uint32_t>(q - p);
+    g.mask = ~0ull >> (64 - 8 * (g.digits + 1));
+    g.word = w & g.mask;
+    g.value = *out;
+  }
+  return q;
+}
+
+// A task's "id" as read_u64 reads it, by one compare where it is the record before's plus
+// one (ids are dense): g holds that text where the record before's last digit was no 9.
+[[gnu::always_inline]] inline const char* read_id(const char* p, std::uint64_t* out,
+                                                  NumberGuess& g) {
+  const std::uint64_t w = load8(p);
+  const char* q;
+  if (((w ^ g.word) & g.mask) == 0) {
+    *out = g.value;
+    q = p + g.digits;
+  } else {
+    q = read_u64(p, common::kNoTask - 1, out);
+    if (!q || q - p >= 8) {  // no room for the byte after the digits
+      g = NumberGuess{};
+      return q;
+    }
+    g.digits = static_cast<std::uint32_t>(q - p);
+    g.mask = ~0ull >> (64 - 8 * (g.digits + 1));
+    g.word = w & g.mask;
+    g.value = *out;
+  }
+  // At most 7 digits: the next value stays below the limit.
+  const unsigned shift = 8 * g.digits - 8;
+  if (g.digits != 0 && ((g.word >> shift) & 0xFF) != '9') {
+    g.word += 1ull << shift;
+    ++g.value;
+  } else {
+    g = NumberGuess{};
+  }
+  return q;
+}
+
+// A range's kind at p, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form
+// is left to the walk), into m; past it, or nullptr.
+inline const char* read_kind(const char* p, sched::MemAccess* m) {
+  const std::uint64_t w = load8(p);
+  const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
+  if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
+    p += 3;
+  } else if (four == text_word("\"rn\"") || four == text_word("\"wn\"")) {
+    p += 4;
+    m->no_l2 = 1;
+  } else {
+    return nullptr;
+  }
+  m->is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
+  return p;
+}
+
 // The task keys of up to 6 characters by a perfect hash of their words: 16 slots, the
 // multiplier found by search (every key in a slot of its own).
 constexpr std::uint64_t kKeyHashMul = 0x3f0298a85b8da5a7ull;
@@ -183,16 +263,23 @@ inline Key read_key(const char* p, const char** end) {
 
 }  // namespace
 
-// A word at a time (inline, twice a record; memcmp was a call): the last word's bytes past
-// the text are masked off, and reading them stays within the chunk's padding (fast_end_ is
-// the end of its whole lines, 32 bytes or more before the buffer's end).
+// A word at a time (inline, twice a record; memcmp was a call). The first kHeadWords words
+// are compared with those where the text was taken, the bytes after a shorter text included:
+// prefix_slot hashed them all, so the text is only found where they recur anyway, and no
+// mask is needed. The last word's bytes past a longer text are masked off, and reading them
+// stays within the chunk's padding (fast_end_ is the end of its whole lines, 32 bytes or more
+// before the buffer's end).
+template <int kHeadWords>
 [[gnu::always_inline]] inline const char* RecordParser::known_text(const TextSlot& slot,
                                                                    const char* p,
                                                                    std::uint32_t* index) const {
   const std::size_t n = slot.size;
   if (n == 0 || n > std::size_t(fast_end_ - p)) return nullptr;
+  std::uint64_t diff = 0;
+  for (int k = 0; k < kHeadWords; ++k) diff |= load8(p + 8 * k) ^ slot.head[k];
+  if (diff != 0) return nullptr;
   const char* t = slot.text.data();
-  std::size_t i = 0;
+  std::size_t i = 8 * kHeadWords;
   for (; i + 8 <= n; i += 8) {
     if (load8(p + i) != load8(t + i)) return nullptr;
   }
@@ -221,7 +308,7 @@ inline const char* RecordParser::fast_succ(const char* p) {
   if (*p == ']') return p + 1;
   while (true) {
     std::uint64_t id = 0;
-    p = read_u64(p, common::kNoTask - 1, &id);
+    p = read_u64_ws(p, common::kNoTask - 1, &id);
     if (!p) return nullptr;
     cur_.succ.push_back(static_cast<common::TaskId>(id));
     if (*p != ',') {
@@ -229,7 +316,7 @@ inline const char* RecordParser::fast_succ(const char* p) {
       if (*p == ']') return p + 1;
       if (*p != ',') return nullptr;
     }
-    p = skip_space(p + 1);
+    ++p;
   }
 }
 
@@ -237,35 +324,28 @@ inline const char* RecordParser::fast_succ(const char* p) {
 [[gnu::always_inline]] inline const char* RecordParser::fast_range(const char* p) {
   sched::MemAccess m{};
   std::uint64_t addr = 0, bytes = 0;
-  p = read_u64(skip_space(p), ~0ull, &addr);
+  p = read_u64_ws(p, ~0ull, &addr);
   if (!p || !(p = past(p, ','))) return nullptr;
-  p = read_u64(skip_space(p), 0xFFFFFFFFull, &bytes);
+  p = read_u64_ws(p, 0xFFFFFFFFull, &bytes);
   if (!p || bytes == 0 || !(p = past(p, ','))) return nullptr;
-  // The kind, quotes included, as a word: "r", "w", "rn" or "wn" (an escaped form is left to
-  // the walk).
-  p = skip_space(p);
-  const std::uint64_t w = load8(p);
-  const std::uint64_t three = w & 0xFFFFFFull, four = w & 0xFFFFFFFFull;
-  if (three == text_word("\"r\"") || three == text_word("\"w\"")) {
-    p += 3;
-  } else if (four == text_word("\"rn\"") || four == text_word("\"wn\"")) {
-    p += 4;
-    m.no_l2 = 1;
-  } else {
-    return nullptr;
+  const char* q = read_kind(p, &m);
+  if (!q) {
+    if (!is_space(*p) || !(q = read_kind(skip_space(p), &m))) return nullptr;
   }
-  m.is_write = ((w >> 8) & 0xFF) == 'w' ? 1 : 0;
+  p = q;
   m.addr = addr;
   m.bytes = static_cast<std::uint32_t>(bytes);
-  if (*p != ']') p = skip_space(p);
-  if (*p == ',') {
-    std::uint64_t burst = 0;
-    p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
-    if (!p) return nullptr;
-    m.burst_bytes = static_cast<std::uint32_t>(burst);
+  if (*p != ']') {
     p = skip_space(p);
+    if (*p == ',') {
+      std::uint64_t burst = 0;
+      p = read_u64(skip_space(p + 1), sched::kMaxBurstBytes, &burst);
+      if (!p) return nullptr;
+      m.burst_bytes = static_cast<std::uint32_t>(burst);
+      p = skip_space(p);
+    }
+    if (*p != ']') return nullptr;
   }
-  if (*p != ']') return nullptr;
   if (m.bytes - 1 > ~std::uint64_t{0} - m.addr) return nullptr;
   cur_.mem.push_back(m);
   return p + 1;
@@ -276,7 +356,10 @@ inline const char* RecordParser::fast_mem(const char* p) {
   p = skip_space(p + 1);
   if (*p == ']') return p + 1;
   while (true) {
-    if (*p != '[') return nullptr;
+    if (*p != '[') {
+      p = skip_space(p);
+      if (*p != '[') return nullptr;
+    }
     p = fast_range(p + 1);
     if (!p) return nullptr;
     if (*p != ',') {
@@ -284,18 +367,23 @@ inline const char* RecordParser::fast_mem(const char* p) {
       if (*p == ']') return p + 1;
       if (*p != ',') return nullptr;
     }
-    p = skip_space(p + 1);
+    ++p;
   }
 }
 
-// One field's value at p, of key k (not seen before in the record), into r; the end of the
-// value, or nullptr where the simdjson walk must take the record.
-[[gnu::always_inline]] inline const char* RecordParser::fast_value(Key k, const char* p, Rec& r,
-                                                                   std::string_view* kernel,
+// A key's bit number: switching on it (0-15, dense) is one table jump, on the Key's single
+// bits a chain of compares.
+constexpr unsigned bit_of(Key k) { return static_cast<unsigned>(__builtin_ctz(k)); }
+
+// One field's value at p, of the key with bit number `bit` (not seen before in the record;
+// 16: none), into r; the end of the value, or nullptr where the simdjson walk must take the
+// record.
+[[gnu::always_inline]] inline const char* RecordParser::fast_value(unsigned bit, const char* p,
+                                                                   Rec& r, std::string_view* kernel,
                                                                    std::string_view* ops) {
-  switch (k) {
-    case kId: return read_u64(p, common::kNoTask - 1, &r.id);
-    case kCore: {
+  switch (bit) {
+    case bit_of(kId): return read_id(p, &r.id, id_guess_);
+    case bit_of(kCore): {
       // The common values, quotes included, as words.
       const std::uint64_t w = load8(p) & 0xFFFFFFFFFFull;
       if (w == text_word("\"AIV\"")) {
@@ -314,46 +402,50 @@ inline const char* RecordParser::fast_mem(const char* p) {
       r.core = *ct;
       return p;
     }
-    case kKernel: {
+    case bit_of(kKernel): {
       // A name the fast path took before is known by its quoted text (kernel_index's
       // numbering); otherwise its text, for kernel_index.
-      if (const char* q = known_text(kernels_by_prefix_[prefix_slot(p, 8)], p, &r.kernel)) {
+      if (const char* q = known_text<1>(kernels_by_prefix_[prefix_slot(p, 8)], p, &r.kernel)) {
         return q;
       }
       return read_str(p, kernel);
     }
-    case kRoot: return read_u64(p, 0xFFFFFFFEull, &r.root);
-    case kDt: return read_u64(p, 0xFFFFFFFFull, &r.dt);
-    case kPg: return read_u64(p, 0xFFFFFFFFull, &r.pg);
-    case kSucc: return fast_succ(p);
-    case kStart: return read_u64(p, ~0ull, &r.start);
-    case kEnd: return read_u64(p, ~0ull, &r.end);
-    case kDur: return read_u64(p, sched::kNoRecord - 1, &r.dur);
-    case kMem: return fast_mem(p);
-    case kOps: {
+    case bit_of(kRoot): return read_u64_guessed(p, 0xFFFFFFFEull, &r.root, root_guess_);
+    case bit_of(kDt): return read_u64_guessed(p, 0xFFFFFFFFull, &r.dt, dt_guess_);
+    case bit_of(kPg): return read_u64_guessed(p, 0xFFFFFFFFull, &r.pg, pg_guess_);
+    case bit_of(kSucc): return fast_succ(p);
+    case bit_of(kStart): return read_u64(p, ~0ull, &r.start);
+    case bit_of(kEnd): return read_u64(p, ~0ull, &r.end);
+    case bit_of(kDur): return read_u64(p, sched::kNoRecord - 1, &r.dur);
+    case bit_of(kMem): return fast_mem(p);
+    case bit_of(kOps): {
       // A list the fast path took before is known by the bytes it starts with: a valid array
       // ends at its own closing bracket, so text starting with it is that array.
-      if (const char* q = known_text(ops_by_prefix_[prefix_slot(p, 32)], p, &r.ops)) return q;
+      // A set of two slots (an even one and the next): two lists whose bytes hash to one set
+      // alternate without a miss.
+      const std::size_t set = prefix_slot(p, 32) & ~std::size_t{1};
+      if (const char* q = known_text<4>(ops_by_prefix_[set], p, &r.ops)) return q;
+      if (const char* q = known_text<4>(ops_by_prefix_[set + 1], p, &r.ops)) return q;
       // Otherwise its text, checked, for ops_index (parse_ops).
       const char* end = skip_array(p, 0);
       if (end) *ops = std::string_view(p, std::size_t(end - p));
       return end;
     }
-    case kCycles: return read_u64(p, 0xFFFFFFFFull, &r.extra_cycles);
-    case kTiles: p = read_u64(p, 0xFFFF, &r.tiles); return p && r.tiles != 0 ? p : nullptr;
-    case kDeviceTask: {
+    case bit_of(kCycles): return read_u64(p, 0xFFFFFFFFull, &r.extra_cycles);
+    case bit_of(kTiles): p = read_u64(p, 0xFFFF, &r.tiles); return p && r.tiles != 0 ? p : nullptr;
+    case bit_of(kDeviceTask): {
       std::uint64_t x = 0;
       p = read_u64(p, 0xFFFFFFFFull, &x);
       r.device_task = static_cast<std::uint32_t>(x);
       return p;
     }
-    case kParallelGroup: {
+    case bit_of(kParallelGroup): {
       std::uint64_t x = 0;
       p = read_u64(p, 0xFFFFFFFFull, &x);
       r.parallel_group = static_cast<std::uint32_t>(x);
       return p;
     }
-    case kUnknown: break;
+    default: break;
   }
   return nullptr;
 }
@@ -373,37 +465,45 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
   r.root = 0;
   r.parallel_group = 0;  // a device-task record without it is group 0, not the last one's
   if (*p != '{') return nullptr;
-  p = skip_space(p + 1);
+  ++p;
   unsigned after = 16;  // key_guess_'s index: the record's first key
   while (true) {
+    // Writers put no whitespace before a key: the guess is compared where the key would
+    // start, and whitespace is skipped only where it fails.
     KeyGuess& g = key_guess_[after];
     const std::uint64_t w = load8(p);
     Key k;
     if (((w ^ g.word) & g.mask) == 0) {
       k = g.key;
+      after = g.bit;
       p += g.bytes;
+      if (!g.colon && !(p = past(p, ':'))) return nullptr;
     } else {
+      p = skip_space(p);
+      const std::uint64_t kw = load8(p);
       const char* key = p;
       k = read_key(p, &p);
       if (k == kUnknown) return nullptr;  // p may be null then
+      after = static_cast<unsigned>(__builtin_ctz(k));
       const auto bytes = static_cast<std::uint32_t>(p - key);
-      if (bytes <= 8) {  // a word with its quotes: the guess from here on
-        g.mask = ~0ull >> (64 - 8 * bytes);
-        g.word = w & g.mask;
-        g.bytes = bytes;
+      const bool colon = bytes < 8 && *p == ':';
+      if (!(p = past(p, ':'))) return nullptr;
+      if (bytes <= 8) {  // a word with its quotes (and ':' where it fits): the guess from here on
+        g.bytes = colon ? bytes + 1 : bytes;
+        g.mask = ~0ull >> (64 - 8 * g.bytes);
+        g.word = kw & g.mask;
         g.key = k;
+        g.bit = after;
+        g.colon = colon;
       }
     }
-    if (k == kUnknown || (seen & k)) return nullptr;
-    after = static_cast<unsigned>(__builtin_ctz(k));
-    p = past(p, ':');
-    if (!p) return nullptr;
+    if (seen & k) return nullptr;
     seen |= k;
     // Writers put no whitespace after ':': the value is read where it starts, and again past
     // whitespace only where that fails (every value's reader fails on a space before it
     // appends anything).
-    const char* v = fast_value(k, p, r, kernel, ops);
-    if (v == nullptr && is_space(*p)) v = fast_value(k, skip_space(p), r, kernel, ops);
+    const char* v = fast_value(after, p, r, kernel, ops);
+    if (v == nullptr && is_space(*p)) v = fast_value(after, skip_space(p), r, kernel, ops);
     if (!v) return nullptr;
     p = v;
     if (*p != ',') {
@@ -411,7 +511,7 @@ const char* RecordParser::fast_fields(const char* p, Rec& r, std::string_view* k
       if (*p == '}') break;
       if (*p != ',') return nullptr;
     }
-    p = skip_space(p + 1);
+    ++p;
   }
   p = skip_space(p + 1);
   if (*p != '\n') return nullptr;
@@ -440,13 +540,16 @@ const char* RecordParser::fast_record(const char* p) {
   last_line_unterminated_ = false;
   if (!ops.empty()) {
     r.ops = ops_index(ops);
-    ops_by_prefix_[prefix_slot(ops.data(), 32)].set(ops.data(), ops.size(), r.ops);
+    // The new list takes its set's first slot, the one it displaces the second.
+    const std::size_t set = prefix_slot(ops.data(), 32) & ~std::size_t{1};
+    std::swap(ops_by_prefix_[set], ops_by_prefix_[set + 1]);
+    ops_by_prefix_[set].set(ops.data(), ops.size(), r.ops, 32);
   }
   if (kernel.data() != nullptr) {
     r.kernel = kernel_index(kernel);
     // With its quotes.
     kernels_by_prefix_[prefix_slot(kernel.data() - 1, 8)].set(kernel.data() - 1, kernel.size() + 2,
-                                                              r.kernel);
+                                                              r.kernel, 8);
   }
   r.line = line_;
   r.seen = seen_;

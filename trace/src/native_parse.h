@@ -104,6 +104,15 @@ class TextCache {
   Slot slots_[kSlots];
 };
 
+// A number's text as the fast path read it last for a key, with the byte after it, as a
+// masked word (native_fast.cpp's read_u64_guessed). Before the first: a NUL byte, which no
+// value starts with (the record is then left to the walk).
+struct NumberGuess {
+  std::uint64_t word = 0, mask = 0xFF;
+  std::uint64_t value = 0;
+  std::uint32_t digits = 0;
+};
+
 // A task or device-task record as parsed, before the checks across records.
 struct Rec {
   std::uint64_t line = 0;
@@ -215,7 +224,7 @@ class RecordParser {
   const char* fast_record(const char* p);
   const char* fast_header(const char* p);
   const char* fast_fields(const char* p, Rec& r, std::string_view* kernel, std::string_view* ops);
-  const char* fast_value(Key k, const char* p, Rec& r, std::string_view* kernel,
+  const char* fast_value(unsigned bit, const char* p, Rec& r, std::string_view* kernel,
                          std::string_view* ops);
   [[gnu::always_inline]] const char* fast_succ(const char* p);
   [[gnu::always_inline]] const char* fast_mem(const char* p);
@@ -283,11 +292,13 @@ class RecordParser {
     std::string text;      // the text, then 7 zero bytes: known_text compares whole words
     std::size_t size = 0;  // of the text itself (0: none)
     std::uint32_t index = 0;
-    void set(const char* p, std::size_t n, std::uint32_t i) {
+    std::uint64_t head[4] = {};  // the first `head_bytes` (8 or 32) where it was taken
+    void set(const char* p, std::size_t n, std::uint32_t i, std::size_t head_bytes) {
       text.assign(p, n);
       text.append(7, '\0');
       size = n;
       index = i;
+      std::memcpy(head, p, head_bytes);
     }
   };
   static constexpr std::size_t kTextSlots = 256;
@@ -295,21 +306,26 @@ class RecordParser {
   // Past the text at p when it starts with slot's remembered text (its index to *index),
   // else nullptr; compares stop at the chunk's whole lines (the last word read may pass them
   // by up to 7 bytes, within the buffer's padding).
+  template <int kHeadWords>
   const char* known_text(const TextSlot& slot, const char* p, std::uint32_t* index) const;
   std::vector<TextSlot> ops_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   std::vector<TextSlot> kernels_by_prefix_ = std::vector<TextSlot>(kTextSlots);
   const char* fast_end_ = nullptr;
   simdjson::padded_string ops_text_;
   // The key that followed each key (by bit number; 16: the record's first) in the record
-  // before, quotes included, as a masked word: records of one writer repeat their order, so
-  // one compare usually reads the next key (a guess is only taken where the bytes match).
+  // before, quotes included, and its ':' where that fits, as a masked word: records of one
+  // writer repeat their order, so one compare usually reads the next key (a guess is only
+  // taken where the bytes match).
   struct KeyGuess {
-    // Before the first guess: a NUL byte, which read_key refuses too (kUnknown).
+    // Before the first guess: a NUL byte, which fast_value refuses (bit 16).
     std::uint64_t word = 0, mask = 0xFF;
     std::uint32_t bytes = 0;
     Key key = kUnknown;
+    std::uint32_t bit = 16;  // key's bit number: the next guess's index
+    bool colon = false;      // the word ends with the ':'
   };
   KeyGuess key_guess_[17];
+  NumberGuess id_guess_, root_guess_, dt_guess_, pg_guess_;
 };
 
 // The parse thread: reads the file at `path` (of `file_bytes`) in chunks of whole lines and

@@ -90,7 +90,6 @@ class NativeReader {
   std::vector<std::uint32_t> task_pg_;  // no-"dt" traces: input to the stitcher
   std::unordered_map<std::uint32_t, DeviceTaskInfo> device_tasks_;
   std::uint64_t max_succ_ = 0, max_succ_line_ = 0, max_succ_task_ = 0;
-  bool any_succ_ = false;
   bool any_interval_ = false;
   std::uint64_t min_start_ = ~std::uint64_t(0), max_end_ = 0;
   std::uint64_t min_start_line_ = 0, max_end_line_ = 0;
@@ -197,7 +196,10 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   if (dt_mode_ < 0) {
     dt_mode_ = has_dt ? 1 : 0;
     first_task_line_ = r.line;
-    if (header().has_tasks) reserve_task_columns(builder_.graph(), header().reserve_tasks);
+    if (header().has_tasks) {
+      reserve_task_columns(builder_.graph(), header().reserve_tasks);
+      if (!has_dt) task_pg_.reserve(header().reserve_tasks);
+    }
     if (!has_dt && first_dt_record_line_ != 0) {
       fail_at(r.line, "the trace declares device tasks (line " +
                           std::to_string(first_dt_record_line_) + ") but this task has no \"dt\"");
@@ -305,7 +307,10 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   const common::TaskId id = builder_.add_task(t);
   // The op-list column is made at the first task with ops: traces without pay nothing.
   if (r.ops != UnpricedWork::kNoOps) {
-    if (work_.task_ops.empty()) work_.task_ops.assign(id, UnpricedWork::kNoOps);
+    if (work_.task_ops.empty()) {
+      work_.task_ops.reserve(std::max<std::size_t>(header().reserve_tasks, id + 1));
+      work_.task_ops.assign(id, UnpricedWork::kNoOps);
+    }
     work_.task_ops.push_back(ops_of(r.ops, batch));
   } else if (!work_.task_ops.empty()) {
     work_.task_ops.push_back(UnpricedWork::kNoOps);
@@ -314,8 +319,9 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
   for (std::uint32_t e = r.succ_begin; e < r.succ_end; ++e) {
     const common::TaskId s = batch.succ[e];
     builder_.add_successor(s);
-    if (!any_succ_ || s > max_succ_) {
-      any_succ_ = true;
+    // A successor 0 never fails the check in run() (a trace has a task): only larger ones
+    // are tracked.
+    if (s > max_succ_) {
       max_succ_ = s;
       max_succ_line_ = r.line;
       max_succ_task_ = r.id;
@@ -356,7 +362,7 @@ ReadTrace NativeReader::run() {
                      " tasks but the file has " + std::to_string(n) +
                      (n < header().tasks ? " (truncated?)" : ""));
   }
-  if (any_succ_ && max_succ_ >= n) {
+  if (max_succ_ >= n) {
     throw TraceError(path_ + ":" + std::to_string(max_succ_line_) + ": task " +
                      std::to_string(max_succ_task_) + " lists successor " +
                      std::to_string(max_succ_) + ", but the trace has only " + std::to_string(n) +
