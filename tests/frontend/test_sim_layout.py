@@ -329,24 +329,20 @@ def test_transdata_six_d_target_and_layout_mismatches_say_why():
     assert "TILEOP_NC1HWC0: the vec tile shape [1, 8, 2, 16]" in msg and "C0 = 16" in msg
 
 
-def test_transdata_back_to_nd_keeps_c0_whole():
+@pytest.mark.parametrize("c0_axis,why", [
+    (8, r"last axis is C0 = 16"),                                  # no NC1HWC0 tensor
+    (16, r"must not split C0 \(its last size must be 16\)"),       # a tile that splits C0
+])
+def test_transdata_back_to_nd_keeps_c0_whole(c0_axis, why):
+    shape = [1, 2, 2, 16, c0_axis]
+
     @pypto.frontend.jit(runtime_options=SIM)
-    def kern(xi: pypto.Tensor([1, 2, 2, 16, 8], F16), yo: pypto.Tensor([16, 16], F16)):
+    def kern(xi: pypto.Tensor(shape, F16), yo: pypto.Tensor([16, 16], F16)):
         pypto.set_vec_tile_shapes(1, 2, 2, 16, 8)
         yo.move(pypto.transdata(xi, pypto.TileOpFormat.TILEOP_ND))
 
-    with pytest.raises(pypto.PyptoValueError, match=r"last axis is C0 = 16"):
-        kern(torch.zeros(1, 2, 2, 16, 8, dtype=torch.float16), torch.zeros(16, 16,
-                                                                        dtype=torch.float16))
-
-    @pypto.frontend.jit(runtime_options=SIM)
-    def split(xi: pypto.Tensor([1, 2, 2, 16, 16], F16), yo: pypto.Tensor([16, 16], F16)):
-        pypto.set_vec_tile_shapes(1, 2, 2, 16, 8)
-        yo.move(pypto.transdata(xi, pypto.TileOpFormat.TILEOP_ND))
-
-    with pytest.raises(pypto.PyptoValueError, match=r"must not split C0 \(its last size must be 16\)"):
-        split(torch.zeros(1, 2, 2, 16, 16, dtype=torch.float16), torch.zeros(16, 16,
-                                                                          dtype=torch.float16))
+    with pytest.raises(pypto.PyptoValueError, match=why):
+        kern(torch.zeros(shape, dtype=torch.float16), torch.zeros(16, 16, dtype=torch.float16))
 
 
 def test_transdata_formats_are_not_tensor_formats():
