@@ -154,25 +154,82 @@ std::uint32_t TaskGraphBuilder::kernel_index(const std::string& name) {
 }
 
 void TaskGraphBuilder::add_memory(const MemAccess& m) {
-  NPU_CHECK(!g_.core_type.empty(), "add_memory() before the first add_task()");
-  // The memory CSR is created lazily so that graphs without memory information cost
-  // nothing: every task before the first one with memory has an empty range at 0.
-  if (g_.mem_begin.empty()) g_.mem_begin.assign(g_.core_type.size(), 0);
+  start_memory();
   g_.mem.push_back(m);
 }
 
 void TaskGraphBuilder::start_memory() {
-  NPU_CHECK(!g_.core_type.empty(), "add_memory() before the first add_task()");
-  if (g_.mem_begin.empty()) g_.mem_begin.assign(g_.core_type.size(), 0);
+  NPU_CHECK(n_ != 0, "add_memory() before the first add_task()");
+  // The memory CSR is created lazily so that graphs without memory information cost
+  // nothing: every task before the first one with memory has an empty range at 0 (the
+  // slots past n_ are overwritten by add_task).
+  if (g_.mem_begin.empty()) {
+    // As reserved for the tasks, plus finish()'s end offset.
+    g_.mem_begin.reserve(g_.core_type.capacity() + 1);
+    g_.mem_begin.assign(sized_, 0);
+  }
 }
 
 void TaskGraphBuilder::grow_memory(const MemAccess* first, std::size_t n) {
   g_.mem.insert(g_.mem.end(), first, first + n);
 }
 
+void TaskGraphBuilder::start_recorded_starts() {
+  g_.recorded_start_ps.reserve(g_.core_type.capacity());  // as reserved for the tasks
+  g_.recorded_start_ps.assign(sized_, common::kNever);
+}
+
+namespace {
+// Calls f(column) for each per-task column the builder writes by index (the lazy ones
+// when present): the columns grow_tasks() sizes ahead and trim() trims.
+template <class F>
+void for_each_task_slot_column(TaskGraph& g, std::vector<std::uint32_t>& seq,
+                               std::vector<std::uint32_t>& group, F&& f) {
+  f(g.core_type);
+  f(g.root);
+  f(g.kernel);
+  f(g.orig_id);
+  f(g.recorded_ns);
+  f(g.compute_cycles);
+  f(g.tiles);
+  f(g.succ_begin);
+  f(seq);
+  f(group);
+  if (!g.mem_begin.empty()) f(g.mem_begin);
+  if (!g.recorded_start_ps.empty()) f(g.recorded_start_ps);
+}
+}  // namespace
+
+void TaskGraphBuilder::grow_tasks() {
+  NPU_CHECK(n_ < common::kNoTask, "task graph holds at most 2^32-1 tasks");
+  // Small blocks: the slots are zero-filled first, and a fill this short is a few vector
+  // stores where a large one is a byte-counted string store. Past the capacity, resize
+  // doubles.
+  std::size_t want = std::min<std::size_t>(n_ + kTaskBlock, common::kNoTask);
+  // The last block stops at a reader's reservation rather than growing past it.
+  const std::size_t reserved = g_.core_type.capacity();
+  if (n_ < reserved && reserved < want) want = reserved;
+  // The builder's own columns follow the reservation a reader made for the graph's
+  // (reserve_task_columns), rather than doubling their way up to it.
+  if (seq_of_task_.capacity() < g_.core_type.capacity()) {
+    seq_of_task_.reserve(g_.core_type.capacity());
+    group_of_task_.reserve(g_.core_type.capacity());
+  }
+  // Absent lazy columns start at sized_ slots when they start (start_memory).
+  for_each_task_slot_column(g_, seq_of_task_, group_of_task_, [&](auto& col) { col.resize(want); });
+  sized_ = want;
+}
+
+void TaskGraphBuilder::trim() {
+  if (sized_ == n_) return;
+  for_each_task_slot_column(g_, seq_of_task_, group_of_task_, [&](auto& col) { col.resize(n_); });
+  sized_ = n_;
+}
+
 TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
+  trim();
   TaskGraph& g = g_;
-  const std::size_t n = g.core_type.size();
+  const std::size_t n = n_;
   NPU_CHECK(g.succ.size() <= 0xFFFFFFFFull, "task graph holds at most 2^32-1 edges");
   NPU_CHECK(g.mem.size() <= 0xFFFFFFFFull, "task graph holds at most 2^32-1 memory ranges");
   g.succ_begin.push_back(static_cast<std::uint32_t>(g.succ.size()));
@@ -330,6 +387,7 @@ TaskGraph TaskGraphBuilder::finish(std::vector<common::TaskId>* moved) {
 
   TaskGraph out = std::move(g_);
   g_ = TaskGraph{};
+  n_ = sized_ = 0;
   kernel_lookup_.clear();
   return out;
 }

@@ -191,8 +191,14 @@ class TaskGraphBuilder {
   }
 
   // Tasks added so far.
-  std::size_t num_tasks() const { return g_.core_type.size(); }
-  TaskGraph& graph() { return g_; }
+  std::size_t num_tasks() const { return n_; }
+  // The graph being built, its per-task columns trimmed to num_tasks() (add_task writes into
+  // slots sized ahead). For a reader's steps between phases (a reservation, a pass over what
+  // was read), not per task: the next add_task sizes the columns ahead again.
+  TaskGraph& graph() {
+    trim();
+    return g_;
+  }
 
   // Validates and completes the graph:
   //  - every successor id exists (else TraceError naming the task);
@@ -215,8 +221,20 @@ class TaskGraphBuilder {
   static constexpr std::size_t kInPlaceRanges = 8;
   void start_memory();  // the memory CSR's first range: every task before it has none
   void grow_memory(const MemAccess* first, std::size_t n);
+  // Sizes the per-task columns kTaskBlock slots ahead: add_task then stores by index, with
+  // no capacity check per column.
+  void grow_tasks();
+  static constexpr std::size_t kTaskBlock = 256;
+  // Sizes the per-task columns to the tasks added (sized_ = n_).
+  void trim();
+  // Sets the lazily created recorded_start_ps column to kNever for every slot.
+  void start_recorded_starts();
 
   TaskGraph g_;
+  // Invariant: the per-task columns (and mem_begin, recorded_start_ps when present) hold
+  // sized_ slots, the first n_ of them tasks added; the rest are overwritten by add_task.
+  std::size_t n_ = 0;
+  std::size_t sized_ = 0;
   std::vector<std::uint32_t> seq_of_task_;  // device_task_seq per task before grouping
   std::vector<std::uint32_t> group_of_task_;
   std::unordered_map<std::string, std::uint32_t> kernel_lookup_;
@@ -224,41 +242,28 @@ class TaskGraphBuilder {
 
 // Inline: a reader calls it once per task.
 inline common::TaskId TaskGraphBuilder::add_task(const Task& t) {
-  const std::size_t local = g_.core_type.size();
-  const auto id = static_cast<common::TaskId>(local);
-  NPU_CHECK(local < common::kNoTask, "task graph holds at most 2^32-1 tasks");
-  g_.core_type.push_back(t.core_type);
-  g_.root.push_back(t.root);
-  g_.kernel.push_back(t.kernel);
-  g_.orig_id.push_back(t.orig_id);
-  g_.recorded_ns.push_back(t.recorded_ns);
+  // grow_tasks() checks the 2^32-1 task limit whenever the columns are sized ahead.
+  if (n_ == sized_) grow_tasks();
+  const std::size_t local = n_++;
+  g_.core_type[local] = t.core_type;
+  g_.root[local] = t.root;
+  g_.kernel[local] = t.kernel;
+  g_.orig_id[local] = t.orig_id;
+  g_.recorded_ns[local] = t.recorded_ns;
   // Created lazily, like the memory CSR: graphs without recorded starts pay nothing.
   if (!g_.recorded_start_ps.empty()) {
-    g_.recorded_start_ps.push_back(t.recorded_start_ps);
+    g_.recorded_start_ps[local] = t.recorded_start_ps;
   } else if (t.recorded_start_ps != common::kNever) {
-    g_.recorded_start_ps.assign(local, common::kNever);
-    g_.recorded_start_ps.push_back(t.recorded_start_ps);
+    start_recorded_starts();
+    g_.recorded_start_ps[local] = t.recorded_start_ps;
   }
-  g_.compute_cycles.push_back(t.compute_cycles);
-  g_.tiles.push_back(t.tiles);
-  // Lvalues: push_back(const T&) inlines, the rvalue overload's emplace_back was an
-  // out-of-line call per task.
-  const auto succ_begin = static_cast<std::uint32_t>(g_.succ.size());
-  g_.succ_begin.push_back(succ_begin);
-  if (!g_.mem_begin.empty()) {
-    const auto mem_begin = static_cast<std::uint32_t>(g_.mem.size());
-    g_.mem_begin.push_back(mem_begin);
-  }
-  // The builder's own per-task columns follow the reservation a reader made for the graph's
-  // (reserve_task_columns), rather than doubling their way up to it.
-  if (seq_of_task_.size() == seq_of_task_.capacity() &&
-      g_.core_type.capacity() > seq_of_task_.capacity()) {
-    seq_of_task_.reserve(g_.core_type.capacity());
-    group_of_task_.reserve(g_.core_type.capacity());
-  }
-  seq_of_task_.push_back(t.device_task_seq);
-  group_of_task_.push_back(t.parallel_group);
-  return id;
+  g_.compute_cycles[local] = t.compute_cycles;
+  g_.tiles[local] = t.tiles;
+  g_.succ_begin[local] = static_cast<std::uint32_t>(g_.succ.size());
+  if (!g_.mem_begin.empty()) g_.mem_begin[local] = static_cast<std::uint32_t>(g_.mem.size());
+  seq_of_task_[local] = t.device_task_seq;
+  group_of_task_[local] = t.parallel_group;
+  return static_cast<common::TaskId>(local);
 }
 
 // Human-readable name of task t for messages: "task 1048577 (seqNo 0)".
