@@ -87,7 +87,6 @@ class NativeReader {
   std::uint64_t prev_root_ = 0;
   std::uint32_t prev_pg_ = 0;
   std::uint32_t dense_root_ = 0;
-  std::vector<std::uint32_t> task_pg_;  // no-"dt" traces: input to the stitcher
   std::unordered_map<std::uint32_t, DeviceTaskInfo> device_tasks_;
   std::uint64_t max_succ_ = 0, max_succ_line_ = 0, max_succ_task_ = 0;
   bool any_interval_ = false;
@@ -198,7 +197,6 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
     first_task_line_ = r.line;
     if (header().has_tasks) {
       reserve_task_columns(builder_.graph(), header().reserve_tasks);
-      if (!has_dt) task_pg_.reserve(header().reserve_tasks);
     }
     if (!has_dt && first_dt_record_line_ != 0) {
       fail_at(r.line, "the trace declares device tasks (line " +
@@ -261,8 +259,6 @@ void NativeReader::add_task(const Rec& r, const Batch& batch) {
                   std::to_string(info.declared ? info.decl_line : info.first_task_line) + ")");
     }
     t.device_task_seq = key;
-  } else {
-    task_pg_.push_back(pg);
   }
 
   // A HUB is resolved inline by the AICPU and never runs: a time, memory or ops on it
@@ -370,12 +366,10 @@ ReadTrace NativeReader::run() {
   }
   if (dt_mode_ == 0) {
     // No device-task ids: stitch the roots as the control-flow AICPU would.
-    const std::vector<std::uint32_t> dts =
-        sched::stitch_device_tasks(builder_.graph().root, task_pg_, opts_.runtime);
-    for (std::size_t t = 0; t < n; ++t) {
-      builder_.set_device_task(static_cast<common::TaskId>(t), dts[t], task_pg_[t]);
-    }
-    std::vector<std::uint32_t>().swap(task_pg_);
+    // The builder's parallel groups are the tasks' "pg" (no "dt": nothing overrides them).
+    const std::vector<std::uint32_t>& pgs = builder_.parallel_groups();
+    builder_.set_device_tasks(
+        sched::stitch_device_tasks(builder_.graph().root, pgs, opts_.runtime));
   }
   const bool has_interval = any_interval_;
   const std::uint64_t span_ns = has_interval ? max_end_ - min_start_ : 0;

@@ -190,6 +190,20 @@ class TaskGraphBuilder {
     group_of_task_[t] = parallel_group;
   }
 
+  // Re-keys every task's device task at once: task t's becomes device_task_seq[t]; their
+  // parallel groups stay as added. Contract: device_task_seq.size() == num_tasks().
+  void set_device_tasks(std::vector<std::uint32_t> device_task_seq) {
+    NPU_CHECK(device_task_seq.size() == n_, "set_device_tasks() needs a key per task");
+    trim();
+    seq_of_task_ = std::move(device_task_seq);
+  }
+  // The parallel group of each task added (Task::parallel_group, or as set_device_task set
+  // it), num_tasks() of them.
+  const std::vector<std::uint32_t>& parallel_groups() {
+    trim();
+    return group_of_task_;
+  }
+
   // Tasks added so far.
   std::size_t num_tasks() const { return n_; }
   // The graph being built, its per-task columns trimmed to num_tasks() (add_task writes into
