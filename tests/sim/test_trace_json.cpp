@@ -207,13 +207,45 @@ TEST_CASE("topo.json and aicpu.data have the shapes PyPTO's profiling tools read
 }
 
 namespace {
-// Two printings of the same values: the same bytes, else the first difference in context.
-void check_same_text(const std::string& fs, const std::string& rs) {
-  if (fs == rs) return;
+// Appends spread samples of a time count: for each binary exponent 2^20..2^56 the power
+// itself and 20,000 random values above it, each also cut to whole `unit`s and to whole
+// `fraction`s (trailing zeros of the printed fraction).
+void add_spread_counts(std::vector<std::uint64_t>& counts, std::uint64_t unit,
+                       std::uint64_t fraction) {
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int e = 20; e <= 56; ++e) {
+    const std::uint64_t lo = std::uint64_t{1} << e;
+    counts.push_back(lo);
+    for (int i = 0; i < 20000; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+      const std::uint64_t v = lo + x % lo;
+      counts.push_back(v);
+      counts.push_back(v - v % unit);
+      counts.push_back(v - v % fraction);
+    }
+  }
+}
+
+// Every count printed by `fast` and by TextOut::d of count / per_us: the same bytes, else the
+// first difference in context.
+template <typename Fast>
+void check_prints_as_d(const std::vector<std::uint64_t>& counts, double per_us, Fast fast) {
+  std::ostringstream fs, rs;
+  {
+    pypto::trace::TextOut a(fs), b(rs);
+    for (const std::uint64_t v : counts) {
+      fast(a, v) << ',';
+      b.d(static_cast<double>(v) / per_us) << ',';
+    }
+    a.flush();
+    b.flush();
+  }
+  const std::string f = fs.str(), r = rs.str();
+  if (f == r) return;
   const std::size_t at = static_cast<std::size_t>(
-      std::mismatch(fs.begin(), fs.end(), rs.begin(), rs.end()).first - fs.begin());
-  FAIL("first difference near: " << fs.substr(at > 30 ? at - 30 : 0, 60) << " vs "
-                                 << rs.substr(at > 30 ? at - 30 : 0, 60));
+      std::mismatch(f.begin(), f.end(), r.begin(), r.end()).first - f.begin());
+  FAIL("first difference near: " << f.substr(at > 30 ? at - 30 : 0, 60) << " vs "
+                                 << r.substr(at > 30 ? at - 30 : 0, 60));
 }
 }  // namespace
 
@@ -223,28 +255,9 @@ void check_same_text(const std::string& fs, const std::string& rs) {
 TEST_CASE("trace times in us print as nlohmann prints the double") {
   std::vector<std::uint64_t> ns;
   for (std::uint64_t k = 0; k < (1u << 20); ++k) ns.push_back(k);
-  std::uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (int e = 20; e <= 56; ++e) {
-    const std::uint64_t lo = std::uint64_t{1} << e;
-    for (int i = 0; i < 20000; ++i) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
-      const std::uint64_t v = lo + x % lo;
-      ns.push_back(v);
-      ns.push_back(v - v % 1000);  // whole µs
-      ns.push_back(v - v % 10);    // trailing zeros of the fraction
-    }
-  }
-  std::ostringstream fast, ref;
-  {
-    pypto::trace::TextOut a(fast), b(ref);
-    for (const std::uint64_t v : ns) {
-      a.us_of_ns(v) << ',';
-      b.d(static_cast<double>(v) / 1e3) << ',';
-    }
-    a.flush();
-    b.flush();
-  }
-  check_same_text(fast.str(), ref.str());
+  add_spread_counts(ns, 1000, 10);  // whole µs; trailing zeros of the fraction
+  check_prints_as_d(
+      ns, 1e3, [](pypto::trace::TextOut & o, std::uint64_t v) -> auto& { return o.us_of_ns(v); });
 }
 
 // The merged swimlane's times skip grisu2 where that is exact (TextOut::us_of_ps); every
@@ -255,29 +268,9 @@ TEST_CASE("swimlane times in us from ps print as nlohmann prints the double") {
   std::vector<std::uint64_t> ps;
   for (std::uint64_t k = 0; k < (1u << 20); ++k) ps.push_back(k);
   for (std::uint64_t k = 0; k < (1u << 21); ++k) ps.push_back(81910810 + k);
-  std::uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (int e = 20; e <= 56; ++e) {
-    const std::uint64_t lo = std::uint64_t{1} << e;
-    ps.push_back(lo);
-    for (int i = 0; i < 20000; ++i) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
-      const std::uint64_t v = lo + x % lo;
-      ps.push_back(v);
-      ps.push_back(v - v % 1000000);  // whole µs
-      ps.push_back(v - v % 1000);     // trailing zeros of the fraction
-    }
-  }
-  std::ostringstream fast, ref;
-  {
-    pypto::trace::TextOut a(fast), b(ref);
-    for (const std::uint64_t v : ps) {
-      a.us_of_ps(v) << ',';
-      b.d(static_cast<double>(v) / 1e6) << ',';
-    }
-    a.flush();
-    b.flush();
-  }
-  check_same_text(fast.str(), ref.str());
+  add_spread_counts(ps, 1000000, 1000);  // whole µs; trailing zeros of the fraction
+  check_prints_as_d(
+      ps, 1e6, [](pypto::trace::TextOut & o, std::uint64_t v) -> auto& { return o.us_of_ps(v); });
 }
 
 // trace.json's durations go through TextOut::d_memo: the same bytes as TextOut::d for a
