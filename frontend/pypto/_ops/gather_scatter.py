@@ -93,10 +93,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
 def _index_select_2d(api: str, input: Tensor, xv: ir.Value, d: int, index: Tensor,  # noqa: A002
                      iv: ir.Value) -> Tensor:
     """index_select with a 2-D index: the index flattened, the 1-D select, the selected axis
-    split back into the index's two."""
-    if iv.dtype not in _INDEX_DTYPES:
-        _fail(PyptoTypeError, api, f"index must be a DT_INT32 or DT_INT64 tensor, got "
-              f"{iv.dtype}")
+    split back into the index's two (the 1-D select checks the index's dtype)."""
     if not all(isinstance(n, int) for n in iv.shape):
         _fail(PyptoValueError, api, f"a 2-D index must have a static shape, got "
               f"{_fmt(iv.shape)}")
